@@ -1,0 +1,1 @@
+"""One module per command: option declarations and one call into the core. No logic here."""

@@ -1,0 +1,335 @@
+"""Configuration: one frozen dataclass per TOML table and one ``resolve()``.
+
+Layering, lowest first: built-in defaults < ``autodyn.toml`` (found from the working
+directory upward, or ``[tool.dyncli]`` in a pyproject.toml, or ``--config PATH``) <
+environment ``DYNCLI_<TABLE>_<KEY>`` < command-line flags (``None`` means "not given").
+
+Every field carries its documentation in ``metadata["doc"]``; ``autodyn.toml`` at the repo
+root repeats them, and a test keeps the two in step. Unknown keys and wrong types are errors
+that name the file and key, raised before any work starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from dyncli.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CONFIG_FILENAME = "autodyn.toml"
+
+
+def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None) -> Any:
+    meta: dict[str, Any] = {"doc": doc}
+    if choices is not None:
+        meta["choices"] = choices
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """The ``[bench]`` table: how ``dyncli bench`` varies shapes, times and compiles."""
+
+    variations: int = _opt(8, "Number of input shapes to run, the base shape included.")
+    spread: float = _opt(0.2, "Varied sizes are drawn uniformly within base*(1±spread).")
+    seed: int = _opt(0, "Seed of the RNG that picks the varied sizes and makes inputs.")
+    vary: list[str] = _opt(["batch"], "Which dims to vary: batch, seq (HF models), or both.")
+    batch_size: int | None = _opt(None, "Base batch size; unset = the model's default for the device.")
+    batch_dim: int | None = _opt(None, "Input dim that is the batch; unset = every dim equal to the batch size.")
+    seq_len: int | None = _opt(None, "Base sequence length for HF models; unset = the model's default.")
+    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic.")
+    warmup: int = _opt(2, "Untimed calls per variation after the first (compiling) call.")
+    repeat: int = _opt(10, "Timed interleaved eager/compiled repetitions per variation.")
+    mode: str = _opt("inference", "inference (eval, no_grad) or training (forward+loss+backward).", ("inference", "training"))
+    device: str = _opt("auto", "auto (CUDA if available, else CPU), cpu or cuda.", ("auto", "cpu", "cuda"))
+    dtype: str = _opt("float32", "float32, bfloat16, float16 or amp (autocast).", ("float32", "bfloat16", "float16", "amp"))
+    hf_config: dict[str, Any] = _opt({}, "Overrides for HF model configs, e.g. {num_hidden_layers = 2}.")
+    strict: bool = _opt(False, "Exit non-zero when any variation failed (not only when nothing ran).")
+
+
+@dataclass(frozen=True)
+class DiagnoseConfig:
+    """The ``[diagnose]`` table: how ``dyncli diagnose`` reads logs and when it fails."""
+
+    fail_on: list[str] = _opt([], "Exit 1 when any of these is found: recompiles, specializations, graph-breaks.")
+    strict: bool = _opt(False, "Treat unrecognized or malformed log lines as errors (for tests).")
+
+
+@dataclass(frozen=True)
+class SuggestConfig:
+    """The ``[suggest]`` table: how ``dyncli suggest`` turns PGO state into a fix."""
+
+    format: str = _opt("env", "Output form: env, shell, toml, python or json.", ("env", "shell", "toml", "python", "json"))
+    include_params: bool = _opt(False, "Keep parameters and module attributes (forced static by default).")
+    frame: str | None = _opt(None, "Only frames whose file:line:function matches this regex.")
+    exclude: str | None = _opt(None, "Drop sources matching this regex.")
+    torch_version: str | None = _opt(None, "Target torch version; before 2.6 whole-source entries are emitted.")
+
+
+TABLES: dict[str, type] = {"bench": BenchConfig, "diagnose": DiagnoseConfig, "suggest": SuggestConfig}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved table and where each value came from (for ``--verbose``)."""
+
+    table: str
+    config: Any
+    origins: dict[str, str]
+    file: Path | None
+
+    def describe(self) -> list[tuple[str, Any, str]]:
+        """(key, value, origin) for every field, in declaration order."""
+        return [(f.name, getattr(self.config, f.name), self.origins[f.name])
+                for f in dataclasses.fields(self.config)]
+
+
+# ---------------------------------------------------------------- type checking
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin is list:
+        return "list of " + _type_name(typing.get_args(tp)[0])
+    if origin is dict:
+        return "table"
+    if tp is type(None):
+        return "none"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _check(value: Any, tp: Any) -> Any:
+    """Return ``value`` converted to ``tp`` or raise ValueError (message = expected type)."""
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _check(value, arg)
+            except ValueError:
+                pass
+        raise ValueError(_type_name(tp))
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise ValueError(_type_name(tp))
+        return [_check(v, item) for v in value]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(_type_name(tp))
+        return dict(value)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    raise ValueError(_type_name(tp))
+
+
+def _from_env(text: str, tp: Any) -> Any:
+    """Parse an environment string as ``tp``: ints, floats, true/false, comma lists, JSON tables."""
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        if text.strip().lower() in ("", "none"):
+            return None
+        errors = 0
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        for arg in args:
+            try:
+                return _from_env(text, arg)
+            except ValueError:
+                errors += 1
+        raise ValueError(_type_name(tp))
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return [_from_env(p.strip(), item) for p in text.split(",") if p.strip()]
+    if origin is dict:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError("table (as JSON)") from None
+        return _check(value, tp)
+    if tp is bool:
+        low = text.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("bool")
+    if tp is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError("int") from None
+    if tp is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError("float") from None
+    return text
+
+
+def _validate(table: str, cls: type, key: str, value: Any, where: str, from_env: bool = False) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    if key not in fields:
+        known = ", ".join(sorted(fields))
+        raise ConfigError(f"{where}: {table}.{key}: unknown key", hint=f"Known keys in [{table}]: {known}")
+    tp = typing.get_type_hints(cls)[key]
+    try:
+        out = _from_env(value, tp) if from_env else _check(value, tp)
+    except ValueError as e:
+        raise ConfigError(f"{where}: {table}.{key}: expected {e}, got {value!r}") from None
+    choices = fields[key].metadata.get("choices")
+    if choices:
+        for v in out if isinstance(out, list) else [out]:
+            if v is not None and v not in choices:
+                raise ConfigError(f"{where}: {table}.{key}: expected one of {', '.join(choices)}, got {v!r}")
+    return out
+
+
+# ---------------------------------------------------------------- finding the file
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{_display(path)}: no such config file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{_display(path)}: is a directory, not a config file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{_display(path)}: not valid TOML: {e}") from None
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        return tool.get("dyncli", {}) if isinstance(tool, dict) else {}
+    return data
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``autodyn.toml``, or pyproject.toml with ``[tool.dyncli]``, from ``start`` up."""
+    for directory in [start, *start.parents]:
+        candidate = directory / CONFIG_FILENAME
+        if candidate.is_file():
+            return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                with pyproject.open("rb") as fh:
+                    data = tomllib.load(fh)
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(data.get("tool"), dict) and "dyncli" in data["tool"]:
+                return pyproject
+    return None
+
+
+def load_file(path: Path) -> dict[str, dict[str, Any]]:
+    """Read and validate every table of a config file; unknown tables or keys are errors."""
+    raw = _load_toml(path)
+    where = _display(path)
+    out: dict[str, dict[str, Any]] = {}
+    for table, values in raw.items():
+        if table not in TABLES:
+            raise ConfigError(f"{where}: [{table}]: unknown table",
+                              hint=f"Known tables: {', '.join('[' + t + ']' for t in TABLES)}")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{where}: {table}: expected a table, got {values!r}")
+        out[table] = {k: _validate(table, TABLES[table], k, v, where) for k, v in values.items()}
+    return out
+
+
+# ---------------------------------------------------------------- resolve
+
+
+def resolve(
+    table: str,
+    flags: Mapping[str, Any] | None = None,
+    *,
+    config_path: Path | None = None,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Resolved:
+    """Resolve one table: defaults < config file < ``DYNCLI_<TABLE>_<KEY>`` < flags.
+
+    ``flags`` maps field names to values; ``None`` means "not given". Flag names that are not
+    fields of the table are a programming error.
+    """
+    cls = TABLES[table]
+    environ = os.environ if environ is None else environ
+    path = config_path if config_path is not None else find_config(cwd or Path.cwd())
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {f.name: "default" for f in dataclasses.fields(cls)}
+
+    if path is not None:
+        file_values = load_file(path).get(table, {})
+        for key, value in file_values.items():
+            values[key] = value
+            origins[key] = f"{_display(path)}"
+
+    prefix = f"DYNCLI_{table.upper()}_"
+    for name, text in environ.items():
+        if not name.startswith(prefix):
+            continue
+        key = name[len(prefix):].lower()
+        values[key] = _validate(table, cls, key, text, f"environment {name}", from_env=True)
+        origins[key] = f"environment {name}"
+
+    field_names = {f.name for f in dataclasses.fields(cls)}
+    for key, value in (flags or {}).items():
+        if key not in field_names:
+            raise KeyError(f"flag {key!r} is not a field of [{table}]")
+        if value is None:
+            continue
+        values[key] = _validate(table, cls, key, value, "command line")
+        origins[key] = "command line"
+
+    return Resolved(table=table, config=cls(**values), origins=origins, file=path)
+
+
+def documented_fields(table: str) -> list[tuple[str, Any, str]]:
+    """(key, default, doc) for every field of a table, for docs and the autodyn.toml check."""
+    cls = TABLES[table]
+    out = []
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        out.append((f.name, default, f.metadata.get("doc", "")))
+    return out

@@ -1,0 +1,107 @@
+"""The one output layer: consoles, JSON envelopes and atomic result files.
+
+Data goes to stdout, progress and hints to stderr. Rich decides colour from the stream: when
+stdout is not a terminal the output is plain text, with no colour and no spinners.
+Per-command renderers (``render.bench``, ``render.diagnose``, ``render.suggest``) turn a core
+result object into tables; this module is what they share.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from dyncli import __version__
+from dyncli.errors import DyncliError
+
+SCHEMA_VERSION = 1
+
+
+def stdout_console() -> Console:
+    """Console for data. Created per call so that a redirected ``sys.stdout`` is honoured."""
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    """Console for progress, warnings and hints."""
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr."""
+    stderr_console().print(f"[yellow]Warning:[/yellow] {message}", markup=True, highlight=False)
+
+
+def info(message: str) -> None:
+    """One progress/info line on stderr."""
+    stderr_console().print(message, markup=False, highlight=False)
+
+
+def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Wrap a command's JSON payload with ``schema_version``, the dyncli version and command."""
+    return {"schema_version": SCHEMA_VERSION, "dyncli": __version__, "command": command, **payload}
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file in the same dir and a rename.
+
+    A reader never sees a half-written file, and an interrupted write leaves the old one.
+    """
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise DyncliError(f"{path}: cannot write: directory {directory} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with _suppress_oserror():
+            os.unlink(tmp)
+        raise
+
+
+@contextmanager
+def _suppress_oserror() -> Iterator[None]:
+    try:
+        yield
+    except OSError:
+        pass
+
+
+def to_json_text(document: dict[str, Any]) -> str:
+    """Stable, readable JSON (sorted only where the payload sorts; NaN written as null)."""
+    return json.dumps(_clean(document), indent=2, ensure_ascii=False) + "\n"
+
+
+def _clean(obj: Any) -> Any:
+    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def write_json(target: str | Path, document: dict[str, Any]) -> None:
+    """Write a JSON document to ``target``: ``-`` is stdout, anything else an atomic file."""
+    text = to_json_text(document)
+    if str(target) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        atomic_write_text(Path(target), text)
