@@ -51,11 +51,11 @@ class BenchConfig:
     variations: int = _opt(8, "Number of input shapes to run, the base shape included.")
     spread: float = _opt(0.2, "Varied sizes are drawn uniformly within base*(1±spread).")
     seed: int = _opt(0, "Seed of the RNG that picks the varied sizes and makes inputs.")
-    vary: list[str] = _opt(["batch"], "Which dims to vary: batch, seq (HF models), or both.")
+    vary: list[str] = _opt(["batch"], "Which dims to vary: batch, seq (HF models), or both.", ("batch", "seq"))
     batch_size: int | None = _opt(None, "Base batch size; unset = the model's default for the device.")
     batch_dim: int | None = _opt(None, "Input dim that is the batch; unset = every dim equal to the batch size.")
     seq_len: int | None = _opt(None, "Base sequence length for HF models; unset = the model's default.")
-    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic.")
+    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic.", STRATEGIES)
     warmup: int = _opt(2, "Untimed calls per variation after the first (compiling) call.")
     repeat: int = _opt(10, "Timed interleaved eager/compiled repetitions per variation.")
     mode: str = _opt("inference", "inference (eval, no_grad) or training (forward+loss+backward).", ("inference", "training"))
@@ -69,7 +69,8 @@ class BenchConfig:
 class DiagnoseConfig:
     """The ``[diagnose]`` table: how ``dyncli diagnose`` reads logs and when it fails."""
 
-    fail_on: list[str] = _opt([], "Exit 1 when any of these is found: recompiles, specializations, graph-breaks.")
+    fail_on: list[str] = _opt([], "Exit 1 when any of these is found: recompiles, specializations, graph-breaks.",
+                              ("recompiles", "specializations", "graph-breaks"))
     strict: bool = _opt(False, "Treat unrecognized or malformed log lines as errors (for tests).")
 
 
@@ -222,10 +223,9 @@ def _validate(table: str, cls: type, key: str, value: Any, where: str, from_env:
 
 
 def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+    """A path as the user would type it: relative to the working dir when that is short."""
+    rel = os.path.relpath(path.resolve(), Path.cwd().resolve())
+    return rel if rel.count("..") <= 3 else str(path.resolve())
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
