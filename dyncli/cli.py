@@ -11,7 +11,6 @@ import sys
 import traceback
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -33,7 +32,8 @@ def report_error(err: DyncliError) -> None:
 class DyncliGroup(TyperGroup):
     """Turns every DyncliError raised by a command into a message and an exit code."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    # Any: typer >= 0.2x vendors click as typer._click; its Context type is private.
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except DyncliError as err:

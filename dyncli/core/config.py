@@ -119,6 +119,15 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
+# TOML gives bool for true/false, and bool is an int subclass: keep them apart.
+_SCALAR_CHECKS: dict[Any, Any] = {
+    bool: lambda v: isinstance(v, bool),
+    int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    str: lambda v: isinstance(v, str),
+}
+
+
 def _check(value: Any, tp: Any) -> Any:
     """Return ``value`` converted to ``tp`` or raise ValueError (message = expected type)."""
     origin = typing.get_origin(tp)
@@ -143,18 +152,9 @@ def _check(value: Any, tp: Any) -> Any:
         if not isinstance(value, dict):
             raise ValueError(_type_name(tp))
         return dict(value)
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-    elif tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif tp is str:
-        if isinstance(value, str):
-            return value
+    accepts = _SCALAR_CHECKS.get(tp)
+    if accepts is not None and accepts(value):
+        return float(value) if tp is float else value
     raise ValueError(_type_name(tp))
 
 

@@ -12,8 +12,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -67,17 +66,9 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        with _suppress_oserror():
+        with suppress(OSError):
             os.unlink(tmp)
         raise
-
-
-@contextmanager
-def _suppress_oserror() -> Iterator[None]:
-    try:
-        yield
-    except OSError:
-        pass
 
 
 def to_json_text(document: dict[str, Any]) -> str:
