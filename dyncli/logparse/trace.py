@@ -1,0 +1,318 @@
+"""TORCH_TRACE structured traces (the files tlparse reads) → records, streaming and pure.
+
+One trace line, as torch 2.14 writes it (``TorchLogsFormatter(trace=True)`` in
+torch/_logging/_internal.py)::
+
+    V1122 01:19:01.836000 4440 torch/_dynamo/convert_frame.py:304] {"dynamo_start": {...}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}
+    \t<payload line>           one per payload line; md5(payload) is the envelope's has_payload
+
+The envelope's first key is the event kind, its value the metadata; ``frame_id``,
+``frame_compile_id``, ``attempt``, ``compiled_autograd_id`` and ``rank`` sit beside it.
+``{"str": [path, index]}`` lines build the intern table that stack frames' integer
+``filename`` fields refer to; they are consumed here, never yielded.
+
+Speed matters more here than in the text parser: traces are mostly payloads (graphs, inductor
+code, chromium events). Lines are handled as bytes, the kind is peeked without decoding, and
+only kinds in ``keep`` are JSON-decoded; payloads are joined only for kinds in ``payloads``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from dyncli.errors import InputError
+
+# Every kind torch 2.5–2.14 is known to emit. Anything else is counted as unknown, not fatal.
+KNOWN_KINDS: frozenset[str] = frozenset({
+    "str", "dynamo_start", "compilation_metrics", "compilation_metrics_runtime",
+    "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics",
+    "symbolic_shape_specialization", "guard_added", "guard_added_fast", "create_symbol",
+    "create_unbacked_symbol", "propagate_real_tensors", "expression_created", "missing_fake_kernel",
+    "mismatched_fake_kernel", "artifact", "dynamo_output_graph", "dynamo_cpp_guards_str",
+    "dynamo_guards", "chromium_event", "describe_storage", "describe_tensor", "describe_source",
+    "aot_forward_graph", "aot_backward_graph", "aot_inference_graph", "aot_joint_graph",
+    "inductor_output_code", "inductor_pre_grad_graph", "inductor_post_grad_graph",
+    "optimize_ddp_split_graph", "optimize_ddp_split_child", "compiled_autograd_graph",
+    "dump_file", "link", "exported_program", "graph_dump", "stack", "optimus",
+    "inductor_provenance_tracking_node_mappings",
+})
+
+# Kinds whose envelope dyncli decodes (the rest are only counted).
+DEFAULT_KEEP: frozenset[str] = frozenset({
+    "dynamo_start", "compilation_metrics", "symbolic_shape_specialization", "guard_added",
+    "guard_added_fast", "create_symbol", "create_unbacked_symbol", "artifact",
+    "dynamo_output_graph", "dynamo_cpp_guards_str", "chromium_event",
+})
+
+# Kinds whose payload is joined and kept. Artifacts are filtered again by name.
+DEFAULT_PAYLOADS: frozenset[str] = frozenset({
+    "artifact", "dynamo_output_graph", "dynamo_cpp_guards_str", "chromium_event",
+})
+PAYLOAD_ARTIFACTS: frozenset[str] = frozenset({
+    "recompile_reasons", "dynamo_graph_break_reason", "get_local_code_state",
+    "put_local_code_state", "get_remote_code_state", "put_remote_code_state",
+    "get_extra_remote_code_state",
+})
+
+_SEP = b"] {"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRecord:
+    """One envelope line of a trace, with its joined payload when it was kept."""
+
+    line: int
+    kind: str
+    meta: dict[str, Any]
+    timestamp: str
+    pid: int
+    emitter: str
+    frame_id: int | None = None
+    frame_compile_id: int | None = None
+    attempt: int = 0
+    compiled_autograd_id: int | None = None
+    rank: int | None = None
+    payload: str | None = None
+    envelope: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def compile_id(self) -> str | None:
+        """``0/1``, ``0/1_2`` for restart attempts, ``!3/0/1`` under compiled autograd."""
+        return format_compile_id(self.frame_id, self.frame_compile_id, self.attempt,
+                                 self.compiled_autograd_id)
+
+
+def format_compile_id(frame_id: int | None, frame_compile_id: int | None, attempt: int = 0,
+                      compiled_autograd_id: int | None = None) -> str | None:
+    """Format a compile id the way torch's ``CompileId``/``TraceId`` ``__str__`` does."""
+    if frame_id is None or frame_compile_id is None:
+        if compiled_autograd_id is None:
+            return None
+        return f"!{compiled_autograd_id}"
+    base = f"{frame_id}/{frame_compile_id}"
+    if compiled_autograd_id is not None:
+        base = f"!{compiled_autograd_id}/{base}"
+    return f"{base}_{attempt}" if attempt else base
+
+
+@dataclass
+class TraceStats:
+    """What the parser saw. ``unknown`` and ``malformed`` are counts, never errors (unless strict)."""
+
+    lines: int = 0
+    records: int = 0
+    payload_lines: int = 0
+    malformed: int = 0
+    payload_mismatch: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    unknown: Counter[str] = field(default_factory=Counter)
+    ranks: set[int] = field(default_factory=set)
+
+    @property
+    def recognized(self) -> int:
+        """Lines belonging to a record of a known kind (payload lines included)."""
+        return self.lines - self.unrecognized
+
+    @property
+    def unrecognized(self) -> int:
+        """Malformed lines plus envelopes of kinds dyncli does not know."""
+        return self.malformed + sum(self.unknown.values())
+
+
+def peek_kind(line: bytes) -> str | None:
+    """The event kind of an envelope line without decoding its JSON, or None if not one."""
+    cut = line.find(_SEP)
+    if cut < 0 or line[cut + 3:cut + 4] != b'"':
+        return None
+    end = line.find(b'"', cut + 4)
+    if end < 0:
+        return None
+    return line[cut + 4:end].decode("utf-8", "replace")
+
+
+def is_trace_line(line: bytes | str) -> bool:
+    """True when ``line`` looks like a trace envelope (glog prefix followed by a JSON object)."""
+    raw = line.encode("utf-8", "replace") if isinstance(line, str) else line
+    return (raw[:1] in b"VIWEDC" and peek_kind(raw) is not None
+            and raw.rstrip(b"\r\n").endswith(b"}"))
+
+
+class TraceParser:
+    """Streaming trace parser. Feed it lines (bytes or str); it yields ``TraceRecord``s.
+
+    ``strict`` turns malformed lines, unknown kinds and payload hash mismatches into
+    ``InputError``; ``verify`` checks each kept payload against ``has_payload``.
+    """
+
+    def __init__(self, source: str = "<trace>", *, strict: bool = False, verify: bool = False,
+                 keep: frozenset[str] = DEFAULT_KEEP,
+                 payloads: frozenset[str] = DEFAULT_PAYLOADS) -> None:
+        self.source = source
+        self.strict = strict
+        self.verify = verify
+        self.keep = keep
+        self.payloads = payloads
+        self.stats = TraceStats()
+        self.strings: dict[int, str] = {}
+
+    # ------------------------------------------------------------------ public
+
+    def feed(self, lines: Iterable[bytes | str]) -> Iterator[TraceRecord]:
+        """Parse ``lines`` in order; records come out as soon as their payload has ended."""
+        stats = self.stats
+        pending: tuple[int, bytes, str] | None = None  # (line no, envelope line, kind)
+        chunks: list[bytes] | None = None  # payload lines of ``pending`` when kept
+        lineno = 0
+        in_record = False  # payload lines are legal only after an envelope
+        for raw in lines:
+            lineno += 1
+            line = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
+            if line[:1] == b"\t":
+                stats.payload_lines += 1
+                if chunks is not None:
+                    chunks.append(line)
+                elif not in_record:
+                    self._malformed(lineno, "payload line without an envelope")
+                continue
+            in_record = False
+            if pending is not None:
+                record = self._finish(*pending, chunks)
+                pending, chunks = None, None
+                if record is not None:
+                    yield record
+            stripped = line.rstrip(b"\r\n")
+            if not stripped:
+                continue
+            kind = peek_kind(stripped)
+            if kind is None:
+                self._malformed(lineno, "not a trace line")
+                continue
+            in_record = True
+            stats.kinds[kind] += 1
+            if kind not in KNOWN_KINDS:
+                stats.unknown[kind] += 1
+                if self.strict:
+                    raise InputError(f"{self.source}:{lineno}: unknown trace event kind {kind!r}")
+            if kind == "str":
+                self._intern(lineno, stripped)
+                continue
+            if kind not in self.keep:
+                continue
+            pending = (lineno, stripped, kind)
+            chunks = [] if kind in self.payloads else None
+        stats.lines += lineno
+        if pending is not None:
+            record = self._finish(*pending, chunks)
+            if record is not None:
+                yield record
+
+    def filename(self, index: Any) -> str | None:
+        """The path an interned ``filename`` integer stands for (None when unknown)."""
+        if isinstance(index, int):
+            return self.strings.get(index)
+        return index if isinstance(index, str) else None
+
+    # ----------------------------------------------------------------- helpers
+
+    def _malformed(self, lineno: int, why: str) -> None:
+        self.stats.malformed += 1
+        if self.strict:
+            raise InputError(f"{self.source}:{lineno}: {why}")
+
+    def _envelope(self, lineno: int, line: bytes) -> tuple[dict[str, Any], bytes] | None:
+        cut = line.find(_SEP)
+        try:
+            env = json.loads(line[cut + 2:])
+        except ValueError:
+            self._malformed(lineno, "envelope is not valid JSON")
+            return None
+        if not isinstance(env, dict) or not env:
+            self._malformed(lineno, "envelope is not a JSON object")
+            return None
+        return env, line[:cut]
+
+    def _intern(self, lineno: int, line: bytes) -> None:
+        parsed = self._envelope(lineno, line)
+        if parsed is None:
+            return
+        value = parsed[0].get("str")
+        if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+                and isinstance(value[1], int)):
+            self.strings[value[1]] = value[0]
+        else:
+            self._malformed(lineno, "bad string-table entry")
+
+    def _finish(self, lineno: int, line: bytes, kind: str,
+                chunks: list[bytes] | None) -> TraceRecord | None:
+        parsed = self._envelope(lineno, line)
+        if parsed is None:
+            return None
+        env, prefix = parsed
+        self.stats.records += 1
+        meta = env.get(kind)
+        if not isinstance(meta, dict):
+            meta = {"value": meta}
+        payload = None
+        if chunks is not None and self._wants_payload(kind, meta, chunks):
+            payload = b"\n".join(c[1:].rstrip(b"\r\n") for c in chunks).decode("utf-8", "replace")
+            if self.verify and isinstance(env.get("has_payload"), str):
+                digest = hashlib.md5(payload.encode("utf-8"), usedforsecurity=False).hexdigest()
+                if digest != env["has_payload"]:
+                    self.stats.payload_mismatch += 1
+                    if self.strict:
+                        raise InputError(f"{self.source}:{lineno}: payload does not match its hash")
+        head = prefix.split(None, 3)
+        rank = _int(env.get("rank"))
+        if rank is not None:
+            self.stats.ranks.add(rank)
+        return TraceRecord(
+            line=lineno, kind=kind, meta=meta,
+            timestamp=(head[0][1:] + b" " + head[1]).decode() if len(head) > 1 else "",
+            pid=int(head[2]) if len(head) > 2 and head[2].isdigit() else 0,
+            emitter=head[3].decode("utf-8", "replace") if len(head) > 3 else "",
+            frame_id=_int(env.get("frame_id")),
+            frame_compile_id=_int(env.get("frame_compile_id")),
+            attempt=_int(env.get("attempt")) or 0,
+            compiled_autograd_id=_int(env.get("compiled_autograd_id")),
+            rank=rank, payload=payload, envelope=env,
+        )
+
+    @staticmethod
+    def _wants_payload(kind: str, meta: dict[str, Any], chunks: list[bytes]) -> bool:
+        if kind == "artifact":
+            return meta.get("name") in PAYLOAD_ARTIFACTS
+        if kind == "chromium_event":
+            # Thousands of timing events; only PGO's dynamic allow-list is of interest.
+            return any(b"dynamic_whitelist" in c for c in chunks)
+        return True
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def decode_recompile_reasons(payload: str) -> list[str]:
+    """The reasons of a ``recompile_reasons`` artifact.
+
+    torch (guards.py, 2.5–2.14) logs ``reasons[0] if len(reasons) == 1 else reasons`` with
+    encoding "json": one reason arrives as raw text, several as a JSON list.
+    """
+    text = payload.strip()
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return [text]
+        if isinstance(value, list):
+            return [str(v) for v in value]
+    if text.startswith('"'):
+        try:
+            return [str(json.loads(text))]
+        except ValueError:
+            pass
+    return [text] if text else []

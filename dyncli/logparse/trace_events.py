@@ -1,0 +1,156 @@
+"""Events that only TORCH_TRACE traces carry (text logs have no equivalent).
+
+The events both formats share (compiles, symbols, guards, specializations, recompile reasons,
+graph breaks) are the classes of ``dyncli.logparse.events``; these add what a trace knows
+beyond them: compile metrics with times and failures, output-graph shapes, PGO state and
+PGO's dynamic allow-list. Every field but the line number is optional, as in tlparse, so a
+new torch that drops a field does not break the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class CompileMetrics:
+    """A ``compilation_metrics`` record: the end of one compile attempt of one frame."""
+
+    line: int
+    compile_id: str | None = None
+    frame_id: int | None = None
+    frame_compile_id: int | None = None
+    attempt: int = 0
+    rank: int | None = None
+    function: str | None = None
+    file: str | None = None
+    first_line: int | None = None
+    cache_size: int | None = None
+    accumulated_cache_size: int | None = None
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    fail_user_file: str | None = None
+    fail_user_line: int | None = None
+    restart_reasons: tuple[str, ...] = ()
+    compile_time_s: float | None = None
+    backend_time_s: float | None = None
+    inductor_time_s: float | None = None
+    graph_op_count: int | None = None
+    start_time: float | None = None
+    has_guarded_code: bool | None = None
+
+    @property
+    def failed(self) -> bool:
+        """A compile that raised (fail_type set), as tlparse's failures page counts it."""
+        return self.fail_type is not None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputGraph:
+    """A ``dynamo_output_graph`` record: node shapes, and the ops of the graph when kept.
+
+    ``ops`` is the graph's sequence of operations with sizes, symbols and numbers blanked, so
+    two compiles with equal ``ops`` differ only in sizes (the "similar graphs" check).
+    """
+
+    line: int
+    compile_id: str | None = None
+    frame_id: int | None = None
+    rank: int | None = None
+    sizes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    inputs: tuple[str, ...] = ()
+    ops: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CodeStateEntry:
+    """One source of one frame in rendered PGO state: ``L['x']: tensor size=[?, 8] …``."""
+
+    frame: str
+    source: str
+    state: str
+
+    @property
+    def dynamic(self) -> bool:
+        """True when PGO marks this source dynamic (a ``?`` dim, or a dynamic scalar)."""
+        return "?" in self.state.split(" stride=")[0] or self.state.startswith("fully dynamic")
+
+
+@dataclass(frozen=True, slots=True)
+class CodeState:
+    """A ``get_*_code_state`` (loaded) or ``put_*_code_state`` (written) PGO artifact."""
+
+    line: int
+    action: str  # "get" or "put"
+    where: str  # "local", "remote", "extra_remote"
+    compile_id: str | None = None
+    rank: int | None = None
+    entries: tuple[CodeStateEntry, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicAllowList:
+    """PGO's ``pgo.dynamic_whitelist`` chromium event: sources it found dynamic."""
+
+    line: int
+    compile_id: str | None = None
+    rank: int | None = None
+    sources: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------ payload decoding
+
+_FRAME_LINE = re.compile(r"^(?:hash\([0-9a-f]+\))?(?P<frame>\S.*:\d+:[^:\s]+):$")
+_ENTRY_LINE = re.compile(r"^  (?P<source>.+?): (?P<state>.+)$")
+
+
+def parse_code_state(text: str) -> tuple[CodeStateEntry, ...]:
+    """Entries of PGO state as ``torch._dynamo.pgo.render_code_state`` writes it."""
+    entries: list[CodeStateEntry] = []
+    frame = ""
+    for line in text.splitlines():
+        if m := _FRAME_LINE.match(line):
+            frame = m["frame"]
+        elif (m := _ENTRY_LINE.match(line)) and frame:
+            entries.append(CodeStateEntry(frame, m["source"], m["state"]))
+    return tuple(entries)
+
+
+# `name: "f32[s77, 4][4, 1]cpu" = l_x_ * 2;  l_x_ = None`   (GraphModule.print_readable)
+_NODE = re.compile(r'^\s+(?P<name>\w+)(?::\s*"[^"]*")?\s*=\s*(?P<rhs>.+?)(?:;\s+[\w\s,=]*= None)?\s*$')
+_FORWARD = re.compile(r"^\s+def forward\(self(?P<args>.*)\):\s*$")
+_ARG = re.compile(r'(\w+)\s*:\s*"([^"]*)"')
+_BLANK = re.compile(r"(?<![\w.])(?:-?\d+(?:\.\d+)?(?:e-?\d+)?|[suq]\d+)(?![\w.])")
+
+
+def graph_signature(payload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(input names, op sequence) of a ``dynamo_output_graph`` payload.
+
+    Ops keep the node names and the calls and blank sizes, symbols and numbers, so two graphs
+    that differ only in sizes (or in a scalar baked in as a constant) get the same sequence.
+    """
+    inputs: list[str] = []
+    ops: list[str] = []
+    for line in payload.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "class ")):
+            continue
+        if m := _FORWARD.match(line):
+            inputs = [name for name, ann in _ARG.findall(m["args"]) if not ann.startswith("Sym(")]
+            continue
+        if stripped.startswith("return "):
+            ops.append(_BLANK.sub("#", stripped))
+            continue
+        if (m := _NODE.match(line)) and not m["rhs"].startswith("L_"):
+            ops.append(f"{m['name']} = {_BLANK.sub('#', m['rhs'])}")
+    return tuple(inputs), tuple(ops)
+
+
+def source_of_input(name: str) -> str:
+    """Best-effort Dynamo source for a graph placeholder: ``L_x_`` → ``L['x']``."""
+    for prefix, scope in (("L_", "L"), ("G_", "G")):
+        if name.startswith(prefix) and name.endswith("_"):
+            return f"{scope}['{name[len(prefix):-1]}']"
+    return name
