@@ -1,0 +1,337 @@
+"""Events → ``Diagnosis``: the ONE analysis of dyncli diagnose, shared by every log parser.
+
+How a second parser plugs in
+----------------------------
+Produce ``dyncli.logparse.events`` objects (``CreateSymbol``, ``GuardAdded``, ``Recompile``,
+``GraphBreak``, ``MarkedDynamic``, ``SetReplacement``, ``TensorMatch``…), each with its
+``compile_id`` (a ``CompileId``), ``rank`` and ``line``, in log order, and call::
+
+    analyzer = Analyzer()
+    for event in my_events:        # any iterable; the analyzer keeps bounded state
+        analyzer.feed(event)
+    diagnosis = analyzer.result(stats=my_parse_stats, inputs=["trace dir"])
+
+or simply ``analyze(events, stats)``. The text parser (``dyncli.logparse.textlog``) and the
+TORCH_TRACE parser both go through here, so the two views of one run give one answer.
+``CompileStart`` events (trace ``dynamo_start``) name frames that never recompiled; without
+them a frame's function is taken from ``Recompile`` or, failing that, from the first user
+location seen in that frame.
+
+Memory is bounded by what the log describes (frames, compiles, distinct specializations,
+graph-break sites), not by its size: per-compile symbol tables are kept for the last few
+compiles of each rank only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dyncli.core import diagnose_advice as advice
+from dyncli.core.diagnose_model import (
+    Diagnosis,
+    DynamicInput,
+    FrameReport,
+    GraphBreakReport,
+    RecompileLimitReport,
+    RecompileReport,
+    Relation,
+    SpecializationReport,
+    UnbackedReport,
+)
+from dyncli.logparse import events as ev
+
+__all__ = ["Analyzer", "Diagnosis", "analyze"]
+
+_INT_RE = re.compile(r"^-?\d+$")
+_KEEP_COMPILES = 16  # per-compile symbol tables kept per rank (interleaved threads)
+_MAX_IDS = 50  # compile ids remembered per graph-break site
+
+
+@dataclass
+class _Frame:
+    rank: int | None
+    frame_id: str
+    function: str = ""
+    file: str = ""
+    first_line: int | None = None
+    from_user_loc: bool = False
+    compiles: set[str] = field(default_factory=set)
+    dynamic: dict[str, DynamicInput] = field(default_factory=dict)
+    dims: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class _Compile:
+    """Symbol facts of one compile (one ShapeEnv)."""
+
+    symbols: dict[str, str] = field(default_factory=dict)  # symbol -> source
+    guards: dict[str, ev.GuardAdded] = field(default_factory=dict)  # symbol -> last guard w/ user
+    marked: dict[str, str] = field(default_factory=dict)  # source -> origin
+
+
+def _frame_id(cid: ev.CompileId) -> str:
+    frame = "" if cid.frame is None else str(cid.frame)
+    return frame if cid.autograd is None else f"!{cid.autograd}" + (f"/{frame}" if frame else "")
+
+
+def _symbols_in(expr: str) -> set[str]:
+    return set(re.findall(r"\b[suq]\d+\b", expr))
+
+
+class Analyzer:
+    """Consumes events one at a time; ``result()`` builds the ``Diagnosis``."""
+
+    def __init__(self) -> None:
+        self._frames: dict[tuple[int | None, str], _Frame] = {}
+        self._compiles: dict[int | None, OrderedDict[str, _Compile]] = {}
+        self._recompiles: dict[tuple[int | None, str], RecompileReport] = {}
+        self._specs: dict[tuple[int | None, str, str], SpecializationReport] = {}
+        self._breaks: dict[tuple[int | None, str, int, str], GraphBreakReport] = {}
+        self._limits: dict[tuple[int | None, str, str, str], RecompileLimitReport] = {}
+        self._unbacked: dict[tuple[int | None, str, str], UnbackedReport] = {}
+        self._relations: dict[tuple[int | None, str, str, str], Relation] = {}
+        self._zero_one: dict[tuple[int | None, str], tuple[int, str]] = {}
+        self._data_dependent = 0
+        self._dispatch: dict[type, Callable[[Any], None]] = {
+            ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
+            ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
+            ev.SetReplacement: self._on_replacement, ev.VarToRange: self._on_var_range,
+            ev.MarkedDynamic: self._on_marked, ev.Recompile: self._on_recompile,
+            ev.RecompileLimit: self._on_limit, ev.GraphBreak: self._on_graph_break,
+            ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
+            ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
+        }
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def feed(self, event: ev.Event) -> None:
+        """Take one event; unknown event types are ignored (newer parsers, older analysis)."""
+        cid = event.compile_id
+        if cid is not None and cid.frame is not None:
+            self._frame(event.rank, cid).compiles.add(cid.key)
+        handler = self._dispatch.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def _frame(self, rank: int | None, cid: ev.CompileId) -> _Frame:
+        key = (rank, _frame_id(cid))
+        frame = self._frames.get(key)
+        if frame is None:
+            frame = self._frames[key] = _Frame(rank, key[1])
+        return frame
+
+    def _compile(self, event: ev.Event) -> _Compile:
+        per_rank = self._compiles.setdefault(event.rank, OrderedDict())
+        key = event.compile_id.key if event.compile_id else ""
+        comp = per_rank.get(key)
+        if comp is None:
+            comp = per_rank[key] = _Compile()
+            while len(per_rank) > _KEEP_COMPILES:
+                per_rank.popitem(last=False)
+        else:
+            per_rank.move_to_end(key)
+        return comp
+
+    def _name_frame(self, event: ev.Event, function: str, file: str, first: int | None,
+                    from_user: bool = False) -> None:
+        if event.compile_id is None or event.compile_id.frame is None or not function:
+            return
+        frame = self._frame(event.rank, event.compile_id)
+        if frame.function and not (frame.from_user_loc and not from_user):
+            return
+        frame.function, frame.file, frame.first_line = function, file, first
+        frame.from_user_loc = from_user
+
+    def _see_user(self, event: ev.Event, user: ev.UserLoc | None) -> None:
+        if user is not None and user.function:
+            self._name_frame(event, user.function, user.file, None, from_user=True)
+
+    # ------------------------------------------------------------ handlers
+
+    def _on_compile_start(self, e: ev.CompileStart) -> None:
+        self._name_frame(e, e.function, e.file, e.first_line)
+
+    def _on_create_symbol(self, e: ev.CreateSymbol) -> None:
+        self._compile(e).symbols[e.symbol] = e.source
+        self._see_user(e, e.user)
+
+    def _on_unbacked(self, e: ev.CreateUnbacked) -> None:
+        key = (e.rank, e.compile_id.key if e.compile_id else "", e.symbol)
+        if key not in self._unbacked:
+            self._unbacked[key] = UnbackedReport(
+                rank=e.rank, compile_id=str(e.compile_id or ""), symbol=e.symbol, kind=e.kind,
+                lower=e.lower, upper=e.upper, user=e.user, framework=e.framework)
+
+    def _on_guard(self, e: ev.GuardAdded) -> None:
+        comp = self._compile(e)
+        for sym in _symbols_in(e.expr):
+            if e.user is not None or sym not in comp.guards:
+                comp.guards[sym] = e
+        if e.forcing_spec:
+            syms = sorted(_symbols_in(e.expr))
+            if syms:
+                self._add_spec(e, syms[0], value="", reason="forcing_spec", guard=e)
+
+    def _on_replacement(self, e: ev.SetReplacement) -> None:
+        if _INT_RE.match(e.target):
+            self._add_spec(e, e.symbol, e.target, e.reason or "replacement")
+            return
+        comp = self._compile(e)
+        ckey = e.compile_id.key if e.compile_id else ""
+        key = (e.rank, ckey, e.symbol, e.target)
+        if key not in self._relations:
+            self._relations[key] = Relation(
+                rank=e.rank, compile_id=str(e.compile_id or ""), symbol=e.symbol,
+                target=e.target, reason=e.reason, lhs=comp.symbols.get(e.symbol, ""),
+                rhs=comp.symbols.get(e.target, ""))
+
+    def _on_var_range(self, e: ev.VarToRange) -> None:
+        if e.lower == e.upper and _INT_RE.match(e.lower) and e.symbol.startswith("s"):
+            self._add_spec(e, e.symbol, e.lower, "range_refined_to_singleton")
+
+    def _add_spec(self, e: ev.Event, symbol: str, value: str, reason: str,
+                  guard: ev.GuardAdded | None = None) -> None:
+        ckey = e.compile_id.key if e.compile_id else ""
+        key = (e.rank, ckey, symbol)
+        if key in self._specs:
+            return
+        comp = self._compile(e)
+        guard = guard or comp.guards.get(symbol)
+        source = comp.symbols.get(symbol, "")
+        self._specs[key] = SpecializationReport(
+            rank=e.rank, compile_id=str(e.compile_id or ""), symbol=symbol,
+            sources=(source,) if source else (), value=value, reason=reason,
+            guard=guard.expr if guard else "", user=guard.user if guard else None,
+            framework=guard.framework if guard else "", line=e.line)
+
+    def _on_marked(self, e: ev.MarkedDynamic) -> None:
+        if e.compile_id is None:
+            return
+        frame = self._frame(e.rank, e.compile_id)
+        name = e.source if e.dim is None else f"{e.source}:{e.dim}"
+        origin = e.origin or ("dynamic-sources " + e.entry).strip()
+        if name not in frame.dynamic:
+            frame.dynamic[name] = DynamicInput(source=name, origin=origin,
+                                               compile_id=str(e.compile_id), line=e.line)
+        self._compile(e).marked[e.source] = origin
+
+    def _on_recompile(self, e: ev.Recompile) -> None:
+        self._name_frame(e, e.function, e.file, e.first_line)
+        key = (e.rank, e.compile_id.key if e.compile_id else f"line {e.line}")
+        if key in self._recompiles:
+            return
+        causes = tuple(advice.classify(f.reason) for f in e.failures)
+        self._recompiles[key] = RecompileReport(
+            rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
+            first_line=e.first_line, cause=causes[0] if causes else "other",
+            reasons=tuple(f"{f.failed}: {f.reason}" for f in e.failures), causes=causes,
+            user=next((f.user for f in e.failures if f.user), None)
+            or (e.user_stack[-1] if e.user_stack else None),
+            line=e.line)
+
+    def _on_limit(self, e: ev.RecompileLimit) -> None:
+        key = (e.rank, e.limit_name, e.function, e.file)
+        if key not in self._limits:
+            self._limits[key] = RecompileLimitReport(
+                rank=e.rank, compile_id=str(e.compile_id or ""), limit_name=e.limit_name,
+                limit=e.limit, function=e.function, file=e.file, first_line=e.first_line,
+                last_reason=e.last_reason, line=e.line)
+
+    def _on_graph_break(self, e: ev.GraphBreak) -> None:
+        reason = e.reason.strip()
+        key = (e.rank, e.file, e.user_line, reason)
+        old = self._breaks.get(key)
+        ids = old.compile_ids if old else ()
+        cid = str(e.compile_id or "")
+        if cid and cid not in ids and len(ids) < _MAX_IDS:
+            ids = (*ids, cid)
+        user = e.user_stack[-1] if e.user_stack else None
+        self._breaks[key] = GraphBreakReport(
+            rank=e.rank, file=e.file, user_line=e.user_line, reason=reason,
+            explanation=e.explanation or (old.explanation if old else ""),
+            hints=e.hints or (old.hints if old else ()),
+            code=(user.code if user else "") or (old.code if old else ""),
+            count=(old.count if old else 0) + 1, compile_ids=ids,
+            line=old.line if old else e.line)
+
+    def _on_tensor_match(self, e: ev.TensorMatch) -> None:
+        self._see_user(e, e.user)
+        if e.compile_id is not None and e.compile_id.frame is not None:
+            self._frame(e.rank, e.compile_id).dims[e.source] = e.sizes
+
+    def _on_shape_guard(self, e: ev.ShapeGuard) -> None:
+        if e.zero_one:
+            self._zero_one.setdefault((e.rank, e.expr), (e.line, str(e.compile_id or "")))
+
+    def _on_constraint(self, e: ev.ConstraintViolation) -> None:
+        ckey = e.compile_id.key if e.compile_id else ""
+        key = (e.rank, ckey, "constraint:" + e.source)
+        if key in self._specs:
+            return
+        comp = self._compile(e)
+        symbol = next((s for s, src in comp.symbols.items() if src == e.source), "")
+        guard = comp.guards.get(symbol) if symbol else None
+        self._specs[key] = SpecializationReport(
+            rank=e.rank, compile_id=str(e.compile_id or ""), symbol=symbol,
+            sources=(e.source,) if e.source else (), value=e.value,
+            reason="constraint_violation", guard=guard.expr if guard else "",
+            user=e.user or (guard.user if guard else None),
+            framework=guard.framework if guard else "", line=e.line, message=e.message)
+
+    def _on_dde(self, e: ev.DataDependent) -> None:
+        self._data_dependent += 1
+
+    # ------------------------------------------------------------ result
+
+    def result(self, stats: ev.ParseStats | None = None,
+               inputs: Iterable[str] = ()) -> Diagnosis:
+        """Build the Diagnosis from everything fed so far (suggestions included)."""
+        frames = tuple(
+            FrameReport(
+                rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
+                first_line=f.first_line, compiles=len(f.compiles),
+                compile_ids=tuple(sorted(f.compiles, key=_ckey_sort)),
+                dynamic_inputs=tuple(f.dynamic.values()),
+                dynamic_dims=tuple((src, tuple(i for i, s in enumerate(sizes) if s is None))
+                                   for src, sizes in sorted(f.dims.items())
+                                   if any(s is None for s in sizes)))
+            for f in sorted(self._frames.values(), key=lambda f: (_rank_sort(f.rank),
+                                                                   _ckey_sort(f.frame_id))))
+        by_frame = {(f.rank, f.frame_id): f for f in frames}
+        recompiles = tuple(sorted(self._recompiles.values(),
+                                  key=lambda r: (_rank_sort(r.rank), _ckey_sort(r.compile_id))))
+        specs = tuple(sorted(self._specs.values(), key=lambda s: (_rank_sort(s.rank), s.line)))
+        breaks = tuple(sorted(self._breaks.values(), key=lambda b: (_rank_sort(b.rank), b.line)))
+        diag = Diagnosis(
+            inputs=tuple(inputs), frames=frames, recompiles=recompiles,
+            specializations=specs, graph_breaks=breaks,
+            recompile_limits=tuple(self._limits.values()),
+            unbacked=tuple(self._unbacked.values()), relations=tuple(self._relations.values()),
+            dynamic_sources=advice.dynamic_sources(frames, recompiles),
+            zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
+                                  in self._zero_one.items()),
+            data_dependent=self._data_dependent,
+            ranks=tuple(sorted({f.rank for f in frames}, key=_rank_sort)),
+            stats=stats or ev.ParseStats())
+        return diag.with_suggestions(advice.suggest(diag, by_frame))
+
+
+def _rank_sort(rank: int | None) -> int:
+    return -1 if rank is None else rank
+
+
+def _ckey_sort(cid: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", cid))
+
+
+def analyze(events: Iterable[ev.Event], stats: ev.ParseStats | None = None,
+            inputs: Iterable[str] = ()) -> Diagnosis:
+    """Run the whole analysis over an iterable of events (streamed, bounded memory)."""
+    analyzer = Analyzer()
+    for event in events:
+        analyzer.feed(event)
+    return analyzer.result(stats=stats, inputs=inputs)

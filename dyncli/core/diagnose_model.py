@@ -1,0 +1,247 @@
+"""The result of dyncli diagnose: ``Diagnosis`` and its rows (frozen dataclasses).
+
+Produced by ``dyncli.core.diagnose.Analyzer`` from events of any parser; rendered by
+``dyncli.render.diagnose``. ``Diagnosis.to_json()`` is the ``--json`` contract
+(schema_version 1, documented in docs/diagnose.md): add keys, never rename them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from dyncli.logparse.events import ParseStats, UserLoc
+
+CAUSES = ("size", "scalar", "other")
+
+
+@dataclass(frozen=True)
+class DynamicInput:
+    """An input that became dynamic, how (``automatic dynamic/PGO``, ``mark_dynamic``…), when."""
+
+    source: str
+    origin: str
+    compile_id: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class FrameReport:
+    """One compiled frame (a Python function Dynamo compiled; a graph break makes two)."""
+
+    rank: int | None
+    frame_id: str
+    function: str
+    file: str
+    first_line: int | None
+    compiles: int
+    compile_ids: tuple[str, ...] = ()
+    dynamic_inputs: tuple[DynamicInput, ...] = ()
+    dynamic_dims: tuple[tuple[str, tuple[int, ...]], ...] = ()  # from the guards' TENSOR_MATCH
+
+
+@dataclass(frozen=True)
+class RecompileReport:
+    """One recompile: the guard failures that triggered it and what kind of change it was."""
+
+    rank: int | None
+    compile_id: str
+    function: str
+    file: str
+    first_line: int | None
+    cause: str  # size | scalar | other (of the newest cache entry's failure)
+    reasons: tuple[str, ...]
+    causes: tuple[str, ...] = ()
+    user: UserLoc | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class SpecializationReport:
+    """A symbol refined to one value, or a dim marked dynamic that the code specialized."""
+
+    rank: int | None
+    compile_id: str
+    symbol: str
+    sources: tuple[str, ...]
+    value: str
+    reason: str  # range_refined_to_singleton | constraint_violation | forcing_spec | ...
+    guard: str = ""
+    user: UserLoc | None = None
+    framework: str = ""
+    line: int = 0
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class GraphBreakReport:
+    """A graph-break site (deduplicated by file, line and reason) and how often it broke."""
+
+    rank: int | None
+    file: str
+    user_line: int
+    reason: str
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    code: str = ""
+    count: int = 1
+    compile_ids: tuple[str, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class RecompileLimitReport:
+    """``torch._dynamo hit config.recompile_limit``: the function stopped being compiled."""
+
+    rank: int | None
+    compile_id: str
+    limit_name: str
+    limit: str
+    function: str
+    file: str
+    first_line: int | None
+    last_reason: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class UnbackedReport:
+    """A data-dependent symbol (``.item()``, ``.nonzero()``…)."""
+
+    rank: int | None
+    compile_id: str
+    symbol: str
+    kind: str
+    lower: str
+    upper: str
+    user: UserLoc | None = None
+    framework: str = ""
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An equality torch derived between symbols (``s27 = s16 (solve)``)."""
+
+    rank: int | None
+    compile_id: str
+    symbol: str
+    target: str
+    reason: str
+    lhs: str = ""
+    rhs: str = ""
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One thing to do, with the log evidence that motivates it."""
+
+    kind: str
+    message: str
+    evidence: tuple[str, ...] = ()
+    fix: str = ""
+    rank: int | None = None
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Everything ``dyncli diagnose`` found in one set of inputs."""
+
+    inputs: tuple[str, ...] = ()
+    frames: tuple[FrameReport, ...] = ()
+    recompiles: tuple[RecompileReport, ...] = ()
+    specializations: tuple[SpecializationReport, ...] = ()
+    graph_breaks: tuple[GraphBreakReport, ...] = ()
+    recompile_limits: tuple[RecompileLimitReport, ...] = ()
+    unbacked: tuple[UnbackedReport, ...] = ()
+    relations: tuple[Relation, ...] = ()
+    dynamic_sources: tuple[str, ...] = ()
+    zero_one_guards: tuple[tuple[int | None, str, str], ...] = ()
+    data_dependent: int = 0
+    ranks: tuple[int | None, ...] = ()
+    suggestions: tuple[Suggestion, ...] = ()
+    stats: ParseStats = field(default_factory=ParseStats)
+
+    def with_suggestions(self, suggestions: tuple[Suggestion, ...]) -> Diagnosis:
+        """A copy with ``suggestions`` set."""
+        return dataclasses.replace(self, suggestions=suggestions)
+
+    @property
+    def compiles(self) -> int:
+        """Total compiles over all frames and ranks (restart attempts not counted)."""
+        return sum(f.compiles for f in self.frames)
+
+    def recompiles_by_cause(self) -> dict[str, int]:
+        """``{"size": n, "scalar": n, "other": n}``."""
+        counts = dict.fromkeys(CAUSES, 0)
+        for r in self.recompiles:
+            counts[r.cause] = counts.get(r.cause, 0) + 1
+        return counts
+
+    def found(self, what: str) -> bool:
+        """Whether ``--fail-on`` item ``what`` (recompiles, specializations, graph-breaks) hit."""
+        return bool({"recompiles": self.recompiles, "specializations": self.specializations,
+                     "graph-breaks": self.graph_breaks}[what])
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` payload (without the envelope): see docs/diagnose.md."""
+        return {
+            "inputs": list(self.inputs),
+            "ranks": list(self.ranks),
+            "summary": {
+                "frames": len(self.frames), "compiles": self.compiles,
+                "recompiles": len(self.recompiles), "recompiles_by_cause": self.recompiles_by_cause(),
+                "specializations": len(self.specializations),
+                "graph_breaks": sum(b.count for b in self.graph_breaks),
+                "graph_break_sites": len(self.graph_breaks),
+                "recompile_limit_hits": len(self.recompile_limits),
+                "unbacked_symbols": len(self.unbacked), "data_dependent": self.data_dependent,
+            },
+            "frames": [{
+                "rank": f.rank, "frame_id": f.frame_id, "function": f.function, "file": f.file,
+                "line": f.first_line, "compiles": f.compiles, "compile_ids": list(f.compile_ids),
+                "dynamic_inputs": [dataclasses.asdict(d) for d in f.dynamic_inputs],
+                "dynamic_dims": {src: list(dims) for src, dims in f.dynamic_dims},
+            } for f in self.frames],
+            "recompiles": [{
+                "rank": r.rank, "compile_id": r.compile_id, "function": r.function,
+                "file": r.file, "line": r.first_line, "cause": r.cause,
+                "reasons": list(r.reasons), "causes": list(r.causes), **_user(r.user),
+            } for r in self.recompiles],
+            "specializations": [{
+                "rank": s.rank, "compile_id": s.compile_id, "symbol": s.symbol,
+                "sources": list(s.sources), "value": s.value, "reason": s.reason,
+                "guard": s.guard, **_user(s.user), "framework": s.framework,
+            } for s in self.specializations],
+            "graph_breaks": [{
+                "rank": b.rank, "file": b.file, "line": b.user_line, "reason": b.reason,
+                "count": b.count, "code": b.code, "explanation": b.explanation,
+                "hints": list(b.hints), "compile_ids": list(b.compile_ids),
+            } for b in self.graph_breaks],
+            "recompile_limits": [dataclasses.asdict(x) for x in self.recompile_limits],
+            "unbacked": [{
+                "rank": u.rank, "compile_id": u.compile_id, "symbol": u.symbol, "kind": u.kind,
+                "range": [u.lower, u.upper], **_user(u.user), "framework": u.framework,
+            } for u in self.unbacked],
+            "relations": [{
+                "rank": x.rank, "compile_id": x.compile_id, "relation": f"{x.symbol} = {x.target}",
+                "reason": x.reason, "sources": [x.lhs, x.rhs],
+            } for x in self.relations],
+            "dynamic_sources": list(self.dynamic_sources),
+            "suggestions": [{
+                "kind": s.kind, "message": s.message, "fix": s.fix,
+                "evidence": list(s.evidence), "rank": s.rank,
+            } for s in self.suggestions],
+            "stats": {
+                "lines": self.stats.lines, "recognized": self.stats.recognized,
+                "unrecognized": self.stats.unrecognized, "malformed": self.stats.malformed,
+                "bytes": self.stats.bytes,
+            },
+        }
+
+
+def _user(user: UserLoc | None) -> dict[str, Any]:
+    if user is None:
+        return {"user_file": None, "user_line": None, "user_code": None, "user_function": None}
+    return {"user_file": user.file, "user_line": user.line, "user_code": user.code,
+            "user_function": user.function}

@@ -1,0 +1,306 @@
+"""Typed events parsed from torch logs: frozen dataclasses, one per kind of fact.
+
+Both parsers produce these: ``textlog`` (TORCH_LOGS text) and ``trace`` (TORCH_TRACE
+structured logs). ``dyncli.core.diagnose`` consumes any iterable of them. Every field beyond
+the common ones is optional or defaulted, so that a newer torch that drops a detail still
+yields an event; add new fields WITH defaults, never rename (the trace parser depends on them).
+
+Common fields (on every event, keyword-only):
+    line        1-based line number of the event's first line in its input
+    rank        distributed rank (``[rankN]:`` prefix, or the trace's ``rank``), None if none
+    compile_id  the ``[frame/compile]`` of the record, None outside a compile
+    pid         the process id of the glog prefix (0 when unknown)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_COMPILE_ID_RE = re.compile(r"^(?:!(?P<ca>\d+)(?:/(?P<f1>\d+)/(?P<c1>\d+))?|(?P<f2>\d+)/(?P<c2>\d+))"
+                            r"(?:_(?P<attempt>\d+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class CompileId:
+    """torch's CompileId: ``frame/compile``, ``frame/compile_attempt``, ``!ca/frame/compile``.
+
+    ``attempt`` > 0 is a restart of the same compile (e.g. after a graph break), not an extra
+    compile; ``key`` drops it so restarts group with their compile.
+    """
+
+    frame: int | None
+    compile: int | None
+    attempt: int = 0
+    autograd: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> CompileId | None:
+        """Parse the text inside ``[...]``; None when it is not a compile id."""
+        m = _COMPILE_ID_RE.match(text)
+        if m is None:
+            return None
+        attempt = int(m["attempt"]) if m["attempt"] else 0
+        if m["ca"] is not None:
+            frame = int(m["f1"]) if m["f1"] else None
+            comp = int(m["c1"]) if m["c1"] else None
+            return cls(frame, comp, attempt, int(m["ca"]))
+        return cls(int(m["f2"]), int(m["c2"]), attempt, None)
+
+    @property
+    def key(self) -> str:
+        """The compile id without its restart attempt: what counts as one compile."""
+        frame = "" if self.frame is None else f"{self.frame}/{self.compile}"
+        if self.autograd is not None:
+            return f"!{self.autograd}" + (f"/{frame}" if frame else "")
+        return frame
+
+    def __str__(self) -> str:
+        return self.key + (f"_{self.attempt}" if self.attempt else "")
+
+
+@dataclass(frozen=True, slots=True)
+class UserLoc:
+    """Where in user code something happened: ``code  # file:line in function``."""
+
+    file: str
+    line: int
+    function: str = ""
+    code: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Fields every event has (see the module docstring)."""
+
+    line: int = 0
+    rank: int | None = None
+    compile_id: CompileId | None = None
+    pid: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompileStart(Event):
+    """A frame starts compiling (trace ``dynamo_start``; text ``torchdynamo start tracing``)."""
+
+    function: str = ""
+    file: str = ""
+    first_line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateEnv(Event):
+    """``create_env``: a new ShapeEnv, i.e. the start of a (re)compile's shape reasoning."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateSymbol(Event):
+    """``create_symbol s77 = 6 for L['x'].size()[0] [2, int_oo] <user code> (<framework>)``."""
+
+    symbol: str
+    value: str = ""
+    source: str = ""
+    lower: str = ""
+    upper: str = ""
+    user: UserLoc | None = None
+    framework: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateUnbacked(Event):
+    """``create_unbacked_symint u0 [-int_oo, int_oo] …`` (also symfloat, symbool)."""
+
+    kind: str  # symint | symfloat | symbool
+    symbol: str
+    lower: str = ""
+    upper: str = ""
+    user: UserLoc | None = None
+    framework: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuardAdded(Event):
+    """``eval Eq(s77, 10) [guard added] …`` or ``runtime_assert … [guard added]``.
+
+    ``suppressed``: the ``[guard suppressed]`` form; ``forcing_spec``: a specialization forced
+    by ``symbol_guard_limit_before_specialize``.
+    """
+
+    expr: str
+    prefix: str = "eval"  # eval | runtime_assert
+    suppressed: bool = False
+    forcing_spec: bool = False
+    user: UserLoc | None = None
+    framework: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetReplacement(Event):
+    """``set_replacement s77 = 10 (range_refined_to_singleton) VR[10, 10]``.
+
+    A ``range_refined_to_singleton`` reason with an integer target is a specialization; a
+    symbol target (``s27 = s16 (solve)``) is an equality between sizes.
+    """
+
+    symbol: str
+    target: str
+    reason: str = ""
+    lower: str = ""
+    upper: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class VarToRange(Event):
+    """``_update_var_to_range s77 = VR[10, 10] (update)``."""
+
+    symbol: str
+    lower: str
+    upper: str
+    how: str = ""  # update | new
+
+
+@dataclass(frozen=True, kw_only=True)
+class MarkedDynamic(Event):
+    """An input made dynamic: ``marking L['x'] as dynamic (from automatic dynamic/PGO)``,
+    ``… (from mark_dynamic)``, or ``L['x'] was marked dynamic due to dynamic-sources entry``.
+
+    ``origin`` is the text in parentheses (``automatic dynamic/PGO``, ``mark_dynamic``,
+    ``assume_static_by_default = False``) or ``dynamic-sources`` with ``entry`` set.
+    """
+
+    source: str
+    origin: str = ""
+    dim: int | None = None
+    entry: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuardFailure:
+    """One reason under ``triggered by the following guard failure(s):``.
+
+    ``failed`` is the compile id of the cache entry whose guard failed (``0/0``); ``reason``
+    the guard text (``tensor 'x' size mismatch at index 0. expected 4, actual 6``, ``n == 31``);
+    ``user`` the code the guard came from, when torch printed it.
+    """
+
+    failed: str
+    reason: str
+    user: UserLoc | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recompile(Event):
+    """``Recompiling function F in FILE:LINE`` and every guard failure that follows."""
+
+    function: str
+    file: str = ""
+    first_line: int | None = None
+    failures: tuple[GuardFailure, ...] = ()
+    user_stack: tuple[UserLoc, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecompileLimit(Event):
+    """``torch._dynamo hit config.recompile_limit (8)`` with the function and last reason."""
+
+    limit_name: str
+    limit: str = ""
+    function: str = ""
+    file: str = ""
+    first_line: int | None = None
+    last_reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphBreak(Event):
+    """``Graph break in user code at FILE:LINE`` with its reason and user stack.
+
+    ``duplicate`` is torch's "user stack suppressed due to duplicate graph break" form.
+    """
+
+    file: str
+    user_line: int
+    reason: str = ""
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    user_stack: tuple[UserLoc, ...] = ()
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class TensorMatch(Event):
+    """A ``TENSOR_MATCH`` guard of the guards tree: ``size=[None, 8]`` means dim 0 is dynamic."""
+
+    source: str
+    sizes: tuple[int | None, ...] = ()
+    strides: tuple[int | None, ...] = ()
+    dtype: str = ""
+    user: UserLoc | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShapeGuard(Event):
+    """A shape guard of the guards tree (``LAMBDA_GUARD: 2 <= L['x'].size()[0]``).
+
+    ``zero_one``: torch's note that the guard is due to 0/1 specialization in the framework.
+    """
+
+    expr: str
+    user: UserLoc | None = None
+    zero_one: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConstraintViolation(Event):
+    """``ConstraintViolationError``: a dim marked dynamic that the code specialized.
+
+    One event per ``- You marked … as dynamic but your code specialized it to be a constant
+    (8)`` item; ``user`` is the last user frame of the following ``User stack:``.
+    """
+
+    message: str
+    source: str = ""
+    value: str = ""
+    user: UserLoc | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataDependent(Event):
+    """``could not evaluate Eq(u0, 0) due to data dependency, it was assumed to be False …``."""
+
+    expr: str
+    assumed: str = ""
+    user: UserLoc | None = None
+    framework: str = ""
+
+
+ALL_EVENTS: tuple[type[Event], ...] = (
+    CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
+    VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
+    ConstraintViolation, DataDependent,
+)
+
+
+@dataclass
+class ParseStats:
+    """What a parser saw: counted, never fatal (``--strict`` turns unknowns into errors).
+
+    ``lines``: physical lines read; ``recognized``: lines that belong to a record a handler
+    understood (continuation lines included); ``unrecognized``: glog lines of no known kind,
+    and non-glog lines (stdout noise); ``malformed``: lines of a known kind that failed to
+    parse. ``samples`` keeps the first few unrecognized/malformed lines for messages.
+    """
+
+    lines: int = 0
+    recognized: int = 0
+    unrecognized: int = 0
+    malformed: int = 0
+    bytes: int = 0
+    samples: list[tuple[int, str]] | None = None
+
+    def sample(self, line: int, text: str, keep: int = 5) -> None:
+        """Remember one of the first ``keep`` bad lines (for --strict and --verbose)."""
+        if self.samples is None:
+            self.samples = []
+        if len(self.samples) < keep:
+            self.samples.append((line, text[:200]))
