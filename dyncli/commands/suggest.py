@@ -8,21 +8,35 @@ from typing import Annotated
 import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
-from dyncli.errors import NotImplementedYet
+from dyncli.core.suggest import suggest as make_suggestion
+from dyncli.render.suggest import print_suggestion
 
 HELP = "Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list."
 EPILOG = """\b
 Examples:
   dyncli suggest --pgo-dir /tmp/torchinductor_$USER
   dyncli suggest --pgo-dir cache/ --format python
+  dyncli suggest --from-trace /tmp/trace_dir --json -
+  eval "$(dyncli suggest --pgo-dir cache/ --job-id train --format shell --quiet)"
 """
 
 
 def suggest(
     pgo_dir: Annotated[Path | None, typer.Option("--pgo-dir", metavar="DIR", help="Inductor cache dir, its dynamo/ dir, or one .pkl.")] = None,
+    from_trace: Annotated[Path | None, typer.Option("--from-trace", metavar="PATH", help="A TORCH_TRACE file or dir: read the PGO state torch logged there.")] = None,
+    job_id: Annotated[str | None, typer.Option("--job-id", metavar="JOB", help="Only the files of this TORCH_COMPILE_JOB_ID (default: merge all).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORM", help="env, shell, toml, python or json. [default: env]")] = None,
+    include_params: Annotated[bool | None, typer.Option("--include-params/--no-include-params", help="Keep parameters and module attributes (left out by default).", show_default=False)] = None,
+    frame: Annotated[str | None, typer.Option("--frame", metavar="REGEX", help="Only frames whose file:line:function matches.")] = None,
+    exclude: Annotated[str | None, typer.Option("--exclude", metavar="REGEX", help="Drop sources whose name matches.")] = None,
+    torch_version: Annotated[str | None, typer.Option("--torch-version", metavar="X.Y", help="Target torch; before 2.14 whole-source entries (no ':N').")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No per-frame report on stderr; warnings only.")] = False,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    resolve_config("suggest", config, verbose)
-    raise NotImplementedYet("dyncli suggest is not implemented yet")
+    """Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list (the fix on stdout, the report on stderr)."""
+    resolved = resolve_config("suggest", config, verbose, format=fmt, include_params=include_params,
+                              frame=frame, exclude=exclude, torch_version=torch_version)
+    result = make_suggestion(pgo_dir, from_trace, job_id, resolved.config)
+    print_suggestion(result, resolved.config.format, json_path, quiet)

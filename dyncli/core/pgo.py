@@ -1,0 +1,372 @@
+"""Read torch's PGO state (automatic-dynamic "code state") without importing torch.
+
+With ``TORCH_COMPILE_JOB_ID=<job>`` torch pickles its automatic-dynamic state to
+``<inductor cache dir>/dynamo/code_state_<job>_<rank>_<tag>.pkl`` (``torch/_dynamo/pgo.py``:
+``code_state_path`` turns the ``<job>:<rank>:<tag>`` cache key into a file name by replacing
+``:`` with ``_``; rank is ``None`` without torch.distributed, tag is usually empty). The file
+is plain ``pickle.dumps`` output with no header: a ``collections.defaultdict`` mapping
+``torch._dynamo.pgo.CodeId`` to ``CodeState``, whose ``automatic_dynamic`` maps a source name
+(``L['x']``) to a ``FrameStateSizeEntry`` of ``scalar`` / ``size`` / ``stride`` made of ints,
+the ``AutoDynamic`` / ``AutoUnset`` enum tokens and ``InferStride``.
+
+A pickle is a program. :class:`_PgoUnpickler` resolves only those names, each to a plain
+dyncli stand-in; any other global (``os.system``, ``builtins.eval`` …) is refused before it
+can run. The stand-ins accept unknown or missing fields so that state from other torch
+versions still reads.
+"""
+
+from __future__ import annotations
+
+import enum
+import io
+import pickle
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dyncli.errors import InputError
+
+
+class Auto(enum.Enum):
+    """torch's two lattice tokens: ``AutoDynamic.token`` (top) and ``AutoUnset.token`` (bottom)."""
+
+    DYNAMIC = "dynamic"
+    UNSET = "unset"
+
+    def __repr__(self) -> str:
+        return f"Auto.{self.name}"
+
+
+DYNAMIC = Auto.DYNAMIC
+UNSET = Auto.UNSET
+
+
+@dataclass(frozen=True)
+class InferStride:
+    """``stride[dim] * size[dim]`` — torch's ``InferStride``; rendered ``S(dim)``."""
+
+    dim: int
+
+
+Atom = Any  # int | float | Auto | InferStride
+Tup = Any  # Auto | tuple[Atom, ...]
+
+
+@dataclass
+class Entry:
+    """One recorded input of a frame (torch's ``FrameStateSizeEntry``), merged across files.
+
+    ``small_sizes`` collects, per dim, static sizes 0 or 1 seen for that dim (from a static
+    size in some file or from ``excluded_sizes``): torch specializes 0/1 sizes, so a
+    ``mark_dynamic`` on such a dim can fail and ``maybe_mark_dynamic`` is the safe call.
+    """
+
+    scalar: Atom = UNSET
+    size: Tup = UNSET
+    stride: Tup = UNSET
+    small_sizes: dict[int, set[int]] = field(default_factory=dict)
+
+    def render(self) -> str:
+        """The entry as ``FrameStateSizeEntry.render()`` writes it (torch 2.14)."""
+        if self.size is DYNAMIC and self.stride is DYNAMIC:
+            if self.scalar is DYNAMIC:
+                return "fully dynamic scalar or tensor"
+            return f"scalar {_atom_text(self.scalar)}"
+        if self.scalar is DYNAMIC and isinstance(self.size, tuple) and isinstance(self.stride, tuple):
+            return f"tensor size={_tup_text(self.size)} stride={_tup_text(self.stride)}"
+        return (f"unusual FrameStateSizeEntry(scalar={_atom_text(self.scalar)}, "
+                f"size={_tup_text(self.size)}, stride={_tup_text(self.stride)})")
+
+    @property
+    def is_tensor(self) -> bool:
+        """A tensor with a known number of dims."""
+        return isinstance(self.size, tuple)
+
+    def dynamic_dims(self) -> tuple[int, ...]:
+        """Dims whose size torch found dynamic (tensors with a known rank only)."""
+        if not isinstance(self.size, tuple):
+            return ()
+        return tuple(i for i, s in enumerate(self.size) if s is DYNAMIC)
+
+    @property
+    def is_dynamic(self) -> bool:
+        """What torch's ``_collect_dynamic_sources`` counts as dynamic."""
+        if isinstance(self.size, tuple):
+            return DYNAMIC in self.size
+        return self.scalar is DYNAMIC
+
+    def merge(self, other: Entry) -> None:
+        """Join ``other`` into this entry with torch's semilattice (dynamic in any → dynamic)."""
+        self.scalar = _merge_atom(self.scalar, other.scalar)
+        self.size = _merge_tup(self.size, other.size)
+        self.stride = _merge_tup(self.stride, other.stride)
+        for dim, values in other.small_sizes.items():
+            self.small_sizes.setdefault(dim, set()).update(values)
+
+
+def _atom_text(a: Atom) -> str:
+    if a is DYNAMIC:
+        return "?"
+    if a is UNSET:
+        return "auto unset"
+    if isinstance(a, InferStride):
+        return f"S({a.dim})"
+    return str(a)
+
+
+def _tup_text(t: Tup) -> str:
+    if isinstance(t, tuple):
+        return "[" + ", ".join(_atom_text(a) for a in t) + "]"
+    return _atom_text(t)
+
+
+def _merge_atom(x: Atom, y: Atom) -> Atom:
+    if x is UNSET:
+        return y
+    if y is UNSET:
+        return x
+    if x is DYNAMIC or y is DYNAMIC or x != y:
+        return DYNAMIC
+    return x
+
+
+def _merge_tup(xs: Tup, ys: Tup) -> Tup:
+    if xs is UNSET:
+        return ys
+    if ys is UNSET:
+        return xs
+    if xs is DYNAMIC or ys is DYNAMIC or not isinstance(xs, tuple) or not isinstance(ys, tuple):
+        return DYNAMIC
+    if len(xs) != len(ys):
+        return DYNAMIC
+    return tuple(_merge_atom(x, y) for x, y in zip(xs, ys, strict=True))
+
+
+@dataclass(frozen=True)
+class FrameKey:
+    """A compiled frame. Merged like torch's ``CodeId`` equality, minus the closure hash."""
+
+    filename: str
+    line: int
+    name: str
+    file_hash: str = ""
+
+    @property
+    def ident(self) -> tuple[str, int, str]:
+        """Identity across files: torch compares file hash, not path (jobs move code)."""
+        return (self.file_hash or self.filename, self.line, self.name)
+
+
+@dataclass
+class PgoState:
+    """Merged state: frames in first-seen order, each an ordered ``source → Entry`` map."""
+
+    frames: dict[tuple[str, int, str], tuple[FrameKey, dict[str, Entry]]] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    jobs: list[str] = field(default_factory=list)
+
+    def add(self, key: FrameKey, source: str, entry: Entry) -> None:
+        """Merge one recorded input into the state."""
+        _, entries = self.frames.setdefault(key.ident, (key, {}))
+        if source in entries:
+            entries[source].merge(entry)
+        else:
+            entries[source] = entry
+
+
+# ---------------------------------------------------------------- restricted unpickling
+
+
+class _Stub:
+    """Base of the stand-ins: takes pickle's BUILD state as a plain dict of fields."""
+
+    _fields: tuple[str, ...] = ()
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, tuple) and len(state) == 2:  # (dict, slots) form
+            state = {**(state[0] or {}), **(state[1] or {})}
+        if not isinstance(state, dict):
+            raise pickle.UnpicklingError(f"{type(self).__name__}: unexpected state {type(state).__name__}")
+        self.__dict__.update({k: v for k, v in state.items() if isinstance(k, str)})
+
+
+class _CodeId(_Stub):
+    filename: str = "?"
+    firstlineno: int = 0
+    name: str = "?"
+    file_hash: str = ""
+
+
+class _CodeState(_Stub):
+    automatic_dynamic: Any = None
+
+
+class _FrameStateSizeEntry(_Stub):
+    scalar: Any = UNSET
+    size: Any = UNSET
+    stride: Any = UNSET
+    excluded_sizes: Any = None
+
+
+class _InferStride(_Stub):
+    dim: int = 0
+
+
+def _token(value: Auto) -> Callable[..., Auto]:
+    def make(*_args: Any) -> Auto:
+        return value
+    return make
+
+
+def _defaultdict(*_args: Any) -> dict[Any, Any]:
+    # The default factory is never needed to read the state; a plain dict runs nothing.
+    return {}
+
+
+_PGO_MODULE = "torch._dynamo.pgo"
+ALLOWED: dict[tuple[str, str], Any] = {
+    ("collections", "defaultdict"): _defaultdict,
+    (_PGO_MODULE, "CodeId"): _CodeId,
+    (_PGO_MODULE, "CodeState"): _CodeState,
+    (_PGO_MODULE, "FrameStateSizeEntry"): _FrameStateSizeEntry,
+    (_PGO_MODULE, "InferStride"): _InferStride,
+    (_PGO_MODULE, "AutoDynamic"): _token(DYNAMIC),
+    (_PGO_MODULE, "AutoUnset"): _token(UNSET),
+}
+
+
+class _PgoUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(
+                f"refused to load {module}.{name}: not a class torch's PGO state uses") from None
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise pickle.UnpicklingError("refused a persistent id: not used by torch's PGO state")
+
+
+def _convert_atom(a: Any) -> Atom:
+    if a is DYNAMIC or a is UNSET or isinstance(a, InferStride) or (
+            isinstance(a, (int, float)) and not isinstance(a, bool)):
+        return a
+    if isinstance(a, _InferStride):
+        return InferStride(int(a.dim))
+    raise ValueError(f"unexpected value {a!r}")
+
+
+def _convert_tup(t: Any) -> Tup:
+    if t is DYNAMIC or t is UNSET:
+        return t
+    if isinstance(t, (tuple, list)):
+        return tuple(_convert_atom(a) for a in t)
+    raise ValueError(f"unexpected size/stride {t!r}")
+
+
+def entry_from_parts(scalar: Any, size: Any, stride: Any, excluded_sizes: Any = None) -> Entry:
+    """An :class:`Entry` from raw fields, noting 0/1 sizes (see ``Entry.small_sizes``)."""
+    entry = Entry(_convert_atom(scalar), _convert_tup(size), _convert_tup(stride))
+    for sizes in (entry.size, excluded_sizes):
+        if isinstance(sizes, (tuple, list)):
+            for dim, s in enumerate(sizes):
+                if type(s) is int and s in (0, 1):
+                    entry.small_sizes.setdefault(dim, set()).add(s)
+    return entry
+
+
+def loads_state(data: bytes) -> list[tuple[FrameKey, dict[str, Entry]]]:
+    """Decode one PGO pickle into frames; raises ``ValueError``/``UnpicklingError`` if foreign."""
+    if not data:
+        raise ValueError("empty file")
+    if data[:1] != b"\x80":
+        raise ValueError("not a pickle (torch writes protocol 2+ pickles, starting with byte 0x80)")
+    try:
+        root = _PgoUnpickler(io.BytesIO(data)).load()
+    except EOFError:
+        raise ValueError("truncated pickle") from None
+    if not isinstance(root, dict):
+        raise ValueError(f"not PGO state: the pickle holds a {type(root).__name__}, not a dict of frames")
+    frames = []
+    for code_id, code_state in root.items():
+        if not isinstance(code_id, _CodeId) or not isinstance(code_state, _CodeState):
+            raise ValueError("not PGO state: expected CodeId → CodeState entries")
+        key = FrameKey(str(code_id.filename), int(code_id.firstlineno), str(code_id.name),
+                       str(code_id.file_hash or ""))
+        entries: dict[str, Entry] = {}
+        for source, fs in (code_state.automatic_dynamic or {}).items():
+            if not isinstance(source, str) or not isinstance(fs, _FrameStateSizeEntry):
+                raise ValueError("not PGO state: expected source name → FrameStateSizeEntry")
+            entries[source] = entry_from_parts(fs.scalar, fs.size, fs.stride, fs.excluded_sizes)
+        frames.append((key, entries))
+    return frames
+
+
+# ---------------------------------------------------------------- finding files
+
+_NAME_RE = re.compile(r"^code_state_(?P<rest>.+)\.pkl$")
+
+
+def job_of(filename: str) -> str:
+    """The job id part of ``code_state_<job>_<rank>_<tag>.pkl`` (tag assumed ``_``-free)."""
+    m = _NAME_RE.match(filename)
+    if not m:
+        return ""
+    parts = m.group("rest").rsplit("_", 2)
+    return parts[0] if len(parts) == 3 else m.group("rest")
+
+
+def _file_key(job: str) -> str:
+    # torch: re.sub(r'[<>:"/\\|?*]', "_", f"code_state_{cache_key}.pkl")
+    return re.sub(r'[<>:"/\\|?*]', "_", job)
+
+
+def find_pgo_files(path: Path, job_id: str | None = None) -> list[Path]:
+    """PGO pickles under ``path``: a cache dir, its ``dynamo/`` dir, or one file."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory",
+                         hint="Pass the inductor cache dir (e.g. /tmp/torchinductor_$USER), its dynamo/ dir or a .pkl")
+    if path.is_file():
+        return [path]
+    candidates = [path / "dynamo", path]
+    files: list[Path] = []
+    for directory in candidates:
+        if directory.is_dir():
+            files = sorted(p for p in directory.glob("code_state_*.pkl") if p.is_file())
+            if files:
+                break
+    if not files:
+        raise InputError(f"{path}: no code_state_*.pkl files here or in {path / 'dynamo'}",
+                         hint="torch writes PGO state only when TORCH_COMPILE_JOB_ID is set")
+    if job_id is not None:
+        prefix = f"code_state_{_file_key(job_id)}_"
+        chosen = [p for p in files if p.name.startswith(prefix) and job_of(p.name) == _file_key(job_id)]
+        if not chosen:
+            jobs = ", ".join(sorted({job_of(p.name) for p in files}))
+            raise InputError(f"{path}: no PGO state for job {job_id!r}", hint=f"Jobs found: {jobs}")
+        files = chosen
+    return files
+
+
+def read_pgo_files(files: Iterable[Path], state: PgoState | None = None) -> PgoState:
+    """Read and merge PGO pickles; unreadable ones go to ``state.skipped`` with the reason."""
+    state = state or PgoState()
+    for path in files:
+        try:
+            data = path.read_bytes()
+            frames = loads_state(data)
+        except (OSError, ValueError, TypeError, AttributeError, KeyError, IndexError,
+                pickle.UnpicklingError, RecursionError, MemoryError) as e:
+            state.skipped.append((str(path), str(e) or type(e).__name__))
+            continue
+        state.inputs.append(str(path))
+        job = job_of(path.name)
+        if job and job not in state.jobs:
+            state.jobs.append(job)
+        for key, entries in frames:
+            for source, entry in entries.items():
+                state.add(key, source, entry)
+    return state

@@ -1,0 +1,163 @@
+"""PGO state as text: torch's ``render_code_state`` output, as found in a TORCH_TRACE.
+
+torch logs the whole state as a string artifact each time it reads or writes it
+(``put_local_code_state``, ``get_local_code_state``, ``put_remote_code_state``,
+``get_remote_code_state``, ``get_extra_remote_code_state`` in ``torch/_dynamo/pgo.py``)::
+
+    V1122 01:19:44.836000 7124 torch/_logging/_internal.py:1489] {"artifact": {"name": "put_local_code_state", "encoding": "string"}, ..., "has_payload": "60cc…"}
+    \thash(cc0d5748)/work/prog.py:61:scale:
+    \t  L['x']: tensor size=[4, ?] stride=[S(1), 1]
+    \t  L['n']: fully dynamic scalar or tensor
+    \t
+    \tPGO detected a recompilation due to dynamic shapes. ... TORCH_COMPILE_DYNAMIC_SOURCES="…"
+
+Each artifact is the full state at that moment and the state only grows, so merging all of
+them gives the final state. The trace envelopes are read by ``dyncli.logparse.trace``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from dyncli.core.pgo import DYNAMIC, UNSET, Entry, FrameKey, InferStride, PgoState, entry_from_parts
+from dyncli.errors import InputError
+from dyncli.logparse.trace import PAYLOAD_ARTIFACTS, TraceParser
+
+_HEADER_RE = re.compile(r"^hash\((?P<hash>[^)]*)\)(?P<file>.*):(?P<line>\d+):(?P<name>[^:]*):$")
+_ENTRY_RE = re.compile(
+    r"^  (?P<source>.+?): (?P<render>tensor size=\[[^\]]*\] stride=\[[^\]]*\]|scalar \S+"
+    r"|fully dynamic scalar or tensor|unusual FrameStateSizeEntry\(.*\))$"
+)
+_TENSOR_RE = re.compile(r"^tensor size=\[(?P<size>[^\]]*)\] stride=\[(?P<stride>[^\]]*)\]$")
+_UNUSUAL_RE = re.compile(r"scalar=(?P<scalar>.*?), size=(?P<size>.*?), stride=(?P<stride>.*?)(?:, excluded|\)$)")
+_UNUSUAL_TOKEN_RE = re.compile(r"<AutoDynamic\.token: 0>|<AutoUnset\.token: 0>|InferStride\(dim=(\d+)\)|-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def _atom(text: str) -> object:
+    text = text.strip()
+    if text == "?":
+        return DYNAMIC
+    m = re.fullmatch(r"S\((\d+)\)", text)
+    if m:
+        return InferStride(int(m.group(1)))
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _tuple(text: str) -> tuple[object, ...]:
+    return tuple(_atom(p) for p in text.split(",")) if text.strip() else ()
+
+
+def _unusual_part(text: str) -> object:
+    """A field of ``repr(FrameStateSizeEntry)``: a token, an int, or a tuple of those."""
+    text = text.strip()
+    if text.startswith("("):
+        out: list[object] = []
+        for m in _UNUSUAL_TOKEN_RE.finditer(text):
+            tok = m.group(0)
+            out.append(DYNAMIC if "AutoDynamic" in tok else
+                       InferStride(int(m.group(1))) if m.group(1) else _atom(tok))
+        return tuple(out)
+    if "AutoDynamic" in text:
+        return DYNAMIC
+    if "AutoUnset" in text:
+        return UNSET
+    return _atom(text)
+
+
+def parse_render(render: str) -> Entry:
+    """Invert ``FrameStateSizeEntry.render()``. Raises ``ValueError`` on text it cannot read."""
+    if render == "fully dynamic scalar or tensor":
+        return entry_from_parts(DYNAMIC, DYNAMIC, DYNAMIC)
+    if render.startswith("scalar "):
+        return entry_from_parts(_atom(render[len("scalar "):]), DYNAMIC, DYNAMIC)
+    m = _TENSOR_RE.match(render)
+    if m:
+        return entry_from_parts(DYNAMIC, _tuple(m.group("size")), _tuple(m.group("stride")))
+    m = _UNUSUAL_RE.search(render)
+    if render.startswith("unusual ") and m:
+        return entry_from_parts(_unusual_part(m.group("scalar")), _unusual_part(m.group("size")),
+                                _unusual_part(m.group("stride")))
+    raise ValueError(f"unrecognized entry {render!r}")
+
+
+def parse_rendered_state(lines: Iterable[str]) -> list[tuple[FrameKey, dict[str, Entry]]]:
+    """Parse ``render_code_state`` text (without the trace's leading tab) into frames."""
+    frames: list[tuple[FrameKey, dict[str, Entry]]] = []
+    current: dict[str, Entry] | None = None
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if not line.strip() or line.startswith("PGO detected"):
+            continue
+        header = _HEADER_RE.match(line)
+        if header:
+            key = FrameKey(header.group("file"), int(header.group("line")), header.group("name"),
+                           header.group("hash"))
+            current = {}
+            frames.append((key, current))
+            continue
+        entry = _ENTRY_RE.match(line)
+        if entry and current is not None:
+            current[entry.group("source")] = parse_render(entry.group("render"))
+            continue
+        raise ValueError(f"unrecognized line {line.strip()[:80]!r}")
+    return frames
+
+
+CODE_STATE_ARTIFACTS = frozenset(n for n in PAYLOAD_ARTIFACTS if n.endswith("code_state"))
+
+
+def _open_lines(path: Path) -> Iterator[bytes]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        yield from fh
+
+
+def code_state_artifacts(path: Path) -> Iterator[tuple[str, str]]:
+    """(artifact name, payload) of every ``*_code_state`` artifact in a TORCH_TRACE file."""
+    parser = TraceParser(str(path), keep=frozenset({"artifact"}), payloads=frozenset({"artifact"}))
+    for record in parser.feed(_open_lines(path)):
+        name = record.meta.get("name")
+        if name in CODE_STATE_ARTIFACTS and record.payload is not None:
+            yield str(name), record.payload
+
+
+def trace_files(path: Path) -> list[Path]:
+    """A trace file, or the ``*.log`` / ``*.log.gz`` files of a TORCH_TRACE dir."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    if path.is_file():
+        return [path]
+    files = sorted(p for p in path.iterdir() if p.is_file() and (p.name.endswith(".log") or p.name.endswith(".log.gz")))
+    if not files:
+        raise InputError(f"{path}: no *.log trace files in this directory",
+                         hint="Point --from-trace at the TORCH_TRACE dir or one of its files")
+    return files
+
+
+def read_trace_files(files: Iterable[Path], state: PgoState | None = None) -> PgoState:
+    """Merge the code state of every artifact in each trace file; note files without any."""
+    state = state or PgoState()
+    for path in files:
+        frames: list[tuple[FrameKey, dict[str, Entry]]] = []
+        found = 0
+        try:
+            for _name, payload in code_state_artifacts(path):
+                frames.extend(parse_rendered_state(payload.splitlines()))
+                found += 1
+        except (OSError, ValueError, EOFError, InputError) as e:
+            state.skipped.append((str(path), str(e) or type(e).__name__))
+            continue
+        if found == 0:
+            state.skipped.append((str(path), "no put/get_*_code_state artifacts (was TORCH_COMPILE_JOB_ID set?)"))
+            continue
+        state.inputs.append(str(path))
+        for key, entries in frames:
+            for source, entry in entries.items():
+                state.add(key, source, entry)
+    return state

@@ -1,0 +1,286 @@
+"""PGO state → :class:`Suggestion`: the inputs to allow-list in TORCH_COMPILE_DYNAMIC_SOURCES.
+
+How torch reads the list (``torch/_dynamo/variables/builder.py``, torch 2.14): the string has
+every space removed, is split on commas, an entry ending in ``:N`` applies to dim ``N`` only,
+and an entry matches a source when ``pattern == name or re.match(pattern, name)``. So an entry
+must have no comma or space, must compile as a regex (``re.match`` raises otherwise, during
+compilation), and should match only the names meant: ``[`` starts a character class, so the
+raw name ``L['x']`` as a regex means "``L`` then one of ``'``/``x``". Raw names are emitted
+(exact equality matches them) unless the regex would also match another recorded source, or
+the name cannot be written raw; those get an escaped, ``$``-anchored form and a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dyncli.core.config import SuggestConfig
+from dyncli.core.pgo import Entry, PgoState, find_pgo_files, read_pgo_files
+from dyncli.core.pgo_text import read_trace_files, trace_files
+from dyncli.errors import InputError, UsageError
+
+ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
+# The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18); torch 2.14.1
+# is the oldest release it was verified in here, so older targets get whole-source entries.
+DIM_SUFFIX_SINCE = (2, 14)
+
+# Inputs of the frame itself: a local, optionally indexed (args tuples, kwargs dicts).
+_INPUT_RE = re.compile(r"^L\['[^']*'\](?:\[(?:\d+|'[^']*')\])*$")
+_RESUME_PREFIX = "torch_dynamo_resume_in_"
+
+
+@dataclass(frozen=True)
+class FrameRef:
+    """Where a compiled frame's code lives."""
+
+    function: str
+    file: str
+    line: int
+
+    def label(self) -> str:
+        """``file:line:function``, the string ``--frame`` matches."""
+        return f"{self.file}:{self.line}:{self.function}"
+
+
+@dataclass(frozen=True)
+class InputRow:
+    """One recorded input of a frame, as torch renders it, and what dyncli did with it.
+
+    ``status``: ``suggested`` (in the output), ``static`` (never varied), ``param``
+    (parameter / module attribute / global, left out by default), ``excluded`` (``--exclude``).
+    """
+
+    source: str
+    render: str
+    kind: str
+    dynamic_dims: tuple[int, ...] | None
+    status: str
+
+
+@dataclass(frozen=True)
+class FrameReport:
+    """A frame and its recorded inputs."""
+
+    frame: FrameRef
+    inputs: tuple[InputRow, ...]
+
+
+@dataclass(frozen=True)
+class SourceSuggestion:
+    """One source to mark dynamic and the allow-list entries that do it.
+
+    ``dims`` is ``None`` for scalars and for whole-source entries. ``maybe_dims`` are dims once
+    seen with size 0 or 1 (torch specializes those: use ``maybe_mark_dynamic``). ``local`` is
+    the Python expression of the tensor in its frame when ``mark_dynamic`` can reach it;
+    ``dynamic_dims`` are all dims torch found dynamic, whatever form the entries take.
+    """
+
+    source: str
+    kind: str
+    dims: tuple[int, ...] | None
+    entries: tuple[str, ...]
+    frames: tuple[FrameRef, ...]
+    maybe_dims: tuple[int, ...] = ()
+    escaped: bool = False
+    local: str | None = None
+    dynamic_dims: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The result of ``dyncli suggest``."""
+
+    frames: tuple[FrameReport, ...]
+    sources: tuple[SourceSuggestion, ...]
+    inputs: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]
+    jobs: tuple[str, ...]
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+    left_out: tuple[str, ...]
+    torch_hint: str
+    per_dim: bool
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """Every allow-list entry, in order."""
+        return tuple(e for s in self.sources for e in s.entries)
+
+    @property
+    def value(self) -> str:
+        """The TORCH_COMPILE_DYNAMIC_SOURCES value."""
+        return ",".join(self.entries)
+
+    @property
+    def env(self) -> str:
+        """The full ``TORCH_COMPILE_DYNAMIC_SOURCES=…`` assignment, shell-quoted."""
+        return f"{ENV_VAR}={shell_quote(self.value)}"
+
+
+def shell_quote(value: str) -> str:
+    """Double quotes as torch's own hint writes them, single quotes where ``$ \\ ` "`` occur."""
+    if not re.search(r'[$`"\\]', value):
+        return f'"{value}"'
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def parse_torch_version(text: str) -> tuple[int, int]:
+    """``2.5.1+cu124`` → ``(2, 5)``; a ``UsageError`` for anything else."""
+    m = re.match(r"^\s*v?(\d+)\.(\d+)", text)
+    if not m:
+        raise UsageError(f"--torch-version: expected a version such as 2.5 or 2.14.1, got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _compile(pattern: str | None, option: str) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise UsageError(f"{option}: not a valid regex {pattern!r}: {e}") from None
+
+
+def _kind(entry: Entry) -> str:
+    return "tensor" if entry.is_tensor else "scalar"
+
+
+def _escaped(name: str) -> str:
+    """An anchored regex matching exactly ``name``, with no comma or space in it."""
+    return re.escape(name).replace("\\ ", "\\x20").replace(",", "\\x2c") + "$"
+
+
+def _pattern_for(name: str, others: set[str], warnings: list[str]) -> tuple[str, bool]:
+    """The entry text naming ``name``: raw when that is safe, else escaped (and why)."""
+    problem = None
+    if re.search(r"[\s,]", name):
+        problem = "contains a comma or space, which torch strips or splits on"
+    elif re.search(r":\d+$", name):
+        problem = "ends in ':N', which torch would read as a dim"
+    else:
+        try:
+            rx = re.compile(name)
+        except re.error:
+            problem = "is not a valid regex (torch would raise on it while compiling)"
+        else:
+            hits = sorted(o for o in others if o != name and rx.match(o))
+            if hits:
+                problem = f"as a regex also matches {', '.join(hits[:3])}" + (" …" if len(hits) > 3 else "")
+    if problem is None:
+        return name, False
+    warnings.append(f"{name} {problem}; emitted as the anchored regex {_escaped(name)}")
+    return _escaped(name), True
+
+
+def _local_expr(source: str, frames: list[FrameRef]) -> str | None:
+    """``L['x']`` → ``x``, ``L['kwargs']['ids']`` → ``kwargs['ids']`` (user frames only)."""
+    if all(f.function.startswith(_RESUME_PREFIX) for f in frames):
+        return None
+    m = re.match(r"^L\['([A-Za-z_][A-Za-z0-9_]*)'\](.*)$", source)
+    return m.group(1) + m.group(2) if m and _INPUT_RE.match(source) else None
+
+
+def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
+    """Turn merged PGO state into the allow-list, applying the filters of ``cfg``."""
+    frame_rx = _compile(cfg.frame, "--frame")
+    exclude_rx = _compile(cfg.exclude, "--exclude")
+    per_dim = cfg.torch_version is None or parse_torch_version(cfg.torch_version) >= DIM_SUFFIX_SINCE
+    all_names = {src for _, entries in state.frames.values() for src in entries}
+
+    # source -> (merged entry over frames where it is dynamic, frames)
+    chosen: dict[str, tuple[Entry, list[FrameRef]]] = {}
+    static_in: dict[str, list[FrameRef]] = {}
+    reports: list[FrameReport] = []
+    left_out: list[str] = []
+    torch_hint: dict[str, None] = {}
+    for key, entries in state.frames.values():
+        ref = FrameRef(key.name, key.filename, key.line)
+        if frame_rx is not None and not frame_rx.search(ref.label()):
+            continue
+        rows = []
+        for source, entry in entries.items():
+            dynamic = entry.is_dynamic
+            if dynamic:
+                torch_hint[source] = None
+            if not dynamic:
+                status = "static"
+                static_in.setdefault(source, []).append(ref)
+            elif exclude_rx is not None and exclude_rx.search(source):
+                status = "excluded"
+            elif not cfg.include_params and not _INPUT_RE.match(source):
+                status = "param"
+                if source not in left_out:
+                    left_out.append(source)
+            else:
+                status = "suggested"
+                if source in chosen:
+                    merged, refs = chosen[source]
+                    merged.merge(entry)
+                    refs.append(ref)
+                else:
+                    chosen[source] = (Entry(entry.scalar, entry.size, entry.stride,
+                                            {d: set(v) for d, v in entry.small_sizes.items()}), [ref])
+            row_dims = entry.dynamic_dims() if entry.is_tensor else None
+            rows.append(InputRow(source, entry.render(), _kind(entry), row_dims, status))
+        if rows:
+            reports.append(FrameReport(ref, tuple(rows)))
+
+    warnings: list[str] = []
+    notes: list[str] = []
+    sources = []
+    for source, (entry, refs) in chosen.items():
+        pattern, escaped = _pattern_for(source, all_names, warnings)
+        kind = _kind(entry)
+        dims: tuple[int, ...] | None = None
+        if kind == "tensor":
+            dyn = entry.dynamic_dims()
+            if per_dim and len(dyn) < len(entry.size):
+                dims = dyn
+        texts = tuple(f"{pattern}:{d}" for d in dims) if dims else (pattern,)
+        maybe = tuple(sorted(d for d in (dims or entry.dynamic_dims()) if entry.small_sizes.get(d)))
+        sources.append(SourceSuggestion(source, kind, dims, texts, tuple(refs), maybe, escaped,
+                                        _local_expr(source, refs) if kind == "tensor" else None,
+                                        entry.dynamic_dims()))
+        if source in static_in:
+            where = ", ".join(f.label() for f in static_in[source])
+            notes.append(f"{source} is also an input of {where}, static there; "
+                         "the allow-list entry makes it dynamic in every frame")
+    if left_out:
+        notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s), "
+                     "which torch keeps static (force_parameter_static_shapes, "
+                     "force_nn_module_property_static_shapes) unless allow-listed; "
+                     "--include-params keeps them: " + ", ".join(left_out))
+    if not per_dim:
+        notes.append(f"--torch-version {cfg.torch_version}: whole-source entries (the ':N' dim "
+                     f"suffix is only emitted for torch >= {DIM_SUFFIX_SINCE[0]}.{DIM_SUFFIX_SINCE[1]})")
+    hint = ",".join(torch_hint)
+    return Suggestion(
+        frames=tuple(reports), sources=tuple(sources), inputs=tuple(state.inputs),
+        skipped=tuple(state.skipped), jobs=tuple(state.jobs), warnings=tuple(warnings),
+        notes=tuple(notes), left_out=tuple(left_out),
+        torch_hint=f'{ENV_VAR}="{hint}"' if hint else "", per_dim=per_dim,
+    )
+
+
+def suggest(pgo_dir: Path | None, from_trace: Path | None, job_id: str | None,
+            cfg: SuggestConfig) -> Suggestion:
+    """Read PGO state from ``pgo_dir`` (pickles) and/or ``from_trace`` (TORCH_TRACE) and suggest."""
+    if pgo_dir is None and from_trace is None:
+        raise UsageError("nothing to read: give --pgo-dir DIR or --from-trace PATH",
+                         hint="dyncli suggest --pgo-dir /tmp/torchinductor_$USER")
+    if job_id is not None and pgo_dir is None:
+        raise UsageError("--job-id selects PGO files and needs --pgo-dir")
+    if cfg.torch_version is not None:
+        parse_torch_version(cfg.torch_version)
+    state = PgoState()
+    if pgo_dir is not None:
+        read_pgo_files(find_pgo_files(pgo_dir, job_id), state)
+    if from_trace is not None:
+        read_trace_files(trace_files(from_trace), state)
+    if not state.inputs:
+        detail = "; ".join(f"{f}: {e}" for f, e in state.skipped)
+        raise InputError(f"no usable PGO state was read ({detail})")
+    return build_suggestion(state, cfg)
+

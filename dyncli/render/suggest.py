@@ -1,0 +1,143 @@
+"""Render a :class:`~dyncli.core.suggest.Suggestion`: the fix on stdout, the report on stderr.
+
+stdout carries only the fix in the chosen form, so ``eval "$(dyncli suggest --format shell …)"``
+and redirects work; the per-frame table, notes and warnings go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.table import Table
+
+from dyncli.core.suggest import ENV_VAR, Suggestion
+from dyncli.render import envelope, info, stderr_console, to_json_text, warn, write_json
+
+FORMATS = ("env", "shell", "toml", "python", "json")
+
+
+def to_document(s: Suggestion) -> dict[str, Any]:
+    """The ``--json`` document (schema_version 1; see docs/suggest.md)."""
+    return envelope("suggest", {
+        "env": s.env,
+        "value": s.value,
+        "entries": list(s.entries),
+        "torch_hint": s.torch_hint,
+        "per_dim": s.per_dim,
+        "sources": [{
+            "source": src.source, "kind": src.kind,
+            "dims": list(src.dims) if src.dims is not None else None,
+            "entries": list(src.entries), "maybe_dims": list(src.maybe_dims), "escaped": src.escaped,
+            "frames": [{"function": f.function, "file": f.file, "line": f.line} for f in src.frames],
+        } for src in s.sources],
+        "frames": [{
+            "function": fr.frame.function, "file": fr.frame.file, "line": fr.frame.line,
+            "inputs": [{"source": r.source, "render": r.render, "kind": r.kind,
+                        "dynamic_dims": list(r.dynamic_dims) if r.dynamic_dims is not None else None,
+                        "status": r.status} for r in fr.inputs],
+        } for fr in s.frames],
+        "left_out": list(s.left_out),
+        "inputs": list(s.inputs),
+        "skipped": [{"file": f, "error": e} for f, e in s.skipped],
+        "jobs": list(s.jobs),
+        "warnings": list(s.warnings),
+        "notes": list(s.notes),
+    })
+
+
+def _toml(s: Suggestion) -> str:
+    lines = [f"# dyncli suggest: torch.compiler.config.dynamic_sources ({ENV_VAR}), one entry a line.",
+             "# Join with commas for the environment variable:",
+             f"# {s.env}",
+             "dynamic_sources = ["]
+    for src in s.sources:
+        where = ", ".join(f"{f.file}:{f.line} {f.function}" for f in src.frames)
+        for entry in src.entries:
+            lines.append(f"  {json.dumps(entry, ensure_ascii=False)},  # {where}")
+    lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
+def _python(s: Suggestion) -> str:
+    lines = ["import torch", ""]
+    rest = [e for src in s.sources if src.local is None for e in src.entries]
+    if rest:
+        lines += ["# Sources mark_dynamic cannot reach (ints, attributes, graph-break resume frames):",
+                  f"torch.compiler.config.dynamic_sources = {json.dumps(','.join(rest), ensure_ascii=False)}", ""]
+    seen: dict[tuple[str, int, str], list[str]] = {}
+    for src in s.sources:
+        if src.local is None:
+            continue
+        frame = next(f for f in src.frames if not f.function.startswith("torch_dynamo_resume_in_"))
+        maybe = set(src.maybe_dims)
+        calls = []
+        for fn, ds in (("mark_dynamic", [d for d in src.dynamic_dims if d not in maybe]),
+                       ("maybe_mark_dynamic", [d for d in src.dynamic_dims if d in maybe])):
+            if ds:
+                calls.append(f"torch._dynamo.{fn}({src.local}, {ds[0] if len(ds) == 1 else ds})")
+        seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
+    if not rest and not seen:
+        lines.append("# nothing to mark dynamic")
+    for (file, line, function), calls in seen.items():
+        lines.append(f"# {file}:{line} {function}: before calling it, on the tensors passed in")
+        lines += calls
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_fix(s: Suggestion, fmt: str) -> str:
+    """The fix as text in one of :data:`FORMATS`."""
+    if fmt == "env":
+        return s.env + "\n"
+    if fmt == "shell":
+        return f"export {s.env}\n"
+    if fmt == "toml":
+        return _toml(s)
+    if fmt == "python":
+        return _python(s)
+    return to_json_text(to_document(s))
+
+
+def _report(s: Suggestion) -> None:
+    err = stderr_console()
+    for fr in s.frames:
+        table = Table(title=f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}", title_justify="left",
+                      show_edge=False, pad_edge=False)
+        for col in ("source", "recorded by torch", "dynamic", "suggest"):
+            table.add_column(col, overflow="fold")
+        for r in fr.inputs:
+            if r.status == "static":
+                dyn = "-"
+            elif r.dynamic_dims is None:
+                dyn = "value" if r.kind == "scalar" else "all"
+            else:
+                dyn = ",".join(map(str, r.dynamic_dims)) or "-"
+            table.add_row(r.source, r.render, dyn, {"suggested": "yes", "static": "-", "param": "left out",
+                                                     "excluded": "excluded"}[r.status])
+        err.print(table)
+    if s.torch_hint:
+        info(f"torch's own hint: {s.torch_hint}")
+
+
+def print_suggestion(s: Suggestion, fmt: str, json_path: str | None, quiet: bool = False) -> None:
+    """Warnings and the report to stderr, the fix to stdout, and the ``--json`` file."""
+    for file, error in s.skipped:
+        warn(f"skipped {file}: {error}")
+    if len(s.jobs) > 1:
+        warn(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id")
+    for w in s.warnings:
+        warn(w)
+    if not quiet:
+        _report(s)
+        for note in s.notes:
+            info(f"Note: {note}")
+        if not s.sources:
+            info("Nothing to allow-list: no recorded input is dynamic"
+                 + (" (once the left-out sources above are set aside)." if s.left_out else "."))
+    if json_path == "-":  # stdout holds the JSON document alone
+        write_json("-", to_document(s))
+        return
+    if json_path is not None:
+        write_json(json_path, to_document(s))
+    print(render_fix(s, fmt), end="")
