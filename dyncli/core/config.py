@@ -80,9 +80,9 @@ class SuggestConfig:
 
     format: str = _opt("env", "Output form: env, shell, toml, python or json.", ("env", "shell", "toml", "python", "json"))
     include_params: bool = _opt(False, "Keep parameters and module attributes (forced static by default).")
-    frame: str | None = _opt(None, "Only frames whose file:line:function matches this regex.")
-    exclude: str | None = _opt(None, "Drop sources matching this regex.")
-    torch_version: str | None = _opt(None, "Target torch version; before 2.6 whole-source entries are emitted.")
+    frame: str | None = _opt(None, "Only frames whose file:line:function matches this regex (re.search).")
+    exclude: str | None = _opt(None, "Drop sources whose name matches this regex (re.search).")
+    torch_version: str | None = _opt(None, "Target torch version; before 2.14 whole-source entries (no :N dim suffix) are emitted.")
 
 
 TABLES: dict[str, type] = {"bench": BenchConfig, "diagnose": DiagnoseConfig, "suggest": SuggestConfig}
