@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
-from dyncli.errors import NotImplementedYet
+from dyncli.errors import DyncliError, UsageError
 
 HELP = "Benchmark eager vs compiled on actually varied input shapes."
 EPILOG = """\b
@@ -18,16 +18,64 @@ Examples:
 """
 
 
+def _split(text: str | None) -> list[str] | None:
+    return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
+
+
 def bench(
     model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.")] = None,
+    list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.")] = False,
+    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic.")] = None,
     variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).")] = None,
     spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of the shape and input RNG.")] = None,
+    vary: Annotated[str | None, typer.Option(help="Dims to vary: batch, seq or batch,seq (hf: models).")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Base batch size (default: per model and device).")] = None,
+    batch_dim: Annotated[int | None, typer.Option(help="Input dim that is the batch (default: every dim equal to the batch size).")] = None,
+    seq_len: Annotated[int | None, typer.Option(help="Base sequence length of hf: models.")] = None,
     repeat: Annotated[int | None, typer.Option(help="Timed interleaved reps per variation.")] = None,
     warmup: Annotated[int | None, typer.Option(help="Untimed calls per variation.")] = None,
+    mode: Annotated[str | None, typer.Option(help="inference or training.")] = None,
+    device: Annotated[str | None, typer.Option(help="auto, cpu or cuda.")] = None,
+    dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or amp.")] = None,
+    hf_config: Annotated[str | None, typer.Option(metavar="K=V,...", help="Overrides of the hf: model config, e.g. num_hidden_layers=2.")] = None,
+    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 when any variation failed.")] = None,
+    csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation.")] = None,
+    plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    resolve_config("bench", config, verbose, variations=variations, spread=spread,
-                   repeat=repeat, warmup=warmup)
-    raise NotImplementedYet("dyncli bench is not implemented yet")
+    from dyncli.core import zoo
+
+    overrides = zoo.parse_overrides(hf_config) if hf_config is not None else None
+    resolved = resolve_config(
+        "bench", config, verbose, strategy=_split(strategy), variations=variations,
+        spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
+        seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
+        hf_config=overrides, strict=strict)
+    from dyncli.render import bench as render
+
+    if list_models:
+        listing = zoo.listing()
+        render.print_listing(listing.torchvision, listing.timm_count, listing.hf_examples)
+        return
+    if not model:
+        raise UsageError("Give a model to benchmark", hint="See the names with: dyncli bench --list")
+    from dyncli.core.bench import run_bench
+
+    cfg = resolved.config
+    with render.progress_hooks() as hooks:
+        hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
+        result = run_bench(model, cfg, hooks)
+    render.print_result(result, to_stderr=json_path == "-")
+    if json_path == "-":
+        render.write_json("-", render.to_document(result))
+    if result.interrupted:
+        raise typer.Exit(130)
+    if not result.ran:
+        raise DyncliError(f"{model}: nothing ran (" + ", ".join(
+            f"{r.strategy}: {r.status}" for r in result.runs) + ")")
+    if cfg.strict and result.failed:
+        raise DyncliError(f"{model}: failures with --strict (" + ", ".join(
+            f"{r.strategy}: {r.status}" for r in result.runs if r.status != "pass") + ")")

@@ -1,0 +1,313 @@
+"""``dyncli bench``: eager vs inductor on actually varied shapes, one strategy after another.
+
+Per strategy (each from ``torch._dynamo.reset()``, one :class:`CountingBackend`), per
+variation in plan order:
+
+1. clone the variation's inputs (made once, up front, from one seeded generator);
+2. one untimed eager call — the reference output;
+3. the first compiled call, timed apart: it compiles when this shape is new to the strategy;
+   the compile count, the recompile reasons and the accuracy verdict come from it;
+4. ``warmup`` untimed (eager, compiled) pairs, then ``repeat`` timed (eager, compiled) pairs
+   on the same tensors — the compiled side always runs the varied batch, never the base one.
+
+Failures are statuses, not exceptions: the other variations and strategies go on.
+"""
+
+from __future__ import annotations
+
+import platform
+import resource
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from dyncli import __version__
+from dyncli.core import accuracy, inputs, stats, strategies, zoo
+from dyncli.core.bench_result import (
+    PASS,
+    BenchResult,
+    Call,
+    Environment,
+    Hooks,
+    RunResult,
+    VariationResult,
+)
+from dyncli.core.compile_watch import CountingBackend, Watch, clean_reason, watch
+from dyncli.core.config import BenchConfig
+from dyncli.core.shapes import DimPlan, Variation, detect_dims, plan_variations
+from dyncli.core.timing import Clock, CpuClock, CudaClock, interleaved
+from dyncli.errors import ModelError, UsageError
+
+
+def resolve_device(requested: str, warn: Callable[[str], None]) -> str:
+    """``auto`` → cuda when available, else cpu (with one warning); ``cuda`` needs a GPU."""
+    import torch
+
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: no CUDA device is available",
+                         hint="Use --device cpu (or auto)")
+    if requested == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        warn("no CUDA device found; benchmarking on CPU (--device cpu silences this)")
+        return "cpu"
+    return requested
+
+
+def _environment(device: str, dtype: str) -> Environment:
+    import torch
+
+    name = torch.cuda.get_device_name() if device == "cuda" else _cpu_name()
+    return Environment(__version__, torch.__version__, platform.python_version(), device, name,
+                       dtype, torch.get_num_threads())
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _is_oom(err: BaseException) -> bool:
+    import torch
+
+    return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
+
+
+def _failure(err: BaseException, default: str) -> str:
+    return "OOM" if _is_oom(err) else default
+
+
+def _peak_memory(device: str) -> int:
+    import torch
+
+    if device == "cuda":
+        return int(torch.cuda.max_memory_allocated())
+    # ru_maxrss is KiB on Linux, bytes on macOS; the process peak (it cannot be reset).
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+class _Runner:
+    """State shared by the strategies of one benchmark."""
+
+    def __init__(self, cfg: BenchConfig, built: zoo.Built, device: str, dims: DimPlan,
+                 plan: list[Variation], hooks: Hooks) -> None:
+        import torch
+
+        self.cfg, self.built, self.device, self.dims, self.plan = cfg, built, device, dims, plan
+        self.hooks = hooks
+        self.model = strategies.prepare_model(built.model, cfg.mode, cfg.dtype, device)
+        self.autocast = strategies.autocast_context(device, cfg.dtype)
+        self.clock: Clock = CudaClock(torch, device) if device == "cuda" else CpuClock()
+        gen = torch.Generator().manual_seed(cfg.seed)
+        self.inputs = [inputs.make_inputs(built, dims, v, gen, cfg.dtype, device) for v in plan]
+        self.phase = "first"
+        self.in_calls = 0.0
+
+    def _fn(self, fn: Any, strategy: str, index: int, side: str) -> Any:
+        tap = self.hooks.tap
+        if tap is None:
+            return fn
+
+        def tapped(*args: Any, **kwargs: Any) -> Any:
+            tap(Call(strategy, index, self.phase, side, args, kwargs))
+            return fn(*args, **kwargs)
+        return tapped
+
+    def _call(self, step: Callable[[], Any]) -> tuple[Any, float]:
+        t0 = time.perf_counter()
+        try:
+            return step(), time.perf_counter() - t0
+        finally:
+            self.in_calls += time.perf_counter() - t0
+
+    def run_strategy(self, strategy: str, done: list[int], total: int) -> RunResult:
+        import torch
+
+        run = RunResult(self.built.name, strategy, self.cfg.mode)
+        backend = CountingBackend()
+        compiled = strategies.compile_model(self.model, strategy, backend)
+        if self.device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        self.in_calls = 0.0
+        t_run = time.perf_counter()
+        try:
+            with watch() as w:
+                for variation in self.plan:
+                    vr = self._variation(strategy, variation, compiled, backend, w)
+                    run.variations.append(vr)
+                    done[0] += 1
+                    if self.hooks.progress:
+                        self.hooks.progress(strategy, done[0], total)
+        except KeyboardInterrupt:
+            run.status = "interrupted"
+            raise
+        finally:
+            run.compiles = backend.compiles
+            run.backend_compile_s = backend.backend_seconds
+            run.compile_time_s = sum(v.compile_time_s for v in run.variations)
+            run.recompile_limit_hit = w.limit_hit if "w" in locals() else False
+            run.limit_messages = list(w.limit_messages) if "w" in locals() else []
+            run.peak_memory_bytes = _peak_memory(self.device)
+            run.wall_s = time.perf_counter() - t_run
+            run.in_calls_s = self.in_calls
+            run.finish()
+            torch._dynamo.reset()
+        return run
+
+    def _variation(self, strategy: str, variation: Variation, compiled: Any,
+                   backend: CountingBackend, w: Watch) -> VariationResult:
+        cfg, b = self.cfg, self.built
+        args, kwargs = inputs.clone_inputs(*self.inputs[variation.index])
+        strategies.mark_inputs(strategy, args, kwargs, self.dims)
+        vr = VariationResult(variation.index, inputs.batch_of(args, kwargs, self.dims),
+                             variation.seq_len, inputs.shapes_of(args, kwargs))
+        eager_fn = self._fn(self.model, strategy, variation.index, "eager")
+        comp_fn = self._fn(compiled, strategy, variation.index, "compiled")
+
+        def step(fn: Any, keep: bool) -> Callable[[], Any]:
+            return strategies.make_step(fn, self.model, cfg.mode, args, kwargs, b.loss,
+                                        b.num_classes, self.autocast, keep_grads=keep)
+
+        self.phase = "first"
+        try:
+            ref, _ = self._call(step(eager_fn, True))
+        except Exception as e:
+            vr.accuracy, vr.detail = _failure(e, "eager_fail_to_run"), _short(e)
+            return vr
+        before = backend.compiles
+        w.mark()
+        try:
+            res, vr.first_call_s = self._call(step(comp_fn, True))
+        except Exception as e:
+            vr.accuracy, vr.detail = _failure(e, "fail_to_compile"), _short(e)
+            vr.compiles = backend.compiles - before
+            return vr
+        vr.compiles = backend.compiles - before
+        vr.recompiled = vr.compiles > 0
+        vr.compile_time_s = vr.first_call_s if vr.recompiled else 0.0
+        vr.recompile_reasons = [clean_reason(r) for r in w.reasons_since()]
+        verdict = accuracy.compare(ref, res)
+        del ref, res
+        if not verdict.ok:
+            vr.accuracy = "fail_accuracy"
+        vr.detail = verdict.detail
+        eager_step, comp_step = step(eager_fn, False), step(comp_fn, False)
+        try:
+            self.phase = "warmup"
+            for _ in range(cfg.warmup):
+                self._call(eager_step)
+                self._call(comp_step)
+            self.phase = "timed"
+            t0 = time.perf_counter()
+            try:
+                samples = interleaved(self.clock, eager_step, comp_step, cfg.repeat)
+            finally:
+                self.in_calls += time.perf_counter() - t0
+        except Exception as e:
+            vr.accuracy, vr.detail = _failure(e, "fail_to_compile"), _short(e)
+            return vr
+        vr.eager_samples, vr.compiled_samples = samples.eager_ms, samples.compiled_ms
+        vr.eager_ms = stats.median(samples.eager_ms)
+        vr.compiled_ms = stats.median(samples.compiled_ms)
+        vr.speedup = stats.speedup(samples.eager_ms, samples.compiled_ms)
+        vr.p_value = stats.p_value(samples.eager_ms, samples.compiled_ms)
+        return vr
+
+
+def _short(err: BaseException) -> str:
+    text = f"{type(err).__name__}: {err}".strip()
+    first = text.splitlines()[0] if text else type(err).__name__
+    return first[:300]
+
+
+def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResult:
+    """Benchmark ``model_name`` under every strategy of ``cfg``; never raises for a model failure.
+
+    Raises :class:`ModelError` for names that do not exist and :class:`UsageError` for
+    impossible settings (before any work); a model that exists but fails to build, run or
+    compile becomes a status in the result. On Ctrl-C the result so far is returned with
+    ``interrupted=True``.
+    """
+    hooks = hooks or Hooks()
+    warnings: list[str] = []
+
+    def warn(text: str) -> None:
+        warnings.append(text)
+        if hooks.warning:
+            hooks.warning(text)
+
+    _validate(cfg)
+    zoo.check_name(model_name)
+    device = resolve_device(cfg.device, warn)
+    settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
+    result = BenchResult(model_name, _environment(device, cfg.dtype), settings, warnings=warnings)
+    try:
+        built = zoo.build(model_name, device=device, batch_size=cfg.batch_size,
+                          seq_len=cfg.seq_len, hf_config=cfg.hf_config,
+                          training=cfg.mode == "training")
+    except ModelError:
+        raise
+    except Exception as e:
+        for s in cfg.strategy:
+            result.runs.append(RunResult(model_name, s, cfg.mode, status="model_fail_to_load",
+                                         error=_short(e)))
+        if hooks.run_done:
+            hooks.run_done(result)
+        return result
+    if "seq" in cfg.vary and built.seq_len is None:
+        raise UsageError(f"--vary seq: {model_name} has no sequence dim (only hf: models do)")
+    dims = detect_dims(inputs.named_shapes(built), built.batch_size, cfg.batch_dim, built.seq_len)
+    for text in dims.warnings:
+        warn(text)
+    result.dims = {"batch": {k: list(v) for k, v in dims.batch.items()},
+                   "seq": {k: list(v) for k, v in dims.seq.items()}}
+    plan = plan_variations(cfg.batch_size or built.batch_size, cfg.variations, cfg.spread,
+                           cfg.seed, cfg.vary, built.seq_len)
+    runner = _Runner(cfg, built, device, dims, plan, hooks)
+    done, total = [0], len(plan) * len(cfg.strategy)
+    for strategy in cfg.strategy:
+        try:
+            result.runs.append(runner.run_strategy(strategy, done, total))
+        except KeyboardInterrupt:
+            result.interrupted = True
+            break
+        finally:
+            if hooks.run_done:
+                hooks.run_done(result)
+    return result
+
+
+def _validate(cfg: BenchConfig) -> None:
+    from dyncli.core.config import STRATEGIES
+    from dyncli.core.shapes import VARY_CHOICES
+
+    bad = [s for s in cfg.strategy if s not in STRATEGIES]
+    if bad:
+        raise UsageError(f"--strategy: unknown {', '.join(bad)}",
+                         hint=f"Choose from: {', '.join(STRATEGIES)}")
+    if not cfg.strategy:
+        raise UsageError("--strategy: give at least one strategy")
+    bad = [v for v in cfg.vary if v not in VARY_CHOICES]
+    if bad or not cfg.vary:
+        raise UsageError(f"--vary: unknown {', '.join(bad) or '(empty)'}",
+                         hint="Choose batch, seq or batch,seq")
+    checks = [(cfg.variations >= 1, "--variations must be >= 1"),
+              (0 <= cfg.spread < 1, "--spread must be in [0, 1)"),
+              (cfg.repeat >= 2, "--repeat must be >= 2 (medians and p-values need samples)"),
+              (cfg.warmup >= 0, "--warmup must be >= 0"),
+              (cfg.batch_size is None or cfg.batch_size >= 1, "--batch-size must be >= 1"),
+              (cfg.seq_len is None or cfg.seq_len >= 1, "--seq-len must be >= 1")]
+    for ok, message in checks:
+        if not ok:
+            raise UsageError(message)
+
+
+__all__ = ["PASS", "BenchResult", "Hooks", "resolve_device", "run_bench"]

@@ -1,0 +1,139 @@
+"""The result of ``dyncli bench``: plain dataclasses, no torch, rendered once by render.bench."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dyncli.core.stats import Summary, summarize
+
+PASS = "pass"
+# Failure statuses, most severe first (the run's status is the worst of its variations).
+FAILURES = ("model_fail_to_load", "eager_fail_to_run", "OOM", "fail_to_compile",
+            "fail_accuracy", "interrupted")
+
+
+@dataclass
+class VariationResult:
+    """One variation of one strategy: timings, compile facts and the accuracy verdict."""
+
+    index: int
+    batch_size: int | None
+    seq_len: int | None
+    shapes: dict[str, list[int]]
+    eager_ms: float = float("nan")
+    compiled_ms: float = float("nan")
+    speedup: float = float("nan")
+    p_value: float = float("nan")
+    eager_samples: list[float] = field(default_factory=list)
+    compiled_samples: list[float] = field(default_factory=list)
+    recompiled: bool = False
+    compiles: int = 0
+    first_call_s: float = float("nan")
+    compile_time_s: float = 0.0
+    recompile_reasons: list[str] = field(default_factory=list)
+    accuracy: str = PASS
+    detail: str = ""
+
+    @property
+    def timed(self) -> bool:
+        """Whether steady-state timings exist for this variation."""
+        return bool(self.eager_samples) and bool(self.compiled_samples)
+
+
+@dataclass
+class RunResult:
+    """One strategy on one model: its variations and their summary."""
+
+    model: str
+    strategy: str
+    mode: str
+    variations: list[VariationResult] = field(default_factory=list)
+    status: str = PASS
+    compiles: int = 0
+    compile_time_s: float = 0.0
+    backend_compile_s: float = 0.0
+    recompile_limit_hit: bool = False
+    limit_messages: list[str] = field(default_factory=list)
+    peak_memory_bytes: int | None = None
+    wall_s: float = 0.0
+    in_calls_s: float = 0.0
+    error: str = ""
+
+    @property
+    def speedup(self) -> Summary:
+        """Median, min, max, std and geomean of the per-variation speedups."""
+        return summarize([v.speedup for v in self.variations if v.timed])
+
+    def finish(self) -> None:
+        """Set the run's status to the worst of its variations' (``pass`` when all passed)."""
+        statuses = [v.accuracy for v in self.variations]
+        if self.status != PASS:
+            statuses.append(self.status)
+        worst = [s for s in FAILURES if s in statuses]
+        self.status = worst[0] if worst else PASS
+
+
+@dataclass
+class Environment:
+    """Where the benchmark ran."""
+
+    dyncli: str
+    torch: str
+    python: str
+    device: str
+    device_name: str
+    dtype: str
+    threads: int | None = None
+
+
+@dataclass
+class BenchResult:
+    """Everything ``dyncli bench`` measured, in run order."""
+
+    model: str
+    environment: Environment
+    settings: dict[str, Any]
+    runs: list[RunResult] = field(default_factory=list)
+    dims: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def ran(self) -> bool:
+        """Whether at least one variation produced timings."""
+        return any(v.timed for r in self.runs for v in r.variations)
+
+    @property
+    def failed(self) -> bool:
+        """Whether anything did not pass."""
+        return self.interrupted or any(r.status != PASS for r in self.runs)
+
+
+@dataclass
+class Hooks:
+    """Callbacks from the core to the front end; all optional.
+
+    ``progress(strategy, done, total)`` after each variation; ``warning(text)`` once per
+    warning; ``run_done(result)`` after each strategy (the command writes partial files here);
+    ``tap(call)`` sees every model call the harness makes (tests prove eager and compiled get
+    the same inputs with it).
+    """
+
+    progress: Callable[[str, int, int], None] | None = None
+    warning: Callable[[str], None] | None = None
+    run_done: Callable[[BenchResult], None] | None = None
+    tap: Callable[[Call], None] | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call as the harness made it (for ``Hooks.tap``)."""
+
+    strategy: str
+    variation: int
+    phase: str  # first | warmup | timed
+    side: str   # eager | compiled
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]

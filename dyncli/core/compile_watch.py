@@ -1,0 +1,127 @@
+"""Counting compiles and recompiles at the source. Every hook restores torch's state.
+
+- :class:`CountingBackend` wraps inductor (``torch._dynamo.lookup_backend("inductor")``): each
+  call is one graph handed to the compiler, i.e. one (re)compilation of a frame. One instance
+  is used per strategy: dynamo checks the backend of cached entries, so a new callable for the
+  same code would itself force a recompile ("BACKEND_MATCH failure" in torch 2.14).
+- :func:`watch` snapshots ``torch._dynamo.utils.guard_failures`` — the reason strings dynamo
+  stores for every guard that failed before a recompile (``guards.get_guard_fail_reason``) —
+  and installs a logging handler on ``torch._dynamo.convert_frame`` to catch the
+  "torch._dynamo hit config.recompile_limit" warning, after which dynamo silently runs the
+  frame in eager mode.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+LIMIT_LOGGER = "torch._dynamo.convert_frame"
+LIMIT_MARKER = "torch._dynamo hit config."
+
+
+class CountingBackend:
+    """A torch.compile backend that counts graphs and times the backend, then runs inductor."""
+
+    def __init__(self, inner: Any = None) -> None:
+        if inner is None:
+            import torch._dynamo
+
+            inner = torch._dynamo.lookup_backend("inductor")
+        self._inner = inner
+        self.compiles = 0
+        self.backend_seconds = 0.0
+        self.graph_sizes: list[int] = []
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        """Count, then hand the graph to inductor (timing only the backend part)."""
+        self.compiles += 1
+        self.graph_sizes.append(len(getattr(getattr(gm, "graph", None), "nodes", ())))
+        t0 = time.perf_counter()
+        try:
+            return self._inner(gm, example_inputs, **kwargs)
+        finally:
+            self.backend_seconds += time.perf_counter() - t0
+
+
+class _LimitHandler(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = record.getMessage()
+        except Exception:  # a malformed record must never break the benchmark
+            return
+        if msg.startswith(LIMIT_MARKER):
+            self.messages.append(msg)
+
+
+@dataclass
+class Watch:
+    """What :func:`watch` saw; :meth:`reasons_since` gives the new guard-failure reasons."""
+
+    limit_messages: list[str] = field(default_factory=list)
+    _seen: dict[Any, int] = field(default_factory=dict)
+
+    def mark(self) -> None:
+        """Remember how many reasons each code object has now."""
+        from torch._dynamo.utils import guard_failures
+
+        self._seen = {code: len(reasons) for code, reasons in guard_failures.items()}
+
+    def reasons_since(self) -> list[str]:
+        """Reasons recorded since the last :meth:`mark`, in order, then mark again."""
+        from torch._dynamo.utils import guard_failures
+
+        out: list[str] = []
+        for code, reasons in list(guard_failures.items()):
+            out.extend(str(r) for r in reasons[self._seen.get(code, 0):])
+        self.mark()
+        return out
+
+    @property
+    def limit_hit(self) -> bool:
+        """Whether dynamo reported hitting ``recompile_limit`` (or another cache limit)."""
+        return bool(self.limit_messages)
+
+
+@contextmanager
+def watch() -> Iterator[Watch]:
+    """Collect recompile reasons and recompile-limit warnings; undo the hooks on exit.
+
+    ``torch._dynamo.config.report_guard_failures`` is forced on inside (it is the default) so
+    reasons are recorded, and restored afterwards.
+    """
+    import torch._dynamo.config as dynamo_config
+
+    handler = _LimitHandler()
+    logger = logging.getLogger(LIMIT_LOGGER)
+    old_level = logger.level
+    old_report = dynamo_config.report_guard_failures
+    result = Watch(limit_messages=handler.messages)
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.WARNING:
+        logger.setLevel(logging.WARNING)
+    dynamo_config.report_guard_failures = True
+    try:
+        result.mark()
+        yield result
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        dynamo_config.report_guard_failures = old_report
+
+
+def clean_reason(reason: str) -> str:
+    """A recompile reason without its ``[0/1]: `` compile-id prefix and stack trace tail."""
+    text = reason.split("\nUser stack trace:", 1)[0].strip()
+    head, sep, tail = text.partition(": ")
+    if sep and head.count("/") == 1 and head.replace("/", "").replace("_", "").isdigit():
+        return tail
+    return text

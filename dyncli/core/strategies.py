@@ -1,0 +1,128 @@
+"""How a model is compiled under each strategy, and the eager/compiled step for a mode.
+
+- ``static``       ``torch.compile(dynamic=False)``: one graph per distinct shape.
+- ``automatic``    plain ``torch.compile``: static first, then a dim that changed is made
+                   dynamic on the recompile (automatic dynamic shapes) — two compiles.
+- ``mark-dynamic`` plain ``torch.compile`` plus ``torch._dynamo.maybe_mark_dynamic`` on the
+                   varied dims of every input (what the harness's ``--dynamic-batch-only`` does).
+- ``dynamic``      ``torch.compile(dynamic=True)``: every dim symbolic from the first compile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from dyncli.core.config import STRATEGIES
+from dyncli.core.shapes import DimPlan
+
+DYNAMIC_ARG: dict[str, bool | None] = {"static": False, "automatic": None,
+                                       "mark-dynamic": None, "dynamic": True}
+assert set(DYNAMIC_ARG) == set(STRATEGIES)
+
+
+def compile_model(model: Any, strategy: str, backend: Any) -> Any:
+    """``torch.compile`` the model for a strategy (after ``torch._dynamo.reset()``)."""
+    import torch
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    return torch.compile(model, backend=backend, dynamic=DYNAMIC_ARG[strategy])
+
+
+def mark_inputs(strategy: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                dims: DimPlan) -> None:
+    """For ``mark-dynamic``: ``maybe_mark_dynamic`` every varied dim of every input tensor."""
+    if strategy != "mark-dynamic":
+        return
+    import torch._dynamo
+
+    named = {str(i): a for i, a in enumerate(args)} | kwargs
+    for plan in (dims.batch, dims.seq):
+        for name, ds in plan.items():
+            if name in named:
+                for d in ds:
+                    torch._dynamo.maybe_mark_dynamic(named[name], d)
+
+
+def autocast_context(device: str, dtype: str) -> Callable[[], AbstractContextManager[Any]]:
+    """A factory of the autocast context for ``--dtype amp`` (bf16 on CPU, fp16 on CUDA)."""
+    if dtype != "amp":
+        return nullcontext
+    import torch
+
+    dev = "cuda" if device.startswith("cuda") else "cpu"
+    amp_dtype = torch.float16 if dev == "cuda" else torch.bfloat16
+    return lambda: torch.autocast(device_type=dev, dtype=amp_dtype)
+
+
+def loss_of(out: Any, kind: str, num_classes: int | None) -> Any:
+    """A scalar loss: the model's own (HF with labels), cross-entropy (classifiers), or a sum."""
+    import torch
+
+    from dyncli.core.accuracy import flatten
+
+    if kind == "model":
+        return out["loss"] if isinstance(out, dict) else out[0]
+    leaves = [t for t in flatten(out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    if kind == "cross_entropy" and num_classes and leaves and leaves[0].dim() == 2:
+        logits = leaves[0].float()
+        # Deterministic targets: the same for eager and compiled, no RNG in the timed loop.
+        target = torch.arange(logits.shape[0], device=logits.device) % num_classes
+        return torch.nn.functional.cross_entropy(logits, target)
+    return sum(t.float().mean() for t in leaves)
+
+
+def make_step(fn: Any, model: Any, mode: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+              loss_kind: str, num_classes: int | None, autocast: Callable[[], Any],
+              keep_grads: bool = False) -> Callable[[], Any]:
+    """One call as the benchmark times it: inference (no_grad) or forward+loss+backward.
+
+    ``fn`` is the eager model or its compiled wrapper; both steps built for one variation
+    close over the same ``args``/``kwargs``. With ``keep_grads`` a training step returns the
+    parameter gradients too (for the accuracy check).
+    """
+    import torch
+
+    if mode == "inference":
+        def infer() -> Any:
+            with torch.no_grad(), autocast():
+                return fn(*args, **kwargs)
+        return infer
+
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def train() -> Any:
+        for p in params:
+            p.grad = None
+        with autocast():
+            out = fn(*args, **kwargs)
+            loss = loss_of(out, loss_kind, num_classes)
+        loss.backward()
+        if keep_grads:
+            return out, loss.detach(), [p.grad.detach().clone() if p.grad is not None else None
+                                        for p in params]
+        return loss.detach()
+    return train
+
+
+def prepare_model(model: Any, mode: str, dtype: str, device: str) -> Any:
+    """Move and cast the model; eval() for inference, train() with dropout off for training.
+
+    Dropout is switched off in training mode because eager and compiled draw different random
+    masks, which would make every accuracy check fail; batch norm still uses batch statistics.
+    """
+    import torch
+
+    model = model.to(device)
+    if dtype in ("float16", "bfloat16"):
+        model = model.to(getattr(torch, dtype))
+    if mode == "inference":
+        model.eval()
+        return model
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.dropout._DropoutNd):
+            m.eval()
+    return model

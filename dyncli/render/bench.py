@@ -1,0 +1,277 @@
+"""Rendering a :class:`BenchResult`: rich tables, JSON, CSV and a PNG plot.
+
+The JSON document (schema_version 1) and the CSV rows are built from the same result, so the
+two never disagree. Files are written atomically and can be rewritten after every strategy.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dyncli.core.bench_result import PASS, BenchResult, Hooks, RunResult, VariationResult
+from dyncli.render import (
+    atomic_write_text,
+    envelope,
+    info,
+    stderr_console,
+    stdout_console,
+    warn,
+    write_json,
+)
+
+CSV_COLUMNS = ("dev", "name", "batch_size", "speedup", "abs_latency", "compilation_latency",
+               "eager_latency", "p_value", "accuracy", "strategy", "mode", "variation",
+               "seq_len", "shapes", "recompiled", "compiles", "unique_graphs",
+               "recompile_limit_hit", "dynamo_peak_mem", "status")
+
+
+def _f(x: float, digits: int = 3) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _p(x: float) -> str:
+    return "-" if x != x else (f"{x:.2g}" if x >= 0.001 else "<0.001")
+
+
+# ---------------------------------------------------------------- JSON / CSV
+
+
+def run_payload(run: RunResult) -> dict[str, Any]:
+    """One ``runs[]`` entry of the JSON document."""
+    return {
+        "model": run.model, "strategy": run.strategy, "mode": run.mode, "status": run.status,
+        "error": run.error or None, "compiles": run.compiles,
+        "compile_time_s": run.compile_time_s, "backend_compile_s": run.backend_compile_s,
+        "recompile_limit_hit": run.recompile_limit_hit, "peak_memory_bytes": run.peak_memory_bytes,
+        "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
+        "variations": [{
+            "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
+            "shapes": v.shapes, "eager_ms": v.eager_ms, "compiled_ms": v.compiled_ms,
+            "speedup": v.speedup, "p_value": v.p_value, "recompiled": v.recompiled,
+            "compiles": v.compiles, "compile_time_s": v.compile_time_s,
+            "first_call_s": v.first_call_s, "recompile_reasons": v.recompile_reasons,
+            "accuracy": v.accuracy, "detail": v.detail or None,
+            "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
+        } for v in run.variations],
+    }
+
+
+def to_document(result: BenchResult) -> dict[str, Any]:
+    """The whole JSON document, wrapped in the dyncli envelope."""
+    env = result.environment
+    return envelope("bench", {
+        "model": result.model,
+        "interrupted": result.interrupted,
+        "environment": {"dyncli": env.dyncli, "torch": env.torch, "python": env.python,
+                        "device": env.device, "device_name": env.device_name,
+                        "dtype": env.dtype, "threads": env.threads},
+        "settings": result.settings,
+        "dims": result.dims,
+        "warnings": result.warnings,
+        "runs": [run_payload(r) for r in result.runs],
+    })
+
+
+def csv_rows(result: BenchResult) -> list[dict[str, Any]]:
+    """One row per (model, strategy, variation); dashboard names where they apply."""
+    rows = []
+    for run in result.runs:
+        peak = run.peak_memory_bytes / 1e9 if run.peak_memory_bytes else None
+        variations: list[VariationResult | None] = list(run.variations) or [None]
+        for v in variations:  # a model that failed to load still gets a row
+            rows.append({
+                "dev": result.environment.device, "name": run.model,
+                "batch_size": v.batch_size if v else None,
+                "speedup": v.speedup if v else None,
+                "abs_latency": v.compiled_ms if v else None,
+                "compilation_latency": v.compile_time_s if v else None,
+                "eager_latency": v.eager_ms if v else None,
+                "p_value": v.p_value if v else None,
+                "accuracy": v.accuracy if v else run.status,
+                "strategy": run.strategy, "mode": run.mode,
+                "variation": v.index if v else None, "seq_len": v.seq_len if v else None,
+                "shapes": ";".join(f"{k}={'x'.join(map(str, s))}" for k, s in v.shapes.items())
+                if v else None,
+                "recompiled": v.recompiled if v else None, "compiles": v.compiles if v else None,
+                "unique_graphs": run.compiles, "recompile_limit_hit": run.recompile_limit_hit,
+                "dynamo_peak_mem": peak, "status": run.status,
+            })
+    return rows
+
+
+def to_csv(result: BenchResult) -> str:
+    """CSV text of :func:`csv_rows` (NaN and None as empty cells)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in csv_rows(result):
+        writer.writerow({k: ("" if v is None or (isinstance(v, float) and v != v) else
+                             (f"{v:.6g}" if isinstance(v, float) else v)) for k, v in row.items()})
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- plot
+
+
+def write_plot(result: BenchResult, path: Path) -> None:
+    """PNG of median latency against batch size: eager and each strategy, compiles marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    eager: dict[int, list[float]] = {}
+    for run in result.runs:
+        pts = sorted((v.batch_size, v.compiled_ms, v.recompiled) for v in run.variations
+                     if v.timed and v.batch_size is not None)
+        for v in run.variations:
+            if v.timed and v.batch_size is not None:
+                eager.setdefault(v.batch_size, []).extend(v.eager_samples)
+        if not pts:
+            continue
+        (line,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4,
+                          label=f"compiled: {run.strategy} ({run.compiles} compiles)")
+        hits = [p for p in pts if p[2]]
+        ax.scatter([p[0] for p in hits], [p[1] for p in hits], s=120, marker="o",
+                   facecolors="none", edgecolors=line.get_color(), linewidths=1.5)
+    if eager:
+        xs = sorted(eager)
+        ax.plot(xs, [sorted(eager[x])[len(eager[x]) // 2] for x in xs], color="black",
+                linestyle="--", marker="s", ms=4, label="eager")
+    ax.scatter([], [], s=120, marker="o", facecolors="none", edgecolors="gray",
+               label="compiled on first sight of this shape")
+    env = result.environment
+    ax.set_title(f"{result.model} — {env.device} ({env.device_name}), {env.dtype}, "
+                 f"{result.settings.get('mode')}", fontsize=10)
+    ax.set_xlabel("batch size")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("median latency (ms)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent or ".")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        plt.close(fig)
+
+
+def write_files(result: BenchResult, json_path: str | None, csv_path: str | None,
+                plot_path: str | None) -> None:
+    """Write (or rewrite) every requested file atomically; JSON to stdout only at the end."""
+    if json_path and json_path != "-":
+        write_json(json_path, to_document(result))
+    if csv_path and csv_path != "-":
+        atomic_write_text(Path(csv_path), to_csv(result))
+    if plot_path and result.ran:
+        write_plot(result, Path(plot_path))
+
+
+# ---------------------------------------------------------------- terminal
+
+
+def variation_table(run: RunResult) -> Table:
+    """One row per variation of a strategy."""
+    t = Table(title=f"{run.strategy} · {run.mode} · {run.compiles} compiles",
+              title_justify="left")
+    for col in ("#", "shape", "eager ms", "comp ms", "speedup", "p", "compiled", "comp s",
+                "accuracy"):
+        t.add_column(col, justify="left" if col in ("shape", "accuracy") else "right",
+                     no_wrap=col != "accuracy")
+    for v in run.variations:
+        shape = ", ".join("x".join(map(str, s)) for s in v.shapes.values())
+        t.add_row(str(v.index), shape, _f(v.eager_ms), _f(v.compiled_ms), _f(v.speedup, 2),
+                  _p(v.p_value), "yes" if v.recompiled else "no",
+                  _f(v.compile_time_s, 2) if v.recompiled else "-",
+                  v.accuracy if v.accuracy == PASS else f"{v.accuracy}: {v.detail}"[:60])
+    return t
+
+
+def comparison_table(result: BenchResult) -> Table:
+    """One row per strategy: the speedup summary and the compile totals."""
+    t = Table(title="speedup by strategy", title_justify="left")
+    for col in ("strategy", "status", "median", "min", "max", "std", "geomean", "compiles",
+                "comp s", "limit"):
+        t.add_column(col, justify="left" if col in ("strategy", "status") else "right",
+                     no_wrap=True)
+    for r in result.runs:
+        s = r.speedup
+        t.add_row(r.strategy, r.status, _f(s.median, 2), _f(s.min, 2), _f(s.max, 2),
+                  _f(s.std, 2), _f(s.geomean, 2), str(r.compiles), _f(r.compile_time_s, 1),
+                  "YES" if r.recompile_limit_hit else "no")
+    return t
+
+
+def print_result(result: BenchResult, to_stderr: bool = False) -> None:
+    """Tables to stdout (stderr when stdout carries JSON); limit hits warned on stderr."""
+    out = stderr_console() if to_stderr else stdout_console()
+    env = result.environment
+    out.print(f"{result.model} on {env.device} ({env.device_name}), {env.dtype}, "
+              f"torch {env.torch}", markup=False)
+    for run in result.runs:
+        if run.error:
+            out.print(f"{run.strategy}: {run.status}: {run.error}", markup=False)
+        if run.variations:
+            out.print(variation_table(run))
+        if run.recompile_limit_hit:
+            warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
+                 "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
+    out.print(comparison_table(result))
+    out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
+              markup=False)
+    if result.interrupted:
+        warn("interrupted: the results above are what was measured before Ctrl-C")
+
+
+def print_listing(tv: list[str], timm_count: int, hf_examples: tuple[str, ...]) -> None:
+    """``dyncli bench --list``."""
+    out = stdout_console()
+    out.print("torchvision (bare names, resolved first):", markup=False)
+    out.print("  " + " ".join(tv), markup=False, soft_wrap=True)
+    out.print(f"timm: any of {timm_count} timm models as timm:NAME "
+              "(bare names that are not torchvision fall back to timm)", markup=False)
+    out.print("hf: any transformers model class as hf:CLASS, e.g. " + ", ".join(
+        "hf:" + e for e in hf_examples), markup=False)
+    out.print("file: PATH.py:FUNCTION returning (model, example_inputs)", markup=False)
+
+
+@contextmanager
+def progress_hooks(tap: Any = None) -> Iterator[Hooks]:
+    """Hooks that show a progress bar on a terminal (plain lines otherwise) and warnings."""
+    err = stderr_console()
+    if err.is_terminal:
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), console=err, transient=True)
+        task = bar.add_task("bench", total=None)
+
+        def progress(strategy: str, done: int, total: int) -> None:
+            bar.update(task, description=f"{strategy}", completed=done, total=total)
+        with bar:
+            yield Hooks(progress=progress, warning=warn, tap=tap)
+    else:
+        last: dict[str, int] = {}
+
+        def plain(strategy: str, done: int, total: int) -> None:
+            last[strategy] = last.get(strategy, 0) + 1
+            info(f"[{done}/{total}] {strategy}: variation {last[strategy]} done")
+        yield Hooks(progress=plain, warning=warn, tap=tap)

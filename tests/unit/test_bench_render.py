@@ -1,0 +1,75 @@
+"""The JSON and CSV contract of dyncli bench, from a synthetic result (no torch)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest_bench import sample_result
+
+from dyncli.render import to_json_text
+from dyncli.render.bench import CSV_COLUMNS, to_csv, to_document, write_files, write_plot
+
+VARIATION_KEYS = {"batch_size", "shapes", "eager_ms", "compiled_ms", "speedup", "p_value",
+                  "recompiled", "compile_time_s", "recompile_reasons", "accuracy"}
+RUN_KEYS = {"model", "strategy", "mode", "status", "compiles", "compile_time_s",
+            "recompile_limit_hit", "speedup", "variations"}
+
+
+def test_no_torch_imported() -> None:
+    assert "torch" not in sys.modules
+
+
+def test_json_document_follows_the_schema() -> None:
+    doc = json.loads(to_json_text(to_document(sample_result())))
+    assert doc["schema_version"] == 1
+    assert doc["command"] == "bench"
+    assert set(doc["environment"]) >= {"dyncli", "torch", "python", "device", "device_name", "dtype"}
+    assert len(doc["runs"]) == 2
+    static, dynamic = doc["runs"]
+    assert set(static) >= RUN_KEYS
+    assert set(static["speedup"]) == {"median", "min", "max", "std", "geomean"}
+    assert static["speedup"]["median"] == pytest.approx(2.25)
+    assert static["compiles"] == 2 and dynamic["compiles"] == 1
+    for var in static["variations"]:
+        assert set(var) >= VARIATION_KEYS
+    assert static["variations"][1]["recompile_reasons"] == [
+        "tensor 'x' size mismatch at index 0. expected 8, actual 10"]
+    assert static["variations"][1]["accuracy"] == "pass"
+    assert static["variations"][0]["eager_samples_ms"] == [2.0, 2.0, 2.0]
+
+
+def test_failure_status_propagates_to_run_and_json() -> None:
+    doc = to_document(sample_result(accuracy="fail_accuracy"))
+    assert [r["status"] for r in doc["runs"]] == ["fail_accuracy", "fail_accuracy"]
+    assert doc["runs"][0]["variations"][1]["accuracy"] == "fail_accuracy"
+
+
+def test_csv_has_dashboard_columns_and_one_row_per_variation() -> None:
+    rows = list(csv.DictReader(io.StringIO(to_csv(sample_result()))))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    assert CSV_COLUMNS[:6] == ("dev", "name", "batch_size", "speedup", "abs_latency",
+                               "compilation_latency")
+    assert len(rows) == 4
+    first = rows[0]
+    assert first["dev"] == "cpu" and first["batch_size"] == "8" and first["strategy"] == "static"
+    assert float(first["speedup"]) == 2.0 and float(first["abs_latency"]) == 1.0
+    assert first["shapes"] == "0=8x32" and first["dynamo_peak_mem"] == "2"
+
+
+def test_write_files_atomically_and_plot(tmp_path: Path) -> None:
+    result = sample_result()
+    write_files(result, str(tmp_path / "r.json"), str(tmp_path / "r.csv"), str(tmp_path / "r.png"))
+    assert json.loads((tmp_path / "r.json").read_text())["runs"][0]["strategy"] == "static"
+    assert (tmp_path / "r.csv").read_text().startswith("dev,name,batch_size")
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.json", "r.png"]
+
+
+def test_plot_into_missing_directory_fails_cleanly(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        write_plot(sample_result(), tmp_path / "nope" / "r.png")
