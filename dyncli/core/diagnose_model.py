@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dyncli.logparse.events import ParseStats, UserLoc
+
+if TYPE_CHECKING:
+    from dyncli.core.trace_analysis import TraceReport
 
 CAUSES = ("size", "scalar", "other")
 
@@ -161,6 +164,9 @@ class Diagnosis:
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Suggestion, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
+    # Set for TORCH_TRACE inputs only (dyncli.core.diagnose_trace): time, failures, similar
+    # graphs, ranks, PGO; its to_json() adds keys to the document, never renames any.
+    trace: TraceReport | None = None
 
     def with_suggestions(self, suggestions: tuple[Suggestion, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
@@ -237,6 +243,7 @@ class Diagnosis:
                 "unrecognized": self.stats.unrecognized, "malformed": self.stats.malformed,
                 "bytes": self.stats.bytes,
             },
+            **(self.trace.to_json() if self.trace is not None else {}),
         }
 
 

@@ -287,8 +287,12 @@ class TraceParser:
         if kind == "artifact":
             return meta.get("name") in PAYLOAD_ARTIFACTS
         if kind == "chromium_event":
-            # Thousands of timing events; only PGO's dynamic allow-list is of interest.
-            return any(b"dynamic_whitelist" in c for c in chunks)
+            # Thousands of timing events; only PGO's allow-list and automatic-dynamic marks
+            # matter (named on the payload's second line; the scan stops at "ts").
+            for c in chunks[:3]:
+                if b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c:
+                    return True
+            return False
         return True
 
 

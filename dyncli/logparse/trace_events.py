@@ -10,19 +10,15 @@ new torch that drops a field does not break the parser.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from dyncli.logparse.events import Event
 
 
-@dataclass(frozen=True, slots=True)
-class CompileMetrics:
+@dataclass(frozen=True, kw_only=True)
+class CompileMetrics(Event):
     """A ``compilation_metrics`` record: the end of one compile attempt of one frame."""
 
-    line: int
-    compile_id: str | None = None
-    frame_id: int | None = None
-    frame_compile_id: int | None = None
-    attempt: int = 0
-    rank: int | None = None
     function: str | None = None
     file: str | None = None
     first_line: int | None = None
@@ -46,18 +42,14 @@ class CompileMetrics:
         return self.fail_type is not None
 
 
-@dataclass(frozen=True, slots=True)
-class OutputGraph:
+@dataclass(frozen=True, kw_only=True)
+class OutputGraph(Event):
     """A ``dynamo_output_graph`` record: node shapes, and the ops of the graph when kept.
 
     ``ops`` is the graph's sequence of operations with sizes, symbols and numbers blanked, so
     two compiles with equal ``ops`` differ only in sizes (the "similar graphs" check).
     """
 
-    line: int
-    compile_id: str | None = None
-    frame_id: int | None = None
-    rank: int | None = None
     sizes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     inputs: tuple[str, ...] = ()
     ops: tuple[str, ...] = ()
@@ -77,25 +69,19 @@ class CodeStateEntry:
         return "?" in self.state.split(" stride=")[0] or self.state.startswith("fully dynamic")
 
 
-@dataclass(frozen=True, slots=True)
-class CodeState:
+@dataclass(frozen=True, kw_only=True)
+class CodeState(Event):
     """A ``get_*_code_state`` (loaded) or ``put_*_code_state`` (written) PGO artifact."""
 
-    line: int
     action: str  # "get" or "put"
-    where: str  # "local", "remote", "extra_remote"
-    compile_id: str | None = None
-    rank: int | None = None
-    entries: tuple[CodeStateEntry, ...] = field(default_factory=tuple)
+    where: str = "local"  # local, remote, extra_remote
+    entries: tuple[CodeStateEntry, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class DynamicAllowList:
+@dataclass(frozen=True, kw_only=True)
+class DynamicAllowList(Event):
     """PGO's ``pgo.dynamic_whitelist`` chromium event: sources it found dynamic."""
 
-    line: int
-    compile_id: str | None = None
-    rank: int | None = None
     sources: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
 
@@ -123,6 +109,13 @@ _NODE = re.compile(r'^\s+(?P<name>\w+)(?::\s*"[^"]*")?\s*=\s*(?P<rhs>.+?)(?:;\s+
 _FORWARD = re.compile(r"^\s+def forward\(self(?P<args>.*)\):\s*$")
 _ARG = re.compile(r'(\w+)\s*:\s*"([^"]*)"')
 _BLANK = re.compile(r"(?<![\w.])(?:-?\d+(?:\.\d+)?(?:e-?\d+)?|[suq]\d+)(?![\w.])")
+# Dynamo numbers repeated node names (getitem_5, add_4); a dynamic graph adds sym_size nodes
+# before them, so the numbers shift between otherwise identical graphs.
+_NODE_NO = re.compile(r"\b([A-Za-z]\w*?)_\d+\b")
+
+
+def _norm(text: str) -> str:
+    return _NODE_NO.sub(r"\1_#", _BLANK.sub("#", text))
 
 
 def graph_signature(payload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -141,10 +134,10 @@ def graph_signature(payload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             inputs = [name for name, ann in _ARG.findall(m["args"]) if not ann.startswith("Sym(")]
             continue
         if stripped.startswith("return "):
-            ops.append(_BLANK.sub("#", stripped))
+            ops.append(_norm(stripped))
             continue
         if (m := _NODE.match(line)) and not m["rhs"].startswith("L_"):
-            ops.append(f"{m['name']} = {_BLANK.sub('#', m['rhs'])}")
+            ops.append(_norm(f"{m['name']} = {m['rhs']}"))
     return tuple(inputs), tuple(ops)
 
 

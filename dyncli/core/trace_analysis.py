@@ -1,0 +1,385 @@
+"""What a TORCH_TRACE trace tells beyond the shared Diagnosis: time, failures, similar graphs,
+ranks and PGO.
+
+``TraceAccumulator`` watches the same event stream as ``dyncli.core.diagnose.Analyzer`` and
+keeps only per-compile facts (bounded by the number of compiles, not the trace size);
+``finish(diagnosis)`` combines them with the Diagnosis into a ``TraceReport``:
+
+- compile time per compile id and per frame (``entire_frame_compile_time_s``, restarts
+  included), and the failed compiles with their reason;
+- similar graphs: compiles of one frame whose ``dynamo_output_graph`` has the same sequence
+  of operations and differs only in sizes (the reference guide's "Finding Similar Graphs"),
+  with the inputs whose sizes differ: candidates for one dynamic graph;
+- ranks: per-rank compiles and recompiles, and where ranks diverge (compile counts of the
+  same frame, or different dynamic dims for the same source);
+- PGO: state was loaded (``get_*_code_state``) yet the frame recompiled for size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from dyncli.core.diagnose_model import Diagnosis, FrameReport, Suggestion
+from dyncli.logparse import events as ev
+from dyncli.logparse import trace_events as te
+
+
+@dataclass(frozen=True)
+class CompileTime:
+    """One compile (restart attempts folded in): how long it took and whether it failed."""
+
+    rank: int | None
+    compile_id: str
+    function: str
+    file: str
+    line: int | None
+    seconds: float
+    attempts: int = 1
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    restart_reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FrameTime:
+    """Compile time summed over one frame's compiles."""
+
+    rank: int | None
+    frame_id: str
+    function: str
+    file: str
+    line: int | None
+    compiles: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SimilarGraphs:
+    """Compiles of one frame with the same ops that differ only in input sizes."""
+
+    rank: int | None
+    frame_id: str
+    function: str
+    compile_ids: tuple[str, ...]
+    ops: int
+    inputs: tuple[tuple[str, tuple[str, ...]], ...]  # (source, size per compile)
+
+
+@dataclass(frozen=True)
+class RankView:
+    """One rank's compile picture."""
+
+    rank: int | None
+    frames: int
+    compiles: int
+    recompiles: int
+    failed: int
+    compile_time_s: float
+    dynamic: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Ranks that disagree: ``compiles`` of one frame, or ``dynamic`` dims of one source."""
+
+    kind: str
+    subject: str
+    values: tuple[tuple[int | None, str], ...]
+
+    @property
+    def message(self) -> str:
+        """One readable line."""
+        per = ", ".join(f"rank {r}: {v}" for r, v in self.values)
+        what = "compiles" if self.kind == "compiles" else "dynamic dims"
+        return f"{self.subject}: {what} differ across ranks ({per})"
+
+
+@dataclass(frozen=True)
+class PgoFinding:
+    """PGO state was loaded for a frame, yet the frame recompiled for size."""
+
+    rank: int | None
+    function: str
+    file: str
+    line: int | None
+    loaded_dynamic: tuple[str, ...]
+    recompiles: tuple[str, ...]
+    allow_list: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TraceReport:
+    """Everything trace-only; ``to_json`` adds ``compile_time_s``, ``similar_graphs``, ``ranks``."""
+
+    compile_times: tuple[CompileTime, ...] = ()
+    frame_times: tuple[FrameTime, ...] = ()
+    similar_graphs: tuple[SimilarGraphs, ...] = ()
+    ranks: tuple[RankView, ...] = ()
+    divergences: tuple[Divergence, ...] = ()
+    pgo: tuple[PgoFinding, ...] = ()
+    pgo_loaded: bool = False
+    kinds: dict[str, int] = field(default_factory=dict)
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
+    payload_mismatch: int = 0
+
+    @property
+    def total_compile_s(self) -> float:
+        """Sum of all compile times."""
+        return sum(c.seconds for c in self.compile_times)
+
+    @property
+    def failures(self) -> tuple[CompileTime, ...]:
+        """Compiles that raised."""
+        return tuple(c for c in self.compile_times if c.fail_type)
+
+    def to_json(self) -> dict[str, Any]:
+        """The trace extras of the ``--json`` document (see docs/diagnose-trace.md)."""
+        return {
+            "compile_time_s": {
+                "total": round(self.total_compile_s, 6),
+                "per_compile": [{**asdict(c), "seconds": round(c.seconds, 6),
+                                 "restart_reasons": list(c.restart_reasons)}
+                                for c in self.compile_times],
+                "per_frame": [{**asdict(f), "seconds": round(f.seconds, 6)} for f in self.frame_times],
+            },
+            "failed_compiles": [{"rank": c.rank, "compile_id": c.compile_id, "function": c.function,
+                                 "fail_type": c.fail_type, "fail_reason": c.fail_reason}
+                                for c in self.failures],
+            "similar_graphs": [{
+                "rank": s.rank, "frame_id": s.frame_id, "function": s.function,
+                "compile_ids": list(s.compile_ids), "ops": s.ops,
+                "inputs": [{"source": src, "sizes": list(sizes)} for src, sizes in s.inputs],
+            } for s in self.similar_graphs],
+            "rank_view": {
+                "ranks": [{**asdict(r), "compile_time_s": round(r.compile_time_s, 6),
+                           "dynamic": list(r.dynamic)} for r in self.ranks],
+                "divergences": [{"kind": d.kind, "subject": d.subject, "message": d.message,
+                                 "values": [{"rank": r, "value": v} for r, v in d.values]}
+                                for d in self.divergences],
+            },
+            "pgo": {"loaded": self.pgo_loaded, "recompiled_anyway": [asdict(p) for p in self.pgo]},
+            "trace_stats": {"kinds": dict(sorted(self.kinds.items())),
+                            "unknown_kinds": dict(sorted(self.unknown_kinds.items())),
+                            "payload_mismatch": self.payload_mismatch},
+        }
+
+    def suggestions(self) -> tuple[Suggestion, ...]:
+        """What the trace-only findings ask the user to do, each with its evidence."""
+        out: list[Suggestion] = []
+        for s in self.similar_graphs:
+            inputs = ", ".join(f"{src} ({' vs '.join(sizes)})" for src, sizes in s.inputs)
+            entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)]
+            out.append(Suggestion(
+                fix=f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"' if entries else "",
+                kind="similar-graphs", rank=s.rank,
+                message=(f"{s.function}: compiles {', '.join(s.compile_ids)} traced the same "
+                         f"{s.ops} ops and differ only in sizes of {inputs}; one dynamic graph "
+                         "would serve them all: mark those inputs dynamic up front."),
+                evidence=tuple(f"dynamo_output_graph {cid}" for cid in s.compile_ids)))
+        for p in self.pgo:
+            out.append(Suggestion(
+                kind="pgo-allow-list", rank=p.rank,
+                message=(f"{p.function}: PGO state was loaded"
+                         + (f" (dynamic: {', '.join(p.loaded_dynamic)})" if p.loaded_dynamic else "")
+                         + f" yet it recompiled for size ({', '.join(p.recompiles)}); PGO did not"
+                         " help there. Allow-list the sources instead."),
+                fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(p.allow_list)}"'
+                     if p.allow_list else ""),
+                evidence=tuple(f"recompile {c}" for c in p.recompiles)))
+        for d in self.divergences:
+            out.append(Suggestion(
+                kind="rank-divergence", message=d.message + ": ranks that compile different "
+                "graphs can hang in collectives; give every rank the same dynamic decisions "
+                "(mark the sources dynamic on all ranks, or enable "
+                "torch._dynamo.config.enable_compiler_collectives).",
+                evidence=tuple(f"rank {r}: {v}" for r, v in d.values)))
+        return tuple(out)
+
+
+_PLACEHOLDER = re.compile(r"[^a-zA-Z0-9]+")
+_SIZE_KEY = re.compile(r"^(?P<base>.+?)(?::(?P<dim>\d+))?$")
+
+
+def _frame_key(cid: ev.CompileId) -> str:
+    frame = "" if cid.frame is None else str(cid.frame)
+    return frame if cid.autograd is None else f"!{cid.autograd}" + (f"/{frame}" if frame else "")
+
+
+class TraceAccumulator:
+    """Collects the trace-only events of one or more trace files (bounded memory)."""
+
+    def __init__(self) -> None:
+        self._metrics: dict[tuple[int | None, str], list[te.CompileMetrics]] = defaultdict(list)
+        self._graphs: dict[tuple[int | None, str], dict[str, te.OutputGraph]] = defaultdict(dict)
+        self._loaded: dict[tuple[int | None, str], set[str]] = defaultdict(set)
+        self._loaded_any: set[int | None] = set()
+        # graph placeholder name -> guard source, per frame (print_readable names a
+        # placeholder by replacing every non-alphanumeric run of its source with "_")
+        self._sources: dict[tuple[int | None, str], dict[str, str]] = defaultdict(dict)
+
+    def feed(self, event: ev.Event) -> None:
+        """Take one event; shared events are ignored here (the Analyzer has them)."""
+        cid = event.compile_id
+        if isinstance(event, te.CompileMetrics) and cid is not None:
+            runs = self._metrics[(event.rank, cid.key)]
+            if len(runs) < 16:  # restart attempts of one compile; a repeated trace reuses ids
+                runs.append(event)
+        elif isinstance(event, te.OutputGraph) and cid is not None:
+            self._graphs[(event.rank, _frame_key(cid))][cid.key] = event
+        elif isinstance(event, ev.TensorMatch) and cid is not None:
+            names = self._sources[(event.rank, _frame_key(cid))]
+            if len(names) < 4096:
+                names[_PLACEHOLDER.sub("_", event.source)] = event.source
+        elif isinstance(event, te.CodeState) and event.action == "get":
+            self._loaded_any.add(event.rank)
+            for entry in event.entries:
+                frame = self._loaded[(event.rank, entry.frame)]
+                if entry.dynamic:
+                    frame.add(entry.source)
+
+    # ------------------------------------------------------------ result
+
+    def finish(self, diag: Diagnosis, kinds: Counter[str] | None = None,
+               unknown: Counter[str] | None = None, payload_mismatch: int = 0) -> TraceReport:
+        """Combine the collected facts with ``diag`` into the report."""
+        frames = {(f.rank, f.frame_id): f for f in diag.frames}
+        times = self._compile_times(frames)
+        return TraceReport(
+            compile_times=times, frame_times=self._frame_times(diag, times),
+            similar_graphs=self._similar(frames), ranks=self._rank_views(diag, times),
+            divergences=self._divergences(diag), pgo=self._pgo(diag),
+            pgo_loaded=bool(self._loaded_any), kinds=dict(kinds or {}),
+            unknown_kinds=dict(unknown or {}), payload_mismatch=payload_mismatch)
+
+    def _compile_times(self, frames: dict[tuple[int | None, str], FrameReport]) -> tuple[CompileTime, ...]:
+        out = []
+        for (rank, key), runs in self._metrics.items():
+            last = runs[-1]
+            frame = frames.get((rank, key.rsplit("/", 1)[0]))
+            failed = next((r for r in reversed(runs) if r.fail_type), None)
+            out.append(CompileTime(
+                rank=rank, compile_id=key, function=last.function or (frame.function if frame else ""),
+                file=last.file or (frame.file if frame else ""), line=last.first_line,
+                seconds=sum(r.compile_time_s or 0.0 for r in runs), attempts=len(runs),
+                fail_type=failed.fail_type if failed else None,
+                fail_reason=failed.fail_reason if failed else None,
+                restart_reasons=tuple(x for r in runs for x in r.restart_reasons)))
+        return tuple(sorted(out, key=lambda c: (_rank_sort(c.rank), _id_sort(c.compile_id))))
+
+    @staticmethod
+    def _frame_times(diag: Diagnosis, times: tuple[CompileTime, ...]) -> tuple[FrameTime, ...]:
+        per: dict[tuple[int | None, str], float] = defaultdict(float)
+        for c in times:
+            per[(c.rank, c.compile_id.rsplit("/", 1)[0])] += c.seconds
+        return tuple(FrameTime(rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
+                               line=f.first_line, compiles=f.compiles,
+                               seconds=per.get((f.rank, f.frame_id), 0.0)) for f in diag.frames)
+
+    def _similar(self, frames: dict[tuple[int | None, str], FrameReport]) -> tuple[SimilarGraphs, ...]:
+        out = []
+        for (rank, frame_id), graphs in self._graphs.items():
+            groups: dict[tuple[str, ...], list[te.OutputGraph]] = defaultdict(list)
+            for g in graphs.values():
+                if g.ops:
+                    groups[g.ops].append(g)
+            for ops, members in groups.items():
+                if len(members) < 2:
+                    continue
+                members.sort(key=lambda g: _id_sort(g.compile_id.key if g.compile_id else ""))
+                differ = []
+                names = self._sources.get((rank, frame_id), {})
+                for name in members[0].inputs:
+                    raw = [dict(g.sizes).get(name.lower(), ("?",)) for g in members]
+                    if len(set(raw)) > 1:
+                        differ.append((names.get(name) or te.source_of_input(name),
+                                       tuple("[" + ", ".join(r) + "]" for r in raw)))
+                if differ:
+                    frame = frames.get((rank, frame_id))
+                    out.append(SimilarGraphs(
+                        rank=rank, frame_id=frame_id, function=frame.function if frame else "",
+                        compile_ids=tuple(g.compile_id.key for g in members if g.compile_id),
+                        ops=len(ops), inputs=tuple(differ)))
+        return tuple(sorted(out, key=lambda s: (_rank_sort(s.rank), _id_sort(s.frame_id))))
+
+    @staticmethod
+    def _rank_views(diag: Diagnosis, times: tuple[CompileTime, ...]) -> tuple[RankView, ...]:
+        out = []
+        for rank in diag.ranks:
+            frames = [f for f in diag.frames if f.rank == rank]
+            mine = [c for c in times if c.rank == rank]
+            dims = {f"{src}:{d}" for f in frames for src, ds in f.dynamic_dims for d in ds}
+            bases = {d.split(":")[0] for d in dims}
+            dynamic = sorted(dims | {d.source for f in frames for d in f.dynamic_inputs
+                                     if d.source not in bases})
+            out.append(RankView(
+                rank=rank, frames=len(frames), compiles=sum(f.compiles for f in frames),
+                recompiles=sum(1 for r in diag.recompiles if r.rank == rank),
+                failed=sum(1 for c in mine if c.fail_type),
+                compile_time_s=sum(c.seconds for c in mine), dynamic=tuple(dynamic)))
+        return tuple(out)
+
+    @staticmethod
+    def _divergences(diag: Diagnosis) -> tuple[Divergence, ...]:
+        ranks = [r for r in diag.ranks if r is not None]
+        if len(ranks) < 2:
+            return ()
+        out = []
+        by_frame: dict[str, dict[int | None, FrameReport]] = defaultdict(dict)
+        for f in diag.frames:
+            by_frame[f"{f.function} ({f.file.rsplit('/', 1)[-1]}:{f.first_line})"][f.rank] = f
+        for subject, per in sorted(by_frame.items()):
+            counts = tuple((r, str(per[r].compiles if r in per else 0)) for r in ranks)
+            if len({v for _, v in counts}) > 1:
+                out.append(Divergence("compiles", subject, counts))
+            sources = sorted({src for f in per.values() for src, _ in f.dynamic_dims}
+                             | {_SIZE_KEY.match(d.source)["base"]  # type: ignore[index]
+                                for f in per.values() for d in f.dynamic_inputs})
+            for src in sources:
+                values = []
+                for r in ranks:
+                    rf = per.get(r)
+                    dims = dict(rf.dynamic_dims).get(src, ()) if rf else ()
+                    marked = rf is not None and any(d.source.split(":")[0] == src
+                                                    for d in rf.dynamic_inputs)
+                    values.append((r, "dims " + ",".join(map(str, dims)) if dims
+                                   else ("dynamic" if marked else "static")))
+                if len({v for _, v in values}) > 1:
+                    out.append(Divergence("dynamic", f"{subject} {src}", tuple(values)))
+        return tuple(out)
+
+    def _pgo(self, diag: Diagnosis) -> tuple[PgoFinding, ...]:
+        out = []
+        for f in diag.frames:
+            if f.rank not in self._loaded_any:
+                continue
+            loaded = self._loaded.get((f.rank, f"{f.file}:{f.first_line}:{f.function}"))
+            size = tuple(r.compile_id for r in diag.recompiles
+                         if r.rank == f.rank and r.compile_id.split("_")[0].rsplit("/", 1)[0] == f.frame_id
+                         and r.cause == "size")
+            if loaded is None or not size:
+                continue
+            bases = {d.source.split(":")[0] for d in f.dynamic_inputs} - loaded
+            allow = tuple(s for s in diag.dynamic_sources if s.split(":")[0] in bases) or tuple(sorted(bases))
+            out.append(PgoFinding(rank=f.rank, function=f.function, file=f.file, line=f.first_line,
+                                  loaded_dynamic=tuple(sorted(loaded)), recompiles=size,
+                                  allow_list=allow))
+        return tuple(out)
+
+
+def _differing_dims(sizes: tuple[str, ...]) -> list[int]:
+    """Dims whose value is not the same in every ``[a, b]`` size string."""
+    rows = [[p.strip() for p in s.strip("[]").split(",")] for s in sizes]
+    if len({len(r) for r in rows}) != 1:
+        return []
+    return [i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1]
+
+
+def _rank_sort(rank: int | None) -> int:
+    return -1 if rank is None else rank
+
+
+def _id_sort(cid: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", cid))

@@ -1,0 +1,296 @@
+"""Trace records → events: the SAME event classes as the text parser, plus trace-only ones.
+
+``trace_events(lines)`` is the whole TORCH_TRACE parser as ``dyncli.core.diagnose`` sees it:
+lines in, ``dyncli.logparse.events`` objects out (``CompileStart``, ``CreateSymbol``,
+``GuardAdded``, ``SetReplacement``, ``MarkedDynamic``, ``Recompile``, ``GraphBreak``,
+``TensorMatch``, ``ShapeGuard``, ``ConstraintViolation``…), interleaved with the trace-only
+events of ``dyncli.logparse.trace_events`` (compile metrics, output graphs, PGO state).
+Which record carries which fact is documented per handler, with the torch source that
+emits it (torch 2.14).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from dyncli.logparse import events as ev
+from dyncli.logparse import trace_events as te
+from dyncli.logparse.trace import TraceParser, TraceRecord, decode_recompile_reasons
+
+# Frames of the shape machinery itself; the first frame outside them is the "framework
+# location" torch's text log prints in parentheses (symbolic_shapes._get_stack_summary).
+_INTERNAL = ("/fx/experimental/", "/_logging/", "/utils/_traceback", "/_subclasses/",
+             "/utils/_sympy/", "/_dynamo/utils.py", "/__init__.py")
+_VR = re.compile(r"^\[(?P<lo>[^,]+),\s*(?P<hi>[^\]]+)\]$")
+_FAILED = re.compile(r"^(?P<cid>!?[\d/]+(?:_\d+)?):\s(?P<rest>.*)$", re.S)
+_STACK_FILE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.+)$')
+_GB_HEAD = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)$")
+_MARKED_CV = re.compile(r"^\s*- You marked (?P<src>.+?) as dynamic but your code specialized it "
+                        r"to be a constant \((?P<val>[^)]*)\)")
+_TENSOR_MATCH = re.compile(
+    r"TENSOR_MATCH: check_tensor\((?P<src>.+?), [\w.]+, DispatchKeySet\(.*?\), (?P<dtype>[\w.]+),"
+    r".*?size=\[(?P<size>[^\]]*)\], stride=\[(?P<stride>[^\]]*)\]\)")
+_COMMENT_LOC = re.compile(r"#\s(?P<code>.*?)\s+#\s(?P<file>\S+):(?P<line>\d+) in (?P<fn>\S+)")
+_SHAPE_GUARD = re.compile(r"LAMBDA_GUARD: (?P<expr>.*?(?:\.size\(\)|\.stride\(\)|storage_offset).*?)"
+                          r"(?:\s+#\s|$)")
+
+
+def _dims(text: str) -> tuple[int | None, ...]:
+    out: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip()
+        if part:
+            out.append(int(part) if part.lstrip("-").isdigit() else None)
+    return tuple(out)
+
+
+class TraceEventMapper:
+    """Maps the records of ONE trace file to events. ``rank`` fills in records without one
+    (torch writes ``rank`` only once ``torch.distributed`` is initialized)."""
+
+    def __init__(self, parser: TraceParser, rank: int | None = None) -> None:
+        self.parser = parser
+        self.rank = rank
+        self.frames: dict[tuple[int | None, int | None], tuple[str, str, int | None]] = {}
+        self._handlers: dict[str, Callable[[TraceRecord, dict[str, Any]], Iterator[ev.Event]]] = {
+            "dynamo_start": self._dynamo_start, "compilation_metrics": self._metrics,
+            "create_symbol": self._create_symbol, "create_unbacked_symbol": self._unbacked,
+            "guard_added_fast": self._guard, "guard_added": self._guard,
+            "symbolic_shape_specialization": self._specialization, "artifact": self._artifact,
+            "dynamo_output_graph": self._output_graph, "dynamo_cpp_guards_str": self._guards_tree,
+            "chromium_event": self._chromium,
+        }
+
+    def events(self, records: Iterable[TraceRecord]) -> Iterator[ev.Event]:
+        """Events of ``records``, in trace order."""
+        for rec in records:
+            handler = self._handlers.get(rec.kind)
+            if handler is None:
+                continue
+            ctx = {"line": rec.line, "rank": rec.rank if rec.rank is not None else self.rank,
+                   "compile_id": self._cid(rec)}
+            yield from handler(rec, ctx)
+
+    # ------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _cid(rec: TraceRecord) -> ev.CompileId | None:
+        if rec.frame_id is None and rec.compiled_autograd_id is None:
+            return None
+        return ev.CompileId(rec.frame_id, rec.frame_compile_id, rec.attempt,
+                            rec.compiled_autograd_id)
+
+    def _loc(self, frame: Any) -> ev.UserLoc | None:
+        if not isinstance(frame, dict):
+            return None
+        return ev.UserLoc(file=self.parser.filename(frame.get("filename")) or "",
+                          line=int(frame.get("line") or 0), function=str(frame.get("name") or ""),
+                          code=str(frame.get("loc") or "").strip())
+
+    def _user(self, meta: dict[str, Any]) -> ev.UserLoc | None:
+        stack = meta.get("user_stack")
+        return self._loc(stack[-1]) if isinstance(stack, list) and stack else None
+
+    def _framework(self, meta: dict[str, Any]) -> str:
+        stack = meta.get("stack")
+        if not isinstance(stack, list):
+            return ""
+        for frame in reversed(stack):
+            loc = self._loc(frame)
+            if loc is None or "/torch/" not in loc.file:
+                continue
+            if not any(part in loc.file for part in _INTERNAL):
+                short = loc.file.rsplit("/torch/", 1)[1]
+                return f"{short}:{loc.line} in {loc.function}"
+        return ""
+
+    @staticmethod
+    def _range(meta: dict[str, Any]) -> tuple[str, str]:
+        m = _VR.match(str(meta.get("vr", "")))
+        return (m["lo"].strip(), m["hi"].strip()) if m else ("", "")
+
+    # ------------------------------------------------------------ handlers
+
+    def _dynamo_start(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """convert_frame.py: ``dynamo_start`` with the stack whose last frame is the frame."""
+        stack = rec.meta.get("stack")
+        loc = self._loc(stack[-1]) if isinstance(stack, list) and stack else None
+        if loc is not None:
+            self.frames[(ctx["rank"], rec.frame_id)] = (loc.function, loc.file, loc.line)
+            yield ev.CompileStart(function=loc.function, file=loc.file, first_line=loc.line, **ctx)
+
+    def _metrics(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """utils.py ``CompilationMetrics``: one per compile attempt, also for failed ones."""
+        m = rec.meta
+        num = lambda k: m[k] if isinstance(m.get(k), (int, float)) else None  # noqa: E731
+        yield te.CompileMetrics(
+            function=m.get("co_name"), file=m.get("co_filename"), first_line=num("co_firstlineno"),
+            cache_size=num("cache_size"), accumulated_cache_size=num("accumulated_cache_size"),
+            fail_type=m.get("fail_type"), fail_reason=m.get("fail_reason"),
+            fail_user_file=m.get("fail_user_frame_filename"),
+            fail_user_line=num("fail_user_frame_lineno"),
+            restart_reasons=tuple(str(r) for r in m.get("restart_reasons") or ()),
+            compile_time_s=num("entire_frame_compile_time_s"),
+            backend_time_s=num("backend_compile_time_s"),
+            inductor_time_s=num("inductor_compile_time_s"), graph_op_count=num("graph_op_count"),
+            start_time=num("start_time"), has_guarded_code=m.get("has_guarded_code"), **ctx)
+        if m.get("fail_type") == "ConstraintViolationError" and m.get("fail_reason"):
+            yield from self._constraint_violations(str(m["fail_reason"]), ctx)
+
+    @staticmethod
+    def _constraint_violations(text: str, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        user = None
+        frames = [m for line in text.splitlines() if (m := _STACK_FILE.match(line))]
+        if frames:
+            last = frames[-1]
+            lines = text.splitlines()
+            idx = lines.index(last.string)
+            code = lines[idx + 1].strip() if idx + 1 < len(lines) else ""
+            user = ev.UserLoc(last["file"], int(last["line"]), last["fn"].strip(), code)
+        for line in text.splitlines():
+            if m := _MARKED_CV.match(line):
+                yield ev.ConstraintViolation(message=line.strip().lstrip("- "), source=m["src"],
+                                             value=m["val"], user=user, **ctx)
+
+    def _create_symbol(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """symbolic_shapes.py ``create_symbol``: symbol, hint value, source, range."""
+        m = rec.meta
+        lo, hi = self._range(m)
+        yield ev.CreateSymbol(symbol=str(m.get("symbol", "")), value=str(m.get("val", "")),
+                              source=str(m.get("source", "")), lower=lo, upper=hi,
+                              user=self._user(m), framework=self._framework(m), **ctx)
+
+    def _unbacked(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """``create_unbacked_symbol``: one kind for symint/symfloat/symbool; the prefix tells."""
+        m = rec.meta
+        symbol = str(m.get("symbol", ""))
+        kind = "symfloat" if symbol.startswith("zuf") else "symint"
+        lo, hi = self._range(m)
+        yield ev.CreateUnbacked(kind=kind, symbol=symbol, lower=lo, upper=hi, user=self._user(m),
+                                framework=self._framework(m), **ctx)
+
+    def _guard(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """``guard_added_fast`` (eval'd shape guards) and ``guard_added`` (the slow path)."""
+        m = rec.meta
+        yield ev.GuardAdded(expr=str(m.get("expr", "")), prefix=str(m.get("prefix") or "eval"),
+                            user=self._user(m), framework=self._framework(m), **ctx)
+
+    def _specialization(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """``symbolic_shape_specialization``: the trace's ``set_replacement s = N``."""
+        m = rec.meta
+        value = str(m.get("value", ""))
+        yield ev.SetReplacement(symbol=str(m.get("symbol", "")), target=value,
+                                reason=str(m.get("reason", "")), lower=value, upper=value, **ctx)
+
+    def _artifact(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        name = str(rec.meta.get("name", ""))
+        if rec.payload is None:
+            return
+        if name == "recompile_reasons":
+            yield self._recompile(rec, ctx)
+        elif name == "dynamo_graph_break_reason":
+            gb = self._graph_break(rec.payload, ctx)
+            if gb is not None:
+                yield gb
+        elif name.endswith("_code_state"):
+            action, where = name.split("_", 1)
+            yield te.CodeState(action=action, where=where.removesuffix("_code_state"),
+                               entries=te.parse_code_state(rec.payload), **ctx)
+
+    def _recompile(self, rec: TraceRecord, ctx: dict[str, Any]) -> ev.Recompile:
+        """guards.py ``recompile_reasons``: one reason per cache entry tried, newest first."""
+        failures = []
+        for reason in decode_recompile_reasons(rec.payload or ""):
+            m = _FAILED.match(reason)
+            failed, rest = (m["cid"], m["rest"]) if m else ("", reason)
+            head, _, tail = rest.partition("\nUser stack trace:")
+            user = None
+            frames = [f for line in tail.splitlines() if (f := _STACK_FILE.match(line))]
+            if frames:
+                last = frames[-1]
+                lines = tail.splitlines()
+                idx = lines.index(last.string)
+                code = lines[idx + 1].strip() if idx + 1 < len(lines) else ""
+                user = ev.UserLoc(last["file"], int(last["line"]), last["fn"].strip(), code)
+            failures.append(ev.GuardFailure(failed=failed, reason=head.strip(), user=user))
+        function, file, first = self.frames.get((ctx["rank"], rec.frame_id), ("", "", None))
+        return ev.Recompile(function=function, file=file, first_line=first,
+                            failures=tuple(failures), **ctx)
+
+    @staticmethod
+    def _graph_break(payload: str, ctx: dict[str, Any]) -> ev.GraphBreak | None:
+        """``dynamo_graph_break_reason``: the user-code break, its reason, hints, user stack."""
+        lines = payload.splitlines()
+        head = _GB_HEAD.match(lines[0]) if lines else None
+        if head is None:
+            return None
+        reason, explanation, hints, stack = "", "", [], []
+        section = "reason"
+        for i, line in enumerate(lines[1:], start=1):
+            if line.startswith("Graph Break Reason:"):
+                reason = line.split(":", 1)[1].strip()
+            elif line.strip().startswith("Explanation:"):
+                explanation = line.split(":", 1)[1].strip()
+            elif line.strip().startswith("Hint:"):
+                hints.append(line.split(":", 1)[1].strip())
+            elif line.startswith("User code traceback:"):
+                section = "stack"
+            elif line.startswith("Traceback (most recent call last)"):
+                break
+            elif section == "stack" and (f := _STACK_FILE.match(line)):
+                code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+                stack.append(ev.UserLoc(f["file"], int(f["line"]), f["fn"].strip(), code))
+        return ev.GraphBreak(file=head["file"], user_line=int(head["line"]), reason=reason,
+                             explanation=explanation, hints=tuple(hints), user_stack=tuple(stack),
+                             **ctx)
+
+    def _output_graph(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """output_graph.py ``dynamo_output_graph``: node sizes, and the readable graph."""
+        sizes = rec.meta.get("sizes")
+        pairs = tuple((str(k), tuple(str(d) for d in v)) for k, v in sizes.items()
+                      if isinstance(v, list)) if isinstance(sizes, dict) else ()
+        inputs, ops = te.graph_signature(rec.payload or "")
+        yield te.OutputGraph(sizes=pairs, inputs=inputs, ops=ops, **ctx)
+
+    def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
+        for line in (rec.payload or "").splitlines():
+            cm = _COMMENT_LOC.search(line)
+            user = ev.UserLoc(cm["file"], int(cm["line"]), cm["fn"], cm["code"].strip()) if cm else None
+            if m := _TENSOR_MATCH.search(line):
+                yield ev.TensorMatch(source=m["src"], sizes=_dims(m["size"]),
+                                     strides=_dims(m["stride"]), dtype=m["dtype"], user=user, **ctx)
+            elif m := _SHAPE_GUARD.search(line):
+                yield ev.ShapeGuard(expr=m["expr"].strip(), user=user,
+                                    zero_one="0/1 specialization" in line, **ctx)
+
+    def _chromium(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """Chromium events kept by the parser: PGO's allow-list and automatic-dynamic marks."""
+        if rec.payload is None:
+            return
+        try:
+            event = json.loads(rec.payload)
+        except ValueError:
+            return
+        args = event.get("args") if isinstance(event, dict) else None
+        if not isinstance(args, dict):
+            return
+        name = event.get("name")
+        if name == "automatic_dynamic" and isinstance(args.get("name"), str):
+            # pgo.py update_automatic_dynamic: the text log's "marking X as dynamic" line.
+            yield ev.MarkedDynamic(source=args["name"], origin="automatic dynamic/PGO", **ctx)
+        elif name == "pgo.dynamic_whitelist" and "recompile_dynamic_whitelist" in args:
+            split = lambda k: tuple(s for s in str(args.get(k) or "").split(",") if s)  # noqa: E731
+            yield te.DynamicAllowList(sources=split("recompile_dynamic_whitelist"),
+                                      missing=split("missing_dynamic_whitelist"), **ctx)
+
+
+def trace_events(lines: Iterable[bytes | str], source: str = "<trace>", *,
+                 rank: int | None = None, strict: bool = False,
+                 parser: TraceParser | None = None) -> Iterator[ev.Event]:
+    """Parse one trace file's lines into events (streaming). ``parser.stats`` has the counts."""
+    parser = parser or TraceParser(source, strict=strict, verify=strict)
+    yield from TraceEventMapper(parser, rank).events(parser.feed(lines))
