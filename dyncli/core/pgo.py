@@ -288,6 +288,10 @@ def loads_state(data: bytes) -> list[tuple[FrameKey, dict[str, Entry]]]:
         root = _PgoUnpickler(io.BytesIO(data)).load()
     except EOFError:
         raise ValueError("truncated pickle") from None
+    except pickle.UnpicklingError as e:
+        if "truncated" in str(e):
+            raise ValueError("truncated pickle") from None
+        raise
     if not isinstance(root, dict):
         raise ValueError(f"not PGO state: the pickle holds a {type(root).__name__}, not a dict of frames")
     frames = []

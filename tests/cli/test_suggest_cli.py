@@ -1,0 +1,135 @@
+"""`dyncli suggest` through the CLI: exit codes, stdout (the fix), stderr (report, warnings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dyncli.cli import app
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
+ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(os.environ):
+        if name.startswith("DYNCLI_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_default_env_form_on_stdout_report_on_stderr(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "graphbreak")], env=ENV)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0,L['y']:0\"\n"
+    assert "make_pgo.py:" in result.stderr and " split" in result.stderr
+    assert "tensor size=[?, 6] stride=[S(1), 1]" in result.stderr
+    assert "torch's own hint: TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x'],L['y']\"" in result.stderr
+
+
+def test_formats_and_quiet(runner: CliRunner) -> None:
+    args = ["suggest", "--pgo-dir", str(DATA / "intarg"), "-q"]
+    shell = runner.invoke(app, [*args, "--format", "shell"], env=ENV)
+    assert (shell.exit_code, shell.stdout, shell.stderr) == (
+        0, "export TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n']\"\n", "")
+    python = runner.invoke(app, [*args, "-f", "python"], env=ENV)
+    assert "torch.compiler.config.dynamic_sources = \"L['n']\"" in python.stdout
+    doc = json.loads(runner.invoke(app, [*args, "--format", "json"], env=ENV).stdout)
+    assert doc["env"] == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n']\"" and doc["schema_version"] == 1
+    bad = runner.invoke(app, [*args, "--format", "yaml"], env=ENV)
+    assert bad.exit_code == 2 and "suggest.format: expected one of env, shell, toml, python, json" in bad.stderr
+
+
+def test_json_file_and_json_stdout(runner: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "hf"), "--json", str(out), "-q"], env=ENV)
+    assert result.exit_code == 0
+    assert result.stdout.startswith("TORCH_COMPILE_DYNAMIC_SOURCES=")
+    doc = json.loads(out.read_text())
+    assert [s["source"] for s in doc["sources"]] == ["L['kwargs']['input_ids']", "L['kwargs']['attention_mask']"]
+    assert doc["inputs"] == [str(DATA / "hf" / "dynamo" / "code_state_hf_None_.pkl")] and doc["skipped"] == []
+    both = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "hf"), "--json", "-", "-q"], env=ENV)
+    assert json.loads(both.stdout) == doc
+
+
+def test_bad_file_is_skipped_with_a_warning(runner: CliRunner, tmp_path: Path) -> None:
+    shutil.copytree(DATA / "mlp" / "dynamo", tmp_path / "dynamo")
+    (tmp_path / "dynamo" / "code_state_mlp_1_.pkl").write_bytes(b"\x80\x04\x95")
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path), "-q"], env=ENV)
+    assert result.exit_code == 0
+    assert result.stdout == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['args'][0]:0\"\n"
+    assert "Warning: skipped" in result.stderr and "code_state_mlp_1_.pkl: truncated pickle" in result.stderr
+
+
+def test_nothing_usable_exits_1_naming_the_file(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "code_state_x_None_.pkl").write_text("not a pickle")
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path / "code_state_x_None_.pkl")], env=ENV)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith("Error: no usable PGO state was read (")
+    assert "code_state_x_None_.pkl: not a pickle" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_malicious_pickle_via_cli(runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "pwned"
+    payload = b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x8c\x06system\x93\x8c" + \
+        bytes([len(f"touch {target}")]) + f"touch {target}".encode() + b"\x85R."
+    (tmp_path / "code_state_evil_None_.pkl").write_bytes(payload)
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path)], env=ENV)
+    assert result.exit_code == 1
+    assert "refused to load posix.system" in result.stderr
+    assert not target.exists()
+
+
+def test_usage_errors(runner: CliRunner) -> None:
+    none = runner.invoke(app, ["suggest"], env=ENV)
+    assert none.exit_code == 2 and "Error: nothing to read: give --pgo-dir DIR or --from-trace PATH" in none.stderr
+    job = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "ranks"), "--job-id", "nope"], env=ENV)
+    assert job.exit_code == 1 and "no PGO state for job 'nope'" in job.stderr and "Hint: Jobs found: ranks" in job.stderr
+    rx = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "mlp"), "--exclude", "["], env=ENV)
+    assert rx.exit_code == 2 and "--exclude: not a valid regex" in rx.stderr
+
+
+def test_config_file_env_and_verbose(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "autodyn.toml").write_text('[suggest]\nformat = "shell"\ntorch_version = "2.5"\n')
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "graphbreak"), "-q", "-v"], env=ENV)
+    assert result.stdout == "export TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x'],L['y']\"\n"
+    assert "suggest.torch_version = '2.5'  (autodyn.toml)" in result.stderr
+    env = {**ENV, "DYNCLI_SUGGEST_INCLUDE_PARAMS": "1", "DYNCLI_SUGGEST_FORMAT": "env"}
+    params = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "modattr"), "-q"], env=env)
+    assert params.stdout == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['self'].k\"\n"
+    flag = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "modattr"), "--no-include-params"], env=env)
+    assert flag.stdout == 'TORCH_COMPILE_DYNAMIC_SOURCES=""\n' and "--include-params keeps them" in flag.stderr
+
+
+def test_from_trace_dir_and_several_jobs_warning(runner: CliRunner, tmp_path: Path) -> None:
+    trace = runner.invoke(app, ["suggest", "--from-trace", str(DATA / "ranks"), "-q"], env=ENV)
+    assert trace.stdout == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']\"\n"
+    for program in ("mlp", "intarg"):
+        shutil.copytree(DATA / program / "dynamo", tmp_path / "dynamo", dirs_exist_ok=True)
+    both = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path), "-q"], env=ENV)
+    assert both.stdout == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n'],L['args'][0]:0\"\n"
+    assert "merged 2 jobs (intarg, mlp); pick one with --job-id" in both.stderr
+    one = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path), "--job-id", "mlp", "-q"], env=ENV)
+    assert one.stdout == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['args'][0]:0\"\n" and one.stderr == ""
+
+
+def test_suggest_runs_without_importing_torch(tmp_path: Path) -> None:
+    code = ("import sys\nfrom dyncli.cli import main\nsys.argv = ['dyncli', 'suggest', '--pgo-dir', sys.argv[1], '-q']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\nassert 'torch' not in sys.modules, 'torch imported'\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(DATA / "hf")], capture_output=True, text=True,
+                          check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("TORCH_COMPILE_DYNAMIC_SOURCES=\"L['kwargs']['input_ids']")

@@ -1,0 +1,205 @@
+"""From PGO state to the allow-list: entries per real program, filters, regex safety, formats."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import suggest_fake_pgo as fake
+import tomllib
+
+from dyncli.core.config import SuggestConfig
+from dyncli.core.pgo import PgoState, loads_state
+from dyncli.core.suggest import (
+    Suggestion,
+    build_suggestion,
+    parse_torch_version,
+    shell_quote,
+    suggest,
+)
+from dyncli.errors import InputError, UsageError
+from dyncli.render.suggest import render_fix, to_document
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
+CFG = SuggestConfig()
+
+# What dyncli suggests for each real program, next to torch's own hint (from its trace).
+EXPECTED = {
+    "mlp": ("L['args'][0]:0", "L['args'][0]"),
+    "serve": ("L['args'][0]:0", "L['args'][0]"),
+    "intarg": ("L['n']", "L['n']"),
+    "graphbreak": ("L['x']:0,L['y']:0", "L['x'],L['y']"),
+    "hf": ("L['kwargs']['input_ids'],L['kwargs']['attention_mask']",
+           "L['kwargs']['input_ids'],L['kwargs']['attention_mask']"),
+    "ranks": ("L['x']", "L['x']"),
+    "modattr": ("", "L['self'].k"),
+}
+
+
+def _torch_matches(value: str, name: str, dim: int | None = None) -> bool:
+    """torch 2.14's is_dynamic_source(), restated: spaces dropped, split on ',', ':N' suffix."""
+    for entry in (s for s in value.replace(" ", "").split(",") if s):
+        m = re.match(r"^(.+):(\d+)$", entry)
+        pattern, pat_dim = (m.group(1), int(m.group(2))) if m else (entry, None)
+        if (pattern == name or re.match(pattern, name)) and (dim is None or pat_dim is None or pat_dim == dim):
+            return True
+    return False
+
+
+def _from(program: str, **cfg: object) -> Suggestion:
+    return suggest(DATA / program, None, None, replace(CFG, **cfg))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("program", sorted(EXPECTED))
+def test_real_programs(program: str) -> None:
+    ours, torchs = EXPECTED[program]
+    for result in (_from(program), suggest(None, DATA / program, None, CFG)):
+        assert result.value == ours
+        assert result.env == f'TORCH_COMPILE_DYNAMIC_SOURCES="{ours}"'
+        assert result.torch_hint == f'TORCH_COMPILE_DYNAMIC_SOURCES="{torchs}"'
+
+
+def test_torch_hint_is_the_one_torch_printed() -> None:
+    import gzip
+    for program in EXPECTED:
+        for trace in sorted((DATA / program).glob("trace*.log.gz")):
+            text = gzip.decompress(trace.read_bytes()).decode()
+            hints = re.findall(r'TORCH_COMPILE_DYNAMIC_SOURCES="([^"]*)"', text)
+            result = suggest(None, trace, None, CFG)
+            assert result.torch_hint == f'TORCH_COMPILE_DYNAMIC_SOURCES="{hints[-1]}"'
+
+
+@pytest.mark.parametrize("program", sorted(EXPECTED))
+def test_entries_select_exactly_the_dynamic_dims(program: str) -> None:
+    result = _from(program, include_params=True)
+    every = {src for fr in result.frames for src in (r.source for r in fr.inputs)}
+    chosen = {s.source: s for s in result.sources}
+    for fr in result.frames:
+        for row in fr.inputs:
+            if row.source in chosen and row.kind == "tensor":
+                rank = len(row.render.split("size=[")[1].split("]")[0].split(","))
+                for dim in range(rank):
+                    want = dim in chosen[row.source].dynamic_dims
+                    assert _torch_matches(result.value, row.source, dim) == want, (row.source, dim)
+    for name in every - set(chosen):
+        assert not _torch_matches(result.value, name), name
+
+
+def test_params_are_left_out_by_default_with_a_note() -> None:
+    result = _from("modattr")
+    assert result.left_out == ("L['self'].k",) and result.sources == ()
+    assert any("force_parameter_static_shapes" in n and "--include-params" in n for n in result.notes)
+    assert _from("modattr", include_params=True).value == "L['self'].k"
+
+
+def test_frame_and_exclude_filters() -> None:
+    assert _from("graphbreak", frame=r":split$").value == "L['x']:0"
+    assert _from("graphbreak", exclude=r"\['y'\]").value == "L['x']:0"
+    excluded = [r.status for fr in _from("graphbreak", exclude="y").frames for r in fr.inputs]
+    assert "excluded" in excluded
+    with pytest.raises(UsageError, match="--frame: not a valid regex"):
+        _from("mlp", frame="(")
+
+
+def test_torch_version() -> None:
+    assert _from("graphbreak", torch_version="2.5.1").value == "L['x'],L['y']"
+    assert _from("graphbreak", torch_version="2.14.1+cu130").value == "L['x']:0,L['y']:0"
+    assert parse_torch_version("v2.13.0.dev20260101") == (2, 13)
+    with pytest.raises(UsageError, match="--torch-version"):
+        _from("mlp", torch_version="latest")
+
+
+def test_a_source_static_in_another_frame_is_noted() -> None:
+    data = fake.dumps({("m.py", 1, "f"): {"L['x']": fake.tensor(fake.DYN, 3)},
+                       ("m.py", 9, "g"): {"L['x']": fake.tensor(4, 3)}})
+    state = PgoState()
+    for key, entries in loads_state(data):
+        for src, e in entries.items():
+            state.add(key, src, e)
+    result = build_suggestion(state, CFG)
+    assert result.value == "L['x']:0"
+    assert any("m.py:9:g, static there" in n for n in result.notes)
+
+
+def _state(names: dict[str, object]) -> PgoState:
+    state = PgoState(inputs=["x.pkl"])
+    for key, entries in loads_state(fake.dumps({("m.py", 1, "f"): names})):  # type: ignore[dict-item]
+        for src, e in entries.items():
+            state.add(key, src, e)
+    return state
+
+
+def test_names_that_cannot_be_written_raw_get_anchored_regexes() -> None:
+    names = {
+        "L['a b']": fake.scalar(fake.DYN),         # space: torch strips it
+        "L['c,d']": fake.scalar(fake.DYN),         # comma: torch splits on it
+        "L['e'])": fake.scalar(fake.DYN),          # invalid regex: torch would raise
+        "Lx": fake.scalar(3),                      # what L['x'] means as a regex...
+        "L['x']": fake.tensor(fake.DYN, 2),        # ...so this one must be anchored
+        "L['y']": fake.tensor(fake.DYN, 2),
+    }
+    result = build_suggestion(_state(names), replace(CFG, include_params=True))
+    by_source = {s.source: s for s in result.sources}
+    assert by_source["L['y']"].entries == ("L['y']:0",) and not by_source["L['y']"].escaped
+    assert by_source["L['x']"].escaped
+    for src in ("L['a b']", "L['c,d']", "L['e'])", "L['x']"):
+        assert by_source[src].escaped
+        assert any(w.startswith(src) for w in result.warnings)
+    for src in by_source:
+        assert _torch_matches(result.value, src)
+    assert not _torch_matches(result.value, "Lx")
+    assert " " not in result.value and result.value.count(",") == len(result.entries) - 1
+
+
+def test_maybe_mark_dynamic_where_a_size_one_was_seen() -> None:
+    result = _from("serve", format="python")
+    [src] = result.sources
+    assert src.maybe_dims == (0,)
+    assert "torch._dynamo.maybe_mark_dynamic(args[0], 0)" in render_fix(result, "python")
+    assert "torch._dynamo.mark_dynamic(args[0], 0)" in render_fix(_from("mlp"), "python")
+
+
+def test_python_format_puts_unreachable_sources_in_the_config() -> None:
+    text = render_fix(_from("graphbreak"), "python")
+    assert "torch._dynamo.mark_dynamic(x, 0)" in text
+    assert "torch.compiler.config.dynamic_sources = \"L['y']:0\"" in text
+    assert "torch.compiler.config.dynamic_sources = \"L['n']\"" in render_fix(_from("intarg"), "python")
+    hf = render_fix(_from("hf"), "python")
+    assert "torch._dynamo.mark_dynamic(kwargs['input_ids'], [0, 1])" in hf
+    compile(text, "<suggest>", "exec")
+    compile(hf, "<suggest>", "exec")
+
+
+def test_env_shell_toml_json_forms() -> None:
+    result = _from("graphbreak")
+    assert render_fix(result, "env") == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0,L['y']:0\"\n"
+    assert render_fix(result, "shell") == "export TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0,L['y']:0\"\n"
+    assert tomllib.loads(render_fix(result, "toml"))["dynamic_sources"] == ["L['x']:0", "L['y']:0"]
+    doc = json.loads(render_fix(result, "json"))
+    assert doc == to_document(result)
+    assert doc["schema_version"] == 1 and doc["command"] == "suggest"
+    assert doc["sources"][0] == {
+        "source": "L['x']", "kind": "tensor", "dims": [0], "entries": ["L['x']:0"], "maybe_dims": [],
+        "escaped": False, "frames": doc["sources"][0]["frames"]}
+    assert doc["sources"][0]["frames"][0]["function"] == "split"
+    assert set(doc["sources"][0]["frames"][0]) == {"function", "file", "line"}
+    intarg = to_document(_from("intarg"))
+    assert intarg["sources"][0]["kind"] == "scalar" and intarg["sources"][0]["dims"] is None
+
+
+def test_shell_quote_switches_to_single_quotes_for_escaped_entries() -> None:
+    assert shell_quote("L['x']") == "\"L['x']\""
+    assert shell_quote(r"L\['x'\]$") == "'L\\['\\''x'\\''\\]$'"
+
+
+def test_nothing_usable_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "code_state_bad_None_.pkl").write_bytes(b"junk")
+    with pytest.raises(InputError, match=r"no usable PGO state.*code_state_bad_None_\.pkl: not a pickle"):
+        suggest(tmp_path, None, None, CFG)
+    with pytest.raises(UsageError, match="--pgo-dir DIR or --from-trace"):
+        suggest(None, None, None, CFG)
+    with pytest.raises(UsageError, match="--job-id"):
+        suggest(None, DATA / "mlp", "mlp", CFG)

@@ -1,0 +1,223 @@
+"""Reading PGO state: real pickles and traces from torch 2.14, hostile and broken files."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import suggest_fake_pgo as fake
+
+from dyncli.core.pgo import (
+    DYNAMIC,
+    Entry,
+    InferStride,
+    PgoState,
+    find_pgo_files,
+    job_of,
+    loads_state,
+    read_pgo_files,
+)
+from dyncli.core.pgo_text import code_state_artifacts, parse_render, read_trace_files, trace_files
+from dyncli.errors import InputError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
+PROGRAMS = ["mlp", "intarg", "graphbreak", "hf", "modattr", "serve", "ranks"]
+
+
+def _rendered(state: PgoState) -> dict[tuple[str, int, str], dict[str, str]]:
+    return {ident: {src: e.render() for src, e in entries.items()}
+            for ident, (_, entries) in state.frames.items()}
+
+
+def test_no_torch_needed() -> None:
+    assert "torch" not in sys.modules
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_pickle_and_trace_give_the_same_state(program: str) -> None:
+    from_pickle = read_pgo_files(find_pgo_files(DATA / program))
+    from_trace = read_trace_files(trace_files(DATA / program))
+    assert from_pickle.skipped == [] and from_trace.skipped == []
+    assert from_pickle.frames and _rendered(from_pickle) == _rendered(from_trace)
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_render_matches_torch_text_line_for_line(program: str) -> None:
+    for path in trace_files(DATA / program):
+        for _name, payload in code_state_artifacts(path):
+            for line in payload.splitlines():
+                m = re.match(r"^  (.+?): (tensor size=.*|scalar \S+|fully dynamic scalar or tensor)$", line)
+                if m:
+                    assert parse_render(m.group(2)).render() == m.group(2)
+
+
+def test_real_mlp_state() -> None:
+    state = read_pgo_files(find_pgo_files(DATA / "mlp"))
+    [(key, entries)] = state.frames.values()
+    assert key.name == "inner" and key.filename.endswith("external_utils.py")
+    entry = entries["L['args'][0]"]
+    assert entry.size == (DYNAMIC, 8)
+    assert entry.stride == (InferStride(1), 1)
+    assert entry.dynamic_dims() == (0,)
+    assert state.jobs == ["mlp"]
+
+
+def test_graph_break_makes_two_frames_and_drops_empty_duplicates() -> None:
+    # torch writes each frame twice (a second CodeId with another closure hash and no entries).
+    state = read_pgo_files(find_pgo_files(DATA / "graphbreak"))
+    names = [key.name for key, _ in state.frames.values()]
+    assert names[0] == "split" and names[1].startswith("torch_dynamo_resume_in_split_at_")
+    assert len(names) == 2
+
+
+def test_ranks_merge_dynamic_in_any_is_dynamic() -> None:
+    files = find_pgo_files(DATA / "ranks")
+    assert [f.name for f in files] == ["code_state_ranks_0_.pkl", "code_state_ranks_1_.pkl"]
+    single = [read_pgo_files([f]) for f in files]
+    dims = [next(iter(s.frames.values()))[1]["L['x']"].dynamic_dims() for s in single]
+    assert dims == [(0,), (1,)]
+    merged = read_pgo_files(files)
+    assert next(iter(merged.frames.values()))[1]["L['x']"].dynamic_dims() == (0, 1)
+
+
+def test_serve_remembers_the_size_one_it_specialized() -> None:
+    state = read_pgo_files(find_pgo_files(DATA / "serve"))
+    entry = next(iter(state.frames.values()))[1]["L['args'][0]"]
+    assert entry.small_sizes == {0: {1}}
+
+
+def test_dir_forms_and_job_selection(tmp_path: Path) -> None:
+    assert find_pgo_files(DATA / "mlp" / "dynamo") == find_pgo_files(DATA / "mlp")
+    single = DATA / "mlp" / "dynamo" / "code_state_mlp_None_.pkl"
+    assert find_pgo_files(single) == [single]
+    dyn = tmp_path / "dynamo"
+    dyn.mkdir()
+    for program in ("mlp", "intarg"):
+        for f in (DATA / program / "dynamo").iterdir():
+            shutil.copy(f, dyn / f.name)
+    (dyn / "code_state_mlp_None_.pkl.lock").write_text("")
+    assert len(find_pgo_files(tmp_path)) == 2
+    assert [p.name for p in find_pgo_files(tmp_path, "intarg")] == ["code_state_intarg_None_.pkl"]
+    with pytest.raises(InputError) as err:
+        find_pgo_files(tmp_path, "train")
+    assert "'train'" in err.value.message and err.value.hint == "Jobs found: intarg, mlp"
+
+
+def test_job_of_handles_underscores() -> None:
+    assert job_of("code_state_my_job_None_.pkl") == "my_job"
+    assert job_of("code_state_train_3_.pkl") == "train"
+    assert job_of("code_state_train_0_v2.pkl") == "train"
+
+
+def test_missing_or_empty_dir(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        find_pgo_files(tmp_path / "nope")
+    with pytest.raises(InputError, match=r"no code_state_\*\.pkl") as err:
+        find_pgo_files(tmp_path)
+    assert "TORCH_COMPILE_JOB_ID" in (err.value.hint or "")
+
+
+# ---------------------------------------------------------------- hostile input
+
+
+class _Evil:
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, (f"touch {self.target}",))
+
+
+class _EvalEvil:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (eval, ("open('/tmp/dyncli-pwned', 'w')",))
+
+
+def test_malicious_pickle_runs_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "pwned"
+    data = pickle.dumps(_Evil(target))
+    pickle.loads  # noqa: B018 - the real loader would run `touch`; ours must refuse first
+    with pytest.raises(pickle.UnpicklingError, match=r"refused to load (posix|os)\.system"):
+        loads_state(data)
+    assert not target.exists()
+    with pytest.raises(pickle.UnpicklingError, match=r"refused to load builtins\.eval"):
+        loads_state(pickle.dumps(_EvalEvil()))
+
+
+def test_malicious_payload_nested_inside_real_looking_state(tmp_path: Path) -> None:
+    target = tmp_path / "pwned"
+    # A well-formed state whose entry smuggles a reduce call in a field.
+    entry = fake.FrameStateSizeEntry(scalar=_Evil(target), size=fake.DYN, stride=fake.DYN)
+    data = fake.dumps({("m.py", 1, "f"): {"L['n']": entry}})
+    path = tmp_path / "code_state_evil_None_.pkl"
+    path.write_bytes(data)
+    state = read_pgo_files([path])
+    assert state.inputs == [] and "refused to load" in state.skipped[0][1]
+    assert not target.exists()
+
+
+def test_broken_files_are_skipped_and_named(tmp_path: Path) -> None:
+    real = (DATA / "mlp" / "dynamo" / "code_state_mlp_None_.pkl").read_bytes()
+    files = {
+        "code_state_trunc_None_.pkl": real[: len(real) // 2],
+        "code_state_empty_None_.pkl": b"",
+        "code_state_text_None_.pkl": b"hello, not a pickle\n",
+        "code_state_list_None_.pkl": pickle.dumps([1, 2, 3]),
+        "code_state_gz_None_.pkl": gzip.compress(real),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    shutil.copy(DATA / "mlp" / "dynamo" / "code_state_mlp_None_.pkl", tmp_path)
+    state = read_pgo_files(find_pgo_files(tmp_path))
+    assert [Path(p).name for p in state.inputs] == ["code_state_mlp_None_.pkl"]
+    errors = {Path(f).name: e for f, e in state.skipped}
+    assert errors["code_state_trunc_None_.pkl"] == "truncated pickle"
+    assert errors["code_state_empty_None_.pkl"] == "empty file"
+    assert errors["code_state_text_None_.pkl"].startswith("not a pickle")
+    assert errors["code_state_gz_None_.pkl"].startswith("not a pickle")
+    assert errors["code_state_list_None_.pkl"].startswith("not PGO state: the pickle holds a list")
+
+
+def test_other_torch_versions_extra_and_missing_fields(tmp_path: Path) -> None:
+    entry = fake.tensor(fake.DYN, 4, excluded=(1, 4))
+    entry.__dict__["new_field_in_torch_3"] = "x"
+    del entry.__dict__["excluded_scalar"]
+    data = fake.dumps({("m.py", 3, "f"): {"L['x']": entry}}, new_code_field=7)
+    [(key, entries)] = loads_state(data)
+    assert (key.filename, key.line, key.name) == ("m.py", 3, "f")
+    assert entries["L['x']"].dynamic_dims() == (0,)
+    assert entries["L['x']"].small_sizes == {0: {1}}
+
+
+def test_trace_without_code_state_and_garbage(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_text("V1122 01:00:00.000000 1 x.py:1] {\"dynamo_start\": {}}\n")
+    (tmp_path / "b.log").write_text(
+        'V1122 01:00:00.000000 1 x.py:1] {"artifact": {"name": "put_local_code_state", "encoding": "string"}, "has_payload": "0"}\n'
+        "\thash(ab)/m.py:1:f:\n\t  L['x']: something torch never wrote\n")
+    state = read_trace_files(trace_files(tmp_path))
+    assert state.inputs == []
+    errors = {Path(f).name: e for f, e in state.skipped}
+    assert "no put/get_*_code_state artifacts" in errors["a.log"]
+    assert "unrecognized line" in errors["b.log"]
+
+
+def test_unusual_render_is_read() -> None:
+    text = ("unusual FrameStateSizeEntry(scalar=<AutoUnset.token: 0>, size=(2, <AutoDynamic.token: 0>), "
+            "stride=<AutoUnset.token: 0>, excluded_sizes=None, excluded_scalar=None)")
+    entry = parse_render(text)
+    assert entry.size == (2, DYNAMIC) and entry.dynamic_dims() == (1,)
+
+
+def test_merge_follows_torch_semilattice() -> None:
+    a = Entry(DYNAMIC, (2, 8), (InferStride(1), 1))
+    a.merge(Entry(DYNAMIC, (3, 8), (InferStride(1), 1)))
+    assert a.size == (DYNAMIC, 8)
+    b = Entry(DYNAMIC, (2, 8), (8, 1))
+    b.merge(Entry(DYNAMIC, (2, 8, 1), (8, 1, 1)))  # rank changed: the whole size is dynamic
+    assert b.size is DYNAMIC and not b.is_tensor and b.is_dynamic
