@@ -65,15 +65,21 @@ def _fake_module() -> Iterator[None]:
     module = types.ModuleType(MODULE)
     for cls in (AutoDynamic, AutoUnset, InferStride, CodeId, CodeState, FrameStateSizeEntry):
         setattr(module, cls.__name__, cls)
-    saved = sys.modules.get(MODULE)
+    # pickle's save_global runs __import__(MODULE): without stand-in parents it would import
+    # the real torch package (slow, and the unit tests must stay torch-free).
+    names = ("torch", "torch._dynamo", MODULE)
+    saved = {name: sys.modules.get(name) for name in names}
+    for name in names[:-1]:
+        sys.modules.setdefault(name, types.ModuleType(name))
     sys.modules[MODULE] = module
     try:
         yield
     finally:
-        if saved is None:
-            del sys.modules[MODULE]
-        else:
-            sys.modules[MODULE] = saved
+        for name, old in saved.items():
+            if old is None:
+                del sys.modules[name]
+            else:
+                sys.modules[name] = old
 
 
 def tensor(*sizes: Any, excluded: Any = None) -> FrameStateSizeEntry:
