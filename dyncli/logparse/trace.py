@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.errors import InputError
+from dyncli.logparse.glog import GLOG_RE
 
 # Every kind torch 2.5–2.14 is known to emit. Anything else is counted as unknown, not fatal.
 KNOWN_KINDS: frozenset[str] = frozenset({
@@ -46,7 +47,8 @@ KNOWN_KINDS: frozenset[str] = frozenset({
 DEFAULT_KEEP: frozenset[str] = frozenset({
     "dynamo_start", "compilation_metrics", "symbolic_shape_specialization", "guard_added",
     "guard_added_fast", "create_symbol", "create_unbacked_symbol", "artifact",
-    "dynamo_output_graph", "dynamo_cpp_guards_str", "chromium_event",
+    "dynamo_output_graph", "dynamo_cpp_guards_str", "chromium_event", "describe_tensor",
+    "describe_source",
 })
 
 # Kinds whose payload is joined and kept. Artifacts are filtered again by name.
@@ -138,7 +140,7 @@ def peek_kind(line: bytes) -> str | None:
 def is_trace_line(line: bytes | str) -> bool:
     """True when ``line`` looks like a trace envelope (glog prefix followed by a JSON object)."""
     raw = line.encode("utf-8", "replace") if isinstance(line, str) else line
-    return (raw[:1] in b"VIWEDC" and peek_kind(raw) is not None
+    return (GLOG_RE.match(raw) is not None and peek_kind(raw) is not None
             and raw.rstrip(b"\r\n").endswith(b"}"))
 
 
@@ -266,15 +268,19 @@ class TraceParser:
                     self.stats.payload_mismatch += 1
                     if self.strict:
                         raise InputError(f"{self.source}:{lineno}: payload does not match its hash")
-        head = prefix.split(None, 3)
+        head = GLOG_RE.match(prefix + b"]")
+        if head is None:
+            self.stats.records -= 1
+            self._malformed(lineno, "no glog prefix before the JSON envelope")
+            return None
         rank = _int(env.get("rank"))
         if rank is not None:
             self.stats.ranks.add(rank)
         return TraceRecord(
             line=lineno, kind=kind, meta=meta,
-            timestamp=(head[0][1:] + b" " + head[1]).decode() if len(head) > 1 else "",
-            pid=int(head[2]) if len(head) > 2 and head[2].isdigit() else 0,
-            emitter=head[3].decode("utf-8", "replace") if len(head) > 3 else "",
+            timestamp=f"{head['date'].decode()} {head['time'].decode()}",
+            pid=int(head["pid"]),
+            emitter=f"{head['file'].decode('utf-8', 'replace')}:{head['lineno'].decode()}",
             frame_id=_int(env.get("frame_id")),
             frame_compile_id=_int(env.get("frame_compile_id")),
             attempt=_int(env.get("attempt")) or 0,

@@ -61,8 +61,11 @@ class TraceEventMapper:
             "guard_added_fast": self._guard, "guard_added": self._guard,
             "symbolic_shape_specialization": self._specialization, "artifact": self._artifact,
             "dynamo_output_graph": self._output_graph, "dynamo_cpp_guards_str": self._guards_tree,
-            "chromium_event": self._chromium,
+            "chromium_event": self._chromium, "describe_tensor": self._describe_tensor,
+            "describe_source": self._describe_source,
         }
+        # (rank, describer, tensor id) -> dims marked by mark_dynamic, until its source arrives
+        self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
 
     def events(self, records: Iterable[TraceRecord]) -> Iterator[ev.Event]:
         """Events of ``records``, in trace order."""
@@ -266,6 +269,25 @@ class TraceEventMapper:
             elif m := _SHAPE_GUARD.search(line):
                 yield ev.ShapeGuard(expr=m["expr"].strip(), user=user,
                                     zero_one="0/1 specialization" in line, **ctx)
+
+    def _describe_tensor(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """meta_utils.py ``describe_tensor``: ``dynamo_dynamic_indices`` are mark_dynamic dims."""
+        dims = rec.meta.get("dynamo_dynamic_indices")
+        if isinstance(dims, list) and dims:
+            if len(self._marked) > 1024:  # a describe_source that never came; stay bounded
+                self._marked.clear()
+            self._marked[(ctx["rank"], rec.meta.get("describer_id"), rec.meta.get("id"))] = dims
+        return iter(())
+
+    def _describe_source(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """``describe_source`` names the tensor; with marked dims it is the text log's
+        ``marking L['x'] as dynamic (from mark_dynamic)`` (builder.py, once per dim)."""
+        key = (ctx["rank"], rec.meta.get("describer_id"), rec.meta.get("id"))
+        dims = self._marked.pop(key, None)
+        source = rec.meta.get("source")
+        if dims and isinstance(source, str):
+            for _ in dims:
+                yield ev.MarkedDynamic(source=source, origin="mark_dynamic", **ctx)
 
     def _chromium(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """Chromium events kept by the parser: PGO's allow-list and automatic-dynamic marks."""

@@ -1,0 +1,228 @@
+"""``dyncli diagnose --html PATH``: the Diagnosis as ONE self-contained HTML file.
+
+Inline CSS and a few lines of inline JS (click a column header to sort); nothing is fetched,
+so the file can be mailed, attached to a bug, or opened from a cluster's scratch disk.
+Works for text-log diagnoses too; the trace sections (compile time, failures, similar graphs,
+ranks, PGO) appear when the input was a TORCH_TRACE trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from dyncli import __version__
+from dyncli.core.diagnose_model import Diagnosis
+from dyncli.logparse.events import UserLoc
+from dyncli.render import atomic_write_text
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:18px 28px}header h1{margin:0;font-size:20px}
+header p{margin:4px 0 0;color:#b9c0cf;font-size:12px;word-break:break-all}
+main{padding:8px 28px 40px;max-width:1400px}
+section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:16px 0;padding:12px 18px}
+h2{font-size:16px;margin:4px 0 10px}h2 .n{color:#6b7385;font-weight:normal}
+.cards{display:flex;flex-wrap:wrap;gap:10px}
+.card{border:1px solid #dde1e8;border-radius:6px;padding:8px 14px;min-width:110px;background:#fbfcfd}
+.card b{display:block;font-size:22px}.card span{color:#6b7385;font-size:12px}
+.card.warn b{color:#b3541e}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #eceef2;vertical-align:top}
+th{background:#f0f2f5;cursor:pointer;user-select:none;white-space:nowrap}
+th.sorted-asc:after{content:" \\25B2"}th.sorted-desc:after{content:" \\25BC"}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+code{background:#f0f2f5;padding:1px 4px;border-radius:3px}
+pre{background:#f6f7f9;border:1px solid #eceef2;padding:8px;white-space:pre-wrap;margin:4px 0}
+.cause{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;color:#fff}
+.cause.size{background:#2f7d4f}.cause.scalar{background:#9a6a00}.cause.other{background:#8a3b3b}
+.muted{color:#6b7385}.empty{color:#6b7385;font-style:italic}
+.sugg{border-left:4px solid #3b6fd8;padding:4px 10px;margin:8px 0;background:#f7f9fe}
+.sugg .kind{font-size:11px;text-transform:uppercase;color:#3b6fd8;letter-spacing:.04em}
+details summary{cursor:pointer;color:#3b6fd8}
+"""
+
+_JS = """
+document.querySelectorAll('table.sortable th').forEach(function(th){
+  th.addEventListener('click',function(){
+    var table=th.closest('table'),body=table.tBodies[0],idx=Array.prototype.indexOf.call(th.parentNode.children,th);
+    var asc=!th.classList.contains('sorted-asc');
+    table.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted-asc','sorted-desc');});
+    th.classList.add(asc?'sorted-asc':'sorted-desc');
+    var rows=Array.prototype.slice.call(body.rows);
+    rows.sort(function(a,b){
+      var x=a.cells[idx].getAttribute('data-v')||a.cells[idx].textContent,
+          y=b.cells[idx].getAttribute('data-v')||b.cells[idx].textContent,
+          nx=parseFloat(x),ny=parseFloat(y);
+      var c=(!isNaN(nx)&&!isNaN(ny))?nx-ny:x.localeCompare(y);
+      return asc?c:-c;});
+    rows.forEach(function(r){body.appendChild(r);});
+  });
+});
+"""
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value))
+
+
+def _user(user: UserLoc | None) -> str:
+    if user is None:
+        return '<span class="muted">—</span>'
+    where = f"{_e(user.file)}:{user.line}" + (f" in {_e(user.function)}" if user.function else "")
+    code = f"<br><code>{_e(user.code)}</code>" if user.code else ""
+    return f"<span class=\"muted\">{where}</span>{code}"
+
+
+def _rank(rank: int | None) -> str:
+    return "—" if rank is None else str(rank)
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Iterable[int] = ()) -> str:
+    nums = set(numeric)
+    body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in nums else f"<td>{c}</td>"
+                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
+    if not body:
+        return '<p class="empty">None found.</p>'
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _section(anchor: str, title: str, count: int | None, inner: str) -> str:
+    n = f' <span class="n">({count})</span>' if count is not None else ""
+    return f'<section id="{anchor}"><h2>{_e(title)}{n}</h2>{inner}</section>'
+
+
+def _summary(d: Diagnosis) -> str:
+    by = d.recompiles_by_cause()
+    cards = [("frames", len(d.frames), False), ("compiles", d.compiles, False),
+             ("recompiles", len(d.recompiles), bool(d.recompiles)),
+             ("size / scalar / other", f"{by['size']} / {by['scalar']} / {by['other']}", False),
+             ("specializations", len(d.specializations), bool(d.specializations)),
+             ("graph breaks", sum(b.count for b in d.graph_breaks), bool(d.graph_breaks)),
+             ("unbacked symbols", len(d.unbacked), False)]
+    if d.trace is not None:
+        cards += [("compile time", f"{d.trace.total_compile_s:.2f} s", False),
+                  ("failed compiles", len(d.trace.failures), bool(d.trace.failures)),
+                  ("similar graphs", len(d.trace.similar_graphs), bool(d.trace.similar_graphs))]
+    if len(d.ranks) > 1 or (d.ranks and d.ranks[0] is not None):
+        cards.append(("ranks", len(d.ranks), False))
+    html = "".join(f'<div class="card{" warn" if warn else ""}"><b>{_e(v)}</b><span>{_e(k)}</span></div>'
+                   for k, v, warn in cards)
+    return _section("summary", "Summary", None, f'<div class="cards">{html}</div>')
+
+
+def _frames(d: Diagnosis) -> str:
+    times = {(f.rank, f.frame_id): f.seconds for f in d.trace.frame_times} if d.trace else {}
+    rows = []
+    for f in d.frames:
+        dyn = ", ".join(f"{x.source} ({x.origin}, {x.compile_id})" for x in f.dynamic_inputs)
+        dims = ", ".join(f"{s}: dims {','.join(map(str, ds))}" for s, ds in f.dynamic_dims)
+        t = times.get((f.rank, f.frame_id))
+        rows.append([_rank(f.rank), _e(f.frame_id), f"<code>{_e(f.function)}</code>",
+                     f'<span class="muted">{_e(f.file)}:{_e(f.first_line)}</span>', str(f.compiles),
+                     "" if t is None else f"{t:.3f}", _e(dyn) or "—", _e(dims) or "—"])
+    return _section("frames", "Frames", len(d.frames), _table(
+        ["rank", "frame", "function", "file:line", "compiles", "compile s", "became dynamic",
+         "dynamic dims (guards)"], rows, numeric=(4, 5)))
+
+
+def _recompiles(d: Diagnosis) -> str:
+    rows = [[_rank(r.rank), _e(r.compile_id), f"<code>{_e(r.function)}</code>",
+             f'<span class="cause {_e(r.cause)}">{_e(r.cause)}</span>',
+             "".join(f"<pre>{_e(x)}</pre>" for x in r.reasons), _user(r.user)] for r in d.recompiles]
+    return _section("recompiles", "Recompiles and their reasons", len(d.recompiles),
+                    _table(["rank", "compile", "function", "cause", "guard failures", "user code"], rows))
+
+
+def _specializations(d: Diagnosis) -> str:
+    rows = [[_rank(s.rank), _e(s.compile_id), _e(s.symbol), _e(", ".join(s.sources)), _e(s.value),
+             _e(s.reason), _user(s.user), f'<span class="muted">{_e(s.framework)}</span>']
+            for s in d.specializations]
+    return _section("specializations", "Specializations", len(d.specializations), _table(
+        ["rank", "compile", "symbol", "sources", "value", "reason", "user code", "framework"], rows))
+
+
+def _graph_breaks(d: Diagnosis) -> str:
+    rows = [[_rank(b.rank), f"{_e(b.file)}:{b.user_line}", f"<code>{_e(b.code)}</code>",
+             _e(b.reason) + (f"<br><span class=\"muted\">{_e(b.explanation)}</span>" if b.explanation else ""),
+             str(b.count)] for b in d.graph_breaks]
+    return _section("graph-breaks", "Graph breaks", len(d.graph_breaks),
+                    _table(["rank", "where", "code", "reason", "count"], rows, numeric=(4,)))
+
+
+def _suggestions(d: Diagnosis) -> str:
+    if not d.suggestions:
+        return _section("suggestions", "Suggestions", 0, '<p class="empty">Nothing to suggest.</p>')
+    items = []
+    for s in d.suggestions:
+        fix = f"<pre>{_e(s.fix)}</pre>" if s.fix else ""
+        ev = (f"<details><summary>evidence ({len(s.evidence)})</summary><pre>"
+              f"{_e(chr(10).join(s.evidence))}</pre></details>") if s.evidence else ""
+        rank = f" · rank {s.rank}" if s.rank is not None else ""
+        items.append(f'<div class="sugg"><div class="kind">{_e(s.kind)}{rank}</div>'
+                     f"<div>{_e(s.message)}</div>{fix}{ev}</div>")
+    return _section("suggestions", "Suggestions", len(d.suggestions), "".join(items))
+
+
+def _trace_sections(d: Diagnosis) -> list[str]:
+    t = d.trace
+    if t is None:
+        return []
+    compiles = [[_rank(c.rank), _e(c.compile_id), f"<code>{_e(c.function)}</code>",
+                 f"{c.seconds:.3f}", str(c.attempts), _e(c.fail_type) or "—",
+                 "".join(f"<details><summary>restart</summary><pre>{_e(r)}</pre></details>"
+                         for r in c.restart_reasons)
+                 + (f"<details><summary>failure</summary><pre>{_e(c.fail_reason)}</pre></details>"
+                    if c.fail_reason else "")]
+                for c in t.compile_times]
+    similar = [[_rank(s.rank), f"<code>{_e(s.function)}</code>", _e(", ".join(s.compile_ids)),
+                str(s.ops), "<br>".join(f"<code>{_e(src)}</code>: {_e(' vs '.join(sz))}"
+                                        for src, sz in s.inputs)] for s in t.similar_graphs]
+    ranks = [[_rank(r.rank), str(r.frames), str(r.compiles), str(r.recompiles), str(r.failed),
+              f"{r.compile_time_s:.3f}", _e(", ".join(r.dynamic)) or "—"] for r in t.ranks]
+    div = "".join(f"<div class=\"sugg\"><div class=\"kind\">{_e(x.kind)} divergence</div>"
+                  f"{_e(x.message)}</div>" for x in t.divergences)
+    pgo = [[_rank(p.rank), f"<code>{_e(p.function)}</code>", _e(", ".join(p.loaded_dynamic)) or "—",
+            _e(", ".join(p.recompiles)), f"<code>{_e(','.join(p.allow_list))}</code>"] for p in t.pgo]
+    out = [
+        _section("compiles", "Per-compile details", len(t.compile_times), _table(
+            ["rank", "compile", "function", "seconds", "attempts", "failed", "details"], compiles,
+            numeric=(3, 4))),
+        _section("similar", "Similar graphs (one dynamic graph would do)", len(t.similar_graphs),
+                 _table(["rank", "function", "compiles", "ops", "inputs whose sizes differ"],
+                        similar, numeric=(3,))),
+        _section("ranks", "Ranks", len(t.ranks), _table(
+            ["rank", "frames", "compiles", "recompiles", "failed", "compile s", "dynamic"], ranks,
+            numeric=(1, 2, 3, 4, 5)) + (div or '<p class="empty">No divergence between ranks.</p>'
+                                        if len(t.ranks) > 1 else "")),
+    ]
+    if t.pgo_loaded:
+        out.append(_section("pgo", "PGO loaded, yet recompiled for size", len(t.pgo), _table(
+            ["rank", "function", "dynamic in loaded state", "recompiles", "allow-list instead"], pgo)))
+    return out
+
+
+def render_html(d: Diagnosis) -> str:
+    """The whole report as one HTML document (no external resources)."""
+    nav = " · ".join(f'<a href="#{a}" style="color:#b9c0cf">{t}</a>' for a, t in (
+        ("frames", "frames"), ("recompiles", "recompiles"), ("specializations", "specializations"),
+        ("suggestions", "suggestions"), ("compiles", "compiles"), ("ranks", "ranks")))
+    body = [_summary(d), _suggestions(d), _frames(d), _recompiles(d), _specializations(d),
+            _graph_breaks(d), *_trace_sections(d)]
+    inputs = ", ".join(d.inputs) or "stdin"
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>dyncli diagnose — {_e(inputs)[:120]}</title><style>{_CSS}</style></head><body>"
+        f"<header><h1>dyncli diagnose</h1><p>{_e(inputs)}</p><p>dyncli {_e(__version__)} · "
+        f"{d.stats.lines} lines read · {nav}</p></header>"
+        f"<main>{''.join(body)}</main><script>{_JS}</script></body></html>\n")
+
+
+def write_html(path: Path | str, d: Diagnosis) -> None:
+    """Write the report atomically (temp file + rename)."""
+    atomic_write_text(Path(path), render_html(d))

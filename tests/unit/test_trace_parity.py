@@ -1,0 +1,70 @@
+"""One run, two views: the TORCH_LOGS text log and the TORCH_TRACE trace of the same run
+(tests/data/make_logs.py captures both) give the same frames, compile counts,
+specializations, recompile causes and dynamic decisions through the one analysis.
+
+Known, documented differences (docs/diagnose-trace.md): a trace also knows the first line
+of frames that never recompiled (the text log does not), and it has no record for
+``set_replacement`` equalities between symbols or for data-dependent guard messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dyncli.core.diagnose import analyze
+from dyncli.core.diagnose_model import Diagnosis
+from dyncli.core.diagnose_trace import diagnose_traces
+from dyncli.logparse.textlog import parse_lines
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CASES = sorted(p.stem for p in (DATA / "logs").glob("*.log") if (DATA / "traces" / p.stem).is_dir())
+TRACE_ONLY = {"similar-graphs", "pgo-allow-list", "rank-divergence"}
+
+
+def _base(path: str | None) -> str | None:
+    return path.rsplit("/", 1)[-1] if path else None
+
+
+def _guard(reason: str) -> str:
+    """The guard text of a reason, without torch's ``# user code  # file:line`` comment."""
+    return reason.split("  #", 1)[0].split(" # ", 1)[0].strip()
+
+
+def facts(d: Diagnosis) -> dict[str, Any]:
+    return {
+        "frames": sorted((f.rank, f.frame_id, f.function, f.compiles, f.compile_ids) for f in d.frames),
+        "recompiles": sorted((r.rank, r.compile_id, r.function, r.cause,
+                              tuple(_guard(x) for x in r.reasons)) for r in d.recompiles),
+        "specializations": sorted(
+            (s.rank, s.compile_id, s.symbol, s.sources, s.value, s.reason,
+             _base(s.user.file) if s.user else None, s.user.line if s.user else None,
+             s.user.code if s.user else None) for s in d.specializations),
+        "graph_breaks": sorted((b.rank, _base(b.file), b.user_line, b.count) for b in d.graph_breaks),
+        "dynamic_sources": sorted(d.dynamic_sources),
+        "dynamic_inputs": sorted((f.rank, x.source, x.origin, x.compile_id)
+                                 for f in d.frames for x in f.dynamic_inputs),
+        "dynamic_dims": sorted((f.rank, f.frame_id, f.dynamic_dims) for f in d.frames),
+        "unbacked": sorted((u.rank, u.compile_id, u.symbol) for u in d.unbacked),
+        "zero_one_guards": len(d.zero_one_guards),
+        "suggestions": sorted(s.kind for s in d.suggestions if s.kind not in TRACE_ONLY),
+    }
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_text_log_and_trace_agree(case: str) -> None:
+    with (DATA / "logs" / f"{case}.log").open("rb") as fh:
+        text = analyze(parse_lines(fh))
+    trace = diagnose_traces([DATA / "traces" / case], strict=True)
+    assert facts(trace) == facts(text)
+    assert trace.frames, "every captured case compiled something"
+    for t, x in zip(trace.frames, text.frames, strict=True):
+        if x.first_line is not None:  # the text log knows it only for recompiled frames
+            assert t.first_line == x.first_line
+
+
+def test_cases_cover_the_issue() -> None:
+    assert {"auto_dynamic_batch", "graph_break_frames", "int_specialization",
+            "constraint_violation", "multi_rank", "hf_tiny_bert"} <= set(CASES)
