@@ -1,0 +1,82 @@
+"""Cross-check against tlparse (PyPI ``tlparse``, the reference reader of TORCH_TRACE).
+
+For every captured trace file, the compile ids per frame, the failed compiles, the restarts
+and the recompile reasons dyncli reports equal what tlparse extracts from the same file:
+its ``compile_directory.json``, its ``failures_and_restarts.html`` table and the
+``recompile_reasons`` payloads it writes. Skips cleanly when tlparse is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from dyncli.core.diagnose_trace import diagnose_traces
+from dyncli.logparse.trace import decode_recompile_reasons
+
+TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
+TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent))
+FILES = sorted(TRACES.glob("*/dedicated_log_torch_trace*.log"))
+_ROW = re.compile(r"<a href='[^']*'>\[(?P<cid>[^\]]+)\]</a>\s*</td><td>\s*(?:<pre>)?\s*"
+                  r"(?P<type>[^<]+?)\s*(?:</pre>)?\s*</td>")
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(TLPARSE is None, reason="tlparse not installed")]
+
+
+def _key(cid: str) -> str:
+    return cid.split("_")[0]
+
+
+def tlparse_facts(trace: Path, out: Path) -> dict[str, object]:
+    run = subprocess.run([str(TLPARSE), str(trace), "-o", str(out), "--overwrite", "--no-browser"],
+                         capture_output=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
+    directory = json.loads((out / "compile_directory.json").read_text())
+    per_frame: dict[str, set[str]] = defaultdict(set)
+    reasons: dict[str, list[str]] = {}
+    for cid, entry in directory.items():
+        if not re.fullmatch(r"\d+/\d+(?:_\d+)?", cid[1:-1]):
+            continue  # "[-/-]": records outside any compile
+        per_frame[cid[1:-1].split("/")[0]].add(_key(cid[1:-1]))
+        for art in entry["artifacts"]:
+            if art["name"].startswith("recompile_reasons"):
+                text = (out / art["url"]).read_text()
+                reasons[_key(cid[1:-1])] = [r.split("\nUser stack trace:")[0].strip()
+                                            for r in decode_recompile_reasons(text)]
+    failures: set[str] = set()
+    restarts: set[str] = set()
+    for m in _ROW.finditer((out / "failures_and_restarts.html").read_text()):
+        (restarts if m["type"] == "RestartAnalysis" else failures).add(_key(m["cid"]))
+    return {"frames": {f: sorted(ids) for f, ids in per_frame.items()}, "failures": failures,
+            "restarts": restarts, "reasons": reasons}
+
+
+def dyncli_facts(trace: Path) -> dict[str, object]:
+    d = diagnose_traces([trace], strict=True)
+    assert d.trace is not None
+    return {
+        "frames": {f.frame_id: sorted(f.compile_ids) for f in d.frames},
+        "failures": {c.compile_id for c in d.trace.failures},
+        "restarts": {c.compile_id for c in d.trace.compile_times if c.restart_reasons},
+        "reasons": {r.compile_id: [x.split("\nUser stack trace:")[0].strip() for x in r.reasons]
+                    for r in d.recompiles},
+    }
+
+
+@pytest.mark.parametrize("trace", FILES, ids=[f"{p.parent.name}/{p.name[26:40]}" for p in FILES])
+def test_same_facts_as_tlparse(trace: Path, tmp_path: Path) -> None:
+    assert dyncli_facts(trace) == tlparse_facts(trace, tmp_path / "tl_out")
+
+
+def test_cross_check_covers_failures_restarts_and_reasons(tmp_path: Path) -> None:
+    """The captured traces exercise every compared field at least once."""
+    seen = [tlparse_facts(p, tmp_path / str(i)) for i, p in enumerate(FILES)]
+    assert any(s["failures"] for s in seen) and any(s["restarts"] for s in seen)
+    assert any(len(r) > 1 for s in seen for r in s["reasons"].values())  # type: ignore[attr-defined]
