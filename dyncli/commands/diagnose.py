@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
-from dyncli.errors import NotImplementedYet
+from dyncli.core.diagnose_text import diagnose_inputs
+from dyncli.render.diagnose import render_json, render_terminal
 
 HELP = "Explain recompiles and specializations from torch logs and traces."
 EPILOG = """\b
@@ -18,12 +19,26 @@ Examples:
   dyncli diagnose /tmp/trace --json diagnosis.json --fail-on recompiles
 """
 
+FAIL_ON = ("recompiles", "specializations", "graph-breaks")
+
 
 def diagnose(
     paths: Annotated[list[Path], typer.Argument(help="Log files, .gz logs, TORCH_TRACE dirs, or - for stdin.")],
+    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable).")] = None,
+    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Unrecognized or malformed log lines are errors.", show_default=False)] = None,
+    limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    resolve_config("diagnose", config, verbose)
-    raise NotImplementedYet("dyncli diagnose is not implemented yet")
+    """Explain recompiles, specializations and graph breaks; exit 0 whenever the input was read."""
+    resolved = resolve_config("diagnose", config, verbose, fail_on=fail_on or None, strict=strict,
+                              limit=limit)
+    cfg = resolved.config
+    diag = diagnose_inputs([str(p) for p in paths], strict=cfg.strict)
+    if json_path is not None:
+        render_json(diag, json_path)
+    if json_path != "-":
+        render_terminal(diag, limit=cfg.limit)
+    if any(diag.found(what) for what in cfg.fail_on):
+        raise typer.Exit(code=1)

@@ -72,6 +72,7 @@ class DiagnoseConfig:
     fail_on: list[str] = _opt([], "Exit 1 when any of these is found: recompiles, specializations, graph-breaks.",
                               ("recompiles", "specializations", "graph-breaks"))
     strict: bool = _opt(False, "Treat unrecognized or malformed log lines as errors (for tests).")
+    limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).")
 
 
 @dataclass(frozen=True)

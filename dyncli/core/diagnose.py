@@ -62,6 +62,7 @@ class _Frame:
     compiles: set[str] = field(default_factory=set)
     dynamic: dict[str, DynamicInput] = field(default_factory=dict)
     dims: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
+    marking: dict[str, None] = field(default_factory=dict)  # compile ids, in order
 
 
 @dataclass
@@ -180,6 +181,8 @@ class Analyzer:
         if _INT_RE.match(e.target):
             self._add_spec(e, e.symbol, e.target, e.reason or "replacement")
             return
+        if e.reason == "rename_unbacked_to":
+            return  # torch renaming its own fresh unbacked symbols: not a relation between inputs
         comp = self._compile(e)
         ckey = e.compile_id.key if e.compile_id else ""
         key = (e.rank, ckey, e.symbol, e.target)
@@ -214,6 +217,8 @@ class Analyzer:
         frame = self._frame(e.rank, e.compile_id)
         name = e.source if e.dim is None else f"{e.source}:{e.dim}"
         origin = e.origin or ("dynamic-sources " + e.entry).strip()
+        if origin.startswith("automatic"):
+            frame.marking[str(e.compile_id)] = None
         if name not in frame.dynamic:
             frame.dynamic[name] = DynamicInput(source=name, origin=origin,
                                                compile_id=str(e.compile_id), line=e.line)
@@ -261,26 +266,37 @@ class Analyzer:
     def _on_tensor_match(self, e: ev.TensorMatch) -> None:
         self._see_user(e, e.user)
         if e.compile_id is not None and e.compile_id.frame is not None:
-            self._frame(e.rank, e.compile_id).dims[e.source] = e.sizes
+            # A dim counts as dynamic if any compile of the frame had it dynamic (size=None);
+            # a later compile specialized to 1 must not hide it.
+            dims = self._frame(e.rank, e.compile_id).dims
+            old = dims.get(e.source)
+            if old is None or len(old) != len(e.sizes):
+                dims[e.source] = e.sizes
+            else:
+                dims[e.source] = tuple(None if a is None or b is None else b
+                                       for a, b in zip(old, e.sizes, strict=True))
 
     def _on_shape_guard(self, e: ev.ShapeGuard) -> None:
         if e.zero_one:
             self._zero_one.setdefault((e.rank, e.expr), (e.line, str(e.compile_id or "")))
 
     def _on_constraint(self, e: ev.ConstraintViolation) -> None:
+        # Replaces the plain specialization of the same symbol: one row, the stronger reason.
         ckey = e.compile_id.key if e.compile_id else ""
-        key = (e.rank, ckey, "constraint:" + e.source)
-        if key in self._specs:
-            return
         comp = self._compile(e)
         symbol = next((s for s, src in comp.symbols.items() if src == e.source), "")
+        key = (e.rank, ckey, symbol or "constraint:" + e.source)
+        old = self._specs.get(key)
+        if old is not None and old.reason == "constraint_violation":
+            return
         guard = comp.guards.get(symbol) if symbol else None
         self._specs[key] = SpecializationReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), symbol=symbol,
             sources=(e.source,) if e.source else (), value=e.value,
             reason="constraint_violation", guard=guard.expr if guard else "",
             user=e.user or (guard.user if guard else None),
-            framework=guard.framework if guard else "", line=e.line, message=e.message)
+            framework=guard.framework if guard else "", line=old.line if old else e.line,
+            message=e.message)
 
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
@@ -298,7 +314,8 @@ class Analyzer:
                 dynamic_inputs=tuple(f.dynamic.values()),
                 dynamic_dims=tuple((src, tuple(i for i, s in enumerate(sizes) if s is None))
                                    for src, sizes in sorted(f.dims.items())
-                                   if any(s is None for s in sizes)))
+                                   if any(s is None for s in sizes)),
+                marking_compiles=tuple(f.marking))
             for f in sorted(self._frames.values(), key=lambda f: (_rank_sort(f.rank),
                                                                    _ckey_sort(f.frame_id))))
         by_frame = {(f.rank, f.frame_id): f for f in frames}

@@ -112,17 +112,23 @@ def suggest(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport
 def _mark_dynamic_up_front(diag: Diagnosis) -> list[Suggestion]:
     out = []
     for f in diag.frames:
-        size_recompiles = [r for r in diag.recompiles if r.rank == f.rank
-                           and r.compile_id.split("/")[0] == f.frame_id and r.cause == "size"]
         auto = [d for d in f.dynamic_inputs if d.origin.startswith("automatic")
                 and not _PARAM_RE.search(d.source)]
-        if not size_recompiles or not auto:
+        if not auto:
+            continue
+        # Only the recompiles up to the one where automatic dynamic kicked in are what
+        # marking up front saves; later ones (a specialization, 0/1) have other fixes.
+        last = max(_num(c) for c in (*f.marking_compiles, *(d.compile_id for d in auto)))
+        size_recompiles = [r for r in diag.recompiles if r.rank == f.rank
+                           and r.compile_id.split("/")[0] == f.frame_id and r.cause == "size"
+                           and _num(r.compile_id) <= last]
+        if not size_recompiles:
             continue
         dims = dict(f.dynamic_dims)
         entries = [f"{d.source}:{i}" for d in auto for i in dims.get(d.source, ())] or \
                   [d.source for d in auto]
         mark = "; ".join(f"torch._dynamo.mark_dynamic({_arg(e)}, {e.rsplit(':', 1)[1]})"
-                         for e in entries if ":" in e.rsplit("]", 1)[-1])
+                         for e in entries if _arg(e))
         evidence = tuple(_ev(r.line, r.compile_id, "recompile: " + "; ".join(r.reasons))
                          for r in size_recompiles[:3]) + tuple(
             _ev(d.line, d.compile_id, f"marking {d.source} as dynamic ({d.origin})") for d in auto)
@@ -137,9 +143,15 @@ def _mark_dynamic_up_front(diag: Diagnosis) -> list[Suggestion]:
     return out
 
 
-def _arg(entry: str) -> str:
-    m = re.match(r"^L\['([^']+)'\]", entry)
-    return m.group(1) if m else entry.rsplit(":", 1)[0]
+def _num(compile_id: str) -> int:
+    m = re.search(r"/(\d+)", compile_id)
+    return int(m.group(1)) if m else 0
+
+
+def _arg(entry: str) -> str | None:
+    """``x`` for ``L['x']:0``; None for nested sources (no one-line mark_dynamic for those)."""
+    m = re.match(r"^L\['(\w+)'\]:\d+$", entry)
+    return m.group(1) if m else None
 
 
 def _specializations(diag: Diagnosis) -> list[Suggestion]:

@@ -42,6 +42,7 @@ class FrameReport:
     compile_ids: tuple[str, ...] = ()
     dynamic_inputs: tuple[DynamicInput, ...] = ()
     dynamic_dims: tuple[tuple[str, tuple[int, ...]], ...] = ()  # from the guards' TENSOR_MATCH
+    marking_compiles: tuple[str, ...] = ()  # compiles in which automatic dynamic marked inputs
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,7 @@ class Diagnosis:
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Suggestion, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
+    warnings: tuple[str, ...] = ()  # input problems that did not stop the analysis
     # Set for TORCH_TRACE inputs only (dyncli.core.diagnose_trace): time, failures, similar
     # graphs, ranks, PGO; its to_json() adds keys to the document, never renames any.
     trace: TraceReport | None = None
@@ -243,6 +245,7 @@ class Diagnosis:
                 "unrecognized": self.stats.unrecognized, "malformed": self.stats.malformed,
                 "bytes": self.stats.bytes,
             },
+            "warnings": list(self.warnings),
             **(self.trace.to_json() if self.trace is not None else {}),
         }
 

@@ -1,0 +1,61 @@
+"""The one regex for torch's glog-style log prefix, and what it captures.
+
+torch 2.x ``TorchLogsFormatter`` (torch/_logging/_internal.py) writes every line of a record as::
+
+    [rank1]:V1122 01:19:36.607000 7042 torch/_dynamo/guards.py:5621] [0/1] [__recompiles] message
+    ^rank    ^level/date time      ^pid ^emitting file:line          ^compile id ^artifact
+
+``[rankN]:`` appears only when torch.distributed is initialized; the compile id only inside a
+compile (``0/1``, restart attempts ``0/1_1``, compiled autograd ``!0/0/1``); the artifact tag
+only for artifact loggers (``recompiles``, ``guards``, ``graph_breaks``…). A multi-line message
+repeats the whole prefix on every line, which is how continuation lines are recognized.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+GLOG_RE = re.compile(
+    rb"(?:\[rank(?P<rank>\d+)\]:)?"
+    rb"(?P<level>[VIWEC])(?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d+) (?P<pid>\d+) "
+    rb"(?P<file>[^\s\]][^\]]*?):(?P<lineno>\d+)\]"
+    rb"(?: \[(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?)\])?"
+    rb"(?: \[__(?P<artifact>\w+)\])?"
+    rb"(?P<end> |$)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """A decoded glog prefix (used by tests and tools; the parser reads the match directly)."""
+
+    rank: int | None
+    level: str
+    date: str
+    time: str
+    pid: int
+    file: str
+    lineno: int
+    compile_id: str | None
+    artifact: str | None
+
+
+def match(line: bytes) -> re.Match[bytes] | None:
+    """Match the glog prefix at the start of ``line`` (bytes, without the newline)."""
+    return GLOG_RE.match(line)
+
+
+def parse_prefix(line: str | bytes) -> Prefix | None:
+    """The prefix of one line as a ``Prefix``; None when the line is not a glog line."""
+    raw = line.encode("utf-8", "replace") if isinstance(line, str) else line
+    m = GLOG_RE.match(raw)
+    if m is None:
+        return None
+    return Prefix(
+        rank=int(m["rank"]) if m["rank"] is not None else None,
+        level=m["level"].decode(), date=m["date"].decode(), time=m["time"].decode(),
+        pid=int(m["pid"]), file=m["file"].decode("utf-8", "replace"), lineno=int(m["lineno"]),
+        compile_id=m["cid"].decode() if m["cid"] is not None else None,
+        artifact=m["artifact"].decode() if m["artifact"] is not None else None,
+    )

@@ -1,0 +1,276 @@
+"""Message parsers of the TORCH_LOGS text format: one function per kind of record.
+
+Each takes the message text of a record (``lines``: the first line and its continuations,
+prefix removed) and the common event fields, and returns events. A ``ValueError`` means the
+record is of a known kind but did not parse (counted as malformed by ``textlog``). Formats are
+those of torch 2.14 (torch/fx/experimental/symbolic_shapes.py, torch/_dynamo/guards.py,
+pgo.py, symbolic_convert.py, convert_frame.py, variables/builder.py); older releases print
+the same facts with small differences, which the optional groups absorb.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dyncli.logparse import events as ev
+
+_RANGE = r"\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\]"
+CREATE_SYMBOL_RE = re.compile(
+    rf"^create_symbol (?P<sym>\S+) = (?P<val>\S+) for (?P<src>.+?) {_RANGE}(?: (?P<sloc>.*))?$")
+CREATE_UNBACKED_RE = re.compile(
+    rf"^create_unbacked_sym(?P<kind>int|float|bool) (?P<sym>\S+) {_RANGE}(?: (?P<sloc>.*))?$")
+GUARD_RE = re.compile(
+    r"^(?P<prefix>eval|runtime_assert)(?P<tags>(?: \(forcing_spec\)| \[guard suppressed\])*) "
+    r"(?P<expr>.+?) \[guard added\](?: (?P<sloc>.*))?$")
+REPLACEMENT_RE = re.compile(
+    r"^set_replacement (?P<sym>\S+) = (?P<tgt>.+?) \((?P<reason>[\w ]+)\)"
+    r"(?: VR\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\])?")
+VAR_RANGE_RE = re.compile(
+    r"^_update_var_to_range (?P<sym>\S+) = VR\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\](?: \((?P<how>\w+)\))?")
+MARKING_RE = re.compile(r"^marking (?P<src>.+) as dynamic \(from (?P<origin>.+)\)\s*$")
+SOURCES_ENTRY_RE = re.compile(
+    r"^(?P<src>.+?) was marked dynamic due to dynamic-sources entry: (?P<entry>.+)$")
+SOURCES_LIST_RE = re.compile(
+    r"^(?P<src>.+?)(?: dim (?P<dim>\d+))? marked dynamic via dynamic-sources list")
+RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)\s*$")
+FAILURE_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?): (?P<reason>.*)$")
+FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.+?)\s*$')
+GRAPH_BREAK_RE = re.compile(
+    r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d+)\s*$")
+LIMIT_RE = re.compile(r"^torch\._dynamo hit config\.(?P<name>\w+) \((?P<limit>[^)]*)\)")
+LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d+)\)")
+TENSOR_MATCH_RE = re.compile(
+    r"TENSOR_MATCH: check_tensor\((?P<src>.+?), [\w.]+, DispatchKeySet\(.*?\), "
+    r"(?P<dtype>torch\.\w+), device=[^,]+, requires_grad=\w+, size=\[(?P<size>[^\]]*)\], "
+    r"stride=\[(?P<stride>[^\]]*)\]\)(?P<rest>.*)$")
+LAMBDA_RE = re.compile(r"LAMBDA_GUARD: (?P<expr>.+?)(?:  # (?P<rest>.*))?$")
+YOU_MARKED_RE = re.compile(
+    r"You marked (?P<src>.+?) as dynamic but your code specialized it to be a constant "
+    r"\((?P<val>[^)]*)\)")
+INFERRED_CONST_RE = re.compile(
+    r"Not all values of (?P<src>.+?) are valid because .*? was inferred to be a constant "
+    r"\((?P<val>[^)]*)\)")
+DDE_RE = re.compile(
+    r"^could not evaluate (?P<expr>.+?) due to data dependency, it was assumed to be "
+    r"(?P<val>\w+) with no runtime assertions ?(?P<sloc>.*)$")
+# "<code>  # file:line in fn (framework_file:line in fn)" -- torch's SLoc.__str__ (torch/_guards.py)
+_FRAMEWORK_RE = re.compile(r"\((?P<floc>[^()]*?:\d+ in [^()]*)\)\s*$")
+# Greedy: the LAST "# file:line in fn" is torch's (user code may hold its own "# comment").
+_USER_RE = re.compile(r"^(?P<code>.*)\s# (?P<file>[^\s:]+):(?P<line>\d+) in (?P<fn>[^\s(]+)")
+
+
+def parse_sloc(text: str | None) -> tuple[ev.UserLoc | None, str]:
+    """Split torch's ``user code  # file:line in fn (framework loc)`` into (UserLoc, framework)."""
+    if not text:
+        return None, ""
+    text = text.split(", for more info run with", 1)[0].rstrip()
+    framework = ""
+    fm = _FRAMEWORK_RE.search(text)
+    if fm is not None:
+        framework, text = fm["floc"], text[: fm.start()].rstrip()
+    um = _USER_RE.match(text)
+    if um is None:
+        return None, framework
+    return ev.UserLoc(um["file"], int(um["line"]), um["fn"], um["code"].strip()), framework
+
+
+def _need(m: re.Match[str] | None, what: str) -> re.Match[str]:
+    if m is None:
+        raise ValueError(f"unparsable {what}")
+    return m
+
+
+def create_symbol(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``create_symbol s77 = 6 for L['x'].size()[0] [2, int_oo] <sloc>``."""
+    if " duck sized " in lines[0]:
+        return []
+    m = _need(CREATE_SYMBOL_RE.match(lines[0]), "create_symbol")
+    user, framework = parse_sloc(m["sloc"])
+    return [ev.CreateSymbol(symbol=m["sym"], value=m["val"], source=m["src"], lower=m["lo"],
+                            upper=m["hi"], user=user, framework=framework, **common)]
+
+
+def create_unbacked(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``create_unbacked_symint u0 [-int_oo, int_oo] <sloc>`` (symfloat, symbool too)."""
+    m = _need(CREATE_UNBACKED_RE.match(lines[0]), "create_unbacked_symbol")
+    user, framework = parse_sloc(m["sloc"])
+    return [ev.CreateUnbacked(kind="sym" + m["kind"], symbol=m["sym"], lower=m["lo"],
+                              upper=m["hi"], user=user, framework=framework, **common)]
+
+
+def guard_added(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``eval Eq(s77, 10) [guard added] <sloc>`` / ``runtime_assert … [guard added]``."""
+    if "[guard added]" not in lines[0]:
+        return []  # [statically known], [trivial], Ignored guard...: not a new guard
+    m = _need(GUARD_RE.match(lines[0]), "guard")
+    user, framework = parse_sloc(m["sloc"])
+    tags = m["tags"] or ""
+    return [ev.GuardAdded(expr=m["expr"], prefix=m["prefix"], user=user, framework=framework,
+                          suppressed="guard suppressed" in tags, forcing_spec="forcing_spec" in tags,
+                          **common)]
+
+
+def set_replacement(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``set_replacement s77 = 10 (range_refined_to_singleton) VR[10, 10]``."""
+    m = _need(REPLACEMENT_RE.match(lines[0]), "set_replacement")
+    return [ev.SetReplacement(symbol=m["sym"], target=m["tgt"], reason=m["reason"],
+                              lower=m["lo"] or "", upper=m["hi"] or "", **common)]
+
+
+def var_to_range(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``_update_var_to_range s77 = VR[10, 10] (update)``; other debug forms are ignored."""
+    m = VAR_RANGE_RE.match(lines[0])
+    if m is None:
+        return []
+    return [ev.VarToRange(symbol=m["sym"], lower=m["lo"], upper=m["hi"], how=m["how"] or "",
+                          **common)]
+
+
+def marking(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``marking L['x'] as dynamic (from automatic dynamic/PGO)``."""
+    m = _need(MARKING_RE.match(lines[0]), "marking")
+    return [ev.MarkedDynamic(source=m["src"], origin=m["origin"], **common)]
+
+
+def dynamic_sources(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``L['x'] was marked dynamic due to dynamic-sources entry: L['x']:0`` and the list form."""
+    m = SOURCES_ENTRY_RE.match(lines[0])
+    if m is not None:
+        entry = m["entry"].strip()
+        dim = entry.rsplit(":", 1)[1] if ":" in entry.rsplit("]", 1)[-1] else None
+        return [ev.MarkedDynamic(source=m["src"], origin="dynamic-sources", entry=entry,
+                                 dim=int(dim) if dim and dim.isdigit() else None, **common)]
+    m = _need(SOURCES_LIST_RE.match(lines[0]), "dynamic-sources")
+    return [ev.MarkedDynamic(source=m["src"], origin="dynamic-sources",
+                             dim=int(m["dim"]) if m["dim"] else None, **common)]
+
+
+def _stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
+    """``File "f", line n, in fn`` + code lines → UserLocs (code = the line after)."""
+    out: list[ev.UserLoc] = []
+    pending: re.Match[str] | None = None
+    for text in lines:
+        fm = FILE_RE.match(text)
+        if fm is not None:
+            if pending is not None:
+                out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"]))
+            pending = fm
+        elif pending is not None and text.strip() and not set(text.strip()) <= {"^", "~"}:
+            out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"],
+                                  text.strip()))
+            pending = None
+    if pending is not None:
+        out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"]))
+    return tuple(out)
+
+
+def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``Recompiling function F in FILE:LINE`` + ``- 0/0: reason`` lines + user stack."""
+    m = _need(RECOMPILING_RE.match(lines[0]), "Recompiling")
+    failures: list[ev.GuardFailure] = []
+    stack_lines: list[str] = []
+    in_stack = False
+    for text in lines[1:]:
+        body = text.strip()
+        body = body[1:].lstrip() if body.startswith("-") else body
+        if body.startswith("User stack trace:"):
+            in_stack = True
+            continue
+        fm = FAILURE_RE.match(body)
+        if fm is not None and not in_stack:
+            reason = fm["reason"]
+            user = parse_sloc(reason.split("# ", 1)[1])[0] if "# " in reason else None
+            failures.append(ev.GuardFailure(failed=fm["cid"], reason=reason.split("  #", 1)[0]
+                                            .split(" # ", 1)[0].rstrip(), user=user))
+        elif in_stack:
+            stack_lines.append(body)
+    return [ev.Recompile(function=m["fn"], file=m["file"], first_line=int(m["line"]),
+                         failures=tuple(failures), user_stack=_stack(stack_lines), **common)]
+
+
+def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``Graph break in user code at FILE:LINE`` + reason, explanation, hints, user stack."""
+    m = _need(GRAPH_BREAK_RE.match(lines[0]), "graph break")
+    reason, gb_type, explanation = "", "", ""
+    hints: list[str] = []
+    stack_at = len(lines)
+    for i, text in enumerate(lines[1:], 1):
+        body = text.strip()
+        if body.startswith("Graph Break Reason:"):
+            reason = body.split(":", 1)[1].strip()
+        elif body.startswith("Explanation:"):
+            explanation = body.split(":", 1)[1].strip()
+        elif body.startswith("Hint:"):
+            hints.append(body.split(":", 1)[1].strip())
+        elif body.startswith(("User code traceback:", "User Stack", "from user code")):
+            stack_at = i + 1
+            break
+        elif reason and not gb_type and body and not text.startswith(" "):
+            gb_type = body
+    return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=gb_type or reason,
+                          explanation=explanation, hints=tuple(hints),
+                          user_stack=_stack(lines[stack_at:]), duplicate=bool(m["dup"]), **common)]
+
+
+def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``torch._dynamo hit config.recompile_limit (8)`` + function + last reason."""
+    m = _need(LIMIT_RE.match(lines[0]), "recompile limit")
+    fn, file, line, last = "", "", None, ""
+    for text in lines[1:]:
+        fm = LIMIT_FN_RE.match(text)
+        if fm is not None:
+            fn, file, line = fm["fn"], fm["file"], int(fm["line"])
+        elif text.strip().startswith("last reason:"):
+            last = text.split("last reason:", 1)[1].strip()
+    return [ev.RecompileLimit(limit_name=m["name"], limit=m["limit"], function=fn, file=file,
+                              first_line=line, last_reason=last, **common)]
+
+
+def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """Every ``You marked … specialized it to be a constant (8)`` in an error record."""
+    stack_from = next((i for i, t in enumerate(lines) if t.strip().startswith("User stack")), None)
+    user = None
+    if stack_from is not None:
+        end = next((i for i in range(stack_from + 1, len(lines)) if not lines[i].strip()), len(lines))
+        frames = _stack(lines[stack_from + 1:end])
+        user = frames[-1] if frames else None
+    out: list[ev.Event] = []
+    for text in lines:
+        m = YOU_MARKED_RE.search(text) or INFERRED_CONST_RE.search(text)
+        if m is not None:
+            out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "), source=m["src"],
+                                              value=m["val"], user=user, **common))
+    return out
+
+
+def data_dependent(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``could not evaluate Eq(u0, 0) due to data dependency, it was assumed to be False …``."""
+    m = DDE_RE.match(lines[0])
+    if m is None:
+        return []  # "Could not simplify" and friends
+    user, framework = parse_sloc(m["sloc"])
+    return [ev.DataDependent(expr=m["expr"], assumed=m["val"], user=user, framework=framework,
+                             **common)]
+
+
+def _dims(text: str) -> tuple[int | None, ...]:
+    return tuple(None if p.strip() == "None" else int(p) for p in text.split(",") if p.strip())
+
+
+def tree_line(text: str, common: dict[str, Any]) -> ev.Event | None:
+    """One line of the guards tree: TENSOR_MATCH → TensorMatch, shape LAMBDA_GUARD → ShapeGuard."""
+    if "TENSOR_MATCH:" in text:
+        m = _need(TENSOR_MATCH_RE.search(text), "TENSOR_MATCH")
+        rest = m["rest"]
+        user = parse_sloc(rest.split("# ", 1)[1])[0] if "# " in rest else None
+        return ev.TensorMatch(source=m["src"], sizes=_dims(m["size"]), strides=_dims(m["stride"]),
+                              dtype=m["dtype"], user=user, **common)
+    if "LAMBDA_GUARD:" in text:
+        m = _need(LAMBDA_RE.search(text), "LAMBDA_GUARD")
+        if "L[" not in m["expr"]:
+            return None  # ambient guards (saved tensor hooks, ...)
+        rest = m["rest"] or ""
+        return ev.ShapeGuard(expr=m["expr"].strip(), user=parse_sloc(rest)[0],
+                             zero_one="0/1 specialization" in rest, **common)
+    return None

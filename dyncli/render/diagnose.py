@@ -1,0 +1,146 @@
+"""Render a ``Diagnosis``: a summary first, then one rich table per section; or JSON.
+
+Tables go to stdout (plain text when stdout is not a terminal); warnings go to stderr.
+Rows per section are capped at ``limit`` on the terminal (the JSON always has all of them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from dyncli.core.diagnose_model import Diagnosis
+from dyncli.logparse.events import UserLoc
+from dyncli.render import envelope, stdout_console, warn, write_json
+
+
+def render_json(diag: Diagnosis, target: str) -> None:
+    """Write the versioned JSON document (schema in docs/diagnose.md)."""
+    write_json(target, envelope("diagnose", diag.to_json()))
+
+
+def _loc(user: UserLoc | None) -> str:
+    return f"{user.file}:{user.line}" if user else "-"
+
+
+def _rank(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)
+
+
+def _table(title: str, columns: list[str], ranks: bool) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    if ranks:
+        table.add_column("rank", justify="right")
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    return table
+
+
+def _add(table: Table, ranks: bool, rank: int | None, *cells: Any) -> None:
+    row = [str(c) for c in cells]
+    table.add_row(*([_rank(rank)] if ranks else []), *row)
+
+
+def summary_line(diag: Diagnosis) -> str:
+    """One line: frames, compiles, recompiles by cause, specializations, graph breaks."""
+    by = diag.recompiles_by_cause()
+    ranks = [r for r in diag.ranks if r is not None]
+    parts = [
+        f"{len(diag.frames)} frame(s)", f"{diag.compiles} compile(s)",
+        f"{len(diag.recompiles)} recompile(s) (size {by['size']}, scalar {by['scalar']}, "
+        f"other {by['other']})",
+        f"{len(diag.specializations)} specialization(s)",
+        f"{sum(b.count for b in diag.graph_breaks)} graph break(s) at "
+        f"{len(diag.graph_breaks)} site(s)",
+    ]
+    if diag.recompile_limits:
+        parts.append(f"{len(diag.recompile_limits)} recompile-limit hit(s)")
+    if diag.unbacked:
+        parts.append(f"{len(diag.unbacked)} unbacked symbol(s)")
+    if ranks:
+        parts.append(f"ranks {', '.join(map(str, ranks))}")
+    return "Summary: " + ", ".join(parts)
+
+
+def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = None) -> None:
+    """Summary, then Frames, Recompiles, Specializations, Graph breaks, … and Suggestions."""
+    out = console or stdout_console()
+    ranks = any(r is not None for r in diag.ranks)
+    st = diag.stats
+    out.print(f"dyncli diagnose: {', '.join(diag.inputs)} ({st.lines} lines, {st.recognized} "
+              f"recognized, {st.unrecognized} unrecognized, {st.malformed} malformed)",
+              markup=False)
+    out.print(summary_line(diag), markup=False)
+    for w in diag.warnings:
+        warn(w)
+
+    def cap(rows: tuple[Any, ...], what: str) -> tuple[Any, ...]:
+        if len(rows) > limit:
+            out.print(f"({what}: showing {limit} of {len(rows)}; --json has all)", markup=False)
+        return rows[:limit]
+
+    if diag.frames:
+        t = _table("Frames", ["frame", "function", "defined at", "compiles", "dynamic inputs"], ranks)
+        for f in cap(diag.frames, "frames"):
+            dims = dict(f.dynamic_dims)
+            dyn = ", ".join(f"{d.source}{' dims ' + ','.join(map(str, dims[d.source])) if dims.get(d.source) else ''}"
+                            f" ({d.origin}, {d.compile_id})" for d in f.dynamic_inputs) or "-"
+            where = f"{f.file}:{f.first_line}" if f.first_line else (f.file or "-")
+            _add(t, ranks, f.rank, f.frame_id, f.function or "?", where, f.compiles, dyn)
+        out.print(t)
+    if diag.recompiles:
+        t = _table("Recompiles", ["compile", "function", "cause", "guard failures", "user code"], ranks)
+        for r in cap(diag.recompiles, "recompiles"):
+            code = f"{_loc(r.user)} {r.user.code}" if r.user else "-"
+            _add(t, ranks, r.rank, r.compile_id, r.function, r.cause, "\n".join(r.reasons), code)
+        out.print(t)
+    if diag.specializations:
+        t = _table("Specializations", ["compile", "symbol", "sources", "value", "why",
+                                       "user code"], ranks)
+        for s in cap(diag.specializations, "specializations"):
+            code = f"{_loc(s.user)}  {s.user.code}" if s.user else (s.framework or "-")
+            _add(t, ranks, s.rank, s.compile_id, s.symbol or "-", ", ".join(s.sources) or "-",
+                 s.value, s.reason, code)
+        out.print(t)
+    if diag.graph_breaks:
+        t = _table("Graph breaks", ["location", "count", "reason", "code"], ranks)
+        for b in cap(diag.graph_breaks, "graph breaks"):
+            _add(t, ranks, b.rank, f"{b.file}:{b.user_line}", b.count,
+                 b.reason + (f"\n{b.explanation}" if b.explanation else ""), b.code or "-")
+        out.print(t)
+    if diag.recompile_limits:
+        t = _table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
+        for x in cap(diag.recompile_limits, "limit hits"):
+            _add(t, ranks, x.rank, f"{x.function} ({x.file}:{x.first_line})",
+                 f"{x.limit_name}={x.limit}", x.last_reason)
+        out.print(t)
+    if diag.unbacked:
+        t = _table("Unbacked (data-dependent) symbols", ["compile", "symbol", "range", "from"], ranks)
+        for u in cap(diag.unbacked, "unbacked symbols"):
+            where = f"{_loc(u.user)}  {u.user.code}" if u.user else u.framework
+            _add(t, ranks, u.rank, u.compile_id, f"{u.symbol} ({u.kind})",
+                 f"[{u.lower}, {u.upper}]", where)
+        out.print(t)
+    if diag.relations:
+        t = _table("Size relations", ["compile", "relation", "sources"], ranks)
+        for x in cap(diag.relations, "relations"):
+            _add(t, ranks, x.rank, x.compile_id, f"{x.symbol} = {x.target} ({x.reason})",
+                 f"{x.lhs or '?'} == {x.rhs or '?'}")
+        out.print(t)
+    if diag.dynamic_sources:
+        out.print("Dynamic sources (for TORCH_COMPILE_DYNAMIC_SOURCES): "
+                  + ",".join(diag.dynamic_sources), markup=False)
+    if diag.suggestions:
+        out.print("Suggestions:", markup=False)
+        for i, s in enumerate(cap(diag.suggestions, "suggestions"), 1):
+            who = f" [rank {s.rank}]" if s.rank is not None else ""
+            out.print(f"{i}. ({s.kind}){who} {s.message}", markup=False)
+            if s.fix:
+                out.print(f"   fix: {s.fix}", markup=False)
+            for e in s.evidence:
+                out.print(f"   evidence: {e}", markup=False)
+    elif not (diag.recompiles or diag.specializations or diag.graph_breaks):
+        out.print("Nothing to fix: no recompiles, specializations or graph breaks found.",
+                  markup=False)
