@@ -19,6 +19,7 @@ only kinds in ``keep`` are JSON-decoded; payloads are joined only for kinds in `
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -169,15 +170,19 @@ class TraceParser:
         stats = self.stats
         pending: tuple[int, bytes, str] | None = None  # (line no, envelope line, kind)
         chunks: list[bytes] | None = None  # payload lines of ``pending`` when kept
-        lineno = 0
+        probe = False  # a chromium event: drop it once its "name" line says it is not wanted
+        lineno = payload_lines = 0
         in_record = False  # payload lines are legal only after an envelope
-        for raw in lines:
+        for line in _as_bytes(lines):
             lineno += 1
-            line = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
             if line[:1] == b"\t":
-                stats.payload_lines += 1
+                payload_lines += 1
                 if chunks is not None:
                     chunks.append(line)
+                    if probe and len(chunks) == 2:
+                        probe = False
+                        if not _wanted_chromium(chunks):
+                            pending, chunks = None, None
                 elif not in_record:
                     self._malformed(lineno, "payload line without an envelope")
                 continue
@@ -207,7 +212,9 @@ class TraceParser:
                 continue
             pending = (lineno, stripped, kind)
             chunks = [] if kind in self.payloads else None
+            probe = kind == "chromium_event"
         stats.lines += lineno
+        stats.payload_lines += payload_lines
         if pending is not None:
             record = self._finish(*pending, chunks)
             if record is not None:
@@ -293,13 +300,27 @@ class TraceParser:
         if kind == "artifact":
             return meta.get("name") in PAYLOAD_ARTIFACTS
         if kind == "chromium_event":
-            # Thousands of timing events; only PGO's allow-list and automatic-dynamic marks
-            # matter (named on the payload's second line; the scan stops at "ts").
-            for c in chunks[:3]:
-                if b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c:
-                    return True
-            return False
+            return _wanted_chromium(chunks)
         return True
+
+
+def _as_bytes(lines: Iterable[bytes | str]) -> Iterable[bytes]:
+    """Bytes lines as they are (the fast path: files opened "rb"); str lines encoded."""
+    it = iter(lines)
+    first = next(it, None)
+    if first is None:
+        return ()
+    if isinstance(first, bytes):
+        return itertools.chain((first,), it)  # type: ignore[arg-type]
+    return (x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x
+            for x in itertools.chain((first,), it))
+
+
+def _wanted_chromium(chunks: list[bytes]) -> bool:
+    """Chromium events are thousands of timings; only PGO's allow-list and automatic-dynamic
+    marks matter. torch writes the event with indent=0, so "name" is the payload's 2nd line."""
+    return any(b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c
+               for c in chunks[:3])
 
 
 def _int(value: Any) -> int | None:

@@ -261,6 +261,8 @@ class TraceEventMapper:
     def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
         for line in (rec.payload or "").splitlines():
+            if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
+                continue
             cm = _COMMENT_LOC.search(line)
             user = ev.UserLoc(cm["file"], int(cm["line"]), cm["fn"], cm["code"].strip()) if cm else None
             if m := _TENSOR_MATCH.search(line):

@@ -1,0 +1,105 @@
+"""Benchmark: dyncli diagnose vs tlparse on one big TORCH_TRACE file, in one run.
+
+Builds a trace of at least ``--size-mb`` MB (default 500) under /tmp by repeating the real
+traces in tests/data/traces (never committed), then runs, one after the other, each as its
+own child process measured with ``os.wait4`` (wall time and peak RSS of that child only):
+
+1. a bare Python loop that only reads the file's lines (the I/O floor),
+2. ``dyncli diagnose FILE --json OUT`` (the whole CLI: parse, analyze, render JSON),
+3. ``tlparse FILE -o DIR --overwrite --no-browser`` (tlparse 0.4.x, Rust).
+
+Usage (from the repo root)::
+
+    .venv/bin/python benchmarks/diagnose_trace.py                 # 500 MB
+    .venv/bin/python benchmarks/diagnose_trace.py --size-mb 100 --repeat 3
+
+Numbers go into docs/diagnose-trace.md. Repeating traces re-uses their compile ids, so the
+analysis state stays that of a few frames: what is measured is parsing throughput, and
+peak RSS shows whether memory stays constant as the file grows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = ROOT / "tests" / "data" / "traces"
+WORK = Path("/tmp/dyncli-bench-trace")
+READ_LOOP = "import sys\nn=0\nwith open(sys.argv[1],'rb') as f:\n    for line in f: n+=1\nprint(n)"
+
+
+def build(size_mb: int) -> Path:
+    """Concatenate the captured single-process traces until the file has ``size_mb`` MB."""
+    sources = sorted(p for p in TRACES.glob("*/dedicated_log_torch_trace_*.log") if "rank_" not in p.name)
+    if not sources:
+        raise SystemExit(f"no traces under {TRACES}")
+    blob = b"".join(p.read_bytes() for p in sources)
+    target = WORK / f"dedicated_log_torch_trace_{size_mb}mb.log"
+    if target.exists() and target.stat().st_size >= size_mb * 2**20:
+        return target
+    WORK.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as out:
+        written = 0
+        while written < size_mb * 2**20:
+            out.write(blob)
+            written += len(blob)
+    return target
+
+
+def measure(argv: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB, exit code) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        print(f"  {argv[0]} failed ({proc.returncode}): {err[-500:]}", file=sys.stderr)
+    return wall, usage.ru_maxrss / 1024, proc.returncode
+
+
+def main() -> int:
+    """Build the trace, run the three contenders ``--repeat`` times, print the median."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per tool (median reported)")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    trace = build(args.size_mb)
+    size = trace.stat().st_size / 2**20
+    tlparse = shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent))
+    tools = {
+        "python read loop": [sys.executable, "-c", READ_LOOP, str(trace)],
+        "dyncli diagnose": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
+                            "--json", str(WORK / "diagnosis.json")],
+    }
+    if tlparse:
+        tools["tlparse"] = [tlparse, str(trace), "-o", str(WORK / "tl_out"), "--overwrite",
+                            "--no-browser"]
+    else:
+        print("tlparse not found: install the dev extra (pip install tlparse)", file=sys.stderr)
+    print(f"trace: {trace} ({size:.0f} MiB, {sum(1 for _ in trace.open('rb'))} lines)")
+    results = {}
+    for name, argv in tools.items():
+        runs = sorted((measure(argv) for _ in range(args.repeat)), key=lambda r: r[0])
+        wall, rss, code = runs[len(runs) // 2]
+        results[name] = {"wall_s": round(wall, 2), "peak_rss_mib": round(rss, 1),
+                         "mib_per_s": round(size / wall, 1), "exit": code}
+        print(f"{name:18s} {wall:8.2f} s  {size / wall:7.1f} MiB/s  peak RSS {rss:7.1f} MiB"
+              f"  exit {code}", flush=True)
+    shutil.rmtree(WORK / "tl_out", ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps({"size_mib": round(size, 1), "results": results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
