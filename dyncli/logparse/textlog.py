@@ -95,7 +95,6 @@ class TextLogParser:
         """Parse every line (bytes, with or without line ends) and flush at the end."""
         stats = self.stats
         open_ = self._open
-        kinds = KINDS
         last_prefix = b"\x00"
         last_key: tuple[int | None, int] = (None, 0)
         lineno = first_line - 1
@@ -106,14 +105,7 @@ class TextLogParser:
             raw = raw.rstrip(b"\r\n")
             if raw.startswith(last_prefix) and last_key in open_:
                 # Fast path: same prefix as the previous line -> same process, same call site.
-                rec = open_[last_key]
-                message = raw[len(last_prefix):]
-                kind = _kind(message)
-                if kind in kinds and kind != _TREE:  # a new one-line record from the same site
-                    yield from self._close(last_key)
-                    yield from self._start(last_key, last_prefix, kind, message, lineno, rec.common)
-                else:
-                    yield from self._continue(rec, message, lineno)
+                yield from self._same_prefix(last_key, raw[len(last_prefix):], lineno)
                 continue
             m = GLOG_RE.match(raw)
             if m is None:
@@ -127,6 +119,12 @@ class TextLogParser:
                 rank = self._pid_rank.get(pid)  # e.g. atexit lines after destroy_process_group
             key = (rank, pid)
             prefix = raw[: m.end()]
+            last_prefix, last_key = prefix, key
+            rec = open_.get(key)
+            if rec is not None and rec.prefix == prefix:
+                # The same process's record resumes after lines of another process.
+                yield from self._same_prefix(key, raw[m.end():], lineno)
+                continue
             yield from self._close(key)
             cid_bytes = m["cid"]
             cid = None
@@ -137,9 +135,20 @@ class TextLogParser:
             message = raw[m.end():]
             common = {"rank": rank, "pid": pid, "compile_id": cid}
             yield from self._start(key, prefix, _kind(message), message, lineno, common)
-            last_prefix, last_key = prefix, key
         for key in list(open_):
             yield from self._close(key)
+
+    def _same_prefix(self, key: tuple[int | None, int], message: bytes,
+                     lineno: int) -> Iterator[ev.Event]:
+        """A line repeating the open record's prefix: a continuation, or a new record that
+        happens to share it (one-line records from one call site in the same microsecond)."""
+        rec = self._open[key]
+        kind = _kind(message)
+        if kind in KINDS and kind != _TREE:
+            yield from self._close(key)
+            yield from self._start(key, rec.prefix, kind, message, lineno, rec.common)
+        else:
+            yield from self._continue(rec, message, lineno)
 
     def _start(self, key: tuple[int | None, int], prefix: bytes, kind: bytes, message: bytes,
                lineno: int, common: dict[str, Any]) -> Iterator[ev.Event]:

@@ -1,0 +1,195 @@
+"""Facts that dyncli diagnose finds in the real torch 2.14 logs of tests/data/logs (no torch).
+
+Each log was captured by tests/data/make_logs.py from the program of the same name in
+tests/data/programs/; the expected facts follow from what those programs do.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from dyncli.core.diagnose import analyze
+from dyncli.core.diagnose_advice import classify
+from dyncli.core.diagnose_model import Diagnosis
+from dyncli.core.diagnose_text import diagnose_logs
+from dyncli.logparse import events as ev
+
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+
+
+@cache
+def case(name: str) -> Diagnosis:
+    return diagnose_logs([LOGS / f"{name}.log"], strict=True)
+
+
+def kinds(d: Diagnosis) -> list[str]:
+    return [s.kind for s in d.suggestions]
+
+
+def test_auto_dynamic_batch() -> None:
+    d = case("auto_dynamic_batch")
+    (f,) = d.frames
+    assert (f.function, f.first_line, f.compiles, f.compile_ids) == ("scale_and_center", 7, 2, ("0/0", "0/1"))
+    assert [(x.source, x.origin, x.compile_id) for x in f.dynamic_inputs] == [
+        ("L['x']", "automatic dynamic/PGO", "0/1")]
+    assert dict(f.dynamic_dims) == {"L['x']": (0,)}
+    (r,) = d.recompiles
+    assert (r.compile_id, r.cause, r.reasons) == (
+        "0/1", "size", ("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 6",))
+    assert d.dynamic_sources == ("L['x']:0",)
+    assert kinds(d) == ["mark-dynamic"]
+    (s,) = d.suggestions
+    assert 'TORCH_COMPILE_DYNAMIC_SOURCES="L[\'x\']:0"' in s.fix and "mark_dynamic(x, 0)" in s.fix
+    assert any("size mismatch" in e for e in s.evidence) and any("marking L['x']" in e for e in s.evidence)
+    assert not d.specializations and not d.graph_breaks
+
+
+def test_user_size_specialization() -> None:
+    d = case("user_size_specialization")
+    assert d.frames[0].compiles == 3
+    assert [r.cause for r in d.recompiles] == ["size", "size"]
+    (s,) = d.specializations
+    assert (s.compile_id, s.symbol, s.sources, s.value, s.reason, s.guard) == (
+        "0/1", "s77", ("L['x'].size()[0]",), "10", "range_refined_to_singleton", "Eq(s77, 10)")
+    assert s.user == ev.UserLoc("tests/data/programs/user_size_specialization.py", 8, "pick",
+                                "if x.shape[0] == 10:")
+    assert "user-specialization" in kinds(d)
+    # marking up front saves the first recompile only; the second is the specialization's
+    mark = next(x for x in d.suggestions if x.kind == "mark-dynamic")
+    assert "recompiled 1x" in mark.message
+
+
+def test_int_specialization_is_scalar() -> None:
+    d = case("int_specialization")
+    assert [(r.compile_id, r.cause) for r in d.recompiles] == [("0/1", "scalar"), ("0/2", "scalar")]
+    assert d.recompiles[1].reasons == ("0/1: n == 33", "0/0: n == 31")
+    assert d.recompiles[0].user is not None and d.recompiles[0].user.line == 11
+    (s,) = d.specializations
+    assert (s.sources, s.value, s.user.line if s.user else None) == (("L['n']",), "33", 11)
+    assert d.dynamic_sources == ("L['n']",)
+    scalar = next(x for x in d.suggestions if x.kind == "scalar-recompile")
+    assert "L['n']" in scalar.fix and "2x" in scalar.message
+
+
+def test_zero_one_specialization() -> None:
+    d = case("zero_one_specialization")
+    assert [r.cause for r in d.recompiles] == ["size", "size"]
+    assert d.recompiles[1].reasons[0] == "0/1: 2 <= x.size()[0]"
+    assert d.dynamic_sources == ("L['x']:0",)  # the size-1 compile does not hide the dynamic dim
+    assert d.zero_one_guards and "2 <= L['x'].size()[0]" in d.zero_one_guards[0][1]
+    z = next(x for x in d.suggestions if x.kind == "zero-one-specialization")
+    assert "mark_unbacked" in z.fix and "2 <= x.size()[0]" in z.evidence[0]
+
+
+def test_graph_break_two_frames_both_recompile() -> None:
+    d = case("graph_break_frames")
+    assert [(f.frame_id, f.function, f.compiles) for f in d.frames] == [
+        ("0", "two_halves", 2), ("1", "torch_dynamo_resume_in_two_halves_at_9", 2)]
+    assert [(r.compile_id, r.cause) for r in d.recompiles] == [("0/1", "size"), ("1/1", "size")]
+    (b,) = d.graph_breaks  # the duplicate (suppressed-stack) break is the same site
+    assert (b.user_line, b.count, b.reason, b.compile_ids) == (
+        9, 2, "Failed to trace builtin operator", ("0/0", "0/1"))
+    assert b.file.endswith("graph_break_frames.py") and b.code.startswith("print(")
+    assert d.dynamic_sources == ("L['x']:0", "L['y']:0")
+    assert kinds(d).count("mark-dynamic") == 2 and "graph-break" in kinds(d)
+
+
+def test_constraint_violation() -> None:
+    d = case("constraint_violation")
+    (s,) = d.specializations  # the refinement and the error are one specialization
+    assert (s.reason, s.value, s.sources, s.symbol) == ("constraint_violation", "8", ("L['x'].size()[0]",), "s77")
+    assert s.user is not None and (s.user.line, s.user.code) == (9, "if x.shape[0] == 8:")
+    assert d.frames[0].dynamic_inputs[0].origin == "mark_dynamic"
+    (sg,) = d.suggestions
+    assert sg.kind == "constraint-violation" and "maybe_mark_dynamic" in sg.fix
+    assert not d.dynamic_sources  # mark_dynamic, not automatic: nothing to add
+
+
+def test_unbacked_symbols() -> None:
+    d = case("unbacked_symbols")
+    assert [u.symbol for u in d.unbacked] == ["u0", "u1", "u2", "u3", "u4"]
+    nonzero = d.unbacked[0]
+    assert nonzero.user is not None and nonzero.user.code == "idx = x.nonzero()"
+    assert d.data_dependent == 18
+    assert not d.relations  # rename_unbacked_to is torch-internal, not shown
+    assert not d.recompiles and d.frames[0].compiles == 1
+
+
+def test_hf_tiny_bert_batch_and_sequence() -> None:
+    d = case("hf_tiny_bert")
+    (f,) = d.frames
+    assert (f.function, f.compiles) == ("wrapper", 3)
+    assert dict(f.dynamic_dims) == {"L['kwargs']['attention_mask']": (0, 1),
+                                    "L['kwargs']['input_ids']": (0, 1)}
+    assert [r.reasons[0] for r in d.recompiles] == [
+        "0/0: tensor 'kwargs['input_ids']' size mismatch at index 0. expected 2, actual 3",
+        "0/1: tensor 'kwargs['input_ids']' size mismatch at index 1. expected 8, actual 12"]
+    (rel,) = d.relations
+    assert (rel.symbol, rel.target, rel.reason) == ("s27", "s16", "solve")
+    assert (rel.lhs, rel.rhs) == ("L['kwargs']['input_ids'].size()[1]", "L['kwargs']['attention_mask'].size()[1]")
+    mark = next(x for x in d.suggestions if x.kind == "mark-dynamic")
+    assert "recompiled 2x" in mark.message and "L['kwargs']['input_ids']:1" in mark.fix
+    assert "mark_dynamic(" not in mark.fix  # no one-line mark_dynamic for nested sources
+
+
+def test_multi_rank_is_per_rank() -> None:
+    d = case("multi_rank")
+    assert d.ranks == (0, 1)
+    assert [(f.rank, f.function, f.compiles) for f in d.frames] == [(0, "local", 2), (1, "local", 2)]
+    assert [(r.rank, r.reasons[0]) for r in d.recompiles] == [
+        (0, "0/0: tensor 'x' size mismatch at index 0. expected 2, actual 4"),
+        (1, "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 5")]
+    assert [s.rank for s in d.suggestions] == [0, 1]
+    assert d.stats.unrecognized == 0  # atexit lines without [rankN]: map to the rank by pid
+
+
+@pytest.mark.parametrize(("reason", "cause"), [
+    ("tensor 'x' size mismatch at index 0. expected 4, actual 6", "size"),
+    ("tensor 'x' stride mismatch at index 0. expected 8, actual 4", "size"),
+    ("2 <= x.size()[0]", "size"),
+    ("n == 31", "scalar"),
+    ("self.k != 4", "scalar"),
+    ("L['cfg']['eps'] == 1e-05", "scalar"),
+    ("tensor 'x' dtype mismatch. expected Float, actual Half", "other"),
+    ("tensor 'x' rank mismatch. expected 2, actual 3", "other"),
+    ("___check_type_id(x, 94323)", "other"),
+    ("___check_obj_id(fn, 1402)", "other"),
+    ("flag == True", "other"),
+    ("GLOBAL_STATE changed: grad_mode ", "other"),
+])
+def test_classify(reason: str, cause: str) -> None:
+    assert classify(reason) == cause
+
+
+def test_analysis_takes_any_event_iterable() -> None:
+    """A second parser only has to produce events: here, hand-made ones."""
+    cid = ev.CompileId.parse
+    events = [
+        ev.CompileStart(function="step", file="t.py", first_line=3, compile_id=cid("0/0"), line=1),
+        ev.Recompile(function="step", file="t.py", first_line=3, compile_id=cid("0/1"), line=2,
+                     failures=(ev.GuardFailure(failed="0/0", reason="tensor 'x' dtype mismatch. expected Float, actual Half"),)),
+        ev.RecompileLimit(limit_name="recompile_limit", limit="8", function="step", file="t.py",
+                          compile_id=cid("0/8"), line=3, last_reason="0/7: ..."),
+        ev.Recompile(function="step", file="t.py", first_line=3, compile_id=cid("0/1_1"), line=4),
+    ]
+    d = analyze(events)
+    (f,) = d.frames
+    assert (f.function, f.first_line, f.compiles) == ("step", 3, 3)  # 0/1_1 is a restart of 0/1
+    assert [r.cause for r in d.recompiles] == ["other"]
+    assert {"non-shape-recompile", "recompile-limit"} <= set(kinds(d))
+    other = next(s for s in d.suggestions if s.kind == "non-shape-recompile")
+    assert "dtype" in other.message and "will not fix" in other.message
+
+
+def test_parameter_shapes_name_the_config_flag() -> None:
+    cid = ev.CompileId.parse
+    d = analyze([ev.Recompile(function="forward", compile_id=cid("0/1"), line=1, failures=(
+        ev.GuardFailure(failed="0/0", reason="tensor 'self._modules['lin']._parameters['weight']' size mismatch at index 0. expected 4, actual 8"),))])
+    s = next(x for x in d.suggestions if x.kind == "static-parameters")
+    assert s.fix == "torch._dynamo.config.force_parameter_static_shapes = False"
+    m = analyze([ev.Recompile(function="forward", compile_id=cid("0/1"), line=1, failures=(
+        ev.GuardFailure(failed="0/0", reason="self.n == 4"),))])
+    assert "allow_unspec_int_on_nn_module" in next(x for x in m.suggestions if x.kind == "scalar-recompile").fix
