@@ -9,7 +9,7 @@ import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
 from dyncli.core.diagnose_text import diagnose_inputs
-from dyncli.render.diagnose import render_json, render_terminal
+from dyncli.render.diagnose import render_json, render_parse_notes, render_terminal
 
 HELP = "Explain recompiles and specializations from torch logs and traces."
 EPILOG = """\b
@@ -36,6 +36,8 @@ def diagnose(
                               limit=limit)
     cfg = resolved.config
     diag = diagnose_inputs([str(p) for p in paths], strict=cfg.strict)
+    if verbose:
+        render_parse_notes(diag)
     if json_path is not None:
         render_json(diag, json_path)
     if json_path != "-":

@@ -6,6 +6,7 @@ Rows per section are capped at ``limit`` on the terminal (the JSON always has al
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from rich.console import Console
@@ -13,7 +14,7 @@ from rich.table import Table
 
 from dyncli.core.diagnose_model import Diagnosis
 from dyncli.logparse.events import UserLoc
-from dyncli.render import envelope, stdout_console, warn, write_json
+from dyncli.render import envelope, info, stdout_console, warn, write_json
 
 
 def render_json(diag: Diagnosis, target: str) -> None:
@@ -21,8 +22,26 @@ def render_json(diag: Diagnosis, target: str) -> None:
     write_json(target, envelope("diagnose", diag.to_json()))
 
 
+def _short(path: str) -> str:
+    """A path relative to the working directory when it lies under it (tables stay narrow)."""
+    if path.startswith("/"):
+        cwd = os.getcwd().rstrip("/") + "/"
+        if path.startswith(cwd):
+            return path[len(cwd):]
+    return path
+
+
 def _loc(user: UserLoc | None) -> str:
-    return f"{user.file}:{user.line}" if user else "-"
+    return f"{_short(user.file)}:{user.line}" if user else "-"
+
+
+def render_parse_notes(diag: Diagnosis) -> None:
+    """For --verbose: the first unrecognized/malformed lines, on stderr."""
+    st = diag.stats
+    if st.unrecognized or st.malformed:
+        info(f"{st.unrecognized} unrecognized and {st.malformed} malformed line(s); first ones:")
+        for line, text in st.samples or []:
+            info(f"  line {line}: {text}")
 
 
 def _rank(rank: int | None) -> str:
@@ -71,14 +90,14 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     st = diag.stats
     out.print(f"dyncli diagnose: {', '.join(diag.inputs)} ({st.lines} lines, {st.recognized} "
               f"recognized, {st.unrecognized} unrecognized, {st.malformed} malformed)",
-              markup=False)
-    out.print(summary_line(diag), markup=False)
+              markup=False, soft_wrap=True)
+    out.print(summary_line(diag), markup=False, soft_wrap=True)
     for w in diag.warnings:
         warn(w)
 
     def cap(rows: tuple[Any, ...], what: str) -> tuple[Any, ...]:
         if len(rows) > limit:
-            out.print(f"({what}: showing {limit} of {len(rows)}; --json has all)", markup=False)
+            out.print(f"({what}: showing {limit} of {len(rows)}; --json has all)", markup=False, soft_wrap=True)
         return rows[:limit]
 
     if diag.frames:
@@ -87,7 +106,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             dims = dict(f.dynamic_dims)
             dyn = ", ".join(f"{d.source}{' dims ' + ','.join(map(str, dims[d.source])) if dims.get(d.source) else ''}"
                             f" ({d.origin}, {d.compile_id})" for d in f.dynamic_inputs) or "-"
-            where = f"{f.file}:{f.first_line}" if f.first_line else (f.file or "-")
+            where = f"{_short(f.file)}:{f.first_line}" if f.first_line else (_short(f.file) or "-")
             _add(t, ranks, f.rank, f.frame_id, f.function or "?", where, f.compiles, dyn)
         out.print(t)
     if diag.recompiles:
@@ -107,13 +126,13 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     if diag.graph_breaks:
         t = _table("Graph breaks", ["location", "count", "reason", "code"], ranks)
         for b in cap(diag.graph_breaks, "graph breaks"):
-            _add(t, ranks, b.rank, f"{b.file}:{b.user_line}", b.count,
+            _add(t, ranks, b.rank, f"{_short(b.file)}:{b.user_line}", b.count,
                  b.reason + (f"\n{b.explanation}" if b.explanation else ""), b.code or "-")
         out.print(t)
     if diag.recompile_limits:
         t = _table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
         for x in cap(diag.recompile_limits, "limit hits"):
-            _add(t, ranks, x.rank, f"{x.function} ({x.file}:{x.first_line})",
+            _add(t, ranks, x.rank, f"{x.function} ({_short(x.file)}:{x.first_line})",
                  f"{x.limit_name}={x.limit}", x.last_reason)
         out.print(t)
     if diag.unbacked:
@@ -131,16 +150,16 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         out.print(t)
     if diag.dynamic_sources:
         out.print("Dynamic sources (for TORCH_COMPILE_DYNAMIC_SOURCES): "
-                  + ",".join(diag.dynamic_sources), markup=False)
+                  + ",".join(diag.dynamic_sources), markup=False, soft_wrap=True)
     if diag.suggestions:
-        out.print("Suggestions:", markup=False)
+        out.print("Suggestions:", markup=False, soft_wrap=True)
         for i, s in enumerate(cap(diag.suggestions, "suggestions"), 1):
             who = f" [rank {s.rank}]" if s.rank is not None else ""
-            out.print(f"{i}. ({s.kind}){who} {s.message}", markup=False)
+            out.print(f"{i}. ({s.kind}){who} {s.message}", markup=False, soft_wrap=True)
             if s.fix:
-                out.print(f"   fix: {s.fix}", markup=False)
+                out.print(f"   fix: {s.fix}", markup=False, soft_wrap=True)
             for e in s.evidence:
-                out.print(f"   evidence: {e}", markup=False)
+                out.print(f"   evidence: {e}", markup=False, soft_wrap=True)
     elif not (diag.recompiles or diag.specializations or diag.graph_breaks):
         out.print("Nothing to fix: no recompiles, specializations or graph breaks found.",
-                  markup=False)
+                  markup=False, soft_wrap=True)

@@ -1,0 +1,69 @@
+"""Golden JSON of ``dyncli diagnose --json`` for every captured text log.
+
+The whole document (minus the dyncli version) is compared with tests/data/golden/text_<case>.json
+after normalizing what differs between machines: the repo root and site-packages paths
+(pids and timestamps never reach the JSON). Refresh after an intended change with
+
+    DYNCLI_REFRESH_GOLDEN=1 .venv/bin/pytest tests/unit/test_diagnose_golden.py
+
+and review the diff like code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dyncli.core.diagnose_text import diagnose_logs
+from dyncli.render import envelope, to_json_text
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = ROOT / "tests" / "data" / "logs"
+GOLDEN = ROOT / "tests" / "data" / "golden"
+CASES = sorted(p.stem for p in LOGS.glob("*.log"))
+_SITE = re.compile(r"/\S*?/site-packages/")
+
+
+def normalize(obj: Any, root: str) -> Any:
+    """Paths made machine-independent: ``<repo>/…`` and ``<site-packages>/…``."""
+    if isinstance(obj, str):
+        return _SITE.sub("<site-packages>/", obj.replace(root, "<repo>"))
+    if isinstance(obj, dict):
+        return {k: normalize(v, root) for k, v in obj.items() if k != "dyncli"}
+    if isinstance(obj, list):
+        return [normalize(v, root) for v in obj]
+    return obj
+
+
+def document(case: str) -> dict[str, Any]:
+    diag = diagnose_logs([LOGS / f"{case}.log"], strict=True)
+    doc = json.loads(to_json_text(envelope("diagnose", diag.to_json())))
+    return normalize(doc, str(ROOT))
+
+
+def test_cases_exist() -> None:
+    assert len(CASES) >= 9
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden(case: str) -> None:
+    got = document(case)
+    path = GOLDEN / f"text_{case}.json"
+    if os.environ.get("DYNCLI_REFRESH_GOLDEN") == "1" or not path.exists():
+        path.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n")
+        if os.environ.get("DYNCLI_REFRESH_GOLDEN") != "1":
+            pytest.fail(f"{path.name} did not exist; written now, review and commit it")
+    want = json.loads(path.read_text())
+    assert got == want, f"{case}: diagnosis changed; refresh with DYNCLI_REFRESH_GOLDEN=1 if intended"
+
+
+def test_normalize_paths() -> None:
+    doc = {"file": "/home/u/proj/a.py", "x": ["/opt/venv/lib/python3.11/site-packages/torch/f.py"],
+           "dyncli": "0.1.0"}
+    assert normalize(doc, "/home/u/proj") == {"file": "<repo>/a.py",
+                                              "x": ["<site-packages>/torch/f.py"]}
