@@ -94,6 +94,14 @@ def _peak_memory(device: str) -> int:
     return int(rss if sys.platform == "darwin" else rss * 1024)
 
 
+def _torch_counts() -> tuple[int, int]:
+    """torch's own ``unique_graphs`` and inductor FX-graph-cache-hit counters, now."""
+    from torch._dynamo.utils import counters
+
+    return (int(counters["stats"]["unique_graphs"]),
+            int(counters["inductor"]["fxgraph_cache_hit"]))
+
+
 class _Runner:
     """State shared by the strategies of one benchmark."""
 
@@ -128,16 +136,19 @@ class _Runner:
         finally:
             self.in_calls += time.perf_counter() - t0
 
-    def run_strategy(self, strategy: str, done: list[int], total: int) -> RunResult:
+    def run_strategy(self, run: RunResult, done: list[int], total: int) -> None:
+        """Fill ``run`` (already in the result, so Ctrl-C keeps what it measured)."""
         import torch
 
-        run = RunResult(self.built.name, strategy, self.cfg.mode)
+        strategy = run.strategy
         backend = CountingBackend()
         compiled = strategies.compile_model(self.model, strategy, backend)
         if self.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
         self.in_calls = 0.0
+        graphs0, hits0 = _torch_counts()
         t_run = time.perf_counter()
+        w = Watch()
         try:
             with watch() as w:
                 for variation in self.plan:
@@ -150,17 +161,18 @@ class _Runner:
             run.status = "interrupted"
             raise
         finally:
+            graphs1, hits1 = _torch_counts()
+            run.torch_unique_graphs, run.fx_cache_hits = graphs1 - graphs0, hits1 - hits0
             run.compiles = backend.compiles
             run.backend_compile_s = backend.backend_seconds
             run.compile_time_s = sum(v.compile_time_s for v in run.variations)
-            run.recompile_limit_hit = w.limit_hit if "w" in locals() else False
-            run.limit_messages = list(w.limit_messages) if "w" in locals() else []
+            run.recompile_limit_hit = w.limit_hit
+            run.limit_messages = list(w.limit_messages)
             run.peak_memory_bytes = _peak_memory(self.device)
             run.wall_s = time.perf_counter() - t_run
             run.in_calls_s = self.in_calls
             run.finish()
             torch._dynamo.reset()
-        return run
 
     def _variation(self, strategy: str, variation: Variation, compiled: Any,
                    backend: CountingBackend, w: Watch) -> VariationResult:
@@ -274,8 +286,10 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
     runner = _Runner(cfg, built, device, dims, plan, hooks)
     done, total = [0], len(plan) * len(cfg.strategy)
     for strategy in cfg.strategy:
+        run = RunResult(built.name, strategy, cfg.mode)
+        result.runs.append(run)
         try:
-            result.runs.append(runner.run_strategy(strategy, done, total))
+            runner.run_strategy(run, done, total)
         except KeyboardInterrupt:
             result.interrupted = True
             break

@@ -57,6 +57,8 @@ class RunResult:
     recompile_limit_hit: bool = False
     limit_messages: list[str] = field(default_factory=list)
     peak_memory_bytes: int | None = None
+    torch_unique_graphs: int | None = None  # torch's own counter, a cross-check of ``compiles``
+    fx_cache_hits: int = 0  # inductor FX graph cache hits: compiles served from disk are fast
     wall_s: float = 0.0
     in_calls_s: float = 0.0
     error: str = ""

@@ -34,18 +34,26 @@ class CountingBackend:
             inner = torch._dynamo.lookup_backend("inductor")
         self._inner = inner
         self.compiles = 0
+        self.attempts = 0
         self.backend_seconds = 0.0
         self.graph_sizes: list[int] = []
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        """Count, then hand the graph to inductor (timing only the backend part)."""
-        self.compiles += 1
-        self.graph_sizes.append(len(getattr(getattr(gm, "graph", None), "nodes", ())))
+        """Hand the graph to inductor; count it when inductor returns a compiled graph.
+
+        An attempt that raises is not a compile: dynamo may catch the error and restart the
+        analysis of the frame (seen with HF BERT under ``dynamic=True`` in torch 2.14: the
+        backend is entered twice, one graph is installed). ``attempts`` counts those too.
+        """
+        self.attempts += 1
         t0 = time.perf_counter()
         try:
-            return self._inner(gm, example_inputs, **kwargs)
+            out = self._inner(gm, example_inputs, **kwargs)
         finally:
             self.backend_seconds += time.perf_counter() - t0
+        self.compiles += 1
+        self.graph_sizes.append(len(getattr(getattr(gm, "graph", None), "nodes", ())))
+        return out
 
 
 class _LimitHandler(logging.Handler):

@@ -40,6 +40,12 @@ def _f(x: float, digits: int = 3) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
+def _ms(x: float) -> str:
+    if x != x:
+        return "-"
+    return f"{x:.1f}" if x >= 100 else f"{x:.2f}" if x >= 10 else f"{x:.3f}"
+
+
 def _p(x: float) -> str:
     return "-" if x != x else (f"{x:.2g}" if x >= 0.001 else "<0.001")
 
@@ -54,6 +60,7 @@ def run_payload(run: RunResult) -> dict[str, Any]:
         "error": run.error or None, "compiles": run.compiles,
         "compile_time_s": run.compile_time_s, "backend_compile_s": run.backend_compile_s,
         "recompile_limit_hit": run.recompile_limit_hit, "peak_memory_bytes": run.peak_memory_bytes,
+        "torch_unique_graphs": run.torch_unique_graphs, "fx_cache_hits": run.fx_cache_hits,
         "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
         "variations": [{
             "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
@@ -192,17 +199,17 @@ def write_files(result: BenchResult, json_path: str | None, csv_path: str | None
 
 def variation_table(run: RunResult) -> Table:
     """One row per variation of a strategy."""
-    t = Table(title=f"{run.strategy} · {run.mode} · {run.compiles} compiles",
+    t = Table(title=f"{run.strategy} · {run.mode} · {run.compiles} compiles"
+              + (" · RECOMPILE LIMIT HIT" if run.recompile_limit_hit else ""),
               title_justify="left")
-    for col in ("#", "shape", "eager ms", "comp ms", "speedup", "p", "compiled", "comp s",
+    for col in ("#", "shape", "eager ms", "comp ms", "speedup", "p", "compiled here",
                 "accuracy"):
         t.add_column(col, justify="left" if col in ("shape", "accuracy") else "right",
                      no_wrap=col != "accuracy")
     for v in run.variations:
-        shape = ", ".join("x".join(map(str, s)) for s in v.shapes.values())
-        t.add_row(str(v.index), shape, _f(v.eager_ms), _f(v.compiled_ms), _f(v.speedup, 2),
-                  _p(v.p_value), "yes" if v.recompiled else "no",
-                  _f(v.compile_time_s, 2) if v.recompiled else "-",
+        shape = " ".join("x".join(map(str, s)) for s in v.shapes.values())
+        t.add_row(str(v.index), shape, _ms(v.eager_ms), _ms(v.compiled_ms), _f(v.speedup, 2),
+                  _p(v.p_value), f"yes {v.compile_time_s:.2f} s" if v.recompiled else "no",
                   v.accuracy if v.accuracy == PASS else f"{v.accuracy}: {v.detail}"[:60])
     return t
 
@@ -225,6 +232,8 @@ def comparison_table(result: BenchResult) -> Table:
 def print_result(result: BenchResult, to_stderr: bool = False) -> None:
     """Tables to stdout (stderr when stdout carries JSON); limit hits warned on stderr."""
     out = stderr_console() if to_stderr else stdout_console()
+    if not out.is_terminal:
+        out.width = max(out.width, 110)  # files and pipes: no reason to squeeze the tables
     env = result.environment
     out.print(f"{result.model} on {env.device} ({env.device_name}), {env.dtype}, "
               f"torch {env.torch}", markup=False)

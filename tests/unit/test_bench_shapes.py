@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -17,10 +15,6 @@ from dyncli.core.shapes import (
     size_range,
     varied_shape,
 )
-
-
-def test_no_torch_imported() -> None:
-    assert "torch" not in sys.modules
 
 
 def test_size_range_is_spread_around_base_and_clamped() -> None:

@@ -1,0 +1,207 @@
+"""dyncli bench through the CLI: bad input, exit codes, the files and the terminal output.
+
+The core call is replaced by a synthetic result where compiling is not the point, so these
+tests are fast; the real compile path is covered in tests/integration/test_bench_*.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import dyncli.core.bench as core_bench
+from dyncli.cli import app
+from dyncli.core.bench_result import BenchResult, Hooks
+
+ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
+_spec = importlib.util.spec_from_file_location(
+    "bench_sample_result", Path(__file__).resolve().parents[1] / "unit" / "conftest_bench.py")
+assert _spec and _spec.loader
+_fixtures = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fixtures)
+sample_result = _fixtures.sample_result
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(os.environ):
+        if name.startswith("DYNCLI_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+def fake_core(monkeypatch: pytest.MonkeyPatch, result: BenchResult) -> list[Any]:
+    """Make run_bench return ``result`` after calling run_done (as after each strategy)."""
+    seen: list[Any] = []
+
+    def run_bench(model: str, cfg: Any, hooks: Hooks | None = None) -> BenchResult:
+        seen.append((model, cfg))
+        if hooks and hooks.run_done:
+            hooks.run_done(result)
+        return result
+
+    monkeypatch.setattr(core_bench, "run_bench", run_bench)
+    return seen
+
+
+def test_unknown_model_suggests_close_matches(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["bench", "resnet5"], env=ENV)
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == "Error: Unknown model 'resnet5'"
+    assert lines[1].startswith("Hint: Close matches: resnet50")
+    assert "dyncli bench --list" in lines[1]
+    assert result.stdout == ""
+
+
+def test_unknown_timm_and_hf_names(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["bench", "timm:resnet5O"], env=ENV)
+    assert result.exit_code == 1
+    assert "Unknown timm model 'resnet5O'" in result.stderr and "resnet50" in result.stderr
+    result = runner.invoke(app, ["bench", "hf:BertModle"], env=ENV)
+    assert result.exit_code == 1
+    assert "Unknown transformers model class 'BertModle'" in result.stderr
+    assert "BertModel" in result.stderr
+
+
+def test_missing_model_file_and_function(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", "nope.py:build"], env=ENV)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == "Error: nope.py: no such model file"
+    (tmp_path / "m.py").write_text("def buidl():\n    pass\n")
+    result = runner.invoke(app, ["bench", "m.py:build", "--device", "cpu"], env=ENV)
+    assert result.exit_code == 1
+    assert "m.py: no function 'build'" in result.stderr and "buidl" in result.stderr
+
+
+def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = fake_core(monkeypatch, sample_result())
+    (tmp_path / "autodyn.toml").write_text("[bench]\nstrategies = ['static']\n")
+    result = runner.invoke(app, ["bench", "resnet50"], env=ENV)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: autodyn.toml: bench.strategies: unknown key")
+    (tmp_path / "autodyn.toml").write_text("[bench]\nstrategy = ['fast']\n")
+    result = runner.invoke(app, ["bench", "resnet50"], env=ENV)
+    assert result.exit_code == 2
+    assert "bench.strategy: expected one of static, automatic, mark-dynamic, dynamic" in result.stderr
+    assert seen == []
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--strategy", "static,fast"], "Error: command line: bench.strategy: expected one of "
+                                    "static, automatic, mark-dynamic, dynamic, got 'fast'"),
+    (["--vary", "time"], "Error: command line: bench.vary: expected one of batch, seq"),
+    (["--strategy", ","], "Error: --strategy: give at least one strategy"),
+    (["--repeat", "1"], "Error: --repeat must be >= 2"),
+    (["--spread", "1.5"], "Error: --spread must be in [0, 1)"),
+    (["--hf-config", "layers"], "Error: --hf-config: expected KEY=VALUE"),
+    (["--mode", "train"], "Error: command line: bench.mode: expected one of inference, training"),
+])
+def test_bad_flags_are_usage_errors(runner: CliRunner, args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["bench", "resnet50", *args], env=ENV)
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(message)
+
+
+def test_no_model_is_a_usage_error(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["bench"], env=ENV)
+    assert result.exit_code == 2
+    assert "Error: Give a model to benchmark" in result.stderr
+
+
+def test_cuda_without_gpu_is_an_error(runner: CliRunner) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    result = runner.invoke(app, ["bench", "examples/model.py:build", "--device", "cuda"], env=ENV)
+    assert "no such model file" in result.stderr  # file checked first, relative to cwd
+    model = Path(__file__).resolve().parents[2] / "examples" / "model.py"
+    result = runner.invoke(app, ["bench", f"{model}:build", "--device", "cuda"], env=ENV)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: --device cuda: no CUDA device is available")
+
+
+def test_list(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["bench", "--list"], env=ENV)
+    assert result.exit_code == 0
+    assert "resnet50" in result.stdout and "mobilenet_v3_small" in result.stdout
+    assert "timm:NAME" in result.stdout and "hf:BertModel" in result.stdout
+
+
+def test_json_csv_and_tables(runner: CliRunner, monkeypatch: pytest.MonkeyPatch,
+                             tmp_path: Path) -> None:
+    seen = fake_core(monkeypatch, sample_result())
+    result = runner.invoke(app, [
+        "bench", "resnet50", "--strategy", "static,dynamic", "--variations", "2",
+        "--hf-config", "num_hidden_layers=2,act=gelu", "--json", "r.json", "--csv", "r.csv",
+        "--plot", "r.png"], env=ENV)
+    assert result.exit_code == 0, result.stderr
+    _, cfg = seen[0]
+    assert cfg.strategy == ["static", "dynamic"] and cfg.variations == 2
+    assert cfg.hf_config == {"num_hidden_layers": 2, "act": "gelu"}
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["schema_version"] == 1 and [r["strategy"] for r in doc["runs"]] == ["static", "dynamic"]
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
+    assert [r["batch_size"] for r in rows] == ["8", "10", "8", "10"]
+    assert (tmp_path / "r.png").exists()
+    out = result.stdout
+    assert "static · inference · 2 compiles" in out
+    assert "speedup by strategy" in out
+    assert "Mann-Whitney U" in out
+    assert "yes 0.50 s" in out
+
+
+def test_json_to_stdout_moves_tables_to_stderr(runner: CliRunner,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_core(monkeypatch, sample_result())
+    result = runner.invoke(app, ["bench", "resnet50", "--json", "-"], env=ENV)
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["command"] == "bench"
+    assert "speedup by strategy" in result.stderr
+
+
+def test_failures_exit_zero_unless_strict(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_core(monkeypatch, sample_result(accuracy="fail_accuracy"))
+    result = runner.invoke(app, ["bench", "resnet50"], env=ENV)
+    assert result.exit_code == 0
+    assert "fail_accuracy" in result.stdout
+    result = runner.invoke(app, ["bench", "resnet50", "--strict"], env=ENV)
+    assert result.exit_code == 1
+    assert "Error: resnet50: failures with --strict (static: fail_accuracy" in result.stderr
+
+
+def test_nothing_ran_exits_one(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = sample_result()
+    for run in empty.runs:
+        run.variations, run.status, run.error = [], "model_fail_to_load", "boom"
+    fake_core(monkeypatch, empty)
+    result = runner.invoke(app, ["bench", "resnet50", "--json", "out.json"], env=ENV)
+    assert result.exit_code == 1
+    assert "nothing ran (static: model_fail_to_load" in result.stderr
+    assert "static: model_fail_to_load: boom" in result.stdout
+    assert json.loads(Path("out.json").read_text())["runs"][0]["status"] == "model_fail_to_load"
+
+
+def test_interrupted_exits_130(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    partial = sample_result()
+    partial.interrupted = True
+    fake_core(monkeypatch, partial)
+    result = runner.invoke(app, ["bench", "resnet50", "--json", "out.json"], env=ENV)
+    assert result.exit_code == 130
+    assert "interrupted" in result.stderr
+    assert json.loads(Path("out.json").read_text())["interrupted"] is True

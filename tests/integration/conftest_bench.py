@@ -1,0 +1,45 @@
+"""Tiny model files for the bench integration tests (given to bench as FILE.py:FUNCTION)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class FailsAtTen(nn.Module):
+    """Raises in eager (and compiled) for a batch of 10: an eager_fail_to_run variation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] == 10:
+            raise RuntimeError("this model refuses a batch of 10")
+        return self.fc(x)
+
+
+def failing_at_ten() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """Batch 8, 16 features."""
+    return FailsAtTen(), (torch.randn(8, 16),)
+
+
+def broken() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """A build function that fails: model_fail_to_load."""
+    raise RuntimeError("weights file missing")
+
+
+class TwoInputs(nn.Module):
+    """Keyword inputs: features (B, 12) and a bool mask (B, 12); the batch is dim 0 of both."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(12, 3)
+
+    def forward(self, features: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.fc(features * mask)
+
+
+def keyword_inputs() -> tuple[nn.Module, dict[str, torch.Tensor]]:
+    """A dict of keyword inputs, batch 6."""
+    return TwoInputs(), {"features": torch.randn(6, 12), "mask": torch.ones(6, 12, dtype=torch.bool)}

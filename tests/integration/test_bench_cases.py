@@ -1,0 +1,136 @@
+"""Real torch.compile on tiny CPU models: failures as statuses, recompile limit, training,
+HF models with batch and sequence varied, keyword inputs, Ctrl-C keeping partial results,
+and the acceptance command line with its JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from dyncli.cli import app
+from dyncli.core.bench import run_bench
+from dyncli.core.bench_result import BenchResult, Call, Hooks
+from dyncli.core.config import BenchConfig
+from dyncli.render.bench import write_files
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = Path(__file__).resolve().parent / "conftest_bench.py"
+EXAMPLE = f"{ROOT / 'examples' / 'model.py'}:build"
+QUICK = {"device": "cpu", "repeat": 2, "warmup": 0}
+
+
+def test_eager_failure_is_a_status_and_the_rest_go_on() -> None:
+    cfg = BenchConfig(variations=5, strategy=["dynamic"], **QUICK)
+    result = run_bench(f"{MODELS}:failing_at_ten", cfg)
+    run = result.runs[0]
+    by_batch = {v.batch_size: v for v in run.variations}
+    assert by_batch[10].accuracy == "eager_fail_to_run"
+    assert "refuses a batch of 10" in by_batch[10].detail
+    assert all(v.accuracy == "pass" for b, v in by_batch.items() if b != 10)
+    assert run.status == "eager_fail_to_run"
+    assert result.ran and result.failed
+
+
+def test_model_fail_to_load_is_recorded_and_nothing_ran() -> None:
+    result = run_bench(f"{MODELS}:broken", BenchConfig(strategy=["static", "dynamic"], **QUICK))
+    assert [r.status for r in result.runs] == ["model_fail_to_load"] * 2
+    assert "weights file missing" in result.runs[0].error
+    assert not result.ran
+
+
+def test_recompile_limit_hit_is_detected() -> None:
+    cfg = BenchConfig(variations=4, strategy=["static"], **QUICK)
+    with torch._dynamo.config.patch(recompile_limit=2):
+        result = run_bench(EXAMPLE, cfg)
+    run = result.runs[0]
+    assert run.recompile_limit_hit
+    assert "recompile_limit" in run.limit_messages[0]
+    assert run.compiles == 2  # later shapes silently ran eager
+    assert [v.recompiled for v in run.variations] == [True, True, False, False]
+
+
+def test_training_mode_automatic() -> None:
+    cfg = BenchConfig(variations=3, strategy=["automatic"], mode="training", **QUICK)
+    result = run_bench(EXAMPLE, cfg)
+    run = result.runs[0]
+    assert run.status == "pass", [v.detail for v in run.variations]
+    assert run.compiles == 2
+    assert all(v.timed for v in run.variations)
+
+
+def test_hf_model_varies_batch_and_seq_with_ids_in_vocab() -> None:
+    calls: list[Call] = []
+    cfg = BenchConfig(variations=3, strategy=["dynamic"], vary=["batch", "seq"], batch_size=3,
+                      seq_len=16, hf_config={"num_hidden_layers": 1, "hidden_size": 32,
+                                             "num_attention_heads": 2, "intermediate_size": 64,
+                                             "vocab_size": 97}, **QUICK)
+    result = run_bench("hf:BertModel", cfg, Hooks(tap=calls.append))
+    run = result.runs[0]
+    assert run.status == "pass", [v.detail for v in run.variations]
+    assert run.compiles == 1
+    shapes = [(v.batch_size, v.seq_len) for v in run.variations]
+    assert shapes[0] == (3, 16) and len(set(shapes)) == 3
+    for v in run.variations:
+        assert v.shapes["input_ids"] == [v.batch_size, v.seq_len]
+        assert v.shapes["attention_mask"] == [v.batch_size, v.seq_len]
+    for c in calls:
+        ids, mask = c.kwargs["input_ids"], c.kwargs["attention_mask"]
+        assert int(ids.max()) < 97 and int(ids.min()) >= 0
+        assert bool((mask == 1).all())
+
+
+def test_keyword_inputs_and_masks() -> None:
+    calls: list[Call] = []
+    cfg = BenchConfig(variations=3, strategy=["mark-dynamic"], **QUICK)
+    result = run_bench(f"{MODELS}:keyword_inputs", cfg, Hooks(tap=calls.append))
+    assert result.runs[0].status == "pass"
+    assert result.dims["batch"] == {"features": [0], "mask": [0]}
+    for c in calls:
+        assert c.kwargs["mask"].dtype == torch.bool and bool(c.kwargs["mask"].all())
+        assert c.kwargs["features"].shape[0] == c.kwargs["mask"].shape[0]
+
+
+def test_ctrl_c_keeps_what_was_measured(tmp_path: Path) -> None:
+    out = tmp_path / "partial.json"
+
+    def tap(call: Call) -> None:
+        if call.strategy == "dynamic" and call.variation == 1:
+            raise KeyboardInterrupt
+
+    def run_done(partial: BenchResult) -> None:
+        write_files(partial, str(out), None, None)
+
+    cfg = BenchConfig(variations=3, strategy=["static", "dynamic"], **QUICK)
+    result = run_bench(EXAMPLE, cfg, Hooks(tap=tap, run_done=run_done))
+    assert result.interrupted
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] is True
+    assert [r["strategy"] for r in doc["runs"]] == ["static", "dynamic"]
+    assert doc["runs"][0]["status"] == "pass" and len(doc["runs"][0]["variations"]) == 3
+    assert doc["runs"][1]["status"] == "interrupted" and len(doc["runs"][1]["variations"]) == 1
+
+
+def test_acceptance_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(app, [
+        "bench", EXAMPLE, "--strategy", "static,automatic,mark-dynamic,dynamic",
+        "--variations", "5", "--device", "cpu", "--repeat", "3", "--json", str(out),
+        "--csv", "out.csv", "--plot", "out.png"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == 1 and doc["command"] == "bench"
+    assert doc["environment"]["device"] == "cpu"
+    assert {r["strategy"]: r["compiles"] for r in doc["runs"]} == {
+        "static": 5, "automatic": 2, "mark-dynamic": 1, "dynamic": 1}
+    assert all(v["accuracy"] == "pass" for r in doc["runs"] for v in r["variations"])
+    assert len((tmp_path / "out.csv").read_text().splitlines()) == 1 + 4 * 5
+    assert (tmp_path / "out.png").read_bytes()[:4] == b"\x89PNG"
+    assert "speedup by strategy" in result.stdout
+    assert "static · inference · 5 compiles" in result.stdout
