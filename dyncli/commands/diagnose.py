@@ -10,6 +10,7 @@ import typer
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
 from dyncli.core.diagnose_text import diagnose_inputs
 from dyncli.render.diagnose import render_json, render_parse_notes, render_terminal
+from dyncli.render.html import write_html
 
 HELP = "Explain recompiles and specializations from torch logs and traces."
 EPILOG = """\b
@@ -17,6 +18,7 @@ Examples:
   TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" python train.py 2> run.log
   dyncli diagnose run.log
   dyncli diagnose /tmp/trace --json diagnosis.json --fail-on recompiles
+  TORCH_TRACE=/tmp/trace python train.py && dyncli diagnose /tmp/trace --html report.html
 """
 
 FAIL_ON = ("recompiles", "specializations", "graph-breaks")
@@ -27,6 +29,7 @@ def diagnose(
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable).")] = None,
     strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Unrecognized or malformed log lines are errors.", show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
+    html_path: Annotated[Path | None, typer.Option("--html", metavar="PATH", help="Also write a self-contained HTML report (one file, no external resources) to PATH.")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -40,6 +43,8 @@ def diagnose(
         render_parse_notes(diag)
     if json_path is not None:
         render_json(diag, json_path)
+    if html_path is not None:
+        write_html(html_path, diag)
     if json_path != "-":
         render_terminal(diag, limit=cfg.limit)
     if any(diag.found(what) for what in cfg.fail_on):

@@ -148,6 +148,10 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             _add(t, ranks, x.rank, x.compile_id, f"{x.symbol} = {x.target} ({x.reason})",
                  f"{x.lhs or '?'} == {x.rhs or '?'}")
         out.print(t)
+    if diag.trace is not None:  # TORCH_TRACE input: time, failures, similar graphs, ranks, PGO
+        from dyncli.render.trace import render_trace_sections
+
+        render_trace_sections(diag, out, limit)
     if diag.dynamic_sources:
         out.print("Dynamic sources (for TORCH_COMPILE_DYNAMIC_SOURCES): "
                   + ",".join(diag.dynamic_sources), markup=False, soft_wrap=True)
