@@ -123,6 +123,8 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False) -> Diagnosis
             stats.unrecognized += sum(s.unknown.values())
             stats.malformed += s.malformed
             stats.bytes += file.stat().st_size
+            for line, why in s.samples:
+                stats.sample(line, f"{file.name}: {why}")
             kinds.update(s.kinds)
             unknown.update(s.unknown)
             mismatch += s.payload_mismatch

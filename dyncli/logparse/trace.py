@@ -115,6 +115,7 @@ class TraceStats:
     kinds: Counter[str] = field(default_factory=Counter)
     unknown: Counter[str] = field(default_factory=Counter)
     ranks: set[int] = field(default_factory=set)
+    samples: list[tuple[int, str]] = field(default_factory=list)  # first bad lines, for --verbose
 
     @property
     def recognized(self) -> int:
@@ -203,6 +204,8 @@ class TraceParser:
             stats.kinds[kind] += 1
             if kind not in KNOWN_KINDS:
                 stats.unknown[kind] += 1
+                if len(stats.samples) < 5:
+                    stats.samples.append((lineno, f"unknown event kind {kind!r}"))
                 if self.strict:
                     raise InputError(f"{self.source}:{lineno}: unknown trace event kind {kind!r}")
             if kind == "str":
@@ -230,6 +233,8 @@ class TraceParser:
 
     def _malformed(self, lineno: int, why: str) -> None:
         self.stats.malformed += 1
+        if len(self.stats.samples) < 5:
+            self.stats.samples.append((lineno, why))
         if self.strict:
             raise InputError(f"{self.source}:{lineno}: {why}")
 
