@@ -40,6 +40,7 @@ def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False) -> Diagn
             for event in parser.parse(source.lines()):
                 analyzer.feed(event)
             warnings += source.warnings
+            stats.bytes = source.bytes_read()
         _check(source.name, stats, strict)
         for f in ("lines", "recognized", "unrecognized", "malformed", "bytes"):
             setattr(total, f, getattr(total, f) + getattr(stats, f))

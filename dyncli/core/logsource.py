@@ -36,6 +36,8 @@ class LogSource:
     compressed: bool = False
     warnings: list[str] = field(default_factory=list)
 
+    counted: int = 0
+
     def lines(self) -> Iterator[bytes]:
         """The input's lines (bytes, line ends kept); a truncated gzip stops with a warning."""
         try:
@@ -44,10 +46,26 @@ class LogSource:
                 first += self.stream.readline()  # the sniffed block ended mid-line
             if first:
                 yield first
-            yield from self.stream
+            if self.name == "<stdin>":  # a pipe has no tell(): count what goes by
+                for line in self.stream:
+                    self.counted += len(line)
+                    yield line
+                self.counted += len(first)
+            else:
+                yield from self.stream
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             self.warnings.append(f"{self.name}: compressed stream is truncated or corrupt "
                                  f"({exc}); analysed what was read before it")
+
+
+    def bytes_read(self) -> int:
+        """Bytes read so far (uncompressed for .gz), for the statistics."""
+        if self.name == "<stdin>":
+            return self.counted
+        try:
+            return self.stream.tell()
+        except (OSError, ValueError):
+            return self.counted
 
 
 def _display(path: str) -> str:

@@ -288,7 +288,8 @@ class ParseStats:
     ``lines``: physical lines read; ``recognized``: lines that belong to a record a handler
     understood (continuation lines included); ``unrecognized``: glog lines of no known kind,
     and non-glog lines (stdout noise); ``malformed``: lines of a known kind that failed to
-    parse. ``samples`` keeps the first few unrecognized/malformed lines for messages.
+    parse; ``bytes``: size of the input read (set by the reader, not the parser).
+    ``samples`` keeps the first few unrecognized/malformed lines for messages.
     """
 
     lines: int = 0

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 GLOG_RE = re.compile(
     rb"(?:\[rank(?P<rank>\d+)\]:)?"
     rb"(?P<level>[VIWEC])(?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d+) (?P<pid>\d+) "
-    rb"(?P<file>[^\s\]][^\]]*?):(?P<lineno>\d+)\]"
+    rb"(?P<file>[^\s\]][^\]\n]*):(?P<lineno>\d+)\]"
     rb"(?: \[(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?)\])?"
     rb"(?: \[__(?P<artifact>\w+)\])?"
     rb"(?P<end> |$)"

@@ -25,6 +25,7 @@ from dyncli.logparse.glog import GLOG_RE
 
 MAX_RECORD_LINES = 2000
 Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
+_Key = tuple[Any, ...]  # (rank or None, pid) as bytes, from the glog match: one per process
 
 # first word of a record -> (handler or None = known but nothing to extract, collect lines?)
 KINDS: dict[bytes, tuple[Handler | None, bool]] = {
@@ -61,163 +62,233 @@ _DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynam
 _KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values")
 
 
-def _kind(message: bytes) -> bytes:
-    if not message:
-        return _TREE
-    word = message.split(b" ", 1)[0] or b" "  # b" ": an indented line, never a record start
-    if word == b"Graph" and not message.startswith(b"Graph break"):
-        return b"Graph Break Reason"  # a continuation, never a record start
-    if word == b"TREE_GUARD_MANAGER:":
-        return _TREE
-    return word
+def _is_start(word: bytes, message: bytes) -> bool:
+    """Whether a line whose first word is ``word`` begins a record (else: a continuation)."""
+    return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break"))
+
+
+_SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None)
+_NO_COMMON: dict[str, Any] = {}
+
+# How a record's lines are handled (ints compare fast in the hot loop).
+SILENT, UNKNOWN, TREE, FIRST, COLLECT = range(5)
+_NO_EVENTS: tuple[ev.Event, ...] = ()
 
 
 class _Record:
-    __slots__ = ("collect", "common", "handler", "kind", "lines", "prefix")
+    __slots__ = ("common", "handler", "kind", "lines", "mode", "prefix")
 
-    def __init__(self, prefix: bytes, kind: bytes, handler: Handler | None,
-                 common: dict[str, Any], first: bytes, collect: bool) -> None:
-        self.prefix, self.kind, self.handler, self.common = prefix, kind, handler, common
-        self.collect = collect
-        self.lines: list[bytes] | None = [first] if (collect or handler is not None) else None
+    def __init__(self, prefix: bytes, kind: bytes, mode: int, handler: Handler | None,
+                 common: dict[str, Any], first: bytes) -> None:
+        self.prefix, self.kind, self.mode, self.handler, self.common = prefix, kind, mode, handler, common
+        self.lines: list[bytes] = [first] if mode in (FIRST, COLLECT) else []
+
+
+# Stands for "no open record": its prefix matches no line, so every line takes the regex path.
+_GONE = _Record(b"\x00", b"?", UNKNOWN, None, _NO_COMMON, b"")
 
 
 class TextLogParser:
-    """Incremental parser: ``feed`` lines, iterate events; ``finish`` flushes open records."""
+    """Incremental parser: ``parse(lines)`` yields events and fills ``stats``."""
 
     def __init__(self, stats: ev.ParseStats | None = None) -> None:
         self.stats = stats if stats is not None else ev.ParseStats()
-        self._open: dict[tuple[int | None, int], _Record] = {}
-        self._pid_rank: dict[int, int] = {}
+        self._open: dict[_Key, _Record] = {}
+        self._pid_rank: dict[bytes, bytes] = {}
         self._cids: dict[bytes, ev.CompileId | None] = {}
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
-        """Parse every line (bytes, with or without line ends) and flush at the end."""
-        stats = self.stats
-        open_ = self._open
-        last_prefix = b"\x00"
-        last_key: tuple[int | None, int] = (None, 0)
+        """Parse every line (bytes, with or without line ends) and flush at the end.
+
+        The loop is the hot path of ``dyncli diagnose``: a line that repeats the previous
+        line's prefix (most lines: guard trees, multi-line records, bursts of one-line records
+        in the same millisecond) is handled without the regex and without allocations.
+        """
+        stats, open_, match, pid_rank = self.stats, self._open, GLOG_RE.match, self._pid_rank
+        # The open record of the previous line's process; a sentinel no line starts with.
+        cur = _GONE
+        last_prefix, plen = b"\x00", 1
+        last_key: _Key = (None, b"")
         lineno = first_line - 1
-        for raw in lines:
-            lineno += 1
-            stats.lines += 1
-            stats.bytes += len(raw)
-            raw = raw.rstrip(b"\r\n")
-            if raw.startswith(last_prefix) and last_key in open_:
-                # Fast path: same prefix as the previous line -> same process, same call site.
-                yield from self._same_prefix(last_key, raw[len(last_prefix):], lineno)
-                continue
-            m = GLOG_RE.match(raw)
-            if m is None:
-                yield from self._foreign(raw, lineno)
-                continue
-            pid = int(m["pid"])
-            rank: int | None
-            if m["rank"] is not None:
-                rank = self._pid_rank[pid] = int(m["rank"])
-            else:
-                rank = self._pid_rank.get(pid)  # e.g. atexit lines after destroy_process_group
-            key = (rank, pid)
-            prefix = raw[: m.end()]
-            last_prefix, last_key = prefix, key
-            rec = open_.get(key)
-            if rec is not None and rec.prefix == prefix:
-                # The same process's record resumes after lines of another process.
-                yield from self._same_prefix(key, raw[m.end():], lineno)
-                continue
-            yield from self._close(key)
-            cid_bytes = m["cid"]
-            cid = None
-            if cid_bytes is not None:
-                if cid_bytes not in self._cids:
-                    self._cids[cid_bytes] = ev.CompileId.parse(cid_bytes.decode())
-                cid = self._cids[cid_bytes]
-            message = raw[m.end():]
-            common = {"rank": rank, "pid": pid, "compile_id": cid}
-            yield from self._start(key, prefix, _kind(message), message, lineno, common)
-        for key in list(open_):
-            yield from self._close(key)
+        fast = 0
+        try:
+            for lineno, raw in enumerate(lines, first_line):
+                if raw.startswith(last_prefix):
+                    # Same prefix = same process, same call site, same millisecond. A silent
+                    # site only ever logs its one kind, so its lines need no look at all.
+                    mode = cur.mode
+                    if mode == SILENT:
+                        fast += 1
+                        continue
+                    if mode == TREE:
+                        fast += 1
+                        i = raw.find(b"+- ", plen) + 3
+                        # Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the
+                        # record's first TENSOR_MATCH (it names the frame) and shape guards on
+                        # inputs carry facts; the rest of the tree is skipped unparsed.
+                        if i > 2 and (
+                                raw.startswith(b"TENSOR_MATCH:", i)
+                                and (not cur.lines or b"None" in raw)
+                                or raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw):
+                            cur.lines.append(b"")
+                            out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), lineno)
+                            if out:
+                                yield from out
+                        continue
+                    message = raw[plen:].rstrip(b"\r\n")
+                    out = self._same_prefix(last_key, cur, message.split(b" ", 1)[0], message, lineno)
+                    if out:
+                        yield from out
+                    cur = open_.get(last_key) or _GONE
+                    continue
+                raw = raw.rstrip(b"\r\n")
+                m = match(raw)
+                if m is None:
+                    out = self._foreign(raw, lineno)
+                    if out:
+                        yield from out
+                    continue
+                key = m.group(1, 5)  # (rank, pid) as bytes: one open record per process
+                if key[0] is not None:
+                    pid_rank[key[1]] = key[0]
+                plen = m.end()
+                last_prefix, last_key = raw[:plen], key
+                message = raw[plen:]
+                sp = message.find(b" ")
+                word = message[:sp] if sp >= 0 else message
+                rec = open_.get(key)
+                if rec is not None:
+                    if rec.prefix == last_prefix:
+                        # The same process's record resumes after lines of another process.
+                        out = self._same_prefix(key, rec, word, message, lineno)
+                        if out:
+                            yield from out
+                        cur = open_.get(key) or _GONE
+                        continue
+                    if rec.mode >= FIRST:
+                        out = self._close(key)
+                        if out:
+                            yield from out
+                    elif rec.mode == SILENT and word in _SILENT_WORDS:
+                        stats.recognized += 1
+                        rec.prefix = last_prefix  # reuse: no allocation per one-line record
+                        cur = rec
+                        continue
+                if word in _SILENT_WORDS:
+                    stats.recognized += 1
+                    cur = open_[key] = _Record(last_prefix, word, SILENT, None, _NO_COMMON, b"")
+                    continue
+                out = self._start(key, last_prefix, message, lineno, self._common(key, m.group(8)))
+                if out:
+                    yield from out
+                cur = open_[key]
+            for key in list(open_):
+                yield from self._close(key)
+        finally:
+            stats.lines += lineno - first_line + 1
+            stats.recognized += fast
 
-    def _same_prefix(self, key: tuple[int | None, int], message: bytes,
-                     lineno: int) -> Iterator[ev.Event]:
+    def _common(self, key: _Key, cid_b: bytes | None) -> dict[str, Any]:
+        """The fields every event of a record carries: rank, pid, compile id."""
+        cid = None
+        if cid_b is not None:
+            cid = self._cids.get(cid_b)
+            if cid is None:
+                cid = self._cids[cid_b] = ev.CompileId.parse(cid_b.decode())
+        rank_b = key[0] if key[0] is not None else self._pid_rank.get(key[1])
+        return {"rank": int(rank_b) if rank_b is not None else None, "pid": int(key[1]),
+                "compile_id": cid}
+
+    def _same_prefix(self, key: _Key, rec: _Record, word: bytes,
+                     message: bytes, lineno: int) -> Iterable[ev.Event]:
         """A line repeating the open record's prefix: a continuation, or a new record that
-        happens to share it (one-line records from one call site in the same microsecond)."""
-        rec = self._open[key]
-        kind = _kind(message)
-        if kind in KINDS and kind != _TREE:
-            yield from self._close(key)
-            yield from self._start(key, rec.prefix, kind, message, lineno, rec.common)
-        else:
-            yield from self._continue(rec, message, lineno)
+        shares it (one-line records from one call site within the same millisecond)."""
+        if _is_start(word, message):
+            out = list(self._close(key))
+            common = rec.common if rec.common is not _NO_COMMON else self._common_of(rec.prefix)
+            out += self._start(key, rec.prefix, message, lineno, common)
+            return out
+        if rec.mode == UNKNOWN:
+            self.stats.unrecognized += 1
+            return _NO_EVENTS
+        self.stats.recognized += 1
+        if rec.mode == TREE:
+            return self._tree(rec, message, lineno)
+        if rec.mode == COLLECT and len(rec.lines) < MAX_RECORD_LINES:
+            rec.lines.append(message)
+        return _NO_EVENTS
 
-    def _start(self, key: tuple[int | None, int], prefix: bytes, kind: bytes, message: bytes,
-               lineno: int, common: dict[str, Any]) -> Iterator[ev.Event]:
+    def _common_of(self, prefix: bytes) -> dict[str, Any]:
+        """Event fields from a prefix (for records whose fields were not built: silent ones)."""
+        m = GLOG_RE.match(prefix)
+        if m is None:  # pragma: no cover - prefixes come from a match
+            return {}
+        return self._common(m.group(1, 5), m.group(8))
+
+    def _start(self, key: _Key, prefix: bytes, message: bytes,
+               lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
         common = {**common, "line": lineno}
-        entry = KINDS.get(kind)
-        if entry is None and kind != _TREE:
+        word = message.split(b" ", 1)[0]
+        if not message or word == b"TREE_GUARD_MANAGER:":
+            self.stats.recognized += 1
+            self._open[key] = _Record(prefix, _TREE, TREE, None, common, message)
+            return _NO_EVENTS
+        entry = KINDS.get(word) if _is_start(word, message) else None
+        if entry is None:
             if any(s in message for s in _DYN_SOURCES):
                 entry = (msg.dynamic_sources, False)
             elif any(s in message for s in _KNOWN_TEXT):
                 entry = (None, False)
             else:
                 self.stats.unrecognized += 1
-                self.stats.sample(lineno, message.decode("utf-8", "replace"))
-                self._open[key] = _Record(prefix, b"?", None, common, message, False)
-                return
+                self._sample(lineno, message)
+                self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
+                return _NO_EVENTS
         self.stats.recognized += 1
-        handler, collect = entry if entry is not None else (None, False)
-        rec = _Record(prefix, kind, handler, common, message, collect)
-        self._open[key] = rec
-        if kind == _TREE:
-            yield from self._tree(rec, message, lineno)
+        handler, collect = entry
+        mode = SILENT if handler is None else COLLECT if collect else FIRST
+        self._open[key] = _Record(prefix, word, mode, handler, common, message)
+        return _NO_EVENTS
 
-    def _continue(self, rec: _Record, message: bytes, lineno: int) -> Iterator[ev.Event]:
-        if rec.kind == b"?":
-            self.stats.unrecognized += 1
-            return
-        self.stats.recognized += 1
-        if rec.kind == _TREE:
-            yield from self._tree(rec, message, lineno)
-        elif rec.collect and rec.lines is not None and len(rec.lines) < MAX_RECORD_LINES:
-            rec.lines.append(message)
-
-    def _tree(self, rec: _Record, message: bytes, lineno: int) -> Iterator[ev.Event]:
-        if b"TENSOR_MATCH:" in message or b"LAMBDA_GUARD:" in message:
-            try:
-                event = msg.tree_line(message.decode("utf-8", "replace"),
-                                      {**rec.common, "line": lineno})
-            except ValueError:
-                self._malformed(lineno, message)
-                return
-            if event is not None:
-                yield event
-
-    def _close(self, key: tuple[int | None, int]) -> Iterator[ev.Event]:
-        rec = self._open.pop(key, None)
-        if rec is None or rec.handler is None or rec.lines is None:
-            return
+    def _tree(self, rec: _Record, message: bytes, lineno: int) -> Iterable[ev.Event]:
+        if b"TENSOR_MATCH:" not in message and b"LAMBDA_GUARD:" not in message:
+            return _NO_EVENTS
         try:
-            events = rec.handler([b.decode("utf-8", "replace") for b in rec.lines], rec.common)
+            event = msg.tree_line(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
+        except ValueError:
+            self._malformed(lineno, message)
+            return _NO_EVENTS
+        return (event,) if event is not None else _NO_EVENTS
+
+    def _close(self, key: _Key) -> Iterable[ev.Event]:
+        rec = self._open.pop(key, None)
+        if rec is None or rec.handler is None:
+            return _NO_EVENTS
+        try:
+            return rec.handler([b.decode("utf-8", "replace") for b in rec.lines], rec.common)
         except ValueError:
             self._malformed(rec.common["line"], rec.lines[0])
-            return
-        yield from events
+            return _NO_EVENTS
+
+    def _sample(self, lineno: int, text: bytes) -> None:
+        if self.stats.samples is None or len(self.stats.samples) < 5:
+            self.stats.sample(lineno, text.decode("utf-8", "replace"))
 
     def _malformed(self, lineno: int, message: bytes) -> None:
         self.stats.malformed += 1
         self.stats.recognized -= 1
-        self.stats.sample(lineno, message.decode("utf-8", "replace"))
+        self._sample(lineno, message)
 
-    def _foreign(self, raw: bytes, lineno: int) -> Iterator[ev.Event]:
+    def _foreign(self, raw: bytes, lineno: int) -> Iterable[ev.Event]:
         """A line without a glog prefix: stdout noise, a Python traceback, a blank line."""
         if not raw.strip():
             self.stats.recognized += 1
-            return
+            return _NO_EVENTS
         self.stats.unrecognized += 1
-        self.stats.sample(lineno, raw.decode("utf-8", "replace"))
+        self._sample(lineno, raw)
         if b"as dynamic but your code specialized it" in raw:
-            yield from msg.constraint_violations([raw.decode("utf-8", "replace")],
-                                                 {"line": lineno})
+            return msg.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
+        return _NO_EVENTS
 
 
 def parse_lines(lines: Iterable[bytes], stats: ev.ParseStats | None = None) -> Iterator[ev.Event]:
