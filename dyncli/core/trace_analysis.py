@@ -121,6 +121,7 @@ class TraceReport:
     divergences: tuple[Divergence, ...] = ()
     pgo: tuple[PgoFinding, ...] = ()
     pgo_loaded: bool = False
+    pgo_written: tuple[str, ...] = ()  # dynamic sources in the last PGO state torch wrote
     kinds: dict[str, int] = field(default_factory=dict)
     unknown_kinds: dict[str, int] = field(default_factory=dict)
     payload_mismatch: int = 0
@@ -160,7 +161,8 @@ class TraceReport:
                                  "values": [{"rank": r, "value": v} for r, v in d.values]}
                                 for d in self.divergences],
             },
-            "pgo": {"loaded": self.pgo_loaded, "recompiled_anyway": [asdict(p) for p in self.pgo]},
+            "pgo": {"loaded": self.pgo_loaded, "written_dynamic": list(self.pgo_written),
+                    "recompiled_anyway": [asdict(p) for p in self.pgo]},
             "trace_stats": {"kinds": dict(sorted(self.kinds.items())),
                             "unknown_kinds": dict(sorted(self.unknown_kinds.items())),
                             "payload_mismatch": self.payload_mismatch},
@@ -216,6 +218,7 @@ class TraceAccumulator:
         self._graphs: dict[tuple[int | None, str], dict[str, te.OutputGraph]] = defaultdict(dict)
         self._loaded: dict[tuple[int | None, str], set[str]] = defaultdict(set)
         self._loaded_any: set[int | None] = set()
+        self._written: tuple[str, ...] = ()
         # graph placeholder name -> guard source, per frame (print_readable names a
         # placeholder by replacing every non-alphanumeric run of its source with "_")
         self._sources: dict[tuple[int | None, str], dict[str, str]] = defaultdict(dict)
@@ -233,6 +236,8 @@ class TraceAccumulator:
             names = self._sources[(event.rank, _frame_key(cid))]
             if len(names) < 4096:
                 names[_PLACEHOLDER.sub("_", event.source)] = event.source
+        elif isinstance(event, te.CodeState) and event.action == "put":
+            self._written = tuple(dict.fromkeys(e.source for e in event.entries if e.dynamic))
         elif isinstance(event, te.CodeState) and event.action == "get":
             self._loaded_any.add(event.rank)
             for entry in event.entries:
@@ -251,7 +256,7 @@ class TraceAccumulator:
             compile_times=times, frame_times=self._frame_times(diag, times),
             similar_graphs=self._similar(frames), ranks=self._rank_views(diag, times),
             divergences=self._divergences(diag), pgo=self._pgo(diag),
-            pgo_loaded=bool(self._loaded_any), kinds=dict(kinds or {}),
+            pgo_loaded=bool(self._loaded_any), pgo_written=self._written, kinds=dict(kinds or {}),
             unknown_kinds=dict(unknown or {}), payload_mismatch=payload_mismatch)
 
     def _compile_times(self, frames: dict[tuple[int | None, str], FrameReport]) -> tuple[CompileTime, ...]:

@@ -81,6 +81,7 @@ def test_pgo_loaded_yet_recompiled_for_size() -> None:
     (finding,) = d.trace.pgo
     assert finding.function == "_mix" and finding.loaded_dynamic == ("L['x']",)
     assert finding.recompiles == ("0/1",) and finding.allow_list == ("L['y']:1",)
+    assert d.trace.pgo_written == ("L['x']", "L['y']")  # what torch saved for the next run
     (sug,) = [s for s in d.suggestions if s.kind == "pgo-allow-list"]
     assert sug.fix == 'TORCH_COMPILE_DYNAMIC_SOURCES="L[\'y\']:1"'
 
@@ -107,6 +108,11 @@ def test_inputs_file_gz_and_sniffing(tmp_path: Path) -> None:
     b = diagnose_traces([gz])
     assert a.to_json()["frames"] == b.to_json()["frames"]
     assert [r for _, r in trace_files(TRACES / "two_rank_diverge")] == [0, 1]
+    folder = tmp_path / "dir"
+    folder.mkdir()
+    shutil.copy(gz, folder / "dedicated_log_torch_trace_rank_3_ab.log.gz")
+    (c,) = diagnose_traces([folder]).frames
+    assert c.rank == 3 and c.function == "scale_and_center"
 
 
 def test_bad_inputs_name_the_file(tmp_path: Path) -> None:
