@@ -158,3 +158,11 @@ def test_graph_signature_blanks_sizes_and_node_numbers() -> None:
     static = GRAPH.replace('s77: "Sym(s77)", ', "").replace("s77", "2").replace("getitem_19", "getitem_5")
     assert te.graph_signature(static) == (inputs, ops)
     assert te.source_of_input("L_x_") == "L['x']"
+
+
+def test_compiled_autograd_compile_id() -> None:
+    lines = rec("dynamo_start", {"stack": [{"line": 1, "name": "bw", "filename": "/t/b.py"}]},
+                compiled_autograd_id=2, frame_id=5, frame_compile_id=0, attempt=1)
+    (start,) = trace_events(lines, strict=True)
+    assert start.compile_id == ev.CompileId(5, 0, 1, 2)
+    assert str(start.compile_id) == "!2/5/0_1" and start.compile_id.key == "!2/5/0"
