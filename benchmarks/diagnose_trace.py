@@ -86,7 +86,8 @@ def main() -> int:
                             "--no-browser"]
     else:
         print("tlparse not found: install the dev extra (pip install tlparse)", file=sys.stderr)
-    print(f"trace: {trace} ({size:.0f} MiB, {sum(1 for _ in trace.open('rb'))} lines)")
+    with trace.open("rb") as fh:
+        print(f"trace: {trace} ({size:.0f} MiB, {sum(1 for _ in fh)} lines)")
     results = {}
     for name, argv in tools.items():
         runs = sorted((measure(argv) for _ in range(args.repeat)), key=lambda r: r[0])

@@ -38,3 +38,14 @@ def test_text_is_escaped(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     write_html(out, d)
     assert out.read_text(encoding="utf-8") == html
+
+
+def test_text_log_diagnosis_renders_without_trace_sections() -> None:
+    from dyncli.core.diagnose import analyze
+    from dyncli.logparse.textlog import parse_lines
+
+    log = Path(__file__).resolve().parents[1] / "data" / "logs" / "graph_break_frames.log"
+    with log.open("rb") as fh:
+        html = render_html(analyze(parse_lines(fh)))
+    assert 'id="graph-breaks"' in html and "print(" in html
+    assert 'id="compiles"' not in html and 'id="similar"' not in html
