@@ -60,6 +60,10 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise DyncliError(f"{path}: cannot write: directory {directory} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
+        # mkstemp creates 0600; give the result the mode an ordinary open() would (umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()

@@ -147,6 +147,9 @@ def test_write_json_is_atomic_and_enveloped(tmp_path: Path) -> None:
     data = json.loads(target.read_text())
     assert data == {"schema_version": 1, "dyncli": __version__, "command": "suggest", "x": None, "p": "a"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]  # no temp file left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # shareable, not mkstemp's 0600
 
 
 def test_write_json_to_missing_dir_is_a_clear_error(tmp_path: Path) -> None:
