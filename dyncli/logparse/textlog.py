@@ -127,9 +127,9 @@ class TextLogParser:
                         # record's first TENSOR_MATCH (it names the frame) and shape guards on
                         # inputs carry facts; the rest of the tree is skipped unparsed.
                         if i > 2 and (
-                                raw.startswith(b"TENSOR_MATCH:", i)
-                                and (not cur.lines or b"None" in raw)
-                                or raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw):
+                                (raw.startswith(b"TENSOR_MATCH:", i)
+                                 and (not cur.lines or b"None" in raw))
+                                or (raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw)):
                             cur.lines.append(b"")
                             out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), lineno)
                             if out:

@@ -70,9 +70,9 @@ def write_recipe(rows: list[tuple[str, list[str], dict[str, str], float, int]]) 
     old: dict[str, str] = {}
     if recipe.exists():
         for line in recipe.read_text().splitlines():
-            if line.startswith("| `") and "`.log" not in line:
+            if line.startswith("| `"):
                 old[line.split("`")[1]] = line
-    for case, argv, extra, secs, rc in rows:
+    for case, argv, _extra, secs, rc in rows:
         cmd = " ".join(a.replace(str(HERE.parent.parent) + "/", "") for a in argv[1:])
         old[case] = f"| `{case}` | `{case}.log` | `traces/{case}/` | `python {cmd}` | {rc} | {secs:.1f} |"
     text = [
