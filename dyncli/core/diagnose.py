@@ -24,6 +24,7 @@ compiles of each rank only.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -97,6 +98,7 @@ class Analyzer:
         self._relations: dict[tuple[int | None, str, str, str], Relation] = {}
         self._zero_one: dict[tuple[int | None, str], tuple[int, str]] = {}
         self._data_dependent = 0
+        self._refused: set[tuple[int | None, str]] = set()
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -239,6 +241,8 @@ class Analyzer:
             line=e.line)
 
     def _on_limit(self, e: ev.RecompileLimit) -> None:
+        if e.compile_id is not None:  # this compile id was refused: it never compiled
+            self._refused.add((e.rank, e.compile_id.key))
         key = (e.rank, e.limit_name, e.function, e.file)
         if key not in self._limits:
             self._limits[key] = RecompileLimitReport(
@@ -306,6 +310,11 @@ class Analyzer:
     def result(self, stats: ev.ParseStats | None = None,
                inputs: Iterable[str] = ()) -> Diagnosis:
         """Build the Diagnosis from everything fed so far (suggestions included)."""
+        for f in self._frames.values():
+            f.compiles -= {key for rank, key in self._refused if rank == f.rank}
+        refused = {(rank, key) for rank, key in self._refused}
+        self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
+                            for k, r in self._recompiles.items()}
         frames = tuple(
             FrameReport(
                 rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,

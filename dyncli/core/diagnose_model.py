@@ -59,6 +59,7 @@ class RecompileReport:
     causes: tuple[str, ...] = ()
     user: UserLoc | None = None
     line: int = 0
+    compiled: bool = True  # False when the recompile limit refused it (the frame runs eagerly)
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,8 @@ class Diagnosis:
             "recompiles": [{
                 "rank": r.rank, "compile_id": r.compile_id, "function": r.function,
                 "file": r.file, "line": r.first_line, "cause": r.cause,
-                "reasons": list(r.reasons), "causes": list(r.causes), **_user(r.user),
+                "reasons": list(r.reasons), "causes": list(r.causes), "compiled": r.compiled,
+                **_user(r.user),
             } for r in self.recompiles],
             "specializations": [{
                 "rank": s.rank, "compile_id": s.compile_id, "symbol": s.symbol,

@@ -172,13 +172,19 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     stack_lines: list[str] = []
     in_stack = False
     for text in lines[1:]:
+        # "    - 0/0: reason" and "    - User stack trace:" are items; "    -   File …" and
+        # "    -     code" (deeper indent) belong to the stack of the item before them.
         body = text.strip()
-        body = body[1:].lstrip() if body.startswith("-") else body
-        if body.startswith("User stack trace:"):
+        top = True
+        if body.startswith("- "):
+            body, top = body[2:], not body[2:].startswith(" ")
+            body = body.strip()
+        if top and body.startswith("User stack trace:"):
             in_stack = True
             continue
-        fm = FAILURE_RE.match(body)
-        if fm is not None and not in_stack:
+        fm = FAILURE_RE.match(body) if top else None
+        if fm is not None:
+            in_stack = False
             reason = fm["reason"]
             user = parse_sloc(reason.split("# ", 1)[1])[0] if "# " in reason else None
             failures.append(ev.GuardFailure(failed=fm["cid"], reason=reason.split("  #", 1)[0]

@@ -45,6 +45,10 @@ def _dims(text: str) -> tuple[int | None, ...]:
         if part:
             out.append(int(part) if part.lstrip("-").isdigit() else None)
     return tuple(out)
+# compilation_metrics.fail_reason of a compile refused by a recompile limit (torch 2.14):
+# "Dynamo recompile limit exceeded … (currently set to 2) … Limit type: recompile_limit"
+_LIMIT_HIT = re.compile(r"recompile limit exceeded(?:.*?currently set to (?P<limit>\d+))?"
+                        r".*?Limit type: (?P<name>\w+)", re.S)
 
 
 class TraceEventMapper:
@@ -142,6 +146,12 @@ class TraceEventMapper:
             start_time=num("start_time"), has_guarded_code=m.get("has_guarded_code"), **ctx)
         if m.get("fail_type") == "ConstraintViolationError" and m.get("fail_reason"):
             yield from self._constraint_violations(str(m["fail_reason"]), ctx)
+        hit = _LIMIT_HIT.search(str(m.get("fail_reason") or ""))
+        if hit is not None:  # the refused compile; the text log's "hit config.recompile_limit"
+            fn, file, line = self.frames.get((ctx["rank"], rec.frame_id), ("", "", None))
+            yield ev.RecompileLimit(limit_name=hit["name"], limit=hit["limit"] or "", function=fn,
+                                    file=file, first_line=line,
+                                    last_reason=str(m.get("recompile_reason") or ""), **ctx)
 
     @staticmethod
     def _constraint_violations(text: str, ctx: dict[str, Any]) -> Iterator[ev.Event]:

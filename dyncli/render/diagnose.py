@@ -113,7 +113,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         t = _table("Recompiles", ["compile", "function", "cause", "guard failures", "user code"], ranks)
         for r in cap(diag.recompiles, "recompiles"):
             code = f"{_loc(r.user)} {r.user.code}" if r.user else "-"
-            _add(t, ranks, r.rank, r.compile_id, r.function, r.cause, "\n".join(r.reasons), code)
+            cause = r.cause if r.compiled else f"{r.cause}\n(refused: recompile limit)"
+            _add(t, ranks, r.rank, r.compile_id, r.function, cause, "\n".join(r.reasons), code)
         out.print(t)
     if diag.specializations:
         t = _table("Specializations", ["compile", "symbol", "sources", "value", "why",

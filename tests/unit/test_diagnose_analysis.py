@@ -177,11 +177,34 @@ def test_analysis_takes_any_event_iterable() -> None:
     ]
     d = analyze(events)
     (f,) = d.frames
-    assert (f.function, f.first_line, f.compiles) == ("step", 3, 3)  # 0/1_1 is a restart of 0/1
+    # 0/1_1 is a restart of 0/1, and 0/8 was refused by the recompile limit: 2 compiles
+    assert (f.function, f.first_line, f.compiles, f.compile_ids) == ("step", 3, 2, ("0/0", "0/1"))
     assert [r.cause for r in d.recompiles] == ["other"]
     assert {"non-shape-recompile", "recompile-limit"} <= set(kinds(d))
     other = next(s for s in d.suggestions if s.kind == "non-shape-recompile")
     assert "dtype" in other.message and "will not fix" in other.message
+
+
+def test_recompile_limit_real_log() -> None:
+    d = case("recompile_limit_dtype")
+    (f,) = d.frames
+    assert (f.function, f.compiles, f.compile_ids) == ("double", 2, ("0/0", "0/1"))
+    assert [(r.compile_id, r.cause, r.compiled) for r in d.recompiles] == [
+        ("0/1", "other", True), ("0/2", "other", False)]
+    (lim,) = d.recompile_limits
+    assert (lim.limit_name, lim.limit, lim.function, lim.first_line) == ("recompile_limit", "2", "double", 10)
+    assert kinds(d) == ["non-shape-recompile", "recompile-limit"]
+    assert "dtype" in d.suggestions[0].message and not d.dynamic_sources
+
+
+def test_module_int_attribute_real_log() -> None:
+    d = case("module_int_attr")
+    assert [(r.compile_id, r.cause, r.reasons) for r in d.recompiles] == [
+        ("0/1", "scalar", ("0/0: self.k == 2",)),
+        ("0/2", "scalar", ("0/1: self.k == 3", "0/0: self.k == 2"))]  # one user stack per reason
+    assert d.recompiles[0].user is not None and d.recompiles[0].user.code == "return x * self.k"
+    (s,) = d.suggestions
+    assert s.kind == "scalar-recompile" and "allow_unspec_int_on_nn_module" in s.fix
 
 
 def test_parameter_shapes_name_the_config_flag() -> None:
