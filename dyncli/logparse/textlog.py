@@ -62,6 +62,12 @@ _DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynam
 _KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values")
 
 
+def _dynamic_size(raw: bytes) -> bool:
+    """Whether a TENSOR_MATCH line's ``size=[…]`` has a dynamic (None) dim."""
+    i = raw.find(b" size=[")
+    return i >= 0 and b"None" in raw[i + 7: raw.find(b"]", i)]
+
+
 def _is_start(word: bytes, message: bytes) -> bool:
     """Whether a line whose first word is ``word`` begins a record (else: a continuation)."""
     return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break"))
@@ -125,11 +131,12 @@ class TextLogParser:
                         i = raw.find(b"+- ", plen) + 3
                         # Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the
                         # record's first TENSOR_MATCH (it names the frame) and shape guards on
-                        # inputs carry facts; the rest of the tree is skipped unparsed.
-                        if i > 2 and (
-                                (raw.startswith(b"TENSOR_MATCH:", i)
-                                 and (not cur.lines or b"None" in raw))
-                                or (raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw)):
+                        # inputs carry facts; the rest of the tree is skipped unparsed. The
+                        # first byte of the guard kind (T, L) rules out most lines cheaply.
+                        c = raw[i] if i > 2 else 0
+                        if (c == 84 and raw.startswith(b"TENSOR_MATCH:", i)
+                                and (not cur.lines or _dynamic_size(raw))) or (
+                                c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw):
                             cur.lines.append(b"")
                             out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), lineno)
                             if out:
