@@ -75,6 +75,8 @@ def _is_start(word: bytes, message: bytes) -> bool:
 
 _SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None)
 _NO_COMMON: dict[str, Any] = {}
+# eval/runtime_assert lines without "[guard added]" ([statically known], [trivial]) add nothing.
+_GUARD_WORDS = frozenset({b"eval", b"runtime_assert"})
 
 # How a record's lines are handled (ints compare fast in the hot loop).
 SILENT, UNKNOWN, TREE, FIRST, COLLECT = range(5)
@@ -176,12 +178,13 @@ class TextLogParser:
                         out = self._close(key)
                         if out:
                             yield from out
-                    elif rec.mode == SILENT and word in _SILENT_WORDS:
+                    elif rec.mode == SILENT and (word in _SILENT_WORDS or (
+                            word in _GUARD_WORDS and b"[guard added]" not in message)):
                         stats.recognized += 1
                         rec.prefix = last_prefix  # reuse: no allocation per one-line record
                         cur = rec
                         continue
-                if word in _SILENT_WORDS:
+                if word in _SILENT_WORDS or (word in _GUARD_WORDS and b"[guard added]" not in message):
                     stats.recognized += 1
                     cur = open_[key] = _Record(last_prefix, word, SILENT, None, _NO_COMMON, b"")
                     continue
