@@ -43,6 +43,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"torch._dynamo": (msg.recompile_limit, True),
     b"Error": (msg.constraint_violations, True),
     b"could": (msg.data_dependent, False),
+    b"Step": (msg.step, False),
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
         b"create_env", b"produce_guards", b"track_symint", b"track_symfloat", b"Skipping",
@@ -50,7 +51,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
         b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",
         b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack", b"torchdynamo",
-        b"Step", b"TRACE", b"Restarting", b"skipping:", b"create_unspecified_symbol",
+        b"TRACE", b"Restarting", b"skipping:", b"create_unspecified_symbol",
         b"_update_version_counter", b"__guards",
     )},
 }

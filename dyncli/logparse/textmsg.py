@@ -51,6 +51,8 @@ YOU_MARKED_RE = re.compile(
 INFERRED_CONST_RE = re.compile(
     r"Not all values of (?P<src>.+?) are valid because .*? was inferred to be a constant "
     r"\((?P<val>[^)]*)\)")
+START_TRACING_RE = re.compile(
+    r"^Step \d+: torchdynamo start tracing (?P<fn>\S+) (?P<file>.+):(?P<line>\d+)\s*$")
 DDE_RE = re.compile(
     r"^could not evaluate (?P<expr>.+?) due to data dependency, it was assumed to be "
     r"(?P<val>\w+) with no runtime assertions ?(?P<sloc>.*)$")
@@ -248,6 +250,14 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
             out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "), source=m["src"],
                                               value=m["val"], user=user, **common))
     return out
+
+
+def step(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``Step 1: torchdynamo start tracing f /path/a.py:7`` (TORCH_LOGS=+dynamo): names a frame."""
+    m = START_TRACING_RE.match(lines[0])
+    if m is None:
+        return []  # the other steps (done tracing, calling compiler…) add nothing here
+    return [ev.CompileStart(function=m["fn"], file=m["file"], first_line=int(m["line"]), **common)]
 
 
 def data_dependent(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

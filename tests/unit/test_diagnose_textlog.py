@@ -206,6 +206,15 @@ def test_recompile_limit_and_dynamic_sources() -> None:
     assert stats.unrecognized == 0
 
 
+def test_dynamo_step_names_the_frame() -> None:
+    pre = "I1122 01:19:36.607000 7042 torch/_dynamo/symbolic_convert.py:5584] [0/0]"
+    events, stats = parse(f"{pre} Step 1: torchdynamo start tracing fwd /w/m.py:12\n"
+                          f"{pre.replace('5584', '5861')} Step 1: torchdynamo done tracing fwd (RETURN_VALUE)\n")
+    (e,) = events
+    assert isinstance(e, ev.CompileStart) and (e.function, e.file, e.first_line) == ("fwd", "/w/m.py", 12)
+    assert stats.recognized == 2
+
+
 def test_huge_record_is_capped() -> None:
     lines = [f"{P} Recompiling function f in a.py:1", f"{P}     triggered by the following guard failure(s):"]
     lines += [f"{P}     - 0/{i}: n == {i}" for i in range(MAX_RECORD_LINES + 500)]
