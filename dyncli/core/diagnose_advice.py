@@ -25,6 +25,7 @@ _NUM = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
 _SCALAR_RE = re.compile(rf"^(?:not \()?\(?\s*(?:{_NAME}\s*(?:==|!=|<=|>=|<|>)\s*{_NUM}"
                         rf"|{_NUM}\s*(?:==|!=|<=|>=|<|>)\s*{_NAME}"
                         rf"(?:\s*(?:and|<=|<)\s*{_NAME}?\s*(?:<=|<)?\s*{_NUM}?)?)\s*\)?$")
+_CID_RE = re.compile(r"^!?\d+(?:/\d+)*(?:_\d+)?: ")  # the failed cache entry's "0/1: "
 _PARAM_RE = re.compile(r"_parameters\[|_buffers\[")
 _MODULE_ATTR_RE = re.compile(r"^(?:self|L\['self'\])[.\[]")
 _OTHER_HINTS = (
@@ -194,7 +195,7 @@ def _scalars(diag: Diagnosis) -> list[Suggestion]:
             groups.setdefault((r.rank, r.function), []).append(r)
     out = []
     for (rank, function), recs in groups.items():
-        first = _strip(recs[0].reasons[0].split(": ", 1)[1]) if recs[0].reasons else ""
+        first = _strip(_CID_RE.sub("", recs[0].reasons[0])) if recs[0].reasons else ""
         name = re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", first)[0]
         on_module = bool(_MODULE_ATTR_RE.match(name))
         fix = ('set torch._dynamo.config.allow_unspec_int_on_nn_module = True (module ints are '
@@ -232,7 +233,7 @@ def _static_module_state(diag: Diagnosis) -> list[Suggestion]:
 
 def _zero_one(diag: Diagnosis) -> list[Suggestion]:
     recs = [r for r in diag.recompiles if r.cause == "size" and any(
-        re.match(r"^\d+/\d+: 2 <= \S+\.size\(\)", x) or re.search(r"expected \d+, actual [01]$", x)
+        re.match(r"^2 <= \S+\.size\(\)", _CID_RE.sub("", x)) or re.search(r"expected \d+, actual [01]$", x)
         for x in r.reasons)]
     if not recs:
         return []

@@ -185,11 +185,12 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
             in_stack = True
             continue
         fm = FAILURE_RE.match(body) if top else None
-        if fm is not None:
+        if fm is not None or (top and body and not in_stack and "guard failure" not in body):
+            # torch < 2.5 printed the reason without the "0/0: " of the failed cache entry
             in_stack = False
-            reason = fm["reason"]
+            reason = fm["reason"] if fm is not None else body
             user = parse_sloc(reason.split("# ", 1)[1])[0] if "# " in reason else None
-            failures.append(ev.GuardFailure(failed=fm["cid"], reason=reason.split("  #", 1)[0]
+            failures.append(ev.GuardFailure(failed=fm["cid"] if fm else "", reason=reason.split("  #", 1)[0]
                                             .split(" # ", 1)[0].rstrip(), user=user))
         elif in_stack:
             stack_lines.append(body)

@@ -78,6 +78,16 @@ def test_multiline_recompile_with_user_stack() -> None:
     assert (stats.lines, stats.recognized, stats.unrecognized) == (7, 7, 0)
 
 
+def test_recompile_reason_without_cache_entry_id() -> None:
+    """torch < 2.5 wrote the guard failure without the failed entry's "0/0: "."""
+    (rec,), _ = parse(f"{P} Recompiling function f in a.py:1\n"
+                      f"{P}     triggered by the following guard failure(s):\n"
+                      f"{P}     - tensor 'L['x']' size mismatch at index 0. expected 4, actual 6\n")
+    assert isinstance(rec, ev.Recompile)
+    assert [(f.failed, f.reason) for f in rec.failures] == [
+        ("", "tensor 'L['x']' size mismatch at index 0. expected 4, actual 6")]
+
+
 def test_interleaved_processes_do_not_split_records() -> None:
     r0 = "[rank0]:" + P
     r1 = "[rank1]:" + P.replace(" 7042 ", " 7043 ")
