@@ -186,11 +186,12 @@ class _Stub:
     _fields: tuple[str, ...] = ()
 
     def __setstate__(self, state: Any) -> None:
-        if isinstance(state, tuple) and len(state) == 2:  # (dict, slots) form
-            state = {**(state[0] or {}), **(state[1] or {})}
-        if not isinstance(state, dict):
-            raise pickle.UnpicklingError(f"{type(self).__name__}: unexpected state {type(state).__name__}")
-        self.__dict__.update({k: v for k, v in state.items() if isinstance(k, str)})
+        if type(state) is not dict:
+            if isinstance(state, tuple) and len(state) == 2:  # (dict, slots) form
+                state = {**(state[0] or {}), **(state[1] or {})}
+            else:
+                raise pickle.UnpicklingError(f"{type(self).__name__}: unexpected state {type(state).__name__}")
+        self.__dict__.update(state)
 
 
 class _CodeId(_Stub):
@@ -251,10 +252,10 @@ class _PgoUnpickler(pickle.Unpickler):
 
 
 def _convert_atom(a: Any) -> Atom:
-    if a is DYNAMIC or a is UNSET or isinstance(a, InferStride) or (
-            isinstance(a, (int, float)) and not isinstance(a, bool)):
+    kind = type(a)
+    if kind is int or kind is float or a is DYNAMIC or a is UNSET or kind is InferStride:
         return a
-    if isinstance(a, _InferStride):
+    if kind is _InferStride:
         return InferStride(int(a.dim))
     raise ValueError(f"unexpected value {a!r}")
 
@@ -262,8 +263,12 @@ def _convert_atom(a: Any) -> Atom:
 def _convert_tup(t: Any) -> Tup:
     if t is DYNAMIC or t is UNSET:
         return t
-    if isinstance(t, (tuple, list)):
-        return tuple(_convert_atom(a) for a in t)
+    if type(t) is tuple or isinstance(t, (tuple, list)):
+        # Fast path: sizes are mostly plain ints and tokens, already in their final form.
+        for a in t:
+            if type(a) is not int and a is not DYNAMIC:
+                return tuple(_convert_atom(b) for b in t)
+        return tuple(t)
     raise ValueError(f"unexpected size/stride {t!r}")
 
 
@@ -271,7 +276,7 @@ def entry_from_parts(scalar: Any, size: Any, stride: Any, excluded_sizes: Any = 
     """An :class:`Entry` from raw fields, noting 0/1 sizes (see ``Entry.small_sizes``)."""
     entry = Entry(_convert_atom(scalar), _convert_tup(size), _convert_tup(stride))
     for sizes in (entry.size, excluded_sizes):
-        if isinstance(sizes, (tuple, list)):
+        if isinstance(sizes, (tuple, list)) and (0 in sizes or 1 in sizes):
             for dim, s in enumerate(sizes):
                 if type(s) is int and s in (0, 1):
                     entry.small_sizes.setdefault(dim, set()).add(s)

@@ -12,8 +12,11 @@ the name cannot be written raw; those get an escaped, ``$``-anchored form and a 
 
 from __future__ import annotations
 
+import gc
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dyncli.core.config import SuggestConfig
@@ -53,10 +56,15 @@ class InputRow:
     """
 
     source: str
-    render: str
+    entry: Entry = field(repr=False, compare=False)
     kind: str
     dynamic_dims: tuple[int, ...] | None
     status: str
+
+    @property
+    def render(self) -> str:
+        """The input as torch's ``FrameStateSizeEntry.render()`` writes it."""
+        return self.entry.render()
 
 
 @dataclass(frozen=True)
@@ -152,7 +160,51 @@ def _escaped(name: str) -> str:
     return re.escape(name).replace("\\ ", "\\x20").replace(",", "\\x2c") + "$"
 
 
-def _pattern_for(name: str, others: set[str], warnings: list[str]) -> tuple[str, bool]:
+_SPECIAL = frozenset("\\.^$*+?{}[]()|")
+_QUANTIFIER_RE = re.compile(r"[|*+?{]")
+
+
+def _first_two(pattern: str) -> set[str] | None:
+    """The possible first two characters of a string ``pattern`` can ``re.match``, or None.
+
+    Only for the plain shapes source names have (``L['x']…``: one literal, then a simple
+    character class, no quantifier or alternation anywhere); anything else means "unknown".
+    """
+    if len(pattern) < 2 or _QUANTIFIER_RE.search(pattern):
+        return None
+    if pattern[0] in _SPECIAL:
+        return None
+    if pattern[1] not in _SPECIAL:
+        return {pattern[:2]}
+    if pattern[1] != "[":
+        return None
+    end = pattern.find("]", 2)
+    members = pattern[2:end] if end > 2 else ""
+    if not members or members[0] == "^" or "\\" in members or "-" in members or "[" in members:
+        return None
+    return {pattern[0] + c for c in members}
+
+
+class _NameIndex:
+    """Recorded source names by their first two characters, to test entries against."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.by_prefix: dict[str, list[str]] = {}
+        for name in names:
+            self.by_prefix.setdefault(name[:2], []).append(name)
+
+    def pool(self, pattern: str) -> Iterable[str]:
+        """The names ``pattern`` could match, by the prefix index when its shape allows."""
+        keys = _first_two(pattern)
+        return self.names if keys is None else [n for k in keys for n in self.by_prefix.get(k, ())]
+
+
+# Names of this shape are always valid regexes (one literal, then bracket "classes").
+_SIMPLE_RE = re.compile(r"^L\['\w*'\](?:\[(?:\d+|'\w*')\])*$")
+
+
+def _pattern_for(name: str, others: _NameIndex, warnings: list[str]) -> tuple[str, bool]:
     """The entry text naming ``name``: raw when that is safe, else escaped (and why)."""
     problem = None
     if re.search(r"[\s,]", name):
@@ -160,12 +212,15 @@ def _pattern_for(name: str, others: set[str], warnings: list[str]) -> tuple[str,
     elif re.search(r":\d+$", name):
         problem = "ends in ':N', which torch would read as a dim"
     else:
+        pool = [n for n in others.pool(name) if n != name]
+        if _SIMPLE_RE.match(name) and not pool:
+            return name, False  # fast path: valid, and nothing else it could match
         try:
             rx = re.compile(name)
         except re.error:
             problem = "is not a valid regex (torch would raise on it while compiling)"
         else:
-            hits = sorted(o for o in others if o != name and rx.match(o))
+            hits = sorted(n for n in pool if rx.match(n))
             if hits:
                 problem = f"as a regex also matches {', '.join(hits[:3])}" + (" …" if len(hits) > 3 else "")
     if problem is None:
@@ -187,7 +242,7 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
     frame_rx = _compile(cfg.frame, "--frame")
     exclude_rx = _compile(cfg.exclude, "--exclude")
     per_dim = cfg.torch_version is None or parse_torch_version(cfg.torch_version) >= DIM_SUFFIX_SINCE
-    all_names = {src for _, entries in state.frames.values() for src in entries}
+    all_names = _NameIndex({src for _, entries in state.frames.values() for src in entries})
 
     # source -> (merged entry over frames where it is dynamic, frames)
     chosen: dict[str, tuple[Entry, list[FrameRef]]] = {}
@@ -223,7 +278,7 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
                     chosen[source] = (Entry(entry.scalar, entry.size, entry.stride,
                                             {d: set(v) for d, v in entry.small_sizes.items()}), [ref])
             row_dims = entry.dynamic_dims() if entry.is_tensor else None
-            rows.append(InputRow(source, entry.render(), _kind(entry), row_dims, status))
+            rows.append(InputRow(source, entry, _kind(entry), row_dims, status))
         if rows:
             reports.append(FrameReport(ref, tuple(rows)))
 
@@ -274,13 +329,31 @@ def suggest(pgo_dir: Path | None, from_trace: Path | None, job_id: str | None,
         raise UsageError("--job-id selects PGO files and needs --pgo-dir")
     if cfg.torch_version is not None:
         parse_torch_version(cfg.torch_version)
-    state = PgoState()
-    if pgo_dir is not None:
-        read_pgo_files(find_pgo_files(pgo_dir, job_id), state)
-    if from_trace is not None:
-        read_trace_files(trace_files(from_trace), state)
-    if not state.inputs:
-        detail = "; ".join(f"{f}: {e}" for f, e in state.skipped)
-        raise InputError(f"no usable PGO state was read ({detail})")
-    return build_suggestion(state, cfg)
+    with _gc_paused():
+        state = PgoState()
+        if pgo_dir is not None:
+            read_pgo_files(find_pgo_files(pgo_dir, job_id), state)
+        if from_trace is not None:
+            read_trace_files(trace_files(from_trace), state)
+        if not state.inputs:
+            detail = "; ".join(f"{f}: {e}" for f, e in state.skipped)
+            raise InputError(f"no usable PGO state was read ({detail})")
+        return build_suggestion(state, cfg)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many small acyclic objects.
+
+    Unpickling a 10,000-frame state allocates ~10^5 objects; the generational collector then
+    re-scans them again and again, which measured 2-4x the time of the work itself
+    (benchmarks/suggest_read.py). Nothing built here forms cycles, so nothing is leaked.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 

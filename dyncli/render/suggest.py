@@ -99,9 +99,12 @@ def render_fix(s: Suggestion, fmt: str) -> str:
     return to_json_text(to_document(s))
 
 
+MAX_REPORT_FRAMES = 40
+
+
 def _report(s: Suggestion) -> None:
     err = stderr_console()
-    for fr in s.frames:
+    for fr in s.frames[:MAX_REPORT_FRAMES]:
         table = Table(title=f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}", title_justify="left",
                       show_edge=False, pad_edge=False)
         for col in ("source", "recorded by torch", "dynamic", "suggest"):
@@ -116,6 +119,8 @@ def _report(s: Suggestion) -> None:
             table.add_row(r.source, r.render, dyn, {"suggested": "yes", "static": "-", "param": "left out",
                                                      "excluded": "excluded"}[r.status])
         err.print(table)
+    if len(s.frames) > MAX_REPORT_FRAMES:
+        info(f"… and {len(s.frames) - MAX_REPORT_FRAMES} more frames (all of them are in --json)")
     if s.torch_hint:
         info(f"torch's own hint: {s.torch_hint}")
 
