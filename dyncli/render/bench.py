@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dyncli.core.bench_result import PASS, BenchResult, Hooks, RunResult, VariationResult
+from dyncli.core.stats import median
 from dyncli.render import (
     atomic_write_text,
     envelope,
@@ -142,21 +143,27 @@ def write_plot(result: BenchResult, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     eager: dict[int, list[float]] = {}
     for run in result.runs:
-        pts = sorted((v.batch_size, v.compiled_ms, v.recompiled) for v in run.variations
-                     if v.timed and v.batch_size is not None)
+        # a batch size drawn twice is one point: the median of all its samples
+        samples: dict[int, list[float]] = {}
+        compiled_at: set[int] = set()
         for v in run.variations:
             if v.timed and v.batch_size is not None:
                 eager.setdefault(v.batch_size, []).extend(v.eager_samples)
-        if not pts:
+                samples.setdefault(v.batch_size, []).extend(v.compiled_samples)
+                if v.recompiled:
+                    compiled_at.add(v.batch_size)
+        if not samples:
             continue
-        (line,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4,
+        xs = sorted(samples)
+        ys = [median(samples[x]) for x in xs]
+        (line,) = ax.plot(xs, ys, marker="o", ms=4,
                           label=f"compiled: {run.strategy} ({run.compiles} compiles)")
-        hits = [p for p in pts if p[2]]
-        ax.scatter([p[0] for p in hits], [p[1] for p in hits], s=120, marker="o",
+        hits = [(x, y) for x, y in zip(xs, ys, strict=True) if x in compiled_at]
+        ax.scatter([h[0] for h in hits], [h[1] for h in hits], s=120, marker="o",
                    facecolors="none", edgecolors=line.get_color(), linewidths=1.5)
     if eager:
         xs = sorted(eager)
-        ax.plot(xs, [sorted(eager[x])[len(eager[x]) // 2] for x in xs], color="black",
+        ax.plot(xs, [median(eager[x]) for x in xs], color="black",
                 linestyle="--", marker="s", ms=4, label="eager")
     ax.scatter([], [], s=120, marker="o", facecolors="none", edgecolors="gray",
                label="compiled on first sight of this shape")

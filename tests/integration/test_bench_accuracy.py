@@ -1,0 +1,100 @@
+"""The output comparison (like the harness's ``same``) and the model zoo, with real torch but
+no compile (fast), plus one timm classifier trained under compile."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from dyncli.core.accuracy import compare, compare_tensors, flatten
+from dyncli.core.bench import run_bench
+from dyncli.core.config import BenchConfig
+from dyncli.core.strategies import loss_of
+from dyncli.core.zoo import build, default_batch, infer_kind, parse_overrides
+from dyncli.errors import ModelError, UsageError
+
+
+def test_allclose_within_dtype_tolerance() -> None:
+    x = torch.randn(4, 8)
+    assert compare_tensors(x, x + 5e-4).ok
+    assert not compare_tensors(x, x + 1.0).ok
+    half = x.to(torch.bfloat16)
+    assert compare_tensors(half, half + 0.01).ok  # bf16 tolerance is looser
+
+
+def test_cosine_fallback_for_large_values() -> None:
+    x = torch.randn(1000) * 1e4
+    noisy = x * (1 + 1e-3 * torch.randn(1000))
+    verdict = compare_tensors(x, noisy)
+    assert verdict.ok and "cosine similarity" in verdict.detail
+    assert not compare_tensors(x, torch.randn(1000) * 1e4).ok
+
+
+def test_shapes_ints_nans_and_structure() -> None:
+    assert not compare_tensors(torch.zeros(2, 3), torch.zeros(3, 2)).ok
+    assert compare_tensors(torch.tensor([1, 2]), torch.tensor([1, 2])).ok
+    assert not compare_tensors(torch.tensor([1, 2]), torch.tensor([1, 3])).ok
+    nan = torch.tensor([1.0, float("nan")])
+    assert compare_tensors(nan, nan.clone()).ok
+    assert not compare_tensors(nan, torch.tensor([1.0, 2.0])).ok
+    a = {"logits": torch.ones(2), "hidden": (torch.zeros(1), torch.ones(1))}
+    assert flatten(a)[0] is a["logits"] and len(flatten(a)) == 3
+    assert compare(a, {"logits": torch.ones(2), "hidden": (torch.zeros(1), torch.ones(1))}).ok
+    verdict = compare(a, {"logits": torch.ones(2)})
+    assert not verdict.ok and "1 outputs, eager gave 3" in verdict.detail
+
+
+def test_zoo_builds_torchvision_timm_and_hf_without_downloading() -> None:
+    tv = build("squeezenet1_1", device="cpu", batch_size=None, seq_len=None, hf_config={},
+               training=False)
+    assert tv.source == "torchvision" and tv.args[0].shape == (16, 3, 224, 224)
+    assert tv.loss == "cross_entropy" and tv.num_classes == 1000
+    tm = build("timm:test_resnet", device="cpu", batch_size=5, seq_len=None, hf_config={},
+               training=False)
+    assert tm.source == "timm" and tm.args[0].shape == (5, 3, 160, 160)
+    hf = build("hf:BertForSequenceClassification", device="cpu", batch_size=2, seq_len=7,
+               hf_config={"num_hidden_layers": 1, "hidden_size": 16, "num_attention_heads": 2,
+                          "intermediate_size": 32, "num_labels": 3}, training=True)
+    assert hf.kwargs["input_ids"].shape == (2, 7) and hf.kwargs["labels"].shape == (2,)
+    assert hf.kinds["labels"].high == 3 and hf.loss == "model"
+    assert default_batch("resnet50", "bare", "cuda") == 32
+
+
+def test_zoo_errors() -> None:
+    with pytest.raises(ModelError, match="hf_config for BertModel"):
+        build("hf:BertModel", device="cpu", batch_size=None, seq_len=None,
+              hf_config={"hidden_size": 30, "num_attention_heads": 4, "num_hidden_layers": 1},
+              training=False)
+    with pytest.raises(UsageError):
+        parse_overrides("a=1,b")
+    assert parse_overrides("a=1, b=true,c=x") == {"a": 1, "b": True, "c": "x"}
+
+
+def test_infer_kind() -> None:
+    assert infer_kind("x", torch.randn(2)).kind == "float"
+    assert infer_kind("attention_mask", torch.ones(2, dtype=torch.long)).kind == "mask"
+    assert infer_kind("valid", torch.ones(2, dtype=torch.bool)).kind == "mask"
+    assert infer_kind("token_type_ids", torch.zeros(2, dtype=torch.long)).kind == "zeros"
+    ids = infer_kind("ids", torch.tensor([3, 9, 4]))
+    assert (ids.kind, ids.low, ids.high) == ("ids", 0, 10)
+
+
+def test_training_loss_kinds() -> None:
+    logits = torch.randn(5, 3)
+    expected = torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1, 2, 0, 1]))
+    assert torch.allclose(loss_of(logits, "cross_entropy", 3), expected)
+    out = (torch.ones(2, 2), {"aux": torch.full((3,), 2.0), "ids": torch.tensor([1])})
+    assert float(loss_of(out, "sum", None)) == 3.0  # mean of each float output, summed
+    assert float(loss_of({"loss": torch.tensor(0.5), "logits": logits}, "model", None)) == 0.5
+
+
+@pytest.mark.slow
+def test_timm_classifier_compiles_once_dynamic() -> None:
+    # inference: a timm training compile (forward + backward) costs ~1 min of CPU here
+    cfg = BenchConfig(variations=2, strategy=["dynamic"], batch_size=4,
+                      device="cpu", repeat=2, warmup=0)
+    result = run_bench("timm:test_resnet", cfg)
+    run = result.runs[0]
+    assert run.status == "pass", [v.detail for v in run.variations]
+    assert run.variations[0].batch_size == 4 and run.variations[1].batch_size in (3, 5)
+    assert run.compiles == 1
