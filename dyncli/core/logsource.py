@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import sys
 import zlib
 from collections.abc import Iterator
@@ -39,28 +40,34 @@ class LogSource:
     counted: int = 0
 
     def lines(self) -> Iterator[bytes]:
-        """The input's lines (bytes, line ends kept); a truncated gzip stops with a warning."""
+        """The input's lines (bytes, line ends kept); a truncated gzip stops with a warning.
+
+        For a plain file this is the file's own line iterator (C speed, no Python frame per
+        line); only gzip streams, which can fail mid-way, and stdin, which has no ``tell()``,
+        go through a generator.
+        """
+        first = self.first
+        if first and not first.endswith(b"\n"):
+            first += self.stream.readline()  # the sniffed block ended mid-line
+        head = [first] if first else []
+        if not self.compressed and self.name != "<stdin>":
+            return itertools.chain(head, self.stream)
+        return self._guarded(head)
+
+    def _guarded(self, head: list[bytes]) -> Iterator[bytes]:
         try:
-            first = self.first
-            if first and not first.endswith(b"\n"):
-                first += self.stream.readline()  # the sniffed block ended mid-line
-            if first:
-                yield first
-            if self.name == "<stdin>":  # a pipe has no tell(): count what goes by
-                for line in self.stream:
-                    self.counted += len(line)
-                    yield line
-                self.counted += len(first)
-            else:
-                yield from self.stream
+            yield from head
+            self.counted += sum(map(len, head))
+            for line in self.stream:
+                self.counted += len(line)
+                yield line
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             self.warnings.append(f"{self.name}: compressed stream is truncated or corrupt "
                                  f"({exc}); analysed what was read before it")
 
-
     def bytes_read(self) -> int:
         """Bytes read so far (uncompressed for .gz), for the statistics."""
-        if self.name == "<stdin>":
+        if self.compressed or self.name == "<stdin>":
             return self.counted
         try:
             return self.stream.tell()
