@@ -9,6 +9,12 @@ guards tree is handled line by line, and only the few multi-line kinds (recompil
 breaks, errors, recompile-limit warnings) keep their lines, capped at ``MAX_RECORD_LINES``.
 So memory stays constant whatever the log size.
 
+Speed comes from the observation that most lines repeat the previous line's prefix: the rest
+of a guards tree, of a multi-line record, or a burst of one-line records from one call site
+in one millisecond. Such a line costs one ``startswith``: a call site logs one format string,
+so lines of a *silent* site (a kind the diagnosis does not need) are counted unread, and in a
+guards tree only TENSOR_MATCH lines with a dynamic dim and shape LAMBDA_GUARDs are parsed.
+
 Nothing here raises on bad input: unknown kinds, non-glog lines and records that fail to parse
 are counted in ``ParseStats`` (``unrecognized``/``malformed``); callers decide what is fatal
 (``--strict``). No file IO and no torch: see ``dyncli.core.logsource`` for reading files.
@@ -24,6 +30,7 @@ from dyncli.logparse import textmsg as msg
 from dyncli.logparse.glog import GLOG_RE
 
 MAX_RECORD_LINES = 2000
+_RANK, _PID, _CID = (GLOG_RE.groupindex[g] for g in ("rank", "pid", "cid"))
 Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
 _Key = tuple[Any, ...]  # (rank or None, pid) as bytes, from the glog match: one per process
 
@@ -55,8 +62,6 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"_update_version_counter", b"__guards",
     )},
 }
-# Kinds a continuation line may start: such a line begins a new record with the same prefix
-# (two one-line records logged from the same line in the same microsecond look identical).
 _TREE = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
 _DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynamic via dynamic-sources")
 # Known records whose first word varies ("1 Warning only constraints violated").
@@ -70,7 +75,11 @@ def _dynamic_size(raw: bytes) -> bool:
 
 
 def _is_start(word: bytes, message: bytes) -> bool:
-    """Whether a line whose first word is ``word`` begins a record (else: a continuation)."""
+    """Whether a line whose first word is ``word`` begins a record (else: a continuation).
+
+    A line repeating the previous prefix can begin a new record: two one-line records logged
+    from the same call site in the same millisecond carry identical prefixes.
+    """
     return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break"))
 
 
@@ -158,7 +167,7 @@ class TextLogParser:
                     if out:
                         yield from out
                     continue
-                key = m.group(1, 5)  # (rank, pid) as bytes: one open record per process
+                key = m.group(_RANK, _PID)  # (rank, pid) as bytes: one open record per process
                 if key[0] is not None:
                     pid_rank[key[1]] = key[0]
                 plen = m.end()
@@ -189,7 +198,7 @@ class TextLogParser:
                     stats.recognized += 1
                     cur = open_[key] = _Record(last_prefix, word, SILENT, None, _NO_COMMON, b"")
                     continue
-                out = self._start(key, last_prefix, message, lineno, self._common(key, m.group(8)))
+                out = self._start(key, last_prefix, message, lineno, self._common(key, m.group(_CID)))
                 if out:
                     yield from out
                 cur = open_[key]
@@ -234,7 +243,7 @@ class TextLogParser:
         m = GLOG_RE.match(prefix)
         if m is None:  # pragma: no cover - prefixes come from a match
             return {}
-        return self._common(m.group(1, 5), m.group(8))
+        return self._common(m.group(_RANK, _PID), m.group(_CID))
 
     def _start(self, key: _Key, prefix: bytes, message: bytes,
                lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
