@@ -8,8 +8,6 @@ from typing import Annotated
 import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
-from dyncli.core.suggest import suggest as make_suggestion
-from dyncli.render.suggest import print_suggestion
 
 HELP = "Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list."
 EPILOG = """\b
@@ -38,5 +36,9 @@ def suggest(
     """Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list (the fix on stdout, the report on stderr)."""
     resolved = resolve_config("suggest", config, verbose, format=fmt, include_params=include_params,
                               frame=frame, exclude=exclude, torch_version=torch_version)
+    # Imported here so that `dyncli --help` and the other commands do not pay for them.
+    from dyncli.core.suggest import suggest as make_suggestion
+    from dyncli.render.suggest import print_suggestion
+
     result = make_suggestion(pgo_dir, from_trace, job_id, resolved.config)
     print_suggestion(result, resolved.config.format, json_path, quiet)

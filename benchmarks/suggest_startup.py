@@ -1,0 +1,72 @@
+"""Benchmark: ``dyncli suggest`` end-to-end start-up next to ``python -c pass``.
+
+Target: within 150 ms of a bare interpreter start (no torch import on this path). Runs, in
+alternation so that machine load hits both alike, ``--repeat`` times each:
+
+1. ``python -c pass``
+2. ``python -m dyncli suggest --pgo-dir tests/data/pgo/hf -q`` (real state from a tiny BERT)
+3. the ``dyncli`` console script with the same arguments, when it is installed next to python
+
+and prints min and median wall time of each, and the difference of medians. The
+``import …`` rows (each a fresh interpreter importing one thing) show where start-up goes.
+
+Usage (from the repo root)::
+
+    .venv/bin/python benchmarks/suggest_startup.py [--repeat 20]
+
+Numbers go into docs/suggest.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _wall(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    state = str(ROOT / "tests" / "data" / "pgo" / "hf")
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "python -m dyncli suggest": [sys.executable, "-m", "dyncli", "suggest", "--pgo-dir", state, "-q"],
+    }
+    # Where the time goes: each import alone, in a fresh interpreter.
+    for what in ("typer", "pydantic", "dyncli.cli", "dyncli.core.suggest, dyncli.render.suggest"):
+        commands[f"import {what}"[:27]] = [sys.executable, "-c", f"import {what}"]
+    script = Path(sys.executable).with_name("dyncli")
+    if script.exists():
+        commands["dyncli suggest (script)"] = [str(script), "suggest", "--pgo-dir", state, "-q"]
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for cmd in commands.values():  # warm the page cache once
+        _wall(cmd)
+    for _ in range(args.repeat):
+        for name, cmd in commands.items():
+            samples[name].append(_wall(cmd))
+    base = statistics.median(samples["python -c pass"])
+    print(f"{'command':<28}{'min ms':>9}{'median ms':>11}{'vs python':>11}")
+    for name, values in samples.items():
+        med = statistics.median(values)
+        print(f"{name:<28}{min(values) * 1e3:>9.1f}{med * 1e3:>11.1f}{(med - base) * 1e3:>+10.1f}")
+    worst = max(statistics.median(v) for k, v in samples.items() if "suggest" in k and "import" not in k) - base
+    print(f"start-up overhead {worst * 1e3:.0f} ms; target within 150 ms: {'met' if worst < 0.150 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
