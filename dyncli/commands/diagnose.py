@@ -25,7 +25,7 @@ FAIL_ON = ("recompiles", "specializations", "graph-breaks")
 
 
 def diagnose(
-    paths: Annotated[list[Path], typer.Argument(help="Log files, .gz logs, TORCH_TRACE dirs, or - for stdin.")],
+    paths: Annotated[list[Path], typer.Argument(metavar="PATH", help="Log files, .gz logs, TORCH_TRACE dirs, or - for stdin.", show_default=False)],
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable).")] = None,
     strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Unrecognized or malformed log lines are errors.", show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
