@@ -177,3 +177,15 @@ def test_strict_names_the_line(runner: CliRunner, tmp_path: Path) -> None:
 def test_limit_caps_rows(runner: CliRunner) -> None:
     r = runner.invoke(app, ["diagnose", log("unbacked_symbols"), "--limit", "2"], env=ENV)
     assert r.exit_code == 0 and "(unbacked symbols: showing 2 of 5; --json has all)" in r.stdout
+
+
+def test_verbose_lists_skipped_lines_and_env_strict(runner: CliRunner, tmp_path: Path) -> None:
+    text = (LOGS / "auto_dynamic_batch.log").read_text() + "some stray stdout line\n"
+    (tmp_path / "noisy.log").write_text(text)
+    r = runner.invoke(app, ["diagnose", "noisy.log", "--verbose"], env=ENV)
+    assert r.exit_code == 0
+    assert "diagnose.strict = False  (default)" in r.stderr
+    assert "1 unrecognized and 0 malformed line(s)" in r.stderr
+    assert "line 130: some stray stdout line" in r.stderr
+    r = runner.invoke(app, ["diagnose", "noisy.log"], env={**ENV, "DYNCLI_DIAGNOSE_STRICT": "1"})
+    assert r.exit_code == 1 and "noisy.log:130: unrecognized log line" in r.stderr
