@@ -185,7 +185,9 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
             in_stack = True
             continue
         fm = FAILURE_RE.match(body) if top else None
-        if fm is not None or (top and body and not in_stack and "guard failure" not in body):
+        # (headers such as "triggered by the following guard failure(s):" or, with
+        # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons)
+        if fm is not None or (top and body and not in_stack and not body.endswith(":")):
             # torch < 2.5 printed the reason without the "0/0: " of the failed cache entry
             in_stack = False
             reason = fm["reason"] if fm is not None else body

@@ -88,6 +88,14 @@ def test_recompile_reason_without_cache_entry_id() -> None:
         ("", "tensor 'L['x']' size mismatch at index 0. expected 4, actual 6")]
 
 
+def test_recompiles_verbose_headers_are_not_reasons() -> None:
+    (rec,), _ = parse(f"{P} Recompiling function f in a.py:1\n"
+                      f"{P}     triggered by the following guard failure(s):\n"
+                      f"{P}     guard 0 failures:\n"
+                      f"{P}     - 0/0: n == 3\n")
+    assert isinstance(rec, ev.Recompile) and [f.reason for f in rec.failures] == ["n == 3"]
+
+
 def test_interleaved_processes_do_not_split_records() -> None:
     r0 = "[rank0]:" + P
     r1 = "[rank1]:" + P.replace(" 7042 ", " 7043 ")
