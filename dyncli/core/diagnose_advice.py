@@ -55,6 +55,11 @@ def classify(reason: str) -> str:
     return "other"
 
 
+def _source(name: str) -> str:
+    """A guard's name as a dynamic-sources entry: ``n`` → ``L['n']`` (older torch: as is)."""
+    return name if name.startswith(("L[", "G[")) else f"L['{name}']"
+
+
 def _other_hint(reason: str) -> str:
     for needle, words in _OTHER_HINTS:
         if needle in reason:
@@ -200,7 +205,7 @@ def _scalars(diag: Diagnosis) -> list[Suggestion]:
         on_module = bool(_MODULE_ATTR_RE.match(name))
         fix = ('set torch._dynamo.config.allow_unspec_int_on_nn_module = True (module ints are '
                'static by default)' if on_module else
-               f'TORCH_COMPILE_DYNAMIC_SOURCES="L[\'{name}\']" to make the int dynamic from the '
+               f'TORCH_COMPILE_DYNAMIC_SOURCES="{_source(name)}" to make the int dynamic from the '
                "first compile, or pass it as a 0-d tensor")
         out.append(Suggestion(
             kind="scalar-recompile",

@@ -216,3 +216,6 @@ def test_parameter_shapes_name_the_config_flag() -> None:
     m = analyze([ev.Recompile(function="forward", compile_id=cid("0/1"), line=1, failures=(
         ev.GuardFailure(failed="0/0", reason="self.n == 4"),))])
     assert "allow_unspec_int_on_nn_module" in next(x for x in m.suggestions if x.kind == "scalar-recompile").fix
+    old = analyze([ev.Recompile(function="f", compile_id=cid("0/1"), line=1, failures=(
+        ev.GuardFailure(failed="", reason="L['n'] == 4"),))])  # torch < 2.5 kept L[...]
+    assert 'TORCH_COMPILE_DYNAMIC_SOURCES="L[\'n\']"' in old.suggestions[0].fix
