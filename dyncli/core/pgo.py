@@ -339,6 +339,8 @@ def find_pgo_files(path: Path, job_id: str | None = None) -> list[Path]:
         raise InputError(f"{path}: no such file or directory",
                          hint="Pass the inductor cache dir (e.g. /tmp/torchinductor_$USER), its dynamo/ dir or a .pkl")
     if path.is_file():
+        if job_id is not None and job_of(path.name) != _file_key(job_id):
+            raise InputError(f"{path}: not a PGO file of job {job_id!r} (its job is {job_of(path.name)!r})")
         return [path]
     candidates = [path / "dynamo", path]
     files: list[Path] = []

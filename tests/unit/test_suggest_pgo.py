@@ -95,7 +95,9 @@ def test_serve_remembers_the_size_one_it_specialized() -> None:
 def test_dir_forms_and_job_selection(tmp_path: Path) -> None:
     assert find_pgo_files(DATA / "mlp" / "dynamo") == find_pgo_files(DATA / "mlp")
     single = DATA / "mlp" / "dynamo" / "code_state_mlp_None_.pkl"
-    assert find_pgo_files(single) == [single]
+    assert find_pgo_files(single) == [single] == find_pgo_files(single, "mlp")
+    with pytest.raises(InputError, match="not a PGO file of job 'other'"):
+        find_pgo_files(single, "other")
     dyn = tmp_path / "dynamo"
     dyn.mkdir()
     for program in ("mlp", "intarg"):
