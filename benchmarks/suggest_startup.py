@@ -46,6 +46,7 @@ def main() -> None:
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "python -m dyncli suggest": [sys.executable, "-m", "dyncli", "suggest", "--pgo-dir", state, "-q"],
+        "python -m dyncli --version": [sys.executable, "-m", "dyncli", "--version"],
     }
     # Where the time goes: each import alone, in a fresh interpreter.
     for what in ("typer", "pydantic", "dyncli.cli", "dyncli.core.suggest, dyncli.render.suggest"):

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from dyncli.core.config import SuggestConfig
 from dyncli.core.pgo import Entry, PgoState, find_pgo_files, read_pgo_files
-from dyncli.core.pgo_text import read_trace_files, trace_files
 from dyncli.errors import InputError, UsageError
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
@@ -334,6 +333,9 @@ def suggest(pgo_dir: Path | None, from_trace: Path | None, job_id: str | None,
         if pgo_dir is not None:
             read_pgo_files(find_pgo_files(pgo_dir, job_id), state)
         if from_trace is not None:
+            # Only this path needs the trace reader (and its imports): keep --pgo-dir start-up lean.
+            from dyncli.core.pgo_text import read_trace_files, trace_files
+
             read_trace_files(trace_files(from_trace), state)
         if not state.inputs:
             detail = "; ".join(f"{f}: {e}" for f, e in state.skipped)

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.table import Table
-
 from dyncli.core.suggest import ENV_VAR, Suggestion
 from dyncli.render import envelope, info, stderr_console, to_json_text, warn, write_json
 
@@ -81,6 +79,8 @@ def _python(s: Suggestion) -> str:
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
         lines.append(f"# {file}:{line} {function}: before calling it, on the tensors passed in")
+        if file.replace("\\", "/").endswith("torch/_dynamo/external_utils.py"):
+            lines.append("# (torch's wrapper of a compiled nn.Module: args/kwargs are the model's inputs)")
         lines += calls
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -103,6 +103,8 @@ MAX_REPORT_FRAMES = 40
 
 
 def _report(s: Suggestion) -> None:
+    from rich.table import Table  # only for the human report (not with --quiet)
+
     err = stderr_console()
     for fr in s.frames[:MAX_REPORT_FRAMES]:
         table = Table(title=f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}", title_justify="left",
