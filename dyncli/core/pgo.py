@@ -328,6 +328,12 @@ def job_of(filename: str) -> str:
     return parts[0] if len(parts) == 3 else m.group("rest")
 
 
+def matches_job(filename: str, job: str) -> bool:
+    """Whether ``code_state_<job>_<rank>_<tag>.pkl`` belongs to ``job`` (tags may hold ``_``)."""
+    prefix = f"code_state_{_file_key(job)}_"
+    return filename.startswith(prefix) and re.match(r"^(None|\d+)_.*\.pkl$", filename[len(prefix):]) is not None
+
+
 def _file_key(job: str) -> str:
     # torch: re.sub(r'[<>:"/\\|?*]', "_", f"code_state_{cache_key}.pkl")
     return re.sub(r'[<>:"/\\|?*]', "_", job)
@@ -339,7 +345,7 @@ def find_pgo_files(path: Path, job_id: str | None = None) -> list[Path]:
         raise InputError(f"{path}: no such file or directory",
                          hint="Pass the inductor cache dir (e.g. /tmp/torchinductor_$USER), its dynamo/ dir or a .pkl")
     if path.is_file():
-        if job_id is not None and job_of(path.name) != _file_key(job_id):
+        if job_id is not None and not matches_job(path.name, job_id):
             raise InputError(f"{path}: not a PGO file of job {job_id!r} (its job is {job_of(path.name)!r})")
         return [path]
     candidates = [path / "dynamo", path]
@@ -353,8 +359,7 @@ def find_pgo_files(path: Path, job_id: str | None = None) -> list[Path]:
         raise InputError(f"{path}: no code_state_*.pkl files here or in {path / 'dynamo'}",
                          hint="torch writes PGO state only when TORCH_COMPILE_JOB_ID is set")
     if job_id is not None:
-        prefix = f"code_state_{_file_key(job_id)}_"
-        chosen = [p for p in files if p.name.startswith(prefix) and job_of(p.name) == _file_key(job_id)]
+        chosen = [p for p in files if matches_job(p.name, job_id)]
         if not chosen:
             jobs = ", ".join(sorted({job_of(p.name) for p in files}))
             raise InputError(f"{path}: no PGO state for job {job_id!r}", hint=f"Jobs found: {jobs}")

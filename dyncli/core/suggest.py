@@ -283,6 +283,8 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
 
     warnings: list[str] = []
     notes: list[str] = []
+    if frame_rx is not None and not reports and state.frames:
+        warnings.append(f"--frame {cfg.frame!r} matched none of the {len(state.frames)} frames")
     sources = []
     for source, (entry, refs) in chosen.items():
         pattern, escaped = _pattern_for(source, all_names, warnings)

@@ -100,6 +100,8 @@ def test_frame_and_exclude_filters() -> None:
     assert _from("graphbreak", exclude=r"\['y'\]").value == "L['x']:0"
     excluded = [r.status for fr in _from("graphbreak", exclude="y").frames for r in fr.inputs]
     assert "excluded" in excluded
+    nothing = _from("graphbreak", frame="no-such-frame")
+    assert nothing.value == "" and nothing.warnings == ("--frame 'no-such-frame' matched none of the 2 frames",)
     with pytest.raises(UsageError, match="--frame: not a valid regex"):
         _from("mlp", frame="(")
 

@@ -120,6 +120,14 @@ def test_dir_forms_and_job_selection(tmp_path: Path) -> None:
     assert "'train'" in err.value.message and err.value.hint == "Jobs found: intarg, mlp"
 
 
+def test_job_matching_with_underscores_in_job_and_tag() -> None:
+    from dyncli.core.pgo import matches_job
+    assert matches_job("code_state_my_job_None_.pkl", "my_job")
+    assert matches_job("code_state_train_3_tag_with_parts.pkl", "train")
+    assert not matches_job("code_state_train_x_3_.pkl", "train")
+    assert matches_job("code_state_a_b_0_.pkl", "a:b")  # torch maps ':' to '_' in names
+
+
 def test_job_of_handles_underscores() -> None:
     assert job_of("code_state_my_job_None_.pkl") == "my_job"
     assert job_of("code_state_train_3_.pkl") == "train"
