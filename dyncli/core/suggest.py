@@ -52,6 +52,7 @@ class InputRow:
 
     ``status``: ``suggested`` (in the output), ``static`` (never varied), ``param``
     (parameter / module attribute / global, left out by default), ``excluded`` (``--exclude``).
+    ``param`` says whether the source is such an attribute rather than an input of the frame.
     """
 
     source: str
@@ -59,6 +60,7 @@ class InputRow:
     kind: str
     dynamic_dims: tuple[int, ...] | None
     status: str
+    param: bool = False
 
     @property
     def render(self) -> str:
@@ -277,7 +279,8 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
                     chosen[source] = (Entry(entry.scalar, entry.size, entry.stride,
                                             {d: set(v) for d, v in entry.small_sizes.items()}), [ref])
             row_dims = entry.dynamic_dims() if entry.is_tensor else None
-            rows.append(InputRow(source, entry, _kind(entry), row_dims, status))
+            rows.append(InputRow(source, entry, _kind(entry), row_dims, status,
+                                 not _INPUT_RE.match(source)))
         if rows:
             reports.append(FrameReport(ref, tuple(rows)))
 

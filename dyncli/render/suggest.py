@@ -33,7 +33,7 @@ def to_document(s: Suggestion) -> dict[str, Any]:
             "function": fr.frame.function, "file": fr.frame.file, "line": fr.frame.line,
             "inputs": [{"source": r.source, "render": r.render, "kind": r.kind,
                         "dynamic_dims": list(r.dynamic_dims) if r.dynamic_dims is not None else None,
-                        "status": r.status} for r in fr.inputs],
+                        "status": r.status, "param": r.param} for r in fr.inputs],
         } for fr in s.frames],
         "left_out": list(s.left_out),
         "inputs": list(s.inputs),
@@ -111,7 +111,11 @@ def _report(s: Suggestion) -> None:
                       show_edge=False, pad_edge=False)
         for col in ("source", "recorded by torch", "dynamic", "suggest"):
             table.add_column(col, overflow="fold")
+        hidden = 0
         for r in fr.inputs:
+            if r.status == "static" and r.param:
+                hidden += 1  # static module attributes: noise in the human view
+                continue
             if r.status == "static":
                 dyn = "-"
             elif r.dynamic_dims is None:
@@ -121,6 +125,8 @@ def _report(s: Suggestion) -> None:
             table.add_row(r.source, r.render, dyn, {"suggested": "yes", "static": "-", "param": "left out",
                                                      "excluded": "excluded"}[r.status])
         err.print(table)
+        if hidden:
+            info(f"  + {hidden} static parameter/module-attribute inputs (listed in --json)")
     if len(s.frames) > MAX_REPORT_FRAMES:
         info(f"… and {len(s.frames) - MAX_REPORT_FRAMES} more frames (all of them are in --json)")
     if s.torch_hint:

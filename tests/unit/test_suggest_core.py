@@ -93,6 +93,8 @@ def test_params_are_left_out_by_default_with_a_note() -> None:
     assert result.left_out == ("L['self'].k",) and result.sources == ()
     assert any("force_parameter_static_shapes" in n and "--include-params" in n for n in result.notes)
     assert _from("modattr", include_params=True).value == "L['self'].k"
+    rows = {r.source: (r.status, r.param) for fr in result.frames for r in fr.inputs}
+    assert rows == {"L['x']": ("static", False), "L['self'].k": ("param", True)}
 
 
 def test_frame_and_exclude_filters() -> None:
