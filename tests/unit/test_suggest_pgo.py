@@ -41,7 +41,7 @@ def test_reading_needs_no_torch() -> None:
     code = ("import sys; from pathlib import Path\n"
             "from dyncli.core.suggest import suggest; from dyncli.core.config import SuggestConfig\n"
             "for p in Path(sys.argv[1]).iterdir():\n"
-            "    if p.is_dir():\n"
+            "    if (p / 'dynamo').is_dir():\n"
             "        suggest(p, p, None, SuggestConfig())\n"
             "assert 'torch' not in sys.modules\n")
     proc = subprocess.run([sys.executable, "-c", code, str(DATA)], capture_output=True, text=True, check=False)
