@@ -4,6 +4,7 @@ Recipe (re-run to refresh; needs torch, and transformers for the ``hf`` program)
 
     .venv/bin/python tests/data/make_pgo.py            # all programs -> tests/data/pgo/
     .venv/bin/python tests/data/make_pgo.py mlp hf     # some of them
+    DYNCLI_REFRESH_GOLDEN=1 .venv/bin/pytest tests/unit/test_suggest_golden.py   # then this
 
 Each program runs in a fresh subprocess with ``TORCH_COMPILE_JOB_ID=<program>``,
 ``TORCHINDUCTOR_CACHE_DIR=<tmp>/cache`` and ``TORCH_TRACE=<tmp>/trace``; the PGO pickles
