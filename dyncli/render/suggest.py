@@ -46,6 +46,7 @@ def to_document(s: Suggestion) -> dict[str, Any]:
 
 def _toml(s: Suggestion) -> str:
     lines = [f"# dyncli suggest: torch.compiler.config.dynamic_sources ({ENV_VAR}), one entry a line.",
+             "# For your launcher's config (dyncli's own autodyn.toml has no key that reads it).",
              "# Join with commas for the environment variable:",
              f"# {s.env}",
              "dynamic_sources = ["]
