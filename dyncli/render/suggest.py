@@ -131,7 +131,8 @@ def _report(s: Suggestion) -> None:
     if len(s.frames) > MAX_REPORT_FRAMES:
         info(f"… and {len(s.frames) - MAX_REPORT_FRAMES} more frames (all of them are in --json)")
     if s.torch_hint:
-        info(f"torch's own hint: {s.torch_hint}")
+        hint = s.torch_hint if len(s.torch_hint) <= 400 else s.torch_hint[:400] + "… (full text in --json)"
+        info(f"torch's own hint: {hint}")
 
 
 def print_suggestion(s: Suggestion, fmt: str, json_path: str | None, quiet: bool = False) -> None:
