@@ -238,6 +238,22 @@ def _local_expr(source: str, frames: list[FrameRef]) -> str | None:
     return m.group(1) + m.group(2) if m and _INPUT_RE.match(source) else None
 
 
+def _across_frames(entries: list[Entry]) -> tuple[str, int, tuple[int, ...], set[int]]:
+    """(kind, rank, dynamic dims, dims seen with size 0/1) of one source over its frames.
+
+    The allow-list is global, so a dim is listed when it is dynamic in *any* frame; unlike
+    torch's own merge, two frames that each keep a dim at a different static size do not make
+    it dynamic. A rank that differs between frames, or is unknown, means the whole source.
+    """
+    ranks = {len(e.size) if isinstance(e.size, tuple) else -1 for e in entries}
+    if len(ranks) != 1 or -1 in ranks:
+        return ("tensor" if ranks - {-1} else "scalar"), 0, (), set()
+    rank = ranks.pop()
+    dyn = sorted({d for e in entries for d in e.dynamic_dims()})
+    small = {d for e in entries for d in e.small_sizes}
+    return "tensor", rank, tuple(dyn), small
+
+
 def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
     """Turn merged PGO state into the allow-list, applying the filters of ``cfg``."""
     frame_rx = _compile(cfg.frame, "--frame")
@@ -245,11 +261,11 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
     per_dim = cfg.torch_version is None or parse_torch_version(cfg.torch_version) >= DIM_SUFFIX_SINCE
     all_names = _NameIndex({src for _, entries in state.frames.values() for src in entries})
 
-    # source -> (merged entry over frames where it is dynamic, frames)
-    chosen: dict[str, tuple[Entry, list[FrameRef]]] = {}
+    # source -> (its entries in the frames where it is dynamic, those frames)
+    chosen: dict[str, tuple[list[Entry], list[FrameRef]]] = {}
     static_in: dict[str, list[FrameRef]] = {}
     reports: list[FrameReport] = []
-    left_out: list[str] = []
+    left_out: dict[str, None] = {}
     torch_hint: dict[str, None] = {}
     for key, entries in state.frames.values():
         ref = FrameRef(key.name, key.filename, key.line)
@@ -267,17 +283,12 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
                 status = "excluded"
             elif not cfg.include_params and not _INPUT_RE.match(source):
                 status = "param"
-                if source not in left_out:
-                    left_out.append(source)
+                left_out[source] = None
             else:
                 status = "suggested"
-                if source in chosen:
-                    merged, refs = chosen[source]
-                    merged.merge(entry)
-                    refs.append(ref)
-                else:
-                    chosen[source] = (Entry(entry.scalar, entry.size, entry.stride,
-                                            {d: set(v) for d, v in entry.small_sizes.items()}), [ref])
+                seen, refs = chosen.setdefault(source, ([], []))
+                seen.append(entry)
+                refs.append(ref)
             row_dims = entry.dynamic_dims() if entry.is_tensor else None
             rows.append(InputRow(source, entry, _kind(entry), row_dims, status,
                                  not _INPUT_RE.match(source)))
@@ -289,28 +300,26 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
     if frame_rx is not None and not reports and state.frames:
         warnings.append(f"--frame {cfg.frame!r} matched none of the {len(state.frames)} frames")
     sources = []
-    for source, (entry, refs) in chosen.items():
+    for source, (seen, refs) in chosen.items():
         pattern, escaped = _pattern_for(source, all_names, warnings)
-        kind = _kind(entry)
+        kind, rank, dyn, small = _across_frames(seen)
         dims: tuple[int, ...] | None = None
-        if kind == "tensor":
-            dyn = entry.dynamic_dims()
-            if per_dim and len(dyn) < len(entry.size):
-                dims = dyn
+        if kind == "tensor" and per_dim and len(dyn) < rank:
+            dims = dyn
         texts = tuple(f"{pattern}:{d}" for d in dims) if dims else (pattern,)
-        maybe = tuple(sorted(d for d in (dims or entry.dynamic_dims()) if entry.small_sizes.get(d)))
+        maybe = tuple(d for d in dyn if d in small)
         sources.append(SourceSuggestion(source, kind, dims, texts, tuple(refs), maybe, escaped,
-                                        _local_expr(source, refs) if kind == "tensor" else None,
-                                        entry.dynamic_dims()))
+                                        _local_expr(source, refs) if dyn else None, dyn))
         if source in static_in:
             where = ", ".join(f.label() for f in static_in[source])
             notes.append(f"{source} is also an input of {where}, static there; "
                          "the allow-list entry makes it dynamic in every frame")
     if left_out:
+        shown = ", ".join(list(left_out)[:10]) + (" …" if len(left_out) > 10 else "")
         notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s), "
                      "which torch keeps static (force_parameter_static_shapes, "
                      "force_nn_module_property_static_shapes) unless allow-listed; "
-                     "--include-params keeps them: " + ", ".join(left_out))
+                     "--include-params keeps them: " + shown)
     if not per_dim:
         notes.append(f"--torch-version {cfg.torch_version}: whole-source entries (the ':N' dim "
                      f"suffix is only emitted for torch >= {DIM_SUFFIX_SINCE[0]}.{DIM_SUFFIX_SINCE[1]})")

@@ -128,6 +128,23 @@ def test_a_source_static_in_another_frame_is_noted() -> None:
     assert any("m.py:9:g, static there" in n for n in result.notes)
 
 
+def test_one_source_in_frames_of_different_static_sizes() -> None:
+    # Each frame keeps dim 1 static (6 here, 7 there): only dim 0 is listed, unlike a lattice merge.
+    state = PgoState(inputs=["x.pkl"])
+    frames = {("m.py", 1, "f"): {"L['x']": fake.tensor(fake.DYN, 6)},
+              ("m.py", 9, "g"): {"L['x']": fake.tensor(fake.DYN, 7)},
+              ("m.py", 20, "h"): {"L['z']": fake.tensor(fake.DYN, 2)},
+              ("m.py", 30, "k"): {"L['z']": fake.tensor(fake.DYN, 2, 2)}}
+    for key, entries in loads_state(fake.dumps(frames)):
+        for src, e in entries.items():
+            state.add(key, src, e)
+    result = build_suggestion(state, CFG)
+    assert result.value == "L['x']:0,L['z']"  # z: its rank differs between frames
+    by_source = {s.source: s for s in result.sources}
+    assert by_source["L['z']"].kind == "tensor" and by_source["L['z']"].local is None
+    assert "torch.compiler.config.dynamic_sources = \"L['z']\"" in render_fix(result, "python")
+
+
 def _state(names: dict[str, object]) -> PgoState:
     state = PgoState(inputs=["x.pkl"])
     for key, entries in loads_state(fake.dumps({("m.py", 1, "f"): names})):  # type: ignore[dict-item]
