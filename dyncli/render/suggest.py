@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.markup import escape
+
 from dyncli.core.suggest import ENV_VAR, Suggestion
 from dyncli.render import envelope, info, stderr_console, to_json_text, warn, write_json
 
@@ -108,7 +110,7 @@ def _report(s: Suggestion) -> None:
 
     err = stderr_console()
     for fr in s.frames[:MAX_REPORT_FRAMES]:
-        table = Table(title=f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}", title_justify="left",
+        table = Table(title=escape(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}"), title_justify="left",
                       show_edge=False, pad_edge=False)
         for col in ("source", "recorded by torch", "dynamic", "suggest"):
             table.add_column(col, overflow="fold")
@@ -123,7 +125,7 @@ def _report(s: Suggestion) -> None:
                 dyn = "value" if r.kind == "scalar" else "all"
             else:
                 dyn = ",".join(map(str, r.dynamic_dims)) or "-"
-            table.add_row(r.source, r.render, dyn, {"suggested": "yes", "static": "-", "param": "left out",
+            table.add_row(escape(r.source), escape(r.render), dyn, {"suggested": "yes", "static": "-", "param": "left out",
                                                      "excluded": "excluded"}[r.status])
         err.print(table)
         if hidden:
@@ -137,12 +139,13 @@ def _report(s: Suggestion) -> None:
 
 def print_suggestion(s: Suggestion, fmt: str, json_path: str | None, quiet: bool = False) -> None:
     """Warnings and the report to stderr, the fix to stdout, and the ``--json`` file."""
+    # warn() renders rich markup; file names and source names are data, so escape them.
     for file, error in s.skipped:
-        warn(f"skipped {file}: {error}")
+        warn(escape(f"skipped {file}: {error}"))
     if len(s.jobs) > 1:
-        warn(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id")
+        warn(escape(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id"))
     for w in s.warnings:
-        warn(w)
+        warn(escape(w))
     if not quiet:
         _report(s)
         for note in s.notes:
