@@ -68,10 +68,12 @@ def test_json_file_and_json_stdout(runner: CliRunner, tmp_path: Path) -> None:
 def test_bad_file_is_skipped_with_a_warning(runner: CliRunner, tmp_path: Path) -> None:
     shutil.copytree(DATA / "mlp" / "dynamo", tmp_path / "dynamo")
     (tmp_path / "dynamo" / "code_state_mlp_1_.pkl").write_bytes(b"\x80\x04\x95")
+    (tmp_path / "dynamo" / "code_state_[bold]x_None_.pkl").write_bytes(b"")
     result = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path), "-q"], env=ENV)
     assert result.exit_code == 0
     assert result.stdout == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['args'][0]:0\"\n"
     assert "Warning: skipped" in result.stderr and "code_state_mlp_1_.pkl: truncated pickle" in result.stderr
+    assert "code_state_[bold]x_None_.pkl: empty file" in result.stderr  # names are not rich markup
 
 
 def test_nothing_usable_exits_1_naming_the_file(runner: CliRunner, tmp_path: Path) -> None:
