@@ -8,9 +8,6 @@ from typing import Annotated
 import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
-from dyncli.core.diagnose_text import diagnose_inputs
-from dyncli.render.diagnose import render_json, render_parse_notes, render_terminal
-from dyncli.render.html import write_html
 
 HELP = "Explain recompiles and specializations from torch logs and traces."
 EPILOG = """\b
@@ -38,6 +35,11 @@ def diagnose(
     resolved = resolve_config("diagnose", config, verbose, fail_on=fail_on or None, strict=strict,
                               limit=limit)
     cfg = resolved.config
+    # Imported here so that `dyncli --help` and the other commands do not pay for them.
+    from dyncli.core.diagnose_text import diagnose_inputs
+    from dyncli.render.diagnose import render_json, render_parse_notes, render_terminal
+    from dyncli.render.html import write_html
+
     diag = diagnose_inputs([str(p) for p in paths], strict=cfg.strict)
     if verbose:
         render_parse_notes(diag)

@@ -75,9 +75,27 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+# Past this size a document is written compact: json's indenting encoder is pure Python and
+# about 5x slower than the C one (1.2 s for a 10,000-frame suggest result, 0.1 s compact).
+_INDENT_LIMIT = 1 << 20
+
+
 def to_json_text(document: dict[str, Any]) -> str:
-    """Stable, readable JSON (sorted only where the payload sorts; NaN written as null)."""
-    return json.dumps(_clean(document), indent=2, ensure_ascii=False) + "\n"
+    """JSON text: NaN/inf written as null, Paths as strings; indented unless over 1 MB."""
+    try:
+        text = json.dumps(document, ensure_ascii=False, allow_nan=False, default=_default)
+    except ValueError:  # a NaN or infinity somewhere: replace them, then encode again
+        document = _clean(document)
+        text = json.dumps(document, ensure_ascii=False, allow_nan=False, default=_default)
+    if len(text) <= _INDENT_LIMIT:
+        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=_default)
+    return text + "\n"
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
 
 
 def _clean(obj: Any) -> Any:
@@ -87,8 +105,6 @@ def _clean(obj: Any) -> Any:
         return {str(k): _clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_clean(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
     return obj
 
 

@@ -16,7 +16,7 @@ from dyncli import __version__
 from dyncli.cli import DyncliGroup, app
 from dyncli.commands.options import resolve_config
 from dyncli.errors import DyncliError, InputError
-from dyncli.render import envelope, write_json
+from dyncli.render import envelope, to_json_text, write_json
 
 ENV = {"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"}
 
@@ -150,6 +150,15 @@ def test_write_json_is_atomic_and_enveloped(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # shareable, not mkstemp's 0600
+
+
+def test_large_json_is_written_compact_and_round_trips() -> None:
+    doc = {"rows": [{"i": i, "x": float("nan") if i == 7 else 0.5, "p": Path("a")} for i in range(40000)]}
+    text = to_json_text(doc)
+    assert len(text) > 1 << 20 and text.count("\n") == 1
+    back = json.loads(text)
+    assert back["rows"][7]["x"] is None and back["rows"][8] == {"i": 8, "x": 0.5, "p": "a"}
+    assert to_json_text({"a": 1}) == '{\n  "a": 1\n}\n'
 
 
 def test_write_json_to_missing_dir_is_a_clear_error(tmp_path: Path) -> None:
