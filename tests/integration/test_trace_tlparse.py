@@ -61,8 +61,14 @@ def tlparse_facts(trace: Path, out: Path) -> dict[str, object]:
 def dyncli_facts(trace: Path) -> dict[str, object]:
     d = diagnose_traces([trace], strict=True)
     assert d.trace is not None
+    # tlparse lists a compile id the recompile limit refused under its frame; dyncli counts
+    # only real compiles and reports the refused one as a recompile with compiled=False.
+    refused: dict[str, set[str]] = defaultdict(set)
+    for r in d.recompiles:
+        if not r.compiled:
+            refused[r.compile_id.split("/")[0]].add(r.compile_id)
     return {
-        "frames": {f.frame_id: sorted(f.compile_ids) for f in d.frames},
+        "frames": {f.frame_id: sorted(set(f.compile_ids) | refused[f.frame_id]) for f in d.frames},
         "failures": {c.compile_id for c in d.trace.failures},
         "restarts": {c.compile_id for c in d.trace.compile_times if c.restart_reasons},
         "reasons": {r.compile_id: [x.split("\nUser stack trace:")[0].strip() for x in r.reasons]
