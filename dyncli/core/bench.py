@@ -118,6 +118,7 @@ class _Runner:
         self.inputs = [inputs.make_inputs(built, dims, v, gen, cfg.dtype, device) for v in plan]
         self.phase = "first"
         self.in_calls = 0.0
+        import scipy.stats  # noqa: F401  (its ~0.5 s first import is setup, not a strategy's)
 
     def _fn(self, fn: Any, strategy: str, index: int, side: str) -> Any:
         tap = self.hooks.tap
@@ -235,6 +236,9 @@ class _Runner:
 
 
 def _short(err: BaseException) -> str:
+    inner = getattr(err, "inner_exception", None)  # dynamo's BackendCompilerFailed wraps it
+    if isinstance(inner, BaseException):
+        return f"{type(err).__name__}: " + _short(inner)
     text = f"{type(err).__name__}: {err}".strip()
     first = text.splitlines()[0] if text else type(err).__name__
     return first[:300]

@@ -38,6 +38,9 @@ class CountingBackend:
         self.backend_seconds = 0.0
         self.graph_sizes: list[int] = []
 
+    def __repr__(self) -> str:
+        return f"CountingBackend({getattr(self._inner, '__name__', self._inner)!s})"
+
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         """Hand the graph to inductor; count it when inductor returns a compiled graph.
 

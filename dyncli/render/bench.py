@@ -225,14 +225,15 @@ def comparison_table(result: BenchResult) -> Table:
     """One row per strategy: the speedup summary and the compile totals."""
     t = Table(title="speedup by strategy", title_justify="left")
     for col in ("strategy", "status", "median", "min", "max", "std", "geomean", "compiles",
-                "comp s", "limit"):
+                "comp s", "limit", "peak MB"):
         t.add_column(col, justify="left" if col in ("strategy", "status") else "right",
                      no_wrap=True)
     for r in result.runs:
         s = r.speedup
         t.add_row(r.strategy, r.status, _f(s.median, 2), _f(s.min, 2), _f(s.max, 2),
                   _f(s.std, 2), _f(s.geomean, 2), str(r.compiles), _f(r.compile_time_s, 1),
-                  "YES" if r.recompile_limit_hit else "no")
+                  "YES" if r.recompile_limit_hit else "no",
+                  f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-")
     return t
 
 

@@ -134,3 +134,18 @@ def test_acceptance_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert (tmp_path / "out.png").read_bytes()[:4] == b"\x89PNG"
     assert "speedup by strategy" in result.stdout
     assert "static · inference · 5 compiles" in result.stdout
+
+
+def test_compile_failure_is_a_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing_backend(gm: object, example_inputs: object, **kwargs: object) -> object:
+        raise RuntimeError("inductor exploded")
+
+    monkeypatch.setattr(torch._dynamo, "lookup_backend", lambda name: failing_backend)
+    cfg = BenchConfig(variations=2, strategy=["dynamic", "static"], **QUICK)
+    result = run_bench(EXAMPLE, cfg)
+    for run in result.runs:
+        assert run.status == "fail_to_compile"
+        assert run.compiles == 0
+        assert all(v.accuracy == "fail_to_compile" for v in run.variations)
+        assert "inductor exploded" in run.variations[0].detail
+    assert not result.ran
