@@ -1,7 +1,7 @@
 """Compare compiled outputs with eager ones, as the PyTorch harness's ``same`` does.
 
 Both outputs are flattened (tensors inside tuples, lists, dicts and HF ``ModelOutput``s, in
-order). Floating tensors pass when ``torch.allclose`` holds with the tolerance of their dtype,
+order; other objects through ``torch.utils._pytree`` when it knows them, else skipped). Floating tensors pass when ``torch.allclose`` holds with the tolerance of their dtype,
 or — the fallback for deep random-weight models whose values grow large — when the cosine
 similarity of the flattened tensors is at least ``COSINE_MIN``. Other tensors must be equal.
 """
@@ -38,7 +38,16 @@ def flatten(obj: Any) -> list[Any]:
         return [leaf for item in obj for leaf in flatten(item)]
     if obj is None:
         return []
-    return [obj]
+    if isinstance(obj, (int, float, bool, str)):
+        return [obj]
+    # Other objects (e.g. a transformers DynamicCache): their tensors when pytree knows the
+    # type, else nothing — an object's identity is never comparable between eager and compiled.
+    from torch.utils import _pytree
+
+    leaves = _pytree.tree_leaves(obj)
+    if len(leaves) == 1 and leaves[0] is obj:
+        return []
+    return [leaf for leaf in leaves if isinstance(leaf, (torch.Tensor, int, float, bool, str))]
 
 
 def _tol(t: torch.Tensor) -> float:

@@ -110,7 +110,8 @@ def make_step(fn: Any, model: Any, mode: str, args: tuple[Any, ...], kwargs: dic
 def prepare_model(model: Any, mode: str, dtype: str, device: str) -> Any:
     """Move and cast the model; eval() for inference, train() with dropout off for training.
 
-    Dropout is switched off in training mode because eager and compiled draw different random
+    Dropout is switched off in training mode (modules in eval with ``p = 0``; hf models also get
+    their ``*dropout*`` config fields set to 0) because eager and compiled draw different random
     masks, which would make every accuracy check fail; batch norm still uses batch statistics.
     """
     import torch
@@ -125,4 +126,5 @@ def prepare_model(model: Any, mode: str, dtype: str, device: str) -> Any:
     for m in model.modules():
         if isinstance(m, torch.nn.modules.dropout._DropoutNd):
             m.eval()
+            m.p = 0.0  # some attention code passes `dropout.p` to SDPA while training
     return model

@@ -195,8 +195,15 @@ def _build_hf(name: str, *, device: str, batch_size: int | None, seq_len: int | 
 
     cls_name = name.removeprefix("hf:")
     cls = getattr(transformers, cls_name)
+    # No KV cache unless asked: a benchmark step is one full forward, and a cache object in
+    # the output is neither timed work worth measuring nor comparable between eager/compiled.
+    overrides = {"use_cache": False, **hf_config}
     try:
-        config = cls.config_class(**hf_config)
+        config = cls.config_class(**overrides)
+        if training:  # eager and compiled would draw different dropout masks
+            for key, value in list(vars(config).items()):
+                if "dropout" in key and isinstance(value, float) and key not in hf_config:
+                    setattr(config, key, 0.0)
         model = cls(config)
     except (TypeError, ValueError) as e:  # transformers validates configs with ValueError
         raise ModelError(f"hf_config for {cls_name}: {e}".splitlines()[0]) from None
