@@ -33,7 +33,13 @@ from dyncli.core.bench_result import (
     RunResult,
     VariationResult,
 )
-from dyncli.core.compile_watch import CountingBackend, Watch, clean_reason, watch
+from dyncli.core.compile_watch import (
+    CountingBackend,
+    Watch,
+    clean_reason,
+    settle_compile_workers,
+    watch,
+)
 from dyncli.core.config import BenchConfig
 from dyncli.core.shapes import DimPlan, Variation, detect_dims, plan_variations
 from dyncli.core.timing import Clock, CpuClock, CudaClock, interleaved
@@ -205,6 +211,10 @@ class _Runner:
             return vr
         vr.compiles = backend.compiles - before
         vr.recompiled = vr.compiles > 0
+        if vr.recompiled:
+            settled = settle_compile_workers()
+            vr.first_call_s += settled
+            self.in_calls += settled
         vr.compile_time_s = vr.first_call_s if vr.recompiled else 0.0
         vr.recompile_reasons = [clean_reason(r) for r in w.reasons_since()]
         verdict = accuracy.compare(ref, res)

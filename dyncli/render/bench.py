@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -208,7 +209,7 @@ def variation_table(run: RunResult) -> Table:
     """One row per variation of a strategy."""
     t = Table(title=f"{run.strategy} · {run.mode} · {run.compiles} compiles"
               + (" · RECOMPILE LIMIT HIT" if run.recompile_limit_hit else ""),
-              title_justify="left")
+              title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("#", "shape", "eager ms", "comp ms", "speedup", "p", "compiled here",
                 "accuracy"):
         t.add_column(col, justify="left" if col in ("shape", "accuracy") else "right",
@@ -222,18 +223,26 @@ def variation_table(run: RunResult) -> Table:
 
 
 def comparison_table(result: BenchResult) -> Table:
-    """One row per strategy: the speedup summary and the compile totals."""
-    t = Table(title="speedup by strategy", title_justify="left")
-    for col in ("strategy", "status", "median", "min", "max", "std", "geomean", "compiles",
-                "comp s", "limit", "peak MB"):
-        t.add_column(col, justify="left" if col in ("strategy", "status") else "right",
-                     no_wrap=True)
+    """The strategies side by side: one column per strategy, one row per measure."""
+    t = Table(title="strategies side by side", title_justify="left", box=box.SIMPLE_HEAD)
+    t.add_column("", justify="left", no_wrap=True)
     for r in result.runs:
-        s = r.speedup
-        t.add_row(r.strategy, r.status, _f(s.median, 2), _f(s.min, 2), _f(s.max, 2),
-                  _f(s.std, 2), _f(s.geomean, 2), str(r.compiles), _f(r.compile_time_s, 1),
-                  "YES" if r.recompile_limit_hit else "no",
-                  f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-")
+        t.add_column(r.strategy, justify="right", no_wrap=True)
+    rows: list[tuple[str, list[str]]] = [
+        ("status", [r.status for r in result.runs]),
+        ("speedup median", [_f(r.speedup.median, 2) for r in result.runs]),
+        ("speedup min", [_f(r.speedup.min, 2) for r in result.runs]),
+        ("speedup max", [_f(r.speedup.max, 2) for r in result.runs]),
+        ("speedup std", [_f(r.speedup.std, 2) for r in result.runs]),
+        ("speedup geomean", [_f(r.speedup.geomean, 2) for r in result.runs]),
+        ("compiles", [str(r.compiles) for r in result.runs]),
+        ("compile s", [_f(r.compile_time_s, 1) for r in result.runs]),
+        ("recompile limit hit", ["YES" if r.recompile_limit_hit else "no" for r in result.runs]),
+        ("peak memory MB", [f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-"
+                            for r in result.runs]),
+    ]
+    for label, cells in rows:
+        t.add_row(label, *cells)
     return t
 
 

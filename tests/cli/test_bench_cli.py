@@ -161,8 +161,13 @@ def test_json_csv_and_tables(runner: CliRunner, monkeypatch: pytest.MonkeyPatch,
     assert (tmp_path / "r.png").exists()
     out = result.stdout
     assert "static · inference · 2 compiles" in out
-    assert "speedup by strategy" in out
+    assert "strategies side by side" in out
     assert "Mann-Whitney U" in out
+    rows = {line.split("  ")[1].strip(): line.split()[-2:] for line in out.splitlines()
+            if line.startswith("  ") and len(line.split("  ")) > 2}
+    assert rows["compiles"] == ["2", "1"]
+    assert rows["speedup median"] == ["2.25", "2.25"]
+    assert rows["status"] == ["pass", "pass"]
     assert "yes 0.50 s" in out
 
 
@@ -172,7 +177,7 @@ def test_json_to_stdout_moves_tables_to_stderr(runner: CliRunner,
     result = runner.invoke(app, ["bench", "resnet50", "--json", "-"], env=ENV)
     assert result.exit_code == 0
     assert json.loads(result.stdout)["command"] == "bench"
-    assert "speedup by strategy" in result.stderr
+    assert "strategies side by side" in result.stderr
 
 
 def test_failures_exit_zero_unless_strict(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

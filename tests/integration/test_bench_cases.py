@@ -132,7 +132,7 @@ def test_acceptance_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert all(v["accuracy"] == "pass" for r in doc["runs"] for v in r["variations"])
     assert len((tmp_path / "out.csv").read_text().splitlines()) == 1 + 4 * 5
     assert (tmp_path / "out.png").read_bytes()[:4] == b"\x89PNG"
-    assert "speedup by strategy" in result.stdout
+    assert "strategies side by side" in result.stdout
     assert "static · inference · 5 compiles" in result.stdout
 
 
