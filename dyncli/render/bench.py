@@ -273,7 +273,7 @@ def print_listing(tv: list[str], timm_count: int, hf_examples: tuple[str, ...]) 
     """``dyncli bench --list``."""
     out = stdout_console()
     out.print("torchvision (bare names, resolved first):", markup=False)
-    out.print("  " + " ".join(tv), markup=False, soft_wrap=True)
+    out.print("  " + " ".join(tv), markup=False, soft_wrap=False)
     out.print(f"timm: any of {timm_count} timm models as timm:NAME "
               "(bare names that are not torchvision fall back to timm)", markup=False)
     out.print("hf: any transformers model class as hf:CLASS, e.g. " + ", ".join(

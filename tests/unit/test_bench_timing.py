@@ -94,3 +94,13 @@ def test_interleaved_with_fake_cuda_syncs_around_every_call() -> None:
             if entry == side:
                 assert fake.log[i - 2:i] == ["synchronize", "record"]
                 assert fake.log[i + 1:i + 4] == ["record", "event.synchronize", "synchronize"]
+
+
+def test_clean_reason_strips_compile_id_and_stack() -> None:
+    from dyncli.core.compile_watch import clean_reason
+
+    assert clean_reason("0/1: tensor 'x' size mismatch at index 0. expected 8, actual 10") == \
+        "tensor 'x' size mismatch at index 0. expected 8, actual 10"
+    assert clean_reason("1/0_1: L['x'].size()[0] == 8\nUser stack trace:\n  file.py:3") == \
+        "L['x'].size()[0] == 8"
+    assert clean_reason("no prefix: here") == "no prefix: here"
