@@ -87,7 +87,13 @@ def _is_oom(err: BaseException) -> bool:
 
 
 def _failure(err: BaseException, default: str) -> str:
-    return "OOM" if _is_oom(err) else default
+    if not _is_oom(err):
+        return default
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()  # give the next variation the memory back
+    return "OOM"
 
 
 def _peak_memory(device: str) -> int:

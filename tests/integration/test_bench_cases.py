@@ -94,6 +94,10 @@ def test_keyword_inputs_and_masks() -> None:
     for c in calls:
         assert c.kwargs["mask"].dtype == torch.bool and bool(c.kwargs["mask"].all())
         assert c.kwargs["features"].shape[0] == c.kwargs["mask"].shape[0]
+    # --batch-size re-bases a user model's inputs (example batch 6 -> 9)
+    rebased = run_bench(f"{MODELS}:keyword_inputs", BenchConfig(
+        variations=2, strategy=["dynamic"], batch_size=9, **QUICK))
+    assert rebased.runs[0].variations[0].shapes == {"features": [9, 12], "mask": [9, 12]}
 
 
 def test_ctrl_c_keeps_what_was_measured(tmp_path: Path) -> None:
