@@ -10,7 +10,6 @@ import csv
 import importlib.util
 import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -28,19 +27,6 @@ assert _spec and _spec.loader
 _fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_fixtures)
 sample_result = _fixtures.sample_result
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith("DYNCLI_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
 
 
 def fake_core(monkeypatch: pytest.MonkeyPatch, result: BenchResult) -> list[Any]:

@@ -21,19 +21,6 @@ from dyncli.render import envelope, to_json_text, write_json
 ENV = {"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"}
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith("DYNCLI_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-
-
 def test_help_lists_the_three_commands(runner: CliRunner) -> None:
     for flag in ("--help", "-h"):
         result = runner.invoke(app, [flag], env=ENV)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -14,19 +13,6 @@ from dyncli.cli import app
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith("DYNCLI_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
 
 
 def log(case: str) -> str:

@@ -3,32 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from dyncli.cli import app
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
 ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith("DYNCLI_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
 
 
 def test_default_env_form_on_stdout_report_on_stderr(runner: CliRunner) -> None:

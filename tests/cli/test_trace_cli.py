@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from dyncli.cli import app
@@ -16,19 +14,6 @@ from dyncli.cli import app
 DATA = Path(__file__).resolve().parents[1] / "data"
 TRACES = DATA / "traces"
 ENV = {"COLUMNS": "160", "TERM": "dumb", "NO_COLOR": "1"}
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith("DYNCLI_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
 
 
 def one_file(case: str) -> Path:
