@@ -14,12 +14,15 @@ import sys
 import tempfile
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from dyncli import __version__
 from dyncli.errors import DyncliError
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 SCHEMA_VERSION = 1
 
@@ -42,6 +45,25 @@ def warn(message: str) -> None:
 def info(message: str) -> None:
     """One progress/info line on stderr."""
     stderr_console().print(message, markup=False, highlight=False)
+
+
+def section_table(title: str, columns: list[str], ranks: bool = False) -> Table:
+    """A left-titled table whose long cells fold; a leading ``rank`` column when ``ranks``."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    if ranks:
+        table.add_column("rank", justify="right")
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    return table
+
+
+def add_text_row(table: Table, *cells: object) -> None:
+    """Add cells as plain text: sizes such as ``[s77, 8]`` would otherwise be eaten as rich tags."""
+    from rich.text import Text
+
+    table.add_row(*(Text(str(c)) for c in cells))
 
 
 def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:

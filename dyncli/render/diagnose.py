@@ -14,7 +14,15 @@ from rich.table import Table
 
 from dyncli.core.diagnose_model import Diagnosis
 from dyncli.logparse.events import UserLoc
-from dyncli.render import envelope, info, stdout_console, warn, write_json
+from dyncli.render import (
+    add_text_row,
+    envelope,
+    info,
+    section_table,
+    stdout_console,
+    warn,
+    write_json,
+)
 
 
 def render_json(diag: Diagnosis, target: str) -> None:
@@ -48,18 +56,8 @@ def _rank(rank: int | None) -> str:
     return "-" if rank is None else str(rank)
 
 
-def _table(title: str, columns: list[str], ranks: bool) -> Table:
-    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
-    if ranks:
-        table.add_column("rank", justify="right")
-    for col in columns:
-        table.add_column(col, overflow="fold")
-    return table
-
-
 def _add(table: Table, ranks: bool, rank: int | None, *cells: Any) -> None:
-    row = [str(c) for c in cells]
-    table.add_row(*([_rank(rank)] if ranks else []), *row)
+    add_text_row(table, *([_rank(rank)] if ranks else []), *cells)
 
 
 def summary_line(diag: Diagnosis) -> str:
@@ -101,7 +99,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         return rows[:limit]
 
     if diag.frames:
-        t = _table("Frames", ["frame", "function", "defined at", "compiles", "dynamic inputs"], ranks)
+        t = section_table("Frames", ["frame", "function", "defined at", "compiles", "dynamic inputs"], ranks)
         for f in cap(diag.frames, "frames"):
             dims = dict(f.dynamic_dims)
             dyn = ", ".join(f"{d.source}{' dims ' + ','.join(map(str, dims[d.source])) if dims.get(d.source) else ''}"
@@ -110,14 +108,14 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             _add(t, ranks, f.rank, f.frame_id, f.function or "?", where, f.compiles, dyn)
         out.print(t)
     if diag.recompiles:
-        t = _table("Recompiles", ["compile", "function", "cause", "guard failures", "user code"], ranks)
+        t = section_table("Recompiles", ["compile", "function", "cause", "guard failures", "user code"], ranks)
         for r in cap(diag.recompiles, "recompiles"):
             code = f"{_loc(r.user)} {r.user.code}" if r.user else "-"
             cause = r.cause if r.compiled else f"{r.cause}\n(refused: recompile limit)"
             _add(t, ranks, r.rank, r.compile_id, r.function, cause, "\n".join(r.reasons), code)
         out.print(t)
     if diag.specializations:
-        t = _table("Specializations", ["compile", "symbol", "sources", "value", "why",
+        t = section_table("Specializations", ["compile", "symbol", "sources", "value", "why",
                                        "user code"], ranks)
         for s in cap(diag.specializations, "specializations"):
             code = f"{_loc(s.user)}  {s.user.code}" if s.user else (s.framework or "-")
@@ -125,26 +123,26 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                  s.value, s.reason, code)
         out.print(t)
     if diag.graph_breaks:
-        t = _table("Graph breaks", ["location", "count", "reason", "code"], ranks)
+        t = section_table("Graph breaks", ["location", "count", "reason", "code"], ranks)
         for b in cap(diag.graph_breaks, "graph breaks"):
             _add(t, ranks, b.rank, f"{_short(b.file)}:{b.user_line}", b.count,
                  b.reason + (f"\n{b.explanation}" if b.explanation else ""), b.code or "-")
         out.print(t)
     if diag.recompile_limits:
-        t = _table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
+        t = section_table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
         for x in cap(diag.recompile_limits, "limit hits"):
             _add(t, ranks, x.rank, f"{x.function} ({_short(x.file)}:{x.first_line})",
                  f"{x.limit_name}={x.limit}", x.last_reason)
         out.print(t)
     if diag.unbacked:
-        t = _table("Unbacked (data-dependent) symbols", ["compile", "symbol", "range", "from"], ranks)
+        t = section_table("Unbacked (data-dependent) symbols", ["compile", "symbol", "range", "from"], ranks)
         for u in cap(diag.unbacked, "unbacked symbols"):
             where = f"{_loc(u.user)}  {u.user.code}" if u.user else u.framework
             _add(t, ranks, u.rank, u.compile_id, f"{u.symbol} ({u.kind})",
                  f"[{u.lower}, {u.upper}]", where)
         out.print(t)
     if diag.relations:
-        t = _table("Size relations", ["compile", "relation", "sources"], ranks)
+        t = section_table("Size relations", ["compile", "relation", "sources"], ranks)
         for x in cap(diag.relations, "relations"):
             _add(t, ranks, x.rank, x.compile_id, f"{x.symbol} = {x.target} ({x.reason})",
                  f"{x.lhs or '?'} == {x.rhs or '?'}")

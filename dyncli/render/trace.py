@@ -5,28 +5,13 @@ Diagnosis carries a ``trace`` report; same table style, same row cap."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from dyncli.core.diagnose_model import Diagnosis
-
-
-def _table(title: str, columns: list[str], ranks: bool) -> Table:
-    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
-    if ranks:
-        table.add_column("rank", justify="right")
-    for col in columns:
-        table.add_column(col, overflow="fold")
-    return table
+from dyncli.render import add_text_row, section_table
 
 
 def _r(rank: int | None) -> list[str]:
     return ["-" if rank is None else str(rank)]
-
-
-def _row(table: Table, *cells: str) -> None:
-    # Text, not markup: sizes such as "[s77, 8]" would otherwise be eaten as rich style tags.
-    table.add_row(*(Text(c) for c in cells))
 
 
 def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> None:
@@ -39,30 +24,30 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
     out.print(f"Compile time: {t.total_compile_s:.2f} s over {len(t.compile_times)} compile(s)",
               markup=False, soft_wrap=True)
     if t.frame_times:
-        table = _table("Compile time per frame", ["frame", "function", "compiles", "seconds"], ranks)
+        table = section_table("Compile time per frame", ["frame", "function", "compiles", "seconds"], ranks)
         for f in sorted(t.frame_times, key=lambda f: -f.seconds)[:limit]:
-            _row(table, *pre(f.rank), f.frame_id, f.function or "?", str(f.compiles),
+            add_text_row(table, *pre(f.rank), f.frame_id, f.function or "?", str(f.compiles),
                           f"{f.seconds:.3f}")
         out.print(table)
     if t.failures:
-        table = _table("Failed compiles", ["compile", "function", "error", "reason"], ranks)
+        table = section_table("Failed compiles", ["compile", "function", "error", "reason"], ranks)
         for c in t.failures[:limit]:
             reason = (c.fail_reason or "").strip().splitlines()
-            _row(table, *pre(c.rank), c.compile_id, c.function, c.fail_type or "",
+            add_text_row(table, *pre(c.rank), c.compile_id, c.function, c.fail_type or "",
                           reason[0] if reason else "")
         out.print(table)
     if t.similar_graphs:
-        table = _table("Similar graphs (same ops, only sizes differ)",
+        table = section_table("Similar graphs (same ops, only sizes differ)",
                        ["function", "compiles", "ops", "inputs whose sizes differ"], ranks)
         for s in t.similar_graphs[:limit]:
-            _row(table, *pre(s.rank), s.function, ", ".join(s.compile_ids), str(s.ops),
+            add_text_row(table, *pre(s.rank), s.function, ", ".join(s.compile_ids), str(s.ops),
                           "\n".join(f"{src}: {' vs '.join(sz)}" for src, sz in s.inputs))
         out.print(table)
     if len(t.ranks) > 1:
-        table = _table("Ranks", ["rank", "frames", "compiles", "recompiles", "failed",
+        table = section_table("Ranks", ["rank", "frames", "compiles", "recompiles", "failed",
                                  "compile s", "dynamic"], False)
         for r in t.ranks:
-            _row(table, *_r(r.rank), str(r.frames), str(r.compiles), str(r.recompiles),
+            add_text_row(table, *_r(r.rank), str(r.frames), str(r.compiles), str(r.recompiles),
                           str(r.failed), f"{r.compile_time_s:.3f}", ", ".join(r.dynamic) or "-")
         out.print(table)
         if t.divergences:
@@ -72,10 +57,10 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
             out.print("Ranks agree: same compiles and dynamic decisions.", markup=False,
                       soft_wrap=True)
     if t.pgo:
-        table = _table("PGO loaded, yet recompiled for size",
+        table = section_table("PGO loaded, yet recompiled for size",
                        ["function", "dynamic in loaded state", "recompiles", "allow-list instead"],
                        ranks)
         for p in t.pgo[:limit]:
-            _row(table, *pre(p.rank), p.function, ", ".join(p.loaded_dynamic) or "-",
+            add_text_row(table, *pre(p.rank), p.function, ", ".join(p.loaded_dynamic) or "-",
                           ", ".join(p.recompiles), ",".join(p.allow_list) or "-")
         out.print(table)

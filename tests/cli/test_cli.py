@@ -180,3 +180,18 @@ def test_python_dash_m_dyncli() -> None:
     proc = subprocess.run([sys.executable, "-m", "dyncli", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     assert proc.stdout == f"dyncli {__version__}\n"
+
+
+def test_table_cells_are_plain_text_not_markup() -> None:
+    import io
+
+    from rich.console import Console
+
+    from dyncli.render import add_text_row, section_table
+
+    table = section_table("Guards", ["expr", "size"], ranks=True)
+    add_text_row(table, 0, "Eq(s77, 8) [guard added]", "size=[s77, 8]")
+    buf = io.StringIO()
+    Console(file=buf, width=100).print(table)
+    out = buf.getvalue()
+    assert "[guard added]" in out and "size=[s77, 8]" in out and "rank" in out
