@@ -15,6 +15,7 @@ Examples:
   dyncli bench resnet50
   dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
   dyncli bench model.py:build --variations 5 --device cpu --json out.json
+  dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
 """
 
 
@@ -25,7 +26,8 @@ def _split(text: str | None) -> list[str] | None:
 def bench(
     model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.")] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.")] = False,
-    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources.")] = None,
+    dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".")] = None,
     variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).")] = None,
     spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed of the shape and input RNG.")] = None,
@@ -53,7 +55,7 @@ def bench(
         "bench", config, verbose, strategy=_split(strategy), variations=variations,
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
-        hf_config=overrides, strict=strict)
+        hf_config=overrides, strict=strict, dynamic_sources=_split(dynamic_sources))
     from dyncli.render import bench as render
 
     if list_models:

@@ -163,7 +163,7 @@ class _Runner:
         t_run = time.perf_counter()
         w = Watch()
         try:
-            with watch() as w:
+            with strategies.strategy_config(strategy, self.cfg.dynamic_sources), watch() as w:
                 for variation in self.plan:
                     vr = self._variation(strategy, variation, compiled, backend, w)
                     run.variations.append(vr)
@@ -329,6 +329,10 @@ def _validate(cfg: BenchConfig) -> None:
                          hint=f"Choose from: {', '.join(STRATEGIES)}")
     if not cfg.strategy:
         raise UsageError("--strategy: give at least one strategy")
+    if "sources" in cfg.strategy and not cfg.dynamic_sources:
+        raise UsageError("--strategy sources: no dynamic sources given",
+                         hint="Pass --dynamic-sources \"L['x']:0\" or set bench.dynamic_sources "
+                              "(dyncli suggest --format toml writes it)")
     bad = [v for v in cfg.vary if v not in VARY_CHOICES]
     if bad or not cfg.vary:
         raise UsageError(f"--vary: unknown {', '.join(bad) or '(empty)'}",

@@ -6,6 +6,9 @@
 - ``mark-dynamic`` plain ``torch.compile`` plus ``torch._dynamo.maybe_mark_dynamic`` on the
                    varied dims of every input (what the harness's ``--dynamic-batch-only`` does).
 - ``dynamic``      ``torch.compile(dynamic=True)``: every dim symbolic from the first compile.
+- ``sources``      plain ``torch.compile`` with ``torch.compiler.config.dynamic_sources`` set to
+                   ``bench.dynamic_sources`` (``TORCH_COMPILE_DYNAMIC_SOURCES``): the allow-list
+                   that ``dyncli suggest`` writes, measured before it is deployed.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dyncli.core.config import STRATEGIES
 from dyncli.core.shapes import DimPlan
 
 DYNAMIC_ARG: dict[str, bool | None] = {"static": False, "automatic": None,
-                                       "mark-dynamic": None, "dynamic": True}
+                                       "mark-dynamic": None, "dynamic": True, "sources": None}
 assert set(DYNAMIC_ARG) == set(STRATEGIES)
 
 
@@ -29,6 +32,18 @@ def compile_model(model: Any, strategy: str, backend: Any) -> Any:
 
     torch._dynamo.reset()
     return torch.compile(model, backend=backend, dynamic=DYNAMIC_ARG[strategy])
+
+
+def strategy_config(strategy: str, sources: list[str]) -> AbstractContextManager[Any]:
+    """torch config a strategy runs under, restored on exit (``sources``: the allow-list)."""
+    if strategy != "sources":
+        return nullcontext()
+    import torch.compiler
+
+    # Read while Dynamo traces (variables/builder.py), so it must hold for every compiling call.
+    patch: AbstractContextManager[Any] = torch.compiler.config.patch(  # type: ignore[attr-defined]
+        dynamic_sources=",".join(sources))
+    return patch
 
 
 def mark_inputs(strategy: str, args: tuple[Any, ...], kwargs: dict[str, Any],

@@ -48,9 +48,11 @@ def to_document(s: Suggestion) -> dict[str, Any]:
 
 def _toml(s: Suggestion) -> str:
     lines = [f"# dyncli suggest: torch.compiler.config.dynamic_sources ({ENV_VAR}), one entry a line.",
-             "# For your launcher's config (dyncli's own autodyn.toml has no key that reads it).",
-             "# Join with commas for the environment variable:",
+             "# Paste into autodyn.toml ([tool.dyncli.bench] in a pyproject.toml) and measure it with",
+             "#   dyncli bench MODEL --strategy automatic,sources",
+             "# Joined with commas, it is the environment variable:",
              f"# {s.env}",
+             "[bench]",
              "dynamic_sources = ["]
     for src in s.sources:
         where = ", ".join(f"{f.file}:{f.line} {f.function}" for f in src.frames)

@@ -89,13 +89,15 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--strategy", "static,fast"], "Error: command line: bench.strategy: expected one of "
-                                    "static, automatic, mark-dynamic, dynamic, got 'fast'"),
+                                    "static, automatic, mark-dynamic, dynamic, sources, got 'fast'"),
     (["--vary", "time"], "Error: command line: bench.vary: expected one of batch, seq"),
     (["--strategy", ","], "Error: --strategy: give at least one strategy"),
     (["--repeat", "1"], "Error: --repeat must be >= 2"),
     (["--spread", "1.5"], "Error: --spread must be in [0, 1)"),
     (["--hf-config", "layers"], "Error: --hf-config: expected KEY=VALUE"),
     (["--mode", "train"], "Error: command line: bench.mode: expected one of inference, training"),
+    (["--strategy", "automatic,sources"], "Error: --strategy sources: no dynamic sources given\n"
+                                          "Hint: Pass --dynamic-sources"),
 ])
 def test_bad_flags_are_usage_errors(runner: CliRunner, args: list[str], message: str) -> None:
     result = runner.invoke(app, ["bench", "resnet50", *args], env=ENV)

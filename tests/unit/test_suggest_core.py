@@ -198,7 +198,7 @@ def test_env_shell_toml_json_forms() -> None:
     result = _from("graphbreak")
     assert render_fix(result, "env") == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0,L['y']:0\"\n"
     assert render_fix(result, "shell") == "export TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0,L['y']:0\"\n"
-    assert tomllib.loads(render_fix(result, "toml"))["dynamic_sources"] == ["L['x']:0", "L['y']:0"]
+    assert tomllib.loads(render_fix(result, "toml"))["bench"]["dynamic_sources"] == ["L['x']:0", "L['y']:0"]
     doc = json.loads(render_fix(result, "json"))
     assert doc == to_document(result)
     assert doc["schema_version"] == 1 and doc["command"] == "suggest"
