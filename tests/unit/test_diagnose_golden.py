@@ -27,12 +27,15 @@ LOGS = ROOT / "tests" / "data" / "logs"
 GOLDEN = ROOT / "tests" / "data" / "golden"
 CASES = sorted(p.stem for p in LOGS.glob("*.log"))
 _SITE = re.compile(r"/\S*?/site-packages/")
+# The logs were captured in some checkout (paths inside them name it); tests may run in another.
+_DATA = re.compile(r"/[^\s'\"]*?/tests/data/")
 
 
 def normalize(obj: Any, root: str) -> Any:
     """Paths made machine-independent: ``<repo>/…`` and ``<site-packages>/…``."""
     if isinstance(obj, str):
-        return _SITE.sub("<site-packages>/", obj.replace(root, "<repo>"))
+        text = _DATA.sub("<repo>/tests/data/", _SITE.sub("<site-packages>/", obj))
+        return text.replace(root, "<repo>")
     if isinstance(obj, dict):
         return {k: normalize(v, root) for k, v in obj.items() if k != "dyncli"}
     if isinstance(obj, list):
@@ -67,3 +70,6 @@ def test_normalize_paths() -> None:
            "dyncli": "0.1.0"}
     assert normalize(doc, "/home/u/proj") == {"file": "<repo>/a.py",
                                               "x": ["<site-packages>/torch/f.py"]}
+    # a log captured in another checkout
+    assert normalize({"f": "/work/x/tests/data/programs/p.py"}, "/tmp/clone") == {
+        "f": "<repo>/tests/data/programs/p.py"}
