@@ -12,14 +12,13 @@ the name cannot be written raw; those get an escaped, ``$``-anchored form and a 
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dyncli.core.config import SuggestConfig
+from dyncli.core.gcpause import gc_paused
 from dyncli.core.pgo import Entry, PgoState, find_pgo_files, read_pgo_files
 from dyncli.errors import InputError, UsageError
 
@@ -342,7 +341,7 @@ def suggest(pgo_dir: Path | None, from_trace: Path | None, job_id: str | None,
         raise UsageError("--job-id selects PGO files and needs --pgo-dir")
     if cfg.torch_version is not None:
         parse_torch_version(cfg.torch_version)
-    with _gc_paused():
+    with gc_paused():
         state = PgoState()
         if pgo_dir is not None:
             read_pgo_files(find_pgo_files(pgo_dir, job_id), state)
@@ -355,21 +354,4 @@ def suggest(pgo_dir: Path | None, from_trace: Path | None, job_id: str | None,
             detail = "; ".join(f"{f}: {e}" for f, e in state.skipped)
             raise InputError(f"no usable PGO state was read ({detail})")
         return build_suggestion(state, cfg)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building many small acyclic objects.
-
-    Unpickling a 10,000-frame state allocates ~10^5 objects; the generational collector then
-    re-scans them again and again, which measured 2-4x the time of the work itself
-    (benchmarks/suggest_read.py). Nothing built here forms cycles, so nothing is leaked.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 

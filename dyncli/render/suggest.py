@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from dyncli.core.gcpause import gc_paused
 from dyncli.core.suggest import ENV_VAR, Suggestion
 from dyncli.render import envelope, info, stderr_console, to_json_text, warn, write_json
 
@@ -19,6 +20,11 @@ FORMATS = ("env", "shell", "toml", "python", "json")
 
 def to_document(s: Suggestion) -> dict[str, Any]:
     """The ``--json`` document (schema_version 1; see docs/suggest.md)."""
+    with gc_paused():
+        return _document(s)
+
+
+def _document(s: Suggestion) -> dict[str, Any]:
     return envelope("suggest", {
         "env": s.env,
         "value": s.value,
