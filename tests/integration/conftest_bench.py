@@ -43,3 +43,21 @@ class TwoInputs(nn.Module):
 def keyword_inputs() -> tuple[nn.Module, dict[str, torch.Tensor]]:
     """A dict of keyword inputs, batch 6."""
     return TwoInputs(), {"features": torch.randn(6, 12), "mask": torch.ones(6, 12, dtype=torch.bool)}
+
+
+class OomAboveEight(nn.Module):
+    """Raises torch's OutOfMemoryError for batches above 8, as a GPU that ran out would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[0] > 8:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+        return self.fc(x)
+
+
+def oom_above_eight() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """Batch 8, 16 features; every larger batch is an OOM."""
+    return OomAboveEight(), (torch.randn(8, 16),)

@@ -37,6 +37,18 @@ def test_eager_failure_is_a_status_and_the_rest_go_on() -> None:
     assert result.ran and result.failed
 
 
+def test_out_of_memory_is_a_status_and_the_rest_go_on() -> None:
+    cfg = BenchConfig(variations=5, strategy=["dynamic"], **QUICK)
+    result = run_bench(f"{MODELS}:oom_above_eight", cfg)
+    run = result.runs[0]
+    by_batch = {v.batch_size: v.accuracy for v in run.variations}
+    assert len(by_batch) == 5 and any(b > 8 for b in by_batch) and any(b <= 8 for b in by_batch)
+    assert {b: a for b, a in by_batch.items() if b > 8} == {b: "OOM" for b in by_batch if b > 8}
+    assert all(a == "pass" for b, a in by_batch.items() if b <= 8)
+    assert run.status == "OOM"
+    assert result.ran and result.failed
+
+
 def test_model_fail_to_load_is_recorded_and_nothing_ran() -> None:
     result = run_bench(f"{MODELS}:broken", BenchConfig(strategy=["static", "dynamic"], **QUICK))
     assert [r.status for r in result.runs] == ["model_fail_to_load"] * 2
