@@ -27,14 +27,26 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 
+# Width for files and pipes when COLUMNS is not set: there is no terminal to fit, and rich's
+# default of 80 folds the tables' long cells (paths, guard expressions) for no reason.
+PIPE_WIDTH = 120
+
+
+def _console(file: Any, soft_wrap: bool) -> Console:
+    console = Console(file=file, highlight=False, soft_wrap=soft_wrap)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPE_WIDTH
+    return console
+
+
 def stdout_console() -> Console:
     """Console for data. Created per call so that a redirected ``sys.stdout`` is honoured."""
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    return _console(sys.stdout, soft_wrap=False)
 
 
 def stderr_console() -> Console:
     """Console for progress, warnings and hints."""
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    return _console(sys.stderr, soft_wrap=True)
 
 
 def warn(message: str) -> None:

@@ -207,7 +207,7 @@ def write_files(result: BenchResult, json_path: str | None, csv_path: str | None
 
 def variation_table(run: RunResult) -> Table:
     """One row per variation of a strategy."""
-    t = Table(title=f"{run.strategy} · {run.mode} · {run.compiles} compiles"
+    t = Table(title=f"{run.strategy} · {run.mode} · {run.compiles} compile{'' if run.compiles == 1 else 's'}"
               + (" · RECOMPILE LIMIT HIT" if run.recompile_limit_hit else ""),
               title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("#", "shape", "eager ms", "comp ms", "speedup", "p", "compiled here",
@@ -249,8 +249,6 @@ def comparison_table(result: BenchResult) -> Table:
 def print_result(result: BenchResult, to_stderr: bool = False) -> None:
     """Tables to stdout (stderr when stdout carries JSON); limit hits warned on stderr."""
     out = stderr_console() if to_stderr else stdout_console()
-    if not out.is_terminal:
-        out.width = max(out.width, 110)  # files and pipes: no reason to squeeze the tables
     env = result.environment
     out.print(f"{result.model} on {env.device} ({env.device_name}), {env.dtype}, "
               f"torch {env.torch}", markup=False)

@@ -149,6 +149,7 @@ def test_json_csv_and_tables(runner: CliRunner, monkeypatch: pytest.MonkeyPatch,
     assert (tmp_path / "r.png").exists()
     out = result.stdout
     assert "static · inference · 2 compiles" in out
+    assert "dynamic · inference · 1 compile" in [line.strip() for line in out.splitlines()]
     assert "strategies side by side" in out
     assert "Mann-Whitney U" in out
     rows = {line.split("  ")[1].strip(): line.split()[-2:] for line in out.splitlines()

@@ -195,3 +195,15 @@ def test_table_cells_are_plain_text_not_markup() -> None:
     Console(file=buf, width=100).print(table)
     out = buf.getvalue()
     assert "[guard added]" in out and "size=[s77, 8]" in out and "rank" in out
+
+
+def test_pipes_get_wide_tables_unless_columns_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from dyncli import render
+
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert render.stdout_console().width == render.PIPE_WIDTH
+    monkeypatch.setenv("COLUMNS", "90")
+    assert render.stdout_console().width == 90
