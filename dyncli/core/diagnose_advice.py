@@ -15,6 +15,7 @@ from dyncli.core.diagnose_model import (
     RecompileReport,
     Suggestion,
 )
+from dyncli.core.sources import local_expr
 
 # A guard on a tensor's geometry: torch's TENSOR_MATCH message or a shape guard on a size symbol.
 _SIZE_RE = re.compile(r"size mismatch|stride mismatch|storage_offset|\.size\(\)|\.stride\(\)"
@@ -155,9 +156,14 @@ def _num(compile_id: str) -> int:
 
 
 def _arg(entry: str) -> str | None:
-    """``x`` for ``L['x']:0``; None for nested sources (no one-line mark_dynamic for those)."""
-    m = re.match(r"^L\['(\w+)'\]:\d+$", entry)
-    return m.group(1) if m else None
+    """``x`` for ``L['x']:0``; None for nested sources (no one-line mark_dynamic for those).
+
+    ``L['kwargs']['ids']`` names a dict inside a wrapper's frame, not a variable of the caller,
+    so a one-line ``mark_dynamic(kwargs['ids'], 0)`` "before the first call" would mislead.
+    """
+    source, sep, dim = entry.rpartition(":")
+    expr = local_expr(source) if sep and dim.isdigit() else None
+    return expr if expr is not None and expr.isidentifier() else None
 
 
 def _specializations(diag: Diagnosis) -> list[Suggestion]:

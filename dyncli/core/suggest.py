@@ -20,6 +20,7 @@ from pathlib import Path
 from dyncli.core.config import SuggestConfig
 from dyncli.core.gcpause import gc_paused
 from dyncli.core.pgo import Entry, PgoState, find_pgo_files, read_pgo_files
+from dyncli.core.sources import is_input, local_expr
 from dyncli.errors import InputError, UsageError
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
@@ -27,8 +28,6 @@ ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
 # is the oldest release it was verified in here, so older targets get whole-source entries.
 DIM_SUFFIX_SINCE = (2, 14)
 
-# Inputs of the frame itself: a local, optionally indexed (args tuples, kwargs dicts).
-_INPUT_RE = re.compile(r"^L\['[^']*'\](?:\[(?:\d+|'[^']*')\])*$")
 _RESUME_PREFIX = "torch_dynamo_resume_in_"
 
 
@@ -233,8 +232,7 @@ def _local_expr(source: str, frames: list[FrameRef]) -> str | None:
     """``L['x']`` → ``x``, ``L['kwargs']['ids']`` → ``kwargs['ids']`` (user frames only)."""
     if all(f.function.startswith(_RESUME_PREFIX) for f in frames):
         return None
-    m = re.match(r"^L\['([A-Za-z_][A-Za-z0-9_]*)'\](.*)$", source)
-    return m.group(1) + m.group(2) if m and _INPUT_RE.match(source) else None
+    return local_expr(source)
 
 
 def _across_frames(entries: list[Entry]) -> tuple[str, int, tuple[int, ...], set[int]]:
@@ -280,7 +278,7 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
                 static_in.setdefault(source, []).append(ref)
             elif exclude_rx is not None and exclude_rx.search(source):
                 status = "excluded"
-            elif not cfg.include_params and not _INPUT_RE.match(source):
+            elif not cfg.include_params and not is_input(source):
                 status = "param"
                 left_out[source] = None
             else:
@@ -290,7 +288,7 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
                 refs.append(ref)
             row_dims = entry.dynamic_dims() if entry.is_tensor else None
             rows.append(InputRow(source, entry, _kind(entry), row_dims, status,
-                                 not _INPUT_RE.match(source)))
+                                 not is_input(source)))
         if rows:
             reports.append(FrameReport(ref, tuple(rows)))
 
