@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
+
+from trace_records import envelope as rec
+from trace_records import intern
 
 from dyncli.logparse import events as ev
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.trace_map import trace_events
 
-PREFIX = "V1122 01:19:12.903000 4440 torch/_dynamo/x.py:1]"
 GRAPH = '''class GraphModule(torch.nn.Module):
     def forward(self, s77: "Sym(s77)", L_x_: "f32[s77, 4][4, 1]cpu"):
         l_x_ = L_x_
@@ -18,20 +19,6 @@ GRAPH = '''class GraphModule(torch.nn.Module):
         y: "f32[s77, 4][4, 1]cpu" = l_x_ * 2;  l_x_ = None
         getitem_19: "f32[4][1]cpu" = y[0]
         return (getitem_19,)'''
-
-
-def rec(kind: str, meta: object, payload: str | None = None, **ctx: object) -> list[str]:
-    record: dict[str, object] = {kind: meta, **ctx}
-    if payload is not None:
-        record["has_payload"] = hashlib.md5(payload.encode()).hexdigest()
-    out = [f"{PREFIX} {json.dumps(record)}"]
-    if payload is not None:
-        out += [f"\t{p}" for p in payload.split("\n")]
-    return out
-
-
-def intern(path: str, idx: int) -> list[str]:
-    return [f'{PREFIX} {{"str": [{json.dumps(path)}, {idx}]}}']
 
 
 CID = {"frame_id": 0, "frame_compile_id": 1, "attempt": 0}

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import pytest
+import trace_records as records
+from trace_records import PREFIX
 
 from dyncli.errors import InputError
 from dyncli.logparse.trace import (
@@ -18,18 +18,11 @@ from dyncli.logparse.trace import (
 )
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
-PREFIX = "V1122 01:19:12.903000 4440 torch/_dynamo/guards.py:5625]"
 
 
 def envelope(kind: str, meta: object, payload: str | None = None, **ctx: object) -> list[str]:
-    """Lines torch would write for one record (see torch/_logging/_internal.py)."""
-    record: dict[str, object] = {kind: meta, **ctx}
-    if payload is not None:
-        record["has_payload"] = hashlib.md5(payload.encode()).hexdigest()
-    lines = [f"{PREFIX} {json.dumps(record)}\n"]
-    if payload is not None:
-        lines += [f"\t{part}\n" for part in payload.split("\n")]
-    return lines
+    """Lines torch would write for one record, each with its newline as read from a file."""
+    return records.envelope(kind, meta, payload, end="\n", **ctx)
 
 
 def parse(lines: list[str], **kw: object) -> tuple[TraceParser, list]:
