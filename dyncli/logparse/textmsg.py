@@ -148,7 +148,7 @@ def dynamic_sources(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                              dim=int(m["dim"]) if m["dim"] else None, **common)]
 
 
-def _stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
+def user_stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
     """``File "f", line n, in fn`` + code lines → UserLocs (code = the line after)."""
     out: list[ev.UserLoc] = []
     pending: re.Match[str] | None = None
@@ -197,7 +197,7 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         elif in_stack:
             stack_lines.append(body)
     return [ev.Recompile(function=m["fn"], file=m["file"], first_line=int(m["line"]),
-                         failures=tuple(failures), user_stack=_stack(stack_lines), **common)]
+                         failures=tuple(failures), user_stack=user_stack(stack_lines), **common)]
 
 
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -221,7 +221,7 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
             gb_type = body
     return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=gb_type or reason,
                           explanation=explanation, hints=tuple(hints),
-                          user_stack=_stack(lines[stack_at:]), duplicate=bool(m["dup"]), **common)]
+                          user_stack=user_stack(lines[stack_at:]), duplicate=bool(m["dup"]), **common)]
 
 
 def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -244,7 +244,7 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
     user = None
     if stack_from is not None:
         end = next((i for i in range(stack_from + 1, len(lines)) if not lines[i].strip()), len(lines))
-        frames = _stack(lines[stack_from + 1:end])
+        frames = user_stack(lines[stack_from + 1:end])
         user = frames[-1] if frames else None
     out: list[ev.Event] = []
     for text in lines:

@@ -18,6 +18,7 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse import trace_events as te
+from dyncli.logparse.textmsg import user_stack
 from dyncli.logparse.trace import TraceParser, TraceRecord, decode_recompile_reasons
 
 # Frames of the shape machinery itself; the first frame outside them is the "framework
@@ -155,14 +156,8 @@ class TraceEventMapper:
 
     @staticmethod
     def _constraint_violations(text: str, ctx: dict[str, Any]) -> Iterator[ev.Event]:
-        user = None
-        frames = [m for line in text.splitlines() if (m := _STACK_FILE.match(line))]
-        if frames:
-            last = frames[-1]
-            lines = text.splitlines()
-            idx = lines.index(last.string)
-            code = lines[idx + 1].strip() if idx + 1 < len(lines) else ""
-            user = ev.UserLoc(last["file"], int(last["line"]), last["fn"].strip(), code)
+        stack = user_stack(text.splitlines())
+        user = stack[-1] if stack else None
         for line in text.splitlines():
             if m := _MARKED_CV.match(line):
                 yield ev.ConstraintViolation(message=line.strip().lstrip("- "), source=m["src"],
@@ -220,14 +215,8 @@ class TraceEventMapper:
             m = _FAILED.match(reason)
             failed, rest = (m["cid"], m["rest"]) if m else ("", reason)
             head, _, tail = rest.partition("\nUser stack trace:")
-            user = None
-            frames = [f for line in tail.splitlines() if (f := _STACK_FILE.match(line))]
-            if frames:
-                last = frames[-1]
-                lines = tail.splitlines()
-                idx = lines.index(last.string)
-                code = lines[idx + 1].strip() if idx + 1 < len(lines) else ""
-                user = ev.UserLoc(last["file"], int(last["line"]), last["fn"].strip(), code)
+            stack = user_stack(tail.splitlines())
+            user = stack[-1] if stack else None
             failures.append(ev.GuardFailure(failed=failed, reason=head.strip(), user=user))
         function, file, first = self.frames.get((ctx["rank"], rec.frame_id), ("", "", None))
         return ev.Recompile(function=function, file=file, first_line=first,
