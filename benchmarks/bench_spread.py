@@ -14,8 +14,8 @@ import argparse
 import json
 import statistics
 
-from dyncli.core.bench import run_bench
-from dyncli.core.config import BenchConfig
+from dyncli.bench.runner import run_bench
+from dyncli.config import BenchConfig
 
 
 def main() -> None:

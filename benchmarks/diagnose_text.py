@@ -55,7 +55,7 @@ with open(PATH, "rb") as fh:
 result = {"events": n, "lines": stats.lines, "unrecognized": stats.unrecognized}
 """,
     "full": """
-from dyncli.core.diagnose_text import diagnose_logs
+from dyncli.diagnose.read import diagnose_logs
 d = diagnose_logs([PATH])
 result = {"lines": d.stats.lines, "frames": len(d.frames), "recompiles": len(d.recompiles),
           "unrecognized": d.stats.unrecognized}

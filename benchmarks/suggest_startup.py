@@ -49,7 +49,7 @@ def main() -> None:
         "python -m dyncli --version": [sys.executable, "-m", "dyncli", "--version"],
     }
     # Where the time goes: each import alone, in a fresh interpreter.
-    for what in ("typer", "pydantic", "dyncli.cli", "dyncli.core.suggest, dyncli.render.suggest"):
+    for what in ("typer", "pydantic", "dyncli.cli", "dyncli.suggest.allowlist, dyncli.suggest.render"):
         commands[f"import {what}"[:27]] = [sys.executable, "-c", f"import {what}"]
     script = Path(sys.executable).with_name("dyncli")
     if script.exists():

@@ -48,23 +48,23 @@ def bench(
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    from dyncli.core import zoo
+    from dyncli.bench import models
 
-    overrides = zoo.parse_overrides(hf_config) if hf_config is not None else None
+    overrides = models.parse_overrides(hf_config) if hf_config is not None else None
     resolved = resolve_config(
         "bench", config, verbose, strategy=_split(strategy), variations=variations,
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
         hf_config=overrides, strict=strict, dynamic_sources=_split(dynamic_sources))
-    from dyncli.render import bench as render
+    from dyncli.bench import render
 
     if list_models:
-        listing = zoo.listing()
+        listing = models.listing()
         render.print_listing(listing.torchvision, listing.timm_count, listing.hf_examples)
         return
     if not model:
         raise UsageError("Give a model to benchmark", hint="See the names with: dyncli bench --list")
-    from dyncli.core.bench import run_bench
+    from dyncli.bench.runner import run_bench
 
     cfg = resolved.config
     with render.progress_hooks() as hooks:

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from dyncli.core.config import Resolved, resolve
-from dyncli.render import stderr_console
+from dyncli.config import Resolved, resolve
+from dyncli.output import stderr_console
 
 ConfigOpt = Annotated[
     Path | None,

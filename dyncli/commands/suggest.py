@@ -37,8 +37,8 @@ def suggest(
     resolved = resolve_config("suggest", config, verbose, format=fmt, include_params=include_params,
                               frame=frame, exclude=exclude, torch_version=torch_version)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
-    from dyncli.core.suggest import suggest as make_suggestion
-    from dyncli.render.suggest import print_suggestion
+    from dyncli.suggest.allowlist import suggest as make_suggestion
+    from dyncli.suggest.render import print_suggestion
 
     result = make_suggestion(pgo_dir, from_trace, job_id, resolved.config)
     print_suggestion(result, resolved.config.format, json_path, quiet)

@@ -1,7 +1,7 @@
 """Typed events parsed from torch logs: frozen dataclasses, one per kind of fact.
 
 Both parsers produce these: ``textlog`` (TORCH_LOGS text) and ``trace`` (TORCH_TRACE
-structured logs). ``dyncli.core.diagnose`` consumes any iterable of them. Every field beyond
+structured logs). ``dyncli.diagnose.analyzer`` consumes any iterable of them. Every field beyond
 the common ones is optional or defaulted, so that a newer torch that drops a detail still
 yields an event; add new fields WITH defaults, never rename (the trace parser depends on them).
 

@@ -17,7 +17,7 @@ guards tree only TENSOR_MATCH lines with a dynamic dim and shape LAMBDA_GUARDs a
 
 Nothing here raises on bad input: unknown kinds, non-glog lines and records that fail to parse
 are counted in ``ParseStats`` (``unrecognized``/``malformed``); callers decide what is fatal
-(``--strict``). No file IO and no torch: see ``dyncli.core.logsource`` for reading files.
+(``--strict``). No file IO and no torch: see ``dyncli.inputs`` for reading files.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Trace records → events: the SAME event classes as the text parser, plus trace-only ones.
 
-``trace_events(lines)`` is the whole TORCH_TRACE parser as ``dyncli.core.diagnose`` sees it:
+``trace_events(lines)`` is the whole TORCH_TRACE parser as ``dyncli.diagnose.analyzer`` sees it:
 lines in, ``dyncli.logparse.events`` objects out (``CompileStart``, ``CreateSymbol``,
 ``GuardAdded``, ``SetReplacement``, ``MarkedDynamic``, ``Recompile``, ``GraphBreak``,
 ``TensorMatch``, ``ShapeGuard``, ``ConstraintViolation``…), interleaved with the trace-only

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import dyncli.core.bench as core_bench
+import dyncli.bench.runner as core_bench
 from dyncli.cli import app
-from dyncli.core.bench_result import BenchResult, Hooks
+from dyncli.bench.result import BenchResult, Hooks
 
 ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
 _spec = importlib.util.spec_from_file_location(

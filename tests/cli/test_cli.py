@@ -16,7 +16,7 @@ from dyncli import __version__
 from dyncli.cli import DyncliGroup, app
 from dyncli.commands.options import resolve_config
 from dyncli.errors import DyncliError, InputError
-from dyncli.render import envelope, to_json_text, write_json
+from dyncli.output import envelope, to_json_text, write_json
 
 ENV = {"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"}
 
@@ -187,7 +187,7 @@ def test_table_cells_are_plain_text_not_markup() -> None:
 
     from rich.console import Console
 
-    from dyncli.render import add_text_row, section_table
+    from dyncli.output import add_text_row, section_table
 
     table = section_table("Guards", ["expr", "size"], ranks=True)
     add_text_row(table, 0, "Eq(s77, 8) [guard added]", "size=[s77, 8]")
@@ -200,7 +200,7 @@ def test_table_cells_are_plain_text_not_markup() -> None:
 def test_pipes_get_wide_tables_unless_columns_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from dyncli import render
+    from dyncli import output as render
 
     monkeypatch.setattr("sys.stdout", io.StringIO())
     monkeypatch.delenv("COLUMNS", raising=False)

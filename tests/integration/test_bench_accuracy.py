@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from dyncli.core.accuracy import compare, compare_tensors, flatten
-from dyncli.core.bench import run_bench
-from dyncli.core.config import BenchConfig
-from dyncli.core.strategies import loss_of
-from dyncli.core.zoo import build, default_batch, infer_kind, parse_overrides
+from dyncli.bench.accuracy import compare, compare_tensors, flatten
+from dyncli.bench.runner import run_bench
+from dyncli.config import BenchConfig
+from dyncli.bench.strategies import loss_of
+from dyncli.bench.models import build, default_batch, infer_kind, parse_overrides
 from dyncli.errors import ModelError, UsageError
 
 

@@ -12,10 +12,10 @@ import torch
 from typer.testing import CliRunner
 
 from dyncli.cli import app
-from dyncli.core.bench import run_bench
-from dyncli.core.bench_result import BenchResult, Call, Hooks
-from dyncli.core.config import BenchConfig
-from dyncli.render.bench import write_files
+from dyncli.bench.runner import run_bench
+from dyncli.bench.result import BenchResult, Call, Hooks
+from dyncli.config import BenchConfig
+from dyncli.bench.render import write_files
 
 pytestmark = pytest.mark.slow
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.core.bench import run_bench
-from dyncli.core.bench_result import BenchResult, Call, Hooks
-from dyncli.core.config import BenchConfig
-from dyncli.core.shapes import plan_variations
+from dyncli.bench.runner import run_bench
+from dyncli.bench.result import BenchResult, Call, Hooks
+from dyncli.config import BenchConfig
+from dyncli.bench.shapes import plan_variations
 
 pytestmark = pytest.mark.slow
 

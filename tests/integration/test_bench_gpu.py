@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from dyncli.core.bench import run_bench
-from dyncli.core.bench_result import Call, Hooks
-from dyncli.core.config import BenchConfig
+from dyncli.bench.runner import run_bench
+from dyncli.bench.result import Call, Hooks
+from dyncli.config import BenchConfig
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.core.config import SuggestConfig
-from dyncli.core.suggest import suggest
+from dyncli.config import SuggestConfig
+from dyncli.suggest.allowlist import suggest
 
 pytest.importorskip("torch")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.core.diagnose import analyze
-from dyncli.core.diagnose_text import diagnose_inputs
+from dyncli.diagnose.analyzer import analyze
+from dyncli.diagnose.read import diagnose_inputs
 from dyncli.logparse.textlog import parse_lines
 
 pytest.importorskip("torch")

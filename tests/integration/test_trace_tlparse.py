@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.core.diagnose_trace import diagnose_traces
+from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.logparse.trace import decode_recompile_reasons
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"

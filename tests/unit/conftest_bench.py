@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dyncli.core.bench_result import BenchResult, Environment, RunResult, VariationResult
+from dyncli.bench.result import BenchResult, Environment, RunResult, VariationResult
 
 
 def variation(index: int, batch: int, eager: float, compiled: float, recompiled: bool,

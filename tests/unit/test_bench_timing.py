@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from dyncli.core.timing import CpuClock, CudaClock, interleaved, timed
+from dyncli.bench.timing import CpuClock, CudaClock, interleaved, timed
 
 
 class FakeCuda:
@@ -97,7 +97,7 @@ def test_interleaved_with_fake_cuda_syncs_around_every_call() -> None:
 
 
 def test_clean_reason_strips_compile_id_and_stack() -> None:
-    from dyncli.core.compile_watch import clean_reason
+    from dyncli.bench.compile_watch import clean_reason
 
     assert clean_reason("0/1: tensor 'x' size mismatch at index 0. expected 8, actual 10") == \
         "tensor 'x' size mismatch at index 0. expected 8, actual 10"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.core.config import TABLES, BenchConfig, documented_fields, find_config, resolve
+from dyncli.config import TABLES, BenchConfig, documented_fields, find_config, resolve
 from dyncli.errors import ConfigError
 
 if sys.version_info >= (3, 11):

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.core.diagnose import analyze
-from dyncli.core.diagnose_advice import classify
-from dyncli.core.diagnose_model import Diagnosis
-from dyncli.core.diagnose_text import diagnose_logs
+from dyncli.diagnose.analyzer import analyze
+from dyncli.diagnose.advice import classify
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.read import diagnose_logs
 from dyncli.logparse import events as ev
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from dyncli.core.diagnose_text import diagnose_logs
-from dyncli.render import envelope, to_json_text
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.output import envelope, to_json_text
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "data" / "logs"

@@ -11,9 +11,9 @@ import pytest
 import suggest_fake_pgo as fake
 import tomllib
 
-from dyncli.core.config import SuggestConfig
-from dyncli.core.pgo import PgoState, loads_state
-from dyncli.core.suggest import (
+from dyncli.config import SuggestConfig
+from dyncli.suggest.pgo_pickle import PgoState, loads_state
+from dyncli.suggest.allowlist import (
     Suggestion,
     build_suggestion,
     parse_torch_version,
@@ -21,7 +21,7 @@ from dyncli.core.suggest import (
     suggest,
 )
 from dyncli.errors import InputError, UsageError
-from dyncli.render.suggest import render_fix, to_document
+from dyncli.suggest.render import render_fix, to_document
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
 CFG = SuggestConfig()

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from dyncli.core.config import SuggestConfig
-from dyncli.core.suggest import suggest
-from dyncli.render.suggest import to_document
+from dyncli.config import SuggestConfig
+from dyncli.suggest.allowlist import suggest
+from dyncli.suggest.render import to_document
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
 GOLDEN = DATA / "expected"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import suggest_fake_pgo as fake
 
-from dyncli.core.pgo import (
+from dyncli.suggest.pgo_pickle import (
     DYNAMIC,
     Entry,
     InferStride,
@@ -24,7 +24,7 @@ from dyncli.core.pgo import (
     loads_state,
     read_pgo_files,
 )
-from dyncli.core.pgo_text import code_state_artifacts, parse_render, read_trace_files, trace_files
+from dyncli.suggest.pgo_trace import code_state_artifacts, parse_render, read_trace_files, trace_files
 from dyncli.errors import InputError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
@@ -39,7 +39,7 @@ def _rendered(state: PgoState) -> dict[tuple[str, int, str], dict[str, str]]:
 def test_reading_needs_no_torch() -> None:
     # In a fresh interpreter: other tests in this process may have imported torch.
     code = ("import sys; from pathlib import Path\n"
-            "from dyncli.core.suggest import suggest; from dyncli.core.config import SuggestConfig\n"
+            "from dyncli.suggest.allowlist import suggest; from dyncli.config import SuggestConfig\n"
             "for p in Path(sys.argv[1]).iterdir():\n"
             "    if (p / 'dynamo').is_dir():\n"
             "        suggest(p, p, None, SuggestConfig())\n"
@@ -121,7 +121,7 @@ def test_dir_forms_and_job_selection(tmp_path: Path) -> None:
 
 
 def test_job_matching_with_underscores_in_job_and_tag() -> None:
-    from dyncli.core.pgo import matches_job
+    from dyncli.suggest.pgo_pickle import matches_job
     assert matches_job("code_state_my_job_None_.pkl", "my_job")
     assert matches_job("code_state_train_3_tag_with_parts.pkl", "train")
     assert not matches_job("code_state_train_x_3_.pkl", "train")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.core.diagnose_trace import diagnose_traces, is_trace_input, trace_files
+from dyncli.diagnose.read_trace import diagnose_traces, is_trace_input, trace_files
 from dyncli.errors import InputError
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"

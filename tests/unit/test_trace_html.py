@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dyncli.core.diagnose_trace import diagnose_traces
-from dyncli.render.html import render_html, write_html
+from dyncli.diagnose.read_trace import diagnose_traces
+from dyncli.diagnose.html import render_html, write_html
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 
@@ -41,7 +41,7 @@ def test_text_is_escaped(tmp_path: Path) -> None:
 
 
 def test_text_log_diagnosis_renders_without_trace_sections() -> None:
-    from dyncli.core.diagnose import analyze
+    from dyncli.diagnose.analyzer import analyze
     from dyncli.logparse.textlog import parse_lines
 
     log = Path(__file__).resolve().parents[1] / "data" / "logs" / "graph_break_frames.log"

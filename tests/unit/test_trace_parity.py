@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from dyncli.core.diagnose import analyze
-from dyncli.core.diagnose_model import Diagnosis
-from dyncli.core.diagnose_trace import diagnose_traces
+from dyncli.diagnose.analyzer import analyze
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.logparse.textlog import parse_lines
 
 DATA = Path(__file__).resolve().parents[1] / "data"

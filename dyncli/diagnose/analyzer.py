@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.core import diagnose_advice as advice
-from dyncli.core.diagnose_model import (
+from dyncli.diagnose import advice
+from dyncli.diagnose.model import (
     Diagnosis,
     DynamicInput,
     FrameReport,

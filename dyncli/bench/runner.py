@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from dyncli import __version__
-from dyncli.core import accuracy, inputs, stats, strategies, zoo
-from dyncli.core.bench_result import (
+from dyncli.bench import accuracy, models, stats, strategies, tensors
+from dyncli.bench.result import (
     PASS,
     BenchResult,
     Call,
@@ -33,16 +33,16 @@ from dyncli.core.bench_result import (
     RunResult,
     VariationResult,
 )
-from dyncli.core.compile_watch import (
+from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
     clean_reason,
     settle_compile_workers,
     watch,
 )
-from dyncli.core.config import BenchConfig
-from dyncli.core.shapes import DimPlan, Variation, detect_dims, plan_variations
-from dyncli.core.timing import Clock, CpuClock, CudaClock, interleaved
+from dyncli.config import BenchConfig
+from dyncli.bench.shapes import DimPlan, Variation, detect_dims, plan_variations
+from dyncli.bench.timing import Clock, CpuClock, CudaClock, interleaved
 from dyncli.errors import ModelError, UsageError
 
 
@@ -117,7 +117,7 @@ def _torch_counts() -> tuple[int, int]:
 class _Runner:
     """State shared by the strategies of one benchmark."""
 
-    def __init__(self, cfg: BenchConfig, built: zoo.Built, device: str, dims: DimPlan,
+    def __init__(self, cfg: BenchConfig, built: models.Built, device: str, dims: DimPlan,
                  plan: list[Variation], hooks: Hooks) -> None:
         import torch
 
@@ -127,7 +127,7 @@ class _Runner:
         self.autocast = strategies.autocast_context(device, cfg.dtype)
         self.clock: Clock = CudaClock(torch, device) if device == "cuda" else CpuClock()
         gen = torch.Generator().manual_seed(cfg.seed)
-        self.inputs = [inputs.make_inputs(built, dims, v, gen, cfg.dtype, device) for v in plan]
+        self.inputs = [tensors.make_inputs(built, dims, v, gen, cfg.dtype, device) for v in plan]
         self.phase = "first"
         self.in_calls = 0.0
         import scipy.stats  # noqa: F401  (its ~0.5 s first import is setup, not a strategy's)
@@ -190,10 +190,10 @@ class _Runner:
     def _variation(self, strategy: str, variation: Variation, compiled: Any,
                    backend: CountingBackend, w: Watch) -> VariationResult:
         cfg, b = self.cfg, self.built
-        args, kwargs = inputs.clone_inputs(*self.inputs[variation.index])
+        args, kwargs = tensors.clone_inputs(*self.inputs[variation.index])
         strategies.mark_inputs(strategy, args, kwargs, self.dims)
-        vr = VariationResult(variation.index, inputs.batch_of(args, kwargs, self.dims),
-                             variation.seq_len, inputs.shapes_of(args, kwargs))
+        vr = VariationResult(variation.index, tensors.batch_of(args, kwargs, self.dims),
+                             variation.seq_len, tensors.shapes_of(args, kwargs))
         eager_fn = self._fn(self.model, strategy, variation.index, "eager")
         comp_fn = self._fn(compiled, strategy, variation.index, "compiled")
 
@@ -277,12 +277,12 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
             hooks.warning(text)
 
     _validate(cfg)
-    zoo.check_name(model_name)
+    models.check_name(model_name)
     device = resolve_device(cfg.device, warn)
     settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
     result = BenchResult(model_name, _environment(device, cfg.dtype), settings, warnings=warnings)
     try:
-        built = zoo.build(model_name, device=device, batch_size=cfg.batch_size,
+        built = models.build(model_name, device=device, batch_size=cfg.batch_size,
                           seq_len=cfg.seq_len, hf_config=cfg.hf_config,
                           training=cfg.mode == "training")
     except ModelError:
@@ -296,7 +296,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
         return result
     if "seq" in cfg.vary and built.seq_len is None:
         raise UsageError(f"--vary seq: {model_name} has no sequence dim (only hf: models do)")
-    dims = detect_dims(inputs.named_shapes(built), built.batch_size, cfg.batch_dim, built.seq_len)
+    dims = detect_dims(tensors.named_shapes(built), built.batch_size, cfg.batch_dim, built.seq_len)
     for text in dims.warnings:
         warn(text)
     result.dims = {"batch": {k: list(v) for k, v in dims.batch.items()},
@@ -320,8 +320,8 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
 
 
 def _validate(cfg: BenchConfig) -> None:
-    from dyncli.core.config import STRATEGIES
-    from dyncli.core.shapes import VARY_CHOICES
+    from dyncli.config import STRATEGIES
+    from dyncli.bench.shapes import VARY_CHOICES
 
     bad = [s for s in cfg.strategy if s not in STRATEGIES]
     if bad:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from dyncli.core.diagnose_model import (
+from dyncli.diagnose.model import (
     Diagnosis,
     FrameReport,
     RecompileReport,
-    Suggestion,
+    Advice,
 )
-from dyncli.core.sources import local_expr
+from dyncli.sources import local_expr
 
 # A guard on a tensor's geometry: torch's TENSOR_MATCH message or a shape guard on a size symbol.
 _SIZE_RE = re.compile(r"size mismatch|stride mismatch|storage_offset|\.size\(\)|\.stride\(\)"
@@ -102,9 +102,9 @@ def _ev(line: int, cid: str, text: str) -> str:
     return f"line {line}: [{cid}] {text}" if cid else f"line {line}: {text}"
 
 
-def suggest(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]) -> tuple[Suggestion, ...]:
+def suggest(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]) -> tuple[Advice, ...]:
     """Every suggestion the evidence supports, most useful first."""
-    out: list[Suggestion] = []
+    out: list[Advice] = []
     out += _mark_dynamic_up_front(diag)
     out += _specializations(diag)
     out += _scalars(diag)
@@ -116,7 +116,7 @@ def suggest(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport
     return tuple(out)
 
 
-def _mark_dynamic_up_front(diag: Diagnosis) -> list[Suggestion]:
+def _mark_dynamic_up_front(diag: Diagnosis) -> list[Advice]:
     out = []
     for f in diag.frames:
         auto = [d for d in f.dynamic_inputs if d.origin.startswith("automatic")
@@ -139,7 +139,7 @@ def _mark_dynamic_up_front(diag: Diagnosis) -> list[Suggestion]:
         evidence = tuple(_ev(r.line, r.compile_id, "recompile: " + "; ".join(r.reasons))
                          for r in size_recompiles[:3]) + tuple(
             _ev(d.line, d.compile_id, f"marking {d.source} as dynamic ({d.origin})") for d in auto)
-        out.append(Suggestion(
+        out.append(Advice(
             kind="mark-dynamic",
             message=(f"{f.function or 'frame ' + f.frame_id} recompiled {len(size_recompiles)}x "
                      f"for size changes before automatic dynamic made {', '.join(d.source for d in auto)} "
@@ -166,14 +166,14 @@ def _arg(entry: str) -> str | None:
     return expr if expr is not None and expr.isidentifier() else None
 
 
-def _specializations(diag: Diagnosis) -> list[Suggestion]:
+def _specializations(diag: Diagnosis) -> list[Advice]:
     out = []
     for s in diag.specializations:
         src = ", ".join(s.sources) or s.symbol
         evidence = (_ev(s.line, s.compile_id, f"{s.symbol or src} = {s.value} ({s.reason})"
                         + (f" from guard {s.guard}" if s.guard else "")),)
         if s.reason == "constraint_violation":
-            out.append(Suggestion(
+            out.append(Advice(
                 kind="constraint-violation",
                 message=(f"{src} was marked dynamic but the code at {_where(s.user)} "
                          f"specialized it to {s.value}: `{s.user.code if s.user else ''}`."),
@@ -181,7 +181,7 @@ def _specializations(diag: Diagnosis) -> list[Suggestion]:
                      "a demand), or rewrite the comparison so it does not depend on the size"),
                 evidence=evidence, rank=s.rank))
         elif s.user is not None:
-            out.append(Suggestion(
+            out.append(Advice(
                 kind="user-specialization",
                 message=(f"{src} was specialized to {s.value} by user code at {_where(s.user)}: "
                          f"`{s.user.code}`; each new value of it compiles again."),
@@ -189,7 +189,7 @@ def _specializations(diag: Diagnosis) -> list[Suggestion]:
                      "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
                 evidence=evidence, rank=s.rank))
         else:
-            out.append(Suggestion(
+            out.append(Advice(
                 kind="framework-specialization",
                 message=f"{src} was specialized to {s.value} inside torch ({s.framework or 'framework code'}).",
                 fix="look at the guard that caused it (run with TORCH_LOGS=+dynamic and "
@@ -199,7 +199,7 @@ def _specializations(diag: Diagnosis) -> list[Suggestion]:
     return out
 
 
-def _scalars(diag: Diagnosis) -> list[Suggestion]:
+def _scalars(diag: Diagnosis) -> list[Advice]:
     groups: dict[tuple[int | None, str], list[RecompileReport]] = {}
     for r in diag.recompiles:
         if r.cause == "scalar":
@@ -213,7 +213,7 @@ def _scalars(diag: Diagnosis) -> list[Suggestion]:
                'static by default)' if on_module else
                f'TORCH_COMPILE_DYNAMIC_SOURCES="{_source(name)}" to make the int dynamic from the '
                "first compile, or pass it as a 0-d tensor")
-        out.append(Suggestion(
+        out.append(Advice(
             kind="scalar-recompile",
             message=(f"{function} recompiled {len(recs)}x because a Python number changed value "
                      f"({first})."),
@@ -222,19 +222,19 @@ def _scalars(diag: Diagnosis) -> list[Suggestion]:
     return out
 
 
-def _static_module_state(diag: Diagnosis) -> list[Suggestion]:
+def _static_module_state(diag: Diagnosis) -> list[Advice]:
     params = [r for r in diag.recompiles if any(_PARAM_RE.search(x) for x in r.reasons)]
     props = [r for r in diag.recompiles if r not in params and r.cause == "size"
              and any(re.search(r"tensor 'self\.", x) for x in r.reasons)]
     out = []
     if params:
-        out.append(Suggestion(
+        out.append(Advice(
             kind="static-parameters",
             message=f"{len(params)} recompile(s) were caused by parameter/buffer shapes, which are static by default.",
             fix="torch._dynamo.config.force_parameter_static_shapes = False",
             evidence=tuple(_ev(r.line, r.compile_id, "; ".join(r.reasons)) for r in params[:3])))
     if props:
-        out.append(Suggestion(
+        out.append(Advice(
             kind="static-module-properties",
             message=f"{len(props)} recompile(s) were caused by nn.Module tensor attributes, static by default.",
             fix="torch._dynamo.config.force_nn_module_property_static_shapes = False",
@@ -242,13 +242,13 @@ def _static_module_state(diag: Diagnosis) -> list[Suggestion]:
     return out
 
 
-def _zero_one(diag: Diagnosis) -> list[Suggestion]:
+def _zero_one(diag: Diagnosis) -> list[Advice]:
     recs = [r for r in diag.recompiles if r.cause == "size" and any(
         re.match(r"^2 <= \S+\.size\(\)", _CID_RE.sub("", x)) or re.search(r"expected \d+, actual [01]$", x)
         for x in r.reasons)]
     if not recs:
         return []
-    return [Suggestion(
+    return [Advice(
         kind="zero-one-specialization",
         message=(f"{len(recs)} recompile(s) because a size became 0 or 1: torch always "
                  "specializes sizes 0 and 1, so a dynamic graph (guarded `2 <= size`) cannot serve them."),
@@ -257,12 +257,12 @@ def _zero_one(diag: Diagnosis) -> list[Suggestion]:
         evidence=tuple(_ev(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]
 
 
-def _others(diag: Diagnosis) -> list[Suggestion]:
+def _others(diag: Diagnosis) -> list[Advice]:
     recs = [r for r in diag.recompiles if r.cause == "other"]
     if not recs:
         return []
     what = sorted({_other_hint(x) for r in recs for x in r.reasons})
-    return [Suggestion(
+    return [Advice(
         kind="non-shape-recompile",
         message=(f"{len(recs)} recompile(s) were not about shapes ({'; '.join(what)}); "
                  "dynamic shapes will not fix these."),
@@ -270,8 +270,8 @@ def _others(diag: Diagnosis) -> list[Suggestion]:
         evidence=tuple(_ev(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]
 
 
-def _limits(diag: Diagnosis) -> list[Suggestion]:
-    return [Suggestion(
+def _limits(diag: Diagnosis) -> list[Advice]:
+    return [Advice(
         kind="recompile-limit",
         message=(f"{x.function} hit torch._dynamo.config.{x.limit_name} ({x.limit}) and now "
                  "runs eagerly (uncompiled) for new inputs."),
@@ -280,8 +280,8 @@ def _limits(diag: Diagnosis) -> list[Suggestion]:
         for x in diag.recompile_limits]
 
 
-def _graph_breaks(diag: Diagnosis) -> list[Suggestion]:
-    return [Suggestion(
+def _graph_breaks(diag: Diagnosis) -> list[Advice]:
+    return [Advice(
         kind="graph-break",
         message=(f"graph break at {b.file}:{b.user_line} ({b.count}x): "
                  f"{b.explanation or b.reason}"),

@@ -20,9 +20,9 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dyncli.core.bench_result import PASS, BenchResult, Hooks, RunResult, VariationResult
-from dyncli.core.stats import median
-from dyncli.render import (
+from dyncli.bench.result import PASS, BenchResult, Hooks, RunResult, VariationResult
+from dyncli.bench.stats import median
+from dyncli.output import (
     atomic_write_text,
     envelope,
     info,

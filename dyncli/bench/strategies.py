@@ -17,8 +17,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from dyncli.core.config import STRATEGIES
-from dyncli.core.shapes import DimPlan
+from dyncli.config import STRATEGIES
+from dyncli.bench.shapes import DimPlan
 
 DYNAMIC_ARG: dict[str, bool | None] = {"static": False, "automatic": None,
                                        "mark-dynamic": None, "dynamic": True, "sources": None}
@@ -76,7 +76,7 @@ def loss_of(out: Any, kind: str, num_classes: int | None) -> Any:
     """A scalar loss: the model's own (HF with labels), cross-entropy (classifiers), or a sum."""
     import torch
 
-    from dyncli.core.accuracy import flatten
+    from dyncli.bench.accuracy import flatten
 
     if kind == "model":
         return out["loss"] if isinstance(out, dict) else out[0]

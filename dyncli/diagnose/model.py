@@ -1,7 +1,7 @@
 """The result of dyncli diagnose: ``Diagnosis`` and its rows (frozen dataclasses).
 
-Produced by ``dyncli.core.diagnose.Analyzer`` from events of any parser; rendered by
-``dyncli.render.diagnose``. ``Diagnosis.to_json()`` is the ``--json`` contract
+Produced by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; rendered by
+``dyncli.diagnose.render``. ``Diagnosis.to_json()`` is the ``--json`` contract
 (schema_version 1, documented in docs/diagnose.md): add keys, never rename them.
 """
 
@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dyncli.logparse.events import ParseStats, UserLoc
-
-if TYPE_CHECKING:
-    from dyncli.core.trace_analysis import TraceReport
+from dyncli.diagnose.trace_report import TraceReport
 
 CAUSES = ("size", "scalar", "other")
 
@@ -138,7 +136,7 @@ class Relation:
 
 
 @dataclass(frozen=True)
-class Suggestion:
+class Advice:
     """One thing to do, with the log evidence that motivates it."""
 
     kind: str
@@ -164,14 +162,14 @@ class Diagnosis:
     zero_one_guards: tuple[tuple[int | None, str, str], ...] = ()
     data_dependent: int = 0
     ranks: tuple[int | None, ...] = ()
-    suggestions: tuple[Suggestion, ...] = ()
+    suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
     warnings: tuple[str, ...] = ()  # input problems that did not stop the analysis
-    # Set for TORCH_TRACE inputs only (dyncli.core.diagnose_trace): time, failures, similar
+    # Set for TORCH_TRACE inputs only (dyncli.diagnose.read_trace): time, failures, similar
     # graphs, ranks, PGO; its to_json() adds keys to the document, never renames any.
     trace: TraceReport | None = None
 
-    def with_suggestions(self, suggestions: tuple[Suggestion, ...]) -> Diagnosis:
+    def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
         return dataclasses.replace(self, suggestions=suggestions)
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.core.stats import Summary, summarize
+from dyncli.bench.stats import Summary, summarize
 
 PASS = "pass"
 # Failure statuses, most severe first (the run's status is the worst of its variations).

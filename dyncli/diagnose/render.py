@@ -12,9 +12,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from dyncli.core.diagnose_model import Diagnosis
+from dyncli.diagnose.model import Diagnosis
 from dyncli.logparse.events import UserLoc
-from dyncli.render import (
+from dyncli.output import (
     add_text_row,
     envelope,
     info,
@@ -148,7 +148,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                  f"{x.lhs or '?'} == {x.rhs or '?'}")
         out.print(t)
     if diag.trace is not None:  # TORCH_TRACE input: time, failures, similar graphs, ranks, PGO
-        from dyncli.render.trace import render_trace_sections
+        from dyncli.diagnose.render_trace import render_trace_sections
 
         render_trace_sections(diag, out, limit)
     if diag.dynamic_sources:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from dyncli import __version__
-from dyncli.core.diagnose_model import Diagnosis
+from dyncli.diagnose.model import Diagnosis
 from dyncli.logparse.events import UserLoc
-from dyncli.render import atomic_write_text
+from dyncli.output import atomic_write_text
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}

@@ -1,7 +1,7 @@
 """What a TORCH_TRACE trace tells beyond the shared Diagnosis: time, failures, similar graphs,
 ranks and PGO.
 
-``TraceAccumulator`` watches the same event stream as ``dyncli.core.diagnose.Analyzer`` and
+``TraceAccumulator`` watches the same event stream as ``dyncli.diagnose.analyzer.Analyzer`` and
 keeps only per-compile facts (bounded by the number of compiles, not the trace size);
 ``finish(diagnosis)`` combines them with the Diagnosis into a ``TraceReport``:
 
@@ -19,186 +19,53 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dyncli.core.diagnose_model import Diagnosis, FrameReport, Suggestion
+from dyncli.diagnose.model import Advice, Diagnosis, FrameReport
+from dyncli.diagnose.trace_report import (
+    CompileTime,
+    Divergence,
+    FrameTime,
+    PgoFinding,
+    RankView,
+    SimilarGraphs,
+    TraceReport,
+)
 from dyncli.logparse import events as ev
 from dyncli.logparse import trace_events as te
 
 
-@dataclass(frozen=True)
-class CompileTime:
-    """One compile (restart attempts folded in): how long it took and whether it failed."""
-
-    rank: int | None
-    compile_id: str
-    function: str
-    file: str
-    line: int | None
-    seconds: float
-    attempts: int = 1
-    fail_type: str | None = None
-    fail_reason: str | None = None
-    restart_reasons: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class FrameTime:
-    """Compile time summed over one frame's compiles."""
-
-    rank: int | None
-    frame_id: str
-    function: str
-    file: str
-    line: int | None
-    compiles: int
-    seconds: float
-
-
-@dataclass(frozen=True)
-class SimilarGraphs:
-    """Compiles of one frame with the same ops that differ only in input sizes."""
-
-    rank: int | None
-    frame_id: str
-    function: str
-    compile_ids: tuple[str, ...]
-    ops: int
-    inputs: tuple[tuple[str, tuple[str, ...]], ...]  # (source, size per compile)
-
-
-@dataclass(frozen=True)
-class RankView:
-    """One rank's compile picture."""
-
-    rank: int | None
-    frames: int
-    compiles: int
-    recompiles: int
-    failed: int
-    compile_time_s: float
-    dynamic: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """Ranks that disagree: ``compiles`` of one frame, or ``dynamic`` dims of one source."""
-
-    kind: str
-    subject: str
-    values: tuple[tuple[int | None, str], ...]
-
-    @property
-    def message(self) -> str:
-        """One readable line."""
-        per = ", ".join(f"rank {r}: {v}" for r, v in self.values)
-        what = "compiles" if self.kind == "compiles" else "dynamic dims"
-        return f"{self.subject}: {what} differ across ranks ({per})"
-
-
-@dataclass(frozen=True)
-class PgoFinding:
-    """PGO state was loaded for a frame, yet the frame recompiled for size."""
-
-    rank: int | None
-    function: str
-    file: str
-    line: int | None
-    loaded_dynamic: tuple[str, ...]
-    recompiles: tuple[str, ...]
-    allow_list: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TraceReport:
-    """Everything trace-only; ``to_json`` adds ``compile_time_s``, ``similar_graphs``, ``ranks``."""
-
-    compile_times: tuple[CompileTime, ...] = ()
-    frame_times: tuple[FrameTime, ...] = ()
-    similar_graphs: tuple[SimilarGraphs, ...] = ()
-    ranks: tuple[RankView, ...] = ()
-    divergences: tuple[Divergence, ...] = ()
-    pgo: tuple[PgoFinding, ...] = ()
-    pgo_loaded: bool = False
-    pgo_written: tuple[str, ...] = ()  # dynamic sources in the last PGO state torch wrote
-    kinds: dict[str, int] = field(default_factory=dict)
-    unknown_kinds: dict[str, int] = field(default_factory=dict)
-    payload_mismatch: int = 0
-
-    @property
-    def total_compile_s(self) -> float:
-        """Sum of all compile times."""
-        return sum(c.seconds for c in self.compile_times)
-
-    @property
-    def failures(self) -> tuple[CompileTime, ...]:
-        """Compiles that raised."""
-        return tuple(c for c in self.compile_times if c.fail_type)
-
-    def to_json(self) -> dict[str, Any]:
-        """The trace extras of the ``--json`` document (see docs/diagnose-trace.md)."""
-        return {
-            "compile_time_s": {
-                "total": round(self.total_compile_s, 6),
-                "per_compile": [{**asdict(c), "seconds": round(c.seconds, 6),
-                                 "restart_reasons": list(c.restart_reasons)}
-                                for c in self.compile_times],
-                "per_frame": [{**asdict(f), "seconds": round(f.seconds, 6)} for f in self.frame_times],
-            },
-            "failed_compiles": [{"rank": c.rank, "compile_id": c.compile_id, "function": c.function,
-                                 "fail_type": c.fail_type, "fail_reason": c.fail_reason}
-                                for c in self.failures],
-            "similar_graphs": [{
-                "rank": s.rank, "frame_id": s.frame_id, "function": s.function,
-                "compile_ids": list(s.compile_ids), "ops": s.ops,
-                "inputs": [{"source": src, "sizes": list(sizes)} for src, sizes in s.inputs],
-            } for s in self.similar_graphs],
-            "rank_view": {
-                "ranks": [{**asdict(r), "compile_time_s": round(r.compile_time_s, 6),
-                           "dynamic": list(r.dynamic)} for r in self.ranks],
-                "divergences": [{"kind": d.kind, "subject": d.subject, "message": d.message,
-                                 "values": [{"rank": r, "value": v} for r, v in d.values]}
-                                for d in self.divergences],
-            },
-            "pgo": {"loaded": self.pgo_loaded, "written_dynamic": list(self.pgo_written),
-                    "recompiled_anyway": [asdict(p) for p in self.pgo]},
-            "trace_stats": {"kinds": dict(sorted(self.kinds.items())),
-                            "unknown_kinds": dict(sorted(self.unknown_kinds.items())),
-                            "payload_mismatch": self.payload_mismatch},
-        }
-
-    def suggestions(self) -> tuple[Suggestion, ...]:
-        """What the trace-only findings ask the user to do, each with its evidence."""
-        out: list[Suggestion] = []
-        for s in self.similar_graphs:
-            inputs = ", ".join(f"{src} ({' vs '.join(sizes)})" for src, sizes in s.inputs)
-            entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)]
-            out.append(Suggestion(
-                fix=f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"' if entries else "",
-                kind="similar-graphs", rank=s.rank,
-                message=(f"{s.function}: compiles {', '.join(s.compile_ids)} traced the same "
-                         f"{s.ops} ops and differ only in sizes of {inputs}; one dynamic graph "
-                         "would serve them all: mark those inputs dynamic up front."),
-                evidence=tuple(f"dynamo_output_graph {cid}" for cid in s.compile_ids)))
-        for p in self.pgo:
-            out.append(Suggestion(
-                kind="pgo-allow-list", rank=p.rank,
-                message=(f"{p.function}: PGO state was loaded"
-                         + (f" (dynamic: {', '.join(p.loaded_dynamic)})" if p.loaded_dynamic else "")
-                         + f" yet it recompiled for size ({', '.join(p.recompiles)}); PGO did not"
-                         " help there. Allow-list the sources instead."),
-                fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(p.allow_list)}"'
-                     if p.allow_list else ""),
-                evidence=tuple(f"recompile {c}" for c in p.recompiles)))
-        for d in self.divergences:
-            out.append(Suggestion(
-                kind="rank-divergence", message=d.message + ": ranks that compile different "
-                "graphs can hang in collectives; give every rank the same dynamic decisions "
-                "(mark the sources dynamic on all ranks, or enable "
-                "torch._dynamo.config.enable_compiler_collectives).",
-                evidence=tuple(f"rank {r}: {v}" for r, v in d.values)))
-        return tuple(out)
+def trace_advice(report: TraceReport) -> tuple[Advice, ...]:
+    """What the trace-only findings ask the user to do, each with its evidence."""
+    out: list[Advice] = []
+    for s in report.similar_graphs:
+        inputs = ", ".join(f"{src} ({' vs '.join(sizes)})" for src, sizes in s.inputs)
+        entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)]
+        out.append(Advice(
+            fix=f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"' if entries else "",
+            kind="similar-graphs", rank=s.rank,
+            message=(f"{s.function}: compiles {', '.join(s.compile_ids)} traced the same "
+                     f"{s.ops} ops and differ only in sizes of {inputs}; one dynamic graph "
+                     "would serve them all: mark those inputs dynamic up front."),
+            evidence=tuple(f"dynamo_output_graph {cid}" for cid in s.compile_ids)))
+    for p in report.pgo:
+        out.append(Advice(
+            kind="pgo-allow-list", rank=p.rank,
+            message=(f"{p.function}: PGO state was loaded"
+                     + (f" (dynamic: {', '.join(p.loaded_dynamic)})" if p.loaded_dynamic else "")
+                     + f" yet it recompiled for size ({', '.join(p.recompiles)}); PGO did not"
+                     " help there. Allow-list the sources instead."),
+            fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(p.allow_list)}"'
+                 if p.allow_list else ""),
+            evidence=tuple(f"recompile {c}" for c in p.recompiles)))
+    for d in report.divergences:
+        out.append(Advice(
+            kind="rank-divergence", message=d.message + ": ranks that compile different "
+            "graphs can hang in collectives; give every rank the same dynamic decisions "
+            "(mark the sources dynamic on all ranks, or enable "
+            "torch._dynamo.config.enable_compiler_collectives).",
+            evidence=tuple(f"rank {r}: {v}" for r, v in d.values)))
+    return tuple(out)
 
 
 _PLACEHOLDER = re.compile(r"[^a-zA-Z0-9]+")

@@ -1,4 +1,4 @@
-"""Render a :class:`~dyncli.core.suggest.Suggestion`: the fix on stdout, the report on stderr.
+"""Render a :class:`~dyncli.suggest.allowlist.Suggestion`: the fix on stdout, the report on stderr.
 
 stdout carries only the fix in the chosen form, so ``eval "$(dyncli suggest --format shell …)"``
 and redirects work; the per-frame table, notes and warnings go to stderr.
@@ -11,9 +11,9 @@ from typing import Any
 
 from rich.markup import escape
 
-from dyncli.core.gcpause import gc_paused
-from dyncli.core.suggest import ENV_VAR, Suggestion
-from dyncli.render import envelope, info, stderr_console, to_json_text, warn, write_json
+from dyncli.gcpause import gc_paused
+from dyncli.suggest.allowlist import ENV_VAR, Suggestion
+from dyncli.output import envelope, info, stderr_console, to_json_text, warn, write_json
 
 FORMATS = ("env", "shell", "toml", "python", "json")
 

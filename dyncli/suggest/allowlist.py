@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dyncli.core.config import SuggestConfig
-from dyncli.core.gcpause import gc_paused
-from dyncli.core.pgo import Entry, PgoState, find_pgo_files, read_pgo_files
-from dyncli.core.sources import is_input, local_expr
+from dyncli.config import SuggestConfig
+from dyncli.gcpause import gc_paused
+from dyncli.suggest.pgo_pickle import Entry, PgoState, find_pgo_files, read_pgo_files
+from dyncli.sources import is_input, local_expr
 from dyncli.errors import InputError, UsageError
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
@@ -345,7 +345,7 @@ def suggest(pgo_dir: Path | None, from_trace: Path | None, job_id: str | None,
             read_pgo_files(find_pgo_files(pgo_dir, job_id), state)
         if from_trace is not None:
             # Only this path needs the trace reader (and its imports): keep --pgo-dir start-up lean.
-            from dyncli.core.pgo_text import read_trace_files, trace_files
+            from dyncli.suggest.pgo_trace import read_trace_files, trace_files
 
             read_trace_files(trace_files(from_trace), state)
         if not state.inputs:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from dyncli.core.diagnose_model import Diagnosis
-from dyncli.render import add_text_row, section_table
+from dyncli.diagnose.model import Diagnosis
+from dyncli.output import add_text_row, section_table
 
 
 def _r(rank: int | None) -> list[str]:

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from dyncli.core.diagnose import Analyzer
-from dyncli.core.diagnose_model import Diagnosis
-from dyncli.core.trace_analysis import TraceAccumulator
+from dyncli.diagnose.analyzer import Analyzer
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.trace import TraceAccumulator, trace_advice
 from dyncli.errors import InputError
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.trace import TraceParser, is_trace_line
@@ -133,4 +133,4 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False) -> Diagnosis
     diag = analyzer.result(stats=stats, inputs=inputs)
     report = extra.finish(diag, kinds, unknown, mismatch)
     return dataclasses.replace(diag, trace=report,
-                               suggestions=diag.suggestions + report.suggestions())
+                               suggestions=diag.suggestions + trace_advice(report))

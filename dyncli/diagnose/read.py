@@ -4,7 +4,7 @@
 are streamed through ``logparse.textlog`` into the shared ``Analyzer``; several files are
 read as parts of one log (e.g. one file per rank whose lines carry ``[rankN]:``, or a log
 split in pieces). TORCH_TRACE directories and trace files go to
-``dyncli.core.diagnose_trace.diagnose_traces``; mixing the two kinds in one call is refused
+``dyncli.diagnose.read_trace.diagnose_traces``; mixing the two kinds in one call is refused
 because compile ids of different runs cannot be joined.
 """
 
@@ -14,9 +14,9 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from dyncli.core.diagnose import Analyzer
-from dyncli.core.diagnose_model import Diagnosis
-from dyncli.core.logsource import open_log
+from dyncli.diagnose.analyzer import Analyzer
+from dyncli.diagnose.model import Diagnosis
+from dyncli.inputs import open_log
 from dyncli.errors import InputError, UsageError
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import TextLogParser
@@ -69,7 +69,7 @@ def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False) -> Dia
     """The command's one core call: text logs or TORCH_TRACE inputs (not both at once)."""
     if not paths:
         raise UsageError("no input given", hint="dyncli diagnose run.log  (or - for stdin)")
-    from dyncli.core import diagnose_trace  # the trace side (issue 5) lives there
+    from dyncli.diagnose import read_trace as diagnose_trace  # the trace side (issue 5) lives there
 
     kinds = ["trace" if str(p) != "-" and diagnose_trace.is_trace_input(Path(p)) else "text"
              for p in paths]

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from dyncli.core.pgo import DYNAMIC, UNSET, Entry, FrameKey, InferStride, PgoState, entry_from_parts
+from dyncli.suggest.pgo_pickle import DYNAMIC, UNSET, Entry, FrameKey, InferStride, PgoState, entry_from_parts
 from dyncli.errors import InputError
 from dyncli.logparse.trace import PAYLOAD_ARTIFACTS, TraceParser
 

@@ -1,0 +1,153 @@
+"""The trace-only part of a diagnosis: compile times, failures, similar graphs, ranks, PGO.
+
+Plain frozen dataclasses with no dependency on the rest of ``dyncli.diagnose``, so that
+``model.Diagnosis`` can hold a ``TraceReport`` and ``trace.TraceAccumulator`` can build one
+without an import cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CompileTime:
+    """One compile (restart attempts folded in): how long it took and whether it failed."""
+
+    rank: int | None
+    compile_id: str
+    function: str
+    file: str
+    line: int | None
+    seconds: float
+    attempts: int = 1
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    restart_reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FrameTime:
+    """Compile time summed over one frame's compiles."""
+
+    rank: int | None
+    frame_id: str
+    function: str
+    file: str
+    line: int | None
+    compiles: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SimilarGraphs:
+    """Compiles of one frame with the same ops that differ only in input sizes."""
+
+    rank: int | None
+    frame_id: str
+    function: str
+    compile_ids: tuple[str, ...]
+    ops: int
+    inputs: tuple[tuple[str, tuple[str, ...]], ...]  # (source, size per compile)
+
+
+@dataclass(frozen=True)
+class RankView:
+    """One rank's compile picture."""
+
+    rank: int | None
+    frames: int
+    compiles: int
+    recompiles: int
+    failed: int
+    compile_time_s: float
+    dynamic: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Ranks that disagree: ``compiles`` of one frame, or ``dynamic`` dims of one source."""
+
+    kind: str
+    subject: str
+    values: tuple[tuple[int | None, str], ...]
+
+    @property
+    def message(self) -> str:
+        """One readable line."""
+        per = ", ".join(f"rank {r}: {v}" for r, v in self.values)
+        what = "compiles" if self.kind == "compiles" else "dynamic dims"
+        return f"{self.subject}: {what} differ across ranks ({per})"
+
+
+@dataclass(frozen=True)
+class PgoFinding:
+    """PGO state was loaded for a frame, yet the frame recompiled for size."""
+
+    rank: int | None
+    function: str
+    file: str
+    line: int | None
+    loaded_dynamic: tuple[str, ...]
+    recompiles: tuple[str, ...]
+    allow_list: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TraceReport:
+    """Everything trace-only; ``to_json`` adds ``compile_time_s``, ``similar_graphs``, ``ranks``."""
+
+    compile_times: tuple[CompileTime, ...] = ()
+    frame_times: tuple[FrameTime, ...] = ()
+    similar_graphs: tuple[SimilarGraphs, ...] = ()
+    ranks: tuple[RankView, ...] = ()
+    divergences: tuple[Divergence, ...] = ()
+    pgo: tuple[PgoFinding, ...] = ()
+    pgo_loaded: bool = False
+    pgo_written: tuple[str, ...] = ()  # dynamic sources in the last PGO state torch wrote
+    kinds: dict[str, int] = field(default_factory=dict)
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
+    payload_mismatch: int = 0
+
+    @property
+    def total_compile_s(self) -> float:
+        """Sum of all compile times."""
+        return sum(c.seconds for c in self.compile_times)
+
+    @property
+    def failures(self) -> tuple[CompileTime, ...]:
+        """Compiles that raised."""
+        return tuple(c for c in self.compile_times if c.fail_type)
+
+    def to_json(self) -> dict[str, Any]:
+        """The trace extras of the ``--json`` document (see docs/diagnose-trace.md)."""
+        return {
+            "compile_time_s": {
+                "total": round(self.total_compile_s, 6),
+                "per_compile": [{**asdict(c), "seconds": round(c.seconds, 6),
+                                 "restart_reasons": list(c.restart_reasons)}
+                                for c in self.compile_times],
+                "per_frame": [{**asdict(f), "seconds": round(f.seconds, 6)} for f in self.frame_times],
+            },
+            "failed_compiles": [{"rank": c.rank, "compile_id": c.compile_id, "function": c.function,
+                                 "fail_type": c.fail_type, "fail_reason": c.fail_reason}
+                                for c in self.failures],
+            "similar_graphs": [{
+                "rank": s.rank, "frame_id": s.frame_id, "function": s.function,
+                "compile_ids": list(s.compile_ids), "ops": s.ops,
+                "inputs": [{"source": src, "sizes": list(sizes)} for src, sizes in s.inputs],
+            } for s in self.similar_graphs],
+            "rank_view": {
+                "ranks": [{**asdict(r), "compile_time_s": round(r.compile_time_s, 6),
+                           "dynamic": list(r.dynamic)} for r in self.ranks],
+                "divergences": [{"kind": d.kind, "subject": d.subject, "message": d.message,
+                                 "values": [{"rank": r, "value": v} for r, v in d.values]}
+                                for d in self.divergences],
+            },
+            "pgo": {"loaded": self.pgo_loaded, "written_dynamic": list(self.pgo_written),
+                    "recompiled_anyway": [asdict(p) for p in self.pgo]},
+            "trace_stats": {"kinds": dict(sorted(self.kinds.items())),
+                            "unknown_kinds": dict(sorted(self.unknown_kinds.items())),
+                            "payload_mismatch": self.payload_mismatch},
+        }

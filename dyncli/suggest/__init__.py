@@ -1,0 +1,1 @@
+"""dyncli suggest."""
