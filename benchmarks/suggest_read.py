@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 import suggest_fake_pgo as fake  # noqa: E402
 
 from dyncli.config import SuggestConfig  # noqa: E402
-from dyncli.suggest.allowlist import suggest  # noqa: E402
 from dyncli.output import to_json_text  # noqa: E402
+from dyncli.suggest.allowlist import suggest  # noqa: E402
 from dyncli.suggest.render import _report, render_fix, to_document  # noqa: E402
 
 

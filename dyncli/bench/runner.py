@@ -24,6 +24,13 @@ from typing import Any
 
 from dyncli import __version__
 from dyncli.bench import accuracy, models, stats, strategies, tensors
+from dyncli.bench.compile_watch import (
+    CountingBackend,
+    Watch,
+    clean_reason,
+    settle_compile_workers,
+    watch,
+)
 from dyncli.bench.result import (
     PASS,
     BenchResult,
@@ -33,16 +40,9 @@ from dyncli.bench.result import (
     RunResult,
     VariationResult,
 )
-from dyncli.bench.compile_watch import (
-    CountingBackend,
-    Watch,
-    clean_reason,
-    settle_compile_workers,
-    watch,
-)
-from dyncli.config import BenchConfig
 from dyncli.bench.shapes import DimPlan, Variation, detect_dims, plan_variations
 from dyncli.bench.timing import Clock, CpuClock, CudaClock, interleaved
+from dyncli.config import BenchConfig
 from dyncli.errors import ModelError, UsageError
 
 
@@ -320,8 +320,8 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
 
 
 def _validate(cfg: BenchConfig) -> None:
-    from dyncli.config import STRATEGIES
     from dyncli.bench.shapes import VARY_CHOICES
+    from dyncli.config import STRATEGIES
 
     bad = [s for s in cfg.strategy if s not in STRATEGIES]
     if bad:

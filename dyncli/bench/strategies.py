@@ -17,8 +17,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from dyncli.config import STRATEGIES
 from dyncli.bench.shapes import DimPlan
+from dyncli.config import STRATEGIES
 
 DYNAMIC_ARG: dict[str, bool | None] = {"static": False, "automatic": None,
                                        "mark-dynamic": None, "dynamic": True, "sources": None}

@@ -36,9 +36,9 @@ def diagnose(
                               limit=limit)
     cfg = resolved.config
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
+    from dyncli.diagnose.html import write_html
     from dyncli.diagnose.read import diagnose_inputs
     from dyncli.diagnose.render import render_json, render_parse_notes, render_terminal
-    from dyncli.diagnose.html import write_html
 
     diag = diagnose_inputs([str(p) for p in paths], strict=cfg.strict)
     if verbose:

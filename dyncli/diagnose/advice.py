@@ -10,10 +10,10 @@ import re
 from collections.abc import Mapping
 
 from dyncli.diagnose.model import (
+    Advice,
     Diagnosis,
     FrameReport,
     RecompileReport,
-    Advice,
 )
 from dyncli.sources import local_expr
 

@@ -11,8 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.logparse.events import ParseStats, UserLoc
 from dyncli.diagnose.trace_report import TraceReport
+from dyncli.logparse.events import ParseStats, UserLoc
 
 CAUSES = ("size", "scalar", "other")
 

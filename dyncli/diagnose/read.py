@@ -16,8 +16,8 @@ from pathlib import Path
 
 from dyncli.diagnose.analyzer import Analyzer
 from dyncli.diagnose.model import Diagnosis
-from dyncli.inputs import open_log
 from dyncli.errors import InputError, UsageError
+from dyncli.inputs import open_log
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import TextLogParser
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from typing import Any
 
 from dyncli.diagnose.model import Advice, Diagnosis, FrameReport
 from dyncli.diagnose.trace_report import (

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dyncli.config import SuggestConfig
-from dyncli.gcpause import gc_paused
-from dyncli.suggest.pgo_pickle import Entry, PgoState, find_pgo_files, read_pgo_files
-from dyncli.sources import is_input, local_expr
 from dyncli.errors import InputError, UsageError
+from dyncli.gcpause import gc_paused
+from dyncli.sources import is_input, local_expr
+from dyncli.suggest.pgo_pickle import Entry, PgoState, find_pgo_files, read_pgo_files
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
 # The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18); torch 2.14.1

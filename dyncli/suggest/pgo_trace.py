@@ -22,9 +22,17 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from dyncli.suggest.pgo_pickle import DYNAMIC, UNSET, Entry, FrameKey, InferStride, PgoState, entry_from_parts
 from dyncli.errors import InputError
 from dyncli.logparse.trace import PAYLOAD_ARTIFACTS, TraceParser
+from dyncli.suggest.pgo_pickle import (
+    DYNAMIC,
+    UNSET,
+    Entry,
+    FrameKey,
+    InferStride,
+    PgoState,
+    entry_from_parts,
+)
 
 _HEADER_RE = re.compile(r"^hash\((?P<hash>[^)]*)\)(?P<file>.*):(?P<line>\d+):(?P<name>[^:]*):$")
 _ENTRY_RE = re.compile(

@@ -12,8 +12,8 @@ from typing import Any
 from rich.markup import escape
 
 from dyncli.gcpause import gc_paused
-from dyncli.suggest.allowlist import ENV_VAR, Suggestion
 from dyncli.output import envelope, info, stderr_console, to_json_text, warn, write_json
+from dyncli.suggest.allowlist import ENV_VAR, Suggestion
 
 FORMATS = ("env", "shell", "toml", "python", "json")
 

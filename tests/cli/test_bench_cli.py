@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 import dyncli.bench.runner as core_bench
-from dyncli.cli import app
 from dyncli.bench.result import BenchResult, Hooks
+from dyncli.cli import app
 
 ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
 _spec = importlib.util.spec_from_file_location(

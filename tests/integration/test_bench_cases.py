@@ -11,11 +11,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from dyncli.cli import app
-from dyncli.bench.runner import run_bench
-from dyncli.bench.result import BenchResult, Call, Hooks
-from dyncli.config import BenchConfig
 from dyncli.bench.render import write_files
+from dyncli.bench.result import BenchResult, Call, Hooks
+from dyncli.bench.runner import run_bench
+from dyncli.cli import app
+from dyncli.config import BenchConfig
 
 pytestmark = pytest.mark.slow
 

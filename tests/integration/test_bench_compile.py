@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.bench.runner import run_bench
 from dyncli.bench.result import BenchResult, Call, Hooks
-from dyncli.config import BenchConfig
+from dyncli.bench.runner import run_bench
 from dyncli.bench.shapes import plan_variations
+from dyncli.config import BenchConfig
 
 pytestmark = pytest.mark.slow
 

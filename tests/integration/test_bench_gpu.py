@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from dyncli.bench.runner import run_bench
 from dyncli.bench.result import Call, Hooks
+from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.diagnose.html import write_html
+from dyncli.diagnose.read_trace import diagnose_traces
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 BROWSER = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest_bench import sample_result
 
-from dyncli.output import to_json_text
 from dyncli.bench.render import CSV_COLUMNS, to_csv, to_document, write_files, write_plot
+from dyncli.output import to_json_text
 
 VARIATION_KEYS = {"batch_size", "shapes", "eager_ms", "compiled_ms", "speedup", "p_value",
                   "recompiled", "compile_time_s", "recompile_reasons", "accuracy"}

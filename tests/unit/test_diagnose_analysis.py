@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.diagnose.analyzer import analyze
 from dyncli.diagnose.advice import classify
+from dyncli.diagnose.analyzer import analyze
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.logparse import events as ev

@@ -12,7 +12,7 @@ import suggest_fake_pgo as fake
 import tomllib
 
 from dyncli.config import SuggestConfig
-from dyncli.suggest.pgo_pickle import PgoState, loads_state
+from dyncli.errors import InputError, UsageError
 from dyncli.suggest.allowlist import (
     Suggestion,
     build_suggestion,
@@ -20,7 +20,7 @@ from dyncli.suggest.allowlist import (
     shell_quote,
     suggest,
 )
-from dyncli.errors import InputError, UsageError
+from dyncli.suggest.pgo_pickle import PgoState, loads_state
 from dyncli.suggest.render import render_fix, to_document
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"

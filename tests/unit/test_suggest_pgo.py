@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import suggest_fake_pgo as fake
 
+from dyncli.errors import InputError
 from dyncli.suggest.pgo_pickle import (
     DYNAMIC,
     Entry,
@@ -24,8 +25,12 @@ from dyncli.suggest.pgo_pickle import (
     loads_state,
     read_pgo_files,
 )
-from dyncli.suggest.pgo_trace import code_state_artifacts, parse_render, read_trace_files, trace_files
-from dyncli.errors import InputError
+from dyncli.suggest.pgo_trace import (
+    code_state_artifacts,
+    parse_render,
+    read_trace_files,
+    trace_files,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
 PROGRAMS = ["mlp", "intarg", "graphbreak", "hf", "modattr", "serve", "ranks"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.diagnose.html import render_html, write_html
+from dyncli.diagnose.read_trace import diagnose_traces
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 
