@@ -9,8 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +21,7 @@ from rich.table import Table
 from dyncli.bench.result import PASS, BenchResult, Hooks, RunResult, VariationResult
 from dyncli.bench.stats import median
 from dyncli.output import (
+    atomic_target,
     atomic_write_text,
     envelope,
     info,
@@ -177,16 +176,9 @@ def write_plot(result: BenchResult, path: Path) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent or ".")
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, format="png")
     finally:
         plt.close(fig)
 

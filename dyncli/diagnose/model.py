@@ -8,6 +8,7 @@ Produced by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; ren
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,18 @@ from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc
 
 CAUSES = ("size", "scalar", "other")
+
+_DIGITS = re.compile(r"\d{1,18}")
+
+
+def rank_key(rank: int | None) -> int:
+    """Sort key for ranks: the rankless view (``None``) first, then by number."""
+    return -1 if rank is None else rank
+
+
+def compile_id_key(cid: str) -> tuple[int, ...]:
+    """Sort key for compile ids such as ``0/1`` or ``!0/2/1``: by their numbers, in order."""
+    return tuple(int(p) for p in _DIGITS.findall(cid))
 
 
 @dataclass(frozen=True)

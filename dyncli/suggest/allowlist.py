@@ -345,9 +345,9 @@ def suggest(pgo_dir: Path | None, from_trace: Path | None, job_id: str | None,
             read_pgo_files(find_pgo_files(pgo_dir, job_id), state)
         if from_trace is not None:
             # Only this path needs the trace reader (and its imports): keep --pgo-dir start-up lean.
-            from dyncli.suggest.pgo_trace import read_trace_files, trace_files
+            from dyncli.suggest.pgo_trace import read_trace_files, trace_inputs
 
-            read_trace_files(trace_files(from_trace), state)
+            read_trace_files(trace_inputs(from_trace), state)
         if not state.inputs:
             detail = "; ".join(f"{f}: {e}" for f, e in state.skipped)
             raise InputError(f"no usable PGO state was read ({detail})")

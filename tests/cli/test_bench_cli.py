@@ -45,7 +45,7 @@ def fake_core(monkeypatch: pytest.MonkeyPatch, result: BenchResult) -> list[Any]
 
 def test_unknown_model_suggests_close_matches(runner: CliRunner) -> None:
     result = runner.invoke(app, ["bench", "resnet5"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert lines[0] == "Error: Unknown model 'resnet5'"
     assert lines[1].startswith("Hint: Close matches: resnet50")
@@ -55,21 +55,21 @@ def test_unknown_model_suggests_close_matches(runner: CliRunner) -> None:
 
 def test_unknown_timm_and_hf_names(runner: CliRunner) -> None:
     result = runner.invoke(app, ["bench", "timm:resnet5O"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "Unknown timm model 'resnet5O'" in result.stderr and "resnet50" in result.stderr
     result = runner.invoke(app, ["bench", "hf:BertModle"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "Unknown transformers model class 'BertModle'" in result.stderr
     assert "BertModel" in result.stderr
 
 
 def test_missing_model_file_and_function(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(app, ["bench", "nope.py:build"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == "Error: nope.py: no such model file"
     (tmp_path / "m.py").write_text("def buidl():\n    pass\n")
     result = runner.invoke(app, ["bench", "m.py:build", "--device", "cpu"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "m.py: no function 'build'" in result.stderr and "buidl" in result.stderr
 
 

@@ -11,6 +11,7 @@ import pytest
 from conftest_bench import sample_result
 
 from dyncli.bench.render import CSV_COLUMNS, to_csv, to_document, write_files, write_plot
+from dyncli.errors import InputError
 from dyncli.output import to_json_text
 
 VARIATION_KEYS = {"batch_size", "shapes", "eager_ms", "compiled_ms", "speedup", "p_value",
@@ -66,5 +67,17 @@ def test_write_files_atomically_and_plot(tmp_path: Path) -> None:
 
 
 def test_plot_into_missing_directory_fails_cleanly(tmp_path: Path) -> None:
-    with pytest.raises(OSError):
+    with pytest.raises(InputError, match="r.png: cannot write: directory .*nope does not exist"):
         write_plot(sample_result(), tmp_path / "nope" / "r.png")
+
+
+def test_plot_file_gets_the_umask_mode_not_0600(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        write_plot(sample_result(), tmp_path / "r.png")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.png").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["r.png"]  # no temp file left
