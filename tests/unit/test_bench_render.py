@@ -67,7 +67,7 @@ def test_write_files_atomically_and_plot(tmp_path: Path) -> None:
 
 
 def test_plot_into_missing_directory_fails_cleanly(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="r.png: cannot write: directory .*nope does not exist"):
+    with pytest.raises(InputError, match=r"r\.png: cannot write: directory .*nope does not exist"):
         write_plot(sample_result(), tmp_path / "nope" / "r.png")
 
 
