@@ -15,10 +15,11 @@ Common fields (on every event, keyword-only):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-_COMPILE_ID_RE = re.compile(r"^(?:!(?P<ca>\d+)(?:/(?P<f1>\d+)/(?P<c1>\d+))?|(?P<f2>\d+)/(?P<c2>\d+))"
-                            r"(?:_(?P<attempt>\d+))?$")
+# Numbers of at most 9 digits: a longer one is damage, and int() of it stays cheap.
+_COMPILE_ID_RE = re.compile(r"^(?:!(?P<ca>\d{1,9})(?:/(?P<f1>\d{1,9})/(?P<c1>\d{1,9}))?"
+                            r"|(?P<f2>\d{1,9})/(?P<c2>\d{1,9}))(?:_(?P<attempt>\d{1,9}))?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +290,10 @@ class ParseStats:
     understood (continuation lines included); ``unrecognized``: glog lines of no known kind,
     and non-glog lines (stdout noise); ``malformed``: lines of a known kind that failed to
     parse; ``bytes``: size of the input read (set by the reader, not the parser).
-    ``samples`` keeps the first few unrecognized/malformed lines for messages.
+    ``samples`` keeps the first few unrecognized/malformed lines for messages; ``reasons``
+    counts the malformed records by why they did not parse (``bad number``, ``truncated``,
+    ``unparsable graph break``…), as tlparse's Stats counts ``fail_glog``/``fail_json``;
+    ``long_lines``: lines cut at the reader's line cap (the rest of such a line is skipped).
     """
 
     lines: int = 0
@@ -298,6 +302,8 @@ class ParseStats:
     malformed: int = 0
     bytes: int = 0
     samples: list[tuple[int, str]] | None = None
+    reasons: dict[str, int] = field(default_factory=dict)
+    long_lines: int = 0
 
     def add(self, other: ParseStats) -> None:
         """Add ``other``'s counts (and keep its samples while there is room): one total of many inputs."""
@@ -306,8 +312,15 @@ class ParseStats:
         self.unrecognized += other.unrecognized
         self.malformed += other.malformed
         self.bytes += other.bytes
+        self.long_lines += other.long_lines
+        for why, n in other.reasons.items():
+            self.reasons[why] = self.reasons.get(why, 0) + n
         for line, text in other.samples or []:
             self.sample(line, text)
+
+    def count(self, reason: str) -> None:
+        """Count one malformed record under ``reason``."""
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
 
     def sample(self, line: int, text: str, keep: int = 5) -> None:
         """Remember one of the first ``keep`` bad lines (for --strict and --verbose)."""

@@ -9,6 +9,10 @@ torch 2.x ``TorchLogsFormatter`` (torch/_logging/_internal.py) writes every line
 compile (``0/1``, restart attempts ``0/1_1``, compiled autograd ``!0/0/1``); the artifact tag
 only for artifact loggers (``recompiles``, ``guards``, ``graph_breaks``…). A multi-line message
 repeats the whole prefix on every line, which is how continuation lines are recognized.
+
+Every number has a bounded count of digits and the file name a bounded length, so whatever
+the line, the match is linear and every ``int()`` of a group is small: a line with a
+5,000-digit pid is not a glog line (counted as unrecognized), not a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ import re
 from dataclasses import dataclass
 
 GLOG_RE = re.compile(
-    rb"(?:\[rank(?P<rank>\d+)\]:)?"
-    rb"(?P<level>[VIWEC])(?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d+) (?P<pid>\d+) "
-    rb"(?P<file>[^\s\]][^\]\n]*):(?P<lineno>\d+)\]"
-    rb"(?: \[(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?)\])?"
+    rb"(?:\[rank(?P<rank>\d{1,9})\]:)?"
+    rb"(?P<level>[VIWEC])(?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d{1,9}) (?P<pid>\d{1,10}) "
+    rb"(?P<file>[^\s\]][^\]\n]{0,1023}):(?P<lineno>\d{1,9})\]"
+    rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
     rb"(?: \[__(?P<artifact>\w+)\])?"
     rb"(?P<end> |$)"
 )

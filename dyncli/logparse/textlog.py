@@ -28,6 +28,7 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse import textmsg as msg
 from dyncli.logparse.glog import GLOG_RE
+from dyncli.logparse.safe import RECORD_ERRORS, reason
 
 MAX_RECORD_LINES = 2000
 _RANK, _PID, _CID = (GLOG_RE.groupindex[g] for g in ("rank", "pid", "cid"))
@@ -145,7 +146,7 @@ class TextLogParser:
                         # record's first TENSOR_MATCH (it names the frame) and shape guards on
                         # inputs carry facts; the rest of the tree is skipped unparsed. The
                         # first byte of the guard kind (T, L) rules out most lines cheaply.
-                        c = raw[i] if i > 2 else 0
+                        c = raw[i] if 2 < i < len(raw) else 0
                         if (c == 84 and raw.startswith(b"TENSOR_MATCH:", i)
                                 and (not cur.lines or _dynamic_size(raw))) or (
                                 c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw):
@@ -275,8 +276,8 @@ class TextLogParser:
             return _NO_EVENTS
         try:
             event = msg.tree_line(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
-        except ValueError:
-            self._malformed(lineno, message)
+        except RECORD_ERRORS as exc:
+            self._malformed(lineno, message, exc)
             return _NO_EVENTS
         return (event,) if event is not None else _NO_EVENTS
 
@@ -286,15 +287,16 @@ class TextLogParser:
             return _NO_EVENTS
         try:
             return rec.handler([b.decode("utf-8", "replace") for b in rec.lines], rec.common)
-        except ValueError:
-            self._malformed(rec.common["line"], rec.lines[0])
+        except RECORD_ERRORS as exc:  # the one guard around a record: a counted skip
+            self._malformed(rec.common["line"], rec.lines[0], exc)
             return _NO_EVENTS
 
     def _sample(self, lineno: int, text: bytes) -> None:
         if self.stats.samples is None or len(self.stats.samples) < 5:
             self.stats.sample(lineno, text.decode("utf-8", "replace"))
 
-    def _malformed(self, lineno: int, message: bytes) -> None:
+    def _malformed(self, lineno: int, message: bytes, exc: Exception) -> None:
+        self.stats.count(reason(exc))
         self.stats.malformed += 1
         self.stats.recognized -= 1
         self._sample(lineno, message)

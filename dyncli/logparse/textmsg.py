@@ -11,55 +11,54 @@ the same facts with small differences, which the optional groups absorb.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.safe import need_int, small_int
 
-_RANGE = r"\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\]"
-CREATE_SYMBOL_RE = re.compile(
-    rf"^create_symbol (?P<sym>\S+) = (?P<val>\S+) for (?P<src>.+?) {_RANGE}(?: (?P<sloc>.*))?$")
+_RANGE = r"\[(?P<lo>[^,\]]{1,64}), (?P<hi>[^\]]{1,64})\]"
+# create_symbol: the head is matched anchored, the value range is then searched for with
+# bounded parts (at most ~130 steps per " [" of the line): linear whatever the line.
+CREATE_SYMBOL_HEAD_RE = re.compile(r"^create_symbol (?P<sym>\S+) = (?P<val>\S+) for ")
+_RANGE_AT_RE = re.compile(rf" {_RANGE}(?= |$)")
 CREATE_UNBACKED_RE = re.compile(
     rf"^create_unbacked_sym(?P<kind>int|float|bool) (?P<sym>\S+) {_RANGE}(?: (?P<sloc>.*))?$")
 GUARD_RE = re.compile(
     r"^(?P<prefix>eval|runtime_assert)(?P<tags>(?: \(forcing_spec\)| \[guard suppressed\])*) "
     r"(?P<expr>.+?) \[guard added\](?: (?P<sloc>.*))?$")
 REPLACEMENT_RE = re.compile(
-    r"^set_replacement (?P<sym>\S+) = (?P<tgt>.+?) \((?P<reason>[\w ]+)\)"
-    r"(?: VR\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\])?")
+    r"^set_replacement (?P<sym>\S+) = (?P<tgt>.+?) \((?P<reason>[\w ]{1,64})\)"
+    r"(?: VR\[(?P<lo>[^,\]]{1,64}), (?P<hi>[^\]]{1,64})\])?")
 VAR_RANGE_RE = re.compile(
     r"^_update_var_to_range (?P<sym>\S+) = VR\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\](?: \((?P<how>\w+)\))?")
-MARKING_RE = re.compile(r"^marking (?P<src>.+) as dynamic \(from (?P<origin>.+)\)\s*$")
+_MARKING = " as dynamic (from "
 SOURCES_ENTRY_RE = re.compile(
     r"^(?P<src>.+?) was marked dynamic due to dynamic-sources entry: (?P<entry>.+)$")
 SOURCES_LIST_RE = re.compile(
-    r"^(?P<src>.+?)(?: dim (?P<dim>\d+))? marked dynamic via dynamic-sources list")
-RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)\s*$")
+    r"^(?P<src>.+?)(?: dim (?P<dim>\d{1,9}))? marked dynamic via dynamic-sources list")
+# Patterns ending in "\s*$" after a free-form group are quadratic in a run of blanks (each
+# position re-scans the run); these take the group up to the end and strip it in code.
+RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
 FAILURE_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?): (?P<reason>.*)$")
-FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.+?)\s*$')
+FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<fn>.+)$')
 GRAPH_BREAK_RE = re.compile(
-    r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d+)\s*$")
+    r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
 LIMIT_RE = re.compile(r"^torch\._dynamo hit config\.(?P<name>\w+) \((?P<limit>[^)]*)\)")
-LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d+)\)")
-TENSOR_MATCH_RE = re.compile(
-    r"TENSOR_MATCH: check_tensor\((?P<src>.+?), [\w.]+, DispatchKeySet\(.*?\), "
-    r"(?P<dtype>torch\.\w+), device=[^,]+, requires_grad=\w+, size=\[(?P<size>[^\]]*)\], "
-    r"stride=\[(?P<stride>[^\]]*)\]\)(?P<rest>.*)$")
+LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d{1,9})\)")
 LAMBDA_RE = re.compile(r"LAMBDA_GUARD: (?P<expr>.+?)(?:  # (?P<rest>.*))?$")
-YOU_MARKED_RE = re.compile(
-    r"You marked (?P<src>.+?) as dynamic but your code specialized it to be a constant "
-    r"\((?P<val>[^)]*)\)")
-INFERRED_CONST_RE = re.compile(
-    r"Not all values of (?P<src>.+?) are valid because .*? was inferred to be a constant "
-    r"\((?P<val>[^)]*)\)")
+_YOU_MARKED = (" as dynamic but your code specialized it to be a constant (", "You marked ")
+_INFERRED = (" was inferred to be a constant (", "Not all values of ")
 START_TRACING_RE = re.compile(
-    r"^Step \d+: torchdynamo start tracing (?P<fn>\S+) (?P<file>.+):(?P<line>\d+)\s*$")
+    r"^Step \d{1,9}: torchdynamo start tracing (?P<fn>\S+) (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
 DDE_RE = re.compile(
     r"^could not evaluate (?P<expr>.+?) due to data dependency, it was assumed to be "
     r"(?P<val>\w+) with no runtime assertions ?(?P<sloc>.*)$")
-# "<code>  # file:line in fn (framework_file:line in fn)" -- torch's SLoc.__str__ (torch/_guards.py)
-_FRAMEWORK_RE = re.compile(r"\((?P<floc>[^()]*?:\d+ in [^()]*)\)\s*$")
+# "<code>  # file:line in fn (framework_file:line in fn)" -- torch's SLoc.__str__ (torch/_guards.py).
+# The framework location is the last "(...)" of the line; it is cut with rfind, then checked.
+_FLOC_RE = re.compile(r"[^()]*:\d+ in [^()]*")
 # Greedy: the LAST "# file:line in fn" is torch's (user code may hold its own "# comment").
-_USER_RE = re.compile(r"^(?P<code>.*)\s# (?P<file>[^\s:]+):(?P<line>\d+) in (?P<fn>[^\s(]+)")
+_USER_RE = re.compile(r"^(?P<code>.*)\s# (?P<file>[^\s:]+):(?P<line>\d{1,9}) in (?P<fn>[^\s(]+)")
 
 
 def parse_sloc(text: str | None) -> tuple[ev.UserLoc | None, str]:
@@ -68,9 +67,10 @@ def parse_sloc(text: str | None) -> tuple[ev.UserLoc | None, str]:
         return None, ""
     text = text.split(", for more info run with", 1)[0].rstrip()
     framework = ""
-    fm = _FRAMEWORK_RE.search(text)
-    if fm is not None:
-        framework, text = fm["floc"], text[: fm.start()].rstrip()
+    if text.endswith(")"):
+        start = text.rfind("(")
+        if start >= 0 and _FLOC_RE.fullmatch(text, start + 1, len(text) - 1):
+            framework, text = text[start + 1:-1], text[:start].rstrip()
     um = _USER_RE.match(text)
     if um is None:
         return None, framework
@@ -87,10 +87,12 @@ def create_symbol(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``create_symbol s77 = 6 for L['x'].size()[0] [2, int_oo] <sloc>``."""
     if " duck sized " in lines[0]:
         return []
-    m = _need(CREATE_SYMBOL_RE.match(lines[0]), "create_symbol")
-    user, framework = parse_sloc(m["sloc"])
-    return [ev.CreateSymbol(symbol=m["sym"], value=m["val"], source=m["src"], lower=m["lo"],
-                            upper=m["hi"], user=user, framework=framework, **common)]
+    head = _need(CREATE_SYMBOL_HEAD_RE.match(lines[0]), "create_symbol")
+    rng = _need(_RANGE_AT_RE.search(lines[0], head.end() + 1), "create_symbol range")
+    user, framework = parse_sloc(lines[0][rng.end() + 1:])
+    return [ev.CreateSymbol(symbol=head["sym"], value=head["val"],
+                            source=lines[0][head.end():rng.start()], lower=rng["lo"],
+                            upper=rng["hi"], user=user, framework=framework, **common)]
 
 
 def create_unbacked(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -131,8 +133,12 @@ def var_to_range(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 def marking(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``marking L['x'] as dynamic (from automatic dynamic/PGO)``."""
-    m = _need(MARKING_RE.match(lines[0]), "marking")
-    return [ev.MarkedDynamic(source=m["src"], origin=m["origin"], **common)]
+    text = lines[0].rstrip()
+    cut = text.rfind(_MARKING)
+    if not text.startswith("marking ") or cut < 9 or not text.endswith(")") \
+            or cut + len(_MARKING) >= len(text) - 1:
+        raise ValueError("unparsable marking")
+    return [ev.MarkedDynamic(source=text[8:cut], origin=text[cut + len(_MARKING):-1], **common)]
 
 
 def dynamic_sources(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -142,7 +148,7 @@ def dynamic_sources(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         entry = m["entry"].strip()
         dim = entry.rsplit(":", 1)[1] if ":" in entry.rsplit("]", 1)[-1] else None
         return [ev.MarkedDynamic(source=m["src"], origin="dynamic-sources", entry=entry,
-                                 dim=int(dim) if dim and dim.isdigit() else None, **common)]
+                                 dim=small_int(dim) if dim else None, **common)]
     m = _need(SOURCES_LIST_RE.match(lines[0]), "dynamic-sources")
     return [ev.MarkedDynamic(source=m["src"], origin="dynamic-sources",
                              dim=int(m["dim"]) if m["dim"] else None, **common)]
@@ -156,14 +162,14 @@ def user_stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
         fm = FILE_RE.match(text)
         if fm is not None:
             if pending is not None:
-                out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"]))
+                out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"].strip()))
             pending = fm
         elif pending is not None and text.strip() and not set(text.strip()) <= {"^", "~"}:
-            out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"],
+            out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"].strip(),
                                   text.strip()))
             pending = None
     if pending is not None:
-        out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"]))
+        out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"].strip()))
     return tuple(out)
 
 
@@ -248,11 +254,35 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
         user = frames[-1] if frames else None
     out: list[ev.Event] = []
     for text in lines:
-        m = YOU_MARKED_RE.search(text) or INFERRED_CONST_RE.search(text)
-        if m is not None:
-            out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "), source=m["src"],
-                                              value=m["val"], user=user, **common))
+        found = _constant(text, *_YOU_MARKED) or _constant(text, *_INFERRED, " are valid because ")
+        if found is not None:
+            out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "), source=found[0],
+                                              value=found[1], user=user, **common))
     return out
+
+
+def _constant(text: str, tail: str, head: str, cut: str = "") -> tuple[str, str] | None:
+    """(source, value) of ``<head><source>[<cut>…]<tail><value>)``, found with str.find.
+
+    Replaces lazy regexes (``You marked (.+?) as dynamic … [(](.*)[)]``) that re-scanned the
+    rest of the line from every occurrence of their head: quadratic on a hostile line.
+    """
+    end = text.find(tail)
+    if end < 0:
+        return None
+    start = text.rfind(head, 0, end)
+    close = text.find(")", end + len(tail))
+    if start < 0 or close < 0:
+        return None
+    source = text[start + len(head):end]
+    if cut:
+        at = source.find(cut)
+        if at < 0:
+            return None
+        source = source[:at]
+    if not source:
+        return None
+    return source, text[end + len(tail):close]
 
 
 def step(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -274,17 +304,64 @@ def data_dependent(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 
 def _dims(text: str) -> tuple[int | None, ...]:
-    return tuple(None if p.strip() == "None" else int(p) for p in text.split(",") if p.strip())
+    return tuple(None if p.strip() == "None" else need_int(p, "size") for p in text.split(",")
+                 if p.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class TensorCheck:
+    """The fields of ``TENSOR_MATCH: check_tensor(src, Tensor, DispatchKeySet(…), dtype,
+    device=…, requires_grad=…, size=[…], stride=[…])  # comment``."""
+
+    source: str
+    dtype: str
+    size: str
+    stride: str
+    rest: str
+
+
+_TM_HEAD = "TENSOR_MATCH: check_tensor("
+_DKS = ", DispatchKeySet("
+_DTYPE_RE = re.compile(r"\), (?P<dtype>[\w.]{1,64}), device=")
+
+
+def tensor_check(text: str) -> TensorCheck | None:
+    r"""Cut a TENSOR_MATCH guard into its fields with str.find (linear on any line).
+
+    The regex this replaces (``check_tensor[(](.+?), [\w.]+, DispatchKeySet[(].*?[)], …``)
+    nested lazy groups and took 22 s on a 250 KB line.
+    """
+    start = text.find(_TM_HEAD)
+    if start < 0:
+        return None
+    start += len(_TM_HEAD)
+    dks = text.find(_DKS, start)
+    if dks < 0:
+        return None
+    src_end = text.rfind(", ", start, dks)  # src, <tensor type>, DispatchKeySet(
+    dtype = _DTYPE_RE.search(text, dks + len(_DKS))
+    if src_end <= start or dtype is None:
+        return None
+    size = text.find(" size=[", dtype.end())
+    size_end = text.find("], stride=[", size + 7)
+    stride_end = text.find("])", size_end + 11)
+    if size < 0 or size_end < 0 or stride_end < 0:
+        return None
+    return TensorCheck(source=text[start:src_end], dtype=dtype["dtype"],
+                       size=text[size + 7:size_end], stride=text[size_end + 11:stride_end],
+                       rest=text[stride_end + 2:])
 
 
 def tree_line(text: str, common: dict[str, Any]) -> ev.Event | None:
     """One line of the guards tree: TENSOR_MATCH → TensorMatch, shape LAMBDA_GUARD → ShapeGuard."""
     if "TENSOR_MATCH:" in text:
-        m = _need(TENSOR_MATCH_RE.search(text), "TENSOR_MATCH")
-        rest = m["rest"]
+        tm = tensor_check(text)
+        if tm is None or not tm.dtype.startswith("torch."):
+            raise ValueError("unparsable TENSOR_MATCH")
+        rest = tm.rest
         user = parse_sloc(rest.split("# ", 1)[1])[0] if "# " in rest else None
-        return ev.TensorMatch(source=m["src"], sizes=_dims(m["size"]), strides=_dims(m["stride"]),
-                              dtype=m["dtype"], user=user, **common)
+        return ev.TensorMatch(source=tm.source, sizes=_dims(tm.size), strides=_dims(tm.stride),
+                              dtype=tm.dtype, user=user, **common)
     if "LAMBDA_GUARD:" in text:
         m = _need(LAMBDA_RE.search(text), "LAMBDA_GUARD")
         if "L[" not in m["expr"]:

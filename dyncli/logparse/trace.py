@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.errors import StrictError
+from dyncli.logparse import safe
 from dyncli.logparse.glog import GLOG_RE
 
 # Every kind torch 2.5–2.14 is known to emit. Anything else is counted as unknown, not fatal.
@@ -116,6 +116,7 @@ class TraceStats:
     unknown: Counter[str] = field(default_factory=Counter)
     ranks: set[int] = field(default_factory=set)
     samples: list[tuple[int, str]] = field(default_factory=list)  # first bad lines, for --verbose
+    reasons: Counter[str] = field(default_factory=Counter)  # malformed lines and records, by why
 
     @property
     def recognized(self) -> int:
@@ -231,8 +232,13 @@ class TraceParser:
 
     # ----------------------------------------------------------------- helpers
 
+    def malformed(self, lineno: int, why: str) -> None:
+        """Count a line or record that does not fit (``StrictError`` when strict)."""
+        self._malformed(lineno, why)
+
     def _malformed(self, lineno: int, why: str) -> None:
         self.stats.malformed += 1
+        self.stats.reasons[why] += 1
         if len(self.stats.samples) < 5:
             self.stats.samples.append((lineno, why))
         if self.strict:
@@ -241,7 +247,7 @@ class TraceParser:
     def _envelope(self, lineno: int, line: bytes) -> tuple[dict[str, Any], bytes] | None:
         cut = line.find(_SEP)
         try:
-            env = json.loads(line[cut + 2:])
+            env = safe.loads(line[cut + 2:])
         except ValueError:
             self._malformed(lineno, "envelope is not valid JSON")
             return None
@@ -256,7 +262,7 @@ class TraceParser:
             return
         value = parsed[0].get("str")
         if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
-                and isinstance(value[1], int)):
+                and safe.json_int(value[1]) is not None):
             self.strings[value[1]] = value[0]
         else:
             self._malformed(lineno, "bad string-table entry")
@@ -291,7 +297,7 @@ class TraceParser:
         return TraceRecord(
             line=lineno, kind=kind, meta=meta,
             timestamp=f"{head['date'].decode()} {head['time'].decode()}",
-            pid=int(head["pid"]),
+            pid=int(head["pid"]),  # at most 10 digits (GLOG_RE)
             emitter=f"{head['file'].decode('utf-8', 'replace')}:{head['lineno'].decode()}",
             frame_id=_int(env.get("frame_id")),
             frame_compile_id=_int(env.get("frame_compile_id")),
@@ -303,7 +309,8 @@ class TraceParser:
     @staticmethod
     def _wants_payload(kind: str, meta: dict[str, Any], chunks: list[bytes]) -> bool:
         if kind == "artifact":
-            return meta.get("name") in PAYLOAD_ARTIFACTS
+            name = meta.get("name")
+            return isinstance(name, str) and name in PAYLOAD_ARTIFACTS
         if kind == "chromium_event":
             return _wanted_chromium(chunks)
         return True
@@ -329,7 +336,7 @@ def _wanted_chromium(chunks: list[bytes]) -> bool:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return safe.json_int(value)
 
 
 def decode_recompile_reasons(payload: str) -> list[str]:
@@ -341,14 +348,14 @@ def decode_recompile_reasons(payload: str) -> list[str]:
     text = payload.strip()
     if text.startswith("["):
         try:
-            value = json.loads(text)
+            value = safe.loads(text)
         except ValueError:
             return [text]
         if isinstance(value, list):
-            return [str(v) for v in value]
+            return [v if isinstance(v, str) else safe.short(v, 200) for v in value]
     if text.startswith('"'):
         try:
-            return [str(json.loads(text))]
+            return [str(safe.loads(text))]
         except ValueError:
             pass
     return [text] if text else []

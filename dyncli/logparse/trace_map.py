@@ -11,14 +11,14 @@ emits it (torch 2.14).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse import trace_events as te
-from dyncli.logparse.textmsg import user_stack
+from dyncli.logparse import safe
+from dyncli.logparse.textmsg import parse_sloc, tensor_check, user_stack
 from dyncli.logparse.trace import TraceParser, TraceRecord, decode_recompile_reasons
 
 # Frames of the shape machinery itself; the first frame outside them is the "framework
@@ -27,29 +27,57 @@ _INTERNAL = ("/fx/experimental/", "/_logging/", "/utils/_traceback", "/_subclass
              "/utils/_sympy/", "/_dynamo/utils.py", "/__init__.py")
 _VR = re.compile(r"^\[(?P<lo>[^,]+),\s*(?P<hi>[^\]]+)\]$")
 _FAILED = re.compile(r"^(?P<cid>!?[\d/]+(?:_\d+)?):\s(?P<rest>.*)$", re.S)
-_STACK_FILE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.+)$')
-_GB_HEAD = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)$")
+_STACK_FILE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<fn>.+)$')
+_GB_HEAD = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9})$")
 _MARKED_CV = re.compile(r"^\s*- You marked (?P<src>.+?) as dynamic but your code specialized it "
                         r"to be a constant \((?P<val>[^)]*)\)")
-_TENSOR_MATCH = re.compile(
-    r"TENSOR_MATCH: check_tensor\((?P<src>.+?), [\w.]+, DispatchKeySet\(.*?\), (?P<dtype>[\w.]+),"
-    r".*?size=\[(?P<size>[^\]]*)\], stride=\[(?P<stride>[^\]]*)\]\)")
-_COMMENT_LOC = re.compile(r"#\s(?P<code>.*?)\s+#\s(?P<file>\S+):(?P<line>\d+) in (?P<fn>\S+)")
-_SHAPE_GUARD = re.compile(r"LAMBDA_GUARD: (?P<expr>.*?(?:\.size\(\)|\.stride\(\)|storage_offset).*?)"
-                          r"(?:\s+#\s|$)")
+# The guards tree's lines are cut with str.find and fixed-width regexes: the lazy regexes
+# these replace re-scanned the line from every "#" or "(" and were quadratic or worse.
+_COMMENT = re.compile(r"\s#\s")
+_SHAPE_WORDS = (".size()", ".stride()", "storage_offset")
 
 
 def _dims(text: str) -> tuple[int | None, ...]:
-    out: list[int | None] = []
-    for part in text.split(","):
-        part = part.strip()
-        if part:
-            out.append(int(part) if part.lstrip("-").isdigit() else None)
-    return tuple(out)
+    return tuple(safe.small_int(part) for part in text.split(",") if part.strip())
+
+
+def _comment_loc(line: str) -> ev.UserLoc | None:
+    """The user location of a guard's comment: ``…  # code  # file:line in fn``."""
+    cut = line.find("# ")
+    if cut < 0:
+        return None
+    return parse_sloc(line[cut + 2:])[0] if "# " in line[cut + 2:] else None
+
+
+def _shape_guard(line: str) -> str | None:
+    """The expression of a shape ``LAMBDA_GUARD`` (one on sizes, strides or offsets)."""
+    start = line.find("LAMBDA_GUARD: ")
+    if start < 0:
+        return None
+    start += len("LAMBDA_GUARD: ")
+    end = _COMMENT.search(line, start)
+    expr = line[start:end.start() if end else len(line)]
+    return expr if any(w in expr for w in _SHAPE_WORDS) else None
+
+
 # compilation_metrics.fail_reason of a compile refused by a recompile limit (torch 2.14):
 # "Dynamo recompile limit exceeded … (currently set to 2) … Limit type: recompile_limit"
-_LIMIT_HIT = re.compile(r"recompile limit exceeded(?:.*?currently set to (?P<limit>\d+))?"
-                        r".*?Limit type: (?P<name>\w+)", re.S)
+_WORD = re.compile(r"\w{1,64}")
+_DIGITS = re.compile(r"\d{1,9}")
+
+
+def _limit_hit(text: str) -> tuple[str, str] | None:
+    """(limit name, limit) of a recompile-limit ``fail_reason``, found with str.find."""
+    start = text.find("recompile limit exceeded")
+    if start < 0:
+        return None
+    kind = text.find("Limit type: ", start)
+    name = _WORD.match(text, kind + 12) if kind >= 0 else None
+    if name is None:
+        return None
+    at = text.find("currently set to ", start, kind)
+    limit = _DIGITS.match(text, at + 17) if at >= 0 else None
+    return name[0], limit[0] if limit else ""
 
 
 class TraceEventMapper:
@@ -73,14 +101,24 @@ class TraceEventMapper:
         self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
 
     def events(self, records: Iterable[TraceRecord]) -> Iterator[ev.Event]:
-        """Events of ``records``, in trace order."""
+        """Events of ``records``, in trace order.
+
+        Each record is mapped under one guard: a record whose fields have the wrong types
+        (a list where a name should be, a string line number, a 400-digit time) is counted
+        as malformed in the parser's stats, by reason, and skipped.
+        """
         for rec in records:
             handler = self._handlers.get(rec.kind)
             if handler is None:
                 continue
             ctx = {"line": rec.line, "rank": rec.rank if rec.rank is not None else self.rank,
                    "compile_id": self._cid(rec)}
-            yield from handler(rec, ctx)
+            try:
+                out = list(handler(rec, ctx))
+            except safe.RECORD_ERRORS as exc:
+                self.parser.malformed(rec.line, f"bad {rec.kind} record ({safe.reason(exc)})")
+                continue
+            yield from out
 
     # ------------------------------------------------------------ helpers
 
@@ -95,8 +133,9 @@ class TraceEventMapper:
         if not isinstance(frame, dict):
             return None
         return ev.UserLoc(file=self.parser.filename(frame.get("filename")) or "",
-                          line=int(frame.get("line") or 0), function=str(frame.get("name") or ""),
-                          code=str(frame.get("loc") or "").strip())
+                          line=safe.json_int(frame.get("line")) or 0,
+                          function=safe.json_str(frame.get("name")) or "",
+                          code=(safe.json_str(frame.get("loc")) or "").strip())
 
     def _user(self, meta: dict[str, Any]) -> ev.UserLoc | None:
         stack = meta.get("user_stack")
@@ -133,26 +172,33 @@ class TraceEventMapper:
     def _metrics(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """utils.py ``CompilationMetrics``: one per compile attempt, also for failed ones."""
         m = rec.meta
-        num = lambda k: m[k] if isinstance(m.get(k), (int, float)) else None  # noqa: E731
+        num = lambda k: safe.json_num(m.get(k))  # noqa: E731
+        whole = lambda k: safe.json_int(m.get(k))  # noqa: E731
+        text = lambda k: safe.json_str(m.get(k))  # noqa: E731
+        restarts = m.get("restart_reasons")
+        fail_reason = text("fail_reason")
         yield te.CompileMetrics(
-            function=m.get("co_name"), file=m.get("co_filename"), first_line=num("co_firstlineno"),
-            cache_size=num("cache_size"), accumulated_cache_size=num("accumulated_cache_size"),
-            fail_type=m.get("fail_type"), fail_reason=m.get("fail_reason"),
-            fail_user_file=m.get("fail_user_frame_filename"),
-            fail_user_line=num("fail_user_frame_lineno"),
-            restart_reasons=tuple(str(r) for r in m.get("restart_reasons") or ()),
+            function=text("co_name"), file=text("co_filename"), first_line=whole("co_firstlineno"),
+            cache_size=whole("cache_size"), accumulated_cache_size=whole("accumulated_cache_size"),
+            fail_type=text("fail_type"), fail_reason=fail_reason,
+            fail_user_file=text("fail_user_frame_filename"),
+            fail_user_line=whole("fail_user_frame_lineno"),
+            restart_reasons=tuple(r if isinstance(r, str) else safe.short(r) for r in restarts)
+            if isinstance(restarts, (list, tuple)) else (),
             compile_time_s=num("entire_frame_compile_time_s"),
             backend_time_s=num("backend_compile_time_s"),
-            inductor_time_s=num("inductor_compile_time_s"), graph_op_count=num("graph_op_count"),
-            start_time=num("start_time"), has_guarded_code=m.get("has_guarded_code"), **ctx)
-        if m.get("fail_type") == "ConstraintViolationError" and m.get("fail_reason"):
-            yield from self._constraint_violations(str(m["fail_reason"]), ctx)
-        hit = _LIMIT_HIT.search(str(m.get("fail_reason") or ""))
+            inductor_time_s=num("inductor_compile_time_s"), graph_op_count=whole("graph_op_count"),
+            start_time=num("start_time"),
+            has_guarded_code=m.get("has_guarded_code") if isinstance(m.get("has_guarded_code"), bool)
+            else None, **ctx)
+        if text("fail_type") == "ConstraintViolationError" and fail_reason:
+            yield from self._constraint_violations(fail_reason, ctx)
+        hit = _limit_hit(fail_reason or "")
         if hit is not None:  # the refused compile; the text log's "hit config.recompile_limit"
             fn, file, line = self.frames.get((ctx["rank"], rec.frame_id), ("", "", None))
-            yield ev.RecompileLimit(limit_name=hit["name"], limit=hit["limit"] or "", function=fn,
+            yield ev.RecompileLimit(limit_name=hit[0], limit=hit[1], function=fn,
                                     file=file, first_line=line,
-                                    last_reason=str(m.get("recompile_reason") or ""), **ctx)
+                                    last_reason=text("recompile_reason") or "", **ctx)
 
     @staticmethod
     def _constraint_violations(text: str, ctx: dict[str, Any]) -> Iterator[ev.Event]:
@@ -194,7 +240,7 @@ class TraceEventMapper:
                                 reason=str(m.get("reason", "")), lower=value, upper=value, **ctx)
 
     def _artifact(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
-        name = str(rec.meta.get("name", ""))
+        name = safe.json_str(rec.meta.get("name")) or ""
         if rec.payload is None:
             return
         if name == "recompile_reasons":
@@ -244,7 +290,7 @@ class TraceEventMapper:
                 break
             elif section == "stack" and (f := _STACK_FILE.match(line)):
                 code = lines[i + 1].strip() if i + 1 < len(lines) else ""
-                stack.append(ev.UserLoc(f["file"], int(f["line"]), f["fn"].strip(), code))
+                stack.append(ev.UserLoc(f["file"], int(f["line"]), f["fn"].strip(), code))  # <= 9 digits
         return ev.GraphBreak(file=head["file"], user_line=int(head["line"]), reason=reason,
                              explanation=explanation, hints=tuple(hints), user_stack=tuple(stack),
                              **ctx)
@@ -262,13 +308,12 @@ class TraceEventMapper:
         for line in (rec.payload or "").splitlines():
             if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
                 continue
-            cm = _COMMENT_LOC.search(line)
-            user = ev.UserLoc(cm["file"], int(cm["line"]), cm["fn"], cm["code"].strip()) if cm else None
-            if m := _TENSOR_MATCH.search(line):
-                yield ev.TensorMatch(source=m["src"], sizes=_dims(m["size"]),
-                                     strides=_dims(m["stride"]), dtype=m["dtype"], user=user, **ctx)
-            elif m := _SHAPE_GUARD.search(line):
-                yield ev.ShapeGuard(expr=m["expr"].strip(), user=user,
+            if (tm := tensor_check(line)) is not None:
+                yield ev.TensorMatch(source=tm.source, sizes=_dims(tm.size),
+                                     strides=_dims(tm.stride), dtype=tm.dtype,
+                                     user=_comment_loc(tm.rest), **ctx)
+            elif (expr := _shape_guard(line)) is not None:
+                yield ev.ShapeGuard(expr=expr.strip(), user=_comment_loc(line),
                                     zero_one="0/1 specialization" in line, **ctx)
 
     def _describe_tensor(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
@@ -277,14 +322,19 @@ class TraceEventMapper:
         if isinstance(dims, list) and dims:
             if len(self._marked) > 1024:  # a describe_source that never came; stay bounded
                 self._marked.clear()
-            self._marked[(ctx["rank"], rec.meta.get("describer_id"), rec.meta.get("id"))] = dims
+            self._marked[self._tensor_key(rec, ctx)] = dims
         return iter(())
+
+    @staticmethod
+    def _tensor_key(rec: TraceRecord, ctx: dict[str, Any]) -> tuple[Any, ...]:
+        # ids are ints; anything else (a list, a dict) is damage and never matches
+        return (ctx["rank"], safe.json_int(rec.meta.get("describer_id")),
+                safe.json_int(rec.meta.get("id")))
 
     def _describe_source(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """``describe_source`` names the tensor; with marked dims it is the text log's
         ``marking L['x'] as dynamic (from mark_dynamic)`` (builder.py, once per dim)."""
-        key = (ctx["rank"], rec.meta.get("describer_id"), rec.meta.get("id"))
-        dims = self._marked.pop(key, None)
+        dims = self._marked.pop(self._tensor_key(rec, ctx), None)
         source = rec.meta.get("source")
         if dims and isinstance(source, str):
             for _ in dims:
@@ -295,7 +345,7 @@ class TraceEventMapper:
         if rec.payload is None:
             return
         try:
-            event = json.loads(rec.payload)
+            event = safe.loads(rec.payload)
         except ValueError:
             return
         args = event.get("args") if isinstance(event, dict) else None
