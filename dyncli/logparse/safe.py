@@ -86,6 +86,11 @@ def reason(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters, with "…" when it was longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def short(value: object, limit: int = 80) -> str:
     """A bounded ``repr`` of ``value`` for messages: never the 235 MB line of a hostile value."""
     import reprlib

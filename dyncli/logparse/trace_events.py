@@ -105,9 +105,12 @@ def parse_code_state(text: str) -> tuple[CodeStateEntry, ...]:
 
 
 # `name: "f32[s77, 4][4, 1]cpu" = l_x_ * 2;  l_x_ = None`   (GraphModule.print_readable)
-_NODE = re.compile(r'^\s+(?P<name>\w+)(?::\s*"[^"]*")?\s*=\s*(?P<rhs>.+?)(?:;\s+[\w\s,=]*= None)?\s*$')
-_FORWARD = re.compile(r"^\s+def forward\(self(?P<args>.*)\):\s*$")
-_ARG = re.compile(r'(\w+)\s*:\s*"([^"]*)"')
+# The right-hand side runs to the end of the line; its "; x = None" tail and blanks are cut in
+# code (a lazy group followed by "\s*$" re-scanned every run of blanks: quadratic).
+_NODE = re.compile(r'^\s+(?P<name>\w+)(?::\s*"[^"]*")?\s*=\s*(?P<rhs>.+)$')
+_NONE_TAIL = re.compile(r";\s+[\w\s,=]*= None$")
+_FORWARD = re.compile(r"^\s+def forward\(self(?P<args>.*)\):[ \t]*$")
+_ARG = re.compile(r'(?<!\w)(\w+)\s*:\s*"([^"]*)"')
 _BLANK = re.compile(r"(?<![\w.])(?:-?\d+(?:\.\d+)?(?:e-?\d+)?|[suq]\d+)(?![\w.])")
 # Dynamo numbers repeated node names (getitem_5, add_4); a dynamic graph adds sym_size nodes
 # before them, so the numbers shift between otherwise identical graphs.
@@ -116,6 +119,15 @@ _NODE_NO = re.compile(r"\b([A-Za-z]\w*?)_\d+\b")
 
 def _norm(text: str) -> str:
     return _NODE_NO.sub(r"\1_#", _BLANK.sub("#", text))
+
+
+def _rhs(text: str) -> str:
+    """A node's right-hand side without torch's ``;  x = None`` tail and trailing blanks."""
+    text = text.rstrip()
+    cut = text.rfind(";")
+    if cut >= 0 and text.endswith("= None") and _NONE_TAIL.match(text, cut):
+        text = text[:cut].rstrip()
+    return text
 
 
 def graph_signature(payload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -137,7 +149,7 @@ def graph_signature(payload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             ops.append(_norm(stripped))
             continue
         if (m := _NODE.match(line)) and not m["rhs"].startswith("L_"):
-            ops.append(_norm(f"{m['name']} = {m['rhs']}"))
+            ops.append(_norm(f"{m['name']} = {_rhs(m['rhs'])}"))
     return tuple(inputs), tuple(ops)
 
 

@@ -146,8 +146,9 @@ def _compile(pattern: str | None, option: str) -> re.Pattern[str] | None:
         return None
     try:
         return re.compile(pattern)
-    except re.error as e:
-        raise UsageError(f"{option}: not a valid regex {pattern!r}: {e}") from None
+    except (re.error, RecursionError, OverflowError) as e:
+        raise UsageError(f"{option}: not a valid regex {pattern[:80]!r}: "
+                         f"{e if isinstance(e, re.error) else 'nested too deeply'}") from None
 
 
 def _kind(entry: Entry) -> str:
@@ -210,13 +211,17 @@ def _pattern_for(name: str, others: _NameIndex, warnings: list[str]) -> tuple[st
         problem = "contains a comma or space, which torch strips or splits on"
     elif re.search(r":\d+$", name):
         problem = "ends in ':N', which torch would read as a dim"
+    elif len(name) > 1000 or _QUANTIFIER_RE.search(name):
+        # Never compiled nor matched: "((((…" of 5,000 characters overflows the regex
+        # compiler's recursion, and a name such as "(a*)*b" would backtrack on the others.
+        problem = "holds regex operators (| * + ? {) or is very long"
     else:
         pool = [n for n in others.pool(name) if n != name]
         if _SIMPLE_RE.match(name) and not pool:
             return name, False  # fast path: valid, and nothing else it could match
         try:
             rx = re.compile(name)
-        except re.error:
+        except (re.error, RecursionError, OverflowError):
             problem = "is not a valid regex (torch would raise on it while compiling)"
         else:
             hits = sorted(n for n in pool if rx.match(n))

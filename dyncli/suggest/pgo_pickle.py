@@ -13,20 +13,42 @@ A pickle is a program. :class:`_PgoUnpickler` resolves only those names, each to
 dyncli stand-in; any other global (``os.system``, ``builtins.eval`` …) is refused before it
 can run. The stand-ins accept unknown or missing fields so that state from other torch
 versions still reads.
+
+A pickle that runs no code can still be hostile *data*: shared references make a 558-byte
+file stand for a nested list of millions of elements, floats can be infinite, ints thousands of
+digits long. So the file size is bounded before it is read, every value is checked for type
+and size before it is converted (never walked or ``repr``'d whole), error messages show a
+bounded prefix of a value, and a bad file is skipped with its reason while the others are used.
 """
 
 from __future__ import annotations
 
 import enum
 import io
+import math
 import pickle
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dyncli.errors import InputError
+from dyncli.logparse.safe import clip, short
+
+# Bounds on what one PGO file may hold; real states are far below them (a 10,000-frame state
+# is ~2 MB). Past them the file is skipped with a message saying which bound it broke.
+MAX_PGO_BYTES = 64 << 20
+MAX_DIMS = 256  # dims of one tensor (torch itself stops far below this)
+MAX_ENTRIES = 1_000_000  # recorded inputs in one file
+MAX_NAME = 4096  # characters of a file name, function name or source name
+MAX_ATOM = 1 << 62  # a size, stride or scalar value
+# Objects (CodeId, CodeState, FrameStateSizeEntry, InferStride) one file may create: each
+# costs ~600 bytes while unpickling (pickle's memo keeps every state dict), so this bounds
+# memory near 100 MB. A 10,000-frame state of three inputs a frame is ~70,000 objects.
+MAX_OBJECTS = 150_000
+_budget = threading.local()
 
 
 class Auto(enum.Enum):
@@ -181,9 +203,20 @@ class PgoState:
 
 
 class _Stub:
-    """Base of the stand-ins: takes pickle's BUILD state as a plain dict of fields."""
+    """Base of the stand-ins: takes pickle's BUILD state as a plain dict of fields.
+
+    Each one created counts against ``MAX_OBJECTS``: past it, unpickling stops there.
+    """
 
     _fields: tuple[str, ...] = ()
+
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Any:
+        left = getattr(_budget, "left", MAX_OBJECTS) - 1
+        if left < 0:
+            raise pickle.UnpicklingError(f"more than {MAX_OBJECTS:,} objects: larger than any "
+                                         "PGO state dyncli reads")
+        _budget.left = left
+        return super().__new__(cls)
 
     def __setstate__(self, state: Any) -> None:
         if type(state) is not dict:
@@ -253,30 +286,58 @@ class _PgoUnpickler(pickle.Unpickler):
 
 def _convert_atom(a: Any) -> Atom:
     kind = type(a)
-    if kind is int or kind is float or a is DYNAMIC or a is UNSET or kind is InferStride:
+    if kind is int:
+        if -MAX_ATOM <= a <= MAX_ATOM:
+            return a
+        raise ValueError(f"value out of range ({short(a, 40)})")
+    if kind is float:
+        if math.isfinite(a) and abs(a) <= MAX_ATOM:
+            return a
+        raise ValueError(f"value out of range ({short(a, 40)})")
+    if a is DYNAMIC or a is UNSET or kind is InferStride:
         return a
     if kind is _InferStride:
-        return InferStride(int(a.dim))
-    raise ValueError(f"unexpected value {a!r}")
+        dim = a.__dict__.get("dim", 0)
+        if type(dim) is not int or not 0 <= dim <= MAX_DIMS:
+            raise ValueError(f"unexpected InferStride dim {short(dim, 40)}")
+        return InferStride(dim)
+    raise ValueError(f"unexpected value {short(a)}")
 
 
 def _convert_tup(t: Any) -> Tup:
     if t is DYNAMIC or t is UNSET:
         return t
     if type(t) is tuple or isinstance(t, (tuple, list)):
+        if len(t) > MAX_DIMS:
+            raise ValueError(f"a size or stride of {len(t)} dims (at most {MAX_DIMS} are read)")
         # Fast path: sizes are mostly plain ints and tokens, already in their final form.
         for a in t:
-            if type(a) is not int and a is not DYNAMIC:
+            if (type(a) is not int or not -MAX_ATOM <= a <= MAX_ATOM) and a is not DYNAMIC:
                 return tuple(_convert_atom(b) for b in t)
         return tuple(t)
-    raise ValueError(f"unexpected size/stride {t!r}")
+    raise ValueError(f"unexpected size/stride {short(t)}")
+
+
+def _text(value: Any, what: str) -> str:
+    if type(value) is not str:
+        raise ValueError(f"{what} is a {type(value).__name__}, not a string")
+    if len(value) > MAX_NAME:
+        raise ValueError(f"{what} of {len(value)} characters (at most {MAX_NAME})")
+    return value
+
+
+def _line(value: Any) -> int:
+    if type(value) is not int or not 0 <= value <= MAX_ATOM:
+        raise ValueError(f"line number {short(value, 40)} is not a line number")
+    return value
 
 
 def entry_from_parts(scalar: Any, size: Any, stride: Any, excluded_sizes: Any = None) -> Entry:
     """An :class:`Entry` from raw fields, noting 0/1 sizes (see ``Entry.small_sizes``)."""
     entry = Entry(_convert_atom(scalar), _convert_tup(size), _convert_tup(stride))
     for sizes in (entry.size, excluded_sizes):
-        if isinstance(sizes, (tuple, list)) and (0 in sizes or 1 in sizes):
+        if isinstance(sizes, (tuple, list)) and len(sizes) <= MAX_DIMS \
+                and any(type(s) is int and s in (0, 1) for s in sizes):
             for dim, s in enumerate(sizes):
                 if type(s) is int and s in (0, 1):
                     entry.small_sizes.setdefault(dim, set()).add(s)
@@ -284,11 +345,13 @@ def entry_from_parts(scalar: Any, size: Any, stride: Any, excluded_sizes: Any = 
 
 
 def loads_state(data: bytes) -> list[tuple[FrameKey, dict[str, Entry]]]:
-    """Decode one PGO pickle into frames; raises ``ValueError``/``UnpicklingError`` if foreign."""
+    """Decode one PGO pickle into frames; raises ``ValueError``/``UnpicklingError`` if foreign
+    or damaged (and only those: property-tested on arbitrary bytes)."""
     if not data:
         raise ValueError("empty file")
     if data[:1] != b"\x80":
         raise ValueError("not a pickle (torch writes protocol 2+ pickles, starting with byte 0x80)")
+    _budget.left = MAX_OBJECTS
     try:
         root = _PgoUnpickler(io.BytesIO(data)).load()
     except EOFError:
@@ -296,20 +359,40 @@ def loads_state(data: bytes) -> list[tuple[FrameKey, dict[str, Entry]]]:
     except pickle.UnpicklingError as e:
         if "truncated" in str(e):
             raise ValueError("truncated pickle") from None
+        raise pickle.UnpicklingError(clip(str(e))) from None
+    except MemoryError:
         raise
+    except Exception as e:  # noqa: BLE001 - a damaged opcode stream: one documented error
+        raise ValueError(f"not PGO state: damaged pickle ({type(e).__name__})") from None
+    try:
+        return _frames(root)
+    except (TypeError, AttributeError, KeyError, IndexError, OverflowError, RecursionError) as e:
+        raise ValueError(f"not PGO state ({type(e).__name__})") from None
+
+
+def _frames(root: Any) -> list[tuple[FrameKey, dict[str, Entry]]]:
     if not isinstance(root, dict):
         raise ValueError(f"not PGO state: the pickle holds a {type(root).__name__}, not a dict of frames")
     frames = []
+    count = 0
     for code_id, code_state in root.items():
         if not isinstance(code_id, _CodeId) or not isinstance(code_state, _CodeState):
             raise ValueError("not PGO state: expected CodeId → CodeState entries")
-        key = FrameKey(str(code_id.filename), int(code_id.firstlineno), str(code_id.name),
-                       str(code_id.file_hash or ""))
+        key = FrameKey(_text(code_id.filename, "file name"), _line(code_id.firstlineno),
+                       _text(code_id.name, "function name"),
+                       _text(code_id.file_hash or "", "file hash"))
         entries: dict[str, Entry] = {}
-        for source, fs in (code_state.automatic_dynamic or {}).items():
+        recorded = code_state.automatic_dynamic or {}
+        if not isinstance(recorded, dict):
+            raise ValueError(f"not PGO state: automatic_dynamic is a {type(recorded).__name__}")
+        count += len(recorded)
+        if count > MAX_ENTRIES:
+            raise ValueError(f"more than {MAX_ENTRIES} recorded inputs")
+        for source, fs in recorded.items():
             if not isinstance(source, str) or not isinstance(fs, _FrameStateSizeEntry):
                 raise ValueError("not PGO state: expected source name → FrameStateSizeEntry")
-            entries[source] = entry_from_parts(fs.scalar, fs.size, fs.stride, fs.excluded_sizes)
+            entries[_text(source, "source name")] = entry_from_parts(
+                fs.scalar, fs.size, fs.stride, fs.excluded_sizes)
         frames.append((key, entries))
     return frames
 
@@ -372,11 +455,16 @@ def read_pgo_files(files: Iterable[Path], state: PgoState | None = None) -> PgoS
     state = state or PgoState()
     for path in files:
         try:
+            size = path.stat().st_size
+            if size > MAX_PGO_BYTES:
+                raise ValueError(f"{size:,} bytes is more than any PGO state "
+                                 f"(at most {MAX_PGO_BYTES >> 20} MB are read)")
             data = path.read_bytes()
             frames = loads_state(data)
-        except (OSError, ValueError, TypeError, AttributeError, KeyError, IndexError,
-                pickle.UnpicklingError, RecursionError, MemoryError) as e:
-            state.skipped.append((str(path), str(e) or type(e).__name__))
+        except Exception as e:  # noqa: BLE001 - the one guard around one untrusted file
+            text = str(e) if isinstance(e, (OSError, ValueError, pickle.UnpicklingError)) else ""
+            text = clip(text)
+            state.skipped.append((str(path), text or f"not PGO state ({type(e).__name__})"))
             continue
         state.inputs.append(str(path))
         job = job_of(path.name)

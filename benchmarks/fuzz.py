@@ -1,0 +1,482 @@
+"""Mutation fuzzer: dyncli on damaged and hostile inputs, seeded from the repo's own test data.
+
+Every case is a mutation of a real file of ``tests/data`` (TORCH_LOGS text logs, TORCH_TRACE
+traces, PGO pickles) or a hand-made hostile input (long lines, huge numbers, deep JSON,
+shared-reference pickles, damaged gzip), run through the real command line
+(``dyncli.cli.main``) in a forked child of this process, with a wall-clock limit. A case
+fails when the child:
+
+- prints a traceback (crash; reported by the dyncli function it came from),
+- exits with a code other than 0, 1 or 2 (130 for Ctrl-C is never sent here),
+- runs past ``--timeout`` seconds (hang; the child is killed),
+- peaks above ``--max-rss`` MB of resident memory (``ru_maxrss`` of the child, which
+  includes the ~50 MB of the interpreter and dyncli it inherits).
+
+Usage (from the repo root)::
+
+    python benchmarks/fuzz.py --seed 1 --text 10000 --trace 3000 --pickle 2000 --json fuzz.json
+    python benchmarks/fuzz.py --seed 1 --text 60 --trace 30 --pickle 30     # CI's budget
+
+``--keep DIR`` copies every failing case there (to turn into a regression file under
+``tests/data/fuzz``). Exit status: 0 when every case passed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import os
+import random
+import re
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
+
+import suggest_fake_pgo as fake  # noqa: E402
+
+# ------------------------------------------------------------------------- seeds
+
+
+def seeds() -> dict[str, list[bytes]]:
+    """The real files every mutation starts from."""
+    logs = [p.read_bytes() for p in sorted((DATA / "logs").glob("*.log"))]
+    traces = [p.read_bytes() for p in sorted((DATA / "traces").glob("*/*.log"))]
+    pickles = [p.read_bytes() for p in sorted(DATA.glob("pgo/*/dynamo/code_state_*.pkl"))]
+    return {"text": logs, "trace": traces, "pickle": pickles}
+
+
+# ---------------------------------------------------------------- byte mutations
+
+_SURROGATE = "\udcff\ud800x".encode("utf-8", "surrogatepass")
+_LONG_PARTS = [b"(", b" (", b"[", b", ", b" ", b"# a:1 in f ", b"\t", b":1", b"a", b" as dynamic (from ",
+               b"You marked ", b"Not all values of ", b"  # ", b"+- ", b"=", b";  ", b"1"]
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")
+
+
+def truncate(rng: random.Random, data: bytes) -> bytes:
+    return data[:rng.randrange(len(data) + 1)]
+
+
+def flip(rng: random.Random, data: bytes) -> bytes:
+    buf = bytearray(data)
+    for _ in range(rng.choice((1, 2, 8, 64))):
+        if buf:
+            buf[rng.randrange(len(buf))] = rng.randrange(256)
+    return bytes(buf)
+
+
+def huge_number(rng: random.Random, data: bytes) -> bytes:
+    runs = list(re.finditer(rb"\d+", data[:2_000_000]))
+    if not runs:
+        return data
+    m = rng.choice(runs)
+    digits = rng.choice((400, 4400, 20000))
+    return data[:m.start()] + b"9" * digits + data[m.end():]
+
+
+def long_line(rng: random.Random, data: bytes) -> bytes:
+    lines = _lines(data)
+    i = rng.randrange(len(lines))
+    part = rng.choice(_LONG_PARTS)
+    size = rng.choice((40_000, 250_000, 1_000_000))
+    at = rng.randrange(len(lines[i]) + 1)
+    lines[i] = lines[i][:at] + part * (size // len(part)) + lines[i][at:]
+    return b"\n".join(lines)
+
+
+def surrogates(rng: random.Random, data: bytes) -> bytes:
+    lines = _lines(data)
+    i = rng.randrange(len(lines))
+    at = rng.randrange(len(lines[i]) + 1)
+    bad = rng.choice((_SURROGATE, b"\xff\xfe", b"\xe2\x82", b"\x00"))
+    lines[i] = lines[i][:at] + bad + lines[i][at:]
+    return b"\n".join(lines)
+
+
+def shuffle_lines(rng: random.Random, data: bytes) -> bytes:
+    lines = _lines(data)
+    for _ in range(rng.choice((1, 5, 50))):
+        a, b = rng.randrange(len(lines)), rng.randrange(len(lines))
+        op = rng.randrange(3)
+        if op == 0:
+            lines[a], lines[b] = lines[b], lines[a]
+        elif op == 1:
+            lines.insert(a, lines[b])
+        elif len(lines) > 1:
+            del lines[a]
+    return b"\n".join(lines)
+
+
+def tree_end(rng: random.Random, data: bytes) -> bytes:
+    """Cut the log right after a guard tree's ``+- `` (the IndexError of issue 13)."""
+    cuts = [m.end() for m in re.finditer(rb"\+- ", data)]
+    return data[:rng.choice(cuts)] if cuts else data + b"\n" + data.split(b"]", 1)[0] + b"] +- "
+
+
+def repeat_prefix(rng: random.Random, data: bytes) -> bytes:
+    """A record repeated many times: tests streaming of records that share a prefix."""
+    lines = [ln for ln in _lines(data) if ln.strip()]
+    line = rng.choice(lines) if lines else data
+    return data + b"\n" + (line + b"\n") * rng.choice((1000, 20000))
+
+
+TEXT_MUTATIONS: list[Callable[[random.Random, bytes], bytes]] = [
+    truncate, flip, huge_number, long_line, surrogates, shuffle_lines, tree_end, repeat_prefix,
+]
+
+
+# ---------------------------------------------------------------- trace mutations
+
+_WRONG: list[Any] = [None, [], ["a", 1], {}, {"x": [1]}, "string", "1e999", 10**400, -1, 2**70,
+                     1.5, True, "\udcff", "a" * 5000]
+
+
+def _mutate_value(rng: random.Random, value: Any, depth: int = 0) -> Any:
+    if isinstance(value, dict) and value and depth < 4:
+        key = rng.choice(list(value))
+        value = dict(value)
+        value[key] = _mutate_value(rng, value[key], depth + 1) if rng.random() < 0.6 else rng.choice(_WRONG)
+        return value
+    if isinstance(value, list) and value and depth < 4:
+        value = list(value)
+        i = rng.randrange(len(value))
+        value[i] = _mutate_value(rng, value[i], depth + 1) if rng.random() < 0.6 else rng.choice(_WRONG)
+        return value
+    return rng.choice(_WRONG)
+
+
+def wrong_types(rng: random.Random, data: bytes) -> bytes:
+    lines = _lines(data)
+    envelopes = [i for i, ln in enumerate(lines) if b"] {" in ln]
+    for _ in range(rng.choice((1, 3, 20))):
+        if not envelopes:
+            break
+        i = rng.choice(envelopes)
+        head, _, body = lines[i].partition(b"] ")
+        try:
+            env = json.loads(body)
+        except ValueError:
+            continue
+        text = json.dumps(_mutate_value(rng, env), ensure_ascii=False)
+        text = text.replace('"1e999"', "1e999") if rng.random() < 0.5 else text  # -> Infinity
+        lines[i] = head + b"] " + text.encode("utf-8", "surrogatepass")
+    return b"\n".join(lines)
+
+
+def deep_json(rng: random.Random, data: bytes) -> bytes:
+    lines = _lines(data)
+    envelopes = [i for i, ln in enumerate(lines) if b"] {" in ln] or [0]
+    i = rng.choice(envelopes)
+    n = rng.choice((1000, 100_000))
+    head = lines[i].split(b"] ", 1)[0] if b"] " in lines[i] else b"V1122 01:19:01.836000 1 a.py:1"
+    lines[i] = head + b'] {"artifact": ' + b"[" * n + b"]" * n + b"}"
+    return b"\n".join(lines)
+
+
+def payload_long(rng: random.Random, data: bytes) -> bytes:
+    """A long payload line (graph, guards, fail_reason) of a kept record."""
+    lines = _lines(data)
+    payloads = [i for i, ln in enumerate(lines) if ln.startswith(b"\t")]
+    if not payloads:
+        return long_line(rng, data)
+    i = rng.choice(payloads)
+    part = rng.choice(_LONG_PARTS + [b"TENSOR_MATCH: check_tensor(", b"LAMBDA_GUARD: ", b"#"])
+    lines[i] = lines[i] + part * (rng.choice((40_000, 250_000)) // len(part))
+    return b"\n".join(lines)
+
+
+TRACE_MUTATIONS = [wrong_types, wrong_types, deep_json, payload_long, truncate, flip, huge_number,
+                   long_line, surrogates, shuffle_lines]
+
+
+# ---------------------------------------------------------------- gzip damage
+
+
+def gzip_damage(rng: random.Random, data: bytes) -> bytes:
+    packed = bytearray(gzip.compress(data, compresslevel=1))
+    kind = rng.randrange(4)
+    if kind == 0:  # corrupt header
+        packed[3] = 0xFF
+    elif kind == 1:  # bad CRC
+        packed[-8] ^= 0xFF
+    elif kind == 2:  # truncated stream
+        del packed[rng.randrange(10, max(11, len(packed))):]
+    else:  # a flipped byte in the deflate data
+        if len(packed) > 20:
+            packed[rng.randrange(10, len(packed) - 8)] ^= 0x55
+    return bytes(packed)
+
+
+# ---------------------------------------------------------------- pickle cases
+
+
+def _bomb(depth: int, width: int) -> list[Any]:
+    node: list[Any] = [1]
+    for _ in range(depth):
+        node = [node] * width
+    return node
+
+
+def hostile_pickle(rng: random.Random) -> bytes:
+    """Valid pickles of PGO classes with hostile values (issue 13, class 6)."""
+    kind = rng.randrange(9)
+    entry: Any
+    if kind == 0:
+        entry = fake.tensor(fake.DYN, 8)
+        entry.size = _bomb(rng.choice((4, 8)), rng.choice((20, 40)))  # shared nested lists
+    elif kind == 1:
+        entry = fake.FrameStateSizeEntry(scalar=fake.DYN, size=(float("inf"), 2),
+                                         stride=(10**400, 1))
+    elif kind == 2:
+        entry = fake.tensor(*([7] * rng.choice((100_000, 1_000_000))))
+    elif kind == 3:
+        entry = fake.scalar(10**5000 if rng.random() < 0.5 else float("nan"))
+    else:
+        entry = fake.tensor(fake.DYN, 3)
+    line: Any = float("inf") if kind == 4 else 7
+    name = "(" * 5000 if kind == 5 else "f"
+    source = "(" * 5000 if kind == 6 else "L['x']"
+    frames = {("/a.py", line, name): {source: entry}}
+    if kind == 7:
+        frames = {(f"/f{i}.py", i, "g"): {f"L['x{j}']": fake.tensor(fake.DYN, j) for j in range(50)}
+                  for i in range(2000)}
+    data = fake.dumps(frames)
+    if kind == 8:  # an oversized FRAME length in a protocol 4+ pickle
+        data = data[:2] + b"\x95" + (2**62).to_bytes(8, "little") + data[11:]
+    return data
+
+
+def pickle_case(rng: random.Random, seed: bytes) -> bytes:
+    r = rng.random()
+    if r < 0.35:
+        return hostile_pickle(rng)
+    if r < 0.55:
+        return truncate(rng, seed)
+    return flip(rng, seed)
+
+
+# ---------------------------------------------------------------- running a case
+
+
+@dataclass
+class Outcome:
+    kind: str
+    mutation: str
+    code: int | None
+    seconds: float
+    rss_mb: float
+    crash: str = ""
+    args: list[str] = field(default_factory=list)
+
+
+def _child(args: list[str], out: str, err: str) -> None:
+    fd_out = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd_err = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd_out, 1)
+    os.dup2(fd_err, 2)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), encoding="utf-8", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), encoding="utf-8", line_buffering=True)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(b""))
+    sys.argv = ["dyncli", *args]
+    code = 0
+    try:
+        from dyncli.cli import main
+
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+        code = 99
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def _site(stderr: str) -> str:
+    """``ExcType at dyncli/x.py:func`` from the last dyncli frame of a traceback."""
+    frames = re.findall(r'File "[^"]*?(dyncli/[^"]+)", line \d+, in (\S+)', stderr)
+    exc = re.findall(r"^(\w[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b)", stderr, re.M)
+    where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "?"
+    return f"{exc[-1] if exc else 'Traceback'} at {where}"
+
+
+def run(args: list[str], workdir: Path, timeout: float) -> tuple[int | None, float, float, str]:
+    """(exit code or None on a hang, seconds, peak RSS MB, crash site or '') of one CLI run."""
+    out, err = str(workdir / "stdout"), str(workdir / "stderr")
+    r, w = os.pipe()
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(r)
+        _child(args, out, err)
+    os.close(w)
+    ready, _, _ = select.select([r], [], [], timeout)
+    hung = not ready
+    if hung:
+        os.kill(pid, signal.SIGKILL)
+    _, status, usage = os.wait4(pid, 0)
+    os.close(r)
+    seconds = time.perf_counter() - start
+    rss = usage.ru_maxrss / 1024
+    if hung:
+        return None, seconds, rss, "hang"
+    code = os.waitstatus_to_exitcode(status)
+    text = Path(err).read_text("utf-8", "replace")
+    crash = _site(text) if "Traceback (most recent call last)" in text or code == 99 else ""
+    return code, seconds, rss, crash
+
+
+# ---------------------------------------------------------------- the campaign
+
+
+def _write(workdir: Path, name: str, data: bytes) -> Path:
+    path = workdir / name
+    path.write_bytes(data)
+    return path
+
+
+def make_case(rng: random.Random, kind: str, pool: dict[str, list[bytes]],
+              workdir: Path) -> tuple[str, list[str]]:
+    """Write one mutated input under ``workdir``; (mutation name, CLI args)."""
+    for old in workdir.glob("case*"):
+        if old.is_dir():
+            shutil.rmtree(old)
+        else:
+            old.unlink()
+    out = workdir / "out"
+    if kind == "pickle":
+        data = pickle_case(rng, rng.choice(pool["pickle"]))
+        case = workdir / "case"
+        (case / "dynamo").mkdir(parents=True)
+        (case / "dynamo" / "code_state_fuzz_None_.pkl").write_bytes(data)
+        if rng.random() < 0.3:  # a good file beside the bad one must still be used
+            (case / "dynamo" / "code_state_good_None_.pkl").write_bytes(pool["pickle"][0])
+        args = ["suggest", "--pgo-dir", str(case), "--json", str(out / "s.json")]
+        if rng.random() < 0.5:
+            args.append("--include-params")
+        out.mkdir(exist_ok=True)
+        return "pickle", args
+    mutations = TEXT_MUTATIONS if kind == "text" else TRACE_MUTATIONS
+    mutate = rng.choice(mutations)
+    data = rng.choice(pool[kind])
+    data = mutate(rng, data)
+    if rng.random() < 0.25:
+        data = mutate_again = rng.choice(mutations)(rng, data)
+        del mutate_again
+    name = mutate.__name__
+    if rng.random() < 0.15:
+        data, name = gzip_damage(rng, data), name + "+gzip"
+    case = _write(workdir, "case.log", data)
+    out.mkdir(exist_ok=True)
+    args = ["diagnose", str(case), "--json", str(out / "d.json")]
+    if rng.random() < 0.2:
+        args += ["--html", str(out / "d.html")]
+    if rng.random() < 0.1:
+        args.append("--strict")
+    if kind == "trace" and rng.random() < 0.25:
+        args = ["suggest", "--from-trace", str(case), "--json", str(out / "s.json")]
+    return name, args
+
+
+def campaign(counts: dict[str, int], seed: int, timeout: float, max_rss: float,
+             keep: Path | None, progress: bool = True) -> dict[str, Any]:
+    rng = random.Random(seed)
+    pool = seeds()
+    from dyncli import cli  # noqa: F401 - imported once here, inherited by every child
+    from dyncli.diagnose import html, read, read_trace  # noqa: F401
+    from dyncli.suggest import allowlist, render  # noqa: F401
+
+    results: list[Outcome] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dyncli-fuzz-") as tmp:
+        workdir = Path(tmp)
+        for kind, n in counts.items():
+            for i in range(n):
+                mutation, args = make_case(rng, kind, pool, workdir)
+                code, seconds, rss, crash = run(args, workdir, timeout)
+                outcome = Outcome(kind, mutation, code, seconds, rss, crash, args)
+                results.append(outcome)
+                bad = crash or code not in (0, 1, 2) or rss > max_rss
+                if bad and keep is not None:
+                    dest = keep / f"{kind}-{i}-{mutation}"
+                    dest.mkdir(parents=True, exist_ok=True)
+                    for p in workdir.glob("case*"):
+                        (shutil.copytree if p.is_dir() else shutil.copy)(p, dest / p.name)
+                    shutil.copy(workdir / "stderr", dest / "stderr")
+                    (dest / "args.json").write_text(json.dumps(args))
+                if progress and (bad or (i + 1) % 200 == 0):
+                    status = crash or f"exit {code}" if bad else "ok"
+                    print(f"[{kind} {i + 1}/{n}] {mutation}: {status} "
+                          f"({seconds:.2f} s, {rss:.0f} MB)", file=sys.stderr, flush=True)
+    return summarize(results, time.perf_counter() - started, timeout, max_rss)
+
+
+def summarize(results: list[Outcome], wall: float, timeout: float, max_rss: float) -> dict[str, Any]:
+    by_kind: dict[str, Any] = {}
+    for kind in dict.fromkeys(o.kind for o in results):
+        rows = [o for o in results if o.kind == kind]
+        by_kind[kind] = {
+            "cases": len(rows),
+            "crashes": sum(bool(o.crash and o.crash != "hang") for o in rows),
+            "hangs": sum(o.code is None for o in rows),
+            "bad_exit": sum(o.code not in (0, 1, 2, None) and not o.crash for o in rows),
+            "over_memory": sum(o.rss_mb > max_rss for o in rows),
+            "exit_codes": dict(Counter(str(o.code) for o in rows)),
+            "max_seconds": round(max(o.seconds for o in rows), 2),
+            "peak_rss_mb": round(max(o.rss_mb for o in rows), 1),
+            "mutations": dict(Counter(o.mutation.split("+")[0] for o in rows)),
+        }
+    sites = Counter(o.crash for o in results if o.crash and o.crash != "hang")
+    return {"wall_s": round(wall, 1), "timeout_s": timeout, "max_rss_mb": max_rss,
+            "kinds": by_kind, "crash_sites": dict(sites.most_common()),
+            "slowest": [{"kind": o.kind, "mutation": o.mutation, "seconds": round(o.seconds, 2)}
+                        for o in sorted(results, key=lambda o: -o.seconds)[:5]],
+            "failures": sum(bool(o.crash) or o.code not in (0, 1, 2) or o.rss_mb > max_rss
+                            for o in results)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--text", type=int, default=100, help="text-log cases")
+    ap.add_argument("--trace", type=int, default=50, help="trace cases")
+    ap.add_argument("--pickle", type=int, default=50, help="PGO pickle cases")
+    ap.add_argument("--timeout", type=float, default=10.0, help="seconds before a case is a hang")
+    ap.add_argument("--max-rss", type=float, default=150.0, help="MB of peak RSS allowed")
+    ap.add_argument("--keep", type=Path, help="copy failing cases here")
+    ap.add_argument("--json", type=Path, help="write the summary here")
+    ap.add_argument("--quiet", action="store_true")
+    ns = ap.parse_args(argv)
+    summary = campaign({"text": ns.text, "trace": ns.trace, "pickle": ns.pickle}, ns.seed,
+                       ns.timeout, ns.max_rss, ns.keep, progress=not ns.quiet)
+    text = json.dumps(summary, indent=2)
+    if ns.json:
+        ns.json.write_text(text + "\n")
+    print(text)
+    return 1 if summary["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
