@@ -139,8 +139,36 @@ def repeat_prefix(rng: random.Random, data: bytes) -> bytes:
     return data + b"\n" + (line + b"\n") * rng.choice((1000, 20000))
 
 
+# Messages built to hit each pattern's worst case (issue 13, class 7): n is the repeat count.
+HOSTILE_MESSAGES: list[Callable[[int], bytes]] = [
+    lambda n: b"create_symbol s0 = 1 for " + b"a [1" * n,
+    lambda n: b"create_symbol s0 = 1 for x [2, 4] " + b"(a:1 in " * n,
+    lambda n: b"marking " + b" as dynamic (from x" * n,
+    lambda n: b"eval Eq(s0, 1) [guard added] x  # " + b"(:1 in " * n + b"a",
+    lambda n: b"| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(" + b"a, b, DispatchKeySet(" * n,
+    lambda n: b"Graph break in user code at " + b"a:1" + b" " * (4 * n) + b"x",
+    lambda n: b"Recompiling function f in " + b"a:1 " * n,
+    lambda n: b"You marked " * n + b"x as dynamic but your code specialized it",
+    lambda n: b"Not all values of " * n + b" are valid because x",
+    lambda n: b"set_replacement s0 = " + b"a (b " * n,
+    lambda n: b'  File "a.py", line 1, in f' + b" " * (4 * n) + b"x",
+]
+
+
+def hostile_line(rng: random.Random, data: bytes) -> bytes:
+    """A glog line of the file's own prefix carrying a message built against one pattern."""
+    prefixes = re.findall(rb"^(?:\[rank\d+\]:)?[VIWEC]\d{4} [^\n]{0,200}?\] (?:\[[^\]\n]*\] )*",
+                          data[:200_000], re.M)
+    prefix = rng.choice(prefixes) if prefixes else b"V1122 01:19:36.607000 7042 torch/x.py:1] "
+    message = rng.choice(HOSTILE_MESSAGES)(rng.choice((10_000, 60_000)))
+    lines = _lines(data)
+    lines.insert(rng.randrange(len(lines) + 1), prefix + message)
+    return b"\n".join(lines)
+
+
 TEXT_MUTATIONS: list[Callable[[random.Random, bytes], bytes]] = [
     truncate, flip, huge_number, long_line, surrogates, shuffle_lines, tree_end, repeat_prefix,
+    hostile_line, hostile_line,
 ]
 
 
@@ -199,13 +227,47 @@ def payload_long(rng: random.Random, data: bytes) -> bytes:
     if not payloads:
         return long_line(rng, data)
     i = rng.choice(payloads)
-    part = rng.choice(_LONG_PARTS + [b"TENSOR_MATCH: check_tensor(", b"LAMBDA_GUARD: ", b"#"])
+    part = rng.choice([*_LONG_PARTS, b"TENSOR_MATCH: check_tensor(", b"LAMBDA_GUARD: ", b"#"])
     lines[i] = lines[i] + part * (rng.choice((40_000, 250_000)) // len(part))
     return b"\n".join(lines)
 
 
+HOSTILE_PAYLOADS: list[Callable[[int], bytes]] = [
+    lambda n: b"| +- TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(" + b"a), b, " * n,
+    lambda n: b"| +- LAMBDA_GUARD: " + b"x.size() " * n + b"#",
+    lambda n: b"| +- LAMBDA_GUARD: L['x'].size()[0] == 2  # " + b"# a" * n,
+    lambda n: b"        add: \"f32[4]\" = x" + b" " * (4 * n) + b"y",
+    lambda n: b"    def forward(self, " + b"a" * (4 * n) + b")",
+    lambda n: b"Graph break in user code at " + b"a:1" * n,
+]
+
+
+def hostile_record(rng: random.Random, data: bytes) -> bytes:
+    """A kept trace record whose payload or fail_reason is built against one pattern."""
+    n = rng.choice((10_000, 60_000))
+    head = b"V1122 01:19:01.836000 4440 torch/_dynamo/guards.py:1]"
+    if rng.random() < 0.3:
+        reason = "Dynamo recompile limit exceeded" + " currently set to 8" * (n // 4) + " x" * n
+        env = {"compilation_metrics": {"fail_type": "RecompileLimitExceeded", "fail_reason": reason},
+               "frame_id": 0, "frame_compile_id": 1, "attempt": 0}
+        record = head + b" " + json.dumps(env).encode()
+    else:
+        kind = rng.choice(("dynamo_cpp_guards_str", "dynamo_output_graph", "artifact"))
+        meta: dict[str, Any] = {"name": "dynamo_graph_break_reason", "encoding": "string"} \
+            if kind == "artifact" else {}
+        env = {kind: meta, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "0"}
+        record = (head + b" " + json.dumps(env).encode() + b"\n\t"
+                  + rng.choice(HOSTILE_PAYLOADS)(n))
+    lines = _lines(data)
+    at = rng.randrange(len(lines) + 1)
+    while at < len(lines) and lines[at].startswith(b"\t"):
+        at += 1
+    lines.insert(at, record)
+    return b"\n".join(lines)
+
+
 TRACE_MUTATIONS = [wrong_types, wrong_types, deep_json, payload_long, truncate, flip, huge_number,
-                   long_line, surrogates, shuffle_lines]
+                   long_line, surrogates, shuffle_lines, hostile_record, hostile_record]
 
 
 # ---------------------------------------------------------------- gzip damage

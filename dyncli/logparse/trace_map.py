@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse import trace_events as te
 from dyncli.logparse import safe
+from dyncli.logparse import trace_events as te
 from dyncli.logparse.textmsg import parse_sloc, tensor_check, user_stack
 from dyncli.logparse.trace import TraceParser, TraceRecord, decode_recompile_reasons
 

@@ -1,0 +1,204 @@
+"""Benchmark: every pattern that runs on untrusted text, timed on hostile lines of 1 KB … 1 MB.
+
+A line of a torch log or trace is untrusted: real guard and graph lines of big models run to
+hundreds of KB, and a damaged or hostile file can hold anything. A backtracking regex that is
+quadratic (or worse) in the line length turns such a line into a hang (issue 13 measured 55 s
+on a 36 KB ``fail_reason``). This script times:
+
+- every compiled ``re.Pattern`` of the parsers (``dyncli.logparse.*``,
+  ``dyncli.suggest.pgo_trace``), found by introspection so that none is missed, with
+  ``search`` on generic hostile lines (runs of blanks, brackets, separators, digits);
+- every parsing function that replaced a backtracking pattern, on lines built against it.
+
+For each, the time at 1 KB, 10 KB, 100 KB and 1 MB (best of 3) and the growth from 100 KB to
+1 MB: ~10x is linear, ~100x quadratic (ratios of sub-millisecond times are noisy: caches,
+timer resolution). A case that takes more than ``--budget`` seconds stops growing (reported
+as superlinear). Exit status 1 when a case is superlinear or its 1 MB line takes more than
+``--max-seconds``.
+
+Usage (from the repo root)::
+
+    python benchmarks/regex_linearity.py [--max-kb 1024] [--json out.json]
+
+Numbers go into docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dyncli.logparse import events, glog, textmsg, trace_events, trace_map  # noqa: E402
+from dyncli.suggest import pgo_trace  # noqa: E402
+
+MODULES = (glog, events, textmsg, trace_events, trace_map, pgo_trace)
+
+# Generic hostile fragments: each is repeated to the line length.
+GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]
+
+
+def _fit(head: str, fragment: str, size: int, tail: str = "") -> str:
+    return head + fragment * max(1, (size - len(head) - len(tail)) // len(fragment)) + tail
+
+
+# Functions that replaced backtracking patterns, each with lines built against it.
+_COMMON: dict[str, Any] = {"line": 1}
+TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
+    ("textmsg.create_symbol (range)", lambda t: _safe(textmsg.create_symbol, [t], _COMMON),
+     lambda n: _fit("create_symbol s0 = 1 for ", "a [1", n)),
+    ("textmsg.create_symbol (sloc)", lambda t: _safe(textmsg.create_symbol, [t], _COMMON),
+     lambda n: _fit("create_symbol s0 = 1 for x [2, 4] ", "(a:1 in ", n)),
+    ("textmsg.parse_sloc", textmsg.parse_sloc, lambda n: _fit("x  # ", "(:1 in ", n, ")")),
+    ("textmsg.marking", lambda t: _safe(textmsg.marking, [t], _COMMON),
+     lambda n: _fit("marking ", " as dynamic (from x", n)),
+    ("textmsg.guard_added", lambda t: _safe(textmsg.guard_added, [t], _COMMON),
+     lambda n: _fit("eval Eq(s0, 1) [guard added] x  # ", "(:1 in ", n, "a")),
+    ("textmsg.tensor_check", textmsg.tensor_check,
+     lambda n: _fit("TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(", "a, b, DispatchKeySet(", n)),
+    ("textmsg.tree_line (TENSOR_MATCH)", lambda t: _safe(textmsg.tree_line, t, _COMMON),
+     lambda n: _fit("TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(CPU), torch.float32, "
+                    "device=None, requires_grad=False, size=[2], stride=[1])  # ", "# a:1 in f ", n)),
+    ("textmsg.tree_line (LAMBDA_GUARD)", lambda t: _safe(textmsg.tree_line, t, _COMMON),
+     lambda n: _fit("LAMBDA_GUARD: L['x'].size()[0] == 2", " ", n, "#")),
+    ("textmsg.graph_break", lambda t: _safe(textmsg.graph_break, [t], _COMMON),
+     lambda n: _fit("Graph break in user code at a:1", " ", n, "x")),
+    ("textmsg.recompiling", lambda t: _safe(textmsg.recompiling, [t], _COMMON),
+     lambda n: _fit("Recompiling function f in ", "a:1 ", n)),
+    ("textmsg.constraint_violations (You marked)",
+     lambda t: textmsg.constraint_violations([t], _COMMON),
+     lambda n: _fit("", "You marked ", n, "x as dynamic but your code specialized it")),
+    ("textmsg.constraint_violations (inferred)",
+     lambda t: textmsg.constraint_violations([t], _COMMON),
+     lambda n: _fit("", "Not all values of ", n, " are valid because x")),
+    ("textmsg.set_replacement", lambda t: _safe(textmsg.set_replacement, [t], _COMMON),
+     lambda n: _fit("set_replacement s0 = ", "a (b ", n)),
+    ("textmsg.user_stack", lambda t: textmsg.user_stack([t, "x"]),
+     lambda n: _fit('  File "a.py", line 1, in f', " ", n, "x")),
+    ("trace_map._limit_hit", trace_map._limit_hit,
+     lambda n: _fit("Dynamo recompile limit exceeded", " currently set to 8 x", n)),
+    ("trace_map._comment_loc", trace_map._comment_loc, lambda n: _fit("LAMBDA_GUARD: x  # ", "# a", n)),
+    ("trace_map._shape_guard", trace_map._shape_guard,
+     lambda n: _fit("LAMBDA_GUARD: ", "x.size() ", n, "#")),
+    ("trace_events.graph_signature (blanks)", trace_events.graph_signature,
+     lambda n: _fit('        add: "f32[4]" = x', " ", n, "y")),
+    ("trace_events.graph_signature (forward)", trace_events.graph_signature,
+     lambda n: _fit("    def forward(self, ", "a", n, ")")),
+    ("pgo_trace.parse_rendered_state", lambda t: _safe(pgo_trace.parse_rendered_state, [t]),
+     lambda n: _fit("  L['x']: ", "unusual FrameStateSizeEntry(", n, "x")),
+    ("pgo_trace.parse_render", lambda t: _safe(pgo_trace.parse_render, t),
+     lambda n: _fit("unusual FrameStateSizeEntry(scalar=", "a, size=b, stride=", n, "x")),
+]
+
+
+def _safe(fn: Callable[..., object], *args: Any) -> object:
+    try:
+        return fn(*args)
+    except ValueError:  # a malformed record: what these hostile lines mostly are
+        return None
+
+
+# How each pattern is applied in the code (default: ``search``). ``match``/``fullmatch`` try
+# one start position; ``findall`` (also standing for ``sub``/``finditer``) tries them all.
+USAGE: dict[str, str] = {
+    "glog.GLOG_RE": "match", "events._COMPILE_ID_RE": "match", "textmsg._FLOC_RE": "fullmatch",
+    "textmsg.FAILURE_RE": "match", "trace_events._NONE_TAIL": "match",
+    "trace_map._WORD": "match", "trace_map._DIGITS": "match",
+    "trace_events._BLANK": "findall", "trace_events._NODE_NO": "findall",
+    "trace_events._ARG": "findall", "pgo_trace._UNUSUAL_TOKEN_RE": "findall",
+}
+
+
+def patterns() -> list[tuple[str, re.Pattern[Any]]]:
+    """Every compiled pattern of the parser modules, by ``module.NAME``."""
+    out = []
+    for module in MODULES:
+        for name, value in sorted(vars(module).items()):
+            if isinstance(value, re.Pattern):
+                out.append((f"{module.__name__.rsplit('.', 1)[1]}.{name}", value))
+    return out
+
+
+def _time(fn: Callable[[Any], object], arg: Any, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(arg)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure(name: str, fn: Callable[[Any], object], make: Callable[[int], Any],
+            sizes: list[int], budget: float) -> dict[str, Any]:
+    times: dict[str, float] = {}
+    for size in sizes:
+        seconds = _time(fn, make(size), repeat=1 if size >= 1 << 20 else 3)
+        times[f"{size >> 10}KB"] = seconds
+        if seconds > budget:
+            break
+    row: dict[str, Any] = {"name": name, "seconds": {k: round(v, 6) for k, v in times.items()}}
+    if len(times) == len(sizes) and len(sizes) >= 2:
+        last, before = times[f"{sizes[-1] >> 10}KB"], times[f"{sizes[-2] >> 10}KB"]
+        row["growth"] = round(last / max(before, 1e-6), 1)
+    else:
+        row["growth"] = None  # stopped early: superlinear
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--max-kb", type=int, default=1024)
+    ap.add_argument("--budget", type=float, default=5.0, help="seconds before a case stops growing")
+    ap.add_argument("--max-seconds", type=float, default=1.0,
+                    help="fail when the largest line takes longer than this")
+    ap.add_argument("--json", type=Path)
+    ns = ap.parse_args(argv)
+    sizes = [s << 10 for s in (1, 10, 100, 1024) if s <= ns.max_kb]
+    width = 78
+    print(f"{'pattern / function':<{width}}  " + "  ".join(f"{f'{s >> 10}KB':>9}" for s in sizes)
+          + "   growth", flush=True)
+    rows = []
+
+    def show(r: dict[str, Any]) -> None:
+        rows.append(r)
+        cells = "  ".join(f"{r['seconds'].get(f'{s >> 10}KB', float('nan')) * 1e3:>7.2f}ms" for s in sizes)
+        growth = "superlinear" if r["growth"] is None else f"{r['growth']:.1f}x"
+        print(f"{r['name'][:width]:<{width}}  {cells}   {growth}", flush=True)
+
+    for name, rx in patterns():
+        bytes_rx = isinstance(rx.pattern, bytes)
+        worst: dict[str, Any] | None = None
+        for frag in GENERIC:
+            def make(n: int, frag: str = frag, bytes_rx: bool = bytes_rx) -> Any:
+                text = _fit("", frag, n)
+                return text.encode() if bytes_rx else text
+            how = USAGE.get(name, "search")
+            row = measure(f"{name}.{how} {frag!r}", getattr(rx, how), make, sizes, ns.budget)
+            if worst is None or max(row["seconds"].values()) > max(worst["seconds"].values()):
+                worst = row
+        assert worst is not None
+        show(worst)
+    for name, fn, make in TARGETED:
+        show(measure(name, fn, make, sizes, ns.budget))
+    # A quadratic pattern at 1 MB costs ~10^12 steps (minutes); a linear one milliseconds. The
+    # growth ratio of fast cases is noisy (cache effects past L2, timer resolution), so a case
+    # fails when it stopped early or its largest line took more than --max-seconds.
+    largest = f"{sizes[-1] >> 10}KB"
+    bad = [r for r in rows if r["growth"] is None or r["seconds"][largest] > ns.max_seconds]
+    print(f"\n{len(rows)} patterns and functions; {len(bad)} superlinear or over "
+          f"{ns.max_seconds:g} s on a {largest} line")
+    if ns.json:
+        ns.json.write_text(json.dumps({"sizes_kb": [s >> 10 for s in sizes], "rows": rows}, indent=2) + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
