@@ -362,7 +362,7 @@ def loads_state(data: bytes) -> list[tuple[FrameKey, dict[str, Entry]]]:
         raise pickle.UnpicklingError(clip(str(e))) from None
     except MemoryError:
         raise
-    except Exception as e:
+    except Exception as e:  # a damaged opcode stream: one documented error
         raise ValueError(f"not PGO state: damaged pickle ({type(e).__name__})") from None
     try:
         return _frames(root)
@@ -461,7 +461,7 @@ def read_pgo_files(files: Iterable[Path], state: PgoState | None = None) -> PgoS
                                  f"(at most {MAX_PGO_BYTES >> 20} MB are read)")
             data = path.read_bytes()
             frames = loads_state(data)
-        except Exception as e:
+        except Exception as e:  # the one guard around one untrusted file: skip it, keep the rest
             text = str(e) if isinstance(e, (OSError, ValueError, pickle.UnpicklingError)) else ""
             text = clip(text)
             state.skipped.append((str(path), text or f"not PGO state ({type(e).__name__})"))
