@@ -16,7 +16,6 @@ from dyncli.diagnose.model import Diagnosis
 from dyncli.logparse.events import UserLoc
 from dyncli.output import (
     add_text_row,
-    envelope,
     info,
     section_table,
     stdout_console,
@@ -27,7 +26,7 @@ from dyncli.output import (
 
 def render_json(diag: Diagnosis, target: str) -> None:
     """Write the versioned JSON document (schema in docs/diagnose.md)."""
-    write_json(target, envelope("diagnose", diag.to_json()))
+    write_json(target, diag.to_dict())
 
 
 def _short(path: str) -> str:
