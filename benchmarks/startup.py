@@ -14,7 +14,7 @@ and prints min and median wall time of each, and the difference of medians. The
 
 Usage (from the repo root)::
 
-    .venv/bin/python benchmarks/suggest_startup.py [--repeat 20]
+    .venv/bin/python benchmarks/startup.py [--repeat 20]
 
 Numbers go into docs/api.md (start-up) and docs/suggest.md.
 """
