@@ -6,17 +6,20 @@ run on machines without it (a test asserts this).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import signal
 import sys
 import traceback
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
 from dyncli import __version__
 from dyncli.commands import bench, diagnose, suggest
-from dyncli.errors import DyncliError
+from dyncli.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, DyncliError
 
 
 def report_error(err: DyncliError) -> None:
@@ -39,6 +42,40 @@ class DyncliGroup(TyperGroup):
         except DyncliError as err:
             report_error(err)
             raise typer.Exit(err.exit_code) from None
+        except KeyboardInterrupt:
+            # Before click turns it into "Aborted!" and exit 1: one line, the shell's 130.
+            interrupted()
+        except BrokenPipeError:
+            # The reader of stdout went away (`dyncli … | head`): nothing more can be said.
+            _quiet_stdout()
+            raise typer.Exit(EXIT_COULD_NOT_RUN) from None
+        except OSError as err:
+            # The environment, not a bug: a full disk or an unreadable file met mid-run.
+            what = f"{err.filename}: " if err.filename else ""
+            report_error(DyncliError(f"{what}{err.strerror or err}"))
+            raise typer.Exit(EXIT_COULD_NOT_RUN) from None
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C (or SIGTERM): remove temp files, one line on stderr, exit 130."""
+    from dyncli.output import remove_pending
+
+    remove_pending()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write("\nInterrupted\n")
+        sys.stderr.flush()
+    raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _quiet_stdout() -> None:
+    # Python would report the broken pipe again when it flushes stdout at exit.
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _on_sigterm(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt  # unwinds like Ctrl-C: temp files removed, exit 130
 
 
 app = typer.Typer(
@@ -76,4 +113,18 @@ app.command("suggest", help=suggest.HELP, epilog=suggest.EPILOG)(suggest.suggest
 
 def main() -> None:
     """Console-script entry point."""
-    app(prog_name="dyncli")
+    # A name or line holding a lone surrogate (a non-UTF-8 file name, a damaged log) must not
+    # make the terminal view fail: such characters are shown escaped.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(errors="backslashreplace")
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        app(prog_name="dyncli")
+    except KeyboardInterrupt:  # between start-up and a command (option parsing)
+        try:
+            interrupted()
+        except typer.Exit as exc:
+            raise SystemExit(exc.exit_code) from None

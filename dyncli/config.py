@@ -32,10 +32,13 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 CONFIG_FILENAME = "autodyn.toml"
 
 
-def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None) -> Any:
+def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None,
+         minimum: int | None = None) -> Any:
     meta: dict[str, Any] = {"doc": doc}
     if choices is not None:
         meta["choices"] = choices
+    if minimum is not None:
+        meta["minimum"] = minimum
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -73,7 +76,8 @@ class DiagnoseConfig:
     fail_on: list[str] = _opt([], "Exit 1 when any of these is found: recompiles, specializations, graph-breaks.",
                               ("recompiles", "specializations", "graph-breaks"))
     strict: bool = _opt(False, "Exit 1 on unrecognized or malformed log lines (tests use it to keep the parser complete).")
-    limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).")
+    limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).",
+                      minimum=0)
 
 
 @dataclass(frozen=True)
@@ -218,6 +222,9 @@ def _validate(table: str, cls: type, key: str, value: Any, where: str, from_env:
         for v in out if isinstance(out, list) else [out]:
             if v is not None and v not in choices:
                 raise ConfigError(f"{where}: {table}.{key}: expected one of {', '.join(choices)}, got {v!r}")
+    minimum = fields[key].metadata.get("minimum")
+    if minimum is not None and isinstance(out, int) and out < minimum:
+        raise ConfigError(f"{where}: {table}.{key}: expected {minimum} or more, got {out!r}")
     return out
 
 

@@ -56,6 +56,11 @@ class InputError(CouldNotRun):
     """A file given to dyncli that is absent or cannot be read as what it should be (log, trace, PGO state)."""
 
 
+class OutputError(CouldNotRun):
+    """A result path that cannot be written: a directory, no permission, a name too long, a
+    full disk. Checked before the work starts wherever possible, so nothing is lost."""
+
+
 class StrictError(InputError):
     """``--strict``: the input was read, and a line dyncli did not understand trips the gate."""
 

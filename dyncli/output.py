@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from dyncli import __version__
-from dyncli.errors import InputError
+from dyncli.errors import OutputError, UsageError
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -72,11 +73,25 @@ def section_table(title: str, columns: list[str], ranks: bool = False) -> Table:
     return table
 
 
+# A cell longer than this is cut in the terminal view (the JSON keeps the whole value): rich
+# folds a cell character by character, and a 10 MB guard expression took 87 s to lay out.
+MAX_CELL = 500
+
+
+def cell_text(value: object, limit: int = MAX_CELL) -> str:
+    """``str(value)`` cut to ``limit`` characters with "…", for a table cell."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def add_text_row(table: Table, *cells: object) -> None:
-    """Add cells as plain text: sizes such as ``[s77, 8]`` would otherwise be eaten as rich tags."""
+    """Add cells as plain text: sizes such as ``[s77, 8]`` would otherwise be eaten as rich tags.
+
+    Long cells are cut (see ``MAX_CELL``).
+    """
     from rich.text import Text
 
-    table.add_row(*(Text(str(c)) for c in cells))
+    table.add_row(*(Text(cell_text(c)) for c in cells))
 
 
 def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -84,38 +99,132 @@ def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "dyncli": __version__, "command": command, **payload}
 
 
+def check_target(path: str | Path | None, option: str = "--json") -> None:
+    """Refuse, before any work is done, an output path that cannot be written.
+
+    ``-`` (stdout) and ``None`` pass. Refused: an empty path, a directory, a path whose
+    directory is absent or not writable, a name too long for the file system, an existing
+    file that is not writable. An existing device or FIFO passes: it is written directly.
+    """
+    if path is None or str(path) == "-":
+        return
+    text = str(path)
+    if not text:
+        raise UsageError(f"{option}: empty path", hint="Give a file name, or - for stdout.")
+    target = Path(text)
+    try:
+        st: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a name too long, a parent without search permission, a loop
+        raise OutputError(f"{option} {text}: cannot write: {exc.strerror or exc}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{option} {text}: is a directory",
+                          hint=f"Give a file name, e.g. {target / ('result' + (target.suffix or '.json'))}")
+    if st is not None and not os.access(target, os.W_OK):
+        raise OutputError(f"{option} {text}: is not writable")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return  # a device or FIFO: written directly, never replaced
+    directory = target.parent
+    if not directory.is_dir():
+        raise OutputError(f"{option} {text}: cannot write: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise OutputError(f"{option} {text}: cannot write in directory {directory}")
+    try:
+        name_max = os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    # the temp file beside it adds ~14 characters to the name
+    if len(os.fsencode(target.name)) + 14 > name_max:
+        raise OutputError(f"{option} {text}: file name too long ({len(target.name)} characters)")
+
+
+def check_outputs(targets: dict[str, str | Path | None]) -> None:
+    """``check_target`` for each ``{option: path}``; at most one of them may be ``-`` (stdout)."""
+    dashes = [option for option, path in targets.items() if path is not None and str(path) == "-"]
+    if len(dashes) > 1:
+        raise UsageError(f"{' and '.join(dashes)} cannot both write to stdout (-)",
+                         hint="Write one of them to a file.")
+    for option, path in targets.items():
+        check_target(path, option)
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` exists and is not a regular file (a device such as /dev/null, a FIFO)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+# Temp files being written: removed if a signal ends the process before they are renamed.
+_PENDING: set[Path] = set()
+
+
+def remove_pending() -> None:
+    """Remove the temp files of writes still in progress (called on SIGTERM, SIGINT)."""
+    for tmp in list(_PENDING):
+        with suppress(OSError):
+            os.unlink(tmp)
+        _PENDING.discard(tmp)
+
+
 @contextmanager
 def atomic_target(path: str | Path) -> Iterator[Path]:
     """A temp file beside ``path`` to write; renamed over ``path`` when the block succeeds.
 
     A reader never sees a half-written file, an interrupted write leaves the old one, and the
-    result gets the mode an ordinary ``open()`` would give it (``mkstemp`` makes 0600).
+    result gets the mode an ordinary ``open()`` would give it (``mkstemp`` makes 0600). An
+    existing device or FIFO (``/dev/null``, ``/dev/stdout``) is written directly: replacing it
+    with a regular file would break it for everyone. An ``OSError`` (full disk, no permission)
+    becomes one ``OutputError`` naming the file.
     """
     path = Path(path)
+    if _special(path):
+        try:
+            yield path
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        return
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
-        raise InputError(f"{path}: cannot write: directory {directory} does not exist")
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        raise OutputError(f"{path}: cannot write: directory {directory} does not exist")
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     os.close(fd)
     tmp = Path(name)
+    _PENDING.add(tmp)
     try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         yield tmp
         os.replace(tmp, path)
+    except OSError as exc:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
         with suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        _PENDING.discard(tmp)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_target`), fsync'd."""
-    with atomic_target(path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    # backslashreplace: a lone surrogate (from a non-UTF-8 file name or log) cannot be
+    # encoded; it is written as \udcff rather than failing the whole write.
+    with atomic_target(path) as tmp, tmp.open("w", encoding="utf-8", errors="backslashreplace",
+                                              newline="\n") as fh:
         fh.write(text)
         fh.flush()
-        os.fsync(fh.fileno())
+        with suppress(OSError):  # a device or FIFO cannot be fsync'd
+            os.fsync(fh.fileno())
 
 
 # Past this size a document is written compact: json's indenting encoder is pure Python and
@@ -130,8 +239,15 @@ def to_json_text(document: dict[str, Any]) -> str:
     except ValueError:  # a NaN or infinity somewhere: replace them, then encode again
         document = _clean(document)
         text = json.dumps(document, ensure_ascii=False, allow_nan=False, default=_default)
+    ascii_only = False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: JSON escapes them (\udcff) with ensure_ascii
+        ascii_only = True
+        text = json.dumps(document, ensure_ascii=True, allow_nan=False, default=_default)
     if len(text) <= _INDENT_LIMIT:
-        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=_default)
+        text = json.dumps(document, indent=2, ensure_ascii=ascii_only, allow_nan=False,
+                          default=_default)
     return text + "\n"
 
 
@@ -153,7 +269,11 @@ def _clean(obj: Any) -> Any:
 
 def write_json(target: str | Path, document: dict[str, Any]) -> None:
     """Write a JSON document to ``target``: ``-`` is stdout, anything else an atomic file."""
-    text = to_json_text(document)
+    write_text(target, to_json_text(document))
+
+
+def write_text(target: str | Path, text: str) -> None:
+    """Write a document to ``target``: ``-`` is stdout, anything else an atomic file."""
     if str(target) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()

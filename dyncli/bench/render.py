@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,8 +95,10 @@ def to_csv(result: BenchResult) -> str:
 # ---------------------------------------------------------------- plot
 
 
-def write_plot(result: BenchResult, path: Path) -> None:
-    """PNG of median latency against batch size: eager and each strategy, compiles marked."""
+def write_plot(result: BenchResult, path: Path | str) -> None:
+    """PNG of median latency against batch size: eager and each strategy, compiles marked.
+
+    ``-`` writes the PNG to stdout."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -139,8 +142,13 @@ def write_plot(result: BenchResult, path: Path) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     try:
-        with atomic_target(path) as tmp:
-            fig.savefig(tmp, format="png")
+        if str(path) == "-":
+            sys.stdout.flush()
+            fig.savefig(sys.stdout.buffer, format="png")
+            sys.stdout.buffer.flush()
+        else:
+            with atomic_target(path) as tmp:
+                fig.savefig(tmp, format="png")
     finally:
         plt.close(fig)
 
@@ -152,7 +160,7 @@ def write_files(result: BenchResult, json_path: str | None, csv_path: str | None
         write_json(json_path, result.to_dict())
     if csv_path and csv_path != "-":
         atomic_write_text(Path(csv_path), to_csv(result))
-    if plot_path and result.ran:
+    if plot_path and plot_path != "-" and result.ran:
         write_plot(result, Path(plot_path))
 
 

@@ -45,7 +45,7 @@ def bench(
     dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or amp.")] = None,
     hf_config: Annotated[str | None, typer.Option(metavar="K=V,...", help="Overrides of the hf: model config, e.g. num_hidden_layers=2.")] = None,
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).")] = None,
-    csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation.")] = None,
+    csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation ('-' for stdout).")] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
@@ -68,14 +68,20 @@ def bench(
     if not model:
         raise UsageError("Give a model to benchmark", hint="See the names with: dyncli bench --list")
     from dyncli.bench.api import run
-    from dyncli.output import write_json
+    from dyncli.output import check_outputs, write_json, write_text
 
+    check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path})
     with render.progress_hooks() as hooks:
         hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
         result = run(model, config=resolved.config, hooks=hooks)
-    render.print_result(result, to_stderr=json_path == "-")
+    to_stdout = "-" in (json_path, csv_path, plot_path)
+    render.print_result(result, to_stderr=to_stdout)
     if json_path == "-":
         write_json("-", result.to_dict())
+    elif csv_path == "-":
+        write_text("-", render.to_csv(result))
+    elif plot_path == "-" and result.ran:
+        render.write_plot(result, "-")
     if result.interrupted:
         raise typer.Exit(130)
     if not result.ran:

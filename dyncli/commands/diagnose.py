@@ -27,7 +27,7 @@ def diagnose(
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable).")] = None,
     strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 on unrecognized or malformed log lines.", show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
-    html_path: Annotated[Path | None, typer.Option("--html", metavar="PATH", help="Also write a self-contained HTML report (one file, no external resources) to PATH.")] = None,
+    html_path: Annotated[str | None, typer.Option("--html", metavar="PATH", help="Also write a self-contained HTML report (one file, no external resources) to PATH ('-' for stdout).")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -40,8 +40,9 @@ def diagnose(
     from dyncli.diagnose.api import run
     from dyncli.diagnose.html import write_html
     from dyncli.errors import GateError
-    from dyncli.output import stderr_console, write_json
+    from dyncli.output import check_outputs, stderr_console, write_json
 
+    check_outputs({"--json": json_path, "--html": html_path})
     diag = run([str(p) for p in paths], config=resolved.config)
     if verbose:
         render.render_parse_notes(diag)
@@ -49,8 +50,8 @@ def diagnose(
         write_json(json_path, diag.to_dict())
     if html_path is not None:
         write_html(html_path, diag)
-    # With --json - stdout holds the document alone; the human view goes to stderr.
+    # With --json - (or --html -) stdout holds the document alone; the human view goes to stderr.
     render.render_terminal(diag, limit=resolved.config.limit,
-                           console=stderr_console() if json_path == "-" else None)
+                           console=stderr_console() if "-" in (json_path, html_path) else None)
     if diag.tripped:
         raise GateError(f"found {', '.join(diag.tripped)} (--fail-on)")

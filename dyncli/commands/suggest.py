@@ -39,8 +39,10 @@ def suggest(
     resolved = resolve_config("suggest", config, verbose, format=fmt, include_params=include_params,
                               frame=frame, exclude=exclude, torch_version=torch_version)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
+    from dyncli.output import check_target
     from dyncli.suggest.api import run
     from dyncli.suggest.render import print_allowlist
 
+    check_target(json_path, "--json")
     result = run(pgo_dir=pgo_dir, from_trace=from_trace, job_id=job_id, config=resolved.config)
     print_allowlist(result, resolved.config.format, json_path, quiet)

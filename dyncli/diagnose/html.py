@@ -16,7 +16,7 @@ from typing import Any
 from dyncli import __version__
 from dyncli.diagnose.model import Diagnosis
 from dyncli.logparse.events import UserLoc
-from dyncli.output import atomic_write_text
+from dyncli.output import write_text
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -224,5 +224,5 @@ def render_html(d: Diagnosis) -> str:
 
 
 def write_html(path: Path | str, d: Diagnosis) -> None:
-    """Write the report atomically (temp file + rename)."""
-    atomic_write_text(Path(path), render_html(d))
+    """Write the report atomically (temp file + rename); ``-`` is stdout."""
+    write_text(path, render_html(d))

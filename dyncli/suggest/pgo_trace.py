@@ -23,6 +23,7 @@ from pathlib import Path
 
 from dyncli.errors import InputError
 from dyncli.inputs import STDIN, Source, display_name, open_input, trace_files
+from dyncli.logparse.safe import clip
 from dyncli.logparse.trace import PAYLOAD_ARTIFACTS, TraceParser
 from dyncli.suggest.pgo_pickle import (
     DYNAMIC,
@@ -34,27 +35,69 @@ from dyncli.suggest.pgo_pickle import (
     entry_from_parts,
 )
 
-_HEADER_RE = re.compile(r"^hash\((?P<hash>[^)]*)\)(?P<file>.*):(?P<line>\d+):(?P<name>[^:]*):$")
-_ENTRY_RE = re.compile(
-    r"^  (?P<source>.+?): (?P<render>tensor size=\[[^\]]*\] stride=\[[^\]]*\]|scalar \S+"
-    r"|fully dynamic scalar or tensor|unusual FrameStateSizeEntry\(.*\))$"
-)
+_HEADER_RE = re.compile(r"^hash\((?P<hash>[^)]*)\)(?P<file>.*):(?P<line>\d{1,9}):(?P<name>[^:]*):$")
 _TENSOR_RE = re.compile(r"^tensor size=\[(?P<size>[^\]]*)\] stride=\[(?P<stride>[^\]]*)\]$")
-_UNUSUAL_RE = re.compile(r"scalar=(?P<scalar>.*?), size=(?P<size>.*?), stride=(?P<stride>.*?)(?:, excluded|\)$)")
-_UNUSUAL_TOKEN_RE = re.compile(r"<AutoDynamic\.token: 0>|<AutoUnset\.token: 0>|InferStride\(dim=(\d+)\)|-?\d+(?:\.\d+)?(?:e-?\d+)?")
+_UNUSUAL_TOKEN_RE = re.compile(r"<AutoDynamic\.token: 0>|<AutoUnset\.token: 0>|InferStride\(dim=(\d{1,9})\)"
+                               r"|-?\d{1,30}(?:\.\d{1,30})?(?:e-?\d{1,4})?")
+_STRIDE_RE = re.compile(r"S\((\d{1,9})\)")
+# A source name may itself hold ": "; the first few candidates are tried, no more (linear).
+_MAX_SPLITS = 8
 
 
 def _atom(text: str) -> object:
     text = text.strip()
     if text == "?":
         return DYNAMIC
-    m = re.fullmatch(r"S\((\d+)\)", text)
+    m = _STRIDE_RE.fullmatch(text)
     if m:
         return InferStride(int(m.group(1)))
     try:
         return int(text)
     except ValueError:
         return float(text)
+
+
+def _is_render(text: str) -> bool:
+    """Whether ``text`` has the shape of one of ``FrameStateSizeEntry.render()``'s forms."""
+    if text.startswith("tensor size=["):
+        return _TENSOR_RE.match(text) is not None
+    if text.startswith("scalar "):
+        return bool(text[7:]) and not any(c.isspace() for c in text[7:])
+    return text == "fully dynamic scalar or tensor" or (
+        text.startswith("unusual FrameStateSizeEntry(") and text.endswith(")"))
+
+
+def split_entry(line: str) -> tuple[str, str] | None:
+    r"""``  <source>: <render>`` → (source, render): the first ": " whose rest is a render.
+
+    Written with str.find; the regex it replaces (``^  (.+?): (…|unusual …\(.*\))$``)
+    re-scanned the rest of the line from every ": ".
+    """
+    if not line.startswith("  "):
+        return None
+    at = 2
+    for _ in range(_MAX_SPLITS):
+        at = line.find(": ", at + 1)
+        if at < 0:
+            return None
+        if _is_render(line[at + 2:]):
+            return line[2:at], line[at + 2:]
+    return None
+
+
+def _unusual_fields(render: str) -> tuple[str, str, str] | None:
+    """(scalar, size, stride) of ``unusual FrameStateSizeEntry(scalar=…, size=…, stride=…)``."""
+    a = render.find("scalar=")
+    b = render.find(", size=", a + 7) if a >= 0 else -1
+    c = render.find(", stride=", b + 7) if b >= 0 else -1
+    if c < 0:
+        return None
+    end = render.find(", excluded", c + 9)
+    if end < 0:
+        if not render.endswith(")"):
+            return None
+        end = len(render) - 1
+    return render[a + 7:b], render[b + 7:c], render[c + 9:end]
 
 
 def _tuple(text: str) -> tuple[object, ...]:
@@ -87,11 +130,10 @@ def parse_render(render: str) -> Entry:
     m = _TENSOR_RE.match(render)
     if m:
         return entry_from_parts(DYNAMIC, _tuple(m.group("size")), _tuple(m.group("stride")))
-    m = _UNUSUAL_RE.search(render)
-    if render.startswith("unusual ") and m:
-        return entry_from_parts(_unusual_part(m.group("scalar")), _unusual_part(m.group("size")),
-                                _unusual_part(m.group("stride")))
-    raise ValueError(f"unrecognized entry {render!r}")
+    fields = _unusual_fields(render) if render.startswith("unusual ") else None
+    if fields is not None:
+        return entry_from_parts(*(_unusual_part(f) for f in fields))
+    raise ValueError(f"unrecognized entry {render[:80]!r}")
 
 
 def parse_rendered_state(lines: Iterable[str]) -> list[tuple[FrameKey, dict[str, Entry]]]:
@@ -109,9 +151,9 @@ def parse_rendered_state(lines: Iterable[str]) -> list[tuple[FrameKey, dict[str,
             current = {}
             frames.append((key, current))
             continue
-        entry = _ENTRY_RE.match(line)
+        entry = split_entry(line)
         if entry and current is not None:
-            current[entry.group("source")] = parse_render(entry.group("render"))
+            current[entry[0]] = parse_render(entry[1])
             continue
         raise ValueError(f"unrecognized line {line.strip()[:80]!r}")
     return frames
@@ -125,7 +167,7 @@ def code_state_artifacts(source: Source) -> Iterator[tuple[str, str]]:
     parser = TraceParser(source.name, keep=frozenset({"artifact"}), payloads=frozenset({"artifact"}))
     for record in parser.feed(source.lines()):
         name = record.meta.get("name")
-        if name in CODE_STATE_ARTIFACTS and record.payload is not None:
+        if isinstance(name, str) and name in CODE_STATE_ARTIFACTS and record.payload is not None:
             yield str(name), record.payload
 
 
@@ -148,8 +190,12 @@ def read_trace_files(files: Iterable[str | Path], state: PgoState | None = None)
                 for _name, payload in code_state_artifacts(opened):
                     frames.extend(parse_rendered_state(payload.splitlines()))
                     found += 1
-        except (OSError, ValueError, EOFError, InputError) as e:
-            state.skipped.append((name, str(e) or type(e).__name__))
+        except InputError as e:
+            state.skipped.append((name, clip(e.message)))
+            continue
+        except Exception as e:  # the one guard around one untrusted file: skip it, keep the rest
+            text = str(e) if isinstance(e, (OSError, ValueError)) else ""
+            state.skipped.append((name, clip(text) or f"not PGO state ({type(e).__name__})"))
             continue
         if found == 0:
             state.skipped.append((name, "no put/get_*_code_state artifacts (was TORCH_COMPILE_JOB_ID set?)"))

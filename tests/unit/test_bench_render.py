@@ -11,7 +11,7 @@ import pytest
 from conftest_bench import sample_result
 
 from dyncli.bench.render import CSV_COLUMNS, to_csv, write_files, write_plot
-from dyncli.errors import InputError
+from dyncli.errors import OutputError
 from dyncli.output import to_json_text
 
 VARIATION_KEYS = {"batch_size", "shapes", "eager_ms", "compiled_ms", "speedup", "p_value",
@@ -67,7 +67,7 @@ def test_write_files_atomically_and_plot(tmp_path: Path) -> None:
 
 
 def test_plot_into_missing_directory_fails_cleanly(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"r\.png: cannot write: directory .*nope does not exist"):
+    with pytest.raises(OutputError, match=r"r\.png: cannot write: directory .*nope does not exist"):
         write_plot(sample_result(), tmp_path / "nope" / "r.png")
 
 
