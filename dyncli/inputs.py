@@ -13,6 +13,7 @@ file name carries.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import itertools
@@ -29,6 +30,11 @@ from dyncli.errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 65536
+# The most bytes read as one line. Longer lines (no real torch line is near it: the longest
+# guard and graph lines of big models run to hundreds of KB) come in pieces of this size, so
+# a 500 MB single-line file costs 8 MB at a time, not 1 GB; the pieces after the first are
+# counted as unrecognized lines by the parsers (and shift the line numbers after them).
+MAX_LINE = 8 << 20
 _BUFFER = 1 << 20
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -70,22 +76,27 @@ class Source:
         """
         first = self.first
         if first and not first.endswith(b"\n"):
-            first += self.stream.readline()  # the sniffed block ended mid-line
+            # the sniffed block ended mid-line (at most MAX_LINE in all)
+            first += self.stream.readline(max(MAX_LINE - len(first), 1))
         head = [first] if first else []
         if not self.compressed and not self.is_stdin:
-            return itertools.chain(head, self.stream)
+            # readline(MAX_LINE) through iter(callable, sentinel): still no Python frame per line
+            return itertools.chain(head, iter(functools.partial(self.stream.readline, MAX_LINE), b""))
         return self._guarded(head)
 
     def _guarded(self, head: list[bytes]) -> Iterator[bytes]:
         try:
             yield from head
             self.counted += sum(map(len, head))
-            for line in self.stream:
+            for line in iter(functools.partial(self.stream.readline, MAX_LINE), b""):
                 self.counted += len(line)
                 yield line
         except _GZIP_ERRORS as exc:
             self.warnings.append(f"{self.name}: compressed stream is truncated or corrupt "
                                  f"({exc}); analysed what was read before it")
+        except OSError as exc:  # an I/O error mid-way (a file on a failing or network disk)
+            self.warnings.append(f"{self.name}: read error ({exc.strerror or exc}); "
+                                 "analysed what was read before it")
 
     def bytes_read(self) -> int:
         """Bytes read so far (uncompressed for .gz), for the statistics."""
