@@ -10,8 +10,8 @@ from dyncli.bench.stats import Summary, summarize
 
 PASS = "pass"
 # Failure statuses, most severe first (the run's status is the worst of its variations).
-FAILURES = ("model_fail_to_load", "eager_fail_to_run", "OOM", "fail_to_compile",
-            "fail_accuracy", "interrupted")
+FAILURES = ("model_fail_to_load", "rank_failed", "timeout", "eager_fail_to_run", "OOM",
+            "fail_to_compile", "fail_accuracy", "interrupted")
 
 
 @dataclass
@@ -62,6 +62,25 @@ class RunResult:
     wall_s: float = 0.0
     in_calls_s: float = 0.0
     error: str = ""
+    ranks: list[RankResult] = field(default_factory=list)  # --nproc N: one entry per rank
+
+    @property
+    def divergent(self) -> bool | None:
+        """Whether the ranks' compile counts differ (``None`` for a one-process run)."""
+        counted = [r.compiles for r in self.ranks]
+        return len(set(counted)) > 1 if counted else None
+
+    @property
+    def total_wait_ms(self) -> float:
+        """Milliseconds all ranks together spent waiting in the step's collective."""
+        return sum(r.wait_ms for r in self.ranks)
+
+    @property
+    def slowest_rank(self) -> int | None:
+        """The rank that spent the most time computing (compiles and steps, not waits)."""
+        if not self.ranks:
+            return None
+        return max(self.ranks, key=lambda r: (r.busy_s, -r.rank)).rank
 
     @property
     def speedup(self) -> Summary:
@@ -75,6 +94,37 @@ class RunResult:
             statuses.append(self.status)
         worst = [s for s in FAILURES if s in statuses]
         self.status = worst[0] if worst else PASS
+
+
+@dataclass
+class RankStep:
+    """One variation as one rank ran it under ``--nproc``."""
+
+    index: int
+    batch_size: int | None
+    seq_len: int | None
+    compiles: int = 0
+    first_call_s: float = float("nan")
+    step_ms: float = float("nan")  # median of the timed steps, the collective excluded
+    wait_ms: float = 0.0  # time in the collective after this variation's steps
+    recompile_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RankResult:
+    """One rank of a ``--nproc`` run: what it compiled, how long it stepped, how long it waited."""
+
+    rank: int
+    status: str = PASS
+    error: str = ""
+    compiles: int = 0
+    compile_time_s: float = 0.0
+    first_step_s: float = float("nan")
+    step_ms: float = float("nan")  # median of every timed step of the rank, collective excluded
+    wait_ms: float = 0.0  # total time in the collective that ends each step
+    busy_s: float = 0.0  # time in the model calls (compiles included), waits excluded
+    steps: list[RankStep] = field(default_factory=list)
+    last_lines: list[str] = field(default_factory=list)  # a failed process's last stderr lines
 
 
 @dataclass
@@ -105,7 +155,8 @@ class BenchResult:
     @property
     def ran(self) -> bool:
         """Whether at least one variation produced timings."""
-        return any(v.timed for r in self.runs for v in r.variations)
+        return (any(v.timed for r in self.runs for v in r.variations)
+                or any(k.step_ms == k.step_ms for r in self.runs for k in r.ranks))
 
     @property
     def failed(self) -> bool:
