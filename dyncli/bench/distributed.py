@@ -21,8 +21,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench.result import FAILURES, PASS, BenchResult, Hooks, RankResult, RankStep, RunResult
 from dyncli.bench.rank_worker import RankSpec, run_rank
+from dyncli.bench.result import FAILURES, PASS, BenchResult, Hooks, RankResult, RankStep, RunResult
 from dyncli.config import BenchConfig
 from dyncli.errors import UsageError
 

@@ -13,6 +13,7 @@ timeout ended a wait in the collective, ``rank_failed`` when a peer went away.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -29,10 +30,12 @@ from dyncli.config import BenchConfig
 
 # Delays one rank before its first step, e.g. "1:30" (rank 1, 30 s): reproduces a straggler,
 # and is how the tests provoke a collective timeout without waiting minutes.
-DELAY_ENV = "DYNCLI_BENCH_RANK_DELAY"
-TIMEOUT_MARKERS = ("timed out", "timeout", "Timeout")
-PEER_MARKERS = ("Connection closed by peer", "Connection reset", "Broken pipe",
-                "NCCL communicator was aborted")
+DELAY_ENV = "DYNCLI_RANK_DELAY"
+# Matched in lower case. gloo (torch 2.14): "Timed out waiting 5000ms for recv operation";
+# a peer that left first: "Connection closed by peer".
+TIMEOUT_MARKERS = ("timed out", "timeout")
+PEER_MARKERS = ("connection closed by peer", "connection reset", "broken pipe",
+                "communicator was aborted")
 
 
 @dataclass(frozen=True)
@@ -66,13 +69,13 @@ def short_error(err: BaseException) -> str:
     inner = getattr(err, "inner_exception", None)
     if isinstance(inner, BaseException):
         return f"{type(err).__name__}: " + short_error(inner)
-    text = f"{type(err).__name__}: {err}".strip()
-    return (text.splitlines()[0] if text else type(err).__name__)[:300]
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    return f"{type(err).__name__}: {lines[0] if lines else ''}".strip().rstrip(":")[:300]
 
 
 def collective_status(err: BaseException) -> str:
     """``timeout`` for a wait the process-group timeout ended, else ``rank_failed``."""
-    text = str(err)
+    text = str(err).lower()
     if any(m in text for m in TIMEOUT_MARKERS) and not any(m in text for m in PEER_MARKERS):
         return "timeout"
     return "rank_failed"
@@ -131,10 +134,8 @@ def run_rank(spec: RankSpec) -> dict[str, Any]:
         result.status, result.error = "model_fail_to_load", short_error(e)
     finally:
         _save(result, spec.result_dir)
-        try:
+        with contextlib.suppress(Exception):  # a group a peer abandoned may not tear down
             dist.destroy_process_group()
-        except Exception:  # a group a peer abandoned may not tear down cleanly
-            pass
     return asdict(result)
 
 
@@ -171,7 +172,7 @@ def _bench(spec: RankSpec, rank: int, device: str, result: RankResult, dist: Any
                 delay = 0.0
             before = backend.compiles
             w.mark()
-            if not _phase(result, rs, lambda: _first(rs, step, clock), "fail_to_compile"):
+            if not _phase(result, rs, "fail_to_compile", _first, rs, step, clock):
                 break
             rs.compiles = backend.compiles - before
             rs.recompile_reasons = [clean_reason(r) for r in w.reasons_since()]
@@ -181,21 +182,21 @@ def _bench(spec: RankSpec, rank: int, device: str, result: RankResult, dist: Any
             if result.first_step_s != result.first_step_s:
                 result.first_step_s = rs.first_call_s
             result.busy_s += rs.first_call_s
-            if not _phase(result, rs, lambda: _wait(rs, collective), "collective"):
+            if not _phase(result, rs, "collective", _wait, rs, collective):
                 break
-            ok = _phase(result, rs, lambda: _steady(cfg.warmup, cfg.repeat, rs, step, clock,
-                                                    collective, samples, result),
-                        "fail_to_compile")
+            ok = _phase(result, rs, "fail_to_compile", _steady, cfg.warmup, cfg.repeat, rs,
+                        step, clock, collective, samples, result)
             _save(result, spec.result_dir)
             if not ok:
                 break
     result.step_ms = stats.median(samples) if samples else float("nan")
 
 
-def _phase(result: RankResult, rs: RankStep, fn: Callable[[], None], failure: str) -> bool:
-    """Run one phase; on error set the rank's status (collective errors are classified)."""
+def _phase(result: RankResult, rs: RankStep, failure: str, fn: Callable[..., None],
+           *args: Any) -> bool:
+    """Run ``fn(*args)``; on error set the rank's status (collective errors are classified)."""
     try:
-        fn()
+        fn(*args)
         return True
     except Exception as e:
         status = collective_status(e) if getattr(e, "_dyncli_collective", False) else failure
@@ -214,9 +215,11 @@ def _first(rs: RankStep, step: Callable[[], Any], clock: Any) -> None:
 
 
 def _wait(rs: RankStep, collective: _Collective) -> None:
+    t0 = time.perf_counter()
     try:
         rs.wait_ms += collective()
     except Exception as e:
+        rs.wait_ms += (time.perf_counter() - t0) * 1000.0  # a timed-out wait counts in full
         e._dyncli_collective = True  # type: ignore[attr-defined]
         raise
 

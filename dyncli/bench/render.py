@@ -18,6 +18,7 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dyncli.bench import render_ranks
 from dyncli.bench.result import PASS, BenchResult, Hooks, RunResult, VariationResult
 from dyncli.bench.stats import median
 from dyncli.output import (
@@ -55,8 +56,9 @@ def _p(x: float) -> str:
 
 
 def run_payload(run: RunResult) -> dict[str, Any]:
-    """One ``runs[]`` entry of the JSON document."""
-    return {
+    """One ``runs[]`` entry of the JSON document (``--nproc`` runs add their ranks)."""
+    extra = render_ranks.run_fields(run) if run.ranks else {}
+    return extra | {
         "model": run.model, "strategy": run.strategy, "mode": run.mode, "status": run.status,
         "error": run.error or None, "compiles": run.compiles,
         "compile_time_s": run.compile_time_s, "backend_compile_s": run.backend_compile_s,
@@ -249,12 +251,19 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
             out.print(f"{run.strategy}: {run.status}: {run.error}", markup=False)
         if run.variations:
             out.print(variation_table(run))
+        if run.ranks:
+            out.print(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
             warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
                  "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
-    out.print(comparison_table(result))
-    out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
-              markup=False)
+    if any(r.ranks for r in result.runs):
+        out.print(render_ranks.summary_table(result))
+        out.print("step ms = median compiled step without the all_reduce; wait = time in the "
+                  "all_reduce that ends each step", markup=False)
+    else:
+        out.print(comparison_table(result))
+        out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
+                  markup=False)
     if result.interrupted:
         warn("interrupted: the results above are what was measured before Ctrl-C")
 

@@ -10,7 +10,7 @@ from dyncli.bench.stats import Summary, summarize
 
 PASS = "pass"
 # Failure statuses, most severe first (the run's status is the worst of its variations).
-FAILURES = ("model_fail_to_load", "rank_failed", "timeout", "eager_fail_to_run", "OOM",
+FAILURES = ("model_fail_to_load", "timeout", "rank_failed", "eager_fail_to_run", "OOM",
             "fail_to_compile", "fail_accuracy", "interrupted")
 
 

@@ -325,7 +325,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
 
 def _validate(cfg: BenchConfig) -> None:
     from dyncli.bench.shapes import VARY_CHOICES
-    from dyncli.config import STRATEGIES
+    from dyncli.config import RANK_SHAPES, STRATEGIES
 
     bad = [s for s in cfg.strategy if s not in STRATEGIES]
     if bad:
@@ -337,6 +337,9 @@ def _validate(cfg: BenchConfig) -> None:
         raise UsageError("--strategy sources: no dynamic sources given",
                          hint="Pass --dynamic-sources \"L['x']:0\" or set bench.dynamic_sources "
                               "(dyncli suggest --format toml writes it)")
+    if cfg.rank_shapes not in RANK_SHAPES:
+        raise UsageError(f"--rank-shapes: unknown {cfg.rank_shapes}",
+                         hint=f"Choose from: {', '.join(RANK_SHAPES)}")
     if "collectives" in cfg.strategy and cfg.nproc < 2:
         raise UsageError("--strategy collectives: compiler collectives need ranks",
                          hint="Add --nproc 2 (or more)")
