@@ -3,37 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from rich import box
 from rich.table import Table
 
-from dyncli.bench.result import BenchResult, RankResult, RunResult
+from dyncli.bench.result import BenchResult, RunResult
 
 
 def _num(x: float, digits: int) -> str:
     return "-" if x is None or math.isnan(x) else f"{x:.{digits}f}"
-
-
-def rank_payload(r: RankResult) -> dict[str, Any]:
-    """One ``runs[].ranks[]`` entry of the JSON document."""
-    return {
-        "rank": r.rank, "status": r.status, "error": r.error or None,
-        "compiles": r.compiles, "compile_time_s": r.compile_time_s,
-        "first_step_s": r.first_step_s, "step_ms": r.step_ms, "wait_ms": r.wait_ms,
-        "busy_s": r.busy_s, "last_lines": r.last_lines,
-        "steps": [{"index": s.index, "batch_size": s.batch_size, "seq_len": s.seq_len,
-                   "compiles": s.compiles, "first_call_s": s.first_call_s,
-                   "step_ms": s.step_ms, "wait_ms": s.wait_ms,
-                   "recompile_reasons": s.recompile_reasons} for s in r.steps],
-    }
-
-
-def run_fields(run: RunResult) -> dict[str, Any]:
-    """The ``runs[]`` keys a ``--nproc`` run adds."""
-    return {"nproc": len(run.ranks), "divergent": run.divergent,
-            "total_wait_ms": run.total_wait_ms, "slowest_rank": run.slowest_rank,
-            "ranks": [rank_payload(r) for r in run.ranks]}
 
 
 def rank_table(run: RunResult) -> Table:

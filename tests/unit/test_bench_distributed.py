@@ -10,7 +10,6 @@ from rich.console import Console
 from dyncli.bench import render_ranks
 from dyncli.bench.distributed import from_dict, summarize
 from dyncli.bench.rank_worker import collective_status, rank_plan, short_error
-from dyncli.bench.render import to_document
 from dyncli.bench.result import BenchResult, Environment, RankResult, RankStep, RunResult
 from dyncli.config import BenchConfig
 
@@ -92,7 +91,7 @@ def _result() -> BenchResult:
 
 
 def test_json_has_ranks_side_by_side() -> None:
-    doc = to_document(_result())
+    doc = _result().to_dict()
     auto, coll = doc["runs"]
     assert auto["divergent"] is True and auto["nproc"] == 2
     assert [(r["rank"], r["compiles"], r["wait_ms"]) for r in auto["ranks"]] == [
@@ -107,7 +106,7 @@ def test_single_process_json_keeps_its_shape() -> None:
     result = _result()
     for run in result.runs:
         run.ranks = []
-    assert "ranks" not in to_document(result)["runs"][0]
+    assert "ranks" not in result.to_dict()["runs"][0]
 
 
 def test_tables_show_every_rank() -> None:
