@@ -31,7 +31,7 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
     """
     cfg: SuggestConfig = config_or_options("suggest", config, options, where="dyncli.suggest.run")
     if pgo_dir is None and from_trace is None and redis is None:
-        raise UsageError("nothing to read: give --pgo-dir DIR, --from-trace PATH or --redis URL",
+        raise UsageError("nothing to read: give --pgo-dir DIR or --from-trace PATH (or --redis URL)",
                          hint="dyncli suggest --pgo-dir /tmp/torchinductor_$USER")
     if job_id is not None and pgo_dir is None and redis is None:
         raise UsageError("--job-id selects PGO files or keys and needs --pgo-dir or --redis")

@@ -98,13 +98,19 @@ def decode_value(raw: bytes) -> bytes:
         raise ValueError("\"data\" is not base64") from None
 
 
-def connect(url: str) -> Any:
-    """A client for ``url`` that has answered PING; one-line ``InputError`` otherwise."""
+def _client() -> Any:
+    """The ``redis`` package (an optional extra), or a usage error that says how to get it."""
     try:
         import redis
     except ImportError:
         raise UsageError("--redis needs the redis client, which is not installed",
                          hint=INSTALL_HINT) from None
+    return redis
+
+
+def connect(url: str) -> Any:
+    """A client for ``url`` that has answered PING; one-line ``InputError`` otherwise."""
+    redis = _client()
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30)
         client.ping()
@@ -131,7 +137,7 @@ def scan_keys(client: Any, job_id: str | None = None) -> list[RemoteKey]:
 
 
 def _scan(client: Any, pattern: str) -> Iterator[Any]:
-    import redis
+    redis = _client()
 
     try:
         yield from client.scan_iter(match=pattern, count=1000)
@@ -141,8 +147,7 @@ def _scan(client: Any, pattern: str) -> Iterator[Any]:
 
 def read_redis(url: str, job_id: str | None, state: PgoState) -> PgoState:
     """Merge every PGO entry on the server (of ``job_id``) into ``state``; bad ones skipped."""
-    import redis
-
+    redis = _client()
     client = connect(url)
     keys = scan_keys(client, job_id)
     if not keys:
