@@ -78,6 +78,7 @@ class DiagnoseConfig:
                               ("recompiles", "specializations", "graph-breaks"))
     strict: bool = _opt(False, "Exit 1 on unrecognized or malformed log lines (tests use it to keep the parser complete).")
     limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).")
+    jobs: int | None = _opt(None, "Processes that read TORCH_TRACE rank files in parallel; unset = the core count, 1 = serial (same output either way).")
 
 
 @dataclass(frozen=True)
