@@ -7,7 +7,9 @@ files differ). Never committed. Then runs ``dyncli diagnose DIR --jobs J --json 
 J = 1 (serial, streaming) and each ``--jobs`` value, each as its own child process, and
 reports wall time and peak memory: the peak of the summed RSS of the whole process tree
 (the CLI and its workers, sampled every 10 ms from /proc) and the largest single process
-(``ru_maxrss``). The JSON documents of every run must be identical.
+(``ru_maxrss``), and the CPU seconds of the tree. The load average is printed too: on a
+shared machine the other processes decide how much of ``--jobs`` N can run at once. The JSON
+documents of every run must be identical.
 
 Usage (from the repo root)::
 
@@ -99,8 +101,8 @@ def measure(argv: list[str]) -> dict[str, float]:
     if code != 0:
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         raise SystemExit(f"{' '.join(argv)} failed ({code}): {err[-500:]}")
-    return {"wall_s": wall, "tree_peak_mib": peak[0] / 2**20,
-            "max_process_mib": usage.ru_maxrss / 1024}
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "tree_peak_mib": peak[0] / 2**20, "max_process_mib": usage.ru_maxrss / 1024}
 
 
 def main() -> int:
@@ -115,7 +117,8 @@ def main() -> int:
     args = parser.parse_args()
     directory = build(args.ranks, args.rank_mb)
     size = sum(p.stat().st_size for p in directory.iterdir()) / 2**20
-    print(f"{directory}: {args.ranks} rank files, {size:.0f} MiB, {os.cpu_count()} cores")
+    print(f"{directory}: {args.ranks} rank files, {size:.0f} MiB, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f}")
     results, documents = {}, {}
     for jobs in [1, *(int(j) for j in args.jobs.split(",") if int(j) != 1)]:
         out = WORK / f"diagnosis_j{jobs}.json"
@@ -126,10 +129,11 @@ def main() -> int:
         documents[jobs] = out.read_bytes()
         results[f"jobs={jobs}"] = {k: round(v, 2) for k, v in mid.items()}
         print(f"--jobs {jobs:<3d} {mid['wall_s']:7.2f} s  {size / mid['wall_s']:6.1f} MiB/s  "
+              f"cpu {mid['cpu_s']:6.2f} s  "
               f"peak RSS (all processes) {mid['tree_peak_mib']:7.1f} MiB  "
               f"largest process {mid['max_process_mib']:7.1f} MiB", flush=True)
     same = len(set(documents.values())) == 1
-    print("JSON identical across --jobs:", same)
+    print("JSON identical across --jobs:", same, f"(load average now {os.getloadavg()[0]:.1f})")
     if args.json:
         args.json.write_text(json.dumps({"ranks": args.ranks, "size_mib": round(size, 1),
                                          "cores": os.cpu_count(), "identical": same,
