@@ -14,10 +14,13 @@ collective and the slowest rank; its status is the worst of its ranks'.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,9 @@ from dyncli.config import BenchConfig
 from dyncli.errors import UsageError
 
 LAST_LINES = 8
+LAUNCHER_LOGGERS = ("torch.distributed.elastic", "torch.distributed.launcher",
+                    "torch.multiprocessing")
+STOPPED = "stopped by the launcher when another rank failed"
 # Seconds the launcher's rendezvous may take for every rank to start (imports torch).
 RDZV_TIMEOUT_S = 300
 
@@ -85,10 +91,29 @@ def launch(spec: RankSpec, nproc: int) -> list[RankResult]:
             logs_specs=DefaultLogsSpecs(log_dir=logs, redirects=Std.ALL))
         failures: dict[int, Any] = {}
         try:
-            elastic_launch(config, run_rank)(spec)
+            with _quiet_launcher():
+                elastic_launch(config, run_rank)(spec)
         except ChildFailedError as e:
             failures = dict(e.failures)
         return [_rank_result(tmp, logs, rank, failures.get(rank)) for rank in range(nproc)]
+
+
+@contextmanager
+def _quiet_launcher() -> Iterator[None]:
+    """The launcher's own log lines off (each failure is a status with its last lines here);
+    ``DYNCLI_DEBUG=1`` keeps them."""
+    if os.environ.get("DYNCLI_DEBUG"):
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in LAUNCHER_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def _rank_result(tmp: str, logs: str, rank: int, failure: Any) -> RankResult:
@@ -102,8 +127,13 @@ def _rank_result(tmp: str, logs: str, rank: int, failure: Any) -> RankResult:
         result.status = "rank_failed"  # it saved a partial result, then the process died
     lines = _last_lines(logs, rank)
     result.last_lines = lines
-    if not result.error:
-        reason = getattr(failure, "message", "") or "exited without a result"
+    if not result.error and failure is None:
+        result.error = STOPPED  # the launcher stops every rank when one fails
+    elif not result.error:
+        # torch's message is a link to its docs unless the rank wrote an error file; the
+        # rank's own last stderr line says more.
+        reason = (lines[-1] if lines else "") or getattr(failure, "message", "") \
+            or "exited without a result"
         exitcode = getattr(failure, "exitcode", None)
         result.error = f"rank {rank} process failed (exit code {exitcode}): {reason}"[:300]
     return result
@@ -127,7 +157,8 @@ def summarize(run: RunResult) -> None:
     statuses = [r.status for r in run.ranks]
     worst = [s for s in FAILURES if s in statuses]
     run.status = worst[0] if worst else PASS
-    failed = [r for r in run.ranks if r.status == run.status and r.error]
+    failed = sorted((r for r in run.ranks if r.status == run.status and r.error),
+                    key=lambda r: r.error == STOPPED)  # the cause first, not its victims
     if failed:
         rank = failed[0]
         others = len(failed) - 1

@@ -69,6 +69,19 @@ def test_a_rank_stuck_in_the_collective_is_a_timeout(monkeypatch: pytest.MonkeyP
     assert os.environ["DYNCLI_RANK_DELAY"] == "1:10"
 
 
+def test_a_dead_rank_is_a_status_with_its_last_lines() -> None:
+    """The launcher's child failure: rank 1 exits while building; rank 0 loses its peer."""
+    models = Path(__file__).resolve().parent / "conftest_bench.py"
+    cfg = BenchConfig(**{**QUICK, "variations": 2, "timeout": 60.0, "strategy": ["static"]})
+    run = run_bench(f"{models}:rank_one_dies", cfg).runs[0]
+    ranks = {r.rank: r for r in run.ranks}
+    assert run.status == "rank_failed"
+    assert ranks[1].status == "rank_failed" and "exit code 7" in ranks[1].error
+    assert "simulated crash" in run.error and run.error.startswith("rank 1: ")
+    assert any("simulated crash" in line for line in ranks[1].last_lines)
+    assert ranks[0].status in ("rank_failed", "timeout")  # stopped, or lost its peer
+
+
 @pytest.mark.gpu
 def test_compiler_collectives_on_nccl() -> None:
     """On CUDA with NCCL compiler collectives are the real measurement: ranks agree."""
