@@ -53,7 +53,7 @@ def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: Benc
         result.runs.append(run)
         try:
             t0 = time.perf_counter()
-            run.ranks = launch(RankSpec(model_name, cfg, strategy, device, ""), cfg.nproc)
+            run.ranks = launch(model_name, cfg, strategy, device)
             run.wall_s = time.perf_counter() - t0
             summarize(run)
             done[0] += 1
@@ -69,8 +69,8 @@ def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: Benc
     return result
 
 
-def launch(spec: RankSpec, nproc: int) -> list[RankResult]:
-    """Run ``spec`` on ``nproc`` local ranks with ``elastic_launch``; one result per rank.
+def launch(model_name: str, cfg: BenchConfig, strategy: str, device: str) -> list[RankResult]:
+    """One strategy on ``cfg.nproc`` local ranks with ``elastic_launch``; a result per rank.
 
     The launcher's failures (a rank that crashed or was killed) are statuses: the rank's own
     saved result if it wrote one, ``rank_failed`` otherwise, with its last stderr lines.
@@ -80,7 +80,8 @@ def launch(spec: RankSpec, nproc: int) -> list[RankResult]:
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
     with tempfile.TemporaryDirectory(prefix="dyncli-ranks-") as tmp:
-        spec = RankSpec(spec.model, spec.cfg, spec.strategy, spec.device, tmp)
+        spec = RankSpec(model_name, cfg, strategy, device, tmp)
+        nproc = cfg.nproc
         logs = os.path.join(tmp, "logs")
         config = LaunchConfig(
             min_nodes=1, max_nodes=1, nproc_per_node=nproc, run_id=f"dyncli-{uuid.uuid4().hex}",

@@ -66,7 +66,6 @@ def test_a_rank_stuck_in_the_collective_is_a_timeout(monkeypatch: pytest.MonkeyP
     assert "rank 0 waited longer than the process-group timeout" in ranks[0].error
     assert ranks[0].wait_ms >= 2500
     assert ranks[1].status in ("rank_failed", "timeout")
-    assert os.environ["DYNCLI_RANK_DELAY"] == "1:10"
 
 
 def test_a_dead_rank_is_a_status_with_its_last_lines() -> None:
