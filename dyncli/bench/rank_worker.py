@@ -28,8 +28,8 @@ from dyncli.bench.shapes import Variation, detect_dims, plan_variations
 from dyncli.bench.timing import CpuClock, CudaClock, timed
 from dyncli.config import BenchConfig
 
-# Delays one rank before its first step, e.g. "1:30" (rank 1, 30 s): reproduces a straggler,
-# and is how the tests provoke a collective timeout without waiting minutes.
+# Delays one rank before its first all_reduce, e.g. "1:30" (rank 1, 30 s): reproduces a
+# straggler, and is how the tests provoke a collective timeout without waiting minutes.
 DELAY_ENV = "DYNCLI_RANK_DELAY"
 # Matched in lower case. gloo (torch 2.14): "Timed out waiting 5000ms for recv operation";
 # a peer that left first: "Connection closed by peer".
@@ -167,9 +167,6 @@ def _bench(spec: RankSpec, rank: int, device: str, result: RankResult, dist: Any
             result.steps.append(rs)
             step = strategies.make_step(compiled, model, cfg.mode, args, kwargs, built.loss,
                                         built.num_classes, autocast)
-            if delay:
-                time.sleep(delay)
-                delay = 0.0
             before = backend.compiles
             w.mark()
             if not _phase(result, rs, "fail_to_compile", _first, rs, step, clock):
@@ -182,6 +179,9 @@ def _bench(spec: RankSpec, rank: int, device: str, result: RankResult, dist: Any
             if result.first_step_s != result.first_step_s:
                 result.first_step_s = rs.first_call_s
             result.busy_s += rs.first_call_s
+            if delay:  # a straggler: late to its first collective
+                time.sleep(delay)
+                delay = 0.0
             if not _phase(result, rs, "collective", _wait, rs, collective):
                 break
             ok = _phase(result, rs, "fail_to_compile", _steady, cfg.warmup, cfg.repeat, rs,
