@@ -153,7 +153,7 @@ def write_files(result: BenchResult, json_path: str | None, csv_path: str | None
         write_json(json_path, result.to_dict())
     if csv_path and csv_path != "-":
         atomic_write_text(Path(csv_path), to_csv(result))
-    if plot_path and result.ran:
+    if plot_path and any(v.timed for r in result.runs for v in r.variations):  # not --nproc
         write_plot(result, Path(plot_path))
 
 
