@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 from rich.console import Console
 
@@ -117,3 +118,28 @@ def test_tables_show_every_rank() -> None:
     text = console.export_text()
     assert "rank 0" in text and "rank 1" in text and "DIVERGENT" in text
     assert "fail_to_compile" in text and "2 1" in text
+
+
+def test_launcher_failures_become_rank_statuses(tmp_path: Path) -> None:
+    """A rank that saved a result and died, one that died silently, one the launcher stopped."""
+    from types import SimpleNamespace
+
+    from dyncli.bench.distributed import STOPPED, _rank_result
+
+    saved = _rank(0, 1, 5.0, 1.0)
+    (tmp_path / "rank0.json").write_text(json.dumps(asdict(saved)))
+    log = tmp_path / "logs" / "run_x" / "attempt_0" / "1"
+    log.mkdir(parents=True)
+    (log / "stderr.log").write_text("noise\nRuntimeError: NCCL watchdog timeout\n\n")
+    killed = SimpleNamespace(exitcode=-6, message="To enable traceback see: https://…")
+    logs = str(tmp_path / "logs")
+    zero = _rank_result(str(tmp_path), logs, 0, killed)
+    one = _rank_result(str(tmp_path), logs, 1, killed)
+    two = _rank_result(str(tmp_path), logs, 2, None)
+    assert zero.status == "rank_failed" and zero.steps == saved.steps  # what it measured stays
+    assert one.error == "rank 1 process failed (exit code -6): RuntimeError: NCCL watchdog timeout"
+    assert one.last_lines == ["noise", "RuntimeError: NCCL watchdog timeout"]
+    assert two.error == STOPPED
+    run = RunResult("m", "static", "inference", ranks=[two, one])
+    summarize(run)
+    assert run.error.startswith("rank 1: rank 1 process failed")  # the cause, not the victim
