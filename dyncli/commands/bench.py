@@ -16,6 +16,7 @@ Examples:
   dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
   dyncli bench model.py:build --variations 5 --device cpu --json out.json
   dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
+  dyncli bench model.py:build --device cpu --nproc 2 --rank-shapes skewed --strategy automatic,collectives
 \b
 Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something failed;
 2 unknown model or bad options.
@@ -29,7 +30,7 @@ def _split(text: str | None) -> list[str] | None:
 def bench(
     model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.")] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.")] = False,
-    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2).")] = None,
     dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".")] = None,
     variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).")] = None,
     spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).")] = None,
@@ -47,6 +48,9 @@ def bench(
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).")] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation ('-' for stdout).")] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
+    nproc: Annotated[int | None, typer.Option(help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA).")] = None,
+    rank_shapes: Annotated[str | None, typer.Option("--rank-shapes", help="With --nproc: same, skewed (rank 0 varies) or independent plans per rank.")] = None,
+    timeout: Annotated[float | None, typer.Option(help="With --nproc: process-group timeout in seconds (a longer wait is status timeout).")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -58,7 +62,8 @@ def bench(
         "bench", config, verbose, strategy=_split(strategy), variations=variations,
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
-        hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources))
+        hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources),
+        nproc=nproc, rank_shapes=rank_shapes, timeout=timeout)
     from dyncli.bench import render
 
     if list_models:
@@ -80,7 +85,7 @@ def bench(
         write_json("-", result.to_dict())
     elif csv_path == "-":
         write_text("-", render.to_csv(result))
-    elif plot_path == "-" and result.ran:
+    elif plot_path == "-" and any(v.timed for r in result.runs for v in r.variations):
         render.write_plot(result, "-")
     if result.interrupted:
         raise typer.Exit(130)
