@@ -84,6 +84,17 @@ def cell_text(value: object, limit: int = MAX_CELL) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# A free-text line of the terminal view (a suggestion, its evidence) is cut past this.
+MAX_TEXT = 2000
+
+
+def line_text(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` for one terminal line: cut past ``limit`` characters, saying where the rest is."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters in --json)"
+
+
 def add_text_row(table: Table, *cells: object) -> None:
     """Add cells as plain text: sizes such as ``[s77, 8]`` would otherwise be eaten as rich tags.
 

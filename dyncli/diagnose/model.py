@@ -270,6 +270,8 @@ class Diagnosis:
                 "lines": self.stats.lines, "recognized": self.stats.recognized,
                 "unrecognized": self.stats.unrecognized, "malformed": self.stats.malformed,
                 "bytes": self.stats.bytes,
+                # why records were skipped as malformed ({"bad size": 2, …}; issue 13)
+                "malformed_reasons": dict(sorted(self.stats.reasons.items())),
             },
             "warnings": list(self.warnings),
             **(self.trace.to_json() if self.trace is not None else {}),

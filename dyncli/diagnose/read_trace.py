@@ -78,7 +78,7 @@ class _TraceReader:
     def _account(self, name: str, s: TraceStats, size: int) -> None:
         self.stats.add(ParseStats(lines=s.lines, recognized=s.recognized,
                                   unrecognized=sum(s.unknown.values()), malformed=s.malformed,
-                                  bytes=size))
+                                  bytes=size, reasons=dict(s.reasons)))
         short = Path(name).name
         for line, why in s.samples:
             self.stats.sample(line, f"{short}: {why}")

@@ -17,6 +17,7 @@ from dyncli.logparse.events import UserLoc
 from dyncli.output import (
     add_text_row,
     info,
+    line_text,
     section_table,
     stdout_console,
     warn,
@@ -155,11 +156,11 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         out.print("Suggestions:", markup=False, soft_wrap=True)
         for i, s in enumerate(cap(diag.suggestions, "suggestions"), 1):
             who = f" [rank {s.rank}]" if s.rank is not None else ""
-            out.print(f"{i}. ({s.kind}){who} {s.message}", markup=False, soft_wrap=True)
+            out.print(line_text(f"{i}. ({s.kind}){who} {s.message}"), markup=False, soft_wrap=True)
             if s.fix:
-                out.print(f"   fix: {s.fix}", markup=False, soft_wrap=True)
+                out.print(line_text(f"   fix: {s.fix}"), markup=False, soft_wrap=True)
             for e in s.evidence:
-                out.print(f"   evidence: {e}", markup=False, soft_wrap=True)
+                out.print(line_text(f"   evidence: {e}"), markup=False, soft_wrap=True)
     elif not (diag.recompiles or diag.specializations or diag.graph_breaks):
         out.print("Nothing to fix: no recompiles, specializations or graph breaks found.",
                   markup=False, soft_wrap=True)

@@ -10,7 +10,7 @@ import json
 
 from rich.markup import escape
 
-from dyncli.output import info, stderr_console, to_json_text, warn, write_json
+from dyncli.output import cell_text, info, line_text, stderr_console, to_json_text, warn, write_json
 from dyncli.suggest.allowlist import ENV_VAR, AllowList
 from dyncli.suggest.joblist import JobListing
 
@@ -83,7 +83,7 @@ def _report(s: AllowList) -> None:
 
     err = stderr_console()
     for fr in s.frames[:MAX_REPORT_FRAMES]:
-        table = Table(title=escape(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}"), title_justify="left",
+        table = Table(title=escape(cell_text(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}")), title_justify="left",
                       show_edge=False, pad_edge=False)
         for col in ("source", "recorded by torch", "dynamic", "suggest"):
             table.add_column(col, overflow="fold")
@@ -98,7 +98,7 @@ def _report(s: AllowList) -> None:
                 dyn = "value" if r.kind == "scalar" else "all"
             else:
                 dyn = ",".join(map(str, r.dynamic_dims)) or "-"
-            table.add_row(escape(r.source), escape(r.render), dyn, {"suggested": "yes", "static": "-", "param": "left out",
+            table.add_row(escape(cell_text(r.source)), escape(cell_text(r.render)), dyn, {"suggested": "yes", "static": "-", "param": "left out",
                                                      "excluded": "excluded"}[r.status])
         err.print(table)
         if hidden:
@@ -114,11 +114,11 @@ def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool =
     """Warnings and the report to stderr, the fix to stdout, and the ``--json`` file."""
     # warn() renders rich markup; file names and source names are data, so escape them.
     for file, error in s.skipped:
-        warn(escape(f"skipped {file}: {error}"))
+        warn(escape(line_text(f"skipped {file}: {error}", 500)))
     if len(s.jobs) > 1:
         warn(escape(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id"))
     for w in s.warnings:
-        warn(escape(w))
+        warn(escape(line_text(w, 500)))
     if not quiet:
         _report(s)
         for note in s.notes:

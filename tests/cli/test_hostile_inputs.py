@@ -1,0 +1,292 @@
+"""Regression tests for damaged and hostile input: one or more per class of issue 13.
+
+The inputs live in tests/data/fuzz (made by its make_fuzz_cases.py from the real files of
+tests/data). Every run must end with exit 0, 1 or 2 (130 for Ctrl-C), one ``Error:`` line
+when it could not run, and never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dyncli.cli import app
+from dyncli.logparse import textmsg, trace_events, trace_map
+from dyncli.logparse.events import ParseStats
+from dyncli.logparse.textlog import parse_lines
+from dyncli.output import atomic_target, remove_pending
+
+ROOT = Path(__file__).resolve().parents[2]
+FUZZ = ROOT / "tests" / "data" / "fuzz"
+LOG = ROOT / "tests" / "data" / "logs" / "int_specialization.log"
+
+
+def _ok(result: object, codes: tuple[int, ...] = (0,)) -> None:
+    code = getattr(result, "exit_code", None)
+    if code is None:
+        code = getattr(result, "returncode", None)
+    out = (getattr(result, "output", "") or "") + (getattr(result, "stderr", "") or "")
+    exc = getattr(result, "exception", None)
+    assert exc is None or isinstance(exc, SystemExit), repr(exc)
+    assert "Traceback" not in out, out[-2000:]
+    assert code in codes, (code, out[-2000:])
+
+
+def _dyncli(*args: str, timeout: float = 120, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "dyncli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, **kw)  # type: ignore[call-overload]
+
+
+# ------------------------------------------------------------- 1. numbers over 4,300 digits
+
+
+def test_huge_numbers_are_counted_not_raised(runner: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "d.json"
+    result = runner.invoke(app, ["diagnose", str(FUZZ / "huge_numbers.log"), "--json", str(out)])
+    _ok(result)
+    stats = json.loads(out.read_text())["stats"]
+    assert stats["unrecognized"] + stats["malformed"] >= 3
+    assert sum(stats["malformed_reasons"].values()) == stats["malformed"]
+
+
+def test_strict_turns_a_huge_number_into_exit_1(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["diagnose", str(FUZZ / "huge_numbers.log"), "--strict"])
+    _ok(result, (1,))
+
+
+# ------------------------------------------------------------- 2. damaged gzip
+
+
+@pytest.mark.parametrize("name", ["bad_crc.log.gz", "truncated.log.gz"])
+def test_damaged_gzip_keeps_what_was_read(runner: CliRunner, name: str) -> None:
+    result = runner.invoke(app, ["diagnose", str(FUZZ / name)])
+    _ok(result)
+    assert "truncated or corrupt" in result.output
+
+
+def test_gzip_with_a_corrupt_header_is_one_error_line(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["diagnose", str(FUZZ / "bad_header.log.gz")])
+    _ok(result, (2,))
+    assert "Error:" in result.output and "bad_header.log.gz" in result.output
+
+
+def test_suggest_from_a_damaged_gzip_trace(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["suggest", "--from-trace", str(FUZZ / "truncated.log.gz")])
+    _ok(result, (2,))
+    assert result.output.count("Error:") == 1
+
+
+# ------------------------------------------------------------- 3. truncated structures
+
+
+def test_log_ending_after_a_guard_tree_branch(runner: CliRunner) -> None:
+    _ok(runner.invoke(app, ["diagnose", str(FUZZ / "tree_end.log")]))
+    stats = ParseStats()
+    list(parse_lines([b"V1122 01:19:56.129000 7476 torch/_dynamo/guards.py:1] [0/0] [__guards] +- "]
+                     * 2, stats))
+    assert stats.lines == 2
+
+
+# ------------------------------------------------------------- 4. trace fields of the wrong type
+
+
+def test_trace_fields_of_the_wrong_type_are_malformed_records(runner: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "d.json"
+    result = runner.invoke(app, ["diagnose", str(FUZZ / "wrong_types_trace.log"), "--json", str(out)])
+    _ok(result)
+    doc = json.loads(out.read_text())
+    # Fields of the wrong type read as absent (every field is optional); the 100,000-deep
+    # line is a counted malformed record; the rest of the trace is still analysed.
+    assert doc["stats"]["malformed_reasons"] == {"envelope is not valid JSON": 1}
+    assert doc["frames"]
+
+
+def test_strict_trace_with_wrong_types_exits_1(runner: CliRunner) -> None:
+    _ok(runner.invoke(app, ["diagnose", str(FUZZ / "wrong_types_trace.log"), "--strict"]), (1,))
+
+
+# ------------------------------------------------------------- 5. lone surrogates
+
+
+def test_surrogates_in_names_reach_json_html_and_terminal(tmp_path: Path) -> None:
+    out, html = tmp_path / "d.json", tmp_path / "d.html"
+    proc = _dyncli("diagnose", str(FUZZ / "surrogates_trace.log"), "--json", str(out),
+                   "--html", str(html))
+    _ok(proc)
+    doc = json.loads(out.read_text())
+    assert "\\udcff" in out.read_text() or "\udcff" in json.dumps(doc)
+    assert html.stat().st_size > 0
+
+
+def test_a_non_utf8_file_name(tmp_path: Path) -> None:
+    name = os.fsdecode(b"run\xff.log")
+    (tmp_path / name).write_bytes(LOG.read_bytes())
+    out = tmp_path / "d.json"
+    proc = _dyncli("diagnose", name, "--json", str(out), cwd=tmp_path)
+    _ok(proc)
+    assert json.loads(out.read_text())["inputs"]
+
+
+# ------------------------------------------------------------- 6. hostile PGO state
+
+HOSTILE_PGO = ["inf_line", "huge_stride", "paren_source", "shared_lists", "oversized_frame"]
+
+
+@pytest.mark.parametrize("name", HOSTILE_PGO)
+def test_a_hostile_pgo_file_beside_a_good_one(runner: CliRunner, tmp_path: Path, name: str) -> None:
+    d = tmp_path / "dynamo"
+    d.mkdir()
+    for stem in (name, "good"):
+        (d / f"code_state_{stem}_None_.pkl").write_bytes(
+            (FUZZ / "pgo" / f"code_state_{stem}_None_.pkl").read_bytes())
+    out = tmp_path / "s.json"
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path), "--include-params",
+                                 "--json", str(out)])
+    _ok(result)
+    doc = json.loads(out.read_text())
+    assert any(p.endswith("code_state_good_None_.pkl") for p in doc["inputs"])
+    assert all(len(s["error"]) <= 200 for s in doc["skipped"])
+    # no value is printed whole in a warning (the fix on stdout is the whole entry, escaped)
+    assert all(len(line) < 1_000 for line in result.output.splitlines() if "Warning" in line)
+
+
+@pytest.mark.parametrize("name", ["shared_lists", "inf_line"])
+def test_only_hostile_pgo_files_exit_2_with_a_bounded_line(runner: CliRunner, name: str) -> None:
+    path = FUZZ / "pgo" / f"code_state_{name}_None_.pkl"
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(path)])
+    _ok(result, (2,))
+    assert result.output.count("Error:") == 1 and len(result.output) < 1000
+
+
+# ------------------------------------------------------------- 7. linear time on long lines
+
+LONG = 200_000  # characters; quadratic patterns took minutes on lines of this size
+
+
+@pytest.mark.parametrize("line", [
+    "create_symbol s0 = 1 for " + "a [1" * (LONG // 4),
+    "marking " + " as dynamic (from x" * (LONG // 19),
+    "eval Eq(s0, 1) [guard added] x  # " + "(:1 in " * (LONG // 7) + "a",
+    "Graph break in user code at a:1" + " " * LONG + "x",
+    "You marked " * (LONG // 11) + "x as dynamic but your code specialized it",
+    "Not all values of " * (LONG // 18) + " are valid because x",
+    '  File "a.py", line 1, in f' + " " * LONG + "x",
+])
+def test_text_patterns_finish_on_long_hostile_lines(line: str) -> None:
+    raw = b"V1122 01:19:56.129000 7476 torch/x.py:1] [0/0] " + line.encode()
+    stats = ParseStats()
+    list(parse_lines([raw, raw], stats))
+    assert stats.lines == 2
+    textmsg.constraint_violations([line], {})
+    textmsg.user_stack([line, "x"])
+
+
+def test_trace_patterns_finish_on_long_hostile_lines() -> None:
+    dks = "TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(" + "a, b, DispatchKeySet(" * 10_000
+    assert textmsg.tensor_check(dks) is None
+    assert trace_map._comment_loc("LAMBDA_GUARD: x  # " + "# a" * 60_000) is None
+    assert trace_map._shape_guard("LAMBDA_GUARD: " + "x.size() " * 20_000 + "#") is not None
+    assert trace_map._limit_hit("Dynamo recompile limit exceeded"
+                                + " currently set to 8 x" * 10_000) is None
+    inputs, ops = trace_events.graph_signature('        add: "f32[4]" = x' + " " * LONG + "y")
+    assert inputs == () and len(ops) == 1
+
+
+def test_a_line_longer_than_the_read_cap(runner: CliRunner, tmp_path: Path) -> None:
+    from dyncli import inputs
+
+    big = tmp_path / "one_line.log"
+    prefix = LOG.read_bytes().split(b"\n", 1)[0]
+    big.write_bytes(LOG.read_bytes() + prefix + b" " + b"(" * (inputs.MAX_LINE * 2 + 10) + b"\n")
+    _ok(runner.invoke(app, ["diagnose", str(big)]))
+
+
+# ------------------------------------------------------------- 8. one huge table cell
+
+
+def test_a_huge_cell_is_cut_on_the_terminal_and_whole_in_json(runner: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "d.json"
+    result = runner.invoke(app, ["diagnose", str(FUZZ / "long_cell.log.gz"), "--json", str(out)])
+    _ok(result)
+    assert max(len(line) for line in result.output.splitlines()) < 5_000
+    assert "…" in result.output
+    assert len(out.read_text()) > 2_000_000  # the JSON keeps the whole 2 MB expression
+
+
+# ------------------------------------------------------------- 9. output paths and signals
+
+
+@pytest.mark.parametrize("target", ["DIR", "", "x" * 250 + ".json", "missing/d.json"])
+def test_bad_json_targets_fail_before_the_analysis(runner: CliRunner, tmp_path: Path, target: str) -> None:
+    (tmp_path / "DIR").mkdir()
+    result = runner.invoke(app, ["diagnose", str(LOG), "--json", str(tmp_path / target) if target else ""])
+    _ok(result, (2,))
+    assert result.output.count("Error:") == 1
+    assert "recompil" not in result.output.lower().split("error:")[0]  # nothing analysed first
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_unwritable_directory_fails_before_the_analysis(runner: CliRunner, tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        _ok(runner.invoke(app, ["diagnose", str(LOG), "--json", str(locked / "d.json")]), (2,))
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+def test_json_to_a_device_is_written_in_place(runner: CliRunner) -> None:
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    _ok(runner.invoke(app, ["diagnose", str(LOG), "--json", os.devnull]))
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_html_dash_is_stdout(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["diagnose", str(LOG), "--html", "-"])
+    _ok(result)
+    assert "<html" in result.stdout.lower()
+    assert not (tmp_path / "-").exists()
+
+
+def test_two_documents_cannot_share_stdout(runner: CliRunner) -> None:
+    _ok(runner.invoke(app, ["diagnose", str(LOG), "--html", "-", "--json", "-"]), (2,))
+
+
+def test_negative_limit_is_a_usage_error(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["diagnose", str(LOG), "--limit", "-1"])
+    _ok(result, (2,))
+    assert "limit" in result.output
+
+
+def test_pending_temp_files_are_removed_on_a_signal(tmp_path: Path) -> None:
+    with atomic_target(tmp_path / "r.json") as tmp:
+        tmp.write_text("partial")
+        remove_pending()  # what SIGTERM/SIGINT run before exiting
+        assert not tmp.exists()
+        tmp.write_text("x")  # (recreated so the block can finish)
+    assert list(tmp_path.glob(".r.json.*")) == []
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "dyncli", "diagnose", "-"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdin is not None
+    proc.stdin.write(LOG.read_text().split("\n", 1)[0] + "\n")
+    proc.stdin.flush()
+    time.sleep(3)  # started and blocked reading stdin
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip() == "Interrupted"
