@@ -298,9 +298,28 @@ def _bomb(depth: int, width: int) -> list[Any]:
     return node
 
 
+def hash_bomb(depth: int = 40) -> bytes:
+    """A dict keyed by ``depth`` levels of shared pairs: hashing the key costs 2**depth."""
+    ops = b"\x80\x02}q\x00K\x01\x85q\x010"  # PROTO 2, {}, (1,) memoized at 1
+    for i in range(1, depth + 1):  # (t_i, t_i) memoized at i + 1
+        ops += b"h" + bytes([i]) + b"h" + bytes([i]) + b"\x86q" + bytes([i + 1]) + b"0"
+    return ops + b"h" + bytes([depth + 1]) + b"K\x01s."
+
+
+def build_on_token() -> bytes:
+    """BUILD on torch's AutoDynamic token: would set attributes on a shared object."""
+    good = fake.dumps({("/a.py", 1, "f"): {"L['x']": fake.tensor(fake.DYN, 2)}})
+    return good[:-1] + (b"\x8c\x11torch._dynamo.pgo\x8c\x0bAutoDynamic\x93K\x00\x85R"
+                        b"}\x8c\x07_value_K\x07sb0.")
+
+
 def hostile_pickle(rng: random.Random) -> bytes:
     """Valid pickles of PGO classes with hostile values (issue 13, class 6)."""
-    kind = rng.randrange(9)
+    kind = rng.randrange(11)
+    if kind == 9:
+        return hash_bomb(rng.choice((30, 40, 60)))
+    if kind == 10:
+        return build_on_token()
     entry: Any
     if kind == 0:
         entry = fake.tensor(fake.DYN, 8)

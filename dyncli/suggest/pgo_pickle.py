@@ -28,11 +28,12 @@ import io
 import math
 import pickle
 import re
+import struct
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from dyncli.errors import InputError
 from dyncli.logparse.safe import clip, short
@@ -272,7 +273,35 @@ ALLOWED: dict[tuple[str, str], Any] = {
 }
 
 
-class _PgoUnpickler(pickle.Unpickler):
+def _hashable_key(key: Any) -> None:
+    # Hashing a tuple hashes its items, recursively and without a cache: 30 levels of shared
+    # pairs (a 257-byte pickle) cost 2**30 steps inside one C call that nothing interrupts.
+    # torch's PGO state keys its dicts by CodeId and by source and field names only.
+    if not (type(key) is str or isinstance(key, _Stub)):
+        raise pickle.UnpicklingError(f"a dict key of type {type(key).__name__}: "
+                                     "torch's PGO state keys dicts by names only")
+
+
+def _refuse(what: str) -> Callable[[Any], None]:
+    def load(_self: Any) -> None:
+        raise pickle.UnpicklingError(f"refused {what}: not used by torch's PGO state")
+    return load
+
+
+# The pure-Python unpickler (typeshed declares it as the C one, whose internals differ).
+_PyUnpickler: Any = pickle._Unpickler
+
+
+class _PgoUnpickler(_PyUnpickler):
+    """The pure-Python unpickler, restricted: allowed globals only (``find_class``), no
+    persistent ids, no sets, and dict keys checked *before* they are hashed.
+
+    The C unpickler is faster but hashes keys where nothing can look at them first; the
+    price here is ~0.3 s on a 10,000-frame state (docs/reliability.md).
+    """
+
+    dispatch: ClassVar[dict[int, Any]] = dict(_PyUnpickler.dispatch)
+
     def find_class(self, module: str, name: str) -> Any:
         try:
             return ALLOWED[(module, name)]
@@ -282,6 +311,40 @@ class _PgoUnpickler(pickle.Unpickler):
 
     def persistent_load(self, pid: Any) -> Any:
         raise pickle.UnpicklingError("refused a persistent id: not used by torch's PGO state")
+
+    def load_setitem(self) -> None:
+        _hashable_key(self.stack[-2])
+        super().load_setitem()
+
+    def load_setitems(self) -> None:
+        items = self.stack  # (the pure-Python unpickler keeps the items since MARK here)
+        for i in range(0, len(items), 2):
+            _hashable_key(items[i])
+        super().load_setitems()
+
+    def load_dict(self) -> None:
+        items = self.stack
+        for i in range(0, len(items), 2):
+            _hashable_key(items[i])
+        super().load_dict()
+
+    def load_build(self) -> None:
+        # BUILD sets attributes: only on the stand-ins, never on shared objects (the Auto
+        # tokens, a dict) whose change would outlive this file.
+        if not isinstance(self.stack[-2], _Stub):
+            raise pickle.UnpicklingError("refused BUILD on a "
+                                         f"{type(self.stack[-2]).__name__}: not PGO state")
+        super().load_build()
+
+    dispatch[pickle.SETITEM[0]] = load_setitem
+    dispatch[pickle.SETITEMS[0]] = load_setitems
+    dispatch[pickle.DICT[0]] = load_dict
+    dispatch[pickle.BUILD[0]] = load_build
+    for _op, _what in ((pickle.EMPTY_SET, "a set"), (pickle.ADDITEMS, "a set"),
+                       (pickle.FROZENSET, "a frozenset"), (pickle.EXT1, "an extension code"),
+                       (pickle.EXT2, "an extension code"), (pickle.EXT4, "an extension code"),
+                       (pickle.INST, "an INST opcode"), (pickle.OBJ, "an OBJ opcode")):
+        dispatch[_op[0]] = _refuse(_what)
 
 
 def _convert_atom(a: Any) -> Atom:
@@ -354,7 +417,7 @@ def loads_state(data: bytes) -> list[tuple[FrameKey, dict[str, Entry]]]:
     _budget.left = MAX_OBJECTS
     try:
         root = _PgoUnpickler(io.BytesIO(data)).load()
-    except EOFError:
+    except (EOFError, struct.error):  # the pure-Python unpickler's short reads
         raise ValueError("truncated pickle") from None
     except pickle.UnpicklingError as e:
         if "truncated" in str(e):

@@ -139,7 +139,8 @@ def test_a_non_utf8_file_name(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------- 6. hostile PGO state
 
-HOSTILE_PGO = ["inf_line", "huge_stride", "paren_source", "shared_lists", "oversized_frame"]
+HOSTILE_PGO = ["inf_line", "huge_stride", "paren_source", "shared_lists", "oversized_frame",
+               "hash_bomb", "build_on_token"]
 
 
 @pytest.mark.parametrize("name", HOSTILE_PGO)
@@ -160,7 +161,7 @@ def test_a_hostile_pgo_file_beside_a_good_one(runner: CliRunner, tmp_path: Path,
     assert all(len(line) < 1_000 for line in result.output.splitlines() if "Warning" in line)
 
 
-@pytest.mark.parametrize("name", ["shared_lists", "inf_line"])
+@pytest.mark.parametrize("name", ["shared_lists", "inf_line", "hash_bomb"])
 def test_only_hostile_pgo_files_exit_2_with_a_bounded_line(runner: CliRunner, name: str) -> None:
     path = FUZZ / "pgo" / f"code_state_{name}_None_.pkl"
     result = runner.invoke(app, ["suggest", "--pgo-dir", str(path)])

@@ -125,7 +125,15 @@ def pickles() -> dict[str, bytes]:
         "paren_source.pkl": fake.dumps({("/a.py", 1, "f"): {"(" * 3000: fake.tensor(fake.DYN, 2)}}),
         "shared_lists.pkl": fake.dumps({("/a.py", 1, "f"): {"L['x']": dag}}),
     }
+    # a dict keyed by 40 levels of shared pairs: hashing it costs 2**40 (257 bytes)
+    bomb_ops = b"\x80\x02}q\x00K\x01\x85q\x010"
+    for i in range(1, 41):
+        bomb_ops += b"h" + bytes([i]) + b"h" + bytes([i]) + b"\x86q" + bytes([i + 1]) + b"0"
+    out["hash_bomb.pkl"] = bomb_ops + b"h" + bytes([41]) + b"K\x01s."
     good = out["inf_line.pkl"]
+    # BUILD on the shared AutoDynamic token (would change it for every later file)
+    out["build_on_token.pkl"] = good[:-1] + (
+        b"\x8c\x11torch._dynamo.pgo\x8c\x0bAutoDynamic\x93K\x00\x85R}\x8c\x07_value_K\x07sb0.")
     # an oversized FRAME length (protocol 4 pickles open with one)
     out["oversized_frame.pkl"] = good[:2] + b"\x95" + (2 ** 62).to_bytes(8, "little") + good[11:]
     return out
