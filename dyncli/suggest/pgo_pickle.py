@@ -40,15 +40,15 @@ from dyncli.logparse.safe import clip, short
 
 # Bounds on what one PGO file may hold; real states are far below them (a 10,000-frame state
 # is ~2 MB). Past them the file is skipped with a message saying which bound it broke.
-MAX_PGO_BYTES = 64 << 20
+MAX_PGO_BYTES = 32 << 20
 MAX_DIMS = 256  # dims of one tensor (torch itself stops far below this)
 MAX_ENTRIES = 1_000_000  # recorded inputs in one file
 MAX_NAME = 4096  # characters of a file name, function name or source name
 MAX_ATOM = 1 << 62  # a size, stride or scalar value
 # Objects (CodeId, CodeState, FrameStateSizeEntry, InferStride) one file may create: each
-# costs ~600 bytes while unpickling (pickle's memo keeps every state dict), so this bounds
-# memory near 100 MB. A 10,000-frame state of three inputs a frame is ~70,000 objects.
-MAX_OBJECTS = 150_000
+# costs ~0.9 KB while unpickling (with its state dict, kept in pickle's memo), so this bounds
+# the memory of one file near 90 MB. A 10,000-frame state of three inputs is ~70,000 objects.
+MAX_OBJECTS = 100_000
 _budget = threading.local()
 
 
