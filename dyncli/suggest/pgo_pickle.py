@@ -23,11 +23,15 @@ bounded prefix of a value, and a bad file is skipped with its reason while the o
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import io
 import math
+import os
 import pickle
 import re
+import select
+import signal
 import struct
 import threading
 from collections.abc import Callable, Iterable
@@ -60,6 +64,10 @@ class Auto(enum.Enum):
 
     def __repr__(self) -> str:
         return f"Auto.{self.name}"
+
+    def __setstate__(self, _state: Any) -> None:
+        # pickle's BUILD on a token would change it for every later file: refuse it.
+        raise pickle.UnpicklingError("refused BUILD on a shared token: not PGO state")
 
 
 DYNAMIC = Auto.DYNAMIC
@@ -294,12 +302,26 @@ def _refuse(what: str) -> Callable[[Any], None]:
 _PyUnpickler: Any = pickle._Unpickler
 
 
+class _CUnpickler(pickle.Unpickler):
+    """The C unpickler, restricted to the allowed globals (fast; used once probed, below)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(
+                f"refused to load {module}.{name}: not a class torch's PGO state uses") from None
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise pickle.UnpicklingError("refused a persistent id: not used by torch's PGO state")
+
+
 class _PgoUnpickler(_PyUnpickler):
     """The pure-Python unpickler, restricted: allowed globals only (``find_class``), no
     persistent ids, no sets, and dict keys checked *before* they are hashed.
 
-    The C unpickler is faster but hashes keys where nothing can look at them first; the
-    price here is ~0.3 s on a 10,000-frame state (docs/reliability.md).
+    Used where ``fork`` is not (Windows): the C unpickler hashes keys where nothing can
+    look at them first, and ~3x faster is not worth an unbounded hang there.
     """
 
     dispatch: ClassVar[dict[int, Any]] = dict(_PyUnpickler.dispatch)
@@ -347,6 +369,56 @@ class _PgoUnpickler(_PyUnpickler):
                        (pickle.EXT2, "an extension code"), (pickle.EXT4, "an extension code"),
                        (pickle.INST, "an INST opcode"), (pickle.OBJ, "an OBJ opcode")):
         dispatch[_op[0]] = _refuse(_what)
+
+
+# How long the C unpickler may take on one file in the probe child (a 10,000-frame state
+# takes ~0.2 s; a hostile one can take hours inside one C call).
+PROBE_SECONDS = 5.0
+
+
+def _unpickle(data: bytes) -> Any:
+    """Unpickle ``data`` with the restricted C unpickler once a forked child has shown that
+    it ends within ``PROBE_SECONDS``; without ``fork``, with the restricted pure-Python one.
+
+    The C unpickler offers no hook before it hashes a dict key or a set element, and
+    hashing a key of 40 levels of shared pairs (a 257-byte pickle) costs 2**40 steps in one
+    C call that no signal interrupts. A child process can be killed: it loads the data
+    first, and only a load that finished (or failed) in time is repeated here.
+    """
+    if not hasattr(os, "fork"):  # pragma: no cover - Windows
+        _budget.left = MAX_OBJECTS
+        return _PgoUnpickler(io.BytesIO(data)).load()
+    if not _probe(data):
+        raise pickle.UnpicklingError(f"unpickling took more than {PROBE_SECONDS:g} s "
+                                     "(a pickle built to be slow): not PGO state")
+    _budget.left = MAX_OBJECTS
+    return _CUnpickler(io.BytesIO(data)).load()
+
+
+def _probe(data: bytes) -> bool:
+    """Whether the C unpickler ends (by success or error) on ``data`` in a forked child."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child: load, say done, never return
+        try:
+            os.close(read_end)
+            _budget.left = MAX_OBJECTS
+            with contextlib.suppress(Exception):
+                _CUnpickler(io.BytesIO(data)).load()
+            os.write(write_end, b"1")
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        ready, _, _ = select.select([read_end], [], [], PROBE_SECONDS)
+        done = bool(ready) and os.read(read_end, 1) == b"1"
+    finally:
+        os.close(read_end)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)  # gone already when done; killed when not
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
+    return done
 
 
 def _convert_atom(a: Any) -> Atom:
@@ -416,9 +488,8 @@ def loads_state(data: bytes) -> list[tuple[FrameKey, dict[str, Entry]]]:
         raise ValueError("empty file")
     if data[:1] != b"\x80":
         raise ValueError("not a pickle (torch writes protocol 2+ pickles, starting with byte 0x80)")
-    _budget.left = MAX_OBJECTS
     try:
-        root = _PgoUnpickler(io.BytesIO(data)).load()
+        root = _unpickle(data)
     except (EOFError, struct.error):  # the pure-Python unpickler's short reads
         raise ValueError("truncated pickle") from None
     except pickle.UnpicklingError as e:
