@@ -81,7 +81,8 @@ MAX_CELL = 500
 def cell_text(value: object, limit: int = MAX_CELL) -> str:
     """``str(value)`` cut to ``limit`` characters with "…", for a table cell."""
     text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("\t", " ")  # rich expands a tab to up to 8 columns, one by one
 
 
 # A free-text line of the terminal view (a suggestion, its evidence) is cut past this.
@@ -90,9 +91,9 @@ MAX_TEXT = 2000
 
 def line_text(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` for one terminal line: cut past ``limit`` characters, saying where the rest is."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit:,} more characters in --json)"
+    if len(text) > limit:
+        text = f"{text[:limit]}… ({len(text) - limit:,} more characters in --json)"
+    return text.replace("\t", " ")  # rich expands a tab to up to 8 columns, one by one
 
 
 def add_text_row(table: Table, *cells: object) -> None:

@@ -2,7 +2,8 @@
 
 Each is a real file of tests/data (or a PGO pickle shaped like torch's) with the damage the
 fuzzer (benchmarks/fuzz.py) or the issue's report found to crash or hang dyncli. Deterministic:
-run it again and the same bytes come out.
+run it again and the same bytes come out. (``fuzz_*`` files are cases the fuzzer kept with
+``--keep``, gzipped as found; this script does not make them.)
 
     python tests/data/fuzz/make_fuzz_cases.py
 """
