@@ -58,7 +58,8 @@ def test_json_to_stdout_is_the_contract(runner: CliRunner) -> None:
     assert doc["graph_breaks"] == [] and doc["dynamic_sources"] == ["L['x']:0"]
     assert {"kind", "message", "evidence"} <= set(doc["suggestions"][0])
     assert doc["stats"] == {"lines": 139, "recognized": 139, "unrecognized": 0, "malformed": 0,
-                            "bytes": (LOGS / "user_size_specialization.log").stat().st_size}
+                            "bytes": (LOGS / "user_size_specialization.log").stat().st_size,
+                            "malformed_reasons": {}}
 
 
 def test_json_file_and_terminal(runner: CliRunner, tmp_path: Path) -> None:
