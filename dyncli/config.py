@@ -41,7 +41,8 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None) -> Any:
     return field(default=default, metadata=meta)
 
 
-STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources")
+STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "pad", "unbacked",
+              "eager-then-compile", "pgo")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class BenchConfig:
     batch_size: int | None = _opt(None, "Base batch size; unset = the model's default for the device.")
     batch_dim: int | None = _opt(None, "Input dim that is the batch; unset = every dim equal to the batch size.")
     seq_len: int | None = _opt(None, "Base sequence length for HF models; unset = the model's default.")
-    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources.", STRATEGIES)
+    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, pad, unbacked, eager-then-compile, pgo.", STRATEGIES)
     dynamic_sources: list[str] = _opt([], "Allow-list for the sources strategy (TORCH_COMPILE_DYNAMIC_SOURCES entries, e.g. from dyncli suggest -f toml).")
     warmup: int = _opt(2, "Untimed calls per variation after the first (compiling) call.")
     repeat: int = _opt(10, "Timed interleaved eager/compiled repetitions per variation.")
@@ -64,6 +65,12 @@ class BenchConfig:
     dtype: str = _opt("float32", "float32, bfloat16, float16 or amp (autocast).", ("float32", "bfloat16", "float16", "amp"))
     hf_config: dict[str, Any] = _opt({}, "Overrides for HF model configs, e.g. {num_hidden_layers = 2}.")
     strict: bool = _opt(False, "Exit non-zero when any variation failed (not only when nothing ran).")
+    shapes: str | None = _opt(None, "Request stream file (CSV with a header, or JSONL): batch and/or seq, optional count; unset = the seeded plan.")
+    sizes: list[int] = _opt([], "Inline request stream of batch sizes, e.g. [1, 3, 8, 8, 16] (0 and 1 allowed); empty = unset.")
+    requests: int | None = _opt(None, "Requests in the costed stream (the stream is cycled or cut); unset = the stream's own length.")
+    buckets: str = _opt("pow2", "Bucket sizes for the pad strategy: a comma list like \"8,16,32\" or pow2.")
+    replay: bool = _opt(False, "Also run the whole stream for real per strategy and record measured vs predicted seconds.")
+    fresh_cache: bool | None = _opt(None, "Give every strategy an empty inductor cache (cold compiles); unset = on with --shapes/--sizes, off otherwise.")
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,8 @@ def run_payload(run: RunResult) -> dict[str, Any]:
         "recompile_limit_hit": run.recompile_limit_hit, "peak_memory_bytes": run.peak_memory_bytes,
         "torch_unique_graphs": run.torch_unique_graphs, "fx_cache_hits": run.fx_cache_hits,
         "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
+        "stream": run.stream.as_dict() if run.stream else None,
+        "passes": run.passes or None, "replay": run.replay, "first_call_eager_s": run.prime_s,
         "variations": [{
             "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
             "shapes": v.shapes, "eager_ms": v.eager_ms, "compiled_ms": v.compiled_ms,
@@ -72,6 +74,7 @@ def run_payload(run: RunResult) -> dict[str, Any]:
             "first_call_s": v.first_call_s, "recompile_reasons": v.recompile_reasons,
             "accuracy": v.accuracy, "detail": v.detail or None,
             "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
+            "request": v.request, "padded_to": v.padded_to,
         } for v in run.variations],
     }
 
@@ -89,6 +92,11 @@ def to_document(result: BenchResult) -> dict[str, Any]:
         "dims": result.dims,
         "warnings": result.warnings,
         "runs": [run_payload(r) for r in result.runs],
+        "requests": result.requests,
+        "shapes_source": result.shapes_source,
+        "eager_stream": result.eager_stream.as_dict() if result.eager_stream else None,
+        "recommendation": result.recommendation.as_dict() if result.recommendation else None,
+        "compiler_warmup_s": result.compiler_warmup_s,
     })
 
 
@@ -141,7 +149,12 @@ def write_plot(result: BenchResult, path: Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    curves = result.eager_stream is not None and any(r.stream for r in result.runs)
+    if curves:
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, 5), dpi=100)
+        _cumulative(ax2, result)
+    else:
+        fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     eager: dict[int, list[float]] = {}
     for run in result.runs:
         # a batch size drawn twice is one point: the median of all its samples
@@ -189,6 +202,24 @@ def write_plot(result: BenchResult, path: Path) -> None:
         raise
     finally:
         plt.close(fig)
+
+
+def _cumulative(ax: Any, result: BenchResult) -> None:
+    """Cumulative seconds against requests served: eager and one line per strategy."""
+    eager = result.eager_stream
+    if eager is None:
+        return
+    xs = list(range(1, len(eager.curve) + 1))
+    for run in result.runs:
+        if run.stream is not None:
+            ax.plot(xs, run.stream.curve, label=f"{run.strategy} ({run.stream.total_s:.1f} s)")
+    ax.plot(xs, eager.curve, color="black", linestyle="--", label=f"eager ({eager.total_s:.1f} s)")
+    ax.set_title(f"{result.requests} requests from {result.shapes_source}: cumulative time",
+                 fontsize=10)
+    ax.set_xlabel("requests served")
+    ax.set_ylabel("cumulative time (s), compiles included")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
 
 
 def write_files(result: BenchResult, json_path: str | None, csv_path: str | None,
@@ -241,9 +272,41 @@ def comparison_table(result: BenchResult) -> Table:
         ("peak memory MB", [f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-"
                             for r in result.runs]),
     ]
+    if result.requests:
+        rows += stream_rows(result)
     for label, cells in rows:
         t.add_row(label, *cells)
     return t
+
+
+def stream_rows(result: BenchResult) -> list[tuple[str, list[str]]]:
+    """The request stream's cost per strategy (eager's beside it in each cell's label)."""
+    eager = result.eager_stream
+    n = result.requests
+
+    def cell(run: RunResult, fn: Any) -> str:
+        return fn(run.stream) if run.stream is not None else "-"
+
+    def be(c: Any) -> str:
+        n_be = c.break_even
+        return "never" if n_be is None else f"{n_be}" + (" (proj.)" if c.break_even_projected
+                                                         else "")
+    eager_note = (f" (eager {eager.total_s:.2f})" if eager else "")
+    return [
+        (f"stream total s, {n} req{eager_note}", [cell(r, lambda c: f"{c.total_s:.2f}")
+                                                  for r in result.runs]),
+        ("first result s", [cell(r, lambda c: f"{c.first_result_s:.2f}") for r in result.runs]),
+        ("stream compiles (s)", [cell(r, lambda c: f"{c.compiles} ({c.compile_s:.1f})")
+                                 for r in result.runs]),
+        ("weighted latency ms" + (f" (eager {_ms(eager.weighted_latency_ms)})" if eager else ""),
+         [cell(r, lambda c: _ms(c.weighted_latency_ms)) for r in result.runs]),
+        ("break-even vs eager, req", [cell(r, be) for r in result.runs]),
+        ("pad waste", [cell(r, lambda c: "-" if c.pad_waste is None else f"{c.pad_waste:.0%}")
+                       for r in result.runs]),
+        ("replay measured / predicted s",
+         [f"{r.replay['measured_s']:.2f} / {r.replay['predicted_s']:.2f}" if r.replay else "-"
+          for r in result.runs]),
+    ]
 
 
 def print_result(result: BenchResult, to_stderr: bool = False) -> None:
@@ -263,6 +326,16 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
     out.print(comparison_table(result))
     out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
               markup=False)
+    for run in result.runs:
+        for p in run.passes:
+            out.print(f"{run.strategy} {p.get('pass')} pass: {p.get('compiles', '-')} compiles, "
+                      f"{p.get('compile_time_s', float('nan')):.1f} s compiling"
+                      + (f", state loaded: {p['state_loaded']}" if "state_loaded" in p else ""),
+                      markup=False)
+    rec = result.recommendation
+    if rec is not None:
+        out.print(f"stream: {result.requests} requests from {result.shapes_source}", markup=False)
+        out.print(f"recommendation: {rec.strategy} — {rec.reason}", markup=False)
     if result.interrupted:
         warn("interrupted: the results above are what was measured before Ctrl-C")
 

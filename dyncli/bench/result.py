@@ -7,8 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.bench.stats import Summary, summarize
+from dyncli.bench.traffic import Recommendation, StreamCost
 
 PASS = "pass"
+# A strategy that does not apply to this model or torch (pad without a batch dim, pgo where
+# torch wrote no state): recorded with the reason, not a failure of the model.
+NOT_APPLICABLE = "not_applicable"
 # Failure statuses, most severe first (the run's status is the worst of its variations).
 FAILURES = ("model_fail_to_load", "eager_fail_to_run", "OOM", "fail_to_compile",
             "fail_accuracy", "interrupted")
@@ -35,6 +39,8 @@ class VariationResult:
     recompile_reasons: list[str] = field(default_factory=list)
     accuracy: str = PASS
     detail: str = ""
+    request: int | None = None  # where its first compiled call sits in the request stream
+    padded_to: dict[str, Any] | None = None  # pad: the bucket this shape ran at
 
     @property
     def timed(self) -> bool:
@@ -62,6 +68,10 @@ class RunResult:
     wall_s: float = 0.0
     in_calls_s: float = 0.0
     error: str = ""
+    stream: StreamCost | None = None  # the request stream's cost under this strategy
+    passes: list[dict[str, Any]] = field(default_factory=list)  # pgo: cold and warm pass
+    replay: dict[str, float] | None = None  # --replay: measured_s and predicted_s
+    prime_s: float | None = None  # eager-then-compile: the first (eager) call of the stream
 
     @property
     def speedup(self) -> Summary:
@@ -70,6 +80,8 @@ class RunResult:
 
     def finish(self) -> None:
         """Set the run's status to the worst of its variations' (``pass`` when all passed)."""
+        if self.status == NOT_APPLICABLE:
+            return
         statuses = [v.accuracy for v in self.variations]
         if self.status != PASS:
             statuses.append(self.status)
@@ -101,6 +113,12 @@ class BenchResult:
     dims: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     interrupted: bool = False
+    requests: int | None = None
+    shapes_source: str = "plan"  # plan | sizes | the --shapes path
+    stream_ids: list[int] = field(default_factory=list)  # per request: its distinct shape
+    eager_stream: StreamCost | None = None
+    recommendation: Recommendation | None = None
+    compiler_warmup_s: float | None = None  # inductor's process start-up, paid before strategies
 
     @property
     def ran(self) -> bool:
@@ -110,7 +128,8 @@ class BenchResult:
     @property
     def failed(self) -> bool:
         """Whether anything did not pass."""
-        return self.interrupted or any(r.status != PASS for r in self.runs)
+        return self.interrupted or any(r.status not in (PASS, NOT_APPLICABLE)
+                                       for r in self.runs)
 
 
 @dataclass

@@ -15,15 +15,21 @@ Failures are statuses, not exceptions: the other variations and strategies go on
 
 from __future__ import annotations
 
+import os
 import platform
 import resource
+import shutil
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from dyncli import __version__
-from dyncli.bench import accuracy, models, stats, strategies, tensors
+from dyncli.bench import accuracy, costing, models, padding, stats, strategies, tensors, traffic
 from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
@@ -32,6 +38,7 @@ from dyncli.bench.compile_watch import (
     watch,
 )
 from dyncli.bench.result import (
+    NOT_APPLICABLE,
     PASS,
     BenchResult,
     Call,
@@ -118,11 +125,16 @@ class _Runner:
     """State shared by the strategies of one benchmark."""
 
     def __init__(self, cfg: BenchConfig, built: models.Built, device: str, dims: DimPlan,
-                 plan: list[Variation], hooks: Hooks) -> None:
+                 plan: list[Variation], hooks: Hooks, ids: list[int] | None = None,
+                 fresh_cache: bool = False) -> None:
         import torch
 
         self.cfg, self.built, self.device, self.dims, self.plan = cfg, built, device, dims, plan
         self.hooks = hooks
+        self.ids = ids if ids is not None else [v.index for v in plan]  # request -> shape
+        self.fresh_cache = fresh_cache
+        self.pgo_loaded = False
+        self.buckets = traffic.parse_buckets(cfg.buckets) if "pad" in cfg.strategy else None
         self.model = strategies.prepare_model(built.model, cfg.mode, cfg.dtype, device)
         self.autocast = strategies.autocast_context(device, cfg.dtype)
         self.clock: Clock = CudaClock(torch, device) if device == "cuda" else CpuClock()
@@ -149,8 +161,126 @@ class _Runner:
         finally:
             self.in_calls += time.perf_counter() - t0
 
+    def walk(self, strategy: str) -> list[tuple[Variation, int | None]]:
+        """Variations in the order their first compiled calls occur in the stream."""
+        order, at = traffic.compile_walk(self.ids, strategy == "eager-then-compile")
+        return [(self.plan[i], at[i]) for i in order]
+
+    def not_applicable(self, strategy: str) -> str | None:
+        """Why a strategy cannot run on this model (None: it can)."""
+        if strategy == "pad":
+            if self.cfg.mode == "training":
+                return ("pad: padded rows would change the loss and batch statistics in "
+                        "training; pad is for inference")
+            if not self.dims.batch and not self.dims.seq:
+                return "pad: the model has no batch (or sequence) dim to pad"
+        return None
+
+    @contextmanager
+    def cache(self, strategy: str, seed: Path | None = None) -> Iterator[None]:
+        """An empty inductor cache for the strategy when asked (pgo: always), seeded with PGO state.
+
+        ``torch._inductor.utils.fresh_cache`` points TORCHINDUCTOR_CACHE_DIR at a new temp dir
+        and clears inductor's in-memory caches, so compiles are cold and their times honest.
+        """
+        if not (self.fresh_cache or strategy == "pgo" or seed is not None):
+            yield
+            return
+        from torch._inductor.utils import fresh_cache
+
+        with fresh_cache():
+            if seed is not None:
+                dest = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]) / "dynamo"
+                shutil.copytree(seed, dest, dirs_exist_ok=True)
+            yield
+
     def run_strategy(self, run: RunResult, done: list[int], total: int) -> None:
         """Fill ``run`` (already in the result, so Ctrl-C keeps what it measured)."""
+        reason = self.not_applicable(run.strategy)
+        if reason:
+            run.status, run.error = NOT_APPLICABLE, reason
+            done[0] += len(self.plan)
+            return
+        job = seed = None
+        if run.strategy == "pgo":
+            job = f"dyncli-bench-{uuid.uuid4().hex[:12]}"
+            seed = self.pgo_cold_pass(run, job)
+            if seed is None:
+                done[0] += len(self.plan)
+                return
+        try:
+            with self.cache(run.strategy, seed):
+                self.measure(run, done, total, job)
+                if run.strategy == "pgo":
+                    run.passes.append({
+                        "pass": "warm", "compiles": run.compiles,
+                        "compile_time_s": run.compile_time_s,
+                        "state_loaded": self.pgo_loaded})
+            if self.cfg.replay and run.status != NOT_APPLICABLE:
+                self.replay(run, job, seed)
+        finally:
+            if seed is not None:
+                shutil.rmtree(seed.parent, ignore_errors=True)
+
+    def pgo_cold_pass(self, run: RunResult, job: str) -> Path | None:
+        """Compile the stream's shapes once, cold, under local PGO; keep the state it wrote.
+
+        Returns a directory holding torch's ``code_state_*.pkl`` (copied out of the cold
+        pass's temporary inductor cache) or None, with the run marked not applicable.
+        """
+        import torch
+
+        t0 = time.perf_counter()
+        backend = CountingBackend()
+        compiled = strategies.compile_model(self.model, "pgo", backend)
+        compile_s = 0.0
+        keep = Path(tempfile.mkdtemp(prefix="dyncli-pgo-")) / "dynamo"
+        found: list[str] = []
+        try:
+            with self.cache("pgo"), strategies.strategy_config("pgo", [], job):
+                for variation, _ in self.walk("pgo"):
+                    args, kwargs = tensors.clone_inputs(*self.inputs[variation.index])
+                    before = backend.compiles
+                    fn = self.wrap("pgo", compiled, variation)[0]
+                    step = strategies.make_step(fn, self.model, self.cfg.mode, args, kwargs,
+                                                self.built.loss, self.built.num_classes,
+                                                self.autocast)
+                    try:
+                        _, dt = self._call(step)
+                    except Exception as e:
+                        run.passes.append({"pass": "cold", "error": _short(e)})
+                        break
+                    if backend.compiles > before:
+                        compile_s += dt + settle_compile_workers()
+                state = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]) / "dynamo"
+                found = sorted(str(p.name) for p in state.glob("code_state_*.pkl"))
+                if found:
+                    shutil.copytree(state, keep, dirs_exist_ok=True)
+        finally:
+            torch._dynamo.reset()
+        run.passes.insert(0, {"pass": "cold", "compiles": backend.compiles,
+                              "compile_time_s": compile_s, "wall_s": time.perf_counter() - t0,
+                              "state_files": found})
+        if not found:
+            run.status = NOT_APPLICABLE
+            run.error = ("pgo: torch wrote no PGO state in the cold pass (it writes only when a "
+                         "compile changed the profile, under torch.compiler.config.job_id with "
+                         "automatic_dynamic_local_pgo)")
+            shutil.rmtree(keep.parent, ignore_errors=True)
+            return None
+        return keep
+
+    def wrap(self, strategy: str, compiled: Any,
+             variation: Variation) -> tuple[Any, dict[str, Any] | None]:
+        """The callable a strategy runs for a variation (pad: pad inputs, slice outputs)."""
+        if strategy != "pad":
+            return compiled, None
+        to = padding.target(variation, self.buckets, self.dims)
+        fn = padding.padded_model(compiled, self.built, self.dims, variation, to)
+        return fn, {"batch": to.batch, "seq": to.seq, "unpadded": to.unpadded}
+
+    def measure(self, run: RunResult, done: list[int], total: int, job: str | None) -> None:
+        """The measured pass of one strategy: every shape in stream order, timed."""
         import torch
 
         strategy = run.strategy
@@ -163,9 +293,13 @@ class _Runner:
         t_run = time.perf_counter()
         w = Watch()
         try:
-            with strategies.strategy_config(strategy, self.cfg.dynamic_sources), watch() as w:
-                for variation in self.plan:
+            with strategies.strategy_config(strategy, self.cfg.dynamic_sources, job), \
+                    watch() as w:
+                if strategy == "eager-then-compile":
+                    run.prime_s = self.prime(compiled)
+                for variation, request in self.walk(strategy):
                     vr = self._variation(strategy, variation, compiled, backend, w)
+                    vr.request = request
                     run.variations.append(vr)
                     done[0] += 1
                     if self.hooks.progress:
@@ -185,7 +319,55 @@ class _Runner:
             run.wall_s = time.perf_counter() - t_run
             run.in_calls_s = self.in_calls
             run.finish()
+            if strategy == "pgo":
+                from torch._dynamo import pgo
+
+                self.pgo_loaded = getattr(pgo, "_INIT_CODE_STATE", None) is not None
             torch._dynamo.reset()
+
+    def prime(self, compiled: Any) -> float:
+        """eager-then-compile: the stream's first request, which torch runs eager; seconds."""
+        args, kwargs = tensors.clone_inputs(*self.inputs[self.ids[0]])
+        step = strategies.make_step(compiled, self.model, self.cfg.mode, args, kwargs,
+                                    self.built.loss, self.built.num_classes, self.autocast)
+        return self._call(step)[1]
+
+    def replay(self, run: RunResult, job: str | None, seed: Path | None) -> None:
+        """--replay: the whole stream for real, in order, from a reset and an empty cache."""
+        import torch
+
+        cost = costing.run_cost(run, self.ids, len(self.plan))
+        if cost is None:
+            return
+        backend = CountingBackend()
+        compiled = strategies.compile_model(self.model, run.strategy, backend)
+        steps: dict[int, Callable[[], Any]] = {}
+        for v in self.plan:
+            args, kwargs = tensors.clone_inputs(*self.inputs[v.index])
+            strategies.mark_inputs(run.strategy, args, kwargs, self.dims)
+            fn = self.wrap(run.strategy, compiled, v)[0]
+            steps[v.index] = strategies.make_step(fn, self.model, self.cfg.mode, args, kwargs,
+                                                  self.built.loss, self.built.num_classes,
+                                                  self.autocast)
+        try:
+            with self.cache(run.strategy, seed), \
+                    strategies.strategy_config(run.strategy, self.cfg.dynamic_sources, job):
+                t0 = time.perf_counter()
+                for sid in self.ids:
+                    before = backend.compiles
+                    steps[sid]()
+                    if backend.compiles > before:
+                        settle_compile_workers()
+                    self.clock.synchronize()
+                measured = time.perf_counter() - t0
+        except Exception as e:
+            run.replay = {"measured_s": float("nan"), "predicted_s": cost.total_s}
+            run.error = run.error or f"replay: {_short(e)}"
+            return
+        finally:
+            torch._dynamo.reset()
+        run.replay = {"measured_s": measured, "predicted_s": cost.total_s,
+                      "compiles": backend.compiles}
 
     def _variation(self, strategy: str, variation: Variation, compiled: Any,
                    backend: CountingBackend, w: Watch) -> VariationResult:
@@ -195,7 +377,8 @@ class _Runner:
         vr = VariationResult(variation.index, tensors.batch_of(args, kwargs, self.dims),
                              variation.seq_len, tensors.shapes_of(args, kwargs))
         eager_fn = self._fn(self.model, strategy, variation.index, "eager")
-        comp_fn = self._fn(compiled, strategy, variation.index, "compiled")
+        wrapped, vr.padded_to = self.wrap(strategy, compiled, variation)
+        comp_fn = self._fn(wrapped, strategy, variation.index, "compiled")
 
         def step(fn: Any, keep: bool) -> Callable[[], Any]:
             return strategies.make_step(fn, self.model, cfg.mode, args, kwargs, b.loss,
@@ -228,6 +411,9 @@ class _Runner:
         if not verdict.ok:
             vr.accuracy = "fail_accuracy"
         vr.detail = verdict.detail
+        if vr.padded_to and vr.padded_to.get("unpadded"):
+            vr.detail = "; ".join(x for x in ("above the largest bucket: ran unpadded",
+                                              vr.detail) if x)
         eager_step, comp_step = step(eager_fn, False), step(comp_fn, False)
         try:
             self.phase = "warmup"
@@ -243,6 +429,10 @@ class _Runner:
         except Exception as e:
             vr.accuracy, vr.detail = _failure(e, "fail_to_compile"), _short(e)
             return vr
+        late = backend.compiles - before - vr.compiles
+        if late > 0:  # e.g. a stance that compiles on a later call: keep the totals true
+            vr.compiles += late
+            vr.recompiled = True
         vr.eager_samples, vr.compiled_samples = samples.eager_ms, samples.compiled_ms
         vr.eager_ms = stats.median(samples.eager_ms)
         vr.compiled_ms = stats.median(samples.compiled_ms)
@@ -278,6 +468,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
 
     _validate(cfg)
     models.check_name(model_name)
+    given = costing.user_stream(cfg)  # a bad --shapes file fails before any work
     device = resolve_device(cfg.device, warn)
     settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
     result = BenchResult(model_name, _environment(device, cfg.dtype), settings, warnings=warnings)
@@ -301,9 +492,11 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
         warn(text)
     result.dims = {"batch": {k: list(v) for k, v in dims.batch.items()},
                    "seq": {k: list(v) for k, v in dims.seq.items()}}
-    plan = plan_variations(cfg.batch_size or built.batch_size, cfg.variations, cfg.spread,
-                           cfg.seed, cfg.vary, built.seq_len)
-    runner = _Runner(cfg, built, device, dims, plan, hooks)
+    plan, ids = _stream_plan(cfg, built, given, result)
+    fresh = cfg.fresh_cache if cfg.fresh_cache is not None else (given is not None or cfg.replay)
+    runner = _Runner(cfg, built, device, dims, plan, hooks, ids, fresh)
+    if fresh:
+        result.compiler_warmup_s = _warm_compiler(device)
     done, total = [0], len(plan) * len(cfg.strategy)
     for strategy in cfg.strategy:
         run = RunResult(built.name, strategy, cfg.mode)
@@ -314,9 +507,65 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
             result.interrupted = True
             break
         finally:
+            costing.apply(result)
             if hooks.run_done:
                 hooks.run_done(result)
     return result
+
+
+def _warm_compiler(device: str) -> float:
+    """Pay inductor's once-per-process start-up (imports, compile-worker pool) before any strategy.
+
+    Without it the first strategy's first compile carried it (27 s instead of 1.5 s for the
+    2-layer MLP on 2 cores), which made whichever strategy ran first look worst. A server pays
+    it once too; it is reported as ``compiler_warmup_s``, not charged to a strategy.
+    """
+    import torch
+    from torch._inductor.utils import fresh_cache
+
+    t0 = time.perf_counter()
+    try:
+        with fresh_cache():
+            fn = torch.compile(lambda x: torch.nn.functional.gelu(x @ x.T).sum())
+            fn(torch.ones(4, 4, device=device))
+            settle_compile_workers()
+    except Exception:  # a warm-up that fails must not stop the benchmark
+        pass
+    finally:
+        torch._dynamo.reset()
+    return time.perf_counter() - t0
+
+
+def _stream_plan(cfg: BenchConfig, built: models.Built,
+                 given: tuple[list[traffic.Shape], str] | None,
+                 result: BenchResult) -> tuple[list[Variation], list[int]]:
+    """The variations to measure (distinct shapes) and each request's variation.
+
+    Default: the seeded plan, one request per variation (repeated draws stay separate
+    variations, as before). With --shapes/--sizes: the distinct shapes in first-sight order.
+    """
+    base_batch = cfg.batch_size or built.batch_size
+    if given is None:
+        plan = plan_variations(base_batch, cfg.variations, cfg.spread, cfg.seed, cfg.vary,
+                               built.seq_len)
+        n = cfg.requests if cfg.requests is not None else len(plan)
+        if n < 1:
+            raise UsageError(f"--requests must be >= 1, got {n}")
+        plan = plan[:n]
+        ids = [i % len(plan) for i in range(n)]
+        result.shapes_source = "plan"
+    else:
+        requests, source = given
+        if any(s is not None for _, s in requests) and built.seq_len is None:
+            raise UsageError(f"{source}: gives seq, but {built.name} has no sequence dim "
+                             "(only hf: models do)")
+        resolved = costing.resolve(requests, base_batch, built.seq_len, cfg.requests)
+        shapes, ids = traffic.distinct(resolved)
+        plan = [Variation(i, b if b is not None else base_batch, s)
+                for i, (b, s) in enumerate(shapes)]
+        result.shapes_source = source
+    result.requests, result.stream_ids = len(ids), ids
+    return plan, ids
 
 
 def _validate(cfg: BenchConfig) -> None:
@@ -342,10 +591,15 @@ def _validate(cfg: BenchConfig) -> None:
               (cfg.repeat >= 2, "--repeat must be >= 2 (medians and p-values need samples)"),
               (cfg.warmup >= 0, "--warmup must be >= 0"),
               (cfg.batch_size is None or cfg.batch_size >= 1, "--batch-size must be >= 1"),
-              (cfg.seq_len is None or cfg.seq_len >= 1, "--seq-len must be >= 1")]
+              (cfg.seq_len is None or cfg.seq_len >= 1, "--seq-len must be >= 1"),
+              (cfg.requests is None or cfg.requests >= 1, "--requests must be >= 1")]
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
+    try:
+        traffic.parse_buckets(cfg.buckets)
+    except traffic.StreamError as e:
+        raise UsageError(str(e)) from None
 
 
 __all__ = ["PASS", "BenchResult", "Hooks", "resolve_device", "run_bench"]
