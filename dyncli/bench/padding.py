@@ -28,13 +28,19 @@ class Target:
     unpadded: bool = False
 
 
-def target(variation: Variation, buckets: list[int] | None, dims: DimPlan) -> Target:
-    """The bucket of the variation's batch (and sequence, when the inputs have one)."""
-    b = bucket_of(variation.batch_size, buckets) if dims.batch else variation.batch_size
+def target(variation: Variation, buckets: list[int] | None, dims: DimPlan,
+           varies: tuple[bool, bool] = (True, True)) -> Target:
+    """The bucket of the variation's batch (and sequence, when the inputs have one).
+
+    ``varies`` says whether (batch, seq) change across the stream: a dim that never changes
+    is left as it is (padding a constant batch of 4 up to 8 would only waste work).
+    """
+    pad_b, pad_s = dims.batch and varies[0], dims.seq and varies[1]
+    b = bucket_of(variation.batch_size, buckets) if pad_b else variation.batch_size
     s = variation.seq_len
-    if s is not None and dims.seq:
+    if s is not None and pad_s:
         s = bucket_of(s, buckets)
-    if b is None or (variation.seq_len is not None and dims.seq and s is None):
+    if b is None or (variation.seq_len is not None and pad_s and s is None):
         return Target(variation.batch_size, variation.seq_len, unpadded=True)
     return Target(b, s)
 

@@ -272,41 +272,37 @@ def comparison_table(result: BenchResult) -> Table:
         ("peak memory MB", [f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-"
                             for r in result.runs]),
     ]
-    if result.requests:
-        rows += stream_rows(result)
     for label, cells in rows:
         t.add_row(label, *cells)
     return t
 
 
-def stream_rows(result: BenchResult) -> list[tuple[str, list[str]]]:
-    """The request stream's cost per strategy (eager's beside it in each cell's label)."""
+def stream_table(result: BenchResult) -> Table:
+    """What the request stream costs: one row for eager and one per strategy."""
+    t = Table(title=f"request stream · {result.requests} requests from {result.shapes_source}",
+              title_justify="left", box=box.SIMPLE_HEAD)
+    cols = ("strategy", "total s", "first s", "compiles (s)", "ms/req", "beats eager",
+            "pad waste", "replay meas/pred s")
+    for col in cols:
+        t.add_column(col, justify="left" if col == "strategy" else "right",
+                     no_wrap=col == "strategy", min_width=len(col) if col != "strategy" else 18)
     eager = result.eager_stream
-    n = result.requests
-
-    def cell(run: RunResult, fn: Any) -> str:
-        return fn(run.stream) if run.stream is not None else "-"
-
-    def be(c: Any) -> str:
-        n_be = c.break_even
-        return "never" if n_be is None else f"{n_be}" + (" (proj.)" if c.break_even_projected
-                                                         else "")
-    eager_note = (f" (eager {eager.total_s:.2f})" if eager else "")
-    return [
-        (f"stream total s, {n} req{eager_note}", [cell(r, lambda c: f"{c.total_s:.2f}")
-                                                  for r in result.runs]),
-        ("first result s", [cell(r, lambda c: f"{c.first_result_s:.2f}") for r in result.runs]),
-        ("stream compiles (s)", [cell(r, lambda c: f"{c.compiles} ({c.compile_s:.1f})")
-                                 for r in result.runs]),
-        ("weighted latency ms" + (f" (eager {_ms(eager.weighted_latency_ms)})" if eager else ""),
-         [cell(r, lambda c: _ms(c.weighted_latency_ms)) for r in result.runs]),
-        ("break-even vs eager, req", [cell(r, be) for r in result.runs]),
-        ("pad waste", [cell(r, lambda c: "-" if c.pad_waste is None else f"{c.pad_waste:.0%}")
-                       for r in result.runs]),
-        ("replay measured / predicted s",
-         [f"{r.replay['measured_s']:.2f} / {r.replay['predicted_s']:.2f}" if r.replay else "-"
-          for r in result.runs]),
-    ]
+    if eager is not None:
+        t.add_row("eager", f"{eager.total_s:.2f}", f"{eager.first_result_s:.2f}", "0",
+                  _ms(eager.weighted_latency_ms), "-", "-", "-")
+    for r in result.runs:
+        c = r.stream
+        if c is None:
+            t.add_row(r.strategy, *(["-"] * 6), r.status)
+            continue
+        be = "never" if c.break_even is None else \
+            f"{c.break_even} req" + ("*" if c.break_even_projected else "")
+        t.add_row(r.strategy, f"{c.total_s:.2f}", f"{c.first_result_s:.2f}",
+                  f"{c.compiles} ({c.compile_s:.1f})", _ms(c.weighted_latency_ms), be,
+                  "-" if c.pad_waste is None else f"{c.pad_waste:.0%}",
+                  f"{r.replay['measured_s']:.2f} / {r.replay['predicted_s']:.2f}"
+                  if r.replay else "-")
+    return t
 
 
 def print_result(result: BenchResult, to_stderr: bool = False) -> None:
@@ -332,9 +328,12 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
                       f"{p.get('compile_time_s', float('nan')):.1f} s compiling"
                       + (f", state loaded: {p['state_loaded']}" if "state_loaded" in p else ""),
                       markup=False)
+    if result.requests and (result.eager_stream or any(r.stream for r in result.runs)):
+        out.print(stream_table(result))
+        out.print("total = compiles where they occur in the stream + each request's steady-state "
+                  "latency; * = projected, taking the stream to repeat", markup=False)
     rec = result.recommendation
     if rec is not None:
-        out.print(f"stream: {result.requests} requests from {result.shapes_source}", markup=False)
         out.print(f"recommendation: {rec.strategy} — {rec.reason}", markup=False)
     if result.interrupted:
         warn("interrupted: the results above are what was measured before Ctrl-C")

@@ -275,7 +275,9 @@ class _Runner:
         """The callable a strategy runs for a variation (pad: pad inputs, slice outputs)."""
         if strategy != "pad":
             return compiled, None
-        to = padding.target(variation, self.buckets, self.dims)
+        varies = (len({v.batch_size for v in self.plan}) > 1,
+                  len({v.seq_len for v in self.plan}) > 1)
+        to = padding.target(variation, self.buckets, self.dims, varies)
         fn = padding.padded_model(compiled, self.built, self.dims, variation, to)
         return fn, {"batch": to.batch, "seq": to.seq, "unpadded": to.unpadded}
 

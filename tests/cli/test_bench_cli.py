@@ -89,7 +89,8 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--strategy", "static,fast"], "Error: command line: bench.strategy: expected one of "
-                                    "static, automatic, mark-dynamic, dynamic, sources, got 'fast'"),
+                                    "static, automatic, mark-dynamic, dynamic, sources, pad, "
+                                    "unbacked, eager-then-compile, pgo, got 'fast'"),
     (["--vary", "time"], "Error: command line: bench.vary: expected one of batch, seq"),
     (["--strategy", ","], "Error: --strategy: give at least one strategy"),
     (["--repeat", "1"], "Error: --repeat must be >= 2"),
@@ -98,11 +99,28 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
     (["--mode", "train"], "Error: command line: bench.mode: expected one of inference, training"),
     (["--strategy", "automatic,sources"], "Error: --strategy sources: no dynamic sources given\n"
                                           "Hint: Pass --dynamic-sources"),
+    (["--sizes", "1,x"], "Error: --sizes: expected a comma list of integers, got '1,x'"),
+    (["--sizes", "4,-1"], "Error: --sizes: size must be >= 0, got -1"),
+    (["--buckets", "8,x"], "Error: --buckets: expected pow2 or a comma list of sizes"),
+    (["--requests", "0"], "Error: --requests must be >= 1"),
+    (["--shapes", "examples/traffic.csv", "--sizes", "1"], "Error: --shapes and --sizes: give one"),
 ])
 def test_bad_flags_are_usage_errors(runner: CliRunner, args: list[str], message: str) -> None:
     result = runner.invoke(app, ["bench", "resnet50", *args], env=ENV)
     assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith(message)
+
+
+def test_bad_shapes_file_names_the_file_and_line(runner: CliRunner, tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["bench", "resnet50", "--shapes", "no-such-traffic.csv"], env=ENV)
+    assert missing.exit_code != 0  # InputError's code (unreadable input)
+    assert missing.stderr.startswith("Error: no-such-traffic.csv: no such shapes file")
+    bad = tmp_path / "t.csv"
+    bad.write_text("batch,count\n8,1\n4,none\n")
+    result = runner.invoke(app, ["bench", "resnet50", "--shapes", str(bad)], env=ENV)
+    assert result.exit_code != 0 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"Error: {bad}: line 3: count must be an integer, got 'none'")
+    assert "Hint: CSV with a header row" in result.stderr
 
 
 def test_no_model_is_a_usage_error(runner: CliRunner) -> None:

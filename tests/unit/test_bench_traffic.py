@@ -200,7 +200,7 @@ def test_user_stream_errors(tmp_path: Path) -> None:
 
 
 def test_shipped_traffic_example_is_skewed_and_valid() -> None:
-    requests, source = costing.user_stream(
+    requests, _source = costing.user_stream(
         BenchConfig(shapes=str(ROOT / "examples" / "traffic.csv"))) or ([], "")
     sizes = [b for b, _ in requests]
     assert len(sizes) == 160 and sizes.count(1) > len(sizes) / 2 and 0 in sizes
