@@ -92,11 +92,25 @@ def padder(built: Built, dims: DimPlan, to: Target) -> Callable[..., tuple[tuple
     return pad
 
 
-def slice_output(out: Any, real: Variation, to: Target) -> Any:
-    """The output with padded batch and sequence dims cut back to the real sizes."""
+def slice_output(out: Any, real: Variation, to: Target,
+                 expected: list[tuple[int, ...]] | None = None) -> Any:
+    """The output with padded dims cut back to the real sizes.
+
+    With ``expected`` (the tensor shapes of the eager output on the real inputs, in
+    :func:`~dyncli.bench.accuracy.flatten` order) every dim that differs is cut to its
+    expected size: exact, whatever the layout. Without it, the first dim equal to the padded
+    batch and the next equal to the padded length are cut (ambiguous when, say, the hidden
+    size equals the padded length, hence ``expected`` whenever the runner has it).
+    """
     import torch
 
+    leaf = [0]
+
     def cut(t: torch.Tensor) -> torch.Tensor:
+        i = leaf[0]
+        leaf[0] += 1
+        if expected is not None and i < len(expected) and len(expected[i]) == t.dim():
+            return t[tuple(slice(0, n) for n in expected[i])]
         index: list[slice] = [slice(None)] * t.dim()
         done_batch = to.batch is None or to.batch == real.batch_size
         done_seq = to.seq is None or real.seq_len is None or to.seq == real.seq_len
@@ -109,7 +123,7 @@ def slice_output(out: Any, real: Variation, to: Target) -> Any:
 
     def walk(obj: Any) -> Any:
         if isinstance(obj, torch.Tensor):
-            return cut(obj) if obj.dim() else obj
+            return cut(obj)
         if isinstance(obj, dict):  # hf ModelOutput too: a plain dict keeps its key order
             return {k: walk(obj[k]) for k in obj}
         if isinstance(obj, tuple):
@@ -120,12 +134,24 @@ def slice_output(out: Any, real: Variation, to: Target) -> Any:
     return walk(out)
 
 
-def padded_model(compiled: Any, built: Built, dims: DimPlan, real: Variation,
-                 to: Target) -> Callable[..., Any]:
+class PaddedModel:
     """``compiled`` wrapped so each call pads its inputs and slices the outputs back."""
-    pad = padder(built, dims, to)
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        a, k = pad(args, kwargs)
-        return slice_output(compiled(*a, **k), real, to)
-    return call
+    def __init__(self, compiled: Any, built: Built, dims: DimPlan, real: Variation,
+                 to: Target) -> None:
+        self._compiled, self._real, self._to = compiled, real, to
+        self._pad = padder(built, dims, to)
+        self._expected: list[tuple[int, ...]] | None = None
+
+    def expect(self, reference: Any) -> None:
+        """Slice to the shapes of this eager output (on the real inputs) from now on."""
+        import torch
+
+        from dyncli.bench.accuracy import flatten
+
+        self._expected = [tuple(t.shape) for t in flatten(reference)
+                          if isinstance(t, torch.Tensor)]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        a, k = self._pad(args, kwargs)
+        return slice_output(self._compiled(*a, **k), self._real, self._to, self._expected)

@@ -278,7 +278,7 @@ class _Runner:
         varies = (len({v.batch_size for v in self.plan}) > 1,
                   len({v.seq_len for v in self.plan}) > 1)
         to = padding.target(variation, self.buckets, self.dims, varies)
-        fn = padding.padded_model(compiled, self.built, self.dims, variation, to)
+        fn = padding.PaddedModel(compiled, self.built, self.dims, variation, to)
         return fn, {"batch": to.batch, "seq": to.seq, "unpadded": to.unpadded}
 
     def measure(self, run: RunResult, done: list[int], total: int, job: str | None) -> None:
@@ -327,6 +327,38 @@ class _Runner:
                 self.pgo_loaded = getattr(pgo, "_INIT_CODE_STATE", None) is not None
             torch._dynamo.reset()
 
+    def warm_compiler(self) -> float:
+        """Pay inductor's once-per-process costs before any strategy; seconds spent.
+
+        The first compile of a model in a process carries start-up work (imports, lowerings
+        met for the first time, the compile-worker pool) that later cold compiles do not: on
+        2 cores a 2-layer MLP's first compile took 6.8 s, the same compile again from an empty
+        cache 1.2 s. Uncorrected, whichever strategy ran first looked worst and --replay
+        disagreed with the prediction by 4x. So the model is compiled here, static and dynamic,
+        at the first shape, in throw-away caches; that is reported as ``compiler_warmup_s``,
+        not charged to a strategy. A server pays it once too.
+        """
+        import torch
+        from torch._inductor.utils import fresh_cache
+
+        t0 = time.perf_counter()
+        for dynamic in (False, True):  # static and symbolic-shape paths each have their own
+            try:
+                with fresh_cache():
+                    # through the same backend wrapper as the strategies: inductor reached
+                    # via lookup_backend had its own first-time cost (5.5 s vs 1.1 s after)
+                    fn = torch.compile(self.model, dynamic=dynamic, backend=CountingBackend())
+                    args, kwargs = tensors.clone_inputs(*self.inputs[self.ids[0]])
+                    strategies.make_step(fn, self.model, self.cfg.mode, args, kwargs,
+                                         self.built.loss, self.built.num_classes,
+                                         self.autocast)()
+                    settle_compile_workers()
+            except Exception:  # a model that fails to compile fails in its strategies, with status
+                pass
+            finally:
+                torch._dynamo.reset()
+        return time.perf_counter() - t0
+
     def prime(self, compiled: Any) -> float:
         """eager-then-compile: the stream's first request, which torch runs eager; seconds."""
         args, kwargs = tensors.clone_inputs(*self.inputs[self.ids[0]])
@@ -348,6 +380,10 @@ class _Runner:
             args, kwargs = tensors.clone_inputs(*self.inputs[v.index])
             strategies.mark_inputs(run.strategy, args, kwargs, self.dims)
             fn = self.wrap(run.strategy, compiled, v)[0]
+            if isinstance(fn, padding.PaddedModel):  # untimed: the shapes to slice back to
+                fn.expect(strategies.make_step(self.model, self.model, self.cfg.mode, args,
+                                               kwargs, self.built.loss, self.built.num_classes,
+                                               self.autocast)())
             steps[v.index] = strategies.make_step(fn, self.model, self.cfg.mode, args, kwargs,
                                                   self.built.loss, self.built.num_classes,
                                                   self.autocast)
@@ -392,6 +428,8 @@ class _Runner:
         except Exception as e:
             vr.accuracy, vr.detail = _failure(e, "eager_fail_to_run"), _short(e)
             return vr
+        if isinstance(wrapped, padding.PaddedModel):
+            wrapped.expect(ref)
         before = backend.compiles
         w.mark()
         try:
@@ -498,7 +536,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
     fresh = cfg.fresh_cache if cfg.fresh_cache is not None else (given is not None or cfg.replay)
     runner = _Runner(cfg, built, device, dims, plan, hooks, ids, fresh)
     if fresh:
-        result.compiler_warmup_s = _warm_compiler(device)
+        result.compiler_warmup_s = runner.warm_compiler()
     done, total = [0], len(plan) * len(cfg.strategy)
     for strategy in cfg.strategy:
         run = RunResult(built.name, strategy, cfg.mode)
@@ -513,29 +551,6 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
             if hooks.run_done:
                 hooks.run_done(result)
     return result
-
-
-def _warm_compiler(device: str) -> float:
-    """Pay inductor's once-per-process start-up (imports, compile-worker pool) before any strategy.
-
-    Without it the first strategy's first compile carried it (27 s instead of 1.5 s for the
-    2-layer MLP on 2 cores), which made whichever strategy ran first look worst. A server pays
-    it once too; it is reported as ``compiler_warmup_s``, not charged to a strategy.
-    """
-    import torch
-    from torch._inductor.utils import fresh_cache
-
-    t0 = time.perf_counter()
-    try:
-        with fresh_cache():
-            fn = torch.compile(lambda x: torch.nn.functional.gelu(x @ x.T).sum())
-            fn(torch.ones(4, 4, device=device))
-            settle_compile_workers()
-    except Exception:  # a warm-up that fails must not stop the benchmark
-        pass
-    finally:
-        torch._dynamo.reset()
-    return time.perf_counter() - t0
 
 
 def _stream_plan(cfg: BenchConfig, built: models.Built,

@@ -147,6 +147,8 @@ def test_replay_within_15_percent_of_prediction() -> None:
 
 
 def test_hf_sequences_padded_with_masks_pass_accuracy(tmp_path: Path) -> None:
+    # hidden_size 32 equals the largest bucket: slicing must follow the eager output's shapes,
+    # not "the first dim equal to the padded length" (that cut the pooler output's hidden dim)
     shapes = tmp_path / "seq.csv"
     shapes.write_text("seq,count\n5,3\n12,2\n20,1\n")
     cfg = BenchConfig(vary=["seq"], shapes=str(shapes), strategy=["static", "automatic", "pad"],
