@@ -1,10 +1,14 @@
-"""Reading log inputs: files, ``.gz`` files, ``-`` (stdin) → lines of bytes, streaming.
+"""The one way dyncli opens what it reads: a path, a ``.gz`` file or ``-`` (stdin), streaming.
 
-All file IO of ``dyncli diagnose`` for text logs lives here; the parsers only see lines.
-Lines are bytes (decoding happens only for the records the parser keeps, with invalid
-UTF-8 replaced), so CRLF endings, stray non-UTF-8 bytes and a truncated last line all pass.
-What is clearly not a log fails early with one line naming the input: a directory, an
-empty file, a binary file (NUL bytes in its first block), a corrupt gzip stream.
+Every feature reads through here (diagnose's text logs and traces, suggest's traces); the
+parsers only ever see lines. Lines are bytes (decoding happens only for the records a parser
+keeps, with invalid UTF-8 replaced), so CRLF endings, stray non-UTF-8 bytes and a truncated
+last line all pass. gzip is recognised by its magic bytes, never by the file name. What is
+clearly not text fails early with one line naming the input: a directory, an empty file, a
+binary file (NUL bytes in its first line), a corrupt gzip stream.
+
+Also here: finding the trace files of a TORCH_TRACE directory (one per rank) and the rank a
+file name carries.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
+import re
 import sys
 import zlib
 from collections.abc import Iterator
@@ -23,21 +28,38 @@ from typing import IO, cast
 from dyncli.errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
-SNIFF_BYTES = 8192
+SNIFF_BYTES = 65536
 _BUFFER = 1 << 20
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+# torch/_logging/_internal.py names each process's trace file like this, with the rank in it
+# when torch.distributed is initialised: dedicated_log_torch_trace_rank_0_xxxx.log.
+TRACE_GLOB = "dedicated_log_torch_trace*.log*"
+_RANK_IN_NAME = re.compile(r"rank_(\d{1,9})_")
+
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
 @dataclass
-class LogSource:
-    """One opened input: its display name, its lines, and what went wrong while reading."""
+class Source:
+    """One opened input: its display name, its lines, and what went wrong while reading.
+
+    ``first`` is the first line (at most ``SNIFF_BYTES``), already read to tell what the input
+    is; ``lines()`` yields it again, then the rest.
+    """
 
     name: str
     stream: IO[bytes]
     first: bytes = b""
     compressed: bool = False
     warnings: list[str] = field(default_factory=list)
-
     counted: int = 0
+
+    @property
+    def is_stdin(self) -> bool:
+        """Whether this is standard input (no ``tell()``, no size)."""
+        return self.name == STDIN_NAME
 
     def lines(self) -> Iterator[bytes]:
         """The input's lines (bytes, line ends kept); a truncated gzip stops with a warning.
@@ -50,7 +72,7 @@ class LogSource:
         if first and not first.endswith(b"\n"):
             first += self.stream.readline()  # the sniffed block ended mid-line
         head = [first] if first else []
-        if not self.compressed and self.name != "<stdin>":
+        if not self.compressed and not self.is_stdin:
             return itertools.chain(head, self.stream)
         return self._guarded(head)
 
@@ -61,13 +83,13 @@ class LogSource:
             for line in self.stream:
                 self.counted += len(line)
                 yield line
-        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        except _GZIP_ERRORS as exc:
             self.warnings.append(f"{self.name}: compressed stream is truncated or corrupt "
                                  f"({exc}); analysed what was read before it")
 
     def bytes_read(self) -> int:
         """Bytes read so far (uncompressed for .gz), for the statistics."""
-        if self.compressed or self.name == "<stdin>":
+        if self.compressed or self.is_stdin:
             return self.counted
         try:
             return self.stream.tell()
@@ -75,31 +97,38 @@ class LogSource:
             return self.counted
 
 
-def _display(path: str) -> str:
-    return "<stdin>" if path == "-" else path
+def display_name(path: str | Path) -> str:
+    """How an input is named in messages: ``<stdin>`` for ``-``, else the path as given."""
+    return STDIN_NAME if str(path) == STDIN else str(path)
 
 
 def _sniff(name: str, stream: IO[bytes]) -> bytes:
-    """Read the first block (at most one line) and refuse what is clearly not a text log."""
     try:
-        head = stream.readline(SNIFF_BYTES)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        return stream.readline(SNIFF_BYTES)
+    except _GZIP_ERRORS as exc:
         raise InputError(f"{name}: not a readable gzip file ({exc})") from None
-    _check_head(name, head)
-    return head
+    except OSError as exc:
+        raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
 
 @contextmanager
-def open_log(path: str | Path) -> Iterator[LogSource]:
-    """Open one log input for streaming; raise ``InputError`` for what cannot be a log."""
+def open_input(path: str | Path, *, check_text: bool = True) -> Iterator[Source]:
+    """Open one input for streaming: a file (gzip by magic bytes) or ``-`` for stdin.
+
+    Raises ``InputError`` for what cannot be read; with ``check_text`` also for an empty or
+    binary input (what no log or trace can be).
+    """
     text = str(path)
-    name = _display(text)
-    if text == "-":
+    name = display_name(text)
+    if text == STDIN:
         stdin: IO[bytes] = sys.stdin.buffer
-        yield LogSource(name, stdin, _sniff(name, stdin))
+        first = _sniff(name, stdin)
+        if check_text:
+            check_head(name, first)
+        yield Source(name, stdin, first)
         return
     if Path(text).is_dir():
-        raise InputError(f"{name}: is a directory, not a log file",
+        raise InputError(f"{name}: is a directory, not a file",
                          hint="Pass a TORCH_LOGS text log, or a TORCH_TRACE directory holding "
                               "dedicated_log_torch_trace*.log files.")
     try:
@@ -112,12 +141,25 @@ def open_log(path: str | Path) -> Iterator[LogSource]:
         compressed = raw.peek(2)[:2] == GZIP_MAGIC
         # GzipFile reads through an 8 KiB buffer: a truncated .gz loses at most that much.
         stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
-        yield LogSource(name, stream, _sniff(name, stream), compressed)
+        first = _sniff(name, stream)
+        if check_text:
+            check_head(name, first)
+        yield Source(name, stream, first, compressed)
     finally:
         raw.close()
 
 
-def _check_head(name: str, head: bytes) -> None:
+def first_line(path: str | Path) -> bytes:
+    """The first line of a file (decompressed), or ``b""`` when it cannot be read."""
+    try:
+        with open_input(path, check_text=False) as source:
+            return source.first
+    except InputError:
+        return b""
+
+
+def check_head(name: str, head: bytes) -> None:
+    """Refuse an input whose first line shows it is empty or binary."""
     if not head:
         raise InputError(f"{name}: is empty, not a log",
                          hint='Capture one with: TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" '
@@ -126,3 +168,38 @@ def _check_head(name: str, head: bytes) -> None:
         raise InputError(f"{name}: is a binary file, not a text log",
                          hint="dyncli diagnose reads TORCH_LOGS text logs (optionally .gz) and "
                               "TORCH_TRACE directories.")
+
+
+def rank_in_name(path: Path) -> int | None:
+    """The rank a trace file's name carries (``…_rank_3_…``), else None."""
+    m = _RANK_IN_NAME.search(path.name)
+    return int(m[1]) if m else None
+
+
+def trace_dir_files(directory: Path) -> list[Path]:
+    """The trace files of a TORCH_TRACE directory (possibly none), sorted by name.
+
+    Files named as torch names them; failing those, ``*.log`` / ``*.log.gz`` files whose
+    first line is a trace envelope (traces copied and renamed).
+    """
+    from dyncli.logparse.trace import is_trace_line
+
+    named = sorted(p for p in directory.glob(TRACE_GLOB) if p.is_file())
+    if named:
+        return named
+    return sorted(p for p in directory.iterdir()
+                  if p.is_file() and p.name.endswith((".log", ".log.gz"))
+                  and is_trace_line(first_line(p)))
+
+
+def trace_files(path: Path) -> list[Path]:
+    """The trace files of one input: a TORCH_TRACE directory's files, or the file itself."""
+    if path.is_dir():
+        files = trace_dir_files(path)
+        if not files:
+            raise InputError(f"{path}: directory has no TORCH_TRACE files (dedicated_log_torch_trace*.log)",
+                             hint="Pass the directory given to TORCH_TRACE, or one trace file.")
+        return files
+    if path.is_file():
+        return [path]
+    raise InputError(f"{path}: no such file or directory")

@@ -12,14 +12,15 @@ import json
 import os
 import sys
 import tempfile
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from dyncli import __version__
-from dyncli.errors import DyncliError
+from dyncli.errors import InputError
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -83,30 +84,38 @@ def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "dyncli": __version__, "command": command, **payload}
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same dir and a rename.
+@contextmanager
+def atomic_target(path: str | Path) -> Iterator[Path]:
+    """A temp file beside ``path`` to write; renamed over ``path`` when the block succeeds.
 
-    A reader never sees a half-written file, and an interrupted write leaves the old one.
+    A reader never sees a half-written file, an interrupted write leaves the old one, and the
+    result gets the mode an ordinary ``open()`` would give it (``mkstemp`` makes 0600).
     """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
-        raise DyncliError(f"{path}: cannot write: directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        raise InputError(f"{path}: cannot write: directory {directory} does not exist")
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    tmp = Path(name)
     try:
-        # mkstemp creates 0600; give the result the mode an ordinary open() would (umask).
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         with suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_target`), fsync'd."""
+    with atomic_target(path) as tmp, tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 # Past this size a document is written compact: json's indenting encoder is pure Python and

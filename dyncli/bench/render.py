@@ -9,8 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,8 +21,8 @@ from rich.table import Table
 from dyncli.bench.result import PASS, BenchResult, Hooks, RunResult, VariationResult
 from dyncli.bench.stats import median
 from dyncli.output import (
+    atomic_target,
     atomic_write_text,
-    envelope,
     info,
     stderr_console,
     stdout_console,
@@ -53,51 +51,6 @@ def _p(x: float) -> str:
 
 
 # ---------------------------------------------------------------- JSON / CSV
-
-
-def run_payload(run: RunResult) -> dict[str, Any]:
-    """One ``runs[]`` entry of the JSON document."""
-    return {
-        "model": run.model, "strategy": run.strategy, "mode": run.mode, "status": run.status,
-        "error": run.error or None, "compiles": run.compiles,
-        "compile_time_s": run.compile_time_s, "backend_compile_s": run.backend_compile_s,
-        "recompile_limit_hit": run.recompile_limit_hit, "peak_memory_bytes": run.peak_memory_bytes,
-        "torch_unique_graphs": run.torch_unique_graphs, "fx_cache_hits": run.fx_cache_hits,
-        "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
-        "stream": run.stream.as_dict() if run.stream else None,
-        "passes": run.passes or None, "replay": run.replay, "first_call_eager_s": run.prime_s,
-        "variations": [{
-            "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
-            "shapes": v.shapes, "eager_ms": v.eager_ms, "compiled_ms": v.compiled_ms,
-            "speedup": v.speedup, "p_value": v.p_value, "recompiled": v.recompiled,
-            "compiles": v.compiles, "compile_time_s": v.compile_time_s,
-            "first_call_s": v.first_call_s, "recompile_reasons": v.recompile_reasons,
-            "accuracy": v.accuracy, "detail": v.detail or None,
-            "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
-            "request": v.request, "padded_to": v.padded_to,
-        } for v in run.variations],
-    }
-
-
-def to_document(result: BenchResult) -> dict[str, Any]:
-    """The whole JSON document, wrapped in the dyncli envelope."""
-    env = result.environment
-    return envelope("bench", {
-        "model": result.model,
-        "interrupted": result.interrupted,
-        "environment": {"dyncli": env.dyncli, "torch": env.torch, "python": env.python,
-                        "device": env.device, "device_name": env.device_name,
-                        "dtype": env.dtype, "threads": env.threads},
-        "settings": result.settings,
-        "dims": result.dims,
-        "warnings": result.warnings,
-        "runs": [run_payload(r) for r in result.runs],
-        "requests": result.requests,
-        "shapes_source": result.shapes_source,
-        "eager_stream": result.eager_stream.as_dict() if result.eager_stream else None,
-        "recommendation": result.recommendation.as_dict() if result.recommendation else None,
-        "compiler_warmup_s": result.compiler_warmup_s,
-    })
 
 
 def csv_rows(result: BenchResult) -> list[dict[str, Any]]:
@@ -190,16 +143,9 @@ def write_plot(result: BenchResult, path: Path) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent or ".")
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, format="png")
     finally:
         plt.close(fig)
 
@@ -226,7 +172,7 @@ def write_files(result: BenchResult, json_path: str | None, csv_path: str | None
                 plot_path: str | None) -> None:
     """Write (or rewrite) every requested file atomically; JSON to stdout only at the end."""
     if json_path and json_path != "-":
-        write_json(json_path, to_document(result))
+        write_json(json_path, result.to_dict())
     if csv_path and csv_path != "-":
         atomic_write_text(Path(csv_path), to_csv(result))
     if plot_path and result.ran:

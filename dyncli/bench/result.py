@@ -8,6 +8,7 @@ from typing import Any
 
 from dyncli.bench.stats import Summary, summarize
 from dyncli.bench.traffic import Recommendation, StreamCost
+from dyncli.output import envelope
 
 PASS = "pass"
 # A strategy that does not apply to this model or torch (pad without a batch dim, pgo where
@@ -131,6 +132,16 @@ class BenchResult:
         return self.interrupted or any(r.status not in (PASS, NOT_APPLICABLE)
                                        for r in self.runs)
 
+    @property
+    def tripped(self) -> tuple[str, ...]:
+        """The ``fail_on`` items (from the settings) that happened: the command exits 1 on any."""
+        fail_on = self.settings.get("fail_on") or ()
+        return ("failures",) if "failures" in fail_on and self.failed else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document of ``dyncli bench`` (schema_version 1; docs/bench.md)."""
+        return bench_document(self)
+
 
 @dataclass
 class Hooks:
@@ -158,3 +169,51 @@ class Call:
     side: str   # eager | compiled
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+
+
+# ---------------------------------------------------------------- the JSON contract
+
+
+def run_payload(run: RunResult) -> dict[str, Any]:
+    """One ``runs[]`` entry of the JSON document."""
+    return {
+        "model": run.model, "strategy": run.strategy, "mode": run.mode, "status": run.status,
+        "error": run.error or None, "compiles": run.compiles,
+        "compile_time_s": run.compile_time_s, "backend_compile_s": run.backend_compile_s,
+        "recompile_limit_hit": run.recompile_limit_hit, "peak_memory_bytes": run.peak_memory_bytes,
+        "torch_unique_graphs": run.torch_unique_graphs, "fx_cache_hits": run.fx_cache_hits,
+        "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
+        "stream": run.stream.as_dict() if run.stream else None,
+        "passes": run.passes or None, "replay": run.replay, "first_call_eager_s": run.prime_s,
+        "variations": [{
+            "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
+            "shapes": v.shapes, "eager_ms": v.eager_ms, "compiled_ms": v.compiled_ms,
+            "speedup": v.speedup, "p_value": v.p_value, "recompiled": v.recompiled,
+            "compiles": v.compiles, "compile_time_s": v.compile_time_s,
+            "first_call_s": v.first_call_s, "recompile_reasons": v.recompile_reasons,
+            "accuracy": v.accuracy, "detail": v.detail or None,
+            "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
+            "request": v.request, "padded_to": v.padded_to,
+        } for v in run.variations],
+    }
+
+
+def bench_document(result: BenchResult) -> dict[str, Any]:
+    """The whole ``--json`` document of ``dyncli bench``, wrapped in the dyncli envelope."""
+    env = result.environment
+    return envelope("bench", {
+        "model": result.model,
+        "interrupted": result.interrupted,
+        "environment": {"dyncli": env.dyncli, "torch": env.torch, "python": env.python,
+                        "device": env.device, "device_name": env.device_name,
+                        "dtype": env.dtype, "threads": env.threads},
+        "settings": result.settings,
+        "dims": result.dims,
+        "warnings": result.warnings,
+        "runs": [run_payload(r) for r in result.runs],
+        "requests": result.requests,
+        "shapes_source": result.shapes_source,
+        "eager_stream": result.eager_stream.as_dict() if result.eager_stream else None,
+        "recommendation": result.recommendation.as_dict() if result.recommendation else None,
+        "compiler_warmup_s": result.compiler_warmup_s,
+    })

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
-from dyncli.errors import DyncliError, UsageError
+from dyncli.errors import GateError, UsageError
 
 HELP = "Benchmark eager vs compiled on actually varied input shapes."
 EPILOG = """\b
@@ -18,6 +18,9 @@ Examples:
   dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
   dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
       --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo --device cpu
+\b
+Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something failed;
+2 unknown model or bad options.
 """
 
 
@@ -53,7 +56,7 @@ def bench(
     device: Annotated[str | None, typer.Option(help="auto, cpu or cuda.")] = None,
     dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or amp.")] = None,
     hf_config: Annotated[str | None, typer.Option(metavar="K=V,...", help="Overrides of the hf: model config, e.g. num_hidden_layers=2.")] = None,
-    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 when any variation failed.")] = None,
+    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).")] = None,
     shapes: Annotated[str | None, typer.Option("--shapes", metavar="FILE", help="Your request stream: CSV with a header (batch, seq, count) or JSONL; costs each strategy on it.")] = None,
     sizes: Annotated[str | None, typer.Option("--sizes", metavar="LIST", help="An inline request stream of batch sizes, e.g. 1,3,8,8,16 (0 and 1 allowed).")] = None,
     requests: Annotated[int | None, typer.Option("--requests", metavar="N", help="Cost N requests (the stream is cycled or cut). Default: the stream's length.")] = None,
@@ -73,7 +76,7 @@ def bench(
         "bench", config, verbose, strategy=_split(strategy), variations=variations,
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
-        hf_config=overrides, strict=strict, dynamic_sources=_split(dynamic_sources),
+        hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources),
         shapes=shapes, sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
         fresh_cache=fresh_cache)
     from dyncli.bench import render
@@ -84,20 +87,20 @@ def bench(
         return
     if not model:
         raise UsageError("Give a model to benchmark", hint="See the names with: dyncli bench --list")
-    from dyncli.bench.runner import run_bench
+    from dyncli.bench.api import run
+    from dyncli.output import write_json
 
-    cfg = resolved.config
     with render.progress_hooks() as hooks:
         hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
-        result = run_bench(model, cfg, hooks)
+        result = run(model, config=resolved.config, hooks=hooks)
     render.print_result(result, to_stderr=json_path == "-")
     if json_path == "-":
-        render.write_json("-", render.to_document(result))
+        write_json("-", result.to_dict())
     if result.interrupted:
         raise typer.Exit(130)
     if not result.ran:
-        raise DyncliError(f"{model}: nothing ran (" + ", ".join(
+        raise GateError(f"{model}: nothing ran (" + ", ".join(
             f"{r.strategy}: {r.status}" for r in result.runs) + ")")
-    if cfg.strict and result.failed:
-        raise DyncliError(f"{model}: failures with --strict (" + ", ".join(
+    if result.tripped:
+        raise GateError(f"{model}: failures with --fail-on failures (" + ", ".join(
             f"{r.strategy}: {r.status}" for r in result.runs if r.status != "pass") + ")")

@@ -42,6 +42,8 @@ from dyncli.diagnose.model import (
     Relation,
     SpecializationReport,
     UnbackedReport,
+    compile_id_key,
+    rank_key,
 )
 from dyncli.logparse import events as ev
 
@@ -320,19 +322,19 @@ class Analyzer:
             FrameReport(
                 rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
                 first_line=f.first_line, compiles=len(f.compiles),
-                compile_ids=tuple(sorted(f.compiles, key=_ckey_sort)),
+                compile_ids=tuple(sorted(f.compiles, key=compile_id_key)),
                 dynamic_inputs=tuple(f.dynamic.values()),
                 dynamic_dims=tuple((src, tuple(i for i, s in enumerate(sizes) if s is None))
                                    for src, sizes in sorted(f.dims.items())
                                    if any(s is None for s in sizes)),
                 marking_compiles=tuple(f.marking))
-            for f in sorted(self._frames.values(), key=lambda f: (_rank_sort(f.rank),
-                                                                   _ckey_sort(f.frame_id))))
+            for f in sorted(self._frames.values(), key=lambda f: (rank_key(f.rank),
+                                                                   compile_id_key(f.frame_id))))
         by_frame = {(f.rank, f.frame_id): f for f in frames}
         recompiles = tuple(sorted(self._recompiles.values(),
-                                  key=lambda r: (_rank_sort(r.rank), _ckey_sort(r.compile_id))))
-        specs = tuple(sorted(self._specs.values(), key=lambda s: (_rank_sort(s.rank), s.line)))
-        breaks = tuple(sorted(self._breaks.values(), key=lambda b: (_rank_sort(b.rank), b.line)))
+                                  key=lambda r: (rank_key(r.rank), compile_id_key(r.compile_id))))
+        specs = tuple(sorted(self._specs.values(), key=lambda s: (rank_key(s.rank), s.line)))
+        breaks = tuple(sorted(self._breaks.values(), key=lambda b: (rank_key(b.rank), b.line)))
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,
@@ -342,17 +344,11 @@ class Analyzer:
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent,
-            ranks=tuple(sorted({f.rank for f in frames}, key=_rank_sort)),
+            ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats())
-        return diag.with_suggestions(advice.suggest(diag, by_frame))
+        return diag.with_suggestions(advice.advise(diag, by_frame))
 
 
-def _rank_sort(rank: int | None) -> int:
-    return -1 if rank is None else rank
-
-
-def _ckey_sort(cid: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", cid))
 
 
 def analyze(events: Iterable[ev.Event], stats: ev.ParseStats | None = None,

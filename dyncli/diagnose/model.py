@@ -8,6 +8,7 @@ Produced by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; ren
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,18 @@ from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc
 
 CAUSES = ("size", "scalar", "other")
+
+_DIGITS = re.compile(r"\d{1,18}")
+
+
+def rank_key(rank: int | None) -> int:
+    """Sort key for ranks: the rankless view (``None``) first, then by number."""
+    return -1 if rank is None else rank
+
+
+def compile_id_key(cid: str) -> tuple[int, ...]:
+    """Sort key for compile ids such as ``0/1`` or ``!0/2/1``: by their numbers, in order."""
+    return tuple(int(p) for p in _DIGITS.findall(cid))
 
 
 @dataclass(frozen=True)
@@ -168,6 +181,8 @@ class Diagnosis:
     # Set for TORCH_TRACE inputs only (dyncli.diagnose.read_trace): time, failures, similar
     # graphs, ranks, PGO; its to_json() adds keys to the document, never renames any.
     trace: TraceReport | None = None
+    # The --fail-on items asked for (not part of the JSON); ``tripped`` says which were found.
+    fail_on: tuple[str, ...] = ()
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
@@ -189,6 +204,17 @@ class Diagnosis:
         """Whether ``--fail-on`` item ``what`` (recompiles, specializations, graph-breaks) hit."""
         return bool({"recompiles": self.recompiles, "specializations": self.specializations,
                      "graph-breaks": self.graph_breaks}[what])
+
+    @property
+    def tripped(self) -> tuple[str, ...]:
+        """The ``fail_on`` items that were found: the command exits 1 when there is any."""
+        return tuple(what for what in self.fail_on if self.found(what))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document of ``dyncli diagnose`` (schema_version 1; docs/diagnose.md)."""
+        from dyncli.output import envelope
+
+        return envelope("diagnose", self.to_json())
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` payload (without the envelope): see docs/diagnose.md."""

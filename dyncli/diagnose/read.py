@@ -1,53 +1,36 @@
-"""``dyncli diagnose`` inputs → ``Diagnosis``: text logs here, TORCH_TRACE via diagnose_trace.
+"""``dyncli diagnose`` inputs → ``Diagnosis``: text logs here, TORCH_TRACE via ``read_trace``.
 
-``diagnose_inputs`` is the one core call of the command. Text logs (files, ``.gz``, ``-``)
-are streamed through ``logparse.textlog`` into the shared ``Analyzer``; several files are
-read as parts of one log (e.g. one file per rank whose lines carry ``[rankN]:``, or a log
-split in pieces). TORCH_TRACE directories and trace files go to
-``dyncli.diagnose.read_trace.diagnose_traces``; mixing the two kinds in one call is refused
-because compile ids of different runs cannot be joined.
+``diagnose_inputs`` reads what the command and ``dyncli.diagnose.run`` are given. Text logs
+(files, ``.gz``, ``-``) are streamed through ``logparse.textlog`` into the shared
+``Analyzer``; several files are read as parts of one log (e.g. one file per rank whose lines
+carry ``[rankN]:``, or a log split in pieces). TORCH_TRACE directories and trace files, and a
+trace on stdin (sniffed like a file), go to ``read_trace``; mixing the two kinds in one call
+is refused because compile ids of different runs cannot be joined.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from dyncli.diagnose.analyzer import Analyzer
 from dyncli.diagnose.model import Diagnosis
-from dyncli.errors import InputError, UsageError
-from dyncli.inputs import open_log
+from dyncli.errors import InputError, StrictError, UsageError
+from dyncli.inputs import STDIN, Source, open_input
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import TextLogParser
+from dyncli.logparse.trace import is_trace_line
 
 
-def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False) -> Diagnosis:
-    """Stream every text log of ``paths`` through one Analyzer.
-
-    ``strict``: any unrecognized or malformed line is an ``InputError`` naming the file,
-    the line number and the text (used by tests to keep the parser complete).
-    """
-    analyzer = Analyzer()
-    total = ParseStats()
-    warnings: list[str] = []
-    names: list[str] = []
-    for path in paths:
-        stats = ParseStats()
-        with open_log(path) as source:
-            names.append(source.name)
-            parser = TextLogParser(stats)
-            for event in parser.parse(source.lines()):
-                analyzer.feed(event)
-            warnings += source.warnings
-            stats.bytes = source.bytes_read()
-        _check(source.name, stats, strict)
-        for f in ("lines", "recognized", "unrecognized", "malformed", "bytes"):
-            setattr(total, f, getattr(total, f) + getattr(stats, f))
-        for sample in stats.samples or []:
-            total.sample(*sample)
-    diag = analyzer.result(stats=total, inputs=names)
-    return dataclasses.replace(diag, warnings=tuple(warnings)) if warnings else diag
+def _read_log(source: Source, analyzer: Analyzer, strict: bool) -> ParseStats:
+    stats = ParseStats()
+    for event in TextLogParser(stats).parse(source.lines()):
+        analyzer.feed(event)
+    stats.bytes = source.bytes_read()
+    _check(source.name, stats, strict)
+    return stats
 
 
 def _check(name: str, stats: ParseStats, strict: bool) -> None:
@@ -60,25 +43,57 @@ def _check(name: str, stats: ParseStats, strict: bool) -> None:
     if strict and (stats.unrecognized or stats.malformed):
         line, text = (stats.samples or [(0, "")])[0]
         what = "malformed" if stats.malformed and not stats.unrecognized else "unrecognized"
-        raise InputError(f"{name}:{line}: {what} log line (--strict): {text[:120]}",
-                         hint=f"{stats.unrecognized} unrecognized and {stats.malformed} "
-                              "malformed lines in all; run without --strict to skip them.")
+        raise StrictError(f"{name}:{line}: {what} log line (--strict): {text[:120]}",
+                          hint=f"{stats.unrecognized} unrecognized and {stats.malformed} "
+                               "malformed lines in all; run without --strict to skip them.")
+
+
+def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
+                  stdin: Source | None = None) -> Diagnosis:
+    """Stream every text log of ``paths`` (and ``stdin``, already opened) through one Analyzer.
+
+    ``strict``: any unrecognized or malformed line is a ``StrictError`` naming the file, the
+    line number and the text (used by tests to keep the parser complete).
+    """
+    analyzer = Analyzer()
+    total = ParseStats()
+    warnings: list[str] = []
+    names: list[str] = []
+    for path in paths:
+        with ExitStack() as stack:
+            source = stdin if str(path) == STDIN and stdin is not None else \
+                stack.enter_context(open_input(path))
+            names.append(source.name)
+            total.add(_read_log(source, analyzer, strict))
+            warnings += source.warnings
+    diag = analyzer.result(stats=total, inputs=names)
+    return dataclasses.replace(diag, warnings=tuple(warnings)) if warnings else diag
 
 
 def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False) -> Diagnosis:
-    """The command's one core call: text logs or TORCH_TRACE inputs (not both at once)."""
+    """Text logs or TORCH_TRACE inputs (not both at once); ``-`` is stdin, sniffed for a trace."""
     if not paths:
         raise UsageError("no input given", hint="dyncli diagnose run.log  (or - for stdin)")
-    from dyncli.diagnose import read_trace as diagnose_trace  # the trace side (issue 5) lives there
+    from dyncli.diagnose import read_trace  # the trace side, only when needed
 
-    kinds = ["trace" if str(p) != "-" and diagnose_trace.is_trace_input(Path(p)) else "text"
-             for p in paths]
-    if "trace" in kinds and "text" in kinds:
-        raise UsageError("cannot mix TORCH_LOGS text logs and TORCH_TRACE traces in one call",
-                         hint="Run dyncli diagnose once per kind of input.")
-    if kinds[0] == "trace":
-        return diagnose_trace.diagnose_traces([Path(p) for p in paths], strict=strict)
-    for p in paths:
-        if str(p) != "-" and not Path(p).exists():
-            raise InputError(f"{p}: no such file or directory")
-    return diagnose_logs(paths, strict=strict)
+    if sum(str(p) == STDIN for p in paths) > 1:
+        raise UsageError("stdin (-) given more than once")
+    with ExitStack() as stack:
+        stdin = stack.enter_context(open_input(STDIN)) if any(str(p) == STDIN for p in paths) \
+            else None
+        kinds = []
+        for p in paths:
+            if str(p) == STDIN:
+                assert stdin is not None
+                kinds.append("trace" if is_trace_line(stdin.first) else "text")
+            elif not Path(p).exists():
+                raise InputError(f"{p}: no such file or directory")
+            else:
+                kinds.append("trace" if read_trace.is_trace_input(Path(p)) else "text")
+        if "trace" in kinds and "text" in kinds:
+            raise UsageError("cannot mix TORCH_LOGS text logs and TORCH_TRACE traces in one call",
+                             hint="Run dyncli diagnose once per kind of input.")
+        if kinds[0] == "trace":
+            files = [Path(p) for p in paths if str(p) != STDIN]
+            return read_trace.diagnose_traces(files, strict=strict, stdin=stdin)
+        return diagnose_logs(paths, strict=strict, stdin=stdin)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
-from dyncli.diagnose.model import Advice, Diagnosis, FrameReport
+from dyncli.diagnose.model import Advice, Diagnosis, FrameReport, compile_id_key, rank_key
 from dyncli.diagnose.trace_report import (
     CompileTime,
     Divergence,
@@ -138,7 +138,7 @@ class TraceAccumulator:
                 fail_type=failed.fail_type if failed else None,
                 fail_reason=failed.fail_reason if failed else None,
                 restart_reasons=tuple(x for r in runs for x in r.restart_reasons)))
-        return tuple(sorted(out, key=lambda c: (_rank_sort(c.rank), _id_sort(c.compile_id))))
+        return tuple(sorted(out, key=lambda c: (rank_key(c.rank), compile_id_key(c.compile_id))))
 
     @staticmethod
     def _frame_times(diag: Diagnosis, times: tuple[CompileTime, ...]) -> tuple[FrameTime, ...]:
@@ -159,7 +159,7 @@ class TraceAccumulator:
             for ops, members in groups.items():
                 if len(members) < 2:
                     continue
-                members.sort(key=lambda g: _id_sort(g.compile_id.key if g.compile_id else ""))
+                members.sort(key=lambda g: compile_id_key(g.compile_id.key if g.compile_id else ""))
                 differ = []
                 names = self._sources.get((rank, frame_id), {})
                 for name in members[0].inputs:
@@ -173,7 +173,7 @@ class TraceAccumulator:
                         rank=rank, frame_id=frame_id, function=frame.function if frame else "",
                         compile_ids=tuple(g.compile_id.key for g in members if g.compile_id),
                         ops=len(ops), inputs=tuple(differ)))
-        return tuple(sorted(out, key=lambda s: (_rank_sort(s.rank), _id_sort(s.frame_id))))
+        return tuple(sorted(out, key=lambda s: (rank_key(s.rank), compile_id_key(s.frame_id))))
 
     @staticmethod
     def _rank_views(diag: Diagnosis, times: tuple[CompileTime, ...]) -> tuple[RankView, ...]:
@@ -248,9 +248,3 @@ def _differing_dims(sizes: tuple[str, ...]) -> list[int]:
     return [i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1]
 
 
-def _rank_sort(rank: int | None) -> int:
-    return -1 if rank is None else rank
-
-
-def _id_sort(cid: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", cid))

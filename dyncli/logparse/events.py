@@ -299,6 +299,16 @@ class ParseStats:
     bytes: int = 0
     samples: list[tuple[int, str]] | None = None
 
+    def add(self, other: ParseStats) -> None:
+        """Add ``other``'s counts (and keep its samples while there is room): one total of many inputs."""
+        self.lines += other.lines
+        self.recognized += other.recognized
+        self.unrecognized += other.unrecognized
+        self.malformed += other.malformed
+        self.bytes += other.bytes
+        for line, text in other.samples or []:
+            self.sample(line, text)
+
     def sample(self, line: int, text: str, keep: int = 5) -> None:
         """Remember one of the first ``keep`` bad lines (for --strict and --verbose)."""
         if self.samples is None:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.errors import InputError
+from dyncli.errors import StrictError
 from dyncli.logparse.glog import GLOG_RE
 
 # Every kind torch 2.5–2.14 is known to emit. Anything else is counted as unknown, not fatal.
@@ -150,7 +150,7 @@ class TraceParser:
     """Streaming trace parser. Feed it lines (bytes or str); it yields ``TraceRecord``s.
 
     ``strict`` turns malformed lines, unknown kinds and payload hash mismatches into
-    ``InputError``; ``verify`` checks each kept payload against ``has_payload``.
+    ``StrictError``; ``verify`` checks each kept payload against ``has_payload``.
     """
 
     def __init__(self, source: str = "<trace>", *, strict: bool = False, verify: bool = False,
@@ -207,7 +207,7 @@ class TraceParser:
                 if len(stats.samples) < 5:
                     stats.samples.append((lineno, f"unknown event kind {kind!r}"))
                 if self.strict:
-                    raise InputError(f"{self.source}:{lineno}: unknown trace event kind {kind!r}")
+                    raise StrictError(f"{self.source}:{lineno}: unknown trace event kind {kind!r}")
             if kind == "str":
                 self._intern(lineno, stripped)
                 continue
@@ -236,7 +236,7 @@ class TraceParser:
         if len(self.stats.samples) < 5:
             self.stats.samples.append((lineno, why))
         if self.strict:
-            raise InputError(f"{self.source}:{lineno}: {why}")
+            raise StrictError(f"{self.source}:{lineno}: {why}")
 
     def _envelope(self, lineno: int, line: bytes) -> tuple[dict[str, Any], bytes] | None:
         cut = line.find(_SEP)
@@ -279,7 +279,7 @@ class TraceParser:
                 if digest != env["has_payload"]:
                     self.stats.payload_mismatch += 1
                     if self.strict:
-                        raise InputError(f"{self.source}:{lineno}: payload does not match its hash")
+                        raise StrictError(f"{self.source}:{lineno}: payload does not match its hash")
         head = GLOG_RE.match(prefix + b"]")
         if head is None:
             self.stats.records -= 1

@@ -17,12 +17,12 @@ them gives the final state. The trace envelopes are read by ``dyncli.logparse.tr
 
 from __future__ import annotations
 
-import gzip
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from dyncli.errors import InputError
+from dyncli.inputs import STDIN, Source, display_name, open_input, trace_files
 from dyncli.logparse.trace import PAYLOAD_ARTIFACTS, TraceParser
 from dyncli.suggest.pgo_pickle import (
     DYNAMIC,
@@ -120,51 +120,41 @@ def parse_rendered_state(lines: Iterable[str]) -> list[tuple[FrameKey, dict[str,
 CODE_STATE_ARTIFACTS = frozenset(n for n in PAYLOAD_ARTIFACTS if n.endswith("code_state"))
 
 
-def _open_lines(path: Path) -> Iterator[bytes]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        yield from fh
-
-
-def code_state_artifacts(path: Path) -> Iterator[tuple[str, str]]:
-    """(artifact name, payload) of every ``*_code_state`` artifact in a TORCH_TRACE file."""
-    parser = TraceParser(str(path), keep=frozenset({"artifact"}), payloads=frozenset({"artifact"}))
-    for record in parser.feed(_open_lines(path)):
+def code_state_artifacts(source: Source) -> Iterator[tuple[str, str]]:
+    """(artifact name, payload) of every ``*_code_state`` artifact in a TORCH_TRACE input."""
+    parser = TraceParser(source.name, keep=frozenset({"artifact"}), payloads=frozenset({"artifact"}))
+    for record in parser.feed(source.lines()):
         name = record.meta.get("name")
         if name in CODE_STATE_ARTIFACTS and record.payload is not None:
             yield str(name), record.payload
 
 
-def trace_files(path: Path) -> list[Path]:
-    """A trace file, or the ``*.log`` / ``*.log.gz`` files of a TORCH_TRACE dir."""
-    if not path.exists():
-        raise InputError(f"{path}: no such file or directory")
-    if path.is_file():
-        return [path]
-    files = sorted(p for p in path.iterdir() if p.is_file() and (p.name.endswith(".log") or p.name.endswith(".log.gz")))
-    if not files:
-        raise InputError(f"{path}: no *.log trace files in this directory",
-                         hint="Point --from-trace at the TORCH_TRACE dir or one of its files")
-    return files
+def trace_inputs(path: str | Path) -> list[str]:
+    """``-`` (stdin), a trace file, or the trace files of a TORCH_TRACE dir."""
+    if str(path) == STDIN:
+        return [STDIN]
+    return [str(f) for f in trace_files(Path(path))]
 
 
-def read_trace_files(files: Iterable[Path], state: PgoState | None = None) -> PgoState:
+def read_trace_files(files: Iterable[str | Path], state: PgoState | None = None) -> PgoState:
     """Merge the code state of every artifact in each trace file; note files without any."""
     state = state or PgoState()
     for path in files:
+        name = display_name(path)
         frames: list[tuple[FrameKey, dict[str, Entry]]] = []
         found = 0
         try:
-            for _name, payload in code_state_artifacts(path):
-                frames.extend(parse_rendered_state(payload.splitlines()))
-                found += 1
+            with open_input(path, check_text=False) as opened:
+                for _name, payload in code_state_artifacts(opened):
+                    frames.extend(parse_rendered_state(payload.splitlines()))
+                    found += 1
         except (OSError, ValueError, EOFError, InputError) as e:
-            state.skipped.append((str(path), str(e) or type(e).__name__))
+            state.skipped.append((name, str(e) or type(e).__name__))
             continue
         if found == 0:
-            state.skipped.append((str(path), "no put/get_*_code_state artifacts (was TORCH_COMPILE_JOB_ID set?)"))
+            state.skipped.append((name, "no put/get_*_code_state artifacts (was TORCH_COMPILE_JOB_ID set?)"))
             continue
-        state.inputs.append(str(path))
+        state.inputs.append(name)
         for key, entries in frames:
             for source, entry in entries.items():
                 state.add(key, source, entry)

@@ -35,6 +35,7 @@ def fake_core(monkeypatch: pytest.MonkeyPatch, result: BenchResult) -> list[Any]
 
     def run_bench(model: str, cfg: Any, hooks: Hooks | None = None) -> BenchResult:
         seen.append((model, cfg))
+        result.settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}  # as run_bench does
         if hooks and hooks.run_done:
             hooks.run_done(result)
         return result
@@ -45,7 +46,7 @@ def fake_core(monkeypatch: pytest.MonkeyPatch, result: BenchResult) -> list[Any]
 
 def test_unknown_model_suggests_close_matches(runner: CliRunner) -> None:
     result = runner.invoke(app, ["bench", "resnet5"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert lines[0] == "Error: Unknown model 'resnet5'"
     assert lines[1].startswith("Hint: Close matches: resnet50")
@@ -55,21 +56,21 @@ def test_unknown_model_suggests_close_matches(runner: CliRunner) -> None:
 
 def test_unknown_timm_and_hf_names(runner: CliRunner) -> None:
     result = runner.invoke(app, ["bench", "timm:resnet5O"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "Unknown timm model 'resnet5O'" in result.stderr and "resnet50" in result.stderr
     result = runner.invoke(app, ["bench", "hf:BertModle"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "Unknown transformers model class 'BertModle'" in result.stderr
     assert "BertModel" in result.stderr
 
 
 def test_missing_model_file_and_function(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(app, ["bench", "nope.py:build"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == "Error: nope.py: no such model file"
     (tmp_path / "m.py").write_text("def buidl():\n    pass\n")
     result = runner.invoke(app, ["bench", "m.py:build", "--device", "cpu"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "m.py: no function 'build'" in result.stderr and "buidl" in result.stderr
 
 
@@ -187,14 +188,14 @@ def test_json_to_stdout_moves_tables_to_stderr(runner: CliRunner,
     assert "strategies side by side" in result.stderr
 
 
-def test_failures_exit_zero_unless_strict(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failures_exit_zero_unless_fail_on_failures(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_core(monkeypatch, sample_result(accuracy="fail_accuracy"))
     result = runner.invoke(app, ["bench", "resnet50"], env=ENV)
     assert result.exit_code == 0
     assert "fail_accuracy" in result.stdout
-    result = runner.invoke(app, ["bench", "resnet50", "--strict"], env=ENV)
+    result = runner.invoke(app, ["bench", "resnet50", "--fail-on", "failures"], env=ENV)
     assert result.exit_code == 1
-    assert "Error: resnet50: failures with --strict (static: fail_accuracy" in result.stderr
+    assert "Error: resnet50: failures with --fail-on failures (static: fail_accuracy" in result.stderr
 
 
 def test_nothing_ran_exits_one(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -97,7 +97,7 @@ def _app_raising(exc: BaseException) -> typer.Typer:
 
 def test_dyncli_error_prints_error_and_hint(runner: CliRunner) -> None:
     result = runner.invoke(_app_raising(InputError("run.log: not a log", hint="Try: x")), ["boom"], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr == "Error: run.log: not a log\nHint: Try: x\n"
 
 

@@ -37,8 +37,9 @@ def test_terminal_report_summary_first(runner: CliRunner) -> None:
 
 def test_json_to_stdout_is_the_contract(runner: CliRunner) -> None:
     r = runner.invoke(app, ["diagnose", log("user_size_specialization"), "--json", "-"], env=ENV)
-    assert r.exit_code == 0 and r.stderr == ""
+    assert r.exit_code == 0
     doc = json.loads(r.stdout)  # stdout holds only the JSON document
+    assert "Summary: 1 frame(s)" in r.stderr  # the human view goes to stderr
     assert (doc["schema_version"], doc["command"]) == (1, "diagnose")
     assert doc["frames"] == [{
         "rank": None, "frame_id": "0", "function": "pick",
@@ -126,7 +127,7 @@ def test_crlf_and_truncated_gzip(runner: CliRunner, tmp_path: Path) -> None:
 @pytest.mark.parametrize(("setup", "message"), [
     ("empty", "empty.log: is empty, not a log"),
     ("binary", "blob.bin: is a binary file, not a text log"),
-    ("dir", "somedir: is a directory, not a log file"),
+    ("dir", "somedir: is a directory, not a file"),
     ("missing", "nope.log: no such file or directory"),
     ("text", "notes.txt: not a torch log: none of its 2 lines is a torch log line"),
     ("badgz", "bad.gz: not a readable gzip file"),
@@ -145,7 +146,7 @@ def test_not_a_log_is_one_line_error(runner: CliRunner, tmp_path: Path, setup: s
     elif setup == "badgz":
         (tmp_path / arg).write_bytes(b"\x1f\x8b" + b"garbage" * 10)
     r = runner.invoke(app, ["diagnose", arg], env=ENV)
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert r.stdout == ""
     assert r.stderr.splitlines()[0] == f"Error: {message}" or r.stderr.startswith(f"Error: {message}")
     assert "Traceback" not in r.stderr

@@ -61,10 +61,10 @@ def test_bad_file_is_skipped_with_a_warning(runner: CliRunner, tmp_path: Path) -
     assert "code_state_[bold]x_None_.pkl: empty file" in result.stderr  # names are not rich markup
 
 
-def test_nothing_usable_exits_1_naming_the_file(runner: CliRunner, tmp_path: Path) -> None:
+def test_nothing_usable_exits_2_naming_the_file(runner: CliRunner, tmp_path: Path) -> None:
     (tmp_path / "code_state_x_None_.pkl").write_text("not a pickle")
     result = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path / "code_state_x_None_.pkl")], env=ENV)
-    assert result.exit_code == 1 and result.stdout == ""
+    assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.startswith("Error: no usable PGO state was read (")
     assert "code_state_x_None_.pkl: not a pickle" in result.stderr and "Traceback" not in result.stderr
 
@@ -75,7 +75,7 @@ def test_malicious_pickle_via_cli(runner: CliRunner, tmp_path: Path) -> None:
         bytes([len(f"touch {target}")]) + f"touch {target}".encode() + b"\x85R."
     (tmp_path / "code_state_evil_None_.pkl").write_bytes(payload)
     result = runner.invoke(app, ["suggest", "--pgo-dir", str(tmp_path)], env=ENV)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "refused to load posix.system" in result.stderr
     assert not target.exists()
 
@@ -84,7 +84,7 @@ def test_usage_errors(runner: CliRunner) -> None:
     none = runner.invoke(app, ["suggest"], env=ENV)
     assert none.exit_code == 2 and "Error: nothing to read: give --pgo-dir DIR or --from-trace PATH" in none.stderr
     job = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "ranks"), "--job-id", "nope"], env=ENV)
-    assert job.exit_code == 1 and "no PGO state for job 'nope'" in job.stderr and "Hint: Jobs found: ranks" in job.stderr
+    assert job.exit_code == 2 and "no PGO state for job 'nope'" in job.stderr and "Hint: Jobs found: ranks" in job.stderr
     rx = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "mlp"), "--exclude", "["], env=ENV)
     assert rx.exit_code == 2 and "--exclude: not a valid regex" in rx.stderr
 

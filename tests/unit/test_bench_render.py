@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest_bench import sample_result
 
-from dyncli.bench.render import CSV_COLUMNS, to_csv, to_document, write_files, write_plot
+from dyncli.bench.render import CSV_COLUMNS, to_csv, write_files, write_plot
+from dyncli.errors import InputError
 from dyncli.output import to_json_text
 
 VARIATION_KEYS = {"batch_size", "shapes", "eager_ms", "compiled_ms", "speedup", "p_value",
@@ -20,7 +21,7 @@ RUN_KEYS = {"model", "strategy", "mode", "status", "compiles", "compile_time_s",
 
 
 def test_json_document_follows_the_schema() -> None:
-    doc = json.loads(to_json_text(to_document(sample_result())))
+    doc = json.loads(to_json_text(sample_result().to_dict()))
     assert doc["schema_version"] == 1
     assert doc["command"] == "bench"
     assert set(doc["environment"]) >= {"dyncli", "torch", "python", "device", "device_name", "dtype"}
@@ -39,7 +40,7 @@ def test_json_document_follows_the_schema() -> None:
 
 
 def test_failure_status_propagates_to_run_and_json() -> None:
-    doc = to_document(sample_result(accuracy="fail_accuracy"))
+    doc = sample_result(accuracy="fail_accuracy").to_dict()
     assert [r["status"] for r in doc["runs"]] == ["fail_accuracy", "fail_accuracy"]
     assert doc["runs"][0]["variations"][1]["accuracy"] == "fail_accuracy"
 
@@ -66,5 +67,17 @@ def test_write_files_atomically_and_plot(tmp_path: Path) -> None:
 
 
 def test_plot_into_missing_directory_fails_cleanly(tmp_path: Path) -> None:
-    with pytest.raises(OSError):
+    with pytest.raises(InputError, match=r"r\.png: cannot write: directory .*nope does not exist"):
         write_plot(sample_result(), tmp_path / "nope" / "r.png")
+
+
+def test_plot_file_gets_the_umask_mode_not_0600(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        write_plot(sample_result(), tmp_path / "r.png")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.png").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["r.png"]  # no temp file left

@@ -15,6 +15,7 @@ import pytest
 import suggest_fake_pgo as fake
 
 from dyncli.errors import InputError
+from dyncli.inputs import open_input
 from dyncli.suggest.pgo_pickle import (
     DYNAMIC,
     Entry,
@@ -29,7 +30,7 @@ from dyncli.suggest.pgo_trace import (
     code_state_artifacts,
     parse_render,
     read_trace_files,
-    trace_files,
+    trace_inputs,
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
@@ -44,10 +45,10 @@ def _rendered(state: PgoState) -> dict[tuple[str, int, str], dict[str, str]]:
 def test_reading_needs_no_torch() -> None:
     # In a fresh interpreter: other tests in this process may have imported torch.
     code = ("import sys; from pathlib import Path\n"
-            "from dyncli.suggest.allowlist import suggest; from dyncli.config import SuggestConfig\n"
+            "from dyncli.suggest.api import run; from dyncli.config import SuggestConfig\n"
             "for p in Path(sys.argv[1]).iterdir():\n"
             "    if (p / 'dynamo').is_dir():\n"
-            "        suggest(p, p, None, SuggestConfig())\n"
+            "        run(pgo_dir=p, from_trace=p, config=SuggestConfig())\n"
             "assert 'torch' not in sys.modules\n")
     proc = subprocess.run([sys.executable, "-c", code, str(DATA)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -56,15 +57,17 @@ def test_reading_needs_no_torch() -> None:
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_pickle_and_trace_give_the_same_state(program: str) -> None:
     from_pickle = read_pgo_files(find_pgo_files(DATA / program))
-    from_trace = read_trace_files(trace_files(DATA / program))
+    from_trace = read_trace_files(trace_inputs(DATA / program))
     assert from_pickle.skipped == [] and from_trace.skipped == []
     assert from_pickle.frames and _rendered(from_pickle) == _rendered(from_trace)
 
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_render_matches_torch_text_line_for_line(program: str) -> None:
-    for path in trace_files(DATA / program):
-        for _name, payload in code_state_artifacts(path):
+    for path in trace_inputs(DATA / program):
+        with open_input(path) as source:
+            artifacts = list(code_state_artifacts(source))
+        for _name, payload in artifacts:
             for line in payload.splitlines():
                 m = re.match(r"^  (.+?): (tensor size=.*|scalar \S+|fully dynamic scalar or tensor)$", line)
                 if m:
@@ -220,15 +223,15 @@ def test_other_torch_versions_extra_and_missing_fields(tmp_path: Path) -> None:
 
 
 def test_trace_without_code_state_and_garbage(tmp_path: Path) -> None:
-    (tmp_path / "a.log").write_text("V1122 01:00:00.000000 1 x.py:1] {\"dynamo_start\": {}}\n")
-    (tmp_path / "b.log").write_text(
+    (tmp_path / "dedicated_log_torch_trace_a.log").write_text("V1122 01:00:00.000000 1 x.py:1] {\"dynamo_start\": {}}\n")
+    (tmp_path / "dedicated_log_torch_trace_b.log").write_text(
         'V1122 01:00:00.000000 1 x.py:1] {"artifact": {"name": "put_local_code_state", "encoding": "string"}, "has_payload": "0"}\n'
         "\thash(ab)/m.py:1:f:\n\t  L['x']: something torch never wrote\n")
-    state = read_trace_files(trace_files(tmp_path))
+    state = read_trace_files(trace_inputs(tmp_path))
     assert state.inputs == []
     errors = {Path(f).name: e for f, e in state.skipped}
-    assert "no put/get_*_code_state artifacts" in errors["a.log"]
-    assert "unrecognized line" in errors["b.log"]
+    assert "no put/get_*_code_state artifacts" in errors["dedicated_log_torch_trace_a.log"]
+    assert "unrecognized line" in errors["dedicated_log_torch_trace_b.log"]
 
 
 def test_unusual_render_is_read() -> None:

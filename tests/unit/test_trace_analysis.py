@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.diagnose.read_trace import diagnose_traces, is_trace_input, trace_files
+from dyncli.diagnose.read_trace import diagnose_traces, is_trace_input
 from dyncli.errors import InputError
+from dyncli.inputs import rank_in_name, trace_files
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -107,7 +108,7 @@ def test_inputs_file_gz_and_sniffing(tmp_path: Path) -> None:
     a = diagnose_traces([src])
     b = diagnose_traces([gz])
     assert a.to_json()["frames"] == b.to_json()["frames"]
-    assert [r for _, r in trace_files(TRACES / "two_rank_diverge")] == [0, 1]
+    assert [rank_in_name(f) for f in trace_files(TRACES / "two_rank_diverge")] == [0, 1]
     folder = tmp_path / "dir"
     folder.mkdir()
     shutil.copy(gz, folder / "dedicated_log_torch_trace_rank_3_ab.log.gz")
@@ -116,7 +117,7 @@ def test_inputs_file_gz_and_sniffing(tmp_path: Path) -> None:
 
 
 def test_bad_inputs_name_the_file(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="has no dedicated_log_torch_trace"):
+    with pytest.raises(InputError, match="has no TORCH_TRACE files"):
         diagnose_traces([tmp_path])
     text = tmp_path / "run.log"
     text.write_text("hello\n")
