@@ -35,6 +35,10 @@ MAX_COUNT = 10_000_000  # one row may stand for many requests, but not for a run
 SIGNIFICANT = 0.05
 
 
+def _ms(x: float) -> str:
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.3g}"
+
+
 class StreamError(ValueError):
     """A malformed request stream; the message names the line."""
 
@@ -384,12 +388,12 @@ def recommend(candidates: Sequence[Candidate], requests: int) -> Recommendation 
     if second is not None and len(best.samples) >= 2 and len(second.samples) >= 2:
         p = p_value(list(best.samples), list(second.samples))
     parts = [f"{best.name}: {best.total_s:.2f} s for {requests} requests "
-             f"({best.compile_s:.2f} s compiling, {best.weighted_latency_ms:.3g} ms per request "
+             f"({best.compile_s:.2f} s compiling, {_ms(best.weighted_latency_ms)} ms per request "
              "at steady state)"]
     if second is not None:
         parts.append(f"next best {second.name}: {second.total_s:.2f} s "
                      f"({second.compile_s:.2f} s compiling, "
-                     f"{second.weighted_latency_ms:.3g} ms per request)")
+                     f"{_ms(second.weighted_latency_ms)} ms per request)")
         if p is None or p != p:
             parts.append("steady-state latencies not compared (too few samples)")
         elif p < SIGNIFICANT:
