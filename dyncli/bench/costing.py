@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dyncli.bench import traffic
 from dyncli.bench.result import PASS, BenchResult, RunResult
+from dyncli.bench.shapes import Variation, plan_variations
 from dyncli.bench.traffic import Candidate, CompileEvent, Shape, StreamCost, StreamError
 from dyncli.config import BenchConfig
 from dyncli.errors import InputError, UsageError
@@ -72,6 +73,38 @@ def resolve(requests: list[Shape], base_batch: int, base_seq: int | None,
         raise UsageError(str(e)) from None
     return [(b if b is not None else base_batch, s if s is not None else base_seq)
             for b, s in fitted]
+
+
+def stream_plan(cfg: BenchConfig, name: str, model_batch: int, model_seq: int | None,
+                given: tuple[list[Shape], str] | None,
+                result: BenchResult) -> tuple[list[Variation], list[int]]:
+    """The variations to measure (distinct shapes) and each request's variation.
+
+    Default: the seeded plan, one request per variation (repeated draws stay separate
+    variations, as before). With --shapes/--sizes: the distinct shapes in first-sight order.
+    """
+    base_batch = cfg.batch_size or model_batch
+    if given is None:
+        plan = plan_variations(base_batch, cfg.variations, cfg.spread, cfg.seed, cfg.vary,
+                               model_seq)
+        n = cfg.requests if cfg.requests is not None else len(plan)
+        if n < 1:
+            raise UsageError(f"--requests must be >= 1, got {n}")
+        plan = plan[:n]
+        ids = [i % len(plan) for i in range(n)]
+        result.shapes_source = "plan"
+    else:
+        requests, source = given
+        if any(s is not None for _, s in requests) and model_seq is None:
+            raise UsageError(f"{source}: gives seq, but {name} has no sequence dim "
+                             "(only hf: models do)")
+        resolved = resolve(requests, base_batch, model_seq, cfg.requests)
+        shapes, ids = traffic.distinct(resolved)
+        plan = [Variation(i, b if b is not None else base_batch, s)
+                for i, (b, s) in enumerate(shapes)]
+        result.shapes_source = source
+    result.requests, result.stream_ids = len(ids), ids
+    return plan, ids
 
 
 def run_cost(run: RunResult, ids: list[int], n_shapes: int) -> StreamCost | None:
