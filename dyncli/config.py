@@ -41,8 +41,9 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None) -> Any:
     return field(default=default, metadata=meta)
 
 
-STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "pad", "unbacked",
-              "eager-then-compile", "pgo")
+STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "collectives", "pad",
+              "unbacked", "eager-then-compile", "pgo")
+RANK_SHAPES = ("same", "skewed", "independent")
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class BenchConfig:
     batch_size: int | None = _opt(None, "Base batch size; unset = the model's default for the device.")
     batch_dim: int | None = _opt(None, "Input dim that is the batch; unset = every dim equal to the batch size.")
     seq_len: int | None = _opt(None, "Base sequence length for HF models; unset = the model's default.")
-    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, pad, unbacked, eager-then-compile, pgo.", STRATEGIES)
+    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.", STRATEGIES)
     dynamic_sources: list[str] = _opt([], "Allow-list for the sources strategy (TORCH_COMPILE_DYNAMIC_SOURCES entries, e.g. from dyncli suggest -f toml).")
     warmup: int = _opt(2, "Untimed calls per variation after the first (compiling) call.")
     repeat: int = _opt(10, "Timed interleaved eager/compiled repetitions per variation.")
@@ -65,6 +66,9 @@ class BenchConfig:
     dtype: str = _opt("float32", "float32, bfloat16, float16 or amp (autocast).", ("float32", "bfloat16", "float16", "amp"))
     hf_config: dict[str, Any] = _opt({}, "Overrides for HF model configs, e.g. {num_hidden_layers = 2}.")
     fail_on: list[str] = _opt([], "Exit 1 when any of these happened: failures (a strategy or variation did not pass). Exit 1 also when nothing ran at all.", ("failures",))
+    nproc: int = _opt(1, "Ranks to run under torch.distributed's launcher (gloo on CPU, NCCL on CUDA); 1 = one process.")
+    rank_shapes: str = _opt("same", "With nproc > 1: same plan on every rank, skewed (rank 0 varies, the others keep the base), or independent (a seeded plan per rank).", RANK_SHAPES)
+    timeout: float = _opt(300.0, "With nproc > 1: process-group timeout in seconds; a rank waiting longer in a collective is recorded as timeout.")
     shapes: str | None = _opt(None, "Request stream file (CSV with a header, or JSONL): batch and/or seq, optional count; unset = the seeded plan.")
     sizes: list[int] = _opt([], "Inline request stream of batch sizes, e.g. [1, 3, 8, 8, 16] (0 and 1 allowed); empty = unset.")
     requests: int | None = _opt(None, "Requests in the costed stream (the stream is cycled or cut); unset = the stream's own length.")
@@ -81,6 +85,7 @@ class DiagnoseConfig:
                               ("recompiles", "specializations", "graph-breaks"))
     strict: bool = _opt(False, "Exit 1 on unrecognized or malformed log lines (tests use it to keep the parser complete).")
     limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).")
+    jobs: int | None = _opt(None, "Processes that read TORCH_TRACE rank files in parallel; unset = the core count, 1 = serial (same output either way).")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@
 - ``sources``      plain ``torch.compile`` with ``torch.compiler.config.dynamic_sources`` set to
                    ``bench.dynamic_sources`` (``TORCH_COMPILE_DYNAMIC_SOURCES``): the allow-list
                    that ``dyncli suggest`` writes, measured before it is deployed.
+- ``collectives``  ``automatic`` with ``torch._dynamo.config.enable_compiler_collectives``:
+                   under torch.distributed the ranks agree on which dims are dynamic, so one
+                   rank's new shape recompiles every rank once instead of ranks diverging
+                   (``--nproc`` >= 2 only).
 - ``pad``          ``torch.compile(dynamic=False)`` on inputs padded up to the next bucket
                    (``bench.buckets``); outputs sliced back (see :mod:`dyncli.bench.padding`).
 - ``unbacked``     plain ``torch.compile`` with ``torch._dynamo.config.
@@ -32,7 +36,7 @@ from dyncli.config import STRATEGIES
 
 DYNAMIC_ARG: dict[str, bool | None] = {"static": False, "automatic": None,
                                        "mark-dynamic": None, "dynamic": True, "sources": None,
-                                       "pad": False, "unbacked": None,
+                                       "collectives": None, "pad": False, "unbacked": None,
                                        "eager-then-compile": None, "pgo": None}
 assert set(DYNAMIC_ARG) == set(STRATEGIES)
 
@@ -77,6 +81,13 @@ def _pgo(job_id: str) -> Iterator[None]:
 def strategy_config(strategy: str, sources: list[str],
                     job_id: str | None = None) -> AbstractContextManager[Any]:
     """torch config a strategy runs under, restored on exit (``sources``: the allow-list)."""
+    if strategy == "collectives":
+        import torch._dynamo.config as dynamo_config
+
+        # Read in dynamo's OutputGraph while tracing: one gather of every rank's decisions.
+        collectives: AbstractContextManager[Any] = dynamo_config.patch(
+            enable_compiler_collectives=True)
+        return collectives
     if strategy == "unbacked":
         import torch._dynamo.config as dynamo_config
 

@@ -16,6 +16,7 @@ Examples:
   dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
   dyncli bench model.py:build --variations 5 --device cpu --json out.json
   dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
+  dyncli bench model.py:build --device cpu --nproc 2 --rank-shapes skewed --strategy automatic,collectives
   dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
       --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo --device cpu
 \b
@@ -41,7 +42,7 @@ def _sizes(text: str | None) -> list[int] | None:
 def bench(
     model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.")] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.")] = False,
-    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, pad, unbacked, eager-then-compile, pgo.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.")] = None,
     dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".")] = None,
     variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).")] = None,
     spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).")] = None,
@@ -65,6 +66,9 @@ def bench(
     fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="An empty inductor cache per strategy (default: on with --shapes/--sizes).")] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation.")] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
+    nproc: Annotated[int | None, typer.Option(help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA).")] = None,
+    rank_shapes: Annotated[str | None, typer.Option("--rank-shapes", help="With --nproc: same, skewed (rank 0 varies) or independent plans per rank.")] = None,
+    timeout: Annotated[float | None, typer.Option(help="With --nproc: process-group timeout in seconds (a longer wait is status timeout).")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -77,7 +81,8 @@ def bench(
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
         hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources),
-        shapes=shapes, sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
+        nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, shapes=shapes,
+        sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
         fresh_cache=fresh_cache)
     from dyncli.bench import render
 

@@ -90,8 +90,8 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--strategy", "static,fast"], "Error: command line: bench.strategy: expected one of "
-                                    "static, automatic, mark-dynamic, dynamic, sources, pad, "
-                                    "unbacked, eager-then-compile, pgo, got 'fast'"),
+                                    "static, automatic, mark-dynamic, dynamic, sources, collectives, "
+                                    "pad, unbacked, eager-then-compile, pgo, got 'fast'"),
     (["--vary", "time"], "Error: command line: bench.vary: expected one of batch, seq"),
     (["--strategy", ","], "Error: --strategy: give at least one strategy"),
     (["--repeat", "1"], "Error: --repeat must be >= 2"),
@@ -100,10 +100,18 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
     (["--mode", "train"], "Error: command line: bench.mode: expected one of inference, training"),
     (["--strategy", "automatic,sources"], "Error: --strategy sources: no dynamic sources given\n"
                                           "Hint: Pass --dynamic-sources"),
+    (["--strategy", "collectives"], "Error: --strategy collectives: compiler collectives need "
+                                    "ranks\nHint: Add --nproc 2"),
+    (["--nproc", "0"], "Error: --nproc must be >= 1"),
+    (["--nproc", "2", "--timeout", "0"], "Error: --timeout must be > 0 seconds"),
+    (["--nproc", "2", "--rank-shapes", "odd"], "Error: command line: bench.rank_shapes: expected "
+                                               "one of same, skewed, independent"),
     (["--sizes", "1,x"], "Error: --sizes: expected a comma list of integers, got '1,x'"),
     (["--sizes", "4,-1"], "Error: --sizes: size must be >= 0, got -1"),
     (["--buckets", "8,x"], "Error: --buckets: expected pow2 or a comma list of sizes"),
     (["--requests", "0"], "Error: --requests must be >= 1"),
+    (["--nproc", "2", "--sizes", "1,2", "--strategy", "pad"],
+     "Error: --nproc 2: --sizes, pad run in one process only"),
     (["--shapes", "examples/traffic.csv", "--sizes", "1"], "Error: --shapes and --sizes: give one"),
 ])
 def test_bad_flags_are_usage_errors(runner: CliRunner, args: list[str], message: str) -> None:
