@@ -44,7 +44,8 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None,
     return field(default=default, metadata=meta)
 
 
-STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "collectives")
+STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "collectives", "pad",
+              "unbacked", "eager-then-compile", "pgo")
 RANK_SHAPES = ("same", "skewed", "independent")
 
 
@@ -59,7 +60,7 @@ class BenchConfig:
     batch_size: int | None = _opt(None, "Base batch size; unset = the model's default for the device.")
     batch_dim: int | None = _opt(None, "Input dim that is the batch; unset = every dim equal to the batch size.")
     seq_len: int | None = _opt(None, "Base sequence length for HF models; unset = the model's default.")
-    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2).", STRATEGIES)
+    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.", STRATEGIES)
     dynamic_sources: list[str] = _opt([], "Allow-list for the sources strategy (TORCH_COMPILE_DYNAMIC_SOURCES entries, e.g. from dyncli suggest -f toml).")
     warmup: int = _opt(2, "Untimed calls per variation after the first (compiling) call.")
     repeat: int = _opt(10, "Timed interleaved eager/compiled repetitions per variation.")
@@ -71,6 +72,12 @@ class BenchConfig:
     nproc: int = _opt(1, "Ranks to run under torch.distributed's launcher (gloo on CPU, NCCL on CUDA); 1 = one process.")
     rank_shapes: str = _opt("same", "With nproc > 1: same plan on every rank, skewed (rank 0 varies, the others keep the base), or independent (a seeded plan per rank).", RANK_SHAPES)
     timeout: float = _opt(300.0, "With nproc > 1: process-group timeout in seconds; a rank waiting longer in a collective is recorded as timeout.")
+    shapes: str | None = _opt(None, "Request stream file (CSV with a header, or JSONL): batch and/or seq, optional count; unset = the seeded plan.")
+    sizes: list[int] = _opt([], "Inline request stream of batch sizes, e.g. [1, 3, 8, 8, 16] (0 and 1 allowed); empty = unset.")
+    requests: int | None = _opt(None, "Requests in the costed stream (the stream is cycled or cut); unset = the stream's own length.")
+    buckets: str = _opt("pow2", "Bucket sizes for the pad strategy: a comma list like \"8,16,32\" or pow2.")
+    replay: bool = _opt(False, "Also run the whole stream for real per strategy and record measured vs predicted seconds.")
+    fresh_cache: bool | None = _opt(None, "Give every strategy an empty inductor cache (cold compiles); unset = on with --shapes/--sizes, off otherwise.")
 
 
 @dataclass(frozen=True)
