@@ -164,11 +164,19 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
     return reader.result()
 
 
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _parallel(files: list[Path], strict: bool, jobs: int) -> Iterator[ParsedFile]:
     """Parsed files in file order, at most ``2 * jobs`` in flight (bounds the memory held)."""
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Workers ignore Ctrl-C: the parent alone reports it (one line, exit 130), instead of
+    # every worker printing its own KeyboardInterrupt traceback.
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
         pending: deque[Future[ParsedFile]] = deque()
         todo = iter(files)
         for file in todo:
