@@ -64,6 +64,9 @@ class BenchConfig:
     dtype: str = _opt("float32", "float32, bfloat16, float16 or amp (autocast).", ("float32", "bfloat16", "float16", "amp"))
     hf_config: dict[str, Any] = _opt({}, "Overrides for HF model configs, e.g. {num_hidden_layers = 2}.")
     strict: bool = _opt(False, "Exit non-zero when any variation failed (not only when nothing ran).")
+    suite: str | None = _opt(None, "Run a suite instead of one model: a built-in name (dyncli bench --list-suites) or a suite TOML file.")
+    resume: bool = _opt(False, "With suite and --json: skip the models already complete in that JSON file.")
+    timeout: float | None = _opt(None, "Wall-clock limit in seconds of one run: each model of a suite (its status becomes timeout); unset = no limit.")
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,18 @@ class SuggestConfig:
     torch_version: str | None = _opt(None, "Target torch version; before 2.14 whole-source entries (no :N dim suffix) are emitted.")
 
 
-TABLES: dict[str, type] = {"bench": BenchConfig, "diagnose": DiagnoseConfig, "suggest": SuggestConfig}
+@dataclass(frozen=True)
+class CompareConfig:
+    """The ``[compare]`` table: when ``dyncli compare`` calls a change a regression."""
+
+    threshold: float = _opt(0.05, "A latency rise or speedup drop larger than this fraction (0.05 = 5%) is a regression when significant.")
+    alpha: float = _opt(0.01, "Significance level: a change counts only when its Mann-Whitney U p-value is below this.")
+    fail_on: list[str] = _opt([], "Exit 1 when any of these is found: regression, recompiles.", ("regression", "recompiles"))
+    format: str = _opt("table", "Output form: table, markdown (for a PR comment) or json.", ("table", "markdown", "json"))
+
+
+TABLES: dict[str, type] = {"bench": BenchConfig, "diagnose": DiagnoseConfig, "suggest": SuggestConfig,
+                           "compare": CompareConfig}
 
 
 @dataclass(frozen=True)
@@ -325,6 +339,11 @@ def resolve(
         origins[key] = "command line"
 
     return Resolved(table=table, config=cls(**values), origins=origins, file=path)
+
+
+def validate_value(table: str, key: str, value: Any, where: str) -> Any:
+    """Check one ``table.key`` value as a config file's would be (unknown key, type, choices)."""
+    return _validate(table, TABLES[table], key, value, where)
 
 
 def documented_fields(table: str) -> list[tuple[str, Any, str]]:

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
+from dyncli.config import Resolved
 from dyncli.errors import DyncliError, UsageError
 
 HELP = "Benchmark eager vs compiled on actually varied input shapes."
@@ -16,6 +17,8 @@ Examples:
   dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
   dyncli bench model.py:build --variations 5 --device cpu --json out.json
   dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
+  dyncli bench --suite cpu-small --strategy static,automatic --json a.json
+  dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
 """
 
 
@@ -44,6 +47,10 @@ def bench(
     strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 when any variation failed.")] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation.")] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
+    suite: Annotated[str | None, typer.Option("--suite", metavar="NAME|FILE", help="Run a built-in suite or a suite TOML file ([[models]] tables), each model in its own process.")] = None,
+    list_suites: Annotated[bool, typer.Option("--list-suites", help="List the built-in suites and exit.")] = False,
+    resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Wall-clock limit of one run: per model with --suite (status timeout).")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -55,7 +62,11 @@ def bench(
         "bench", config, verbose, strategy=_split(strategy), variations=variations,
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
-        hf_config=overrides, strict=strict, dynamic_sources=_split(dynamic_sources))
+        hf_config=overrides, strict=strict, dynamic_sources=_split(dynamic_sources),
+        suite=suite, resume=resume, timeout=timeout)
+    if list_suites or resolved.config.suite:
+        _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
+        return
     from dyncli.bench import render
 
     if list_models:
@@ -81,3 +92,34 @@ def bench(
     if cfg.strict and result.failed:
         raise DyncliError(f"{model}: failures with --strict (" + ", ".join(
             f"{r.strategy}: {r.status}" for r in result.runs if r.status != "pass") + ")")
+
+
+def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: str | None,
+           csv_path: str | None, plot_path: str | None) -> None:
+    from dyncli.bench import suite_render, suites
+
+    if list_suites:
+        suite_render.print_listing(suites.listing())
+        return
+    if model:
+        raise UsageError("Give a model or --suite, not both")
+    if plot_path:
+        raise UsageError("--plot draws one model; with --suite compare runs with: dyncli compare")
+    from dyncli.bench.suite import SuiteHooks, run_resolved
+    from dyncli.output import info
+
+    hooks = SuiteHooks(info=info, model_done=lambda partial: suite_render.write_files(
+        partial, json_path, csv_path))
+    result = run_resolved(resolved, json_path, hooks)
+    suite_render.print_result(result, to_stderr=json_path == "-")
+    if json_path == "-":
+        from dyncli.output import write_json
+
+        write_json("-", result.to_dict())
+    if result.interrupted:
+        raise typer.Exit(130)
+    if not result.ran:
+        raise DyncliError(f"suite {result.suite.name}: no model ran")
+    if resolved.config.strict and result.failed:
+        raise DyncliError(f"suite {result.suite.name}: failures with --strict (" + ", ".join(
+            f"{o.name}: {o.status}" for o in result.outcomes if o.status != "pass") + ")")

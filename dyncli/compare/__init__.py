@@ -1,0 +1,1 @@
+"""dyncli compare: join two benchmark runs, test the changes, find regressions."""
