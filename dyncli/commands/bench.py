@@ -111,6 +111,7 @@ def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: 
     hooks = SuiteHooks(info=info, model_done=lambda partial: suite_render.write_files(
         partial, json_path, csv_path))
     result = run_resolved(resolved, json_path, hooks)
+    suite_render.write_files(result, json_path, csv_path)  # also when every model was resumed
     suite_render.print_result(result, to_stderr=json_path == "-")
     if json_path == "-":
         from dyncli.output import write_json

@@ -61,3 +61,20 @@ class OomAboveEight(nn.Module):
 def oom_above_eight() -> tuple[nn.Module, tuple[torch.Tensor]]:
     """Batch 8, 16 features; every larger batch is an OOM."""
     return OomAboveEight(), (torch.randn(8, 16),)
+
+
+def hangs() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """A build that never returns: a suite with a timeout records it as timeout."""
+    import time
+
+    time.sleep(600)
+    raise AssertionError("unreachable")
+
+
+def killed() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """A process killed by SIGKILL, as the kernel's out-of-memory killer does."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("unreachable")
