@@ -10,9 +10,9 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import compare_docs as docs
 import pytest
 
-import compare_docs as docs
 from dyncli.bench import suite_render, suites
 from dyncli.bench.render import CSV_COLUMNS
 from dyncli.bench.suite import ModelOutcome, SuiteResult, _completed, _outcome

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import compare_docs as docs
 import pytest
 
-import compare_docs as docs
 from dyncli.compare import api, render
 from dyncli.compare.load import model_key, read
 from dyncli.errors import GateError, InputError, UsageError
