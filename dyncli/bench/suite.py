@@ -264,11 +264,9 @@ def run_model(entry: SuiteEntry, settings: dict[str, Any],
 
         def progress(text: str) -> None:
             strategy, done, total = ([*text.split(), "", "", ""])[:3]
-            if strategy != last[0]:
+            if strategy != last[0]:  # one line per strategy: a suite's log stays short
                 last[0] = strategy
-                info(f"    {entry.name}: {strategy} …")
-            if done == total:
-                info(f"    {entry.name}: {done}/{total} variations done")
+                info(f"    {entry.name}: {strategy} (variations done: {done}/{total})")
 
         t0 = time.monotonic()
         proc = subprocess.Popen(_worker_command(spec, out), stdin=subprocess.DEVNULL,

@@ -11,6 +11,7 @@ from rich import box
 from rich.table import Table
 
 from dyncli.compare.api import Change, Comparison, Pair
+from dyncli.errors import UsageError
 from dyncli.output import atomic_target, stdout_console, write_json
 
 COLUMNS = ("model", "strategy", "speedup", "compiled ms", "p", "compiles", "compile s",
@@ -142,7 +143,10 @@ def write_output(c: Comparison, fmt: str, json_path: str | None) -> None:
 
 def write_plot(c: Comparison, path: str | Path) -> None:
     """PNG: per pair, the change of compiled latency and of speedup, regressions in red."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError("--plot needs matplotlib", hint="pip install 'dyncli[bench]'") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
