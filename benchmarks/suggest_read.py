@@ -40,8 +40,8 @@ import suggest_fake_pgo as fake  # noqa: E402
 
 from dyncli.config import SuggestConfig  # noqa: E402
 from dyncli.output import to_json_text  # noqa: E402
-from dyncli.suggest.allowlist import suggest  # noqa: E402
-from dyncli.suggest.render import _report, render_fix, to_document  # noqa: E402
+from dyncli.suggest.api import run  # noqa: E402
+from dyncli.suggest.render import _report, render_fix  # noqa: E402
 
 
 def make_state(frames: int) -> bytes:
@@ -75,10 +75,10 @@ def main() -> None:
         path = Path(tmp) / "code_state_bench_None_.pkl"
         path.write_bytes(make_state(args.frames))
         size_kb = path.stat().st_size / 1024
-        core = _time(lambda: suggest(path, None, None, SuggestConfig()), args.repeat)
+        core = _time(lambda: run(pgo_dir=path, config=SuggestConfig()), args.repeat)
         result = core[2]
         env = _time(lambda: render_fix(result, "env"), args.repeat)
-        as_json = _time(lambda: to_json_text(to_document(result)), args.repeat)
+        as_json = _time(lambda: to_json_text(result.to_dict()), args.repeat)
         python = _time(lambda: render_fix(result, "python"), args.repeat)
 
         def report() -> None:

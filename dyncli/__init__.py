@@ -1,3 +1,33 @@
-"""dyncli: a command-line toolkit for PyTorch 2 dynamic shapes."""
+"""dyncli: a toolkit for PyTorch 2 dynamic shapes — measure, diagnose and fix recompilation.
 
-__version__ = "0.1.0"
+The three features are reachable from here, each loaded on first use (``import dyncli``
+imports neither torch nor numpy)::
+
+    import dyncli
+    diagnosis = dyncli.diagnose.run("run.log")          # a Diagnosis
+    allow_list = dyncli.suggest.run(pgo_dir="cache/")   # an AllowList
+    result = dyncli.bench.run("resnet18", device="cpu") # a BenchResult (imports torch)
+
+Each result's ``to_dict()`` is exactly the command's ``--json`` document. Errors are
+``dyncli.errors.DyncliError`` subclasses.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.2.0"
+
+if TYPE_CHECKING:
+    from dyncli import bench, diagnose, suggest
+
+__all__ = ["__version__", "bench", "diagnose", "suggest"]
+
+_FEATURES = ("bench", "diagnose", "suggest", "compare")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FEATURES:
+        return importlib.import_module(f"dyncli.{name}")
+    raise AttributeError(f"module 'dyncli' has no attribute {name!r}")

@@ -63,7 +63,7 @@ class BenchConfig:
     device: str = _opt("auto", "auto (CUDA if available, else CPU), cpu or cuda.", ("auto", "cpu", "cuda"))
     dtype: str = _opt("float32", "float32, bfloat16, float16 or amp (autocast).", ("float32", "bfloat16", "float16", "amp"))
     hf_config: dict[str, Any] = _opt({}, "Overrides for HF model configs, e.g. {num_hidden_layers = 2}.")
-    strict: bool = _opt(False, "Exit non-zero when any variation failed (not only when nothing ran).")
+    fail_on: list[str] = _opt([], "Exit 1 when any of these happened: failures (a strategy or variation did not pass). Exit 1 also when nothing ran at all.", ("failures",))
     suite: str | None = _opt(None, "Run a suite instead of one model: a built-in name (dyncli bench --list-suites) or a suite TOML file.")
     resume: bool = _opt(False, "With suite and --json: skip the models already complete in that JSON file.")
     timeout: float | None = _opt(None, "Wall-clock limit in seconds of one run: each model of a suite (its status becomes timeout); unset = no limit.")
@@ -75,7 +75,7 @@ class DiagnoseConfig:
 
     fail_on: list[str] = _opt([], "Exit 1 when any of these is found: recompiles, specializations, graph-breaks.",
                               ("recompiles", "specializations", "graph-breaks"))
-    strict: bool = _opt(False, "Treat unrecognized or malformed log lines as errors (for tests).")
+    strict: bool = _opt(False, "Exit 1 on unrecognized or malformed log lines (tests use it to keep the parser complete).")
     limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).")
 
 
@@ -354,3 +354,31 @@ def documented_fields(table: str) -> list[tuple[str, Any, str]]:
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         out.append((f.name, default, f.metadata.get("doc", "")))
     return out
+
+
+def from_options(table: str, options: Mapping[str, Any], *, where: str) -> Any:
+    """The ``[table]`` dataclass from Python keyword options, validated as config keys are.
+
+    This is how the Python API (``dyncli.bench.run(model, repeat=5)``) takes its options: the
+    same names, defaults, types and choices as the config file, and the same errors
+    (``ConfigError`` naming ``where`` and the key). ``None`` means "not given". No file or
+    environment is read: a script gets exactly what it asks for.
+    """
+    cls = TABLES[table]
+    values = {key: _validate(table, cls, key, value, where)
+              for key, value in options.items() if value is not None}
+    return cls(**values)
+
+
+def config_or_options(table: str, config: Any, options: Mapping[str, Any], *, where: str) -> Any:
+    """``config`` when given (the CLI resolves its own), else :func:`from_options`; not both."""
+    cls = TABLES[table]
+    if config is None:
+        return from_options(table, options, where=where)
+    if not isinstance(config, cls):
+        raise ConfigError(f"{where}: config: expected {cls.__name__}, got {type(config).__name__}")
+    given = sorted(k for k, v in options.items() if v is not None)
+    if given:
+        raise ConfigError(f"{where}: give either config= or keyword options, not both "
+                          f"(got {', '.join(given)})")
+    return config

@@ -1,1 +1,22 @@
-"""dyncli bench."""
+"""dyncli bench: eager vs compiled on actually varied shapes, strategies side by side.
+
+``dyncli.bench.run(model, **options)`` returns a :class:`BenchResult` whose ``to_dict()`` is
+the command's ``--json`` document. Importing this package does not import torch; ``run``
+does. It needs the ``bench`` extra (torch, numpy, scipy, …): without it, importing this
+package raises a ``dyncli.errors.UsageError`` that says how to install it.
+"""
+
+from importlib.util import find_spec
+
+from dyncli.errors import UsageError
+
+_MISSING = [name for name in ("torch", "numpy", "scipy") if find_spec(name) is None]
+if _MISSING:
+    raise UsageError(f"dyncli bench needs {', '.join(_MISSING)}, which this environment lacks",
+                     hint="Install the bench extra: pip install 'dyncli[bench]'  "
+                          "(diagnose and suggest work without it)")
+
+from dyncli.bench.api import run  # noqa: E402
+from dyncli.bench.result import BenchResult, Hooks  # noqa: E402
+
+__all__ = ["BenchResult", "Hooks", "run"]

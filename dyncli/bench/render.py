@@ -23,7 +23,6 @@ from dyncli.bench.stats import median
 from dyncli.output import (
     atomic_target,
     atomic_write_text,
-    envelope,
     info,
     stderr_console,
     stdout_console,
@@ -52,43 +51,6 @@ def _p(x: float) -> str:
 
 
 # ---------------------------------------------------------------- JSON / CSV
-
-
-def run_payload(run: RunResult) -> dict[str, Any]:
-    """One ``runs[]`` entry of the JSON document."""
-    return {
-        "model": run.model, "strategy": run.strategy, "mode": run.mode, "status": run.status,
-        "error": run.error or None, "compiles": run.compiles,
-        "compile_time_s": run.compile_time_s, "backend_compile_s": run.backend_compile_s,
-        "recompile_limit_hit": run.recompile_limit_hit, "peak_memory_bytes": run.peak_memory_bytes,
-        "torch_unique_graphs": run.torch_unique_graphs, "fx_cache_hits": run.fx_cache_hits,
-        "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
-        "variations": [{
-            "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
-            "shapes": v.shapes, "eager_ms": v.eager_ms, "compiled_ms": v.compiled_ms,
-            "speedup": v.speedup, "p_value": v.p_value, "recompiled": v.recompiled,
-            "compiles": v.compiles, "compile_time_s": v.compile_time_s,
-            "first_call_s": v.first_call_s, "recompile_reasons": v.recompile_reasons,
-            "accuracy": v.accuracy, "detail": v.detail or None,
-            "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
-        } for v in run.variations],
-    }
-
-
-def to_document(result: BenchResult) -> dict[str, Any]:
-    """The whole JSON document, wrapped in the dyncli envelope."""
-    env = result.environment
-    return envelope("bench", {
-        "model": result.model,
-        "interrupted": result.interrupted,
-        "environment": {"dyncli": env.dyncli, "torch": env.torch, "python": env.python,
-                        "device": env.device, "device_name": env.device_name,
-                        "dtype": env.dtype, "threads": env.threads},
-        "settings": result.settings,
-        "dims": result.dims,
-        "warnings": result.warnings,
-        "runs": [run_payload(r) for r in result.runs],
-    })
 
 
 def csv_rows(result: BenchResult) -> list[dict[str, Any]]:
@@ -187,7 +149,7 @@ def write_files(result: BenchResult, json_path: str | None, csv_path: str | None
                 plot_path: str | None) -> None:
     """Write (or rewrite) every requested file atomically; JSON to stdout only at the end."""
     if json_path and json_path != "-":
-        write_json(json_path, to_document(result))
+        write_json(json_path, result.to_dict())
     if csv_path and csv_path != "-":
         atomic_write_text(Path(csv_path), to_csv(result))
     if plot_path and result.ran:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.bench.stats import Summary, summarize
+from dyncli.output import envelope
 
 PASS = "pass"
 # Failure statuses, most severe first (the run's status is the worst of its variations).
@@ -112,6 +113,16 @@ class BenchResult:
         """Whether anything did not pass."""
         return self.interrupted or any(r.status != PASS for r in self.runs)
 
+    @property
+    def tripped(self) -> tuple[str, ...]:
+        """The ``fail_on`` items (from the settings) that happened: the command exits 1 on any."""
+        fail_on = self.settings.get("fail_on") or ()
+        return ("failures",) if "failures" in fail_on and self.failed else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document of ``dyncli bench`` (schema_version 1; docs/bench.md)."""
+        return bench_document(self)
+
 
 @dataclass
 class Hooks:
@@ -139,3 +150,43 @@ class Call:
     side: str   # eager | compiled
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+
+
+# ---------------------------------------------------------------- the JSON contract
+
+
+def run_payload(run: RunResult) -> dict[str, Any]:
+    """One ``runs[]`` entry of the JSON document."""
+    return {
+        "model": run.model, "strategy": run.strategy, "mode": run.mode, "status": run.status,
+        "error": run.error or None, "compiles": run.compiles,
+        "compile_time_s": run.compile_time_s, "backend_compile_s": run.backend_compile_s,
+        "recompile_limit_hit": run.recompile_limit_hit, "peak_memory_bytes": run.peak_memory_bytes,
+        "torch_unique_graphs": run.torch_unique_graphs, "fx_cache_hits": run.fx_cache_hits,
+        "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
+        "variations": [{
+            "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
+            "shapes": v.shapes, "eager_ms": v.eager_ms, "compiled_ms": v.compiled_ms,
+            "speedup": v.speedup, "p_value": v.p_value, "recompiled": v.recompiled,
+            "compiles": v.compiles, "compile_time_s": v.compile_time_s,
+            "first_call_s": v.first_call_s, "recompile_reasons": v.recompile_reasons,
+            "accuracy": v.accuracy, "detail": v.detail or None,
+            "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
+        } for v in run.variations],
+    }
+
+
+def bench_document(result: BenchResult) -> dict[str, Any]:
+    """The whole ``--json`` document of ``dyncli bench``, wrapped in the dyncli envelope."""
+    env = result.environment
+    return envelope("bench", {
+        "model": result.model,
+        "interrupted": result.interrupted,
+        "environment": {"dyncli": env.dyncli, "torch": env.torch, "python": env.python,
+                        "device": env.device, "device_name": env.device_name,
+                        "dtype": env.dtype, "threads": env.threads},
+        "settings": result.settings,
+        "dims": result.dims,
+        "warnings": result.warnings,
+        "runs": [run_payload(r) for r in result.runs],
+    })

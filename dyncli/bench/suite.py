@@ -354,7 +354,7 @@ def _run_errors(runs: list[dict[str, Any]]) -> str:
 
 
 def _missing_run(name: str, strategy: str, mode: str, status: str, error: str) -> dict[str, Any]:
-    from dyncli.bench.render import run_payload
+    from dyncli.bench.result import run_payload
 
     return run_payload(RunResult(name, strategy, mode, status=status, error=error))
 

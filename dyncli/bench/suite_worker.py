@@ -22,9 +22,8 @@ PROGRESS_PREFIX = "dyncli-suite-progress"
 
 def main(spec_path: str, out_path: str) -> int:
     """Run one model as the spec says; write its JSON document to ``out_path``."""
-    from dyncli.bench import render
+    from dyncli.bench.api import run
     from dyncli.bench.result import Hooks
-    from dyncli.bench.runner import run_bench
     from dyncli.config import BenchConfig
     from dyncli.errors import DyncliError
     from dyncli.output import write_json
@@ -40,15 +39,15 @@ def main(spec_path: str, out_path: str) -> int:
         sys.stderr.write(f"Warning: {text}\n")
 
     hooks = Hooks(progress=progress, warning=warning,
-                  run_done=lambda partial: write_json(out_path, render.to_document(partial)))
+                  run_done=lambda partial: write_json(out_path, partial.to_dict()))
     try:
-        result = run_bench(spec["model"], cfg, hooks)
+        result = run(spec["model"], config=cfg, hooks=hooks)
     except DyncliError as err:
         sys.stderr.write(f"Error: {err.message}\n")
         if err.hint:
             sys.stderr.write(f"Hint: {err.hint}\n")
         return err.exit_code
-    write_json(out_path, render.to_document(result))
+    write_json(out_path, result.to_dict())
     return 130 if result.interrupted else 0
 
 

@@ -8,7 +8,7 @@ import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
 from dyncli.config import Resolved
-from dyncli.errors import DyncliError, UsageError
+from dyncli.errors import GateError, UsageError
 
 HELP = "Benchmark eager vs compiled on actually varied input shapes."
 EPILOG = """\b
@@ -19,6 +19,9 @@ Examples:
   dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
   dyncli bench --suite cpu-small --strategy static,automatic --json a.json
   dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
+\b
+Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something failed;
+2 unknown model or bad options.
 """
 
 
@@ -44,7 +47,7 @@ def bench(
     device: Annotated[str | None, typer.Option(help="auto, cpu or cuda.")] = None,
     dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or amp.")] = None,
     hf_config: Annotated[str | None, typer.Option(metavar="K=V,...", help="Overrides of the hf: model config, e.g. num_hidden_layers=2.")] = None,
-    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 when any variation failed.")] = None,
+    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).")] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation.")] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
     suite: Annotated[str | None, typer.Option("--suite", metavar="NAME|FILE", help="Run a built-in suite or a suite TOML file ([[models]] tables), each model in its own process.")] = None,
@@ -62,7 +65,7 @@ def bench(
         "bench", config, verbose, strategy=_split(strategy), variations=variations,
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
-        hf_config=overrides, strict=strict, dynamic_sources=_split(dynamic_sources),
+        hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources),
         suite=suite, resume=resume, timeout=timeout)
     if list_suites or resolved.config.suite:
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
@@ -75,22 +78,22 @@ def bench(
         return
     if not model:
         raise UsageError("Give a model to benchmark", hint="See the names with: dyncli bench --list")
-    from dyncli.bench.runner import run_bench
+    from dyncli.bench.api import run
+    from dyncli.output import write_json
 
-    cfg = resolved.config
     with render.progress_hooks() as hooks:
         hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
-        result = run_bench(model, cfg, hooks)
+        result = run(model, config=resolved.config, hooks=hooks)
     render.print_result(result, to_stderr=json_path == "-")
     if json_path == "-":
-        render.write_json("-", render.to_document(result))
+        write_json("-", result.to_dict())
     if result.interrupted:
         raise typer.Exit(130)
     if not result.ran:
-        raise DyncliError(f"{model}: nothing ran (" + ", ".join(
+        raise GateError(f"{model}: nothing ran (" + ", ".join(
             f"{r.strategy}: {r.status}" for r in result.runs) + ")")
-    if cfg.strict and result.failed:
-        raise DyncliError(f"{model}: failures with --strict (" + ", ".join(
+    if result.tripped:
+        raise GateError(f"{model}: failures with --fail-on failures (" + ", ".join(
             f"{r.strategy}: {r.status}" for r in result.runs if r.status != "pass") + ")")
 
 
@@ -120,7 +123,7 @@ def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: 
     if result.interrupted:
         raise typer.Exit(130)
     if not result.ran:
-        raise DyncliError(f"suite {result.suite.name}: no model ran")
-    if resolved.config.strict and result.failed:
-        raise DyncliError(f"suite {result.suite.name}: failures with --strict (" + ", ".join(
+        raise GateError(f"suite {result.suite.name}: no model ran")
+    if "failures" in resolved.config.fail_on and result.failed:
+        raise GateError(f"suite {result.suite.name}: failures with --fail-on failures (" + ", ".join(
             f"{o.name}: {o.status}" for o in result.outcomes if o.status != "pass") + ")")

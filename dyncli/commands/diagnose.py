@@ -16,15 +16,16 @@ Examples:
   dyncli diagnose run.log
   dyncli diagnose /tmp/trace --json diagnosis.json --fail-on recompiles
   TORCH_TRACE=/tmp/trace python train.py && dyncli diagnose /tmp/trace --html report.html
+\b
+Exit codes: 0 read; 1 a --fail-on item was found, or --strict met a line it did not
+understand; 2 an input is absent or not a log/trace.
 """
-
-FAIL_ON = ("recompiles", "specializations", "graph-breaks")
 
 
 def diagnose(
     paths: Annotated[list[Path], typer.Argument(metavar="PATH", help="Log files, .gz logs, TORCH_TRACE dirs, or - for stdin.", show_default=False)],
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable).")] = None,
-    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Unrecognized or malformed log lines are errors.", show_default=False)] = None,
+    strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 on unrecognized or malformed log lines.", show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
     html_path: Annotated[Path | None, typer.Option("--html", metavar="PATH", help="Also write a self-contained HTML report (one file, no external resources) to PATH.")] = None,
     config: ConfigOpt = None,
@@ -34,20 +35,22 @@ def diagnose(
     """Explain recompiles, specializations and graph breaks; exit 0 whenever the input was read."""
     resolved = resolve_config("diagnose", config, verbose, fail_on=fail_on or None, strict=strict,
                               limit=limit)
-    cfg = resolved.config
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
+    from dyncli.diagnose import render
+    from dyncli.diagnose.api import run
     from dyncli.diagnose.html import write_html
-    from dyncli.diagnose.read import diagnose_inputs
-    from dyncli.diagnose.render import render_json, render_parse_notes, render_terminal
+    from dyncli.errors import GateError
+    from dyncli.output import stderr_console, write_json
 
-    diag = diagnose_inputs([str(p) for p in paths], strict=cfg.strict)
+    diag = run([str(p) for p in paths], config=resolved.config)
     if verbose:
-        render_parse_notes(diag)
+        render.render_parse_notes(diag)
     if json_path is not None:
-        render_json(diag, json_path)
+        write_json(json_path, diag.to_dict())
     if html_path is not None:
         write_html(html_path, diag)
-    if json_path != "-":
-        render_terminal(diag, limit=cfg.limit)
-    if any(diag.found(what) for what in cfg.fail_on):
-        raise typer.Exit(code=1)
+    # With --json - stdout holds the document alone; the human view goes to stderr.
+    render.render_terminal(diag, limit=resolved.config.limit,
+                           console=stderr_console() if json_path == "-" else None)
+    if diag.tripped:
+        raise GateError(f"found {', '.join(diag.tripped)} (--fail-on)")

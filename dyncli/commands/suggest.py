@@ -16,12 +16,14 @@ Examples:
   dyncli suggest --pgo-dir cache/ --format python
   dyncli suggest --from-trace /tmp/trace_dir --json -
   eval "$(dyncli suggest --pgo-dir cache/ --job-id train --format shell --quiet)"
+\b
+Exit codes: 0 suggested; 2 no usable PGO state, or bad options.
 """
 
 
 def suggest(
     pgo_dir: Annotated[Path | None, typer.Option("--pgo-dir", metavar="DIR", help="Inductor cache dir, its dynamo/ dir, or one .pkl.")] = None,
-    from_trace: Annotated[Path | None, typer.Option("--from-trace", metavar="PATH", help="A TORCH_TRACE file or dir: read the PGO state torch logged there.")] = None,
+    from_trace: Annotated[str | None, typer.Option("--from-trace", metavar="PATH", help="A TORCH_TRACE file or dir (- for stdin): read the PGO state torch logged there.")] = None,
     job_id: Annotated[str | None, typer.Option("--job-id", metavar="JOB", help="Only the files of this TORCH_COMPILE_JOB_ID (default: merge all).")] = None,
     fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORM", help="env, shell, toml, python or json. [default: env]")] = None,
     include_params: Annotated[bool | None, typer.Option("--include-params/--no-include-params", help="Keep parameters and module attributes (left out by default).", show_default=False)] = None,
@@ -37,8 +39,8 @@ def suggest(
     resolved = resolve_config("suggest", config, verbose, format=fmt, include_params=include_params,
                               frame=frame, exclude=exclude, torch_version=torch_version)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
-    from dyncli.suggest.allowlist import suggest as make_suggestion
-    from dyncli.suggest.render import print_suggestion
+    from dyncli.suggest.api import run
+    from dyncli.suggest.render import print_allowlist
 
-    result = make_suggestion(pgo_dir, from_trace, job_id, resolved.config)
-    print_suggestion(result, resolved.config.format, json_path, quiet)
+    result = run(pgo_dir=pgo_dir, from_trace=from_trace, job_id=job_id, config=resolved.config)
+    print_allowlist(result, resolved.config.format, json_path, quiet)

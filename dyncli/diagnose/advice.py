@@ -102,7 +102,7 @@ def _ev(line: int, cid: str, text: str) -> str:
     return f"line {line}: [{cid}] {text}" if cid else f"line {line}: {text}"
 
 
-def suggest(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]) -> tuple[Advice, ...]:
+def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]) -> tuple[Advice, ...]:
     """Every suggestion the evidence supports, most useful first."""
     out: list[Advice] = []
     out += _mark_dynamic_up_front(diag)

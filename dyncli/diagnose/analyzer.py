@@ -346,7 +346,7 @@ class Analyzer:
             data_dependent=self._data_dependent,
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats())
-        return diag.with_suggestions(advice.suggest(diag, by_frame))
+        return diag.with_suggestions(advice.advise(diag, by_frame))
 
 
 

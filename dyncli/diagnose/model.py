@@ -181,6 +181,8 @@ class Diagnosis:
     # Set for TORCH_TRACE inputs only (dyncli.diagnose.read_trace): time, failures, similar
     # graphs, ranks, PGO; its to_json() adds keys to the document, never renames any.
     trace: TraceReport | None = None
+    # The --fail-on items asked for (not part of the JSON); ``tripped`` says which were found.
+    fail_on: tuple[str, ...] = ()
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
@@ -202,6 +204,17 @@ class Diagnosis:
         """Whether ``--fail-on`` item ``what`` (recompiles, specializations, graph-breaks) hit."""
         return bool({"recompiles": self.recompiles, "specializations": self.specializations,
                      "graph-breaks": self.graph_breaks}[what])
+
+    @property
+    def tripped(self) -> tuple[str, ...]:
+        """The ``fail_on`` items that were found: the command exits 1 when there is any."""
+        return tuple(what for what in self.fail_on if self.found(what))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document of ``dyncli diagnose`` (schema_version 1; docs/diagnose.md)."""
+        from dyncli.output import envelope
+
+        return envelope("diagnose", self.to_json())
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` payload (without the envelope): see docs/diagnose.md."""

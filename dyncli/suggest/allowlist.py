@@ -1,4 +1,4 @@
-"""PGO state → :class:`Suggestion`: the inputs to allow-list in TORCH_COMPILE_DYNAMIC_SOURCES.
+"""PGO state → :class:`AllowList`: the inputs to allow-list in TORCH_COMPILE_DYNAMIC_SOURCES.
 
 How torch reads the list (``torch/_dynamo/variables/builder.py``, torch 2.14): the string has
 every space removed, is split on commas, an entry ending in ``:N`` applies to dim ``N`` only,
@@ -15,13 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 from dyncli.config import SuggestConfig
-from dyncli.errors import InputError, UsageError
+from dyncli.errors import UsageError
 from dyncli.gcpause import gc_paused
+from dyncli.output import envelope
 from dyncli.sources import is_input, local_expr
-from dyncli.suggest.pgo_pickle import Entry, PgoState, find_pgo_files, read_pgo_files
+from dyncli.suggest.pgo_pickle import Entry, PgoState
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
 # The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18); torch 2.14.1
@@ -67,7 +68,7 @@ class InputRow:
 
 
 @dataclass(frozen=True)
-class FrameReport:
+class FrameInputs:
     """A frame and its recorded inputs."""
 
     frame: FrameRef
@@ -96,10 +97,10 @@ class SourceSuggestion:
 
 
 @dataclass(frozen=True)
-class Suggestion:
-    """The result of ``dyncli suggest``."""
+class AllowList:
+    """The result of ``dyncli suggest``: the allow-list, per-frame inputs and what was read."""
 
-    frames: tuple[FrameReport, ...]
+    frames: tuple[FrameInputs, ...]
     sources: tuple[SourceSuggestion, ...]
     inputs: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]
@@ -124,6 +125,38 @@ class Suggestion:
     def env(self) -> str:
         """The full ``TORCH_COMPILE_DYNAMIC_SOURCES=…`` assignment, shell-quoted."""
         return f"{ENV_VAR}={shell_quote(self.value)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document of ``dyncli suggest`` (schema_version 1; docs/suggest.md)."""
+        with gc_paused():  # a 10,000-frame state builds ~10^6 objects: no GC passes meanwhile
+            return self._document()
+
+    def _document(self) -> dict[str, Any]:
+        return envelope("suggest", {
+            "env": self.env,
+            "value": self.value,
+            "entries": list(self.entries),
+            "torch_hint": self.torch_hint,
+            "per_dim": self.per_dim,
+            "sources": [{
+                "source": src.source, "kind": src.kind,
+                "dims": list(src.dims) if src.dims is not None else None,
+                "entries": list(src.entries), "maybe_dims": list(src.maybe_dims), "escaped": src.escaped,
+                "frames": [{"function": f.function, "file": f.file, "line": f.line} for f in src.frames],
+            } for src in self.sources],
+            "frames": [{
+                "function": fr.frame.function, "file": fr.frame.file, "line": fr.frame.line,
+                "inputs": [{"source": r.source, "render": r.render, "kind": r.kind,
+                            "dynamic_dims": list(r.dynamic_dims) if r.dynamic_dims is not None else None,
+                            "status": r.status, "param": r.param} for r in fr.inputs],
+            } for fr in self.frames],
+            "left_out": list(self.left_out),
+            "inputs": list(self.inputs),
+            "skipped": [{"file": f, "error": e} for f, e in self.skipped],
+            "jobs": list(self.jobs),
+            "warnings": list(self.warnings),
+            "notes": list(self.notes),
+        })
 
 
 def shell_quote(value: str) -> str:
@@ -251,7 +284,7 @@ def _across_frames(entries: list[Entry]) -> tuple[str, int, tuple[int, ...], set
     return "tensor", rank, tuple(dyn), small
 
 
-def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
+def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
     """Turn merged PGO state into the allow-list, applying the filters of ``cfg``."""
     frame_rx = _compile(cfg.frame, "--frame")
     exclude_rx = _compile(cfg.exclude, "--exclude")
@@ -261,7 +294,7 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
     # source -> (its entries in the frames where it is dynamic, those frames)
     chosen: dict[str, tuple[list[Entry], list[FrameRef]]] = {}
     static_in: dict[str, list[FrameRef]] = {}
-    reports: list[FrameReport] = []
+    reports: list[FrameInputs] = []
     left_out: dict[str, None] = {}
     torch_hint: dict[str, None] = {}
     for key, entries in state.frames.values():
@@ -290,7 +323,7 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
             rows.append(InputRow(source, entry, _kind(entry), row_dims, status,
                                  not is_input(source)))
         if rows:
-            reports.append(FrameReport(ref, tuple(rows)))
+            reports.append(FrameInputs(ref, tuple(rows)))
 
     warnings: list[str] = []
     notes: list[str] = []
@@ -321,35 +354,9 @@ def build_suggestion(state: PgoState, cfg: SuggestConfig) -> Suggestion:
         notes.append(f"--torch-version {cfg.torch_version}: whole-source entries (the ':N' dim "
                      f"suffix is only emitted for torch >= {DIM_SUFFIX_SINCE[0]}.{DIM_SUFFIX_SINCE[1]})")
     hint = ",".join(torch_hint)
-    return Suggestion(
+    return AllowList(
         frames=tuple(reports), sources=tuple(sources), inputs=tuple(state.inputs),
         skipped=tuple(state.skipped), jobs=tuple(state.jobs), warnings=tuple(warnings),
         notes=tuple(notes), left_out=tuple(left_out),
         torch_hint=f'{ENV_VAR}="{hint}"' if hint else "", per_dim=per_dim,
     )
-
-
-def suggest(pgo_dir: Path | None, from_trace: Path | None, job_id: str | None,
-            cfg: SuggestConfig) -> Suggestion:
-    """Read PGO state from ``pgo_dir`` (pickles) and/or ``from_trace`` (TORCH_TRACE) and suggest."""
-    if pgo_dir is None and from_trace is None:
-        raise UsageError("nothing to read: give --pgo-dir DIR or --from-trace PATH",
-                         hint="dyncli suggest --pgo-dir /tmp/torchinductor_$USER")
-    if job_id is not None and pgo_dir is None:
-        raise UsageError("--job-id selects PGO files and needs --pgo-dir")
-    if cfg.torch_version is not None:
-        parse_torch_version(cfg.torch_version)
-    with gc_paused():
-        state = PgoState()
-        if pgo_dir is not None:
-            read_pgo_files(find_pgo_files(pgo_dir, job_id), state)
-        if from_trace is not None:
-            # Only this path needs the trace reader (and its imports): keep --pgo-dir start-up lean.
-            from dyncli.suggest.pgo_trace import read_trace_files, trace_inputs
-
-            read_trace_files(trace_inputs(from_trace), state)
-        if not state.inputs:
-            detail = "; ".join(f"{f}: {e}" for f, e in state.skipped)
-            raise InputError(f"no usable PGO state was read ({detail})")
-        return build_suggestion(state, cfg)
-

@@ -1,4 +1,4 @@
-"""Render a :class:`~dyncli.suggest.allowlist.Suggestion`: the fix on stdout, the report on stderr.
+"""Render a :class:`~dyncli.suggest.allowlist.AllowList`: the fix on stdout, the report on stderr.
 
 stdout carries only the fix in the chosen form, so ``eval "$(dyncli suggest --format shell …)"``
 and redirects work; the per-frame table, notes and warnings go to stderr.
@@ -7,52 +7,16 @@ and redirects work; the per-frame table, notes and warnings go to stderr.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rich.markup import escape
 
-from dyncli.gcpause import gc_paused
-from dyncli.output import envelope, info, stderr_console, to_json_text, warn, write_json
-from dyncli.suggest.allowlist import ENV_VAR, Suggestion
+from dyncli.output import info, stderr_console, to_json_text, warn, write_json
+from dyncli.suggest.allowlist import ENV_VAR, AllowList
 
 FORMATS = ("env", "shell", "toml", "python", "json")
 
 
-def to_document(s: Suggestion) -> dict[str, Any]:
-    """The ``--json`` document (schema_version 1; see docs/suggest.md)."""
-    with gc_paused():
-        return _document(s)
-
-
-def _document(s: Suggestion) -> dict[str, Any]:
-    return envelope("suggest", {
-        "env": s.env,
-        "value": s.value,
-        "entries": list(s.entries),
-        "torch_hint": s.torch_hint,
-        "per_dim": s.per_dim,
-        "sources": [{
-            "source": src.source, "kind": src.kind,
-            "dims": list(src.dims) if src.dims is not None else None,
-            "entries": list(src.entries), "maybe_dims": list(src.maybe_dims), "escaped": src.escaped,
-            "frames": [{"function": f.function, "file": f.file, "line": f.line} for f in src.frames],
-        } for src in s.sources],
-        "frames": [{
-            "function": fr.frame.function, "file": fr.frame.file, "line": fr.frame.line,
-            "inputs": [{"source": r.source, "render": r.render, "kind": r.kind,
-                        "dynamic_dims": list(r.dynamic_dims) if r.dynamic_dims is not None else None,
-                        "status": r.status, "param": r.param} for r in fr.inputs],
-        } for fr in s.frames],
-        "left_out": list(s.left_out),
-        "inputs": list(s.inputs),
-        "skipped": [{"file": f, "error": e} for f, e in s.skipped],
-        "jobs": list(s.jobs),
-        "warnings": list(s.warnings),
-        "notes": list(s.notes),
-    })
-
-
-def _toml(s: Suggestion) -> str:
+def _toml(s: AllowList) -> str:
     lines = [f"# dyncli suggest: torch.compiler.config.dynamic_sources ({ENV_VAR}), one entry a line.",
              "# Paste into autodyn.toml ([tool.dyncli.bench] in a pyproject.toml) and measure it with",
              "#   dyncli bench MODEL --strategy automatic,sources",
@@ -68,7 +32,7 @@ def _toml(s: Suggestion) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _python(s: Suggestion) -> str:
+def _python(s: AllowList) -> str:
     lines = ["import torch", ""]
     rest = [e for src in s.sources if src.local is None for e in src.entries]
     if rest:
@@ -97,7 +61,7 @@ def _python(s: Suggestion) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def render_fix(s: Suggestion, fmt: str) -> str:
+def render_fix(s: AllowList, fmt: str) -> str:
     """The fix as text in one of :data:`FORMATS`."""
     if fmt == "env":
         return s.env + "\n"
@@ -107,13 +71,13 @@ def render_fix(s: Suggestion, fmt: str) -> str:
         return _toml(s)
     if fmt == "python":
         return _python(s)
-    return to_json_text(to_document(s))
+    return to_json_text(s.to_dict())
 
 
 MAX_REPORT_FRAMES = 40
 
 
-def _report(s: Suggestion) -> None:
+def _report(s: AllowList) -> None:
     from rich.table import Table  # only for the human report (not with --quiet)
 
     err = stderr_console()
@@ -145,7 +109,7 @@ def _report(s: Suggestion) -> None:
         info(f"torch's own hint: {hint}")
 
 
-def print_suggestion(s: Suggestion, fmt: str, json_path: str | None, quiet: bool = False) -> None:
+def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool = False) -> None:
     """Warnings and the report to stderr, the fix to stdout, and the ``--json`` file."""
     # warn() renders rich markup; file names and source names are data, so escape them.
     for file, error in s.skipped:
@@ -162,8 +126,8 @@ def print_suggestion(s: Suggestion, fmt: str, json_path: str | None, quiet: bool
             info("Nothing to allow-list: no recorded input is dynamic"
                  + (" (once the left-out sources above are set aside)." if s.left_out else "."))
     if json_path == "-":  # stdout holds the JSON document alone
-        write_json("-", to_document(s))
+        write_json("-", s.to_dict())
         return
     if json_path is not None:
-        write_json(json_path, to_document(s))
+        write_json(json_path, s.to_dict())
     print(render_fix(s, fmt), end="")

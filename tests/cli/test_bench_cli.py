@@ -35,6 +35,7 @@ def fake_core(monkeypatch: pytest.MonkeyPatch, result: BenchResult) -> list[Any]
 
     def run_bench(model: str, cfg: Any, hooks: Hooks | None = None) -> BenchResult:
         seen.append((model, cfg))
+        result.settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}  # as run_bench does
         if hooks and hooks.run_done:
             hooks.run_done(result)
         return result
@@ -169,14 +170,14 @@ def test_json_to_stdout_moves_tables_to_stderr(runner: CliRunner,
     assert "strategies side by side" in result.stderr
 
 
-def test_failures_exit_zero_unless_strict(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failures_exit_zero_unless_fail_on_failures(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_core(monkeypatch, sample_result(accuracy="fail_accuracy"))
     result = runner.invoke(app, ["bench", "resnet50"], env=ENV)
     assert result.exit_code == 0
     assert "fail_accuracy" in result.stdout
-    result = runner.invoke(app, ["bench", "resnet50", "--strict"], env=ENV)
+    result = runner.invoke(app, ["bench", "resnet50", "--fail-on", "failures"], env=ENV)
     assert result.exit_code == 1
-    assert "Error: resnet50: failures with --strict (static: fail_accuracy" in result.stderr
+    assert "Error: resnet50: failures with --fail-on failures (static: fail_accuracy" in result.stderr
 
 
 def test_nothing_ran_exits_one(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

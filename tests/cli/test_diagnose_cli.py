@@ -37,8 +37,9 @@ def test_terminal_report_summary_first(runner: CliRunner) -> None:
 
 def test_json_to_stdout_is_the_contract(runner: CliRunner) -> None:
     r = runner.invoke(app, ["diagnose", log("user_size_specialization"), "--json", "-"], env=ENV)
-    assert r.exit_code == 0 and r.stderr == ""
+    assert r.exit_code == 0
     doc = json.loads(r.stdout)  # stdout holds only the JSON document
+    assert "Summary: 1 frame(s)" in r.stderr  # the human view goes to stderr
     assert (doc["schema_version"], doc["command"]) == (1, "diagnose")
     assert doc["frames"] == [{
         "rank": None, "frame_id": "0", "function": "pick",

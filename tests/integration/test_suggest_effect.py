@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from dyncli.config import SuggestConfig
-from dyncli.suggest.allowlist import suggest
+from dyncli.suggest.api import run
 
 pytest.importorskip("torch")
 
@@ -47,7 +47,7 @@ def test_suggested_sources_compile_less(program: str, tmp_path: Path) -> None:
     job = {"TORCH_COMPILE_JOB_ID": f"it-{program}"}
     cold = _graphs(program, tmp_path / "pgo", **job)
     warm = _graphs(program, tmp_path / "pgo", **job)
-    result = suggest(tmp_path / "pgo", None, f"it-{program}", SuggestConfig())
+    result = run(pgo_dir=tmp_path / "pgo", job_id=f"it-{program}", config=SuggestConfig())
     assert result.value, "the cold run should have recorded a dynamic input"
     suggested = _graphs(program, tmp_path / "fresh", TORCH_COMPILE_DYNAMIC_SOURCES=result.value)
     assert suggested < cold, (cold, warm, suggested, result.value)

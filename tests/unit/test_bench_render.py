@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest_bench import sample_result
 
-from dyncli.bench.render import CSV_COLUMNS, to_csv, to_document, write_files, write_plot
+from dyncli.bench.render import CSV_COLUMNS, to_csv, write_files, write_plot
 from dyncli.errors import InputError
 from dyncli.output import to_json_text
 
@@ -21,7 +21,7 @@ RUN_KEYS = {"model", "strategy", "mode", "status", "compiles", "compile_time_s",
 
 
 def test_json_document_follows_the_schema() -> None:
-    doc = json.loads(to_json_text(to_document(sample_result())))
+    doc = json.loads(to_json_text(sample_result().to_dict()))
     assert doc["schema_version"] == 1
     assert doc["command"] == "bench"
     assert set(doc["environment"]) >= {"dyncli", "torch", "python", "device", "device_name", "dtype"}
@@ -40,7 +40,7 @@ def test_json_document_follows_the_schema() -> None:
 
 
 def test_failure_status_propagates_to_run_and_json() -> None:
-    doc = to_document(sample_result(accuracy="fail_accuracy"))
+    doc = sample_result(accuracy="fail_accuracy").to_dict()
     assert [r["status"] for r in doc["runs"]] == ["fail_accuracy", "fail_accuracy"]
     assert doc["runs"][0]["variations"][1]["accuracy"] == "fail_accuracy"
 

@@ -134,7 +134,7 @@ def test_directory_as_config(workdir: Path) -> None:
     ("name", "value", "message"),
     [
         ("DYNCLI_BENCH_REPEAT", "ten", "environment DYNCLI_BENCH_REPEAT: bench.repeat: expected int, got 'ten'"),
-        ("DYNCLI_BENCH_STRICT", "maybe", "environment DYNCLI_BENCH_STRICT: bench.strict: expected bool, got 'maybe'"),
+        ("DYNCLI_BENCH_FAIL_ON", "oops", "environment DYNCLI_BENCH_FAIL_ON: bench.fail_on: expected one of failures, got 'oops'"),
         ("DYNCLI_BENCH_NOPE", "1", "environment DYNCLI_BENCH_NOPE: bench.nope: unknown key"),
         ("DYNCLI_BENCH_HF_CONFIG", "{bad", "environment DYNCLI_BENCH_HF_CONFIG: bench.hf_config: expected table (as JSON), got '{bad'"),
     ],
@@ -147,7 +147,7 @@ def test_env_errors(workdir: Path, name: str, value: str, message: str) -> None:
 
 def test_env_parsing(workdir: Path) -> None:
     env = {
-        "DYNCLI_BENCH_STRICT": "yes",
+        "DYNCLI_BENCH_FAIL_ON": "failures",
         "DYNCLI_BENCH_BATCH_SIZE": "16",
         "DYNCLI_BENCH_SPREAD": "0.5",
         "DYNCLI_BENCH_HF_CONFIG": '{"num_hidden_layers": 2}',
@@ -155,7 +155,7 @@ def test_env_parsing(workdir: Path) -> None:
         "DYNCLI_DIAGNOSE_STRICT": "0",
     }
     b = resolve("bench", {}, environ=env).config
-    assert (b.strict, b.batch_size, b.spread, b.hf_config) == (True, 16, 0.5, {"num_hidden_layers": 2})
+    assert (b.fail_on, b.batch_size, b.spread, b.hf_config) == (["failures"], 16, 0.5, {"num_hidden_layers": 2})
     assert resolve("suggest", {}, environ=env).config.frame is None
     assert resolve("diagnose", {}, environ=env).config.strict is False
 

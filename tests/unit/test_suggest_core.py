@@ -14,14 +14,14 @@ import tomllib
 from dyncli.config import SuggestConfig
 from dyncli.errors import InputError, UsageError
 from dyncli.suggest.allowlist import (
-    Suggestion,
-    build_suggestion,
+    AllowList,
+    build_allowlist,
     parse_torch_version,
     shell_quote,
-    suggest,
 )
+from dyncli.suggest.api import run
 from dyncli.suggest.pgo_pickle import PgoState, loads_state
-from dyncli.suggest.render import render_fix, to_document
+from dyncli.suggest.render import render_fix
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
 CFG = SuggestConfig()
@@ -49,14 +49,14 @@ def _torch_matches(value: str, name: str, dim: int | None = None) -> bool:
     return False
 
 
-def _from(program: str, **cfg: object) -> Suggestion:
-    return suggest(DATA / program, None, None, replace(CFG, **cfg))  # type: ignore[arg-type]
+def _from(program: str, **cfg: object) -> AllowList:
+    return run(pgo_dir=DATA / program, config=replace(CFG, **cfg))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("program", sorted(EXPECTED))
 def test_real_programs(program: str) -> None:
     ours, torchs = EXPECTED[program]
-    for result in (_from(program), suggest(None, DATA / program, None, CFG)):
+    for result in (_from(program), run(from_trace=DATA / program, config=CFG)):
         assert result.value == ours
         assert result.env == f'TORCH_COMPILE_DYNAMIC_SOURCES="{ours}"'
         assert result.torch_hint == f'TORCH_COMPILE_DYNAMIC_SOURCES="{torchs}"'
@@ -68,7 +68,7 @@ def test_torch_hint_is_the_one_torch_printed() -> None:
         for trace in sorted((DATA / program).glob("trace*.log.gz")):
             text = gzip.decompress(trace.read_bytes()).decode()
             hints = re.findall(r'TORCH_COMPILE_DYNAMIC_SOURCES="([^"]*)"', text)
-            result = suggest(None, trace, None, CFG)
+            result = run(from_trace=trace, config=CFG)
             assert result.torch_hint == f'TORCH_COMPILE_DYNAMIC_SOURCES="{hints[-1]}"'
 
 
@@ -123,7 +123,7 @@ def test_a_source_static_in_another_frame_is_noted() -> None:
     for key, entries in loads_state(data):
         for src, e in entries.items():
             state.add(key, src, e)
-    result = build_suggestion(state, CFG)
+    result = build_allowlist(state, CFG)
     assert result.value == "L['x']:0"
     assert any("m.py:9:g, static there" in n for n in result.notes)
 
@@ -138,7 +138,7 @@ def test_one_source_in_frames_of_different_static_sizes() -> None:
     for key, entries in loads_state(fake.dumps(frames)):
         for src, e in entries.items():
             state.add(key, src, e)
-    result = build_suggestion(state, CFG)
+    result = build_allowlist(state, CFG)
     assert result.value == "L['x']:0,L['z']"  # z: its rank differs between frames
     by_source = {s.source: s for s in result.sources}
     assert by_source["L['z']"].kind == "tensor" and by_source["L['z']"].local is None
@@ -162,7 +162,7 @@ def test_names_that_cannot_be_written_raw_get_anchored_regexes() -> None:
         "L['x']": fake.tensor(fake.DYN, 2),        # ...so this one must be anchored
         "L['y']": fake.tensor(fake.DYN, 2),
     }
-    result = build_suggestion(_state(names), replace(CFG, include_params=True))
+    result = build_allowlist(_state(names), replace(CFG, include_params=True))
     by_source = {s.source: s for s in result.sources}
     assert by_source["L['y']"].entries == ("L['y']:0",) and not by_source["L['y']"].escaped
     assert by_source["L['x']"].escaped
@@ -200,14 +200,14 @@ def test_env_shell_toml_json_forms() -> None:
     assert render_fix(result, "shell") == "export TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0,L['y']:0\"\n"
     assert tomllib.loads(render_fix(result, "toml"))["bench"]["dynamic_sources"] == ["L['x']:0", "L['y']:0"]
     doc = json.loads(render_fix(result, "json"))
-    assert doc == to_document(result)
+    assert doc == result.to_dict()
     assert doc["schema_version"] == 1 and doc["command"] == "suggest"
     assert doc["sources"][0] == {
         "source": "L['x']", "kind": "tensor", "dims": [0], "entries": ["L['x']:0"], "maybe_dims": [],
         "escaped": False, "frames": doc["sources"][0]["frames"]}
     assert doc["sources"][0]["frames"][0]["function"] == "split"
     assert set(doc["sources"][0]["frames"][0]) == {"function", "file", "line"}
-    intarg = to_document(_from("intarg"))
+    intarg = _from("intarg").to_dict()
     assert intarg["sources"][0]["kind"] == "scalar" and intarg["sources"][0]["dims"] is None
 
 
@@ -219,8 +219,8 @@ def test_shell_quote_switches_to_single_quotes_for_escaped_entries() -> None:
 def test_nothing_usable_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "code_state_bad_None_.pkl").write_bytes(b"junk")
     with pytest.raises(InputError, match=r"no usable PGO state.*code_state_bad_None_\.pkl: not a pickle"):
-        suggest(tmp_path, None, None, CFG)
+        run(pgo_dir=tmp_path, config=CFG)
     with pytest.raises(UsageError, match="--pgo-dir DIR or --from-trace"):
-        suggest(None, None, None, CFG)
+        run(config=CFG)
     with pytest.raises(UsageError, match="--job-id"):
-        suggest(None, DATA / "mlp", "mlp", CFG)
+        run(from_trace=DATA / "mlp", job_id="mlp", config=CFG)

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from dyncli.config import SuggestConfig
-from dyncli.suggest.allowlist import suggest
-from dyncli.suggest.render import to_document
+from dyncli.suggest.api import run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
 GOLDEN = DATA / "expected"
@@ -31,7 +30,7 @@ def _normalized(doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_golden_json(program: str) -> None:
-    doc = _normalized(to_document(suggest(DATA / program, None, None, SuggestConfig())))
+    doc = _normalized(run(pgo_dir=DATA / program, config=SuggestConfig()).to_dict())
     path = GOLDEN / f"{program}.json"
     if os.environ.get("DYNCLI_REFRESH_GOLDEN"):
         GOLDEN.mkdir(exist_ok=True)

@@ -45,10 +45,10 @@ def _rendered(state: PgoState) -> dict[tuple[str, int, str], dict[str, str]]:
 def test_reading_needs_no_torch() -> None:
     # In a fresh interpreter: other tests in this process may have imported torch.
     code = ("import sys; from pathlib import Path\n"
-            "from dyncli.suggest.allowlist import suggest; from dyncli.config import SuggestConfig\n"
+            "from dyncli.suggest.api import run; from dyncli.config import SuggestConfig\n"
             "for p in Path(sys.argv[1]).iterdir():\n"
             "    if (p / 'dynamo').is_dir():\n"
-            "        suggest(p, p, None, SuggestConfig())\n"
+            "        run(pgo_dir=p, from_trace=p, config=SuggestConfig())\n"
             "assert 'torch' not in sys.modules\n")
     proc = subprocess.run([sys.executable, "-c", code, str(DATA)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,35 @@
+"""``dyncli.diagnose.run``: logs or traces in, a :class:`Diagnosis` out (the command's one core call)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dyncli.config import DiagnoseConfig, config_or_options
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.read import diagnose_inputs
+
+
+def run(paths: str | Path | Sequence[str | Path], *, config: DiagnoseConfig | None = None,
+        **options: Any) -> Diagnosis:
+    """Read TORCH_LOGS text logs or TORCH_TRACE traces and explain what recompiled and why.
+
+    ``paths``: one path or several: text logs (``.gz`` too), TORCH_TRACE dirs or trace
+    files, or ``"-"`` for stdin (a trace there is recognised by its content). Several text
+    logs are read as parts of one log (e.g. one per rank). ``options`` are the
+    ``[diagnose]`` config keys (``strict``, ``fail_on``, ``limit``), validated as in
+    ``autodyn.toml``; or pass ``config``. ``fail_on`` does not raise here: the result's
+    ``tripped`` lists what it found of them (the command exits 1 on that); ``limit`` only
+    shortens the terminal view.
+
+    Raises ``InputError`` for an absent or unreadable input, ``StrictError`` (with
+    ``strict=True``) for a line the parser did not understand, ``UsageError`` for inputs that
+    cannot be read together.
+    """
+    cfg: DiagnoseConfig = config_or_options("diagnose", config, options,
+                                            where="dyncli.diagnose.run")
+    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    diag = diagnose_inputs(items, strict=cfg.strict)
+    return dataclasses.replace(diag, fail_on=tuple(cfg.fail_on))
