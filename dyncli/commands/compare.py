@@ -42,7 +42,7 @@ def compare(
     cfg = resolved.config
     from dyncli.compare import api, render
 
-    result = api.run(base, new, threshold=cfg.threshold, alpha=cfg.alpha, fail_on=cfg.fail_on)
+    result = api.run(base, new, config=cfg)
     render.write_output(result, cfg.format, json_path)
     if plot_path:
         render.write_plot(result, plot_path)

@@ -4,7 +4,7 @@ Per pair of records (see docs/compare.md for the method):
 
 - **compiled latency**: per variation present in both runs (same index and shapes), the ratio
   of medians new/base; the change is their geometric mean minus 1. The p-value is a two-sided
-  Mann-Whitney U test (:func:`dyncli.bench.stats.p_value`) of the new compiled samples against
+  Mann-Whitney U test (:func:`dyncli.stats.mann_whitney_p`) of the new compiled samples against
   the base ones, each variation's samples divided by the base variation's median first, so
   that pooling variations of different sizes compares like with like.
 - **speedup**: the relative change of the median speedup; its p-value tests the per-call
@@ -19,16 +19,16 @@ p < ``alpha``, when compiles rose, or when it passed in the base and fails in th
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 from dyncli.compare.load import Record, Side, read
+from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import GateError, UsageError
 from dyncli.output import envelope
-
-FAIL_ON = ("regression", "recompiles")
 
 
 @dataclass
@@ -142,22 +142,26 @@ def _clean(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
-def run(base: str | Path, new: str | Path, *, threshold: float = 0.05, alpha: float = 0.01,
-        fail_on: Iterable[str] = ()) -> Comparison:
+def run(base: str | Path, new: str | Path, *, config: CompareConfig | None = None,
+        **options: Any) -> Comparison:
     """Compare two benchmark files (dyncli JSON, dyncli CSV or the PyTorch harness CSV).
 
+    ``options`` are the ``[compare]`` config keys (``threshold=0.05``, ``alpha=0.01``,
+    ``fail_on=["regression"]``), validated as ``autodyn.toml`` is; or pass ``config``.
     Raises :class:`~dyncli.errors.InputError` (exit 2) for a file that cannot be read and
-    :class:`UsageError` for bad options; never for a regression (see :meth:`Comparison.check`).
+    ``UsageError``/``ConfigError`` for bad options; never for a regression: the result's
+    ``tripped`` lists what trips ``fail_on`` and :meth:`Comparison.check` raises for it.
     """
-    gates = tuple(fail_on)
-    bad = [g for g in gates if g not in FAIL_ON]
-    if bad:
-        raise UsageError(f"--fail-on: unknown {', '.join(bad)}", hint=f"Choose from: {', '.join(FAIL_ON)}")
+    cfg: CompareConfig = config_or_options("compare", config, options, where="dyncli.compare.run")
+    gates, threshold, alpha = tuple(cfg.fail_on), cfg.threshold, cfg.alpha
     if not threshold >= 0:
         raise UsageError("--threshold must be >= 0 (0.05 = 5%)")
     if not 0 < alpha <= 1:
         raise UsageError("--alpha must be in (0, 1]")
     b, n = read(base), read(new)
+    if b.has_samples and n.has_samples and find_spec("scipy") is None:
+        raise UsageError("dyncli compare needs scipy for the p-values of raw samples",
+                         hint="pip install 'dyncli[compare]'  (scipy and matplotlib, no torch)")
     pairs, only_b, only_n = _join(b, n)
     comparison = Comparison(b, n, threshold, alpha, [], only_b, only_n, [], gates)
     for rb, rn in pairs:
@@ -208,7 +212,9 @@ def _geomean(values: Sequence[float]) -> float:
 
 def _latency(rb: Record, rn: Record) -> tuple[float | None, float | None, float | None, str]:
     """(latency change, its p, speedup p, note) from the raw samples of matched variations."""
-    from dyncli.bench import stats
+    from statistics import median
+
+    from dyncli.stats import mann_whitney_p
 
     keys = [k for k in rb.variations if k in rn.variations
             and len(rb.variations[k].compiled) >= 2 and len(rn.variations[k].compiled) >= 2]
@@ -219,28 +225,28 @@ def _latency(rb: Record, rn: Record) -> tuple[float | None, float | None, float 
         # different shape plans: pool all samples of each side (a coarser test)
         pooled_b = [x for v in rb.variations.values() for x in v.compiled]
         pooled_n = [x for v in rn.variations.values() for x in v.compiled]
-        ratio = stats.median(pooled_n) / stats.median(pooled_b) - 1.0
-        return ratio, stats.p_value(pooled_b, pooled_n), None, \
+        ratio = median(pooled_n) / median(pooled_b) - 1.0 if median(pooled_b) > 0 else None
+        return ratio, mann_whitney_p(pooled_b, pooled_n), None, \
             "no variation of the same shape in both runs: latency samples pooled"
     ratios, norm_b, norm_n, sp_b, sp_n = [], [], [], [], []
     for k in keys:
         vb, vn = rb.variations[k], rn.variations[k]
-        mb = stats.median(vb.compiled)
+        mb = median(vb.compiled)
         if not mb > 0:
             continue
-        ratios.append(stats.median(vn.compiled) / mb)
+        ratios.append(median(vn.compiled) / mb)
         norm_b += [x / mb for x in vb.compiled]
         norm_n += [x / mb for x in vn.compiled]
         base_speed = [e / c for e, c in zip(vb.eager, vb.compiled, strict=False) if c > 0]
         new_speed = [e / c for e, c in zip(vn.eager, vn.compiled, strict=False) if c > 0]
-        ms = stats.median(base_speed)
+        ms = median(base_speed) if base_speed else 0.0
         if ms > 0 and base_speed and new_speed:
             sp_b += [s / ms for s in base_speed]
             sp_n += [s / ms for s in new_speed]
     if not ratios or any(r <= 0 for r in ratios):
         return None, None, None, note
-    speed_p = stats.p_value(sp_b, sp_n) if sp_b and sp_n else None
-    return _geomean(ratios) - 1.0, stats.p_value(norm_b, norm_n), speed_p, note
+    speed_p = mann_whitney_p(sp_b, sp_n) if sp_b and sp_n else None
+    return _geomean(ratios) - 1.0, mann_whitney_p(norm_b, norm_n), speed_p, note
 
 
 def _compare(rb: Record, rn: Record, threshold: float, alpha: float, b: Side, n: Side) -> Pair:

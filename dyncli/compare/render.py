@@ -146,7 +146,7 @@ def write_plot(c: Comparison, path: str | Path) -> None:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("--plot needs matplotlib", hint="pip install 'dyncli[bench]'") from None
+        raise UsageError("--plot needs matplotlib", hint="pip install 'dyncli[compare]'") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -11,6 +14,7 @@ from typer.testing import CliRunner
 from dyncli.cli import app
 
 ENV = {"COLUMNS": "160", "TERM": "dumb", "NO_COLOR": "1"}
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location(
     "compare_docs", Path(__file__).resolve().parents[1] / "unit" / "compare_docs.py")
 assert _spec and _spec.loader
@@ -84,3 +88,31 @@ def test_list_suites_and_suite_usage_errors(runner: CliRunner) -> None:
     assert r.exit_code == 2 and "no built-in suite 'cpu-smal'" in r.stderr
     r = runner.invoke(app, ["bench", "--suite", "cpu-small", "--resume"], env=ENV)
     assert r.exit_code == 2 and "--resume needs --json PATH" in r.stderr
+
+
+def test_api_equals_cli_json(runner: CliRunner, tmp_path: Path) -> None:
+    import dyncli
+
+    a, b = _files(tmp_path)
+    cli = runner.invoke(app, ["compare", a, b, "--json", "-", "--threshold", "0.1"], env=ENV)
+    assert cli.exit_code == 0, cli.stderr
+    api = dyncli.compare.run(a, b, threshold=0.1).to_dict()
+    assert json.loads(json.dumps(api)) == json.loads(cli.stdout)
+
+
+def test_compare_runs_where_torch_cannot_be_imported(tmp_path: Path) -> None:
+    a, b = _files(tmp_path)
+    # A finder that refuses torch, as an environment without it would (sys.modules['torch'] =
+    # None is not that: scipy's array-API helpers then trip over the None).
+    code = ("import sys\n"
+            "class NoTorch:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'torch':\n"
+            "            raise ModuleNotFoundError(name)\n"
+            "sys.meta_path.insert(0, NoTorch())\n"
+            "from dyncli.cli import app\n"
+            f"app(['compare', {a!r}, {b!r}, '--fail-on', 'regression'], prog_name='dyncli')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "Error: --fail-on regression: resnet18/static" in proc.stderr

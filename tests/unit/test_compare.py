@@ -10,7 +10,7 @@ import pytest
 
 from dyncli.compare import api, render
 from dyncli.compare.load import model_key, read
-from dyncli.errors import GateError, InputError, UsageError
+from dyncli.errors import ConfigError, GateError, InputError, UsageError
 
 HARNESS_CSV = """dev,name,batch_size,speedup,abs_latency,compilation_latency,compression_ratio
 cpu,resnet18,8,1.9,1.05,12.5,1.0
@@ -151,7 +151,7 @@ def test_unreadable_inputs_exit_2_naming_the_file(tmp_path: Path, content: str |
 
 def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
     a = docs.write(tmp_path / "a.json", docs.base_runs())
-    with pytest.raises(UsageError, match="unknown slower"):
+    with pytest.raises(ConfigError, match=r"compare\.fail_on: expected one of regression, recompiles"):
         api.run(a, a, fail_on=["slower"])
     with pytest.raises(UsageError, match="alpha"):
         api.run(a, a, alpha=0)
