@@ -182,8 +182,14 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+# Statuses ``resume`` runs again: Ctrl-C, and a model that did not build, which costs seconds
+# to retry and is often fixed between runs (a missing package or file). A timeout or an OOM
+# kill would cost as much again and usually recur, so those count as complete.
+RERUN_ON_RESUME = ("interrupted", "model_fail_to_load")
+
+
 def _completed(previous: dict[str, Any], suite: Suite) -> dict[str, ModelOutcome]:
-    """Models of ``previous`` that finished (any status but ``interrupted``), by name."""
+    """Models of ``previous`` that are complete (see ``RERUN_ON_RESUME``), by name."""
     if not isinstance(previous.get("models"), list) or "suite" not in previous:
         raise UsageError("--resume: the --json file is not a suite result",
                          hint="Resume only a file written by dyncli bench --suite")
@@ -193,7 +199,7 @@ def _completed(previous: dict[str, Any], suite: Suite) -> dict[str, ModelOutcome
     runs = [r for r in previous.get("runs", []) if isinstance(r, dict)]
     out = {}
     for entry in previous["models"]:
-        if not isinstance(entry, dict) or entry.get("status") in (None, "interrupted"):
+        if not isinstance(entry, dict) or entry.get("status") in (None, *RERUN_ON_RESUME):
             continue
         mine = [r for r in runs if r.get("model") == entry.get("model")]
         out[entry["model"]] = ModelOutcome.from_dict(entry, mine)

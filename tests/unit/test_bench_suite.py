@@ -132,9 +132,9 @@ def _suite_doc(statuses: dict[str, str], name: str = "s") -> dict[str, Any]:
     return json.loads(json.dumps(result.to_dict(), default=str))
 
 
-def test_resume_keeps_complete_models_and_reruns_interrupted_ones() -> None:
-    doc = _suite_doc({"a": "pass", "b": "timeout", "c": "interrupted"})
-    s = suites.Suite("s", "built-in", "", {}, [suites.SuiteEntry(m, m) for m in "abcd"])
+def test_resume_keeps_complete_models_and_reruns_interrupted_and_unbuilt_ones() -> None:
+    doc = _suite_doc({"a": "pass", "b": "timeout", "c": "interrupted", "d": "model_fail_to_load"})
+    s = suites.Suite("s", "built-in", "", {}, [suites.SuiteEntry(m, m) for m in "abcde"])
     done = _completed(doc, s)
     assert sorted(done) == ["a", "b"]
     assert done["b"].status == "timeout" and done["a"].runs[0]["model"] == "a"
