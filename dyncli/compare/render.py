@@ -22,18 +22,18 @@ def _v(x: float | None, digits: int) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def _pct(x: float | None) -> str:
-    return "" if x is None else f" {x * 100:+.1f}%"
+def _pct(x: float | None, sep: str) -> str:
+    return "" if x is None else f"{sep}{x * 100:+.1f}%"
 
 
-def _measure(c: Change, digits: int) -> str:
-    return f"{_v(c.base, digits)}→{_v(c.new, digits)}{_pct(c.change)}"
+def _measure(c: Change, digits: int, sep: str = " ") -> str:
+    return f"{_v(c.base, digits)}→{_v(c.new, digits)}{_pct(c.change, sep)}"
 
 
-def _ms(c: Change) -> str:
+def _ms(c: Change, sep: str = " ") -> str:
     def one(x: float | None) -> str:
         return "-" if x is None else f"{x:.1f}" if x >= 100 else f"{x:.2f}" if x >= 10 else f"{x:.3f}"
-    return f"{one(c.base)}→{one(c.new)}{_pct(c.change)}"
+    return f"{one(c.base)}→{one(c.new)}{_pct(c.change, sep)}"
 
 
 def _p(p: float | None) -> str:
@@ -49,12 +49,14 @@ def _verdict(pair: Pair) -> str:
 
 
 def cells(pair: Pair, short: bool = False) -> list[str]:
-    """The row of one pair, as text; ``short`` puts one word in the verdict cell."""
+    """The row of one pair, as text. ``short`` (the terminal table): one word in the verdict
+    cell and each change on its own line under the values."""
+    sep = "\n" if short else " "
     comp = pair.compiles
     compiles = f"{_v(comp.base, 0)}→{_v(comp.new, 0)}"
-    return [pair.model, pair.strategy or "-", _measure(pair.speedup, 2),
-            _ms(pair.latency_ms), _p(pair.latency_ms.p_value), compiles,
-            _measure(pair.compile_s, 1), _measure(pair.first_result_s, 2),
+    return [pair.model, pair.strategy or "-", _measure(pair.speedup, 2, sep),
+            _ms(pair.latency_ms, sep), _p(pair.latency_ms.p_value), compiles,
+            _measure(pair.compile_s, 1, sep), _measure(pair.first_result_s, 2, sep),
             _verdict(pair).partition(":")[0] if short else _verdict(pair)]
 
 
@@ -72,8 +74,13 @@ def _footer(c: Comparison) -> list[str]:
     if c.only_new:
         lines.append("only in new: " + ", ".join(c.only_new))
     lines += c.notes
+    by_note: dict[str, list[str]] = {}
     for p in c.pairs:
-        lines += [f"{p.label}: {note}" for note in p.notes]
+        for note in p.notes:
+            by_note.setdefault(note, []).append(p.label)
+    for note, labels in by_note.items():  # one line per note, not one per pair
+        who = "every pair" if len(labels) == len(c.pairs) > 1 else ", ".join(labels)
+        lines.append(f"{who}: {note}")
     return lines
 
 
@@ -85,7 +92,7 @@ def print_table(c: Comparison, to_stderr: bool = False) -> None:
     t = Table(title=f"{c.base.path} → {c.new.path}", title_justify="left", box=box.SIMPLE_HEAD)
     for col in COLUMNS:
         t.add_column(col, justify="left" if col in ("model", "strategy", "verdict") else "right",
-                     overflow="fold")
+                     overflow="fold", no_wrap=col in ("model", "strategy"))
     for pair in c.pairs:
         t.add_row(*cells(pair, short=True), style="red" if pair.regressions else None)
     out.print(t)
