@@ -165,11 +165,19 @@ def write_plot(c: Comparison, path: str | Path) -> None:
     height = max(3.0, 0.45 * len(pairs) + 1.5)
     fig, ax = plt.subplots(figsize=(9, height), dpi=100)
     ys = list(range(len(pairs)))
-    lat_colors = ["#d62728" if p.regressions else "#1f77b4" for p in pairs]
-    ax.barh([y - 0.2 for y in ys], lat, height=0.4, color=lat_colors,
-            label="compiled latency change % (lower is better)")
-    ax.barh([y + 0.2 for y in ys], spd, height=0.4, color="#2ca02c", alpha=0.6,
-            label="speedup change % (higher is better)")
+    red = "#d62728"
+    ax.barh([y - 0.2 for y in ys], lat, height=0.4,
+            color=[red if p.regressions else "#1f77b4" for p in pairs])
+    ax.barh([y + 0.2 for y in ys], spd, height=0.4, alpha=0.6,
+            color=[red if p.regressions else "#2ca02c" for p in pairs])
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color="#1f77b4", label="compiled latency change % (lower is better)"),
+                       Patch(color="#2ca02c", alpha=0.6,
+                             label="speedup change % (higher is better)"),
+                       Patch(color=red, label="a regression (both bars)")],
+              fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=3,
+              frameon=False)
     for y, p in zip(ys, pairs, strict=True):
         if p.recompiles:
             ax.annotate(f"compiles {p.compiles.base:.0f}→{p.compiles.new:.0f}",
@@ -182,11 +190,10 @@ def write_plot(c: Comparison, path: str | Path) -> None:
     ax.set_xlabel("change new vs base (%); red: regression")
     ax.set_title(f"{Path(c.base.path).name} → {Path(c.new.path).name}: {headline(c)}",
                  fontsize=9)
-    ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
     try:
         with atomic_target(path) as tmp:
-            fig.savefig(tmp, format="png")
+            fig.savefig(tmp, format="png", bbox_inches="tight")
     finally:
         plt.close(fig)
