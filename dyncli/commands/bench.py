@@ -72,6 +72,10 @@ def bench(
         return
     from dyncli.bench import render
 
+    if timeout is not None:  # a limit for one in-process run needs a child to kill: suites have one
+        from dyncli.output import warn
+
+        warn("--timeout applies to --suite runs (each model in its own process); ignored here")
     if list_models:
         listing = models.listing()
         render.print_listing(listing.torchvision, listing.timm_count, listing.hf_examples)
