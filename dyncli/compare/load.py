@@ -130,7 +130,10 @@ def _from_json(name: str, text: str) -> Side:
         if not isinstance(run, dict) or not isinstance(run.get("model"), str):
             continue
         rec = _record(run)
-        records[(model_key(rec.model), rec.strategy)] = rec
+        key = (model_key(rec.model), rec.strategy)
+        if key in records:  # timm:X beside a torchvision X: keep both, the second by full name
+            key = (rec.model, rec.strategy)
+        records[key] = rec
     return Side(name, "dyncli-json", records, env.get("device"), env.get("torch"))
 
 

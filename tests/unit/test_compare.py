@@ -188,3 +188,9 @@ def test_model_key_drops_source_prefixes() -> None:
     assert model_key("timm:convnext_tiny") == "convnext_tiny"
     assert model_key("hf:BertModel") == "BertModel"
     assert model_key("examples/model.py:build") == "examples/model.py:build"
+
+
+def test_same_join_name_from_two_sources_keeps_both(tmp_path: Path) -> None:
+    runs = [docs.run("efficientnet_b0", "static", 0), docs.run("timm:efficientnet_b0", "static", 1)]
+    side = read(docs.write(tmp_path / "a.json", runs))
+    assert sorted(side.records) == [("efficientnet_b0", "static"), ("timm:efficientnet_b0", "static")]
