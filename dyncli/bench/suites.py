@@ -44,7 +44,7 @@ BUILTIN: dict[str, dict[str, Any]] = {
     "cpu-small": {
         "description": "Six small models for a 2-core CPU: about 10 minutes with "
                        "--strategy static,automatic (see docs/compare.md).",
-        "bench": {"variations": 4, "repeat": 5, "warmup": 1, "timeout": 600.0},
+        "bench": {"variations": 4, "repeat": 10, "warmup": 1, "timeout": 600.0},
         "models": [
             {"model": "resnet18", "batch_size": 8},
             {"model": "timm:mobilenetv3_small_100", "batch_size": 8},

@@ -4,9 +4,9 @@ Per pair of records (see docs/compare.md for the method):
 
 - **compiled latency**: per variation present in both runs (same index and shapes), the ratio
   of medians new/base; the change is their geometric mean minus 1. The p-value is a two-sided
-  Mann-Whitney U test (:func:`dyncli.stats.mann_whitney_p`) of the new compiled samples against
-  the base ones, each variation's samples divided by the base variation's median first, so
-  that pooling variations of different sizes compares like with like.
+  stratified Mann-Whitney U test (:func:`dyncli.stats.stratified_mann_whitney_p`): new compiled
+  samples against base ones within each variation, the variations' U statistics summed, so
+  shapes of different cost are never compared with each other.
 - **speedup**: the relative change of the median speedup; its p-value tests the per-call
   ratios eager[i]/compiled[i] (the interleaved pairs) the same way.
 - **compiles**, **compile seconds**, **time to first result** (the first variation's first
@@ -214,11 +214,10 @@ def _latency(rb: Record, rn: Record) -> tuple[float | None, float | None, float 
     """(latency change, its p, speedup p, note) from the raw samples of matched variations."""
     from statistics import median
 
-    from dyncli.stats import mann_whitney_p
+    from dyncli.stats import mann_whitney_p, stratified_mann_whitney_p
 
     keys = [k for k in rb.variations if k in rn.variations
             and len(rb.variations[k].compiled) >= 2 and len(rn.variations[k].compiled) >= 2]
-    note = ""
     if not keys:
         if not (rb.has_samples and rn.has_samples):
             return None, None, None, ""
@@ -228,25 +227,24 @@ def _latency(rb: Record, rn: Record) -> tuple[float | None, float | None, float 
         ratio = median(pooled_n) / median(pooled_b) - 1.0 if median(pooled_b) > 0 else None
         return ratio, mann_whitney_p(pooled_b, pooled_n), None, \
             "no variation of the same shape in both runs: latency samples pooled"
-    ratios, norm_b, norm_n, sp_b, sp_n = [], [], [], [], []
+    ratios: list[float] = []
+    latency: list[tuple[list[float], list[float]]] = []
+    speed: list[tuple[list[float], list[float]]] = []
     for k in keys:
         vb, vn = rb.variations[k], rn.variations[k]
         mb = median(vb.compiled)
         if not mb > 0:
             continue
         ratios.append(median(vn.compiled) / mb)
-        norm_b += [x / mb for x in vb.compiled]
-        norm_n += [x / mb for x in vn.compiled]
-        base_speed = [e / c for e, c in zip(vb.eager, vb.compiled, strict=False) if c > 0]
-        new_speed = [e / c for e, c in zip(vn.eager, vn.compiled, strict=False) if c > 0]
-        ms = median(base_speed) if base_speed else 0.0
-        if ms > 0 and base_speed and new_speed:
-            sp_b += [s / ms for s in base_speed]
-            sp_n += [s / ms for s in new_speed]
+        latency.append((vb.compiled, vn.compiled))
+        # interleaved calls: eager[i] and compiled[i] saw the same moment of the machine
+        speed.append(([e / c for e, c in zip(vb.eager, vb.compiled, strict=False) if c > 0],
+                      [e / c for e, c in zip(vn.eager, vn.compiled, strict=False) if c > 0]))
     if not ratios or any(r <= 0 for r in ratios):
-        return None, None, None, note
-    speed_p = mann_whitney_p(sp_b, sp_n) if sp_b and sp_n else None
-    return _geomean(ratios) - 1.0, mann_whitney_p(norm_b, norm_n), speed_p, note
+        return None, None, None, ""
+    speed_p = stratified_mann_whitney_p(speed)
+    return (_geomean(ratios) - 1.0, stratified_mann_whitney_p(latency),
+            None if speed_p != speed_p else speed_p, "")
 
 
 def _compare(rb: Record, rn: Record, threshold: float, alpha: float, b: Side, n: Side) -> Pair:
