@@ -41,7 +41,8 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None) -> Any:
     return field(default=default, metadata=meta)
 
 
-STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources")
+STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "collectives")
+RANK_SHAPES = ("same", "skewed", "independent")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class BenchConfig:
     batch_size: int | None = _opt(None, "Base batch size; unset = the model's default for the device.")
     batch_dim: int | None = _opt(None, "Input dim that is the batch; unset = every dim equal to the batch size.")
     seq_len: int | None = _opt(None, "Base sequence length for HF models; unset = the model's default.")
-    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources.", STRATEGIES)
+    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2).", STRATEGIES)
     dynamic_sources: list[str] = _opt([], "Allow-list for the sources strategy (TORCH_COMPILE_DYNAMIC_SOURCES entries, e.g. from dyncli suggest -f toml).")
     warmup: int = _opt(2, "Untimed calls per variation after the first (compiling) call.")
     repeat: int = _opt(10, "Timed interleaved eager/compiled repetitions per variation.")
@@ -64,9 +65,11 @@ class BenchConfig:
     dtype: str = _opt("float32", "float32, bfloat16, float16 or amp (autocast).", ("float32", "bfloat16", "float16", "amp"))
     hf_config: dict[str, Any] = _opt({}, "Overrides for HF model configs, e.g. {num_hidden_layers = 2}.")
     fail_on: list[str] = _opt([], "Exit 1 when any of these happened: failures (a strategy or variation did not pass). Exit 1 also when nothing ran at all.", ("failures",))
+    nproc: int = _opt(1, "Ranks to run under torch.distributed's launcher (gloo on CPU, NCCL on CUDA); 1 = one process.")
+    rank_shapes: str = _opt("same", "With nproc > 1: same plan on every rank, skewed (rank 0 varies, the others keep the base), or independent (a seeded plan per rank).", RANK_SHAPES)
     suite: str | None = _opt(None, "Run a suite instead of one model: a built-in name (dyncli bench --list-suites) or a suite TOML file.")
     resume: bool = _opt(False, "With suite and --json: skip the models already complete in that JSON file.")
-    timeout: float | None = _opt(None, "Wall-clock limit in seconds of one run: each model of a suite (its status becomes timeout); unset = no limit.")
+    timeout: float | None = _opt(None, "Seconds before a run counts as hung (status timeout): each model of a suite (its process is killed; unset = no limit); with nproc > 1 the process-group timeout of a collective wait (unset = 300).")
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class DiagnoseConfig:
                               ("recompiles", "specializations", "graph-breaks"))
     strict: bool = _opt(False, "Exit 1 on unrecognized or malformed log lines (tests use it to keep the parser complete).")
     limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).")
+    jobs: int | None = _opt(None, "Processes that read TORCH_TRACE rank files in parallel; unset = the core count, 1 = serial (same output either way).")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dyncli.bench import render_ranks
 from dyncli.bench.result import PASS, BenchResult, Hooks, RunResult, VariationResult
 from dyncli.bench.stats import median
 from dyncli.output import (
@@ -152,7 +153,7 @@ def write_files(result: BenchResult, json_path: str | None, csv_path: str | None
         write_json(json_path, result.to_dict())
     if csv_path and csv_path != "-":
         atomic_write_text(Path(csv_path), to_csv(result))
-    if plot_path and result.ran:
+    if plot_path and any(v.timed for r in result.runs for v in r.variations):  # not --nproc
         write_plot(result, Path(plot_path))
 
 
@@ -211,12 +212,19 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
             out.print(f"{run.strategy}: {run.status}: {run.error}", markup=False)
         if run.variations:
             out.print(variation_table(run))
+        if run.ranks:
+            out.print(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
             warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
                  "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
-    out.print(comparison_table(result))
-    out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
-              markup=False)
+    if any(r.ranks for r in result.runs):
+        out.print(render_ranks.summary_table(result))
+        out.print("step ms = median compiled step without the all_reduce; wait = time in the "
+                  "all_reduce that ends each step", markup=False)
+    else:
+        out.print(comparison_table(result))
+        out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
+                  markup=False)
     if result.interrupted:
         warn("interrupted: the results above are what was measured before Ctrl-C")
 

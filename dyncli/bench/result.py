@@ -11,8 +11,8 @@ from dyncli.output import envelope
 
 PASS = "pass"
 # Failure statuses, most severe first (the run's status is the worst of its variations).
-FAILURES = ("model_fail_to_load", "eager_fail_to_run", "OOM", "fail_to_compile",
-            "fail_accuracy", "interrupted")
+FAILURES = ("model_fail_to_load", "timeout", "rank_failed", "eager_fail_to_run", "OOM",
+            "fail_to_compile", "fail_accuracy", "interrupted")
 
 
 @dataclass
@@ -63,6 +63,25 @@ class RunResult:
     wall_s: float = 0.0
     in_calls_s: float = 0.0
     error: str = ""
+    ranks: list[RankResult] = field(default_factory=list)  # --nproc N: one entry per rank
+
+    @property
+    def divergent(self) -> bool | None:
+        """Whether the ranks' compile counts differ (``None`` for a one-process run)."""
+        counted = [r.compiles for r in self.ranks]
+        return len(set(counted)) > 1 if counted else None
+
+    @property
+    def total_wait_ms(self) -> float:
+        """Milliseconds all ranks together spent waiting in the step's collective."""
+        return sum(r.wait_ms for r in self.ranks)
+
+    @property
+    def slowest_rank(self) -> int | None:
+        """The rank that spent the most time computing (compiles and steps, not waits)."""
+        if not self.ranks:
+            return None
+        return max(self.ranks, key=lambda r: (r.busy_s, -r.rank)).rank
 
     @property
     def speedup(self) -> Summary:
@@ -76,6 +95,37 @@ class RunResult:
             statuses.append(self.status)
         worst = [s for s in FAILURES if s in statuses]
         self.status = worst[0] if worst else PASS
+
+
+@dataclass
+class RankStep:
+    """One variation as one rank ran it under ``--nproc``."""
+
+    index: int
+    batch_size: int | None
+    seq_len: int | None
+    compiles: int = 0
+    first_call_s: float = float("nan")
+    step_ms: float = float("nan")  # median of the timed steps, the collective excluded
+    wait_ms: float = 0.0  # time in the collective after this variation's steps
+    recompile_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RankResult:
+    """One rank of a ``--nproc`` run: what it compiled, how long it stepped, how long it waited."""
+
+    rank: int
+    status: str = PASS
+    error: str = ""
+    compiles: int = 0
+    compile_time_s: float = 0.0
+    first_step_s: float = float("nan")
+    step_ms: float = float("nan")  # median of every timed step of the rank, collective excluded
+    wait_ms: float = 0.0  # total time in the collective that ends each step
+    busy_s: float = 0.0  # time in the model calls (compiles included), waits excluded
+    steps: list[RankStep] = field(default_factory=list)
+    last_lines: list[str] = field(default_factory=list)  # a failed process's last stderr lines
 
 
 @dataclass
@@ -106,7 +156,8 @@ class BenchResult:
     @property
     def ran(self) -> bool:
         """Whether at least one variation produced timings."""
-        return any(v.timed for r in self.runs for v in r.variations)
+        return (any(v.timed for r in self.runs for v in r.variations)
+                or any(k.step_ms == k.step_ms for r in self.runs for k in r.ranks))
 
     @property
     def failed(self) -> bool:
@@ -156,8 +207,9 @@ class Call:
 
 
 def run_payload(run: RunResult) -> dict[str, Any]:
-    """One ``runs[]`` entry of the JSON document."""
-    return {
+    """One ``runs[]`` entry of the JSON document (``--nproc`` runs add their ranks)."""
+    extra = run_fields(run) if run.ranks else {}
+    return extra | {
         "model": run.model, "strategy": run.strategy, "mode": run.mode, "status": run.status,
         "error": run.error or None, "compiles": run.compiles,
         "compile_time_s": run.compile_time_s, "backend_compile_s": run.backend_compile_s,
@@ -174,6 +226,27 @@ def run_payload(run: RunResult) -> dict[str, Any]:
             "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
         } for v in run.variations],
     }
+
+
+def rank_payload(r: RankResult) -> dict[str, Any]:
+    """One ``runs[].ranks[]`` entry of the JSON document."""
+    return {
+        "rank": r.rank, "status": r.status, "error": r.error or None,
+        "compiles": r.compiles, "compile_time_s": r.compile_time_s,
+        "first_step_s": r.first_step_s, "step_ms": r.step_ms, "wait_ms": r.wait_ms,
+        "busy_s": r.busy_s, "last_lines": r.last_lines,
+        "steps": [{"index": s.index, "batch_size": s.batch_size, "seq_len": s.seq_len,
+                   "compiles": s.compiles, "first_call_s": s.first_call_s,
+                   "step_ms": s.step_ms, "wait_ms": s.wait_ms,
+                   "recompile_reasons": s.recompile_reasons} for s in r.steps],
+    }
+
+
+def run_fields(run: RunResult) -> dict[str, Any]:
+    """The ``runs[]`` keys a ``--nproc`` run adds."""
+    return {"nproc": len(run.ranks), "divergent": run.divergent,
+            "total_wait_ms": run.total_wait_ms, "slowest_rank": run.slowest_rank,
+            "ranks": [rank_payload(r) for r in run.ranks]}
 
 
 def bench_document(result: BenchResult) -> dict[str, Any]:

@@ -281,6 +281,10 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
     device = resolve_device(cfg.device, warn)
     settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
     result = BenchResult(model_name, _environment(device, cfg.dtype), settings, warnings=warnings)
+    if cfg.nproc > 1:
+        from dyncli.bench.distributed import run_distributed
+
+        return run_distributed(model_name, cfg, device, result, hooks)
     try:
         built = models.build(model_name, device=device, batch_size=cfg.batch_size,
                           seq_len=cfg.seq_len, hf_config=cfg.hf_config,
@@ -321,7 +325,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
 
 def _validate(cfg: BenchConfig) -> None:
     from dyncli.bench.shapes import VARY_CHOICES
-    from dyncli.config import STRATEGIES
+    from dyncli.config import RANK_SHAPES, STRATEGIES
 
     bad = [s for s in cfg.strategy if s not in STRATEGIES]
     if bad:
@@ -333,6 +337,12 @@ def _validate(cfg: BenchConfig) -> None:
         raise UsageError("--strategy sources: no dynamic sources given",
                          hint="Pass --dynamic-sources \"L['x']:0\" or set bench.dynamic_sources "
                               "(dyncli suggest --format toml writes it)")
+    if cfg.rank_shapes not in RANK_SHAPES:
+        raise UsageError(f"--rank-shapes: unknown {cfg.rank_shapes}",
+                         hint=f"Choose from: {', '.join(RANK_SHAPES)}")
+    if "collectives" in cfg.strategy and cfg.nproc < 2:
+        raise UsageError("--strategy collectives: compiler collectives need ranks",
+                         hint="Add --nproc 2 (or more)")
     bad = [v for v in cfg.vary if v not in VARY_CHOICES]
     if bad or not cfg.vary:
         raise UsageError(f"--vary: unknown {', '.join(bad) or '(empty)'}",
@@ -342,7 +352,9 @@ def _validate(cfg: BenchConfig) -> None:
               (cfg.repeat >= 2, "--repeat must be >= 2 (medians and p-values need samples)"),
               (cfg.warmup >= 0, "--warmup must be >= 0"),
               (cfg.batch_size is None or cfg.batch_size >= 1, "--batch-size must be >= 1"),
-              (cfg.seq_len is None or cfg.seq_len >= 1, "--seq-len must be >= 1")]
+              (cfg.seq_len is None or cfg.seq_len >= 1, "--seq-len must be >= 1"),
+              (cfg.nproc >= 1, "--nproc must be >= 1"),
+              (cfg.timeout is None or cfg.timeout > 0, "--timeout must be > 0 seconds")]
     for ok, message in checks:
         if not ok:
             raise UsageError(message)

@@ -9,6 +9,10 @@
 - ``sources``      plain ``torch.compile`` with ``torch.compiler.config.dynamic_sources`` set to
                    ``bench.dynamic_sources`` (``TORCH_COMPILE_DYNAMIC_SOURCES``): the allow-list
                    that ``dyncli suggest`` writes, measured before it is deployed.
+- ``collectives``  ``automatic`` with ``torch._dynamo.config.enable_compiler_collectives``:
+                   under torch.distributed the ranks agree on which dims are dynamic, so one
+                   rank's new shape recompiles every rank once instead of ranks diverging
+                   (``--nproc`` >= 2 only).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from dyncli.bench.shapes import DimPlan
 from dyncli.config import STRATEGIES
 
 DYNAMIC_ARG: dict[str, bool | None] = {"static": False, "automatic": None,
-                                       "mark-dynamic": None, "dynamic": True, "sources": None}
+                                       "mark-dynamic": None, "dynamic": True, "sources": None,
+                                       "collectives": None}
 assert set(DYNAMIC_ARG) == set(STRATEGIES)
 
 
@@ -36,6 +41,13 @@ def compile_model(model: Any, strategy: str, backend: Any) -> Any:
 
 def strategy_config(strategy: str, sources: list[str]) -> AbstractContextManager[Any]:
     """torch config a strategy runs under, restored on exit (``sources``: the allow-list)."""
+    if strategy == "collectives":
+        import torch._dynamo.config as dynamo_config
+
+        # Read in dynamo's OutputGraph while tracing: one gather of every rank's decisions.
+        collectives: AbstractContextManager[Any] = dynamo_config.patch(
+            enable_compiler_collectives=True)
+        return collectives
     if strategy != "sources":
         return nullcontext()
     import torch.compiler

@@ -34,16 +34,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from dyncli.bench.result import RunResult
+from dyncli.bench.result import FAILURES, RunResult
 from dyncli.bench.suite_worker import PROGRESS_PREFIX
 from dyncli.bench.suites import Suite, SuiteEntry, effective_settings, load
 from dyncli.config import Resolved
 from dyncli.errors import UsageError
 from dyncli.output import envelope
 
-# Model statuses, most severe first; a model's status is the worst of its runs'.
-STATUSES = ("model_fail_to_load", "timeout", "OOM", "eager_fail_to_run", "fail_to_compile",
-            "fail_accuracy", "interrupted")
+# Model statuses, most severe first; a model's status is the worst of its runs' (the order
+# of a single bench's, which has timeout since --nproc).
+STATUSES = FAILURES
 TAIL_LINES = 20
 TAIL_CHARS = 2000
 _KILL_GRACE_S = 5.0

@@ -17,8 +17,10 @@ Examples:
   dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
   dyncli bench model.py:build --variations 5 --device cpu --json out.json
   dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
-  dyncli bench --suite cpu-small --strategy static,automatic --json a.json
-  dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
+        nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, suite=suite, resume=resume)
+    if list_suites or resolved.config.suite:
+        _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
+        return
 \b
 Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something failed;
 2 unknown model or bad options.
@@ -32,7 +34,7 @@ def _split(text: str | None) -> list[str] | None:
 def bench(
     model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.")] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.")] = False,
-    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources.")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2).")] = None,
     dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".")] = None,
     variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).")] = None,
     spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).")] = None,
@@ -50,10 +52,12 @@ def bench(
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).")] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation.")] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
+    nproc: Annotated[int | None, typer.Option(help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA).")] = None,
+    rank_shapes: Annotated[str | None, typer.Option("--rank-shapes", help="With --nproc: same, skewed (rank 0 varies) or independent plans per rank.")] = None,
     suite: Annotated[str | None, typer.Option("--suite", metavar="NAME|FILE", help="Run a built-in suite or a suite TOML file ([[models]] tables), each model in its own process.")] = None,
     list_suites: Annotated[bool, typer.Option("--list-suites", help="List the built-in suites and exit.")] = False,
     resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file.")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Wall-clock limit of one run: per model with --suite (status timeout).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Seconds before a run counts as hung (status timeout): each model with --suite (killed); the collective wait with --nproc (default 300).")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -66,16 +70,16 @@ def bench(
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
         hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources),
-        suite=suite, resume=resume, timeout=timeout)
+        nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, suite=suite, resume=resume)
     if list_suites or resolved.config.suite:
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
         return
     from dyncli.bench import render
 
-    if timeout is not None:  # a limit for one in-process run needs a child to kill: suites have one
+    if timeout is not None and resolved.config.nproc <= 1:  # one in-process run: no child to kill
         from dyncli.output import warn
 
-        warn("--timeout applies to --suite runs (each model in its own process); ignored here")
+        warn("--timeout applies to --suite (each model) and --nproc runs; ignored here")
     if list_models:
         listing = models.listing()
         render.print_listing(listing.torchvision, listing.timm_count, listing.hf_examples)

@@ -27,6 +27,7 @@ def diagnose(
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable).")] = None,
     strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 on unrecognized or malformed log lines.", show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Processes reading trace rank files in parallel (default: the core count; 1 = serial).")] = None,
     html_path: Annotated[Path | None, typer.Option("--html", metavar="PATH", help="Also write a self-contained HTML report (one file, no external resources) to PATH.")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
@@ -34,7 +35,7 @@ def diagnose(
 ) -> None:
     """Explain recompiles, specializations and graph breaks; exit 0 whenever the input was read."""
     resolved = resolve_config("diagnose", config, verbose, fail_on=fail_on or None, strict=strict,
-                              limit=limit)
+                              limit=limit, jobs=jobs)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
     from dyncli.diagnose import render
     from dyncli.diagnose.api import run

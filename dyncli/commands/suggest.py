@@ -15,6 +15,8 @@ Examples:
   dyncli suggest --pgo-dir /tmp/torchinductor_$USER
   dyncli suggest --pgo-dir cache/ --format python
   dyncli suggest --from-trace /tmp/trace_dir --json -
+  dyncli suggest --redis redis://127.0.0.1:6379 --job-id train
+  dyncli suggest --redis env --list-jobs
   eval "$(dyncli suggest --pgo-dir cache/ --job-id train --format shell --quiet)"
 \b
 Exit codes: 0 suggested; 2 no usable PGO state, or bad options.
@@ -24,7 +26,9 @@ Exit codes: 0 suggested; 2 no usable PGO state, or bad options.
 def suggest(
     pgo_dir: Annotated[Path | None, typer.Option("--pgo-dir", metavar="DIR", help="Inductor cache dir, its dynamo/ dir, or one .pkl.")] = None,
     from_trace: Annotated[str | None, typer.Option("--from-trace", metavar="PATH", help="A TORCH_TRACE file or dir (- for stdin): read the PGO state torch logged there.")] = None,
-    job_id: Annotated[str | None, typer.Option("--job-id", metavar="JOB", help="Only the files of this TORCH_COMPILE_JOB_ID (default: merge all).")] = None,
+    redis: Annotated[str | None, typer.Option("--redis", metavar="URL", help="Read torch's Redis remote PGO cache (read-only); 'env' = TORCHINDUCTOR_REDIS_URL or _HOST/_PORT.")] = None,
+    job_id: Annotated[str | None, typer.Option("--job-id", metavar="JOB", help="Only the files or keys of this TORCH_COMPILE_JOB_ID (default: merge all).")] = None,
+    list_jobs: Annotated[bool, typer.Option("--list-jobs", help="List the job ids with PGO state and their ranks, then exit.")] = False,
     fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORM", help="env, shell, toml, python or json. [default: env]")] = None,
     include_params: Annotated[bool | None, typer.Option("--include-params/--no-include-params", help="Keep parameters and module attributes (left out by default).", show_default=False)] = None,
     frame: Annotated[str | None, typer.Option("--frame", metavar="REGEX", help="Only frames whose file:line:function matches.")] = None,
@@ -42,5 +46,12 @@ def suggest(
     from dyncli.suggest.api import run
     from dyncli.suggest.render import print_allowlist
 
-    result = run(pgo_dir=pgo_dir, from_trace=from_trace, job_id=job_id, config=resolved.config)
+    if list_jobs:
+        from dyncli.suggest.api import list_jobs as jobs
+        from dyncli.suggest.render import print_jobs
+
+        print_jobs(jobs(pgo_dir=pgo_dir, redis=redis), json_path)
+        return
+    result = run(pgo_dir=pgo_dir, from_trace=from_trace, job_id=job_id, redis=redis,
+                 config=resolved.config)
     print_allowlist(result, resolved.config.format, json_path, quiet)

@@ -10,6 +10,7 @@ from typing import Any
 from dyncli.config import DiagnoseConfig, config_or_options
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_inputs
+from dyncli.errors import UsageError
 
 
 def run(paths: str | Path | Sequence[str | Path], *, config: DiagnoseConfig | None = None,
@@ -19,7 +20,7 @@ def run(paths: str | Path | Sequence[str | Path], *, config: DiagnoseConfig | No
     ``paths``: one path or several: text logs (``.gz`` too), TORCH_TRACE dirs or trace
     files, or ``"-"`` for stdin (a trace there is recognised by its content). Several text
     logs are read as parts of one log (e.g. one per rank). ``options`` are the
-    ``[diagnose]`` config keys (``strict``, ``fail_on``, ``limit``), validated as in
+    ``[diagnose]`` config keys (``strict``, ``fail_on``, ``limit``, ``jobs``), validated as in
     ``autodyn.toml``; or pass ``config``. ``fail_on`` does not raise here: the result's
     ``tripped`` lists what it found of them (the command exits 1 on that); ``limit`` only
     shortens the terminal view.
@@ -30,6 +31,8 @@ def run(paths: str | Path | Sequence[str | Path], *, config: DiagnoseConfig | No
     """
     cfg: DiagnoseConfig = config_or_options("diagnose", config, options,
                                             where="dyncli.diagnose.run")
+    if cfg.jobs is not None and cfg.jobs < 1:
+        raise UsageError("--jobs must be >= 1", hint="--jobs 1 reads the files one by one")
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    diag = diagnose_inputs(items, strict=cfg.strict)
+    diag = diagnose_inputs(items, strict=cfg.strict, jobs=cfg.jobs)
     return dataclasses.replace(diag, fail_on=tuple(cfg.fail_on))

@@ -70,8 +70,12 @@ def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
     return dataclasses.replace(diag, warnings=tuple(warnings)) if warnings else diag
 
 
-def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False) -> Diagnosis:
-    """Text logs or TORCH_TRACE inputs (not both at once); ``-`` is stdin, sniffed for a trace."""
+def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
+                    jobs: int | None = None) -> Diagnosis:
+    """Text logs or TORCH_TRACE inputs (not both at once); ``-`` is stdin, sniffed for a trace.
+
+    ``jobs``: processes that parse trace files (one per rank) in parallel; None = the cores.
+    """
     if not paths:
         raise UsageError("no input given", hint="dyncli diagnose run.log  (or - for stdin)")
     from dyncli.diagnose import read_trace  # the trace side, only when needed
@@ -95,5 +99,5 @@ def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False) -> Dia
                              hint="Run dyncli diagnose once per kind of input.")
         if kinds[0] == "trace":
             files = [Path(p) for p in paths if str(p) != STDIN]
-            return read_trace.diagnose_traces(files, strict=strict, stdin=stdin)
+            return read_trace.diagnose_traces(files, strict=strict, stdin=stdin, jobs=jobs)
         return diagnose_logs(paths, strict=strict, stdin=stdin)

@@ -5,22 +5,32 @@ per rank), one such file, its ``.gz``, or a trace on stdin. Whether a file is a 
 decided by its content (the first line is a glog prefix followed by a JSON envelope), not its
 name, so a renamed trace still works and a text log named like a trace is not mistaken for
 one. Files are opened by ``dyncli.inputs``; the parser is pure.
+
+A large job writes one file per rank. With ``jobs`` > 1 the files are parsed in a process
+pool, each into its list of events (:func:`parse_file`); the parent feeds those lists to the
+one Analyzer in file order, exactly as the serial reader feeds the events as it parses them,
+so the result is the same by construction (a test compares the JSON). Parsing (JSON decoding)
+is the expensive part and it is what runs in parallel; the price is memory: a file's events
+are held whole while they wait to be fed, and at most ``2 * jobs`` files are in flight.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
-from collections.abc import Sequence
+import os
+from collections import Counter, deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dyncli.diagnose.analyzer import Analyzer
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.trace import TraceAccumulator, trace_advice
-from dyncli.errors import InputError
+from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.inputs import Source, first_line, open_input, rank_in_name, trace_dir_files, trace_files
 from dyncli.logparse.events import ParseStats
-from dyncli.logparse.trace import TraceParser, is_trace_line
+from dyncli.logparse.trace import TraceParser, TraceStats, is_trace_line
 from dyncli.logparse.trace_map import TraceEventMapper
 
 
@@ -45,21 +55,31 @@ class _TraceReader:
         self.inputs: list[str] = []
 
     def read(self, source: Source, rank: int | None, size: int | None = None) -> None:
-        if not is_trace_line(source.first):
-            raise InputError(f"{source.name}: not a TORCH_TRACE file (no JSON envelope on its "
-                             "first line)")
+        """Parse one source and feed its events as they come (streaming: constant memory)."""
+        _check_trace(source)
         self.inputs.append(source.name)
-        # One parser per file: each process has its own intern table.
-        parser = TraceParser(source.name, strict=self.strict, verify=self.strict)
-        mapper = TraceEventMapper(parser, rank)
-        for event in mapper.events(parser.feed(source.lines())):
+        parser, events = _parse(source, rank, self.strict)
+        for event in events:
             self.analyzer.feed(event)
             self.extra.feed(event)
-        s = parser.stats
+        self._account(source.name, parser.stats, source.bytes_read() if size is None else size)
+
+    def absorb(self, parsed: ParsedFile) -> None:
+        """Feed a file a worker parsed (:func:`parse_file`), as :meth:`read` would have."""
+        if parsed.error is not None:
+            kind, message, hint = parsed.error
+            raise _ERRORS.get(kind, InputError)(message, hint=hint)
+        self.inputs.append(parsed.name)
+        for event in parsed.events:
+            self.analyzer.feed(event)
+            self.extra.feed(event)
+        self._account(parsed.name, parsed.stats, parsed.size)
+
+    def _account(self, name: str, s: TraceStats, size: int) -> None:
         self.stats.add(ParseStats(lines=s.lines, recognized=s.recognized,
                                   unrecognized=sum(s.unknown.values()), malformed=s.malformed,
-                                  bytes=source.bytes_read() if size is None else size))
-        short = Path(source.name).name
+                                  bytes=size))
+        short = Path(name).name
         for line, why in s.samples:
             self.stats.sample(line, f"{short}: {why}")
         self.kinds.update(s.kinds)
@@ -75,17 +95,89 @@ class _TraceReader:
                                    suggestions=diag.suggestions + trace_advice(report))
 
 
+def _check_trace(source: Source) -> None:
+    if not is_trace_line(source.first):
+        raise InputError(f"{source.name}: not a TORCH_TRACE file (no JSON envelope on its "
+                         "first line)")
+
+
+def _parse(source: Source, rank: int | None, strict: bool) -> tuple[TraceParser, Iterator[Any]]:
+    # One parser per file: each process has its own intern table.
+    parser = TraceParser(source.name, strict=strict, verify=strict)
+    mapper = TraceEventMapper(parser, rank)
+    return parser, mapper.events(parser.feed(source.lines()))
+
+
+@dataclass
+class ParsedFile:
+    """One trace file parsed in a worker: its events in order, its stats, or its error."""
+
+    name: str
+    events: list[Any]
+    stats: TraceStats
+    size: int
+    error: tuple[str, str, str | None] | None = None
+
+
+_ERRORS: dict[str, type[DyncliError]] = {"InputError": InputError, "StrictError": StrictError}
+
+
+def parse_file(file: Path, strict: bool) -> ParsedFile:
+    """Parse one trace file completely (a process-pool task: everything it returns pickles)."""
+    try:
+        with open_input(file) as source:
+            _check_trace(source)
+            parser, events = _parse(source, rank_in_name(file), strict)
+            return ParsedFile(source.name, list(events), parser.stats, file.stat().st_size)
+    except DyncliError as e:  # re-raised by the parent, in file order, as the serial run would
+        return ParsedFile(str(file), [], TraceStats(), 0, (type(e).__name__, e.message, e.hint))
+
+
+def default_jobs() -> int:
+    """The default ``--jobs``: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
-                    stdin: Source | None = None) -> Diagnosis:
+                    stdin: Source | None = None, jobs: int | None = None) -> Diagnosis:
     """Read every trace of ``paths`` (and ``stdin``, already opened) into one Diagnosis.
 
     ``strict`` makes malformed lines, unknown event kinds and payload hash mismatches errors.
+    ``jobs``: processes that parse rank files in parallel (default: the core count; 1 =
+    serial and streaming); the Diagnosis is the same either way.
     """
     reader = _TraceReader(strict)
     if stdin is not None:
         reader.read(stdin, None)
-    for path in paths:
-        for file in trace_files(Path(path)):
+    files = [file for path in paths for file in trace_files(Path(path))]
+    jobs = min(default_jobs() if jobs is None else jobs, len(files))
+    if jobs <= 1:
+        for file in files:
             with open_input(file) as source:
                 reader.read(source, rank_in_name(file), file.stat().st_size)
+    else:
+        for parsed in _parallel(files, strict, jobs):
+            reader.absorb(parsed)
     return reader.result()
+
+
+def _parallel(files: list[Path], strict: bool, jobs: int) -> Iterator[ParsedFile]:
+    """Parsed files in file order, at most ``2 * jobs`` in flight (bounds the memory held)."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending: deque[Future[ParsedFile]] = deque()
+        todo = iter(files)
+        for file in todo:
+            pending.append(pool.submit(parse_file, file, strict))
+            if len(pending) >= 2 * jobs:
+                break
+        while pending:
+            parsed = pending.popleft().result()
+            nxt = next(todo, None)
+            if nxt is not None:
+                pending.append(pool.submit(parse_file, nxt, strict))
+            yield parsed

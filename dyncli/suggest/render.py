@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from dyncli.output import info, stderr_console, to_json_text, warn, write_json
 from dyncli.suggest.allowlist import ENV_VAR, AllowList
+from dyncli.suggest.joblist import JobListing
 
 FORMATS = ("env", "shell", "toml", "python", "json")
 
@@ -131,3 +132,15 @@ def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool =
     if json_path is not None:
         write_json(json_path, s.to_dict())
     print(render_fix(s, fmt), end="")
+
+
+def print_jobs(listing: JobListing, json_path: str | None) -> None:
+    """``--list-jobs``: one line per job on stdout (or the JSON document)."""
+    if json_path is not None:
+        write_json(json_path, listing.to_dict())
+        if json_path == "-":
+            return
+    if not listing.jobs:
+        info(f"no PGO state in {listing.where}")
+    for line in listing.lines():
+        print(line)

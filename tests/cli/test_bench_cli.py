@@ -90,7 +90,7 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--strategy", "static,fast"], "Error: command line: bench.strategy: expected one of "
-                                    "static, automatic, mark-dynamic, dynamic, sources, got 'fast'"),
+                                    "static, automatic, mark-dynamic, dynamic, sources, collectives, got 'fast'"),
     (["--vary", "time"], "Error: command line: bench.vary: expected one of batch, seq"),
     (["--strategy", ","], "Error: --strategy: give at least one strategy"),
     (["--repeat", "1"], "Error: --repeat must be >= 2"),
@@ -99,6 +99,12 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
     (["--mode", "train"], "Error: command line: bench.mode: expected one of inference, training"),
     (["--strategy", "automatic,sources"], "Error: --strategy sources: no dynamic sources given\n"
                                           "Hint: Pass --dynamic-sources"),
+    (["--strategy", "collectives"], "Error: --strategy collectives: compiler collectives need "
+                                    "ranks\nHint: Add --nproc 2"),
+    (["--nproc", "0"], "Error: --nproc must be >= 1"),
+    (["--nproc", "2", "--timeout", "0"], "Error: --timeout must be > 0 seconds"),
+    (["--nproc", "2", "--rank-shapes", "odd"], "Error: command line: bench.rank_shapes: expected "
+                                               "one of same, skewed, independent"),
 ])
 def test_bad_flags_are_usage_errors(runner: CliRunner, args: list[str], message: str) -> None:
     result = runner.invoke(app, ["bench", "resnet50", *args], env=ENV)

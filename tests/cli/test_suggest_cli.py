@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from dyncli.cli import app
@@ -120,3 +121,26 @@ def test_suggest_runs_without_importing_torch(tmp_path: Path) -> None:
                           check=False, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("TORCH_COMPILE_DYNAMIC_SOURCES=\"L['kwargs']['input_ids']")
+
+
+def test_redis_without_the_client_says_how_to_install_it(runner: CliRunner,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)  # import redis -> ImportError
+    result = runner.invoke(app, ["suggest", "--redis", "redis://127.0.0.1:6379"], env=ENV)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: --redis needs the redis client, which is not installed")
+    assert "pip install 'dyncli[redis]'" in result.stderr
+
+
+def test_list_jobs_of_a_pgo_dir(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "ranks"), "--list-jobs",
+                                 "--json", "-"], env=ENV)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["jobs"] == [{"job": "ranks", "ranks": [0, 1]}]
+
+
+def test_job_id_needs_a_place_to_read(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["suggest", "--job-id", "x", "--from-trace", "t.log"], env=ENV)
+    assert result.exit_code == 2
+    assert "--job-id selects PGO files or keys and needs --pgo-dir or --redis" in result.stderr

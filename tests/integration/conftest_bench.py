@@ -63,6 +63,18 @@ def oom_above_eight() -> tuple[nn.Module, tuple[torch.Tensor]]:
     return OomAboveEight(), (torch.randn(8, 16),)
 
 
+def rank_one_dies() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """A model whose rank-1 process dies while building it (``bench --nproc`` failure path)."""
+    import os
+    import sys
+
+    if os.environ.get("RANK") == "1":
+        print("rank 1: simulated crash while loading the model", file=sys.stderr, flush=True)
+        os._exit(7)  # no exception, no cleanup: what a killed or crashed process looks like
+    torch.manual_seed(0)
+    return nn.Linear(4, 2), (torch.randn(4, 4),)
+
+
 def hangs() -> tuple[nn.Module, tuple[torch.Tensor]]:
     """A build that never returns: a suite with a timeout records it as timeout."""
     import time

@@ -1,0 +1,243 @@
+"""What one rank of ``dyncli bench --nproc N`` runs, inside a process torch's launcher started.
+
+Each rank builds the model, makes its own plan of shapes (:func:`rank_plan`), compiles it
+under one strategy and steps through the plan. Every step ends with an ``all_reduce`` of a
+scalar, as a DDP step would, so a rank that compiles makes the others wait there; the time
+spent in that collective is measured apart from the step itself. The pieces are the
+single-process bench's: models, tensors, shapes, strategies, compile_watch, timing.
+
+The rank never raises: its result (a plain dict, so it pickles across the launcher) carries
+a status — ``fail_to_compile`` with torch's message, ``timeout`` when the process-group
+timeout ended a wait in the collective, ``rank_failed`` when a peer went away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import Any
+
+from dyncli.bench import models, stats, strategies, tensors
+from dyncli.bench.compile_watch import CountingBackend, clean_reason, watch
+from dyncli.bench.result import PASS, RankResult, RankStep
+from dyncli.bench.shapes import Variation, detect_dims, plan_variations
+from dyncli.bench.timing import CpuClock, CudaClock, timed
+from dyncli.config import BenchConfig
+
+# Delays one rank before its first all_reduce, e.g. "1:30" (rank 1, 30 s): reproduces a
+# straggler, and is how the tests provoke a collective timeout without waiting minutes.
+DELAY_ENV = "DYNCLI_RANK_DELAY"
+# Matched in lower case. gloo (torch 2.14): "Timed out waiting 5000ms for recv operation";
+# a peer that left first: "Connection closed by peer".
+TIMEOUT_MARKERS = ("timed out", "timeout")
+# The process-group timeout when bench.timeout is unset (that key is also a suite's per-model
+# wall-clock limit, where unset means none).
+PG_TIMEOUT_S = 300.0
+PEER_MARKERS = ("connection closed by peer", "connection reset", "broken pipe",
+                "communicator was aborted")
+
+
+@dataclass(frozen=True)
+class RankSpec:
+    """Everything a rank needs, picklable (the launcher starts ranks with ``spawn``)."""
+
+    model: str
+    cfg: BenchConfig
+    strategy: str
+    device: str  # cpu or cuda
+    result_dir: str  # each rank writes rank<N>.json here as it goes
+
+
+def rank_plan(cfg: BenchConfig, rank: int, base_batch: int, base_seq: int | None
+              ) -> list[Variation]:
+    """The shapes rank ``rank`` runs: every rank the same number, so collectives pair up.
+
+    ``same``: the one seeded plan everywhere. ``skewed``: rank 0 runs the plan, the others
+    keep the base shape at every step (one rank sees new shapes, a known divergence).
+    ``independent``: each rank its own plan, seeded with ``seed + rank``.
+    """
+    seed = cfg.seed + rank if cfg.rank_shapes == "independent" else cfg.seed
+    plan = plan_variations(base_batch, cfg.variations, cfg.spread, seed, cfg.vary, base_seq)
+    if cfg.rank_shapes == "skewed" and rank != 0:
+        return [Variation(v.index, base_batch, base_seq) for v in plan]
+    return plan
+
+
+def short_error(err: BaseException) -> str:
+    """The first line of an exception (dynamo's wrapper names its inner error), bounded."""
+    inner = getattr(err, "inner_exception", None)
+    if isinstance(inner, BaseException):
+        return f"{type(err).__name__}: " + short_error(inner)
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    return f"{type(err).__name__}: {lines[0] if lines else ''}".strip().rstrip(":")[:300]
+
+
+def collective_status(err: BaseException) -> str:
+    """``timeout`` for a wait the process-group timeout ended, else ``rank_failed``."""
+    text = str(err).lower()
+    if any(m in text for m in TIMEOUT_MARKERS) and not any(m in text for m in PEER_MARKERS):
+        return "timeout"
+    return "rank_failed"
+
+
+def _delay(rank: int) -> float:
+    text = os.environ.get(DELAY_ENV, "")
+    who, _, seconds = text.partition(":")
+    try:
+        return float(seconds) if who.strip() and int(who) == rank else 0.0
+    except ValueError:
+        return 0.0
+
+
+class _Collective:
+    """The step's ``all_reduce`` of one scalar, timed; its failures become statuses."""
+
+    def __init__(self, dist: Any, torch: Any, device: str) -> None:
+        self.dist, self.flag = dist, torch.ones(1, device=device)
+        self.clock = CudaClock(torch, device) if device.startswith("cuda") else CpuClock()
+
+    def __call__(self) -> float:
+        _, ms = timed(self.clock, lambda: self.dist.all_reduce(self.flag))
+        return float(ms)
+
+
+def _save(result: RankResult, directory: str) -> None:
+    import json
+
+    result.wait_ms = sum(s.wait_ms for s in result.steps)  # kept current with every save
+    path = os.path.join(directory, f"rank{result.rank}.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(asdict(result), fh)
+    os.replace(path + ".tmp", path)
+
+
+def run_rank(spec: RankSpec) -> dict[str, Any]:
+    """The launcher's entry point: set up the process group, bench, tear down; a dict back."""
+    import torch
+    import torch.distributed as dist
+
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    result = RankResult(rank)
+    device = spec.device
+    if device == "cuda":
+        torch.cuda.set_device(local)  # one GPU per rank
+    else:
+        # N ranks share the cores: without this each would start a thread per core.
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+    dist.init_process_group("nccl" if device == "cuda" else "gloo",
+                            timeout=timedelta(seconds=spec.cfg.timeout or PG_TIMEOUT_S))
+    try:
+        _bench(spec, rank, device, result, dist, torch)
+    except Exception as e:  # setup failures (model build) are statuses too
+        result.status, result.error = "model_fail_to_load", short_error(e)
+    finally:
+        _save(result, spec.result_dir)
+        with contextlib.suppress(Exception):  # a group a peer abandoned may not tear down
+            dist.destroy_process_group()
+    return asdict(result)
+
+
+def _bench(spec: RankSpec, rank: int, device: str, result: RankResult, dist: Any,
+           torch: Any) -> None:
+    cfg = spec.cfg
+    built = models.build(spec.model, device=device, batch_size=cfg.batch_size,
+                         seq_len=cfg.seq_len, hf_config=cfg.hf_config,
+                         training=cfg.mode == "training")
+    dims = detect_dims(tensors.named_shapes(built), built.batch_size, cfg.batch_dim,
+                       built.seq_len)
+    plan = rank_plan(cfg, rank, cfg.batch_size or built.batch_size, built.seq_len)
+    model = strategies.prepare_model(built.model, cfg.mode, cfg.dtype, device)
+    autocast = strategies.autocast_context(device, cfg.dtype)
+    gen = torch.Generator().manual_seed(cfg.seed + rank)
+    inputs = [tensors.make_inputs(built, dims, v, gen, cfg.dtype, device) for v in plan]
+    clock = CudaClock(torch, device) if device == "cuda" else CpuClock()
+    collective = _Collective(dist, torch, device)
+    backend = CountingBackend()
+    compiled = strategies.compile_model(model, spec.strategy, backend)
+    samples: list[float] = []
+    delay = _delay(rank)
+    with strategies.strategy_config(spec.strategy, cfg.dynamic_sources), watch() as w:
+        for variation in plan:
+            args, kwargs = tensors.clone_inputs(*inputs[variation.index])
+            strategies.mark_inputs(spec.strategy, args, kwargs, dims)
+            rs = RankStep(variation.index, tensors.batch_of(args, kwargs, dims),
+                          variation.seq_len)
+            result.steps.append(rs)
+            step = strategies.make_step(compiled, model, cfg.mode, args, kwargs, built.loss,
+                                        built.num_classes, autocast)
+            before = backend.compiles
+            w.mark()
+            if not _phase(result, rs, "fail_to_compile", _first, rs, step, clock):
+                break
+            rs.compiles = backend.compiles - before
+            rs.recompile_reasons = [clean_reason(r) for r in w.reasons_since()]
+            result.compiles = backend.compiles
+            if rs.compiles:
+                result.compile_time_s += rs.first_call_s
+            if result.first_step_s != result.first_step_s:
+                result.first_step_s = rs.first_call_s
+            result.busy_s += rs.first_call_s
+            if delay:  # a straggler: late to its first collective
+                time.sleep(delay)
+                delay = 0.0
+            if not _phase(result, rs, "collective", _wait, rs, collective):
+                break
+            ok = _phase(result, rs, "fail_to_compile", _steady, cfg.warmup, cfg.repeat, rs,
+                        step, clock, collective, samples, result)
+            _save(result, spec.result_dir)
+            if not ok:
+                break
+    result.step_ms = stats.median(samples) if samples else float("nan")
+
+
+def _phase(result: RankResult, rs: RankStep, failure: str, fn: Callable[..., None],
+           *args: Any) -> bool:
+    """Run ``fn(*args)``; on error set the rank's status (collective errors are classified)."""
+    try:
+        fn(*args)
+        return True
+    except Exception as e:
+        status = collective_status(e) if getattr(e, "_dyncli_collective", False) else failure
+        result.status, result.error = status, short_error(e)
+        if status == "timeout":
+            result.error = (f"rank {result.rank} waited longer than the process-group timeout "
+                            f"in all_reduce after variation {rs.index}: {result.error}")
+        return False
+
+
+def _first(rs: RankStep, step: Callable[[], Any], clock: Any) -> None:
+    t0 = time.perf_counter()
+    step()
+    clock.synchronize()
+    rs.first_call_s = time.perf_counter() - t0
+
+
+def _wait(rs: RankStep, collective: _Collective) -> None:
+    t0 = time.perf_counter()
+    try:
+        rs.wait_ms += collective()
+    except Exception as e:
+        rs.wait_ms += (time.perf_counter() - t0) * 1000.0  # a timed-out wait counts in full
+        e._dyncli_collective = True  # type: ignore[attr-defined]
+        raise
+
+
+def _steady(warmup: int, repeat: int, rs: RankStep, step: Callable[[], Any], clock: Any,
+            collective: _Collective, samples: list[float], result: RankResult) -> None:
+    mine: list[float] = []
+    for i in range(warmup + repeat):
+        _, ms = timed(clock, step)
+        result.busy_s += ms / 1000.0
+        if i >= warmup:
+            mine.append(ms)
+        _wait(rs, collective)
+    rs.step_ms = stats.median(mine) if mine else float("nan")
+    samples.extend(mine)
+
+
+__all__ = ["PASS", "RankSpec", "collective_status", "rank_plan", "run_rank"]
