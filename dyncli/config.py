@@ -41,7 +41,8 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None) -> Any:
     return field(default=default, metadata=meta)
 
 
-STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "collectives")
+STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "collectives", "pad",
+              "unbacked", "eager-then-compile", "pgo")
 RANK_SHAPES = ("same", "skewed", "independent")
 
 
@@ -56,7 +57,7 @@ class BenchConfig:
     batch_size: int | None = _opt(None, "Base batch size; unset = the model's default for the device.")
     batch_dim: int | None = _opt(None, "Input dim that is the batch; unset = every dim equal to the batch size.")
     seq_len: int | None = _opt(None, "Base sequence length for HF models; unset = the model's default.")
-    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2).", STRATEGIES)
+    strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.", STRATEGIES)
     dynamic_sources: list[str] = _opt([], "Allow-list for the sources strategy (TORCH_COMPILE_DYNAMIC_SOURCES entries, e.g. from dyncli suggest -f toml).")
     warmup: int = _opt(2, "Untimed calls per variation after the first (compiling) call.")
     repeat: int = _opt(10, "Timed interleaved eager/compiled repetitions per variation.")
@@ -67,6 +68,12 @@ class BenchConfig:
     fail_on: list[str] = _opt([], "Exit 1 when any of these happened: failures (a strategy or variation did not pass). Exit 1 also when nothing ran at all.", ("failures",))
     nproc: int = _opt(1, "Ranks to run under torch.distributed's launcher (gloo on CPU, NCCL on CUDA); 1 = one process.")
     rank_shapes: str = _opt("same", "With nproc > 1: same plan on every rank, skewed (rank 0 varies, the others keep the base), or independent (a seeded plan per rank).", RANK_SHAPES)
+    shapes: str | None = _opt(None, "Request stream file (CSV with a header, or JSONL): batch and/or seq, optional count; unset = the seeded plan.")
+    sizes: list[int] = _opt([], "Inline request stream of batch sizes, e.g. [1, 3, 8, 8, 16] (0 and 1 allowed); empty = unset.")
+    requests: int | None = _opt(None, "Requests in the costed stream (the stream is cycled or cut); unset = the stream's own length.")
+    buckets: str = _opt("pow2", "Bucket sizes for the pad strategy: a comma list like \"8,16,32\" or pow2.")
+    replay: bool = _opt(False, "Also run the whole stream for real per strategy and record measured vs predicted seconds.")
+    fresh_cache: bool | None = _opt(None, "Give every strategy an empty inductor cache (cold compiles); unset = on with --shapes/--sizes, off otherwise.")
     suite: str | None = _opt(None, "Run a suite instead of one model: a built-in name (dyncli bench --list-suites) or a suite TOML file.")
     resume: bool = _opt(False, "With suite and --json: skip the models already complete in that JSON file.")
     timeout: float | None = _opt(None, "Seconds before a run counts as hung (status timeout): each model of a suite (its process is killed; unset = no limit); with nproc > 1 the process-group timeout of a collective wait (unset = 300).")

@@ -103,7 +103,12 @@ def write_plot(result: BenchResult, path: Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    curves = result.eager_stream is not None and any(r.stream for r in result.runs)
+    if curves:
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, 5), dpi=100)
+        _cumulative(ax2, result)
+    else:
+        fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     eager: dict[int, list[float]] = {}
     for run in result.runs:
         # a batch size drawn twice is one point: the median of all its samples
@@ -144,6 +149,24 @@ def write_plot(result: BenchResult, path: Path) -> None:
             fig.savefig(tmp, format="png")
     finally:
         plt.close(fig)
+
+
+def _cumulative(ax: Any, result: BenchResult) -> None:
+    """Cumulative seconds against requests served: eager and one line per strategy."""
+    eager = result.eager_stream
+    if eager is None:
+        return
+    xs = list(range(1, len(eager.curve) + 1))
+    for run in result.runs:
+        if run.stream is not None:
+            ax.plot(xs, run.stream.curve, label=f"{run.strategy} ({run.stream.total_s:.1f} s)")
+    ax.plot(xs, eager.curve, color="black", linestyle="--", label=f"eager ({eager.total_s:.1f} s)")
+    ax.set_title(f"{result.requests} requests from {result.shapes_source}: cumulative time",
+                 fontsize=10)
+    ax.set_xlabel("requests served")
+    ax.set_ylabel("cumulative time (s), compiles included")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
 
 
 def write_files(result: BenchResult, json_path: str | None, csv_path: str | None,
@@ -201,6 +224,34 @@ def comparison_table(result: BenchResult) -> Table:
     return t
 
 
+def stream_table(result: BenchResult) -> Table:
+    """What the request stream costs: one row for eager and one per strategy."""
+    t = Table(title=f"request stream · {result.requests} requests from {result.shapes_source}",
+              title_justify="left", box=box.SIMPLE_HEAD)
+    cols = ("strategy", "total s", "first s", "compiles (s)", "ms/req", "beats eager",
+            "pad waste", "replay meas/pred s")
+    for col in cols:
+        t.add_column(col, justify="left" if col == "strategy" else "right",
+                     no_wrap=col == "strategy", min_width=len(col) if col != "strategy" else 18)
+    eager = result.eager_stream
+    if eager is not None:
+        t.add_row("eager", f"{eager.total_s:.2f}", f"{eager.first_result_s:.2f}", "0",
+                  _ms(eager.weighted_latency_ms), "-", "-", "-")
+    for r in result.runs:
+        c = r.stream
+        if c is None:
+            t.add_row(r.strategy, *(["-"] * 6), r.status)
+            continue
+        be = "never" if c.break_even is None else \
+            f"{c.break_even} req" + ("*" if c.break_even_projected else "")
+        t.add_row(r.strategy, f"{c.total_s:.2f}", f"{c.first_result_s:.2f}",
+                  f"{c.compiles} ({c.compile_s:.1f})", _ms(c.weighted_latency_ms), be,
+                  "-" if c.pad_waste is None else f"{c.pad_waste:.0%}",
+                  f"{r.replay['measured_s']:.2f} / {r.replay['predicted_s']:.2f}"
+                  if r.replay else "-")
+    return t
+
+
 def print_result(result: BenchResult, to_stderr: bool = False) -> None:
     """Tables to stdout (stderr when stdout carries JSON); limit hits warned on stderr."""
     out = stderr_console() if to_stderr else stdout_console()
@@ -225,6 +276,19 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
         out.print(comparison_table(result))
         out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
                   markup=False)
+    for run in result.runs:
+        for p in run.passes:
+            out.print(f"{run.strategy} {p.get('pass')} pass: {p.get('compiles', '-')} compiles, "
+                      f"{p.get('compile_time_s', float('nan')):.1f} s compiling"
+                      + (f", state loaded: {p['state_loaded']}" if "state_loaded" in p else ""),
+                      markup=False)
+    if result.requests and (result.eager_stream or any(r.stream for r in result.runs)):
+        out.print(stream_table(result))
+        out.print("total = compiles where they occur in the stream + each request's steady-state "
+                  "latency; * = projected, taking the stream to repeat", markup=False)
+    rec = result.recommendation
+    if rec is not None:
+        out.print(f"recommendation: {rec.strategy} — {rec.reason}", markup=False)
     if result.interrupted:
         warn("interrupted: the results above are what was measured before Ctrl-C")
 

@@ -7,9 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.bench.stats import Summary, summarize
+from dyncli.bench.traffic import Recommendation, StreamCost
 from dyncli.output import envelope
 
 PASS = "pass"
+# A strategy that does not apply to this model or torch (pad without a batch dim, pgo where
+# torch wrote no state): recorded with the reason, not a failure of the model.
+NOT_APPLICABLE = "not_applicable"
 # Failure statuses, most severe first (the run's status is the worst of its variations).
 FAILURES = ("model_fail_to_load", "timeout", "rank_failed", "eager_fail_to_run", "OOM",
             "fail_to_compile", "fail_accuracy", "interrupted")
@@ -36,6 +40,8 @@ class VariationResult:
     recompile_reasons: list[str] = field(default_factory=list)
     accuracy: str = PASS
     detail: str = ""
+    request: int | None = None  # where its first compiled call sits in the request stream
+    padded_to: dict[str, Any] | None = None  # pad: the bucket this shape ran at
 
     @property
     def timed(self) -> bool:
@@ -64,6 +70,10 @@ class RunResult:
     in_calls_s: float = 0.0
     error: str = ""
     ranks: list[RankResult] = field(default_factory=list)  # --nproc N: one entry per rank
+    stream: StreamCost | None = None  # the request stream's cost under this strategy
+    passes: list[dict[str, Any]] = field(default_factory=list)  # pgo: cold and warm pass
+    replay: dict[str, float] | None = None  # --replay: measured_s and predicted_s
+    prime_s: float | None = None  # eager-then-compile: the first (eager) call of the stream
 
     @property
     def divergent(self) -> bool | None:
@@ -90,6 +100,8 @@ class RunResult:
 
     def finish(self) -> None:
         """Set the run's status to the worst of its variations' (``pass`` when all passed)."""
+        if self.status == NOT_APPLICABLE:
+            return
         statuses = [v.accuracy for v in self.variations]
         if self.status != PASS:
             statuses.append(self.status)
@@ -152,6 +164,12 @@ class BenchResult:
     dims: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     interrupted: bool = False
+    requests: int | None = None
+    shapes_source: str = "plan"  # plan | sizes | the --shapes path
+    stream_ids: list[int] = field(default_factory=list)  # per request: its distinct shape
+    eager_stream: StreamCost | None = None
+    recommendation: Recommendation | None = None
+    compiler_warmup_s: float | None = None  # inductor's process start-up, paid before strategies
 
     @property
     def ran(self) -> bool:
@@ -162,7 +180,8 @@ class BenchResult:
     @property
     def failed(self) -> bool:
         """Whether anything did not pass."""
-        return self.interrupted or any(r.status != PASS for r in self.runs)
+        return self.interrupted or any(r.status not in (PASS, NOT_APPLICABLE)
+                                       for r in self.runs)
 
     @property
     def tripped(self) -> tuple[str, ...]:
@@ -216,6 +235,8 @@ def run_payload(run: RunResult) -> dict[str, Any]:
         "recompile_limit_hit": run.recompile_limit_hit, "peak_memory_bytes": run.peak_memory_bytes,
         "torch_unique_graphs": run.torch_unique_graphs, "fx_cache_hits": run.fx_cache_hits,
         "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
+        "stream": run.stream.as_dict() if run.stream else None,
+        "passes": run.passes or None, "replay": run.replay, "first_call_eager_s": run.prime_s,
         "variations": [{
             "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
             "shapes": v.shapes, "eager_ms": v.eager_ms, "compiled_ms": v.compiled_ms,
@@ -224,6 +245,7 @@ def run_payload(run: RunResult) -> dict[str, Any]:
             "first_call_s": v.first_call_s, "recompile_reasons": v.recompile_reasons,
             "accuracy": v.accuracy, "detail": v.detail or None,
             "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
+            "request": v.request, "padded_to": v.padded_to,
         } for v in run.variations],
     }
 
@@ -262,4 +284,9 @@ def bench_document(result: BenchResult) -> dict[str, Any]:
         "dims": result.dims,
         "warnings": result.warnings,
         "runs": [run_payload(r) for r in result.runs],
+        "requests": result.requests,
+        "shapes_source": result.shapes_source,
+        "eager_stream": result.eager_stream.as_dict() if result.eager_stream else None,
+        "recommendation": result.recommendation.as_dict() if result.recommendation else None,
+        "compiler_warmup_s": result.compiler_warmup_s,
     })

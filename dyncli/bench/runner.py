@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import platform
 import resource
+import shutil
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 from dyncli import __version__
-from dyncli.bench import accuracy, models, stats, strategies, tensors
+from dyncli.bench import accuracy, costing, models, padding, stats, strategies, tensors, traffic
 from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
@@ -31,7 +33,10 @@ from dyncli.bench.compile_watch import (
     settle_compile_workers,
     watch,
 )
+from dyncli.bench.passes import StreamPasses
+from dyncli.bench.passes import short_error as _short
 from dyncli.bench.result import (
+    NOT_APPLICABLE,
     PASS,
     BenchResult,
     Call,
@@ -40,7 +45,7 @@ from dyncli.bench.result import (
     RunResult,
     VariationResult,
 )
-from dyncli.bench.shapes import DimPlan, Variation, detect_dims, plan_variations
+from dyncli.bench.shapes import DimPlan, Variation, detect_dims
 from dyncli.bench.timing import Clock, CpuClock, CudaClock, interleaved
 from dyncli.config import BenchConfig
 from dyncli.errors import ModelError, UsageError
@@ -114,15 +119,20 @@ def _torch_counts() -> tuple[int, int]:
             int(counters["inductor"]["fxgraph_cache_hit"]))
 
 
-class _Runner:
+class _Runner(StreamPasses):
     """State shared by the strategies of one benchmark."""
 
     def __init__(self, cfg: BenchConfig, built: models.Built, device: str, dims: DimPlan,
-                 plan: list[Variation], hooks: Hooks) -> None:
+                 plan: list[Variation], hooks: Hooks, ids: list[int] | None = None,
+                 fresh_cache: bool = False) -> None:
         import torch
 
         self.cfg, self.built, self.device, self.dims, self.plan = cfg, built, device, dims, plan
         self.hooks = hooks
+        self.ids = ids if ids is not None else [v.index for v in plan]  # request -> shape
+        self.fresh_cache = fresh_cache
+        self.pgo_loaded = False
+        self.buckets = traffic.parse_buckets(cfg.buckets) if "pad" in cfg.strategy else None
         self.model = strategies.prepare_model(built.model, cfg.mode, cfg.dtype, device)
         self.autocast = strategies.autocast_context(device, cfg.dtype)
         self.clock: Clock = CudaClock(torch, device) if device == "cuda" else CpuClock()
@@ -151,6 +161,34 @@ class _Runner:
 
     def run_strategy(self, run: RunResult, done: list[int], total: int) -> None:
         """Fill ``run`` (already in the result, so Ctrl-C keeps what it measured)."""
+        reason = self.not_applicable(run.strategy)
+        if reason:
+            run.status, run.error = NOT_APPLICABLE, reason
+            done[0] += len(self.plan)
+            return
+        job = seed = None
+        if run.strategy == "pgo":
+            job = f"dyncli-bench-{uuid.uuid4().hex[:12]}"
+            seed = self.pgo_cold_pass(run, job)
+            if seed is None:
+                done[0] += len(self.plan)
+                return
+        try:
+            with self.cache(run.strategy, seed):
+                self.measure(run, done, total, job)
+                if run.strategy == "pgo":
+                    run.passes.append({
+                        "pass": "warm", "compiles": run.compiles,
+                        "compile_time_s": run.compile_time_s,
+                        "state_loaded": self.pgo_loaded})
+            if self.cfg.replay and run.status != NOT_APPLICABLE:
+                self.replay(run, job, seed)
+        finally:
+            if seed is not None:
+                shutil.rmtree(seed.parent, ignore_errors=True)
+
+    def measure(self, run: RunResult, done: list[int], total: int, job: str | None) -> None:
+        """The measured pass of one strategy: every shape in stream order, timed."""
         import torch
 
         strategy = run.strategy
@@ -163,9 +201,13 @@ class _Runner:
         t_run = time.perf_counter()
         w = Watch()
         try:
-            with strategies.strategy_config(strategy, self.cfg.dynamic_sources), watch() as w:
-                for variation in self.plan:
+            with strategies.strategy_config(strategy, self.cfg.dynamic_sources, job), \
+                    watch() as w:
+                if strategy == "eager-then-compile":
+                    run.prime_s = self.prime(compiled)
+                for variation, request in self.walk(strategy):
                     vr = self._variation(strategy, variation, compiled, backend, w)
+                    vr.request = request
                     run.variations.append(vr)
                     done[0] += 1
                     if self.hooks.progress:
@@ -185,6 +227,10 @@ class _Runner:
             run.wall_s = time.perf_counter() - t_run
             run.in_calls_s = self.in_calls
             run.finish()
+            if strategy == "pgo":
+                from torch._dynamo import pgo
+
+                self.pgo_loaded = getattr(pgo, "_INIT_CODE_STATE", None) is not None
             torch._dynamo.reset()
 
     def _variation(self, strategy: str, variation: Variation, compiled: Any,
@@ -195,7 +241,8 @@ class _Runner:
         vr = VariationResult(variation.index, tensors.batch_of(args, kwargs, self.dims),
                              variation.seq_len, tensors.shapes_of(args, kwargs))
         eager_fn = self._fn(self.model, strategy, variation.index, "eager")
-        comp_fn = self._fn(compiled, strategy, variation.index, "compiled")
+        wrapped, vr.padded_to = self.wrap(strategy, compiled, variation)
+        comp_fn = self._fn(wrapped, strategy, variation.index, "compiled")
 
         def step(fn: Any, keep: bool) -> Callable[[], Any]:
             return strategies.make_step(fn, self.model, cfg.mode, args, kwargs, b.loss,
@@ -207,6 +254,8 @@ class _Runner:
         except Exception as e:
             vr.accuracy, vr.detail = _failure(e, "eager_fail_to_run"), _short(e)
             return vr
+        if isinstance(wrapped, padding.PaddedModel):
+            wrapped.expect(ref)
         before = backend.compiles
         w.mark()
         try:
@@ -228,6 +277,9 @@ class _Runner:
         if not verdict.ok:
             vr.accuracy = "fail_accuracy"
         vr.detail = verdict.detail
+        if vr.padded_to and vr.padded_to.get("unpadded"):
+            vr.detail = "; ".join(x for x in ("above the largest bucket: ran unpadded",
+                                              vr.detail) if x)
         eager_step, comp_step = step(eager_fn, False), step(comp_fn, False)
         try:
             self.phase = "warmup"
@@ -243,21 +295,16 @@ class _Runner:
         except Exception as e:
             vr.accuracy, vr.detail = _failure(e, "fail_to_compile"), _short(e)
             return vr
+        late = backend.compiles - before - vr.compiles
+        if late > 0:  # e.g. a stance that compiles on a later call: keep the totals true
+            vr.compiles += late
+            vr.recompiled = True
         vr.eager_samples, vr.compiled_samples = samples.eager_ms, samples.compiled_ms
         vr.eager_ms = stats.median(samples.eager_ms)
         vr.compiled_ms = stats.median(samples.compiled_ms)
         vr.speedup = stats.speedup(samples.eager_ms, samples.compiled_ms)
         vr.p_value = stats.p_value(samples.eager_ms, samples.compiled_ms)
         return vr
-
-
-def _short(err: BaseException) -> str:
-    inner = getattr(err, "inner_exception", None)  # dynamo's BackendCompilerFailed wraps it
-    if isinstance(inner, BaseException):
-        return f"{type(err).__name__}: " + _short(inner)
-    text = f"{type(err).__name__}: {err}".strip()
-    first = text.splitlines()[0] if text else type(err).__name__
-    return first[:300]
 
 
 def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> BenchResult:
@@ -278,6 +325,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
 
     _validate(cfg)
     models.check_name(model_name)
+    given = costing.user_stream(cfg)  # a bad --shapes file fails before any work
     device = resolve_device(cfg.device, warn)
     settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
     result = BenchResult(model_name, _environment(device, cfg.dtype), settings, warnings=warnings)
@@ -305,9 +353,12 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
         warn(text)
     result.dims = {"batch": {k: list(v) for k, v in dims.batch.items()},
                    "seq": {k: list(v) for k, v in dims.seq.items()}}
-    plan = plan_variations(cfg.batch_size or built.batch_size, cfg.variations, cfg.spread,
-                           cfg.seed, cfg.vary, built.seq_len)
-    runner = _Runner(cfg, built, device, dims, plan, hooks)
+    plan, ids = costing.stream_plan(cfg, built.name, built.batch_size, built.seq_len, given,
+                                    result)
+    fresh = cfg.fresh_cache if cfg.fresh_cache is not None else (given is not None or cfg.replay)
+    runner = _Runner(cfg, built, device, dims, plan, hooks, ids, fresh)
+    if fresh:
+        result.compiler_warmup_s = runner.warm_compiler()
     done, total = [0], len(plan) * len(cfg.strategy)
     for strategy in cfg.strategy:
         run = RunResult(built.name, strategy, cfg.mode)
@@ -318,6 +369,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
             result.interrupted = True
             break
         finally:
+            costing.apply(result)
             if hooks.run_done:
                 hooks.run_done(result)
     return result
@@ -340,6 +392,14 @@ def _validate(cfg: BenchConfig) -> None:
     if cfg.rank_shapes not in RANK_SHAPES:
         raise UsageError(f"--rank-shapes: unknown {cfg.rank_shapes}",
                          hint=f"Choose from: {', '.join(RANK_SHAPES)}")
+    one_process = [s for s in cfg.strategy if s in ("pad", "pgo", "eager-then-compile")]
+    streams = [f for f, v in (("--shapes", cfg.shapes), ("--sizes", cfg.sizes),
+                              ("--requests", cfg.requests), ("--replay", cfg.replay)) if v]
+    if cfg.nproc > 1 and (one_process or streams):
+        raise UsageError(f"--nproc {cfg.nproc}: {', '.join(streams + one_process)} "
+                         "run in one process only",
+                         hint="Drop --nproc to cost a request stream or use pad, pgo or "
+                              "eager-then-compile")
     if "collectives" in cfg.strategy and cfg.nproc < 2:
         raise UsageError("--strategy collectives: compiler collectives need ranks",
                          hint="Add --nproc 2 (or more)")
@@ -353,11 +413,16 @@ def _validate(cfg: BenchConfig) -> None:
               (cfg.warmup >= 0, "--warmup must be >= 0"),
               (cfg.batch_size is None or cfg.batch_size >= 1, "--batch-size must be >= 1"),
               (cfg.seq_len is None or cfg.seq_len >= 1, "--seq-len must be >= 1"),
+              (cfg.requests is None or cfg.requests >= 1, "--requests must be >= 1"),
               (cfg.nproc >= 1, "--nproc must be >= 1"),
               (cfg.timeout is None or cfg.timeout > 0, "--timeout must be > 0 seconds")]
     for ok, message in checks:
         if not ok:
             raise UsageError(message)
+    try:
+        traffic.parse_buckets(cfg.buckets)
+    except traffic.StreamError as e:
+        raise UsageError(str(e)) from None
 
 
 __all__ = ["PASS", "BenchResult", "Hooks", "resolve_device", "run_bench"]

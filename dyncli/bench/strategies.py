@@ -13,12 +13,22 @@
                    under torch.distributed the ranks agree on which dims are dynamic, so one
                    rank's new shape recompiles every rank once instead of ranks diverging
                    (``--nproc`` >= 2 only).
+- ``pad``          ``torch.compile(dynamic=False)`` on inputs padded up to the next bucket
+                   (``bench.buckets``); outputs sliced back (see :mod:`dyncli.bench.padding`).
+- ``unbacked``     plain ``torch.compile`` with ``torch._dynamo.config.
+                   automatic_dynamic_shapes_mark_as = "unbacked"``: a dim that changes becomes
+                   unbacked, not backed, so sizes 0 and 1 are not specialized.
+- ``eager-then-compile`` plain ``torch.compile`` under ``torch.compiler.set_stance(
+                   "eager_then_compile")``: the first call runs eager, the compile at the second
+                   sees two examples and marks what differed dynamic.
+- ``pgo``          plain ``torch.compile`` with local PGO under a job id: a cold pass writes the
+                   profile, the measured warm pass starts from it (the runner does the passes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from dyncli.bench.shapes import DimPlan
@@ -26,7 +36,8 @@ from dyncli.config import STRATEGIES
 
 DYNAMIC_ARG: dict[str, bool | None] = {"static": False, "automatic": None,
                                        "mark-dynamic": None, "dynamic": True, "sources": None,
-                                       "collectives": None}
+                                       "collectives": None, "pad": False, "unbacked": None,
+                                       "eager-then-compile": None, "pgo": None}
 assert set(DYNAMIC_ARG) == set(STRATEGIES)
 
 
@@ -39,7 +50,36 @@ def compile_model(model: Any, strategy: str, backend: Any) -> Any:
     return torch.compile(model, backend=backend, dynamic=DYNAMIC_ARG[strategy])
 
 
-def strategy_config(strategy: str, sources: list[str]) -> AbstractContextManager[Any]:
+@contextmanager
+def _eager_then_compile() -> Iterator[None]:
+    import torch
+    import torch._dynamo.eval_frame as eval_frame
+
+    # torch 2.14 keeps the stance's example inputs per code location in a module global that
+    # torch._dynamo.reset() does not clear: a second run would compile at its first call.
+    eval_frame._EXAMPLE_INPUTS = None
+    try:
+        with torch.compiler.set_stance("eager_then_compile"):
+            yield
+    finally:
+        eval_frame._EXAMPLE_INPUTS = None
+
+
+@contextmanager
+def _pgo(job_id: str) -> Iterator[None]:
+    import torch._dynamo.config as dynamo_config
+    import torch.compiler
+
+    # Local PGO only: the profile lives under the inductor cache dir as dynamo/code_state_*.pkl.
+    job: AbstractContextManager[Any] = torch.compiler.config.patch(  # type: ignore[attr-defined]
+        job_id=job_id)
+    with job, dynamo_config.patch(automatic_dynamic_local_pgo=True,
+                                  automatic_dynamic_remote_pgo=False):
+        yield
+
+
+def strategy_config(strategy: str, sources: list[str],
+                    job_id: str | None = None) -> AbstractContextManager[Any]:
     """torch config a strategy runs under, restored on exit (``sources``: the allow-list)."""
     if strategy == "collectives":
         import torch._dynamo.config as dynamo_config
@@ -48,6 +88,16 @@ def strategy_config(strategy: str, sources: list[str]) -> AbstractContextManager
         collectives: AbstractContextManager[Any] = dynamo_config.patch(
             enable_compiler_collectives=True)
         return collectives
+    if strategy == "unbacked":
+        import torch._dynamo.config as dynamo_config
+
+        unbacked: AbstractContextManager[Any] = dynamo_config.patch(
+            automatic_dynamic_shapes_mark_as="unbacked")
+        return unbacked
+    if strategy == "eager-then-compile":
+        return _eager_then_compile()
+    if strategy == "pgo":
+        return _pgo(job_id or "dyncli-bench")
     if strategy != "sources":
         return nullcontext()
     import torch.compiler

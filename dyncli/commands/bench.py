@@ -17,10 +17,11 @@ Examples:
   dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
   dyncli bench model.py:build --variations 5 --device cpu --json out.json
   dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
-        nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, suite=suite, resume=resume)
-    if list_suites or resolved.config.suite:
-        _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
-        return
+  dyncli bench model.py:build --device cpu --nproc 2 --rank-shapes skewed --strategy automatic,collectives
+  dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
+      --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo --device cpu
+  dyncli bench --suite cpu-small --strategy static,automatic --json a.json
+  dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
 \b
 Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something failed;
 2 unknown model or bad options.
@@ -31,10 +32,20 @@ def _split(text: str | None) -> list[str] | None:
     return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
 
 
+def _sizes(text: str | None) -> list[int] | None:
+    parts = _split(text)
+    if parts is None:
+        return None
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise UsageError(f"--sizes: expected a comma list of integers, got {text!r}") from None
+
+
 def bench(
     model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.")] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.")] = False,
-    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2).")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.")] = None,
     dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".")] = None,
     variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).")] = None,
     spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).")] = None,
@@ -50,6 +61,12 @@ def bench(
     dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or amp.")] = None,
     hf_config: Annotated[str | None, typer.Option(metavar="K=V,...", help="Overrides of the hf: model config, e.g. num_hidden_layers=2.")] = None,
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).")] = None,
+    shapes: Annotated[str | None, typer.Option("--shapes", metavar="FILE", help="Your request stream: CSV with a header (batch, seq, count) or JSONL; costs each strategy on it.")] = None,
+    sizes: Annotated[str | None, typer.Option("--sizes", metavar="LIST", help="An inline request stream of batch sizes, e.g. 1,3,8,8,16 (0 and 1 allowed).")] = None,
+    requests: Annotated[int | None, typer.Option("--requests", metavar="N", help="Cost N requests (the stream is cycled or cut). Default: the stream's length.")] = None,
+    buckets: Annotated[str | None, typer.Option("--buckets", metavar="LIST", help="Bucket sizes of the pad strategy: 8,16,32 or pow2.")] = None,
+    replay: Annotated[bool | None, typer.Option("--replay/--no-replay", help="Also run the whole stream for real per strategy: measured vs predicted seconds.")] = None,
+    fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="An empty inductor cache per strategy (default: on with --shapes/--sizes).")] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation.")] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
     nproc: Annotated[int | None, typer.Option(help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA).")] = None,
@@ -70,7 +87,9 @@ def bench(
         spread=spread, seed=seed, vary=_split(vary), batch_size=batch_size, batch_dim=batch_dim,
         seq_len=seq_len, repeat=repeat, warmup=warmup, mode=mode, device=device, dtype=dtype,
         hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources),
-        nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, suite=suite, resume=resume)
+        nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, shapes=shapes,
+        sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
+        fresh_cache=fresh_cache, suite=suite, resume=resume)
     if list_suites or resolved.config.suite:
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
         return

@@ -90,7 +90,8 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--strategy", "static,fast"], "Error: command line: bench.strategy: expected one of "
-                                    "static, automatic, mark-dynamic, dynamic, sources, collectives, got 'fast'"),
+                                    "static, automatic, mark-dynamic, dynamic, sources, collectives, "
+                                    "pad, unbacked, eager-then-compile, pgo, got 'fast'"),
     (["--vary", "time"], "Error: command line: bench.vary: expected one of batch, seq"),
     (["--strategy", ","], "Error: --strategy: give at least one strategy"),
     (["--repeat", "1"], "Error: --repeat must be >= 2"),
@@ -105,11 +106,30 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
     (["--nproc", "2", "--timeout", "0"], "Error: --timeout must be > 0 seconds"),
     (["--nproc", "2", "--rank-shapes", "odd"], "Error: command line: bench.rank_shapes: expected "
                                                "one of same, skewed, independent"),
+    (["--sizes", "1,x"], "Error: --sizes: expected a comma list of integers, got '1,x'"),
+    (["--sizes", "4,-1"], "Error: --sizes: size must be >= 0, got -1"),
+    (["--buckets", "8,x"], "Error: --buckets: expected pow2 or a comma list of sizes"),
+    (["--requests", "0"], "Error: --requests must be >= 1"),
+    (["--nproc", "2", "--sizes", "1,2", "--strategy", "pad"],
+     "Error: --nproc 2: --sizes, pad run in one process only"),
+    (["--shapes", "examples/traffic.csv", "--sizes", "1"], "Error: --shapes and --sizes: give one"),
 ])
 def test_bad_flags_are_usage_errors(runner: CliRunner, args: list[str], message: str) -> None:
     result = runner.invoke(app, ["bench", "resnet50", *args], env=ENV)
     assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith(message)
+
+
+def test_bad_shapes_file_names_the_file_and_line(runner: CliRunner, tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["bench", "resnet50", "--shapes", "no-such-traffic.csv"], env=ENV)
+    assert missing.exit_code != 0  # InputError's code (unreadable input)
+    assert missing.stderr.startswith("Error: no-such-traffic.csv: no such shapes file")
+    bad = tmp_path / "t.csv"
+    bad.write_text("batch,count\n8,1\n4,none\n")
+    result = runner.invoke(app, ["bench", "resnet50", "--shapes", str(bad)], env=ENV)
+    assert result.exit_code != 0 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"Error: {bad}: line 3: count must be an integer, got 'none'")
+    assert "Hint: CSV with a header row" in result.stderr
 
 
 def test_no_model_is_a_usage_error(runner: CliRunner) -> None:

@@ -63,6 +63,24 @@ def oom_above_eight() -> tuple[nn.Module, tuple[torch.Tensor]]:
     return OomAboveEight(), (torch.randn(8, 16),)
 
 
+class WideMLP(nn.Module):
+    """512 -> 2048 -> 512: a few ms per call on a CPU, so a stream's steady state is measurable."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(512, 2048)
+        self.fc2 = nn.Linear(2048, 512)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(nn.functional.gelu(self.fc1(x)))
+
+
+def wide_mlp() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """Batch 32, 512 features."""
+    torch.manual_seed(0)
+    return WideMLP(), (torch.randn(32, 512),)
+
+
 def rank_one_dies() -> tuple[nn.Module, tuple[torch.Tensor]]:
     """A model whose rank-1 process dies while building it (``bench --nproc`` failure path)."""
     import os

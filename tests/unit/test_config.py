@@ -90,7 +90,7 @@ def test_explicit_config_path(workdir: Path) -> None:
         ("[bench]\nrepaet = 3\n", "autodyn.toml: bench.repaet: unknown key"),
         ("[bench]\nrepeat = true\n", "autodyn.toml: bench.repeat: expected int, got True"),
         ("[bench]\nstrategy = 'static'\n", "autodyn.toml: bench.strategy: expected list of str, got 'static'"),
-        ("[bench]\nstrategy = ['fast']\n", "autodyn.toml: bench.strategy: expected one of static, automatic, mark-dynamic, dynamic, sources, collectives, got 'fast'"),
+        ("[bench]\nstrategy = ['fast']\n", "autodyn.toml: bench.strategy: expected one of static, automatic, mark-dynamic, dynamic, sources, collectives, pad, unbacked, eager-then-compile, pgo, got 'fast'"),
         ("[bench]\nmode = 'train'\n", "autodyn.toml: bench.mode: expected one of inference, training, got 'train'"),
         ("[bnech]\nrepeat = 3\n", "autodyn.toml: [bnech]: unknown table"),
         ("bench = 3\n", "autodyn.toml: bench: expected a table, got 3"),

@@ -1,0 +1,171 @@
+"""From what bench measured to what a request stream costs, and the recommendation. No torch.
+
+The runner measures each distinct shape once per strategy (its variation) and records where
+each compile sits in the stream (``VariationResult.request``); :func:`apply` turns that into a
+:class:`~dyncli.bench.traffic.StreamCost` per strategy and for eager, then picks the cheapest
+strategy that passed (eager included: for a small model and a short stream, compiling may
+never pay back).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from dyncli.bench import traffic
+from dyncli.bench.result import PASS, BenchResult, RunResult
+from dyncli.bench.shapes import Variation, plan_variations
+from dyncli.bench.traffic import Candidate, CompileEvent, Shape, StreamCost, StreamError
+from dyncli.config import BenchConfig
+from dyncli.errors import InputError, UsageError
+
+EAGER = "eager"
+
+
+def mean(samples: list[float]) -> float:
+    """The mean of a shape's timed samples, in ms.
+
+    A stream's cost is a sum over its requests, which N x the *mean* estimates; the median
+    (right for speedups) under-counts the long tail that every real request stream pays: with
+    it, ``--replay`` came out 10-25 % above the prediction on a busy 2-core machine.
+    """
+    return sum(samples) / len(samples) if samples else float("nan")
+
+
+def read_shapes(path: str) -> list[Shape]:
+    """The requests of a ``--shapes`` file; ``InputError`` naming the file when it is bad."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path}: is a directory, not a shapes file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such shapes file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read: {e}") from None
+    try:
+        return traffic.parse_stream(text, path)
+    except StreamError as e:
+        raise InputError(str(e), hint="CSV with a header row (batch,seq,count) or JSON lines "
+                                      "like {\"batch\": 8, \"count\": 3}") from None
+
+
+def user_stream(cfg: BenchConfig) -> tuple[list[Shape], str] | None:
+    """The stream from ``--shapes`` or ``--sizes`` (None: use the seeded plan)."""
+    if cfg.shapes and cfg.sizes:
+        raise UsageError("--shapes and --sizes: give one request stream, not both")
+    if cfg.shapes:
+        return read_shapes(cfg.shapes), cfg.shapes
+    if cfg.sizes:
+        try:
+            return traffic.parse_sizes(cfg.sizes), "sizes"
+        except StreamError as e:
+            raise UsageError(str(e)) from None
+    return None
+
+
+def resolve(requests: list[Shape], base_batch: int, base_seq: int | None,
+            n: int | None) -> list[tuple[int, int | None]]:
+    """Requests with the model's base sizes filled in, cycled or cut to ``n``."""
+    try:
+        fitted = traffic.fit(requests, n)
+    except StreamError as e:
+        raise UsageError(str(e)) from None
+    return [(b if b is not None else base_batch, s if s is not None else base_seq)
+            for b, s in fitted]
+
+
+def stream_plan(cfg: BenchConfig, name: str, model_batch: int, model_seq: int | None,
+                given: tuple[list[Shape], str] | None,
+                result: BenchResult) -> tuple[list[Variation], list[int]]:
+    """The variations to measure (distinct shapes) and each request's variation.
+
+    Default: the seeded plan, one request per variation (repeated draws stay separate
+    variations, as before). With --shapes/--sizes: the distinct shapes in first-sight order.
+    """
+    base_batch = cfg.batch_size or model_batch
+    if given is None:
+        plan = plan_variations(base_batch, cfg.variations, cfg.spread, cfg.seed, cfg.vary,
+                               model_seq)
+        n = cfg.requests if cfg.requests is not None else len(plan)
+        if n < 1:
+            raise UsageError(f"--requests must be >= 1, got {n}")
+        plan = plan[:n]
+        ids = [i % len(plan) for i in range(n)]
+        result.shapes_source = "plan"
+    else:
+        requests, source = given
+        if any(s is not None for _, s in requests) and model_seq is None:
+            raise UsageError(f"{source}: gives seq, but {name} has no sequence dim "
+                             "(only hf: models do)")
+        resolved = resolve(requests, base_batch, model_seq, cfg.requests)
+        shapes, ids = traffic.distinct(resolved)
+        plan = [Variation(i, b if b is not None else base_batch, s)
+                for i, (b, s) in enumerate(shapes)]
+        result.shapes_source = source
+    result.requests, result.stream_ids = len(ids), ids
+    return plan, ids
+
+
+def run_cost(run: RunResult, ids: list[int], n_shapes: int) -> StreamCost | None:
+    """The stream's cost under one run; None when a shape has no steady-state timing."""
+    by = {v.index: v for v in run.variations}
+    if any(i not in by or not by[i].timed for i in range(n_shapes)):
+        return None
+    latency = [mean(by[i].compiled_samples) for i in range(n_shapes)]
+    events = [CompileEvent(v.request, v.first_call_s - mean(v.compiled_samples) / 1000.0,
+                           v.compiles)
+              for v in run.variations if v.compiles and v.request is not None
+              and v.first_call_s == v.first_call_s]
+    overrides = {0: run.prime_s} if run.prime_s is not None else None
+    out = traffic.cost(ids, latency, events, overrides)
+    padded = [by[i].padded_to for i in range(n_shapes)]
+    if run.strategy == "pad" and all(p is not None for p in padded):
+        real = [(by[i].batch_size or 0, by[i].seq_len or 1) for i in ids]
+        pads = [((padded[i] or {}).get("batch") or by[i].batch_size or 0,
+                 (padded[i] or {}).get("seq") or by[i].seq_len or 1) for i in ids]
+        out.pad_waste = traffic.pad_waste(real, pads)
+    return out
+
+
+def _eager_samples(result: BenchResult, n_shapes: int) -> list[list[float]] | None:
+    pooled: list[list[float]] = [[] for _ in range(n_shapes)]
+    for run in result.runs:
+        for v in run.variations:
+            if v.timed and 0 <= v.index < n_shapes:
+                pooled[v.index].extend(v.eager_samples)
+    return pooled if all(pooled) else None
+
+
+def apply(result: BenchResult) -> None:
+    """Fill every run's ``stream``, the eager cost and the recommendation (in place)."""
+    ids = result.stream_ids
+    if not ids:
+        return
+    n_shapes = max(ids) + 1
+    eager = _eager_samples(result, n_shapes)
+    candidates: list[Candidate] = []
+    eager_cost = None
+    if eager is not None:
+        eager_cost = traffic.cost(ids, [mean(s) for s in eager])
+        candidates.append(Candidate(EAGER, eager_cost.total_s, True,
+                                    tuple(traffic.weighted_samples(ids, eager)),
+                                    eager_cost.weighted_latency_ms, 0.0))
+    result.eager_stream = eager_cost
+    for run in result.runs:
+        run.stream = run_cost(run, ids, n_shapes)
+        if run.stream is None:
+            continue
+        if eager_cost is not None:
+            run.stream.break_even, run.stream.break_even_projected = traffic.break_even(
+                run.stream.curve, eager_cost.curve, run.stream.weighted_latency_ms,
+                eager_cost.weighted_latency_ms)
+        by = {v.index: v for v in run.variations}
+        samples = traffic.weighted_samples(ids, [by[i].compiled_samples for i in range(n_shapes)])
+        candidates.append(Candidate(run.strategy, run.stream.total_s, run.status == PASS,
+                                    tuple(samples), run.stream.weighted_latency_ms,
+                                    run.stream.compile_s, run.stream.break_even))
+    for run in result.runs:  # a strategy that could not be costed is named, not dropped
+        if run.stream is None and run.status not in (PASS,):
+            candidates.append(Candidate(run.strategy, math.nan, False))
+    result.recommendation = traffic.recommend(candidates, len(ids))

@@ -1,0 +1,193 @@
+"""Request streams on real torch.compile: compile counts against torch's, the new strategies,
+replay against the cost model, and padding an hf model's sequences.
+
+One bench of seven strategies over the stream 4, 6, 1, 8 (module-scoped) feeds most tests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dyncli.bench.result import BenchResult
+from dyncli.bench.runner import run_bench
+from dyncli.config import BenchConfig
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = f"{ROOT / 'examples' / 'model.py'}:build"
+HERE = Path(__file__).resolve().parent
+SIZES = [4, 6, 1, 8]
+STRATEGIES = ["static", "automatic", "dynamic", "unbacked", "eager-then-compile", "pgo", "pad"]
+
+
+@pytest.fixture(scope="module")
+def stream() -> BenchResult:
+    cfg = BenchConfig(sizes=SIZES, strategy=STRATEGIES, device="cpu", repeat=2, warmup=0,
+                      buckets="8")
+    return run_bench(MODEL, cfg)
+
+
+def _run(result: BenchResult, strategy: str) -> Any:
+    return next(r for r in result.runs if r.strategy == strategy)
+
+
+def _torch_unique_graphs(strategy: str, sizes: list[int]) -> int:
+    """Plain torch.compile (inductor) on the same shapes in the same order: torch's count."""
+    import torch._dynamo
+    import torch._dynamo.config as dynamo_config
+    from torch._dynamo.utils import counters
+    from torch._inductor.utils import fresh_cache
+
+    from dyncli.bench.models import build
+
+    model = build(MODEL, device="cpu", batch_size=None, seq_len=None, hf_config={},
+                  training=False).model.eval()
+    torch._dynamo.reset()
+    before = counters["stats"]["unique_graphs"]
+    dynamic = {"static": False, "dynamic": True}.get(strategy)
+    mark_as = "unbacked" if strategy == "unbacked" else "dynamic"
+    with fresh_cache(), dynamo_config.patch(automatic_dynamic_shapes_mark_as=mark_as), \
+            torch.no_grad():
+        fn = torch.compile(model, dynamic=dynamic)
+        gen = torch.Generator().manual_seed(0)
+        for b in sizes:
+            fn(torch.randn(b, 32, generator=gen))
+    graphs = counters["stats"]["unique_graphs"] - before
+    torch._dynamo.reset()
+    return int(graphs)
+
+
+@pytest.mark.parametrize("strategy", ["static", "automatic", "dynamic", "unbacked"])
+def test_compile_count_equals_plain_torch_compile(stream: BenchResult, strategy: str) -> None:
+    run = _run(stream, strategy)
+    assert run.status == "pass"
+    assert run.compiles == run.torch_unique_graphs
+    assert run.compiles == _torch_unique_graphs(strategy, SIZES)
+
+
+def test_unbacked_does_not_specialize_one(stream: BenchResult) -> None:
+    # 4 (static), 6 (dims become dynamic), then 1: backed symbols specialize 1, unbacked do not
+    automatic, unbacked = _run(stream, "automatic"), _run(stream, "unbacked")
+    by_batch = {v.batch_size: v for v in automatic.variations}
+    assert by_batch[1].compiles == 1
+    assert {v.batch_size: v.compiles for v in unbacked.variations}[1] == 0
+    assert unbacked.compiles == automatic.compiles - 1
+
+
+def test_stream_costs_and_recommendation(stream: BenchResult) -> None:
+    assert stream.requests == 4 and stream.shapes_source == "sizes"
+    assert stream.eager_stream is not None
+    for run in stream.runs:
+        assert run.stream is not None, run.strategy
+        assert run.stream.total_s >= run.stream.compile_s > 0
+        assert len(run.stream.curve) == 4
+    static = _run(stream, "static")
+    assert [v.request for v in static.variations] == [0, 1, 2, 3]
+    rec = stream.recommendation
+    assert rec is not None and rec.strategy in {"eager", *STRATEGIES}
+    totals = {r.strategy: r.stream.total_s for r in stream.runs if r.stream}
+    totals["eager"] = stream.eager_stream.total_s
+    assert rec.total_s == min(totals.values())
+
+
+def test_eager_then_compile_first_call_is_eager(stream: BenchResult) -> None:
+    run = _run(stream, "eager-then-compile")
+    assert run.prime_s is not None and run.stream.first_result_s == pytest.approx(run.prime_s)
+    # request 1 (batch 6) compiles, having seen 4 and 6: dynamic at once, no static compile
+    first = run.variations[0]
+    assert (first.batch_size, first.request, first.compiles) == (6, 1, 1)
+    assert {v.batch_size: v.compiles for v in run.variations}[8] == 0
+
+
+def test_pgo_warm_pass_starts_from_the_cold_profile(stream: BenchResult) -> None:
+    run = _run(stream, "pgo")
+    cold, warm = run.passes
+    assert cold["pass"] == "cold" and cold["state_files"]
+    assert warm["pass"] == "warm" and warm["state_loaded"] is True
+    # cold: 4 static, 6 dynamic, 1 specialized; warm: 4 already dynamic, 1 specialized
+    assert (cold["compiles"], warm["compiles"]) == (3, 2)
+
+
+def test_pad_buckets_waste_and_accuracy(stream: BenchResult) -> None:
+    run = _run(stream, "pad")
+    assert run.status == "pass"
+    assert run.compiles == 1  # every size fits the one bucket of 8
+    assert all(v.padded_to == {"batch": 8, "seq": None, "unpadded": False}
+               for v in run.variations)
+    assert run.stream.pad_waste == pytest.approx((4 + 2 + 7 + 0) / (4 + 6 + 1 + 8))
+
+
+def test_pad_above_largest_bucket_runs_unpadded_and_training_is_not_applicable() -> None:
+    cfg = BenchConfig(sizes=[4, 12], strategy=["pad"], device="cpu", repeat=2, warmup=0,
+                      buckets="8", fresh_cache=False)
+    run = run_bench(MODEL, cfg).runs[0]
+    assert run.status == "pass"
+    big = next(v for v in run.variations if v.batch_size == 12)
+    assert big.padded_to["unpadded"] and "ran unpadded" in big.detail
+    training = run_bench(MODEL, BenchConfig(sizes=[4], strategy=["pad"], device="cpu",
+                                            mode="training", repeat=2, warmup=0))
+    assert training.runs[0].status == "not_applicable"
+    assert "training" in training.runs[0].error
+    assert not training.failed
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """One intra-op thread: on a shared 2-core machine two threads wait on each other at every
+    barrier whenever one is descheduled, and single calls then vary 0.8-36 ms."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_replay_within_15_percent_of_prediction(one_thread: None) -> None:
+    # 600 requests of ~1-2 ms against two compiles; 30 timed pairs per shape for the means.
+    # Measurement and replay run at different moments: another job starting in between
+    # (this machine is shared) moves one and not the other, so up to three tries, and a skip,
+    # not a failure, when every try ran on an overloaded machine.
+    cfg = BenchConfig(sizes=[24, 32, 40], requests=600, strategy=["automatic"], device="cpu",
+                      repeat=30, warmup=1, replay=True)
+    tries: list[dict[str, float]] = []
+    busy = []
+    for _ in range(3):
+        run = run_bench(f"{HERE / 'conftest_bench.py'}:wide_mlp", cfg).runs[0]
+        assert run.replay is not None and run.stream is not None
+        assert run.replay["predicted_s"] == pytest.approx(run.stream.total_s)
+        assert run.replay["compiles"] == run.stream.compiles == 2
+        tries.append(run.replay)
+        busy.append(os.getloadavg()[0] > (os.cpu_count() or 1) + 1)
+        measured, predicted = run.replay["measured_s"], run.replay["predicted_s"]
+        if abs(predicted - measured) <= 0.15 * measured:
+            return
+    if all(busy):
+        pytest.skip(f"machine overloaded (load {os.getloadavg()[0]:.1f}); tries: {tries}")
+    pytest.fail(f"predicted vs measured off by more than 15 % in 3 tries: {tries}")
+
+
+def test_hf_sequences_padded_with_masks_pass_accuracy(tmp_path: Path) -> None:
+    # hidden_size 32 equals the largest bucket: slicing must follow the eager output's shapes,
+    # not "the first dim equal to the padded length" (that cut the pooler output's hidden dim)
+    shapes = tmp_path / "seq.csv"
+    shapes.write_text("seq,count\n5,3\n20,1\n")
+    cfg = BenchConfig(vary=["seq"], shapes=str(shapes), strategy=["pad"], device="cpu",
+                      repeat=2, warmup=0, buckets="8,32", fresh_cache=False,
+                      hf_config={"num_hidden_layers": 1, "hidden_size": 32,
+                                 "num_attention_heads": 2, "intermediate_size": 64})
+    result = run_bench("hf:BertModel", cfg)
+    pad = result.runs[0]
+    assert pad.status == "pass", [v.detail for v in pad.variations]
+    assert [v.padded_to["seq"] for v in pad.variations] == [8, 32]
+    assert all(v.padded_to["batch"] == 4 for v in pad.variations)  # the batch never varied
+    assert pad.stream.pad_waste == pytest.approx((3 * 3 + 12) / (3 * 5 + 20))
+    assert result.requests == 4 and result.recommendation is not None
