@@ -18,7 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from dyncli import __version__
-from dyncli.commands import bench, diagnose, suggest
+from dyncli.commands import bench, compare, diagnose, suggest
 from dyncli.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, DyncliError
 
 
@@ -109,6 +109,7 @@ def _root(
 app.command("bench", help=bench.HELP, epilog=bench.EPILOG, no_args_is_help=False)(bench.bench)
 app.command("diagnose", help=diagnose.HELP, epilog=diagnose.EPILOG)(diagnose.diagnose)
 app.command("suggest", help=suggest.HELP, epilog=suggest.EPILOG)(suggest.suggest)
+app.command("compare", help=compare.HELP, epilog=compare.EPILOG)(compare.compare)
 
 
 def main() -> None:

@@ -71,13 +71,15 @@ class BenchConfig:
     fail_on: list[str] = _opt([], "Exit 1 when any of these happened: failures (a strategy or variation did not pass). Exit 1 also when nothing ran at all.", ("failures",))
     nproc: int = _opt(1, "Ranks to run under torch.distributed's launcher (gloo on CPU, NCCL on CUDA); 1 = one process.")
     rank_shapes: str = _opt("same", "With nproc > 1: same plan on every rank, skewed (rank 0 varies, the others keep the base), or independent (a seeded plan per rank).", RANK_SHAPES)
-    timeout: float = _opt(300.0, "With nproc > 1: process-group timeout in seconds; a rank waiting longer in a collective is recorded as timeout.")
     shapes: str | None = _opt(None, "Request stream file (CSV with a header, or JSONL): batch and/or seq, optional count; unset = the seeded plan.")
     sizes: list[int] = _opt([], "Inline request stream of batch sizes, e.g. [1, 3, 8, 8, 16] (0 and 1 allowed); empty = unset.")
     requests: int | None = _opt(None, "Requests in the costed stream (the stream is cycled or cut); unset = the stream's own length.")
     buckets: str = _opt("pow2", "Bucket sizes for the pad strategy: a comma list like \"8,16,32\" or pow2.")
     replay: bool = _opt(False, "Also run the whole stream for real per strategy and record measured vs predicted seconds.")
     fresh_cache: bool | None = _opt(None, "Give every strategy an empty inductor cache (cold compiles); unset = on with --shapes/--sizes, off otherwise.")
+    suite: str | None = _opt(None, "Run a suite instead of one model: a built-in name (dyncli bench --list-suites) or a suite TOML file.")
+    resume: bool = _opt(False, "With suite and --json: skip the models already complete in that JSON file.")
+    timeout: float | None = _opt(None, "Seconds before a run counts as hung (status timeout): each model of a suite (its process is killed; unset = no limit); with nproc > 1 the process-group timeout of a collective wait (unset = 300).")
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,18 @@ class SuggestConfig:
     torch_version: str | None = _opt(None, "Target torch version; before 2.14 whole-source entries (no :N dim suffix) are emitted.")
 
 
-TABLES: dict[str, type] = {"bench": BenchConfig, "diagnose": DiagnoseConfig, "suggest": SuggestConfig}
+@dataclass(frozen=True)
+class CompareConfig:
+    """The ``[compare]`` table: when ``dyncli compare`` calls a change a regression."""
+
+    threshold: float = _opt(0.05, "A latency rise or speedup drop larger than this fraction (0.05 = 5%) is a regression when significant.")
+    alpha: float = _opt(0.01, "Significance level: a change counts only when its Mann-Whitney U p-value is below this.")
+    fail_on: list[str] = _opt([], "Exit 1 when any of these is found: regression, recompiles.", ("regression", "recompiles"))
+    format: str = _opt("table", "Output form: table, markdown (for a PR comment) or json.", ("table", "markdown", "json"))
+
+
+TABLES: dict[str, type] = {"bench": BenchConfig, "diagnose": DiagnoseConfig, "suggest": SuggestConfig,
+                           "compare": CompareConfig}
 
 
 @dataclass(frozen=True)
@@ -344,6 +357,11 @@ def resolve(
         origins[key] = "command line"
 
     return Resolved(table=table, config=cls(**values), origins=origins, file=path)
+
+
+def validate_value(table: str, key: str, value: Any, where: str) -> Any:
+    """Check one ``table.key`` value as a config file's would be (unknown key, type, choices)."""
+    return _validate(table, TABLES[table], key, value, where)
 
 
 def documented_fields(table: str) -> list[tuple[str, Any, str]]:

@@ -34,6 +34,9 @@ DELAY_ENV = "DYNCLI_RANK_DELAY"
 # Matched in lower case. gloo (torch 2.14): "Timed out waiting 5000ms for recv operation";
 # a peer that left first: "Connection closed by peer".
 TIMEOUT_MARKERS = ("timed out", "timeout")
+# The process-group timeout when bench.timeout is unset (that key is also a suite's per-model
+# wall-clock limit, where unset means none).
+PG_TIMEOUT_S = 300.0
 PEER_MARKERS = ("connection closed by peer", "connection reset", "broken pipe",
                 "communicator was aborted")
 
@@ -127,7 +130,7 @@ def run_rank(spec: RankSpec) -> dict[str, Any]:
         # N ranks share the cores: without this each would start a thread per core.
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
     dist.init_process_group("nccl" if device == "cuda" else "gloo",
-                            timeout=timedelta(seconds=spec.cfg.timeout))
+                            timeout=timedelta(seconds=spec.cfg.timeout or PG_TIMEOUT_S))
     try:
         _bench(spec, rank, device, result, dist, torch)
     except Exception as e:  # setup failures (model build) are statuses too

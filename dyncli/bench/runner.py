@@ -415,7 +415,7 @@ def _validate(cfg: BenchConfig) -> None:
               (cfg.seq_len is None or cfg.seq_len >= 1, "--seq-len must be >= 1"),
               (cfg.requests is None or cfg.requests >= 1, "--requests must be >= 1"),
               (cfg.nproc >= 1, "--nproc must be >= 1"),
-              (cfg.timeout > 0, "--timeout must be > 0 seconds")]
+              (cfg.timeout is None or cfg.timeout > 0, "--timeout must be > 0 seconds")]
     for ok, message in checks:
         if not ok:
             raise UsageError(message)

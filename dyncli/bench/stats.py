@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dyncli.stats import mann_whitney_p
+
 NAN = float("nan")
 
 
@@ -68,12 +70,6 @@ def p_value(eager_samples: Sequence[float], compiled_samples: Sequence[float]) -
     """Two-sided Mann-Whitney U p-value for "compiled times differ from eager times".
 
     NaN when a side has fewer than 2 samples. Identical samples (e.g. a coarse clock) give 1.0.
+    The test itself is :func:`dyncli.stats.mann_whitney_p`, shared with ``dyncli compare``.
     """
-    if len(eager_samples) < 2 or len(compiled_samples) < 2:
-        return NAN
-    from scipy.stats import mannwhitneyu
-
-    if len(set(eager_samples) | set(compiled_samples)) == 1:
-        return 1.0
-    result = mannwhitneyu(eager_samples, compiled_samples, alternative="two-sided")
-    return float(result.pvalue)
+    return mann_whitney_p(eager_samples, compiled_samples)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
+from dyncli.config import Resolved
 from dyncli.errors import GateError, UsageError
 
 HELP = "Benchmark eager vs compiled on actually varied input shapes."
@@ -19,6 +20,8 @@ Examples:
   dyncli bench model.py:build --device cpu --nproc 2 --rank-shapes skewed --strategy automatic,collectives
   dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
       --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo --device cpu
+  dyncli bench --suite cpu-small --strategy static,automatic --json a.json
+  dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
 \b
 Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something failed;
 2 unknown model or bad options.
@@ -68,7 +71,10 @@ def bench(
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
     nproc: Annotated[int | None, typer.Option(help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA).")] = None,
     rank_shapes: Annotated[str | None, typer.Option("--rank-shapes", help="With --nproc: same, skewed (rank 0 varies) or independent plans per rank.")] = None,
-    timeout: Annotated[float | None, typer.Option(help="With --nproc: process-group timeout in seconds (a longer wait is status timeout).")] = None,
+    suite: Annotated[str | None, typer.Option("--suite", metavar="NAME|FILE", help="Run a built-in suite or a suite TOML file ([[models]] tables), each model in its own process.")] = None,
+    list_suites: Annotated[bool, typer.Option("--list-suites", help="List the built-in suites and exit.")] = False,
+    resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Seconds before a run counts as hung (status timeout): each model with --suite (killed); the collective wait with --nproc (default 300).")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -83,9 +89,16 @@ def bench(
         hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources),
         nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, shapes=shapes,
         sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
-        fresh_cache=fresh_cache)
+        fresh_cache=fresh_cache, suite=suite, resume=resume)
+    if list_suites or resolved.config.suite:
+        _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
+        return
     from dyncli.bench import render
 
+    if timeout is not None and resolved.config.nproc <= 1:  # one in-process run: no child to kill
+        from dyncli.output import warn
+
+        warn("--timeout applies to --suite (each model) and --nproc runs; ignored here")
     if list_models:
         listing = models.listing()
         render.print_listing(listing.torchvision, listing.timm_count, listing.hf_examples)
@@ -115,3 +128,35 @@ def bench(
     if result.tripped:
         raise GateError(f"{model}: failures with --fail-on failures (" + ", ".join(
             f"{r.strategy}: {r.status}" for r in result.runs if r.status != "pass") + ")")
+
+
+def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: str | None,
+           csv_path: str | None, plot_path: str | None) -> None:
+    from dyncli.bench import suite_render, suites
+
+    if list_suites:
+        suite_render.print_listing(suites.listing())
+        return
+    if model:
+        raise UsageError("Give a model or --suite, not both")
+    if plot_path:
+        raise UsageError("--plot draws one model; with --suite compare runs with: dyncli compare")
+    from dyncli.bench.suite import SuiteHooks, run_resolved
+    from dyncli.output import info
+
+    hooks = SuiteHooks(info=info, model_done=lambda partial: suite_render.write_files(
+        partial, json_path, csv_path))
+    result = run_resolved(resolved, json_path, hooks)
+    suite_render.write_files(result, json_path, csv_path)  # also when every model was resumed
+    suite_render.print_result(result, to_stderr=json_path == "-")
+    if json_path == "-":
+        from dyncli.output import write_json
+
+        write_json("-", result.to_dict())
+    if result.interrupted:
+        raise typer.Exit(130)
+    if not result.ran:
+        raise GateError(f"suite {result.suite.name}: no model ran")
+    if "failures" in resolved.config.fail_on and result.failed:
+        raise GateError(f"suite {result.suite.name}: failures with --fail-on failures (" + ", ".join(
+            f"{o.name}: {o.status}" for o in result.outcomes if o.status != "pass") + ")")

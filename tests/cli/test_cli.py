@@ -21,14 +21,14 @@ from dyncli.output import envelope, to_json_text, write_json
 ENV = {"COLUMNS": "100", "TERM": "dumb", "NO_COLOR": "1"}
 
 
-def test_help_lists_the_three_commands(runner: CliRunner) -> None:
+def test_help_lists_the_commands(runner: CliRunner) -> None:
     for flag in ("--help", "-h"):
         result = runner.invoke(app, [flag], env=ENV)
         assert result.exit_code == 0
         lines = result.stdout.splitlines()
         assert lines[0] == "Usage: dyncli [OPTIONS] COMMAND [ARGS]..."
         commands = [line.split()[0] for line in lines[lines.index("Commands:") + 1:] if line.strip()]
-        assert commands == ["bench", "diagnose", "suggest"]
+        assert commands == ["bench", "diagnose", "suggest", "compare"]
         assert result.stderr == ""
         assert "\x1b[" not in result.stdout
 

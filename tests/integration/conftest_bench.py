@@ -91,3 +91,20 @@ def rank_one_dies() -> tuple[nn.Module, tuple[torch.Tensor]]:
         os._exit(7)  # no exception, no cleanup: what a killed or crashed process looks like
     torch.manual_seed(0)
     return nn.Linear(4, 2), (torch.randn(4, 4),)
+
+
+def hangs() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """A build that never returns: a suite with a timeout records it as timeout."""
+    import time
+
+    time.sleep(600)
+    raise AssertionError("unreachable")
+
+
+def killed() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """A process killed by SIGKILL, as the kernel's out-of-memory killer does."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("unreachable")

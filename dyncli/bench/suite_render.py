@@ -1,0 +1,121 @@
+"""Rendering a suite run: the summary table, the suite listing, CSV rows and the files.
+
+The CSV has the columns of a single ``dyncli bench --csv`` (the PyTorch harness's names first:
+dev, name, batch_size, speedup, abs_latency, compilation_latency), one row per model,
+strategy and variation, built from the same JSON runs the document holds.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+from rich import box
+from rich.table import Table
+
+from dyncli.bench.render import CSV_COLUMNS
+from dyncli.bench.suite import SuiteResult
+from dyncli.bench.suites import Suite
+from dyncli.output import atomic_write_text, stdout_console, write_json
+
+
+def _num(x: Any, digits: int) -> str:
+    return "-" if not isinstance(x, (int, float)) or x != x else f"{x:.{digits}f}"
+
+
+def csv_rows(result: SuiteResult) -> list[dict[str, Any]]:
+    """One row per (model, strategy, variation); a run without variations still gets one."""
+    rows = []
+    env = next((o.environment for o in result.outcomes if o.environment), None) or {}
+    for outcome in result.outcomes:
+        dev = (outcome.environment or env).get("device")
+        for run in outcome.runs:
+            peak = run.get("peak_memory_bytes")
+            for v in run.get("variations") or [None]:
+                v = v or {}
+                shapes = v.get("shapes") or {}
+                rows.append({
+                    "dev": dev, "name": run.get("model"), "batch_size": v.get("batch_size"),
+                    "speedup": v.get("speedup"), "abs_latency": v.get("compiled_ms"),
+                    "compilation_latency": v.get("compile_time_s"),
+                    "eager_latency": v.get("eager_ms"), "p_value": v.get("p_value"),
+                    "accuracy": v.get("accuracy", run.get("status")),
+                    "strategy": run.get("strategy"), "mode": run.get("mode"),
+                    "variation": v.get("index"), "seq_len": v.get("seq_len"),
+                    "shapes": ";".join(f"{k}={'x'.join(map(str, s))}" for k, s in shapes.items())
+                    or None,
+                    "recompiled": v.get("recompiled"), "compiles": v.get("compiles"),
+                    "unique_graphs": run.get("compiles"),
+                    "recompile_limit_hit": run.get("recompile_limit_hit"),
+                    "dynamo_peak_mem": peak / 1e9 if peak else None, "status": run.get("status"),
+                })
+    return rows
+
+
+def to_csv(result: SuiteResult) -> str:
+    """CSV text of :func:`csv_rows` (NaN and None as empty cells)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in csv_rows(result):
+        writer.writerow({k: ("" if v is None or (isinstance(v, float) and not math.isfinite(v))
+                             else (f"{v:.6g}" if isinstance(v, float) else v))
+                         for k, v in row.items()})
+    return buf.getvalue()
+
+
+def write_files(result: SuiteResult, json_path: str | None, csv_path: str | None) -> None:
+    """Rewrite the requested files atomically (JSON to stdout only at the end)."""
+    if json_path and json_path != "-":
+        write_json(json_path, result.to_dict())
+    if csv_path and csv_path != "-":
+        atomic_write_text(csv_path, to_csv(result))
+
+
+def summary_table(result: SuiteResult) -> Table:
+    """One row per model and strategy: status, median speedup, compiles, compile s, wall."""
+    t = Table(title=f"suite {result.suite.name} · {len(result.outcomes)}/"
+              f"{len(result.suite.entries)} models", title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("model", "strategy", "status", "speedup", "compiles", "compile s", "wall s"):
+        t.add_column(col, justify="left" if col in ("model", "strategy", "status") else "right",
+                     no_wrap=col != "status")
+    for o in result.outcomes:
+        for r in o.runs:
+            status = r.get("status", "")
+            if status != "pass" and r.get("error"):
+                status = f"{status}: {r['error']}"[:70]
+            t.add_row(o.name, str(r.get("strategy")), status,
+                      _num((r.get("speedup") or {}).get("median"), 2), str(r.get("compiles", "-")),
+                      _num(r.get("compile_time_s"), 1), _num(r.get("wall_s"), 0))
+    return t
+
+
+def print_result(result: SuiteResult, to_stderr: bool = False) -> None:
+    """The summary table, and each failed model's stderr tail, on stdout (stderr with --json -)."""
+    from dyncli.output import stderr_console
+
+    out = stderr_console() if to_stderr else stdout_console()
+    out.print(summary_table(result))
+    env = next((o.environment for o in result.outcomes if o.environment), None)
+    if env:
+        out.print(f"on {env.get('device')} ({env.get('device_name')}), {env.get('dtype')}, "
+                  f"torch {env.get('torch')}; speedup = median over variations of "
+                  "median eager / median compiled", markup=False)
+    for o in result.outcomes:
+        if o.status != "pass" and o.stderr_tail:
+            last = "\n    ".join(o.stderr_tail.splitlines()[-5:])
+            out.print(f"{o.name}: {o.status}; last lines of its stderr:\n    {last}",
+                      markup=False)
+
+
+def print_listing(suites: list[Suite]) -> None:
+    """``dyncli bench --list-suites``."""
+    out = stdout_console()
+    for s in suites:
+        out.print(f"{s.name}: {s.description}", markup=False)
+        if s.defaults:
+            out.print("  settings: " + ", ".join(f"{k}={v}" for k, v in s.defaults.items()),
+                      markup=False)
+        out.print("  models: " + ", ".join(e.name for e in s.entries), markup=False)

@@ -1,0 +1,212 @@
+"""Reading the two sides of a comparison: dyncli bench JSON, or a CSV (PyTorch harness or dyncli).
+
+Every input becomes :class:`Side`: records keyed by (model, strategy). Model names are joined
+without dyncli's ``timm:``/``hf:`` prefixes, so ``timm:convnext_tiny`` meets the harness's
+``convnext_tiny``. A CSV without a ``strategy`` column (the harness's ``--output``) has
+``strategy = None``: it joins every strategy of the same model on the other side.
+
+Harness columns read: ``name``, ``speedup``, ``abs_latency`` (ms), ``compilation_latency`` (s),
+``unique_graphs`` and ``accuracy``/``status`` where present; several rows of one model (batch
+sizes, repeated runs) are summarized by their median. A CSV has no raw samples, so no p-value.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dyncli.errors import InputError
+from dyncli.inputs import display_name, open_input
+
+PREFIXES = ("timm:", "hf:")
+Key = tuple[str, "str | None"]
+
+
+@dataclass
+class Samples:
+    """One variation's raw timings (ms), paired as they were interleaved."""
+
+    shape: str
+    eager: list[float]
+    compiled: list[float]
+
+
+@dataclass
+class Record:
+    """One (model, strategy) of one side, summarized; ``variations`` holds the raw samples."""
+
+    model: str
+    strategy: str | None
+    status: str = "pass"
+    speedup: float = math.nan
+    compiled_ms: float = math.nan
+    compiles: int | None = None
+    compile_s: float | None = None
+    first_result_s: float | None = None
+    variations: dict[str, Samples] = field(default_factory=dict)
+
+    @property
+    def has_samples(self) -> bool:
+        """Whether any variation kept at least two compiled samples."""
+        return any(len(v.compiled) >= 2 for v in self.variations.values())
+
+
+@dataclass
+class Side:
+    """One input file: what it is and its records."""
+
+    path: str
+    kind: str  # "dyncli-json", "dyncli-csv" or "harness-csv"
+    records: dict[Key, Record]
+    device: str | None = None
+    torch: str | None = None
+
+    @property
+    def has_samples(self) -> bool:
+        """Whether this kind of input carries raw samples at all."""
+        return self.kind == "dyncli-json"
+
+
+def model_key(name: str) -> str:
+    """The join name of a model: dyncli's source prefixes dropped."""
+    for prefix in PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def read(path: str | Path) -> Side:
+    """Read one side; ``InputError`` (exit 2) naming the file for anything unreadable."""
+    name = display_name(path)
+    with open_input(path, check_text=False) as source:
+        data = b"".join(source.lines())
+    if not data.strip():
+        raise InputError(f"{name}: is empty, not a benchmark result")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{name}: not UTF-8 text, not a benchmark result "
+                         f"({e.reason} at byte {e.start})") from None
+    if text.lstrip().startswith("{"):
+        return _from_json(name, text)
+    return _from_csv(name, text)
+
+
+# ---------------------------------------------------------------- dyncli JSON
+
+
+def _num(x: Any) -> float:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else math.nan
+
+
+def _floats(xs: Any) -> list[float]:
+    return [float(x) for x in xs if isinstance(x, (int, float))] if isinstance(xs, list) else []
+
+
+def _median(xs: list[float]) -> float:
+    clean = [x for x in xs if math.isfinite(x)]
+    return statistics.median(clean) if clean else math.nan
+
+
+def _from_json(name: str, text: str) -> Side:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{name}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(doc, dict) or doc.get("command") != "bench" or not isinstance(
+            doc.get("runs"), list):
+        raise InputError(f"{name}: not a dyncli bench result (no command 'bench' with runs)",
+                         hint="Make one with: dyncli bench MODEL --json FILE "
+                              "(or --suite NAME --json FILE)")
+    env: dict[str, Any] = doc["environment"] if isinstance(doc.get("environment"), dict) else {}
+    records: dict[Key, Record] = {}
+    for run in doc["runs"]:
+        if not isinstance(run, dict) or not isinstance(run.get("model"), str):
+            continue
+        rec = _record(run)
+        key = (model_key(rec.model), rec.strategy)
+        if key in records:  # timm:X beside a torchvision X: keep both, the second by full name
+            key = (rec.model, rec.strategy)
+        records[key] = rec
+    return Side(name, "dyncli-json", records, env.get("device"), env.get("torch"))
+
+
+def _record(run: dict[str, Any]) -> Record:
+    variations = [v for v in run.get("variations") or [] if isinstance(v, dict)]
+    rec = Record(run["model"], str(run.get("strategy")), str(run.get("status", "pass")))
+    rec.speedup = _num((run.get("speedup") or {}).get("median"))
+    rec.compiled_ms = _median([_num(v.get("compiled_ms")) for v in variations])
+    rec.compiles = run.get("compiles") if isinstance(run.get("compiles"), int) else None
+    compile_s = _num(run.get("compile_time_s"))
+    rec.compile_s = compile_s if math.isfinite(compile_s) else None
+    if variations:
+        first = _num(variations[0].get("first_call_s"))
+        rec.first_result_s = first if math.isfinite(first) else None
+    for v in variations:
+        shape = json.dumps(v.get("shapes"), sort_keys=True)
+        key = f"{v.get('index')}:{shape}"
+        rec.variations[key] = Samples(shape, _floats(v.get("eager_samples_ms")),
+                                      _floats(v.get("compiled_samples_ms")))
+    timed = [s for s in rec.variations.values() if s.eager and s.compiled]
+    if timed:  # the samples are the measurement: summaries are recomputed from them
+        rec.compiled_ms = _median([statistics.median(s.compiled) for s in timed])
+        rec.speedup = _median([statistics.median(s.eager) / statistics.median(s.compiled)
+                               for s in timed if statistics.median(s.compiled) > 0])
+    return rec
+
+
+# ---------------------------------------------------------------- CSV
+
+
+def _cell(row: dict[str, str | None], col: str) -> float:
+    text = (row.get(col) or "").strip()
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def _from_csv(name: str, text: str) -> Side:
+    try:
+        rows = list(csv.DictReader(io.StringIO(text)))
+    except csv.Error as e:
+        raise InputError(f"{name}: not a readable CSV ({e})") from None
+    columns = set(rows[0]) if rows else set()
+    if "name" not in columns or not ({"speedup", "abs_latency"} & columns):
+        raise InputError(f"{name}: neither a dyncli bench JSON nor a benchmark CSV "
+                         "(needs columns name and speedup or abs_latency)",
+                         hint="Pass dyncli bench --json output, dyncli bench --csv output or "
+                              "the PyTorch harness's --output CSV")
+    has_strategy = "strategy" in columns
+    groups: dict[Key, list[dict[str, str | None]]] = {}
+    for row in rows:
+        model = (row.get("name") or "").strip()
+        if not model:
+            continue
+        strategy = (row.get("strategy") or "").strip() or None if has_strategy else None
+        groups.setdefault((model, strategy), []).append(row)
+    records: dict[Key, Record] = {}
+    for (model, strategy), group in groups.items():
+        rec = Record(model, strategy)
+        statuses = [(r.get("status") or r.get("accuracy") or "pass").strip() for r in group]
+        rec.status = next((s for s in statuses if s != "pass"), "pass")
+        rec.speedup = _median([_cell(r, "speedup") for r in group])
+        rec.compiled_ms = _median([_cell(r, "abs_latency") for r in group])
+        graphs = [_cell(r, "unique_graphs") for r in group]
+        graphs = [g for g in graphs if math.isfinite(g)]
+        rec.compiles = int(max(graphs)) if graphs else None
+        compile_s = [_cell(r, "compilation_latency") for r in group]
+        # dyncli's CSV has one row per variation (its compile seconds add up); the harness
+        # repeats one model's whole-run figure per row (its median is the figure).
+        total = sum(c for c in compile_s if math.isfinite(c)) if has_strategy else _median(compile_s)
+        rec.compile_s = total if math.isfinite(total) else None
+        records[(model_key(model), strategy)] = rec
+    first = rows[0] if rows else {}
+    return Side(name, "dyncli-csv" if has_strategy else "harness-csv", records,
+                (first.get("dev") or None))
