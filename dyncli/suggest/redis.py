@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.errors import InputError, UsageError
-from dyncli.suggest.pgo_pickle import PgoState, loads_state
+from dyncli.logparse.safe import clip
+from dyncli.suggest.pgo_pickle import MAX_PGO_BYTES, PgoState, loads_state
 
 PREFIX = "pt2:dynamo-pgo::"
 SUFFIX = ":c1"  # RedisRemoteCache key version 1 (torch 2.14)
@@ -166,10 +167,12 @@ def read_redis(url: str, job_id: str | None, state: PgoState) -> PgoState:
             state.skipped.append((k.key, "gone before it could be read"))
             continue
         try:
+            if len(raw) > MAX_PGO_BYTES:
+                raise ValueError(f"{len(raw):,} bytes is more than any PGO state")
             frames = loads_state(decode_value(raw))
         except (ValueError, TypeError, AttributeError, KeyError, IndexError,
                 pickle.UnpicklingError, RecursionError, MemoryError) as e:
-            state.skipped.append((k.key, str(e) or type(e).__name__))
+            state.skipped.append((k.key, clip(str(e)) or type(e).__name__))  # bounded text
             continue
         state.inputs.append(k.key)
         if k.job not in state.jobs:
