@@ -82,15 +82,21 @@ def csv_rows(result: BenchResult) -> list[dict[str, Any]]:
     return rows
 
 
-def to_csv(result: BenchResult) -> str:
-    """CSV text of :func:`csv_rows` (NaN and None as empty cells)."""
+def csv_text(rows: list[dict[str, Any]]) -> str:
+    """CSV text in the harness's columns (:data:`CSV_COLUMNS`); NaN, inf and None as empty cells."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    for row in csv_rows(result):
-        writer.writerow({k: ("" if v is None or (isinstance(v, float) and v != v) else
-                             (f"{v:.6g}" if isinstance(v, float) else v)) for k, v in row.items()})
+    for row in rows:
+        writer.writerow({k: ("" if v is None or (isinstance(v, float) and not math.isfinite(v))
+                             else (f"{v:.6g}" if isinstance(v, float) else v))
+                         for k, v in row.items()})
     return buf.getvalue()
+
+
+def to_csv(result: BenchResult) -> str:
+    """CSV text of :func:`csv_rows`."""
+    return csv_text(csv_rows(result))
 
 
 # ---------------------------------------------------------------- plot

@@ -7,15 +7,12 @@ strategy and variation, built from the same JSON runs the document holds.
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 from typing import Any
 
 from rich import box
 from rich.table import Table
 
-from dyncli.bench.render import CSV_COLUMNS
+from dyncli.bench.render import csv_text
 from dyncli.bench.suite import SuiteResult
 from dyncli.bench.suites import Suite
 from dyncli.output import atomic_write_text, stdout_console, write_json
@@ -55,15 +52,8 @@ def csv_rows(result: SuiteResult) -> list[dict[str, Any]]:
 
 
 def to_csv(result: SuiteResult) -> str:
-    """CSV text of :func:`csv_rows` (NaN and None as empty cells)."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in csv_rows(result):
-        writer.writerow({k: ("" if v is None or (isinstance(v, float) and not math.isfinite(v))
-                             else (f"{v:.6g}" if isinstance(v, float) else v))
-                         for k, v in row.items()})
-    return buf.getvalue()
+    """CSV text of :func:`csv_rows` (the single-model bench's columns and cell format)."""
+    return csv_text(csv_rows(result))
 
 
 def write_files(result: SuiteResult, json_path: str | None, csv_path: str | None) -> None:

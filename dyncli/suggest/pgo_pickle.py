@@ -302,8 +302,8 @@ def _refuse(what: str) -> Callable[[Any], None]:
 _PyUnpickler: Any = pickle._Unpickler
 
 
-class _CUnpickler(pickle.Unpickler):
-    """The C unpickler, restricted to the allowed globals (fast; used once probed, below)."""
+class _Restricted:
+    """What both unpicklers refuse: any global but the allowed ones, and persistent ids."""
 
     def find_class(self, module: str, name: str) -> Any:
         try:
@@ -316,7 +316,11 @@ class _CUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError("refused a persistent id: not used by torch's PGO state")
 
 
-class _PgoUnpickler(_PyUnpickler):
+class _CUnpickler(_Restricted, pickle.Unpickler):
+    """The C unpickler, restricted to the allowed globals (fast; used once probed, below)."""
+
+
+class _PgoUnpickler(_Restricted, _PyUnpickler):
     """The pure-Python unpickler, restricted: allowed globals only (``find_class``), no
     persistent ids, no sets, and dict keys checked *before* they are hashed.
 
@@ -325,16 +329,6 @@ class _PgoUnpickler(_PyUnpickler):
     """
 
     dispatch: ClassVar[dict[int, Any]] = dict(_PyUnpickler.dispatch)
-
-    def find_class(self, module: str, name: str) -> Any:
-        try:
-            return ALLOWED[(module, name)]
-        except KeyError:
-            raise pickle.UnpicklingError(
-                f"refused to load {module}.{name}: not a class torch's PGO state uses") from None
-
-    def persistent_load(self, pid: Any) -> Any:
-        raise pickle.UnpicklingError("refused a persistent id: not used by torch's PGO state")
 
     def load_setitem(self) -> None:
         _hashable_key(self.stack[-2])
