@@ -22,7 +22,7 @@ from dyncli.errors import UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.output import envelope
 from dyncli.sources import is_input, local_expr
-from dyncli.suggest.pgo_pickle import Entry, PgoState
+from dyncli.suggest.pgo_state import Entry, PgoState
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
 # The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18); torch 2.14.1

@@ -24,7 +24,6 @@ bounded prefix of a value, and a bad file is skipped with its reason while the o
 from __future__ import annotations
 
 import contextlib
-import enum
 import io
 import math
 import os
@@ -35,12 +34,22 @@ import signal
 import struct
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from dyncli.errors import InputError
 from dyncli.logparse.safe import clip, short
+from dyncli.suggest.pgo_state import (
+    DYNAMIC,
+    UNSET,
+    Atom,
+    Auto,
+    Entry,
+    FrameKey,
+    InferStride,
+    PgoState,
+    Tup,
+)
 
 # Bounds on what one PGO file may hold; real states are far below them (a 10,000-frame state
 # is ~2 MB). Past them the file is skipped with a message saying which bound it broke.
@@ -54,158 +63,6 @@ MAX_ATOM = 1 << 62  # a size, stride or scalar value
 # the memory of one file near 90 MB. A 10,000-frame state of three inputs is ~70,000 objects.
 MAX_OBJECTS = 100_000
 _budget = threading.local()
-
-
-class Auto(enum.Enum):
-    """torch's two lattice tokens: ``AutoDynamic.token`` (top) and ``AutoUnset.token`` (bottom)."""
-
-    DYNAMIC = "dynamic"
-    UNSET = "unset"
-
-    def __repr__(self) -> str:
-        return f"Auto.{self.name}"
-
-    def __setstate__(self, _state: Any) -> None:
-        # pickle's BUILD on a token would change it for every later file: refuse it.
-        raise pickle.UnpicklingError("refused BUILD on a shared token: not PGO state")
-
-
-DYNAMIC = Auto.DYNAMIC
-UNSET = Auto.UNSET
-
-
-@dataclass(frozen=True)
-class InferStride:
-    """``stride[dim] * size[dim]`` — torch's ``InferStride``; rendered ``S(dim)``."""
-
-    dim: int
-
-
-Atom = Any  # int | float | Auto | InferStride
-Tup = Any  # Auto | tuple[Atom, ...]
-
-
-@dataclass
-class Entry:
-    """One recorded input of a frame (torch's ``FrameStateSizeEntry``), merged across files.
-
-    ``small_sizes`` collects, per dim, static sizes 0 or 1 seen for that dim (from a static
-    size in some file or from ``excluded_sizes``): torch specializes 0/1 sizes, so a
-    ``mark_dynamic`` on such a dim can fail and ``maybe_mark_dynamic`` is the safe call.
-    """
-
-    scalar: Atom = UNSET
-    size: Tup = UNSET
-    stride: Tup = UNSET
-    small_sizes: dict[int, set[int]] = field(default_factory=dict)
-
-    def render(self) -> str:
-        """The entry as ``FrameStateSizeEntry.render()`` writes it (torch 2.14)."""
-        if self.size is DYNAMIC and self.stride is DYNAMIC:
-            if self.scalar is DYNAMIC:
-                return "fully dynamic scalar or tensor"
-            return f"scalar {_atom_text(self.scalar)}"
-        if self.scalar is DYNAMIC and isinstance(self.size, tuple) and isinstance(self.stride, tuple):
-            return f"tensor size={_tup_text(self.size)} stride={_tup_text(self.stride)}"
-        return (f"unusual FrameStateSizeEntry(scalar={_atom_text(self.scalar)}, "
-                f"size={_tup_text(self.size)}, stride={_tup_text(self.stride)})")
-
-    @property
-    def is_tensor(self) -> bool:
-        """A tensor with a known number of dims."""
-        return isinstance(self.size, tuple)
-
-    def dynamic_dims(self) -> tuple[int, ...]:
-        """Dims whose size torch found dynamic (tensors with a known rank only)."""
-        if not isinstance(self.size, tuple):
-            return ()
-        return tuple(i for i, s in enumerate(self.size) if s is DYNAMIC)
-
-    @property
-    def is_dynamic(self) -> bool:
-        """What torch's ``_collect_dynamic_sources`` counts as dynamic."""
-        if isinstance(self.size, tuple):
-            return DYNAMIC in self.size
-        return self.scalar is DYNAMIC
-
-    def merge(self, other: Entry) -> None:
-        """Join ``other`` into this entry with torch's semilattice (dynamic in any → dynamic)."""
-        self.scalar = _merge_atom(self.scalar, other.scalar)
-        self.size = _merge_tup(self.size, other.size)
-        self.stride = _merge_tup(self.stride, other.stride)
-        for dim, values in other.small_sizes.items():
-            self.small_sizes.setdefault(dim, set()).update(values)
-
-
-def _atom_text(a: Atom) -> str:
-    if a is DYNAMIC:
-        return "?"
-    if a is UNSET:
-        return "auto unset"
-    if isinstance(a, InferStride):
-        return f"S({a.dim})"
-    return str(a)
-
-
-def _tup_text(t: Tup) -> str:
-    if isinstance(t, tuple):
-        return "[" + ", ".join(_atom_text(a) for a in t) + "]"
-    return _atom_text(t)
-
-
-def _merge_atom(x: Atom, y: Atom) -> Atom:
-    if x is UNSET:
-        return y
-    if y is UNSET:
-        return x
-    if x is DYNAMIC or y is DYNAMIC or x != y:
-        return DYNAMIC
-    return x
-
-
-def _merge_tup(xs: Tup, ys: Tup) -> Tup:
-    if xs is UNSET:
-        return ys
-    if ys is UNSET:
-        return xs
-    if xs is DYNAMIC or ys is DYNAMIC or not isinstance(xs, tuple) or not isinstance(ys, tuple):
-        return DYNAMIC
-    if len(xs) != len(ys):
-        return DYNAMIC
-    return tuple(_merge_atom(x, y) for x, y in zip(xs, ys, strict=True))
-
-
-@dataclass(frozen=True)
-class FrameKey:
-    """A compiled frame. Merged like torch's ``CodeId`` equality, minus the closure hash."""
-
-    filename: str
-    line: int
-    name: str
-    file_hash: str = ""
-
-    @property
-    def ident(self) -> tuple[str, int, str]:
-        """Identity across files: torch compares file hash, not path (jobs move code)."""
-        return (self.file_hash or self.filename, self.line, self.name)
-
-
-@dataclass
-class PgoState:
-    """Merged state: frames in first-seen order, each an ordered ``source → Entry`` map."""
-
-    frames: dict[tuple[str, int, str], tuple[FrameKey, dict[str, Entry]]] = field(default_factory=dict)
-    inputs: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    jobs: list[str] = field(default_factory=list)
-
-    def add(self, key: FrameKey, source: str, entry: Entry) -> None:
-        """Merge one recorded input into the state."""
-        _, entries = self.frames.setdefault(key.ident, (key, {}))
-        if source in entries:
-            entries[source].merge(entry)
-        else:
-            entries[source] = entry
 
 
 # ---------------------------------------------------------------- restricted unpickling

@@ -25,15 +25,8 @@ from dyncli.errors import InputError
 from dyncli.inputs import STDIN, Source, display_name, open_input, trace_files
 from dyncli.logparse.safe import clip
 from dyncli.logparse.trace import PAYLOAD_ARTIFACTS, TraceParser
-from dyncli.suggest.pgo_pickle import (
-    DYNAMIC,
-    UNSET,
-    Entry,
-    FrameKey,
-    InferStride,
-    PgoState,
-    entry_from_parts,
-)
+from dyncli.suggest.pgo_pickle import entry_from_parts
+from dyncli.suggest.pgo_state import DYNAMIC, UNSET, Entry, FrameKey, InferStride, PgoState
 
 _HEADER_RE = re.compile(r"^hash\((?P<hash>[^)]*)\)(?P<file>.*):(?P<line>\d{1,9}):(?P<name>[^:]*):$")
 _TENSOR_RE = re.compile(r"^tensor size=\[(?P<size>[^\]]*)\] stride=\[(?P<stride>[^\]]*)\]$")

@@ -29,7 +29,8 @@ from typing import Any
 
 from dyncli.errors import InputError, UsageError
 from dyncli.logparse.safe import clip
-from dyncli.suggest.pgo_pickle import MAX_PGO_BYTES, PgoState, loads_state
+from dyncli.suggest.pgo_pickle import MAX_PGO_BYTES, loads_state
+from dyncli.suggest.pgo_state import PgoState
 
 PREFIX = "pt2:dynamo-pgo::"
 SUFFIX = ":c1"  # RedisRemoteCache key version 1 (torch 2.14)
