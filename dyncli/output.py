@@ -2,8 +2,9 @@
 
 Data goes to stdout, progress and hints to stderr. Rich decides colour from the stream: when
 stdout is not a terminal the output is plain text, with no colour and no spinners.
-Per-command renderers (``render.bench``, ``render.diagnose``, ``render.suggest``) turn a core
-result object into tables; this module is what they share.
+Each feature's renderer (``bench/render.py``, ``diagnose/render.py``, ``suggest/render.py``,
+``compare/render.py``) turns that feature's result object into tables; this module is what they
+share.
 """
 
 from __future__ import annotations
@@ -182,6 +183,59 @@ def remove_pending() -> None:
         _PENDING.discard(tmp)
 
 
+def _temp_prefix(path: Path) -> str:
+    """``.NAME.HOST-PID.``: whose temp file it is, so a later write can tell a stale one.
+
+    The name is cut to 100 characters so that a long (but legal) target name still leaves
+    room for the rest within the 255-byte limit of a file name.
+    """
+    host = "".join(c if c.isalnum() else "_" for c in os.uname().nodename)[:40] or "host"
+    return f".{path.name[:100]}.{host}-{os.getpid()}."
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process, or not a pid we can ask about: leave it
+    return True
+
+
+def sweep_stale(path: Path) -> int:
+    """Remove temp files that an earlier write of ``path`` on this host left when killed.
+
+    SIGKILL (the OOM killer, ``kill -9``, a CI timeout) cannot be caught, so the temp file of
+    a write in progress stays behind. Its name carries the host and pid of the writer; one
+    whose writer is no longer running on this host is removed. Temp files of other hosts (a
+    shared file system) and of live processes are left alone. Returns how many were removed.
+    """
+    own = _temp_prefix(path)
+    head = own[: own.rindex("-", 0, len(own) - 1) + 1]  # ".NAME.HOST-"
+    directory = path.parent if str(path.parent) else Path(".")
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(head) and name.endswith(".tmp")):
+            continue
+        pid_text = name[len(head):].split(".", 1)[0]
+        if not pid_text.isdigit() or len(pid_text) > 10:
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        with suppress(OSError):
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed += 1
+    return removed
+
+
 @contextmanager
 def atomic_target(path: str | Path) -> Iterator[Path]:
     """A temp file beside ``path`` to write; renamed over ``path`` when the block succeeds.
@@ -189,8 +243,9 @@ def atomic_target(path: str | Path) -> Iterator[Path]:
     A reader never sees a half-written file, an interrupted write leaves the old one, and the
     result gets the mode an ordinary ``open()`` would give it (``mkstemp`` makes 0600). An
     existing device or FIFO (``/dev/null``, ``/dev/stdout``) is written directly: replacing it
-    with a regular file would break it for everyone. An ``OSError`` (full disk, no permission)
-    becomes one ``OutputError`` naming the file.
+    with a regular file would break it for everyone. A temp file that an earlier, killed
+    writer of the same target left behind is removed first (:func:`sweep_stale`). An
+    ``OSError`` (full disk, no permission) becomes one ``OutputError`` naming the file.
     """
     path = Path(path)
     if _special(path):
@@ -202,8 +257,9 @@ def atomic_target(path: str | Path) -> Iterator[Path]:
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise OutputError(f"{path}: cannot write: directory {directory} does not exist")
+    sweep_stale(path)
     try:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        fd, name = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=directory)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     os.close(fd)

@@ -294,3 +294,36 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip() == "Interrupted"
+
+
+def test_a_temp_file_left_by_sigkill_is_swept_by_the_next_write(tmp_path: Path) -> None:
+    target = tmp_path / "r.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    writer = ("import sys, time\nfrom dyncli.output import atomic_target\n"
+              f"with atomic_target({str(target)!r}) as tmp:\n"
+              "    tmp.write_text('partial')\n    print(tmp, flush=True)\n    time.sleep(600)\n")
+    proc = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE, text=True,
+                            env=env)
+    assert proc.stdout is not None
+    left = Path(proc.stdout.readline().strip())
+    assert left.exists()
+    # a live writer's temp file is not touched
+    from dyncli.output import atomic_write_text, sweep_stale
+    assert sweep_stale(target) == 0 and left.exists()
+    proc.kill()  # SIGKILL: no handler runs, the temp file stays
+    proc.wait(timeout=30)
+    assert left.exists()
+    other_host = tmp_path / ".r.json.elsewhere-1.abcdefgh.tmp"  # a shared file system's
+    other_host.write_text("x")
+    atomic_write_text(target, "{}")
+    assert target.read_text() == "{}"
+    assert not left.exists()
+    assert other_host.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["r.json", other_host.name])
+
+
+def test_a_long_legal_name_still_gets_a_temp_file(tmp_path: Path) -> None:
+    from dyncli.output import atomic_write_text
+    target = tmp_path / ("n" * 250 + ".json")
+    atomic_write_text(target, "{}")
+    assert target.read_text() == "{}"
