@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from dyncli.errors import ConfigError
+from dyncli.errors import ConfigError, DyncliError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -262,16 +262,27 @@ def _display(path: Path) -> str:
     return rel if rel.count("..") <= 3 else str(path.resolve())
 
 
-def _load_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path, what: str, error: type[DyncliError] = ConfigError) -> dict[str, Any]:
+    """A TOML file's table; a missing, unreadable or invalid file is one ``error`` naming it.
+
+    ``what`` names the kind of file in the message ("config file", "suite file").
+    """
+    shown = _display(path)
     try:
         with path.open("rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
-        raise ConfigError(f"{_display(path)}: no such config file") from None
+        raise error(f"{shown}: no such {what}") from None
     except IsADirectoryError:
-        raise ConfigError(f"{_display(path)}: is a directory, not a config file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{_display(path)}: not valid TOML: {e}") from None
+        raise error(f"{shown}: is a directory, not a {what}") from None
+    except OSError as e:
+        raise error(f"{shown}: cannot read: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise error(f"{shown}: not valid TOML: {str(e)[:300]}") from None
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    data = read_toml(path, "config file")
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         return tool.get("dyncli", {}) if isinstance(tool, dict) else {}

@@ -20,18 +20,12 @@ wins over what a suite file says).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.config import validate_value
+from dyncli.config import read_toml, validate_value
 from dyncli.errors import ConfigError, InputError, UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 # Keys that make no sense per model: they describe the suite run itself.
 SUITE_ONLY = ("suite", "resume")
@@ -124,17 +118,7 @@ def load(name_or_path: str) -> Suite:
     if not path.suffix and not path.exists():
         raise UsageError(f"--suite: no built-in suite '{name_or_path}'",
                          hint=f"Built-in suites: {', '.join(BUILTIN)} (or give a suite .toml file)")
-    try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such suite file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a suite file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: not valid TOML: {e}") from None
+    data = read_toml(path, "suite file", InputError)
     return _parse(data, path.stem, str(path), path.parent)
 
 
