@@ -10,7 +10,7 @@ from dyncli.errors import InputError, UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.suggest.allowlist import AllowList, build_allowlist, parse_torch_version
 from dyncli.suggest.joblist import JobListing, jobs_in_dir
-from dyncli.suggest.pgo_pickle import find_pgo_files, read_pgo_files
+from dyncli.suggest.pgo_files import find_pgo_files, read_pgo_files
 from dyncli.suggest.pgo_state import PgoState
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli.output import envelope
-from dyncli.suggest.pgo_pickle import find_pgo_files, job_of
+from dyncli.suggest.pgo_files import find_pgo_files, job_of
 
 _RANK_RE = re.compile(r"^(None|\d+)_")
 

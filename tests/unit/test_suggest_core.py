@@ -20,7 +20,8 @@ from dyncli.suggest.allowlist import (
     shell_quote,
 )
 from dyncli.suggest.api import run
-from dyncli.suggest.pgo_pickle import PgoState, loads_state
+from dyncli.suggest.pgo_pickle import loads_state
+from dyncli.suggest.pgo_state import PgoState
 from dyncli.suggest.render import render_fix
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"

@@ -16,16 +16,9 @@ import suggest_fake_pgo as fake
 
 from dyncli.errors import InputError
 from dyncli.inputs import open_input
-from dyncli.suggest.pgo_pickle import (
-    DYNAMIC,
-    Entry,
-    InferStride,
-    PgoState,
-    find_pgo_files,
-    job_of,
-    loads_state,
-    read_pgo_files,
-)
+from dyncli.suggest.pgo_files import find_pgo_files, job_of, read_pgo_files
+from dyncli.suggest.pgo_pickle import loads_state
+from dyncli.suggest.pgo_state import DYNAMIC, Entry, InferStride, PgoState
 from dyncli.suggest.pgo_trace import (
     code_state_artifacts,
     parse_render,
@@ -129,7 +122,7 @@ def test_dir_forms_and_job_selection(tmp_path: Path) -> None:
 
 
 def test_job_matching_with_underscores_in_job_and_tag() -> None:
-    from dyncli.suggest.pgo_pickle import matches_job
+    from dyncli.suggest.pgo_files import matches_job
     assert matches_job("code_state_my_job_None_.pkl", "my_job")
     assert matches_job("code_state_train_3_tag_with_parts.pkl", "train")
     assert not matches_job("code_state_train_x_3_.pkl", "train")

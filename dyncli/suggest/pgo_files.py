@@ -1,0 +1,95 @@
+"""Finding torch's PGO files (``code_state_<job>_<rank>_<tag>.pkl``) and reading them.
+
+The file name is torch's cache key with ``:`` and other unsafe characters made ``_``
+(``torch/_dynamo/pgo.py`` ``code_state_path``). Each file is read through the restricted
+unpickler of :mod:`dyncli.suggest.pgo_pickle`; one that can't be read is skipped with its
+reason and the others are merged.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from dyncli.errors import InputError
+from dyncli.logparse.safe import clip
+from dyncli.suggest.pgo_pickle import MAX_PGO_BYTES, loads_state
+from dyncli.suggest.pgo_state import PgoState
+
+_NAME_RE = re.compile(r"^code_state_(?P<rest>.+)\.pkl$")
+
+
+def job_of(filename: str) -> str:
+    """The job id part of ``code_state_<job>_<rank>_<tag>.pkl`` (tag assumed ``_``-free)."""
+    m = _NAME_RE.match(filename)
+    if not m:
+        return ""
+    parts = m.group("rest").rsplit("_", 2)
+    return parts[0] if len(parts) == 3 else m.group("rest")
+
+
+def matches_job(filename: str, job: str) -> bool:
+    """Whether ``code_state_<job>_<rank>_<tag>.pkl`` belongs to ``job`` (tags may hold ``_``)."""
+    prefix = f"code_state_{_file_key(job)}_"
+    return filename.startswith(prefix) and re.match(r"^(None|\d+)_.*\.pkl$", filename[len(prefix):]) is not None
+
+
+def _file_key(job: str) -> str:
+    # torch: re.sub(r'[<>:"/\\|?*]', "_", f"code_state_{cache_key}.pkl")
+    return re.sub(r'[<>:"/\\|?*]', "_", job)
+
+
+def find_pgo_files(path: Path, job_id: str | None = None) -> list[Path]:
+    """PGO pickles under ``path``: a cache dir, its ``dynamo/`` dir, or one file."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory",
+                         hint="Pass the inductor cache dir (e.g. /tmp/torchinductor_$USER), its dynamo/ dir or a .pkl")
+    if path.is_file():
+        if job_id is not None and not matches_job(path.name, job_id):
+            raise InputError(f"{path}: not a PGO file of job {job_id!r} (its job is {job_of(path.name)!r})")
+        return [path]
+    candidates = [path / "dynamo", path]
+    files: list[Path] = []
+    for directory in candidates:
+        if directory.is_dir():
+            files = sorted(p for p in directory.glob("code_state_*.pkl") if p.is_file())
+            if files:
+                break
+    if not files:
+        raise InputError(f"{path}: no code_state_*.pkl files here or in {path / 'dynamo'}",
+                         hint="torch writes PGO state only when TORCH_COMPILE_JOB_ID is set")
+    if job_id is not None:
+        chosen = [p for p in files if matches_job(p.name, job_id)]
+        if not chosen:
+            jobs = ", ".join(sorted({job_of(p.name) for p in files}))
+            raise InputError(f"{path}: no PGO state for job {job_id!r}", hint=f"Jobs found: {jobs}")
+        files = chosen
+    return files
+
+
+def read_pgo_files(files: Iterable[Path], state: PgoState | None = None) -> PgoState:
+    """Read and merge PGO pickles; unreadable ones go to ``state.skipped`` with the reason."""
+    state = state or PgoState()
+    for path in files:
+        try:
+            size = path.stat().st_size
+            if size > MAX_PGO_BYTES:
+                raise ValueError(f"{size:,} bytes is more than any PGO state "
+                                 f"(at most {MAX_PGO_BYTES >> 20} MB are read)")
+            data = path.read_bytes()
+            frames = loads_state(data)
+        except Exception as e:  # the one guard around one untrusted file: skip it, keep the rest
+            text = str(e) if isinstance(e, (OSError, ValueError, pickle.UnpicklingError)) else ""
+            text = clip(text)
+            state.skipped.append((str(path), text or f"not PGO state ({type(e).__name__})"))
+            continue
+        state.inputs.append(str(path))
+        job = job_of(path.name)
+        if job and job not in state.jobs:
+            state.jobs.append(job)
+        for key, entries in frames:
+            for source, entry in entries.items():
+                state.add(key, source, entry)
+    return state
