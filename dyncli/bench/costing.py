@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from dyncli.bench import traffic
+from dyncli.bench import stream, traffic
 from dyncli.bench.result import PASS, BenchResult, RunResult
 from dyncli.bench.shapes import Variation, plan_variations
-from dyncli.bench.traffic import Candidate, CompileEvent, Shape, StreamCost, StreamError
+from dyncli.bench.stream import Shape, StreamError
+from dyncli.bench.traffic import Candidate, CompileEvent, StreamCost
 from dyncli.config import BenchConfig
 from dyncli.errors import InputError, UsageError
 
@@ -44,7 +45,7 @@ def read_shapes(path: str) -> list[Shape]:
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read: {e}") from None
     try:
-        return traffic.parse_stream(text, path)
+        return stream.parse_stream(text, path)
     except StreamError as e:
         raise InputError(str(e), hint="CSV with a header row (batch,seq,count) or JSON lines "
                                       "like {\"batch\": 8, \"count\": 3}") from None
@@ -58,7 +59,7 @@ def user_stream(cfg: BenchConfig) -> tuple[list[Shape], str] | None:
         return read_shapes(cfg.shapes), cfg.shapes
     if cfg.sizes:
         try:
-            return traffic.parse_sizes(cfg.sizes), "sizes"
+            return stream.parse_sizes(cfg.sizes), "sizes"
         except StreamError as e:
             raise UsageError(str(e)) from None
     return None
@@ -68,7 +69,7 @@ def resolve(requests: list[Shape], base_batch: int, base_seq: int | None,
             n: int | None) -> list[tuple[int, int | None]]:
     """Requests with the model's base sizes filled in, cycled or cut to ``n``."""
     try:
-        fitted = traffic.fit(requests, n)
+        fitted = stream.fit(requests, n)
     except StreamError as e:
         raise UsageError(str(e)) from None
     return [(b if b is not None else base_batch, s if s is not None else base_seq)
@@ -99,7 +100,7 @@ def stream_plan(cfg: BenchConfig, name: str, model_batch: int, model_seq: int | 
             raise UsageError(f"{source}: gives seq, but {name} has no sequence dim "
                              "(only hf: models do)")
         resolved = resolve(requests, base_batch, model_seq, cfg.requests)
-        shapes, ids = traffic.distinct(resolved)
+        shapes, ids = stream.distinct(resolved)
         plan = [Variation(i, b if b is not None else base_batch, s)
                 for i, (b, s) in enumerate(shapes)]
         result.shapes_source = source

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import costing, models, padding, strategies, tensors, traffic
+from dyncli.bench import costing, models, padding, strategies, stream, tensors
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.result import NOT_APPLICABLE, RunResult
 from dyncli.bench.shapes import DimPlan, Variation
@@ -58,7 +58,7 @@ class StreamPasses:
 
     def walk(self, strategy: str) -> list[tuple[Variation, int | None]]:
         """Variations in the order their first compiled calls occur in the stream."""
-        order, at = traffic.compile_walk(self.ids, strategy == "eager-then-compile")
+        order, at = stream.compile_walk(self.ids, strategy == "eager-then-compile")
         return [(self.plan[i], at[i]) for i in order]
 
     def not_applicable(self, strategy: str) -> str | None:

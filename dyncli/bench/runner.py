@@ -46,6 +46,7 @@ from dyncli.bench.result import (
     VariationResult,
 )
 from dyncli.bench.shapes import DimPlan, Variation, detect_dims
+from dyncli.bench.stream import StreamError
 from dyncli.bench.timing import Clock, CpuClock, CudaClock, interleaved
 from dyncli.config import BenchConfig
 from dyncli.errors import ModelError, UsageError
@@ -421,7 +422,7 @@ def _validate(cfg: BenchConfig) -> None:
             raise UsageError(message)
     try:
         traffic.parse_buckets(cfg.buckets)
-    except traffic.StreamError as e:
+    except StreamError as e:
         raise UsageError(str(e)) from None
 
 

@@ -1,10 +1,7 @@
-"""Request streams and what they cost under each strategy. Pure: no torch, no file IO.
+"""What a request stream costs under each strategy. Pure: no torch, no file IO.
 
 A *stream* is the user's traffic in order: one ``(batch, seq)`` shape per request (``None`` =
-the model's base size). It comes from ``--shapes FILE`` (CSV with a header row, or JSONL;
-columns/keys ``batch`` and/or ``seq`` and an optional ``count`` = that many consecutive
-requests), from ``--sizes 1,3,8`` (batch sizes) or, by default, from the seeded variation plan
-(one request per variation). ``--requests N`` cycles or cuts the stream to N requests.
+the model's base size); reading one is :mod:`dyncli.bench.stream`.
 
 The cost model (docs/bench.md, "The cost of a request stream"):
 
@@ -20,151 +17,19 @@ The cost model (docs/bench.md, "The cost of a request stream"):
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.bench.stats import median, p_value
+from dyncli.bench.stream import StreamError
 
-Shape = tuple[int | None, int | None]  # (batch, seq); None = the model's base size
-MAX_COUNT = 10_000_000  # one row may stand for many requests, but not for a runaway number
 SIGNIFICANT = 0.05
 
 
 def _ms(x: float) -> str:
     return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.3g}"
-
-
-class StreamError(ValueError):
-    """A malformed request stream; the message names the line."""
-
-
-# ---------------------------------------------------------------- reading streams
-
-
-def _int(value: Any, what: str, where: str, low: int = 0) -> int:
-    if isinstance(value, bool):
-        raise StreamError(f"{where}: {what} must be an integer, got {value!r}")
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise StreamError(f"{where}: {what} must be an integer, got {value!r}") from None
-    if not isinstance(value, int):
-        raise StreamError(f"{where}: {what} must be an integer, got {value!r}")
-    if value < low:
-        raise StreamError(f"{where}: {what} must be >= {low}, got {value}")
-    return value
-
-
-def _row(record: dict[str, Any], where: str) -> tuple[Shape, int]:
-    keys = {str(k).strip().lower(): v for k, v in record.items() if k is not None}
-    batch_raw, seq_raw = keys.get("batch"), keys.get("seq")
-    batch = None if batch_raw in (None, "") else _int(batch_raw, "batch", where)
-    seq = None if seq_raw in (None, "") else _int(seq_raw, "seq", where)
-    if batch is None and seq is None:
-        raise StreamError(f"{where}: needs batch and/or seq")
-    count_raw = keys.get("count")
-    count = 1 if count_raw in (None, "") else _int(count_raw, "count", where, low=1)
-    if count > MAX_COUNT:
-        raise StreamError(f"{where}: count {count} is above {MAX_COUNT}")
-    return (batch, seq), count
-
-
-def parse_csv(text: str, name: str = "shapes") -> list[Shape]:
-    """Requests from CSV text with a header row (``batch``, ``seq``, ``count``)."""
-    reader = csv.DictReader(io.StringIO(text))
-    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
-    if not {"batch", "seq"} & set(fields):
-        raise StreamError(f"{name}: line 1: the header needs a batch and/or seq column, "
-                          f"got {','.join(fields) or '(empty)'}")
-    out: list[Shape] = []
-    for lineno, record in enumerate(reader, start=2):
-        if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
-            continue  # blank line
-        shape, count = _row(record, f"{name}: line {lineno}")
-        out.extend([shape] * count)
-    return out
-
-
-def parse_jsonl(lines: Iterable[str], name: str = "shapes") -> list[Shape]:
-    """Requests from JSON lines: ``{"batch": 8, "seq": 128, "count": 3}`` per line."""
-    out: list[Shape] = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{name}: line {lineno}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise StreamError(f"{where}: not JSON ({e.msg})") from None
-        if not isinstance(record, dict):
-            raise StreamError(f"{where}: expected an object like {{\"batch\": 8}}")
-        shape, count = _row(record, where)
-        out.extend([shape] * count)
-    return out
-
-
-def parse_stream(text: str, name: str = "shapes") -> list[Shape]:
-    """CSV or JSONL, told apart by the first non-blank character (``{`` = JSONL)."""
-    head = text.lstrip()
-    requests = parse_jsonl(text.splitlines(), name) if head.startswith("{") else \
-        parse_csv(text, name)
-    if not requests:
-        raise StreamError(f"{name}: no requests")
-    return requests
-
-
-def parse_sizes(sizes: Sequence[int | str]) -> list[Shape]:
-    """``--sizes 1,3,8,8,16`` (batch sizes, 0 and 1 allowed) as requests."""
-    out: list[Shape] = [(_int(s, "size", "--sizes"), None) for s in sizes]
-    if not out:
-        raise StreamError("--sizes: no sizes")
-    return out
-
-
-def fit(requests: Sequence[Shape], n: int | None) -> list[Shape]:
-    """The stream cycled (or cut) to ``n`` requests; unchanged when ``n`` is None."""
-    if n is None:
-        return list(requests)
-    if n < 1:
-        raise StreamError(f"--requests must be >= 1, got {n}")
-    reps = -(-n // len(requests))
-    return (list(requests) * reps)[:n]
-
-
-def distinct(requests: Sequence[Shape]) -> tuple[list[Shape], list[int]]:
-    """Distinct shapes in first-sight order, and each request's index into them."""
-    index: dict[Shape, int] = {}
-    ids = [index.setdefault(r, len(index)) for r in requests]
-    return list(index), ids
-
-
-def compile_walk(ids: Sequence[int], eager_first: bool) -> tuple[list[int], list[int | None]]:
-    """The order to run distinct shapes in so compiles happen as they would in the stream.
-
-    Returns the shape order and, per shape (by id), the request index where its first
-    compiled call sits in the stream (None: never at a compiled call). Normally that is its
-    first occurrence. With ``eager_first`` (torch's ``eager_then_compile`` stance) request 0
-    runs eager and the compile at request 1 sees the shapes of requests 0 and 1, so the walk
-    starts at request 1.
-    """
-    n_shapes = max(ids) + 1 if ids else 0
-    at: list[int | None] = [None] * n_shapes
-    order: list[int] = []
-    start = 1 if eager_first else 0
-    for i in range(start, len(ids)):
-        if at[ids[i]] is None:
-            at[ids[i]] = i
-            order.append(ids[i])
-    order += [s for s in range(n_shapes) if at[s] is None]
-    return order, at
 
 
 # ---------------------------------------------------------------- buckets (pad)

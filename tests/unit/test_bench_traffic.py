@@ -1,4 +1,4 @@
-"""Request streams and their cost model (dyncli.bench.traffic, dyncli.bench.costing): no torch."""
+"""Request streams and their cost model (dyncli.bench.stream, .traffic, .costing): no torch."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.bench import costing, traffic
+from dyncli.bench import costing, stream, traffic
 from dyncli.bench.result import BenchResult, Environment, RunResult
-from dyncli.bench.traffic import Candidate, CompileEvent, StreamError
+from dyncli.bench.stream import StreamError
+from dyncli.bench.traffic import Candidate, CompileEvent
 from dyncli.config import BenchConfig
 from dyncli.errors import InputError, UsageError
 from tests.unit.conftest_bench import variation
@@ -22,12 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_csv_counts_expand_in_order_and_blank_seq_is_base() -> None:
     text = "batch,seq,count\n8,,2\n1,16,1\n\n3,32,\n"
-    assert traffic.parse_stream(text, "t.csv") == [(8, None), (8, None), (1, 16), (3, 32)]
+    assert stream.parse_stream(text, "t.csv") == [(8, None), (8, None), (1, 16), (3, 32)]
 
 
 def test_jsonl_with_only_seq() -> None:
     text = '{"seq": 128, "count": 2}\n\n{"seq": 7}\n'
-    assert traffic.parse_stream(text, "t.jsonl") == [(None, 128), (None, 128), (None, 7)]
+    assert stream.parse_stream(text, "t.jsonl") == [(None, 128), (None, 128), (None, 7)]
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -43,35 +44,35 @@ def test_jsonl_with_only_seq() -> None:
 ])
 def test_bad_streams_name_the_line(text: str, message: str) -> None:
     with pytest.raises(StreamError, match="^" + message.replace("(", r"\(").replace("[", r"\[")):
-        traffic.parse_stream(text, "t")
+        stream.parse_stream(text, "t")
 
 
 def test_sizes_allow_zero_and_one() -> None:
-    assert traffic.parse_sizes([1, 0, 3]) == [(1, None), (0, None), (3, None)]
+    assert stream.parse_sizes([1, 0, 3]) == [(1, None), (0, None), (3, None)]
     with pytest.raises(StreamError):
-        traffic.parse_sizes([-2])
+        stream.parse_sizes([-2])
 
 
 def test_fit_cycles_and_cuts() -> None:
     s = [(1, None), (2, None), (3, None)]
-    assert [b for b, _ in traffic.fit(s, 7)] == [1, 2, 3, 1, 2, 3, 1]
-    assert traffic.fit(s, 2) == s[:2]
-    assert traffic.fit(s, None) == s
+    assert [b for b, _ in stream.fit(s, 7)] == [1, 2, 3, 1, 2, 3, 1]
+    assert stream.fit(s, 2) == s[:2]
+    assert stream.fit(s, None) == s
 
 
 def test_distinct_first_sight_order() -> None:
-    shapes, ids = traffic.distinct([(8, None), (1, None), (8, None), (3, None), (1, None)])
+    shapes, ids = stream.distinct([(8, None), (1, None), (8, None), (3, None), (1, None)])
     assert shapes == [(8, None), (1, None), (3, None)]
     assert ids == [0, 1, 0, 2, 1]
 
 
 def test_compile_walk_default_and_eager_first() -> None:
     ids = [0, 0, 1, 0, 2]
-    assert traffic.compile_walk(ids, False) == ([0, 1, 2], [0, 2, 4])
+    assert stream.compile_walk(ids, False) == ([0, 1, 2], [0, 2, 4])
     # eager_then_compile: request 0 runs eager, the compile at request 1 (shape 0 again)
-    assert traffic.compile_walk(ids, True) == ([0, 1, 2], [1, 2, 4])
+    assert stream.compile_walk(ids, True) == ([0, 1, 2], [1, 2, 4])
     # a shape seen only at request 0 never reaches a compiled call in the stream
-    assert traffic.compile_walk([0, 1, 1], True) == ([1, 0], [None, 1])
+    assert stream.compile_walk([0, 1, 1], True) == ([1, 0], [None, 1])
 
 
 def test_buckets_and_pad_waste() -> None:
