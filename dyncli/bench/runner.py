@@ -15,16 +15,12 @@ Failures are statuses, not exceptions: the other variations and strategies go on
 
 from __future__ import annotations
 
-import platform
-import resource
 import shutil
-import sys
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from dyncli import __version__
 from dyncli.bench import accuracy, costing, models, padding, stats, strategies, tensors, traffic
 from dyncli.bench.compile_watch import (
     CountingBackend,
@@ -33,6 +29,13 @@ from dyncli.bench.compile_watch import (
     settle_compile_workers,
     watch,
 )
+from dyncli.bench.device import (
+    environment,
+    failure_status,
+    peak_memory,
+    resolve_device,
+    torch_counts,
+)
 from dyncli.bench.passes import StreamPasses
 from dyncli.bench.passes import short_error as _short
 from dyncli.bench.result import (
@@ -40,7 +43,6 @@ from dyncli.bench.result import (
     PASS,
     BenchResult,
     Call,
-    Environment,
     Hooks,
     RunResult,
     VariationResult,
@@ -50,74 +52,6 @@ from dyncli.bench.stream import StreamError
 from dyncli.bench.timing import Clock, CpuClock, CudaClock, interleaved
 from dyncli.config import BenchConfig
 from dyncli.errors import ModelError, UsageError
-
-
-def resolve_device(requested: str, warn: Callable[[str], None]) -> str:
-    """``auto`` → cuda when available, else cpu (with one warning); ``cuda`` needs a GPU."""
-    import torch
-
-    if requested == "cuda" and not torch.cuda.is_available():
-        raise UsageError("--device cuda: no CUDA device is available",
-                         hint="Use --device cpu (or auto)")
-    if requested == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        warn("no CUDA device found; benchmarking on CPU (--device cpu silences this)")
-        return "cpu"
-    return requested
-
-
-def _environment(device: str, dtype: str) -> Environment:
-    import torch
-
-    name = torch.cuda.get_device_name() if device == "cuda" else _cpu_name()
-    return Environment(__version__, torch.__version__, platform.python_version(), device, name,
-                       dtype, torch.get_num_threads())
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _is_oom(err: BaseException) -> bool:
-    import torch
-
-    return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
-
-
-def _failure(err: BaseException, default: str) -> str:
-    if not _is_oom(err):
-        return default
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()  # give the next variation the memory back
-    return "OOM"
-
-
-def _peak_memory(device: str) -> int:
-    import torch
-
-    if device == "cuda":
-        return int(torch.cuda.max_memory_allocated())
-    # ru_maxrss is KiB on Linux, bytes on macOS; the process peak (it cannot be reset).
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(rss if sys.platform == "darwin" else rss * 1024)
-
-
-def _torch_counts() -> tuple[int, int]:
-    """torch's own ``unique_graphs`` and inductor FX-graph-cache-hit counters, now."""
-    from torch._dynamo.utils import counters
-
-    return (int(counters["stats"]["unique_graphs"]),
-            int(counters["inductor"]["fxgraph_cache_hit"]))
 
 
 class _Runner(StreamPasses):
@@ -198,7 +132,7 @@ class _Runner(StreamPasses):
         if self.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
         self.in_calls = 0.0
-        graphs0, hits0 = _torch_counts()
+        graphs0, hits0 = torch_counts()
         t_run = time.perf_counter()
         w = Watch()
         try:
@@ -217,14 +151,14 @@ class _Runner(StreamPasses):
             run.status = "interrupted"
             raise
         finally:
-            graphs1, hits1 = _torch_counts()
+            graphs1, hits1 = torch_counts()
             run.torch_unique_graphs, run.fx_cache_hits = graphs1 - graphs0, hits1 - hits0
             run.compiles = backend.compiles
             run.backend_compile_s = backend.backend_seconds
             run.compile_time_s = sum(v.compile_time_s for v in run.variations)
             run.recompile_limit_hit = w.limit_hit
             run.limit_messages = list(w.limit_messages)
-            run.peak_memory_bytes = _peak_memory(self.device)
+            run.peak_memory_bytes = peak_memory(self.device)
             run.wall_s = time.perf_counter() - t_run
             run.in_calls_s = self.in_calls
             run.finish()
@@ -253,7 +187,7 @@ class _Runner(StreamPasses):
         try:
             ref, _ = self._call(step(eager_fn, True))
         except Exception as e:
-            vr.accuracy, vr.detail = _failure(e, "eager_fail_to_run"), _short(e)
+            vr.accuracy, vr.detail = failure_status(e, "eager_fail_to_run"), _short(e)
             return vr
         if isinstance(wrapped, padding.PaddedModel):
             wrapped.expect(ref)
@@ -262,7 +196,7 @@ class _Runner(StreamPasses):
         try:
             res, vr.first_call_s = self._call(step(comp_fn, True))
         except Exception as e:
-            vr.accuracy, vr.detail = _failure(e, "fail_to_compile"), _short(e)
+            vr.accuracy, vr.detail = failure_status(e, "fail_to_compile"), _short(e)
             vr.compiles = backend.compiles - before
             return vr
         vr.compiles = backend.compiles - before
@@ -294,7 +228,7 @@ class _Runner(StreamPasses):
             finally:
                 self.in_calls += time.perf_counter() - t0
         except Exception as e:
-            vr.accuracy, vr.detail = _failure(e, "fail_to_compile"), _short(e)
+            vr.accuracy, vr.detail = failure_status(e, "fail_to_compile"), _short(e)
             return vr
         late = backend.compiles - before - vr.compiles
         if late > 0:  # e.g. a stance that compiles on a later call: keep the totals true
@@ -329,7 +263,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
     given = costing.user_stream(cfg)  # a bad --shapes file fails before any work
     device = resolve_device(cfg.device, warn)
     settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
-    result = BenchResult(model_name, _environment(device, cfg.dtype), settings, warnings=warnings)
+    result = BenchResult(model_name, environment(device, cfg.dtype), settings, warnings=warnings)
     if cfg.nproc > 1:
         from dyncli.bench.distributed import run_distributed
 
