@@ -12,17 +12,16 @@ that name the file and key, raised before any work starts.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from dyncli.errors import ConfigError, DyncliError
+from dyncli.typecheck import check_value, parse_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -134,104 +133,6 @@ class Resolved:
                 for f in dataclasses.fields(self.config)]
 
 
-# ---------------------------------------------------------------- type checking
-
-
-def _type_name(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        return " or ".join(_type_name(a) for a in typing.get_args(tp))
-    if origin is list:
-        return "list of " + _type_name(typing.get_args(tp)[0])
-    if origin is dict:
-        return "table"
-    if tp is type(None):
-        return "none"
-    return getattr(tp, "__name__", str(tp))
-
-
-# TOML gives bool for true/false, and bool is an int subclass: keep them apart.
-_SCALAR_CHECKS: dict[Any, Any] = {
-    bool: lambda v: isinstance(v, bool),
-    int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-    float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    str: lambda v: isinstance(v, str),
-}
-
-
-def _check(value: Any, tp: Any) -> Any:
-    """Return ``value`` converted to ``tp`` or raise ValueError (message = expected type)."""
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _check(value, arg)
-            except ValueError:
-                pass
-        raise ValueError(_type_name(tp))
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        if not isinstance(value, list):
-            raise ValueError(_type_name(tp))
-        return [_check(v, item) for v in value]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ValueError(_type_name(tp))
-        return dict(value)
-    accepts = _SCALAR_CHECKS.get(tp)
-    if accepts is not None and accepts(value):
-        return float(value) if tp is float else value
-    raise ValueError(_type_name(tp))
-
-
-def _from_env(text: str, tp: Any) -> Any:
-    """Parse an environment string as ``tp``: ints, floats, true/false, comma lists, JSON tables."""
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        if text.strip().lower() in ("", "none"):
-            return None
-        errors = 0
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        for arg in args:
-            try:
-                return _from_env(text, arg)
-            except ValueError:
-                errors += 1
-        raise ValueError(_type_name(tp))
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        return [_from_env(p.strip(), item) for p in text.split(",") if p.strip()]
-    if origin is dict:
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            raise ValueError("table (as JSON)") from None
-        return _check(value, tp)
-    if tp is bool:
-        low = text.strip().lower()
-        if low in ("1", "true", "yes", "on"):
-            return True
-        if low in ("0", "false", "no", "off"):
-            return False
-        raise ValueError("bool")
-    if tp is int:
-        try:
-            return int(text)
-        except ValueError:
-            raise ValueError("int") from None
-    if tp is float:
-        try:
-            return float(text)
-        except ValueError:
-            raise ValueError("float") from None
-    return text
-
-
 def _validate(table: str, cls: type, key: str, value: Any, where: str, from_env: bool = False) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     if key not in fields:
@@ -239,7 +140,7 @@ def _validate(table: str, cls: type, key: str, value: Any, where: str, from_env:
         raise ConfigError(f"{where}: {table}.{key}: unknown key", hint=f"Known keys in [{table}]: {known}")
     tp = typing.get_type_hints(cls)[key]
     try:
-        out = _from_env(value, tp) if from_env else _check(value, tp)
+        out = parse_env(value, tp) if from_env else check_value(value, tp)
     except ValueError as e:
         raise ConfigError(f"{where}: {table}.{key}: expected {e}, got {value!r}") from None
     choices = fields[key].metadata.get("choices")
