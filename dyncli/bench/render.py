@@ -35,7 +35,10 @@ from dyncli.output import (
 CSV_COLUMNS = ("dev", "name", "batch_size", "speedup", "abs_latency", "compilation_latency",
                "eager_latency", "p_value", "accuracy", "strategy", "mode", "variation",
                "seq_len", "shapes", "recompiled", "compiles", "unique_graphs",
-               "recompile_limit_hit", "dynamo_peak_mem", "status")
+               "recompile_limit_hit", "dynamo_peak_mem", "status",
+               # the strategy's request-stream cost (the same on each of its rows)
+               "stream_requests", "stream_total_s", "stream_first_result_s",
+               "stream_latency_ms", "break_even_eager", "pad_waste", "recommended")
 
 
 def _f(x: float, digits: int = 3) -> str:
@@ -58,8 +61,19 @@ def _p(x: float) -> str:
 def csv_rows(result: BenchResult) -> list[dict[str, Any]]:
     """One row per (model, strategy, variation); dashboard names where they apply."""
     rows = []
+    best = result.recommendation.strategy if result.recommendation else None
     for run in result.runs:
         peak = run.peak_memory_bytes / 1e9 if run.peak_memory_bytes else None
+        cost = run.stream
+        stream = {
+            "stream_requests": cost.requests if cost else None,
+            "stream_total_s": cost.total_s if cost else None,
+            "stream_first_result_s": cost.first_result_s if cost else None,
+            "stream_latency_ms": cost.weighted_latency_ms if cost else None,
+            "break_even_eager": cost.break_even if cost else None,
+            "pad_waste": cost.pad_waste if cost else None,
+            "recommended": (run.strategy == best) if best else None,
+        }
         variations: list[VariationResult | None] = list(run.variations) or [None]
         for v in variations:  # a model that failed to load still gets a row
             rows.append({
@@ -77,7 +91,7 @@ def csv_rows(result: BenchResult) -> list[dict[str, Any]]:
                 if v else None,
                 "recompiled": v.recompiled if v else None, "compiles": v.compiles if v else None,
                 "unique_graphs": run.compiles, "recompile_limit_hit": run.recompile_limit_hit,
-                "dynamo_peak_mem": peak, "status": run.status,
+                "dynamo_peak_mem": peak, "status": run.status, **stream,
             })
     return rows
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
 import subprocess
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from dyncli.bench import costing, stream, traffic
+from dyncli.bench.render import to_csv
 from dyncli.bench.result import BenchResult, Environment, RunResult
 from dyncli.bench.stream import StreamError
 from dyncli.bench.traffic import Candidate, CompileEvent
@@ -173,6 +176,15 @@ def test_apply_costs_runs_eager_and_recommends() -> None:
     assert dynamic.stream.break_even is not None and dynamic.stream.break_even_projected
     rec = result.recommendation
     assert rec is not None and rec.strategy == "eager" and rec.runner_up == "dynamic"
+
+    # the CSV carries each strategy's stream cost on its rows, for dashboards
+    rows = list(csv.DictReader(io.StringIO(to_csv(result))))
+    dyn = [r for r in rows if r["strategy"] == "dynamic"]
+    assert len(dyn) == 2 and {r["stream_total_s"] for r in dyn} == {f"{dynamic.stream.total_s:.6g}"}
+    assert dyn[0]["stream_requests"] == "4"
+    assert dyn[0]["stream_first_result_s"] == f"{dynamic.stream.first_result_s:.6g}"
+    assert dyn[0]["break_even_eager"] == str(dynamic.stream.break_even)
+    assert dyn[0]["pad_waste"] == "" and dyn[0]["recommended"] == "False"
 
 
 def test_apply_skips_runs_without_timings() -> None:
