@@ -3,7 +3,8 @@
 Answers "is this version slower than that one at the quickstart": each round runs the command
 once per checkout (alternating, so drifting load hits both alike), each from an empty inductor
 cache as on a fresh machine, and records wall time, compile seconds and median speedup from
-the JSON it wrote. Both checkouts run in this interpreter (``PYTHONPATH`` = the checkout).
+the JSON it wrote. Both checkouts run in this interpreter (``PYTHONPATH`` = the checkout),
+from one scratch working directory.
 
     .venv/bin/python benchmarks/quickstart_time.py OLD_CHECKOUT NEW_CHECKOUT [--rounds 3]
 
@@ -25,10 +26,12 @@ from pathlib import Path
 
 def _once(checkout: Path, out: Path) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as cache:
+        # cwd: one scratch directory for both checkouts (run from each checkout's own
+        # directory, resnet50's compiled latency differed by up to 10 %, docs/bench.md)
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "PYTHONPATH": str(checkout)}
         t0 = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "dyncli", "bench", "resnet50",
-                               "--json", str(out)], cwd=checkout, env=env, check=False,
+                               "--json", str(out)], cwd=out.parent, env=env, check=False,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         wall = time.monotonic() - t0
     if proc.returncode != 0:
