@@ -62,7 +62,8 @@ def cells(pair: Pair, short: bool = False) -> list[str]:
 
 def headline(c: Comparison) -> str:
     """One line: how many pairs, regressions and recompiles, under which thresholds."""
-    return (f"{len(c.pairs)} pairs compared, {len(c.regressions)} regression"
+    return (f"{len(c.pairs)} pair{'' if len(c.pairs) == 1 else 's'} compared, "
+            f"{len(c.regressions)} regression"
             f"{'' if len(c.regressions) == 1 else 's'}, {len(c.recompiled)} with more compiles "
             f"(threshold {c.threshold * 100:g}%, alpha {c.alpha:g})")
 
