@@ -253,30 +253,40 @@ def comparison_table(result: BenchResult) -> Table:
 
 
 def stream_table(result: BenchResult) -> Table:
-    """What the request stream costs: one row for eager and one per strategy."""
+    """What the request stream costs: one row for eager and one per strategy.
+
+    ``pad waste`` is shown only when a strategy padded, ``replay`` only with ``--replay``; a
+    strategy with no cost (it failed, or did not apply) shows its status under ``total s``.
+    """
     t = Table(title=f"request stream · {result.requests} requests from {result.shapes_source}",
               title_justify="left", box=box.SIMPLE_HEAD)
-    cols = ("strategy", "total s", "first s", "compiles (s)", "ms/req", "beats eager",
-            "pad waste", "replay meas/pred s")
+    show_pad = any(r.stream is not None and r.stream.pad_waste is not None for r in result.runs)
+    show_replay = any(r.replay for r in result.runs)
+    cols = ["strategy", "total s", "first s", "compiles (s)", "ms/req", "beats eager"]
+    cols += ["pad waste"] * show_pad + ["replay meas/pred s"] * show_replay
     for col in cols:
         t.add_column(col, justify="left" if col == "strategy" else "right",
                      no_wrap=col == "strategy", min_width=len(col) if col != "strategy" else 18)
+
+    def extras(pad: str, replay: str) -> list[str]:
+        return [pad] * show_pad + [replay] * show_replay
+
     eager = result.eager_stream
     if eager is not None:
         t.add_row("eager", f"{eager.total_s:.2f}", f"{eager.first_result_s:.2f}", "0",
-                  _ms(eager.weighted_latency_ms), "-", "-", "-")
+                  _ms(eager.weighted_latency_ms), "-", *extras("-", "-"))
     for r in result.runs:
         c = r.stream
         if c is None:
-            t.add_row(r.strategy, *(["-"] * 6), r.status)
+            t.add_row(r.strategy, r.status, *(["-"] * (len(cols) - 2)))
             continue
         be = "never" if c.break_even is None else \
             f"{c.break_even} req" + ("*" if c.break_even_projected else "")
         t.add_row(r.strategy, f"{c.total_s:.2f}", f"{c.first_result_s:.2f}",
                   f"{c.compiles} ({c.compile_s:.1f})", _ms(c.weighted_latency_ms), be,
-                  "-" if c.pad_waste is None else f"{c.pad_waste:.0%}",
-                  f"{r.replay['measured_s']:.2f} / {r.replay['predicted_s']:.2f}"
-                  if r.replay else "-")
+                  *extras("-" if c.pad_waste is None else f"{c.pad_waste:.0%}",
+                          f"{r.replay['measured_s']:.2f} / {r.replay['predicted_s']:.2f}"
+                          if r.replay else "-"))
     return t
 
 

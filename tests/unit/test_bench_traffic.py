@@ -226,3 +226,36 @@ def test_traffic_and_costing_do_not_import_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
+
+
+def _stream_text(result: BenchResult) -> str:
+    from rich.console import Console
+
+    from dyncli.bench.render import stream_table
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(stream_table(result))
+    return console.export_text()
+
+
+def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> None:
+    dynamic = RunResult("m", "dynamic", "inference")
+    dynamic.variations = [variation(0, 8, 2.0, 1.0, True), variation(1, 10, 2.5, 1.0, False)]
+    for v in dynamic.variations:
+        v.request = v.index
+    dynamic.finish()
+    failed = RunResult("m", "static", "inference", status="fail_to_compile")
+    result = _result([dynamic, failed], [0, 1])
+    costing.apply(result)
+    text = _stream_text(result)
+    header = next(line for line in text.splitlines() if "total s" in line)
+    assert "pad waste" not in header and "replay" not in header
+    static_row = next(line for line in text.splitlines() if line.strip().startswith("static"))
+    assert static_row.split()[1] == "fail_to_compile"  # under "total s", not in a far column
+    assert dynamic.stream is not None
+    dynamic.stream.pad_waste = 0.25
+    dynamic.replay = {"measured_s": 1.5, "predicted_s": 1.25}
+    text = _stream_text(result)
+    assert "pad waste" in text and "replay meas/pred s" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("dynamic"))
+    assert row.split()[-4:] == ["25%", "1.50", "/", "1.25"]
