@@ -262,9 +262,14 @@ def recommend(candidates: Sequence[Candidate], requests: int) -> Recommendation 
         if p is None or p != p:
             parts.append("steady-state latencies not compared (too few samples)")
         elif p < SIGNIFICANT:
-            faster = best if best.weighted_latency_ms <= second.weighted_latency_ms else second
-            parts.append(f"steady-state latencies differ (p={p:.2g}); {faster.name} serves "
-                         "faster once compiled")
+            faster, slower = ((best, second) if best.weighted_latency_ms <= second.weighted_latency_ms
+                              else (second, best))
+            if faster.name == "eager":
+                parts.append(f"steady-state latencies differ (p={p:.2g}); eager is faster even "
+                             f"than {slower.name} once compiled")
+            else:
+                parts.append(f"steady-state latencies differ (p={p:.2g}); {faster.name} serves "
+                             "faster once compiled")
         else:
             parts.append(f"steady-state latencies do not differ significantly (p={p:.2g}): "
                          "the difference is in compiling")

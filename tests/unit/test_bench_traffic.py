@@ -259,3 +259,13 @@ def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> Non
     assert "pad waste" in text and "replay meas/pred s" in text
     row = next(line for line in text.splitlines() if line.strip().startswith("dynamic"))
     assert row.split()[-4:] == ["25%", "1.50", "/", "1.25"]
+
+
+def test_recommend_says_when_eager_is_faster_even_compiled() -> None:
+    rec = traffic.recommend([Candidate("eager", 0.1, True, weighted_latency_ms=0.03,
+                                       samples=(0.03, 0.031, 0.029, 0.03)),
+                             Candidate("automatic", 0.2, True, weighted_latency_ms=0.05,
+                                       samples=(0.05, 0.051, 0.049, 0.05))], 3)
+    assert rec is not None and rec.strategy == "eager"
+    assert "eager is faster even than automatic once compiled" in rec.reason
+    assert "eager serves" not in rec.reason
