@@ -5,7 +5,7 @@ torch-free helper ``tests/unit/suggest_fake_pgo.py``) with ``--frames`` frames o
 each — a tensor with a dynamic batch dim, a static tensor, and a dynamic int — then times, in
 this process, best and median of ``--repeat`` runs of:
 
-- read+suggest: the one core call ``dyncli suggest`` makes (``core.suggest.suggest``):
+- read+suggest: the one core call ``dyncli suggest`` makes (``dyncli.suggest.api.run``):
   restricted unpickling, merging, filters, regex checks, per-dim entries;
 - env: rendering the default ``--format env`` line (what stdout gets);
 - json / python: the ``--json`` document text and ``--format python`` text;
