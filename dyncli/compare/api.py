@@ -172,6 +172,11 @@ def run(base: str | Path, new: str | Path, *, config: CompareConfig | None = Non
                 f"{'base' if side is b else 'new'} ({side.path}) is a {side.kind} without raw "
                 "samples: no p-values, so latency and speedup changes are shown but never "
                 "marked as regressions (compiles and failures still are)")
+        if side.left_out:
+            comparison.notes.append(
+                f"{'base' if side is b else 'new'} ({side.path}): {side.left_out} run"
+                f"{'' if side.left_out == 1 else 's'} left out (no model name or strategy "
+                "of the expected type)")
         if side.device and other.device and side is b and side.device != other.device:
             comparison.notes.append(f"devices differ: base ran on {b.device}, new on {n.device}")
     return comparison

@@ -66,6 +66,7 @@ class Side:
     records: dict[Key, Record]
     device: str | None = None
     torch: str | None = None
+    left_out: int = 0  # runs of a JSON document not in the shape of a bench run
 
     @property
     def has_samples(self) -> bool:
@@ -81,11 +82,28 @@ def model_key(name: str) -> str:
     return name
 
 
+# A suite of 30 models x 9 strategies with raw samples is a few MB; past this it is not a result.
+MAX_RESULT_BYTES = 256 << 20
+
+
 def read(path: str | Path) -> Side:
-    """Read one side; ``InputError`` (exit 2) naming the file for anything unreadable."""
+    """Read one side; ``InputError`` (exit 2) naming the file for anything unreadable.
+
+    Whatever the file holds (wrong types, huge numbers, deep nesting), reading it either
+    gives a :class:`Side` or raises ``InputError``; a run or variation of the wrong shape is
+    left out, a value of the wrong type reads as missing.
+    """
     name = display_name(path)
+    chunks: list[bytes] = []
+    size = 0
     with open_input(path, check_text=False) as source:
-        data = b"".join(source.lines())
+        for chunk in source.lines():
+            size += len(chunk)
+            if size > MAX_RESULT_BYTES:
+                raise InputError(f"{name}: over {MAX_RESULT_BYTES >> 20} MB, "
+                                 "not a benchmark result")
+            chunks.append(chunk)
+    data = b"".join(chunks)
     if not data.strip():
         raise InputError(f"{name}: is empty, not a benchmark result")
     try:
@@ -102,11 +120,24 @@ def read(path: str | Path) -> Side:
 
 
 def _num(x: Any) -> float:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else math.nan
+    """A JSON number as a float; anything else (or an int too large for a float) is NaN."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return math.nan
+    try:
+        return float(x)
+    except OverflowError:
+        return math.nan
 
 
 def _floats(xs: Any) -> list[float]:
-    return [float(x) for x in xs if isinstance(x, (int, float))] if isinstance(xs, list) else []
+    """The finite numbers of a JSON list (samples); not a list: none."""
+    if not isinstance(xs, list):
+        return []
+    return [f for f in map(_num, xs) if math.isfinite(f)]
+
+
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
 
 
 def _median(xs: list[float]) -> float:
@@ -119,30 +150,43 @@ def _from_json(name: str, text: str) -> Side:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{name}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    except (ValueError, RecursionError) as e:  # an int over 4,300 digits; nesting too deep
+        raise InputError(f"{name}: not a benchmark result ({type(e).__name__}: "
+                         f"{str(e)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("command") != "bench" or not isinstance(
             doc.get("runs"), list):
         raise InputError(f"{name}: not a dyncli bench result (no command 'bench' with runs)",
                          hint="Make one with: dyncli bench MODEL --json FILE "
                               "(or --suite NAME --json FILE)")
-    env: dict[str, Any] = doc["environment"] if isinstance(doc.get("environment"), dict) else {}
+    env = _dict(doc.get("environment"))
     records: dict[Key, Record] = {}
+    left_out = 0
     for run in doc["runs"]:
-        if not isinstance(run, dict) or not isinstance(run.get("model"), str):
+        if not isinstance(run, dict) or not isinstance(run.get("model"), str) \
+                or not isinstance(run.get("strategy"), (str, type(None))):
+            left_out += 1
             continue
         rec = _record(run)
         key = (model_key(rec.model), rec.strategy)
         if key in records:  # timm:X beside a torchvision X: keep both, the second by full name
             key = (rec.model, rec.strategy)
         records[key] = rec
-    return Side(name, "dyncli-json", records, env.get("device"), env.get("torch"))
+    device, torch = env.get("device"), env.get("torch")
+    return Side(name, "dyncli-json", records, device if isinstance(device, str) else None,
+                torch if isinstance(torch, str) else None, left_out)
 
 
 def _record(run: dict[str, Any]) -> Record:
-    variations = [v for v in run.get("variations") or [] if isinstance(v, dict)]
-    rec = Record(run["model"], str(run.get("strategy")), str(run.get("status", "pass")))
-    rec.speedup = _num((run.get("speedup") or {}).get("median"))
+    raw = run.get("variations")
+    variations = [v for v in raw if isinstance(v, dict)] if isinstance(raw, list) else []
+    status = run.get("status", "pass")
+    rec = Record(run["model"], str(run.get("strategy")),
+                 status if isinstance(status, str) else "unknown")
+    rec.speedup = _num(_dict(run.get("speedup")).get("median"))
     rec.compiled_ms = _median([_num(v.get("compiled_ms")) for v in variations])
-    rec.compiles = run.get("compiles") if isinstance(run.get("compiles"), int) else None
+    compiles = run.get("compiles")
+    rec.compiles = compiles if isinstance(compiles, int) and not isinstance(compiles, bool) \
+        and 0 <= compiles < 1 << 62 else None
     compile_s = _num(run.get("compile_time_s"))
     rec.compile_s = compile_s if math.isfinite(compile_s) else None
     if variations:
