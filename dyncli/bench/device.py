@@ -82,3 +82,17 @@ def torch_counts() -> tuple[int, int]:
 
     return (int(counters["stats"]["unique_graphs"]),
             int(counters["inductor"]["fxgraph_cache_hit"]))
+
+
+def memory_bytes(device: str) -> int | None:
+    """The device's memory: the GPU's total on CUDA, physical memory on CPU (None: unknown)."""
+    import os
+
+    if device == "cuda":
+        import torch
+
+        return int(torch.cuda.mem_get_info()[1])
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None

@@ -32,6 +32,7 @@ from dyncli.bench.compile_watch import (
 from dyncli.bench.device import (
     environment,
     failure_status,
+    memory_bytes,
     peak_memory,
     resolve_device,
     torch_counts,
@@ -290,6 +291,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
                    "seq": {k: list(v) for k, v in dims.seq.items()}}
     plan, ids = costing.stream_plan(cfg, built.name, built.batch_size, built.seq_len, given,
                                     result)
+    _check_input_memory(built, dims, plan, cfg.dtype, device)
     fresh = cfg.fresh_cache if cfg.fresh_cache is not None else (given is not None or cfg.replay)
     runner = _Runner(cfg, built, device, dims, plan, hooks, ids, fresh)
     if fresh:
@@ -308,6 +310,31 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
             if hooks.run_done:
                 hooks.run_done(result)
     return result
+
+
+def _check_input_memory(built: models.Built, dims: DimPlan, plan: list[Variation], dtype: str,
+                        device: str) -> None:
+    """Refuse shapes whose inputs alone would take over half the device's memory.
+
+    Every shape's inputs are made up front, before any strategy runs, so a stream with a
+    batch of 10^8 would otherwise fill the machine until the kernel kills the process (no
+    status, no result). Sizes come from the user's traffic file: they are bounded here,
+    before use, with the shape named.
+    """
+    memory = memory_bytes(device)
+    if not memory:
+        return
+    sizes = [tensors.input_bytes(built, dims, v, dtype) for v in plan]
+    if sum(sizes) <= memory // 2:
+        return
+    big = max(range(len(plan)), key=sizes.__getitem__)
+    v = plan[big]
+    shape = f"batch {v.batch_size}" + (f", seq {v.seq_len}" if v.seq_len is not None else "")
+    raise UsageError(
+        f"the inputs of {len(plan)} shape(s) would take {sum(sizes) / 2**30:.1f} GiB "
+        f"({shape}: {sizes[big] / 2**30:.1f} GiB), more than half of the "
+        f"{memory / 2**30:.0f} GiB of {'GPU' if device == 'cuda' else 'memory on this machine'}",
+        hint="Use smaller sizes in --shapes/--sizes (or --batch-size, --spread)")
 
 
 def _validate(cfg: BenchConfig) -> None:

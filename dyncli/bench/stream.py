@@ -4,7 +4,8 @@ A stream comes from ``--shapes FILE`` (CSV with a header row, or JSONL; columns/
 ``batch`` and/or ``seq`` and an optional ``count`` = that many consecutive requests), from
 ``--sizes 1,3,8`` (batch sizes) or, by default, from the seeded variation plan (one request
 per variation). ``--requests N`` cycles or cuts the stream to N requests (:func:`fit`). Every
-number is checked (type, range, ``count`` at most :data:`MAX_COUNT`) and a bad row is a
+number is checked before use (type, range: sizes at most :data:`MAX_SIZE`, ``count`` at most
+:data:`MAX_COUNT`, the whole stream at most :data:`MAX_REQUESTS`) and a bad row is a
 :class:`StreamError` naming its line. What a stream costs is :mod:`dyncli.bench.traffic`.
 """
 
@@ -18,27 +19,51 @@ from typing import Any
 
 Shape = tuple[int | None, int | None]  # (batch, seq); None = the model's base size
 MAX_COUNT = 10_000_000  # one row may stand for many requests, but not for a runaway number
+# The costed stream is held request by request (shape ids, cumulative-time curves): a million
+# requests cost ~10 MB per strategy. A longer stream says nothing a scaled-down one does not:
+# the mix is what is costed, and break-even past the end is projected.
+MAX_REQUESTS = 1_000_000
+MAX_SIZE = 2**31 - 1  # a batch or sequence length; torch sizes past this are no real traffic
 
 
 class StreamError(ValueError):
     """A malformed request stream; the message names the line."""
 
 
-def _int(value: Any, what: str, where: str, low: int = 0) -> int:
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
+def _int(value: Any, what: str, where: str, low: int = 0, high: int = MAX_SIZE) -> int:
+    bad = StreamError(f"{where}: {what} must be an integer, got {_shown(value)}")
     if isinstance(value, bool):
-        raise StreamError(f"{where}: {what} must be an integer, got {value!r}")
+        raise bad
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 19 and text.lstrip("+-").isdigit():  # no 4,300-digit int() calls
+            raise StreamError(f"{where}: {what} {_shown(text)} is above {high:,}")
         try:
-            value = int(value.strip())
+            value = int(text) if len(text) <= 19 else None
         except ValueError:
-            raise StreamError(f"{where}: {what} must be an integer, got {value!r}") from None
+            raise bad from None
     if not isinstance(value, int):
-        raise StreamError(f"{where}: {what} must be an integer, got {value!r}")
+        raise bad
     if value < low:
         raise StreamError(f"{where}: {what} must be >= {low}, got {value}")
+    if value > high:
+        raise StreamError(f"{where}: {what} {_shown(value)} is above {high:,}")
     return value
+
+
+def _add(out: list[Shape], shape: Shape, count: int, where: str) -> None:
+    if len(out) + count > MAX_REQUESTS:
+        raise StreamError(f"{where}: the stream passes {MAX_REQUESTS:,} requests; scale the "
+                          "counts down (the mix of shapes is what is costed, and break-even "
+                          "past the stream's end is projected)")
+    out.extend([shape] * count)
 
 
 def _row(record: dict[str, Any], where: str) -> tuple[Shape, int]:
@@ -49,9 +74,8 @@ def _row(record: dict[str, Any], where: str) -> tuple[Shape, int]:
     if batch is None and seq is None:
         raise StreamError(f"{where}: needs batch and/or seq")
     count_raw = keys.get("count")
-    count = 1 if count_raw in (None, "") else _int(count_raw, "count", where, low=1)
-    if count > MAX_COUNT:
-        raise StreamError(f"{where}: count {count} is above {MAX_COUNT}")
+    count = 1 if count_raw in (None, "") else _int(count_raw, "count", where, low=1,
+                                                    high=MAX_COUNT)
     return (batch, seq), count
 
 
@@ -66,8 +90,9 @@ def parse_csv(text: str, name: str = "shapes") -> list[Shape]:
     for lineno, record in enumerate(reader, start=2):
         if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
             continue  # blank line
-        shape, count = _row(record, f"{name}: line {lineno}")
-        out.extend([shape] * count)
+        where = f"{name}: line {lineno}"
+        shape, count = _row(record, where)
+        _add(out, shape, count, where)
     return out
 
 
@@ -85,7 +110,7 @@ def parse_jsonl(lines: Iterable[str], name: str = "shapes") -> list[Shape]:
         if not isinstance(record, dict):
             raise StreamError(f"{where}: expected an object like {{\"batch\": 8}}")
         shape, count = _row(record, where)
-        out.extend([shape] * count)
+        _add(out, shape, count, where)
     return out
 
 
@@ -101,6 +126,8 @@ def parse_stream(text: str, name: str = "shapes") -> list[Shape]:
 
 def parse_sizes(sizes: Sequence[int | str]) -> list[Shape]:
     """``--sizes 1,3,8,8,16`` (batch sizes, 0 and 1 allowed) as requests."""
+    if len(sizes) > MAX_REQUESTS:
+        raise StreamError(f"--sizes: more than {MAX_REQUESTS:,} sizes")
     out: list[Shape] = [(_int(s, "size", "--sizes"), None) for s in sizes]
     if not out:
         raise StreamError("--sizes: no sizes")
@@ -113,6 +140,9 @@ def fit(requests: Sequence[Shape], n: int | None) -> list[Shape]:
         return list(requests)
     if n < 1:
         raise StreamError(f"--requests must be >= 1, got {n}")
+    if n > MAX_REQUESTS:
+        raise StreamError(f"--requests {n:,} is above {MAX_REQUESTS:,}: the mix of shapes is "
+                          "what is costed, and break-even past the stream's end is projected")
     reps = -(-n // len(requests))
     return (list(requests) * reps)[:n]
 

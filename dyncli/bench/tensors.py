@@ -60,6 +60,26 @@ def make_inputs(built: Built, dims: DimPlan, variation: Variation, gen: Any,
     return args, kwargs
 
 
+def input_bytes(built: Built, dims: DimPlan, variation: Variation, dtype: str) -> int:
+    """Bytes the variation's tensor inputs will take, worked out before any is made."""
+    import math
+
+    import torch
+
+    total = 0
+    named = {str(i): a for i, a in enumerate(built.args)} | built.kwargs
+    for name, value in named.items():
+        if not isinstance(value, torch.Tensor):
+            continue
+        shape = varied_shape(value.shape, dims.batch.get(name, ()), dims.seq.get(name, ()),
+                             variation)
+        size = value.element_size()
+        if value.is_floating_point() and dtype in FLOAT_DTYPES:
+            size = 2
+        total += math.prod(shape) * size
+    return total
+
+
 def clone_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...],
                                                                           dict[str, Any]]:
     """Deep-enough copy: every tensor cloned (a new object with the same data)."""

@@ -18,6 +18,7 @@ The cost model (docs/bench.md, "The cost of a request stream"):
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,7 +113,7 @@ class StreamCost:
     weighted_latency_ms: float
     compile_s: float
     compiles: int
-    curve: list[float] = field(default_factory=list)  # cumulative seconds after each request
+    curve: Sequence[float] = field(default_factory=lambda: array("d"))  # cumulative s after each request
     break_even: int | None = None
     break_even_projected: bool = False
     pad_waste: float | None = None
@@ -131,35 +132,38 @@ class StreamCost:
         return out
 
 
-def _latencies(ids: Sequence[int], ms: Sequence[float]) -> list[float]:
-    return [ms[i] / 1000.0 for i in ids]
-
-
 def cost(ids: Sequence[int], latency_ms: Sequence[float], events: Sequence[CompileEvent] = (),
          overrides: dict[int, float] | None = None) -> StreamCost:
     """The stream's cost from each shape's steady-state latency and the compiles in order.
 
     ``overrides`` replaces a request's cost (seconds) by a measured one (the eager first call
-    under ``eager_then_compile``).
+    under ``eager_then_compile``). One pass over the requests; the curve is an array of
+    doubles (8 bytes a request, not a Python float each).
     """
-    per = _latencies(ids, latency_ms)
-    for i, seconds in (overrides or {}).items():
-        if 0 <= i < len(per):
-            per[i] = seconds
-    extra = [0.0] * len(per)
+    n = len(ids)
+    extra: dict[int, float] = {}
+    compiles = 0
     for e in events:
-        if 0 <= e.request < len(per):
-            extra[e.request] += max(0.0, e.seconds)
-    curve, acc = [], 0.0
-    for a, b in zip(per, extra, strict=True):
-        acc += a + b
+        if 0 <= e.request < n:
+            extra[e.request] = extra.get(e.request, 0.0) + max(0.0, e.seconds)
+            compiles += e.compiles
+    per_s = [ms / 1000.0 for ms in latency_ms]
+    overrides = {i: s for i, s in (overrides or {}).items() if 0 <= i < n}
+    curve = array("d")
+    acc = 0.0
+    for i, shape in enumerate(ids):
+        acc += (overrides[i] if i in overrides else per_s[shape]) + extra.get(i, 0.0)
         curve.append(acc)
-    steady = [latency_ms[i] for i in ids]
+    first = (overrides[0] if 0 in overrides else per_s[ids[0]]) + extra.get(0, 0.0) if n \
+        else math.nan
+    counts = [0] * len(latency_ms)
+    for shape in ids:
+        counts[shape] += 1
+    steady = sum(c * ms for c, ms in zip(counts, latency_ms, strict=True) if c)
     return StreamCost(
-        requests=len(ids), first_result_s=per[0] + extra[0] if per else math.nan,
-        total_s=acc, weighted_latency_ms=sum(steady) / len(steady) if steady else math.nan,
-        compile_s=sum(extra), compiles=sum(e.compiles for e in events if 0 <= e.request < len(per)),
-        curve=curve)
+        requests=n, first_result_s=first, total_s=acc,
+        weighted_latency_ms=steady / n if n else math.nan,
+        compile_s=sum(extra.values()), compiles=compiles, curve=curve)
 
 
 def break_even(curve: Sequence[float], eager_curve: Sequence[float], rate_ms: float,

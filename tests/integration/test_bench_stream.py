@@ -16,6 +16,7 @@ import pytest
 from dyncli.bench.result import BenchResult
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
+from dyncli.errors import UsageError
 
 pytestmark = pytest.mark.slow
 
@@ -191,3 +192,13 @@ def test_hf_sequences_padded_with_masks_pass_accuracy(tmp_path: Path) -> None:
     assert all(v.padded_to["batch"] == 4 for v in pad.variations)  # the batch never varied
     assert pad.stream.pad_waste == pytest.approx((3 * 3 + 12) / (3 * 5 + 20))
     assert result.requests == 4 and result.recommendation is not None
+
+
+def test_shapes_whose_inputs_cannot_fit_are_refused_before_any_is_made(tmp_path: Path) -> None:
+    """A batch of 10^8 in the traffic used to fill memory until the kernel killed the run."""
+    shapes = tmp_path / "huge.csv"
+    # ten distinct shapes of ~2*10^9 rows: ~2.5 TB of inputs, more than half of any machine
+    shapes.write_text("batch,count\n8,3\n" + "".join(f"{2_000_000_000 - i},1\n" for i in range(10)))
+    cfg = BenchConfig(shapes=str(shapes), strategy=["static"], device="cpu", repeat=2, warmup=0)
+    with pytest.raises(UsageError, match=r"batch 2000000000: [\d.]+ GiB\), more than half"):
+        run_bench(MODEL, cfg)

@@ -44,10 +44,22 @@ def test_jsonl_with_only_seq() -> None:
     ('{"batch": 8\n', "t: line 1: not JSON"),
     ("batch\n", "t: no requests"),
     ('{"count": 3}\n', "t: line 1: needs batch and/or seq"),
+    ("batch\n" + "9" * 5000 + "\n", "t: line 2: batch '" + "9" * 39 + "… is above 2,147,483,647"),
+    ("batch\n3000000000\n", "t: line 2: batch 3000000000 is above 2,147,483,647"),
+    ("batch\n" + "x" * 100_000 + "\n", "t: line 2: batch must be an integer, got '" + "x" * 39 + "…"),
+    ("batch,count\n8,10000001\n", "t: line 2: count 10000001 is above 10,000,000"),
+    ("batch,count\n8,600000\n9,600000\n", "t: line 3: the stream passes 1,000,000 requests"),
+    ('{"batch": 8, "count": 1e300}\n', "t: line 1: count 1000000000000000052504760255204420248704… is above 10,000,000"),
 ])
 def test_bad_streams_name_the_line(text: str, message: str) -> None:
     with pytest.raises(StreamError, match="^" + message.replace("(", r"\(").replace("[", r"\[")):
         stream.parse_stream(text, "t")
+
+
+def test_requests_are_bounded_before_the_stream_is_built() -> None:
+    with pytest.raises(StreamError, match=r"--requests 10,000,000,000 is above 1,000,000"):
+        stream.fit([(8, None)], 10**10)
+    assert len(stream.fit([(8, None), (1, None)], 1_000_000)) == 1_000_000
 
 
 def test_sizes_allow_zero_and_one() -> None:
@@ -99,7 +111,7 @@ def test_cost_places_compiles_in_stream_order() -> None:
     assert c.total_s == pytest.approx(0.75 + 0.006)
     assert c.weighted_latency_ms == pytest.approx(1.5)
     assert c.compile_s == pytest.approx(0.75) and c.compiles == 2
-    assert c.curve == pytest.approx([0.501, 0.502, 0.754, 0.756])
+    assert list(c.curve) == pytest.approx([0.501, 0.502, 0.754, 0.756])
 
 
 def test_cost_override_for_an_eager_first_request() -> None:
