@@ -15,7 +15,8 @@ import pytest
 
 from dyncli.bench import suite_render, suites
 from dyncli.bench.render import CSV_COLUMNS
-from dyncli.bench.suite import ModelOutcome, SuiteResult, _completed, _outcome
+from dyncli.bench.suite import SuiteResult, _completed
+from dyncli.bench.suite_child import ModelOutcome, _outcome
 from dyncli.errors import ConfigError, InputError, UsageError
 
 SETTINGS = {"strategy": ["static", "automatic"], "mode": "inference", "timeout": 5.0}
@@ -142,6 +143,24 @@ def test_resume_keeps_complete_models_and_reruns_interrupted_and_unbuilt_ones() 
         _completed(_suite_doc({"a": "pass"}, name="other"), s)
     with pytest.raises(UsageError, match="not a suite result"):
         _completed(docs.document([]), s)
+
+
+def test_resume_from_a_damaged_document_reruns_what_it_cannot_read() -> None:
+    s = suites.Suite("s", "built-in", "", {}, [suites.SuiteEntry(m, m) for m in "abcd"])
+    doc = _suite_doc({"a": "pass", "b": "pass", "c": "pass", "d": "pass"})
+    doc["models"][1]["model"] = ["b"]          # not a name: b runs again
+    doc["models"][2]["wall_s"] = "slow"        # wrong type: reads as absent
+    doc["models"][2]["settings"] = [1, 2]
+    doc["models"][3] = "d"                     # not an entry
+    doc["runs"] = 7                            # not a list: no runs kept
+    done = _completed(doc, s)
+    assert sorted(done) == ["a", "c"]
+    assert done["c"].wall_s == 0.0 and done["c"].settings == {} and done["a"].runs == []
+    for bad_suite in ([], "s", None, {"name": ["s" * 10_000]}):
+        broken = {**_suite_doc({"a": "pass"}), "suite": bad_suite}
+        with pytest.raises(UsageError) as err:
+            _completed(broken, s)
+        assert len(str(err.value)) < 300
 
 
 def test_suite_document_and_csv_use_the_bench_schema_and_harness_columns() -> None:
