@@ -33,13 +33,22 @@ def mean(samples: list[float]) -> float:
     return sum(samples) / len(samples) if samples else float("nan")
 
 
+MAX_SHAPES_BYTES = 64 << 20  # a million one-request rows of batch and seq is ~15 MB
+
+
 def read_shapes(path: str) -> list[Shape]:
     """The requests of a ``--shapes`` file; ``InputError`` naming the file when it is bad."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{path}: is a directory, not a shapes file")
     try:
-        text = p.read_text(encoding="utf-8")
+        with p.open("rb") as fh:  # read at most the bound (a FIFO or /dev/zero has no size)
+            data = fh.read(MAX_SHAPES_BYTES + 1)
+        if len(data) > MAX_SHAPES_BYTES:
+            raise InputError(f"{path}: over {MAX_SHAPES_BYTES >> 20} MB, more than a stream of "
+                             f"{stream.MAX_REQUESTS:,} requests needs",
+                             hint="Give each shape once with a count column")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"{path}: no such shapes file") from None
     except (OSError, UnicodeDecodeError) as e:

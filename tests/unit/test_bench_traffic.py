@@ -222,6 +222,9 @@ def test_user_stream_errors(tmp_path: Path) -> None:
         costing.user_stream(BenchConfig(shapes=str(bad), sizes=[1]))
     assert costing.user_stream(BenchConfig(sizes=[0, 1])) == ([(0, None), (1, None)], "sizes")
     assert costing.user_stream(BenchConfig()) is None
+    # a device with no end is read only up to the bound
+    with pytest.raises(InputError, match=r"/dev/zero: over 64 MB"):
+        costing.user_stream(BenchConfig(shapes="/dev/zero"))
 
 
 def test_shipped_traffic_example_is_skewed_and_valid() -> None:
