@@ -163,15 +163,23 @@ def _display(path: Path) -> str:
     return rel if rel.count("..") <= 3 else str(path.resolve())
 
 
-def read_toml(path: Path, what: str, error: type[DyncliError] = ConfigError) -> dict[str, Any]:
+MAX_TOML_BYTES = 16 << 20
+
+
+def read_toml(path: Path, what: str, error: type[DyncliError] = ConfigError,
+              shown: str | None = None) -> dict[str, Any]:
     """A TOML file's table; a missing, unreadable or invalid file is one ``error`` naming it.
 
-    ``what`` names the kind of file in the message ("config file", "suite file").
+    ``what`` names the kind of file in the message ("config file", "suite file"); ``shown``
+    is how to name the file (default: relative to the working directory when that is short).
     """
-    shown = _display(path)
+    shown = shown or _display(path)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        with path.open("rb") as fh:  # bounded: a FIFO or /dev/zero has no size to check
+            data = fh.read(MAX_TOML_BYTES + 1)
+        if len(data) > MAX_TOML_BYTES:
+            raise error(f"{shown}: over {MAX_TOML_BYTES >> 20} MB, not a {what}")
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise error(f"{shown}: no such {what}") from None
     except IsADirectoryError:

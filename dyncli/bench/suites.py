@@ -118,7 +118,7 @@ def load(name_or_path: str) -> Suite:
     if not path.suffix and not path.exists():
         raise UsageError(f"--suite: no built-in suite '{name_or_path}'",
                          hint=f"Built-in suites: {', '.join(BUILTIN)} (or give a suite .toml file)")
-    data = read_toml(path, "suite file", InputError)
+    data = read_toml(path, "suite file", InputError, shown=str(path))
     return _parse(data, path.stem, str(path), path.parent)
 
 

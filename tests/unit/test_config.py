@@ -188,3 +188,14 @@ def test_repo_autodyn_toml_documents_every_key_with_its_default() -> None:
             else:
                 assert data[table].get(key) == default, f"{table}.{key}: file differs from default"
         assert set(data[table]) <= {k for k, _, _ in documented_fields(table)}
+
+
+def test_config_and_suite_files_are_read_only_up_to_a_bound() -> None:
+    from dyncli.bench import suites
+    from dyncli.config import load_file
+    from dyncli.errors import InputError
+
+    with pytest.raises(ConfigError, match=r"over 16 MB, not a config file"):
+        load_file(Path("/dev/zero"))
+    with pytest.raises(InputError, match=r"^/dev/zero: over 16 MB, not a suite file"):
+        suites.load("/dev/zero")
