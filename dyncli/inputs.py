@@ -61,6 +61,7 @@ class Source:
     compressed: bool = False
     warnings: list[str] = field(default_factory=list)
     counted: int = 0
+    seekable: bool = True  # False for stdin, a pipe (``<(zcat …)``) or a device
 
     @property
     def is_stdin(self) -> bool:
@@ -79,7 +80,7 @@ class Source:
             # the sniffed block ended mid-line (at most MAX_LINE in all)
             first += self.stream.readline(max(MAX_LINE - len(first), 1))
         head = [first] if first else []
-        if not self.compressed and not self.is_stdin:
+        if not self.compressed and self.seekable:
             # readline(MAX_LINE) through iter(callable, sentinel): still no Python frame per line
             return itertools.chain(head, iter(functools.partial(self.stream.readline, MAX_LINE), b""))
         return self._guarded(head)
@@ -100,7 +101,7 @@ class Source:
 
     def bytes_read(self) -> int:
         """Bytes read so far (uncompressed for .gz), for the statistics."""
-        if self.compressed or self.is_stdin:
+        if self.compressed or not self.seekable:
             return self.counted
         try:
             return self.stream.tell()
@@ -136,7 +137,7 @@ def open_input(path: str | Path, *, check_text: bool = True) -> Iterator[Source]
         first = _sniff(name, stdin)
         if check_text:
             check_head(name, first)
-        yield Source(name, stdin, first)
+        yield Source(name, stdin, first, seekable=False)
         return
     if Path(text).is_dir():
         raise InputError(f"{name}: is a directory, not a file",
@@ -155,9 +156,21 @@ def open_input(path: str | Path, *, check_text: bool = True) -> Iterator[Source]
         first = _sniff(name, stream)
         if check_text:
             check_head(name, first)
-        yield Source(name, stream, first, compressed)
+        yield Source(name, stream, first, compressed, seekable=raw.seekable())
     finally:
         raw.close()
+
+
+def is_stream(path: str | Path) -> bool:
+    """Whether ``path`` is ``-`` or a pipe/device (``<(zcat run.log.gz)``): readable only once.
+
+    Such an input cannot be opened once to sniff and again to read (the sniff would consume
+    its head): open it once and use ``Source.first``.
+    """
+    if str(path) == STDIN:
+        return True
+    p = Path(path)
+    return p.exists() and not p.is_file() and not p.is_dir()
 
 
 def first_line(path: str | Path) -> bytes:
@@ -211,6 +224,6 @@ def trace_files(path: Path) -> list[Path]:
             raise InputError(f"{path}: directory has no TORCH_TRACE files (dedicated_log_torch_trace*.log)",
                              hint="Pass the directory given to TORCH_TRACE, or one trace file.")
         return files
-    if path.is_file():
+    if path.exists():  # a file, or a pipe such as <(zcat trace.gz): read as one stream
         return [path]
     raise InputError(f"{path}: no such file or directory")

@@ -11,14 +11,14 @@ is refused because compile ids of different runs cannot be joined.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
 from dyncli.diagnose.analyzer import Analyzer
 from dyncli.diagnose.model import Diagnosis
 from dyncli.errors import InputError, StrictError, UsageError
-from dyncli.inputs import STDIN, Source, open_input
+from dyncli.inputs import STDIN, Source, is_stream, open_input
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import TextLogParser
 from dyncli.logparse.trace import is_trace_line
@@ -49,8 +49,10 @@ def _check(name: str, stats: ParseStats, strict: bool) -> None:
 
 
 def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
-                  stdin: Source | None = None) -> Diagnosis:
-    """Stream every text log of ``paths`` (and ``stdin``, already opened) through one Analyzer.
+                  streams: Mapping[str, Source] | None = None) -> Diagnosis:
+    """Stream every text log of ``paths`` through one Analyzer.
+
+    ``streams``: inputs already opened (stdin, pipes), by path as given; the rest are opened here.
 
     ``strict``: any unrecognized or malformed line is a ``StrictError`` naming the file, the
     line number and the text (used by tests to keep the parser complete).
@@ -61,8 +63,8 @@ def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
     names: list[str] = []
     for path in paths:
         with ExitStack() as stack:
-            source = stdin if str(path) == STDIN and stdin is not None else \
-                stack.enter_context(open_input(path))
+            opened = (streams or {}).get(str(path))
+            source = opened if opened is not None else stack.enter_context(open_input(path))
             names.append(source.name)
             total.add(_read_log(source, analyzer, strict))
             warnings += source.warnings
@@ -83,13 +85,12 @@ def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
     if sum(str(p) == STDIN for p in paths) > 1:
         raise UsageError("stdin (-) given more than once")
     with ExitStack() as stack:
-        stdin = stack.enter_context(open_input(STDIN)) if any(str(p) == STDIN for p in paths) \
-            else None
+        # stdin and pipes are opened once, sniffed from what was read, and parsed from there
+        streams = {str(p): stack.enter_context(open_input(p)) for p in paths if is_stream(p)}
         kinds = []
         for p in paths:
-            if str(p) == STDIN:
-                assert stdin is not None
-                kinds.append("trace" if is_trace_line(stdin.first) else "text")
+            if str(p) in streams:
+                kinds.append("trace" if is_trace_line(streams[str(p)].first) else "text")
             elif not Path(p).exists():
                 raise InputError(f"{p}: no such file or directory")
             else:
@@ -98,6 +99,7 @@ def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
             raise UsageError("cannot mix TORCH_LOGS text logs and TORCH_TRACE traces in one call",
                              hint="Run dyncli diagnose once per kind of input.")
         if kinds[0] == "trace":
-            files = [Path(p) for p in paths if str(p) != STDIN]
-            return read_trace.diagnose_traces(files, strict=strict, stdin=stdin, jobs=jobs)
-        return diagnose_logs(paths, strict=strict, stdin=stdin)
+            files = [Path(p) for p in paths if str(p) not in streams]
+            return read_trace.diagnose_traces(files, strict=strict, streams=list(streams.values()),
+                                              jobs=jobs)
+        return diagnose_logs(paths, strict=strict, streams=streams)

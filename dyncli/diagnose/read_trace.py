@@ -142,16 +142,17 @@ def default_jobs() -> int:
 
 
 def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
-                    stdin: Source | None = None, jobs: int | None = None) -> Diagnosis:
-    """Read every trace of ``paths`` (and ``stdin``, already opened) into one Diagnosis.
+                    streams: Sequence[Source] = (), jobs: int | None = None) -> Diagnosis:
+    """Read every trace of ``paths`` (and ``streams``, stdin or pipes already opened) into one
+    Diagnosis.
 
     ``strict`` makes malformed lines, unknown event kinds and payload hash mismatches errors.
     ``jobs``: processes that parse rank files in parallel (default: the core count; 1 =
     serial and streaming); the Diagnosis is the same either way.
     """
     reader = _TraceReader(strict)
-    if stdin is not None:
-        reader.read(stdin, None)
+    for stream in streams:
+        reader.read(stream, None)
     files = [file for path in paths for file in trace_files(Path(path))]
     jobs = min(default_jobs() if jobs is None else jobs, len(files))
     if jobs <= 1:
