@@ -49,7 +49,7 @@ from dyncli.bench.result import (
     VariationResult,
 )
 from dyncli.bench.shapes import DimPlan, Variation, detect_dims
-from dyncli.bench.stream import StreamError
+from dyncli.bench.stream import MAX_SIZE, StreamError
 from dyncli.bench.timing import Clock, CpuClock, CudaClock, interleaved
 from dyncli.config import BenchConfig
 from dyncli.errors import ModelError, UsageError
@@ -373,10 +373,14 @@ def _validate(cfg: BenchConfig) -> None:
               (0 <= cfg.spread < 1, "--spread must be in [0, 1)"),
               (cfg.repeat >= 2, "--repeat must be >= 2 (medians and p-values need samples)"),
               (cfg.warmup >= 0, "--warmup must be >= 0"),
-              (cfg.batch_size is None or cfg.batch_size >= 1, "--batch-size must be >= 1"),
-              (cfg.seq_len is None or cfg.seq_len >= 1, "--seq-len must be >= 1"),
+              (cfg.variations <= 100_000, "--variations must be at most 100,000"),
+              (cfg.batch_size is None or 1 <= cfg.batch_size <= MAX_SIZE,
+               f"--batch-size must be in [1, {MAX_SIZE:,}]"),
+              (cfg.seq_len is None or 1 <= cfg.seq_len <= MAX_SIZE,
+               f"--seq-len must be in [1, {MAX_SIZE:,}]"),
+              (0 <= cfg.seed < 2**63, "--seed must be in [0, 2^63)"),
               (cfg.requests is None or cfg.requests >= 1, "--requests must be >= 1"),
-              (cfg.nproc >= 1, "--nproc must be >= 1"),
+              (1 <= cfg.nproc <= 1024, "--nproc must be in [1, 1024]"),
               (cfg.timeout is None or cfg.timeout > 0, "--timeout must be > 0 seconds")]
     for ok, message in checks:
         if not ok:

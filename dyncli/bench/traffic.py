@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.bench.stats import median, p_value
-from dyncli.bench.stream import StreamError
+from dyncli.bench.stream import MAX_SIZE, StreamError
 
 SIGNIFICANT = 0.05
 
@@ -40,13 +40,17 @@ def parse_buckets(text: str) -> list[int] | None:
     """``"8,16,32"`` → sorted sizes; ``"pow2"`` → None (powers of two, unbounded)."""
     if text.strip().lower() == "pow2":
         return None
+    shown = text if len(text) <= 60 else text[:60] + "…"
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if len(parts) > 1000 or any(len(p) > 12 for p in parts):  # bounded before int()
+        raise StreamError(f"--buckets: at most 1000 sizes of at most {MAX_SIZE:,}, got {shown!r}")
     try:
-        sizes = sorted({int(p) for p in text.split(",") if p.strip()})
+        sizes = sorted({int(p) for p in parts})
     except ValueError:
-        raise StreamError(f"--buckets: expected pow2 or a comma list of sizes, got {text!r}") \
+        raise StreamError(f"--buckets: expected pow2 or a comma list of sizes, got {shown!r}") \
             from None
-    if not sizes or sizes[0] < 1:
-        raise StreamError(f"--buckets: sizes must be >= 1, got {text!r}")
+    if not sizes or sizes[0] < 1 or sizes[-1] > MAX_SIZE:
+        raise StreamError(f"--buckets: sizes must be in [1, {MAX_SIZE:,}], got {shown!r}")
     return sizes
 
 

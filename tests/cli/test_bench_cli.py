@@ -102,7 +102,7 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
                                           "Hint: Pass --dynamic-sources"),
     (["--strategy", "collectives"], "Error: --strategy collectives: compiler collectives need "
                                     "ranks\nHint: Add --nproc 2"),
-    (["--nproc", "0"], "Error: --nproc must be >= 1"),
+    (["--nproc", "0"], "Error: --nproc must be in [1, 1024]"),
     (["--nproc", "2", "--timeout", "0"], "Error: --timeout must be > 0 seconds"),
     (["--nproc", "2", "--rank-shapes", "odd"], "Error: command line: bench.rank_shapes: expected "
                                                "one of same, skewed, independent"),
@@ -110,6 +110,10 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
     (["--sizes", "4,-1"], "Error: --sizes: size must be >= 0, got -1"),
     (["--buckets", "8,x"], "Error: --buckets: expected pow2 or a comma list of sizes"),
     (["--requests", "0"], "Error: --requests must be >= 1"),
+    (["--seed", "-1"], "Error: --seed must be in [0, 2^63)"),
+    (["--variations", "1000000"], "Error: --variations must be at most 100,000"),
+    (["--batch-size", "99999999999"], "Error: --batch-size must be in [1, 2,147,483,647]"),
+    (["--buckets", "9" * 30], "Error: --buckets: at most 1000 sizes of at most 2,147,483,647"),
     (["--nproc", "2", "--sizes", "1,2", "--strategy", "pad"],
      "Error: --nproc 2: --sizes, pad run in one process only"),
     (["--shapes", "examples/traffic.csv", "--sizes", "1"], "Error: --shapes and --sizes: give one"),
