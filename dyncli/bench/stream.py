@@ -17,6 +17,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from dyncli.logparse.safe import clip
+
 Shape = tuple[int | None, int | None]  # (batch, seq); None = the model's base size
 MAX_COUNT = 10_000_000  # one row may stand for many requests, but not for a runaway number
 # The costed stream is held request by request (shape ids, cumulative-time curves): a million
@@ -30,13 +32,8 @@ class StreamError(ValueError):
     """A malformed request stream; the message names the line."""
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:40] + "…"
-
-
 def _int(value: Any, what: str, where: str, low: int = 0, high: int = MAX_SIZE) -> int:
-    bad = StreamError(f"{where}: {what} must be an integer, got {_shown(value)}")
+    bad = StreamError(f"{where}: {what} must be an integer, got {clip(repr(value), 41)}")
     if isinstance(value, bool):
         raise bad
     if isinstance(value, float) and value.is_integer():
@@ -44,7 +41,7 @@ def _int(value: Any, what: str, where: str, low: int = 0, high: int = MAX_SIZE) 
     if isinstance(value, str):
         text = value.strip()
         if len(text) > 19 and text.lstrip("+-").isdigit():  # no 4,300-digit int() calls
-            raise StreamError(f"{where}: {what} {_shown(text)} is above {high:,}")
+            raise StreamError(f"{where}: {what} {clip(repr(text), 41)} is above {high:,}")
         try:
             value = int(text) if len(text) <= 19 else None
         except ValueError:
@@ -54,7 +51,7 @@ def _int(value: Any, what: str, where: str, low: int = 0, high: int = MAX_SIZE) 
     if value < low:
         raise StreamError(f"{where}: {what} must be >= {low}, got {value}")
     if value > high:
-        raise StreamError(f"{where}: {what} {_shown(value)} is above {high:,}")
+        raise StreamError(f"{where}: {what} {clip(repr(value), 41)} is above {high:,}")
     return value
 
 

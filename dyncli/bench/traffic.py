@@ -25,6 +25,7 @@ from typing import Any
 
 from dyncli.bench.stats import median, p_value
 from dyncli.bench.stream import MAX_SIZE, StreamError
+from dyncli.logparse.safe import clip
 
 SIGNIFICANT = 0.05
 
@@ -40,7 +41,7 @@ def parse_buckets(text: str) -> list[int] | None:
     """``"8,16,32"`` → sorted sizes; ``"pow2"`` → None (powers of two, unbounded)."""
     if text.strip().lower() == "pow2":
         return None
-    shown = text if len(text) <= 60 else text[:60] + "…"
+    shown = clip(text, 61)
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if len(parts) > 1000 or any(len(p) > 12 for p in parts):  # bounded before int()
         raise StreamError(f"--buckets: at most 1000 sizes of at most {MAX_SIZE:,}, got {shown!r}")
