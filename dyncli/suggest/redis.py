@@ -100,6 +100,10 @@ def decode_value(raw: bytes) -> bytes:
         raise ValueError("\"data\" is not base64") from None
 
 
+# A fleet's cache holds one key per (job, rank, tag); past this, pick a job.
+MAX_KEYS = 100_000
+
+
 def _client() -> Any:
     """The ``redis`` package (an optional extra), or a usage error that says how to get it."""
     try:
@@ -126,11 +130,19 @@ def connect(url: str) -> Any:
     return client
 
 
-def scan_keys(client: Any, job_id: str | None = None) -> list[RemoteKey]:
-    """The PGO keys on the server (``SCAN``, batched), optionally of one job, sorted."""
+def scan_keys(client: Any, job_id: str | None = None,
+              limit: int | None = MAX_KEYS) -> list[RemoteKey]:
+    """The PGO keys on the server (``SCAN``, batched), optionally of one job, sorted.
+
+    More than ``limit`` keys is an ``InputError`` asking for one job (None: no limit).
+    """
     pattern = PREFIX + (_GLOB_SPECIAL.sub(r"\\\1", job_id) + ":" if job_id is not None else "") + "*"
     keys: list[RemoteKey] = []
-    for raw in _scan(client, pattern):
+    for n, raw in enumerate(_scan(client, pattern)):
+        if limit is not None and n >= limit:
+            raise InputError(f"--redis: more than {limit:,} PGO keys"
+                             + (f" for job {job_id!r}" if job_id else ""),
+                             hint="Pick one job with --job-id (--list-jobs lists them)")
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
         parsed = parse_key(text)
         if parsed is not None and (job_id is None or parsed.job == job_id):
@@ -153,16 +165,22 @@ def read_redis(url: str, job_id: str | None, state: PgoState) -> PgoState:
     client = connect(url)
     keys = scan_keys(client, job_id)
     if not keys:
-        jobs = sorted({k.job for k in scan_keys(client)})
+        jobs = sorted(list_jobs_of(client))
         raise InputError(f"--redis {url}: no PGO entries" + (f" for job {job_id!r}" if job_id else ""),
                          hint=(f"Jobs found: {', '.join(jobs)}" if jobs else
                                "torch writes them with TORCH_DYNAMO_AUTOMATIC_DYNAMIC_REMOTE_PGO=1 "
                                "and TORCH_COMPILE_JOB_ID set"))
     for k in keys:
         try:
-            raw = client.get(k.key)
+            # STRLEN first: an oversized value is refused without downloading it
+            size = client.strlen(k.key)
+            raw = None if size > MAX_PGO_BYTES else client.get(k.key)
         except redis.exceptions.RedisError as e:
-            state.skipped.append((k.key, f"GET failed: {e}"))
+            state.skipped.append((k.key, clip(f"GET failed: {e}")))
+            continue
+        if size > MAX_PGO_BYTES:
+            state.skipped.append((k.key, f"{size:,} bytes is more than any PGO state "
+                                         f"(at most {MAX_PGO_BYTES >> 20} MB are read)"))
             continue
         if raw is None:  # expired or deleted between SCAN and GET
             state.skipped.append((k.key, "gone before it could be read"))
@@ -186,9 +204,16 @@ def read_redis(url: str, job_id: str | None, state: PgoState) -> PgoState:
 
 def list_jobs(url: str) -> dict[str, list[int | None]]:
     """Job id → the ranks that stored PGO state for it (``--list-jobs``)."""
-    jobs: dict[str, list[int | None]] = {}
-    for k in scan_keys(connect(url)):
-        ranks = jobs.setdefault(k.job, [])
-        if k.rank not in ranks:
-            ranks.append(k.rank)
-    return jobs
+    return list_jobs_of(connect(url))
+
+
+def list_jobs_of(client: Any) -> dict[str, list[int | None]]:
+    """Job id → ranks, from one pass of ``SCAN``; memory grows with jobs and ranks, not keys."""
+    found: dict[str, set[int | None]] = {}
+    for raw in _scan(client, PREFIX + "*"):
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        k = parse_key(text)
+        if k is not None:
+            found.setdefault(k.job, set()).add(k.rank)
+    return {job: sorted(ranks, key=lambda r: -1 if r is None else r)
+            for job, ranks in sorted(found.items())}

@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from dyncli.cli import app
 from dyncli.config import SuggestConfig
+from dyncli.errors import InputError
 from dyncli.suggest.api import list_jobs, run
 
 pytestmark = pytest.mark.slow
@@ -139,3 +140,25 @@ def test_unknown_job_and_refused_connection_are_one_line_errors(redis_url: str,
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error: --redis {dead}: ") and "refused" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_oversized_value_is_refused_without_downloading_it(redis_url: str, filled: Path) -> None:
+    from dyncli.suggest.pgo_pickle import MAX_PGO_BYTES
+    from dyncli.suggest.redis import connect, scan_keys
+
+    client = redis.Redis.from_url(redis_url)
+    good = client.get("pt2:dynamo-pgo::redis-ranks:0::c1")
+    assert good is not None
+    client.set("pt2:dynamo-pgo::huge:0::c1", good)
+    client.setrange("pt2:dynamo-pgo::huge:1::c1", MAX_PGO_BYTES, b"x")  # 32 MB + 1 of zeros
+    try:
+        result = CliRunner().invoke(app, ["suggest", "--redis", redis_url, "--job-id", "huge",
+                                          "--json", "-"])
+        assert result.exit_code == 0, result.stderr
+        assert f"skipped pt2:dynamo-pgo::huge:1::c1: {MAX_PGO_BYTES + 1:,} bytes" in result.stderr
+        assert json.loads(result.stdout)["inputs"] == ["pt2:dynamo-pgo::huge:0::c1"]
+        # a fleet's worth of keys asks for one job instead of reading them all
+        with pytest.raises(InputError, match=r"more than 1 PGO keys for job 'huge'"):
+            scan_keys(connect(redis_url), "huge", limit=1)
+    finally:
+        client.delete("pt2:dynamo-pgo::huge:0::c1", "pt2:dynamo-pgo::huge:1::c1")
