@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from dyncli.logparse.safe import clip
+from dyncli.logparse.safe import clip, loads, small_int
 
 Shape = tuple[int | None, int | None]  # (batch, seq); None = the model's base size
 MAX_COUNT = 10_000_000  # one row may stand for many requests, but not for a runaway number
@@ -40,12 +40,9 @@ def _int(value: Any, what: str, where: str, low: int = 0, high: int = MAX_SIZE) 
         value = int(value)
     if isinstance(value, str):
         text = value.strip()
-        if len(text) > 19 and text.lstrip("+-").isdigit():  # no 4,300-digit int() calls
+        value = small_int(text)  # at most 18 digits: never a 4,300-digit int() call
+        if value is None and text.lstrip("+-").isdigit():
             raise StreamError(f"{where}: {what} {clip(repr(text), 41)} is above {high:,}")
-        try:
-            value = int(text) if len(text) <= 19 else None
-        except ValueError:
-            raise bad from None
     if not isinstance(value, int):
         raise bad
     if value < low:
@@ -101,9 +98,10 @@ def parse_jsonl(lines: Iterable[str], name: str = "shapes") -> list[Shape]:
             continue
         where = f"{name}: line {lineno}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise StreamError(f"{where}: not JSON ({e.msg})") from None
+            record = loads(line)  # ValueError only: bad JSON, deep nesting, a 5,000-digit int
+        except ValueError as e:
+            why = e.msg if isinstance(e, json.JSONDecodeError) else clip(str(e), 80)
+            raise StreamError(f"{where}: not JSON ({why})") from None
         if not isinstance(record, dict):
             raise StreamError(f"{where}: expected an object like {{\"batch\": 8}}")
         shape, count = _row(record, where)

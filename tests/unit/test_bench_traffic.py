@@ -49,6 +49,8 @@ def test_jsonl_with_only_seq() -> None:
     ("batch\n" + "x" * 100_000 + "\n", "t: line 2: batch must be an integer, got '" + "x" * 39 + "…"),
     ("batch,count\n8,10000001\n", "t: line 2: count 10000001 is above 10,000,000"),
     ("batch,count\n8,600000\n9,600000\n", "t: line 3: the stream passes 1,000,000 requests"),
+    ('{"batch": ' + "9" * 5000 + "}\n", "t: line 1: not JSON (Exceeds the limit"),
+    ('{"batch": ' + "[" * 100_000 + "\n", "t: line 1: not JSON (JSON nested too deeply"),
     ('{"batch": 8, "count": 1e300}\n', "t: line 1: count 1000000000000000052504760255204420248704… is above 10,000,000"),
 ])
 def test_bad_streams_name_the_line(text: str, message: str) -> None:
