@@ -26,6 +26,7 @@ from typing import IO, Any
 from dyncli.bench.result import FAILURES, RunResult
 from dyncli.bench.suite_worker import PROGRESS_PREFIX
 from dyncli.bench.suites import SuiteEntry
+from dyncli.logparse.safe import loads
 
 # Model statuses, most severe first; a model's status is the worst of its runs' (the order
 # of a single bench's, which has timeout since --nproc).
@@ -177,8 +178,8 @@ def read_doc(path: Path) -> dict[str, Any] | None:
     try:
         if path.stat().st_size > 256 << 20:  # a suite document is a few MB
             return None
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        doc = loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # safe.loads: deep nesting and huge ints are ValueErrors
         return None
     return doc if isinstance(doc, dict) else None
 

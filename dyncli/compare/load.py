@@ -23,6 +23,7 @@ from typing import Any
 
 from dyncli.errors import InputError
 from dyncli.inputs import display_name, open_input
+from dyncli.logparse.safe import clip, loads
 
 PREFIXES = ("timm:", "hf:")
 Key = tuple[str, "str | None"]
@@ -147,12 +148,11 @@ def _median(xs: list[float]) -> float:
 
 def _from_json(name: str, text: str) -> Side:
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{name}: not valid JSON ({e.msg} at line {e.lineno})") from None
-    except (ValueError, RecursionError) as e:  # an int over 4,300 digits; nesting too deep
-        raise InputError(f"{name}: not a benchmark result ({type(e).__name__}: "
-                         f"{str(e)[:200]})") from None
+    except ValueError as e:  # an int over 4,300 digits; nesting too deep
+        raise InputError(f"{name}: not a benchmark result ({clip(str(e), 200)})") from None
     if not isinstance(doc, dict) or doc.get("command") != "bench" or not isinstance(
             doc.get("runs"), list):
         raise InputError(f"{name}: not a dyncli bench result (no command 'bench' with runs)",
