@@ -183,14 +183,15 @@ def remove_pending() -> None:
         _PENDING.discard(tmp)
 
 
-def _temp_prefix(path: Path) -> str:
-    """``.NAME.HOST-PID.``: whose temp file it is, so a later write can tell a stale one.
+def _temp_head(path: Path) -> str:
+    """``.NAME.HOST-``: the start of every temp file name of ``path`` written on this host.
 
-    The name is cut to 100 characters so that a long (but legal) target name still leaves
-    room for the rest within the 255-byte limit of a file name.
+    A temp file is ``.NAME.HOST-PID.XXXXXXXX.tmp``, so a later write can tell a stale one. The
+    name is cut to 100 characters so that a long (but legal) target name still leaves room for
+    the rest within the 255-byte limit of a file name.
     """
     host = "".join(c if c.isalnum() else "_" for c in os.uname().nodename)[:40] or "host"
-    return f".{path.name[:100]}.{host}-{os.getpid()}."
+    return f".{path.name[:100]}.{host}-"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -211,8 +212,7 @@ def sweep_stale(path: Path) -> int:
     whose writer is no longer running on this host is removed. Temp files of other hosts (a
     shared file system) and of live processes are left alone. Returns how many were removed.
     """
-    own = _temp_prefix(path)
-    head = own[: own.rindex("-", 0, len(own) - 1) + 1]  # ".NAME.HOST-"
+    head = _temp_head(path)
     directory = path.parent if str(path.parent) else Path(".")
     removed = 0
     try:
@@ -259,7 +259,7 @@ def atomic_target(path: str | Path) -> Iterator[Path]:
         raise OutputError(f"{path}: cannot write: directory {directory} does not exist")
     sweep_stale(path)
     try:
-        fd, name = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=directory)
+        fd, name = tempfile.mkstemp(prefix=f"{_temp_head(path)}{os.getpid()}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     os.close(fd)
