@@ -65,15 +65,14 @@ def csv_rows(result: BenchResult) -> list[dict[str, Any]]:
     for run in result.runs:
         peak = run.peak_memory_bytes / 1e9 if run.peak_memory_bytes else None
         cost = run.stream
-        stream = {
-            "stream_requests": cost.requests if cost else None,
-            "stream_total_s": cost.total_s if cost else None,
-            "stream_first_result_s": cost.first_result_s if cost else None,
-            "stream_latency_ms": cost.weighted_latency_ms if cost else None,
-            "break_even_eager": cost.break_even if cost else None,
-            "pad_waste": cost.pad_waste if cost else None,
-            "recommended": (run.strategy == best) if best else None,
-        }
+        stream: dict[str, Any] = dict.fromkeys(CSV_COLUMNS[CSV_COLUMNS.index("stream_requests"):])
+        if cost:
+            stream.update(stream_requests=cost.requests, stream_total_s=cost.total_s,
+                          stream_first_result_s=cost.first_result_s,
+                          stream_latency_ms=cost.weighted_latency_ms,
+                          break_even_eager=cost.break_even, pad_waste=cost.pad_waste)
+        if best:
+            stream["recommended"] = run.strategy == best
         variations: list[VariationResult | None] = list(run.variations) or [None]
         for v in variations:  # a model that failed to load still gets a row
             rows.append({
