@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, Union
 
 
@@ -37,21 +38,24 @@ _SCALAR_CHECKS: dict[Any, Any] = {
 }
 
 
+def _first_member(union: Any, convert: Callable[[Any], Any]) -> Any:
+    """``convert`` by the first non-None member type of ``union`` that accepts the value."""
+    for arg in typing.get_args(union):
+        if arg is not type(None):
+            try:
+                return convert(arg)
+            except ValueError:
+                pass
+    raise ValueError(type_name(union))
+
+
 def check_value(value: Any, tp: Any) -> Any:
     """Return ``value`` converted to ``tp`` or raise ValueError (message = expected type)."""
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
+        if value is None and type(None) in typing.get_args(tp):
             return None
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return check_value(value, arg)
-            except ValueError:
-                pass
-        raise ValueError(type_name(tp))
+        return _first_member(tp, lambda arg: check_value(value, arg))
     if origin is list:
         (item,) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -73,12 +77,7 @@ def parse_env(text: str, tp: Any) -> Any:
     if origin in (Union, types.UnionType):
         if text.strip().lower() in ("", "none"):
             return None
-        for arg in (a for a in typing.get_args(tp) if a is not type(None)):
-            try:
-                return parse_env(text, arg)
-            except ValueError:
-                pass
-        raise ValueError(type_name(tp))
+        return _first_member(tp, lambda arg: parse_env(text, arg))
     if origin is list:
         (item,) = typing.get_args(tp)
         return [parse_env(p.strip(), item) for p in text.split(",") if p.strip()]
