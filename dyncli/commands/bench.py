@@ -90,6 +90,10 @@ def bench(
         nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, shapes=shapes,
         sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
         fresh_cache=fresh_cache, suite=suite, resume=resume)
+    if not (list_models or list_suites):
+        from dyncli.bench.core.settings import check, flag_name
+
+        check(resolved.config, flag_name)
     if list_suites or resolved.config.suite:
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
         return
@@ -132,7 +136,8 @@ def bench(
 
 def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: str | None,
            csv_path: str | None, plot_path: str | None) -> None:
-    from dyncli.bench import suite_render, suites
+    from dyncli.bench import suite_render
+    from dyncli.bench.core import suites
 
     if list_suites:
         suite_render.print_listing(suites.listing())

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 import dyncli.bench.runner as core_bench
-from dyncli.bench.result import BenchResult, Hooks
+from dyncli.bench.core.result import BenchResult, Hooks
 from dyncli.cli import app
 
 ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
