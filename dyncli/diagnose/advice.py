@@ -158,11 +158,9 @@ def _num(compile_id: str) -> int:
 
 
 def _frame(compile_id: str) -> str:
-    """The frame part of a compile id's text: ``0`` of ``0/3``, ``!0`` of ``!0/2/1``."""
+    """The frame of a compile id's text (:attr:`CompileId.frame_key`; "" when not one)."""
     cid = CompileId.parse(compile_id)
-    if cid is None:
-        return ""
-    return f"!{cid.autograd}" if cid.autograd is not None else str(cid.frame)
+    return cid.frame_key if cid else ""
 
 
 def _arg(entry: str) -> str | None:
