@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.bench import plan as plan_mod
+from dyncli.bench.core import apply as plan_mod
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -59,7 +59,7 @@ def _reference_compiles(strategy: str, tmp_path: Path) -> int:
     dims = DimPlan(batch={"0": (0,)}, seq={})
     buckets = None
     if strategy == "pad":
-        from dyncli.bench.traffic import bucket_of
+        from dyncli.bench.core.cost import bucket_of
         buckets = [2, 8, 16]
     with strategies.strategy_config(strategy, ["L['x']:0"], job_id=f"ref-{tmp_path.name}"), \
             torch.no_grad():

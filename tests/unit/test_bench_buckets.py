@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from dyncli.bench import buckets
+from dyncli.bench.core import buckets
 
 
 def brute(stream, lat, comp, max_buckets=None):

@@ -10,7 +10,7 @@ import tomllib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dyncli.bench import plan as plan_mod
+from dyncli.bench.core import apply as plan_mod
 
 NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
 

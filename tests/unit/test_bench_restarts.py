@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dyncli.bench import restarts
-from dyncli.bench.traffic import CompileEvent, cost
+from dyncli.bench.core import restarts
+from dyncli.bench.core.cost import CompileEvent, cost
 
 STREAM = [0, 1, 0, 2, 1, 3, 0, 2]  # shape ids
 

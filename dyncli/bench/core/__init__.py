@@ -11,6 +11,9 @@ imports torch or bench's engine modules; a test checks it):
   ``plan``: the shapes to measure and the request order;
 - ``cost``: the stream cost model, pad buckets and the recommendation rule;
   ``recommend``: from a measured result to stream costs and the recommendation;
+- ``buckets``: ``--buckets auto``, the bucket set that costs a stream least;
+  ``restarts``: a service that restarts (``--start warm``, ``--requests-per-start``);
+  ``apply``: the recommendation as a plan to apply (``recommendation.apply``, ``--emit``);
 - ``settings``: the checks across ``[bench]`` options;
 - ``suites``: suite definitions; ``suite_result``: a suite run and its document.
 """

@@ -23,7 +23,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dyncli.bench.traffic import CompileEvent
+from dyncli.bench.core.cost import CompileEvent
 
 STARTS = ("cold", "warm")
 
