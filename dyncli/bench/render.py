@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dyncli.bench import render_ranks
+from dyncli.bench.core.recommend import stream_given
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult, VariationResult
 from dyncli.bench.core.stats import median
 from dyncli.bench.core.status import Status
@@ -296,6 +297,39 @@ def stream_table(result: BenchResult) -> Table:
     return t
 
 
+def payback_line(result: BenchResult) -> str:
+    """Without the user's traffic: when each strategy's compiling pays back, no verdict."""
+    parts = []
+    for r in result.runs:
+        c = r.stream
+        if c is None:
+            continue
+        when = "never" if c.break_even is None else \
+            f"after {c.break_even:,} requests" + ("*" if c.break_even_projected else "")
+        parts.append(f"{r.strategy} {when}")
+    return (f"compiling pays back (against eager): {'; '.join(parts)}. No recommendation: the "
+            f"{result.requests} measured shapes are not your traffic; give it with --shapes FILE, "
+            "--sizes or --requests N")
+
+
+def buckets_line(run: RunResult) -> str | None:
+    """pad with --buckets auto: the chosen buckets beside pow2 and no padding (predicted)."""
+    info = run.buckets
+    if not info or not isinstance(info.get("plans"), dict):
+        return None
+    shown = []
+    for name in ("auto", "pow2", "none"):
+        p = info["plans"].get(name)
+        if not isinstance(p, dict):
+            continue
+        bs = p.get("buckets") or []
+        label = {"auto": "auto", "pow2": "pow2", "none": "no padding"}[name]
+        sizes = "" if name == "none" else " " + ",".join(str(b) for b in bs)
+        shown.append(f"{label}{sizes}: {p.get('total_s', float('nan')):.2f} s predicted "
+                     f"({p.get('compiles', '?')} compiles)")
+    return f"{run.strategy} buckets — " + "; ".join(shown)
+
+
 def print_result(result: BenchResult, to_stderr: bool = False) -> None:
     """Tables to stdout (stderr when stdout carries JSON); limit hits warned on stderr."""
     out = stderr_console() if to_stderr else stdout_console()
@@ -332,9 +366,18 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
         out.print(stream_table(result))
         out.print("total = compiles where they occur in the stream + each request's steady-state "
                   "latency; * = projected, taking the stream to repeat", markup=False)
+    for run in result.runs:
+        line = buckets_line(run)
+        if line:
+            out.print(line, markup=False)
     rec = result.recommendation
     if rec is not None:
         out.print(f"recommendation: {rec.strategy} — {rec.reason}", markup=False)
+        if rec.apply is not None and not result.settings.get("emit"):
+            out.print("to apply it: add --emit python (a module defining "
+                      "compile_for_traffic(model)), --emit env or --emit toml", markup=False)
+    elif result.requests and not stream_given(result) and any(r.stream for r in result.runs):
+        out.print(payback_line(result), markup=False)
     if result.interrupted:
         warn("interrupted: the results above are what was measured before Ctrl-C")
 
@@ -371,3 +414,27 @@ def progress_hooks(tap: Any = None) -> Iterator[Hooks]:
             last[strategy] = last.get(strategy, 0) + 1
             info(f"[{done}/{total}] {strategy}: variation {last[strategy]} done")
         yield Hooks(progress=plain, warning=warn, tap=tap)
+
+
+PLAN_FILES = {"python": "dyncli_plan.py", "env": "dyncli_plan.env", "toml": "dyncli_plan.toml"}
+
+
+def plan_path(form: str | None, path: str | None) -> str | None:
+    """Where ``--emit FORM`` writes: ``--emit-file`` or ``dyncli_plan.{py,env,toml}``."""
+    if form is None:
+        return None
+    return path or PLAN_FILES[form]
+
+
+def write_plan(result: BenchResult, form: str, path: str) -> None:
+    """Write the recommendation's plan in ``form`` (atomically; ``-`` = stdout)."""
+    from dyncli.bench.core.apply import Plan
+    from dyncli.errors import GateError
+    from dyncli.output import write_text
+
+    rec = result.recommendation
+    if rec is None or rec.apply is None:
+        raise GateError("--emit: no recommendation to write (no strategy passed)")
+    write_text(path, Plan.from_dict(rec.apply).emit(form))
+    if path != "-":
+        info(f"plan ({form}) for {rec.strategy} written to {path}")

@@ -31,7 +31,9 @@ from dyncli.bench.compile_watch import (
     watch,
 )
 from dyncli.bench.core import recommend, stats
+from dyncli.bench.core.buckets import from_probe
 from dyncli.bench.core.cost import parse_buckets
+from dyncli.bench.core.settings import auto_buckets
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, PgoPass, RunResult, VariationResult
 from dyncli.bench.core.shapes import DimPlan, Variation
@@ -77,6 +79,9 @@ class _Strategies:
             if seed is None:
                 self.done += len(self.plan.variations)
                 return
+        if run.strategy == "pad" and auto_buckets(self.h.cfg.buckets):
+            if not self.choose_buckets(run):
+                return
         try:
             with passes.cache(self.fresh or run.strategy == "pgo", seed):
                 self.measure(run, job)
@@ -88,6 +93,43 @@ class _Strategies:
         finally:
             if seed is not None:
                 shutil.rmtree(seed.parent, ignore_errors=True)
+
+    def choose_buckets(self, run: RunResult) -> bool:
+        """``--buckets auto``: a probe pass padded to powers of two, then the optimal buckets.
+
+        The probe measures steady-state latency at the pow2 sizes and what a compile costs;
+        :func:`~dyncli.bench.core.buckets.from_probe` interpolates the sizes between and solves
+        for the stream's least predicted total. The chosen buckets are then measured for real
+        by the pad pass that follows (what is reported). False when the probe could not run.
+        """
+        plan = self.plan
+        dim = "batch" if len({v.batch_size for v in plan.variations}) > 1 else "seq"
+        if dim == "seq" and len({v.seq_len for v in plan.variations}) <= 1:
+            dim = "batch"
+        if dim == "batch" and len({v.seq_len for v in plan.variations}) > 1:
+            run.status = Status.NOT_APPLICABLE
+            run.error = ("--buckets auto pads one varying dim; this stream varies batch and "
+                         "sequence: give --buckets LIST")
+            return False
+        sizes = [getattr(plan.variations[i], "batch_size" if dim == "batch" else "seq_len")
+                 or 0 for i in plan.ids]
+        probe = RunResult(run.model, run.strategy, run.mode)
+        self.buckets = None  # pow2
+        self.total += len(plan.variations)
+        with passes.cache(self.fresh, None):
+            self.measure(probe, None)
+        by = {v.index: v for v in probe.variations}
+        targets = {i: getattr(v.padded_to, dim) for i, v in by.items()
+                   if v.padded_to is not None and getattr(v.padded_to, dim) is not None}
+        try:
+            run.buckets = from_probe(probe, sizes, targets, self.h.cfg.max_buckets)
+        except ValueError as e:
+            run.status = probe.status if probe.status != Status.PASS else Status.FAIL_TO_COMPILE
+            run.error = f"--buckets auto: {e}"
+            run.variations = probe.variations
+            return False
+        self.buckets = list(run.buckets["chosen"])
+        return True
 
     def measure(self, run: RunResult, job: str | None) -> None:
         """The measured pass of one strategy: every shape in stream order, timed."""
@@ -259,7 +301,8 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
     import scipy.stats  # noqa: F401  (its ~0.5 s first import is setup, not a strategy's)
 
     runner = _Strategies(h, plan, hooks, fresh,
-                         parse_buckets(cfg.buckets) if "pad" in cfg.strategy else None,
+                         parse_buckets(cfg.buckets)
+                         if "pad" in cfg.strategy and not auto_buckets(cfg.buckets) else None,
                          len(plan.variations) * len(cfg.strategy))
     if fresh:
         result.compiler_warmup_s = passes.warm_compiler(h, plan.ids[0])

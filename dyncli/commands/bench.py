@@ -76,7 +76,8 @@ def bench(
     shapes: Annotated[str | None, typer.Option("--shapes", metavar="FILE", help="Your request stream: CSV with a header (batch, seq, count) or JSONL; costs each strategy on it.", rich_help_panel=TRAFFIC)] = None,
     sizes: Annotated[str | None, typer.Option("--sizes", metavar="LIST", help="An inline request stream of batch sizes, e.g. 1,3,8,8,16 (0 and 1 allowed).", rich_help_panel=TRAFFIC)] = None,
     requests: Annotated[int | None, typer.Option("--requests", metavar="N", help="Cost N requests (the stream is cycled or cut). Default: the stream's length.", rich_help_panel=TRAFFIC)] = None,
-    buckets: Annotated[str | None, typer.Option("--buckets", metavar="LIST", help="Bucket sizes of the pad strategy: 8,16,32 or pow2.", rich_help_panel=STRATEGIES)] = None,
+    buckets: Annotated[str | None, typer.Option("--buckets", metavar="LIST", help="Bucket sizes of the pad strategy: 8,16,32, pow2, or auto (the set that costs your stream least, measured).", rich_help_panel=STRATEGIES)] = None,
+    max_buckets: Annotated[int | None, typer.Option("--max-buckets", metavar="N", help="With --buckets auto: at most N buckets.", rich_help_panel=STRATEGIES)] = None,
     replay: Annotated[bool | None, typer.Option("--replay/--no-replay", help="Also run the whole stream for real per strategy: measured vs predicted seconds.", rich_help_panel=TRAFFIC)] = None,
     fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="An empty inductor cache per strategy (default: on with --shapes/--sizes).", rich_help_panel=STRATEGIES)] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation ('-' for stdout).", rich_help_panel=OUTPUT)] = None,
@@ -87,6 +88,8 @@ def bench(
     list_suites: Annotated[bool, typer.Option("--list-suites", help="List the built-in suites and exit.", rich_help_panel=SCALE)] = False,
     resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file.", rich_help_panel=SCALE)] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Seconds before a run counts as hung (status timeout): each model with --suite (killed); the collective wait with --nproc (default 300).", rich_help_panel=SCALE)] = None,
+    emit: Annotated[str | None, typer.Option("--emit", metavar="FORM", help="Write the recommendation as a plan to apply: python (compile_for_traffic(model)), env or toml. Needs a stream.", rich_help_panel=OUTPUT)] = None,
+    emit_file: Annotated[str | None, typer.Option("--emit-file", metavar="PATH", help="Where --emit writes ('-' for stdout). Default: dyncli_plan.py / .env / .toml.", rich_help_panel=OUTPUT)] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -101,7 +104,8 @@ def bench(
         hf_config=overrides, fail_on=fail_on or None, dynamic_sources=_split(dynamic_sources),
         nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, shapes=shapes,
         sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
-        fresh_cache=fresh_cache, suite=suite, resume=resume)
+        fresh_cache=fresh_cache, suite=suite, resume=resume, max_buckets=max_buckets, emit=emit,
+        emit_file=emit_file)
     if not (list_models or list_suites):
         from dyncli.bench.core.settings import check, flag_name
 
@@ -124,12 +128,17 @@ def bench(
     from dyncli.bench.api import run
     from dyncli.output import check_outputs, write_json, write_text
 
-    check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path})
+    cfg = resolved.config
+    plan_path = render.plan_path(cfg.emit, cfg.emit_file)
+    check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path,
+                   "--emit-file": plan_path})
     with render.progress_hooks() as hooks:
         hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
         result = run(model, config=resolved.config, hooks=hooks)
-    to_stdout = "-" in (json_path, csv_path, plot_path)
+    to_stdout = "-" in (json_path, csv_path, plot_path, plan_path)
     render.print_result(result, to_stderr=to_stdout)
+    if cfg.emit and plan_path:
+        render.write_plan(result, cfg.emit, plan_path)
     if json_path == "-":
         write_json("-", result.to_dict())
     elif csv_path == "-":

@@ -73,3 +73,14 @@ def test_apply_document_per_strategy() -> None:
         plan_mod.Plan("collectives")
     with pytest.raises(ValueError):
         plan_mod.Plan("static").emit("yaml")
+
+
+def test_apply_document_reads_back_into_the_same_plan() -> None:
+    for p in (plan_mod.Plan("pad", inputs=plan_mod.from_dims({"0": (0,)}, {"1": (1,)}),
+                            buckets=(4, 16), predicted_compiles=2),
+              plan_mod.Plan("sources", sources=("L['x']:0", "L['n']")),
+              plan_mod.Plan("pgo", job_id="svc", start="warm"),
+              plan_mod.Plan("pad", buckets=None)):
+        back = plan_mod.Plan.from_dict(p.as_dict())
+        assert back.as_dict() == p.as_dict()
+        assert back.emit("python") == p.emit("python")

@@ -154,6 +154,29 @@ class Plan:
                 "predicted_compiles": self.predicted_compiles, "start": self.start,
                 "requires": self.requires()}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Plan:
+        """Read ``recommendation.apply`` back (``ValueError`` when it names no known strategy)."""
+        def ints(x: Any) -> tuple[int, ...]:
+            return tuple(i for i in x if isinstance(i, int) and not isinstance(i, bool)) \
+                if isinstance(x, list) else ()
+
+        inputs = tuple(PlanInput(str(i.get("name", "")), ints(i.get("batch_dims")),
+                                 ints(i.get("seq_dims")),
+                                 i["fill"] if isinstance(i.get("fill"), int) else 0)
+                       for i in d.get("inputs") or () if isinstance(i, dict))
+        pad = d.get("pad_buckets")
+        compiler = d.get("compiler_config") if isinstance(d.get("compiler_config"), dict) else {}
+        sources = str(compiler.get("dynamic_sources") or "")
+        predicted = d.get("predicted_compiles")
+        return cls(str(d.get("strategy")), inputs,
+                   buckets=(ints(pad) or None) if isinstance(pad, list) else None,
+                   sources=tuple(s for s in sources.split(",") if s),
+                   job_id=str(compiler.get("job_id") or "dyncli-plan"),
+                   predicted_compiles=predicted if isinstance(predicted, int) else None,
+                   backend=str((d.get("torch_compile") or {}).get("backend") or "inductor"),
+                   start=str(d.get("start") or "cold"))
+
     # ------------------------------------------------------------ the forms
 
     def emit(self, form: str) -> str:

@@ -20,6 +20,7 @@ the chosen buckets are measured for real before anything is reported (the engine
 from __future__ import annotations
 
 import bisect
+import statistics
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -208,3 +209,36 @@ def compare(sizes: Sequence[int], latency_s: Callable[[int], float],
     return {"auto": optimal(sizes, latency_s, compile_s, max_buckets),
             "pow2": cost_of(sizes, pow2(sizes), latency_s, compile_s, name="pow2"),
             "none": cost_of(sizes, None, latency_s, compile_s, name="none")}
+
+
+def from_probe(probe: Any, sizes: Sequence[int], bucket_of_variation: Mapping[int, int],
+               max_buckets: int | None = None) -> dict[str, Any]:
+    """``--buckets auto`` from a probe pass of ``pad`` (pow2 buckets), for the JSON document.
+
+    ``probe`` is that pass's :class:`~dyncli.bench.core.result.RunResult`; ``sizes`` the
+    stream's padded dim per request; ``bucket_of_variation`` the bucket each measured
+    variation ran at. Latency per bucket is the mean of its compiled samples (the cost model's
+    estimator); a bucket's compile costs the median of the probe's compiles (their first call
+    minus a steady-state call). Returns ``{"chosen", "max_buckets", "plans", "probe"}``.
+    """
+    per_bucket: dict[int, list[float]] = {}
+    compiles: list[float] = []
+    for v in probe.variations:
+        b = bucket_of_variation.get(v.index)
+        if b is None or not v.compiled_samples:
+            continue
+        mean_s = sum(v.compiled_samples) / len(v.compiled_samples) / 1000.0
+        per_bucket.setdefault(b, []).append(mean_s)
+        if v.compiles and v.first_call_s == v.first_call_s:
+            compiles.append(max(0.0, v.first_call_s - mean_s))
+    if not per_bucket:
+        raise ValueError("the probe pass measured no bucket")
+    latency = interpolate({b: sum(xs) / len(xs) for b, xs in per_bucket.items()})
+    compile_each = statistics.median(compiles) if compiles else 0.0
+    plans = compare(list(sizes), latency, lambda _b: compile_each, max_buckets)
+    return {"chosen": list(plans["auto"].buckets), "max_buckets": max_buckets,
+            "compile_s_each": compile_each,
+            "measured_latency_s": {str(b): latency(b) for b in sorted(per_bucket)},
+            "plans": {k: p.as_dict() for k, p in plans.items()},
+            "probe": {"buckets": "pow2", "compiles": probe.compiles,
+                      "compile_time_s": probe.compile_time_s}}

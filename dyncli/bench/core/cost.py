@@ -231,19 +231,24 @@ class Recommendation:
     runner_up_total_s: float | None
     p_value: float | None
     reason: str
+    apply: dict[str, Any] | None = None  # the plan (dyncli.bench.core.apply.Plan.as_dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The top-level ``recommendation`` object."""
-        return {"strategy": self.strategy, "total_s": self.total_s, "reason": self.reason,
-                "runner_up": self.runner_up, "runner_up_total_s": self.runner_up_total_s,
-                "p_value": self.p_value}
+        out = {"strategy": self.strategy, "total_s": self.total_s, "reason": self.reason,
+               "runner_up": self.runner_up, "runner_up_total_s": self.runner_up_total_s,
+               "p_value": self.p_value}
+        if self.apply is not None:
+            out["apply"] = self.apply
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Recommendation:
         """Read the ``recommendation`` object back."""
         return cls(f.text(d.get("strategy")), f.num(d.get("total_s")),
                    f.opt_text(d.get("runner_up")), f.opt_num(d.get("runner_up_total_s")),
-                   f.opt_num(d.get("p_value")), f.text(d.get("reason")))
+                   f.opt_num(d.get("p_value")), f.text(d.get("reason")),
+                   f.opt_obj(d.get("apply")))
 
 
 def recommend(candidates: Sequence[Candidate], requests: int) -> Recommendation | None:

@@ -10,8 +10,10 @@ never pay back).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from dyncli.bench.core import cost
+from dyncli.bench.core.apply import Plan, from_dims
 from dyncli.bench.core.cost import Candidate, CompileEvent, StreamCost
 from dyncli.bench.core.result import BenchResult, RunResult
 from dyncli.bench.core.status import Status
@@ -91,4 +93,36 @@ def apply(result: BenchResult) -> None:
     for run in result.runs:  # a strategy that could not be costed is named, not dropped
         if run.stream is None and run.status != Status.PASS:
             candidates.append(Candidate(run.strategy, math.nan, False))
-    result.recommendation = cost.recommend(candidates, len(ids))
+    if not stream_given(result):
+        # The seeded variations are a measurement plan, not traffic: each strategy's
+        # break-even says when compiling pays back; which to use depends on the user's stream.
+        result.recommendation = None
+        return
+    rec = cost.recommend(candidates, len(ids))
+    if rec is not None:
+        rec = replace(rec, apply=plan_for(result, rec.strategy).as_dict())
+    result.recommendation = rec
+
+
+def stream_given(result: BenchResult) -> bool:
+    """Whether the costed stream is the user's (``--shapes``, ``--sizes`` or ``--requests``)."""
+    return result.shapes_source != "plan" or result.settings.get("requests") is not None
+
+
+def plan_for(result: BenchResult, strategy: str) -> Plan:
+    """How to serve the model as bench measured ``strategy`` (``recommendation.apply``)."""
+    run = next((r for r in result.runs if r.strategy == strategy), None)
+    buckets: tuple[int, ...] | None = None
+    if strategy == "pad":
+        chosen = (run.buckets or {}).get("chosen") if run is not None else None
+        if isinstance(chosen, list):
+            buckets = tuple(b for b in chosen if isinstance(b, int))
+        else:
+            given = cost.parse_buckets(str(result.settings.get("buckets") or "pow2"))
+            buckets = tuple(given) if given is not None else None
+    sources = result.settings.get("dynamic_sources") or []
+    predicted = run.stream.compiles if run is not None and run.stream is not None else None
+    return Plan(strategy, inputs=from_dims(result.dims.get("batch", {}),
+                                           result.dims.get("seq", {})),
+                buckets=buckets, sources=tuple(str(s) for s in sources),
+                predicted_compiles=0 if strategy == EAGER else predicted)

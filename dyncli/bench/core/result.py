@@ -115,6 +115,7 @@ class RunResult:
     passes: list[PgoPass] = field(default_factory=list)  # pgo: cold and warm pass
     replay: Replay | None = None  # --replay: measured against predicted
     prime_s: float | None = None  # eager-then-compile: the first (eager) call of the stream
+    buckets: dict[str, Any] | None = None  # pad, buckets = auto: the chosen list and the plans
 
     @property
     def divergent(self) -> bool | None:
@@ -166,7 +167,7 @@ class RunResult:
             "replay": self.replay.to_dict() if self.replay else None,
             "first_call_eager_s": self.prime_s,
             "variations": [v.to_dict() for v in self.variations],
-        }
+        } | ({"buckets": self.buckets} if self.buckets is not None else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
@@ -190,7 +191,7 @@ class RunResult:
             StreamCost.from_dict(stream) if stream is not None else None,
             [PgoPass.from_dict(p) for p in f.objs(d.get("passes"))],
             Replay.from_dict(replay) if replay is not None else None,
-            f.opt_num(d.get("first_call_eager_s")))
+            f.opt_num(d.get("first_call_eager_s")), f.opt_obj(d.get("buckets")))
 
 
 @dataclass

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dyncli.bench.core.buckets import MAX_BUCKETS
 from dyncli.bench.core.cost import parse_buckets
 from dyncli.bench.core.stream_file import MAX_SIZE, StreamError
 from dyncli.config import BenchConfig
 from dyncli.errors import UsageError
 
 ONE_PROCESS = ("pad", "pgo", "eager-then-compile")
+
+
+def auto_buckets(text: str) -> bool:
+    """Whether ``buckets`` asks for the optimized set (``auto``)."""
+    return text.strip().lower() == "auto"
 
 
 def flag_name(key: str) -> str:
@@ -67,6 +73,14 @@ def check(cfg: BenchConfig, name: Callable[[str], str] = option_name) -> None:
     if cfg.shapes and cfg.sizes:
         raise UsageError(f"{name('shapes')} and {name('sizes')}: give one request stream, "
                          "not both")
+    if cfg.max_buckets is not None and not 1 <= cfg.max_buckets <= MAX_BUCKETS:
+        raise UsageError(f"{name('max_buckets')} must be in [1, {MAX_BUCKETS}]")
+    if cfg.emit and not (cfg.shapes or cfg.sizes or cfg.requests):
+        raise UsageError(f"{name('emit')}: a plan is for a request stream, and none was given",
+                         hint=f"Give your traffic with {name('shapes')} FILE, {name('sizes')} "
+                              f"or {name('requests')} N")
+    if auto_buckets(cfg.buckets):
+        return
     try:
         parse_buckets(cfg.buckets)
     except StreamError as e:
