@@ -163,7 +163,7 @@ def test_recommend_eager_says_when_compiling_pays_back() -> None:
 
 def _result(runs: list[RunResult], ids: list[int]) -> BenchResult:
     env = Environment("0", "2.14.1", "3.11", "cpu", "cpu", "float32", 2)
-    r = BenchResult("m", env, {}, runs=runs)
+    r = BenchResult("m", env, {}, runs=runs, shapes_source="sizes")
     r.stream_ids, r.requests = ids, len(ids)
     return r
 
@@ -286,3 +286,24 @@ def test_recommend_says_when_eager_is_faster_even_compiled() -> None:
     assert rec is not None and rec.strategy == "eager"
     assert "eager is faster even than automatic once compiled" in rec.reason
     assert "eager serves" not in rec.reason
+
+
+def test_no_recommendation_without_the_users_stream_only_break_evens() -> None:
+    from dyncli.bench.render import payback_line
+
+    dynamic = RunResult("m", "dynamic", "inference")
+    dynamic.variations = [variation(0, 8, 2.0, 1.0, True), variation(1, 10, 2.5, 1.0, False)]
+    for v in dynamic.variations:
+        v.request = v.index
+    dynamic.finish()
+    seeded = _result([dynamic], [0, 1])
+    seeded.shapes_source = "plan"  # the quickstart: the measured variations, not traffic
+    recommend.apply(seeded)
+    assert seeded.recommendation is None and dynamic.stream is not None
+    line = payback_line(seeded)
+    assert "dynamic after" in line and "No recommendation" in line and "--requests N" in line
+    seeded.settings["requests"] = 500  # --requests N: the user sized the stream
+    recommend.apply(seeded)
+    assert seeded.recommendation is not None
+    assert seeded.recommendation.apply is not None
+    assert seeded.recommendation.apply["strategy"] == seeded.recommendation.strategy
