@@ -33,9 +33,9 @@ from dyncli.bench.compile_watch import (
 from dyncli.bench.core import recommend, stats
 from dyncli.bench.core.buckets import from_probe
 from dyncli.bench.core.cost import parse_buckets
-from dyncli.bench.core.settings import auto_buckets
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, PgoPass, RunResult, VariationResult
+from dyncli.bench.core.settings import auto_buckets
 from dyncli.bench.core.shapes import DimPlan, Variation
 from dyncli.bench.core.status import Status, short_error
 from dyncli.bench.device import (
@@ -79,9 +79,9 @@ class _Strategies:
             if seed is None:
                 self.done += len(self.plan.variations)
                 return
-        if run.strategy == "pad" and auto_buckets(self.h.cfg.buckets):
-            if not self.choose_buckets(run):
-                return
+        if run.strategy == "pad" and auto_buckets(self.h.cfg.buckets) \
+                and not self.choose_buckets(run):
+            return
         try:
             with passes.cache(self.fresh or run.strategy == "pgo", seed):
                 self.measure(run, job)

@@ -161,12 +161,16 @@ class Plan:
             return tuple(i for i in x if isinstance(i, int) and not isinstance(i, bool)) \
                 if isinstance(x, list) else ()
 
+        raw = d.get("inputs")
         inputs = tuple(PlanInput(str(i.get("name", "")), ints(i.get("batch_dims")),
                                  ints(i.get("seq_dims")),
                                  i["fill"] if isinstance(i.get("fill"), int) else 0)
-                       for i in d.get("inputs") or () if isinstance(i, dict))
+                       for i in (raw if isinstance(raw, list) else []) if isinstance(i, dict))
         pad = d.get("pad_buckets")
-        compiler = d.get("compiler_config") if isinstance(d.get("compiler_config"), dict) else {}
+        compiler = d.get("compiler_config")
+        compiler = compiler if isinstance(compiler, dict) else {}
+        kwargs = d.get("torch_compile")
+        kwargs = kwargs if isinstance(kwargs, dict) else {}
         sources = str(compiler.get("dynamic_sources") or "")
         predicted = d.get("predicted_compiles")
         return cls(str(d.get("strategy")), inputs,
@@ -174,7 +178,7 @@ class Plan:
                    sources=tuple(s for s in sources.split(",") if s),
                    job_id=str(compiler.get("job_id") or "dyncli-plan"),
                    predicted_compiles=predicted if isinstance(predicted, int) else None,
-                   backend=str((d.get("torch_compile") or {}).get("backend") or "inductor"),
+                   backend=str(kwargs.get("backend") or "inductor"),
                    start=str(d.get("start") or "cold"))
 
     # ------------------------------------------------------------ the forms

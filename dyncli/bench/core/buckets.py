@@ -20,8 +20,8 @@ the chosen buckets are measured for real before anything is reported (the engine
 from __future__ import annotations
 
 import bisect
-import statistics
 import math
+import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
