@@ -76,6 +76,8 @@ class BenchConfig:
     buckets: str = _opt("pow2", "Bucket sizes for the pad strategy: a comma list like \"8,16,32\", pow2, or auto (the set that costs the stream least, then measured).")
     max_buckets: int | None = _opt(None, "With buckets = auto: at most this many buckets; unset = no limit.")
     replay: bool = _opt(False, "Also run the whole stream for real per strategy and record measured vs predicted seconds.")
+    start: str = _opt("cold", "How each serving process starts: cold (empty caches) or warm (torch's caches from an earlier process kept); warm also measures each strategy in two fresh processes.", ("cold", "warm"))
+    requests_per_start: int | None = _opt(None, "Cost a service that restarts every N requests (restarts find the caches the first process left); unset = one process.")
     emit: str | None = _opt(None, "Write the recommendation as a plan to apply: python (a module defining compile_for_traffic(model)), env or toml; needs a request stream.", ("python", "env", "toml"))
     emit_file: str | None = _opt(None, "Where --emit writes (- = stdout); unset = dyncli_plan.py, dyncli_plan.env or dyncli_plan.toml.")
     fresh_cache: bool | None = _opt(None, "Give every strategy an empty inductor cache (cold compiles); unset = on with --shapes/--sizes, off otherwise.")

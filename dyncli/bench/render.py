@@ -312,6 +312,21 @@ def payback_line(result: BenchResult) -> str:
             "--sizes or --requests N")
 
 
+def start_line(run: RunResult) -> str | None:
+    """--start warm: a cold and a warm process of the strategy, side by side."""
+    s = run.start
+    if not s:
+        return None
+    if s.get("status") != Status.PASS:
+        return f"{run.strategy} restart: {s.get('status')}: {s.get('error') or ''}"
+
+    def secs(x: Any) -> str:
+        return f"{x:.1f} s" if isinstance(x, (int, float)) else "-"
+    return (f"{run.strategy} restart: cold process {s.get('cold_compiles')} compiles "
+            f"{secs(s.get('cold_compile_time_s'))}; warm process {s.get('compiles')} compiles "
+            f"{secs(s.get('compile_time_s'))} ({s.get('fx_cache_hits', 0)} FX cache hits)")
+
+
 def buckets_line(run: RunResult) -> str | None:
     """pad with --buckets auto: the chosen buckets beside pow2 and no padding (predicted)."""
     info = run.buckets
@@ -367,9 +382,9 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
         out.print("total = compiles where they occur in the stream + each request's steady-state "
                   "latency; * = projected, taking the stream to repeat", markup=False)
     for run in result.runs:
-        line = buckets_line(run)
-        if line:
-            out.print(line, markup=False)
+        for line in (buckets_line(run), start_line(run)):
+            if line:
+                out.print(line, markup=False)
     rec = result.recommendation
     if rec is not None:
         out.print(f"recommendation: {rec.strategy} — {rec.reason}", markup=False)

@@ -311,6 +311,13 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
         result.runs.append(run)
         try:
             runner.run(run)
+            if (cfg.start == "warm" or cfg.requests_per_start) and run.status == Status.PASS:
+                from dyncli.bench import restart
+
+                if hooks.warning and strategy == cfg.strategy[0]:
+                    hooks.warning("--start warm: each strategy also runs in two fresh "
+                                  "processes (cold, then warm from its caches)")
+                run.start = restart.measure(model_name, cfg, run)
         except KeyboardInterrupt:
             result.interrupted = True
             break

@@ -88,6 +88,8 @@ def bench(
     list_suites: Annotated[bool, typer.Option("--list-suites", help="List the built-in suites and exit.", rich_help_panel=SCALE)] = False,
     resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file.", rich_help_panel=SCALE)] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Seconds before a run counts as hung (status timeout): each model with --suite (killed); the collective wait with --nproc (default 300).", rich_help_panel=SCALE)] = None,
+    start: Annotated[str | None, typer.Option("--start", metavar="cold|warm", help="How each serving process starts: cold, or warm from torch's caches an earlier process left (measured in two fresh processes per strategy).", rich_help_panel=TRAFFIC)] = None,
+    requests_per_start: Annotated[int | None, typer.Option("--requests-per-start", metavar="N", help="Cost a service that restarts every N requests (restarts compile warm).", rich_help_panel=TRAFFIC)] = None,
     emit: Annotated[str | None, typer.Option("--emit", metavar="FORM", help="Write the recommendation as a plan to apply: python (compile_for_traffic(model)), env or toml. Needs a stream.", rich_help_panel=OUTPUT)] = None,
     emit_file: Annotated[str | None, typer.Option("--emit-file", metavar="PATH", help="Where --emit writes ('-' for stdout). Default: dyncli_plan.py / .env / .toml.", rich_help_panel=OUTPUT)] = None,
     config: ConfigOpt = None,
@@ -105,6 +107,7 @@ def bench(
         nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, shapes=shapes,
         sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
         fresh_cache=fresh_cache, suite=suite, resume=resume, max_buckets=max_buckets, emit=emit,
+        start=start, requests_per_start=requests_per_start,
         emit_file=emit_file)
     if not (list_models or list_suites):
         from dyncli.bench.core.settings import check, flag_name

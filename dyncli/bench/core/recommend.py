@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
-from dyncli.bench.core import cost
+from dyncli.bench.core import cost, restarts
 from dyncli.bench.core.apply import Plan, from_dims
 from dyncli.bench.core.cost import Candidate, CompileEvent, StreamCost
 from dyncli.bench.core.result import BenchResult, RunResult
@@ -31,16 +32,44 @@ def mean(samples: list[float]) -> float:
     return sum(samples) / len(samples) if samples else float("nan")
 
 
-def run_cost(run: RunResult, ids: list[int], n_shapes: int) -> StreamCost | None:
+def events_of(run: RunResult) -> list[CompileEvent]:
+    """A run's compiles in stream order: each first call beyond a steady-state call."""
+    return [CompileEvent(v.request, v.first_call_s - mean(v.compiled_samples) / 1000.0,
+                         v.compiles)
+            for v in sorted(run.variations, key=lambda v: v.request or 0)
+            if v.compiles and v.request is not None and v.first_call_s == v.first_call_s]
+
+
+def restarts_of(run: RunResult, settings: dict[str, Any]) -> bool:
+    """Whether the stream is costed as restarted processes (``--start warm`` or
+    ``--requests-per-start``) and the run has the two processes' measurements for it."""
+    wanted = settings.get("start") == "warm" or settings.get("requests_per_start")
+    return bool(wanted) and isinstance(run.start, dict) \
+        and isinstance(run.start.get("warm_event_s"), list)
+
+
+def _floats(x: Any) -> list[float]:
+    return [float(v) for v in x if isinstance(v, (int, float)) and not isinstance(v, bool)] \
+        if isinstance(x, list) else []
+
+
+def run_cost(run: RunResult, ids: list[int], n_shapes: int,
+             settings: dict[str, Any] | None = None) -> StreamCost | None:
     """The stream's cost under one run; None when a shape has no steady-state timing."""
     by = {v.index: v for v in run.variations}
     if any(i not in by or not by[i].timed for i in range(n_shapes)):
         return None
     latency = [mean(by[i].compiled_samples) for i in range(n_shapes)]
-    events = [CompileEvent(v.request, v.first_call_s - mean(v.compiled_samples) / 1000.0,
-                           v.compiles)
-              for v in run.variations if v.compiles and v.request is not None
-              and v.first_call_s == v.first_call_s]
+    events = events_of(run)
+    settings = settings or {}
+    if restarts_of(run, settings):
+        start = run.start or {}
+        per = settings.get("requests_per_start")
+        events = restarts.restart_events(
+            ids, events, _floats(start.get("cold_event_s")) or [e.seconds for e in events],
+            _floats(start.get("warm_event_s")),
+            per if isinstance(per, int) and not isinstance(per, bool) and per >= 1 else None,
+            "warm" if settings.get("start") == "warm" else "cold")
     overrides = {0: run.prime_s} if run.prime_s is not None else None
     out = cost.cost(ids, latency, events, overrides)
     padded = [by[i].padded_to for i in range(n_shapes)]
@@ -78,7 +107,7 @@ def apply(result: BenchResult) -> None:
                                     eager_cost.weighted_latency_ms, 0.0))
     result.eager_stream = eager_cost
     for run in result.runs:
-        run.stream = run_cost(run, ids, n_shapes)
+        run.stream = run_cost(run, ids, n_shapes, result.settings)
         if run.stream is None:
             continue
         if eager_cost is not None:
@@ -125,4 +154,5 @@ def plan_for(result: BenchResult, strategy: str) -> Plan:
     return Plan(strategy, inputs=from_dims(result.dims.get("batch", {}),
                                            result.dims.get("seq", {})),
                 buckets=buckets, sources=tuple(str(s) for s in sources),
-                predicted_compiles=0 if strategy == EAGER else predicted)
+                predicted_compiles=0 if strategy == EAGER else predicted,
+                start="warm" if result.settings.get("start") == "warm" else "cold")

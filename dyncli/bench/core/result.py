@@ -116,6 +116,7 @@ class RunResult:
     replay: Replay | None = None  # --replay: measured against predicted
     prime_s: float | None = None  # eager-then-compile: the first (eager) call of the stream
     buckets: dict[str, Any] | None = None  # pad, buckets = auto: the chosen list and the plans
+    start: dict[str, Any] | None = None  # --start warm / --requests-per-start: two processes
 
     @property
     def divergent(self) -> bool | None:
@@ -167,7 +168,8 @@ class RunResult:
             "replay": self.replay.to_dict() if self.replay else None,
             "first_call_eager_s": self.prime_s,
             "variations": [v.to_dict() for v in self.variations],
-        } | ({"buckets": self.buckets} if self.buckets is not None else {})
+        } | ({"buckets": self.buckets} if self.buckets is not None else {}) \
+          | ({"start": self.start} if self.start is not None else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
@@ -191,7 +193,8 @@ class RunResult:
             StreamCost.from_dict(stream) if stream is not None else None,
             [PgoPass.from_dict(p) for p in f.objs(d.get("passes"))],
             Replay.from_dict(replay) if replay is not None else None,
-            f.opt_num(d.get("first_call_eager_s")), f.opt_obj(d.get("buckets")))
+            f.opt_num(d.get("first_call_eager_s")), f.opt_obj(d.get("buckets")),
+            f.opt_obj(d.get("start")))
 
 
 @dataclass

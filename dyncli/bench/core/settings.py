@@ -75,6 +75,11 @@ def check(cfg: BenchConfig, name: Callable[[str], str] = option_name) -> None:
                          "not both")
     if cfg.max_buckets is not None and not 1 <= cfg.max_buckets <= MAX_BUCKETS:
         raise UsageError(f"{name('max_buckets')} must be in [1, {MAX_BUCKETS}]")
+    if cfg.requests_per_start is not None and cfg.requests_per_start < 1:
+        raise UsageError(f"{name('requests_per_start')} must be >= 1")
+    if (cfg.start == "warm" or cfg.requests_per_start) and cfg.nproc > 1:
+        raise UsageError(f"{name('start')} warm and {name('requests_per_start')} run in one "
+                         f"process only", hint=f"Drop {name('nproc')}")
     if cfg.emit and not (cfg.shapes or cfg.sizes or cfg.requests):
         raise UsageError(f"{name('emit')}: a plan is for a request stream, and none was given",
                          hint=f"Give your traffic with {name('shapes')} FILE, {name('sizes')} "
