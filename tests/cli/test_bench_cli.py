@@ -117,6 +117,14 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
     (["--nproc", "2", "--sizes", "1,2", "--strategy", "pad"],
      "Error: --nproc 2: --sizes, pad run in one process only"),
     (["--shapes", "examples/traffic.csv", "--sizes", "1"], "Error: --shapes and --sizes: give one"),
+    (["--emit", "python"], "Error: --emit: a plan is for a request stream, and none was given\n"
+                           "Hint: Give your traffic with --shapes FILE, --sizes or --requests N"),
+    (["--emit", "yaml"], "Error: command line: bench.emit: expected one of python, env, toml"),
+    (["--buckets", "auto", "--max-buckets", "0"], "Error: --max-buckets must be in [1, 256]"),
+    (["--start", "tepid"], "Error: command line: bench.start: expected one of cold, warm"),
+    (["--requests-per-start", "0"], "Error: --requests-per-start must be >= 1"),
+    (["--nproc", "2", "--start", "warm"], "Error: --start warm and --requests-per-start run in "
+                                          "one process only"),
 ])
 def test_bad_flags_are_usage_errors(runner: CliRunner, args: list[str], message: str) -> None:
     result = runner.invoke(app, ["bench", "resnet50", *args], env=ENV)
