@@ -31,7 +31,7 @@ from dyncli.suggest.source_lists import (
     Pattern,
     SourceList,
     Target,
-    parse_torch_version,
+    parse_torch_version,  # noqa: F401  (re-exported: callers import it from here)
     resolve_target,
     split_dims,
 )
@@ -405,10 +405,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
         dims: tuple[int, ...] | None = None
         if kind == "tensor" and per_dim and len(keep) < rank:
             dims = keep
-        if dims is not None:
-            texts = tuple(f"{pattern}:{d}" for d in dims)
-        else:
-            texts = (pattern,)
+        texts = tuple(f"{pattern}:{d}" for d in dims) if dims is not None else (pattern,)
         maybe = tuple(d for d in keep if d in small)
         unb = tuple(f"{pattern}:{d}" for d in split.unbacked)
         if split.static and not per_dim:

@@ -21,6 +21,7 @@ installed version is read from package metadata.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dyncli.errors import UsageError
@@ -121,7 +122,7 @@ class Pattern:
 _DIM_RE = re.compile(r"^(?P<pattern>.+):(?P<dim>\d{1,6})$")
 
 
-def parse_entries(value: str | list[str] | tuple[str, ...] | None, option: str) -> tuple[Pattern, ...]:
+def parse_entries(value: str | Sequence[str] | None, option: str) -> tuple[Pattern, ...]:
     """``"L['x']:1,L['y']"`` (or a list of such strings) → patterns, as torch splits them.
 
     torch removes every space and splits on commas, so neither can be part of an entry; each

@@ -1,0 +1,48 @@
+"""The unbacked list really saves compiles on a program whose batch is sometimes 1 (real torch).
+
+``serve`` (tests/data/make_pgo.py) feeds an MLP batches 1, 2, 3. torch specializes size 1, so
+even with the batch dim allow-listed as dynamic, batch 1 compiles a graph of its own. dyncli
+suggest puts that dim in TORCH_COMPILE_UNBACKED_SOURCES instead; run with the emitted lists,
+the program compiles once. ``backend="eager"``: compile counts need no Inductor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dyncli.suggest.api import run
+
+pytest.importorskip("torch")
+
+MAKE_PGO = Path(__file__).resolve().parents[1] / "data" / "make_pgo.py"
+LISTS = ("TORCH_COMPILE_JOB_ID", "TORCH_COMPILE_DYNAMIC_SOURCES", "TORCH_COMPILE_UNBACKED_SOURCES",
+         "TORCH_COMPILE_STATIC_SOURCES", "TORCH_TRACE")
+
+
+def _graphs(cache: Path, **env: str) -> int:
+    full = {k: v for k, v in os.environ.items() if k not in LISTS}
+    full.update(TORCHINDUCTOR_CACHE_DIR=str(cache), OMP_NUM_THREADS="1", **env)
+    proc = subprocess.run([sys.executable, str(MAKE_PGO), "--run", "serve"], env=full,
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return int(json.loads(proc.stdout.strip().splitlines()[-1])["unique_graphs"])
+
+
+@pytest.mark.slow
+def test_emitted_lists_compile_a_batch_of_one_with_the_others(tmp_path: Path) -> None:
+    cold = _graphs(tmp_path / "pgo", TORCH_COMPILE_JOB_ID="it-serve")
+    # The installed torch is the target (the default): the lists it reads, and only those.
+    result = run(pgo_dir=tmp_path / "pgo", job_id="it-serve")
+    lists = {sl.env_var: sl.value for sl in result.emitted if sl.entries}
+    assert lists == {"TORCH_COMPILE_UNBACKED_SOURCES": "L['args'][0]:0"}, result.to_dict()["lists"]
+    dynamic_only = run(pgo_dir=tmp_path / "pgo", job_id="it-serve", unbacked=False).value
+    with_dynamic = _graphs(tmp_path / "fresh1", TORCH_COMPILE_DYNAMIC_SOURCES=dynamic_only)
+    with_lists = _graphs(tmp_path / "fresh2", **lists)
+    assert with_lists == 1, (cold, with_dynamic, with_lists)
+    assert with_lists < cold and with_lists < with_dynamic, (cold, with_dynamic, with_lists)
