@@ -46,3 +46,37 @@ def test_emitted_lists_compile_a_batch_of_one_with_the_others(tmp_path: Path) ->
     with_lists = _graphs(tmp_path / "fresh2", **lists)
     assert with_lists == 1, (cold, with_dynamic, with_lists)
     assert with_lists < cold and with_lists < with_dynamic, (cold, with_dynamic, with_lists)
+
+
+PROGRAM = '''\
+import torch
+
+
+def scale(x):
+    return x * 2 + 1
+
+
+compiled = torch.compile(scale, backend="eager")
+for b in (2, 3, 4):
+    compiled(torch.randn(b, 3))
+'''
+
+
+@pytest.mark.slow
+def test_editing_the_recorded_program_makes_its_frames_stale(tmp_path: Path) -> None:
+    """torch hashes the file (pgo.CodeId.file_hash); dyncli's hash must be the same one."""
+    src = tmp_path / "prog.py"
+    src.write_text(PROGRAM)
+    env = {k: v for k, v in os.environ.items() if k not in LISTS}
+    env.update(TORCH_COMPILE_JOB_ID="it-stale", TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"),
+               OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(src)], env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    fresh = run(pgo_dir=tmp_path / "cache", job_id="it-stale")
+    assert fresh.stale == () and fresh.value == "L['x']:0", fresh.to_dict()
+    src.write_text(PROGRAM.replace("x * 2 + 1", "x * 3 + 1"))
+    edited = run(pgo_dir=tmp_path / "cache", job_id="it-stale")
+    assert [(s.file, s.function) for s in edited.stale] == [(str(src), "scale")]
+    assert edited.value == "" and any("stale frame" in n for n in edited.notes)
+    assert run(pgo_dir=tmp_path / "cache", job_id="it-stale", include_stale=True).value == "L['x']:0"
