@@ -32,7 +32,7 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
     read-only. ``job_id``: only that job's files or keys. Every source given is merged.
     ``options`` are the ``[suggest]`` config keys (``format``, ``include_params``, ``frame``,
     ``exclude``, ``torch_version``), validated as in ``autodyn.toml``; or pass ``config``.
-    ``torch_version`` unset means the installed torch (read from its package metadata, not
+    ``torch_version`` unset means the installed torch (read from its ``.dist-info`` folder name, not
     imported), else the newest torch dyncli knows.
 
     The lists torch reads: ``static`` (``"L['x']:1,L['y']"`` or a list of such entries) is

@@ -15,12 +15,14 @@ environment variable                config             read by (checked in the s
 Precedence (``torch/_dynamo/variables/builder.py``): 2.15 tries static, then dynamic, then
 unbacked, first match wins; 2.14 makes a dim unbacked whenever it is listed unbacked, even if it
 is listed dynamic too. So dyncli never lists one dim in two lists. No torch import here: the
-installed version is read from package metadata.
+installed version is read from the name of its ``.dist-info`` folder.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -78,13 +80,24 @@ class Target:
 
 
 def installed_torch_version() -> str | None:
-    """The installed torch's version from its package metadata (torch is not imported)."""
-    from importlib import metadata
+    """The version of the torch this interpreter would import, from its ``.dist-info`` name.
 
-    try:
-        return metadata.version("torch")
-    except (metadata.PackageNotFoundError, ValueError, OSError):
-        return None
+    Neither torch nor ``importlib.metadata`` is imported: the latter costs ~100 ms to import
+    (measured at load 12) on suggest's start-up path; this costs under 1 ms. The first
+    ``sys.path`` entry holding a ``torch`` package wins, as for ``import torch``.
+    """
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip, a missing dir
+            continue
+        if "torch" not in names:
+            continue
+        for name in names:
+            if name.startswith("torch-") and name.endswith(".dist-info"):
+                return name[len("torch-"):-len(".dist-info")]
+        return None  # a torch without wheel metadata (a source build): unknown
+    return None
 
 
 def resolve_target(given: str | None) -> Target:

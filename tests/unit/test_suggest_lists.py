@@ -122,6 +122,16 @@ def test_target_torch_default_is_the_installed_one_else_the_newest_known(monkeyp
         resolve_target("latest")
 
 
+def test_installed_torch_is_read_from_its_dist_info(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch-9.8.7+cu999.dist-info").mkdir()
+    monkeypatch.setattr("sys.path", [str(tmp_path / "missing"), str(tmp_path), str(site)])
+    assert source_lists.installed_torch_version() == "9.8.7+cu999"
+    monkeypatch.setattr("sys.path", [str(tmp_path)])
+    assert source_lists.installed_torch_version() is None
+
+
 def test_file_hash_is_torchs_crc32(tmp_path: Path) -> None:
     src = tmp_path / "prog.py"
     src.write_bytes(b"def f(x):\n    return x\n")
