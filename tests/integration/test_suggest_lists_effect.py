@@ -80,3 +80,36 @@ def test_editing_the_recorded_program_makes_its_frames_stale(tmp_path: Path) -> 
     assert [(s.file, s.function) for s in edited.stale] == [(str(src), "scale")]
     assert edited.value == "" and any("stale frame" in n for n in edited.notes)
     assert run(pgo_dir=tmp_path / "cache", job_id="it-stale", include_stale=True).value == "L['x']:0"
+
+
+SERVE_ON_A_THREAD = '''
+import threading
+
+from torch._dynamo.utils import counters
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+compiled = torch.compile(model, backend="eager")
+worker = threading.Thread(target=lambda: [compiled(torch.randn(b, 8)) for b in (1, 2, 3)])
+worker.start()
+worker.join()
+print(int(counters["stats"]["unique_graphs"]))
+'''
+
+
+@pytest.mark.slow
+def test_python_form_holds_on_a_second_thread(tmp_path: Path) -> None:
+    """The python form sets the lists before torch is imported: a compiling thread sees them."""
+    from dyncli.suggest.render import render_fix
+
+    data = Path(__file__).resolve().parents[1] / "data" / "pgo" / "serve"
+    code = render_fix(run(pgo_dir=data), "python")
+    assert "os.environ['TORCH_COMPILE_UNBACKED_SOURCES']" in code
+    prog = tmp_path / "prog.py"
+    prog.write_text(code + SERVE_ON_A_THREAD)
+    env = {k: v for k, v in os.environ.items() if k not in LISTS}
+    env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert int(proc.stdout.strip().splitlines()[-1]) == 1, code
