@@ -204,11 +204,12 @@ def split_dims(source: str, kind: str, rank: int, dyn: tuple[int, ...], small: s
     on 2.14 leaving it out is the only way to honour it). With ``unbacked``, a dim once seen with
     size 0 or 1 (``small``) goes to the unbacked list: torch specializes 0/1 sizes of a backed
     dynamic dim, so a batch of 1 compiles a graph of its own unless the dim is unbacked.
-    Scalars and tensors of unknown rank are whole sources: pinned or not.
+    Scalars and tensors of unknown rank are whole sources: pinned or not (torch ignores the
+    ``:N`` of an entry that names a scalar, so any matching entry pins it).
     """
     if kind != "tensor" or not dyn or rank == 0:
         hit = matching(static, source, None)
-        return Split(dyn, (), (), hit is not None and hit.dim is None)
+        return Split(dyn, (), (), hit is not None and (kind != "tensor" or hit.dim is None))
     stat = tuple(d for d in dyn if matching(static, source, d) is not None)
     rest = [d for d in dyn if d not in stat]
     unb = tuple(d for d in rest if unbacked and d in small)
