@@ -101,10 +101,13 @@ def find_stale(keys: Iterable[FrameKey], source_root: Path | None = None) -> Sta
     stale: list[StaleFrame] = []
     checked = unchecked = 0
     hashes: dict[Path, str | None] = {}
+    located: dict[str, Path | None] = {}  # thousands of frames share a few files
     for key in keys:
         if not key.file_hash or key.file_hash == key.filename:
             continue
-        path = _locate(key.filename, source_root)
+        if key.filename not in located:
+            located[key.filename] = _locate(key.filename, source_root)
+        path = located[key.filename]
         if path is None:
             unchecked += 1
             continue
