@@ -150,7 +150,7 @@ def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool =
         warn(f"… and {len(s.stale) - MAX_REPORT_FRAMES} more stale frames (all of them are in --json)")
     if not quiet:
         if s.target is not None:
-            info(escape(line_text(f"target: torch {s.target.version} ({s.target.origin})", 200)))
+            info(line_text(f"target: torch {s.target.version} ({s.target.origin})", 200))
         _report(s)
         for note in s.notes:
             info(f"Note: {note}")
