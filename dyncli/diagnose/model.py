@@ -104,6 +104,9 @@ class GraphBreakReport:
     count: int = 1
     compile_ids: tuple[str, ...] = ()
     line: int = 0
+    gb_type: str = ""  # torch's graph-break type (its registry's Gb_type)
+    gb_code: str = ""  # torch's graph-break code (GB0025), when the log carries it
+    call_sites: tuple[str, ...] = ()  # "file:line in fn" of the callers that reached it
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,9 @@ class PgoFinding:
     loaded_dynamic: tuple[str, ...]
     recompiles: tuple[str, ...]
     allow_list: tuple[str, ...]
+    # (compile id, what caused it, user file:line) for recompiles no allow-list entry removes:
+    # a size branch in user code, or a specialization (issue 21)
+    explained: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
