@@ -147,11 +147,32 @@ def _specializations(d: Diagnosis) -> str:
 
 
 def _graph_breaks(d: Diagnosis) -> str:
-    rows = [[_rank(b.rank), f"{_e(b.file)}:{b.user_line}", f"<code>{_e(b.code)}</code>",
-             _e(b.reason) + (f"<br><span class=\"muted\">{_e(b.explanation)}</span>" if b.explanation else ""),
-             str(b.count)] for b in d.graph_breaks]
-    return _section("graph-breaks", "Graph breaks", len(d.graph_breaks),
-                    _table(["rank", "where", "code", "reason", "count"], rows, numeric=(4,)))
+    rows = [[_e(b.code) or "—", f"{_e(b.file)}:{b.line}", f"<code>{_e(b.user_code)}</code>",
+             _e(b.gb_type) + (f"<br><span class=\"muted\">{_e(b.explanation)}</span>" if b.explanation else "")
+             + "".join(f"<br>hint: {_e(h)}" for h in b.hints),
+             str(b.count), "<br>".join(_e(s) for s in b.call_sites) or "—",
+             _e(", ".join(b.frames)) or "—"] for b in d.distinct_graph_breaks]
+    return _section("graph-breaks", "Graph breaks (distinct, by torch's code)",
+                    len(d.distinct_graph_breaks),
+                    _table(["torch code", "where", "code", "type, explanation, hints", "count",
+                            "reached from", "frames split"], rows, numeric=(4,)))
+
+
+def _causes(d: Diagnosis) -> str:
+    """The top of the report: root causes ranked by what their fix removes."""
+    if not d.causes:
+        return ""
+    rows = []
+    for i, c in enumerate(d.causes, 1):
+        kinds = ", ".join(dict.fromkeys(a.kind for a in c.findings)) or c.what
+        rows.append([str(i), "" if c.compile_s is None else f"{c.compile_s:.3f}",
+                     str(c.compiles), str(c.recompiles), str(c.graph_breaks),
+                     _e(c.title) + f'<br><span class="muted">{_e(kinds)}</span>',
+                     f"<code>{_e(c.fix)}</code>" if c.fix else "—"])
+    return _section("causes", "What to fix first (root causes, by what the fix removes)",
+                    len(d.causes), _table(["#", "compile s", "compiles", "recompiles",
+                                           "graph breaks", "cause", "fix"], rows,
+                                          numeric=(0, 1, 2, 3, 4)))
 
 
 def _suggestions(d: Diagnosis) -> str:
@@ -211,7 +232,7 @@ def render_html(d: Diagnosis) -> str:
     nav = " · ".join(f'<a href="#{a}" style="color:#b9c0cf">{t}</a>' for a, t in (
         ("frames", "frames"), ("recompiles", "recompiles"), ("specializations", "specializations"),
         ("suggestions", "suggestions"), ("compiles", "compiles"), ("ranks", "ranks")))
-    body = [_summary(d), _suggestions(d), _frames(d), _recompiles(d), _specializations(d),
+    body = [_summary(d), _causes(d), _suggestions(d), _frames(d), _recompiles(d), _specializations(d),
             _graph_breaks(d), *_trace_sections(d)]
     inputs = ", ".join(d.inputs) or "stdin"
     return (

@@ -92,6 +92,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     out.print(summary_line(diag), markup=False, soft_wrap=True)
     for w in diag.warnings:
         warn(w)
+    render_causes(diag, out)
 
     def cap(rows: tuple[Any, ...], what: str) -> tuple[Any, ...]:
         if len(rows) > limit:
@@ -123,10 +124,16 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                  s.value, s.reason, code)
         out.print(t)
     if diag.graph_breaks:
-        t = section_table("Graph breaks", ["location", "count", "reason", "code"], ranks)
-        for b in cap(diag.graph_breaks, "graph breaks"):
-            _add(t, ranks, b.rank, f"{_short(b.file)}:{b.user_line}", b.count,
-                 b.reason + (f"\n{b.explanation}" if b.explanation else ""), b.code or "-")
+        t = section_table("Graph breaks (distinct, by torch's code)",
+                          ["torch code", "location", "count", "type and explanation",
+                           "reached from", "frames split"], False)
+        for d in cap(diag.distinct_graph_breaks, "graph breaks"):
+            code = (d.code or "-") + ("" if d.known or not d.code else "\n(unknown to torch "
+                                      "installed here)")
+            add_text_row(t, code, f"{_short(d.file)}:{d.line}" + (f"\n{d.user_code}" if d.user_code else ""),
+                         str(d.count), d.gb_type + (f"\n{d.explanation}" if d.explanation else ""),
+                         "\n".join(_short(s) for s in d.call_sites) or "-",
+                         ", ".join(d.frames) or "-")
         out.print(t)
     if diag.recompile_limits:
         t = section_table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
@@ -164,6 +171,29 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     elif not (diag.recompiles or diag.specializations or diag.graph_breaks):
         out.print("Nothing to fix: no recompiles, specializations or graph breaks found.",
                   markup=False, soft_wrap=True)
+
+
+TOP_CAUSES = 5
+
+
+def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
+    """The first screen: the top root causes, one line each with its cost, and its fix."""
+    causes = diag.causes
+    if not causes:
+        return
+    how = (f"compile seconds (of {diag.trace.total_compile_s:.2f} s in all)"
+           if diag.trace is not None else f"compiles (of {diag.compiles} in all)")
+    more = f"; {len(causes) - top} more below and in --json" if len(causes) > top else ""
+    out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how} each fix "
+              f"removes{more}):", markup=False, soft_wrap=True)
+    for i, c in enumerate(causes[:top], 1):
+        cost = (f"{c.compile_s:.2f} s, " if c.compile_s is not None else "") + \
+            f"{c.compiles} compile(s)"
+        if c.graph_breaks:
+            cost += f", {c.graph_breaks} graph break(s)"
+        out.print(line_text(f"{i}. [{cost}] {c.title}"), markup=False, soft_wrap=True)
+        if c.fix:
+            out.print(line_text(f"   fix: {c.fix}"), markup=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------- trace-only sections
