@@ -64,6 +64,7 @@ def crossing(r: RecompileReport) -> Crossing | None:
             break
     if actual is not None and actual <= 1:
         return None  # a size 0 or 1: torch's 0/1 specialization after all
+    limit: int | None
     if actual is not None and hi is not None and actual > hi:
         bound, limit = "upper", hi
     elif actual is not None and lo is not None and actual < lo:

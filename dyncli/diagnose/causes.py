@@ -263,9 +263,9 @@ class _Builder:
                 key = f"line:{m['file']}:{m['line']}"
                 if self.find(key) in self.causes:
                     return self.find(key)
-            m = _AT.search(text)
-            if m is not None:
-                return self.line_key(m["file"], int(m["line"]), "")
+            at = _AT.search(text)
+            if at is not None:
+                return self.line_key(at["file"], int(at["line"]), "")
         if a.kind == "recompile-limit":
             # "F hit …": the cause that holds most recompiles of F is the one to fix
             fn = a.message.split(" ", 1)[0]

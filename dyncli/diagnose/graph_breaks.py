@@ -65,7 +65,7 @@ def _version() -> str:
         from importlib.metadata import version
 
         return version("torch")
-    except Exception:  # noqa: BLE001 - metadata of a broken install: the version is only shown
+    except Exception:
         return "unknown"
 
 

@@ -194,7 +194,11 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     if t is None:
         return []
     compiles = [[_rank(c.rank), _e(c.compile_id), f"<code>{_e(c.function)}</code>",
-                 f"{c.seconds:.3f}", str(c.attempts), _e(c.fail_type) or "—",
+                 f"{c.seconds:.3f}",
+                 _e(", ".join(f"{k} {v:.3f}" for k, v in c.phases)) or "—",
+                 "—" if c.guard_count is None else str(c.guard_count),
+                 "—" if c.guard_latency_us is None else f"{c.guard_latency_us:g}",
+                 str(c.attempts), _e(c.fail_type) or "—",
                  "".join(f"<details><summary>restart</summary><pre>{_e(r)}</pre></details>"
                          for r in c.restart_reasons)
                  + (f"<details><summary>failure</summary><pre>{_e(c.fail_reason)}</pre></details>"
@@ -211,8 +215,8 @@ def _trace_sections(d: Diagnosis) -> list[str]:
             _e(", ".join(p.recompiles)), f"<code>{_e(','.join(p.allow_list))}</code>"] for p in t.pgo]
     out = [
         _section("compiles", "Per-compile details", len(t.compile_times), _table(
-            ["rank", "compile", "function", "seconds", "attempts", "failed", "details"], compiles,
-            numeric=(3, 4))),
+            ["rank", "compile", "function", "seconds", "by phase (s)", "guards", "guard µs",
+             "attempts", "failed", "details"], compiles, numeric=(3, 5, 6, 7))),
         _section("similar", "Similar graphs (one dynamic graph would do)", len(t.similar_graphs),
                  _table(["rank", "function", "compiles", "ops", "inputs whose sizes differ"],
                         similar, numeric=(3,))),

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.phases import PHASES
 from dyncli.logparse.events import UserLoc
 from dyncli.output import (
     add_text_row,
@@ -199,6 +200,10 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
 # ---------------------------------------------------------------- trace-only sections
 
 
+def _phase_text(phases: tuple[tuple[str, float], ...]) -> str:
+    return ", ".join(f"{name} {secs:.2f} s" for name, secs in phases)
+
+
 def _r(rank: int | None) -> list[str]:
     return ["-" if rank is None else str(rank)]
 
@@ -210,13 +215,28 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
         return
     ranks = any(r is not None for r in diag.ranks)
     pre = (lambda rank: _r(rank)) if ranks else (lambda rank: [])
-    out.print(f"Compile time: {t.total_compile_s:.2f} s over {len(t.compile_times)} compile(s)",
+    workers = sum(c.compile_workers_s or 0.0 for c in t.compile_times)
+    out.print(f"Compile time: {t.total_compile_s:.2f} s over {len(t.compile_times)} compile(s)"
+              + (f": {_phase_text(t.phases)}" if t.phases else "")
+              + (f" (compile workers {workers:.2f} s of codegen)" if workers else ""),
               markup=False, soft_wrap=True)
     if t.frame_times:
-        table = section_table("Compile time per frame", ["frame", "function", "compiles", "seconds"], ranks)
+        table = section_table("Compile time per frame", ["frame", "function", "compiles", "seconds",
+                                                         "by phase"], ranks)
         for f in sorted(t.frame_times, key=lambda f: -f.seconds)[:limit]:
             add_text_row(table, *pre(f.rank), f.frame_id, f.function or "?", str(f.compiles),
-                          f"{f.seconds:.3f}")
+                          f"{f.seconds:.3f}", _phase_text(f.phases) or "-")
+        out.print(table)
+    if any(c.phases or c.guard_count is not None for c in t.compile_times):
+        table = section_table("Compile time by phase", ["compile", "function", "seconds",
+                                                        *PHASES, "guards", "guard µs"], ranks)
+        for c in sorted(t.compile_times, key=lambda c: -c.seconds)[:limit]:
+            phases = dict(c.phases)
+            add_text_row(table, *pre(c.rank), c.compile_id, c.function or "?",
+                         f"{c.seconds:.3f}", *(f"{phases[p]:.3f}" if p in phases else "-"
+                                               for p in PHASES),
+                         "-" if c.guard_count is None else str(c.guard_count),
+                         "-" if c.guard_latency_us is None else f"{c.guard_latency_us:g}")
         out.print(table)
     if t.failures:
         table = section_table("Failed compiles", ["compile", "function", "error", "reason"], ranks)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+from dyncli.diagnose import phases as ph
 from dyncli.diagnose.branches import crossing
 from dyncli.diagnose.model import Advice, Diagnosis, FrameReport, compile_id_key, rank_key
 from dyncli.diagnose.trace_report import (
@@ -145,23 +146,40 @@ class TraceAccumulator:
             last = runs[-1]
             frame = frames.get((rank, key.rsplit("/", 1)[0]))
             failed = next((r for r in reversed(runs) if r.fail_type), None)
+            spans: list[tuple[float | None, float, tuple[tuple[str, float], ...]]] = []
+            phases: dict[str, float] = {}
+            for r in runs:  # each attempt: when, how long, by phase
+                numbers = dict(r.numbers)
+                split = ph.split(numbers, r.compile_time_s)
+                ph.add(phases, split)
+                spans.append((ph.start_of(numbers), r.compile_time_s or 0.0, ph.ordered(split)))
+            nums = dict(last.numbers)
+            workers = sum(dict(r.numbers).get("triton_compile_time_us", 0.0) for r in runs) / 1e6
             out.append(CompileTime(
                 rank=rank, compile_id=key, function=last.function or (frame.function if frame else ""),
                 file=last.file or (frame.file if frame else ""), line=last.first_line,
                 seconds=sum(r.compile_time_s or 0.0 for r in runs), attempts=len(runs),
                 fail_type=failed.fail_type if failed else None,
                 fail_reason=failed.fail_reason if failed else None,
-                restart_reasons=tuple(x for r in runs for x in r.restart_reasons)))
+                restart_reasons=tuple(x for r in runs for x in r.restart_reasons),
+                phases=ph.ordered(phases),
+                guard_count=int(nums["guard_count"]) if "guard_count" in nums else None,
+                guard_latency_us=nums.get("guard_latency_us"),
+                compile_workers_s=workers or None, spans=tuple(spans)))
         return tuple(sorted(out, key=lambda c: (rank_key(c.rank), compile_id_key(c.compile_id))))
 
     @staticmethod
     def _frame_times(diag: Diagnosis, times: tuple[CompileTime, ...]) -> tuple[FrameTime, ...]:
         per: dict[tuple[int | None, str], float] = defaultdict(float)
+        phases: dict[tuple[int | None, str], dict[str, float]] = defaultdict(dict)
         for c in times:
             per[(c.rank, c.compile_id.rsplit("/", 1)[0])] += c.seconds
+            ph.add(phases[(c.rank, c.compile_id.rsplit("/", 1)[0])], dict(c.phases))
         return tuple(FrameTime(rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
                                line=f.first_line, compiles=f.compiles,
-                               seconds=per.get((f.rank, f.frame_id), 0.0)) for f in diag.frames)
+                               seconds=per.get((f.rank, f.frame_id), 0.0),
+                               phases=ph.ordered(phases.get((f.rank, f.frame_id), {})))
+                     for f in diag.frames)
 
     def _similar(self, frames: dict[tuple[int | None, str], FrameReport]) -> tuple[SimilarGraphs, ...]:
         out = []

@@ -19,8 +19,15 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse import safe
 from dyncli.logparse import trace_events as te
-from dyncli.logparse.textmsg import graph_break_body, guard_failure, parse_sloc, tensor_check, user_stack
+from dyncli.logparse.textmsg import (
+    graph_break_body,
+    guard_failure,
+    parse_sloc,
+    tensor_check,
+    user_stack,
+)
 from dyncli.logparse.trace import TraceParser, TraceRecord, decode_recompile_reasons
+from dyncli.logparse.trace_phases import metric_numbers
 
 # Frames of the shape machinery itself; the first frame outside them is the "framework
 # location" torch's text log prints in parentheses (symbolic_shapes._get_stack_summary).
@@ -190,7 +197,7 @@ class TraceEventMapper:
             inductor_time_s=num("inductor_compile_time_s"), graph_op_count=whole("graph_op_count"),
             start_time=num("start_time"),
             has_guarded_code=m.get("has_guarded_code") if isinstance(m.get("has_guarded_code"), bool)
-            else None, **ctx)
+            else None, numbers=metric_numbers(m), **ctx)
         if text("fail_type") == "ConstraintViolationError" and fail_reason:
             yield from self._constraint_violations(fail_reason, ctx)
         hit = _limit_hit(fail_reason or "")
