@@ -212,7 +212,10 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     div = "".join(f"<div class=\"sugg\"><div class=\"kind\">{_e(x.kind)} divergence</div>"
                   f"{_e(x.message)}</div>" for x in t.divergences)
     pgo = [[_rank(p.rank), f"<code>{_e(p.function)}</code>", _e(", ".join(p.loaded_dynamic)) or "—",
-            _e(", ".join(p.recompiles)), f"<code>{_e(','.join(p.allow_list))}</code>"] for p in t.pgo]
+            _e(", ".join(p.recompiles)),
+            f"<code>{_e(','.join(p.allow_list))}</code>" if p.allow_list else
+            _e("; ".join(f"none helps: {c} {w} at {at}" for c, w, at in p.explained)) or "—"]
+           for p in t.pgo]
     out = [
         _section("compiles", "Per-compile details", len(t.compile_times), _table(
             ["rank", "compile", "function", "seconds", "by phase (s)", "guards", "guard µs",

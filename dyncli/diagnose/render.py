@@ -270,6 +270,9 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
                        ["function", "dynamic in loaded state", "recompiles", "allow-list instead"],
                        ranks)
         for p in t.pgo[:limit]:
+            # no entry to add: say what recompiled instead of an empty allow-list (issue 21)
+            why = "\n".join(f"none helps: {cid} {what} at {_short(where)}"
+                            for cid, what, where in p.explained)
             add_text_row(table, *pre(p.rank), p.function, ", ".join(p.loaded_dynamic) or "-",
-                          ", ".join(p.recompiles), ",".join(p.allow_list) or "-")
+                          ", ".join(p.recompiles), ",".join(p.allow_list) or why or "-")
         out.print(table)
