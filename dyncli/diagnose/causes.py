@@ -37,7 +37,8 @@ _MISMATCH = re.compile(r"^tensor '(?P<name>.+)' size mismatch at index (?P<dim>\
 _SCALAR = re.compile(r"^(?:not \()?\(?\s*(?P<name>[A-Za-z_][\w.]*(?:\[[^\]]+\][\w.]*)*)\s*(?:==|!=|<=|>=|<|>)")
 _ZERO_ONE = re.compile(r"^2 <= \S+\.size\(\)\[\d+\]$|expected \d+, actual [01]$")
 _PARAM = re.compile(r"_parameters\[|_buffers\[|force_parameter_static_shapes")
-_AT = re.compile(r"(?P<file>[^\s`'\"(]+\.py):(?P<line>\d{1,9})")
+_STOP = frozenset(" \t\n`'\"(")
+_DIGITS = re.compile(r"\d{1,9}")
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d{1,9})$")
 _LINE_KINDS = ("user-specialization", "constraint-violation", "size-branch", "pgo-recompile")
 
@@ -259,13 +260,13 @@ class _Builder:
                 if c.what == "graph-break" and c.key.endswith(_graph_site(a.message)):
                     return c.key
         if a.kind in _LINE_KINDS or a.kind.endswith("specialization"):
-            for m in _AT.finditer(text):
-                key = f"line:{m['file']}:{m['line']}"
+            found = _locations(text)
+            for file, line in found:
+                key = f"line:{file}:{line}"
                 if self.find(key) in self.causes:
                     return self.find(key)
-            at = _AT.search(text)
-            if at is not None:
-                return self.line_key(at["file"], int(at["line"]), "")
+            if found:
+                return self.line_key(found[0][0], found[0][1], "")
         if a.kind == "recompile-limit":
             # "F hit …": the cause that holds most recompiles of F is the one to fix
             fn = a.message.split(" ", 1)[0]
@@ -323,6 +324,25 @@ class _Builder:
             c.fix = c.fix or next((a.fix for a in c.findings if a.fix), "")
         elif not c.title:
             c.title = c.key
+
+
+def _locations(text: str) -> list[tuple[str, int]]:
+    """Every ``file.py:line`` in ``text``, found with str.find (linear on any text)."""
+    out = []
+    at = text.find(".py:")
+    prev_at, prev_start = 0, 0  # a scan back stops where the previous one ended: linear
+    while at >= 0:
+        digits = _DIGITS.match(text, at + 4)
+        start = at
+        while start > prev_at and text[start - 1] not in _STOP:
+            start -= 1
+        if start == prev_at and prev_at and text[start - 1] not in _STOP:
+            start = prev_start
+        prev_at, prev_start = at, start
+        if digits is not None and 0 < at - start <= 4096:  # a longer "path" is damage
+            out.append((text[start:at + 3], int(digits.group())))
+        at = text.find(".py:", at + 4)
+    return out
 
 
 def _graph_site(message: str) -> str:

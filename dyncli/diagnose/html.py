@@ -237,7 +237,8 @@ def _trace_sections(d: Diagnosis) -> list[str]:
 def render_html(d: Diagnosis) -> str:
     """The whole report as one HTML document (no external resources)."""
     nav = " · ".join(f'<a href="#{a}" style="color:#b9c0cf">{t}</a>' for a, t in (
-        ("frames", "frames"), ("recompiles", "recompiles"), ("specializations", "specializations"),
+        ("causes", "causes"), ("frames", "frames"), ("recompiles", "recompiles"),
+        ("specializations", "specializations"), ("graph-breaks", "graph breaks"),
         ("suggestions", "suggestions"), ("compiles", "compiles"), ("ranks", "ranks")))
     body = [_summary(d), _causes(d), _suggestions(d), _frames(d), _recompiles(d), _specializations(d),
             _graph_breaks(d), *_trace_sections(d)]
