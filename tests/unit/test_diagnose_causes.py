@@ -42,10 +42,22 @@ def test_both_versions_recorded() -> None:
 
 
 def _all_inputs() -> list[Path]:
-    logs = sorted(DATA.glob("logs/*.log")) + sorted(DATA.glob("2.*/causes/*/run.log"))
-    traces = sorted(p for p in DATA.glob("traces/*") if p.is_dir())
-    traces += sorted(DATA.glob("2.*/causes/*/trace")) + sorted(DATA.glob("pgo/*/trace.log.gz"))
-    return logs + traces
+    """Every text log and trace under tests/data (any torch version's folder), fuzz cases aside."""
+    out: list[Path] = []
+    for p in sorted(DATA.rglob("*")):
+        if "fuzz" in p.relative_to(DATA).parts:
+            continue
+        if p.is_dir() and any(p.glob("dedicated_log_torch_trace*")):
+            out.append(p)  # a TORCH_TRACE directory (one file per rank)
+        elif p.is_file() and (p.name.endswith(".log") and not p.name.startswith("dedicated_")
+                              or p.name.startswith("trace") and p.name.endswith(".log.gz")):
+            out.append(p)  # a text log, or a trace kept as one file
+    return out
+
+
+def test_all_inputs_found() -> None:
+    found = {p.relative_to(DATA).parts[0] for p in _all_inputs()}
+    assert {"logs", "traces", "pgo", "2.15.0", "2.14.1"} <= found
 
 
 @pytest.mark.parametrize("path", _all_inputs(), ids=lambda p: str(p.relative_to(DATA)))
