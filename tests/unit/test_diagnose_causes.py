@@ -49,8 +49,8 @@ def _all_inputs() -> list[Path]:
             continue
         if p.is_dir() and any(p.glob("dedicated_log_torch_trace*")):
             out.append(p)  # a TORCH_TRACE directory (one file per rank)
-        elif p.is_file() and (p.name.endswith(".log") and not p.name.startswith("dedicated_")
-                              or p.name.startswith("trace") and p.name.endswith(".log.gz")):
+        elif p.is_file() and ((p.name.endswith(".log") and not p.name.startswith("dedicated_"))
+                              or (p.name.startswith("trace") and p.name.endswith(".log.gz"))):
             out.append(p)  # a text log, or a trace kept as one file
     return out
 
