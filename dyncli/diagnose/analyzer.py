@@ -159,6 +159,12 @@ class Analyzer:
     def _on_create_symbol(self, e: ev.CreateSymbol) -> None:
         self._compile(e).symbols[e.symbol] = e.source
         self._see_user(e, e.user)
+        # the sizes a recompile was made for: which bound of a size branch failed (issue 21)
+        key = (e.rank, e.compile_id.key if e.compile_id else "")
+        rec = self._recompiles.get(key)
+        if rec is not None and len(rec.sizes) < 64 and e.source and e.value.isdigit() \
+                and len(e.value) <= 18:  # a longer number is damage (and int() of it refused)
+            self._recompiles[key] = dataclasses.replace(rec, sizes=(*rec.sizes, (e.source, e.value)))
 
     def _on_unbacked(self, e: ev.CreateUnbacked) -> None:
         key = (e.rank, e.compile_id.key if e.compile_id else "", e.symbol)

@@ -62,6 +62,9 @@ def crossing(r: RecompileReport) -> Crossing | None:
         if mm and _name(mm["name"]) == tensor and int(mm["dim"]) == dim:
             actual = int(mm["act"])
             break
+    if actual is None:  # e.g. the tensor was already dynamic (PGO): the new compile's symbol
+        wanted = {f"{m['expr']}.size()[{dim}]", f"L['{tensor}'].size()[{dim}]"}
+        actual = next((int(v) for src, v in r.sizes if src in wanted), None)
     if actual is not None and actual <= 1:
         return None  # a size 0 or 1: torch's 0/1 specialization after all
     limit: int | None

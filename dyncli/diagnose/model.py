@@ -76,6 +76,7 @@ class RecompileReport:
     user: UserLoc | None = None
     line: int = 0
     compiled: bool = True  # False when the recompile limit refused it (the frame runs eagerly)
+    sizes: tuple[tuple[str, str], ...] = ()  # (source, value) of the symbols it created
 
 
 @dataclass(frozen=True)

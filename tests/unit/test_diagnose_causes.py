@@ -124,6 +124,12 @@ def test_real_zero_one_stays_zero_one() -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_pgo_text_log_finds_the_size_too(version: str) -> None:
+    (branch,) = [s for s in _log(version, "pgo_branch").suggestions if s.kind == "size-branch"]
+    assert "x.size()[0] = 12 failed the upper bound 8" in branch.message
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_pgo_recompile_names_its_cause(version: str) -> None:
     diag = _trace(version, "pgo_branch")
     assert diag.trace is not None and diag.trace.pgo_loaded
@@ -132,6 +138,9 @@ def test_pgo_recompile_names_its_cause(version: str) -> None:
     (pgo,) = [s for s in diag.suggestions if s.kind.startswith("pgo")]
     assert pgo.kind == "pgo-recompile"
     assert "size branch" in pgo.message and "causes/pgo_branch.py:17" in pgo.message
+    (branch,) = [s for s in diag.suggestions if s.kind == "size-branch"]
+    # x was dynamic from the start (no size mismatch): the size is the new compile's symbol
+    assert "x.size()[0] = 12 failed the upper bound 8" in branch.message
     (finding,) = diag.trace.pgo
     assert finding.allow_list == () and finding.explained[0][0] == "0/1"
     # the PGO note and the branch advice are one cause: the branch's line
