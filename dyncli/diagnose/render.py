@@ -187,14 +187,8 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
     more = f"; {len(causes) - top} more below and in --json" if len(causes) > top else ""
     out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how} each fix "
               f"removes{more}):", markup=False, soft_wrap=True)
-    for i, c in enumerate(causes[:top], 1):
-        cost = (f"{c.compile_s:.2f} s, " if c.compile_s is not None else "") + \
-            f"{c.compiles} compile(s)"
-        if c.graph_breaks:
-            cost += f", {c.graph_breaks} graph break(s)"
-        out.print(line_text(f"{i}. [{cost}] {c.title}"), markup=False, soft_wrap=True)
-        if c.fix:
-            out.print(line_text(f"   fix: {c.fix}"), markup=False, soft_wrap=True)
+    for i, c in enumerate(causes[:top], 1):  # one line each: cost, cause, fix
+        out.print(line_text(f"{i}. {c.line()}"), markup=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------- trace-only sections
