@@ -182,11 +182,11 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
     causes = diag.causes
     if not causes:
         return
-    how = (f"compile seconds (of {diag.trace.total_compile_s:.2f} s in all)"
-           if diag.trace is not None else f"compiles (of {diag.compiles} in all)")
-    more = f"; {len(causes) - top} more below and in --json" if len(causes) > top else ""
-    out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how} each fix "
-              f"removes{more}):", markup=False, soft_wrap=True)
+    how = (f"compile seconds each fix removes (of {diag.trace.total_compile_s:.2f} s in all)"
+           if diag.trace is not None else f"compiles each fix removes (of {diag.compiles} in all)")
+    more = f"; {len(causes) - top} more in --json and --html" if len(causes) > top else ""
+    out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how}{more}):",
+              markup=False, soft_wrap=True)
     for i, c in enumerate(causes[:top], 1):  # one line each: cost, cause, fix
         out.print(line_text(f"{i}. {c.line()}"), markup=False, soft_wrap=True)
 
