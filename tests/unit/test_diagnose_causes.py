@@ -216,7 +216,10 @@ def test_distinct_graph_breaks_with_codes(version: str, reader: Any) -> None:
     assert gb25.hints == ("Remove the `torch._dynamo.graph_break()` call.",)
     assert gb59.gb_type == "Failed to trace builtin operator"
     assert "print" in gb59.explanation and gb59.user_code == 'print("step", i)'
-    assert gb25.known and gb59.known  # the installed torch's registry knows both
+    from dyncli.diagnose.graph_breaks import registry
+
+    if registry() is not None:  # torch installed: its registry knows both codes
+        assert gb25.known and gb59.known
     # the frames it split: twice (0), helper's own frame (1), the resume function (3)
     assert [f.rsplit(" ", 1)[1] for f in gb25.frames] == ["(0)", "(1)", "(3)"]
 
