@@ -273,3 +273,14 @@ def test_suggest_python_marks_every_frame(version: str) -> None:
     assert text.count("torch._dynamo.mark_dynamic(x, 0)") == 4
     # diagnose and suggest give one answer for the same run
     assert list(_log(version, "four_frames").dynamic_sources) == list(allow.entries)
+
+
+def test_html_starts_with_the_causes() -> None:
+    from dyncli.diagnose.html import render_html
+
+    diag = _trace(VERSIONS[-1], "size_branch")
+    page = render_html(diag)
+    causes, suggestions = page.index('id="causes"'), page.index('id="suggestions"')
+    assert causes < suggestions < page.index('id="frames"')
+    top = page[causes:suggestions]
+    assert "size branch" in top and "TORCH_COMPILE_DYNAMIC_SOURCES=&quot;L[&#x27;x&#x27;]:0&quot;" in top
