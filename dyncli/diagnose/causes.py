@@ -233,7 +233,7 @@ class _Builder:
 
     # ------------------------------------------------------------ advice
 
-    def attach(self, a: Advice, order: int) -> None:
+    def attach(self, a: Advice) -> None:
         key = self.advice_key(a)
         c = self.cause(key, "other")
         c.findings.append(a)
@@ -360,6 +360,6 @@ def rank_causes(diag: Diagnosis) -> tuple[Cause, ...]:
     b = _Builder(diag)
     b.add_recompiles()
     b.add_graph_breaks()
-    for i, a in enumerate(diag.suggestions):
-        b.attach(a, i)
+    for a in diag.suggestions:
+        b.attach(a)
     return tuple(b.finish())
