@@ -21,6 +21,7 @@ from pathlib import Path
 
 from dyncli.bench.core.result import BenchResult, RunResult
 from dyncli.bench.core.stats import finite_median, median, speedup
+from dyncli.bench.core.status import Status
 from dyncli.errors import InputError
 from dyncli.inputs import display_name, open_input
 from dyncli.logparse.safe import clip, loads
@@ -44,7 +45,7 @@ class Record:
 
     model: str
     strategy: str | None
-    status: str = "pass"
+    status: str = Status.PASS  # a harness CSV may hold statuses dyncli does not know
     speedup: float = math.nan
     compiled_ms: float = math.nan
     compiles: int | None = None
@@ -202,8 +203,8 @@ def _from_csv(name: str, text: str) -> Side:
     records: dict[Key, Record] = {}
     for (model, strategy), group in groups.items():
         rec = Record(model, strategy)
-        statuses = [(r.get("status") or r.get("accuracy") or "pass").strip() for r in group]
-        rec.status = next((s for s in statuses if s != "pass"), "pass")
+        statuses = [(r.get("status") or r.get("accuracy") or Status.PASS).strip() for r in group]
+        rec.status = next((s for s in statuses if s != Status.PASS), Status.PASS)
         rec.speedup = finite_median([_cell(r, "speedup") for r in group])
         rec.compiled_ms = finite_median([_cell(r, "abs_latency") for r in group])
         graphs = [_cell(r, "unique_graphs") for r in group]
