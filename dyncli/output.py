@@ -152,8 +152,9 @@ class Output:
 
 
 def warn(message: str) -> None:
-    """One warning line on stderr (:meth:`Output.warn`)."""
-    Output.warn(message)
+    """One warning line on stderr, ``message`` read as rich markup (callers escape input text:
+    suggest's renderer does). New code: :meth:`Output.warn`, which prints it as written."""
+    stderr_console().print(f"[yellow]Warning:[/yellow] {message}", markup=True, highlight=False)
 
 
 def info(message: str) -> None:

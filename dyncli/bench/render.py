@@ -29,7 +29,6 @@ from dyncli.output import (
     atomic_write_text,
     info,
     stderr_console,
-    warn,
     write_json,
 )
 
@@ -311,7 +310,7 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
         if run.ranks:
             out.table(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
-            warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
+            Output.warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
                  "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
     if any(r.ranks for r in result.runs):
         out.table(render_ranks.summary_table(result))
@@ -336,7 +335,7 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
     if rec is not None:
         out.text(f"recommendation: {rec.strategy} — {rec.reason}")
     if result.interrupted:
-        warn("interrupted: the results above are what was measured before Ctrl-C")
+        Output.warn("interrupted: the results above are what was measured before Ctrl-C")
 
 
 def print_listing(tv: list[str], timm_count: int, hf_examples: tuple[str, ...]) -> None:
@@ -363,11 +362,11 @@ def progress_hooks(tap: Any = None) -> Iterator[Hooks]:
         def progress(strategy: str, done: int, total: int) -> None:
             bar.update(task, description=f"{strategy}", completed=done, total=total)
         with bar:
-            yield Hooks(progress=progress, warning=warn, tap=tap)
+            yield Hooks(progress=progress, warning=Output.warn, tap=tap)
     else:
         last: dict[str, int] = {}
 
         def plain(strategy: str, done: int, total: int) -> None:
             last[strategy] = last.get(strategy, 0) + 1
             info(f"[{done}/{total}] {strategy}: variation {last[strategy]} done")
-        yield Hooks(progress=plain, warning=warn, tap=tap)
+        yield Hooks(progress=plain, warning=Output.warn, tap=tap)
