@@ -48,7 +48,7 @@ class Counter:
 def _reference_compiles(strategy: str, tmp_path: Path) -> int:
     """Compiles of bench's own implementation of ``strategy`` on STREAM."""
     import torch._dynamo
-    from dyncli.bench.shapes import DimPlan
+    from dyncli.bench.core.shapes import DimPlan
 
     from dyncli.bench import strategies
 
