@@ -78,8 +78,7 @@ class _Compile:
 
 
 def _frame_id(cid: ev.CompileId) -> str:
-    frame = "" if cid.frame is None else str(cid.frame)
-    return frame if cid.autograd is None else f"!{cid.autograd}" + (f"/{frame}" if frame else "")
+    return cid.frame_key  # with its process / reset generation in front (``r1:0``)
 
 
 def _symbols_in(expr: str) -> set[str]:

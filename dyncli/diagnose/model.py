@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.diagnose.trace_report import TraceReport
-from dyncli.logparse.events import ParseStats, UserLoc
+from dyncli.logparse.events import ParseStats, UserLoc, split_id
 
 CAUSES = ("size", "scalar", "other")
 
@@ -25,9 +25,11 @@ def rank_key(rank: int | None) -> int:
     return -1 if rank is None else rank
 
 
-def compile_id_key(cid: str) -> tuple[int, ...]:
-    """Sort key for compile ids such as ``0/1`` or ``!0/2/1``: by their numbers, in order."""
-    return tuple(int(p) for p in _DIGITS.findall(cid))
+def compile_id_key(cid: str) -> tuple[str, int, tuple[int, ...]]:
+    """Sort key for compile ids such as ``0/1`` or ``!0/2/1``: by process and reset generation
+    (``r1:0/1``, see ``CompileId``), then by their numbers, in order."""
+    bare, generation, process = split_id(cid)
+    return process, generation, tuple(int(p) for p in _DIGITS.findall(bare))
 
 
 @dataclass(frozen=True)
