@@ -142,6 +142,13 @@ class TraceAccumulator:
                 restart_reasons=tuple(x for r in runs for x in r.restart_reasons),
                 seconds_field=next((r.compile_time_field for r in runs if r.compile_time_field),
                                    None)))
+        # compiles without any compilation_metrics (torch 2.3-2.4 write none): time unknown
+        timed = {(c.rank, c.compile_id) for c in out}
+        for f in frames.values():
+            for cid in f.compile_ids:
+                if (f.rank, cid) not in timed:
+                    out.append(CompileTime(rank=f.rank, compile_id=cid, function=f.function,
+                                           file=f.file, line=f.first_line, seconds=None))
         return tuple(sorted(out, key=lambda c: (rank_key(c.rank), compile_id_key(c.compile_id))))
 
     @staticmethod
@@ -215,7 +222,8 @@ class TraceAccumulator:
         # a function compiled again after torch._dynamo.reset() is a frame per generation
         every: dict[str, dict[tuple[int | None, str], list[FrameReport]]] = defaultdict(dict)
         for f in diag.frames:
-            subject = f"{f.function} ({f.file.rsplit('/', 1)[-1]}:{f.first_line})"
+            subject = (f"{f.function} ({f.file.rsplit('/', 1)[-1]}:{f.first_line})"
+                       if f.function else f"frame {split_id(f.frame_id)[0]}")
             every[subject].setdefault((f.rank, _process(f.frame_id)), []).append(f)
         for subject, lists in sorted(every.items()):
             per = {k: v[-1] for k, v in lists.items()}

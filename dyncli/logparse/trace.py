@@ -29,7 +29,7 @@ from dyncli.errors import StrictError
 from dyncli.logparse import safe
 from dyncli.logparse.glog import GLOG_RE
 
-# Every kind torch 2.5–2.14 is known to emit. Anything else is counted as unknown, not fatal.
+# Every kind torch 2.3–2.15 is known to emit. Anything else is counted as unknown, not fatal.
 KNOWN_KINDS: frozenset[str] = frozenset({
     "str", "dynamo_start", "compilation_metrics", "compilation_metrics_runtime",
     "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics",
@@ -41,7 +41,8 @@ KNOWN_KINDS: frozenset[str] = frozenset({
     "inductor_output_code", "inductor_pre_grad_graph", "inductor_post_grad_graph",
     "optimize_ddp_split_graph", "optimize_ddp_split_child", "compiled_autograd_graph",
     "dump_file", "link", "exported_program", "graph_dump", "stack", "optimus",
-    "inductor_provenance_tracking_node_mappings",
+    "inductor_provenance_tracking_node_mappings", "guard_on_data_dependent_error",
+    "propagate_real_tensors_provenance",
 })
 
 # Kinds whose envelope dyncli decodes (the rest are only counted).

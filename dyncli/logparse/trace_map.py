@@ -187,7 +187,12 @@ class TraceEventMapper:
         """convert_frame.py: ``dynamo_start`` with the stack whose last frame is the frame."""
         stack = rec.meta.get("stack")
         loc = self._loc(stack[-1]) if isinstance(stack, list) and stack else None
-        if loc is not None:
+        if loc is not None and "/torch/" in loc.file:
+            # torch 2.3-2.4: the stack ends in torch's own eval_frame (``_fn``), not the
+            # compiled frame; compilation_metrics (co_name) names it, when the release has it.
+            # The event still counts the compile.
+            yield ev.CompileStart(**ctx)
+            return
             self.frames[self._frame(ctx)] = (loc.function, loc.file, loc.line)
             yield ev.CompileStart(function=loc.function, file=loc.file, first_line=loc.line, **ctx)
 
@@ -214,6 +219,10 @@ class TraceEventMapper:
             start_time=num("start_time"),
             has_guarded_code=m.get("has_guarded_code") if isinstance(m.get("has_guarded_code"), bool)
             else None, **ctx)
+        if text("co_name") and ctx["compile_id"] is not None:
+            # names the frame where dynamo_start could not (torch 2.3-2.4); else a no-op
+            yield ev.CompileStart(function=text("co_name") or "", file=text("co_filename") or "",
+                                  first_line=whole("co_firstlineno"), **ctx)
         if text("fail_type") == "ConstraintViolationError" and fail_reason:
             yield from self._constraint_violations(fail_reason, ctx)
         hit = _limit_hit(fail_reason or "")
