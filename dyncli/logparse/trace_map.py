@@ -192,7 +192,7 @@ class TraceEventMapper:
             # compiled frame; compilation_metrics (co_name) names it, when the release has it.
             # The event still counts the compile.
             yield ev.CompileStart(**ctx)
-            return
+        elif loc is not None:
             self.frames[self._frame(ctx)] = (loc.function, loc.file, loc.line)
             yield ev.CompileStart(function=loc.function, file=loc.file, first_line=loc.line, **ctx)
 
@@ -219,8 +219,10 @@ class TraceEventMapper:
             start_time=num("start_time"),
             has_guarded_code=m.get("has_guarded_code") if isinstance(m.get("has_guarded_code"), bool)
             else None, **ctx)
-        if text("co_name") and ctx["compile_id"] is not None:
+        if text("co_name") and ctx["compile_id"] is not None and self._frame(ctx) not in self.frames:
             # names the frame where dynamo_start could not (torch 2.3-2.4); else a no-op
+            self.frames[self._frame(ctx)] = (text("co_name") or "", text("co_filename") or "",
+                                             whole("co_firstlineno"))
             yield ev.CompileStart(function=text("co_name") or "", file=text("co_filename") or "",
                                   first_line=whole("co_firstlineno"), **ctx)
         if text("fail_type") == "ConstraintViolationError" and fail_reason:
