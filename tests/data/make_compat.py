@@ -83,10 +83,16 @@ def record(version: str) -> None:
         env = {**base, "TORCH_COMPILE_JOB_ID": "dyncli-compat"}
         _run(py, [str(PROGRAM), "pgo"], env)
         secs = _run(py, [str(PROGRAM), "pgo"], {**env, "TORCH_TRACE": str(out / "pgo")})
-        for state in Path(base["TORCHINDUCTOR_CACHE_DIR"]).rglob("*code_state*"):
+        states = [p for p in Path(base["TORCHINDUCTOR_CACHE_DIR"]).rglob("*code_state*")
+                  if not p.name.endswith(".lock")]
+        for state in states:
             shutil.copy(state, out / "pgo" / state.name)
-        rows.append(("pgo/", "TORCH_COMPILE_JOB_ID=dyncli-compat python compat_program.py pgo "
-                     "(twice; the second with TORCH_TRACE=pgo/), state file copied", secs))
+        if states:
+            rows.append(("pgo/", "TORCH_COMPILE_JOB_ID=dyncli-compat python compat_program.py "
+                         "pgo (twice; the second with TORCH_TRACE=pgo/), state file copied", secs))
+        else:  # torch._dynamo.pgo exists, but local PGO is off by default in this release
+            shutil.rmtree(out / "pgo")
+            has_pgo = False
     shutil.rmtree(base["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
     lines = [f"# Compatibility corpus: torch {real}", "",
              "Made by `python3 tests/data/make_compat.py " + version + "` (programs: "
@@ -95,7 +101,8 @@ def record(version: str) -> None:
              "| files | command | seconds |", "| --- | --- | --- |"]
     lines += [f"| `{f}` | `{c}` | {s:.1f} |" for f, c, s in rows]
     if not has_pgo:
-        lines += ["", "No PGO: this release has no `torch._dynamo.pgo`."]
+        lines += ["", "No PGO state: this release has no `torch._dynamo.pgo`, or does not write "
+                  "local PGO state by default."]
     (out / "RECIPE.md").write_text("\n".join(lines) + "\n")
     if made:
         shutil.rmtree(venv)

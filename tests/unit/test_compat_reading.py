@@ -103,7 +103,7 @@ def test_two_ranks_through_torchs_launcher(version: str) -> None:
     assert any(x.kind == "compiles" for x in d.trace.divergences)
 
 
-@pytest.mark.parametrize("version", [v for v in VERSIONS if (compat(v) / "pgo").is_dir()])
+@pytest.mark.parametrize("version", [v for v in VERSIONS if list(compat(v).glob("pgo/*.pkl"))])
 def test_pgo_state_is_loaded(version: str) -> None:
     d = read_trace.diagnose_traces([compat(version) / "pgo"], strict=True)
     assert d.trace is not None and d.trace.pgo_loaded
@@ -235,3 +235,25 @@ def test_failed_compile_reason_is_kept_whole_in_json() -> None:
     assert failed.fail_type == "ConstraintViolationError"
     assert len((failed.fail_reason or "").splitlines()) > 1
     assert json.dumps(d.trace.to_json()["failed_compiles"])
+
+
+# ------------------------------------------------------------------ every trace in tests/data
+
+TRACE_DIRS = sorted({p.parent for p in DATA.glob("**/dedicated_log_torch_trace*.log")
+                     if "fuzz" not in p.parts})
+
+
+@pytest.mark.parametrize("directory", TRACE_DIRS, ids=[str(d.relative_to(DATA)) for d in TRACE_DIRS])
+def test_per_rank_compiles_add_up_to_dynamo_start_records(directory: Path) -> None:
+    """Every trace of every release: each process's compiles (its rank view) equal its
+    file's dynamo_start records, and all of them add up to the directory's."""
+    d = read_trace.diagnose_traces([directory], strict=True)
+    assert d.trace is not None
+    starts = dynamo_starts(directory)
+    per_file = {Path(p.file).name: p.dynamo_start for p in d.trace.processes}
+    assert per_file == starts
+    assert d.compiles == sum(starts.values())
+    if any(p.rank is not None for p in d.trace.processes):
+        views = {(r.rank, r.process): r.compiles for r in d.trace.ranks}
+        by_rank = {p.rank: n for p, n in ((p, starts[Path(p.file).name]) for p in d.trace.processes)}
+        assert {rank: views[(rank, "")] for rank in by_rank} == by_rank

@@ -96,7 +96,7 @@ def test_failed_compile_yields_metrics_and_constraint_violation() -> None:
             "fail_type": "ConstraintViolationError", "fail_reason": reason,
             "entire_frame_compile_time_s": 0.5, "restart_reasons": []}
     # without a dynamo_start before it (torch 2.3-2.4 traces), the metrics name the frame
-    start, metrics, cv = trace_events(rec("compilation_metrics", meta, **CID), strict=True)
+    metrics, start, cv = trace_events(rec("compilation_metrics", meta, **CID), strict=True)
     assert isinstance(start, ev.CompileStart) and start.function == "branchy"
     assert isinstance(metrics, te.CompileMetrics) and metrics.failed
     assert metrics.compile_time_s == 0.5 and metrics.function == "branchy"
