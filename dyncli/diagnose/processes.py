@@ -48,6 +48,13 @@ class Process:
     rank_from: str | None = None  # "envelope" | "file name" | None (unknown)
     label: str = ""  # set when another input claims the same rank
 
+    @property
+    def file(self) -> Path:
+        """The path of a file input (not for streams)."""
+        if self.path is None:
+            raise ValueError(f"{self.name} is a stream, not a file")
+        return self.path
+
 
 def envelope_rank(source: Source) -> int | None:
     """The ``rank`` of the first envelope that has one (scanning a bounded head), else None."""
@@ -144,7 +151,8 @@ def _label_shared(procs: list[Process], warnings: list[str]) -> list[Process]:
         if len(members) < 2:
             continue
         for i in members:
-            label = base = _label(procs[i].path) if procs[i].path else "stdin"
+            path = procs[i].path
+            label = base = _label(path) if path is not None else "stdin"
             n = 2
             while label in used:
                 label, n = f"{base}-{n}", n + 1

@@ -34,10 +34,10 @@ from typing import Any
 
 from dyncli.diagnose.analyzer import Analyzer
 from dyncli.diagnose.model import Diagnosis
-from dyncli.diagnose.trace import TraceAccumulator, trace_advice
-from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.diagnose.processes import Process, find_processes
+from dyncli.diagnose.trace import TraceAccumulator, trace_advice
 from dyncli.diagnose.trace_report import ProcessInfo
+from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.trace import TraceParser, TraceStats, is_trace_line
@@ -145,7 +145,7 @@ _ERRORS: dict[str, type[DyncliError]] = {"InputError": InputError, "StrictError"
 
 def parse_file(proc: Process, strict: bool) -> ParsedFile:
     """Parse one trace file completely (a process-pool task: everything it returns pickles)."""
-    file = proc.path
+    file = proc.file
     try:
         with open_input(file) as source:
             _check_trace(source)
@@ -181,8 +181,8 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
         reader.read(stream, proc)
     if jobs <= 1:
         for proc in files:
-            with open_input(proc.path) as source:
-                reader.read(source, proc, proc.path.stat().st_size)
+            with open_input(proc.file) as source:
+                reader.read(source, proc, proc.file.stat().st_size)
     else:
         for parsed in _parallel(files, strict, jobs):
             reader.absorb(parsed)
