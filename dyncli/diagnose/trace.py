@@ -248,13 +248,15 @@ class TraceAccumulator:
 
     def _pgo(self, diag: Diagnosis) -> tuple[PgoFinding, ...]:
         out = []
+        by_frame: dict[tuple[int | None, str], list[str]] = defaultdict(list)
+        for r in diag.recompiles:  # indexed once: frames x recompiles grows with generations
+            if r.cause == "size":
+                by_frame[(r.rank, r.compile_id.split("_")[0].rsplit("/", 1)[0])].append(r.compile_id)
         for f in diag.frames:
             if f.rank not in self._loaded_any:
                 continue
             loaded = self._loaded.get((f.rank, f"{f.file}:{f.first_line}:{f.function}"))
-            size = tuple(r.compile_id for r in diag.recompiles
-                         if r.rank == f.rank and r.compile_id.split("_")[0].rsplit("/", 1)[0] == f.frame_id
-                         and r.cause == "size")
+            size = tuple(by_frame.get((f.rank, f.frame_id), ()))
             if loaded is None or not size:
                 continue
             bases = {d.source.split(":")[0] for d in f.dynamic_inputs} - loaded
