@@ -77,10 +77,6 @@ class _Compile:
     marked: dict[str, str] = field(default_factory=dict)  # source -> origin
 
 
-def _frame_id(cid: ev.CompileId) -> str:
-    return cid.frame_key  # with its process / reset generation in front (``r1:0``)
-
-
 def _symbols_in(expr: str) -> set[str]:
     return set(re.findall(r"\b[suq]\d+\b", expr))
 
@@ -122,7 +118,7 @@ class Analyzer:
             handler(event)
 
     def _frame(self, rank: int | None, cid: ev.CompileId) -> _Frame:
-        key = (rank, _frame_id(cid))
+        key = (rank, cid.frame_key)
         frame = self._frames.get(key)
         if frame is None:
             frame = self._frames[key] = _Frame(rank, key[1])

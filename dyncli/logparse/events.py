@@ -47,7 +47,15 @@ class CompileId:
 
     @classmethod
     def parse(cls, text: str) -> CompileId | None:
-        """Parse the text inside ``[...]``; None when it is not a compile id."""
+        """Parse the text inside ``[...]`` (or ``str()`` of one: ``r1:0/2`` keeps its
+        generation and process); None when it is not a compile id."""
+        if ":" in text:
+            bare, generation, process = split_id(text)
+            parsed = cls.parse(bare)
+            if parsed is None:
+                return None
+            return cls(parsed.frame, parsed.compile, parsed.attempt, parsed.autograd,
+                       generation, process)
         m = _COMPILE_ID_RE.match(text)
         if m is None:
             return None
@@ -73,7 +81,8 @@ class CompileId:
 
     @property
     def frame_key(self) -> str:
-        """The frame part of the id (``0``, ``!1/0``), with its space: what counts as one frame."""
+        """The frame this compile belongs to: ``0`` of ``0/3``, ``!1/0`` of ``!1/0/2``, with its
+        space (``r1:0`` of ``r1:0/3``): what counts as one frame."""
         frame = "" if self.frame is None else str(self.frame)
         if self.autograd is not None:
             frame = f"!{self.autograd}" + (f"/{frame}" if frame else "")
