@@ -89,6 +89,11 @@ def test_text_log_agrees_with_the_trace(version: str) -> None:
     trace = read_trace.diagnose_traces([compat(version) / "trace"])
     assert text.compiles == trace.compiles == EXPECTED[version]["compiles"]
     assert sorted(f.frame_id for f in text.frames) == sorted(f.frame_id for f in trace.frames)
+    if version != "2.3.1":  # 2.3 traces have no recompile_reasons; its text log no ids on them
+        # the second run's recompile (after the reset) is kept, in both formats
+        assert [r.compile_id for r in trace.recompiles] == ["0/1", "r1:0/1"]
+        assert [r.compile_id for r in text.recompiles] == ["0/1", "r1:0/1"]
+        assert [r.reasons for r in text.recompiles] == [r.reasons for r in trace.recompiles]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -160,6 +165,15 @@ def test_two_runs_into_one_directory_stay_apart(tmp_path: Path) -> None:
     doc = d.to_dict()["result"] if "result" in d.to_dict() else d.to_dict()
     frame_ids = {(f["rank"], f["process"], f["frame_id"]) for f in doc["frames"]}
     assert len(frame_ids) == 4
+
+
+def test_parallel_read_of_colliding_files_is_the_serial_one(tmp_path: Path) -> None:
+    for run in ("a", "b"):
+        for f in sorted((compat("2.15.0") / "ranks").glob("*.log")):
+            shutil.copy(f, tmp_path / f.name.replace(".log", f"{run}.log"))
+    one = read_trace.diagnose_traces([tmp_path], jobs=1).to_json()
+    two = read_trace.diagnose_traces([tmp_path], jobs=2).to_json()
+    assert one == two and len(one["processes"]) == 4
 
 
 def test_two_rankless_files_do_not_share_compile_ids(tmp_path: Path) -> None:
