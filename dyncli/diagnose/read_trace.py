@@ -64,7 +64,6 @@ class _TraceReader:
         self.mismatch = 0
         self.inputs: list[str] = []
         self.warnings: list[str] = []
-        self.processes: list[dict[str, Any]] = []
         self.dynamo_starts: list[int] = []
 
     def read(self, source: Source, proc: Process, size: int | None = None) -> None:

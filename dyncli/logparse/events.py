@@ -94,6 +94,8 @@ class CompileId:
 
 def space_prefix(process: str, generation: int) -> str:
     """What goes in front of an id: ``p:``, ``r1:``, ``p/r1:`` or ""."""
+    if not process and not generation:  # the usual case, on every event
+        return ""
     parts = [p for p in (process, f"r{generation}" if generation else "") if p]
     return "/".join(parts) + ":" if parts else ""
 
