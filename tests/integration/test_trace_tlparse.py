@@ -23,12 +23,10 @@ from dyncli.logparse.events import split_id
 from dyncli.logparse.trace import decode_recompile_reasons
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-TRACES = DATA / "traces"
 TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent))
-# the traces of every release: tests/data/traces (2.14.1) and the compatibility corpus
-# tests/data/<torch version>/compat/{trace,ranks,pgo} (2.3.1 … 2.15.0)
-FILES = sorted([*TRACES.glob("*/dedicated_log_torch_trace*.log"),
-                *DATA.glob("*/compat/*/dedicated_log_torch_trace*.log")])
+# every trace of every release under tests/data: traces/ (2.14.1), <version>/traces/, the
+# compatibility corpus <version>/compat/{trace,ranks,pgo} (2.3.1 … 2.15.0); not fuzz cases
+FILES = sorted(p for p in DATA.glob("**/dedicated_log_torch_trace*.log") if "fuzz" not in p.parts)
 _ROW = re.compile(r"<a href='[^']*'>\[(?P<cid>[^\]]+)\]</a>\s*</td><td>\s*(?:<pre>)?\s*"
                   r"(?P<type>[^<]+?)\s*(?:</pre>)?\s*</td>")
 
