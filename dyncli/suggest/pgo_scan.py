@@ -228,10 +228,10 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
             nl2 = data.find(b"\n", nl1 + 1, nl1 + 1 + 2 * _SHORT_STR) if nl1 >= 0 else -1
             if nl2 < 0:
                 raise ScanError("GLOBAL of a name that is not a short string")
-            module = data[pos:nl1].decode("utf-8", "replace")
-            name = data[nl1 + 1:nl2].decode("utf-8", "replace")
+            text_module = data[pos:nl1].decode("utf-8", "replace")
+            text_name = data[nl1 + 1:nl2].decode("utf-8", "replace")
             pos = nl2 + 1
-            stack.append(_global(module, name, allowed, classes, dict_factories))
+            stack.append(_global(text_module, text_name, allowed, classes, dict_factories))
         elif op == 0x52 or op == 0x81:  # REDUCE, NEWOBJ
             _need(stack, marks, 2)
             func, args = stack[-2], stack[-1]
