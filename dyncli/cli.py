@@ -20,15 +20,16 @@ from typer.core import TyperGroup
 from dyncli import __version__
 from dyncli.commands import bench, compare, diagnose, suggest
 from dyncli.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, DyncliError
+from dyncli.textsafe import visible
 
 
 def report_error(err: DyncliError) -> None:
     """Print ``Error: …`` and ``Hint: …`` to stderr; the traceback too when DYNCLI_DEBUG=1."""
     if os.environ.get("DYNCLI_DEBUG", "") not in ("", "0"):
         traceback.print_exception(err, file=sys.stderr)
-    sys.stderr.write(f"Error: {err.message}\n")
+    sys.stderr.write(f"Error: {visible(err.message)}\n")
     if err.hint:
-        sys.stderr.write(f"Hint: {err.hint}\n")
+        sys.stderr.write(f"Hint: {visible(err.hint)}\n")
     sys.stderr.flush()
 
 

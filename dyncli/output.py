@@ -23,6 +23,7 @@ from rich.console import Console
 
 from dyncli import __version__
 from dyncli.errors import OutputError, UsageError
+from dyncli.textsafe import safe_console, visible
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -36,10 +37,12 @@ PIPE_WIDTH = 120
 
 
 def _console(file: Any, soft_wrap: bool) -> Console:
-    console = Console(file=file, highlight=False, soft_wrap=soft_wrap)
+    # markup off: a path such as x[/yellow].log is text, not a (broken) tag; and every text
+    # segment printed passes through textsafe.visible (an ESC from an input is shown as \x1b).
+    console = Console(file=file, highlight=False, soft_wrap=soft_wrap, markup=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPE_WIDTH
-    return console
+    return safe_console(console)
 
 
 def stdout_console() -> Console:
@@ -54,12 +57,15 @@ def stderr_console() -> Console:
 
 def warn(message: str) -> None:
     """One warning line on stderr."""
-    stderr_console().print(f"[yellow]Warning:[/yellow] {message}", markup=True, highlight=False)
+    from rich.text import Text
+
+    stderr_console().print(Text.assemble(("Warning:", "yellow"), " ", visible(message)),
+                           highlight=False)
 
 
 def info(message: str) -> None:
     """One progress/info line on stderr."""
-    stderr_console().print(message, markup=False, highlight=False)
+    stderr_console().print(visible(message, keep_layout=True), markup=False, highlight=False)
 
 
 def section_table(title: str, columns: list[str], ranks: bool = False) -> Table:
@@ -83,7 +89,7 @@ def cell_text(value: object, limit: int = MAX_CELL) -> str:
     """``str(value)`` cut to ``limit`` characters with "…", for a table cell."""
     text = str(value)
     text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("\t", " ")  # rich expands a tab to up to 8 columns, one by one
+    return visible(text.replace("\t", " "), keep_layout=True)  # rich expands a tab to up to 8 columns, one by one
 
 
 # A free-text line of the terminal view (a suggestion, its evidence) is cut past this.
@@ -94,7 +100,7 @@ def line_text(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` for one terminal line: cut past ``limit`` characters, saying where the rest is."""
     if len(text) > limit:
         text = f"{text[:limit]}… ({len(text) - limit:,} more characters in --json)"
-    return text.replace("\t", " ")  # rich expands a tab to up to 8 columns, one by one
+    return visible(text.replace("\t", " "), keep_layout=True)  # rich expands a tab to up to 8 columns, one by one
 
 
 def add_text_row(table: Table, *cells: object) -> None:

@@ -6,13 +6,11 @@ and redirects work; the per-frame table, notes and warnings go to stderr.
 
 from __future__ import annotations
 
-import json
-
-from rich.markup import escape
-
 from dyncli.output import cell_text, info, line_text, stderr_console, to_json_text, warn, write_json
+from dyncli.quoting import py_comment, py_str, toml_comment, toml_str
 from dyncli.suggest.allowlist import ENV_VAR, AllowList
 from dyncli.suggest.joblist import JobListing
+from dyncli.textsafe import visible
 
 FORMATS = ("env", "shell", "toml", "python", "json")
 
@@ -22,13 +20,13 @@ def _toml(s: AllowList) -> str:
              "# Paste into autodyn.toml ([tool.dyncli.bench] in a pyproject.toml) and measure it with",
              "#   dyncli bench MODEL --strategy automatic,sources",
              "# Joined with commas, it is the environment variable:",
-             f"# {s.env}",
+             toml_comment(s.env),
              "[bench]",
              "dynamic_sources = ["]
     for src in s.sources:
         where = ", ".join(f"{f.file}:{f.line} {f.function}" for f in src.frames)
         for entry in src.entries:
-            lines.append(f"  {json.dumps(entry, ensure_ascii=False)},  # {where}")
+            lines.append(f"  {toml_str(entry)},  {toml_comment(where)}")
     lines.append("]")
     return "\n".join(lines) + "\n"
 
@@ -38,7 +36,7 @@ def _python(s: AllowList) -> str:
     rest = [e for src in s.sources if src.local is None for e in src.entries]
     if rest:
         lines += ["# Sources mark_dynamic cannot reach (ints, attributes, graph-break resume frames):",
-                  f"torch.compiler.config.dynamic_sources = {json.dumps(','.join(rest), ensure_ascii=False)}", ""]
+                  f"torch.compiler.config.dynamic_sources = {py_str(','.join(rest))}", ""]
     seen: dict[tuple[str, int, str], list[str]] = {}
     for src in s.sources:
         if src.local is None:
@@ -54,7 +52,7 @@ def _python(s: AllowList) -> str:
     if not rest and not seen:
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
-        lines.append(f"# {file}:{line} {function}: before calling it, on the tensors passed in")
+        lines.append(py_comment(f"{file}:{line} {function}: before calling it, on the tensors passed in"))
         if file.replace("\\", "/").endswith("torch/_dynamo/external_utils.py"):
             lines.append("# (torch's wrapper of a compiled nn.Module: args/kwargs are the model's inputs)")
         lines += calls
@@ -83,7 +81,7 @@ def _report(s: AllowList) -> None:
 
     err = stderr_console()
     for fr in s.frames[:MAX_REPORT_FRAMES]:
-        table = Table(title=escape(cell_text(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}")), title_justify="left",
+        table = Table(title=cell_text(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}"), title_justify="left",
                       show_edge=False, pad_edge=False)
         for col in ("source", "recorded by torch", "dynamic", "suggest"):
             table.add_column(col, overflow="fold")
@@ -98,7 +96,7 @@ def _report(s: AllowList) -> None:
                 dyn = "value" if r.kind == "scalar" else "all"
             else:
                 dyn = ",".join(map(str, r.dynamic_dims)) or "-"
-            table.add_row(escape(cell_text(r.source)), escape(cell_text(r.render)), dyn, {"suggested": "yes", "static": "-", "param": "left out",
+            table.add_row(cell_text(r.source), cell_text(r.render), dyn, {"suggested": "yes", "static": "-", "param": "left out",
                                                      "excluded": "excluded"}[r.status])
         err.print(table)
         if hidden:
@@ -112,13 +110,13 @@ def _report(s: AllowList) -> None:
 
 def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool = False) -> None:
     """Warnings and the report to stderr, the fix to stdout, and the ``--json`` file."""
-    # warn() renders rich markup; file names and source names are data, so escape them.
+    # warn() and the tables show names as text, control characters escaped (dyncli.textsafe).
     for file, error in s.skipped:
-        warn(escape(line_text(f"skipped {file}: {error}", 500)))
+        warn(line_text(f"skipped {file}: {error}", 500))
     if len(s.jobs) > 1:
-        warn(escape(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id"))
+        warn(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id")
     for w in s.warnings:
-        warn(escape(line_text(w, 500)))
+        warn(line_text(w, 500))
     if not quiet:
         _report(s)
         for note in s.notes:
@@ -143,4 +141,4 @@ def print_jobs(listing: JobListing, json_path: str | None) -> None:
     if not listing.jobs:
         info(f"no PGO state in {listing.where}")
     for line in listing.lines():
-        print(line)
+        print(visible(line))
