@@ -100,7 +100,7 @@ def line_text(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` for one terminal line: cut past ``limit`` characters, saying where the rest is."""
     if len(text) > limit:
         text = f"{text[:limit]}… ({len(text) - limit:,} more characters in --json)"
-    return visible(text.replace("\t", " "), keep_layout=True)  # rich expands a tab to up to 8 columns, one by one
+    return visible(text.replace("\t", " "))  # rich expands a tab to up to 8 columns, one by one
 
 
 def add_text_row(table: Table, *cells: object) -> None:

@@ -48,7 +48,8 @@ _UNSAFE_LAYOUT = _char_class(((0x00, 0x09), (0x0B, 0x20), *_RANGES[1:]))
 def visible(text: object, *, keep_layout: bool = False) -> str:
     """``str(text)`` with every control character escaped visibly (``\\x1b``, ``\\n``).
 
-    ``keep_layout`` keeps newlines and tabs (for text whose lines dyncli laid out itself).
+    ``keep_layout`` keeps newlines and tabs: for a table cell whose lines a renderer joined
+    itself (an input's newline then breaks a line inside the cell, never out of it).
     """
     s = text if type(text) is str else str(text)
     if keep_layout:

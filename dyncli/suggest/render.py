@@ -81,7 +81,7 @@ def _report(s: AllowList) -> None:
 
     err = stderr_console()
     for fr in s.frames[:MAX_REPORT_FRAMES]:
-        table = Table(title=cell_text(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}"), title_justify="left",
+        table = Table(title=cell_text(visible(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}")), title_justify="left",
                       show_edge=False, pad_edge=False)
         for col in ("source", "recorded by torch", "dynamic", "suggest"):
             table.add_column(col, overflow="fold")
@@ -96,7 +96,7 @@ def _report(s: AllowList) -> None:
                 dyn = "value" if r.kind == "scalar" else "all"
             else:
                 dyn = ",".join(map(str, r.dynamic_dims)) or "-"
-            table.add_row(cell_text(r.source), cell_text(r.render), dyn, {"suggested": "yes", "static": "-", "param": "left out",
+            table.add_row(cell_text(visible(r.source)), cell_text(visible(r.render)), dyn, {"suggested": "yes", "static": "-", "param": "left out",
                                                      "excluded": "excluded"}[r.status])
         err.print(table)
         if hidden:
