@@ -658,6 +658,93 @@ def summarize(results: list[Outcome], wall: float, timeout: float, max_rss: floa
                             or bool(o.leak) for o in results)}
 
 
+# ------------------------------------------------- the classes of issue 22, one case each
+
+
+def class_cases(workdir: Path) -> list[tuple[str, list[str]]]:
+    """(class, CLI args) of one representative case per hostile class of issue 22, written
+    under ``workdir``: the table in docs/reliability.md."""
+    import struct
+
+    def pgo(name: str, data: bytes) -> str:
+        d = workdir / name / "dynamo"
+        d.mkdir(parents=True)
+        (d / f"code_state_{name}_None_.pkl").write_bytes(data)
+        return str(d.parent)
+
+    log = (DATA / "logs" / "auto_dynamic_batch.log").read_bytes()
+    cases: list[tuple[str, list[str]]] = []
+    memo = b"\x80\x04N" + b"r" + struct.pack("<I", 1 << 26) + b"."
+    cases.append(("1 memo index 2**26 (9 bytes)", ["suggest", "--pgo-dir", pgo("memo", memo)]))
+    cases.append(("2 30 MB of DUP", ["suggest", "--pgo-dir", pgo("dup", b"\x80\x04N" + b"2" * (30 << 20) + b".")]))
+    cases.append(("2 MARK + BINGET x 15M", ["suggest", "--pgo-dir", pgo("mark", b"\x80\x04N\x94(" + b"h\x00" * (15 << 20) + b"1.")]))
+    many = workdir / "many" / "dynamo"
+    many.mkdir(parents=True)
+    good = (DATA / "pgo" / "mlp" / "dynamo" / "code_state_mlp_None_.pkl").read_bytes()
+    for i in range(20_000):
+        (many / f"code_state_j{i}_None_.pkl").write_bytes(good)
+    cases.append(("3 20,000 valid PGO files", ["suggest", "-q", "--pgo-dir", str(many.parent)]))
+    slow = workdir / "slow" / "dynamo"
+    slow.mkdir(parents=True)
+    for i in range(4):
+        (slow / f"code_state_h{i}_None_.pkl").write_bytes(hash_bomb(40))
+    cases.append(("3 four hash-bomb files", ["suggest", "--pgo-dir", str(slow.parent)]))
+    wide = fake.dumps({("/m/a.py", 1, "fwd"): {f"L['x{i}']": fake.scalar(fake.DYN) for i in range(50_000)}})
+    cases.append(("4 one frame of 50,000 sources", ["suggest", "--pgo-dir", pgo("wide", wide)]))
+    blank = workdir / "blank.log.gz"
+    with gzip.open(blank, "wb", 9) as f:
+        f.write(b"\n" * (64 << 20))
+    cases.append(("5 65 KB .gz of 64 Mi empty lines", ["diagnose", str(blank)]))
+    blank2 = workdir / "blank2.log.gz"
+    with gzip.open(blank2, "wb", 9) as f:
+        f.write(log + b"\n" * (256 << 20))
+    cases.append(("5 a log, then 256 Mi empty lines (.gz)", ["diagnose", str(blank2)]))
+    cases.append(("5 the same, suggest --from-trace", ["suggest", "--from-trace", str(blank2)]))
+    fifo = workdir / "fifo"
+    os.mkfifo(fifo)
+    cases.append(("6 --config is a FIFO", ["diagnose", "--config", str(fifo), str(DATA / "logs" / "auto_dynamic_batch.log")]))
+    cases.append(("6 input FIFO with no writer", ["diagnose", str(fifo)]))
+    cases.append(("6 /dev/urandom as a log", ["diagnose", "/dev/urandom"]))
+    (workdir / "x[").mkdir()
+    marked = workdir / "x[" / "yellow].log"
+    marked.write_bytes(log)
+    cases.append(("7 rich markup in a path", ["diagnose", str(marked)]))
+    shapes = workdir / "shapes.csv"
+    shapes.write_text("batch,seq\n" + "1" * (200 << 10) + ",2\n")
+    cases.append(("8 --shapes CSV field of 200 KB", ["bench", str(ROOT / "examples" / "model.py") + ":build", "--shapes", str(shapes), "--device", "cpu"]))
+    big_int = workdir / "bigint" / "autodyn.toml"
+    big_int.parent.mkdir()
+    big_int.write_text("[diagnose]\nlimit = " + "1" * 5000 + "\n")
+    cases.append(("9 TOML int of 5,000 digits", ["diagnose", "--config", str(big_int), str(DATA / "logs" / "auto_dynamic_batch.log")]))
+    esc = injection_pickle(random.Random(5))
+    cases.append(("11-14 hostile names, --format python", ["suggest", "--pgo-dir", pgo("names", esc), "--include-params", "--format", "python"]))
+    cases.append(("11-14 hostile names, --format toml", ["suggest", "--pgo-dir", str(workdir / "names"), "--include-params", "--format", "toml"]))
+    cases.append(("11 ESC in a log's names", ["diagnose", str(_write(workdir, "case\x1b]0;t\x07.log", injection_log(random.Random(3), log)))]))
+    cases.append(("11 ESC in a missing file's name", ["diagnose", str(workdir / "nope\x1b[2J.log")]))
+    return cases
+
+
+def class_table(timeout: float) -> str:
+    """Run each of :func:`class_cases` once; a markdown table (exit, seconds, peak RSS)."""
+    from dyncli import cli  # noqa: F401 - imported once here, inherited by every child
+    from dyncli.diagnose import html, read, read_trace  # noqa: F401
+    from dyncli.suggest import allowlist, render  # noqa: F401
+
+    rows = ["| class | exit | s | peak RSS MB | leak | first line of stderr |", "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory(prefix="dyncli-classes-") as tmp:
+        workdir = Path(tmp)
+        for name, args in class_cases(workdir):
+            code, seconds, rss, crash = run(args, workdir, timeout)
+            leaked = leak(args, workdir) if code is not None else ""
+            err = (workdir / "stderr").read_text("utf-8", "replace").strip().splitlines()
+            first = next((line for line in err if line.startswith(("Error", "Warning"))), err[0] if err else "")
+            first = first.replace("|", "\\|")[:110]
+            rows.append(f"| {name} | {'hang' if code is None else code}{' ' + crash if crash else ''} "
+                        f"| {seconds:.2f} | {rss:.0f} | {leaked or '-'} | {first} |")
+            print(rows[-1], file=sys.stderr, flush=True)
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--seed", type=int, default=1)
@@ -671,7 +758,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="copy failing cases here")
     ap.add_argument("--json", type=Path, help="write the summary here")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--classes", action="store_true",
+                    help="run one case of each hostile class of issue 22 and print a table")
     ns = ap.parse_args(argv)
+    if ns.classes:
+        print(class_table(ns.timeout))
+        return 0
     summary = campaign({"text": ns.text, "trace": ns.trace, "pickle": ns.pickle,
                         "opcode": ns.opcode, "inject": ns.inject}, ns.seed,
                        ns.timeout, ns.max_rss, ns.keep, progress=not ns.quiet)

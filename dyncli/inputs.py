@@ -57,17 +57,18 @@ RECOGNIZE_BYTES = 1 << 20
 # A compressed input may expand to this many times its size on disk (real logs: 4-18x, traces
 # ~4x; gzip's worst is ~1,000x), and to at most 2 lines per compressed byte (real logs: ~0.2):
 # past both floors, more is a decompression bomb. None lifts the bound (--max-expansion 0).
-MAX_EXPANSION: float | None = 100.0
+DEFAULT_MAX_EXPANSION = 100.0
+MAX_EXPANSION: float | None = DEFAULT_MAX_EXPANSION
 MIN_EXPANDED_BYTES = 16 << 20
 LINES_PER_BYTE = 2
 MIN_EXPANDED_LINES = 1 << 20
 
 
 def set_max_expansion(ratio: float | None) -> None:
-    """``--max-expansion``: the bound on a compressed input's expansion (0 or less: none)."""
+    """``--max-expansion``: the bound on a compressed input's expansion (0 or less: none;
+    None: the default, so that one command's flag does not outlive it in the same process)."""
     global MAX_EXPANSION
-    if ratio is not None:
-        MAX_EXPANSION = ratio if ratio > 0 else None
+    MAX_EXPANSION = DEFAULT_MAX_EXPANSION if ratio is None else ratio if ratio > 0 else None
 
 
 @dataclass
@@ -176,9 +177,9 @@ class Source:
 
     def _bomb(self, lines: int) -> None:
         assert self.packed_size is not None
-        raise InputError(f"{self.name}: a {self.packed_size:,}-byte compressed file that expands "
-                         f"past {self.counted:,} bytes and {lines:,} lines: more than any torch "
-                         f"log of its size (a decompression bomb?)",
+        raise InputError(f"{self.name}: a decompression bomb? {self.packed_size:,} compressed "
+                         f"bytes expand past {self.counted:,} bytes and {lines:,} lines, more than "
+                         "any torch log of that size",
                          hint="If it is a real log, lift the bound with --max-expansion 0 "
                               "(or a larger ratio; the default is 100).")
 
