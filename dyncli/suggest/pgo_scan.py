@@ -93,17 +93,21 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
         op = data[pos]
         pos += 1
         ops += 1
-        if ops > MAX_OPS:
-            raise ScanError(f"more than {MAX_OPS:,} opcodes: larger than any PGO state")
+        if not ops & 1023:  # the bounds, every 1,024 opcodes (each adds at most ~100 bytes)
+            _bounds(ops, heap, len(stack))
         if op == 0x94:  # MEMOIZE
             if len(stack) <= (marks[-1] if marks else 0):
                 raise ScanError("MEMOIZE with nothing on the stack")
             memo.append(_slot(stack[-1]))
             heap += _MEMO_BYTES
-        elif op == 0x68 or op == 0x6A:  # BINGET, LONG_BINGET
-            n = 1 if op == 0x68 else 4
-            idx = _u(data, pos, n, end)
-            pos += n
+        elif op == 0x68:  # BINGET
+            if pos >= end or data[pos] >= len(memo):
+                raise ScanError("memo slot read before it was set (or a truncated pickle)")
+            stack.append(memo[data[pos]])
+            pos += 1
+        elif op == 0x6A:  # LONG_BINGET
+            idx = _u(data, pos, 4, end)
+            pos += 4
             if idx >= len(memo):
                 raise ScanError(f"memo slot {idx:,} read before it was set")
             stack.append(memo[idx])
@@ -122,8 +126,11 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
                 raise ScanError(f"memo slot {idx:,} set out of order (next is {len(memo):,}): "
                                 "pickle numbers its memo in order")
         elif op == 0x8C or op == 0x58 or op == 0x8D:  # SHORT_BINUNICODE, BINUNICODE(8)
-            n = 1 if op == 0x8C else 4 if op == 0x58 else 8
-            size = _u(data, pos, n, end)
+            if op == 0x8C and pos < end:
+                n, size = 1, data[pos]
+            else:
+                n = 1 if op == 0x8C else 4 if op == 0x58 else 8
+                size = _u(data, pos, n, end)
             pos += n
             if pos + size > end:
                 raise ScanError("truncated pickle (a string longer than the file)")
@@ -283,20 +290,23 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
                 raise ScanError("not a protocol 2-5 pickle")
             pos += 1
         elif op == 0x2E:  # STOP
+            _bounds(ops, heap, len(stack))
             if len(stack) != 1 or marks:
                 raise ScanError("a pickle that ends with an unbalanced stack")
             return heap
         else:
             raise ScanError(f"opcode {bytes([op])!r} at byte {pos - 1:,}: "
                             "not used by torch's PGO state")
-        if pos > end:
-            raise ScanError("truncated pickle")
-        if heap > MAX_HEAP:
-            raise ScanError(f"would take more than {MAX_HEAP >> 20} MB to unpickle: "
-                            "larger than any PGO state")
-        if len(stack) > MAX_STACK:
-            raise ScanError(f"more than {MAX_STACK:,} items on the unpickler's stack: "
-                            "not PGO state")
+
+
+def _bounds(ops: int, heap: int, depth: int) -> None:
+    if ops > MAX_OPS:
+        raise ScanError(f"more than {MAX_OPS:,} opcodes: larger than any PGO state")
+    if heap > MAX_HEAP:
+        raise ScanError(f"would take more than {MAX_HEAP >> 20} MB to unpickle: "
+                        "larger than any PGO state")
+    if depth > MAX_STACK:
+        raise ScanError(f"more than {MAX_STACK:,} items on the unpickler's stack: not PGO state")
 
 
 def _name(data: bytes, tag: int, names: list[str]) -> str:

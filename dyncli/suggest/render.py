@@ -130,7 +130,8 @@ def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool =
     for file, error in s.skipped:
         warn(line_text(f"skipped {file}: {error}", 500))
     if len(s.jobs) > 1:
-        warn(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id")
+        shown = ", ".join(s.jobs[:5]) + (f", … {len(s.jobs) - 5:,} more" if len(s.jobs) > 5 else "")
+        warn(f"merged {len(s.jobs):,} jobs ({shown}); pick one with --job-id")
     for w in s.warnings:
         warn(line_text(w, 500))
     if not quiet:
