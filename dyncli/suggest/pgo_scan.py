@@ -23,6 +23,7 @@ runs in this process, with no child and no timeout.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 # Bounds; a real 10,000-frame state (2 MB) uses ~700,000 opcodes, stack depth < 2,100 (pickle
@@ -75,11 +76,29 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
 
     ``allowed`` maps ``(module, name)`` to what the unpickler will resolve it to; those in
     ``classes`` make PGO objects, those in ``dict_factories`` make dicts, the rest tokens.
-    Returns the estimated heap bytes the unpickler will use.
+    Returns the estimated heap bytes the unpickler will use. A small file whose bytes were
+    already checked (the same state written by every rank of a job) is not walked again.
     """
+    if len(data) <= _CACHE_FILE_BYTES:
+        heap = _passed.get(data)
+        if heap is None:
+            heap = _check(data, allowed, classes, dict_factories)
+            if len(_passed) < _CACHE_FILES:
+                _passed[data] = heap
+        return heap
+    return _check(data, allowed, classes, dict_factories)
+
+
+# Small files that passed, by their bytes: at most 4,096 of 4 KB (16 MB).
+_CACHE_FILE_BYTES = 4096
+_CACHE_FILES = 4096
+_passed: dict[bytes, int] = {}
+
+
+def _check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, ...],
+           dict_factories: tuple[Any, ...]) -> int:
     end = len(data)
-    names = sorted({part for pair in allowed for part in pair})
-    name_tags = {name.encode(): NAME + i for i, name in enumerate(names)}
+    names, name_tags = _names(tuple(allowed))
     stack: list[int] = []
     marks: list[int] = []
     memo = bytearray()
@@ -297,6 +316,13 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
         else:
             raise ScanError(f"opcode {bytes([op])!r} at byte {pos - 1:,}: "
                             "not used by torch's PGO state")
+
+
+@functools.lru_cache(maxsize=4)
+def _names(allowed: tuple[tuple[str, str], ...]) -> tuple[list[str], dict[bytes, int]]:
+    """The allowed module and class names, and the tag of each one's UTF-8 bytes."""
+    names = sorted({part for pair in allowed for part in pair})
+    return names, {name.encode(): NAME + i for i, name in enumerate(names)}
 
 
 def _bounds(ops: int, heap: int, depth: int) -> None:
