@@ -432,7 +432,7 @@ def test_rich_markup_in_a_path_is_text(runner: CliRunner, tmp_path: Path) -> Non
 
 
 def test_shapes_csv_errors_are_one_line() -> None:
-    from dyncli.bench.stream import StreamError, parse_stream
+    from dyncli.bench.core.stream_file import StreamError, parse_stream
 
     with pytest.raises(StreamError, match="not CSV"):
         parse_stream("batch,seq\n" + "1" * (200 << 10) + ",2\n")
