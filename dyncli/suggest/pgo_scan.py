@@ -23,7 +23,10 @@ runs in this process, with no child and no timeout.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 # Bounds; a real 10,000-frame state (2 MB) uses ~700,000 opcodes, stack depth < 2,100 (pickle
@@ -32,6 +35,10 @@ MAX_OPS = 4_000_000
 MAX_STACK = 10_000
 MAX_MARKS = 64
 MAX_HEAP = 96 << 20
+# One budget for a whole directory or Redis scan (see ``one_budget``): ~11 real 10,000-frame
+# states; past it the remaining files are skipped with a message, so that many large hostile
+# files cost one bound, not one each.
+MAX_TOTAL_OPS = 16_000_000
 MAX_LONG_BYTES = 16  # an int of 128 bits: sizes, hashes and line numbers are far smaller
 
 # Tags of the simulated stack; NAME + i is the string ``names[i]`` of the allowed globals.
@@ -79,6 +86,10 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
     Returns the estimated heap bytes the unpickler will use. A small file whose bytes were
     already checked (the same state written by every rank of a job) is not walked again.
     """
+    budget = _current.get()
+    if budget is not None and budget.left <= 0:
+        raise ScanError(f"not read: this scan's budget of {MAX_TOTAL_OPS:,} opcodes over all "
+                        "files is spent (pick fewer files, e.g. with --job-id)")
     if len(data) <= _CACHE_FILE_BYTES:
         heap = _passed.get(data)
         if heap is None:
@@ -89,6 +100,29 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
     return _check(data, allowed, classes, dict_factories)
 
 
+class Budget:
+    """Opcodes a scan of many files may still walk."""
+
+    def __init__(self, ops: int) -> None:
+        self.left = ops
+
+
+_current: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("pgo_scan_budget",
+                                                                        default=None)
+
+
+@contextlib.contextmanager
+def one_budget(ops: int | None = None) -> Iterator[Budget]:
+    """Within this block every :func:`check` spends from one budget of ``ops`` opcodes
+    (default ``MAX_TOTAL_OPS``)."""
+    budget = Budget(MAX_TOTAL_OPS if ops is None else ops)
+    token = _current.set(budget)
+    try:
+        yield budget
+    finally:
+        _current.reset(token)
+
+
 # Small files that passed, by their bytes: at most 4,096 of 4 KB (16 MB).
 _CACHE_FILE_BYTES = 4096
 _CACHE_FILES = 4096
@@ -97,6 +131,21 @@ _passed: dict[bytes, int] = {}
 
 def _check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, ...],
            dict_factories: tuple[Any, ...]) -> int:
+    budget = _current.get()
+    limit = MAX_OPS if budget is None else min(MAX_OPS, budget.left)
+    try:
+        return _walk(data, allowed, classes, dict_factories, limit)
+    finally:
+        if budget is not None:
+            budget.left -= _walked[0]
+
+
+_walked = [0]  # opcodes the last walk took (read back by _check even when it raised)
+
+
+def _walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, ...],
+          dict_factories: tuple[Any, ...], limit: int) -> int:
+    _walked[0] = 0
     end = len(data)
     names, name_tags = _names(tuple(allowed))
     stack: list[int] = []
@@ -108,12 +157,14 @@ def _check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any,
     frame_end = 0
     while True:
         if pos >= end:
+            _walked[0] = ops
             raise ScanError("truncated pickle (no STOP)")
         op = data[pos]
         pos += 1
         ops += 1
         if not ops & 1023:  # the bounds, every 1,024 opcodes (each adds at most ~100 bytes)
-            _bounds(ops, heap, len(stack))
+            _walked[0] = ops
+            _bounds(ops, heap, len(stack), limit)
         if op == 0x94:  # MEMOIZE
             if len(stack) <= (marks[-1] if marks else 0):
                 raise ScanError("MEMOIZE with nothing on the stack")
@@ -309,7 +360,8 @@ def _check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any,
                 raise ScanError("not a protocol 2-5 pickle")
             pos += 1
         elif op == 0x2E:  # STOP
-            _bounds(ops, heap, len(stack))
+            _walked[0] = ops
+            _bounds(ops, heap, len(stack), limit)
             if len(stack) != 1 or marks:
                 raise ScanError("a pickle that ends with an unbalanced stack")
             return heap
@@ -325,8 +377,12 @@ def _names(allowed: tuple[tuple[str, str], ...]) -> tuple[list[str], dict[bytes,
     return names, {name.encode(): NAME + i for i, name in enumerate(names)}
 
 
-def _bounds(ops: int, heap: int, depth: int) -> None:
-    if ops > MAX_OPS:
+def _bounds(ops: int, heap: int, depth: int, limit: int) -> None:
+    if ops > limit:
+        if limit < MAX_OPS:
+            raise ScanError(f"not read past {ops:,} opcodes: this scan's budget of "
+                            f"{MAX_TOTAL_OPS:,} opcodes over all files is spent (pick fewer "
+                            "files, e.g. with --job-id)")
         raise ScanError(f"more than {MAX_OPS:,} opcodes: larger than any PGO state")
     if heap > MAX_HEAP:
         raise ScanError(f"would take more than {MAX_HEAP >> 20} MB to unpickle: "

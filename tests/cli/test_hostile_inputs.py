@@ -459,3 +459,24 @@ def test_control_characters_of_inputs_never_reach_the_terminal(runner: CliRunner
         _ok(result, (0, 2))
         assert not _CONTROL.search(result.stdout + result.stderr), ascii(result.output)
         assert "\\x1b" in result.stdout + result.stderr
+
+
+def test_one_scan_budget_for_a_whole_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dyncli.suggest import pgo_scan
+    from dyncli.suggest.pgo_files import find_pgo_files, read_pgo_files
+
+    d = tmp_path / "dynamo"
+    d.mkdir()
+    for name in ("mlp", "hf", "graphbreak"):
+        src = ROOT / "tests" / "data" / "pgo" / name / "dynamo" / f"code_state_{name}_None_.pkl"
+        (d / src.name).write_bytes(src.read_bytes())
+    import pickletools
+
+    files = find_pgo_files(tmp_path)
+    first = sum(1 for _ in pickletools.genops(files[0].read_bytes()))
+    monkeypatch.setattr(pgo_scan, "MAX_TOTAL_OPS", first + 10)  # the first file, not the rest
+    state = read_pgo_files(files)
+    assert state.inputs == [str(files[0])]
+    assert len(state.skipped) == 2
+    assert all(f"budget of {first + 10:,} opcodes over all files is spent" in why
+               for _, why in state.skipped)
