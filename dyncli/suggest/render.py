@@ -158,4 +158,4 @@ def print_jobs(listing: JobListing, json_path: str | None) -> None:
     if not listing.jobs:
         info(f"no PGO state in {listing.where}")
     for line in listing.lines():
-        print(visible(line))
+        print("\t".join(visible(part) for part in line.split("\t")))  # a job name is data
