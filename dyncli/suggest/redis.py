@@ -171,6 +171,7 @@ def read_redis(url: str, job_id: str | None, state: PgoState) -> PgoState:
                          hint=(f"Jobs found: {', '.join(jobs)}" if jobs else
                                "torch writes them with TORCH_DYNAMO_AUTOMATIC_DYNAMIC_REMOTE_PGO=1 "
                                "and TORCH_COMPILE_JOB_ID set"))
+    seen_jobs = set(state.jobs)
     with one_budget():  # one bound on the whole scan of the keys, not one per key
         for k in keys:
             try:
@@ -196,7 +197,8 @@ def read_redis(url: str, job_id: str | None, state: PgoState) -> PgoState:
                 state.skipped.append((k.key, clip(str(e)) or type(e).__name__))  # bounded text
                 continue
             state.inputs.append(k.key)
-            if k.job not in state.jobs:
+            if k.job not in seen_jobs:
+                seen_jobs.add(k.job)
                 state.jobs.append(k.job)
             for key, entries in frames:
                 for source, entry in entries.items():
