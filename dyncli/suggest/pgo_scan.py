@@ -165,16 +165,100 @@ def _walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
         if not ops & 1023:  # the bounds, every 1,024 opcodes (each adds at most ~100 bytes)
             _walked[0] = ops
             _bounds(ops, heap, len(stack), limit)
-        if op == 0x94:  # MEMOIZE
-            if len(stack) <= (marks[-1] if marks else 0):
-                raise ScanError("MEMOIZE with nothing on the stack")
-            memo.append(_slot(stack[-1]))
-            heap += _MEMO_BYTES
-        elif op == 0x68:  # BINGET
+        if op == 0x68:  # BINGET
             if pos >= end or data[pos] >= len(memo):
                 raise ScanError("memo slot read before it was set (or a truncated pickle)")
             stack.append(memo[data[pos]])
             pos += 1
+        elif op == 0x94:  # MEMOIZE
+            if len(stack) <= (marks[-1] if marks else 0):
+                raise ScanError("MEMOIZE with nothing on the stack")
+            memo.append(_slot(stack[-1]))
+            heap += _MEMO_BYTES
+        elif op == 0x4B:  # BININT1
+            pos += 1
+            stack.append(INT)
+        elif op == 0x29:  # EMPTY_TUPLE
+            stack.append(TUPLE)
+        elif op == 0x52 or op == 0x81:  # REDUCE, NEWOBJ
+            if len(stack) - (marks[-1] if marks else 0) < 2:
+                raise ScanError("an opcode whose operands are not on the stack")
+            func, args = stack[-2], stack[-1]
+            del stack[-2:]
+            if args != TUPLE:
+                raise ScanError("REDUCE/NEWOBJ with arguments that are not a tuple")
+            if func == KLASS:
+                stack.append(OBJ)
+                heap += _OBJ_BYTES
+            elif func == DICT_FACTORY and op == 0x52:
+                stack.append(DICT)
+                heap += _DICT_BYTES
+            elif func == TOKEN_FACTORY and op == 0x52:
+                stack.append(TOKEN)
+            else:
+                raise ScanError("REDUCE/NEWOBJ of something that is not a PGO class")
+        elif op == 0x7D:  # EMPTY_DICT
+            stack.append(DICT)
+            heap += _DICT_BYTES
+        elif op == 0x62:  # BUILD
+            if len(stack) - (marks[-1] if marks else 0) < 2:
+                raise ScanError("an opcode whose operands are not on the stack")
+            state = stack.pop()
+            if _kind(state) not in (DICT, TUPLE, CONST) or stack[-1] != OBJ:
+                raise ScanError("BUILD of something that is not a PGO object")
+        elif op == 0x4E or op == 0x88 or op == 0x89:  # NONE, NEWTRUE, NEWFALSE
+            stack.append(CONST)
+        elif op == 0x28:  # MARK
+            if len(marks) >= MAX_MARKS:
+                raise ScanError(f"MARKs nested more than {MAX_MARKS} deep: not PGO state")
+            marks.append(len(stack))
+        elif op == 0x75 or op == 0x64:  # SETITEMS, DICT
+            start = _pop_mark(marks)
+            items = stack[start:]
+            if len(items) % 2:
+                raise ScanError("a dict of an odd number of items")
+            for key in items[::2]:
+                if 0 < key < NAME and key != OBJ:  # neither a string (<=0, >=NAME) nor an object
+                    raise ScanError(_key_message(key))
+            del stack[start:]
+            if op == 0x75:
+                _target(stack, marks, DICT, "SETITEMS")
+            else:
+                stack.append(DICT)
+                heap += _DICT_BYTES
+            heap += len(items) // 2 * _DICT_ITEM_BYTES
+        elif op == 0x73:  # SETITEM
+            _need(stack, marks, 3)
+            if _kind(stack[-2]) not in _KEY_TAGS:
+                raise ScanError(_key_message(stack[-2]))
+            del stack[-2:]
+            _target(stack, marks, DICT, "SETITEM")
+            heap += _DICT_ITEM_BYTES
+        elif op == 0x8C or op == 0x58 or op == 0x8D:  # SHORT_BINUNICODE, BINUNICODE(8)
+            if op == 0x8C and pos < end:
+                n, size = 1, data[pos]
+            else:
+                n = 1 if op == 0x8C else 4 if op == 0x58 else 8
+                size = _u(data, pos, n, end)
+            pos += n
+            if pos + size > end:
+                raise ScanError("truncated pickle (a string longer than the file)")
+            # an unknown short string is tagged -(its offset): named if refused as a global
+            stack.append(name_tags.get(data[pos:pos + size], -pos if n == 1 else STR)
+                         if size <= _SHORT_STR else STR)
+            pos += size
+            heap += _STR_BYTES + size
+        elif op == 0x85 or op == 0x86 or op == 0x87:  # TUPLE1..3
+            n = op - 0x84
+            if len(stack) - (marks[-1] if marks else 0) < n:
+                raise ScanError("TUPLE of items not on the stack")
+            del stack[-n:]
+            stack.append(TUPLE)
+            heap += _TUPLE_BYTES + n * _SLOT_BYTES
+        elif op == 0x4D:  # BININT2
+            pos += 2
+            stack.append(INT)
+            heap += _INT_BYTES
         elif op == 0x6A:  # LONG_BINGET
             idx = _u(data, pos, 4, end)
             pos += 4
@@ -195,27 +279,6 @@ def _walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
             else:
                 raise ScanError(f"memo slot {idx:,} set out of order (next is {len(memo):,}): "
                                 "pickle numbers its memo in order")
-        elif op == 0x8C or op == 0x58 or op == 0x8D:  # SHORT_BINUNICODE, BINUNICODE(8)
-            if op == 0x8C and pos < end:
-                n, size = 1, data[pos]
-            else:
-                n = 1 if op == 0x8C else 4 if op == 0x58 else 8
-                size = _u(data, pos, n, end)
-            pos += n
-            if pos + size > end:
-                raise ScanError("truncated pickle (a string longer than the file)")
-            # an unknown short string is tagged -(its offset): named if refused as a global
-            stack.append(name_tags.get(data[pos:pos + size], -pos if n == 1 else STR)
-                         if size <= _SHORT_STR else STR)
-            pos += size
-            heap += _STR_BYTES + size
-        elif op == 0x4B:  # BININT1
-            pos += 1
-            stack.append(INT)
-        elif op == 0x4D:  # BININT2
-            pos += 2
-            stack.append(INT)
-            heap += _INT_BYTES
         elif op == 0x4A:  # BININT
             pos += 4
             stack.append(INT)
@@ -233,21 +296,6 @@ def _walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
             pos += 8
             stack.append(FLOAT)
             heap += _FLOAT_BYTES
-        elif op == 0x4E or op == 0x88 or op == 0x89:  # NONE, NEWTRUE, NEWFALSE
-            stack.append(CONST)
-        elif op == 0x29:  # EMPTY_TUPLE
-            stack.append(TUPLE)
-        elif op == 0x85 or op == 0x86 or op == 0x87:  # TUPLE1..3
-            n = op - 0x84
-            if len(stack) - (marks[-1] if marks else 0) < n:
-                raise ScanError("TUPLE of items not on the stack")
-            del stack[-n:]
-            stack.append(TUPLE)
-            heap += _TUPLE_BYTES + n * _SLOT_BYTES
-        elif op == 0x28:  # MARK
-            if len(marks) >= MAX_MARKS:
-                raise ScanError(f"MARKs nested more than {MAX_MARKS} deep: not PGO state")
-            marks.append(len(stack))
         elif op == 0x74 or op == 0x6C:  # TUPLE, LIST (items since MARK)
             start = _pop_mark(marks)
             n = len(stack) - start
@@ -255,31 +303,6 @@ def _walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
             stack.append(TUPLE if op == 0x74 else LIST)
             heap += (_TUPLE_BYTES + n * _SLOT_BYTES) if op == 0x74 else \
                 (_LIST_BYTES + n * _ITEM_BYTES)
-        elif op == 0x75 or op == 0x64:  # SETITEMS, DICT
-            start = _pop_mark(marks)
-            items = stack[start:]
-            if len(items) % 2:
-                raise ScanError("a dict of an odd number of items")
-            for key in items[::2]:
-                if _kind(key) not in _KEY_TAGS:
-                    raise ScanError(_key_message(key))
-            del stack[start:]
-            if op == 0x75:
-                _target(stack, marks, DICT, "SETITEMS")
-            else:
-                stack.append(DICT)
-                heap += _DICT_BYTES
-            heap += len(items) // 2 * _DICT_ITEM_BYTES
-        elif op == 0x73:  # SETITEM
-            _need(stack, marks, 3)
-            if _kind(stack[-2]) not in _KEY_TAGS:
-                raise ScanError(_key_message(stack[-2]))
-            del stack[-2:]
-            _target(stack, marks, DICT, "SETITEM")
-            heap += _DICT_ITEM_BYTES
-        elif op == 0x7D:  # EMPTY_DICT
-            stack.append(DICT)
-            heap += _DICT_BYTES
         elif op == 0x5D:  # EMPTY_LIST
             stack.append(LIST)
             heap += _LIST_BYTES
@@ -309,27 +332,6 @@ def _walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
             text_name = data[nl1 + 1:nl2].decode("utf-8", "replace")
             pos = nl2 + 1
             stack.append(_global(text_module, text_name, allowed, classes, dict_factories))
-        elif op == 0x52 or op == 0x81:  # REDUCE, NEWOBJ
-            _need(stack, marks, 2)
-            func, args = stack[-2], stack[-1]
-            del stack[-2:]
-            if args != TUPLE:
-                raise ScanError("REDUCE/NEWOBJ with arguments that are not a tuple")
-            if func == KLASS:
-                stack.append(OBJ)
-                heap += _OBJ_BYTES
-            elif func == DICT_FACTORY and op == 0x52:
-                stack.append(DICT)
-                heap += _DICT_BYTES
-            elif func == TOKEN_FACTORY and op == 0x52:
-                stack.append(TOKEN)
-            else:
-                raise ScanError("REDUCE/NEWOBJ of something that is not a PGO class")
-        elif op == 0x62:  # BUILD
-            _need(stack, marks, 2)
-            state = stack.pop()
-            if _kind(state) not in (DICT, TUPLE, CONST) or stack[-1] != OBJ:
-                raise ScanError("BUILD of something that is not a PGO object")
         elif op == 0x30:  # POP
             if marks and len(stack) == marks[-1]:
                 marks.pop()  # as the unpicklers do: POP right after MARK drops the mark
