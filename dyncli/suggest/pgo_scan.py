@@ -91,11 +91,17 @@ def check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, 
         raise ScanError(f"not read: this scan's budget of {MAX_TOTAL_OPS:,} opcodes over all "
                         "files is spent (pick fewer files, e.g. with --job-id)")
     if len(data) <= _CACHE_FILE_BYTES:
-        heap = _passed.get(data)
-        if heap is None:
-            heap = _check(data, allowed, classes, dict_factories)
-            if len(_passed) < _CACHE_FILES:
-                _passed[data] = heap
+        seen = _passed.get(data)
+        if seen is not None:  # walked before: charged as if walked again (same budget, less time)
+            if budget is not None:
+                budget.left -= seen[1]
+                if budget.left < 0:
+                    raise ScanError(f"not read: this scan's budget of {MAX_TOTAL_OPS:,} opcodes "
+                                    "over all files is spent (pick fewer files, e.g. with --job-id)")
+            return seen[0]
+        heap = _check(data, allowed, classes, dict_factories)
+        if len(_passed) < _CACHE_FILES:
+            _passed[data] = (heap, _walked[0])
         return heap
     return _check(data, allowed, classes, dict_factories)
 
@@ -126,7 +132,7 @@ def one_budget(ops: int | None = None) -> Iterator[Budget]:
 # Small files that passed, by their bytes: at most 4,096 of 4 KB (16 MB).
 _CACHE_FILE_BYTES = 4096
 _CACHE_FILES = 4096
-_passed: dict[bytes, int] = {}
+_passed: dict[bytes, tuple[int, int]] = {}  # bytes -> (estimated heap, opcodes)
 
 
 def _check(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, ...],
