@@ -6,8 +6,10 @@ and redirects work; the per-frame table, notes and warnings go to stderr.
 
 from __future__ import annotations
 
+import json
+
 from dyncli.output import cell_text, info, line_text, stderr_console, to_json_text, warn, write_json
-from dyncli.quoting import py_comment, py_str, toml_comment, toml_str
+from dyncli.quoting import py_comment, py_str, shell_quote, toml_comment, toml_str
 from dyncli.suggest.allowlist import ENV_VAR, AllowList
 from dyncli.suggest.joblist import JobListing
 from dyncli.textsafe import visible
@@ -20,7 +22,7 @@ def _toml(s: AllowList) -> str:
              "# Paste into autodyn.toml ([tool.dyncli.bench] in a pyproject.toml) and measure it with",
              "#   dyncli bench MODEL --strategy automatic,sources",
              "# Joined with commas, it is the environment variable:",
-             toml_comment(s.env),
+             toml_comment(f"{ENV_VAR}={shell_quote(s.value)}"),
              "[bench]",
              "dynamic_sources = ["]
     for src in s.sources:
@@ -28,11 +30,34 @@ def _toml(s: AllowList) -> str:
         for entry in src.entries:
             lines.append(f"  {toml_str(entry)},  {toml_comment(where)}")
     lines.append("]")
+    others = [sl for sl in s.emitted if sl.name != "dynamic" and sl.entries]
+    if others:
+        # [bench] has a key for the dynamic list only; the others are set in the environment.
+        # json.dumps escapes every control character, so an entry cannot end the comment line.
+        lines.append("# [bench] reads dynamic_sources only; set these lists in the environment "
+                     "(dyncli suggest --format shell):")
+        for sl in others:
+            lines.append(f"# {sl.env_var} = [{', '.join(json.dumps(e) for e in sl.entries)}]")
     return "\n".join(lines) + "\n"
 
 
+def _environ_lines(s: AllowList) -> list[str]:
+    """``os.environ`` lines for the unbacked and static lists, run before torch is imported.
+
+    torch reads ``TORCH_COMPILE_*`` once, as the default of its config; a default (unlike a
+    ``torch.compiler.config.X = …`` override, which is thread-local) holds on every thread.
+    """
+    others = [sl for sl in s.emitted if sl.name != "dynamic" and sl.entries]
+    if not others:
+        return []
+    lines = ["import os", "",
+             "# Before torch is imported: torch reads these once, as defaults every thread sees."]
+    lines += [f"os.environ[{sl.env_var!r}] = {sl.value!r}" for sl in others]
+    return [*lines, ""]
+
+
 def _python(s: AllowList) -> str:
-    lines = ["import torch", ""]
+    lines = [*_environ_lines(s), "import torch", ""]
     rest = [e for src in s.sources if src.local is None for e in src.entries]
     if rest:
         lines += ["# Sources mark_dynamic cannot reach (ints, attributes, graph-break resume frames):",
@@ -52,7 +77,7 @@ def _python(s: AllowList) -> str:
         for frame in src.frames:
             if not frame.function.startswith("torch_dynamo_resume_in_"):
                 seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
-    if not rest and not seen:
+    if not rest and not seen and not _environ_lines(s):
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
         lines.append(py_comment(f"{file}:{line} {function}: before calling it, on the tensors passed in"))
@@ -68,7 +93,7 @@ def render_fix(s: AllowList, fmt: str) -> str:
     if fmt == "env":
         return s.env + "\n"
     if fmt == "shell":
-        return f"export {s.env}\n"
+        return "".join(f"export {a}\n" for a in s.assignments)
     if fmt == "toml":
         return _toml(s)
     if fmt == "python":
@@ -113,7 +138,7 @@ def _report(s: AllowList) -> None:
             else:
                 dyn = ",".join(map(str, r.dynamic_dims)) or "-"
             table.add_row(cell_text(visible(r.source)), cell_text(visible(r.render)), dyn, {"suggested": "yes", "static": "-", "param": "left out",
-                                                     "excluded": "excluded"}[r.status])
+                                                     "excluded": "excluded", "stale": "stale"}[r.status])
         err.print(table)
         budget -= shown
         if cut:
@@ -137,7 +162,15 @@ def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool =
         warn(f"merged {len(s.jobs):,} jobs ({shown}); pick one with --job-id")
     for w in s.warnings:
         warn(line_text(w, 500))
+    for st in s.stale[:MAX_REPORT_FRAMES]:
+        warn(line_text(f"stale: {st.file}:{st.line} {st.function}: the file changed since torch "
+                       f"recorded it (hash {st.recorded_hash}, now {st.current_hash} "
+                       f"in {st.checked})", 500))
+    if len(s.stale) > MAX_REPORT_FRAMES:
+        warn(f"… and {len(s.stale) - MAX_REPORT_FRAMES} more stale frames (all of them are in --json)")
     if not quiet:
+        if s.target is not None:
+            info(line_text(f"target: torch {s.target.version} ({s.target.origin})", 200))
         _report(s)
         for note in s.notes:
             info(f"Note: {note}")
