@@ -11,7 +11,6 @@ import io
 import os
 import signal
 import sys
-import traceback
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -20,17 +19,13 @@ from typer.core import TyperGroup
 from dyncli import __version__
 from dyncli.commands import bench, compare, diagnose, suggest
 from dyncli.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, DyncliError
-from dyncli.textsafe import visible
 
 
 def report_error(err: DyncliError) -> None:
     """Print ``Error: …`` and ``Hint: …`` to stderr; the traceback too when DYNCLI_DEBUG=1."""
-    if os.environ.get("DYNCLI_DEBUG", "") not in ("", "0"):
-        traceback.print_exception(err, file=sys.stderr)
-    sys.stderr.write(f"Error: {visible(err.message)}\n")
-    if err.hint:
-        sys.stderr.write(f"Hint: {visible(err.hint)}\n")
-    sys.stderr.flush()
+    from dyncli.output import Output
+
+    Output.error(err)  # Error:/Hint: with control characters escaped (dyncli.textsafe)
 
 
 class DyncliGroup(TyperGroup):
