@@ -16,6 +16,7 @@ from dyncli.diagnose.model import (
     RecompileReport,
 )
 from dyncli.logparse.events import CompileId
+from dyncli.quoting import shell_quote
 from dyncli.sources import local_expr
 
 # A guard on a tensor's geometry: torch's TENSOR_MATCH message or a shape guard on a size symbol.
@@ -150,7 +151,7 @@ def _mark_dynamic_up_front(diag: Diagnosis) -> list[Advice]:
             message=(f"{f.function or 'frame ' + f.frame_id} recompiled {len(size_recompiles)}x "
                      f"for size changes before automatic dynamic made {', '.join(d.source for d in auto)} "
                      "dynamic; mark them dynamic up front to skip those compiles."),
-            fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"'
+            fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(",".join(entries))}'
                  + (f"  (or, in code before the first call: {mark})" if mark else "")),
             evidence=evidence, rank=f.rank))
     return out
@@ -224,7 +225,7 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
         on_module = bool(_MODULE_ATTR_RE.match(name))
         fix = ('set torch._dynamo.config.allow_unspec_int_on_nn_module = True (module ints are '
                'static by default)' if on_module else
-               f'TORCH_COMPILE_DYNAMIC_SOURCES="{_source(name)}" to make the int dynamic from the '
+               f'TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(_source(name))} to make the int dynamic from the '
                "first compile, or pass it as a 0-d tensor")
         out.append(Advice(
             kind="scalar-recompile",
