@@ -65,7 +65,7 @@ def test_apply_document_per_strategy() -> None:
     assert "padding inputs to buckets" in pad.emit("env")
     pgo = plan_mod.Plan("pgo", job_id="svc")
     assert pgo.requires() and "profiling" in pgo.requires()[0]
-    assert "export TORCH_COMPILE_JOB_ID=svc" in pgo.emit("env")
+    assert "export TORCH_COMPILE_JOB_ID=\"svc\"" in pgo.emit("env")
     warm = plan_mod.Plan("static", start="warm")
     assert any("save_cache_artifacts" in s for s in warm.as_dict()["requires"])
     assert plan_mod.Plan("eager").compile_kwargs() == {}

@@ -17,18 +17,18 @@ main thread does not reach a serving thread. So the module applies every config 
 each call, on the calling thread, where dynamo traces; nothing is set at import.
 
 Every value from the run (input names, sources, job ids, buckets) reaches generated text only
-through the target language's quoting: ``repr`` for Python, TOML strings, ``shlex.quote`` for
-the shell. A comment never holds input text.
+through the target language's quoting (:mod:`dyncli.quoting`): ``repr`` for Python, TOML
+strings, shell words. A comment never holds input text.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import dyncli
+from dyncli.quoting import shell_quote, toml_comment, toml_str
 
 EMIT_FORMS = ("python", "env", "toml")
 
@@ -355,14 +355,14 @@ def _py(value: Any) -> str:
 # ---------------------------------------------------------------- env
 
 def env_lines(plan: Plan) -> str:
-    """``export`` lines, quoted with shlex; code-only parts named in comments."""
+    """``export`` lines, shell-quoted; what only code can do named in a comment."""
     lines = [f"# dyncli {dyncli.__version__}: the environment for strategy "
-             f"{_comment(plan.strategy)} (set before the process imports torch)"]
+             f"{plan.strategy} (set before the process imports torch)"]
     for step in plan.requires():
-        lines.append(f"# first: {_comment(step)}")
+        lines.append(toml_comment("first: " + step))
     env = plan.env()
     for name, value in env.items():
-        lines.append(f"export {name}={shlex.quote(value)}")
+        lines.append(f"export {name}={shell_quote(value)}")
     code_only = []
     if plan.compile_kwargs().get("dynamic") is not None:
         code_only.append(f"torch.compile(dynamic={plan.compile_kwargs()['dynamic']})")
@@ -383,11 +383,6 @@ def env_lines(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _comment(text: str) -> str:
-    """Text safe inside a ``#`` comment: one line, no control characters."""
-    return "".join(c if c.isprintable() else "?" for c in text)
-
-
 # ---------------------------------------------------------------- toml
 
 def toml_table(plan: Plan) -> str:
@@ -395,33 +390,16 @@ def toml_table(plan: Plan) -> str:
     strategy = "automatic" if plan.strategy == "eager" else plan.strategy
     lines = [f"# dyncli {dyncli.__version__}: measure the plan again with "
              "dyncli bench MODEL --config THIS_FILE",
-             "[bench]", f"strategy = [{_toml_str(strategy)}]"]
+             "[bench]", f"strategy = [{toml_str(strategy)}]"]
     if plan.strategy == "pad":
-        lines.append("buckets = " + _toml_str(",".join(map(str, plan.buckets))
+        lines.append("buckets = " + toml_str(",".join(map(str, plan.buckets))
                                               if plan.buckets else "pow2"))
     if plan.strategy == "sources":
-        lines.append("dynamic_sources = [" + ", ".join(_toml_str(s) for s in plan.sources)
+        lines.append("dynamic_sources = [" + ", ".join(toml_str(s) for s in plan.sources)
                      + "]")
     for step in plan.requires():
-        lines.append(f"# first: {_comment(step)}")
+        lines.append(toml_comment("first: " + step))
     return "\n".join(lines) + "\n"
-
-
-def _toml_str(text: str) -> str:
-    """A TOML basic string: quote, backslash and control characters escaped (TOML 1.0, 4.4)."""
-    out = ['"']
-    for c in text:
-        o = ord(c)
-        if c in '"\\':
-            out.append("\\" + c)
-        elif o < 0x20 or 0x7F <= o < 0xA0:
-            out.append(f"\\u{o:04X}")
-        elif 0xD800 <= o < 0xE000:
-            raise ValueError("a lone surrogate cannot be written to TOML")
-        else:
-            out.append(c)
-    out.append('"')
-    return "".join(out)
 
 
 def from_dims(batch: Mapping[str, Iterable[int]], seq: Mapping[str, Iterable[int]],
