@@ -15,9 +15,11 @@ EPILOG = """\b
 Examples:
   dyncli bench resnet50
   dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
-  dyncli bench model.py:build --variations 5 --device cpu --json out.json
-  dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
-  dyncli bench model.py:build --device cpu --nproc 2 --rank-shapes skewed --strategy automatic,collectives
+  dyncli bench examples/model.py:build --variations 5 --device cpu --json out.json
+  dyncli bench examples/model.py:build --strategy automatic,sources \\
+      --dynamic-sources "L['x']:0"
+  dyncli bench examples/model.py:build --device cpu --nproc 2 --rank-shapes skewed \\
+      --strategy automatic,collectives
   dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
       --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo --device cpu
   dyncli bench --suite cpu-small --strategy static,automatic --json a.json
