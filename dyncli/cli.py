@@ -17,7 +17,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from dyncli import __version__
+from dyncli import __version__, completion
 from dyncli.commands import bench, compare, diagnose, suggest
 from dyncli.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, DyncliError
 
@@ -83,7 +83,7 @@ app = typer.Typer(
     cls=DyncliGroup,
     help="Toolkit for PyTorch 2 dynamic shapes: measure, diagnose and fix recompilation.",
     no_args_is_help=True,
-    add_completion=True,
+    add_completion=False,  # ours below: they take the shell as a value
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -102,6 +102,19 @@ def _root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
     ] = False,
+    install_completion: Annotated[
+        str | None,
+        typer.Option("--install-completion", metavar="[SHELL]", callback=completion.install, is_eager=True, expose_value=False,
+                     autocompletion=completion.one_of(completion.SHELLS),
+                     help="Install completion for SHELL (bash, zsh, fish, powershell; "
+                          "default: the current shell)."),
+    ] = None,
+    show_completion: Annotated[
+        str | None,
+        typer.Option("--show-completion", metavar="[SHELL]", callback=completion.show, is_eager=True, expose_value=False,
+                     autocompletion=completion.one_of(completion.SHELLS),
+                     help="Print the completion script for SHELL (default: the current shell)."),
+    ] = None,
 ) -> None:
     """Toolkit for PyTorch 2 dynamic shapes: measure, diagnose and fix recompilation."""
 
@@ -122,6 +135,8 @@ def main() -> None:
                 stream.reconfigure(errors="backslashreplace")
     with contextlib.suppress(ValueError):  # not the main thread
         signal.signal(signal.SIGTERM, _on_sigterm)
+    completion.init()
+    completion.default_shell(sys.argv)
     try:
         app(prog_name="dyncli")
     except KeyboardInterrupt:  # between start-up and a command (option parsing)

@@ -12,8 +12,10 @@ from dyncli.errors import UsageError
 
 _MISSING = [name for name in ("torch", "numpy", "scipy") if find_spec(name) is None]
 if _MISSING:
+    from dyncli.install import pip_extra
+
     raise UsageError(f"dyncli bench needs {', '.join(_MISSING)}, which this environment lacks",
-                     hint="Install the bench extra: pip install 'dyncli[bench]'  "
+                     hint=f"Install the bench extra: {pip_extra('bench')}  "
                           "(diagnose and suggest work without it)")
 
 from dyncli.bench.api import run  # noqa: E402

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from dyncli import completion
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
 
 HELP = "Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list."
@@ -29,7 +30,7 @@ def suggest(
     redis: Annotated[str | None, typer.Option("--redis", metavar="URL", help="Read torch's Redis remote PGO cache (read-only); 'env' = TORCHINDUCTOR_REDIS_URL or _HOST/_PORT.")] = None,
     job_id: Annotated[str | None, typer.Option("--job-id", metavar="JOB", help="Only the files or keys of this TORCH_COMPILE_JOB_ID (default: merge all).")] = None,
     list_jobs: Annotated[bool, typer.Option("--list-jobs", help="List the job ids with PGO state and their ranks, then exit.")] = False,
-    fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORM", help="env, shell, toml, python or json. [default: env]")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORM", help="env, shell, toml, python or json. [default: env]", autocompletion=completion.suggest_formats)] = None,
     include_params: Annotated[bool | None, typer.Option("--include-params/--no-include-params", help="Keep parameters and module attributes (left out by default).", show_default=False)] = None,
     frame: Annotated[str | None, typer.Option("--frame", metavar="REGEX", help="Only frames whose file:line:function matches.")] = None,
     exclude: Annotated[str | None, typer.Option("--exclude", metavar="REGEX", help="Drop sources whose name matches.")] = None,

@@ -31,6 +31,7 @@ from typing import Any
 from dyncli.compare.load import Record, Side, read
 from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import GateError, UsageError
+from dyncli.install import pip_extra
 from dyncli.output import envelope
 
 
@@ -195,7 +196,7 @@ def run(base: str | Path, new: str | Path, *, config: CompareConfig | None = Non
     b, n = read(base), read(new)
     if b.has_samples and n.has_samples and find_spec("scipy") is None:
         raise UsageError("dyncli compare needs scipy for the p-values of raw samples",
-                         hint="pip install 'dyncli[compare]'  (scipy and matplotlib, no torch)")
+                         hint=f"{pip_extra('compare')}  (scipy and matplotlib, no torch)")
     pairs, only_b, only_n = _join(b, n)
     comparison = Comparison(b, n, threshold, alpha, [], only_b, only_n, [], gates)
     for rb, rn in pairs:

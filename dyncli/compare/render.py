@@ -197,10 +197,12 @@ def write_output(c: Comparison, fmt: str, json_path: str | None) -> None:
 
 def write_plot(c: Comparison, path: str | Path) -> None:
     """PNG: per pair, the change of compiled latency and of speedup, regressions in red."""
+    from dyncli.install import pip_extra
+
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("--plot needs matplotlib", hint="pip install 'dyncli[compare]'") from None
+        raise UsageError("--plot needs matplotlib", hint=pip_extra("compare")) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
