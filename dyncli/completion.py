@@ -57,10 +57,10 @@ def _python_files(incomplete: str) -> list[str]:
 def complete_model(incomplete: str) -> list[str]:
     """Model names for ``dyncli bench <TAB>``: torchvision names, ``hf:`` examples, ``timm:``,
     and ``.py`` files in the directory being typed (``examples/model.py:``)."""
-    try:  # dyncli.bench refuses to import without torch: then no hf: names, files still
-        from dyncli.bench.models import HF_EXAMPLES
-    except Exception:
-        HF_EXAMPLES = ()
+    examples: Sequence[str] = ()
+    # dyncli.bench refuses to import without torch: then no hf: names, files still
+    with contextlib.suppress(Exception):
+        from dyncli.bench.models import HF_EXAMPLES as examples
 
     if ":" in incomplete and incomplete.partition(":")[0].endswith(".py"):
         path = incomplete.partition(":")[0]
@@ -69,7 +69,7 @@ def complete_model(incomplete: str) -> list[str]:
                                re.MULTILINE)
             return [f"{path}:{f}" for f in funcs if f"{path}:{f}".startswith(incomplete)]
         return []
-    names = _torchvision_names() + [f"hf:{n}" for n in HF_EXAMPLES] + ["timm:"]
+    names = _torchvision_names() + [f"hf:{n}" for n in examples] + ["timm:"]
     if incomplete.startswith((".", "/", "~")) or "/" in incomplete:
         names = []
     names += _python_files(incomplete)
