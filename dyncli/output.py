@@ -36,7 +36,9 @@ PIPE_WIDTH = 120
 
 
 def _console(file: Any, soft_wrap: bool) -> Console:
-    console = Console(file=file, highlight=False, soft_wrap=soft_wrap)
+    from dyncli.termfit import FitConsole
+
+    console = FitConsole(file=file, highlight=False, soft_wrap=soft_wrap)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPE_WIDTH
     return console
@@ -64,9 +66,9 @@ def info(message: str) -> None:
 
 def section_table(title: str, columns: list[str], ranks: bool = False) -> Table:
     """A left-titled table whose long cells fold; a leading ``rank`` column when ``ranks``."""
-    from rich.table import Table
+    from dyncli.termfit import FitTable
 
-    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    table = FitTable(title=title, title_justify="left", show_lines=False, expand=False)
     if ranks:
         table.add_column("rank", justify="right")
     for col in columns:
