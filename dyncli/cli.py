@@ -56,11 +56,16 @@ class DyncliGroup(TyperGroup):
             raise typer.Exit(EXIT_COULD_NOT_RUN) from None
 
 
+_SAID_INTERRUPTED = False
+
+
 def interrupted() -> NoReturn:
     """Ctrl-C (or SIGTERM): remove temp files, one line on stderr, exit 130."""
     from dyncli.output import remove_pending
 
+    global _SAID_INTERRUPTED
     remove_pending()
+    _SAID_INTERRUPTED = True
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write("\nInterrupted\n")
         sys.stderr.flush()
@@ -76,6 +81,26 @@ def _quiet_stdout() -> None:
 
 def _on_sigterm(_signum: int, _frame: Any) -> None:
     raise KeyboardInterrupt  # unwinds like Ctrl-C: temp files removed, exit 130
+
+
+def _interrupted_at_exit(_signum: int, _frame: Any) -> None:
+    """Ctrl-C (or SIGTERM) once the command is done, while Python runs its exit handlers
+    (torch's compile workers shut down for seconds after bench printed its results): what
+    was to be written is written, so leave at once with one line and 130, instead of
+    "Exception ignored in atexit callback", a traceback and exit 0."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    if not _SAID_INTERRUPTED:  # one line, also when Ctrl-C already ended the command
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write("\nInterrupted\n")
+            sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _quiet_exit() -> None:
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGINT, _interrupted_at_exit)
+        signal.signal(signal.SIGTERM, _interrupted_at_exit)
 
 
 app = typer.Typer(
@@ -144,3 +169,5 @@ def main() -> None:
             interrupted()
         except typer.Exit as exc:
             raise SystemExit(exc.exit_code) from None
+    finally:
+        _quiet_exit()
