@@ -112,7 +112,7 @@ def bench(
     from dyncli.output import check_outputs, write_json, write_text
 
     check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path})
-    with render.progress_hooks() as hooks:
+    with render.progress_hooks(model=model) as hooks:
         hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
         result = run(model, config=resolved.config, hooks=hooks)
     to_stdout = "-" in (json_path, csv_path, plot_path)

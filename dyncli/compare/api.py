@@ -103,6 +103,11 @@ class Pair:
         return f"{self.model}/{self.strategy}" if self.strategy else self.model
 
     @property
+    def driven(self) -> str:
+        """``, most in variation …`` when one variation drives the latency change, else ""."""
+        return _driven(self)
+
+    @property
     def recompiles(self) -> bool:
         """Whether the new run compiled more often than the base."""
         return self.compiles.change is not None and self.compiles.change > 0
@@ -367,12 +372,12 @@ def _pstr(p: float | None) -> str:
 def _driven(pair: Pair) -> str:
     """``, most in variation 3 [8, 32]: 0.0297→16.01 ms (+53808.1%)`` when one variation
     moved much more than the geometric mean (its ratio at least twice as far from 1 in log
-    terms), else nothing: a uniform change has no single driver."""
+    terms, and by over 5%), else nothing: a uniform change has no single driver."""
     d, change = pair.latency_driver, pair.latency_ms.change
     if d is None or change is None or change <= -1:
         return ""
-    if abs(math.log1p(d.change)) < 2 * abs(math.log1p(change)):
-        return ""
+    if abs(math.log1p(d.change)) < max(2 * abs(math.log1p(change)), math.log(1.05)):
+        return ""  # no variation moved twice as far as the mean, or by more than 5%
     return f", most in {d.describe()}"
 
 

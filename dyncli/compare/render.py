@@ -83,6 +83,10 @@ def _footer(c: Comparison) -> list[str]:
     if c.only_new:
         lines.append("only in new: " + ", ".join(c.only_new))
     lines += c.notes
+    for p in c.pairs:  # a change driven by one variation, also when it is not significant
+        if p.driven and not any(p.driven in x for x in p.regressions + p.improvements):
+            lines.append(f"{p.label}: compiled latency {_pct(p.latency_ms.change, '')}"
+                         f"{p.driven}")
     by_note: dict[str, list[str]] = {}
     for p in c.pairs:
         for note in p.notes:
