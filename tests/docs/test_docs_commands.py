@@ -24,10 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import doccmds
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import doccmds  # noqa: E402
 
 ROOT = doccmds.ROOT
 DATA = ROOT / "tests" / "data"
