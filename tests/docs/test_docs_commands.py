@@ -355,3 +355,17 @@ def test_documented_command(command: str, case: Case, tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     if case.check:
         case.check(work, proc.stdout, proc.stderr)
+
+
+def test_compare_md_narrow_excerpt_is_what_80_columns_print(tmp_path: Path) -> None:
+    """docs/compare.md shows a pair as an 80-column terminal prints it: the same lines."""
+    text = (ROOT / "docs" / "compare.md").read_text()
+    start = text.index("  ```text\n  resnet18/static  REGRESSION") + len("  ```text\n")
+    claimed = [ln[2:] for ln in text[start:text.index("  ```", start)].splitlines()]
+    work, env = _workdir(tmp_path)
+    proc = subprocess.run(["dyncli", "compare", "main.json", "pr.json"], cwd=work,
+                          env={**env, "COLUMNS": "80"}, capture_output=True, text=True,
+                          timeout=120, check=False)
+    lines = proc.stdout.splitlines()
+    i = lines.index(claimed[0])
+    assert lines[i:i + len(claimed)] == claimed
