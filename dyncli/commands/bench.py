@@ -27,19 +27,22 @@ class Command(PanelCommand):
 EPILOG = """\b
 Examples:
   dyncli bench resnet50
-  dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
-  dyncli bench examples/model.py:build --variations 5 --device cpu --json out.json
+  dyncli bench hf:BertModel --vary batch,seq \\
+      --strategy static,automatic,dynamic
+  dyncli bench examples/model.py:build --variations 5 --device cpu \\
+      --json out.json
   dyncli bench examples/model.py:build --strategy automatic,sources \\
       --dynamic-sources "L['x']:0"
-  dyncli bench examples/model.py:build --device cpu --nproc 2 --rank-shapes skewed \\
-      --strategy automatic,collectives
+  dyncli bench examples/model.py:build --device cpu --nproc 2 \\
+      --rank-shapes skewed --strategy automatic,collectives
   dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
-      --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo --device cpu
+      --device cpu \\
+      --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo
   dyncli bench --suite cpu-small --strategy static,automatic --json a.json
   dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
 \b
-Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something failed;
-2 unknown model or bad options.
+Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something
+failed; 2 unknown model or bad options.
 """
 
 

@@ -13,9 +13,10 @@ HELP = "Compare two benchmark runs: speedup, latency (with p-values), compiles; 
 EPILOG = """\b
 Examples:
   dyncli compare main.json pr.json
-  dyncli compare main.json pr.json --fail-on regression --format markdown > comment.md
+  dyncli compare main.json pr.json --fail-on regression -f markdown > pr.md
   dyncli compare harness_output.csv dyncli.json --plot changes.png
-Exit codes: 0 compared, 1 a --fail-on gate tripped, 2 a file could not be read.
+Exit codes: 0 compared, 1 a --fail-on gate tripped, 2 a file could not be
+read.
 """
 
 

@@ -13,13 +13,15 @@ from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_conf
 HELP = "Explain recompiles and specializations from torch logs and traces."
 EPILOG = """\b
 Examples:
-  TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" python train.py 2> run.log
+  TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" \\
+      python train.py 2> run.log
   dyncli diagnose run.log
   dyncli diagnose /tmp/trace --json diagnosis.json --fail-on recompiles
-  TORCH_TRACE=/tmp/trace python train.py && dyncli diagnose /tmp/trace --html report.html
+  TORCH_TRACE=/tmp/trace python train.py
+  dyncli diagnose /tmp/trace --html report.html
 \b
-Exit codes: 0 read; 1 a --fail-on item was found, or --strict met a line it did not
-understand; 2 an input is absent or not a log/trace.
+Exit codes: 0 read; 1 a --fail-on item was found, or --strict met a line
+it did not understand; 2 an input is absent or not a log/trace.
 """
 
 

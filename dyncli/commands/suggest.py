@@ -18,7 +18,7 @@ Examples:
   dyncli suggest --from-trace /tmp/trace_dir --json -
   dyncli suggest --redis redis://127.0.0.1:6379 --job-id train
   dyncli suggest --redis env --list-jobs
-  eval "$(dyncli suggest --pgo-dir cache/ --job-id train --format shell --quiet)"
+  eval "$(dyncli suggest --pgo-dir cache/ --job-id train -f shell -q)"
 \b
 Exit codes: 0 suggested; 2 no usable PGO state, or bad options.
 """

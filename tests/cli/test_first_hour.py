@@ -471,3 +471,11 @@ def test_plot_uses_a_log_axis_across_orders_of_magnitude(monkeypatch: pytest.Mon
     seen.clear()
     write_plot(bench_sample.sample_result(), tmp_path / "q.png")
     assert seen[0].axes[0].get_yscale() == "linear"
+
+
+@pytest.mark.parametrize("command", [[], ["bench"], ["diagnose"], ["suggest"], ["compare"]])
+def test_help_fits_80_columns(runner: CliRunner, command: list[str]) -> None:
+    """--help's example blocks are not re-wrapped by click: each line must fit by itself."""
+    r = runner.invoke(app, [*command, "--help"], env=_env(80))
+    assert r.exit_code == 0
+    assert [ln for ln in r.stdout.splitlines() if len(ln) > 80] == []
