@@ -105,21 +105,35 @@ def test_compare_fits(cols: int, tmp_path: Path) -> None:
     assert "REGRESSION" in screen and "2 regressions" in screen
 
 
-@pytest.mark.slow  # a real torch.compile of examples/model.py, twice (~1 min on 2 cores)
-@pytest.mark.parametrize("cols", [80, 120])
-def test_short_bench_fits(cols: int, tmp_path: Path) -> None:
+RENDER = ("import json, sys; from dyncli.bench.core.result import BenchResult; "
+          "from dyncli.bench.render import print_result; "
+          "print_result(BenchResult.from_dict(json.load(open(sys.argv[1]))))")
+
+
+@pytest.mark.slow  # one real torch.compile of examples/model.py (~20 s on 2 quiet cores)
+def test_short_bench_fits(tmp_path: Path) -> None:
+    """One short bench in the terminal at 80 columns (its progress bar included); the same
+    result printed again at 120 columns and, for the words, in a 1000-column pipe."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     args = ["bench", "examples/model.py:build", "--device", "cpu", "--variations", "2",
-            "--repeat", "2", "--warmup", "0", "--strategy", "automatic"]
-    screen = _screen(args, cols, tmp_path)
-    long = [ln for ln in screen.splitlines() if len(ln.rstrip()) > cols]
-    assert not long, long
-    assert "recommendation:" in screen and "speedup" in screen
-    # timings differ from run to run: words only, against a wide run's
-    wide = _wide(args, tmp_path)
-    cut = set(WORD.findall(screen)) - set(WORD.findall(wide)) - {"building", "model", "first",
-                                                                 "compile", "compiling", "next"}
-    assert not cut, (cut, screen)
+            "--repeat", "2", "--warmup", "0", "--strategy", "sources",
+            "--dynamic-sources", "L['x']:0", "--json", "b.json"]
+    screens = {80: _screen(args, 80, tmp_path)}
+    render = [sys.executable, "-c", RENDER, "b.json"]
+    if has_tmux():
+        screens[120] = ANSI.sub("", tmux_screen(" ".join(f'"{a}"' for a in render), 120,
+                                                {"PYTHONPATH": str(ROOT)}, tmp_path)[1])
+    else:
+        screens[120] = ANSI.sub("", run_in_pty(render, 120, _env(), tmp_path)[1])
+    wide = subprocess.run(render, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**_env(), "COLUMNS": "1000", "TERM": "dumb"}).stdout
+    for cols, screen in screens.items():
+        long = [ln for ln in screen.splitlines() if len(ln.rstrip()) > cols]
+        assert not long, (cols, long)
+        assert "recommendation:" in screen and "speedup" in screen
+        cut = set(WORD.findall(screen)) - set(WORD.findall(wide))
+        cut_numbers = set(NUMBER.findall(screen)) - set(NUMBER.findall(wide))
+        assert not cut and not cut_numbers, (cols, cut, cut_numbers, screen)
 
 
 @pytest.mark.skipif(not has_tmux() or shutil.which("bash") is None, reason="needs tmux and bash")

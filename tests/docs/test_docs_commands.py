@@ -153,7 +153,7 @@ CASES: dict[str, Case] = {
              how="one of the seven strategies (pad: the pad waste column) on the stream's first "
                  "40 requests (two shapes)",
              check=_all(_files("out.json", "out.png"), _stream_table_like_readme)),
-    "dyncli bench --list": Case("slow", check=_has("resnet50", "timm:", "hf:")),
+    "dyncli bench --list": Case("skip", how="tests/cli/test_bench_cli.py::test_list runs it"),
     "dyncli bench examples/model.py:build --device cpu --nproc 2 --rank-shapes skewed --strategy automatic,collectives":
         Case("skip", how="tests/integration/test_bench_distributed.py runs this command (with "
              "--variations 3 --repeat 2 --warmup 0) and checks the ranks diverge"),
@@ -167,22 +167,16 @@ CASES: dict[str, Case] = {
     "dyncli bench --suite cpu-small --strategy static,automatic --json a.json --csv a.csv":
         Case("full", how=HEAVY + " (six models)"),
     "dyncli bench --suite my-suite.toml --timeout 900 --json pr.json --resume":
-        Case("slow", run="rm pr.json && "
-             "dyncli bench --suite my-suite.toml --timeout 900 --json pr.json --resume"
-             " && dyncli bench --suite my-suite.toml --timeout 900 --json pr.json --resume",
-             how="as written, twice: the second run resumes (my-suite.toml: examples/model.py, "
-                 "2 variations)",
-             check=_all(_files("pr.json"), _has("resumed", where="err"))),
+        Case("skip", how="tests/integration/test_bench_suite.py runs a suite TOML file with "
+             "--json and then --resume, and checks which models were resumed"),
     "dyncli bench --suite ci/suite.toml --timeout 900 --json a.json --resume":
-        Case("skip", how="the same form as my-suite.toml above (a suite file, --resume)"),
+        Case("skip", how="as my-suite.toml above: tests/integration/test_bench_suite.py"),
     "dyncli bench resnet5": Case("slow", rc=2, check=_resnet5),
     "dyncli bench hf:BertModel --vary seq --shapes seq.csv --strategy static,automatic,pad":
         Case("full", how=HEAVY),
     "dyncli bench examples/model.py:build --sizes 1,3,8,8,16 --requests 10000 --strategy automatic,pad":
-        Case("slow", run="dyncli bench examples/model.py:build --sizes 1,3,8,8,16 --requests 10000 "
-             "--strategy automatic --repeat 2 --warmup 0 --device cpu",
-             how="one strategy (automatic) of the two",
-             check=_has("request stream · 10000 requests")),
+        Case("skip", how="tests/integration/test_bench_stream.py benches an inline --sizes "
+             "stream (automatic, pad, unbacked…); tests/cli/test_bench_cli.py parses --sizes"),
     # ---- compare (main.json / pr.json / the harness CSV: made by the test)
     "dyncli compare main.json pr.json --fail-on regression --format markdown":
         Case(rc=1, check=_has("### dyncli compare ❌", "| resnet18 | static |")),
