@@ -43,14 +43,17 @@ def _python(s: AllowList) -> str:
     for src in s.sources:
         if src.local is None:
             continue
-        frame = next(f for f in src.frames if not f.function.startswith("torch_dynamo_resume_in_"))
         maybe = set(src.maybe_dims)
         calls = []
         for fn, ds in (("mark_dynamic", [d for d in src.dynamic_dims if d not in maybe]),
                        ("maybe_mark_dynamic", [d for d in src.dynamic_dims if d in maybe])):
             if ds:
                 calls.append(f"torch._dynamo.{fn}({src.local}, {ds[0] if len(ds) == 1 else ds})")
-        seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
+        # under EVERY frame that has the source (issue 21): a mark under the first one only
+        # left the others recompiling
+        for frame in src.frames:
+            if not frame.function.startswith("torch_dynamo_resume_in_"):
+                seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
     if not rest and not seen:
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():

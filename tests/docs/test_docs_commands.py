@@ -195,6 +195,7 @@ CASES: dict[str, Case] = {
     "dyncli diagnose /tmp/trace --json d.json": Case(check=_files("d.json")),
     "dyncli diagnose /tmp/trace --html report.html": Case(check=_files("report.html")),
     "dyncli diagnose /tmp/trace --jobs 8": Case(check=_has("Summary: ")),
+    "dyncli diagnose /tmp/trace --perfetto t.json": Case(check=_files("t.json")),
     "dyncli diagnose /tmp/trace --fail-on recompiles": Case(rc=1),
     ".venv/bin/python benchmarks/diagnose_text.py --size-mb 1024 --repeat 3":
         Case("slow", run=f"python {ROOT}/benchmarks/diagnose_text.py --size-mb 2 --repeat 1 "
