@@ -63,11 +63,6 @@ class Source:
     counted: int = 0
     seekable: bool = True  # False for stdin, a pipe (``<(zcat …)``) or a device
 
-    @property
-    def is_stdin(self) -> bool:
-        """Whether this is standard input (no ``tell()``, no size)."""
-        return self.name == STDIN_NAME
-
     def lines(self) -> Iterator[bytes]:
         """The input's lines (bytes, line ends kept); a truncated gzip stops with a warning.
 

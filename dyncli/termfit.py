@@ -65,6 +65,7 @@ class FitConsole(Console):
     asked for ``soft_wrap`` (which leaves wrapping to the terminal: mid-word)."""
 
     def print(self, *objects: Any, soft_wrap: bool | None = None, **kwargs: Any) -> None:
-        if soft_wrap and self.is_terminal:
+        wanted = self.soft_wrap if soft_wrap is None else soft_wrap  # stderr's default is soft
+        if wanted and self.is_terminal:
             soft_wrap = False
         super().print(*objects, soft_wrap=soft_wrap, **kwargs)

@@ -22,13 +22,7 @@ from dyncli.output import (
     section_table,
     stdout_console,
     warn,
-    write_json,
 )
-
-
-def render_json(diag: Diagnosis, target: str) -> None:
-    """Write the versioned JSON document (schema in docs/diagnose.md)."""
-    write_json(target, diag.to_dict())
 
 
 def _short(path: str) -> str:
