@@ -119,6 +119,12 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
 
 def _mark_dynamic_up_front(diag: Diagnosis) -> list[Advice]:
     out = []
+    # size recompiles per (rank, frame), indexed once: frames x recompiles grows fast when a
+    # run resets (every generation has its frames and its recompiles)
+    by_frame: dict[tuple[int | None, str], list[RecompileReport]] = {}
+    for r in diag.recompiles:
+        if r.cause == "size":
+            by_frame.setdefault((r.rank, _frame(r.compile_id)), []).append(r)
     for f in diag.frames:
         auto = [d for d in f.dynamic_inputs if d.origin.startswith("automatic")
                 and not _PARAM_RE.search(d.source)]
@@ -127,9 +133,8 @@ def _mark_dynamic_up_front(diag: Diagnosis) -> list[Advice]:
         # Only the recompiles up to the one where automatic dynamic kicked in are what
         # marking up front saves; later ones (a specialization, 0/1) have other fixes.
         last = max(_num(c) for c in (*f.marking_compiles, *(d.compile_id for d in auto)))
-        size_recompiles = [r for r in diag.recompiles if r.rank == f.rank
-                           and _frame(r.compile_id) == f.frame_id and r.cause == "size"
-                           and _num(r.compile_id) <= last]
+        size_recompiles = [r for r in by_frame.get((f.rank, f.frame_id), ())
+                           if _num(r.compile_id) <= last]
         if not size_recompiles:
             continue
         dims = dict(f.dynamic_dims)
