@@ -174,6 +174,15 @@ CASES: dict[str, Case] = {
     "dyncli bench resnet5": Case("slow", rc=2, check=_resnet5),
     "dyncli bench hf:BertModel --vary seq --shapes seq.csv --strategy static,automatic,pad":
         Case("full", how=HEAVY),
+    "dyncli bench examples/model.py:build --device cpu --sizes 1,3,8,8,16 --requests 10000 "
+    "--strategy automatic,pad --emit python":
+        Case("skip", how="tests/integration/test_bench_buckets_auto.py runs bench with --emit "
+                         "python through the CLI and imports the module it wrote; "
+                         "test_bench_plan_apply.py serves a stream with each strategy's module"),
+    'python -c "from dyncli_plan import compile_for_traffic; import torch; '
+    'print(compile_for_traffic(torch.nn.Linear(32, 10)))"':
+        Case("skip", how="as the --emit python command above: the tests import the emitted "
+                         "module and call compile_for_traffic"),
     "dyncli bench examples/model.py:build --sizes 1,3,8,8,16 --requests 10000 --strategy automatic,pad":
         Case("skip", how="tests/integration/test_bench_stream.py benches an inline --sizes "
              "stream (automatic, pad, unbacked…); tests/cli/test_bench_cli.py parses --sizes"),
