@@ -183,6 +183,10 @@ class Diagnosis:
     trace: TraceReport | None = None
     # The --fail-on items asked for (not part of the JSON); ``tripped`` says which were found.
     fail_on: tuple[str, ...] = ()
+    # What the log shows (``warnings``: torch's default warnings only; ``recompiles``;
+    # ``guards``; ``dynamic``: +dynamic symbol records; ``trace``) and what a richer one adds.
+    log_level: str = ""
+    richer_log: str = ""
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
@@ -274,6 +278,8 @@ class Diagnosis:
                 "malformed_reasons": dict(sorted(self.stats.reasons.items())),
             },
             "warnings": list(self.warnings),
+            "log_level": self.log_level,
+            "richer_log": self.richer_log,
             **(self.trace.to_json() if self.trace is not None else {}),
         }
 

@@ -91,8 +91,9 @@ class _TraceReader:
             raise InputError(f"{', '.join(self.inputs)}: trace is empty")
         diag = self.analyzer.result(stats=self.stats, inputs=self.inputs)
         report = self.extra.finish(diag, self.kinds, self.unknown, self.mismatch)
-        return dataclasses.replace(diag, trace=report,
-                                   suggestions=diag.suggestions + trace_advice(report))
+        return dataclasses.replace(diag, trace=report, log_level="trace", richer_log="",
+                                   suggestions=diag.suggestions
+                                   + trace_advice(report, diag.suggestions))
 
 
 def _check_trace(source: Source) -> None:

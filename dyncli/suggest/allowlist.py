@@ -21,7 +21,8 @@ from dyncli.config import SuggestConfig
 from dyncli.errors import UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.output import envelope
-from dyncli.sources import is_input, local_expr
+from dyncli.sources import left_out as is_left_out
+from dyncli.sources import local_expr
 from dyncli.suggest.pgo_state import Entry, PgoState
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
@@ -316,7 +317,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
                 static_in.setdefault(source, []).append(ref)
             elif exclude_rx is not None and exclude_rx.search(source):
                 status = "excluded"
-            elif not cfg.include_params and not is_input(source):
+            elif not cfg.include_params and is_left_out(source):
                 status = "param"
                 left_out[source] = None
             else:
@@ -326,7 +327,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
                 refs.append(ref)
             row_dims = entry.dynamic_dims() if entry.is_tensor else None
             rows.append(InputRow(source, entry, _kind(entry), row_dims, status,
-                                 not is_input(source)))
+                                 is_left_out(source)))
         if rows:
             reports.append(FrameInputs(ref, tuple(rows)))
 

@@ -16,7 +16,20 @@ _ENV_RE = re.compile(r"\b(TORCH_COMPILE_[A-Z_]+)=(?:\"([^\"]*)\"|'([^']*)')")
 _CONFIG_RE = re.compile(
     r"\b(torch\.(?:_dynamo|compiler|_inductor)\.config|torch\.fx\.experimental\._config)"
     r"\.(\w+) = (True|False|None|-?\d+|\"[^\"]*\"|'[^']*')")
-_EACH_CALL_RE = re.compile(r"before each call of (?P<fn>[\w.<>]+): (?P<lines>[^)]*(?:\([^)]*\)[^)]*)*)")
+_EACH_CALL_RE = re.compile(r"^before each call of (?P<fn>[\w.<>]+)[^:]*: (?P<lines>.+)$")
+_IN_CODE = re.compile(r"\((?:or, )?in code, ")
+
+
+def _in_code(text: str) -> str:
+    """The text of ``(or, in code, …)`` up to its closing parenthesis."""
+    m = _IN_CODE.search(text)
+    if m is None:
+        return ""
+    depth, i = 1, m.end()
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return text[m.end():i - 1]
 
 
 @dataclass(frozen=True)
@@ -45,10 +58,18 @@ def from_text(where: str, text: str) -> list[Fix]:
     config = tuple((m[1], m[2], m[3]) for m in _CONFIG_RE.finditer(text))
     if config:
         out.append(Fix(where, "config", text, config=config))
-    for m in _EACH_CALL_RE.finditer(text):
-        lines = [x.strip() for x in m["lines"].split("; ") if x.strip()]
-        py = f"# ?:0 {m['fn']}: before calling it, on the tensors passed in\n" + "\n".join(lines)
-        out.append(Fix(where, "python", text, python=py + "\n"))
+    code = _in_code(text)
+    if code:
+        blocks = []
+        for part in code.split(" / "):
+            m = _EACH_CALL_RE.match(part)
+            if m is None:
+                continue
+            lines = [x.strip() for x in m["lines"].split("; ") if x.strip()]
+            blocks.append(f"# ?:0 {m['fn']}: before calling it, on the tensors passed in\n"
+                          + "\n".join(lines) + "\n")
+        if blocks:
+            out.append(Fix(where, "python", text, python="\n".join(blocks)))
     return out
 
 
