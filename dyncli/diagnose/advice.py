@@ -141,6 +141,7 @@ class _Dim:
 
     values: set[int] = field(default_factory=set)
     recompiles: dict[str, RecompileReport] = field(default_factory=dict)
+    expected: dict[str, int] = field(default_factory=dict)  # compile id -> size it expected
     functions: dict[str, None] = field(default_factory=dict)
     auto: bool = False  # automatic dynamic marked it (torch saw it change)
     evidence: list[str] = field(default_factory=list)
@@ -182,6 +183,7 @@ def _size_dims(diag: Diagnosis) -> dict[_Key, _Dim]:
             d = dims.setdefault((r.rank, mm[0], mm[1]), _Dim())
             d.values |= {mm[2], mm[3]}
             d.recompiles.setdefault(r.compile_id, r)
+            d.expected.setdefault(r.compile_id, mm[2])
             d.functions[r.function] = None
     for x in diag.recompile_limits:
         mm = _mismatch(x.last_reason)
@@ -233,6 +235,11 @@ def _mark_dynamic_up_front(diag: Diagnosis,
             notes.setdefault(rank, []).append(
                 f"dim {dim} of {source} is pinned to {s.value} by {where}: "
                 "it is marked with maybe_mark_dynamic, which allows that")
+        # A recompile away from a compile the code pinned (expected the pinned value) is the
+        # specialization's, not one that marking up front saves.
+        pinned = {s.value for s in specs}
+        d.recompiles = {cid: r for cid, r in d.recompiles.items()
+                        if str(d.expected.get(cid, "")) not in pinned}
         by_rank.setdefault(rank, []).append((source, dim, d))
     out = []
     dynamic_log = diag.log_level in ("dynamic", "trace")
@@ -280,7 +287,8 @@ def _mark_lines(chosen: list[tuple[str, int | None, _Dim]],
     for source, dim, d in chosen:
         expr = local_expr(source)
         fns = [fn for fn in d.functions if not _resume(fn)]
-        if expr is None or dim is None or not fns:
+        # ``kwargs['ids']`` names a dict of a wrapper's frame, not a variable of the caller
+        if expr is None or "['" in expr or dim is None or not fns:
             return ""
         free = dynamic_log and not pins.get((rank, source, dim))
         for fn in fns:
@@ -405,17 +413,23 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
             name = re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", text)[0]
             if classify(text) == "scalar" and name:
                 groups.setdefault((r.rank, r.function, name), []).append((r, failed, text))
-    specialized = {src for s in diag.specializations for src in s.sources}
+    specialized: dict[str, set[str]] = {}
+    for sp in diag.specializations:
+        for src in sp.sources:
+            specialized.setdefault(src, set()).add(sp.compile_id)
     out = []
     for (rank, function, name), items in groups.items():
         recs = list({id(r): r for r, _, _ in items}.values())
         first = items[0][2]
         source = from_reason(name)
         value = re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", first)[-1]
-        # Specialized again after automatic dynamic had its chance: the code pins it (module
-        # ints are static by default, so for them this says nothing).
-        again = source in specialized or (
-            not source.startswith("L['self']") and any(_num(failed) >= 1 for _, failed, _ in items))
+        # Specialized at two values or more after automatic dynamic had its chance: the code
+        # pins every value (``range(n)``), and no list helps. At one value (``if n == 33``)
+        # the list still saves the first recompile. (Module ints are static by default: a
+        # repeated guard on them says nothing.)
+        later = {t for _, failed, t in items if _num(failed) >= 1}
+        again = len(specialized.get(source, ())) >= 2 or (
+            not source.startswith("L['self']") and len(later) >= 2)
         if _FLOAT_RE.match(value):
             fix = ("pass it as a 0-d tensor to compile once: torch makes a float dynamic after "
                    "one recompile (specialize_float=False), and no allow-list entry changes that")

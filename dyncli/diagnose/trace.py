@@ -33,7 +33,6 @@ from dyncli.diagnose.trace_report import (
 from dyncli.logparse import events as ev
 from dyncli.logparse import trace_events as te
 
-
 # Suggestions that already decide a source: its similar graphs add no second, narrower fix
 # (a per-frame list is worse than the one list over every frame; a pinned or re-marked dim is
 # not fixed by any list).

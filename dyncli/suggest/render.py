@@ -44,17 +44,18 @@ def _python(s: AllowList) -> str:
         if src.local is None:
             continue
         frame = next(f for f in src.frames if not f.function.startswith("torch_dynamo_resume_in_"))
-        maybe = set(src.maybe_dims)
-        calls = []
-        for fn, ds in (("mark_dynamic", [d for d in src.dynamic_dims if d not in maybe]),
-                       ("maybe_mark_dynamic", [d for d in src.dynamic_dims if d in maybe])):
-            if ds:
-                calls.append(f"torch._dynamo.{fn}({src.local}, {ds[0] if len(ds) == 1 else ds})")
+        # maybe_mark_dynamic for every dim: PGO state records that a dim changed, not whether
+        # code pins it (a branch on the size, a layer's weight); mark_dynamic raises
+        # ConstraintViolationError there, maybe_mark_dynamic lets torch specialize that dim.
+        ds = list(src.dynamic_dims)
+        calls = [f"torch._dynamo.maybe_mark_dynamic({src.local}, {ds[0] if len(ds) == 1 else ds})"]
         seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
     if not rest and not seen:
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
         lines.append(f"# {file}:{line} {function}: before calling it, on the tensors passed in")
+        lines.append("# (maybe_mark_dynamic: dynamic from the first call, yet torch may still "
+                     "specialize a dim the code pins)")
         if file.replace("\\", "/").endswith("torch/_dynamo/external_utils.py"):
             lines.append("# (torch's wrapper of a compiled nn.Module: args/kwargs are the model's inputs)")
         lines += calls

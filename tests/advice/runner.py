@@ -39,15 +39,15 @@ from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import torch  # noqa: E402
-import torch._dynamo  # noqa: E402
-import torch._logging._internal as log_internal  # noqa: E402
-import torch._logging.structured as structured  # noqa: E402
-from torch._dynamo import pgo  # noqa: E402
-from torch._dynamo.utils import counters  # noqa: E402
+import torch
+import torch._dynamo
+import torch._logging._internal as log_internal
+import torch._logging.structured as structured
+from torch._dynamo import pgo
+from torch._dynamo.utils import counters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import PROGRAMS  # noqa: E402
+from corpus import PROGRAMS
 
 CONFIG_MODULES = ("torch.compiler.config", "torch._dynamo.config", "torch._inductor.config",
                   "torch.fx.experimental._config")
@@ -217,7 +217,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         if job.get("compare") and result["error"] is None:
             base = torch.load(job["compare"])
             result["equal"] = len(base) == len(ctx.outputs) and all(
-                a.shape == b.shape and torch.allclose(a, b) for a, b in zip(base, ctx.outputs))
+                a.shape == b.shape and torch.allclose(a, b) for a, b in zip(base, ctx.outputs, strict=True))
     return result
 
 
