@@ -176,6 +176,8 @@ class TextLogParser:
                 message = raw[plen:]
                 sp = message.find(b" ")
                 word = message[:sp] if sp >= 0 else message
+                if word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
+                    word = word.split(b"=", 1)[0]
                 rec = open_.get(key)
                 if rec is not None:
                     if rec.prefix == last_prefix:
@@ -249,7 +251,7 @@ class TextLogParser:
     def _start(self, key: _Key, prefix: bytes, message: bytes,
                lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
         common = {**common, "line": lineno}
-        word = message.split(b" ", 1)[0]
+        word = message.split(b" ", 1)[0].split(b"=", 1)[0]
         if not message or word == b"TREE_GUARD_MANAGER:":
             self.stats.recognized += 1
             self._open[key] = _Record(prefix, _TREE, TREE, None, common, message)
