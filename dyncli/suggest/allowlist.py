@@ -352,9 +352,9 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
                          "the allow-list entry makes it dynamic in every frame")
     if left_out:
         shown = ", ".join(list(left_out)[:10]) + (" …" if len(left_out) > 10 else "")
-        notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s), "
-                     "which torch keeps static (force_parameter_static_shapes, "
-                     "force_nn_module_property_static_shapes) unless allow-listed; "
+        notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s) "
+                     "that torch's own hint includes: each costs at least one more compile per "
+                     "run (a static first compile, then a recompile when it changes); "
                      "--include-params keeps them: " + shown)
     if not per_dim:
         notes.append(f"--torch-version {cfg.torch_version}: whole-source entries (the ':N' dim "

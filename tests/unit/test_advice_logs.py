@@ -141,3 +141,14 @@ def test_no_fix_for_non_shape_changes(v: str, level: str) -> None:
     for program in ("dtype_change", "grad_mode", "bool_flip"):
         d = log(v, program, level)
         assert all("TORCH_COMPILE" not in s.fix and " = " not in s.fix for s in d.suggestions)
+
+
+def test_suggest_from_trace_keeps_torchs_state(v: str) -> None:
+    """dynamic=False with a recompile limit: torch wrote two static snapshots ([2, 3] then
+    [3, 3]); joining them made a dynamic dim and a "torch's own hint" torch never gave."""
+    from dyncli.suggest.api import run as suggest
+
+    a = suggest(from_trace=DATA / v / "advice" / "recompile_limit.trace.log.gz")
+    assert a.value == "" and a.torch_hint == ""
+    [row] = [r for fr in a.frames for r in fr.inputs]
+    assert (row.source, row.status) == ("L['x']", "static")
