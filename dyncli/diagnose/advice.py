@@ -262,9 +262,10 @@ def _mark_dynamic_up_front(diag: Diagnosis,
         if notes.get(rank):
             message += " Note: " + "; ".join(notes[rank]) + "."
         if diag.log_level in ("recompiles", "warnings"):
-            message += (" (This log names only the first guard that failed in each compile: "
-                        "inputs that changed together with these are not in it; "
-                        'TORCH_LOGS="recompiles_verbose" lists every failed guard.)')
+            message += (" (This log names only the first guard that failed in each compile, "
+                        "recompiles_verbose too: inputs that changed together with these are not "
+                        'in it; TORCH_LOGS="+dynamic,recompiles,guards" or TORCH_TRACE show every '
+                        "input automatic dynamic made dynamic.)")
         out.append(Advice(
             kind="mark-dynamic", message=message,
             fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"'

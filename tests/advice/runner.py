@@ -54,6 +54,7 @@ CONFIG_MODULES = ("torch.compiler.config", "torch._dynamo.config", "torch._induc
 LEVELS: dict[str, dict[str, Any]] = {
     "none": {},
     "recompiles": {"recompiles": True},
+    "verbose": {"recompiles_verbose": True},
     "full": {"dynamic": logging.DEBUG, "recompiles": True, "graph_breaks": True, "guards": True},
 }
 _BLOCK_RE = re.compile(r"^# (?P<file>.+):(?P<line>\d+) (?P<fn>[\w<>.]+): before calling it")
