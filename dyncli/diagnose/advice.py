@@ -501,7 +501,7 @@ def _zero_one(diag: Diagnosis) -> list[Advice]:
     if not recs:
         return []
     entries = [f"{src}:{dim}" for (_, src, dim) in dims]
-    parts = []
+    parts: list[str] = []
     for (_, src, dim), fns in dims.items():
         expr = local_expr(src)
         user = [fn for fn in fns if not _resume(fn)]

@@ -329,9 +329,6 @@ class Analyzer:
 
     # ------------------------------------------------------------ result
 
-    def _level(self) -> dict[str, str]:
-        level = _level_of(self._kinds)
-        return {"log_level": level, "richer_log": _RICHER.get(level, "")}
 
     def result(self, stats: ev.ParseStats | None = None,
                inputs: Iterable[str] = ()) -> Diagnosis:
@@ -354,6 +351,7 @@ class Analyzer:
             for f in sorted(self._frames.values(), key=lambda f: (rank_key(f.rank),
                                                                    compile_id_key(f.frame_id))))
         by_frame = {(f.rank, f.frame_id): f for f in frames}
+        level = _level_of(self._kinds)
         recompiles = tuple(sorted(self._recompiles.values(),
                                   key=lambda r: (rank_key(r.rank), compile_id_key(r.compile_id))))
         specs = tuple(sorted(self._specs.values(), key=lambda s: (rank_key(s.rank), s.line)))
@@ -368,7 +366,7 @@ class Analyzer:
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent,
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
-            stats=stats or ev.ParseStats(), **self._level())
+            stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""))
         return diag.with_suggestions(advice.advise(diag, by_frame))
 
 

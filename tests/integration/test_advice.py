@@ -133,11 +133,12 @@ def _printed(p: str, work: Path) -> tuple[list[Fix], dict[str, Any]]:
         if allow.value:
             fixes += from_text(f"{where} -f env", allow.env)
             fixes += from_python_form(f"{where} -f python", render_fix(allow, "python"))
-    seen["views"] = {f.where.split(":")[0] for f in fixes}  # before equal fixes are merged
-    unique: dict[tuple[Any, ...], Fix] = {}
-    for f in fixes:
-        unique.setdefault((f.form, f.env, f.config, f.python), f)
-    return list(unique.values()), seen
+    seen["views"] = {f.where.split(":")[0] for f in fixes}
+    return fixes, seen
+
+
+def _key(f: Fix) -> tuple[Any, ...]:
+    return (f.form, f.env, f.config, f.python)
 
 
 _DONE: dict[str, Any] = {}
@@ -168,22 +169,27 @@ def _corpus(work: Path) -> Iterator[dict[str, Any]]:
         fixes, seen = _printed(p, work)
         by_program[p].update(fixes=fixes, seen=seen)
         hint = by_program[p]["runs"]["full"]["torch_hint"]
-        todo: list[tuple[Fix | None, dict[str, Any]]] = [(f, f.job()) for f in fixes]
+        # each distinct fix runs once; every view that printed it gets its result
+        unique: dict[tuple[Any, ...], list[Fix]] = {}
+        for f in fixes:
+            unique.setdefault(_key(f), []).append(f)
+        todo: list[tuple[list[Fix] | None, dict[str, Any]]] = [
+            (same, same[0].job()) for same in unique.values()]
         if hint:
             todo.append((None, {"env": {"TORCH_COMPILE_DYNAMIC_SOURCES": hint}}))
-        for fix, job in todo:
+        for same, job in todo:
             job.update(program=p, compare=str(work / f"{p}.pt"),
                        pgo=[str(work / "pgo-fix" / str(len(apply))), f"advice-{p}"])
             apply.append(job)
-            owners.append((p, fix))
+            owners.append((p, same))
     t2 = time.perf_counter()
     results = _runner(apply, work, "apply") if apply else []
     t3 = time.perf_counter()
-    for (p, fix), res in zip(owners, results, strict=True):
-        if fix is None:
+    for (p, same), res in zip(owners, results, strict=True):
+        if same is None:
             by_program[p]["hint"] = res
         else:
-            by_program[p].setdefault("applied", []).append((fix, res))
+            by_program[p].setdefault("applied", []).extend((fix, res) for fix in same)
     table = _table(by_program)
     timing = (f"record {t1 - t0:.1f} s, diagnose+suggest {t2 - t1:.1f} s, "
               f"apply {t3 - t2:.1f} s ({len(apply)} runs)")
@@ -194,11 +200,11 @@ def _corpus(work: Path) -> Iterator[dict[str, Any]]:
 
 
 def _table(by_program: dict[str, dict[str, Any]]) -> str:
-    rows = ["| program | compiles | fixes printed | lowered compiles | compiles with each fix "
+    rows = ["| program | compiles | distinct fixes printed | lowered compiles | compiles with each fix "
             "| torch's hint |", "|---|---|---|---|---|---|"]
     for p, d in by_program.items():
         before = d["runs"]["none"]["compiles"]
-        applied = d.get("applied", [])
+        applied = list({_key(f): (f, r) for f, r in d.get("applied", [])}.values())
         lowered = sum(1 for _, r in applied if _good(r, before))
         known = sum(1 for f, r in applied if not _good(r, before) and _known(p, f.where))
         after = sorted({r.get("compiles") for _, r in applied if r.get("compiles") is not None})
@@ -206,6 +212,18 @@ def _table(by_program: dict[str, dict[str, Any]]) -> str:
         rows.append(f"| {p} | {before} | {len(applied)} | {lowered}"
                     + (f" (+{known} unchanged: the input's limit)" if known else "") + " | "
                     f"{', '.join(map(str, after)) or '-'} | "
+                    f"{hint['compiles'] if hint else '-'} |")
+    rows += ["", "| program | compiles | suggest --pgo-dir -f env | -f python | --from-trace -f env "
+             "| torch's hint |", "|---|---|---|---|---|---|"]
+    for p, d in by_program.items():
+        got = {f.where: r.get("compiles") for f, r in d.get("applied", [])}
+        cells = [str(got.get(w, "-")) for w in ("suggest --pgo-dir -f env",
+                                                 "suggest --pgo-dir -f python",
+                                                 "suggest --from-trace -f env")]
+        if all(c == "-" for c in cells):
+            continue
+        hint = d.get("hint")
+        rows.append(f"| {p} | {d['runs']['none']['compiles']} | {' | '.join(cells)} | "
                     f"{hint['compiles'] if hint else '-'} |")
     return "\n".join(rows)
 
