@@ -17,6 +17,7 @@ from dyncli.diagnose.model import (
     RecompileReport,
     SpecializationReport,
 )
+from dyncli.logparse.events import CompileId
 from dyncli.sources import from_reason, is_param, local_expr, size_source
 
 # A guard on a tensor's geometry: torch's TENSOR_MATCH message or a shape guard on a size symbol.
@@ -304,8 +305,9 @@ def _mark_lines(chosen: list[tuple[str, int | None, _Dim]],
 
 
 def _num(compile_id: str) -> int:
-    m = re.search(r"/(\d+)", compile_id)
-    return int(m.group(1)) if m else 0
+    """The compile number of a compile id's text (0 when it is not one)."""
+    cid = CompileId.parse(compile_id)
+    return cid.compile or 0 if cid else 0
 
 
 def _marking_changes(diag: Diagnosis) -> list[Advice]:
