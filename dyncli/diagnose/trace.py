@@ -37,6 +37,7 @@ from dyncli.logparse import trace_events as te
 # (a per-frame list is worse than the one list over every frame; a pinned or re-marked dim is
 # not fixed by any list).
 _DECIDED = ("mark-dynamic", "mark-dynamic-dims-changed", "guard-limit-specialization",
+            "user-specialization",
             "static-parameters", "scalar-recompile")
 
 
