@@ -480,10 +480,12 @@ _ZERO_ONE_RE = re.compile(r"^2 <= (?P<name>\S+?)\.size\(\)\[(?P<dim>\d+)\]")
 
 
 def _zero_one(diag: Diagnosis) -> list[Advice]:
+    from dyncli.diagnose.branches import crossing  # a user's size branch is not 0/1 (issue 21)
+
     recs = []
     dims: dict[tuple[int | None, str, int], dict[str, None]] = {}
     for r in diag.recompiles:
-        if r.cause != "size":
+        if r.cause != "size" or crossing(r) is not None:
             continue
         hit = False
         for x in r.reasons:

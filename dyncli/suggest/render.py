@@ -43,13 +43,16 @@ def _python(s: AllowList) -> str:
     for src in s.sources:
         if src.local is None:
             continue
-        frame = next(f for f in src.frames if not f.function.startswith("torch_dynamo_resume_in_"))
         # maybe_mark_dynamic for every dim: PGO state records that a dim changed, not whether
         # code pins it (a branch on the size, a layer's weight); mark_dynamic raises
         # ConstraintViolationError there, maybe_mark_dynamic lets torch specialize that dim.
         ds = list(src.dynamic_dims)
         calls = [f"torch._dynamo.maybe_mark_dynamic({src.local}, {ds[0] if len(ds) == 1 else ds})"]
-        seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
+        # under EVERY frame that has the source (issue 21): a mark under the first one only
+        # left the others recompiling
+        for frame in src.frames:
+            if not frame.function.startswith("torch_dynamo_resume_in_"):
+                seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
     if not rest and not seen:
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
