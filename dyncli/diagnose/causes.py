@@ -104,6 +104,9 @@ def _base(entry: str) -> str:
 class _Builder:
     def __init__(self, diag: Diagnosis) -> None:
         self.diag = diag
+        # every allow-list entry the rules printed (their decision of what a list can fix)
+        self.printed = {e for a in diag.suggestions for m in _ENV_RE.finditer(a.fix)
+                        for e in m["v"].split(",") if e}
         self.causes: dict[str, Cause] = {}
         self.parent: dict[str, str] = {}  # union-find over keys
         times = diag.trace.compile_times if diag.trace is not None else ()
@@ -296,9 +299,17 @@ class _Builder:
     def describe(self, c: Cause) -> None:
         """The title and the fix of a cause, from its key and findings."""
         if c.what == "allow-list":
+            # Only entries a rule printed: the rules decide where no list helps (a float, a
+            # value the code specializes at every value, a dim the guard limit pins; issue 26)
+            ok = [e for e in sorted(c.entries) if e in self.printed or _base(e) in self.printed]
             entries = ",".join(sorted(c.entries))
-            c.fix = f'{ENV}="{entries}"'
-            c.title = f"inputs {entries} change size or value; make them dynamic up front"
+            if ok:
+                c.fix = f'{ENV}="{",".join(ok)}"'
+                c.title = f"inputs {entries} change size or value; make them dynamic up front"
+            else:
+                c.fix = next((a.fix for a in c.findings if a.fix and ENV not in a.fix), "")
+                c.title = (f"inputs {entries} change size or value; no allow-list entry "
+                           "removes these compiles (see the findings)")
         elif c.what == "config":
             flag = c.key.split(":", 1)[1]
             fix = next((a.fix for a in c.findings if flag in a.fix), "")
