@@ -123,6 +123,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out: list[Advice] = []
     out += _mark_dynamic_up_front(diag, pins)
     out += _marking_changes(diag)
+    out += _marked_static(diag)
     out += _specializations(diag)
     out += _scalars(diag)
     out += _static_module_state(diag)
@@ -223,9 +224,13 @@ def _mark_dynamic_up_front(diag: Diagnosis,
     """One allow-list per rank for every dim that changed (all frames: the list is global)."""
     by_rank: dict[int | None, list[tuple[str, int | None, _Dim]]] = {}
     notes: dict[int | None, list[str]] = {}
+    static = {(r, src, dim) for r, src, ds in diag.marked_static for dim in ds}
     for (rank, source, dim), d in _size_dims(diag).items():
         if not d.auto and len(d.values - {0, 1}) < 2:
             continue  # one size >= 2 seen: nothing to save (0/1 has its own advice)
+        if (rank, source, dim) in static or (dim is None and any(
+                (rank, source) == (r, src) for r, src, _ in diag.marked_static)):
+            continue  # the code marks it static: see the mark-static suggestion
         specs = pins.get((rank, source, dim), []) if dim is not None else [
             s for (r, src, _), ss in pins.items() if r == rank and src == source for s in ss]
         if specs and _pinned_always(specs):
@@ -308,6 +313,26 @@ def _num(compile_id: str) -> int:
     """The compile number of a compile id's text (0 when it is not one)."""
     cid = CompileId.parse(compile_id)
     return cid.compile or 0 if cid else 0
+
+
+def _marked_static(diag: Diagnosis) -> list[Advice]:
+    """Dims the code marks static that changed size: no allow-list entry overrides that."""
+    changed = {(r, src, dim) for (r, src, dim) in _size_dims(diag)}
+    out = []
+    for rank, source, dims in diag.marked_static:
+        hit = [d for d in dims if (rank, source, d) in changed]
+        if not hit:
+            continue
+        expr = local_expr(source) or source
+        out.append(Advice(
+            kind="mark-static", rank=rank,
+            message=(f"dim {', '.join(map(str, hit))} of {source} is marked static by the code "
+                     f"(torch._dynamo.mark_static) and changed size: each new size compiles "
+                     "again, and no allow-list entry overrides mark_static."),
+            fix=(f"remove the torch._dynamo.mark_static({expr}, …) call for dim "
+                 f"{', '.join(map(str, hit))} if that size varies"),
+            evidence=()))
+    return out
 
 
 def _marking_changes(diag: Diagnosis) -> list[Advice]:

@@ -98,6 +98,7 @@ class Analyzer:
         self._data_dependent = 0
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
+        self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -106,6 +107,7 @@ class Analyzer:
             ev.RecompileLimit: self._on_limit, ev.GraphBreak: self._on_graph_break,
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
             ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
+            ev.MarkedStatic: self._on_marked_static,
         }
 
     # ------------------------------------------------------------ bookkeeping
@@ -333,6 +335,10 @@ class Analyzer:
             framework=guard.framework if guard else "", line=old.line if old else e.line,
             message=e.message)
 
+    def _on_marked_static(self, e: ev.MarkedStatic) -> None:
+        dims = self._static.setdefault((e.rank, e.source), {})
+        dims.update(dict.fromkeys(e.dims))
+
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
 
@@ -383,7 +389,9 @@ class Analyzer:
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent,
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
-            stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""))
+            stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
+            marked_static=tuple((rank, src, tuple(sorted(dims)))
+                                for (rank, src), dims in self._static.items()))
         return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag))
 
 

@@ -151,7 +151,8 @@ class TextLogParser:
                         c = raw[i] if 2 < i < len(raw) else 0
                         if (c == 84 and raw.startswith(b"TENSOR_MATCH:", i)
                                 and (not cur.lines or _dynamic_size(raw))) or (
-                                c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw):
+                                c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
+                                c == 68 and b"_dynamo_static_indices', set())" in raw):
                             cur.lines.append(b"")
                             out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), lineno)
                             if out:
@@ -276,7 +277,8 @@ class TextLogParser:
         return _NO_EVENTS
 
     def _tree(self, rec: _Record, message: bytes, lineno: int) -> Iterable[ev.Event]:
-        if b"TENSOR_MATCH:" not in message and b"LAMBDA_GUARD:" not in message:
+        if b"TENSOR_MATCH:" not in message and b"LAMBDA_GUARD:" not in message \
+                and b"_dynamo_static_indices" not in message:
             return _NO_EVENTS
         try:
             event = msg.tree_line(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})

@@ -231,6 +231,17 @@ def mark_static(ctx: Any) -> None:
         ctx.call(cf, x)
 
 
+@program("the program marks dim 0 static, and only the batch changes (mark_static respected)")
+def mark_static_batch(ctx: Any) -> None:
+    def f(x):
+        return x * 3 + 1
+    cf = ctx.compile(f)
+    for b in (2, 3, 4):
+        x = _r(b, 3)
+        torch._dynamo.mark_static(x, 0)
+        ctx.call(cf, x)
+
+
 @program("the program calls maybe_mark_dynamic on dim 0; the sequence dim changes")
 def maybe_mark_dynamic(ctx: Any) -> None:
     def f(x):

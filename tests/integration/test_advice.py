@@ -63,6 +63,10 @@ KNOWN = {
     ("int_loop", "suggest"): "same as torch's own hint",
     ("mark_dynamic_indices", "suggest"): "same as torch's own hint",
     ("guard_limit", "suggest"): "same as torch's own hint",
+    # mark_static is seen in the guards tree of a +guards log only
+    ("mark_static_batch", "diagnose recompiles"): "mark_static not in the log",
+    ("mark_static_batch", "diagnose trace"): "mark_static not in the log",
+    ("mark_static_batch", "suggest"): "same as torch's own hint",
 }
 
 

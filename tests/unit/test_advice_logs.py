@@ -152,3 +152,12 @@ def test_suggest_from_trace_keeps_torchs_state(v: str) -> None:
     assert a.value == "" and a.torch_hint == ""
     [row] = [r for fr in a.frames for r in fr.inputs]
     assert (row.source, row.status) == ("L['x']", "static")
+
+
+def test_mark_static_is_respected(v: str) -> None:
+    """An explicit mark_static: no allow-list for that dim (it changed nothing), say so."""
+    d = log(v, "mark_static_batch", "full")
+    assert d.marked_static == ((None, "L['x']", (0,)),)
+    assert "mark-dynamic" not in kinds(d) and "mark-static" in kinds(d)
+    both = log(v, "mark_static", "full")  # dim 1 changes too: only it is listed
+    assert "L['x']:1" in fix(both, "mark-dynamic") and "L['x']:0" not in fix(both, "mark-dynamic")
