@@ -57,6 +57,7 @@ LEVELS: dict[str, dict[str, Any]] = {
     "verbose": {"recompiles_verbose": True},
     "full": {"dynamic": logging.DEBUG, "recompiles": True, "graph_breaks": True, "guards": True},
 }
+_ENVIRON_RE = re.compile(r"^os\.environ\[(?P<name>'[^']*'|\"[^\"]*\")\] = (?P<value>.+)$")
 _BLOCK_RE = re.compile(r"^# (?P<file>.+):(?P<line>\d+) (?P<fn>[\w<>.]+): before calling it")
 
 
@@ -113,7 +114,7 @@ class Ctx:
                 current = self.blocks.setdefault(m["fn"], [])
             elif not line.strip():
                 current = None
-            elif line.startswith("#") or line.startswith("import "):
+            elif line.startswith("#") or line.startswith("import ") or _ENVIRON_RE.match(line):
                 continue
             elif current is not None:
                 current.append(line)
@@ -186,7 +187,14 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
             stack.enter_context(torch.compiler.config.patch(job_id=job_id))
         unknown = []
-        for name, value in (job.get("env") or {}).items():
+        env = dict(job.get("env") or {})
+        # suggest's python form sets the unbacked/static lists as os.environ lines before
+        # `import torch` (torch reads them once, at import): applied as torch reads them
+        for line in (job.get("python") or "").splitlines():
+            m = _ENVIRON_RE.match(line)
+            if m:
+                env[ast.literal_eval(m["name"])] = ast.literal_eval(m["value"])
+        for name, value in env.items():
             found = _env_config(name)
             if found is None:
                 unknown.append(name)
