@@ -11,7 +11,6 @@ import io
 import os
 import signal
 import sys
-import traceback
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -24,12 +23,9 @@ from dyncli.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, DyncliError
 
 def report_error(err: DyncliError) -> None:
     """Print ``Error: …`` and ``Hint: …`` to stderr; the traceback too when DYNCLI_DEBUG=1."""
-    if os.environ.get("DYNCLI_DEBUG", "") not in ("", "0"):
-        traceback.print_exception(err, file=sys.stderr)
-    sys.stderr.write(f"Error: {err.message}\n")
-    if err.hint:
-        sys.stderr.write(f"Hint: {err.hint}\n")
-    sys.stderr.flush()
+    from dyncli.output import Output
+
+    Output.error(err)
 
 
 class DyncliGroup(TyperGroup):

@@ -40,9 +40,10 @@ STDIN = "-"
 STDIN_NAME = "<stdin>"
 
 # torch/_logging/_internal.py names each process's trace file like this, with the rank in it
-# when torch.distributed is initialised: dedicated_log_torch_trace_rank_0_xxxx.log.
+# when torch.distributed is initialised: dedicated_log_torch_trace_rank_0_xxxx.log. Copies
+# are often renamed (…_rank_0.log): the rank is ``rank_N`` followed by "_", "." or the end.
 TRACE_GLOB = "dedicated_log_torch_trace*.log*"
-_RANK_IN_NAME = re.compile(r"rank_(\d{1,9})_")
+_RANK_IN_NAME = re.compile(r"rank_(\d{1,9})(?=[_.]|$)")
 
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
@@ -62,11 +63,6 @@ class Source:
     warnings: list[str] = field(default_factory=list)
     counted: int = 0
     seekable: bool = True  # False for stdin, a pipe (``<(zcat …)``) or a device
-
-    @property
-    def is_stdin(self) -> bool:
-        """Whether this is standard input (no ``tell()``, no size)."""
-        return self.name == STDIN_NAME
 
     def lines(self) -> Iterator[bytes]:
         """The input's lines (bytes, line ends kept); a truncated gzip stops with a warning.
@@ -195,7 +191,7 @@ def check_head(name: str, head: bytes) -> None:
 
 
 def rank_in_name(path: Path) -> int | None:
-    """The rank a trace file's name carries (``…_rank_3_…``), else None."""
+    """The rank a trace file's name carries (``…_rank_3_…``, ``…_rank_3.log``), else None."""
     m = _RANK_IN_NAME.search(path.name)
     return int(m[1]) if m else None
 

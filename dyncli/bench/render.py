@@ -24,12 +24,11 @@ from dyncli.bench.core.result import BenchResult, Hooks, RunResult, VariationRes
 from dyncli.bench.core.stats import median
 from dyncli.bench.core.status import Status
 from dyncli.output import (
+    Output,
     atomic_target,
     atomic_write_text,
     info,
     stderr_console,
-    stdout_console,
-    warn,
     write_json,
 )
 
@@ -296,59 +295,59 @@ def stream_table(result: BenchResult) -> Table:
     return t
 
 
-def print_result(result: BenchResult, to_stderr: bool = False) -> None:
-    """Tables to stdout (stderr when stdout carries JSON); limit hits warned on stderr."""
-    out = stderr_console() if to_stderr else stdout_console()
+def print_result(result: BenchResult, out: Output | None = None) -> None:
+    """The human view through ``out`` (stdout, or stderr when stdout carries a document);
+    limit hits warned on stderr."""
+    out = out or Output()
     env = result.environment
-    out.print(f"{result.model} on {env.device} ({env.device_name}), {env.dtype}, "
-              f"torch {env.torch}", markup=False)
+    out.text(f"{result.model} on {env.device} ({env.device_name}), {env.dtype}, "
+             f"torch {env.torch}")
     for run in result.runs:
         if run.error:
-            out.print(f"{run.strategy}: {run.status}: {run.error}", markup=False)
+            out.text(f"{run.strategy}: {run.status}: {run.error}")
         if run.variations:
-            out.print(variation_table(run))
+            out.table(variation_table(run))
         if run.ranks:
-            out.print(render_ranks.rank_table(run))
+            out.table(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
-            warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
+            Output.warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
                  "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
     if any(r.ranks for r in result.runs):
-        out.print(render_ranks.summary_table(result))
-        out.print("step ms = median compiled step without the all_reduce; wait = time in the "
-                  "all_reduce that ends each step", markup=False)
+        out.table(render_ranks.summary_table(result))
+        out.text("step ms = median compiled step without the all_reduce; wait = time in the "
+                 "all_reduce that ends each step")
     else:
-        out.print(comparison_table(result))
-        out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
-                  markup=False)
+        out.table(comparison_table(result))
+        out.text("speedup = median eager / median compiled; p = two-sided Mann-Whitney U")
     for run in result.runs:
         for p in run.passes:
             compiles = "-" if p.compiles is None else p.compiles
             seconds = float("nan") if p.compile_time_s is None else p.compile_time_s
-            out.print(f"{run.strategy} {p.name} pass: {compiles} compiles, "
-                      f"{seconds:.1f} s compiling"
-                      + (f", state loaded: {p.state_loaded}" if p.state_loaded is not None
-                         else ""), markup=False)
+            out.text(f"{run.strategy} {p.name} pass: {compiles} compiles, "
+                     f"{seconds:.1f} s compiling"
+                     + (f", state loaded: {p.state_loaded}" if p.state_loaded is not None
+                         else ""))
     if result.requests and (result.eager_stream or any(r.stream for r in result.runs)):
-        out.print(stream_table(result))
-        out.print("total = compiles where they occur in the stream + each request's steady-state "
-                  "latency; * = projected, taking the stream to repeat", markup=False)
+        out.table(stream_table(result))
+        out.text("total = compiles where they occur in the stream + each request's steady-state "
+                 "latency; * = projected, taking the stream to repeat")
     rec = result.recommendation
     if rec is not None:
-        out.print(f"recommendation: {rec.strategy} — {rec.reason}", markup=False)
+        out.text(f"recommendation: {rec.strategy} — {rec.reason}")
     if result.interrupted:
-        warn("interrupted: the results above are what was measured before Ctrl-C")
+        Output.warn("interrupted: the results above are what was measured before Ctrl-C")
 
 
 def print_listing(tv: list[str], timm_count: int, hf_examples: tuple[str, ...]) -> None:
     """``dyncli bench --list``."""
-    out = stdout_console()
-    out.print("torchvision (bare names, resolved first):", markup=False)
-    out.print("  " + " ".join(tv), markup=False, soft_wrap=False)
-    out.print(f"timm: any of {timm_count} timm models as timm:NAME "
-              "(bare names that are not torchvision fall back to timm)", markup=False)
-    out.print("hf: any transformers model class as hf:CLASS, e.g. " + ", ".join(
-        "hf:" + e for e in hf_examples), markup=False)
-    out.print("file: PATH.py:FUNCTION returning (model, example_inputs)", markup=False)
+    out = Output()
+    out.text("torchvision (bare names, resolved first):")
+    out.view.print("  " + " ".join(tv), markup=False, soft_wrap=False)
+    out.text(f"timm: any of {timm_count} timm models as timm:NAME "
+             "(bare names that are not torchvision fall back to timm)")
+    out.text("hf: any transformers model class as hf:CLASS, e.g. " + ", ".join(
+        "hf:" + e for e in hf_examples))
+    out.text("file: PATH.py:FUNCTION returning (model, example_inputs)")
 
 
 @contextmanager
@@ -363,11 +362,11 @@ def progress_hooks(tap: Any = None) -> Iterator[Hooks]:
         def progress(strategy: str, done: int, total: int) -> None:
             bar.update(task, description=f"{strategy}", completed=done, total=total)
         with bar:
-            yield Hooks(progress=progress, warning=warn, tap=tap)
+            yield Hooks(progress=progress, warning=Output.warn, tap=tap)
     else:
         last: dict[str, int] = {}
 
         def plain(strategy: str, done: int, total: int) -> None:
             last[strategy] = last.get(strategy, 0) + 1
             info(f"[{done}/{total}] {strategy}: variation {last[strategy]} done")
-        yield Hooks(progress=plain, warning=warn, tap=tap)
+        yield Hooks(progress=plain, warning=Output.warn, tap=tap)

@@ -110,11 +110,11 @@ def bench(
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
         return
     from dyncli.bench import render
+    from dyncli.output import Output, check_outputs, write_text
 
+    out = Output.for_targets(json_path, csv_path, plot_path)
     if timeout is not None and resolved.config.nproc <= 1:  # one in-process run: no child to kill
-        from dyncli.output import warn
-
-        warn("--timeout applies to --suite (each model) and --nproc runs; ignored here")
+        out.warn("--timeout applies to --suite (each model) and --nproc runs; ignored here")
     if list_models:
         listing = models.listing()
         render.print_listing(listing.torchvision, listing.timm_count, listing.hf_examples)
@@ -122,16 +122,14 @@ def bench(
     if not model:
         raise UsageError("Give a model to benchmark", hint="See the names with: dyncli bench --list")
     from dyncli.bench.api import run
-    from dyncli.output import check_outputs, write_json, write_text
 
     check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path})
     with render.progress_hooks() as hooks:
         hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
         result = run(model, config=resolved.config, hooks=hooks)
-    to_stdout = "-" in (json_path, csv_path, plot_path)
-    render.print_result(result, to_stderr=to_stdout)
+    render.print_result(result, out)
     if json_path == "-":
-        write_json("-", result.to_dict())
+        out.result(result.to_dict(), "-")
     elif csv_path == "-":
         write_text("-", render.to_csv(result))
     elif plot_path == "-" and any(v.timed for r in result.runs for v in r.variations):
@@ -143,7 +141,7 @@ def bench(
             f"{r.strategy}: {r.status}" for r in result.runs) + ")")
     if result.tripped:
         raise GateError(f"{model}: failures with --fail-on failures (" + ", ".join(
-            f"{r.strategy}: {r.status}" for r in result.runs if r.status != "pass") + ")")
+            f"{r.strategy}: {r.status}" for r in result.runs if r.status.failed) + ")")
 
 
 def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: str | None,
@@ -159,21 +157,20 @@ def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: 
     if plot_path:
         raise UsageError("--plot draws one model; with --suite compare runs with: dyncli compare")
     from dyncli.bench.suite import SuiteHooks, run_resolved
-    from dyncli.output import info
+    from dyncli.output import Output
 
-    hooks = SuiteHooks(info=info, model_done=lambda partial: suite_render.write_files(
+    out = Output.for_targets(json_path)  # a suite's CSV goes to a file only
+    hooks = SuiteHooks(info=out.info, model_done=lambda partial: suite_render.write_files(
         partial, json_path, csv_path))
     result = run_resolved(resolved, json_path, hooks)
     suite_render.write_files(result, json_path, csv_path)  # also when every model was resumed
-    suite_render.print_result(result, to_stderr=json_path == "-")
+    suite_render.print_result(result, out)
     if json_path == "-":
-        from dyncli.output import write_json
-
-        write_json("-", result.to_dict())
+        out.result(result.to_dict(), "-")
     if result.interrupted:
         raise typer.Exit(130)
     if not result.ran:
         raise GateError(f"suite {result.suite.name}: no model ran")
     if "failures" in resolved.config.fail_on and result.failed:
         raise GateError(f"suite {result.suite.name}: failures with --fail-on failures (" + ", ".join(
-            f"{o.name}: {o.status}" for o in result.outcomes if o.status != "pass") + ")")
+            f"{o.name}: {o.status}" for o in result.outcomes if o.status.failed) + ")")

@@ -43,14 +43,16 @@ def diagnose(
     from dyncli.diagnose.api import run
     from dyncli.diagnose.html import write_html
     from dyncli.errors import GateError, UsageError
-    from dyncli.output import check_outputs, stderr_console, write_json
+    from dyncli.output import Output, check_outputs
 
     check_outputs({"--json": json_path, "--html": html_path, "--perfetto": perfetto_path})
+    # With --json -, --html - or --perfetto - stdout holds the document alone; the human view
+    # goes to stderr.
+    out = Output.for_targets(json_path, html_path, perfetto_path)
     diag = run([str(p) for p in paths], config=resolved.config)
     if verbose:
         render.render_parse_notes(diag)
-    if json_path is not None:
-        write_json(json_path, diag.to_dict())
+    out.result(diag.to_dict(), json_path)
     if html_path is not None:
         write_html(html_path, diag)
     if perfetto_path is not None:
@@ -61,9 +63,6 @@ def diagnose(
                              "times", hint="TORCH_TRACE=/tmp/trace python train.py && "
                              "dyncli diagnose /tmp/trace --perfetto timeline.json")
         write_perfetto(perfetto_path, diag)
-    # With --json - (or --html -) stdout holds the document alone; the human view goes to stderr.
-    render.render_terminal(diag, limit=resolved.config.limit,
-                           console=stderr_console() if "-" in (json_path, html_path, perfetto_path)
-                           else None)
+    render.render_terminal(diag, limit=resolved.config.limit, console=out.view)
     if diag.tripped:
         raise GateError(f"found {', '.join(diag.tripped)} (--fail-on)")

@@ -110,7 +110,8 @@ class _Builder:
         self.causes: dict[str, Cause] = {}
         self.parent: dict[str, str] = {}  # union-find over keys
         times = diag.trace.compile_times if diag.trace is not None else ()
-        self.seconds = {(c.rank, c.compile_id): c.seconds for c in times}
+        self.seconds = {(c.rank, c.compile_id): c.seconds for c in times
+                        if c.seconds is not None}  # None: no time in the trace (torch 2.3)
         self.claimed: set[tuple[int | None, str]] = set()
 
     # ------------------------------------------------------------ union-find

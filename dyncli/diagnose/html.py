@@ -194,7 +194,7 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     if t is None:
         return []
     compiles = [[_rank(c.rank), _e(c.compile_id), f"<code>{_e(c.function)}</code>",
-                 f"{c.seconds:.3f}",
+                 "unknown" if c.seconds is None else f"{c.seconds:.3f}",
                  _e(", ".join(f"{k} {v:.3f}" for k, v in c.phases)) or "—",
                  "—" if c.guard_count is None else str(c.guard_count),
                  "—" if c.guard_latency_us is None else f"{c.guard_latency_us:g}",
@@ -207,7 +207,7 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     similar = [[_rank(s.rank), f"<code>{_e(s.function)}</code>", _e(", ".join(s.compile_ids)),
                 str(s.ops), "<br>".join(f"<code>{_e(src)}</code>: {_e(' vs '.join(sz))}"
                                         for src, sz in s.inputs)] for s in t.similar_graphs]
-    ranks = [[_rank(r.rank), str(r.frames), str(r.compiles), str(r.recompiles), str(r.failed),
+    ranks = [[_rank(r.rank) + (f" ({_e(r.process)})" if r.process else ""), str(r.frames), str(r.compiles), str(r.recompiles), str(r.failed),
               f"{r.compile_time_s:.3f}", _e(", ".join(r.dynamic)) or "—"] for r in t.ranks]
     div = "".join(f"<div class=\"sugg\"><div class=\"kind\">{_e(x.kind)} divergence</div>"
                   f"{_e(x.message)}</div>" for x in t.divergences)

@@ -22,6 +22,7 @@ are counted in ``ParseStats`` (``unrecognized``/``malformed``); callers decide w
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -86,6 +87,8 @@ def _is_start(word: bytes, message: bytes) -> bool:
         word != b"Stack" or not message.startswith(b"Stack variable source"))
 
 
+# Records logged once per compile attempt, at its start (see TextLogParser._compile_seen).
+_MARKERS = frozenset({b"create_env", b"Recompiling", b"Step"})
 _SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None)
 _NO_COMMON: dict[str, Any] = {}
 # eval/runtime_assert lines without "[guard added]" ([statically known], [trivial]) add nothing.
@@ -116,7 +119,11 @@ class TextLogParser:
         self.stats = stats if stats is not None else ev.ParseStats()
         self._open: dict[_Key, _Record] = {}
         self._pid_rank: dict[bytes, bytes] = {}
-        self._cids: dict[bytes, ev.CompileId | None] = {}
+        self._cids: dict[tuple[bytes, int], ev.CompileId | None] = {}
+        # per process (pid): compile ids seen, compile starts seen, resets seen (generation)
+        self._seen: dict[bytes, set[bytes]] = {}
+        self._started: dict[bytes, dict[bytes, set[bytes]]] = {}
+        self._gen: dict[bytes, int] = {}
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
         """Parse every line (bytes, with or without line ends) and flush at the end.
@@ -181,6 +188,11 @@ class TextLogParser:
                 word = message[:sp] if sp >= 0 else message
                 if word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
                     word = word.split(b"=", 1)[0]
+                cid_b = m.group(_CID)
+                if cid_b is not None and (cid_b not in self._seen.get(key[1], ()) or word in _MARKERS):
+                    out = self._compile_seen(key, cid_b, word, message, lineno)
+                    if out:
+                        yield from out
                 rec = open_.get(key)
                 if rec is not None:
                     if rec.prefix == last_prefix:
@@ -214,13 +226,47 @@ class TextLogParser:
             stats.lines += lineno - first_line + 1
             stats.recognized += fast
 
+    def _compile_seen(self, key: _Key, cid_b: bytes, word: bytes, message: bytes,
+                      lineno: int) -> Iterable[ev.Event]:
+        """Count every compile and notice ``torch._dynamo.reset()``, per process (pid).
+
+        A compile is counted from the first record carrying its id, whatever the record (a
+        frame with only int/float inputs logs no symbol or tensor guard, but it logs
+        ``create_env`` with +dynamic and its guards tree): a ``CreateEnv`` event stands for it.
+        A compile's start (``create_env``, ``Recompiling function``, ``Step 1: torchdynamo
+        start tracing``: each once per compile attempt) seen again for an id this process
+        has already started means the ids started over after a reset: what follows is the
+        next generation (``CompileId.generation``), as the trace reader does on
+        ``dynamo_start``.
+        """
+        pid = key[1]
+        seen = self._seen.setdefault(pid, set())
+        if word in _MARKERS and (word != b"Step" or message.startswith(b"Step 1:")):
+            started = self._started.setdefault(pid, {})
+            kinds = started.setdefault(cid_b, set())
+            if word in kinds:  # this id started before: torch._dynamo.reset() came between
+                self._gen[pid] = self._gen.get(pid, 0) + 1
+                started.clear()
+                seen.clear()
+                started[cid_b] = {word}
+            else:
+                kinds.add(word)
+        if cid_b in seen:
+            return _NO_EVENTS
+        seen.add(cid_b)
+        return (ev.CreateEnv(**self._common(key, cid_b), line=lineno),)
+
     def _common(self, key: _Key, cid_b: bytes | None) -> dict[str, Any]:
         """The fields every event of a record carries: rank, pid, compile id."""
         cid = None
         if cid_b is not None:
-            cid = self._cids.get(cid_b)
+            gen = self._gen.get(key[1], 0) if self._gen else 0
+            cid = self._cids.get((cid_b, gen))
             if cid is None:
-                cid = self._cids[cid_b] = ev.CompileId.parse(cid_b.decode())
+                cid = ev.CompileId.parse(cid_b.decode())
+                if cid is not None and gen:
+                    cid = dataclasses.replace(cid, generation=gen)
+                self._cids[(cid_b, gen)] = cid
         rank_b = key[0] if key[0] is not None else self._pid_rank.get(key[1])
         return {"rank": int(rank_b) if rank_b is not None else None, "pid": int(key[1]),
                 "compile_id": cid}
