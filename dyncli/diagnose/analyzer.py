@@ -260,6 +260,9 @@ class Analyzer:
         for text in failed:
             other = ev.CompileId.parse(text) if text else None
             if other is not None and other.frame == cid.frame and other.autograd is None:
+                # torch prints the bare id: it is of this compile's reset generation and process
+                other = dataclasses.replace(other, attempt=0, generation=cid.generation,
+                                            process=cid.process)
                 frame.compiles.add(other.key)
 
     def _on_limit(self, e: ev.RecompileLimit) -> None:
