@@ -25,7 +25,7 @@ def report_error(err: DyncliError) -> None:
     """Print ``Error: …`` and ``Hint: …`` to stderr; the traceback too when DYNCLI_DEBUG=1."""
     from dyncli.output import Output
 
-    Output.error(err)
+    Output.error(err)  # Error:/Hint: with control characters escaped (dyncli.textsafe)
 
 
 class DyncliGroup(TyperGroup):

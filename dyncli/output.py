@@ -30,6 +30,7 @@ from dyncli.files import (
     remove_pending,
     sweep_stale,
 )
+from dyncli.textsafe import safe_console, visible
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -44,10 +45,12 @@ PIPE_WIDTH = 120
 
 
 def _console(file: Any, soft_wrap: bool) -> Console:
-    console = Console(file=file, highlight=False, soft_wrap=soft_wrap)
+    # markup off: a path such as x[/yellow].log is text, not a (broken) tag; and every text
+    # segment printed passes through textsafe.visible (an ESC from an input is shown as \x1b).
+    console = Console(file=file, highlight=False, soft_wrap=soft_wrap, markup=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPE_WIDTH
-    return console
+    return safe_console(console)
 
 
 def stdout_console() -> Console:
@@ -72,7 +75,8 @@ def input_text(value: object, limit: int | None = None) -> Text:
     text = str(value)
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
-    return Text(text.replace("\t", " "))
+    # control characters escaped (dyncli.textsafe); a renderer's own newlines are kept
+    return Text(visible(text.replace("\t", " "), keep_layout=True))
 
 
 class Output:
@@ -119,8 +123,8 @@ class Output:
 
     @staticmethod
     def info(message: str) -> None:
-        """One progress line on stderr, as written."""
-        stderr_console().print(message, markup=False, highlight=False)
+        """One progress line on stderr, as written (control characters escaped)."""
+        stderr_console().print(visible(message, keep_layout=True), markup=False, highlight=False)
 
     @staticmethod
     def warn(message: str) -> None:
@@ -128,13 +132,13 @@ class Output:
         from rich.text import Text
 
         line = Text("Warning:", style="yellow")
-        line.append(" " + message)
+        line.append(" " + visible(message))
         stderr_console().print(line, highlight=False)
 
     @staticmethod
     def hint(message: str) -> None:
         """One ``Hint:`` line on stderr."""
-        sys.stderr.write(f"Hint: {message}\n")
+        sys.stderr.write(f"Hint: {visible(message)}\n")
         sys.stderr.flush()
 
     @staticmethod
@@ -145,16 +149,16 @@ class Output:
             import traceback
 
             traceback.print_exception(err, file=sys.stderr)
-        sys.stderr.write(f"Error: {err.message}\n")
+        sys.stderr.write(f"Error: {visible(err.message)}\n")
         if err.hint:
-            sys.stderr.write(f"Hint: {err.hint}\n")
+            sys.stderr.write(f"Hint: {visible(err.hint)}\n")
         sys.stderr.flush()
 
 
 def warn(message: str) -> None:
-    """One warning line on stderr, ``message`` read as rich markup (callers escape input text:
-    suggest's renderer does). New code: :meth:`Output.warn`, which prints it as written."""
-    stderr_console().print(f"[yellow]Warning:[/yellow] {message}", markup=True, highlight=False)
+    """One warning line on stderr, shown as written (:meth:`Output.warn`): no markup, control
+    characters escaped. (It read rich markup before issue 22; no caller escapes for it now.)"""
+    Output.warn(message)
 
 
 def info(message: str) -> None:
@@ -192,7 +196,7 @@ def line_text(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` for one terminal line: cut past ``limit`` characters, saying where the rest is."""
     if len(text) > limit:
         text = f"{text[:limit]}… ({len(text) - limit:,} more characters in --json)"
-    return text.replace("\t", " ")  # rich expands a tab to up to 8 columns, one by one
+    return visible(text.replace("\t", " "))  # rich expands a tab to up to 8 columns, one by one
 
 
 def add_text_row(table: Table, *cells: object) -> None:

@@ -6,11 +6,16 @@ both turn a source of a frame's own inputs into the expression a user would writ
 
 from __future__ import annotations
 
+import keyword
 import re
 
 # Inputs of the frame itself: a local, optionally indexed (args tuples, kwargs dicts).
 INPUT_RE = re.compile(r"^L\['[^']*'\](?:\[(?:\d+|'[^']*')\])*$")
-_LOCAL_RE = re.compile(r"^L\['([A-Za-z_][A-Za-z0-9_]*)'\](.*)$")
+_LOCAL_RE = re.compile(r"^L\['([A-Za-z_][A-Za-z0-9_]*)'\](.*)\Z")
+# Index keys that are written into generated code as they are: digits, or a quoted key of
+# plain characters. A key with a backslash or a control character could end the literal and
+# make the rest of the name a statement (``L['x']['\']['+os.system(…)+']``): no expression.
+_PLAIN_INDEX_RE = re.compile(r"(?:\[(?:\d+|'[A-Za-z0-9_ .:/-]*')\])*\Z")
 
 
 def is_input(source: str) -> bool:
@@ -21,7 +26,10 @@ def is_input(source: str) -> bool:
 def local_expr(source: str) -> str | None:
     """``L['x']`` → ``x``, ``L['kwargs']['ids']`` → ``kwargs['ids']``; None for other sources."""
     m = _LOCAL_RE.match(source)
-    return m.group(1) + m.group(2) if m and is_input(source) else None
+    if not m or not is_input(source) or keyword.iskeyword(m.group(1)) \
+            or not _PLAIN_INDEX_RE.match(m.group(2)):
+        return None
+    return m.group(1) + m.group(2)
 
 
 # How torch prints a source in a guard-failure reason: ``strip_local_scope`` (torch/_dynamo/

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
+from dyncli.commands.options import ConfigOpt, JsonOpt, MaxExpansionOpt, VerboseOpt, resolve_config
 
 HELP = "Explain recompiles and specializations from torch logs and traces."
 EPILOG = """\b
@@ -34,8 +34,12 @@ def diagnose(
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
+    max_expansion: MaxExpansionOpt = None,
 ) -> None:
     """Explain recompiles, specializations and graph breaks; exit 0 whenever the input was read."""
+    from dyncli.inputs import set_max_expansion
+
+    set_max_expansion(max_expansion)
     resolved = resolve_config("diagnose", config, verbose, fail_on=fail_on or None, strict=strict,
                               limit=limit, jobs=jobs)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.

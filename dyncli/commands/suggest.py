@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
+from dyncli.commands.options import ConfigOpt, JsonOpt, MaxExpansionOpt, VerboseOpt, resolve_config
 
 HELP = "Turn PGO state into TORCH_COMPILE_DYNAMIC_SOURCES (and the unbacked and static lists)."
 EPILOG = """\b
@@ -44,8 +44,12 @@ def suggest(
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
+    max_expansion: MaxExpansionOpt = None,
 ) -> None:
     """Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list (the fix on stdout, the report on stderr)."""
+    from dyncli.inputs import set_max_expansion
+
+    set_max_expansion(max_expansion)
     resolved = resolve_config("suggest", config, verbose, format=fmt, include_params=include_params,
                               frame=frame, exclude=exclude, torch_version=torch_version)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.

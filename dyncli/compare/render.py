@@ -13,6 +13,7 @@ from rich.table import Table
 from dyncli.compare.api import Change, Comparison, Pair
 from dyncli.errors import UsageError
 from dyncli.output import atomic_target, stdout_console, write_json
+from dyncli.textsafe import visible
 
 COLUMNS = ("model", "strategy", "speedup", "compiled ms", "p", "compiles", "compile s",
            "first result s", "verdict")
@@ -139,7 +140,7 @@ def write_output(c: Comparison, fmt: str, json_path: str | None) -> None:
     if fmt == "markdown":
         import sys
 
-        sys.stdout.write(to_markdown(c))
+        sys.stdout.write(visible(to_markdown(c), keep_layout=True))
         sys.stdout.flush()
     elif fmt == "json":
         write_json("-", c.to_dict())

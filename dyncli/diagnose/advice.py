@@ -18,6 +18,7 @@ from dyncli.diagnose.model import (
     SpecializationReport,
 )
 from dyncli.logparse.events import CompileId
+from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_param, local_expr, size_source
 
 # A guard on a tensor's geometry: torch's TENSOR_MATCH message or a shape guard on a size symbol.
@@ -274,7 +275,7 @@ def _mark_dynamic_up_front(diag: Diagnosis,
                         "input automatic dynamic made dynamic.)")
         out.append(Advice(
             kind="mark-dynamic", message=message,
-            fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"'
+            fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(",".join(entries))}'
                  + (f"  (or, in code, {code})" if code else "")),
             evidence=evidence, rank=rank))
     return out
@@ -468,8 +469,8 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
                    "keep it constant")
             what = "a Python int that the code specializes"
         else:
-            fix = (f'TORCH_COMPILE_DYNAMIC_SOURCES="{source}" to make the int dynamic from the '
-                   "first compile")
+            fix = (f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(source)} to make the int dynamic "
+                   "from the first compile")
             what = "a Python int"
         out.append(Advice(
             kind="scalar-recompile",
@@ -496,8 +497,8 @@ def _static_module_state(diag: Diagnosis) -> list[Advice]:
         kind="static-parameters",
         message=(f"{len(params)} recompile(s) were caused by parameter/buffer shapes, which torch "
                  "keeps static (force_parameter_static_shapes)."),
-        fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"  (or {config})' if entries
-             else config),
+        fix=(f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(entries))}  (or {config})"
+             if entries else config),
         evidence=tuple(_ev(r.line, r.compile_id, "; ".join(r.reasons)) for r in params[:3]))]
 
 
@@ -545,7 +546,7 @@ def _zero_one(diag: Diagnosis) -> list[Advice]:
         message=(f"{len(recs)} recompile(s) because a size became 0 or 1: torch always "
                  "specializes sizes 0 and 1, so a dynamic graph (guarded `2 <= size`) cannot "
                  "serve them. An unbacked size serves them all (code must not branch on it)."),
-        fix=(f'TORCH_COMPILE_UNBACKED_SOURCES="{",".join(entries)}"'
+        fix=(f"TORCH_COMPILE_UNBACKED_SOURCES={shell_quote(','.join(entries))}"
              + (f"  (or, in code, {code})" if code else "")
              + "; or accept one extra compile"),
         evidence=tuple(_ev(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]

@@ -182,7 +182,7 @@ def read_trace_files(files: Iterable[str | Path], state: PgoState | None = None)
         frames: list[tuple[FrameKey, dict[str, Entry]]] = []
         found = 0
         try:
-            with open_input(path, check_text=False) as opened:
+            with open_input(path, check_text=False, recognize=True) as opened:
                 for _name, payload in code_state_artifacts(opened):
                     frames = parse_rendered_state(payload.splitlines())  # the newest snapshot
                     found += 1
