@@ -45,9 +45,12 @@ PIPE_WIDTH = 120
 
 
 def _console(file: Any, soft_wrap: bool) -> Console:
+    from dyncli.termfit import FitConsole
+
     # markup off: a path such as x[/yellow].log is text, not a (broken) tag; and every text
     # segment printed passes through textsafe.visible (an ESC from an input is shown as \x1b).
-    console = Console(file=file, highlight=False, soft_wrap=soft_wrap, markup=False)
+    # FitConsole wraps between words on a terminal.
+    console = FitConsole(file=file, highlight=False, soft_wrap=soft_wrap, markup=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPE_WIDTH
     return safe_console(console)
@@ -168,9 +171,9 @@ def info(message: str) -> None:
 
 def section_table(title: str, columns: list[str], ranks: bool = False) -> Table:
     """A left-titled table whose long cells fold; a leading ``rank`` column when ``ranks``."""
-    from rich.table import Table
+    from dyncli.termfit import FitTable
 
-    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    table = FitTable(title=title, title_justify="left", show_lines=False, expand=False)
     if ranks:
         table.add_column("rank", justify="right")
     for col in columns:

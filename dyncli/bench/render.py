@@ -121,6 +121,16 @@ def to_csv(result: BenchResult) -> str:
 # ---------------------------------------------------------------- plot
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def log_scale(values: list[float], span: float = 20.0) -> bool:
+    """Whether values (all positive) span more than ``span`` times: then a log axis."""
+    positive = [v for v in values if v > 0]
+    return len(positive) > 1 and max(positive) / min(positive) > span
+
+
 def write_plot(result: BenchResult, path: Path | str) -> None:
     """PNG of median latency against batch size: eager and each strategy, compiles marked.
 
@@ -138,6 +148,7 @@ def write_plot(result: BenchResult, path: Path | str) -> None:
     else:
         fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     eager: dict[int, list[float]] = {}
+    plotted: list[float] = []
     for run in result.runs:
         # a batch size drawn twice is one point: the median of all its samples
         samples: dict[int, list[float]] = {}
@@ -152,13 +163,15 @@ def write_plot(result: BenchResult, path: Path | str) -> None:
             continue
         xs = sorted(samples)
         ys = [median(samples[x]) for x in xs]
+        plotted.extend(ys)
         (line,) = ax.plot(xs, ys, marker="o", ms=4,
-                          label=f"compiled: {run.strategy} ({run.compiles} compiles)")
+                          label=f"compiled: {run.strategy} ({_count(run.compiles, 'compile')})")
         hits = [(x, y) for x, y in zip(xs, ys, strict=True) if x in compiled_at]
         ax.scatter([h[0] for h in hits], [h[1] for h in hits], s=120, marker="o",
                    facecolors="none", edgecolors=line.get_color(), linewidths=1.5)
     if eager:
         xs = sorted(eager)
+        plotted.extend(median(eager[x]) for x in xs)
         ax.plot(xs, [median(eager[x]) for x in xs], color="black",
                 linestyle="--", marker="s", ms=4, label="eager")
     ax.scatter([], [], s=120, marker="o", facecolors="none", edgecolors="gray",
@@ -169,7 +182,10 @@ def write_plot(result: BenchResult, path: Path | str) -> None:
     ax.set_xlabel("batch size")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("median latency (ms)")
-    ax.grid(True, alpha=0.3)
+    if log_scale(plotted):  # one slow point would flatten every other to 0 on a linear axis
+        ax.set_yscale("log")
+        ax.set_ylabel("median latency (ms, log scale)")
+    ax.grid(True, alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()
     try:
@@ -351,16 +367,21 @@ def print_listing(tv: list[str], timm_count: int, hf_examples: tuple[str, ...]) 
 
 
 @contextmanager
-def progress_hooks(tap: Any = None) -> Iterator[Hooks]:
-    """Hooks that show a progress bar on a terminal (plain lines otherwise) and warnings."""
+def progress_hooks(tap: Any = None, model: str | None = None) -> Iterator[Hooks]:
+    """Hooks that show a progress bar on a terminal (plain lines otherwise) and warnings.
+
+    The bar says what the seconds without progress are: building the model and the first
+    compile before the first variation, the next strategy's compile after one finishes."""
     err = stderr_console()
     if err.is_terminal:
         bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                        TimeElapsedColumn(), console=err, transient=True)
-        task = bar.add_task("bench", total=None)
+        what = f"{model}: " if model else ""
+        task = bar.add_task(f"{what}building the model, first compile", total=None)
 
         def progress(strategy: str, done: int, total: int) -> None:
-            bar.update(task, description=f"{strategy}", completed=done, total=total)
+            label = strategy if done < total else f"{strategy} done; next: compiling"
+            bar.update(task, description=label, completed=done, total=total)
         with bar:
             yield Hooks(progress=progress, warning=Output.warn, tap=tap)
     else:

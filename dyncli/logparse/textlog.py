@@ -67,7 +67,11 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
 _TREE = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
 _DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynamic via dynamic-sources")
 # Known records whose first word varies ("1 Warning only constraints violated").
-_KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values")
+_KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values",
+               b"No CUDA runtime is found")
+# torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized
+# (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
+_TORCH_NOISE = (b"No CUDA runtime is found, using CUDA_HOME",)
 
 
 def _dynamic_size(raw: bytes) -> bool:
@@ -355,7 +359,7 @@ class TextLogParser:
 
     def _foreign(self, raw: bytes, lineno: int) -> Iterable[ev.Event]:
         """A line without a glog prefix: stdout noise, a Python traceback, a blank line."""
-        if not raw.strip():
+        if not raw.strip() or any(s in raw for s in _TORCH_NOISE):
             self.stats.recognized += 1
             return _NO_EVENTS
         self.stats.unrecognized += 1

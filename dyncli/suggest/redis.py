@@ -39,7 +39,13 @@ SUFFIX = ":c1"  # RedisRemoteCache key version 1 (torch 2.14)
 # an int or None; the last ":<rank>:" splits them (a tag is assumed free of ":<digits>:").
 _BODY_RE = re.compile(r"^(?P<job>.*):(?P<rank>None|\d+):(?P<tag>[^:]*)$", re.S)
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
-INSTALL_HINT = "Install the Redis client: pip install 'dyncli[redis]' (or: pip install redis)"
+
+
+def install_hint() -> str:
+    """How to install the Redis client, from this checkout or from the index."""
+    from dyncli.install import pip_extra
+
+    return f"Install the Redis client: {pip_extra('redis')} (or: pip install redis)"
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,7 @@ def _client() -> Any:
         import redis
     except ImportError:
         raise UsageError("--redis needs the redis client, which is not installed",
-                         hint=INSTALL_HINT) from None
+                         hint=install_hint()) from None
     return redis
 
 
