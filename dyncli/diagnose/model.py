@@ -194,6 +194,12 @@ class Diagnosis:
     trace: TraceReport | None = None
     # The --fail-on items asked for (not part of the JSON); ``tripped`` says which were found.
     fail_on: tuple[str, ...] = ()
+    # What the log shows (``warnings``: torch's default warnings only; ``recompiles``;
+    # ``guards``; ``dynamic``: +dynamic symbol records; ``trace``) and what a richer one adds.
+    log_level: str = ""
+    richer_log: str = ""
+    # (rank, source, dims) the code marked static (torch._dynamo.mark_static; +guards logs)
+    marked_static: tuple[tuple[int | None, str, tuple[int, ...]], ...] = ()
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
@@ -302,6 +308,10 @@ class Diagnosis:
                 "malformed_reasons": dict(sorted(self.stats.reasons.items())),
             },
             "warnings": list(self.warnings),
+            "log_level": self.log_level,
+            "richer_log": self.richer_log,
+            "marked_static": [{"rank": r, "source": src, "dims": list(ds)}
+                              for r, src, ds in self.marked_static],
             # ranked root causes (issue 21): each with its fix, its cost and its findings
             "causes": [c.to_json(i) for i, c in enumerate(self.causes, 1)],
             "distinct_graph_breaks": [b.to_json() for b in self.distinct_graph_breaks],

@@ -109,8 +109,9 @@ class _TraceReader:
                         dynamo_start=n) for p, n in zip(procs, self.dynamo_starts, strict=False))
         report = dataclasses.replace(
             self.extra.finish(diag, self.kinds, self.unknown, self.mismatch), processes=processes)
-        return dataclasses.replace(diag, trace=report,
-                                   suggestions=diag.suggestions + trace_advice(report),
+        return dataclasses.replace(diag, trace=report, log_level="trace", richer_log="",
+                                   suggestions=diag.suggestions
+                                   + trace_advice(report, diag.suggestions),
                                    warnings=diag.warnings + tuple(self.warnings))
 
 

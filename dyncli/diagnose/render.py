@@ -170,6 +170,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     elif not (diag.recompiles or diag.specializations or diag.graph_breaks):
         out.print("Nothing to fix: no recompiles, specializations or graph breaks found.",
                   markup=False, soft_wrap=True)
+    if diag.richer_log and (diag.recompiles or diag.recompile_limits or diag.specializations):
+        out.print(line_text(f"A richer log: {diag.richer_log}."), markup=False, soft_wrap=True)
 
 
 TOP_CAUSES = 5

@@ -39,13 +39,22 @@ from dyncli.logparse import trace_events as te
 from dyncli.logparse.events import split_id
 from dyncli.sources import is_input
 
+# Suggestions that already decide a source: its similar graphs add no second, narrower fix
+# (a per-frame list is worse than the one list over every frame; a pinned or re-marked dim is
+# not fixed by any list).
+_DECIDED = ("mark-dynamic", "mark-dynamic-dims-changed", "guard-limit-specialization",
+            "user-specialization",
+            "static-parameters", "scalar-recompile")
 
-def trace_advice(report: TraceReport) -> tuple[Advice, ...]:
+
+def trace_advice(report: TraceReport, existing: tuple[Advice, ...] = ()) -> tuple[Advice, ...]:
     """What the trace-only findings ask the user to do, each with its evidence."""
     out: list[Advice] = []
+    decided = " ".join(f"{a.message} {a.fix}" for a in existing if a.kind in _DECIDED)
     for s in report.similar_graphs:
         inputs = ", ".join(f"{src} ({' vs '.join(sizes)})" for src, sizes in s.inputs)
-        entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)]
+        entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)
+                   if src not in decided]
         out.append(Advice(
             fix=f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"' if entries else "",
             kind="similar-graphs", rank=s.rank,

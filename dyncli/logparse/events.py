@@ -212,6 +212,16 @@ class VarToRange(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MarkedStatic(Event):
+    """Dims the code marked static (``torch._dynamo.mark_static``), from the guard
+    ``DIMENSION_DYNAMIC_MARKING_GUARD: ((getattr(L['x'], '_dynamo_static_indices', set())
+    .issubset({0})) …``: no allow-list entry makes them dynamic."""
+
+    source: str
+    dims: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class MarkedDynamic(Event):
     """An input made dynamic: ``marking L['x'] as dynamic (from automatic dynamic/PGO)``,
     ``… (from mark_dynamic)``, or ``L['x'] was marked dynamic due to dynamic-sources entry``.

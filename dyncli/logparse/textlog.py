@@ -162,7 +162,8 @@ class TextLogParser:
                         c = raw[i] if 2 < i < len(raw) else 0
                         if (c == 84 and raw.startswith(b"TENSOR_MATCH:", i)
                                 and (not cur.lines or _dynamic_size(raw))) or (
-                                c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw):
+                                c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
+                                c == 68 and b"_dynamo_static_indices', set())" in raw):
                             cur.lines.append(b"")
                             out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), lineno)
                             if out:
@@ -189,6 +190,8 @@ class TextLogParser:
                 message = raw[plen:]
                 sp = message.find(b" ")
                 word = message[:sp] if sp >= 0 else message
+                if word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
+                    word = word.split(b"=", 1)[0]
                 cid_b = m.group(_CID)
                 if cid_b is not None and (cid_b not in self._seen.get(key[1], ()) or word in _MARKERS):
                     out = self._compile_seen(key, cid_b, word, message, lineno)
@@ -301,7 +304,7 @@ class TextLogParser:
     def _start(self, key: _Key, prefix: bytes, message: bytes,
                lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
         common = {**common, "line": lineno}
-        word = message.split(b" ", 1)[0]
+        word = message.split(b" ", 1)[0].split(b"=", 1)[0]
         if not message or word == b"TREE_GUARD_MANAGER:":
             self.stats.recognized += 1
             self._open[key] = _Record(prefix, _TREE, TREE, None, common, message)
@@ -324,7 +327,8 @@ class TextLogParser:
         return _NO_EVENTS
 
     def _tree(self, rec: _Record, message: bytes, lineno: int) -> Iterable[ev.Event]:
-        if b"TENSOR_MATCH:" not in message and b"LAMBDA_GUARD:" not in message:
+        if b"TENSOR_MATCH:" not in message and b"LAMBDA_GUARD:" not in message \
+                and b"_dynamo_static_indices" not in message:
             return _NO_EVENTS
         try:
             event = msg.tree_line(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})

@@ -22,7 +22,8 @@ from dyncli.errors import UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.output import envelope
 from dyncli.quoting import representable, shell_quote
-from dyncli.sources import is_input, local_expr
+from dyncli.sources import left_out as is_left_out
+from dyncli.sources import local_expr
 from dyncli.suggest.pgo_state import Entry, PgoState
 from dyncli.suggest.source_lists import (
     DYNAMIC,
@@ -375,7 +376,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
                 status = "excluded"
             elif frame_stale:
                 status = "stale"
-            elif not cfg.include_params and not is_input(source):
+            elif not cfg.include_params and is_left_out(source):
                 status = "param"
                 left_out[source] = None
             else:
@@ -385,7 +386,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
                 refs.append(ref)
             row_dims = entry.dynamic_dims() if entry.is_tensor else None
             rows.append(InputRow(source, entry, _kind(entry), row_dims, status,
-                                 not is_input(source)))
+                                 is_left_out(source)))
         if rows:
             reports.append(FrameInputs(ref, tuple(rows)))
 
@@ -425,9 +426,9 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
                          "the allow-list entry makes it dynamic in every frame")
     if left_out:
         shown = ", ".join(list(left_out)[:10]) + (" …" if len(left_out) > 10 else "")
-        notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s), "
-                     "which torch keeps static (force_parameter_static_shapes, "
-                     "force_nn_module_property_static_shapes) unless allow-listed; "
+        notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s) "
+                     "that torch's own hint includes: each costs at least one more compile per "
+                     "run (a static first compile, then a recompile when it changes); "
                      "--include-params keeps them: " + shown)
     if not per_dim:
         notes.append(f"torch {target.version} ({target.origin}): whole-source entries (the ':N' dim "

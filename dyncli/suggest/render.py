@@ -66,12 +66,11 @@ def _python(s: AllowList) -> str:
     for src in s.sources:
         if src.local is None:
             continue
-        maybe = set(src.maybe_dims)
-        calls = []
-        for fn, ds in (("mark_dynamic", [d for d in src.dynamic_dims if d not in maybe]),
-                       ("maybe_mark_dynamic", [d for d in src.dynamic_dims if d in maybe])):
-            if ds:
-                calls.append(f"torch._dynamo.{fn}({src.local}, {ds[0] if len(ds) == 1 else ds})")
+        # maybe_mark_dynamic for every dim: PGO state records that a dim changed, not whether
+        # code pins it (a branch on the size, a layer's weight); mark_dynamic raises
+        # ConstraintViolationError there, maybe_mark_dynamic lets torch specialize that dim.
+        ds = list(src.dynamic_dims)
+        calls = [f"torch._dynamo.maybe_mark_dynamic({src.local}, {ds[0] if len(ds) == 1 else ds})"]
         # under EVERY frame that has the source (issue 21): a mark under the first one only
         # left the others recompiling
         for frame in src.frames:
@@ -81,6 +80,8 @@ def _python(s: AllowList) -> str:
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
         lines.append(py_comment(f"{file}:{line} {function}: before calling it, on the tensors passed in"))
+        lines.append("# (maybe_mark_dynamic: dynamic from the first call, yet torch may still "
+                     "specialize a dim the code pins)")
         if file.replace("\\", "/").endswith("torch/_dynamo/external_utils.py"):
             lines.append("# (torch's wrapper of a compiled nn.Module: args/kwargs are the model's inputs)")
         lines += calls
