@@ -101,13 +101,13 @@ def part_a() -> None:
             pgo.reset_code_state()  # automatic dynamic's memory of sizes, and nothing else
             kept[s] = compile_walk(model, s, True, inner)
             together[s] = kept[s][1].compiles
-        before = {s: b.compiles for s, (_, b) in kept.items()}
+        before = {k: b.compiles for k, (_, b) in kept.items()}
         with torch.no_grad():
             for _ in range(3):
                 for b in SIZES:
-                    for s, (fn, _) in kept.items():
+                    for fn, _ in kept.values():
                         fn(torch.randn(b, 32))
-        after = {s: b.compiles for s, (_, b) in kept.items()}
+        after = {k: b.compiles for k, (_, b) in kept.items()}
         # the same without isolation: one strategy's entries count against the others' limit
         torch._dynamo.reset()
         shared = {}

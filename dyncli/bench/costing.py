@@ -10,13 +10,14 @@ never pay back).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
-from dyncli.bench import stream, traffic
-from dyncli.bench.result import PASS, BenchResult, RunResult
+from dyncli.bench import confidence, stream, traffic
+from dyncli.bench.result import PASS, BenchResult, RunResult, VariationResult
 from dyncli.bench.shapes import Variation, plan_variations
 from dyncli.bench.stream import Shape, StreamError
-from dyncli.bench.traffic import Candidate, CompileEvent, StreamCost
+from dyncli.bench.traffic import Candidate, CompileEvent, Recommendation, StreamCost
 from dyncli.config import BenchConfig
 from dyncli.errors import InputError, UsageError
 
@@ -123,11 +124,17 @@ def run_cost(run: RunResult, ids: list[int], n_shapes: int) -> StreamCost | None
     if any(i not in by or not by[i].timed for i in range(n_shapes)):
         return None
     latency = [mean(by[i].compiled_samples) for i in range(n_shapes)]
-    events = [CompileEvent(v.request, v.first_call_s - mean(v.compiled_samples) / 1000.0,
+    events = [CompileEvent(v.request, charged_first_call_s(v) - mean(v.compiled_samples) / 1000.0,
                            v.compiles)
               for v in run.variations if v.compiles and v.request is not None
               and v.first_call_s == v.first_call_s]
     overrides = {0: run.prime_s} if run.prime_s is not None else None
+    if run.prime_s is not None and run.prime_compiles and ids:
+        # torch compiled inner frames during the "eager" first request: its seconds beyond an
+        # eager call are compile seconds, and those compiles count (plain torch counts them)
+        eager_s = mean(by[ids[0]].eager_samples) / 1000.0
+        events.append(CompileEvent(0, max(0.0, run.prime_s - eager_s), run.prime_compiles))
+        overrides = {0: min(run.prime_s, eager_s)}
     out = traffic.cost(ids, latency, events, overrides)
     padded = [by[i].padded_to for i in range(n_shapes)]
     if run.strategy == "pad" and all(p is not None for p in padded):
@@ -161,6 +168,8 @@ def apply(result: BenchResult) -> None:
         candidates.append(Candidate(EAGER, eager_cost.total_s, True,
                                     tuple(traffic.weighted_samples(ids, eager)),
                                     eager_cost.weighted_latency_ms, 0.0))
+    if eager_cost is not None and result.eager_stream is not None:
+        eager_cost.replay = result.eager_stream.replay  # measured once, kept across re-costing
     result.eager_stream = eager_cost
     for run in result.runs:
         run.stream = run_cost(run, ids, n_shapes)
@@ -179,3 +188,63 @@ def apply(result: BenchResult) -> None:
         if run.stream is None and run.status not in (PASS,):
             candidates.append(Candidate(run.strategy, math.nan, False))
     result.recommendation = traffic.recommend(candidates, len(ids))
+    if result.recommendation is not None:
+        result.recommendation = with_confidence(result, result.recommendation, n_shapes)
+
+
+def charged_first_call_s(v: VariationResult) -> float:
+    """A compiling first call's seconds as the cost model charges them: min(wall, CPU).
+
+    Wall is what a stream waits on a quiet machine (inductor's workers compile in parallel, so
+    CPU can exceed it); on a busy one wall also holds the time spent waiting for a core, which
+    CPU does not (docs/bench.md, "Compile cost that load cannot fake").
+    """
+    cpu = v.first_call_cpu_s
+    if cpu is None or not cpu > 0:
+        return v.first_call_s
+    return min(v.first_call_s, cpu)
+
+
+def windows(result: BenchResult, n_shapes: int) -> list[list[confidence.Window]]:
+    """Per shape, the windows its samples were taken in: one per run (eager, that strategy).
+
+    In same-window mode every run's eager column is the same round-robin window's, so pricing
+    reduces to each strategy's own mean; otherwise each strategy is priced by its ratio to the
+    eager calls interleaved with it, times eager pooled over all runs.
+    """
+    out: list[list[confidence.Window]] = [[] for _ in range(n_shapes)]
+    for run in result.runs:
+        if run.status != PASS:
+            continue
+        for v in run.variations:
+            if v.timed and 0 <= v.index < n_shapes:
+                out[v.index].append(confidence.Window(
+                    {confidence.EAGER: v.eager_samples, run.strategy: v.compiled_samples}))
+    return out
+
+
+def with_confidence(result: BenchResult, rec: Recommendation,
+                    n_shapes: int) -> Recommendation:
+    """The recommendation with its bootstrap confidence, and words when it is below 0.9."""
+    ids = result.stream_ids
+    shapes = windows(result, n_shapes)
+    contenders = [confidence.Contender(EAGER)]
+    for run in result.runs:
+        if run.status != PASS or run.stream is None:
+            continue
+        by = {v.index: v for v in run.variations}
+        compiles = [charged_first_call_s(v) - mean(v.compiled_samples) / 1000.0
+                    for v in run.variations if v.compiles and v.request is not None
+                    and v.first_call_s == v.first_call_s]
+        fixed, at = (run.prime_s, (0,)) if run.prime_s is not None else (0.0, ())
+        if any(i not in by or not by[i].timed for i in range(n_shapes)):
+            continue
+        contenders.append(confidence.Contender(run.strategy, compiles, fixed or 0.0, at))
+    if rec.strategy not in {c.name for c in contenders}:
+        return rec
+    settle = confidence.confidence(shapes, ids, contenders, rec.strategy,
+                                   rounds=int(result.settings.get("repeat") or 0) or None)
+    words = confidence.reason(settle)
+    return replace(rec, confidence=settle.confidence,
+                   p_best={k: round(v, 4) for k, v in settle.p_best.items()},
+                   reason=f"{rec.reason}; {words}" if words else rec.reason)

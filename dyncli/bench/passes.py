@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import costing, models, padding, strategies, stream, tensors
+from dyncli.bench import costing, interleave, models, padding, strategies, stream, tensors
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.result import NOT_APPLICABLE, RunResult
 from dyncli.bench.shapes import DimPlan, Variation
@@ -99,7 +99,13 @@ class StreamPasses:
 
         t0 = time.perf_counter()
         backend = CountingBackend()
-        compiled = strategies.compile_model(self.model, "pgo", backend)
+        window = getattr(self, "window", False)  # same-window mode: keep others' compiled code
+        if window:
+            interleave.forget_sizes()
+            compiled = interleave.isolated_compile(self.model, strategies.DYNAMIC_ARG["pgo"],
+                                                   backend)
+        else:
+            compiled = strategies.compile_model(self.model, "pgo", backend)
         compile_s = 0.0
         keep = Path(tempfile.mkdtemp(prefix="dyncli-pgo-")) / "dynamo"
         found: list[str] = []
@@ -124,7 +130,10 @@ class StreamPasses:
                 if found:
                     shutil.copytree(state, keep, dirs_exist_ok=True)
         finally:
-            torch._dynamo.reset()
+            if window:
+                interleave.forget_sizes()
+            else:
+                torch._dynamo.reset()
         run.passes.insert(0, {"pass": "cold", "compiles": backend.compiles,
                               "compile_time_s": compile_s, "wall_s": time.perf_counter() - t0,
                               "state_files": found})

@@ -325,7 +325,8 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
                   "latency; * = projected, taking the stream to repeat", markup=False)
     rec = result.recommendation
     if rec is not None:
-        out.print(f"recommendation: {rec.strategy} — {rec.reason}", markup=False)
+        sure = f" (confidence {rec.confidence:.2f})" if rec.confidence is not None else ""
+        out.print(f"recommendation: {rec.strategy}{sure} — {rec.reason}", markup=False)
     if result.interrupted:
         warn("interrupted: the results above are what was measured before Ctrl-C")
 

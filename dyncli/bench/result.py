@@ -42,6 +42,8 @@ class VariationResult:
     detail: str = ""
     request: int | None = None  # where its first compiled call sits in the request stream
     padded_to: dict[str, Any] | None = None  # pad: the bucket this shape ran at
+    first_call_cpu_s: float | None = None  # CPU of the first call: this process + compile workers
+    loops: int | None = None  # calls per timed sample (samples are per call)
 
     @property
     def timed(self) -> bool:
@@ -74,6 +76,7 @@ class RunResult:
     passes: list[dict[str, Any]] = field(default_factory=list)  # pgo: cold and warm pass
     replay: dict[str, float] | None = None  # --replay: measured_s and predicted_s
     prime_s: float | None = None  # eager-then-compile: the first (eager) call of the stream
+    prime_compiles: int = 0  # compiles during that first request (inner frames torch compiles)
 
     @property
     def divergent(self) -> bool | None:
@@ -170,6 +173,8 @@ class BenchResult:
     eager_stream: StreamCost | None = None
     recommendation: Recommendation | None = None
     compiler_warmup_s: float | None = None  # inductor's process start-up, paid before strategies
+    load: dict[str, Any] | None = None  # how busy the machine was (dyncli.bench.machine)
+    same_window: bool = False  # steady state timed round-robin over all strategies per shape
 
     @property
     def ran(self) -> bool:
@@ -237,6 +242,8 @@ def run_payload(run: RunResult) -> dict[str, Any]:
         "wall_s": run.wall_s, "speedup": run.speedup.as_dict(),
         "stream": run.stream.as_dict() if run.stream else None,
         "passes": run.passes or None, "replay": run.replay, "first_call_eager_s": run.prime_s,
+        "first_call_eager_compiles": run.prime_compiles,
+        "compile_cost": compile_cost(run),
         "variations": [{
             "index": v.index, "batch_size": v.batch_size, "seq_len": v.seq_len,
             "shapes": v.shapes, "eager_ms": v.eager_ms, "compiled_ms": v.compiled_ms,
@@ -246,8 +253,27 @@ def run_payload(run: RunResult) -> dict[str, Any]:
             "accuracy": v.accuracy, "detail": v.detail or None,
             "eager_samples_ms": v.eager_samples, "compiled_samples_ms": v.compiled_samples,
             "request": v.request, "padded_to": v.padded_to,
+            "first_call_cpu_s": v.first_call_cpu_s, "loops": v.loops,
         } for v in run.variations],
     }
+
+
+def compile_cost(run: RunResult) -> dict[str, Any] | None:
+    """Wall and CPU seconds of the run's compiling first calls, and which the cost model charges.
+
+    ``charged_s`` is Σ min(wall, CPU) (docs/bench.md, "Compile cost"); ``diverged`` lists the
+    variations whose wall was over 1.5x their CPU: they waited for the machine.
+    """
+    from dyncli.bench.cpu_time import CompileCost
+
+    costs = [(v.index, CompileCost(v.first_call_s, v.first_call_cpu_s))
+             for v in run.variations if v.compiles and v.first_call_cpu_s is not None
+             and v.first_call_s == v.first_call_s]
+    if not costs:
+        return None
+    return {"wall_s": sum(c.wall_s for _, c in costs), "cpu_s": sum(c.cpu_s for _, c in costs),
+            "charged_s": sum(c.charged_s for _, c in costs), "uses": "min(wall, cpu)",
+            "diverged": [i for i, c in costs if c.diverges]}
 
 
 def rank_payload(r: RankResult) -> dict[str, Any]:
@@ -289,4 +315,6 @@ def bench_document(result: BenchResult) -> dict[str, Any]:
         "eager_stream": result.eager_stream.as_dict() if result.eager_stream else None,
         "recommendation": result.recommendation.as_dict() if result.recommendation else None,
         "compiler_warmup_s": result.compiler_warmup_s,
+        "load": result.load,
+        "same_window": result.same_window,
     })

@@ -21,7 +21,19 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from dyncli.bench import accuracy, costing, models, padding, stats, strategies, tensors, traffic
+from dyncli.bench import (
+    accuracy,
+    costing,
+    decide,
+    interleave,
+    machine,
+    models,
+    padding,
+    stats,
+    strategies,
+    tensors,
+    traffic,
+)
 from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
@@ -29,6 +41,7 @@ from dyncli.bench.compile_watch import (
     settle_compile_workers,
     watch,
 )
+from dyncli.bench.cpu_time import CompileCost, CpuSnapshot
 from dyncli.bench.device import (
     environment,
     failure_status,
@@ -76,6 +89,15 @@ class _Runner(StreamPasses):
         self.inputs = [tensors.make_inputs(built, dims, v, gen, cfg.dtype, device) for v in plan]
         self.phase = "first"
         self.in_calls = 0.0
+        # same-window mode (a request stream is costed): every strategy keeps its compiled code
+        # for one round-robin timing pass after the last strategy (dyncli.bench.decide)
+        self.window = fresh_cache and len(plan) > 0
+        self.kept: dict[str, interleave.Kept] = {}
+        self.eager_steps: dict[int, Callable[[], Any]] = {}
+        self.pending_replay: dict[str, tuple[str | None, Any]] = {}
+        self.load = machine.LoadLog()
+        self.probes: list[float] = []
+        self.probe_loops: int | None = None
         import scipy.stats  # noqa: F401  (its ~0.5 s first import is setup, not a strategy's)
 
     def _fn(self, fn: Any, strategy: str, index: int, side: str) -> Any:
@@ -118,7 +140,11 @@ class _Runner(StreamPasses):
                         "compile_time_s": run.compile_time_s,
                         "state_loaded": self.pgo_loaded})
             if self.cfg.replay and run.status != NOT_APPLICABLE:
-                self.replay(run, job, seed)
+                if self.window:  # all strategies together, after the same-window pass
+                    self.pending_replay[run.strategy] = (job, seed)
+                    seed = None
+                else:
+                    self.replay(run, job, seed)
         finally:
             if seed is not None:
                 shutil.rmtree(seed.parent, ignore_errors=True)
@@ -129,7 +155,13 @@ class _Runner(StreamPasses):
 
         strategy = run.strategy
         backend = CountingBackend()
-        compiled = strategies.compile_model(self.model, strategy, backend)
+        if self.window:  # no reset: the strategies before this one keep their compiled code
+            interleave.forget_sizes()
+            compiled = interleave.isolated_compile(self.model, strategies.DYNAMIC_ARG[strategy],
+                                                   backend)
+            self.kept[strategy] = interleave.Kept(strategy, {}, lambda: backend.compiles)
+        else:
+            compiled = strategies.compile_model(self.model, strategy, backend)
         if self.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
         self.in_calls = 0.0
@@ -140,7 +172,9 @@ class _Runner(StreamPasses):
             with strategies.strategy_config(strategy, self.cfg.dynamic_sources, job), \
                     watch() as w:
                 if strategy == "eager-then-compile":
+                    before = backend.compiles
                     run.prime_s = self.prime(compiled)
+                    run.prime_compiles = backend.compiles - before
                 for variation, request in self.walk(strategy):
                     vr = self._variation(strategy, variation, compiled, backend, w)
                     vr.request = request
@@ -167,7 +201,10 @@ class _Runner(StreamPasses):
                 from torch._dynamo import pgo
 
                 self.pgo_loaded = getattr(pgo, "_INIT_CODE_STATE", None) is not None
-            torch._dynamo.reset()
+            if self.window:
+                interleave.forget_sizes()
+            else:
+                torch._dynamo.reset()
 
     def _variation(self, strategy: str, variation: Variation, compiled: Any,
                    backend: CountingBackend, w: Watch) -> VariationResult:
@@ -194,6 +231,7 @@ class _Runner(StreamPasses):
             wrapped.expect(ref)
         before = backend.compiles
         w.mark()
+        snap = CpuSnapshot.now()
         try:
             res, vr.first_call_s = self._call(step(comp_fn, True))
         except Exception as e:
@@ -206,6 +244,7 @@ class _Runner(StreamPasses):
             settled = settle_compile_workers()
             vr.first_call_s += settled
             self.in_calls += settled
+            vr.first_call_cpu_s = CompileCost.between(snap, CpuSnapshot.now()).cpu_s
         vr.compile_time_s = vr.first_call_s if vr.recompiled else 0.0
         vr.recompile_reasons = [clean_reason(r) for r in w.reasons_since()]
         verdict = accuracy.compare(ref, res)
@@ -217,6 +256,14 @@ class _Runner(StreamPasses):
             vr.detail = "; ".join(x for x in ("above the largest bucket: ran unpadded",
                                               vr.detail) if x)
         eager_step, comp_step = step(eager_fn, False), step(comp_fn, False)
+        if self.window and strategy in self.kept:  # timed later, with every strategy at once
+            self.kept[strategy].steps[variation.index] = comp_step
+            self.eager_steps.setdefault(variation.index, eager_step)
+            late = backend.compiles - before - vr.compiles
+            if late > 0:
+                vr.compiles += late
+                vr.recompiled = True
+            return vr
         try:
             self.phase = "warmup"
             for _ in range(cfg.warmup):
@@ -296,20 +343,58 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
     runner = _Runner(cfg, built, device, dims, plan, hooks, ids, fresh)
     if fresh:
         result.compiler_warmup_s = runner.warm_compiler()
+    decide.probe(runner, "start")
     done, total = [0], len(plan) * len(cfg.strategy)
     for strategy in cfg.strategy:
         run = RunResult(built.name, strategy, cfg.mode)
         result.runs.append(run)
         try:
             runner.run_strategy(run, done, total)
+            decide.probe(runner, strategy)
         except KeyboardInterrupt:
             result.interrupted = True
             break
         finally:
-            costing.apply(result)
+            if not runner.window:
+                costing.apply(result)
             if hooks.run_done:
                 hooks.run_done(result)
+    try:
+        if runner.window and not result.interrupted:
+            decide.window_pass(runner, result, warn)
+            if runner.pending_replay:
+                decide.replay_all(runner, result, runner.pending_replay, _short)
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        for _, seed in runner.pending_replay.values():
+            if seed is not None:
+                shutil.rmtree(seed.parent, ignore_errors=True)
+        if runner.window:
+            import torch
+
+            torch._dynamo.reset()
+        decide.probe(runner, "end")
+        _load_summary(runner, result, warn)
+        costing.apply(result)
+        if hooks.run_done:
+            hooks.run_done(result)
     return result
+
+
+def _load_summary(runner: _Runner, result: BenchResult, warn: Callable[[str], None]) -> None:
+    """``load`` in the result, and a warning per sign that the machine was busy or changed."""
+    summary = runner.load.summary()
+    summary["eager_probe_ms"] = list(runner.probes)
+    drift = machine.drift(runner.probes)
+    summary["eager_drift"] = drift
+    result.load = summary
+    shape = runner.plan[decide.reference_shape(runner.ids)] if runner.plan else None
+    what = (f"batch {shape.batch_size}" + (f" seq {shape.seq_len}" if shape.seq_len is not None
+                                           else "")) if shape else ""
+    texts = machine.load_warnings(summary, drift, what)
+    if texts:
+        warn(machine.UNSTABLE + ": " + "; ".join(texts))
 
 
 def _check_input_memory(built: models.Built, dims: DimPlan, plan: list[Variation], dtype: str,

@@ -122,6 +122,7 @@ class StreamCost:
     break_even: int | None = None
     break_even_projected: bool = False
     pad_waste: float | None = None
+    replay: dict[str, float] | None = None  # eager's: the interleaved --replay (measured_s)
 
     def as_dict(self) -> dict[str, Any]:
         """The ``stream`` object of a run in the JSON document (no curve)."""
@@ -134,6 +135,8 @@ class StreamCost:
         }
         if self.pad_waste is not None:
             out["pad_waste"] = self.pad_waste
+        if self.replay is not None:
+            out["replay"] = self.replay
         return out
 
 
@@ -238,12 +241,15 @@ class Recommendation:
     runner_up_total_s: float | None
     p_value: float | None
     reason: str
+    confidence: float | None = None  # P(this strategy has the least total), by bootstrap
+    p_best: dict[str, float] | None = None  # the same probability for every candidate
 
     def as_dict(self) -> dict[str, Any]:
         """The top-level ``recommendation`` object."""
         return {"strategy": self.strategy, "total_s": self.total_s, "reason": self.reason,
                 "runner_up": self.runner_up, "runner_up_total_s": self.runner_up_total_s,
-                "p_value": self.p_value}
+                "p_value": self.p_value, "confidence": self.confidence,
+                "p_best": self.p_best}
 
 
 def recommend(candidates: Sequence[Candidate], requests: int) -> Recommendation | None:
