@@ -9,9 +9,9 @@ code alive at once, which ``torch._dynamo.reset()`` between strategies would des
   entries neither serve another's calls nor count against its ``recompile_limit``
   (``torch/_dynamo/cache_size.py`` counts entries per region); with a fresh backend object each,
   the backend guard keeps them apart too;
-* between strategies only automatic dynamic's memory of sizes is cleared
-  (``torch._dynamo.pgo.reset_code_state()``: the ``CodeId``-keyed state every frame's
-  automatic-dynamic decision reads), not the compiled code.
+* between strategies only what the previous one learnt about sizes is cleared
+  (:func:`forget_sizes`: automatic dynamic's ``CodeId``-keyed state in ``torch._dynamo.pgo``,
+  and ``eager_then_compile``'s per-code ``dynamism``), not the compiled code.
 
 ``benchmarks/same_window.py`` checks both on torch 2.14.1 and 2.15.0: compile counts equal
 those after a full reset; a round-robin pass afterwards compiles nothing; without isolation
@@ -54,10 +54,41 @@ def isolated_compile(model: Any, dynamic: bool | None, backend: Any) -> Any:
 
 
 def forget_sizes() -> None:
-    """Clear automatic dynamic's memory of sizes (and PGO state), keeping compiled code."""
+    """Clear what one strategy learnt about sizes, keeping every strategy's compiled code.
+
+    Two places (torch 2.14.1 and 2.15.0): automatic dynamic's ``CodeId``-keyed state (and PGO's)
+    in ``torch._dynamo.pgo``, and the ``"dynamism"`` that ``eager_then_compile`` stores per code
+    object in ``torch._dynamo.code_context`` (``eval_frame._create_delayed_compile_callback``):
+    left there, every later strategy's first compile of the model came out dynamic (a pgo cold
+    pass compiled 2 graphs instead of 3 after eager-then-compile).
+    """
     from torch._dynamo import pgo
 
     pgo.reset_code_state()
+    _take_dynamism()
+
+
+def _contexts() -> dict[int, Any]:
+    from torch._dynamo.code_context import code_context
+
+    values = getattr(getattr(code_context, "code_context", None), "values", None)
+    return values if isinstance(values, dict) else {}
+
+
+def _take_dynamism() -> dict[int, Any]:
+    """Remove eager_then_compile's per-code ``dynamism`` everywhere; what was there, by code id."""
+    out = {}
+    for idx, ctx in _contexts().items():
+        if isinstance(ctx, dict) and "dynamism" in ctx:
+            out[idx] = ctx.pop("dynamism")
+    return out
+
+
+def _give_dynamism(saved: dict[int, Any]) -> None:
+    contexts = _contexts()
+    for idx, dyn in saved.items():
+        if isinstance(contexts.get(idx), dict):
+            contexts[idx]["dynamism"] = dyn
 
 
 @dataclass
@@ -121,6 +152,7 @@ class Slot:
             shutil.copytree(seed, Path(self.cache_dir) / "dynamo", dirs_exist_ok=True)
         self._code_state: Any = None
         self._examples: Any = None
+        self._dynamism: dict[int, Any] = {}
 
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -139,17 +171,19 @@ class Slot:
             with ExitStack() as stack:
                 # the config first: eager-then-compile's context clears the stance's inputs
                 stack.enter_context(self._config())
-                pgo.reset_code_state()
+                forget_sizes()
                 pgo._CODE_STATE = self._code_state  # None: loaded (pgo: the seed) at first use
                 eval_frame._EXAMPLE_INPUTS = self._examples
+                _give_dynamism(self._dynamism)
                 try:
                     yield
                 finally:
                     self._code_state = pgo._CODE_STATE
                     self._examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+                    self._dynamism = _take_dynamism()
         finally:
             eval_frame._EXAMPLE_INPUTS = saved_examples
-            pgo.reset_code_state()
+            forget_sizes()
             clear_caches()
             for k, v in saved_env.items():
                 if v is None:
