@@ -246,3 +246,61 @@ def test_hog_toggles_is_bounded_and_is_stopped_by_pid() -> None:
     short.stop()
     with pytest.raises(ValueError):
         Hog(limit_s=0)
+
+
+# ---------------------------------------------------------------- the cost model's use of them
+
+
+def _costed(prime_compiles: int = 0, cpu: float | None = None):  # type: ignore[no-untyped-def]
+    from dyncli.bench import costing
+    from dyncli.bench.result import BenchResult, Environment, RunResult
+    from tests.unit.conftest_bench import variation
+
+    env = Environment("0.2.0", "2.15.0", "3.11", "cpu", "cpu", "float32", 2)
+    runs = []
+    for name, compiled in (("static", 1.0), ("dynamic", 1.02)):
+        run = RunResult("m", name, "inference")
+        run.variations = [variation(0, 8, 2.0, compiled, True)]
+        run.variations[0].request = 0
+        run.variations[0].first_call_cpu_s = cpu
+        run.variations[0].compiled_samples = [compiled, compiled + 0.5, compiled - 0.3]
+        if name == "dynamic" and prime_compiles:
+            run.prime_s, run.prime_compiles = 0.3, prime_compiles
+            run.variations[0].request = 1  # the stance compiles at the second request
+        runs.append(run)
+    result = BenchResult("m", env, {"repeat": 3}, runs=runs)
+    result.requests, result.stream_ids = 200, [0] * 200
+    costing.apply(result)
+    return result
+
+
+def test_apply_adds_a_confidence_and_says_when_it_is_a_tie() -> None:
+    result = _costed()
+    rec = result.recommendation
+    assert rec is not None and rec.confidence is not None and rec.p_best is not None
+    assert set(rec.p_best) == {"eager", "static", "dynamic"}
+    assert rec.as_dict()["confidence"] == rec.confidence
+    if rec.confidence < conf.SURE:
+        assert "are within noise of each other" in rec.reason
+
+
+def test_compiles_are_charged_the_less_of_wall_and_cpu() -> None:
+    wall = _costed()
+    busy = _costed(cpu=0.2)  # a 0.5 s first call that burned 0.2 s of CPU: it waited
+    assert wall.runs[0].stream is not None and busy.runs[0].stream is not None
+    assert busy.runs[0].stream.compile_s == pytest.approx(wall.runs[0].stream.compile_s - 0.3)
+    doc = busy.to_dict()["runs"][0]["compile_cost"]
+    assert doc["uses"] == "min(wall, cpu)" and doc["charged_s"] == pytest.approx(0.2)
+    assert doc["diverged"] == [0]
+
+
+def test_compiles_in_the_eager_first_request_are_counted() -> None:
+    # eager-then-compile: torch compiled an inner frame during the "eager" first request
+    result = _costed(prime_compiles=1)
+    dyn = result.runs[1].stream
+    assert dyn is not None and dyn.compiles == 2
+    # the walk's compile (0.5 s less a compiled call) + the first request less an eager call
+    compiled_mean_s = (1.02 + 1.52 + 0.72) / 3 / 1000
+    assert dyn.compile_s == pytest.approx((0.5 - compiled_mean_s) + (0.3 - 0.002))
+    assert dyn.first_result_s == pytest.approx(0.3)
+    assert result.to_dict()["runs"][1]["first_call_eager_compiles"] == 1
