@@ -106,7 +106,8 @@ def _root(
     """Toolkit for PyTorch 2 dynamic shapes: measure, diagnose and fix recompilation."""
 
 
-app.command("bench", help=bench.HELP, epilog=bench.EPILOG, no_args_is_help=False)(bench.bench)
+app.command("bench", help=bench.HELP, epilog=bench.EPILOG, no_args_is_help=False,
+            cls=bench.Command)(bench.bench)
 app.command("diagnose", help=diagnose.HELP, epilog=diagnose.EPILOG)(diagnose.diagnose)
 app.command("suggest", help=suggest.HELP, epilog=suggest.EPILOG)(suggest.suggest)
 app.command("compare", help=compare.HELP, epilog=compare.EPILOG)(compare.compare)

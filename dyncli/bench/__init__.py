@@ -1,22 +1,14 @@
 """dyncli bench: eager vs compiled on actually varied shapes, strategies side by side.
 
 ``dyncli.bench.run(model, **options)`` returns a :class:`BenchResult` whose ``to_dict()`` is
-the command's ``--json`` document. Importing this package does not import torch; ``run``
-does. It needs the ``bench`` extra (torch, numpy, scipy, …): without it, importing this
-package raises a ``dyncli.errors.UsageError`` that says how to install it.
+the command's ``--json`` document, and ``BenchResult.from_dict`` reads one back. Importing
+this package (and its torch-free core, :mod:`dyncli.bench.core`) does not need torch: compare,
+suites and ``--resume`` read results without it. Running a benchmark needs the ``bench``
+extra (torch, numpy, scipy, …); ``run`` says so with a ``UsageError`` when it is missing.
 """
 
-from importlib.util import find_spec
+from dyncli.bench.api import run
+from dyncli.bench.core.result import BenchResult, Hooks
+from dyncli.bench.core.status import Status
 
-from dyncli.errors import UsageError
-
-_MISSING = [name for name in ("torch", "numpy", "scipy") if find_spec(name) is None]
-if _MISSING:
-    raise UsageError(f"dyncli bench needs {', '.join(_MISSING)}, which this environment lacks",
-                     hint="Install the bench extra: pip install 'dyncli[bench]'  "
-                          "(diagnose and suggest work without it)")
-
-from dyncli.bench.api import run  # noqa: E402
-from dyncli.bench.result import BenchResult, Hooks  # noqa: E402
-
-__all__ = ["BenchResult", "Hooks", "run"]
+__all__ = ["BenchResult", "Hooks", "Status", "run"]

@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from typing import Any
 
-from dyncli.bench.result import BenchResult, Hooks
+from dyncli.bench.core import settings
+from dyncli.bench.core.result import BenchResult, Hooks
 from dyncli.config import BenchConfig, config_or_options
+from dyncli.errors import UsageError
+
+# What running a benchmark needs beyond dyncli's own dependencies (the ``bench`` extra).
+NEEDS = ("torch", "numpy", "scipy")
+
+
+def _importable(name: str) -> bool:
+    try:
+        return find_spec(name) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, a broken install
+        return False
+
+
+def check_extra() -> None:
+    """``UsageError`` (exit 2) naming what is missing when the ``bench`` extra is not installed."""
+    missing = [name for name in NEEDS if not _importable(name)]
+    if missing:
+        raise UsageError(f"dyncli bench needs {', '.join(missing)}, which this environment lacks",
+                         hint="Install the bench extra: pip install 'dyncli[bench]'  "
+                              "(diagnose and suggest work without it)")
 
 
 def run(model: str, *, config: BenchConfig | None = None, hooks: Hooks | None = None,
@@ -21,9 +43,11 @@ def run(model: str, *, config: BenchConfig | None = None, hooks: Hooks | None = 
 
     torch is imported here, when called. A model that fails to build, run or compile is a
     status in the result, not an exception; ``ModelError`` (unknown model), ``UsageError`` and
-    ``ConfigError`` (bad options) are raised before any work.
+    ``ConfigError`` (bad options, or the ``bench`` extra missing) are raised before any work.
     """
     cfg: BenchConfig = config_or_options("bench", config, options, where="dyncli.bench.run")
+    settings.check(cfg)
+    check_extra()
     from dyncli.bench.runner import run_bench
 
     return run_bench(model, cfg, hooks)

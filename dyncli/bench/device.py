@@ -11,7 +11,8 @@ import sys
 from collections.abc import Callable
 
 from dyncli import __version__
-from dyncli.bench.result import Environment
+from dyncli.bench.core.result import Environment
+from dyncli.bench.core.status import Status
 from dyncli.errors import UsageError
 
 
@@ -55,7 +56,7 @@ def is_oom(err: BaseException) -> bool:
     return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
 
 
-def failure_status(err: BaseException, default: str) -> str:
+def failure_status(err: BaseException, default: Status) -> Status:
     """``OOM`` for an out-of-memory error (the CUDA cache emptied for what follows), else ``default``."""
     if not is_oom(err):
         return default
@@ -63,7 +64,7 @@ def failure_status(err: BaseException, default: str) -> str:
 
     if torch.cuda.is_available():
         torch.cuda.empty_cache()  # give the next variation the memory back
-    return "OOM"
+    return Status.OOM
 
 
 def peak_memory(device: str) -> int:

@@ -24,8 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench.core.result import BenchResult, Hooks, RankResult, RunResult
+from dyncli.bench.core.status import Status, worst
 from dyncli.bench.rank_worker import RankSpec, run_rank
-from dyncli.bench.result import FAILURES, PASS, BenchResult, Hooks, RankResult, RankStep, RunResult
 from dyncli.config import BenchConfig
 from dyncli.errors import UsageError
 
@@ -60,7 +61,7 @@ def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: Benc
             if hooks.progress:
                 hooks.progress(strategy, done[0], total)
         except KeyboardInterrupt:
-            run.status = "interrupted"
+            run.status = Status.INTERRUPTED
             result.interrupted = True
             break
         finally:
@@ -119,13 +120,13 @@ def _quiet_launcher() -> Iterator[None]:
 
 def _rank_result(tmp: str, logs: str, rank: int, failure: Any) -> RankResult:
     saved = Path(tmp, f"rank{rank}.json")
-    result = RankResult(rank, status="rank_failed")
+    result = RankResult(rank, status=Status.RANK_FAILED)
     if saved.is_file():
-        result = from_dict(json.loads(saved.read_text(encoding="utf-8")))
+        result = RankResult.from_dict(json.loads(saved.read_text(encoding="utf-8")))
     if failure is None and saved.is_file():
         return result
-    if result.status == PASS:
-        result.status = "rank_failed"  # it saved a partial result, then the process died
+    if result.status == Status.PASS:
+        result.status = Status.RANK_FAILED  # it saved a partial result, then the process died
     lines = _last_lines(logs, rank)
     result.last_lines = lines
     if not result.error and failure is None:
@@ -147,17 +148,9 @@ def _last_lines(logs: str, rank: int) -> list[str]:
     return []
 
 
-def from_dict(d: dict[str, Any]) -> RankResult:
-    """A :class:`RankResult` from the dict a rank saved (``dataclasses.asdict`` of one)."""
-    steps = [RankStep(**s) for s in d.get("steps", [])]
-    return RankResult(**{**d, "steps": steps})
-
-
 def summarize(run: RunResult) -> None:
     """The run's status, error and compile totals from its ranks."""
-    statuses = [r.status for r in run.ranks]
-    worst = [s for s in FAILURES if s in statuses]
-    run.status = worst[0] if worst else PASS
+    run.status = worst(r.status for r in run.ranks)
     failed = sorted((r for r in run.ranks if r.status == run.status and r.error),
                     key=lambda r: r.error == STOPPED)  # the cause first, not its victims
     if failed:
@@ -169,4 +162,4 @@ def summarize(run: RunResult) -> None:
     run.compile_time_s = max((r.compile_time_s for r in run.ranks), default=0.0)
 
 
-__all__ = ["from_dict", "launch", "run_distributed", "summarize"]
+__all__ = ["launch", "run_distributed", "summarize"]

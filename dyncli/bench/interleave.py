@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli.bench import loops
-from dyncli.bench.confidence import EAGER, Window
+from dyncli.bench.core.confidence import EAGER, Window
 from dyncli.bench.timing import Clock
 
 REPLAY_CHUNKS = 20  # each strategy's replay is cut into about this many turns

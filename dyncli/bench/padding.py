@@ -11,25 +11,16 @@ as a server would do it per request, so its cost is in the timings.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from dyncli.bench.core.cost import bucket_of
+from dyncli.bench.core.result import PadTarget
+from dyncli.bench.core.shapes import DimPlan, Variation
 from dyncli.bench.models import Built
-from dyncli.bench.shapes import DimPlan, Variation
-from dyncli.bench.traffic import bucket_of
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where one real shape is padded to; ``unpadded`` when it is above the largest bucket."""
-
-    batch: int | None
-    seq: int | None
-    unpadded: bool = False
 
 
 def target(variation: Variation, buckets: list[int] | None, dims: DimPlan,
-           varies: tuple[bool, bool] = (True, True)) -> Target:
+           varies: tuple[bool, bool] = (True, True)) -> PadTarget:
     """The bucket of the variation's batch (and sequence, when the inputs have one).
 
     ``varies`` says whether (batch, seq) change across the stream: a dim that never changes
@@ -41,8 +32,8 @@ def target(variation: Variation, buckets: list[int] | None, dims: DimPlan,
     if s is not None and pad_s:
         s = bucket_of(s, buckets)
     if b is None or (variation.seq_len is not None and pad_s and s is None):
-        return Target(variation.batch_size, variation.seq_len, unpadded=True)
-    return Target(b, s)
+        return PadTarget(variation.batch_size, variation.seq_len, unpadded=True)
+    return PadTarget(b, s)
 
 
 def pad_id(built: Built) -> int:
@@ -52,7 +43,7 @@ def pad_id(built: Built) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-def _pad_tensor(t: Any, bdims: tuple[int, ...], sdims: tuple[int, ...], to: Target,
+def _pad_tensor(t: Any, bdims: tuple[int, ...], sdims: tuple[int, ...], to: PadTarget,
                 fill: int) -> Any:
     shape = list(t.shape)
     for d in bdims:
@@ -68,7 +59,7 @@ def _pad_tensor(t: Any, bdims: tuple[int, ...], sdims: tuple[int, ...], to: Targ
     return out
 
 
-def padder(built: Built, dims: DimPlan, to: Target) -> Callable[..., tuple[tuple[Any, ...],
+def padder(built: Built, dims: DimPlan, to: PadTarget) -> Callable[..., tuple[tuple[Any, ...],
                                                                             dict[str, Any]]]:
     """A function padding ``(args, kwargs)`` of one variation up to ``to``."""
     import torch
@@ -92,7 +83,7 @@ def padder(built: Built, dims: DimPlan, to: Target) -> Callable[..., tuple[tuple
     return pad
 
 
-def slice_output(out: Any, real: Variation, to: Target,
+def slice_output(out: Any, real: Variation, to: PadTarget,
                  expected: list[tuple[int, ...]] | None = None) -> Any:
     """The output with padded dims cut back to the real sizes.
 
@@ -138,7 +129,7 @@ class PaddedModel:
     """``compiled`` wrapped so each call pads its inputs and slices the outputs back."""
 
     def __init__(self, compiled: Any, built: Built, dims: DimPlan, real: Variation,
-                 to: Target) -> None:
+                 to: PadTarget) -> None:
         self._compiled, self._real, self._to = compiled, real, to
         self._pad = padder(built, dims, to)
         self._expected: list[tuple[int, ...]] | None = None

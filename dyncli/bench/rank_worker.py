@@ -17,15 +17,18 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from dyncli.bench import models, stats, strategies, tensors
+from dyncli.bench import strategies, tensors
 from dyncli.bench.compile_watch import CountingBackend, clean_reason, watch
-from dyncli.bench.result import PASS, RankResult, RankStep
-from dyncli.bench.shapes import Variation, detect_dims, plan_variations
-from dyncli.bench.timing import CpuClock, CudaClock, timed
+from dyncli.bench.core import stats
+from dyncli.bench.core.result import RankResult, RankStep
+from dyncli.bench.core.shapes import Variation, plan_variations
+from dyncli.bench.core.status import Status, short_error
+from dyncli.bench.harness import Harness, load, make_clock
+from dyncli.bench.timing import timed
 from dyncli.config import BenchConfig
 
 # Delays one rank before its first all_reduce, e.g. "1:30" (rank 1, 30 s): reproduces a
@@ -67,21 +70,12 @@ def rank_plan(cfg: BenchConfig, rank: int, base_batch: int, base_seq: int | None
     return plan
 
 
-def short_error(err: BaseException) -> str:
-    """The first line of an exception (dynamo's wrapper names its inner error), bounded."""
-    inner = getattr(err, "inner_exception", None)
-    if isinstance(inner, BaseException):
-        return f"{type(err).__name__}: " + short_error(inner)
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    return f"{type(err).__name__}: {lines[0] if lines else ''}".strip().rstrip(":")[:300]
-
-
-def collective_status(err: BaseException) -> str:
+def collective_status(err: BaseException) -> Status:
     """``timeout`` for a wait the process-group timeout ended, else ``rank_failed``."""
     text = str(err).lower()
     if any(m in text for m in TIMEOUT_MARKERS) and not any(m in text for m in PEER_MARKERS):
-        return "timeout"
-    return "rank_failed"
+        return Status.TIMEOUT
+    return Status.RANK_FAILED
 
 
 def _delay(rank: int) -> float:
@@ -98,7 +92,7 @@ class _Collective:
 
     def __init__(self, dist: Any, torch: Any, device: str) -> None:
         self.dist, self.flag = dist, torch.ones(1, device=device)
-        self.clock = CudaClock(torch, device) if device.startswith("cuda") else CpuClock()
+        self.clock = make_clock(device)
 
     def __call__(self) -> float:
         _, ms = timed(self.clock, lambda: self.dist.all_reduce(self.flag))
@@ -111,7 +105,7 @@ def _save(result: RankResult, directory: str) -> None:
     result.wait_ms = sum(s.wait_ms for s in result.steps)  # kept current with every save
     path = os.path.join(directory, f"rank{result.rank}.json")
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(asdict(result), fh)
+        json.dump(result.to_dict(), fh)
     os.replace(path + ".tmp", path)
 
 
@@ -134,45 +128,34 @@ def run_rank(spec: RankSpec) -> dict[str, Any]:
     try:
         _bench(spec, rank, device, result, dist, torch)
     except Exception as e:  # setup failures (model build) are statuses too
-        result.status, result.error = "model_fail_to_load", short_error(e)
+        result.status, result.error = Status.MODEL_FAIL_TO_LOAD, short_error(e)
     finally:
         _save(result, spec.result_dir)
         with contextlib.suppress(Exception):  # a group a peer abandoned may not tear down
             dist.destroy_process_group()
-    return asdict(result)
+    return result.to_dict()
 
 
 def _bench(spec: RankSpec, rank: int, device: str, result: RankResult, dist: Any,
            torch: Any) -> None:
     cfg = spec.cfg
-    built = models.build(spec.model, device=device, batch_size=cfg.batch_size,
-                         seq_len=cfg.seq_len, hf_config=cfg.hf_config,
-                         training=cfg.mode == "training")
-    dims = detect_dims(tensors.named_shapes(built), built.batch_size, cfg.batch_dim,
-                       built.seq_len)
+    built, dims = load(spec.model, cfg, device)
     plan = rank_plan(cfg, rank, cfg.batch_size or built.batch_size, built.seq_len)
-    model = strategies.prepare_model(built.model, cfg.mode, cfg.dtype, device)
-    autocast = strategies.autocast_context(device, cfg.dtype)
-    gen = torch.Generator().manual_seed(cfg.seed + rank)
-    inputs = [tensors.make_inputs(built, dims, v, gen, cfg.dtype, device) for v in plan]
-    clock = CudaClock(torch, device) if device == "cuda" else CpuClock()
+    h = Harness.create(cfg, built, device, dims, plan, cfg.seed + rank)
     collective = _Collective(dist, torch, device)
     backend = CountingBackend()
-    compiled = strategies.compile_model(model, spec.strategy, backend)
+    compiled = strategies.compile_model(h.model, spec.strategy, backend)
     samples: list[float] = []
     delay = _delay(rank)
     with strategies.strategy_config(spec.strategy, cfg.dynamic_sources), watch() as w:
         for variation in plan:
-            args, kwargs = tensors.clone_inputs(*inputs[variation.index])
-            strategies.mark_inputs(spec.strategy, args, kwargs, dims)
-            rs = RankStep(variation.index, tensors.batch_of(args, kwargs, dims),
-                          variation.seq_len)
+            inputs = h.args(variation.index, spec.strategy)
+            rs = RankStep(variation.index, tensors.batch_of(*inputs, dims), variation.seq_len)
             result.steps.append(rs)
-            step = strategies.make_step(compiled, model, cfg.mode, args, kwargs, built.loss,
-                                        built.num_classes, autocast)
+            step = h.step(compiled, inputs)
             before = backend.compiles
             w.mark()
-            if not _phase(result, rs, "fail_to_compile", _first, rs, step, clock):
+            if not _phase(result, rs, Status.FAIL_TO_COMPILE, _first, rs, h, step):
                 break
             rs.compiles = backend.compiles - before
             rs.recompile_reasons = [clean_reason(r) for r in w.reasons_since()]
@@ -185,17 +168,17 @@ def _bench(spec: RankSpec, rank: int, device: str, result: RankResult, dist: Any
             if delay:  # a straggler: late to its first collective
                 time.sleep(delay)
                 delay = 0.0
-            if not _phase(result, rs, "collective", _wait, rs, collective):
+            if not _phase(result, rs, Status.RANK_FAILED, _wait, rs, collective):
                 break
-            ok = _phase(result, rs, "fail_to_compile", _steady, cfg.warmup, cfg.repeat, rs,
-                        step, clock, collective, samples, result)
+            ok = _phase(result, rs, Status.FAIL_TO_COMPILE, _steady, cfg.warmup, cfg.repeat, rs,
+                        step, h.clock, collective, samples, result)
             _save(result, spec.result_dir)
             if not ok:
                 break
     result.step_ms = stats.median(samples) if samples else float("nan")
 
 
-def _phase(result: RankResult, rs: RankStep, failure: str, fn: Callable[..., None],
+def _phase(result: RankResult, rs: RankStep, failure: Status, fn: Callable[..., None],
            *args: Any) -> bool:
     """Run ``fn(*args)``; on error set the rank's status (collective errors are classified)."""
     try:
@@ -204,17 +187,14 @@ def _phase(result: RankResult, rs: RankStep, failure: str, fn: Callable[..., Non
     except Exception as e:
         status = collective_status(e) if getattr(e, "_dyncli_collective", False) else failure
         result.status, result.error = status, short_error(e)
-        if status == "timeout":
+        if status == Status.TIMEOUT:
             result.error = (f"rank {result.rank} waited longer than the process-group timeout "
                             f"in all_reduce after variation {rs.index}: {result.error}")
         return False
 
 
-def _first(rs: RankStep, step: Callable[[], Any], clock: Any) -> None:
-    t0 = time.perf_counter()
-    step()
-    clock.synchronize()
-    rs.first_call_s = time.perf_counter() - t0
+def _first(rs: RankStep, h: Harness, step: Callable[[], Any]) -> None:
+    rs.first_call_s = h.first_call(step)[1]
 
 
 def _wait(rs: RankStep, collective: _Collective) -> None:
@@ -240,4 +220,4 @@ def _steady(warmup: int, repeat: int, rs: RankStep, step: Callable[[], Any], clo
     samples.extend(mine)
 
 
-__all__ = ["PASS", "RankSpec", "collective_status", "rank_plan", "run_rank"]
+__all__ = ["RankSpec", "collective_status", "rank_plan", "run_rank"]

@@ -20,8 +20,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dyncli.bench import render_ranks
-from dyncli.bench.result import PASS, BenchResult, Hooks, RunResult, VariationResult
-from dyncli.bench.stats import median
+from dyncli.bench.core.result import BenchResult, Hooks, RunResult, VariationResult
+from dyncli.bench.core.stats import median
+from dyncli.bench.core.status import Status
 from dyncli.output import (
     atomic_target,
     atomic_write_text,
@@ -60,38 +61,44 @@ def _p(x: float) -> str:
 
 def csv_rows(result: BenchResult) -> list[dict[str, Any]]:
     """One row per (model, strategy, variation); dashboard names where they apply."""
-    rows = []
     best = result.recommendation.strategy if result.recommendation else None
-    for run in result.runs:
-        peak = run.peak_memory_bytes / 1e9 if run.peak_memory_bytes else None
-        cost = run.stream
-        stream: dict[str, Any] = dict.fromkeys(CSV_COLUMNS[CSV_COLUMNS.index("stream_requests"):])
-        if cost:
-            stream.update(stream_requests=cost.requests, stream_total_s=cost.total_s,
-                          stream_first_result_s=cost.first_result_s,
-                          stream_latency_ms=cost.weighted_latency_ms,
-                          break_even_eager=cost.break_even, pad_waste=cost.pad_waste)
-        if best:
-            stream["recommended"] = run.strategy == best
-        variations: list[VariationResult | None] = list(run.variations) or [None]
-        for v in variations:  # a model that failed to load still gets a row
-            rows.append({
-                "dev": result.environment.device, "name": run.model,
-                "batch_size": v.batch_size if v else None,
-                "speedup": v.speedup if v else None,
-                "abs_latency": v.compiled_ms if v else None,
-                "compilation_latency": v.compile_time_s if v else None,
-                "eager_latency": v.eager_ms if v else None,
-                "p_value": v.p_value if v else None,
-                "accuracy": v.accuracy if v else run.status,
-                "strategy": run.strategy, "mode": run.mode,
-                "variation": v.index if v else None, "seq_len": v.seq_len if v else None,
-                "shapes": ";".join(f"{k}={'x'.join(map(str, s))}" for k, s in v.shapes.items())
-                if v else None,
-                "recompiled": v.recompiled if v else None, "compiles": v.compiles if v else None,
-                "unique_graphs": run.compiles, "recompile_limit_hit": run.recompile_limit_hit,
-                "dynamo_peak_mem": peak, "status": run.status, **stream,
-            })
+    return [row for run in result.runs
+            for row in run_rows(run, result.environment.device, best)]
+
+
+def run_rows(run: RunResult, device: str | None, best: str | None = None
+             ) -> list[dict[str, Any]]:
+    """The CSV rows of one run (a suite's too): one per variation, one when it has none."""
+    rows = []
+    peak = run.peak_memory_bytes / 1e9 if run.peak_memory_bytes else None
+    cost = run.stream
+    stream: dict[str, Any] = dict.fromkeys(CSV_COLUMNS[CSV_COLUMNS.index("stream_requests"):])
+    if cost:
+        stream.update(stream_requests=cost.requests, stream_total_s=cost.total_s,
+                      stream_first_result_s=cost.first_result_s,
+                      stream_latency_ms=cost.weighted_latency_ms,
+                      break_even_eager=cost.break_even, pad_waste=cost.pad_waste)
+    if best:
+        stream["recommended"] = run.strategy == best
+    variations: list[VariationResult | None] = list(run.variations) or [None]
+    for v in variations:  # a model that failed to load still gets a row
+        rows.append({
+            "dev": device, "name": run.model,
+            "batch_size": v.batch_size if v else None,
+            "speedup": v.speedup if v else None,
+            "abs_latency": v.compiled_ms if v else None,
+            "compilation_latency": v.compile_time_s if v else None,
+            "eager_latency": v.eager_ms if v else None,
+            "p_value": v.p_value if v else None,
+            "accuracy": v.status if v else run.status,
+            "strategy": run.strategy, "mode": run.mode,
+            "variation": v.index if v else None, "seq_len": v.seq_len if v else None,
+            "shapes": ";".join(f"{k}={'x'.join(map(str, s))}" for k, s in v.shapes.items())
+            if v else None,
+            "recompiled": v.recompiled if v else None, "compiles": v.compiles if v else None,
+            "unique_graphs": run.compiles, "recompile_limit_hit": run.recompile_limit_hit,
+            "dynamo_peak_mem": peak, "status": run.status, **stream,
+        })
     return rows
 
 
@@ -223,7 +230,7 @@ def variation_table(run: RunResult) -> Table:
         shape = " ".join("x".join(map(str, s)) for s in v.shapes.values())
         t.add_row(str(v.index), shape, _ms(v.eager_ms), _ms(v.compiled_ms), _f(v.speedup, 2),
                   _p(v.p_value), f"yes {v.compile_time_s:.2f} s" if v.recompiled else "no",
-                  v.accuracy if v.accuracy == PASS else f"{v.accuracy}: {v.detail}"[:60])
+                  v.status if v.status == Status.PASS else f"{v.status}: {v.detail}"[:60])
     return t
 
 
@@ -284,7 +291,7 @@ def stream_table(result: BenchResult) -> Table:
         t.add_row(r.strategy, f"{c.total_s:.2f}", f"{c.first_result_s:.2f}",
                   f"{c.compiles} ({c.compile_s:.1f})", _ms(c.weighted_latency_ms), be,
                   *extras("-" if c.pad_waste is None else f"{c.pad_waste:.0%}",
-                          f"{r.replay['measured_s']:.2f} / {r.replay['predicted_s']:.2f}"
+                          f"{r.replay.measured_s:.2f} / {r.replay.predicted_s:.2f}"
                           if r.replay else "-"))
     return t
 
@@ -315,10 +322,12 @@ def print_result(result: BenchResult, to_stderr: bool = False) -> None:
                   markup=False)
     for run in result.runs:
         for p in run.passes:
-            out.print(f"{run.strategy} {p.get('pass')} pass: {p.get('compiles', '-')} compiles, "
-                      f"{p.get('compile_time_s', float('nan')):.1f} s compiling"
-                      + (f", state loaded: {p['state_loaded']}" if "state_loaded" in p else ""),
-                      markup=False)
+            compiles = "-" if p.compiles is None else p.compiles
+            seconds = float("nan") if p.compile_time_s is None else p.compile_time_s
+            out.print(f"{run.strategy} {p.name} pass: {compiles} compiles, "
+                      f"{seconds:.1f} s compiling"
+                      + (f", state loaded: {p.state_loaded}" if p.state_loaded is not None
+                         else ""), markup=False)
     if result.requests and (result.eager_stream or any(r.stream for r in result.runs)):
         out.print(stream_table(result))
         out.print("total = compiles where they occur in the stream + each request's steady-state "

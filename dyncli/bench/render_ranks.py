@@ -7,7 +7,7 @@ import math
 from rich import box
 from rich.table import Table
 
-from dyncli.bench.result import BenchResult, RunResult
+from dyncli.bench.core.result import BenchResult, RunResult
 
 
 def _num(x: float, digits: int) -> str:
@@ -23,7 +23,7 @@ def rank_table(run: RunResult) -> Table:
     for r in run.ranks:
         t.add_column(f"rank {r.rank}", justify="right", no_wrap=True)
     rows = [
-        ("status", [r.status for r in run.ranks]),
+        ("status", [str(r.status) for r in run.ranks]),
         ("compiles", [str(r.compiles) for r in run.ranks]),
         ("compile s", [_num(r.compile_time_s, 2) for r in run.ranks]),
         ("first step s", [_num(r.first_step_s, 2) for r in run.ranks]),
@@ -44,7 +44,7 @@ def summary_table(result: BenchResult) -> Table:
     for r in result.runs:
         t.add_column(r.strategy, justify="right", no_wrap=True)
     rows = [
-        ("status", [r.status for r in result.runs]),
+        ("status", [str(r.status) for r in result.runs]),
         ("divergent", ["-" if r.divergent is None else "yes" if r.divergent else "no"
                        for r in result.runs]),
         ("compiles per rank", [" ".join(str(k.compiles) for k in r.ranks) or "-"

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-from dyncli.bench.shapes import DimPlan
+from dyncli.bench.core.shapes import DimPlan
 from dyncli.config import STRATEGIES
 
 DYNAMIC_ARG: dict[str, bool | None] = {"static": False, "automatic": None,

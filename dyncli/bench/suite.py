@@ -22,54 +22,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench.suite_child import ModelOutcome, read_doc, run_model
-from dyncli.bench.suites import Suite, effective_settings, load
+from dyncli.bench.core.status import Status
+from dyncli.bench.core.suite_result import ModelOutcome, SuiteInfo, SuiteResult
+from dyncli.bench.core.suites import Suite, effective_settings, load
+from dyncli.bench.suite_child import read_doc, run_model
 from dyncli.config import Resolved
 from dyncli.errors import UsageError
-from dyncli.output import envelope
-
-
-@dataclass
-class SuiteResult:
-    """Every model of a suite run, in suite order."""
-
-    suite: Suite
-    settings: dict[str, Any]
-    outcomes: list[ModelOutcome] = field(default_factory=list)
-    interrupted: bool = False
-    resumed: list[str] = field(default_factory=list)
-
-    @property
-    def ran(self) -> bool:
-        """Whether any model produced timings."""
-        return any(v.get("eager_samples_ms") and v.get("compiled_samples_ms")
-                   for o in self.outcomes for r in o.runs for v in r.get("variations", []))
-
-    @property
-    def failed(self) -> bool:
-        """Whether any model did not pass."""
-        return self.interrupted or any(o.status != "pass" for o in self.outcomes)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` document: the bench schema, every model's runs, plus ``models[]``."""
-        env = next((o.environment for o in self.outcomes if o.environment), None)
-        return envelope("bench", {
-            "model": None,
-            "suite": {"name": self.suite.name, "source": self.suite.source,
-                      "description": self.suite.description, "models": len(self.suite.entries),
-                      "resumed": self.resumed},
-            "interrupted": self.interrupted,
-            "environment": env,
-            "settings": self.settings,
-            "dims": {},
-            "warnings": [f"{o.name}: {w}" for o in self.outcomes for w in o.warnings],
-            "runs": [r for o in self.outcomes for r in o.runs],
-            "models": [o.to_dict() for o in self.outcomes],
-        })
 
 
 @dataclass
@@ -90,13 +52,13 @@ def run_suite(suite: Suite, base: dict[str, Any], explicit: set[str], *,
     earlier suite document: its complete models are kept, not rerun.
     """
     hooks = hooks or SuiteHooks()
-    result = SuiteResult(suite, {k: v for k, v in base.items() if k not in ("resume",)})
     done = _completed(previous, suite) if previous is not None else {}
     todo = [e for e in suite.entries if e.name not in done]
-    result.resumed = [e.name for e in suite.entries if e.name in done]
-    if result.resumed:
-        hooks.info(f"resume: {len(result.resumed)} model(s) already complete, "
-                   f"{len(todo)} to run")
+    resumed = tuple(e.name for e in suite.entries if e.name in done)
+    info = SuiteInfo(suite.name, suite.source, suite.description, len(suite.entries), resumed)
+    result = SuiteResult(info, {k: v for k, v in base.items() if k not in ("resume",)})
+    if resumed:
+        hooks.info(f"resume: {len(resumed)} model(s) already complete, {len(todo)} to run")
     t0, finished = time.monotonic(), 0
     for entry in suite.entries:
         if entry.name in done:
@@ -110,7 +72,7 @@ def run_suite(suite: Suite, base: dict[str, Any], explicit: set[str], *,
             outcome = run_model(entry, settings, hooks.info)
         except KeyboardInterrupt as stop:
             outcome = stop.args[0] if stop.args and isinstance(stop.args[0], ModelOutcome) \
-                else ModelOutcome(entry.name, entry.model, "interrupted", settings)
+                else ModelOutcome(entry.name, entry.model, Status.INTERRUPTED, settings)
             result.outcomes.append(outcome)
             result.interrupted = True
             hooks.model_done(result)
@@ -134,32 +96,21 @@ def _clock(seconds: float) -> str:
 # Statuses ``resume`` runs again: Ctrl-C, and a model that did not build, which costs seconds
 # to retry and is often fixed between runs (a missing package or file). A timeout or an OOM
 # kill would cost as much again and usually recur, so those count as complete.
-RERUN_ON_RESUME = ("interrupted", "model_fail_to_load")
+RERUN_ON_RESUME = (Status.INTERRUPTED, Status.MODEL_FAIL_TO_LOAD)
 
 
 def _completed(previous: dict[str, Any], suite: Suite) -> dict[str, ModelOutcome]:
     """Models of ``previous`` that are complete (see ``RERUN_ON_RESUME``), by name."""
-    meta = previous.get("suite")
-    if not isinstance(previous.get("models"), list) or not isinstance(meta, dict):
+    try:
+        earlier = SuiteResult.from_dict(previous)
+    except ValueError:
         raise UsageError("--resume: the --json file is not a suite result",
-                         hint="Resume only a file written by dyncli bench --suite")
-    if meta.get("name") != suite.name:
-        shown = str(meta.get("name"))[:100]
+                         hint="Resume only a file written by dyncli bench --suite") from None
+    if earlier.suite.name != suite.name:
+        shown = earlier.suite.name[:100]
         raise UsageError(f"--resume: the --json file is a run of suite '{shown}', "
                          f"not '{suite.name}'")
-    raw_runs = previous.get("runs")
-    runs = [r for r in raw_runs if isinstance(r, dict)] if isinstance(raw_runs, list) else []
-    out = {}
-    for entry in previous["models"]:
-        if not isinstance(entry, dict) or entry.get("status") in (None, *RERUN_ON_RESUME):
-            continue
-        try:
-            outcome = ModelOutcome.from_dict(entry, [r for r in runs
-                                                     if r.get("model") == entry.get("model")])
-        except ValueError:
-            continue  # a damaged entry: that model runs again
-        out[outcome.name] = outcome
-    return out
+    return {o.name: o for o in earlier.outcomes if o.status not in RERUN_ON_RESUME}
 
 
 def run_resolved(resolved: Resolved, json_path: str | None,

@@ -9,7 +9,6 @@ strategies it did not finish.
 from __future__ import annotations
 
 import json
-import math
 import os
 import signal
 import subprocess
@@ -19,69 +18,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from dyncli.bench.result import FAILURES, RunResult
+from dyncli.bench.core.result import BenchResult, RunResult
+from dyncli.bench.core.status import Status, worst
+from dyncli.bench.core.suite_result import ModelOutcome
+from dyncli.bench.core.suites import SuiteEntry
 from dyncli.bench.suite_worker import PROGRESS_PREFIX
-from dyncli.bench.suites import SuiteEntry
 from dyncli.logparse.safe import loads
 
-# Model statuses, most severe first; a model's status is the worst of its runs' (the order
-# of a single bench's, which has timeout since --nproc).
-STATUSES = FAILURES
 TAIL_LINES = 20
 TAIL_CHARS = 2000
 _KILL_GRACE_S = 5.0
-
-
-@dataclass
-class ModelOutcome:
-    """What one model's child process left: its runs (JSON dicts) and how it ended."""
-
-    name: str
-    model: str
-    status: str
-    settings: dict[str, Any]
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    error: str = ""
-    exit_code: int | None = None
-    wall_s: float = 0.0
-    stderr_tail: str = ""
-    environment: dict[str, Any] | None = None
-    dims: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``models[]`` entry of the suite document."""
-        return {"model": self.name, "source": self.model, "status": self.status,
-                "error": self.error or None, "exit_code": self.exit_code, "wall_s": self.wall_s,
-                "stderr_tail": self.stderr_tail or None, "settings": self.settings,
-                "environment": self.environment, "dims": self.dims, "warnings": self.warnings,
-                "strategies": [r.get("strategy") for r in self.runs]}
-
-    @classmethod
-    def from_dict(cls, entry: dict[str, Any], runs: list[dict[str, Any]]) -> ModelOutcome:
-        """Rebuild a finished model from a suite document (for ``resume``).
-
-        The file may have been edited or damaged: ``model`` and ``status`` must be strings
-        (else ``ValueError``: the model runs again); other fields of the wrong type read as
-        absent.
-        """
-        def typed(key: str, kind: type | tuple[type, ...], default: Any) -> Any:
-            value = entry.get(key)
-            return value if isinstance(value, kind) and not isinstance(value, bool) else default
-
-        model, status = entry.get("model"), entry.get("status")
-        if not isinstance(model, str) or not isinstance(status, str):
-            raise ValueError("a models[] entry without a model name or status")
-        wall = typed("wall_s", (int, float), 0.0)
-        return cls(model, typed("source", str, model), status, typed("settings", dict, {}), runs,
-                   typed("error", str, ""), typed("exit_code", int, None),
-                   float(wall) if math.isfinite(wall) else 0.0, typed("stderr_tail", str, ""),
-                   typed("environment", dict, None), typed("dims", dict, {}),
-                   typed("warnings", list, []))
 
 
 def _worker_command(spec: Path, out: Path) -> list[str]:
@@ -195,50 +144,50 @@ def _error_line(tail: str) -> str:
 def _outcome(entry: SuiteEntry, settings: dict[str, Any], rc: int | None,
              doc: dict[str, Any] | None, tail: str, progressed: bool, timed_out: bool,
              interrupted: bool, timeout: float | None) -> ModelOutcome:
-    runs = [r for r in (doc or {}).get("runs", []) if isinstance(r, dict)]
+    child = None
+    if doc is not None:
+        try:
+            child = BenchResult.from_dict(doc)
+        except ValueError:
+            child = None
+    runs = child.runs if child else []
     for r in runs:
-        r["model"] = entry.name
-    status, error = "", ""
+        r.model = entry.name
+    status, error = None, ""
     if interrupted:
-        status, error = "interrupted", "stopped by Ctrl-C"
+        status, error = Status.INTERRUPTED, "stopped by Ctrl-C"
     elif timed_out:
-        status, error = "timeout", f"still running after {timeout:g} s; killed"
+        status, error = Status.TIMEOUT, f"still running after {timeout:g} s; killed"
     elif rc == -signal.SIGKILL:
-        status, error = "OOM", "killed by SIGKILL (the kernel's out-of-memory killer sends it)"
+        status, error = Status.OOM, "killed by SIGKILL (the kernel's out-of-memory killer sends it)"
     elif rc == 2:
-        status, error = "model_fail_to_load", _error_line(tail)
+        status, error = Status.MODEL_FAIL_TO_LOAD, _error_line(tail)
     elif rc not in (0, None):
         died = f"signal {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() \
             else f"exit code {rc}"
         lowered = tail.lower()
         if "out of memory" in lowered or "memoryerror" in lowered:
-            status = "OOM"
+            status = Status.OOM
         else:
-            status = "fail_to_compile" if runs or progressed else "model_fail_to_load"
+            status = Status.FAIL_TO_COMPILE if runs or progressed else Status.MODEL_FAIL_TO_LOAD
         error = f"worker died ({died}): {_error_line(tail)}"
     if status:  # the strategies the child did not finish get the reason it stopped
-        finished = {r.get("strategy") for r in runs if r.get("status") != "interrupted"}
-        runs = [r for r in runs if r.get("strategy") in finished]
+        finished = {r.strategy for r in runs if r.status != Status.INTERRUPTED}
+        runs = [r for r in runs if r.strategy in finished]
         for strategy in settings["strategy"]:
             if strategy not in finished:
-                runs.append(_missing_run(entry.name, strategy, settings["mode"], status, error))
-    statuses = [r.get("status", "pass") for r in runs]
-    worst = [s for s in STATUSES if s in statuses]
-    outcome = ModelOutcome(entry.name, entry.model, worst[0] if worst else "pass", settings,
-                           runs, error or _run_errors(runs), rc, 0.0,
-                           tail if (status or worst) else "")
-    if doc:
-        outcome.environment = doc.get("environment")
-        outcome.dims = doc.get("dims") or {}
-        outcome.warnings = [w for w in doc.get("warnings", []) if isinstance(w, str)]
+                runs.append(RunResult(entry.name, strategy, settings["mode"], status=status,
+                                      error=error))
+    model_status = worst(r.status for r in runs)
+    outcome = ModelOutcome(entry.name, entry.model, model_status, settings, runs,
+                           error or _run_errors(runs), rc, 0.0,
+                           tail if (status or model_status != Status.PASS) else "")
+    if child:
+        outcome.environment = child.environment
+        outcome.dims = child.dims
+        outcome.warnings = child.warnings
     return outcome
 
 
-def _run_errors(runs: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{r.get('strategy')}: {r['error']}" for r in runs if r.get("error"))
-
-
-def _missing_run(name: str, strategy: str, mode: str, status: str, error: str) -> dict[str, Any]:
-    from dyncli.bench.result import run_payload
-
-    return run_payload(RunResult(name, strategy, mode, status=status, error=error))
+def _run_errors(runs: list[RunResult]) -> str:
+    return "; ".join(f"{r.strategy}: {r.error}" for r in runs if r.error)

@@ -12,10 +12,11 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from dyncli.bench.render import csv_text
-from dyncli.bench.suite import SuiteResult
-from dyncli.bench.suites import Suite
-from dyncli.output import atomic_write_text, stdout_console, write_json
+from dyncli.bench.core.status import Status
+from dyncli.bench.core.suite_result import SuiteResult
+from dyncli.bench.core.suites import Suite
+from dyncli.bench.render import csv_text, run_rows
+from dyncli.output import add_text_row, atomic_write_text, stdout_console, write_json
 
 
 def _num(x: Any, digits: int) -> str:
@@ -25,29 +26,9 @@ def _num(x: Any, digits: int) -> str:
 def csv_rows(result: SuiteResult) -> list[dict[str, Any]]:
     """One row per (model, strategy, variation); a run without variations still gets one."""
     rows = []
-    env = next((o.environment for o in result.outcomes if o.environment), None) or {}
-    for outcome in result.outcomes:
-        dev = (outcome.environment or env).get("device")
-        for run in outcome.runs:
-            peak = run.get("peak_memory_bytes")
-            for v in run.get("variations") or [None]:
-                v = v or {}
-                shapes = v.get("shapes") or {}
-                rows.append({
-                    "dev": dev, "name": run.get("model"), "batch_size": v.get("batch_size"),
-                    "speedup": v.get("speedup"), "abs_latency": v.get("compiled_ms"),
-                    "compilation_latency": v.get("compile_time_s"),
-                    "eager_latency": v.get("eager_ms"), "p_value": v.get("p_value"),
-                    "accuracy": v.get("accuracy", run.get("status")),
-                    "strategy": run.get("strategy"), "mode": run.get("mode"),
-                    "variation": v.get("index"), "seq_len": v.get("seq_len"),
-                    "shapes": ";".join(f"{k}={'x'.join(map(str, s))}" for k, s in shapes.items())
-                    or None,
-                    "recompiled": v.get("recompiled"), "compiles": v.get("compiles"),
-                    "unique_graphs": run.get("compiles"),
-                    "recompile_limit_hit": run.get("recompile_limit_hit"),
-                    "dynamo_peak_mem": peak / 1e9 if peak else None, "status": run.get("status"),
-                })
+    for o in result.outcomes:
+        env = o.environment or result.environment
+        rows += [row for run in o.runs for row in run_rows(run, env.device if env else None)]
     return rows
 
 
@@ -67,18 +48,17 @@ def write_files(result: SuiteResult, json_path: str | None, csv_path: str | None
 def summary_table(result: SuiteResult) -> Table:
     """One row per model and strategy: status, median speedup, compiles, compile s, wall."""
     t = Table(title=f"suite {result.suite.name} · {len(result.outcomes)}/"
-              f"{len(result.suite.entries)} models", title_justify="left", box=box.SIMPLE_HEAD)
+              f"{result.suite.models} models", title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("model", "strategy", "status", "speedup", "compiles", "compile s", "wall s"):
         t.add_column(col, justify="left" if col in ("model", "strategy", "status") else "right",
                      no_wrap=col != "status")
     for o in result.outcomes:
         for r in o.runs:
-            status = r.get("status", "")
-            if status != "pass" and r.get("error"):
-                status = f"{status}: {r['error']}"[:70]
-            t.add_row(o.name, str(r.get("strategy")), status,
-                      _num((r.get("speedup") or {}).get("median"), 2), str(r.get("compiles", "-")),
-                      _num(r.get("compile_time_s"), 1), _num(r.get("wall_s"), 0))
+            status = str(r.status)
+            if r.status != Status.PASS and r.error:
+                status = f"{status}: {r.error}"[:70]
+            add_text_row(t, o.name, r.strategy, status, _num(r.speedup.median, 2),
+                         str(r.compiles), _num(r.compile_time_s, 1), _num(r.wall_s, 0))
     return t
 
 
@@ -88,13 +68,13 @@ def print_result(result: SuiteResult, to_stderr: bool = False) -> None:
 
     out = stderr_console() if to_stderr else stdout_console()
     out.print(summary_table(result))
-    env = next((o.environment for o in result.outcomes if o.environment), None)
+    env = result.environment
     if env:
-        out.print(f"on {env.get('device')} ({env.get('device_name')}), {env.get('dtype')}, "
-                  f"torch {env.get('torch')}; speedup = median over variations of "
+        out.print(f"on {env.device} ({env.device_name}), {env.dtype}, "
+                  f"torch {env.torch}; speedup = median over variations of "
                   "median eager / median compiled", markup=False)
     for o in result.outcomes:
-        if o.status != "pass" and o.stderr_tail:
+        if o.status != Status.PASS and o.stderr_tail:
             last = "\n    ".join(o.stderr_tail.splitlines()[-5:])
             out.print(f"{o.name}: {o.status}; last lines of its stderr:\n    {last}",
                       markup=False)

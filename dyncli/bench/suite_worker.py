@@ -23,7 +23,7 @@ PROGRESS_PREFIX = "dyncli-suite-progress"
 def main(spec_path: str, out_path: str) -> int:
     """Run one model as the spec says; write its JSON document to ``out_path``."""
     from dyncli.bench.api import run
-    from dyncli.bench.result import Hooks
+    from dyncli.bench.core.result import Hooks
     from dyncli.config import BenchConfig
     from dyncli.errors import DyncliError
     from dyncli.output import write_json

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dyncli.bench.core.shapes import DimPlan, Variation, varied_shape
 from dyncli.bench.models import Built, InputKind
-from dyncli.bench.shapes import DimPlan, Variation, varied_shape
 
 FLOAT_DTYPES = ("float16", "bfloat16")
 

@@ -6,11 +6,23 @@ from typing import Annotated
 
 import typer
 
-from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
+from dyncli.commands.options import ConfigOpt, JsonOpt, PanelCommand, VerboseOpt, resolve_config
 from dyncli.config import Resolved
 from dyncli.errors import GateError, UsageError
 
 HELP = "Benchmark eager vs compiled on actually varied input shapes."
+# --help groups the options by what they are for (typer's rich_help_panel).
+MODEL = "Model and shapes"
+STRATEGIES = "Strategies and timing"
+TRAFFIC = "Your traffic"
+SCALE = "Scale-out: ranks and suites"
+OUTPUT = "Output"
+
+
+class Command(PanelCommand):
+    """``dyncli bench``: its --help in panels, in this order."""
+
+    panel_order = (MODEL, STRATEGIES, TRAFFIC, SCALE, OUTPUT)
 EPILOG = """\b
 Examples:
   dyncli bench resnet50
@@ -43,38 +55,38 @@ def _sizes(text: str | None) -> list[int] | None:
 
 
 def bench(
-    model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.")] = None,
-    list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.")] = False,
-    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.")] = None,
-    dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".")] = None,
-    variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).")] = None,
-    spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).")] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the shape and input RNG.")] = None,
-    vary: Annotated[str | None, typer.Option(help="Dims to vary: batch, seq or batch,seq (hf: models).")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Base batch size (default: per model and device).")] = None,
-    batch_dim: Annotated[int | None, typer.Option(help="Input dim that is the batch (default: every dim equal to the batch size).")] = None,
-    seq_len: Annotated[int | None, typer.Option(help="Base sequence length of hf: models.")] = None,
-    repeat: Annotated[int | None, typer.Option(help="Timed interleaved reps per variation.")] = None,
-    warmup: Annotated[int | None, typer.Option(help="Untimed calls per variation.")] = None,
-    mode: Annotated[str | None, typer.Option(help="inference or training.")] = None,
-    device: Annotated[str | None, typer.Option(help="auto, cpu or cuda.")] = None,
-    dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or amp.")] = None,
-    hf_config: Annotated[str | None, typer.Option(metavar="K=V,...", help="Overrides of the hf: model config, e.g. num_hidden_layers=2.")] = None,
-    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).")] = None,
-    shapes: Annotated[str | None, typer.Option("--shapes", metavar="FILE", help="Your request stream: CSV with a header (batch, seq, count) or JSONL; costs each strategy on it.")] = None,
-    sizes: Annotated[str | None, typer.Option("--sizes", metavar="LIST", help="An inline request stream of batch sizes, e.g. 1,3,8,8,16 (0 and 1 allowed).")] = None,
-    requests: Annotated[int | None, typer.Option("--requests", metavar="N", help="Cost N requests (the stream is cycled or cut). Default: the stream's length.")] = None,
-    buckets: Annotated[str | None, typer.Option("--buckets", metavar="LIST", help="Bucket sizes of the pad strategy: 8,16,32 or pow2.")] = None,
-    replay: Annotated[bool | None, typer.Option("--replay/--no-replay", help="Also run the whole stream for real per strategy: measured vs predicted seconds.")] = None,
-    fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="An empty inductor cache per strategy (default: on with --shapes/--sizes).")] = None,
-    csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation ('-' for stdout).")] = None,
-    plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.")] = None,
-    nproc: Annotated[int | None, typer.Option(help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA).")] = None,
-    rank_shapes: Annotated[str | None, typer.Option("--rank-shapes", help="With --nproc: same, skewed (rank 0 varies) or independent plans per rank.")] = None,
-    suite: Annotated[str | None, typer.Option("--suite", metavar="NAME|FILE", help="Run a built-in suite or a suite TOML file ([[models]] tables), each model in its own process.")] = None,
-    list_suites: Annotated[bool, typer.Option("--list-suites", help="List the built-in suites and exit.")] = False,
-    resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file.")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Seconds before a run counts as hung (status timeout): each model with --suite (killed); the collective wait with --nproc (default 300).")] = None,
+    model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.", rich_help_panel=MODEL)] = None,
+    list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.", rich_help_panel=MODEL)] = False,
+    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.", rich_help_panel=STRATEGIES)] = None,
+    dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".", rich_help_panel=STRATEGIES)] = None,
+    variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).", rich_help_panel=MODEL)] = None,
+    spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).", rich_help_panel=MODEL)] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of the shape and input RNG.", rich_help_panel=MODEL)] = None,
+    vary: Annotated[str | None, typer.Option(help="Dims to vary: batch, seq or batch,seq (hf: models).", rich_help_panel=MODEL)] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Base batch size (default: per model and device).", rich_help_panel=MODEL)] = None,
+    batch_dim: Annotated[int | None, typer.Option(help="Input dim that is the batch (default: every dim equal to the batch size).", rich_help_panel=MODEL)] = None,
+    seq_len: Annotated[int | None, typer.Option(help="Base sequence length of hf: models.", rich_help_panel=MODEL)] = None,
+    repeat: Annotated[int | None, typer.Option(help="Timed interleaved reps per variation.", rich_help_panel=STRATEGIES)] = None,
+    warmup: Annotated[int | None, typer.Option(help="Untimed calls per variation.", rich_help_panel=STRATEGIES)] = None,
+    mode: Annotated[str | None, typer.Option(help="inference or training.", rich_help_panel=MODEL)] = None,
+    device: Annotated[str | None, typer.Option(help="auto, cpu or cuda.", rich_help_panel=MODEL)] = None,
+    dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or amp.", rich_help_panel=MODEL)] = None,
+    hf_config: Annotated[str | None, typer.Option(metavar="K=V,...", help="Overrides of the hf: model config, e.g. num_hidden_layers=2.", rich_help_panel=MODEL)] = None,
+    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).", rich_help_panel=OUTPUT)] = None,
+    shapes: Annotated[str | None, typer.Option("--shapes", metavar="FILE", help="Your request stream: CSV with a header (batch, seq, count) or JSONL; costs each strategy on it.", rich_help_panel=TRAFFIC)] = None,
+    sizes: Annotated[str | None, typer.Option("--sizes", metavar="LIST", help="An inline request stream of batch sizes, e.g. 1,3,8,8,16 (0 and 1 allowed).", rich_help_panel=TRAFFIC)] = None,
+    requests: Annotated[int | None, typer.Option("--requests", metavar="N", help="Cost N requests (the stream is cycled or cut). Default: the stream's length.", rich_help_panel=TRAFFIC)] = None,
+    buckets: Annotated[str | None, typer.Option("--buckets", metavar="LIST", help="Bucket sizes of the pad strategy: 8,16,32 or pow2.", rich_help_panel=STRATEGIES)] = None,
+    replay: Annotated[bool | None, typer.Option("--replay/--no-replay", help="Also run the whole stream for real per strategy: measured vs predicted seconds.", rich_help_panel=TRAFFIC)] = None,
+    fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="An empty inductor cache per strategy (default: on with --shapes/--sizes).", rich_help_panel=STRATEGIES)] = None,
+    csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation ('-' for stdout).", rich_help_panel=OUTPUT)] = None,
+    plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.", rich_help_panel=OUTPUT)] = None,
+    nproc: Annotated[int | None, typer.Option(help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA).", rich_help_panel=SCALE)] = None,
+    rank_shapes: Annotated[str | None, typer.Option("--rank-shapes", help="With --nproc: same, skewed (rank 0 varies) or independent plans per rank.", rich_help_panel=SCALE)] = None,
+    suite: Annotated[str | None, typer.Option("--suite", metavar="NAME|FILE", help="Run a built-in suite or a suite TOML file ([[models]] tables), each model in its own process.", rich_help_panel=SCALE)] = None,
+    list_suites: Annotated[bool, typer.Option("--list-suites", help="List the built-in suites and exit.", rich_help_panel=SCALE)] = False,
+    resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file.", rich_help_panel=SCALE)] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Seconds before a run counts as hung (status timeout): each model with --suite (killed); the collective wait with --nproc (default 300).", rich_help_panel=SCALE)] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -90,6 +102,10 @@ def bench(
         nproc=nproc, rank_shapes=rank_shapes, timeout=timeout, shapes=shapes,
         sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
         fresh_cache=fresh_cache, suite=suite, resume=resume)
+    if not (list_models or list_suites):
+        from dyncli.bench.core.settings import check, flag_name
+
+        check(resolved.config, flag_name)
     if list_suites or resolved.config.suite:
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
         return
@@ -132,7 +148,8 @@ def bench(
 
 def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: str | None,
            csv_path: str | None, plot_path: str | None) -> None:
-    from dyncli.bench import suite_render, suites
+    from dyncli.bench import suite_render
+    from dyncli.bench.core import suites
 
     if list_suites:
         suite_render.print_listing(suites.listing())

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from dyncli.config import Resolved, resolve
 from dyncli.output import stderr_console
@@ -36,3 +37,38 @@ def resolve_config(table: str, config: Path | None, verbose: bool, **flags: Any)
         for key, value, origin in resolved.describe():
             err.print(f"  {table}.{key} = {value!r}  ({origin})", markup=False, highlight=False)
     return resolved
+
+
+class PanelCommand(TyperCommand):
+    """A command whose plain-text ``--help`` groups options under their ``rich_help_panel``.
+
+    The app prints plain help (``rich_markup_mode=None``), where typer ignores panels; a
+    command with 30 options reads better in groups. Options without a panel come last,
+    under "Options". ``panel_order`` puts panels in that order (others follow as declared).
+    """
+
+    panel_order: tuple[str, ...] = ()
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        """Arguments, then one section per panel in the order the options declare them."""
+        args: list[tuple[str, str]] = []
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                args.append(record)
+            else:
+                panels.setdefault(getattr(param, "rich_help_panel", None) or "Options",
+                                  []).append(record)
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        rest = panels.pop("Options", [])
+        ordered = sorted(panels.items(), key=lambda kv: self.panel_order.index(kv[0])
+                         if kv[0] in self.panel_order else len(self.panel_order))
+        for title, records in [*ordered, ("Options", rest)]:
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)

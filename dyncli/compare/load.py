@@ -19,8 +19,8 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from dyncli.bench.core.result import BenchResult, RunResult
 from dyncli.errors import InputError
 from dyncli.inputs import display_name, open_input
 from dyncli.logparse.safe import clip, loads
@@ -120,27 +120,6 @@ def read(path: str | Path) -> Side:
 # ---------------------------------------------------------------- dyncli JSON
 
 
-def _num(x: Any) -> float:
-    """A JSON number as a float; anything else (or an int too large for a float) is NaN."""
-    if not isinstance(x, (int, float)) or isinstance(x, bool):
-        return math.nan
-    try:
-        return float(x)
-    except OverflowError:
-        return math.nan
-
-
-def _floats(xs: Any) -> list[float]:
-    """The finite numbers of a JSON list (samples); not a list: none."""
-    if not isinstance(xs, list):
-        return []
-    return [f for f in map(_num, xs) if math.isfinite(f)]
-
-
-def _dict(x: Any) -> dict[str, Any]:
-    return x if isinstance(x, dict) else {}
-
-
 def _median(xs: list[float]) -> float:
     clean = [x for x in xs if math.isfinite(x)]
     return statistics.median(clean) if clean else math.nan
@@ -153,50 +132,41 @@ def _from_json(name: str, text: str) -> Side:
         raise InputError(f"{name}: not valid JSON ({e.msg} at line {e.lineno})") from None
     except ValueError as e:  # an int over 4,300 digits; nesting too deep
         raise InputError(f"{name}: not a benchmark result ({clip(str(e), 200)})") from None
-    if not isinstance(doc, dict) or doc.get("command") != "bench" or not isinstance(
-            doc.get("runs"), list):
-        raise InputError(f"{name}: not a dyncli bench result (no command 'bench' with runs)",
+    try:
+        result = BenchResult.from_dict(doc if isinstance(doc, dict) else {})
+    except ValueError as e:
+        raise InputError(f"{name}: {clip(str(e), 200)}",
                          hint="Make one with: dyncli bench MODEL --json FILE "
-                              "(or --suite NAME --json FILE)")
-    env = _dict(doc.get("environment"))
+                              "(or --suite NAME --json FILE)") from None
     records: dict[Key, Record] = {}
-    left_out = 0
-    for run in doc["runs"]:
-        if not isinstance(run, dict) or not isinstance(run.get("model"), str) \
-                or not isinstance(run.get("strategy"), (str, type(None))):
-            left_out += 1
-            continue
+    for run in result.runs:
         rec = _record(run)
         key = (model_key(rec.model), rec.strategy)
         if key in records:  # timm:X beside a torchvision X: keep both, the second by full name
             key = (rec.model, rec.strategy)
         records[key] = rec
-    device, torch = env.get("device"), env.get("torch")
-    return Side(name, "dyncli-json", records, device if isinstance(device, str) else None,
-                torch if isinstance(torch, str) else None, left_out)
+    env = result.environment
+    return Side(name, "dyncli-json", records, env.device or None, env.torch or None,
+                result.left_out)
 
 
-def _record(run: dict[str, Any]) -> Record:
-    raw = run.get("variations")
-    variations = [v for v in raw if isinstance(v, dict)] if isinstance(raw, list) else []
-    status = run.get("status", "pass")
-    rec = Record(run["model"], str(run.get("strategy")),
-                 status if isinstance(status, str) else "unknown")
-    rec.speedup = _num(_dict(run.get("speedup")).get("median"))
-    rec.compiled_ms = _median([_num(v.get("compiled_ms")) for v in variations])
-    compiles = run.get("compiles")
-    rec.compiles = compiles if isinstance(compiles, int) and not isinstance(compiles, bool) \
-        and 0 <= compiles < 1 << 62 else None
-    compile_s = _num(run.get("compile_time_s"))
-    rec.compile_s = compile_s if math.isfinite(compile_s) else None
-    if variations:
-        first = _num(variations[0].get("first_call_s"))
+def _finite(xs: list[float]) -> list[float]:
+    return [x for x in xs if math.isfinite(x)]
+
+
+def _record(run: RunResult) -> Record:
+    rec = Record(run.model, run.strategy, run.status)
+    rec.speedup = _median([v.speedup for v in run.variations if v.timed])
+    rec.compiled_ms = _median([v.compiled_ms for v in run.variations])
+    rec.compiles = run.compiles if run.compiles >= 0 else None
+    rec.compile_s = run.compile_time_s if math.isfinite(run.compile_time_s) else None
+    if run.variations:
+        first = run.variations[0].first_call_s
         rec.first_result_s = first if math.isfinite(first) else None
-    for v in variations:
-        shape = json.dumps(v.get("shapes"), sort_keys=True)
-        key = f"{v.get('index')}:{shape}"
-        rec.variations[key] = Samples(shape, _floats(v.get("eager_samples_ms")),
-                                      _floats(v.get("compiled_samples_ms")))
+    for v in run.variations:
+        shape = json.dumps(v.shapes, sort_keys=True)
+        rec.variations[f"{v.index}:{shape}"] = Samples(shape, _finite(v.eager_samples),
+                                                       _finite(v.compiled_samples))
     timed = [s for s in rec.variations.values() if s.eager and s.compiled]
     if timed:  # the samples are the measurement: summaries are recomputed from them
         rec.compiled_ms = _median([statistics.median(s.compiled) for s in timed])

@@ -15,6 +15,7 @@ from dyncli.diagnose.model import (
     FrameReport,
     RecompileReport,
 )
+from dyncli.logparse.events import CompileId
 from dyncli.sources import local_expr
 
 # A guard on a tensor's geometry: torch's TENSOR_MATCH message or a shape guard on a size symbol.
@@ -127,7 +128,7 @@ def _mark_dynamic_up_front(diag: Diagnosis) -> list[Advice]:
         # marking up front saves; later ones (a specialization, 0/1) have other fixes.
         last = max(_num(c) for c in (*f.marking_compiles, *(d.compile_id for d in auto)))
         size_recompiles = [r for r in diag.recompiles if r.rank == f.rank
-                           and r.compile_id.split("/")[0] == f.frame_id and r.cause == "size"
+                           and _frame(r.compile_id) == f.frame_id and r.cause == "size"
                            and _num(r.compile_id) <= last]
         if not size_recompiles:
             continue
@@ -151,8 +152,15 @@ def _mark_dynamic_up_front(diag: Diagnosis) -> list[Advice]:
 
 
 def _num(compile_id: str) -> int:
-    m = re.search(r"/(\d+)", compile_id)
-    return int(m.group(1)) if m else 0
+    """The compile number of a compile id's text (0 when it is not one)."""
+    cid = CompileId.parse(compile_id)
+    return cid.compile or 0 if cid else 0
+
+
+def _frame(compile_id: str) -> str:
+    """The frame of a compile id's text (:attr:`CompileId.frame_key`; "" when not one)."""
+    cid = CompileId.parse(compile_id)
+    return cid.frame_key if cid else ""
 
 
 def _arg(entry: str) -> str | None:

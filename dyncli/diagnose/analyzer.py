@@ -77,11 +77,6 @@ class _Compile:
     marked: dict[str, str] = field(default_factory=dict)  # source -> origin
 
 
-def _frame_id(cid: ev.CompileId) -> str:
-    frame = "" if cid.frame is None else str(cid.frame)
-    return frame if cid.autograd is None else f"!{cid.autograd}" + (f"/{frame}" if frame else "")
-
-
 def _symbols_in(expr: str) -> set[str]:
     return set(re.findall(r"\b[suq]\d+\b", expr))
 
@@ -123,7 +118,7 @@ class Analyzer:
             handler(event)
 
     def _frame(self, rank: int | None, cid: ev.CompileId) -> _Frame:
-        key = (rank, _frame_id(cid))
+        key = (rank, cid.frame_key)
         frame = self._frames.get(key)
         if frame is None:
             frame = self._frames[key] = _Frame(rank, key[1])

@@ -71,11 +71,6 @@ _PLACEHOLDER = re.compile(r"[^a-zA-Z0-9]+")
 _SIZE_KEY = re.compile(r"^(?P<base>.+?)(?::(?P<dim>\d+))?$")
 
 
-def _frame_key(cid: ev.CompileId) -> str:
-    frame = "" if cid.frame is None else str(cid.frame)
-    return frame if cid.autograd is None else f"!{cid.autograd}" + (f"/{frame}" if frame else "")
-
-
 class TraceAccumulator:
     """Collects the trace-only events of one or more trace files (bounded memory)."""
 
@@ -97,9 +92,9 @@ class TraceAccumulator:
             if len(runs) < 16:  # restart attempts of one compile; a repeated trace reuses ids
                 runs.append(event)
         elif isinstance(event, te.OutputGraph) and cid is not None:
-            self._graphs[(event.rank, _frame_key(cid))][cid.key] = event
+            self._graphs[(event.rank, cid.frame_key)][cid.key] = event
         elif isinstance(event, ev.TensorMatch) and cid is not None:
-            names = self._sources[(event.rank, _frame_key(cid))]
+            names = self._sources[(event.rank, cid.frame_key)]
             if len(names) < 4096:
                 names[_PLACEHOLDER.sub("_", event.source)] = event.source
         elif isinstance(event, te.CodeState) and event.action == "put":

@@ -56,6 +56,12 @@ class CompileId:
             return f"!{self.autograd}" + (f"/{frame}" if frame else "")
         return frame
 
+    @property
+    def frame_key(self) -> str:
+        """The frame this compile belongs to: ``0`` of ``0/3``, ``!1/0`` of ``!1/0/2``."""
+        frame = "" if self.frame is None else str(self.frame)
+        return frame if self.autograd is None else f"!{self.autograd}" + (f"/{frame}" if frame else "")
+
     def __str__(self) -> str:
         return self.key + (f"_{self.attempt}" if self.attempt else "")
 

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 import dyncli.bench.runner as core_bench
-from dyncli.bench.result import BenchResult, Hooks
+from dyncli.bench.core.result import BenchResult, Hooks
 from dyncli.cli import app
 
 ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
@@ -230,3 +230,26 @@ def test_interrupted_exits_130(runner: CliRunner, monkeypatch: pytest.MonkeyPatc
     assert result.exit_code == 130
     assert "interrupted" in result.stderr
     assert json.loads(Path("out.json").read_text())["interrupted"] is True
+
+
+def test_help_groups_the_options_in_panels(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["bench", "--help"], env=ENV)
+    assert result.exit_code == 0
+    heads = [ln for ln in result.stdout.splitlines() if ln.endswith(":") and not ln.startswith(" ")]
+    assert heads == ["Arguments:", "Model and shapes:", "Strategies and timing:", "Your traffic:",
+                     "Scale-out: ranks and suites:", "Output:", "Options:"]
+    panel = result.stdout.split("Your traffic:")[1].split("Scale-out")[0]
+    assert "--shapes" in panel and "--replay" in panel and "--nproc" not in panel
+
+
+def test_api_errors_name_the_option_and_cli_errors_the_flag(runner: CliRunner) -> None:
+    import dyncli.bench
+    from dyncli.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^bench\.repeat must be >= 2"):
+        dyncli.bench.run("resnet50", repeat=1)
+    with pytest.raises(UsageError, match=r"^bench\.strategy collectives: .*\n?") as err:
+        dyncli.bench.run("resnet50", strategy=["collectives"])
+    assert err.value.hint == "Add bench.nproc 2 (or more)"
+    cli = runner.invoke(app, ["bench", "resnet50", "--repeat", "1"], env=ENV)
+    assert cli.exit_code == 2 and cli.stderr.startswith("Error: --repeat must be >= 2")

@@ -11,8 +11,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from dyncli.bench.core.result import BenchResult, Call, Hooks
 from dyncli.bench.render import write_files
-from dyncli.bench.result import BenchResult, Call, Hooks
 from dyncli.bench.runner import run_bench
 from dyncli.cli import app
 from dyncli.config import BenchConfig
@@ -30,9 +30,9 @@ def test_eager_failure_is_a_status_and_the_rest_go_on() -> None:
     result = run_bench(f"{MODELS}:failing_at_ten", cfg)
     run = result.runs[0]
     by_batch = {v.batch_size: v for v in run.variations}
-    assert by_batch[10].accuracy == "eager_fail_to_run"
+    assert by_batch[10].status == "eager_fail_to_run"
     assert "refuses a batch of 10" in by_batch[10].detail
-    assert all(v.accuracy == "pass" for b, v in by_batch.items() if b != 10)
+    assert all(v.status == "pass" for b, v in by_batch.items() if b != 10)
     assert run.status == "eager_fail_to_run"
     assert result.ran and result.failed
 
@@ -41,7 +41,7 @@ def test_out_of_memory_is_a_status_and_the_rest_go_on() -> None:
     cfg = BenchConfig(variations=5, strategy=["dynamic"], **QUICK)
     result = run_bench(f"{MODELS}:oom_above_eight", cfg)
     run = result.runs[0]
-    by_batch = {v.batch_size: v.accuracy for v in run.variations}
+    by_batch = {v.batch_size: v.status for v in run.variations}
     assert len(by_batch) == 5 and any(b > 8 for b in by_batch) and any(b <= 8 for b in by_batch)
     assert {b: a for b, a in by_batch.items() if b > 8} == {b: "OOM" for b in by_batch if b > 8}
     assert all(a == "pass" for b, a in by_batch.items() if b <= 8)
@@ -162,6 +162,6 @@ def test_compile_failure_is_a_status(monkeypatch: pytest.MonkeyPatch) -> None:
     for run in result.runs:
         assert run.status == "fail_to_compile"
         assert run.compiles == 0
-        assert all(v.accuracy == "fail_to_compile" for v in run.variations)
+        assert all(v.status == "fail_to_compile" for v in run.variations)
         assert "inductor exploded" in run.variations[0].detail
     assert not result.ran

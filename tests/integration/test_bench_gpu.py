@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from dyncli.bench.result import Call, Hooks
+from dyncli.bench.core.result import Call, Hooks
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
 

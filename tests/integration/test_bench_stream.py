@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from dyncli.bench.result import BenchResult
+from dyncli.bench.core.result import BenchResult, PadTarget
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
 from dyncli.errors import UsageError
@@ -119,7 +119,7 @@ def test_pad_buckets_waste_and_accuracy(stream: BenchResult) -> None:
     run = _run(stream, "pad")
     assert run.status == "pass"
     assert run.compiles == 1  # every size fits the one bucket of 8
-    assert all(v.padded_to == {"batch": 8, "seq": None, "unpadded": False}
+    assert all(v.padded_to == PadTarget(8, None)
                for v in run.variations)
     assert run.stream.pad_waste == pytest.approx((4 + 2 + 7 + 0) / (4 + 6 + 1 + 8))
 
@@ -130,7 +130,7 @@ def test_pad_above_largest_bucket_runs_unpadded_and_training_is_not_applicable()
     run = run_bench(MODEL, cfg).runs[0]
     assert run.status == "pass"
     big = next(v for v in run.variations if v.batch_size == 12)
-    assert big.padded_to["unpadded"] and "ran unpadded" in big.detail
+    assert big.padded_to.unpadded and "ran unpadded" in big.detail
     training = run_bench(MODEL, BenchConfig(sizes=[4], strategy=["pad"], device="cpu",
                                             mode="training", repeat=2, warmup=0))
     assert training.runs[0].status == "not_applicable"
@@ -164,11 +164,11 @@ def test_replay_within_15_percent_of_prediction(one_thread: None) -> None:
     for _ in range(3):
         run = run_bench(f"{HERE / 'conftest_bench.py'}:wide_mlp", cfg).runs[0]
         assert run.replay is not None and run.stream is not None
-        assert run.replay["predicted_s"] == pytest.approx(run.stream.total_s)
-        assert run.replay["compiles"] == run.stream.compiles == 2
+        assert run.replay.predicted_s == pytest.approx(run.stream.total_s)
+        assert run.replay.compiles == run.stream.compiles == 2
         tries.append(run.replay)
         busy.append(os.getloadavg()[0] > (os.cpu_count() or 1) + 1)
-        measured, predicted = run.replay["measured_s"], run.replay["predicted_s"]
+        measured, predicted = run.replay.measured_s, run.replay.predicted_s
         if abs(predicted - measured) <= 0.15 * measured:
             return
     if all(busy):
@@ -188,8 +188,8 @@ def test_hf_sequences_padded_with_masks_pass_accuracy(tmp_path: Path) -> None:
     result = run_bench("hf:BertModel", cfg)
     pad = result.runs[0]
     assert pad.status == "pass", [v.detail for v in pad.variations]
-    assert [v.padded_to["seq"] for v in pad.variations] == [8, 32]
-    assert all(v.padded_to["batch"] == 4 for v in pad.variations)  # the batch never varied
+    assert [v.padded_to.seq for v in pad.variations] == [8, 32]
+    assert all(v.padded_to.batch == 4 for v in pad.variations)  # the batch never varied
     assert pad.stream.pad_waste == pytest.approx((3 * 3 + 12) / (3 * 5 + 20))
     assert result.requests == 4 and result.recommendation is not None
 

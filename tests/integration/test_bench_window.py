@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from dyncli.bench.core.result import BenchResult
 from dyncli.bench.hog import Hog
-from dyncli.bench.result import BenchResult
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
 

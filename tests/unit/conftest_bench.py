@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dyncli.bench.result import BenchResult, Environment, RunResult, VariationResult
+from dyncli.bench.core.result import BenchResult, Environment, RunResult, VariationResult
+from dyncli.bench.core.status import Status
 
 
 def variation(index: int, batch: int, eager: float, compiled: float, recompiled: bool,
@@ -14,7 +15,7 @@ def variation(index: int, batch: int, eager: float, compiled: float, recompiled:
         eager_samples=[eager] * 3, compiled_samples=[compiled] * 3, recompiled=recompiled,
         compiles=int(recompiled), first_call_s=0.5, compile_time_s=0.5 if recompiled else 0.0,
         recompile_reasons=["tensor 'x' size mismatch at index 0. expected 8, actual 10"]
-        if recompiled and index else [], accuracy=accuracy)
+        if recompiled and index else [], status=Status(accuracy))
 
 
 def sample_result(accuracy: str = "pass") -> BenchResult:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
 
 from dyncli.bench import render_ranks
-from dyncli.bench.distributed import from_dict, summarize
-from dyncli.bench.rank_worker import collective_status, rank_plan, short_error
-from dyncli.bench.result import BenchResult, Environment, RankResult, RankStep, RunResult
+from dyncli.bench.core.result import BenchResult, Environment, RankResult, RankStep, RunResult
+from dyncli.bench.core.status import short_error
+from dyncli.bench.distributed import summarize
+from dyncli.bench.rank_worker import collective_status, rank_plan
 from dyncli.config import BenchConfig
 
 
@@ -74,7 +74,7 @@ def test_worst_rank_status_wins_and_names_the_rank() -> None:
 
 def test_saved_rank_round_trips() -> None:
     rank = _rank(1, 2, 5.0, 1.0)
-    assert from_dict(json.loads(json.dumps(asdict(rank)))) == rank
+    assert RankResult.from_dict(json.loads(json.dumps(rank.to_dict()))) == rank
 
 
 def _result() -> BenchResult:
@@ -127,7 +127,7 @@ def test_launcher_failures_become_rank_statuses(tmp_path: Path) -> None:
     from dyncli.bench.distributed import STOPPED, _rank_result
 
     saved = _rank(0, 1, 5.0, 1.0)
-    (tmp_path / "rank0.json").write_text(json.dumps(asdict(saved)))
+    (tmp_path / "rank0.json").write_text(json.dumps(saved.to_dict()))
     log = tmp_path / "logs" / "run_x" / "attempt_0" / "1"
     log.mkdir(parents=True)
     (log / "stderr.log").write_text("noise\nRuntimeError: NCCL watchdog timeout\n\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dyncli.bench.shapes import (
+from dyncli.bench.core.shapes import (
     MIN_SIZE,
     DimPlan,
     Variation,

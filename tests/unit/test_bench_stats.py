@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from dyncli.bench.stats import geomean, median, p_value, speedup, summarize
+from dyncli.bench.core.stats import geomean, median, p_value, speedup, summarize
 
 
 def test_median_and_speedup() -> None:
@@ -53,7 +53,7 @@ def test_p_value_edge_cases() -> None:
 
 def test_pure_modules_never_import_torch() -> None:
     """Stats, shapes, timing, the result and its renderer work on a machine without torch."""
-    code = ("import sys, dyncli.bench.stats, dyncli.bench.shapes, dyncli.bench.timing, "
-            "dyncli.bench.result, dyncli.bench.render, dyncli.commands.bench; "
+    code = ("import sys, dyncli.bench.core.stats, dyncli.bench.core.shapes, dyncli.bench.timing, "
+            "dyncli.bench.core.result, dyncli.bench.render, dyncli.commands.bench; "
             "sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -13,10 +13,14 @@ from typing import Any
 import compare_docs as docs
 import pytest
 
-from dyncli.bench import suite_render, suites
+from dyncli.bench import suite_render
+from dyncli.bench.core import suites
+from dyncli.bench.core.result import RunResult
+from dyncli.bench.core.status import Status
+from dyncli.bench.core.suite_result import ModelOutcome, SuiteInfo, SuiteResult
 from dyncli.bench.render import CSV_COLUMNS
-from dyncli.bench.suite import SuiteResult, _completed
-from dyncli.bench.suite_child import ModelOutcome, _outcome
+from dyncli.bench.suite import _completed
+from dyncli.bench.suite_child import _outcome
 from dyncli.errors import ConfigError, InputError, UsageError
 
 SETTINGS = {"strategy": ["static", "automatic"], "mode": "inference", "timeout": 5.0}
@@ -88,23 +92,23 @@ def _doc(*strategies: str) -> dict[str, Any]:
 
 def test_finished_child_keeps_its_runs_under_the_suite_name() -> None:
     out = _outcome(_entry(), SETTINGS, 0, _doc("static", "automatic"), "", True, False, False, 5)
-    assert out.status == "pass" and [r["model"] for r in out.runs] == ["m", "m"]
-    assert out.environment and out.environment["device"] == "cpu" and not out.stderr_tail
+    assert out.status == "pass" and [r.model for r in out.runs] == ["m", "m"]
+    assert out.environment and out.environment.device == "cpu" and not out.stderr_tail
 
 
 def test_sigkill_is_oom_for_the_strategies_not_finished() -> None:
     out = _outcome(_entry(), SETTINGS, -signal.SIGKILL, _doc("static"), "tail", True, False,
                    False, 5)
     assert out.status == "OOM"
-    assert [(r["strategy"], r["status"]) for r in out.runs] == [("static", "pass"),
+    assert [(r.strategy, r.status) for r in out.runs] == [("static", "pass"),
                                                                ("automatic", "OOM")]
-    assert "SIGKILL" in out.runs[1]["error"] and out.stderr_tail == "tail"
+    assert "SIGKILL" in out.runs[1].error and out.stderr_tail == "tail"
 
 
 def test_timeout_marks_every_unfinished_strategy() -> None:
     out = _outcome(_entry(), SETTINGS, -signal.SIGTERM, None, "", False, True, False, 5)
     assert out.status == "timeout" and out.error == "still running after 5 s; killed"
-    assert [r["status"] for r in out.runs] == ["timeout", "timeout"]
+    assert [r.status for r in out.runs] == ["timeout", "timeout"]
 
 
 def test_could_not_run_is_model_fail_to_load_with_the_error_line() -> None:
@@ -124,12 +128,10 @@ def test_a_crash_after_progress_is_fail_to_compile_before_it_model_fail_to_load(
 
 
 def _suite_doc(statuses: dict[str, str], name: str = "s") -> dict[str, Any]:
-    s = suites.Suite(name, "built-in", "", {},
-                     [suites.SuiteEntry(m, m) for m in statuses])
-    result = SuiteResult(s, {})
+    result = SuiteResult(SuiteInfo(name, "built-in", "", len(statuses)), {})
     for model, status in statuses.items():
-        result.outcomes.append(ModelOutcome(model, model, status, SETTINGS,
-                                            [docs.run(model, "static", 0, status=status)]))
+        run = RunResult.from_dict(docs.run(model, "static", 0, status=status))
+        result.outcomes.append(ModelOutcome(model, model, Status(status), SETTINGS, [run]))
     return json.loads(json.dumps(result.to_dict(), default=str))
 
 
@@ -138,7 +140,7 @@ def test_resume_keeps_complete_models_and_reruns_interrupted_and_unbuilt_ones() 
     s = suites.Suite("s", "built-in", "", {}, [suites.SuiteEntry(m, m) for m in "abcde"])
     done = _completed(doc, s)
     assert sorted(done) == ["a", "b"]
-    assert done["b"].status == "timeout" and done["a"].runs[0]["model"] == "a"
+    assert done["b"].status == "timeout" and done["a"].runs[0].model == "a"
     with pytest.raises(UsageError, match="suite 'other', not 's'"):
         _completed(_suite_doc({"a": "pass"}, name="other"), s)
     with pytest.raises(UsageError, match="not a suite result"):
@@ -168,10 +170,7 @@ def test_suite_document_and_csv_use_the_bench_schema_and_harness_columns() -> No
     assert doc["command"] == "bench" and doc["suite"]["name"] == "s"
     assert [m["model"] for m in doc["models"]] == ["a", "b"]
     assert [r["model"] for r in doc["runs"]] == ["a", "b"]
-    s = suites.Suite("s", "built-in", "", {}, [])
-    result = SuiteResult(s, {}, [ModelOutcome.from_dict(m, [r for r in doc["runs"]
-                                                            if r["model"] == m["model"]])
-                                 for m in doc["models"]])
+    result = SuiteResult.from_dict(doc)
     rows = list(csv.DictReader(io.StringIO(suite_render.to_csv(result))))
     assert tuple(rows[0]) == CSV_COLUMNS
     assert {r["name"] for r in rows} == {"a", "b"} and len(rows) == 8

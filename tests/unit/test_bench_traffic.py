@@ -1,4 +1,4 @@
-"""Request streams and their cost model (dyncli.bench.stream, .traffic, .costing): no torch."""
+"""Request streams and their cost model (dyncli.bench.core: stream_file, plan, cost, recommend): no torch."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.bench import costing, stream, traffic
+from dyncli.bench.core import cost, plan, recommend, settings, stream_file
+from dyncli.bench.core.cost import Candidate, CompileEvent
+from dyncli.bench.core.result import BenchResult, Environment, Replay, RunResult
+from dyncli.bench.core.stream_file import StreamError
 from dyncli.bench.render import to_csv
-from dyncli.bench.result import BenchResult, Environment, RunResult
-from dyncli.bench.stream import StreamError
-from dyncli.bench.traffic import Candidate, CompileEvent
 from dyncli.config import BenchConfig
 from dyncli.errors import InputError, UsageError
 from tests.unit.conftest_bench import variation
@@ -26,12 +26,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_csv_counts_expand_in_order_and_blank_seq_is_base() -> None:
     text = "batch,seq,count\n8,,2\n1,16,1\n\n3,32,\n"
-    assert stream.parse_stream(text, "t.csv") == [(8, None), (8, None), (1, 16), (3, 32)]
+    assert stream_file.parse_stream(text, "t.csv") == [(8, None), (8, None), (1, 16), (3, 32)]
 
 
 def test_jsonl_with_only_seq() -> None:
     text = '{"seq": 128, "count": 2}\n\n{"seq": 7}\n'
-    assert stream.parse_stream(text, "t.jsonl") == [(None, 128), (None, 128), (None, 7)]
+    assert stream_file.parse_stream(text, "t.jsonl") == [(None, 128), (None, 128), (None, 7)]
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -55,60 +55,60 @@ def test_jsonl_with_only_seq() -> None:
 ])
 def test_bad_streams_name_the_line(text: str, message: str) -> None:
     with pytest.raises(StreamError, match="^" + message.replace("(", r"\(").replace("[", r"\[")):
-        stream.parse_stream(text, "t")
+        stream_file.parse_stream(text, "t")
 
 
 def test_requests_are_bounded_before_the_stream_is_built() -> None:
     with pytest.raises(StreamError, match=r"--requests 10,000,000,000 is above 1,000,000"):
-        stream.fit([(8, None)], 10**10)
-    assert len(stream.fit([(8, None), (1, None)], 1_000_000)) == 1_000_000
+        stream_file.fit([(8, None)], 10**10)
+    assert len(stream_file.fit([(8, None), (1, None)], 1_000_000)) == 1_000_000
 
 
 def test_sizes_allow_zero_and_one() -> None:
-    assert stream.parse_sizes([1, 0, 3]) == [(1, None), (0, None), (3, None)]
+    assert stream_file.parse_sizes([1, 0, 3]) == [(1, None), (0, None), (3, None)]
     with pytest.raises(StreamError):
-        stream.parse_sizes([-2])
+        stream_file.parse_sizes([-2])
 
 
 def test_fit_cycles_and_cuts() -> None:
     s = [(1, None), (2, None), (3, None)]
-    assert [b for b, _ in stream.fit(s, 7)] == [1, 2, 3, 1, 2, 3, 1]
-    assert stream.fit(s, 2) == s[:2]
-    assert stream.fit(s, None) == s
+    assert [b for b, _ in stream_file.fit(s, 7)] == [1, 2, 3, 1, 2, 3, 1]
+    assert stream_file.fit(s, 2) == s[:2]
+    assert stream_file.fit(s, None) == s
 
 
 def test_distinct_first_sight_order() -> None:
-    shapes, ids = stream.distinct([(8, None), (1, None), (8, None), (3, None), (1, None)])
+    shapes, ids = stream_file.distinct([(8, None), (1, None), (8, None), (3, None), (1, None)])
     assert shapes == [(8, None), (1, None), (3, None)]
     assert ids == [0, 1, 0, 2, 1]
 
 
 def test_compile_walk_default_and_eager_first() -> None:
     ids = [0, 0, 1, 0, 2]
-    assert stream.compile_walk(ids, False) == ([0, 1, 2], [0, 2, 4])
+    assert stream_file.compile_walk(ids, False) == ([0, 1, 2], [0, 2, 4])
     # eager_then_compile: request 0 runs eager, the compile at request 1 (shape 0 again)
-    assert stream.compile_walk(ids, True) == ([0, 1, 2], [1, 2, 4])
+    assert stream_file.compile_walk(ids, True) == ([0, 1, 2], [1, 2, 4])
     # a shape seen only at request 0 never reaches a compiled call in the stream
-    assert stream.compile_walk([0, 1, 1], True) == ([1, 0], [None, 1])
+    assert stream_file.compile_walk([0, 1, 1], True) == ([1, 0], [None, 1])
 
 
 def test_buckets_and_pad_waste() -> None:
-    assert traffic.parse_buckets("pow2") is None
-    assert traffic.parse_buckets("32, 8,16") == [8, 16, 32]
+    assert cost.parse_buckets("pow2") is None
+    assert cost.parse_buckets("32, 8,16") == [8, 16, 32]
     with pytest.raises(StreamError):
-        traffic.parse_buckets("8,x")
-    assert [traffic.bucket_of(s, None) for s in (0, 1, 2, 3, 5, 16, 17)] == [1, 1, 2, 4, 8, 16, 32]
-    assert traffic.bucket_of(9, [8, 16]) == 16 and traffic.bucket_of(17, [8, 16]) is None
+        cost.parse_buckets("8,x")
+    assert [cost.bucket_of(s, None) for s in (0, 1, 2, 3, 5, 16, 17)] == [1, 1, 2, 4, 8, 16, 32]
+    assert cost.bucket_of(9, [8, 16]) == 16 and cost.bucket_of(17, [8, 16]) is None
     # 5 rows padded to 8 (3 added) and 8 rows unpadded: 3 / 13 real rows
-    assert traffic.pad_waste([(5, 1), (8, 1)], [(8, 1), (8, 1)]) == pytest.approx(3 / 13)
-    assert traffic.pad_waste([(2, 10)], [(2, 16)]) == pytest.approx(6 / 10)
-    assert math.isinf(traffic.pad_waste([(0, 1)], [(1, 1)]))
+    assert cost.pad_waste([(5, 1), (8, 1)], [(8, 1), (8, 1)]) == pytest.approx(3 / 13)
+    assert cost.pad_waste([(2, 10)], [(2, 16)]) == pytest.approx(6 / 10)
+    assert math.isinf(cost.pad_waste([(0, 1)], [(1, 1)]))
 
 
 def test_cost_places_compiles_in_stream_order() -> None:
     # two shapes: 1 ms and 2 ms steady; a 0.5 s compile at request 0 and 0.25 s at request 2
     ids = [0, 0, 1, 1]
-    c = traffic.cost(ids, [1.0, 2.0], [CompileEvent(0, 0.5), CompileEvent(2, 0.25)])
+    c = cost.cost(ids, [1.0, 2.0], [CompileEvent(0, 0.5), CompileEvent(2, 0.25)])
     assert c.first_result_s == pytest.approx(0.501)
     assert c.total_s == pytest.approx(0.75 + 0.006)
     assert c.weighted_latency_ms == pytest.approx(1.5)
@@ -117,24 +117,24 @@ def test_cost_places_compiles_in_stream_order() -> None:
 
 
 def test_cost_override_for_an_eager_first_request() -> None:
-    c = traffic.cost([0, 0], [1.0], [CompileEvent(1, 0.5)], overrides={0: 0.01})
+    c = cost.cost([0, 0], [1.0], [CompileEvent(1, 0.5)], overrides={0: 0.01})
     assert c.first_result_s == pytest.approx(0.01)
     assert c.total_s == pytest.approx(0.01 + 0.501)
 
 
 def test_break_even_within_the_stream_and_projected() -> None:
     eager = [1.0, 2.0, 3.0, 4.0]
-    assert traffic.break_even([2.5, 2.6, 2.7, 2.8], eager, 100.0, 1000.0) == (3, False)
+    assert cost.break_even([2.5, 2.6, 2.7, 2.8], eager, 100.0, 1000.0) == (3, False)
     # crosses below, back above, below again: the last crossing counts
-    assert traffic.break_even([0.5, 2.5, 2.9, 3.0], eager, 100.0, 1000.0) == (3, False)
+    assert cost.break_even([0.5, 2.5, 2.9, 3.0], eager, 100.0, 1000.0) == (3, False)
     # still behind by 1 s, 0.5 s cheaper per request: level after the 6th, below from the 7th
-    assert traffic.break_even([5.0, 5.0, 5.0, 5.0], eager, 500.0, 1000.0) == (7, True)
-    assert traffic.break_even([5.0, 5.0, 5.0, 5.0], eager, 1000.0, 1000.0) == (None, False)
+    assert cost.break_even([5.0, 5.0, 5.0, 5.0], eager, 500.0, 1000.0) == (7, True)
+    assert cost.break_even([5.0, 5.0, 5.0, 5.0], eager, 1000.0, 1000.0) == (None, False)
 
 
 def test_weighted_samples_weight_by_request_share() -> None:
     ids = [0, 0, 0, 1]
-    out = traffic.weighted_samples(ids, [[1.0, 2.0], [5.0, 6.0]])
+    out = cost.weighted_samples(ids, [[1.0, 2.0], [5.0, 6.0]])
     assert out == pytest.approx([0.75 * 1 + 0.25 * 5, 0.75 * 2 + 0.25 * 6])
 
 
@@ -144,18 +144,18 @@ def test_recommend_cheapest_that_passed_with_p_value() -> None:
     cands = [Candidate("static", 1.0, False, fast, 1.0, 0.5),
              Candidate("dynamic", 3.0, True, slow, 2.0, 1.0, break_even=50),
              Candidate("pad", 2.0, True, fast, 1.0, 1.5, break_even=20)]
-    rec = traffic.recommend(cands, 100)
+    rec = cost.recommend(cands, 100)
     assert rec is not None and rec.strategy == "pad" and rec.runner_up == "dynamic"
     assert rec.p_value is not None and rec.p_value < 0.05
     assert "pad serves faster once compiled" in rec.reason
     assert "not considered (did not pass): static" in rec.reason
-    same = traffic.recommend([Candidate("a", 1.0, True, fast), Candidate("b", 1.1, True, fast)], 5)
+    same = cost.recommend([Candidate("a", 1.0, True, fast), Candidate("b", 1.1, True, fast)], 5)
     assert same is not None and "do not differ significantly" in same.reason
-    assert traffic.recommend([Candidate("x", 1.0, False)], 1) is None
+    assert cost.recommend([Candidate("x", 1.0, False)], 1) is None
 
 
 def test_recommend_eager_says_when_compiling_pays_back() -> None:
-    rec = traffic.recommend([Candidate("eager", 0.1, True), Candidate("dynamic", 3.0, True,
+    rec = cost.recommend([Candidate("eager", 0.1, True), Candidate("dynamic", 3.0, True,
                                                                      break_even=900)], 10)
     assert rec is not None and rec.strategy == "eager"
     assert "pays back only after 900 requests (dynamic)" in rec.reason
@@ -180,7 +180,7 @@ def test_apply_costs_runs_eager_and_recommends() -> None:
         run.finish()
     ids = [0, 0, 1, 1]
     result = _result([static, dynamic], ids)
-    costing.apply(result)
+    recommend.apply(result)
     assert result.eager_stream is not None
     assert result.eager_stream.total_s == pytest.approx(0.009)
     assert dynamic.stream is not None and static.stream is not None
@@ -207,7 +207,7 @@ def test_apply_skips_runs_without_timings() -> None:
     ok.variations = [variation(0, 8, 2.0, 1.0, True)]
     ok.variations[0].request = 0
     result = _result([run, ok], [0, 0])
-    costing.apply(result)
+    recommend.apply(result)
     assert run.stream is None
     assert result.recommendation is not None
     assert "not considered (did not pass): pad" in result.recommendation.reason
@@ -215,22 +215,22 @@ def test_apply_skips_runs_without_timings() -> None:
 
 def test_user_stream_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such shapes file"):
-        costing.user_stream(BenchConfig(shapes=str(tmp_path / "nope.csv")))
+        plan.user_stream(BenchConfig(shapes=str(tmp_path / "nope.csv")))
     bad = tmp_path / "bad.csv"
     bad.write_text("batch\nx\n")
     with pytest.raises(InputError, match=r"bad.csv: line 2: batch must be an integer"):
-        costing.user_stream(BenchConfig(shapes=str(bad)))
+        plan.user_stream(BenchConfig(shapes=str(bad)))
     with pytest.raises(UsageError, match="not both"):
-        costing.user_stream(BenchConfig(shapes=str(bad), sizes=[1]))
-    assert costing.user_stream(BenchConfig(sizes=[0, 1])) == ([(0, None), (1, None)], "sizes")
-    assert costing.user_stream(BenchConfig()) is None
+        settings.check(BenchConfig(shapes=str(bad), sizes=[1]))
+    assert plan.user_stream(BenchConfig(sizes=[0, 1])) == ([(0, None), (1, None)], "sizes")
+    assert plan.user_stream(BenchConfig()) is None
     # a device with no end is read only up to the bound
     with pytest.raises(InputError, match=r"/dev/zero: over 64 MB"):
-        costing.user_stream(BenchConfig(shapes="/dev/zero"))
+        plan.user_stream(BenchConfig(shapes="/dev/zero"))
 
 
 def test_shipped_traffic_example_is_skewed_and_valid() -> None:
-    requests, _source = costing.user_stream(
+    requests, _source = plan.user_stream(
         BenchConfig(shapes=str(ROOT / "examples" / "traffic.csv"))) or ([], "")
     sizes = [b for b, _ in requests]
     assert len(sizes) == 160 and sizes.count(1) > len(sizes) / 2 and 0 in sizes
@@ -238,7 +238,7 @@ def test_shipped_traffic_example_is_skewed_and_valid() -> None:
 
 
 def test_traffic_and_costing_do_not_import_torch() -> None:
-    code = ("import sys, dyncli.bench.traffic, dyncli.bench.costing; "
+    code = ("import sys, dyncli.bench.core.cost, dyncli.bench.core.recommend; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -263,7 +263,7 @@ def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> Non
     dynamic.finish()
     failed = RunResult("m", "static", "inference", status="fail_to_compile")
     result = _result([dynamic, failed], [0, 1])
-    costing.apply(result)
+    recommend.apply(result)
     text = _stream_text(result)
     header = next(line for line in text.splitlines() if "total s" in line)
     assert "pad waste" not in header and "replay" not in header
@@ -271,7 +271,7 @@ def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> Non
     assert static_row.split()[1] == "fail_to_compile"  # under "total s", not in a far column
     assert dynamic.stream is not None
     dynamic.stream.pad_waste = 0.25
-    dynamic.replay = {"measured_s": 1.5, "predicted_s": 1.25}
+    dynamic.replay = Replay(1.5, 1.25)
     text = _stream_text(result)
     assert "pad waste" in text and "replay meas/pred s" in text
     row = next(line for line in text.splitlines() if line.strip().startswith("dynamic"))
@@ -279,7 +279,7 @@ def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> Non
 
 
 def test_recommend_says_when_eager_is_faster_even_compiled() -> None:
-    rec = traffic.recommend([Candidate("eager", 0.1, True, weighted_latency_ms=0.03,
+    rec = cost.recommend([Candidate("eager", 0.1, True, weighted_latency_ms=0.03,
                                        samples=(0.03, 0.031, 0.029, 0.03)),
                              Candidate("automatic", 0.2, True, weighted_latency_ms=0.05,
                                        samples=(0.05, 0.051, 0.049, 0.05))], 3)

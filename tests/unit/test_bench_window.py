@@ -1,5 +1,6 @@
 """Same-window pricing, the bootstrap confidence, load readings, loops per sample, compile CPU
-time and the CPU hog (dyncli.bench.confidence, .machine, .loops, .cpu_time, .hog): no torch."""
+time and the CPU hog (dyncli.bench.core.confidence, .machine, .cpu_time; dyncli.bench.loops, .hog):
+no torch."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.bench import confidence as conf
-from dyncli.bench import cpu_time, loops, machine
-from dyncli.bench.confidence import Contender, Window
+from dyncli.bench import loops
+from dyncli.bench.core import confidence as conf
+from dyncli.bench.core import cpu_time, machine
+from dyncli.bench.core.confidence import Contender, Window
 from dyncli.bench.hog import Hog
 from dyncli.bench.timing import CpuClock
 
@@ -252,8 +254,8 @@ def test_hog_toggles_is_bounded_and_is_stopped_by_pid() -> None:
 
 
 def _costed(prime_compiles: int = 0, cpu: float | None = None):  # type: ignore[no-untyped-def]
-    from dyncli.bench import costing
-    from dyncli.bench.result import BenchResult, Environment, RunResult
+    from dyncli.bench.core import recommend
+    from dyncli.bench.core.result import BenchResult, Environment, RunResult
     from tests.unit.conftest_bench import variation
 
     env = Environment("0.2.0", "2.15.0", "3.11", "cpu", "cpu", "float32", 2)
@@ -270,7 +272,7 @@ def _costed(prime_compiles: int = 0, cpu: float | None = None):  # type: ignore[
         runs.append(run)
     result = BenchResult("m", env, {"repeat": 3}, runs=runs)
     result.requests, result.stream_ids = 200, [0] * 200
-    costing.apply(result)
+    recommend.apply(result)
     return result
 
 

@@ -191,7 +191,7 @@ def test_repo_autodyn_toml_documents_every_key_with_its_default() -> None:
 
 
 def test_config_and_suite_files_are_read_only_up_to_a_bound() -> None:
-    from dyncli.bench import suites
+    from dyncli.bench.core import suites
     from dyncli.config import load_file
     from dyncli.errors import InputError
 

@@ -6,7 +6,7 @@ A stream comes from ``--shapes FILE`` (CSV with a header row, or JSONL; columns/
 per variation). ``--requests N`` cycles or cuts the stream to N requests (:func:`fit`). Every
 number is checked before use (type, range: sizes at most :data:`MAX_SIZE`, ``count`` at most
 :data:`MAX_COUNT`, the whole stream at most :data:`MAX_REQUESTS`) and a bad row is a
-:class:`StreamError` naming its line. What a stream costs is :mod:`dyncli.bench.traffic`.
+:class:`StreamError` naming its line. What a stream costs is :mod:`dyncli.bench.core.cost`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a request stream costs under each strategy. Pure: no torch, no file IO.
 
 A *stream* is the user's traffic in order: one ``(batch, seq)`` shape per request (``None`` =
-the model's base size); reading one is :mod:`dyncli.bench.stream`.
+the model's base size); reading one is :mod:`dyncli.bench.core.stream_file`.
 
 The cost model (docs/bench.md, "The cost of a request stream"):
 
@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.bench.stats import median, p_value
-from dyncli.bench.stream import MAX_SIZE, StreamError
+from dyncli.bench.core import fields as f
+from dyncli.bench.core.stats import p_value
+from dyncli.bench.core.stream_file import MAX_SIZE, StreamError
 from dyncli.logparse.safe import clip
 
 SIGNIFICANT = 0.05
@@ -82,24 +83,6 @@ def pad_waste(real: Sequence[tuple[int, int]], padded: Sequence[tuple[int, int]]
 
 
 @dataclass(frozen=True)
-class ShapeTiming:
-    """One distinct shape under one strategy: steady-state samples, in ms."""
-
-    compiled_samples: tuple[float, ...]
-    eager_samples: tuple[float, ...]
-
-    @property
-    def compiled_ms(self) -> float:
-        """Median compiled latency."""
-        return median(self.compiled_samples)
-
-    @property
-    def eager_ms(self) -> float:
-        """Median eager latency."""
-        return median(self.eager_samples)
-
-
-@dataclass(frozen=True)
 class CompileEvent:
     """A compile in stream order: at request ``request``, ``seconds`` beyond that request."""
 
@@ -138,6 +121,18 @@ class StreamCost:
         if self.replay is not None:
             out["replay"] = self.replay
         return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StreamCost:
+        """Read a ``stream`` object back (the curve is not in the document: empty)."""
+        return cls(f.integer(d.get("requests")), f.num(d.get("first_result_s")),
+                   f.num(d.get("total_s")), f.num(d.get("weighted_latency_ms")),
+                   f.num(d.get("compile_s")), f.integer(d.get("compiles")),
+                   break_even=f.opt_int(f.obj(d.get("break_even_requests")).get("eager")),
+                   break_even_projected=f.flag(d.get("break_even_projected")),
+                   pad_waste=f.num(d.get("pad_waste")) if "pad_waste" in d else None,
+                   replay={k: f.num(v) for k, v in f.obj(d.get("replay")).items()}
+                   if isinstance(d.get("replay"), dict) else None)
 
 
 def cost(ids: Sequence[int], latency_ms: Sequence[float], events: Sequence[CompileEvent] = (),
@@ -246,10 +241,22 @@ class Recommendation:
 
     def as_dict(self) -> dict[str, Any]:
         """The top-level ``recommendation`` object."""
-        return {"strategy": self.strategy, "total_s": self.total_s, "reason": self.reason,
-                "runner_up": self.runner_up, "runner_up_total_s": self.runner_up_total_s,
-                "p_value": self.p_value, "confidence": self.confidence,
-                "p_best": self.p_best}
+        out = {"strategy": self.strategy, "total_s": self.total_s, "reason": self.reason,
+               "runner_up": self.runner_up, "runner_up_total_s": self.runner_up_total_s,
+               "p_value": self.p_value}
+        if self.confidence is not None:
+            out |= {"confidence": self.confidence, "p_best": self.p_best}
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Recommendation:
+        """Read the ``recommendation`` object back."""
+        return cls(f.text(d.get("strategy")), f.num(d.get("total_s")),
+                   f.opt_text(d.get("runner_up")), f.opt_num(d.get("runner_up_total_s")),
+                   f.opt_num(d.get("p_value")), f.text(d.get("reason")),
+                   f.opt_num(d.get("confidence")),
+                   {str(k): f.num(v) for k, v in f.obj(d.get("p_best")).items()}
+                   if isinstance(d.get("p_best"), dict) else None)
 
 
 def recommend(candidates: Sequence[Candidate], requests: int) -> Recommendation | None:

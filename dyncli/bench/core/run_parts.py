@@ -1,0 +1,155 @@
+"""The parts of a bench run beyond its variations: ranks, pgo passes, replay, pad buckets.
+
+Each has ``to_dict()`` (its object in the bench document) and a tolerant ``from_dict()``;
+:mod:`dyncli.bench.core.result` puts them together. No torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dyncli.bench.core import fields as f
+from dyncli.bench.core.status import Status
+
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class PadTarget:
+    """pad: the bucket a shape ran at (``None``: that dim was not padded)."""
+
+    batch: int | None
+    seq: int | None
+    unpadded: bool = False  # above the largest bucket: ran at its own size
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``padded_to`` object of a variation."""
+        return {"batch": self.batch, "seq": self.seq, "unpadded": self.unpadded}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PadTarget:
+        """Read ``padded_to`` back."""
+        return cls(f.opt_int(d.get("batch")), f.opt_int(d.get("seq")), f.flag(d.get("unpadded")))
+
+
+@dataclass
+class RankStep:
+    """One variation as one rank ran it under ``--nproc``."""
+
+    index: int
+    batch_size: int | None
+    seq_len: int | None
+    compiles: int = 0
+    first_call_s: float = NAN
+    step_ms: float = NAN  # median of the timed steps, the collective excluded
+    wait_ms: float = 0.0  # time in the collective after this variation's steps
+    recompile_reasons: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """One ``runs[].ranks[].steps[]`` entry."""
+        return {"index": self.index, "batch_size": self.batch_size, "seq_len": self.seq_len,
+                "compiles": self.compiles, "first_call_s": self.first_call_s,
+                "step_ms": self.step_ms, "wait_ms": self.wait_ms,
+                "recompile_reasons": self.recompile_reasons}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RankStep:
+        """Read a rank's step back."""
+        return cls(f.integer(d.get("index")), f.opt_int(d.get("batch_size")),
+                   f.opt_int(d.get("seq_len")), f.integer(d.get("compiles")),
+                   f.num(d.get("first_call_s")), f.num(d.get("step_ms")),
+                   f.num(d.get("wait_ms"), 0.0), f.texts(d.get("recompile_reasons")))
+
+
+@dataclass
+class RankResult:
+    """One rank of a ``--nproc`` run: what it compiled, how long it stepped, how long it waited."""
+
+    rank: int
+    status: Status = Status.PASS
+    error: str = ""
+    compiles: int = 0
+    compile_time_s: float = 0.0
+    first_step_s: float = NAN
+    step_ms: float = NAN  # median of every timed step of the rank, collective excluded
+    wait_ms: float = 0.0  # total time in the collective that ends each step
+    busy_s: float = 0.0  # time in the model calls (compiles included), waits excluded
+    steps: list[RankStep] = field(default_factory=list)
+    last_lines: list[str] = field(default_factory=list)  # a failed process's last stderr lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """One ``runs[].ranks[]`` entry (also the file each rank writes as it goes)."""
+        return {
+            "rank": self.rank, "status": self.status, "error": self.error or None,
+            "compiles": self.compiles, "compile_time_s": self.compile_time_s,
+            "first_step_s": self.first_step_s, "step_ms": self.step_ms, "wait_ms": self.wait_ms,
+            "busy_s": self.busy_s, "last_lines": self.last_lines,
+            "steps": [s.to_dict() for s in self.steps],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RankResult:
+        """Read a rank back."""
+        return cls(f.integer(d.get("rank")), Status.parse(d.get("status")), f.text(d.get("error")),
+                   f.integer(d.get("compiles")), f.num(d.get("compile_time_s"), 0.0),
+                   f.num(d.get("first_step_s")), f.num(d.get("step_ms")),
+                   f.num(d.get("wait_ms"), 0.0), f.num(d.get("busy_s"), 0.0),
+                   [RankStep.from_dict(s) for s in f.objs(d.get("steps"))],
+                   f.texts(d.get("last_lines")))
+
+
+@dataclass
+class PgoPass:
+    """pgo: one of its passes (``cold`` records the profile, ``warm`` is the measured one)."""
+
+    name: str
+    compiles: int | None = None
+    compile_time_s: float | None = None
+    wall_s: float | None = None
+    state_files: list[str] | None = None
+    state_loaded: bool | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """One ``runs[].passes[]`` entry: the keys that pass has."""
+        out: dict[str, Any] = {"pass": self.name}
+        for key in ("error", "compiles", "compile_time_s", "wall_s", "state_files",
+                    "state_loaded"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PgoPass:
+        """Read a pass back."""
+        files = d.get("state_files")
+        return cls(f.text(d.get("pass")), f.opt_int(d.get("compiles")),
+                   f.opt_num(d.get("compile_time_s")), f.opt_num(d.get("wall_s")),
+                   f.texts(files) if isinstance(files, list) else None,
+                   f.opt_flag(d.get("state_loaded")), f.opt_text(d.get("error")))
+
+
+@dataclass
+class Replay:
+    """``--replay``: the whole stream run for real, against the cost model's prediction."""
+
+    measured_s: float
+    predicted_s: float
+    compiles: int | None = None
+    interleaved: bool = False  # taking turns with every strategy and eager, in chunks
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``runs[].replay`` object."""
+        out: dict[str, Any] = {"measured_s": self.measured_s, "predicted_s": self.predicted_s}
+        if self.compiles is not None:
+            out["compiles"] = self.compiles
+        if self.interleaved:
+            out["interleaved"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Replay:
+        """Read ``replay`` back."""
+        return cls(f.num(d.get("measured_s")), f.num(d.get("predicted_s")),
+                   f.opt_int(d.get("compiles")), f.flag(d.get("interleaved")))
