@@ -291,7 +291,8 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
     runner = _Strategies(h, plan, hooks, fresh,
                          parse_buckets(cfg.buckets) if "pad" in cfg.strategy else None,
                          len(plan.variations) * len(cfg.strategy))
-    runner.same.on = fresh and bool(plan.variations)
+    # a request stream to cost (not the quickstart's plan, even with a fresh cache)
+    runner.same.on = (given is not None or cfg.replay) and bool(plan.variations)
     if fresh:
         result.compiler_warmup_s = passes.warm_compiler(h, plan.ids[0])
     same = runner.same
