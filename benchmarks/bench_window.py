@@ -31,8 +31,8 @@ DEFAULT_MODEL = f"{ROOT / 'tests' / 'integration' / 'conftest_bench.py'}:wide_ml
 
 def replayed(result: Any) -> dict[str, float]:
     """Measured replay seconds per strategy, eager included."""
-    out = {r.strategy: r.replay["measured_s"] for r in result.runs
-           if r.replay and r.replay.get("measured_s") == r.replay.get("measured_s")}
+    out = {r.strategy: r.replay.measured_s for r in result.runs
+           if r.replay and r.replay.measured_s == r.replay.measured_s}
     if result.eager_stream is not None and result.eager_stream.replay:
         out["eager"] = result.eager_stream.replay["measured_s"]
     return out
@@ -66,7 +66,8 @@ def show(label: str, result: Any, wall: float) -> None:
             print(f"{name:<20} {getattr(run, 'status', '')}: {getattr(run, 'error', '')}")
             continue
         p = stream.total_s
-        m = (rep or {}).get("measured_s", math.nan)
+        m = (rep.get("measured_s", math.nan) if isinstance(rep, dict)
+             else rep.measured_s if rep else math.nan)
         cpu = sum(v.first_call_cpu_s or 0 for v in run.variations if v.compiles) if run else 0
         print(f"{name:<20} {p:>12.2f} {m:>11.2f} {(p - m) / m if m else math.nan:>+7.0%} "
               f"{stream.compile_s:>10.2f} {cpu:>7.2f}")
