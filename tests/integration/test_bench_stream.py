@@ -108,7 +108,7 @@ def test_eager_then_compile_first_call_is_eager(stream: BenchResult) -> None:
 
 def test_pgo_warm_pass_starts_from_the_cold_profile(stream: BenchResult) -> None:
     run = _run(stream, "pgo")
-    cold, warm = run.passes
+    cold, warm = (p.to_dict() for p in run.passes)
     assert cold["pass"] == "cold" and cold["state_files"]
     assert warm["pass"] == "warm" and warm["state_loaded"] is True
     # cold: 4 static, 6 dynamic, 1 specialized; warm: 4 already dynamic, 1 specialized
