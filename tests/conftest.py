@@ -1,10 +1,15 @@
-"""Project-wide pytest setup: the `gpu` marker skips cleanly on machines without CUDA."""
+"""Project-wide pytest setup: the `gpu` marker skips cleanly on machines without CUDA, and
+every test under tests/integration/ carries the `torch` marker (CI runs `pytest -m torch` on
+the previous torch release too)."""
 
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import pytest
+
+_INTEGRATION = Path(__file__).resolve().parent / "integration"
 
 
 @functools.cache
@@ -17,6 +22,10 @@ def _cuda_available() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Marked here (not in each module) so a new integration test cannot miss the second run.
+    for item in items:
+        if _INTEGRATION in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.torch)
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     # torch is imported only when a gpu test was collected: unit runs stay torch-free.
     if gpu_items and not _cuda_available():

@@ -16,6 +16,7 @@ Examples:
   dyncli diagnose run.log
   dyncli diagnose /tmp/trace --json diagnosis.json --fail-on recompiles
   TORCH_TRACE=/tmp/trace python train.py && dyncli diagnose /tmp/trace --html report.html
+  dyncli diagnose /tmp/trace --perfetto timeline.json   # open in ui.perfetto.dev
 \b
 Exit codes: 0 read; 1 a --fail-on item was found, or --strict met a line it did not
 understand; 2 an input is absent or not a log/trace.
@@ -29,6 +30,7 @@ def diagnose(
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Processes reading trace rank files in parallel (default: the core count; 1 = serial).")] = None,
     html_path: Annotated[str | None, typer.Option("--html", metavar="PATH", help="Also write a self-contained HTML report (one file, no external resources) to PATH ('-' for stdout).")] = None,
+    perfetto_path: Annotated[str | None, typer.Option("--perfetto", metavar="PATH", help="Also write the compile timeline (each compile and its phases, a process per rank) as Chrome trace-event JSON for Perfetto to PATH ('-' for stdout); TORCH_TRACE inputs.")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
@@ -40,10 +42,10 @@ def diagnose(
     from dyncli.diagnose import render
     from dyncli.diagnose.api import run
     from dyncli.diagnose.html import write_html
-    from dyncli.errors import GateError
+    from dyncli.errors import GateError, UsageError
     from dyncli.output import check_outputs, stderr_console, write_json
 
-    check_outputs({"--json": json_path, "--html": html_path})
+    check_outputs({"--json": json_path, "--html": html_path, "--perfetto": perfetto_path})
     diag = run([str(p) for p in paths], config=resolved.config)
     if verbose:
         render.render_parse_notes(diag)
@@ -51,8 +53,17 @@ def diagnose(
         write_json(json_path, diag.to_dict())
     if html_path is not None:
         write_html(html_path, diag)
+    if perfetto_path is not None:
+        from dyncli.diagnose.perfetto import write_perfetto
+
+        if diag.trace is None:
+            raise UsageError("--perfetto needs a TORCH_TRACE input: a text log has no compile "
+                             "times", hint="TORCH_TRACE=/tmp/trace python train.py && "
+                             "dyncli diagnose /tmp/trace --perfetto timeline.json")
+        write_perfetto(perfetto_path, diag)
     # With --json - (or --html -) stdout holds the document alone; the human view goes to stderr.
     render.render_terminal(diag, limit=resolved.config.limit,
-                           console=stderr_console() if "-" in (json_path, html_path) else None)
+                           console=stderr_console() if "-" in (json_path, html_path, perfetto_path)
+                           else None)
     if diag.tripped:
         raise GateError(f"found {', '.join(diag.tripped)} (--fail-on)")

@@ -9,7 +9,7 @@ import typer
 
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
 
-HELP = "Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list."
+HELP = "Turn PGO state into TORCH_COMPILE_DYNAMIC_SOURCES (and the unbacked and static lists)."
 EPILOG = """\b
 Examples:
   dyncli suggest --pgo-dir /tmp/torchinductor_$USER
@@ -17,6 +17,8 @@ Examples:
   dyncli suggest --from-trace /tmp/trace_dir --json -
   dyncli suggest --redis redis://127.0.0.1:6379 --job-id train
   dyncli suggest --redis env --list-jobs
+  dyncli suggest --pgo-dir cache/ --static "L['x']:1" --torch-version 2.15
+  dyncli suggest --pgo-dir copied/ --source-root ~/src/project
   eval "$(dyncli suggest --pgo-dir cache/ --job-id train --format shell --quiet)"
 \b
 Exit codes: 0 suggested; 2 no usable PGO state, or bad options.
@@ -33,7 +35,11 @@ def suggest(
     include_params: Annotated[bool | None, typer.Option("--include-params/--no-include-params", help="Keep parameters and module attributes (left out by default).", show_default=False)] = None,
     frame: Annotated[str | None, typer.Option("--frame", metavar="REGEX", help="Only frames whose file:line:function matches.")] = None,
     exclude: Annotated[str | None, typer.Option("--exclude", metavar="REGEX", help="Drop sources whose name matches.")] = None,
-    torch_version: Annotated[str | None, typer.Option("--torch-version", metavar="X.Y", help="Target torch; before 2.14 whole-source entries (no ':N').")] = None,
+    torch_version: Annotated[str | None, typer.Option("--torch-version", metavar="X.Y", help="Target torch (default: the installed one, else the newest known): which lists it reads; before 2.14 whole-source entries (no ':N').")] = None,
+    static: Annotated[list[str] | None, typer.Option("--static", metavar="SOURCE,…", help="Keep these sources (or 'SOURCE:N' dims) static: TORCH_COMPILE_STATIC_SOURCES (torch >= 2.15), and out of the other lists.")] = None,
+    unbacked: Annotated[bool, typer.Option("--unbacked/--no-unbacked", help="Dims seen with size 0 or 1 go to TORCH_COMPILE_UNBACKED_SOURCES (no 0/1 specialization); --no-unbacked keeps them dynamic.")] = True,
+    source_root: Annotated[Path | None, typer.Option("--source-root", metavar="DIR", help="Where the recorded source files are now (state from another machine): check for stale frames there.")] = None,
+    include_stale: Annotated[bool, typer.Option("--include-stale", help="Keep the sources of frames whose file changed since torch recorded them.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No per-frame report on stderr; warnings only.")] = False,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
@@ -55,5 +61,6 @@ def suggest(
         print_jobs(jobs(pgo_dir=pgo_dir, redis=redis), json_path)
         return
     result = run(pgo_dir=pgo_dir, from_trace=from_trace, job_id=job_id, redis=redis,
-                 config=resolved.config)
+                 static=static, unbacked=unbacked, source_root=source_root,
+                 include_stale=include_stale, config=resolved.config)
     print_allowlist(result, resolved.config.format, json_path, quiet)

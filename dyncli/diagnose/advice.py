@@ -251,7 +251,9 @@ def _static_module_state(diag: Diagnosis) -> list[Advice]:
 
 
 def _zero_one(diag: Diagnosis) -> list[Advice]:
-    recs = [r for r in diag.recompiles if r.cause == "size" and any(
+    from dyncli.diagnose.branches import crossing  # a user's size branch is not 0/1 (issue 21)
+
+    recs = [r for r in diag.recompiles if r.cause == "size" and crossing(r) is None and any(
         re.match(r"^2 <= \S+\.size\(\)", _CID_RE.sub("", x)) or re.search(r"expected \d+, actual [01]$", x)
         for x in r.reasons)]
     if not recs:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.diagnose import advice
+from dyncli.diagnose import advice, branches
 from dyncli.diagnose.model import (
     Diagnosis,
     DynamicInput,
@@ -46,6 +46,7 @@ from dyncli.diagnose.model import (
     rank_key,
 )
 from dyncli.logparse import events as ev
+from dyncli.sources import is_input
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
 
@@ -158,6 +159,12 @@ class Analyzer:
     def _on_create_symbol(self, e: ev.CreateSymbol) -> None:
         self._compile(e).symbols[e.symbol] = e.source
         self._see_user(e, e.user)
+        # the sizes a recompile was made for: which bound of a size branch failed (issue 21)
+        key = (e.rank, e.compile_id.key if e.compile_id else "")
+        rec = self._recompiles.get(key)
+        if rec is not None and len(rec.sizes) < 64 and e.source and e.value.isdigit() \
+                and len(e.value) <= 18:  # a longer number is damage (and int() of it refused)
+            self._recompiles[key] = dataclasses.replace(rec, sizes=(*rec.sizes, (e.source, e.value)))
 
     def _on_unbacked(self, e: ev.CreateUnbacked) -> None:
         key = (e.rank, e.compile_id.key if e.compile_id else "", e.symbol)
@@ -257,13 +264,20 @@ class Analyzer:
         if cid and cid not in ids and len(ids) < _MAX_IDS:
             ids = (*ids, cid)
         user = e.user_stack[-1] if e.user_stack else None
+        sites = old.call_sites if old else ()
+        caller = e.user_stack[-2] if len(e.user_stack) > 1 else None
+        site = f"{caller.file}:{caller.line} in {caller.function}" if caller else ""
+        if site and site not in sites and len(sites) < _MAX_IDS:
+            sites = (*sites, site)
         self._breaks[key] = GraphBreakReport(
             rank=e.rank, file=e.file, user_line=e.user_line, reason=reason,
             explanation=e.explanation or (old.explanation if old else ""),
             hints=e.hints or (old.hints if old else ()),
             code=(user.code if user else "") or (old.code if old else ""),
             count=(old.count if old else 0) + 1, compile_ids=ids,
-            line=old.line if old else e.line)
+            line=old.line if old else e.line,
+            gb_type=e.gb_type or (old.gb_type if old else ""),
+            gb_code=e.gb_code or (old.gb_code if old else ""), call_sites=sites)
 
     def _on_tensor_match(self, e: ev.TensorMatch) -> None:
         self._see_user(e, e.user)
@@ -326,24 +340,50 @@ class Analyzer:
             for f in sorted(self._frames.values(), key=lambda f: (rank_key(f.rank),
                                                                    compile_id_key(f.frame_id))))
         by_frame = {(f.rank, f.frame_id): f for f in frames}
-        recompiles = tuple(sorted(self._recompiles.values(),
+        resolve = _resolver({f.file for f in frames} | {r.file for r in self._recompiles.values()}
+                            | {b.file for b in self._breaks.values()})
+        recompiles = tuple(sorted((dataclasses.replace(r, user=resolve(r.user))
+                                   for r in self._recompiles.values()),
                                   key=lambda r: (rank_key(r.rank), compile_id_key(r.compile_id))))
-        specs = tuple(sorted(self._specs.values(), key=lambda s: (rank_key(s.rank), s.line)))
+        specs = tuple(sorted((dataclasses.replace(s, user=resolve(s.user))
+                              for s in self._specs.values()),
+                             key=lambda s: (rank_key(s.rank), s.line)))
         breaks = tuple(sorted(self._breaks.values(), key=lambda b: (rank_key(b.rank), b.line)))
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,
             recompile_limits=tuple(self._limits.values()),
             unbacked=tuple(self._unbacked.values()), relations=tuple(self._relations.values()),
-            dynamic_sources=advice.dynamic_sources(frames, recompiles),
+            # the frames' own inputs only: what `dyncli suggest` gives by default (module
+            # attributes and parameters are left out there too; their advice names a flag)
+            dynamic_sources=tuple(x for x in advice.dynamic_sources(frames, recompiles)
+                                  if is_input(_DIM_SUFFIX.sub("", x))),
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent,
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats())
-        return diag.with_suggestions(advice.advise(diag, by_frame))
+        return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag))
 
 
+
+
+_DIM_SUFFIX = re.compile(r":\d{1,9}$")
+
+
+def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | None]:
+    """Resolve the shortened paths torch prints in guard comments (``wt/i21/prog.py``, cut
+    at a few directories) against the frames' own absolute files (``/work/wt/i21/prog.py``)."""
+    absolute = sorted(f for f in files if f.startswith("/"))
+
+    def resolve(user: ev.UserLoc | None) -> ev.UserLoc | None:
+        if user is None or not user.file or user.file.startswith("/"):
+            return user
+        tail = "/" + user.file
+        match = [f for f in absolute if f.endswith(tail)]
+        return dataclasses.replace(user, file=match[0]) if len(match) == 1 else user
+
+    return resolve
 
 
 def analyze(events: Iterable[ev.Event], stats: ev.ParseStats | None = None,

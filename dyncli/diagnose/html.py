@@ -147,11 +147,32 @@ def _specializations(d: Diagnosis) -> str:
 
 
 def _graph_breaks(d: Diagnosis) -> str:
-    rows = [[_rank(b.rank), f"{_e(b.file)}:{b.user_line}", f"<code>{_e(b.code)}</code>",
-             _e(b.reason) + (f"<br><span class=\"muted\">{_e(b.explanation)}</span>" if b.explanation else ""),
-             str(b.count)] for b in d.graph_breaks]
-    return _section("graph-breaks", "Graph breaks", len(d.graph_breaks),
-                    _table(["rank", "where", "code", "reason", "count"], rows, numeric=(4,)))
+    rows = [[_e(b.code) or "—", f"{_e(b.file)}:{b.line}", f"<code>{_e(b.user_code)}</code>",
+             _e(b.gb_type) + (f"<br><span class=\"muted\">{_e(b.explanation)}</span>" if b.explanation else "")
+             + "".join(f"<br>hint: {_e(h)}" for h in b.hints),
+             str(b.count), "<br>".join(_e(s) for s in b.call_sites) or "—",
+             _e(", ".join(b.frames)) or "—"] for b in d.distinct_graph_breaks]
+    return _section("graph-breaks", "Graph breaks (distinct, by torch's code)",
+                    len(d.distinct_graph_breaks),
+                    _table(["torch code", "where", "code", "type, explanation, hints", "count",
+                            "reached from", "frames split"], rows, numeric=(4,)))
+
+
+def _causes(d: Diagnosis) -> str:
+    """The top of the report: root causes ranked by what their fix removes."""
+    if not d.causes:
+        return ""
+    rows = []
+    for i, c in enumerate(d.causes, 1):
+        kinds = ", ".join(dict.fromkeys(a.kind for a in c.findings)) or c.what
+        rows.append([str(i), "" if c.compile_s is None else f"{c.compile_s:.3f}",
+                     str(c.compiles), str(c.recompiles), str(c.graph_breaks),
+                     _e(c.title) + f'<br><span class="muted">{_e(kinds)}</span>',
+                     f"<code>{_e(c.fix)}</code>" if c.fix else "—"])
+    return _section("causes", "What to fix first (root causes, by what the fix removes)",
+                    len(d.causes), _table(["#", "compile s", "compiles", "recompiles",
+                                           "graph breaks", "cause", "fix"], rows,
+                                          numeric=(0, 1, 2, 3, 4)))
 
 
 def _suggestions(d: Diagnosis) -> str:
@@ -173,7 +194,11 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     if t is None:
         return []
     compiles = [[_rank(c.rank), _e(c.compile_id), f"<code>{_e(c.function)}</code>",
-                 f"{c.seconds:.3f}", str(c.attempts), _e(c.fail_type) or "—",
+                 f"{c.seconds:.3f}",
+                 _e(", ".join(f"{k} {v:.3f}" for k, v in c.phases)) or "—",
+                 "—" if c.guard_count is None else str(c.guard_count),
+                 "—" if c.guard_latency_us is None else f"{c.guard_latency_us:g}",
+                 str(c.attempts), _e(c.fail_type) or "—",
                  "".join(f"<details><summary>restart</summary><pre>{_e(r)}</pre></details>"
                          for r in c.restart_reasons)
                  + (f"<details><summary>failure</summary><pre>{_e(c.fail_reason)}</pre></details>"
@@ -187,11 +212,14 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     div = "".join(f"<div class=\"sugg\"><div class=\"kind\">{_e(x.kind)} divergence</div>"
                   f"{_e(x.message)}</div>" for x in t.divergences)
     pgo = [[_rank(p.rank), f"<code>{_e(p.function)}</code>", _e(", ".join(p.loaded_dynamic)) or "—",
-            _e(", ".join(p.recompiles)), f"<code>{_e(','.join(p.allow_list))}</code>"] for p in t.pgo]
+            _e(", ".join(p.recompiles)),
+            f"<code>{_e(','.join(p.allow_list))}</code>" if p.allow_list else
+            _e("; ".join(f"none helps: {c} {w} at {at}" for c, w, at in p.explained)) or "—"]
+           for p in t.pgo]
     out = [
         _section("compiles", "Per-compile details", len(t.compile_times), _table(
-            ["rank", "compile", "function", "seconds", "attempts", "failed", "details"], compiles,
-            numeric=(3, 4))),
+            ["rank", "compile", "function", "seconds", "by phase (s)", "guards", "guard µs",
+             "attempts", "failed", "details"], compiles, numeric=(3, 5, 6, 7))),
         _section("similar", "Similar graphs (one dynamic graph would do)", len(t.similar_graphs),
                  _table(["rank", "function", "compiles", "ops", "inputs whose sizes differ"],
                         similar, numeric=(3,))),
@@ -209,9 +237,10 @@ def _trace_sections(d: Diagnosis) -> list[str]:
 def render_html(d: Diagnosis) -> str:
     """The whole report as one HTML document (no external resources)."""
     nav = " · ".join(f'<a href="#{a}" style="color:#b9c0cf">{t}</a>' for a, t in (
-        ("frames", "frames"), ("recompiles", "recompiles"), ("specializations", "specializations"),
+        ("causes", "causes"), ("frames", "frames"), ("recompiles", "recompiles"),
+        ("specializations", "specializations"), ("graph-breaks", "graph breaks"),
         ("suggestions", "suggestions"), ("compiles", "compiles"), ("ranks", "ranks")))
-    body = [_summary(d), _suggestions(d), _frames(d), _recompiles(d), _specializations(d),
+    body = [_summary(d), _causes(d), _suggestions(d), _frames(d), _recompiles(d), _specializations(d),
             _graph_breaks(d), *_trace_sections(d)]
     inputs = ", ".join(d.inputs) or "stdin"
     return (

@@ -8,12 +8,17 @@ Produced by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; ren
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc
+
+if TYPE_CHECKING:
+    from dyncli.diagnose.causes import Cause
+    from dyncli.diagnose.graph_breaks import DistinctBreak
 
 CAUSES = ("size", "scalar", "other")
 
@@ -71,6 +76,7 @@ class RecompileReport:
     user: UserLoc | None = None
     line: int = 0
     compiled: bool = True  # False when the recompile limit refused it (the frame runs eagerly)
+    sizes: tuple[tuple[str, str], ...] = ()  # (source, value) of the symbols it created
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,9 @@ class GraphBreakReport:
     count: int = 1
     compile_ids: tuple[str, ...] = ()
     line: int = 0
+    gb_type: str = ""  # torch's graph-break type (its registry's Gb_type)
+    gb_code: str = ""  # torch's graph-break code (GB0025), when the log carries it
+    call_sites: tuple[str, ...] = ()  # "file:line in fn" of the callers that reached it
 
 
 @dataclass(frozen=True)
@@ -188,6 +197,20 @@ class Diagnosis:
         """A copy with ``suggestions`` set."""
         return dataclasses.replace(self, suggestions=suggestions)
 
+    @functools.cached_property
+    def causes(self) -> tuple[Cause, ...]:
+        """Findings grouped by the fix they lead to, ranked by cost (``diagnose.causes``)."""
+        from dyncli.diagnose.causes import rank_causes
+
+        return rank_causes(self)
+
+    @functools.cached_property
+    def distinct_graph_breaks(self) -> tuple[DistinctBreak, ...]:
+        """One row per graph break (torch's code at one user line): ``diagnose.graph_breaks``."""
+        from dyncli.diagnose.graph_breaks import distinct_breaks
+
+        return distinct_breaks(self)
+
     @property
     def compiles(self) -> int:
         """Total compiles over all frames and ranks (restart attempts not counted)."""
@@ -251,6 +274,7 @@ class Diagnosis:
                 "rank": b.rank, "file": b.file, "line": b.user_line, "reason": b.reason,
                 "count": b.count, "code": b.code, "explanation": b.explanation,
                 "hints": list(b.hints), "compile_ids": list(b.compile_ids),
+                "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
             } for b in self.graph_breaks],
             "recompile_limits": [dataclasses.asdict(x) for x in self.recompile_limits],
             "unbacked": [{
@@ -274,8 +298,18 @@ class Diagnosis:
                 "malformed_reasons": dict(sorted(self.stats.reasons.items())),
             },
             "warnings": list(self.warnings),
+            # ranked root causes (issue 21): each with its fix, its cost and its findings
+            "causes": [c.to_json(i) for i, c in enumerate(self.causes, 1)],
+            "distinct_graph_breaks": [b.to_json() for b in self.distinct_graph_breaks],
+            "graph_break_registry": _registry_version() if self.graph_breaks else None,
             **(self.trace.to_json() if self.trace is not None else {}),
         }
+
+
+def _registry_version() -> str | None:
+    from dyncli.diagnose.graph_breaks import registry_version
+
+    return registry_version()
 
 
 def _user(user: UserLoc | None) -> dict[str, Any]:

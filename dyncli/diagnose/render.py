@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.phases import PHASES
 from dyncli.logparse.events import UserLoc
 from dyncli.output import (
     add_text_row,
@@ -92,6 +93,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     out.print(summary_line(diag), markup=False, soft_wrap=True)
     for w in diag.warnings:
         warn(w)
+    render_causes(diag, out)
 
     def cap(rows: tuple[Any, ...], what: str) -> tuple[Any, ...]:
         if len(rows) > limit:
@@ -123,10 +125,16 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                  s.value, s.reason, code)
         out.print(t)
     if diag.graph_breaks:
-        t = section_table("Graph breaks", ["location", "count", "reason", "code"], ranks)
-        for b in cap(diag.graph_breaks, "graph breaks"):
-            _add(t, ranks, b.rank, f"{_short(b.file)}:{b.user_line}", b.count,
-                 b.reason + (f"\n{b.explanation}" if b.explanation else ""), b.code or "-")
+        t = section_table("Graph breaks (distinct, by torch's code)",
+                          ["torch code", "location", "count", "type and explanation",
+                           "reached from", "frames split"], False)
+        for d in cap(diag.distinct_graph_breaks, "graph breaks"):
+            code = (d.code or "-") + ("" if d.known or not d.code else "\n(unknown to torch "
+                                      "installed here)")
+            add_text_row(t, code, f"{_short(d.file)}:{d.line}" + (f"\n{d.user_code}" if d.user_code else ""),
+                         str(d.count), d.gb_type + (f"\n{d.explanation}" if d.explanation else ""),
+                         "\n".join(_short(s) for s in d.call_sites) or "-",
+                         ", ".join(d.frames) or "-")
         out.print(t)
     if diag.recompile_limits:
         t = section_table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
@@ -166,7 +174,28 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                   markup=False, soft_wrap=True)
 
 
+TOP_CAUSES = 5
+
+
+def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
+    """The first screen: the top root causes, one line each with its cost, and its fix."""
+    causes = diag.causes
+    if not causes:
+        return
+    how = (f"compile seconds each fix removes (of {diag.trace.total_compile_s:.2f} s in all)"
+           if diag.trace is not None else f"compiles each fix removes (of {diag.compiles} in all)")
+    more = f"; {len(causes) - top} more in --json and --html" if len(causes) > top else ""
+    out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how}{more}):",
+              markup=False, soft_wrap=True)
+    for i, c in enumerate(causes[:top], 1):  # one line each: cost, cause, fix
+        out.print(line_text(f"{i}. {c.line()}"), markup=False, soft_wrap=True)
+
+
 # ---------------------------------------------------------------- trace-only sections
+
+
+def _phase_text(phases: tuple[tuple[str, float], ...]) -> str:
+    return ", ".join(f"{name} {secs:.2f} s" for name, secs in phases)
 
 
 def _r(rank: int | None) -> list[str]:
@@ -180,13 +209,28 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
         return
     ranks = any(r is not None for r in diag.ranks)
     pre = (lambda rank: _r(rank)) if ranks else (lambda rank: [])
-    out.print(f"Compile time: {t.total_compile_s:.2f} s over {len(t.compile_times)} compile(s)",
+    workers = sum(c.compile_workers_s or 0.0 for c in t.compile_times)
+    out.print(f"Compile time: {t.total_compile_s:.2f} s over {len(t.compile_times)} compile(s)"
+              + (f": {_phase_text(t.phases)}" if t.phases else "")
+              + (f" (compile workers {workers:.2f} s of codegen)" if workers else ""),
               markup=False, soft_wrap=True)
     if t.frame_times:
-        table = section_table("Compile time per frame", ["frame", "function", "compiles", "seconds"], ranks)
+        table = section_table("Compile time per frame", ["frame", "function", "compiles", "seconds",
+                                                         "by phase"], ranks)
         for f in sorted(t.frame_times, key=lambda f: -f.seconds)[:limit]:
             add_text_row(table, *pre(f.rank), f.frame_id, f.function or "?", str(f.compiles),
-                          f"{f.seconds:.3f}")
+                          f"{f.seconds:.3f}", _phase_text(f.phases) or "-")
+        out.print(table)
+    if any(c.phases or c.guard_count is not None for c in t.compile_times):
+        table = section_table("Compile time by phase", ["compile", "function", "seconds",
+                                                        *PHASES, "guards", "guard µs"], ranks)
+        for c in sorted(t.compile_times, key=lambda c: -c.seconds)[:limit]:
+            phases = dict(c.phases)
+            add_text_row(table, *pre(c.rank), c.compile_id, c.function or "?",
+                         f"{c.seconds:.3f}", *(f"{phases[p]:.3f}" if p in phases else "-"
+                                               for p in PHASES),
+                         "-" if c.guard_count is None else str(c.guard_count),
+                         "-" if c.guard_latency_us is None else f"{c.guard_latency_us:g}")
         out.print(table)
     if t.failures:
         table = section_table("Failed compiles", ["compile", "function", "error", "reason"], ranks)
@@ -220,6 +264,9 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
                        ["function", "dynamic in loaded state", "recompiles", "allow-list instead"],
                        ranks)
         for p in t.pgo[:limit]:
+            # no entry to add: say what recompiled instead of an empty allow-list (issue 21)
+            why = "\n".join(f"none helps: {cid} {what} at {_short(where)}"
+                            for cid, what, where in p.explained)
             add_text_row(table, *pre(p.rank), p.function, ", ".join(p.loaded_dynamic) or "-",
-                          ", ".join(p.recompiles), ",".join(p.allow_list) or "-")
+                          ", ".join(p.recompiles), ",".join(p.allow_list) or why or "-")
         out.print(table)

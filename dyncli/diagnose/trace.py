@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+from dyncli.diagnose import phases as ph
+from dyncli.diagnose.branches import crossing
 from dyncli.diagnose.model import Advice, Diagnosis, FrameReport, compile_id_key, rank_key
 from dyncli.diagnose.trace_report import (
     CompileTime,
@@ -32,6 +34,7 @@ from dyncli.diagnose.trace_report import (
 )
 from dyncli.logparse import events as ev
 from dyncli.logparse import trace_events as te
+from dyncli.sources import is_input
 
 
 def trace_advice(report: TraceReport) -> tuple[Advice, ...]:
@@ -48,6 +51,18 @@ def trace_advice(report: TraceReport) -> tuple[Advice, ...]:
                      "would serve them all: mark those inputs dynamic up front."),
             evidence=tuple(f"dynamo_output_graph {cid}" for cid in s.compile_ids)))
     for p in report.pgo:
+        if not p.allow_list:  # the loaded state already has them dynamic: say what recompiled
+            why = "; ".join(f"{cid}: {what} at {where}" for cid, what, where in p.explained)
+            out.append(Advice(
+                kind="pgo-recompile", rank=p.rank,
+                message=(f"{p.function}: PGO state was loaded"
+                         + (f" (dynamic: {', '.join(p.loaded_dynamic)})" if p.loaded_dynamic else "")
+                         + f" and it still recompiled ({', '.join(p.recompiles)}); no allow-list "
+                         "entry can remove that: "
+                         + (why or "the sources that changed are already dynamic")
+                         + "; see the suggestion for that line."),
+                evidence=tuple(f"recompile {c}" for c in p.recompiles)))
+            continue
         out.append(Advice(
             kind="pgo-allow-list", rank=p.rank,
             message=(f"{p.function}: PGO state was loaded"
@@ -126,23 +141,40 @@ class TraceAccumulator:
             last = runs[-1]
             frame = frames.get((rank, key.rsplit("/", 1)[0]))
             failed = next((r for r in reversed(runs) if r.fail_type), None)
+            spans: list[tuple[float | None, float, tuple[tuple[str, float], ...]]] = []
+            phases: dict[str, float] = {}
+            for r in runs:  # each attempt: when, how long, by phase
+                numbers = dict(r.numbers)
+                split = ph.split(numbers, r.compile_time_s)
+                ph.add(phases, split)
+                spans.append((ph.start_of(numbers), r.compile_time_s or 0.0, ph.ordered(split)))
+            nums = dict(last.numbers)
+            workers = sum(dict(r.numbers).get("triton_compile_time_us", 0.0) for r in runs) / 1e6
             out.append(CompileTime(
                 rank=rank, compile_id=key, function=last.function or (frame.function if frame else ""),
                 file=last.file or (frame.file if frame else ""), line=last.first_line,
                 seconds=sum(r.compile_time_s or 0.0 for r in runs), attempts=len(runs),
                 fail_type=failed.fail_type if failed else None,
                 fail_reason=failed.fail_reason if failed else None,
-                restart_reasons=tuple(x for r in runs for x in r.restart_reasons)))
+                restart_reasons=tuple(x for r in runs for x in r.restart_reasons),
+                phases=ph.ordered(phases),
+                guard_count=int(nums["guard_count"]) if "guard_count" in nums else None,
+                guard_latency_us=nums.get("guard_latency_us"),
+                compile_workers_s=workers or None, spans=tuple(spans)))
         return tuple(sorted(out, key=lambda c: (rank_key(c.rank), compile_id_key(c.compile_id))))
 
     @staticmethod
     def _frame_times(diag: Diagnosis, times: tuple[CompileTime, ...]) -> tuple[FrameTime, ...]:
         per: dict[tuple[int | None, str], float] = defaultdict(float)
+        phases: dict[tuple[int | None, str], dict[str, float]] = defaultdict(dict)
         for c in times:
             per[(c.rank, c.compile_id.rsplit("/", 1)[0])] += c.seconds
+            ph.add(phases[(c.rank, c.compile_id.rsplit("/", 1)[0])], dict(c.phases))
         return tuple(FrameTime(rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
                                line=f.first_line, compiles=f.compiles,
-                               seconds=per.get((f.rank, f.frame_id), 0.0)) for f in diag.frames)
+                               seconds=per.get((f.rank, f.frame_id), 0.0),
+                               phases=ph.ordered(phases.get((f.rank, f.frame_id), {})))
+                     for f in diag.frames)
 
     def _similar(self, frames: dict[tuple[int | None, str], FrameReport]) -> tuple[SimilarGraphs, ...]:
         out = []
@@ -228,11 +260,32 @@ class TraceAccumulator:
             if loaded is None or not size:
                 continue
             bases = {d.source.split(":")[0] for d in f.dynamic_inputs} - loaded
-            allow = tuple(s for s in diag.dynamic_sources if s.split(":")[0] in bases) or tuple(sorted(bases))
+            allow = tuple(s for s in diag.dynamic_sources if s.split(":")[0] in bases) or tuple(
+                sorted(b for b in bases if is_input(b)))
             out.append(PgoFinding(rank=f.rank, function=f.function, file=f.file, line=f.first_line,
                                   loaded_dynamic=tuple(sorted(loaded)), recompiles=size,
-                                  allow_list=allow))
+                                  allow_list=allow, explained=_explain(diag, f.rank, size)))
         return tuple(out)
+
+
+def _explain(diag: Diagnosis, rank: int | None, ids: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """What caused each recompile of ``ids`` that an allow-list cannot: a size branch, or a
+    specialization by user code in the compile before it."""
+    out = []
+    for r in diag.recompiles:
+        if r.rank != rank or r.compile_id not in ids:
+            continue
+        c = crossing(r)
+        if c is not None:
+            where = f"{c.user.file}:{c.user.line}" if c.user else ""
+            out.append((r.compile_id, f"the size branch `{c.guard}`", where))
+            continue
+        spec = next((s for s in diag.specializations if s.rank == rank and s.user is not None
+                     and any(src.split(".")[0] in x for src in s.sources for x in r.reasons)), None)
+        if spec is not None and spec.user is not None:
+            out.append((r.compile_id, f"the specialization of {', '.join(spec.sources)} to "
+                        f"{spec.value}", f"{spec.user.file}:{spec.user.line}"))
+    return tuple(out)
 
 
 def _differing_dims(sizes: tuple[str, ...]) -> list[int]:

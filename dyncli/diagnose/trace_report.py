@@ -25,6 +25,12 @@ class CompileTime:
     fail_type: str | None = None
     fail_reason: str | None = None
     restart_reasons: tuple[str, ...] = ()
+    # issue 21: exclusive seconds per phase (dyncli.diagnose.phases), guards, timeline
+    phases: tuple[tuple[str, float], ...] = ()
+    guard_count: int | None = None
+    guard_latency_us: float | None = None
+    compile_workers_s: float | None = None
+    spans: tuple[tuple[float | None, float, tuple[tuple[str, float], ...]], ...] = ()  # attempts
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,7 @@ class FrameTime:
     line: int | None
     compiles: int
     seconds: float
+    phases: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,9 @@ class PgoFinding:
     loaded_dynamic: tuple[str, ...]
     recompiles: tuple[str, ...]
     allow_list: tuple[str, ...]
+    # (compile id, what caused it, user file:line) for recompiles no allow-list entry removes:
+    # a size branch in user code, or a specialization (issue 21)
+    explained: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,13 @@ class TraceReport:
         return sum(c.seconds for c in self.compile_times)
 
     @property
+    def phases(self) -> tuple[tuple[str, float], ...]:
+        """Where the compile time went, all compiles added up (exclusive phases)."""
+        from dyncli.diagnose.phases import total_by_phase
+
+        return total_by_phase(c.phases for c in self.compile_times)
+
+    @property
     def failures(self) -> tuple[CompileTime, ...]:
         """Compiles that raised."""
         return tuple(c for c in self.compile_times if c.fail_type)
@@ -125,10 +142,15 @@ class TraceReport:
         return {
             "compile_time_s": {
                 "total": round(self.total_compile_s, 6),
+                "phases": _phases(self.phases),
                 "per_compile": [{**asdict(c), "seconds": round(c.seconds, 6),
-                                 "restart_reasons": list(c.restart_reasons)}
+                                 "restart_reasons": list(c.restart_reasons),
+                                 "phases": _phases(c.phases),
+                                 "spans": [{"start": s, "seconds": round(d, 6),
+                                            "phases": _phases(p)} for s, d, p in c.spans]}
                                 for c in self.compile_times],
-                "per_frame": [{**asdict(f), "seconds": round(f.seconds, 6)} for f in self.frame_times],
+                "per_frame": [{**asdict(f), "seconds": round(f.seconds, 6),
+                               "phases": _phases(f.phases)} for f in self.frame_times],
             },
             "failed_compiles": [{"rank": c.rank, "compile_id": c.compile_id, "function": c.function,
                                  "fail_type": c.fail_type, "fail_reason": c.fail_reason}
@@ -151,3 +173,7 @@ class TraceReport:
                             "unknown_kinds": dict(sorted(self.unknown_kinds.items())),
                             "payload_mismatch": self.payload_mismatch},
         }
+
+
+def _phases(phases: tuple[tuple[str, float], ...]) -> dict[str, float]:
+    return {k: round(v, 6) for k, v in phases}

@@ -193,6 +193,9 @@ class GuardFailure:
     failed: str
     reason: str
     user: UserLoc | None = None
+    # torch's "(user code shown is first use of this value--the guard itself is not due user
+    # code but due to 0/1 specialization in the framework…)" note was on the guard's comment
+    first_use: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,6 +235,8 @@ class GraphBreak(Event):
     hints: tuple[str, ...] = ()
     user_stack: tuple[UserLoc, ...] = ()
     duplicate: bool = False
+    gb_type: str = ""  # torch's graph-break type (the registry's Gb_type), torch >= 2.7
+    gb_code: str = ""  # GB0025…, from the documentation link torch prints (torch >= 2.14)
 
 
 @dataclass(frozen=True, kw_only=True)

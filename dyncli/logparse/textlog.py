@@ -81,7 +81,9 @@ def _is_start(word: bytes, message: bytes) -> bool:
     A line repeating the previous prefix can begin a new record: two one-line records logged
     from the same call site in the same millisecond carry identical prefixes.
     """
-    return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break"))
+    # torch >= 2.15 prints "Stack variable source attribution:" inside a graph-break message
+    return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break")) and (
+        word != b"Stack" or not message.startswith(b"Stack variable source"))
 
 
 _SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None)

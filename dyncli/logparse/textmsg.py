@@ -196,38 +196,93 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         if fm is not None or (top and body and not in_stack and not body.endswith(":")):
             # torch < 2.5 printed the reason without the "0/0: " of the failed cache entry
             in_stack = False
-            reason = fm["reason"] if fm is not None else body
-            user = parse_sloc(reason.split("# ", 1)[1])[0] if "# " in reason else None
-            failures.append(ev.GuardFailure(failed=fm["cid"] if fm else "", reason=reason.split("  #", 1)[0]
-                                            .split(" # ", 1)[0].rstrip(), user=user))
+            failures.append(guard_failure(fm["cid"] if fm else "",
+                                          fm["reason"] if fm is not None else body))
         elif in_stack:
             stack_lines.append(body)
     return [ev.Recompile(function=m["fn"], file=m["file"], first_line=int(m["line"]),
                          failures=tuple(failures), user_stack=user_stack(stack_lines), **common)]
 
 
-def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """``Graph break in user code at FILE:LINE`` + reason, explanation, hints, user stack."""
-    m = _need(GRAPH_BREAK_RE.match(lines[0]), "graph break")
-    reason, gb_type, explanation = "", "", ""
+_FIRST_USE = " (user code shown is first use of this value"
+_GB_LINK_RE = re.compile(r"/gb/gb(?P<code>\d{4})\.html")
+_ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred"
+
+
+def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
+    """One recompile reason (``2 <= x.size()[0] <= 8  # code  # file:line in fn (…)``) split
+    into the guard, the user location of its comment and torch's "first use" note.
+
+    Shared by the text log and the trace (``recompile_reasons``), so both give one answer.
+    torch >= 2.14 appends, to a guard it blames on 0/1 specialization, "(user code shown is
+    first use of this value--…) and <code>  # <file:line> (<framework>)": the note is
+    reported as ``first_use``, never folded into the guard or the code.
+    """
+    guard = reason.split("  #", 1)[0].split(" # ", 1)[0].rstrip()
+    comment = reason.split("# ", 1)[1] if "# " in reason else ""
+    cut = comment.find(_FIRST_USE)
+    if cut >= 0:
+        comment = comment[:cut]
+    user = parse_sloc(comment)[0] if comment else None
+    return ev.GuardFailure(failed=failed, reason=guard, user=user, first_use=cut >= 0)
+
+
+@dataclass(frozen=True, slots=True)
+class BreakBody:
+    """The lines of a graph-break message after its first line (text log and trace alike)."""
+
+    reason: str = ""  # "Graph Break Reason: …" (torch's generic wording)
+    gb_type: str = ""  # the first unindented line after it: the registry's Gb_type
+    gb_code: str = ""  # GB0025, from the documentation link
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    stack: tuple[ev.UserLoc, ...] = ()
+
+
+def graph_break_body(lines: list[str]) -> BreakBody:
+    """Reason, torch's graph-break type and code, explanation, hints and user stack.
+
+    Only the first break of the message counts: what follows "another graph break
+    occurred" (e.g. torch's "graph break in loop") is a consequence of it. The user stack
+    runs from "User code traceback:" to the Python traceback, if any.
+    """
+    reason, gb_type, code, explanation = "", "", "", ""
     hints: list[str] = []
-    stack_at = len(lines)
-    for i, text in enumerate(lines[1:], 1):
+    stack_at, end = len(lines), len(lines)
+    primary = True
+    for i, text in enumerate(lines):
         body = text.strip()
         if body.startswith("Graph Break Reason:"):
             reason = body.split(":", 1)[1].strip()
+        elif body.startswith(_ANOTHER_BREAK):
+            primary = False
         elif body.startswith("Explanation:"):
-            explanation = body.split(":", 1)[1].strip()
+            explanation = explanation or body.split(":", 1)[1].strip()
         elif body.startswith("Hint:"):
-            hints.append(body.split(":", 1)[1].strip())
+            if primary:
+                hints.append(body.split(":", 1)[1].strip())
         elif body.startswith(("User code traceback:", "User Stack", "from user code")):
             stack_at = i + 1
+        elif body.startswith("Traceback (most recent call last)") and i >= stack_at:
+            end = i
             break
-        elif reason and not gb_type and body and not text.startswith(" "):
+        elif "/gb/gb" in body and not code:
+            link = _GB_LINK_RE.search(body)
+            code = f"GB{link['code']}" if link else ""
+        elif reason and not gb_type and body and not text.startswith(" ") and i < stack_at:
             gb_type = body
-    return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=gb_type or reason,
-                          explanation=explanation, hints=tuple(hints),
-                          user_stack=user_stack(lines[stack_at:]), duplicate=bool(m["dup"]), **common)]
+    return BreakBody(reason=reason, gb_type=gb_type, gb_code=code, explanation=explanation,
+                     hints=tuple(hints), stack=user_stack(lines[stack_at:end]))
+
+
+def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``Graph break in user code at FILE:LINE`` + reason, explanation, hints, user stack."""
+    m = _need(GRAPH_BREAK_RE.match(lines[0]), "graph break")
+    b = graph_break_body(lines[1:])
+    return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=b.gb_type or b.reason,
+                          explanation=b.explanation, hints=b.hints, user_stack=b.stack,
+                          duplicate=bool(m["dup"]), gb_type=b.gb_type, gb_code=b.gb_code,
+                          **common)]
 
 
 def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

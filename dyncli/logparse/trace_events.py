@@ -35,6 +35,8 @@ class CompileMetrics(Event):
     graph_op_count: int | None = None
     start_time: float | None = None
     has_guarded_code: bool | None = None
+    # timing and guard fields by name (``trace_phases.metric_numbers``; issue 21)
+    numbers: tuple[tuple[str, float], ...] = ()
 
     @property
     def failed(self) -> bool:

@@ -11,6 +11,7 @@ emits it (torch 2.14).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -18,8 +19,15 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse import safe
 from dyncli.logparse import trace_events as te
-from dyncli.logparse.textmsg import parse_sloc, tensor_check, user_stack
+from dyncli.logparse.textmsg import (
+    graph_break_body,
+    guard_failure,
+    parse_sloc,
+    tensor_check,
+    user_stack,
+)
 from dyncli.logparse.trace import TraceParser, TraceRecord, decode_recompile_reasons
+from dyncli.logparse.trace_phases import metric_numbers
 
 # Frames of the shape machinery itself; the first frame outside them is the "framework
 # location" torch's text log prints in parentheses (symbolic_shapes._get_stack_summary).
@@ -27,7 +35,6 @@ _INTERNAL = ("/fx/experimental/", "/_logging/", "/utils/_traceback", "/_subclass
              "/utils/_sympy/", "/_dynamo/utils.py", "/__init__.py")
 _VR = re.compile(r"^\[(?P<lo>[^,]+),\s*(?P<hi>[^\]]+)\]$")
 _FAILED = re.compile(r"^(?P<cid>!?[\d/]+(?:_\d+)?):\s(?P<rest>.*)$", re.S)
-_STACK_FILE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<fn>.+)$')
 _GB_HEAD = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9})$")
 _MARKED_CV = re.compile(r"^\s*- You marked (?P<src>.+?) as dynamic but your code specialized it "
                         r"to be a constant \((?P<val>[^)]*)\)")
@@ -190,7 +197,7 @@ class TraceEventMapper:
             inductor_time_s=num("inductor_compile_time_s"), graph_op_count=whole("graph_op_count"),
             start_time=num("start_time"),
             has_guarded_code=m.get("has_guarded_code") if isinstance(m.get("has_guarded_code"), bool)
-            else None, **ctx)
+            else None, numbers=metric_numbers(m), **ctx)
         if text("fail_type") == "ConstraintViolationError" and fail_reason:
             yield from self._constraint_violations(fail_reason, ctx)
         hit = _limit_hit(fail_reason or "")
@@ -261,39 +268,27 @@ class TraceEventMapper:
             m = _FAILED.match(reason)
             failed, rest = (m["cid"], m["rest"]) if m else ("", reason)
             head, _, tail = rest.partition("\nUser stack trace:")
+            failure = guard_failure(failed, head.strip())  # the text log's own split
             stack = user_stack(tail.splitlines())
-            user = stack[-1] if stack else None
-            failures.append(ev.GuardFailure(failed=failed, reason=head.strip(), user=user))
+            if stack:  # torch >= 2.15: the user stack that triggered the recompile
+                failure = dataclasses.replace(failure, user=stack[-1])
+            failures.append(failure)
         function, file, first = self.frames.get((ctx["rank"], rec.frame_id), ("", "", None))
         return ev.Recompile(function=function, file=file, first_line=first,
                             failures=tuple(failures), **ctx)
 
     @staticmethod
     def _graph_break(payload: str, ctx: dict[str, Any]) -> ev.GraphBreak | None:
-        """``dynamo_graph_break_reason``: the user-code break, its reason, hints, user stack."""
+        """``dynamo_graph_break_reason``: the text log's graph-break message, parsed alike."""
         lines = payload.splitlines()
         head = _GB_HEAD.match(lines[0]) if lines else None
         if head is None:
             return None
-        reason, explanation, hints, stack = "", "", [], []
-        section = "reason"
-        for i, line in enumerate(lines[1:], start=1):
-            if line.startswith("Graph Break Reason:"):
-                reason = line.split(":", 1)[1].strip()
-            elif line.strip().startswith("Explanation:"):
-                explanation = line.split(":", 1)[1].strip()
-            elif line.strip().startswith("Hint:"):
-                hints.append(line.split(":", 1)[1].strip())
-            elif line.startswith("User code traceback:"):
-                section = "stack"
-            elif line.startswith("Traceback (most recent call last)"):
-                break
-            elif section == "stack" and (f := _STACK_FILE.match(line)):
-                code = lines[i + 1].strip() if i + 1 < len(lines) else ""
-                stack.append(ev.UserLoc(f["file"], int(f["line"]), f["fn"].strip(), code))  # <= 9 digits
-        return ev.GraphBreak(file=head["file"], user_line=int(head["line"]), reason=reason,
-                             explanation=explanation, hints=tuple(hints), user_stack=tuple(stack),
-                             **ctx)
+        b = graph_break_body(lines[1:])
+        return ev.GraphBreak(file=head["file"], user_line=int(head["line"]),
+                             reason=b.gb_type or b.reason, explanation=b.explanation,
+                             hints=b.hints, user_stack=b.stack, gb_type=b.gb_type,
+                             gb_code=b.gb_code, **ctx)
 
     def _output_graph(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """output_graph.py ``dynamo_output_graph``: node sizes, and the readable graph."""

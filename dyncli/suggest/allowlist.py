@@ -23,6 +23,19 @@ from dyncli.gcpause import gc_paused
 from dyncli.output import envelope
 from dyncli.sources import is_input, local_expr
 from dyncli.suggest.pgo_state import Entry, PgoState
+from dyncli.suggest.source_lists import (
+    DYNAMIC,
+    SPECS,
+    STATIC,
+    UNBACKED,
+    Pattern,
+    SourceList,
+    Target,
+    parse_torch_version,  # noqa: F401  (re-exported: callers import it from here)
+    resolve_target,
+    split_dims,
+)
+from dyncli.suggest.stale import StaleFrame
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
 # The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18); torch 2.14.1
@@ -50,7 +63,8 @@ class InputRow:
     """One recorded input of a frame, as torch renders it, and what dyncli did with it.
 
     ``status``: ``suggested`` (in the output), ``static`` (never varied), ``param``
-    (parameter / module attribute / global, left out by default), ``excluded`` (``--exclude``).
+    (parameter / module attribute / global, left out by default), ``excluded`` (``--exclude``),
+    ``stale`` (the frame's file changed since torch recorded it; ``--include-stale`` keeps it).
     ``param`` says whether the source is such an attribute rather than an input of the frame.
     """
 
@@ -82,7 +96,10 @@ class SourceSuggestion:
     ``dims`` is ``None`` for scalars and for whole-source entries. ``maybe_dims`` are dims once
     seen with size 0 or 1 (torch specializes those: use ``maybe_mark_dynamic``). ``local`` is
     the Python expression of the tensor in its frame when ``mark_dynamic`` can reach it;
-    ``dynamic_dims`` are all dims torch found dynamic, whatever form the entries take.
+    ``dynamic_dims`` are the dims the dynamic-list entries (or ``mark_dynamic``) make dynamic.
+    ``unbacked_dims`` / ``unbacked_entries``: dims seen with size 0 or 1 that go to
+    TORCH_COMPILE_UNBACKED_SOURCES instead (no 0/1 specialization); ``static_dims``: dims a
+    ``--static`` entry kept out of both lists.
     """
 
     source: str
@@ -94,6 +111,9 @@ class SourceSuggestion:
     escaped: bool = False
     local: str | None = None
     dynamic_dims: tuple[int, ...] = ()
+    unbacked_dims: tuple[int, ...] = ()
+    unbacked_entries: tuple[str, ...] = ()
+    static_dims: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,6 +130,9 @@ class AllowList:
     left_out: tuple[str, ...]
     torch_hint: str
     per_dim: bool
+    lists: tuple[SourceList, ...] = ()
+    target: Target | None = None
+    stale: tuple[StaleFrame, ...] = ()
 
     @property
     def entries(self) -> tuple[str, ...]:
@@ -121,10 +144,28 @@ class AllowList:
         """The TORCH_COMPILE_DYNAMIC_SOURCES value."""
         return ",".join(self.entries)
 
+    def source_list(self, name: str) -> SourceList | None:
+        """The list called ``name`` (``dynamic``, ``unbacked``, ``static``), if any."""
+        return next((sl for sl in self.lists if sl.name == name), None)
+
+    @property
+    def emitted(self) -> tuple[SourceList, ...]:
+        """The lists the fix sets: non-empty and read by the target (the dynamic one always)."""
+        return tuple(sl for sl in self.lists if sl.read and (sl.entries or sl.name == DYNAMIC))
+
+    @property
+    def assignments(self) -> tuple[str, ...]:
+        """``VAR=value`` (shell-quoted) for each list the fix sets; the dynamic one when none has
+        entries, so that the fix is never empty text."""
+        shown = [sl for sl in self.emitted if sl.entries]
+        if not shown:
+            return (f"{ENV_VAR}={shell_quote(self.value)}",)
+        return tuple(f"{sl.env_var}={shell_quote(sl.value)}" for sl in shown)
+
     @property
     def env(self) -> str:
-        """The full ``TORCH_COMPILE_DYNAMIC_SOURCES=…`` assignment, shell-quoted."""
-        return f"{ENV_VAR}={shell_quote(self.value)}"
+        """Every emitted ``VAR=value`` assignment, separated by spaces (the ``env`` form)."""
+        return " ".join(self.assignments)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document of ``dyncli suggest`` (schema_version 1; docs/suggest.md)."""
@@ -142,8 +183,18 @@ class AllowList:
                 "source": src.source, "kind": src.kind,
                 "dims": list(src.dims) if src.dims is not None else None,
                 "entries": list(src.entries), "maybe_dims": list(src.maybe_dims), "escaped": src.escaped,
+                "unbacked_dims": list(src.unbacked_dims), "unbacked_entries": list(src.unbacked_entries),
+                "static_dims": list(src.static_dims),
                 "frames": [{"function": f.function, "file": f.file, "line": f.line} for f in src.frames],
             } for src in self.sources],
+            "lists": [{"name": sl.name, "env_var": sl.env_var, "config": sl.config,
+                       "entries": list(sl.entries), "value": sl.value, "read": sl.read}
+                      for sl in self.lists],
+            "torch_version": ({"target": self.target.version, "from": self.target.origin}
+                              if self.target is not None else None),
+            "stale": [{"function": s.function, "file": s.file, "line": s.line,
+                       "recorded_hash": s.recorded_hash, "checked": s.checked,
+                       "current_hash": s.current_hash} for s in self.stale],
             "frames": [{
                 "function": fr.frame.function, "file": fr.frame.file, "line": fr.frame.line,
                 "inputs": [{"source": r.source, "render": r.render, "kind": r.kind,
@@ -164,14 +215,6 @@ def shell_quote(value: str) -> str:
     if not re.search(r'[$`"\\]', value):
         return f'"{value}"'
     return "'" + value.replace("'", "'\\''") + "'"
-
-
-def parse_torch_version(text: str) -> tuple[int, int]:
-    """``2.5.1+cu124`` → ``(2, 5)``; a ``UsageError`` for anything else."""
-    m = re.match(r"^\s*v?(\d+)\.(\d+)", text)
-    if not m:
-        raise UsageError(f"--torch-version: expected a version such as 2.5 or 2.14.1, got {text!r}")
-    return int(m.group(1)), int(m.group(2))
 
 
 def _compile(pattern: str | None, option: str) -> re.Pattern[str] | None:
@@ -289,11 +332,23 @@ def _across_frames(entries: list[Entry]) -> tuple[str, int, tuple[int, ...], set
     return "tensor", rank, tuple(dyn), small
 
 
-def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
-    """Turn merged PGO state into the allow-list, applying the filters of ``cfg``."""
+def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | None = None,
+                    static: tuple[Pattern, ...] = (), unbacked: bool = True,
+                    stale: tuple[StaleFrame, ...] = (), include_stale: bool = False) -> AllowList:
+    """Turn merged PGO state into the source lists, applying the filters of ``cfg``.
+
+    ``target``: the torch to write for (default: ``cfg.torch_version``, else the installed
+    torch, else the newest known). ``static``: entries for TORCH_COMPILE_STATIC_SOURCES, kept
+    out of the other lists. ``unbacked``: dims seen with size 0 or 1 go to
+    TORCH_COMPILE_UNBACKED_SOURCES (else they stay dynamic, for ``maybe_mark_dynamic``).
+    ``stale``: frames whose file changed; their sources are left out unless ``include_stale``.
+    """
     frame_rx = _compile(cfg.frame, "--frame")
     exclude_rx = _compile(cfg.exclude, "--exclude")
-    per_dim = cfg.torch_version is None or parse_torch_version(cfg.torch_version) >= DIM_SUFFIX_SINCE
+    if target is None:
+        target = resolve_target(cfg.torch_version)
+    per_dim = target.minor >= DIM_SUFFIX_SINCE
+    stale_at = {(s.file, s.line, s.function) for s in stale}
     all_names = _NameIndex({src for _, entries in state.frames.values() for src in entries})
 
     # source -> (its entries in the frames where it is dynamic, those frames)
@@ -306,6 +361,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
         ref = FrameRef(key.name, key.filename, key.line)
         if frame_rx is not None and not frame_rx.search(ref.label()):
             continue
+        frame_stale = (ref.file, ref.line, ref.function) in stale_at and not include_stale
         rows = []
         for source, entry in entries.items():
             dynamic = entry.is_dynamic
@@ -316,6 +372,8 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
                 static_in.setdefault(source, []).append(ref)
             elif exclude_rx is not None and exclude_rx.search(source):
                 status = "excluded"
+            elif frame_stale:
+                status = "stale"
             elif not cfg.include_params and not is_input(source):
                 status = "param"
                 left_out[source] = None
@@ -335,16 +393,27 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
     if frame_rx is not None and not reports and state.frames:
         warnings.append(f"--frame {cfg.frame!r} matched none of the {len(state.frames)} frames")
     sources = []
+    pinned: list[str] = []
     for source, (seen, refs) in chosen.items():
         pattern, escaped = _pattern_for(source, all_names, warnings)
         kind, rank, dyn, small = _across_frames(seen)
+        split = split_dims(source, kind, rank, dyn, small, static, unbacked and per_dim)
+        if split.all_static:
+            pinned.append(source)
+            continue
+        keep = split.dynamic
         dims: tuple[int, ...] | None = None
-        if kind == "tensor" and per_dim and len(dyn) < rank:
-            dims = dyn
-        texts = tuple(f"{pattern}:{d}" for d in dims) if dims else (pattern,)
-        maybe = tuple(d for d in dyn if d in small)
+        if kind == "tensor" and per_dim and len(keep) < rank:
+            dims = keep
+        texts = tuple(f"{pattern}:{d}" for d in dims) if dims is not None else (pattern,)
+        maybe = tuple(d for d in keep if d in small)
+        unb = tuple(f"{pattern}:{d}" for d in split.unbacked)
+        if split.static and not per_dim:
+            notes.append(f"{source}: --static dims {list(split.static)} stay in the whole-source "
+                         f"entry (torch {target.version} has no ':N' suffix)")
         sources.append(SourceSuggestion(source, kind, dims, texts, tuple(refs), maybe, escaped,
-                                        _local_expr(source, refs) if dyn else None, dyn))
+                                        _local_expr(source, refs) if keep else None, keep,
+                                        split.unbacked, unb, split.static))
         if source in static_in:
             where = ", ".join(f.label() for f in static_in[source])
             notes.append(f"{source} is also an input of {where}, static there; "
@@ -356,12 +425,48 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig) -> AllowList:
                      "force_nn_module_property_static_shapes) unless allow-listed; "
                      "--include-params keeps them: " + shown)
     if not per_dim:
-        notes.append(f"--torch-version {cfg.torch_version}: whole-source entries (the ':N' dim "
+        notes.append(f"torch {target.version} ({target.origin}): whole-source entries (the ':N' dim "
                      f"suffix is only emitted for torch >= {DIM_SUFFIX_SINCE[0]}.{DIM_SUFFIX_SINCE[1]})")
+    lists = _lists(sources, static, target, notes)
+    if pinned:
+        notes.append(f"kept static by --static, out of every list: {', '.join(pinned[:10])}"
+                     + (" …" if len(pinned) > 10 else ""))
+    if stale and not include_stale:
+        notes.append(f"left out the sources of {len(stale)} stale frame(s) (their file changed since "
+                     "torch recorded them); --include-stale keeps them")
     hint = ",".join(torch_hint)
     return AllowList(
         frames=tuple(reports), sources=tuple(sources), inputs=tuple(state.inputs),
         skipped=tuple(state.skipped), jobs=tuple(state.jobs), warnings=tuple(warnings),
         notes=tuple(notes), left_out=tuple(left_out),
         torch_hint=f'{ENV_VAR}="{hint}"' if hint else "", per_dim=per_dim,
+        lists=lists, target=target, stale=stale,
     )
+
+
+def _lists(sources: list[SourceSuggestion], static: tuple[Pattern, ...], target: Target,
+           notes: list[str]) -> tuple[SourceList, ...]:
+    """The three lists for ``target``, with a note for each one it does not read."""
+    entries = {
+        DYNAMIC: tuple(e for s in sources for e in s.entries),
+        UNBACKED: tuple(e for s in sources for e in s.unbacked_entries),
+        STATIC: tuple(p.text for p in static),
+    }
+    out = []
+    for name, spec in SPECS.items():
+        read = target.reads(spec)
+        out.append(SourceList(name, spec.env_var, spec.config, entries[name], read))
+        if entries[name] and not read:
+            notes.append(f"torch {target.version} ({target.origin}) does not read {spec.env_var} "
+                         f"(torch >= {spec.since[0]}.{spec.since[1]} does): left out of the fix"  # type: ignore[index]
+                         + ("; the --static entries were kept out of the other lists, but automatic "
+                            "dynamic can still make them dynamic" if name == STATIC else ""))
+        elif entries[name] and spec.verified_since and target.minor < spec.verified_since:
+            v = spec.verified_since
+            notes.append(f"{spec.env_var}: checked in torch >= {v[0]}.{v[1]} only; "
+                         f"confirm torch {target.version} reads it (torch/compiler/config.py)")
+    if entries[UNBACKED] and target.reads(SPECS[UNBACKED]):
+        notes.append(f"{SPECS[UNBACKED].env_var}: dims seen with size 0 or 1 are made unbacked, so "
+                     "sizes 0/1 share the graph of the others; code that branches on such a size "
+                     "then fails with a data-dependent error: --no-unbacked keeps them dynamic")
+    return tuple(out)

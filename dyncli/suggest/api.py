@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from dyncli.config import SuggestConfig, config_or_options
 from dyncli.errors import InputError, UsageError
 from dyncli.gcpause import gc_paused
-from dyncli.suggest.allowlist import AllowList, build_allowlist, parse_torch_version
+from dyncli.suggest.allowlist import AllowList, build_allowlist
 from dyncli.suggest.joblist import JobListing, jobs_in_dir
 from dyncli.suggest.pgo_files import find_pgo_files, read_pgo_files
 from dyncli.suggest.pgo_state import PgoState
+from dyncli.suggest.source_lists import parse_entries, resolve_target
+from dyncli.suggest.stale import find_stale
 
 
 def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = None,
         job_id: str | None = None, redis: str | None = None,
+        static: str | Sequence[str] | None = None, unbacked: bool = True,
+        source_root: str | Path | None = None, include_stale: bool = False,
         config: SuggestConfig | None = None, **options: Any) -> AllowList:
     """Read PGO state and return the allow-list that makes its dynamic inputs dynamic up front.
 
@@ -26,6 +32,19 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
     read-only. ``job_id``: only that job's files or keys. Every source given is merged.
     ``options`` are the ``[suggest]`` config keys (``format``, ``include_params``, ``frame``,
     ``exclude``, ``torch_version``), validated as in ``autodyn.toml``; or pass ``config``.
+    ``torch_version`` unset means the installed torch (read from its ``.dist-info`` folder name, not
+    imported), else the newest torch dyncli knows.
+
+    The lists torch reads: ``static`` (``"L['x']:1,L['y']"`` or a list of such entries) is
+    TORCH_COMPILE_STATIC_SOURCES, for sources the user or a ``bench`` measurement wants pinned
+    (dynamic kernels slower, or a dim that varied only in warm-up); they are kept out of the
+    other lists. ``unbacked``: dims seen with size 0 or 1 go to TORCH_COMPILE_UNBACKED_SOURCES
+    (``False``: they stay in the dynamic list). Each list is emitted only for a target torch
+    that reads it (a note says when one is left out).
+
+    Stale state: frames whose source file no longer hashes as torch recorded it (the file at
+    its recorded path, or under ``source_root``) are reported in ``.stale`` and their sources
+    are left out unless ``include_stale``.
 
     Raises ``UsageError`` / ``ConfigError`` for bad options and ``InputError`` when nothing
     usable was read (all subclasses of ``dyncli.errors.DyncliError``).
@@ -36,8 +55,11 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
                          hint="dyncli suggest --pgo-dir /tmp/torchinductor_$USER")
     if job_id is not None and pgo_dir is None and redis is None:
         raise UsageError("--job-id selects PGO files or keys and needs --pgo-dir or --redis")
-    if cfg.torch_version is not None:
-        parse_torch_version(cfg.torch_version)
+    target = resolve_target(cfg.torch_version)
+    pinned = parse_entries(static, "--static")
+    root = Path(source_root) if source_root is not None else None
+    if root is not None and not root.is_dir():
+        raise UsageError(f"--source-root {source_root}: not a directory")
     with gc_paused():
         state = PgoState()
         if pgo_dir is not None:
@@ -54,7 +76,11 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
         if not state.inputs:
             detail = "; ".join(f"{f}: {e}" for f, e in state.skipped)
             raise InputError(f"no usable PGO state was read ({detail})")
-        return build_allowlist(state, cfg)
+        check = find_stale((key for key, _ in state.frames.values()), root)
+        result = build_allowlist(state, cfg, target=target, static=pinned, unbacked=unbacked,
+                                 stale=check.stale, include_stale=include_stale)
+        extra = check.notes(str(source_root) if source_root is not None else None)
+        return replace(result, notes=result.notes + tuple(extra)) if extra else result
 
 
 def list_jobs(*, pgo_dir: str | Path | None = None, redis: str | None = None) -> JobListing:

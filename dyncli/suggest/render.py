@@ -11,7 +11,7 @@ import json
 from rich.markup import escape
 
 from dyncli.output import cell_text, info, line_text, stderr_console, to_json_text, warn, write_json
-from dyncli.suggest.allowlist import ENV_VAR, AllowList
+from dyncli.suggest.allowlist import ENV_VAR, AllowList, shell_quote
 from dyncli.suggest.joblist import JobListing
 
 FORMATS = ("env", "shell", "toml", "python", "json")
@@ -22,7 +22,7 @@ def _toml(s: AllowList) -> str:
              "# Paste into autodyn.toml ([tool.dyncli.bench] in a pyproject.toml) and measure it with",
              "#   dyncli bench MODEL --strategy automatic,sources",
              "# Joined with commas, it is the environment variable:",
-             f"# {s.env}",
+             f"# {ENV_VAR}={shell_quote(s.value)}",
              "[bench]",
              "dynamic_sources = ["]
     for src in s.sources:
@@ -30,11 +30,34 @@ def _toml(s: AllowList) -> str:
         for entry in src.entries:
             lines.append(f"  {json.dumps(entry, ensure_ascii=False)},  # {where}")
     lines.append("]")
+    others = [sl for sl in s.emitted if sl.name != "dynamic" and sl.entries]
+    if others:
+        # [bench] has a key for the dynamic list only; the others are set in the environment.
+        # json.dumps escapes every control character, so an entry cannot end the comment line.
+        lines.append("# [bench] reads dynamic_sources only; set these lists in the environment "
+                     "(dyncli suggest --format shell):")
+        for sl in others:
+            lines.append(f"# {sl.env_var} = [{', '.join(json.dumps(e) for e in sl.entries)}]")
     return "\n".join(lines) + "\n"
 
 
+def _environ_lines(s: AllowList) -> list[str]:
+    """``os.environ`` lines for the unbacked and static lists, run before torch is imported.
+
+    torch reads ``TORCH_COMPILE_*`` once, as the default of its config; a default (unlike a
+    ``torch.compiler.config.X = …`` override, which is thread-local) holds on every thread.
+    """
+    others = [sl for sl in s.emitted if sl.name != "dynamic" and sl.entries]
+    if not others:
+        return []
+    lines = ["import os", "",
+             "# Before torch is imported: torch reads these once, as defaults every thread sees."]
+    lines += [f"os.environ[{sl.env_var!r}] = {sl.value!r}" for sl in others]
+    return [*lines, ""]
+
+
 def _python(s: AllowList) -> str:
-    lines = ["import torch", ""]
+    lines = [*_environ_lines(s), "import torch", ""]
     rest = [e for src in s.sources if src.local is None for e in src.entries]
     if rest:
         lines += ["# Sources mark_dynamic cannot reach (ints, attributes, graph-break resume frames):",
@@ -43,15 +66,18 @@ def _python(s: AllowList) -> str:
     for src in s.sources:
         if src.local is None:
             continue
-        frame = next(f for f in src.frames if not f.function.startswith("torch_dynamo_resume_in_"))
         maybe = set(src.maybe_dims)
         calls = []
         for fn, ds in (("mark_dynamic", [d for d in src.dynamic_dims if d not in maybe]),
                        ("maybe_mark_dynamic", [d for d in src.dynamic_dims if d in maybe])):
             if ds:
                 calls.append(f"torch._dynamo.{fn}({src.local}, {ds[0] if len(ds) == 1 else ds})")
-        seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
-    if not rest and not seen:
+        # under EVERY frame that has the source (issue 21): a mark under the first one only
+        # left the others recompiling
+        for frame in src.frames:
+            if not frame.function.startswith("torch_dynamo_resume_in_"):
+                seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
+    if not rest and not seen and not _environ_lines(s):
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
         lines.append(f"# {file}:{line} {function}: before calling it, on the tensors passed in")
@@ -67,7 +93,7 @@ def render_fix(s: AllowList, fmt: str) -> str:
     if fmt == "env":
         return s.env + "\n"
     if fmt == "shell":
-        return f"export {s.env}\n"
+        return "".join(f"export {a}\n" for a in s.assignments)
     if fmt == "toml":
         return _toml(s)
     if fmt == "python":
@@ -99,7 +125,7 @@ def _report(s: AllowList) -> None:
             else:
                 dyn = ",".join(map(str, r.dynamic_dims)) or "-"
             table.add_row(escape(cell_text(r.source)), escape(cell_text(r.render)), dyn, {"suggested": "yes", "static": "-", "param": "left out",
-                                                     "excluded": "excluded"}[r.status])
+                                                     "excluded": "excluded", "stale": "stale"}[r.status])
         err.print(table)
         if hidden:
             info(f"  + {hidden} static parameter/module-attribute inputs (listed in --json)")
@@ -119,7 +145,15 @@ def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool =
         warn(escape(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id"))
     for w in s.warnings:
         warn(escape(line_text(w, 500)))
+    for st in s.stale[:MAX_REPORT_FRAMES]:
+        warn(escape(line_text(f"stale: {st.file}:{st.line} {st.function}: the file changed since torch "
+                              f"recorded it (hash {st.recorded_hash}, now {st.current_hash} "
+                              f"in {st.checked})", 500)))
+    if len(s.stale) > MAX_REPORT_FRAMES:
+        warn(f"… and {len(s.stale) - MAX_REPORT_FRAMES} more stale frames (all of them are in --json)")
     if not quiet:
+        if s.target is not None:
+            info(line_text(f"target: torch {s.target.version} ({s.target.origin})", 200))
         _report(s)
         for note in s.notes:
             info(f"Note: {note}")

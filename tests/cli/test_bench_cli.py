@@ -142,6 +142,7 @@ def test_no_model_is_a_usage_error(runner: CliRunner) -> None:
     assert "Error: Give a model to benchmark" in result.stderr
 
 
+@pytest.mark.torch
 def test_cuda_without_gpu_is_an_error(runner: CliRunner) -> None:
     import torch
 

@@ -2,12 +2,15 @@
 
 Each program in ``tests/data/programs/`` runs ONCE under real torch.compile with both
 
-    TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks"   (stderr -> tests/data/logs/<case>.log)
-    TORCH_TRACE=tests/data/traces/<case>/                  (structured trace of the same run)
+    TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks"   (stderr -> <data>/logs/<case>.log)
+    TORCH_TRACE=<data>/traces/<case>/                      (structured trace of the same run)
+
+where ``<data>`` is the folder of the torch that runs this script (``torch_versions.data_dir``):
+``tests/data`` itself for 2.14.1, ``tests/data/2.15.0`` for 2.15.0, and so on.
 
 so the text parser and the trace parser can be cross-checked on the same compilation.
 The saved files are NOT normalized; golden comparisons normalize paths, pids and times.
-``tests/data/logs/RECIPE.md`` records the command, the environment and the torch version.
+``<data>/logs/RECIPE.md`` records the command, the environment and the torch version.
 
 Usage (from the repo root; runs one program at a time, a few seconds each on CPU):
 
@@ -26,10 +29,13 @@ import sys
 import time
 from pathlib import Path
 
+from torch_versions import data_dir
+
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "programs"
-LOGS = HERE / "logs"
-TRACES = HERE / "traces"
+DATA = data_dir()
+LOGS = DATA / "logs"
+TRACES = DATA / "traces"
 TORCH_LOGS = "+dynamic,recompiles,guards,graph_breaks"
 
 # case -> extra launcher arguments; multi_rank runs under torchrun with two gloo ranks.
@@ -82,7 +88,7 @@ def write_recipe(rows: list[tuple[str, list[str], dict[str, str], float, int]]) 
         "",
         f"- torch: {torch.__version__}",
         f"- python: {platform.python_version()}, {platform.system()} {platform.machine()}, CPU only",
-        f"- environment: `TORCH_LOGS=\"{TORCH_LOGS}\" TORCH_TRACE=tests/data/traces/<case>/ "
+        f"- environment: `TORCH_LOGS=\"{TORCH_LOGS}\" TORCH_TRACE={TRACES.relative_to(HERE.parent.parent)}/<case>/ "
         "OMP_NUM_THREADS=1 PYTHONPATH=tests/data/programs`",
         "- backend: `aot_eager` (Dynamo + AOTAutograd, no Inductor codegen), see programs/_common.py",
         "- stderr of the run is the `.log`; stdout is discarded",
@@ -104,7 +110,7 @@ def main() -> int:
     unknown = sorted(set(selected) - set(cases()))
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}")
-    LOGS.mkdir(exist_ok=True)
+    LOGS.mkdir(parents=True, exist_ok=True)
     rows = []
     for case in selected:
         argv, extra, secs, rc = run_case(case)

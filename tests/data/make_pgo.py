@@ -1,10 +1,17 @@
-"""Make the real PGO state in tests/data/pgo/ from real torch.compile runs.
+"""Make the real PGO state in tests/data/[<torch version>/]pgo/ from real torch.compile runs.
 
 Recipe (re-run to refresh; needs torch, and transformers for the ``hf`` program)::
 
-    .venv/bin/python tests/data/make_pgo.py            # all programs -> tests/data/pgo/
+    .venv/bin/python tests/data/make_pgo.py            # all programs -> <version folder>/pgo/
     .venv/bin/python tests/data/make_pgo.py mlp hf     # some of them
     DYNCLI_REFRESH_GOLDEN=1 .venv/bin/pytest tests/unit/test_suggest_golden.py   # then this
+
+The state is recorded under the torch that runs this script, into that version's folder
+(``torch_versions.data_dir``): ``tests/data/pgo/`` for 2.14.1, ``tests/data/2.15.0/pgo/`` for
+2.15.0, and so on. The programs run from a copy of this file at :data:`SRC` (removed after),
+so the recorded frames name a file that exists on no machine: dyncli suggest's stale-state
+check (which hashes a frame's file at its recorded path) leaves them unchecked everywhere,
+instead of finding them stale wherever the repo's own copy has since been edited.
 
 Each program runs in a fresh subprocess with ``TORCH_COMPILE_JOB_ID=<program>``,
 ``TORCHINDUCTOR_CACHE_DIR=<tmp>/cache`` and ``TORCH_TRACE=<tmp>/trace``; the PGO pickles
@@ -35,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "pgo"
+SRC = Path(tempfile.gettempdir()) / "dyncli-make-pgo"
 
 # What each program feeds the compiled function, for the manifest and the docs.
 DESCRIPTIONS = {
@@ -175,13 +182,13 @@ def run_program(name: str) -> dict[str, Any]:
             "frames": int(counters["frames"]["ok"])}
 
 
-def _make(name: str) -> None:
-    dest = OUT / name
+def _make(name: str, out: Path) -> None:
+    dest = out / name
     with tempfile.TemporaryDirectory(prefix=f"pgo-{name}-") as tmp:
         env = dict(os.environ, TORCH_COMPILE_JOB_ID=name, TORCHINDUCTOR_CACHE_DIR=f"{tmp}/cache",
                    TORCH_TRACE=f"{tmp}/trace", OMP_NUM_THREADS="1")
         env.pop("TORCH_COMPILE_DYNAMIC_SOURCES", None)
-        proc = subprocess.run([sys.executable, __file__, "--run", name], env=env,
+        proc = subprocess.run([sys.executable, str(SRC / "make_pgo.py"), "--run", name], env=env,
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise SystemExit(f"{name} failed:\n{proc.stderr[-4000:]}")
@@ -206,15 +213,24 @@ def main(argv: list[str]) -> None:
         print(json.dumps(run_program(argv[1])))
         return
     import torch
+    from torch_versions import data_dir
 
+    out = data_dir() / "pgo"
     names = argv or list(PROGRAMS)
-    for name in names:
-        _make(name)
-    manifest_path = OUT / "manifest.json"
+    shutil.rmtree(SRC, ignore_errors=True)
+    SRC.mkdir(parents=True)
+    shutil.copy(__file__, SRC / "make_pgo.py")
+    try:
+        for name in names:
+            _make(name, out)
+    finally:
+        shutil.rmtree(SRC, ignore_errors=True)
+    manifest_path = out / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     manifest["torch"] = torch.__version__
     manifest["python"] = sys.version.split()[0]
     manifest["recipe"] = "python tests/data/make_pgo.py"
+    manifest["programs_ran_from"] = f"{SRC}/make_pgo.py (a copy of tests/data/make_pgo.py, removed after)"
     manifest.setdefault("programs", {}).update({n: DESCRIPTIONS[n] for n in names})
     manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 

@@ -27,6 +27,10 @@ FILES = sorted(TRACES.glob("*/dedicated_log_torch_trace*.log"))
 _ROW = re.compile(r"<a href='[^']*'>\[(?P<cid>[^\]]+)\]</a>\s*</td><td>\s*(?:<pre>)?\s*"
                   r"(?P<type>[^<]+?)\s*(?:</pre>)?\s*</td>")
 
+def _guard(reason: str) -> str:
+    return reason.split("  #", 1)[0].split(" # ", 1)[0].rstrip()
+
+
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(TLPARSE is None, reason="tlparse not installed")]
 
 
@@ -48,7 +52,9 @@ def tlparse_facts(trace: Path, out: Path) -> dict[str, object]:
         for art in entry["artifacts"]:
             if art["name"].startswith("recompile_reasons"):
                 text = (out / art["url"]).read_text()
-                reasons[_key(cid[1:-1])] = [r.split("\nUser stack trace:")[0].strip()
+                # the guard of each reason: dyncli reports it without torch's "# user code"
+                # comment, as the text log does (issue 21); the comment is the row's user_*
+                reasons[_key(cid[1:-1])] = [_guard(r.split("\nUser stack trace:")[0].strip())
                                             for r in decode_recompile_reasons(text)]
     failures: set[str] = set()
     restarts: set[str] = set()

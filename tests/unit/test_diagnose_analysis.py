@@ -54,8 +54,10 @@ def test_user_size_specialization() -> None:
     (s,) = d.specializations
     assert (s.compile_id, s.symbol, s.sources, s.value, s.reason, s.guard) == (
         "0/1", "s77", ("L['x'].size()[0]",), "10", "range_refined_to_singleton", "Eq(s77, 10)")
-    assert s.user == ev.UserLoc("tests/data/programs/user_size_specialization.py", 8, "pick",
-                                "if x.shape[0] == 10:")
+    # torch prints the path relative to the working dir; it is resolved against the frame's file
+    assert s.user is not None and s.user.file.startswith("/")
+    assert s.user.file.endswith("/tests/data/programs/user_size_specialization.py")
+    assert (s.user.line, s.user.function, s.user.code) == (8, "pick", "if x.shape[0] == 10:")
     assert "user-specialization" in kinds(d)
     # marking up front saves the first recompile only; the second is the specialization's
     mark = next(x for x in d.suggestions if x.kind == "mark-dynamic")

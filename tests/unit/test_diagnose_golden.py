@@ -37,14 +37,16 @@ def normalize(obj: Any, root: str) -> Any:
         text = _DATA.sub("<repo>/tests/data/", _SITE.sub("<site-packages>/", obj))
         return text.replace(root, "<repo>")
     if isinstance(obj, dict):
-        return {k: normalize(v, root) for k, v in obj.items() if k != "dyncli"}
+        # the torch whose graph-break registry explained the codes is the one installed here
+        return {k: normalize(v, root) for k, v in obj.items()
+                if k not in ("dyncli", "graph_break_registry")}
     if isinstance(obj, list):
         return [normalize(v, root) for v in obj]
     return obj
 
 
-def document(case: str) -> dict[str, Any]:
-    diag = diagnose_logs([LOGS / f"{case}.log"], strict=True)
+def document(case: str, logs: Path = LOGS) -> dict[str, Any]:
+    diag = diagnose_logs([logs / f"{case}.log"], strict=True)
     doc = json.loads(to_json_text(envelope("diagnose", diag.to_json())))
     return normalize(doc, str(ROOT))
 
@@ -63,6 +65,27 @@ def test_golden(case: str) -> None:
             pytest.fail(f"{path.name} did not exist; written now, review and commit it")
     want = json.loads(path.read_text())
     assert got == want, f"{case}: diagnosis changed; refresh with DYNCLI_REFRESH_GOLDEN=1 if intended"
+
+
+# Logs recorded by newer torch releases (tests/data/make_logs.py under each), with their goldens.
+NEWER = {"2.15.0": ROOT / "tests" / "data" / "2.15.0"}
+NEWER_CASES = [(v, p.stem) for v, d in NEWER.items() for p in sorted((d / "logs").glob("*.log"))]
+
+
+def test_newer_versions_recorded_every_case() -> None:
+    for version in NEWER:
+        assert {c for v, c in NEWER_CASES if v == version} == set(CASES), version
+
+
+@pytest.mark.parametrize(("version", "case"), NEWER_CASES)
+def test_golden_newer_torch(version: str, case: str) -> None:
+    got = document(case, NEWER[version] / "logs")
+    path = NEWER[version] / "golden" / f"text_{case}.json"
+    if os.environ.get("DYNCLI_REFRESH_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n")
+    assert got == json.loads(path.read_text()), (
+        f"{version} {case}: diagnosis changed; refresh with DYNCLI_REFRESH_GOLDEN=1 if intended")
 
 
 def test_normalize_paths() -> None:

@@ -27,7 +27,9 @@ from dyncli.suggest.render import render_fix
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
 CFG = SuggestConfig()
 
-# What dyncli suggests for each real program, next to torch's own hint (from its trace).
+# What dyncli suggests for each real program, next to torch's own hint (from its trace), with
+# dims seen with size 0/1 kept in the dynamic list (--no-unbacked; else serve's batch dim goes
+# to the unbacked list: tests/unit/test_suggest_lists.py).
 EXPECTED = {
     "mlp": ("L['args'][0]:0", "L['args'][0]"),
     "serve": ("L['args'][0]:0", "L['args'][0]"),
@@ -57,7 +59,8 @@ def _from(program: str, **cfg: object) -> AllowList:
 @pytest.mark.parametrize("program", sorted(EXPECTED))
 def test_real_programs(program: str) -> None:
     ours, torchs = EXPECTED[program]
-    for result in (_from(program), run(from_trace=DATA / program, config=CFG)):
+    for result in (run(pgo_dir=DATA / program, unbacked=False, config=CFG),
+                   run(from_trace=DATA / program, unbacked=False, config=CFG)):
         assert result.value == ours
         assert result.env == f'TORCH_COMPILE_DYNAMIC_SOURCES="{ours}"'
         assert result.torch_hint == f'TORCH_COMPILE_DYNAMIC_SOURCES="{torchs}"'
@@ -177,7 +180,7 @@ def test_names_that_cannot_be_written_raw_get_anchored_regexes() -> None:
 
 
 def test_maybe_mark_dynamic_where_a_size_one_was_seen() -> None:
-    result = _from("serve", format="python")
+    result = run(pgo_dir=DATA / "serve", unbacked=False, config=replace(CFG, format="python"))
     [src] = result.sources
     assert src.maybe_dims == (0,)
     assert "torch._dynamo.maybe_mark_dynamic(args[0], 0)" in render_fix(result, "python")
@@ -205,7 +208,8 @@ def test_env_shell_toml_json_forms() -> None:
     assert doc["schema_version"] == 1 and doc["command"] == "suggest"
     assert doc["sources"][0] == {
         "source": "L['x']", "kind": "tensor", "dims": [0], "entries": ["L['x']:0"], "maybe_dims": [],
-        "escaped": False, "frames": doc["sources"][0]["frames"]}
+        "escaped": False, "unbacked_dims": [], "unbacked_entries": [], "static_dims": [],
+        "frames": doc["sources"][0]["frames"]}
     assert doc["sources"][0]["frames"][0]["function"] == "split"
     assert set(doc["sources"][0]["frames"][0]) == {"function", "file", "line"}
     intarg = _from("intarg").to_dict()
