@@ -306,3 +306,14 @@ def test_compiles_in_the_eager_first_request_are_counted() -> None:
     assert dyn.compile_s == pytest.approx((0.5 - compiled_mean_s) + (0.3 - 0.002))
     assert dyn.first_result_s == pytest.approx(0.3)
     assert result.to_dict()["runs"][1]["first_call_eager_compiles"] == 1
+
+
+def test_the_terminal_line_carries_the_confidence(capsys: pytest.CaptureFixture[str]) -> None:
+    from dyncli.bench.render import print_result
+
+    result = _costed()
+    rec = result.recommendation
+    assert rec is not None and rec.confidence is not None
+    print_result(result)
+    out = capsys.readouterr().out
+    assert f"recommendation: {rec.strategy} (confidence {rec.confidence:.2f}) — " in out
