@@ -6,6 +6,7 @@ recommendation with its confidence, the load recorded, and the criterion: the lo
 recommendation, priced at the first run's replayed totals, within 10 % of that run's best.
 
     python benchmarks/bench_window.py [MODEL] [--sizes 1,2,4,8,16,32] [--requests 600]
+    (MODEL e.g. benchmarks/bench_window.py:big_mlp, the issue's 1024→4096→4096→1024 MLP)
         [--strategy static,automatic,pad,dynamic] [--repeat 10] [--threads 1]
         [--conditions none,hog] [--hog-workers N]
 
@@ -27,6 +28,17 @@ from dyncli.config import BenchConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = f"{ROOT / 'tests' / 'integration' / 'conftest_bench.py'}:wide_mlp"
+
+
+def big_mlp() -> tuple[Any, tuple[Any]]:
+    """The issue's 1024→4096→4096→1024 MLP with LayerNorm (batch 32): steady state matters."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.LayerNorm(4096),
+                          nn.Linear(4096, 4096), nn.GELU(), nn.Linear(4096, 1024))
+    return model, (torch.randn(32, 1024),)
 
 
 def replayed(result: Any) -> dict[str, float]:
@@ -93,9 +105,10 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     sizes = [int(s) for s in args.sizes.split(",")]
-    # a mostly-small stream: size k appears about twice as often as size 2k
-    weights = [2 ** (len(sizes) - i) for i in range(len(sizes))]
-    stream = [s for s, w in zip(sizes, weights, strict=True) for _ in range(w)]
+    # a mostly-small stream, in a scattered order: request i takes size index
+    # floor(n * u_i^2), u_i = frac(i * golden ratio), so small sizes come far more often
+    stream = [sizes[int(len(sizes) * ((i * 0.6180339887) % 1.0) ** 2)]
+              for i in range(args.requests)]
     cfg = BenchConfig(sizes=stream, requests=args.requests, repeat=args.repeat, warmup=1,
                       strategy=args.strategy.split(","), device="cpu", replay=True)
     results = []
