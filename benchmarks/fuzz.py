@@ -17,6 +17,11 @@ Usage (from the repo root)::
     python benchmarks/fuzz.py --seed 1 --text 10000 --trace 3000 --pickle 2000 --json fuzz.json
     python benchmarks/fuzz.py --seed 1 --text 60 --trace 30 --pickle 30     # CI's budget
 
+Issue 22 added two kinds: ``--opcode`` (opcode-level pickles: memo bombs, stack floods, deep
+MARKs, random opcode streams; measured for time and peak RSS like every case) and ``--inject``
+(hostile names in PGO state and logs; a case also fails when a control character of the input
+reaches stdout or stderr, or when ``--format python`` is more than suggest's statements).
+
 ``--keep DIR`` copies every failing case there (to turn into a regression file under
 ``tests/data/fuzz``). Exit status: 0 when every case passed, 1 otherwise.
 """
@@ -346,6 +351,78 @@ def hostile_pickle(rng: random.Random) -> bytes:
     return data
 
 
+def opcode_pickle(rng: random.Random, seed: bytes) -> bytes:
+    """An opcode-level pickle (issue 22, classes 1-2): a memo bomb, a stack flood, deep MARKs,
+    a huge FRAME, or a random stream of opcodes with plausible arguments, often spliced into a
+    real PGO state. The campaign measures each case's time and peak RSS."""
+    kind = rng.randrange(8)
+    if kind == 0:  # LONG_BINPUT / BINPUT at a huge index: the C memo is sized from it
+        index = rng.choice((1 << 20, 1 << 24, 1 << 26, 1 << 30))
+        return b"\x80\x04N" + b"r" + index.to_bytes(4, "little") + b"."
+    if kind == 1:  # DUP flood
+        return b"\x80\x04N" + b"2" * rng.choice((1 << 20, 8 << 20, 30 << 20)) + b"."
+    if kind == 2:  # MARK + BINGET x N
+        return b"\x80\x04N\x94(" + b"h\x00" * rng.choice((1 << 18, 4 << 20, 15 << 20)) + b"1."
+    if kind == 3:  # MARKs nested deep, then a tuple of them
+        n = rng.choice((1000, 100_000, 5 << 20))
+        return b"\x80\x04" + b"(" * n + b")" + b"t" * n + b"."
+    if kind == 4:  # a FRAME claiming more than the file
+        return b"\x80\x04\x95" + rng.choice((2**62, 2**40, 100)).to_bytes(8, "little") + b"N."
+    if kind == 5:  # many small objects appended to one list (memory per opcode byte)
+        n = rng.choice((1 << 16, 1 << 20, 8 << 20))
+        return b"\x80\x04]\x94(" + b"]" * min(n, 999) + b"e" + (b"h\x00(" + b"]" * 999 + b"e") * (n // 1000) + b"."
+    ops = [bytes([op.code.encode("latin-1")[0]]) for op in _OPCODES]
+    body = bytearray()
+    for _ in range(rng.randrange(1, 400)):
+        body += rng.choice(ops)
+        body += bytes(rng.randrange(256) for _ in range(rng.choice((0, 0, 1, 1, 2, 4, 8))))
+    if kind == 6 and len(seed) > 20:  # spliced into a real state
+        at = rng.randrange(11, len(seed) - 1)
+        return seed[:at] + bytes(body) + seed[at:]
+    return b"\x80" + bytes([rng.choice((2, 4, 5))]) + bytes(body) + b"."
+
+
+def _opcodes() -> list[Any]:
+    import pickletools
+
+    return list(pickletools.opcodes)
+
+
+_OPCODES = _opcodes()
+
+# Names that an input can carry into a human view or generated code (issue 22, classes 11-14).
+HOSTILE_NAMES = ["x\x1b]0;pwned\x07", "a\nimport os; os.system('touch pwned')\n", "[bold]x[/bold]",
+                 "x[/yellow]", "L['$(touch pwned)']", "\x9b2J\x1b[2J", "a\rb", "\u202eevil",
+                 "'; touch pwned; '", "\"$(id)\"", "`id`", "x\\", "[link=https://x]y"]
+
+
+def injection_pickle(rng: random.Random) -> bytes:
+    """A PGO state whose file, function and source names carry control and shell characters."""
+    def name() -> str:
+        return "".join(rng.choice(HOSTILE_NAMES) for _ in range(rng.randrange(1, 3)))
+
+    frames = {(f"/{name()}.py", rng.randrange(1, 99), name()): {
+        rng.choice([f"L[{name()!r}]", f"L['x'][{name()!r}]", f"L['self'].{name()}", name(),
+                    "L['x']"]): fake.tensor(fake.DYN, 3) for _ in range(rng.randrange(1, 4))}
+              for _ in range(rng.randrange(1, 3))}
+    return fake.dumps(frames)
+
+
+def injection_log(rng: random.Random, seed: bytes) -> bytes:
+    """A real log with hostile text put where names go (function names, sources, messages)."""
+    lines = _lines(seed)
+    for _ in range(rng.randrange(1, 20)):
+        i = rng.randrange(len(lines))
+        hostile = rng.choice(HOSTILE_NAMES).encode("utf-8", "surrogatepass")
+        line = lines[i]
+        for needle in (b"L['x']", b"forward", b"'", b" "):
+            if needle in line:
+                line = line.replace(needle, needle[:1] + hostile + needle[1:], 1)
+                break
+        lines[i] = line
+    return b"\n".join(lines)
+
+
 def pickle_case(rng: random.Random, seed: bytes) -> bytes:
     r = rng.random()
     if r < 0.35:
@@ -367,6 +444,7 @@ class Outcome:
     rss_mb: float
     crash: str = ""
     args: list[str] = field(default_factory=list)
+    leak: str = ""  # a control character of an input in the output, or code from a name
 
 
 def _child(args: list[str], out: str, err: str) -> None:
@@ -429,6 +507,34 @@ def run(args: list[str], workdir: Path, timeout: float) -> tuple[int | None, flo
     return code, seconds, rss, crash
 
 
+def leak(args: list[str], workdir: Path) -> str:
+    """What an output of the last run let through: a control character (C0 but newline, ESC,
+    DEL, C1, bidi) on stdout or stderr, or --format python text that is more than the
+    import, assignment and mark_dynamic calls suggest writes."""
+    import ast
+
+    from dyncli.textsafe import UNSAFE
+
+    for stream in ("stdout", "stderr"):
+        text = (workdir / stream).read_bytes().decode("utf-8", "surrogateescape")
+        m = UNSAFE.search(text.replace("\n", ""))
+        if m:
+            return f"{stream}: {m.group()!r}"
+    if "python" in args:
+        try:
+            tree = ast.parse((workdir / "stdout").read_text("utf-8", "replace"))
+        except SyntaxError:
+            return "python: not valid Python"
+        for node in tree.body:
+            if not isinstance(node, (ast.Import, ast.Assign, ast.Expr)) or (
+                    isinstance(node, ast.Expr) and not isinstance(node.value, ast.Call)):
+                return f"python: a {type(node).__name__} statement"
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Call) and sub is not getattr(node, "value", None):
+                    return "python: a call inside an argument"
+    return ""
+
+
 # ---------------------------------------------------------------- the campaign
 
 
@@ -447,8 +553,20 @@ def make_case(rng: random.Random, kind: str, pool: dict[str, list[bytes]],
         else:
             old.unlink()
     out = workdir / "out"
-    if kind == "pickle":
-        data = pickle_case(rng, rng.choice(pool["pickle"]))
+    if kind == "inject":
+        out.mkdir(exist_ok=True)
+        if rng.random() < 0.5:
+            case = workdir / "case"
+            (case / "dynamo").mkdir(parents=True)
+            (case / "dynamo" / "code_state_fuzz_None_.pkl").write_bytes(injection_pickle(rng))
+            form = rng.choice(("env", "shell", "toml", "python"))
+            return f"names-{form}", ["suggest", "--pgo-dir", str(case), "--include-params",
+                                     "--format", form]
+        data = injection_log(rng, rng.choice(pool["text"]))
+        name = rng.choice(HOSTILE_NAMES).replace("/", "|").replace("\x00", "")
+        return "log-text", ["diagnose", str(_write(workdir, f"case{name}.log", data))]
+    if kind in ("pickle", "opcode"):
+        data = (opcode_pickle if kind == "opcode" else pickle_case)(rng, rng.choice(pool["pickle"]))
         case = workdir / "case"
         (case / "dynamo").mkdir(parents=True)
         (case / "dynamo" / "code_state_fuzz_None_.pkl").write_bytes(data)
@@ -458,7 +576,7 @@ def make_case(rng: random.Random, kind: str, pool: dict[str, list[bytes]],
         if rng.random() < 0.5:
             args.append("--include-params")
         out.mkdir(exist_ok=True)
-        return "pickle", args
+        return kind, args
     mutations = TEXT_MUTATIONS if kind == "text" else TRACE_MUTATIONS
     mutate = rng.choice(mutations)
     data = rng.choice(pool[kind])
@@ -497,9 +615,10 @@ def campaign(counts: dict[str, int], seed: int, timeout: float, max_rss: float,
             for i in range(n):
                 mutation, args = make_case(rng, kind, pool, workdir)
                 code, seconds, rss, crash = run(args, workdir, timeout)
-                outcome = Outcome(kind, mutation, code, seconds, rss, crash, args)
+                leaked = leak(args, workdir) if kind == "inject" and code is not None else ""
+                outcome = Outcome(kind, mutation, code, seconds, rss, crash, args, leaked)
                 results.append(outcome)
-                bad = crash or code not in (0, 1, 2) or rss > max_rss
+                bad = crash or code not in (0, 1, 2) or rss > max_rss or leaked
                 if bad and keep is not None:
                     dest = keep / f"{kind}-{i}-{mutation}"
                     dest.mkdir(parents=True, exist_ok=True)
@@ -508,7 +627,7 @@ def campaign(counts: dict[str, int], seed: int, timeout: float, max_rss: float,
                     shutil.copy(workdir / "stderr", dest / "stderr")
                     (dest / "args.json").write_text(json.dumps(args))
                 if progress and (bad or (i + 1) % 200 == 0):
-                    status = crash or f"exit {code}" if bad else "ok"
+                    status = crash or leaked or f"exit {code}" if bad else "ok"
                     print(f"[{kind} {i + 1}/{n}] {mutation}: {status} "
                           f"({seconds:.2f} s, {rss:.0f} MB)", file=sys.stderr, flush=True)
     return summarize(results, time.perf_counter() - started, timeout, max_rss)
@@ -524,6 +643,7 @@ def summarize(results: list[Outcome], wall: float, timeout: float, max_rss: floa
             "hangs": sum(o.code is None for o in rows),
             "bad_exit": sum(o.code not in (0, 1, 2, None) and not o.crash for o in rows),
             "over_memory": sum(o.rss_mb > max_rss for o in rows),
+            "leaks": sum(bool(o.leak) for o in rows),
             "exit_codes": dict(Counter(str(o.code) for o in rows)),
             "max_seconds": round(max(o.seconds for o in rows), 2),
             "peak_rss_mb": round(max(o.rss_mb for o in rows), 1),
@@ -535,7 +655,94 @@ def summarize(results: list[Outcome], wall: float, timeout: float, max_rss: floa
             "slowest": [{"kind": o.kind, "mutation": o.mutation, "seconds": round(o.seconds, 2)}
                         for o in sorted(results, key=lambda o: -o.seconds)[:5]],
             "failures": sum(bool(o.crash) or o.code not in (0, 1, 2) or o.rss_mb > max_rss
-                            for o in results)}
+                            or bool(o.leak) for o in results)}
+
+
+# ------------------------------------------------- the classes of issue 22, one case each
+
+
+def class_cases(workdir: Path) -> list[tuple[str, list[str]]]:
+    """(class, CLI args) of one representative case per hostile class of issue 22, written
+    under ``workdir``: the table in docs/reliability.md."""
+    import struct
+
+    def pgo(name: str, data: bytes) -> str:
+        d = workdir / name / "dynamo"
+        d.mkdir(parents=True)
+        (d / f"code_state_{name}_None_.pkl").write_bytes(data)
+        return str(d.parent)
+
+    log = (DATA / "logs" / "auto_dynamic_batch.log").read_bytes()
+    cases: list[tuple[str, list[str]]] = []
+    memo = b"\x80\x04N" + b"r" + struct.pack("<I", 1 << 26) + b"."
+    cases.append(("1 memo index 2**26 (9 bytes)", ["suggest", "--pgo-dir", pgo("memo", memo)]))
+    cases.append(("2 30 MB of DUP", ["suggest", "--pgo-dir", pgo("dup", b"\x80\x04N" + b"2" * (30 << 20) + b".")]))
+    cases.append(("2 MARK + BINGET x 15M", ["suggest", "--pgo-dir", pgo("mark", b"\x80\x04N\x94(" + b"h\x00" * (15 << 20) + b"1.")]))
+    many = workdir / "many" / "dynamo"
+    many.mkdir(parents=True)
+    good = (DATA / "pgo" / "mlp" / "dynamo" / "code_state_mlp_None_.pkl").read_bytes()
+    for i in range(20_000):
+        (many / f"code_state_j{i}_None_.pkl").write_bytes(good)
+    cases.append(("3 20,000 valid PGO files", ["suggest", "-q", "--pgo-dir", str(many.parent)]))
+    slow = workdir / "slow" / "dynamo"
+    slow.mkdir(parents=True)
+    for i in range(4):
+        (slow / f"code_state_h{i}_None_.pkl").write_bytes(hash_bomb(40))
+    cases.append(("3 four hash-bomb files", ["suggest", "--pgo-dir", str(slow.parent)]))
+    wide = fake.dumps({("/m/a.py", 1, "fwd"): {f"L['x{i}']": fake.scalar(fake.DYN) for i in range(50_000)}})
+    cases.append(("4 one frame of 50,000 sources", ["suggest", "--pgo-dir", pgo("wide", wide)]))
+    blank = workdir / "blank.log.gz"
+    with gzip.open(blank, "wb", 9) as f:
+        f.write(b"\n" * (64 << 20))
+    cases.append(("5 65 KB .gz of 64 Mi empty lines", ["diagnose", str(blank)]))
+    blank2 = workdir / "blank2.log.gz"
+    with gzip.open(blank2, "wb", 9) as f:
+        f.write(log + b"\n" * (256 << 20))
+    cases.append(("5 a log, then 256 Mi empty lines (.gz)", ["diagnose", str(blank2)]))
+    cases.append(("5 the same, suggest --from-trace", ["suggest", "--from-trace", str(blank2)]))
+    fifo = workdir / "fifo"
+    os.mkfifo(fifo)
+    cases.append(("6 --config is a FIFO", ["diagnose", "--config", str(fifo), str(DATA / "logs" / "auto_dynamic_batch.log")]))
+    cases.append(("6 input FIFO with no writer", ["diagnose", str(fifo)]))
+    cases.append(("6 /dev/urandom as a log", ["diagnose", "/dev/urandom"]))
+    (workdir / "x[").mkdir()
+    marked = workdir / "x[" / "yellow].log"
+    marked.write_bytes(log)
+    cases.append(("7 rich markup in a path", ["diagnose", str(marked)]))
+    shapes = workdir / "shapes.csv"
+    shapes.write_text("batch,seq\n" + "1" * (200 << 10) + ",2\n")
+    cases.append(("8 --shapes CSV field of 200 KB", ["bench", str(ROOT / "examples" / "model.py") + ":build", "--shapes", str(shapes), "--device", "cpu"]))
+    big_int = workdir / "bigint" / "autodyn.toml"
+    big_int.parent.mkdir()
+    big_int.write_text("[diagnose]\nlimit = " + "1" * 5000 + "\n")
+    cases.append(("9 TOML int of 5,000 digits", ["diagnose", "--config", str(big_int), str(DATA / "logs" / "auto_dynamic_batch.log")]))
+    esc = injection_pickle(random.Random(5))
+    cases.append(("11-14 hostile names, --format python", ["suggest", "--pgo-dir", pgo("names", esc), "--include-params", "--format", "python"]))
+    cases.append(("11-14 hostile names, --format toml", ["suggest", "--pgo-dir", str(workdir / "names"), "--include-params", "--format", "toml"]))
+    cases.append(("11 ESC in a log's names", ["diagnose", str(_write(workdir, "case\x1b]0;t\x07.log", injection_log(random.Random(3), log)))]))
+    cases.append(("11 ESC in a missing file's name", ["diagnose", str(workdir / "nope\x1b[2J.log")]))
+    return cases
+
+
+def class_table(timeout: float) -> str:
+    """Run each of :func:`class_cases` once; a markdown table (exit, seconds, peak RSS)."""
+    from dyncli import cli  # noqa: F401 - imported once here, inherited by every child
+    from dyncli.diagnose import html, read, read_trace  # noqa: F401
+    from dyncli.suggest import allowlist, render  # noqa: F401
+
+    rows = ["| class | exit | s | peak RSS MB | leak | first line of stderr |", "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory(prefix="dyncli-classes-") as tmp:
+        workdir = Path(tmp)
+        for name, args in class_cases(workdir):
+            code, seconds, rss, crash = run(args, workdir, timeout)
+            leaked = leak(args, workdir) if code is not None else ""
+            err = (workdir / "stderr").read_text("utf-8", "replace").strip().splitlines()
+            first = next((line for line in err if line.startswith(("Error", "Warning"))), err[0] if err else "")
+            first = first.replace("|", "\\|")[:110]
+            rows.append(f"| {name} | {'hang' if code is None else code}{' ' + crash if crash else ''} "
+                        f"| {seconds:.2f} | {rss:.0f} | {leaked or '-'} | {first} |")
+            print(rows[-1], file=sys.stderr, flush=True)
+    return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -544,13 +751,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--text", type=int, default=100, help="text-log cases")
     ap.add_argument("--trace", type=int, default=50, help="trace cases")
     ap.add_argument("--pickle", type=int, default=50, help="PGO pickle cases")
+    ap.add_argument("--opcode", type=int, default=50, help="opcode-level pickle cases")
+    ap.add_argument("--inject", type=int, default=50, help="output-injection cases")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds before a case is a hang")
     ap.add_argument("--max-rss", type=float, default=150.0, help="MB of peak RSS allowed")
     ap.add_argument("--keep", type=Path, help="copy failing cases here")
     ap.add_argument("--json", type=Path, help="write the summary here")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--classes", action="store_true",
+                    help="run one case of each hostile class of issue 22 and print a table")
     ns = ap.parse_args(argv)
-    summary = campaign({"text": ns.text, "trace": ns.trace, "pickle": ns.pickle}, ns.seed,
+    if ns.classes:
+        print(class_table(ns.timeout))
+        return 0
+    summary = campaign({"text": ns.text, "trace": ns.trace, "pickle": ns.pickle,
+                        "opcode": ns.opcode, "inject": ns.inject}, ns.seed,
                        ns.timeout, ns.max_rss, ns.keep, progress=not ns.quiet)
     text = json.dumps(summary, indent=2)
     if ns.json:

@@ -14,6 +14,14 @@ Each result's ``to_dict()`` is exactly the command's ``--json`` document. Errors
 
 from __future__ import annotations
 
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"] or _sys.argv[0].endswith("dyncli") if _sys.argv else False:
+    # the command line starting: Ctrl-C / SIGTERM during the imports below are one line
+    from dyncli import startup as _startup
+
+    _startup.install()
+
 import importlib
 from typing import TYPE_CHECKING, Any
 

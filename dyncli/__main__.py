@@ -1,13 +1,17 @@
 """`python -m dyncli` and the `dyncli` console script: the app, and Ctrl-C during start-up.
 
-Importing the app (typer, rich) takes a noticeable moment; a Ctrl-C then would print a
-traceback from whatever module was being imported. Here it is one line and exit 130, as it
-is once the app runs (``dyncli.cli``).
+See :mod:`dyncli.startup`: before the app is imported, SIGTERM raises ``KeyboardInterrupt``
+and an escaping ``KeyboardInterrupt`` prints one line; here a Ctrl-C while the app is
+imported is one line and exit 130, as it is once the app runs (``dyncli.cli``).
 """
 
 from __future__ import annotations
 
 import sys
+
+from dyncli import startup
+
+startup.install()
 
 
 def main() -> None:

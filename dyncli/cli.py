@@ -11,25 +11,21 @@ import io
 import os
 import signal
 import sys
-import traceback
 from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
-from dyncli import __version__
+from dyncli import __version__, completion
 from dyncli.commands import bench, compare, diagnose, suggest
 from dyncli.errors import EXIT_COULD_NOT_RUN, EXIT_INTERRUPTED, DyncliError
 
 
 def report_error(err: DyncliError) -> None:
     """Print ``Error: …`` and ``Hint: …`` to stderr; the traceback too when DYNCLI_DEBUG=1."""
-    if os.environ.get("DYNCLI_DEBUG", "") not in ("", "0"):
-        traceback.print_exception(err, file=sys.stderr)
-    sys.stderr.write(f"Error: {err.message}\n")
-    if err.hint:
-        sys.stderr.write(f"Hint: {err.hint}\n")
-    sys.stderr.flush()
+    from dyncli.output import Output
+
+    Output.error(err)  # Error:/Hint: with control characters escaped (dyncli.textsafe)
 
 
 class DyncliGroup(TyperGroup):
@@ -56,11 +52,16 @@ class DyncliGroup(TyperGroup):
             raise typer.Exit(EXIT_COULD_NOT_RUN) from None
 
 
+_SAID_INTERRUPTED = False
+
+
 def interrupted() -> NoReturn:
     """Ctrl-C (or SIGTERM): remove temp files, one line on stderr, exit 130."""
     from dyncli.output import remove_pending
 
+    global _SAID_INTERRUPTED
     remove_pending()
+    _SAID_INTERRUPTED = True
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write("\nInterrupted\n")
         sys.stderr.flush()
@@ -78,12 +79,32 @@ def _on_sigterm(_signum: int, _frame: Any) -> None:
     raise KeyboardInterrupt  # unwinds like Ctrl-C: temp files removed, exit 130
 
 
+def _interrupted_at_exit(_signum: int, _frame: Any) -> None:
+    """Ctrl-C (or SIGTERM) once the command is done, while Python runs its exit handlers
+    (torch's compile workers shut down for seconds after bench printed its results): what
+    was to be written is written, so leave at once with one line and 130, instead of
+    "Exception ignored in atexit callback", a traceback and exit 0."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    if not _SAID_INTERRUPTED:  # one line, also when Ctrl-C already ended the command
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write("\nInterrupted\n")
+            sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _quiet_exit() -> None:
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGINT, _interrupted_at_exit)
+        signal.signal(signal.SIGTERM, _interrupted_at_exit)
+
+
 app = typer.Typer(
     name="dyncli",
     cls=DyncliGroup,
     help="Toolkit for PyTorch 2 dynamic shapes: measure, diagnose and fix recompilation.",
     no_args_is_help=True,
-    add_completion=True,
+    add_completion=False,  # ours below: they take the shell as a value
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -102,6 +123,19 @@ def _root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
     ] = False,
+    install_completion: Annotated[
+        str | None,
+        typer.Option("--install-completion", metavar="[SHELL]", callback=completion.install, is_eager=True, expose_value=False,
+                     autocompletion=completion.one_of(completion.SHELLS),
+                     help="Install completion for SHELL (bash, zsh, fish, powershell; "
+                          "default: the current shell)."),
+    ] = None,
+    show_completion: Annotated[
+        str | None,
+        typer.Option("--show-completion", metavar="[SHELL]", callback=completion.show, is_eager=True, expose_value=False,
+                     autocompletion=completion.one_of(completion.SHELLS),
+                     help="Print the completion script for SHELL (default: the current shell)."),
+    ] = None,
 ) -> None:
     """Toolkit for PyTorch 2 dynamic shapes: measure, diagnose and fix recompilation."""
 
@@ -123,6 +157,8 @@ def main() -> None:
                 stream.reconfigure(errors="backslashreplace")
     with contextlib.suppress(ValueError):  # not the main thread
         signal.signal(signal.SIGTERM, _on_sigterm)
+    completion.init()
+    completion.default_shell(sys.argv)
     try:
         app(prog_name="dyncli")
     except KeyboardInterrupt:  # between start-up and a command (option parsing)
@@ -130,3 +166,5 @@ def main() -> None:
             interrupted()
         except typer.Exit as exc:
             raise SystemExit(exc.exit_code) from None
+    finally:
+        _quiet_exit()

@@ -175,8 +175,9 @@ def read_toml(path: Path, what: str, error: type[DyncliError] = ConfigError,
     """
     shown = shown or _display(path)
     try:
-        with path.open("rb") as fh:  # bounded: a FIFO or /dev/zero has no size to check
-            data = fh.read(MAX_TOML_BYTES + 1)
+        data = _read_regular(path)
+        if data is None:
+            raise error(f"{shown}: not a regular file (a FIFO or device), not a {what}")
         if len(data) > MAX_TOML_BYTES:
             raise error(f"{shown}: over {MAX_TOML_BYTES >> 20} MB, not a {what}")
         return tomllib.loads(data.decode("utf-8"))
@@ -186,8 +187,28 @@ def read_toml(path: Path, what: str, error: type[DyncliError] = ConfigError,
         raise error(f"{shown}: is a directory, not a {what}") from None
     except OSError as e:
         raise error(f"{shown}: cannot read: {e.strerror or e}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:
+        # TOMLDecodeError and UnicodeDecodeError are ValueErrors; so is an integer of more than
+        # 4,300 digits, which tomllib hands to int() as it is (Python's str-to-int limit).
         raise error(f"{shown}: not valid TOML: {str(e)[:300]}") from None
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """At most ``MAX_TOML_BYTES + 1`` bytes of ``path``; None when it is not a regular file.
+
+    Opened without blocking and checked before reading: ``open()`` of a FIFO with no writer
+    waits forever, and ``/dev/zero`` never ends.
+    """
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(mode):
+            return None
+        return fh.read(MAX_TOML_BYTES + 1)
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
@@ -207,9 +228,11 @@ def find_config(start: Path) -> Path | None:
         pyproject = directory / "pyproject.toml"
         if pyproject.is_file():
             try:
-                with pyproject.open("rb") as fh:
-                    data = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                raw = _read_regular(pyproject)
+                if raw is None or len(raw) > MAX_TOML_BYTES:
+                    continue
+                data = tomllib.loads(raw.decode("utf-8"))
+            except (OSError, ValueError, RecursionError):  # not ours to judge: not a dyncli config
                 continue
             if isinstance(data.get("tool"), dict) and "dyncli" in data["tool"]:
                 return pyproject

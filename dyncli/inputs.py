@@ -5,7 +5,10 @@ parsers only ever see lines. Lines are bytes (decoding happens only for the reco
 keeps, with invalid UTF-8 replaced), so CRLF endings, stray non-UTF-8 bytes and a truncated
 last line all pass. gzip is recognised by its magic bytes, never by the file name. What is
 clearly not text fails early with one line naming the input: a directory, an empty file, a
-binary file (NUL bytes in its first line), a corrupt gzip stream.
+binary file (NUL bytes in its first line), a corrupt gzip stream, a file none of whose first
+``RECOGNIZE_BYTES`` holds a torch log line (``/dev/urandom``, a blank-line bomb), a ``.gz``
+that expands past ``MAX_EXPANSION`` times its size (``--max-expansion`` lifts it). A FIFO is
+opened without blocking: with no writer it reads as empty instead of hanging in ``open()``.
 
 Also here: finding the trace files of a TORCH_TRACE directory (one per rank) and the rank a
 file name carries.
@@ -17,7 +20,9 @@ import functools
 import gzip
 import io
 import itertools
+import os
 import re
+import stat
 import sys
 import zlib
 from collections.abc import Iterator
@@ -40,11 +45,31 @@ STDIN = "-"
 STDIN_NAME = "<stdin>"
 
 # torch/_logging/_internal.py names each process's trace file like this, with the rank in it
-# when torch.distributed is initialised: dedicated_log_torch_trace_rank_0_xxxx.log.
+# when torch.distributed is initialised: dedicated_log_torch_trace_rank_0_xxxx.log. Copies
+# are often renamed (…_rank_0.log): the rank is ``rank_N`` followed by "_", "." or the end.
 TRACE_GLOB = "dedicated_log_torch_trace*.log*"
-_RANK_IN_NAME = re.compile(r"rank_(\d{1,9})_")
+_RANK_IN_NAME = re.compile(r"rank_(\d{1,9})(?=[_.]|$)")
 
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+# An input must show a torch log (or trace) line within its first megabyte: past it, what is
+# all blank lines, noise or random bytes is refused instead of being read to its end.
+RECOGNIZE_BYTES = 1 << 20
+# A compressed input may expand to this many times its size on disk (real logs: 4-18x, traces
+# ~4x; gzip's worst is ~1,000x), and to at most 2 lines per compressed byte (real logs: ~0.2):
+# past both floors, more is a decompression bomb. None lifts the bound (--max-expansion 0).
+DEFAULT_MAX_EXPANSION = 100.0
+MAX_EXPANSION: float | None = DEFAULT_MAX_EXPANSION
+MIN_EXPANDED_BYTES = 16 << 20
+LINES_PER_BYTE = 2
+MIN_EXPANDED_LINES = 1 << 20
+
+
+def set_max_expansion(ratio: float | None) -> None:
+    """``--max-expansion``: the bound on a compressed input's expansion (0 or less: none;
+    None: the default, so that one command's flag does not outlive it in the same process)."""
+    global MAX_EXPANSION
+    MAX_EXPANSION = DEFAULT_MAX_EXPANSION if ratio is None else ratio if ratio > 0 else None
 
 
 @dataclass
@@ -62,11 +87,8 @@ class Source:
     warnings: list[str] = field(default_factory=list)
     counted: int = 0
     seekable: bool = True  # False for stdin, a pipe (``<(zcat …)``) or a device
-
-    @property
-    def is_stdin(self) -> bool:
-        """Whether this is standard input (no ``tell()``, no size)."""
-        return self.name == STDIN_NAME
+    recognize: bool = False  # refuse it when its first RECOGNIZE_BYTES hold no torch log line
+    packed_size: int | None = None  # bytes on disk of a compressed regular file
 
     def lines(self) -> Iterator[bytes]:
         """The input's lines (bytes, line ends kept); a truncated gzip stops with a warning.
@@ -80,24 +102,82 @@ class Source:
             # the sniffed block ended mid-line (at most MAX_LINE in all)
             first += self.stream.readline(max(MAX_LINE - len(first), 1))
         head = [first] if first else []
+        ended = False
+        if self.recognize:
+            ended = self._recognized_head(head)
         if not self.compressed and self.seekable:
             # readline(MAX_LINE) through iter(callable, sentinel): still no Python frame per line
             return itertools.chain(head, iter(functools.partial(self.stream.readline, MAX_LINE), b""))
-        return self._guarded(head)
+        return self._guarded(head, ended)
 
-    def _guarded(self, head: list[bytes]) -> Iterator[bytes]:
+    def _recognized_head(self, head: list[bytes]) -> bool:
+        """Read lines into ``head`` until one is a glog line; refuse the input if the first
+        ``RECOGNIZE_BYTES`` hold none. Returns whether the stream ended (or failed) meanwhile."""
+        from dyncli.logparse.glog import GLOG_RE
+
+        match = GLOG_RE.match
+        if any(match(line) for line in head):
+            return False
+        size = sum(map(len, head))
+        readline = functools.partial(self.stream.readline, MAX_LINE)
+        while size < RECOGNIZE_BYTES:
+            try:
+                line = readline()
+            except (*_GZIP_ERRORS, OSError) as exc:
+                self._read_failed(exc)
+                return True
+            if not line:
+                return True
+            head.append(line)
+            size += len(line)
+            if match(line):
+                return False
+        raise InputError(f"{self.name}: not a torch log or trace: nothing in its first "
+                         f"{RECOGNIZE_BYTES >> 20} MB ({len(head):,} lines) is a torch log line",
+                         hint='Capture a log with: TORCH_LOGS="+dynamic,recompiles,guards,'
+                              'graph_breaks" python train.py 2> run.log (or TORCH_TRACE=DIR)')
+
+    def _read_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, OSError) and not isinstance(exc, _GZIP_ERRORS):
+            # an I/O error mid-way (a file on a failing or network disk)
+            self.warnings.append(f"{self.name}: read error ({exc.strerror or exc}); "
+                                 "analysed what was read before it")
+        else:
+            self.warnings.append(f"{self.name}: compressed stream is truncated or corrupt "
+                                 f"({exc}); analysed what was read before it")
+
+    def _guarded(self, head: list[bytes], ended: bool = False) -> Iterator[bytes]:
+        max_bytes = max_lines = None
+        if self.compressed and self.packed_size is not None and MAX_EXPANSION is not None:
+            max_bytes = max(MIN_EXPANDED_BYTES, int(MAX_EXPANSION * self.packed_size))
+            max_lines = max(MIN_EXPANDED_LINES, LINES_PER_BYTE * self.packed_size)
         try:
             yield from head
             self.counted += sum(map(len, head))
+            if ended:
+                return
+            if max_bytes is None or max_lines is None:
+                for line in iter(functools.partial(self.stream.readline, MAX_LINE), b""):
+                    self.counted += len(line)
+                    yield line
+                return
+            n = len(head)
             for line in iter(functools.partial(self.stream.readline, MAX_LINE), b""):
                 self.counted += len(line)
+                n += 1
+                if self.counted > max_bytes or n > max_lines:
+                    self._bomb(n)
                 yield line
-        except _GZIP_ERRORS as exc:
-            self.warnings.append(f"{self.name}: compressed stream is truncated or corrupt "
-                                 f"({exc}); analysed what was read before it")
-        except OSError as exc:  # an I/O error mid-way (a file on a failing or network disk)
-            self.warnings.append(f"{self.name}: read error ({exc.strerror or exc}); "
-                                 "analysed what was read before it")
+        except (*_GZIP_ERRORS, OSError) as exc:
+            self._read_failed(exc)
+
+    def _bomb(self, lines: int) -> None:
+        assert self.packed_size is not None
+        raise InputError(f"{self.name}: a decompression bomb? {self.packed_size:,} compressed "
+                         f"bytes expand past {self.counted:,} bytes and {lines:,} lines, more than "
+                         "any torch log of that size",
+                         hint="If it is a real log, lift the bound with --max-expansion 0 "
+                              "(or a larger ratio; the default is 100).")
 
     def bytes_read(self) -> int:
         """Bytes read so far (uncompressed for .gz), for the statistics."""
@@ -124,11 +204,13 @@ def _sniff(name: str, stream: IO[bytes]) -> bytes:
 
 
 @contextmanager
-def open_input(path: str | Path, *, check_text: bool = True) -> Iterator[Source]:
+def open_input(path: str | Path, *, check_text: bool = True,
+               recognize: bool | None = None) -> Iterator[Source]:
     """Open one input for streaming: a file (gzip by magic bytes) or ``-`` for stdin.
 
     Raises ``InputError`` for what cannot be read; with ``check_text`` also for an empty or
-    binary input (what no log or trace can be).
+    binary input (what no log or trace can be). ``recognize`` (default: ``check_text``): the
+    lines raise ``InputError`` when the first ``RECOGNIZE_BYTES`` hold no torch log line.
     """
     text = str(path)
     name = display_name(text)
@@ -137,14 +219,15 @@ def open_input(path: str | Path, *, check_text: bool = True) -> Iterator[Source]
         first = _sniff(name, stdin)
         if check_text:
             check_head(name, first)
-        yield Source(name, stdin, first, seekable=False)
+        yield Source(name, stdin, first, seekable=False,
+                     recognize=check_text if recognize is None else recognize)
         return
     if Path(text).is_dir():
         raise InputError(f"{name}: is a directory, not a file",
                          hint="Pass a TORCH_LOGS text log, or a TORCH_TRACE directory holding "
                               "dedicated_log_torch_trace*.log files.")
     try:
-        raw = io.BufferedReader(io.FileIO(text, "r"), buffer_size=_BUFFER)
+        raw = io.BufferedReader(io.FileIO(open_nonblocking(text), "r"), buffer_size=_BUFFER)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except OSError as exc:
@@ -156,9 +239,25 @@ def open_input(path: str | Path, *, check_text: bool = True) -> Iterator[Source]
         first = _sniff(name, stream)
         if check_text:
             check_head(name, first)
-        yield Source(name, stream, first, compressed, seekable=raw.seekable())
+        st = os.fstat(raw.fileno())
+        packed = st.st_size if compressed and stat.S_ISREG(st.st_mode) else None
+        yield Source(name, stream, first, compressed, seekable=raw.seekable(),
+                     recognize=check_text if recognize is None else recognize, packed_size=packed)
     finally:
         raw.close()
+
+
+def open_nonblocking(path: str) -> int:
+    """``os.open`` for reading that never blocks in ``open()`` (a FIFO with no writer), then
+    made blocking again so that reads wait for a writer's data as usual."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def is_stream(path: str | Path) -> bool:
@@ -195,7 +294,7 @@ def check_head(name: str, head: bytes) -> None:
 
 
 def rank_in_name(path: Path) -> int | None:
-    """The rank a trace file's name carries (``…_rank_3_…``), else None."""
+    """The rank a trace file's name carries (``…_rank_3_…``, ``…_rank_3.log``), else None."""
     m = _RANK_IN_NAME.search(path.name)
     return int(m[1]) if m else None
 

@@ -1,31 +1,40 @@
-"""The one output layer: consoles, JSON envelopes and atomic result files.
+"""The one output layer: the :class:`Output` of a command, JSON envelopes and documents.
 
 Data goes to stdout, progress and hints to stderr. Rich decides colour from the stream: when
-stdout is not a terminal the output is plain text, with no colour and no spinners.
-Each feature's renderer (``bench/render.py``, ``diagnose/render.py``, ``suggest/render.py``,
-``compare/render.py``) turns that feature's result object into tables; this module is what they
-share.
+stdout is not a terminal the output is plain text, with no colour and no spinners; with
+``--json -`` the document owns stdout and the human view moves to stderr. Each feature's
+renderer (``bench/render.py``, ``diagnose/render.py``, ``suggest/render.py``,
+``compare/render.py``) turns that feature's result object into tables and prints them through
+an :class:`Output`. Text that comes from an input (file names, log lines, model and PGO
+names) becomes display text in one place, :func:`input_text`: never markup.
+Atomic result files are :mod:`dyncli.files` (re-exported here).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from dyncli import __version__
-from dyncli.errors import OutputError, UsageError
+from dyncli.errors import DyncliError
+from dyncli.files import (
+    atomic_target,
+    atomic_write_text,
+    check_outputs,
+    check_target,
+    remove_pending,
+    sweep_stale,
+)
+from dyncli.textsafe import safe_console, visible
 
 if TYPE_CHECKING:
     from rich.table import Table
+    from rich.text import Text
 
 SCHEMA_VERSION = 1
 
@@ -36,10 +45,15 @@ PIPE_WIDTH = 120
 
 
 def _console(file: Any, soft_wrap: bool) -> Console:
-    console = Console(file=file, highlight=False, soft_wrap=soft_wrap)
+    from dyncli.termfit import FitConsole
+
+    # markup off: a path such as x[/yellow].log is text, not a (broken) tag; and every text
+    # segment printed passes through textsafe.visible (an ESC from an input is shown as \x1b).
+    # FitConsole wraps between words on a terminal.
+    console = FitConsole(file=file, highlight=False, soft_wrap=soft_wrap, markup=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPE_WIDTH
-    return console
+    return safe_console(console)
 
 
 def stdout_console() -> Console:
@@ -52,21 +66,114 @@ def stderr_console() -> Console:
     return _console(sys.stderr, soft_wrap=True)
 
 
+def input_text(value: object, limit: int | None = None) -> Text:
+    """Text that came from an input (a file name, a log line, a model or PGO name) for display.
+
+    The one place such text becomes something to print: a rich ``Text`` (so ``[bold]`` or
+    ``[s77, 8]`` stays as written, never markup), cut to ``limit`` characters with "…", tabs
+    as spaces (rich expands a tab column by column).
+    """
+    from rich.text import Text
+
+    text = str(value)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    # control characters escaped (dyncli.textsafe); a renderer's own newlines are kept
+    return Text(visible(text.replace("\t", " "), keep_layout=True))
+
+
+class Output:
+    """How one command speaks: its human view, its document, progress, warnings and errors.
+
+    ``mode`` is ``rich`` (stdout is a terminal: colour), ``plain`` (a pipe or a file: no
+    colour, no spinners) or ``json`` (``--json -`` or another document on stdout: the human
+    view goes to stderr so stdout holds the document alone). Consoles are made when asked
+    for, so a redirected ``sys.stdout`` (tests, pipes) is honoured.
+    """
+
+    def __init__(self, stdout_taken: bool = False) -> None:
+        self.stdout_taken = stdout_taken
+
+    @classmethod
+    def for_targets(cls, *targets: str | Path | None) -> Output:
+        """The output of a command whose files are ``targets``: ``-`` among them takes stdout."""
+        return cls(stdout_taken=any(t is not None and str(t) == "-" for t in targets))
+
+    @property
+    def mode(self) -> str:
+        """``json``, ``rich`` or ``plain`` (see the class)."""
+        if self.stdout_taken:
+            return "json"
+        return "rich" if self.view.is_terminal else "plain"
+
+    @property
+    def view(self) -> Console:
+        """The console of the human view: stdout, or stderr when a document takes stdout."""
+        return stderr_console() if self.stdout_taken else stdout_console()
+
+    def text(self, message: str | Text) -> None:
+        """A line of the human view, printed as written (no markup)."""
+        self.view.print(message, markup=False, highlight=False)
+
+    def table(self, table: Table) -> None:
+        """A table of the human view."""
+        self.view.print(table)
+
+    def result(self, document: dict[str, Any], target: str | Path | None) -> None:
+        """Write a JSON document to ``target`` (``-``: stdout, else a file written atomically)."""
+        if target is not None:
+            write_json(target, document)
+
+    @staticmethod
+    def info(message: str) -> None:
+        """One progress line on stderr, as written (control characters escaped)."""
+        stderr_console().print(visible(message, keep_layout=True), markup=False, highlight=False)
+
+    @staticmethod
+    def warn(message: str) -> None:
+        """One ``Warning:`` line on stderr; ``message`` is shown as written."""
+        from rich.text import Text
+
+        line = Text("Warning:", style="yellow")
+        line.append(" " + visible(message))
+        stderr_console().print(line, highlight=False)
+
+    @staticmethod
+    def hint(message: str) -> None:
+        """One ``Hint:`` line on stderr."""
+        sys.stderr.write(f"Hint: {visible(message)}\n")
+        sys.stderr.flush()
+
+    @staticmethod
+    def error(err: DyncliError) -> None:
+        """``Error: …`` and ``Hint: …`` on stderr (plain text, as the last thing a run says);
+        the traceback first when ``DYNCLI_DEBUG=1``."""
+        if os.environ.get("DYNCLI_DEBUG", "") not in ("", "0"):
+            import traceback
+
+            traceback.print_exception(err, file=sys.stderr)
+        sys.stderr.write(f"Error: {visible(err.message)}\n")
+        if err.hint:
+            sys.stderr.write(f"Hint: {visible(err.hint)}\n")
+        sys.stderr.flush()
+
+
 def warn(message: str) -> None:
-    """One warning line on stderr."""
-    stderr_console().print(f"[yellow]Warning:[/yellow] {message}", markup=True, highlight=False)
+    """One warning line on stderr, shown as written (:meth:`Output.warn`): no markup, control
+    characters escaped. (It read rich markup before issue 22; no caller escapes for it now.)"""
+    Output.warn(message)
 
 
 def info(message: str) -> None:
-    """One progress/info line on stderr."""
-    stderr_console().print(message, markup=False, highlight=False)
+    """One progress/info line on stderr (:meth:`Output.info`)."""
+    Output.info(message)
 
 
 def section_table(title: str, columns: list[str], ranks: bool = False) -> Table:
     """A left-titled table whose long cells fold; a leading ``rank`` column when ``ranks``."""
-    from rich.table import Table
+    from dyncli.termfit import FitTable
 
-    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    table = FitTable(title=title, title_justify="left", show_lines=False, expand=False)
     if ranks:
         table.add_column("rank", justify="right")
     for col in columns:
@@ -81,9 +188,7 @@ MAX_CELL = 500
 
 def cell_text(value: object, limit: int = MAX_CELL) -> str:
     """``str(value)`` cut to ``limit`` characters with "…", for a table cell."""
-    text = str(value)
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("\t", " ")  # rich expands a tab to up to 8 columns, one by one
+    return input_text(value, limit).plain
 
 
 # A free-text line of the terminal view (a suggestion, its evidence) is cut past this.
@@ -94,7 +199,7 @@ def line_text(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` for one terminal line: cut past ``limit`` characters, saying where the rest is."""
     if len(text) > limit:
         text = f"{text[:limit]}… ({len(text) - limit:,} more characters in --json)"
-    return text.replace("\t", " ")  # rich expands a tab to up to 8 columns, one by one
+    return visible(text.replace("\t", " "))  # rich expands a tab to up to 8 columns, one by one
 
 
 def add_text_row(table: Table, *cells: object) -> None:
@@ -102,197 +207,12 @@ def add_text_row(table: Table, *cells: object) -> None:
 
     Long cells are cut (see ``MAX_CELL``).
     """
-    from rich.text import Text
-
-    table.add_row(*(Text(cell_text(c)) for c in cells))
+    table.add_row(*(input_text(c, MAX_CELL) for c in cells))
 
 
 def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Wrap a command's JSON payload with ``schema_version``, the dyncli version and command."""
     return {"schema_version": SCHEMA_VERSION, "dyncli": __version__, "command": command, **payload}
-
-
-def check_target(path: str | Path | None, option: str = "--json") -> None:
-    """Refuse, before any work is done, an output path that cannot be written.
-
-    ``-`` (stdout) and ``None`` pass. Refused: an empty path, a directory, a path whose
-    directory is absent or not writable, a name too long for the file system, an existing
-    file that is not writable. An existing device or FIFO passes: it is written directly.
-    """
-    if path is None or str(path) == "-":
-        return
-    text = str(path)
-    if not text:
-        raise UsageError(f"{option}: empty path", hint="Give a file name, or - for stdout.")
-    target = Path(text)
-    try:
-        st: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:  # a name too long, a parent without search permission, a loop
-        raise OutputError(f"{option} {text}: cannot write: {exc.strerror or exc}") from None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{option} {text}: is a directory",
-                          hint=f"Give a file name, e.g. {target / ('result' + (target.suffix or '.json'))}")
-    if st is not None and not os.access(target, os.W_OK):
-        raise OutputError(f"{option} {text}: is not writable")
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        return  # a device or FIFO: written directly, never replaced
-    directory = target.parent
-    if not directory.is_dir():
-        raise OutputError(f"{option} {text}: cannot write: directory {directory} does not exist")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise OutputError(f"{option} {text}: cannot write in directory {directory}")
-    try:
-        name_max = os.pathconf(directory, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        name_max = 255
-    # the temp file beside it adds ~14 characters to the name
-    if len(os.fsencode(target.name)) + 14 > name_max:
-        raise OutputError(f"{option} {text}: file name too long ({len(target.name)} characters)")
-
-
-def check_outputs(targets: dict[str, str | Path | None]) -> None:
-    """``check_target`` for each ``{option: path}``; at most one of them may be ``-`` (stdout)."""
-    dashes = [option for option, path in targets.items() if path is not None and str(path) == "-"]
-    if len(dashes) > 1:
-        raise UsageError(f"{' and '.join(dashes)} cannot both write to stdout (-)",
-                         hint="Write one of them to a file.")
-    for option, path in targets.items():
-        check_target(path, option)
-
-
-def _special(path: Path) -> bool:
-    """Whether ``path`` exists and is not a regular file (a device such as /dev/null, a FIFO)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-
-
-# Temp files being written: removed if a signal ends the process before they are renamed.
-_PENDING: set[Path] = set()
-
-
-def remove_pending() -> None:
-    """Remove the temp files of writes still in progress (called on SIGTERM, SIGINT)."""
-    for tmp in list(_PENDING):
-        with suppress(OSError):
-            os.unlink(tmp)
-        _PENDING.discard(tmp)
-
-
-def _temp_head(path: Path) -> str:
-    """``.NAME.HOST-``: the start of every temp file name of ``path`` written on this host.
-
-    A temp file is ``.NAME.HOST-PID.XXXXXXXX.tmp``, so a later write can tell a stale one. The
-    name is cut to 100 characters so that a long (but legal) target name still leaves room for
-    the rest within the 255-byte limit of a file name.
-    """
-    host = "".join(c if c.isalnum() else "_" for c in os.uname().nodename)[:40] or "host"
-    return f".{path.name[:100]}.{host}-"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True  # another user's process, or not a pid we can ask about: leave it
-    return True
-
-
-def sweep_stale(path: Path) -> int:
-    """Remove temp files that an earlier write of ``path`` on this host left when killed.
-
-    SIGKILL (the OOM killer, ``kill -9``, a CI timeout) cannot be caught, so the temp file of
-    a write in progress stays behind. Its name carries the host and pid of the writer; one
-    whose writer is no longer running on this host is removed. Temp files of other hosts (a
-    shared file system) and of live processes are left alone. Returns how many were removed.
-    """
-    head = _temp_head(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    removed = 0
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return 0
-    for entry in entries:
-        name = entry.name
-        if not (name.startswith(head) and name.endswith(".tmp")):
-            continue
-        pid_text = name[len(head):].split(".", 1)[0]
-        if not pid_text.isdigit() or len(pid_text) > 10:
-            continue
-        pid = int(pid_text)
-        if pid == os.getpid() or _pid_alive(pid):
-            continue
-        with suppress(OSError):
-            if entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
-                removed += 1
-    return removed
-
-
-@contextmanager
-def atomic_target(path: str | Path) -> Iterator[Path]:
-    """A temp file beside ``path`` to write; renamed over ``path`` when the block succeeds.
-
-    A reader never sees a half-written file, an interrupted write leaves the old one, and the
-    result gets the mode an ordinary ``open()`` would give it (``mkstemp`` makes 0600). An
-    existing device or FIFO (``/dev/null``, ``/dev/stdout``) is written directly: replacing it
-    with a regular file would break it for everyone. A temp file that an earlier, killed
-    writer of the same target left behind is removed first (:func:`sweep_stale`). An
-    ``OSError`` (full disk, no permission) becomes one ``OutputError`` naming the file.
-    """
-    path = Path(path)
-    if _special(path):
-        try:
-            yield path
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        return
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise OutputError(f"{path}: cannot write: directory {directory} does not exist")
-    sweep_stale(path)
-    try:
-        fd, name = tempfile.mkstemp(prefix=f"{_temp_head(path)}{os.getpid()}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    os.close(fd)
-    tmp = Path(name)
-    _PENDING.add(tmp)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        yield tmp
-        os.replace(tmp, path)
-    except OSError as exc:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-    finally:
-        _PENDING.discard(tmp)
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_target`), fsync'd."""
-    # backslashreplace: a lone surrogate (from a non-UTF-8 file name or log) cannot be
-    # encoded; it is written as \udcff rather than failing the whole write.
-    with atomic_target(path) as tmp, tmp.open("w", encoding="utf-8", errors="backslashreplace",
-                                              newline="\n") as fh:
-        fh.write(text)
-        fh.flush()
-        with suppress(OSError):  # a device or FIFO cannot be fsync'd
-            os.fsync(fh.fileno())
 
 
 # Past this size a document is written compact: json's indenting encoder is pure Python and
@@ -347,3 +267,9 @@ def write_text(target: str | Path, text: str) -> None:
         sys.stdout.flush()
     else:
         atomic_write_text(Path(target), text)
+
+
+__all__ = ["MAX_CELL", "MAX_TEXT", "SCHEMA_VERSION", "Output", "add_text_row", "atomic_target",
+           "atomic_write_text", "cell_text", "check_outputs", "check_target", "envelope", "info",
+           "input_text", "line_text", "remove_pending", "section_table", "stderr_console",
+           "stdout_console", "sweep_stale", "to_json_text", "warn", "write_json", "write_text"]

@@ -6,11 +6,16 @@ both turn a source of a frame's own inputs into the expression a user would writ
 
 from __future__ import annotations
 
+import keyword
 import re
 
 # Inputs of the frame itself: a local, optionally indexed (args tuples, kwargs dicts).
 INPUT_RE = re.compile(r"^L\['[^']*'\](?:\[(?:\d+|'[^']*')\])*$")
-_LOCAL_RE = re.compile(r"^L\['([A-Za-z_][A-Za-z0-9_]*)'\](.*)$")
+_LOCAL_RE = re.compile(r"^L\['([A-Za-z_][A-Za-z0-9_]*)'\](.*)\Z")
+# Index keys that are written into generated code as they are: digits, or a quoted key of
+# plain characters. A key with a backslash or a control character could end the literal and
+# make the rest of the name a statement (``L['x']['\']['+os.system(…)+']``): no expression.
+_PLAIN_INDEX_RE = re.compile(r"(?:\[(?:\d+|'[A-Za-z0-9_ .:/-]*')\])*\Z")
 
 
 def is_input(source: str) -> bool:
@@ -21,4 +26,59 @@ def is_input(source: str) -> bool:
 def local_expr(source: str) -> str | None:
     """``L['x']`` → ``x``, ``L['kwargs']['ids']`` → ``kwargs['ids']``; None for other sources."""
     m = _LOCAL_RE.match(source)
-    return m.group(1) + m.group(2) if m and is_input(source) else None
+    if not m or not is_input(source) or keyword.iskeyword(m.group(1)) \
+            or not _PLAIN_INDEX_RE.match(m.group(2)):
+        return None
+    return m.group(1) + m.group(2)
+
+
+# How torch prints a source in a guard-failure reason: ``strip_local_scope`` (torch/_dynamo/
+# guards.py, 2.14 and 2.15) replaces every ``L['name']`` by ``name`` and leaves the rest:
+# ``x``, ``xs[0]``, ``self.cache``, ``self._parameters['w']``, ``g.__closure__[0].cell_contents``,
+# ``G['TABLE']['t']`` (globals keep their ``G[...]``).
+_REASON_HEAD_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(.*)$")
+
+
+def from_reason(name: str) -> str:
+    """The source torch matches for a name as a recompile reason prints it.
+
+    ``x`` → ``L['x']``, ``xs[0]`` → ``L['xs'][0]``, ``self.k`` → ``L['self'].k``,
+    ``g.__closure__[0].cell_contents`` → ``L['g'].__closure__[0].cell_contents`` (the local
+    is the head only; the attribute and index chain stays outside the brackets), ``G[...]``
+    and ``L[...]`` names as they are.
+    """
+    if name.startswith(("L[", "G[")):
+        return name
+    m = _REASON_HEAD_RE.match(name)
+    return f"L['{m.group(1)}']{m.group(2)}" if m else name
+
+
+# ``L['x'].size()[0]`` (a symbol's source as create_symbol prints it) → (``L['x']``, 0).
+_SIZE_SOURCE_RE = re.compile(r"^(?P<src>.+?)\.(?:size|shape)\(\)\[(?P<dim>\d+)\]$")
+
+
+def size_source(source: str) -> tuple[str, int] | None:
+    """(tensor source, dim) of a size symbol's source, or None for other sources."""
+    m = _SIZE_SOURCE_RE.match(source)
+    return (m["src"], int(m["dim"])) if m else None
+
+
+def is_attribute(source: str) -> bool:
+    """Whether ``source`` is a module attribute, parameter or buffer (``L['self']…``)."""
+    return source.startswith("L['self']") and source != "L['self']"
+
+
+def is_param(source: str) -> bool:
+    """A parameter or buffer (``…_parameters['w']``): torch keeps its shape static by default."""
+    return "._parameters[" in source or "._buffers[" in source
+
+
+def is_closure(source: str) -> bool:
+    """A cell of a local function's closure (``L['g'].__closure__[0].cell_contents``): a value
+    the caller chooses, like an argument, so it is suggested as an input."""
+    return source.startswith("L['") and ".__closure__[" in source and not is_attribute(source)
+
+
+def left_out(source: str) -> bool:
+    """Sources ``suggest`` leaves out by default: parameters, module attributes, globals."""
+    return not is_input(source) and not is_closure(source)

@@ -12,3 +12,16 @@ from dyncli.bench.core.result import BenchResult, Hooks
 from dyncli.bench.core.status import Status
 
 __all__ = ["BenchResult", "Hooks", "Status", "run"]
+
+
+def _quiet_cuda_home_warning() -> None:
+    """torch warns "No CUDA runtime is found, using CUDA_HOME=…" when it finds a CUDA toolkit
+    on a machine without a GPU: noise on every CPU bench (which says once that it runs on CPU).
+    Filtered on torch's logger before torch is imported, in this and every child process."""
+    import logging
+
+    logging.getLogger("torch.utils.cpp_extension").addFilter(
+        lambda record: "No CUDA runtime is found" not in str(record.msg))
+
+
+_quiet_cuda_home_warning()

@@ -25,8 +25,10 @@ def check_extra() -> None:
     """``UsageError`` (exit 2) naming what is missing when the ``bench`` extra is not installed."""
     missing = [name for name in NEEDS if not _importable(name)]
     if missing:
+        from dyncli.install import pip_extra
+
         raise UsageError(f"dyncli bench needs {', '.join(missing)}, which this environment lacks",
-                         hint="Install the bench extra: pip install 'dyncli[bench]'  "
+                         hint=f"Install the bench extra: {pip_extra('bench')}  "
                               "(diagnose and suggest work without it)")
 
 

@@ -107,6 +107,16 @@ def _unknown(name: str, candidates: list[str], what: str) -> ModelError:
     return ModelError(f"Unknown {what} '{name}'", hint=hint)
 
 
+def _file_hint(path: str, func: str) -> str:
+    """Where a model file of that name is (examples/model.py from a checkout's root), or what
+    the file must hold."""
+    here = sorted(str(p) for p in Path(".").glob(f"*/{Path(path).name}") if p.is_file())[:3]
+    if here:
+        return "Did you mean " + " or ".join(f"{p}:{func}" for p in here) + "?"
+    return (f"Give the path of a Python file whose {func}() returns (model, example_inputs); "
+            "the repository's example is examples/model.py:build")
+
+
 def check_name(name: str) -> str:
     """Validate a model name without building it; returns its source. Unknown → ModelError."""
     source = resolve_source(name)
@@ -115,7 +125,7 @@ def check_name(name: str) -> str:
         if not func:
             raise ModelError(f"{name}: give the function too, as FILE.py:FUNCTION")
         if not Path(path).is_file():
-            raise ModelError(f"{path}: no such model file")
+            raise ModelError(f"{path}: no such model file", hint=_file_hint(path, func))
     elif source == "timm":
         timm_name = name.removeprefix("timm:")
         if timm_name not in set(timm_names()):

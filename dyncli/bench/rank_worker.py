@@ -3,10 +3,12 @@
 Each rank builds the model, makes its own plan of shapes (:func:`rank_plan`), compiles it
 under one strategy and steps through the plan. Every step ends with an ``all_reduce`` of a
 scalar, as a DDP step would, so a rank that compiles makes the others wait there; the time
-spent in that collective is measured apart from the step itself. The pieces are the
-single-process bench's: models, tensors, shapes, strategies, compile_watch, timing.
+spent in that collective is measured apart from the step itself. The setup and every model
+call are the single-process bench's: :func:`~dyncli.bench.harness.load` and one
+:class:`~dyncli.bench.harness.Harness` (inputs seeded with ``seed + rank``); only the loop
+is the rank's own, because a collective ends each step.
 
-The rank never raises: its result (a plain dict, so it pickles across the launcher) carries
+The rank never raises: its result (``RankResult.to_dict()``, so it pickles across the launcher) carries
 a status — ``fail_to_compile`` with torch's message, ``timeout`` when the process-group
 timeout ended a wait in the collective, ``rank_failed`` when a peer went away.
 """

@@ -24,12 +24,11 @@ from dyncli.bench.core.result import BenchResult, Hooks, RunResult, VariationRes
 from dyncli.bench.core.stats import median
 from dyncli.bench.core.status import Status
 from dyncli.output import (
+    Output,
     atomic_target,
     atomic_write_text,
     info,
     stderr_console,
-    stdout_console,
-    warn,
     write_json,
 )
 
@@ -122,6 +121,16 @@ def to_csv(result: BenchResult) -> str:
 # ---------------------------------------------------------------- plot
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def log_scale(values: list[float], span: float = 20.0) -> bool:
+    """Whether values (all positive) span more than ``span`` times: then a log axis."""
+    positive = [v for v in values if v > 0]
+    return len(positive) > 1 and max(positive) / min(positive) > span
+
+
 def write_plot(result: BenchResult, path: Path | str) -> None:
     """PNG of median latency against batch size: eager and each strategy, compiles marked.
 
@@ -139,6 +148,7 @@ def write_plot(result: BenchResult, path: Path | str) -> None:
     else:
         fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
     eager: dict[int, list[float]] = {}
+    plotted: list[float] = []
     for run in result.runs:
         # a batch size drawn twice is one point: the median of all its samples
         samples: dict[int, list[float]] = {}
@@ -153,13 +163,15 @@ def write_plot(result: BenchResult, path: Path | str) -> None:
             continue
         xs = sorted(samples)
         ys = [median(samples[x]) for x in xs]
+        plotted.extend(ys)
         (line,) = ax.plot(xs, ys, marker="o", ms=4,
-                          label=f"compiled: {run.strategy} ({run.compiles} compiles)")
+                          label=f"compiled: {run.strategy} ({_count(run.compiles, 'compile')})")
         hits = [(x, y) for x, y in zip(xs, ys, strict=True) if x in compiled_at]
         ax.scatter([h[0] for h in hits], [h[1] for h in hits], s=120, marker="o",
                    facecolors="none", edgecolors=line.get_color(), linewidths=1.5)
     if eager:
         xs = sorted(eager)
+        plotted.extend(median(eager[x]) for x in xs)
         ax.plot(xs, [median(eager[x]) for x in xs], color="black",
                 linestyle="--", marker="s", ms=4, label="eager")
     ax.scatter([], [], s=120, marker="o", facecolors="none", edgecolors="gray",
@@ -170,7 +182,10 @@ def write_plot(result: BenchResult, path: Path | str) -> None:
     ax.set_xlabel("batch size")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("median latency (ms)")
-    ax.grid(True, alpha=0.3)
+    if log_scale(plotted):  # one slow point would flatten every other to 0 on a linear axis
+        ax.set_yscale("log")
+        ax.set_ylabel("median latency (ms, log scale)")
+    ax.grid(True, alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()
     try:
@@ -296,79 +311,84 @@ def stream_table(result: BenchResult) -> Table:
     return t
 
 
-def print_result(result: BenchResult, to_stderr: bool = False) -> None:
-    """Tables to stdout (stderr when stdout carries JSON); limit hits warned on stderr."""
-    out = stderr_console() if to_stderr else stdout_console()
+def print_result(result: BenchResult, out: Output | None = None) -> None:
+    """The human view through ``out`` (stdout, or stderr when stdout carries a document);
+    limit hits warned on stderr."""
+    out = out or Output()
     env = result.environment
-    out.print(f"{result.model} on {env.device} ({env.device_name}), {env.dtype}, "
-              f"torch {env.torch}", markup=False)
+    out.text(f"{result.model} on {env.device} ({env.device_name}), {env.dtype}, "
+             f"torch {env.torch}")
     for run in result.runs:
         if run.error:
-            out.print(f"{run.strategy}: {run.status}: {run.error}", markup=False)
+            out.text(f"{run.strategy}: {run.status}: {run.error}")
         if run.variations:
-            out.print(variation_table(run))
+            out.table(variation_table(run))
         if run.ranks:
-            out.print(render_ranks.rank_table(run))
+            out.table(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
-            warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
+            Output.warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
                  "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
     if any(r.ranks for r in result.runs):
-        out.print(render_ranks.summary_table(result))
-        out.print("step ms = median compiled step without the all_reduce; wait = time in the "
-                  "all_reduce that ends each step", markup=False)
+        out.table(render_ranks.summary_table(result))
+        out.text("step ms = median compiled step without the all_reduce; wait = time in the "
+                 "all_reduce that ends each step")
     else:
-        out.print(comparison_table(result))
-        out.print("speedup = median eager / median compiled; p = two-sided Mann-Whitney U",
-                  markup=False)
+        out.table(comparison_table(result))
+        out.text("speedup = median eager / median compiled; p = two-sided Mann-Whitney U")
     for run in result.runs:
         for p in run.passes:
             compiles = "-" if p.compiles is None else p.compiles
             seconds = float("nan") if p.compile_time_s is None else p.compile_time_s
-            out.print(f"{run.strategy} {p.name} pass: {compiles} compiles, "
-                      f"{seconds:.1f} s compiling"
-                      + (f", state loaded: {p.state_loaded}" if p.state_loaded is not None
-                         else ""), markup=False)
+            out.text(f"{run.strategy} {p.name} pass: {compiles} compiles, "
+                     f"{seconds:.1f} s compiling"
+                     + (f", state loaded: {p.state_loaded}" if p.state_loaded is not None
+                         else ""))
     if result.requests and (result.eager_stream or any(r.stream for r in result.runs)):
-        out.print(stream_table(result))
-        out.print("total = compiles where they occur in the stream + each request's steady-state "
-                  "latency; * = projected, taking the stream to repeat", markup=False)
+        out.table(stream_table(result))
+        out.text("total = compiles where they occur in the stream + each request's steady-state "
+                 "latency; * = projected, taking the stream to repeat")
     rec = result.recommendation
     if rec is not None:
         sure = f" (confidence {rec.confidence:.2f})" if rec.confidence is not None else ""
-        out.print(f"recommendation: {rec.strategy}{sure} — {rec.reason}", markup=False)
+        out.text(f"recommendation: {rec.strategy}{sure} — {rec.reason}")
     if result.interrupted:
-        warn("interrupted: the results above are what was measured before Ctrl-C")
+        Output.warn("interrupted: the results above are what was measured before Ctrl-C")
 
 
 def print_listing(tv: list[str], timm_count: int, hf_examples: tuple[str, ...]) -> None:
     """``dyncli bench --list``."""
-    out = stdout_console()
-    out.print("torchvision (bare names, resolved first):", markup=False)
-    out.print("  " + " ".join(tv), markup=False, soft_wrap=False)
-    out.print(f"timm: any of {timm_count} timm models as timm:NAME "
-              "(bare names that are not torchvision fall back to timm)", markup=False)
-    out.print("hf: any transformers model class as hf:CLASS, e.g. " + ", ".join(
-        "hf:" + e for e in hf_examples), markup=False)
-    out.print("file: PATH.py:FUNCTION returning (model, example_inputs)", markup=False)
+    out = Output()
+    out.text("torchvision (bare names, resolved first):")
+    out.view.print("  " + " ".join(tv), markup=False, soft_wrap=False)
+    out.text(f"timm: any of {timm_count} timm models as timm:NAME "
+             "(bare names that are not torchvision fall back to timm)")
+    out.text("hf: any transformers model class as hf:CLASS, e.g. " + ", ".join(
+        "hf:" + e for e in hf_examples))
+    out.text("file: PATH.py:FUNCTION returning (model, example_inputs)")
 
 
 @contextmanager
-def progress_hooks(tap: Any = None) -> Iterator[Hooks]:
-    """Hooks that show a progress bar on a terminal (plain lines otherwise) and warnings."""
+def progress_hooks(tap: Any = None, model: str | None = None) -> Iterator[Hooks]:
+    """Hooks that show a progress bar on a terminal (plain lines otherwise) and warnings.
+
+    The bar says what the seconds without progress are: building the model and the first
+    compile before the first variation, the next strategy's compile after one finishes."""
     err = stderr_console()
     if err.is_terminal:
         bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                        TimeElapsedColumn(), console=err, transient=True)
-        task = bar.add_task("bench", total=None)
+        what = f"{model}: " if model else ""
+        task = bar.add_task(f"{what}building the model, first compile", total=None)
 
         def progress(strategy: str, done: int, total: int) -> None:
-            bar.update(task, description=f"{strategy}", completed=done, total=total)
+            label = strategy if done < total else f"{strategy} done; next: compiling"
+            bar.update(task, description=label, completed=done, total=total)
         with bar:
-            yield Hooks(progress=progress, warning=warn, tap=tap)
+            yield Hooks(progress=progress, warning=Output.warn, tap=tap)
     else:
         last: dict[str, int] = {}
 
         def plain(strategy: str, done: int, total: int) -> None:
             last[strategy] = last.get(strategy, 0) + 1
             info(f"[{done}/{total}] {strategy}: variation {last[strategy]} done")
-        yield Hooks(progress=plain, warning=warn, tap=tap)
+        yield Hooks(progress=plain, warning=Output.warn, tap=tap)

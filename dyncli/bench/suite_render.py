@@ -16,7 +16,7 @@ from dyncli.bench.core.status import Status
 from dyncli.bench.core.suite_result import SuiteResult
 from dyncli.bench.core.suites import Suite
 from dyncli.bench.render import csv_text, run_rows
-from dyncli.output import add_text_row, atomic_write_text, stdout_console, write_json
+from dyncli.output import Output, add_text_row, atomic_write_text, write_json
 
 
 def _num(x: Any, digits: int) -> str:
@@ -62,30 +62,26 @@ def summary_table(result: SuiteResult) -> Table:
     return t
 
 
-def print_result(result: SuiteResult, to_stderr: bool = False) -> None:
-    """The summary table, and each failed model's stderr tail, on stdout (stderr with --json -)."""
-    from dyncli.output import stderr_console
-
-    out = stderr_console() if to_stderr else stdout_console()
-    out.print(summary_table(result))
+def print_result(result: SuiteResult, out: Output | None = None) -> None:
+    """The summary table, and each failed model's stderr tail, through ``out``."""
+    out = out or Output()
+    out.table(summary_table(result))
     env = result.environment
     if env:
-        out.print(f"on {env.device} ({env.device_name}), {env.dtype}, "
+        out.text(f"on {env.device} ({env.device_name}), {env.dtype}, "
                   f"torch {env.torch}; speedup = median over variations of "
-                  "median eager / median compiled", markup=False)
+                  "median eager / median compiled")
     for o in result.outcomes:
         if o.status != Status.PASS and o.stderr_tail:
             last = "\n    ".join(o.stderr_tail.splitlines()[-5:])
-            out.print(f"{o.name}: {o.status}; last lines of its stderr:\n    {last}",
-                      markup=False)
+            out.text(f"{o.name}: {o.status}; last lines of its stderr:\n    {last}")
 
 
 def print_listing(suites: list[Suite]) -> None:
     """``dyncli bench --list-suites``."""
-    out = stdout_console()
+    out = Output()
     for s in suites:
-        out.print(f"{s.name}: {s.description}", markup=False)
+        out.text(f"{s.name}: {s.description}")
         if s.defaults:
-            out.print("  settings: " + ", ".join(f"{k}={v}" for k, v in s.defaults.items()),
-                      markup=False)
-        out.print("  models: " + ", ".join(e.name for e in s.entries), markup=False)
+            out.text("  settings: " + ", ".join(f"{k}={v}" for k, v in s.defaults.items()))
+        out.text("  models: " + ", ".join(e.name for e in s.entries))

@@ -26,7 +26,7 @@ def main(spec_path: str, out_path: str) -> int:
     from dyncli.bench.core.result import Hooks
     from dyncli.config import BenchConfig
     from dyncli.errors import DyncliError
-    from dyncli.output import write_json
+    from dyncli.output import Output, write_json
 
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     cfg = BenchConfig(**spec["settings"])
@@ -43,9 +43,7 @@ def main(spec_path: str, out_path: str) -> int:
     try:
         result = run(spec["model"], config=cfg, hooks=hooks)
     except DyncliError as err:
-        sys.stderr.write(f"Error: {err.message}\n")
-        if err.hint:
-            sys.stderr.write(f"Hint: {err.hint}\n")
+        Output.error(err)  # the parent reads the Error: line back as the model's error
         return err.exit_code
     write_json(out_path, result.to_dict())
     return 130 if result.interrupted else 0

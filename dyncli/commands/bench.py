@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from dyncli import completion
 from dyncli.commands.options import ConfigOpt, JsonOpt, PanelCommand, VerboseOpt, resolve_config
 from dyncli.config import Resolved
 from dyncli.errors import GateError, UsageError
@@ -26,17 +27,22 @@ class Command(PanelCommand):
 EPILOG = """\b
 Examples:
   dyncli bench resnet50
-  dyncli bench hf:BertModel --vary batch,seq --strategy static,automatic,dynamic
-  dyncli bench model.py:build --variations 5 --device cpu --json out.json
-  dyncli bench model.py:build --strategy automatic,sources --dynamic-sources "L['x']:0"
-  dyncli bench model.py:build --device cpu --nproc 2 --rank-shapes skewed --strategy automatic,collectives
+  dyncli bench hf:BertModel --vary batch,seq \\
+      --strategy static,automatic,dynamic
+  dyncli bench examples/model.py:build --variations 5 --device cpu \\
+      --json out.json
+  dyncli bench examples/model.py:build --strategy automatic,sources \\
+      --dynamic-sources "L['x']:0"
+  dyncli bench examples/model.py:build --device cpu --nproc 2 \\
+      --rank-shapes skewed --strategy automatic,collectives
   dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
-      --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo --device cpu
+      --device cpu \\
+      --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo
   dyncli bench --suite cpu-small --strategy static,automatic --json a.json
   dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
 \b
-Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something failed;
-2 unknown model or bad options.
+Exit codes: 0 ran; 1 nothing ran, or --fail-on failures and something
+failed; 2 unknown model or bad options.
 """
 
 
@@ -55,37 +61,37 @@ def _sizes(text: str | None) -> list[int] | None:
 
 
 def bench(
-    model: Annotated[str | None, typer.Argument(help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.", rich_help_panel=MODEL)] = None,
+    model: Annotated[str | None, typer.Argument(metavar="MODEL", help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.", autocompletion=completion.complete_model, rich_help_panel=MODEL)] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.", rich_help_panel=MODEL)] = False,
-    strategy: Annotated[str | None, typer.Option(help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.", rich_help_panel=STRATEGIES)] = None,
+    strategy: Annotated[str | None, typer.Option(metavar="LIST", help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo. [default: automatic]", autocompletion=completion.strategies, rich_help_panel=STRATEGIES)] = None,
     dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".", rich_help_panel=STRATEGIES)] = None,
-    variations: Annotated[int | None, typer.Option(help="Number of shapes to run (base included).", rich_help_panel=MODEL)] = None,
-    spread: Annotated[float | None, typer.Option(help="Vary sizes within base*(1±spread).", rich_help_panel=MODEL)] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the shape and input RNG.", rich_help_panel=MODEL)] = None,
-    vary: Annotated[str | None, typer.Option(help="Dims to vary: batch, seq or batch,seq (hf: models).", rich_help_panel=MODEL)] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Base batch size (default: per model and device).", rich_help_panel=MODEL)] = None,
-    batch_dim: Annotated[int | None, typer.Option(help="Input dim that is the batch (default: every dim equal to the batch size).", rich_help_panel=MODEL)] = None,
-    seq_len: Annotated[int | None, typer.Option(help="Base sequence length of hf: models.", rich_help_panel=MODEL)] = None,
-    repeat: Annotated[int | None, typer.Option(help="Timed interleaved reps per variation.", rich_help_panel=STRATEGIES)] = None,
-    warmup: Annotated[int | None, typer.Option(help="Untimed calls per variation.", rich_help_panel=STRATEGIES)] = None,
-    mode: Annotated[str | None, typer.Option(help="inference or training.", rich_help_panel=MODEL)] = None,
-    device: Annotated[str | None, typer.Option(help="auto, cpu or cuda.", rich_help_panel=MODEL)] = None,
-    dtype: Annotated[str | None, typer.Option(help="float32, bfloat16, float16 or amp.", rich_help_panel=MODEL)] = None,
+    variations: Annotated[int | None, typer.Option(metavar="N", help="Number of shapes to run (base included). [default: 8]", rich_help_panel=MODEL)] = None,
+    spread: Annotated[float | None, typer.Option(metavar="FRACTION", help="Vary sizes within base*(1±spread). [default: 0.2]", rich_help_panel=MODEL)] = None,
+    seed: Annotated[int | None, typer.Option(metavar="N", help="Seed of the shape and input RNG. [default: 0]", rich_help_panel=MODEL)] = None,
+    vary: Annotated[str | None, typer.Option(metavar="DIMS", help="Dims to vary: batch, seq or batch,seq (hf: models). [default: batch]", autocompletion=completion.vary, rich_help_panel=MODEL)] = None,
+    batch_size: Annotated[int | None, typer.Option(metavar="N", help="Base batch size. [default: per model and device]", rich_help_panel=MODEL)] = None,
+    batch_dim: Annotated[int | None, typer.Option(metavar="DIM", help="Input dim that is the batch. [default: every dim equal to the batch size]", rich_help_panel=MODEL)] = None,
+    seq_len: Annotated[int | None, typer.Option(metavar="N", help="Base sequence length of hf: models. [default: per device]", rich_help_panel=MODEL)] = None,
+    repeat: Annotated[int | None, typer.Option(metavar="N", help="Timed interleaved reps per variation. [default: 10]", rich_help_panel=STRATEGIES)] = None,
+    warmup: Annotated[int | None, typer.Option(metavar="N", help="Untimed calls per variation. [default: 2]", rich_help_panel=STRATEGIES)] = None,
+    mode: Annotated[str | None, typer.Option(metavar="MODE", help="inference or training. [default: inference]", autocompletion=completion.modes, rich_help_panel=MODEL)] = None,
+    device: Annotated[str | None, typer.Option(metavar="DEVICE", help="auto (CUDA if present, else CPU), cpu or cuda. [default: auto]", autocompletion=completion.devices, rich_help_panel=MODEL)] = None,
+    dtype: Annotated[str | None, typer.Option(metavar="DTYPE", help="float32, bfloat16, float16 or amp. [default: float32]", autocompletion=completion.dtypes, rich_help_panel=MODEL)] = None,
     hf_config: Annotated[str | None, typer.Option(metavar="K=V,...", help="Overrides of the hf: model config, e.g. num_hidden_layers=2.", rich_help_panel=MODEL)] = None,
-    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).", rich_help_panel=OUTPUT)] = None,
+    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when it happened: failures (any strategy or variation that did not pass).", autocompletion=completion.bench_fail_on, rich_help_panel=OUTPUT)] = None,
     shapes: Annotated[str | None, typer.Option("--shapes", metavar="FILE", help="Your request stream: CSV with a header (batch, seq, count) or JSONL; costs each strategy on it.", rich_help_panel=TRAFFIC)] = None,
     sizes: Annotated[str | None, typer.Option("--sizes", metavar="LIST", help="An inline request stream of batch sizes, e.g. 1,3,8,8,16 (0 and 1 allowed).", rich_help_panel=TRAFFIC)] = None,
     requests: Annotated[int | None, typer.Option("--requests", metavar="N", help="Cost N requests (the stream is cycled or cut). Default: the stream's length.", rich_help_panel=TRAFFIC)] = None,
-    buckets: Annotated[str | None, typer.Option("--buckets", metavar="LIST", help="Bucket sizes of the pad strategy: 8,16,32 or pow2.", rich_help_panel=STRATEGIES)] = None,
-    replay: Annotated[bool | None, typer.Option("--replay/--no-replay", help="Also run the whole stream for real per strategy: measured vs predicted seconds.", rich_help_panel=TRAFFIC)] = None,
-    fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="An empty inductor cache per strategy (default: on with --shapes/--sizes).", rich_help_panel=STRATEGIES)] = None,
+    buckets: Annotated[str | None, typer.Option("--buckets", metavar="LIST", help="Bucket sizes of the pad strategy: 8,16,32 or pow2. [default: pow2]", rich_help_panel=STRATEGIES)] = None,
+    replay: Annotated[bool | None, typer.Option("--replay/--no-replay", help="Also run the whole stream for real per strategy: measured vs predicted seconds. [default: no-replay]", show_default=False, rich_help_panel=TRAFFIC)] = None,
+    fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="An empty inductor cache per strategy. [default: on with --shapes/--sizes]", show_default=False, rich_help_panel=STRATEGIES)] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation ('-' for stdout).", rich_help_panel=OUTPUT)] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.", rich_help_panel=OUTPUT)] = None,
-    nproc: Annotated[int | None, typer.Option(help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA).", rich_help_panel=SCALE)] = None,
-    rank_shapes: Annotated[str | None, typer.Option("--rank-shapes", help="With --nproc: same, skewed (rank 0 varies) or independent plans per rank.", rich_help_panel=SCALE)] = None,
+    nproc: Annotated[int | None, typer.Option(metavar="N", help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA). [default: 1]", rich_help_panel=SCALE)] = None,
+    rank_shapes: Annotated[str | None, typer.Option("--rank-shapes", metavar="HOW", help="With --nproc: same, skewed (rank 0 varies) or independent plans per rank. [default: same]", autocompletion=completion.rank_shapes, rich_help_panel=SCALE)] = None,
     suite: Annotated[str | None, typer.Option("--suite", metavar="NAME|FILE", help="Run a built-in suite or a suite TOML file ([[models]] tables), each model in its own process.", rich_help_panel=SCALE)] = None,
     list_suites: Annotated[bool, typer.Option("--list-suites", help="List the built-in suites and exit.", rich_help_panel=SCALE)] = False,
-    resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file.", rich_help_panel=SCALE)] = None,
+    resume: Annotated[bool | None, typer.Option("--resume/--no-resume", help="With --suite: skip the models already complete in the --json file. [default: no-resume]", show_default=False, rich_help_panel=SCALE)] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Seconds before a run counts as hung (status timeout): each model with --suite (killed); the collective wait with --nproc (default 300).", rich_help_panel=SCALE)] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
@@ -110,11 +116,11 @@ def bench(
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
         return
     from dyncli.bench import render
+    from dyncli.output import Output, check_outputs, write_text
 
+    out = Output.for_targets(json_path, csv_path, plot_path)
     if timeout is not None and resolved.config.nproc <= 1:  # one in-process run: no child to kill
-        from dyncli.output import warn
-
-        warn("--timeout applies to --suite (each model) and --nproc runs; ignored here")
+        out.warn("--timeout applies to --suite (each model) and --nproc runs; ignored here")
     if list_models:
         listing = models.listing()
         render.print_listing(listing.torchvision, listing.timm_count, listing.hf_examples)
@@ -122,16 +128,14 @@ def bench(
     if not model:
         raise UsageError("Give a model to benchmark", hint="See the names with: dyncli bench --list")
     from dyncli.bench.api import run
-    from dyncli.output import check_outputs, write_json, write_text
 
     check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path})
-    with render.progress_hooks() as hooks:
+    with render.progress_hooks(model=model) as hooks:
         hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
         result = run(model, config=resolved.config, hooks=hooks)
-    to_stdout = "-" in (json_path, csv_path, plot_path)
-    render.print_result(result, to_stderr=to_stdout)
+    render.print_result(result, out)
     if json_path == "-":
-        write_json("-", result.to_dict())
+        out.result(result.to_dict(), "-")
     elif csv_path == "-":
         write_text("-", render.to_csv(result))
     elif plot_path == "-" and any(v.timed for r in result.runs for v in r.variations):
@@ -143,7 +147,7 @@ def bench(
             f"{r.strategy}: {r.status}" for r in result.runs) + ")")
     if result.tripped:
         raise GateError(f"{model}: failures with --fail-on failures (" + ", ".join(
-            f"{r.strategy}: {r.status}" for r in result.runs if r.status != "pass") + ")")
+            f"{r.strategy}: {r.status}" for r in result.runs if r.status.failed) + ")")
 
 
 def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: str | None,
@@ -159,21 +163,20 @@ def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: 
     if plot_path:
         raise UsageError("--plot draws one model; with --suite compare runs with: dyncli compare")
     from dyncli.bench.suite import SuiteHooks, run_resolved
-    from dyncli.output import info
+    from dyncli.output import Output
 
-    hooks = SuiteHooks(info=info, model_done=lambda partial: suite_render.write_files(
+    out = Output.for_targets(json_path)  # a suite's CSV goes to a file only
+    hooks = SuiteHooks(info=out.info, model_done=lambda partial: suite_render.write_files(
         partial, json_path, csv_path))
     result = run_resolved(resolved, json_path, hooks)
     suite_render.write_files(result, json_path, csv_path)  # also when every model was resumed
-    suite_render.print_result(result, to_stderr=json_path == "-")
+    suite_render.print_result(result, out)
     if json_path == "-":
-        from dyncli.output import write_json
-
-        write_json("-", result.to_dict())
+        out.result(result.to_dict(), "-")
     if result.interrupted:
         raise typer.Exit(130)
     if not result.ran:
         raise GateError(f"suite {result.suite.name}: no model ran")
     if "failures" in resolved.config.fail_on and result.failed:
         raise GateError(f"suite {result.suite.name}: failures with --fail-on failures (" + ", ".join(
-            f"{o.name}: {o.status}" for o in result.outcomes if o.status != "pass") + ")")
+            f"{o.name}: {o.status}" for o in result.outcomes if o.status.failed) + ")")

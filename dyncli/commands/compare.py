@@ -6,15 +6,17 @@ from typing import Annotated
 
 import typer
 
+from dyncli import completion
 from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
 
 HELP = "Compare two benchmark runs: speedup, latency (with p-values), compiles; gate CI."
 EPILOG = """\b
 Examples:
   dyncli compare main.json pr.json
-  dyncli compare main.json pr.json --fail-on regression --format markdown > comment.md
+  dyncli compare main.json pr.json --fail-on regression -f markdown > pr.md
   dyncli compare harness_output.csv dyncli.json --plot changes.png
-Exit codes: 0 compared, 1 a --fail-on gate tripped, 2 a file could not be read.
+Exit codes: 0 compared, 1 a --fail-on gate tripped, 2 a file could not be
+read.
 """
 
 
@@ -29,8 +31,8 @@ def compare(
     new: Annotated[str, typer.Argument(metavar="NEW", help="The run to check against BASE (same forms).", show_default=False)],
     threshold: Annotated[float | None, typer.Option("--threshold", metavar="FRACTION", help="Smallest change that counts: 0.05 = 5%. [default: 0.05]")] = None,
     alpha: Annotated[float | None, typer.Option("--alpha", metavar="P", help="A change counts when its p-value is below this. [default: 0.01]")] = None,
-    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: regression, recompiles (repeatable or comma list).")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORMAT", help="table, markdown (a PR comment) or json. [default: table]")] = None,
+    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: regression, recompiles (repeatable or comma list).", autocompletion=completion.compare_fail_on)] = None,
+    fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORMAT", help="table, markdown (a PR comment) or json. [default: table]", autocompletion=completion.compare_formats)] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG bar chart of the changes per model.")] = None,
     config: ConfigOpt = None,
     json_path: JsonOpt = None,

@@ -7,25 +7,34 @@ from typing import Annotated
 
 import typer
 
-from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
+from dyncli import completion
+from dyncli.commands.options import ConfigOpt, JsonOpt, MaxExpansionOpt, VerboseOpt, resolve_config
 
 HELP = "Explain recompiles and specializations from torch logs and traces."
 EPILOG = """\b
 Examples:
-  TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" python train.py 2> run.log
+  TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" \\
+      python train.py 2> run.log
   dyncli diagnose run.log
   dyncli diagnose /tmp/trace --json diagnosis.json --fail-on recompiles
-  TORCH_TRACE=/tmp/trace python train.py && dyncli diagnose /tmp/trace --html report.html
-  dyncli diagnose /tmp/trace --perfetto timeline.json   # open in ui.perfetto.dev
+  TORCH_TRACE=/tmp/trace python train.py
+  dyncli diagnose /tmp/trace --html report.html
+  dyncli diagnose /tmp/trace --perfetto timeline.json   # ui.perfetto.dev
 \b
-Exit codes: 0 read; 1 a --fail-on item was found, or --strict met a line it did not
-understand; 2 an input is absent or not a log/trace.
+Exit codes: 0 read; 1 a --fail-on item was found, or --strict met a line
+it did not understand; 2 an input is absent or not a log/trace.
 """
 
 
+def _split(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [p.strip() for v in values for p in v.split(",") if p.strip()]
+
+
 def diagnose(
-    paths: Annotated[list[Path], typer.Argument(metavar="PATH", help="Log files, .gz logs, TORCH_TRACE dirs, or - for stdin.", show_default=False)],
-    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable).")] = None,
+    paths: Annotated[list[Path], typer.Argument(metavar="PATH...", help="One or more: log files, .gz logs, TORCH_TRACE dirs or trace files, or - for stdin.", show_default=False)],
+    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable or comma list).", autocompletion=completion.diagnose_fail_on)] = None,
     strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 on unrecognized or malformed log lines.", show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Processes reading trace rank files in parallel (default: the core count; 1 = serial).")] = None,
@@ -34,23 +43,29 @@ def diagnose(
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
+    max_expansion: MaxExpansionOpt = None,
 ) -> None:
     """Explain recompiles, specializations and graph breaks; exit 0 whenever the input was read."""
-    resolved = resolve_config("diagnose", config, verbose, fail_on=fail_on or None, strict=strict,
+    from dyncli.inputs import set_max_expansion
+
+    set_max_expansion(max_expansion)
+    resolved = resolve_config("diagnose", config, verbose, fail_on=_split(fail_on), strict=strict,
                               limit=limit, jobs=jobs)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
     from dyncli.diagnose import render
     from dyncli.diagnose.api import run
     from dyncli.diagnose.html import write_html
     from dyncli.errors import GateError, UsageError
-    from dyncli.output import check_outputs, stderr_console, write_json
+    from dyncli.output import Output, check_outputs
 
     check_outputs({"--json": json_path, "--html": html_path, "--perfetto": perfetto_path})
+    # With --json -, --html - or --perfetto - stdout holds the document alone; the human view
+    # goes to stderr.
+    out = Output.for_targets(json_path, html_path, perfetto_path)
     diag = run([str(p) for p in paths], config=resolved.config)
     if verbose:
         render.render_parse_notes(diag)
-    if json_path is not None:
-        write_json(json_path, diag.to_dict())
+    out.result(diag.to_dict(), json_path)
     if html_path is not None:
         write_html(html_path, diag)
     if perfetto_path is not None:
@@ -61,9 +76,6 @@ def diagnose(
                              "times", hint="TORCH_TRACE=/tmp/trace python train.py && "
                              "dyncli diagnose /tmp/trace --perfetto timeline.json")
         write_perfetto(perfetto_path, diag)
-    # With --json - (or --html -) stdout holds the document alone; the human view goes to stderr.
-    render.render_terminal(diag, limit=resolved.config.limit,
-                           console=stderr_console() if "-" in (json_path, html_path, perfetto_path)
-                           else None)
+    render.render_terminal(diag, limit=resolved.config.limit, console=out.view)
     if diag.tripped:
         raise GateError(f"found {', '.join(diag.tripped)} (--fail-on)")

@@ -21,6 +21,12 @@ JsonOpt = Annotated[
     str | None,
     typer.Option("--json", metavar="PATH", help="Write the result as JSON to PATH ('-' for stdout)."),
 ]
+MaxExpansionOpt = Annotated[
+    float | None,
+    typer.Option("--max-expansion", metavar="RATIO",
+                 help="Refuse a .gz input that expands past RATIO times its size (a "
+                      "decompression bomb). 0 = no bound. [default: 100]"),
+]
 VerboseOpt = Annotated[
     bool,
     typer.Option("--verbose", "-v", help="Show where each effective setting came from."),

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from dyncli.commands.options import ConfigOpt, JsonOpt, VerboseOpt, resolve_config
+from dyncli import completion
+from dyncli.commands.options import ConfigOpt, JsonOpt, MaxExpansionOpt, VerboseOpt, resolve_config
 
 HELP = "Turn PGO state into TORCH_COMPILE_DYNAMIC_SOURCES (and the unbacked and static lists)."
 EPILOG = """\b
@@ -19,7 +20,7 @@ Examples:
   dyncli suggest --redis env --list-jobs
   dyncli suggest --pgo-dir cache/ --static "L['x']:1" --torch-version 2.15
   dyncli suggest --pgo-dir copied/ --source-root ~/src/project
-  eval "$(dyncli suggest --pgo-dir cache/ --job-id train --format shell --quiet)"
+  eval "$(dyncli suggest --pgo-dir cache/ --job-id train -f shell -q)"
 \b
 Exit codes: 0 suggested; 2 no usable PGO state, or bad options.
 """
@@ -31,7 +32,7 @@ def suggest(
     redis: Annotated[str | None, typer.Option("--redis", metavar="URL", help="Read torch's Redis remote PGO cache (read-only); 'env' = TORCHINDUCTOR_REDIS_URL or _HOST/_PORT.")] = None,
     job_id: Annotated[str | None, typer.Option("--job-id", metavar="JOB", help="Only the files or keys of this TORCH_COMPILE_JOB_ID (default: merge all).")] = None,
     list_jobs: Annotated[bool, typer.Option("--list-jobs", help="List the job ids with PGO state and their ranks, then exit.")] = False,
-    fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORM", help="env, shell, toml, python or json. [default: env]")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", "-f", metavar="FORM", help="env, shell, toml, python or json. [default: env]", autocompletion=completion.suggest_formats)] = None,
     include_params: Annotated[bool | None, typer.Option("--include-params/--no-include-params", help="Keep parameters and module attributes (left out by default).", show_default=False)] = None,
     frame: Annotated[str | None, typer.Option("--frame", metavar="REGEX", help="Only frames whose file:line:function matches.")] = None,
     exclude: Annotated[str | None, typer.Option("--exclude", metavar="REGEX", help="Drop sources whose name matches.")] = None,
@@ -44,8 +45,12 @@ def suggest(
     config: ConfigOpt = None,
     json_path: JsonOpt = None,
     verbose: VerboseOpt = False,
+    max_expansion: MaxExpansionOpt = None,
 ) -> None:
     """Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list (the fix on stdout, the report on stderr)."""
+    from dyncli.inputs import set_max_expansion
+
+    set_max_expansion(max_expansion)
     resolved = resolve_config("suggest", config, verbose, format=fmt, include_params=include_params,
                               frame=frame, exclude=exclude, torch_version=torch_version)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.

@@ -3,7 +3,9 @@
 Per pair of records (see docs/compare.md for the method):
 
 - **compiled latency**: per variation present in both runs (same index and shapes), the ratio
-  of medians new/base; the change is their geometric mean minus 1. The p-value is a two-sided
+  of medians new/base; the change is their geometric mean minus 1, and base/new are the
+  geometric means of those medians (so that base→new and the change agree). The variation
+  whose ratio moved most is kept (:class:`Driver`) to name what drives a change. The p-value is a two-sided
   stratified Mann-Whitney U test (:func:`dyncli.stats.stratified_mann_whitney_p`): new compiled
   samples against base ones within each variation, the variations' U statistics summed, so
   shapes of different cost are never compared with each other.
@@ -18,6 +20,7 @@ p < ``alpha``, when compiles rose, or when it passed in the base and fails in th
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +31,7 @@ from typing import Any
 from dyncli.compare.load import Record, Side, read
 from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import GateError, UsageError
+from dyncli.install import pip_extra
 from dyncli.output import envelope
 
 
@@ -47,6 +51,35 @@ class Change:
 
 
 @dataclass
+class Driver:
+    """The matched variation whose compiled latency changed most (by ratio of medians)."""
+
+    variation: str  # "3 [8, 32]": the index and the input shapes
+    base_ms: float
+    new_ms: float
+
+    @property
+    def change(self) -> float:
+        """Its relative change (0.5 = +50%)."""
+        return self.new_ms / self.base_ms - 1.0
+
+    def describe(self) -> str:
+        """``variation 3 [8, 32]: 0.0297→16.01 ms``."""
+        return (f"variation {self.variation}: {_ms(self.base_ms)}→{_ms(self.new_ms)} ms "
+                f"({_pct(self.change)})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``latency_driver`` object of the JSON document."""
+        return {"variation": self.variation, "base_ms": _clean(self.base_ms),
+                "new_ms": _clean(self.new_ms), "change": _clean(self.change)}
+
+
+def _ms(x: float) -> str:
+    """Milliseconds with 4 significant digits (0.0297, 16.01, 641.4)."""
+    return f"{x:.4g}" if x < 1e4 else f"{x:.0f}"
+
+
+@dataclass
 class Pair:
     """One (model, strategy) found in both runs."""
 
@@ -62,11 +95,17 @@ class Pair:
     regressions: list[str] = field(default_factory=list)
     improvements: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    latency_driver: Driver | None = None
 
     @property
     def label(self) -> str:
         """``model/strategy`` (or the model alone when a side has no strategies)."""
         return f"{self.model}/{self.strategy}" if self.strategy else self.model
+
+    @property
+    def driven(self) -> str:
+        """``, most in variation …`` when one variation drives the latency change, else ""."""
+        return _driven(self)
 
     @property
     def recompiles(self) -> bool:
@@ -81,7 +120,8 @@ class Pair:
                 "compiles": self.compiles.to_dict(), "compile_s": self.compile_s.to_dict(),
                 "first_result_s": self.first_result_s.to_dict(),
                 "regression": bool(self.regressions), "regressions": self.regressions,
-                "improvements": self.improvements, "notes": self.notes}
+                "improvements": self.improvements, "notes": self.notes,
+                "latency_driver": self.latency_driver.to_dict() if self.latency_driver else None}
 
 
 @dataclass
@@ -161,7 +201,7 @@ def run(base: str | Path, new: str | Path, *, config: CompareConfig | None = Non
     b, n = read(base), read(new)
     if b.has_samples and n.has_samples and find_spec("scipy") is None:
         raise UsageError("dyncli compare needs scipy for the p-values of raw samples",
-                         hint="pip install 'dyncli[compare]'  (scipy and matplotlib, no torch)")
+                         hint=f"{pip_extra('compare')}  (scipy and matplotlib, no torch)")
     pairs, only_b, only_n = _join(b, n)
     comparison = Comparison(b, n, threshold, alpha, [], only_b, only_n, [], gates)
     for rb, rn in pairs:
@@ -215,8 +255,30 @@ def _geomean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def _latency(rb: Record, rn: Record) -> tuple[float | None, float | None, float | None, str]:
-    """(latency change, its p, speedup p, note) from the raw samples of matched variations."""
+@dataclass
+class _Latency:
+    change: float | None = None
+    p_value: float | None = None
+    speed_p: float | None = None
+    note: str = ""
+    base_ms: float | None = None  # geometric mean of the matched variations' medians
+    new_ms: float | None = None
+    driver: Driver | None = None
+
+
+def _shape_text(shape: str) -> str:
+    """``{"0": [8, 32]}`` -> ``[8, 32]``; several inputs joined by ``,``."""
+    try:
+        value = json.loads(shape)
+    except ValueError:
+        return shape
+    if isinstance(value, dict):
+        return ", ".join(json.dumps(v) for v in value.values())
+    return json.dumps(value)
+
+
+def _latency(rb: Record, rn: Record) -> _Latency:
+    """Latency change, its p, the speedup p, a note, from the raw samples of matched variations."""
     from statistics import median
 
     from dyncli.stats import mann_whitney_p, stratified_mann_whitney_p
@@ -225,14 +287,16 @@ def _latency(rb: Record, rn: Record) -> tuple[float | None, float | None, float 
             and len(rb.variations[k].compiled) >= 2 and len(rn.variations[k].compiled) >= 2]
     if not keys:
         if not (rb.has_samples and rn.has_samples):
-            return None, None, None, ""
+            return _Latency()
         # different shape plans: pool all samples of each side (a coarser test)
         pooled_b = [x for v in rb.variations.values() for x in v.compiled]
         pooled_n = [x for v in rn.variations.values() for x in v.compiled]
-        ratio = median(pooled_n) / median(pooled_b) - 1.0 if median(pooled_b) > 0 else None
-        return ratio, mann_whitney_p(pooled_b, pooled_n), None, \
-            "no variation of the same shape in both runs: latency samples pooled"
-    ratios: list[float] = []
+        mb, mn = median(pooled_b), median(pooled_n)
+        ratio = mn / mb - 1.0 if mb > 0 else None
+        return _Latency(ratio, mann_whitney_p(pooled_b, pooled_n), None,
+                        "no variation of the same shape in both runs: latency samples pooled",
+                        mb if mb > 0 else None, mn if mb > 0 else None)
+    medians: list[tuple[str, float, float]] = []
     latency: list[tuple[list[float], list[float]]] = []
     speed: list[tuple[list[float], list[float]]] = []
     for k in keys:
@@ -240,31 +304,43 @@ def _latency(rb: Record, rn: Record) -> tuple[float | None, float | None, float 
         mb = median(vb.compiled)
         if not mb > 0:
             continue
-        ratios.append(median(vn.compiled) / mb)
+        medians.append((k, mb, median(vn.compiled)))
         latency.append((vb.compiled, vn.compiled))
         # interleaved calls: eager[i] and compiled[i] saw the same moment of the machine
         speed.append(([e / c for e, c in zip(vb.eager, vb.compiled, strict=False) if c > 0],
                       [e / c for e, c in zip(vn.eager, vn.compiled, strict=False) if c > 0]))
-    if not ratios or any(r <= 0 for r in ratios):
-        return None, None, None, ""
+    if not medians or any(not n > 0 for _, _, n in medians):
+        return _Latency()
     speed_p = stratified_mann_whitney_p(speed)
-    return (_geomean(ratios) - 1.0, stratified_mann_whitney_p(latency),
-            None if speed_p != speed_p else speed_p, "")
+    base_ms = _geomean([b for _, b, _ in medians])
+    new_ms = _geomean([n for _, _, n in medians])
+    driver = None
+    if len(medians) > 1:
+        k, b, n = max(medians, key=lambda m: abs(math.log(m[2] / m[1])))
+        index = k.split(":", 1)[0]
+        driver = Driver(f"{index} {_shape_text(rb.variations[k].shape)}", b, n)
+    # geomean(new)/geomean(base) is the geometric mean of the per-variation ratios
+    return _Latency(new_ms / base_ms - 1.0, stratified_mann_whitney_p(latency),
+                    None if speed_p != speed_p else speed_p, "", base_ms, new_ms, driver)
 
 
 def _compare(rb: Record, rn: Record, threshold: float, alpha: float, b: Side, n: Side) -> Pair:
-    lat_change, lat_p, speed_p, note = _latency(rb, rn)
+    lat = _latency(rb, rn)
+    lat_base, lat_new, lat_change = lat.base_ms, lat.new_ms, lat.change
     if lat_change is None:
+        lat_base, lat_new = rb.compiled_ms, rn.compiled_ms
         lat_change = _rel(rb.compiled_ms, rn.compiled_ms)
+    note, speed_p = lat.note, lat.speed_p
     pair = Pair(
         rn.model if rn.strategy else rb.model, rn.strategy or rb.strategy, rb.status, rn.status,
         speedup=Change(rb.speedup, rn.speedup, _rel(rb.speedup, rn.speedup), speed_p),
-        latency_ms=Change(rb.compiled_ms, rn.compiled_ms, lat_change, lat_p),
+        latency_ms=Change(lat_base, lat_new, lat_change, lat.p_value),
         compiles=Change(_f(rb.compiles), _f(rn.compiles),
                         _diff(_f(rb.compiles), _f(rn.compiles))),
         compile_s=Change(rb.compile_s, rn.compile_s, _rel(rb.compile_s, rn.compile_s)),
         first_result_s=Change(rb.first_result_s, rn.first_result_s,
                               _rel(rb.first_result_s, rn.first_result_s)),
+        latency_driver=lat.driver,
     )
     if note:
         pair.notes.append(note)
@@ -293,13 +369,27 @@ def _pstr(p: float | None) -> str:
     return "p<0.001" if p is not None and p < 0.001 else f"p={p:.2g}" if p is not None else ""
 
 
+def _driven(pair: Pair) -> str:
+    """``, most in variation 3 [8, 32]: 0.0297→16.01 ms (+53808.1%)`` when one variation
+    moved much more than the geometric mean (its ratio at least twice as far from 1 in log
+    terms, and by over 5%), else nothing: a uniform change has no single driver."""
+    d, change = pair.latency_driver, pair.latency_ms.change
+    if d is None or change is None or change <= -1:
+        return ""
+    if abs(math.log1p(d.change)) < max(2 * abs(math.log1p(change)), math.log(1.05)):
+        return ""  # no variation moved twice as far as the mean, or by more than 5%
+    return f", most in {d.describe()}"
+
+
 def _verdicts(pair: Pair, threshold: float, alpha: float) -> None:
     lat, sp = pair.latency_ms, pair.speedup
     if lat.change is not None and _significant(lat.p_value, alpha):
         if lat.change > threshold:
-            pair.regressions.append(f"latency {_pct(lat.change)} ({_pstr(lat.p_value)})")
+            pair.regressions.append(f"latency {_pct(lat.change)} ({_pstr(lat.p_value)})"
+                                    + _driven(pair))
         elif lat.change < -threshold:
-            pair.improvements.append(f"latency {_pct(lat.change)} ({_pstr(lat.p_value)})")
+            pair.improvements.append(f"latency {_pct(lat.change)} ({_pstr(lat.p_value)})"
+                                     + _driven(pair))
     if sp.change is not None and _significant(sp.p_value, alpha):
         if sp.change < -threshold:
             pair.regressions.append(f"speedup {_pct(sp.change)} ({_pstr(sp.p_value)})")

@@ -16,11 +16,12 @@ import csv
 import io
 import json
 import math
-import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dyncli.bench.core.result import BenchResult, RunResult
+from dyncli.bench.core.stats import finite_median, median, speedup
+from dyncli.bench.core.status import Status
 from dyncli.errors import InputError
 from dyncli.inputs import display_name, open_input
 from dyncli.logparse.safe import clip, loads
@@ -44,7 +45,7 @@ class Record:
 
     model: str
     strategy: str | None
-    status: str = "pass"
+    status: str = Status.PASS  # a harness CSV may hold statuses dyncli does not know
     speedup: float = math.nan
     compiled_ms: float = math.nan
     compiles: int | None = None
@@ -120,11 +121,6 @@ def read(path: str | Path) -> Side:
 # ---------------------------------------------------------------- dyncli JSON
 
 
-def _median(xs: list[float]) -> float:
-    clean = [x for x in xs if math.isfinite(x)]
-    return statistics.median(clean) if clean else math.nan
-
-
 def _from_json(name: str, text: str) -> Side:
     try:
         doc = loads(text)
@@ -156,8 +152,8 @@ def _finite(xs: list[float]) -> list[float]:
 
 def _record(run: RunResult) -> Record:
     rec = Record(run.model, run.strategy, run.status)
-    rec.speedup = _median([v.speedup for v in run.variations if v.timed])
-    rec.compiled_ms = _median([v.compiled_ms for v in run.variations])
+    rec.speedup = finite_median([v.speedup for v in run.variations if v.timed])
+    rec.compiled_ms = finite_median([v.compiled_ms for v in run.variations])
     rec.compiles = run.compiles if run.compiles >= 0 else None
     rec.compile_s = run.compile_time_s if math.isfinite(run.compile_time_s) else None
     if run.variations:
@@ -169,9 +165,8 @@ def _record(run: RunResult) -> Record:
                                                        _finite(v.compiled_samples))
     timed = [s for s in rec.variations.values() if s.eager and s.compiled]
     if timed:  # the samples are the measurement: summaries are recomputed from them
-        rec.compiled_ms = _median([statistics.median(s.compiled) for s in timed])
-        rec.speedup = _median([statistics.median(s.eager) / statistics.median(s.compiled)
-                               for s in timed if statistics.median(s.compiled) > 0])
+        rec.compiled_ms = finite_median([median(s.compiled) for s in timed])
+        rec.speedup = finite_median([speedup(s.eager, s.compiled) for s in timed])
     return rec
 
 
@@ -208,17 +203,17 @@ def _from_csv(name: str, text: str) -> Side:
     records: dict[Key, Record] = {}
     for (model, strategy), group in groups.items():
         rec = Record(model, strategy)
-        statuses = [(r.get("status") or r.get("accuracy") or "pass").strip() for r in group]
-        rec.status = next((s for s in statuses if s != "pass"), "pass")
-        rec.speedup = _median([_cell(r, "speedup") for r in group])
-        rec.compiled_ms = _median([_cell(r, "abs_latency") for r in group])
+        statuses = [(r.get("status") or r.get("accuracy") or Status.PASS).strip() for r in group]
+        rec.status = next((s for s in statuses if s != Status.PASS), Status.PASS)
+        rec.speedup = finite_median([_cell(r, "speedup") for r in group])
+        rec.compiled_ms = finite_median([_cell(r, "abs_latency") for r in group])
         graphs = [_cell(r, "unique_graphs") for r in group]
         graphs = [g for g in graphs if math.isfinite(g)]
         rec.compiles = int(max(graphs)) if graphs else None
         compile_s = [_cell(r, "compilation_latency") for r in group]
         # dyncli's CSV has one row per variation (its compile seconds add up); the harness
         # repeats one model's whole-run figure per row (its median is the figure).
-        total = sum(c for c in compile_s if math.isfinite(c)) if has_strategy else _median(compile_s)
+        total = sum(c for c in compile_s if math.isfinite(c)) if has_strategy else finite_median(compile_s)
         rec.compile_s = total if math.isfinite(total) else None
         records[(model_key(model), strategy)] = rec
     first = rows[0] if rows else {}

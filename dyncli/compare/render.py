@@ -8,11 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich import box
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from dyncli.compare.api import Change, Comparison, Pair
 from dyncli.errors import UsageError
 from dyncli.output import atomic_target, stdout_console, write_json
+from dyncli.textsafe import visible
 
 COLUMNS = ("model", "strategy", "speedup", "compiled ms", "p", "compiles", "compile s",
            "first result s", "verdict")
@@ -30,10 +33,16 @@ def _measure(c: Change, digits: int, sep: str = " ") -> str:
     return f"{_v(c.base, digits)}→{_v(c.new, digits)}{_pct(c.change, sep)}"
 
 
+def _one_ms(x: float | None) -> str:
+    """Milliseconds with 4 significant digits: 0.02970, 1.057, 16.01, 641.4."""
+    if x is None or x != x:
+        return "-"
+    return f"{x:.0f}" if x >= 1000 else f"{x:.1f}" if x >= 100 else f"{x:.2f}" if x >= 10 \
+        else f"{x:.3f}" if x >= 1 else f"{x:.4g}"
+
+
 def _ms(c: Change, sep: str = " ") -> str:
-    def one(x: float | None) -> str:
-        return "-" if x is None else f"{x:.1f}" if x >= 100 else f"{x:.2f}" if x >= 10 else f"{x:.3f}"
-    return f"{one(c.base)}→{one(c.new)}{_pct(c.change, sep)}"
+    return f"{_one_ms(c.base)}→{_one_ms(c.new)}{_pct(c.change, sep)}"
 
 
 def _p(p: float | None) -> str:
@@ -75,6 +84,10 @@ def _footer(c: Comparison) -> list[str]:
     if c.only_new:
         lines.append("only in new: " + ", ".join(c.only_new))
     lines += c.notes
+    for p in c.pairs:  # a change driven by one variation, also when it is not significant
+        if p.driven and not any(p.driven in x for x in p.regressions + p.improvements):
+            lines.append(f"{p.label}: compiled latency {_pct(p.latency_ms.change, '')}"
+                         f"{p.driven}")
     by_note: dict[str, list[str]] = {}
     for p in c.pairs:
         for note in p.notes:
@@ -85,18 +98,56 @@ def _footer(c: Comparison) -> list[str]:
     return lines
 
 
+def _table(c: Comparison) -> Table:
+    """One row per pair, each cell on one line, the change on a second line under the values."""
+    t = Table(title=f"{c.base.path} → {c.new.path}", title_justify="left", box=box.SIMPLE_HEAD)
+    for col in COLUMNS:
+        # no_wrap everywhere: a number or a header is never cut; too wide -> the vertical view
+        t.add_column(col, justify="left" if col in ("model", "strategy", "verdict") else "right",
+                     no_wrap=True)
+    for pair in c.pairs:
+        t.add_row(*[Text(x) for x in cells(pair, short=True)],
+                  style="red" if pair.regressions else None)
+    return t
+
+
+def _vertical(c: Comparison, out: Console) -> None:
+    """One block per pair, one measure per line (what a terminal narrower than the table gets,
+    as ``git log --stat`` and pytest's summary do): nothing is ever cut or folded."""
+    out.print(Text(f"{c.base.path} → {c.new.path}"))
+    names = ("speedup", "compiled ms", "compiles", "compile s", "first result s")
+    width = max(len(n) for n in names)
+    for pair in c.pairs:
+        out.print()
+        verdict = _verdict(pair).partition(":")[0]
+        out.print(Text(f"{pair.label}  {verdict}", style="red" if pair.regressions else ""))
+        rows = [(pair.speedup, 2, pair.speedup.p_value), (pair.latency_ms, None,
+                                                          pair.latency_ms.p_value),
+                (pair.compiles, 0, None), (pair.compile_s, 1, None),
+                (pair.first_result_s, 2, None)]
+        for name, (change, digits, p) in zip(names, rows, strict=True):
+            if digits is None:
+                values = f"{_one_ms(change.base)} → {_one_ms(change.new)}"
+            else:
+                values = f"{_v(change.base, digits)} → {_v(change.new, digits)}"
+            pct = "" if digits == 0 else _pct(change.change, "")
+            tail = "" if p is None else f"  p{'' if _p(p).startswith('<') else '='}{_p(p)}"
+            out.print(Text(f"  {name:<{width}}  {values:>16}  {pct:>8}{tail}".rstrip()))
+
+
 def print_table(c: Comparison, to_stderr: bool = False) -> None:
-    """The comparison as a rich table on stdout (stderr when stdout carries JSON)."""
+    """The comparison on stdout (stderr when stdout carries JSON): a table when it fits the
+    terminal, else one block per pair; then the headline, the verdicts and the notes."""
     from dyncli.output import stderr_console
 
     out = stderr_console() if to_stderr else stdout_console()
-    t = Table(title=f"{c.base.path} → {c.new.path}", title_justify="left", box=box.SIMPLE_HEAD)
-    for col in COLUMNS:
-        t.add_column(col, justify="left" if col in ("model", "strategy", "verdict") else "right",
-                     overflow="fold", no_wrap=col in ("model", "strategy"))
-    for pair in c.pairs:
-        t.add_row(*cells(pair, short=True), style="red" if pair.regressions else None)
-    out.print(t)
+    table = _table(c)
+    natural = out.measure(table, options=out.options.update_width(10_000)).maximum
+    if natural <= out.width:
+        out.print(table)
+    else:
+        _vertical(c, out)
+        out.print()
     out.print(headline(c), markup=False)
     for pair in c.pairs:
         if pair.regressions or pair.improvements:
@@ -139,7 +190,7 @@ def write_output(c: Comparison, fmt: str, json_path: str | None) -> None:
     if fmt == "markdown":
         import sys
 
-        sys.stdout.write(to_markdown(c))
+        sys.stdout.write(visible(to_markdown(c), keep_layout=True))
         sys.stdout.flush()
     elif fmt == "json":
         write_json("-", c.to_dict())
@@ -151,10 +202,12 @@ def write_output(c: Comparison, fmt: str, json_path: str | None) -> None:
 
 def write_plot(c: Comparison, path: str | Path) -> None:
     """PNG: per pair, the change of compiled latency and of speedup, regressions in red."""
+    from dyncli.install import pip_extra
+
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("--plot needs matplotlib", hint="pip install 'dyncli[compare]'") from None
+        raise UsageError("--plot needs matplotlib", hint=pip_extra("compare")) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

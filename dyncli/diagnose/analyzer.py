@@ -97,6 +97,8 @@ class Analyzer:
         self._zero_one: dict[tuple[int | None, str], tuple[int, str]] = {}
         self._data_dependent = 0
         self._refused: set[tuple[int | None, str]] = set()
+        self._kinds: set[type] = set()  # event types seen: what level of logging this is
+        self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -105,6 +107,7 @@ class Analyzer:
             ev.RecompileLimit: self._on_limit, ev.GraphBreak: self._on_graph_break,
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
             ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
+            ev.MarkedStatic: self._on_marked_static,
         }
 
     # ------------------------------------------------------------ bookkeeping
@@ -114,6 +117,7 @@ class Analyzer:
         cid = event.compile_id
         if cid is not None and cid.frame is not None:
             self._frame(event.rank, cid).compiles.add(cid.key)
+        self._kinds.add(type(event))
         handler = self._dispatch.get(type(event))
         if handler is not None:
             handler(event)
@@ -232,6 +236,7 @@ class Analyzer:
 
     def _on_recompile(self, e: ev.Recompile) -> None:
         self._name_frame(e, e.function, e.file, e.first_line)
+        self._implied(e, [f.failed for f in e.failures])
         key = (e.rank, e.compile_id.key if e.compile_id else f"line {e.line}")
         if key in self._recompiles:
             return
@@ -245,9 +250,28 @@ class Analyzer:
             or (e.user_stack[-1] if e.user_stack else None),
             line=e.line)
 
+    def _implied(self, e: ev.Event, failed: list[str]) -> None:
+        """Compiles a ``recompiles``-only log implies: each failed cache entry (``0/0``) was
+        compiled, though its own records are not in such a log."""
+        cid = e.compile_id
+        if cid is None or cid.frame is None or cid.autograd is not None:
+            return
+        frame = self._frame(e.rank, cid)
+        for text in failed:
+            other = ev.CompileId.parse(text) if text else None
+            if other is not None and other.frame == cid.frame and other.autograd is None:
+                # torch prints the bare id: it is of this compile's reset generation and process
+                other = dataclasses.replace(other, attempt=0, generation=cid.generation,
+                                            process=cid.process)
+                frame.compiles.add(other.key)
+
     def _on_limit(self, e: ev.RecompileLimit) -> None:
         if e.compile_id is not None:  # this compile id was refused: it never compiled
             self._refused.add((e.rank, e.compile_id.key))
+            # ... and the ones before it did: torch's default warning is all such a log has
+            n = e.compile_id.compile or 0
+            if n <= 4096:
+                self._implied(e, [f"{e.compile_id.frame}/{i}" for i in range(n)])
         key = (e.rank, e.limit_name, e.function, e.file)
         if key not in self._limits:
             self._limits[key] = RecompileLimitReport(
@@ -314,10 +338,15 @@ class Analyzer:
             framework=guard.framework if guard else "", line=old.line if old else e.line,
             message=e.message)
 
+    def _on_marked_static(self, e: ev.MarkedStatic) -> None:
+        dims = self._static.setdefault((e.rank, e.source), {})
+        dims.update(dict.fromkeys(e.dims))
+
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
 
     # ------------------------------------------------------------ result
+
 
     def result(self, stats: ev.ParseStats | None = None,
                inputs: Iterable[str] = ()) -> Diagnosis:
@@ -340,6 +369,7 @@ class Analyzer:
             for f in sorted(self._frames.values(), key=lambda f: (rank_key(f.rank),
                                                                    compile_id_key(f.frame_id))))
         by_frame = {(f.rank, f.frame_id): f for f in frames}
+        level = _level_of(self._kinds)
         resolve = _resolver({f.file for f in frames} | {r.file for r in self._recompiles.values()}
                             | {b.file for b in self._breaks.values()})
         recompiles = tuple(sorted((dataclasses.replace(r, user=resolve(r.user))
@@ -362,10 +392,37 @@ class Analyzer:
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent,
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
-            stats=stats or ev.ParseStats())
+            stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
+            marked_static=tuple((rank, src, tuple(sorted(dims)))
+                                for (rank, src), dims in self._static.items()))
         return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag))
 
 
+
+
+_RICHER = {
+    "warnings": ("torch's default warnings name only the last reason of a function that hit "
+                 'the recompile limit; TORCH_LOGS="recompiles" shows every recompile, and '
+                 'TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" (or TORCH_TRACE) also '
+                 "what specializes each size"),
+    "recompiles": ('TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" (or TORCH_TRACE) would '
+                   "also show what specializes each size (so mark_dynamic, not only "
+                   "maybe_mark_dynamic, can be advised) and what automatic dynamic marked"),
+    "guards": ("TORCH_LOGS=+dynamic (or TORCH_TRACE) would also show what specializes each "
+               "size"),
+    "dynamic": ("TORCH_TRACE would also give compile times, similar graphs and the PGO state "
+                "(dyncli suggest --from-trace)"),
+}
+
+
+def _level_of(kinds: set[type]) -> str:
+    if kinds & {ev.CreateSymbol, ev.GuardAdded, ev.SetReplacement}:
+        return "dynamic"
+    if kinds & {ev.TensorMatch, ev.ShapeGuard}:
+        return "guards"
+    if kinds & {ev.Recompile, ev.GraphBreak}:
+        return "recompiles"
+    return "warnings" if ev.RecompileLimit in kinds else ""
 
 
 _DIM_SUFFIX = re.compile(r":\d{1,9}$")

@@ -104,10 +104,14 @@ def _base(entry: str) -> str:
 class _Builder:
     def __init__(self, diag: Diagnosis) -> None:
         self.diag = diag
+        # every allow-list entry the rules printed (their decision of what a list can fix)
+        self.printed = {e for a in diag.suggestions for m in _ENV_RE.finditer(a.fix)
+                        for e in m["v"].split(",") if e}
         self.causes: dict[str, Cause] = {}
         self.parent: dict[str, str] = {}  # union-find over keys
         times = diag.trace.compile_times if diag.trace is not None else ()
-        self.seconds = {(c.rank, c.compile_id): c.seconds for c in times}
+        self.seconds = {(c.rank, c.compile_id): c.seconds for c in times
+                        if c.seconds is not None}  # None: no time in the trace (torch 2.3)
         self.claimed: set[tuple[int | None, str]] = set()
 
     # ------------------------------------------------------------ union-find
@@ -183,8 +187,8 @@ class _Builder:
             return self.cause("non-shape", "non-shape").key
         if _PARAM.search(first):
             return self.cause("config:force_parameter_static_shapes", "config").key
-        if re.search(r"tensor 'self\.", guard):
-            return self.cause("config:force_nn_module_property_static_shapes", "config").key
+        # (a module's tensor attribute or int: its allow-list entry, L['self'].cache:0 or
+        # L['self'].k: the config flags removed fewer compiles, or none, in the advice corpus)
         if _ZERO_ONE.search(guard):
             return self.cause("zero-one", "zero-one").key
         mm = _MISMATCH.match(guard)
@@ -192,10 +196,7 @@ class _Builder:
             return self.allow([f"{_source(mm['name'])}:{mm['dim']}"]) or ""
         sm = _SCALAR.match(guard) if r.cause == "scalar" else None
         if sm is not None:
-            name = sm["name"]
-            if re.match(r"^(?:self|L\['self'\])[.\[]", name):
-                return self.cause("config:allow_unspec_int_on_nn_module", "config").key
-            return self.allow([_source(name)]) or ""
+            return self.allow([_source(sm["name"])]) or ""
         return self.cause(f"recompile:{r.function}:{r.cause}", "other").key
 
     def line_key(self, file: str, line: int, what: str) -> str:
@@ -299,9 +300,17 @@ class _Builder:
     def describe(self, c: Cause) -> None:
         """The title and the fix of a cause, from its key and findings."""
         if c.what == "allow-list":
+            # Only entries a rule printed: the rules decide where no list helps (a float, a
+            # value the code specializes at every value, a dim the guard limit pins; issue 26)
+            ok = [e for e in sorted(c.entries) if e in self.printed or _base(e) in self.printed]
             entries = ",".join(sorted(c.entries))
-            c.fix = f'{ENV}="{entries}"'
-            c.title = f"inputs {entries} change size or value; make them dynamic up front"
+            if ok:
+                c.fix = f'{ENV}="{",".join(ok)}"'
+                c.title = f"inputs {entries} change size or value; make them dynamic up front"
+            else:
+                c.fix = next((a.fix for a in c.findings if a.fix and ENV not in a.fix), "")
+                c.title = (f"inputs {entries} change size or value; no allow-list entry "
+                           "removes these compiles (see the findings)")
         elif c.what == "config":
             flag = c.key.split(":", 1)[1]
             fix = next((a.fix for a in c.findings if flag in a.fix), "")

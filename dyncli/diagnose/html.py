@@ -33,7 +33,8 @@ table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #eceef2;vertical-align:top}
 th{background:#f0f2f5;cursor:pointer;user-select:none;white-space:nowrap}
 th.sorted-asc:after{content:" \\25B2"}th.sorted-desc:after{content:" \\25BC"}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+td{overflow-wrap:anywhere}.scroll{overflow-x:auto}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 code{background:#f0f2f5;padding:1px 4px;border-radius:3px}
 pre{background:#f6f7f9;border:1px solid #eceef2;padding:8px;white-space:pre-wrap;margin:4px 0}
@@ -87,8 +88,12 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Itera
                                     for i, c in enumerate(row)) + "</tr>" for row in rows)
     if not body:
         return '<p class="empty">None found.</p>'
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # a numeric column's header is right-aligned like its numbers; long paths wrap inside
+    # their cell (overflow-wrap) and a table still too wide scrolls inside its section
+    head = "".join(f'<th class="num">{_e(h)}</th>' if i in nums else f"<th>{_e(h)}</th>"
+                   for i, h in enumerate(headers))
+    return (f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def _section(anchor: str, title: str, count: int | None, inner: str) -> str:
@@ -175,10 +180,19 @@ def _causes(d: Diagnosis) -> str:
                                           numeric=(0, 1, 2, 3, 4)))
 
 
+def _dynamic_sources(d: Diagnosis) -> str:
+    """The one combined allow-list line the terminal prints too."""
+    if not d.dynamic_sources:
+        return ""
+    return ('<p>Dynamic sources (for <code>TORCH_COMPILE_DYNAMIC_SOURCES</code>):</p>'
+            f'<pre class="sources">{_e(",".join(d.dynamic_sources))}</pre>')
+
+
 def _suggestions(d: Diagnosis) -> str:
     if not d.suggestions:
-        return _section("suggestions", "Suggestions", 0, '<p class="empty">Nothing to suggest.</p>')
-    items = []
+        return _section("suggestions", "Suggestions", 0,
+                        _dynamic_sources(d) + '<p class="empty">Nothing to suggest.</p>')
+    items = [_dynamic_sources(d)]
     for s in d.suggestions:
         fix = f"<pre>{_e(s.fix)}</pre>" if s.fix else ""
         ev = (f"<details><summary>evidence ({len(s.evidence)})</summary><pre>"
@@ -194,7 +208,7 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     if t is None:
         return []
     compiles = [[_rank(c.rank), _e(c.compile_id), f"<code>{_e(c.function)}</code>",
-                 f"{c.seconds:.3f}",
+                 "unknown" if c.seconds is None else f"{c.seconds:.3f}",
                  _e(", ".join(f"{k} {v:.3f}" for k, v in c.phases)) or "—",
                  "—" if c.guard_count is None else str(c.guard_count),
                  "—" if c.guard_latency_us is None else f"{c.guard_latency_us:g}",
@@ -207,7 +221,7 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     similar = [[_rank(s.rank), f"<code>{_e(s.function)}</code>", _e(", ".join(s.compile_ids)),
                 str(s.ops), "<br>".join(f"<code>{_e(src)}</code>: {_e(' vs '.join(sz))}"
                                         for src, sz in s.inputs)] for s in t.similar_graphs]
-    ranks = [[_rank(r.rank), str(r.frames), str(r.compiles), str(r.recompiles), str(r.failed),
+    ranks = [[_rank(r.rank) + (f" ({_e(r.process)})" if r.process else ""), str(r.frames), str(r.compiles), str(r.recompiles), str(r.failed),
               f"{r.compile_time_s:.3f}", _e(", ".join(r.dynamic)) or "—"] for r in t.ranks]
     div = "".join(f"<div class=\"sugg\"><div class=\"kind\">{_e(x.kind)} divergence</div>"
                   f"{_e(x.message)}</div>" for x in t.divergences)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dyncli.diagnose.trace_report import TraceReport
-from dyncli.logparse.events import ParseStats, UserLoc
+from dyncli.logparse.events import ParseStats, UserLoc, split_id
 
 if TYPE_CHECKING:
     from dyncli.diagnose.causes import Cause
@@ -30,9 +30,11 @@ def rank_key(rank: int | None) -> int:
     return -1 if rank is None else rank
 
 
-def compile_id_key(cid: str) -> tuple[int, ...]:
-    """Sort key for compile ids such as ``0/1`` or ``!0/2/1``: by their numbers, in order."""
-    return tuple(int(p) for p in _DIGITS.findall(cid))
+def compile_id_key(cid: str) -> tuple[str, int, tuple[int, ...]]:
+    """Sort key for compile ids such as ``0/1`` or ``!0/2/1``: by process and reset generation
+    (``r1:0/1``, see ``CompileId``), then by their numbers, in order."""
+    bare, generation, process = split_id(cid)
+    return process, generation, tuple(int(p) for p in _DIGITS.findall(bare))
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,12 @@ class Diagnosis:
     trace: TraceReport | None = None
     # The --fail-on items asked for (not part of the JSON); ``tripped`` says which were found.
     fail_on: tuple[str, ...] = ()
+    # What the log shows (``warnings``: torch's default warnings only; ``recompiles``;
+    # ``guards``; ``dynamic``: +dynamic symbol records; ``trace``) and what a richer one adds.
+    log_level: str = ""
+    richer_log: str = ""
+    # (rank, source, dims) the code marked static (torch._dynamo.mark_static; +guards logs)
+    marked_static: tuple[tuple[int | None, str, tuple[int, ...]], ...] = ()
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
@@ -254,19 +262,20 @@ class Diagnosis:
                 "unbacked_symbols": len(self.unbacked), "data_dependent": self.data_dependent,
             },
             "frames": [{
-                "rank": f.rank, "frame_id": f.frame_id, "function": f.function, "file": f.file,
-                "line": f.first_line, "compiles": f.compiles, "compile_ids": list(f.compile_ids),
+                "rank": f.rank, **id_fields(f.frame_id, "frame_id"), "function": f.function,
+                "file": f.file, "line": f.first_line, "compiles": f.compiles,
+                "compile_ids": [split_id(c)[0] for c in f.compile_ids],
                 "dynamic_inputs": [dataclasses.asdict(d) for d in f.dynamic_inputs],
                 "dynamic_dims": {src: list(dims) for src, dims in f.dynamic_dims},
             } for f in self.frames],
             "recompiles": [{
-                "rank": r.rank, "compile_id": r.compile_id, "function": r.function,
+                "rank": r.rank, **id_fields(r.compile_id), "function": r.function,
                 "file": r.file, "line": r.first_line, "cause": r.cause,
                 "reasons": list(r.reasons), "causes": list(r.causes), "compiled": r.compiled,
                 **_user(r.user),
             } for r in self.recompiles],
             "specializations": [{
-                "rank": s.rank, "compile_id": s.compile_id, "symbol": s.symbol,
+                "rank": s.rank, **id_fields(s.compile_id), "symbol": s.symbol,
                 "sources": list(s.sources), "value": s.value, "reason": s.reason,
                 "guard": s.guard, **_user(s.user), "framework": s.framework,
             } for s in self.specializations],
@@ -276,13 +285,14 @@ class Diagnosis:
                 "hints": list(b.hints), "compile_ids": list(b.compile_ids),
                 "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
             } for b in self.graph_breaks],
-            "recompile_limits": [dataclasses.asdict(x) for x in self.recompile_limits],
+            "recompile_limits": [{**dataclasses.asdict(x), **id_fields(x.compile_id)}
+                                 for x in self.recompile_limits],
             "unbacked": [{
-                "rank": u.rank, "compile_id": u.compile_id, "symbol": u.symbol, "kind": u.kind,
+                "rank": u.rank, **id_fields(u.compile_id), "symbol": u.symbol, "kind": u.kind,
                 "range": [u.lower, u.upper], **_user(u.user), "framework": u.framework,
             } for u in self.unbacked],
             "relations": [{
-                "rank": x.rank, "compile_id": x.compile_id, "relation": f"{x.symbol} = {x.target}",
+                "rank": x.rank, **id_fields(x.compile_id), "relation": f"{x.symbol} = {x.target}",
                 "reason": x.reason, "sources": [x.lhs, x.rhs],
             } for x in self.relations],
             "dynamic_sources": list(self.dynamic_sources),
@@ -298,12 +308,23 @@ class Diagnosis:
                 "malformed_reasons": dict(sorted(self.stats.reasons.items())),
             },
             "warnings": list(self.warnings),
+            "log_level": self.log_level,
+            "richer_log": self.richer_log,
+            "marked_static": [{"rank": r, "source": src, "dims": list(ds)}
+                              for r, src, ds in self.marked_static],
             # ranked root causes (issue 21): each with its fix, its cost and its findings
             "causes": [c.to_json(i) for i, c in enumerate(self.causes, 1)],
             "distinct_graph_breaks": [b.to_json() for b in self.distinct_graph_breaks],
             "graph_break_registry": _registry_version() if self.graph_breaks else None,
             **(self.trace.to_json() if self.trace is not None else {}),
         }
+
+
+def id_fields(text: str, name: str = "compile_id") -> dict[str, Any]:
+    """A compile or frame id as JSON: the id torch wrote (``0/1``), and beside it its reset
+    ``generation`` and its ``process`` (the file label when files share a rank; "")."""
+    bare, generation, process = split_id(text)
+    return {name: bare, "generation": generation, "process": process}
 
 
 def _registry_version() -> str | None:

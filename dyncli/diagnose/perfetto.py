@@ -49,7 +49,7 @@ def timeline(diag: Diagnosis) -> dict[str, Any]:
     for c in sorted(t.compile_times, key=lambda c: (rank_key(c.rank), c.spans[0][0] or 0.0
                                                    if c.spans else 0.0)):
         pid = pids[c.rank]
-        spans = c.spans or ((None, c.seconds, c.phases),)
+        spans = c.spans or ((None, c.seconds or 0.0, c.phases),)  # None: no time (torch 2.3)
         for i, (start, seconds, phases) in enumerate(spans):
             ts = (start - t0) * _US if start is not None else cursor[c.rank]
             dur = seconds * _US

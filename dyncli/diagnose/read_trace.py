@@ -6,6 +6,14 @@ decided by its content (the first line is a glog prefix followed by a JSON envel
 name, so a renamed trace still works and a text log named like a trace is not mistaken for
 one. Files are opened by ``dyncli.inputs``; the parser is pure.
 
+Every file is its own process (torch writes one file per process): its compile ids are its
+own. The rank comes from the envelopes (``rank``), else from the file name (``rank_N``
+followed by ``_``, ``.`` or the end), else it is unknown. When two files claim one rank (two
+runs of a job into one directory, a rank field that repeats) or several have none, both are
+kept: their compile ids carry a label made from the file name (``rank-0-a1b2:0/0``, see
+``CompileId``), and a warning says so. In a directory, a file that is empty, unreadable or
+not a trace is skipped with one warning; only when no file is left is it an error.
+
 A large job writes one file per rank. With ``jobs`` > 1 the files are parsed in a process
 pool, each into its list of events (:func:`parse_file`); the parent feeds those lists to the
 one Analyzer in file order, exactly as the serial reader feeds the events as it parses them,
@@ -26,9 +34,11 @@ from typing import Any
 
 from dyncli.diagnose.analyzer import Analyzer
 from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.processes import Process, find_processes
 from dyncli.diagnose.trace import TraceAccumulator, trace_advice
+from dyncli.diagnose.trace_report import ProcessInfo
 from dyncli.errors import DyncliError, InputError, StrictError
-from dyncli.inputs import Source, first_line, open_input, rank_in_name, trace_dir_files, trace_files
+from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.trace import TraceParser, TraceStats, is_trace_line
 from dyncli.logparse.trace_map import TraceEventMapper
@@ -53,16 +63,19 @@ class _TraceReader:
         self.unknown: Counter[str] = Counter()
         self.mismatch = 0
         self.inputs: list[str] = []
+        self.warnings: list[str] = []
+        self.dynamo_starts: list[int] = []
 
-    def read(self, source: Source, rank: int | None, size: int | None = None) -> None:
+    def read(self, source: Source, proc: Process, size: int | None = None) -> None:
         """Parse one source and feed its events as they come (streaming: constant memory)."""
         _check_trace(source)
         self.inputs.append(source.name)
-        parser, events = _parse(source, rank, self.strict)
+        parser, events = _parse(source, proc, self.strict)
         for event in events:
             self.analyzer.feed(event)
             self.extra.feed(event)
         self._account(source.name, parser.stats, source.bytes_read() if size is None else size)
+        self.warnings += source.warnings
 
     def absorb(self, parsed: ParsedFile) -> None:
         """Feed a file a worker parsed (:func:`parse_file`), as :meth:`read` would have."""
@@ -85,14 +98,21 @@ class _TraceReader:
         self.kinds.update(s.kinds)
         self.unknown.update(s.unknown)
         self.mismatch += s.payload_mismatch
+        self.dynamo_starts.append(s.kinds.get("dynamo_start", 0))
 
-    def result(self) -> Diagnosis:
+    def result(self, procs: Sequence[Process]) -> Diagnosis:
         if self.stats.lines == 0:
             raise InputError(f"{', '.join(self.inputs)}: trace is empty")
         diag = self.analyzer.result(stats=self.stats, inputs=self.inputs)
-        report = self.extra.finish(diag, self.kinds, self.unknown, self.mismatch)
-        return dataclasses.replace(diag, trace=report,
-                                   suggestions=diag.suggestions + trace_advice(report))
+        processes = tuple(
+            ProcessInfo(file=p.name, rank=p.rank, rank_from=p.rank_from, label=p.label,
+                        dynamo_start=n) for p, n in zip(procs, self.dynamo_starts, strict=False))
+        report = dataclasses.replace(
+            self.extra.finish(diag, self.kinds, self.unknown, self.mismatch), processes=processes)
+        return dataclasses.replace(diag, trace=report, log_level="trace", richer_log="",
+                                   suggestions=diag.suggestions
+                                   + trace_advice(report, diag.suggestions),
+                                   warnings=diag.warnings + tuple(self.warnings))
 
 
 def _check_trace(source: Source) -> None:
@@ -101,10 +121,11 @@ def _check_trace(source: Source) -> None:
                          "first line)")
 
 
-def _parse(source: Source, rank: int | None, strict: bool) -> tuple[TraceParser, Iterator[Any]]:
-    # One parser per file: each process has its own intern table.
+def _parse(source: Source, proc: Process, strict: bool) -> tuple[TraceParser, Iterator[Any]]:
+    # One parser and one mapper per file: each process has its own intern table, its own
+    # compile-id space and its own reset generations.
     parser = TraceParser(source.name, strict=strict, verify=strict)
-    mapper = TraceEventMapper(parser, rank)
+    mapper = TraceEventMapper(parser, proc.rank, proc.label)
     return parser, mapper.events(parser.feed(source.lines()))
 
 
@@ -122,12 +143,13 @@ class ParsedFile:
 _ERRORS: dict[str, type[DyncliError]] = {"InputError": InputError, "StrictError": StrictError}
 
 
-def parse_file(file: Path, strict: bool) -> ParsedFile:
+def parse_file(proc: Process, strict: bool) -> ParsedFile:
     """Parse one trace file completely (a process-pool task: everything it returns pickles)."""
+    file = proc.file
     try:
         with open_input(file) as source:
             _check_trace(source)
-            parser, events = _parse(source, rank_in_name(file), strict)
+            parser, events = _parse(source, proc, strict)
             return ParsedFile(source.name, list(events), parser.stats, file.stat().st_size)
     except DyncliError as e:  # re-raised by the parent, in file order, as the serial run would
         return ParsedFile(str(file), [], TraceStats(), 0, (type(e).__name__, e.message, e.hint))
@@ -151,18 +173,20 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
     serial and streaming); the Diagnosis is the same either way.
     """
     reader = _TraceReader(strict)
-    for stream in streams:
-        reader.read(stream, None)
-    files = [file for path in paths for file in trace_files(Path(path))]
+    procs, skipped = find_processes(paths, streams)
+    reader.warnings += skipped
+    files = [p for p in procs if p.path is not None]
     jobs = min(default_jobs() if jobs is None else jobs, len(files))
+    for stream, proc in zip(streams, procs, strict=False):
+        reader.read(stream, proc)
     if jobs <= 1:
-        for file in files:
-            with open_input(file) as source:
-                reader.read(source, rank_in_name(file), file.stat().st_size)
+        for proc in files:
+            with open_input(proc.file) as source:
+                reader.read(source, proc, proc.file.stat().st_size)
     else:
         for parsed in _parallel(files, strict, jobs):
             reader.absorb(parsed)
-    return reader.result()
+    return reader.result(procs)
 
 
 def _ignore_sigint() -> None:
@@ -171,7 +195,7 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _parallel(files: list[Path], strict: bool, jobs: int) -> Iterator[ParsedFile]:
+def _parallel(files: list[Process], strict: bool, jobs: int) -> Iterator[ParsedFile]:
     """Parsed files in file order, at most ``2 * jobs`` in flight (bounds the memory held)."""
     from concurrent.futures import Future, ProcessPoolExecutor
 

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.phases import PHASES
+from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import UserLoc
 from dyncli.output import (
     add_text_row,
@@ -22,13 +23,7 @@ from dyncli.output import (
     section_table,
     stdout_console,
     warn,
-    write_json,
 )
-
-
-def render_json(diag: Diagnosis, target: str) -> None:
-    """Write the versioned JSON document (schema in docs/diagnose.md)."""
-    write_json(target, diag.to_dict())
 
 
 def _short(path: str) -> str:
@@ -169,9 +164,14 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                 out.print(line_text(f"   fix: {s.fix}"), markup=False, soft_wrap=True)
             for e in s.evidence:
                 out.print(line_text(f"   evidence: {e}"), markup=False, soft_wrap=True)
+    elif diag.trace is not None and diag.trace.failures:
+        out.print(f"{len(diag.trace.failures)} compile(s) failed (see Failed compiles above): "
+                  "fix the error first.", markup=False, soft_wrap=True)
     elif not (diag.recompiles or diag.specializations or diag.graph_breaks):
         out.print("Nothing to fix: no recompiles, specializations or graph breaks found.",
                   markup=False, soft_wrap=True)
+    if diag.richer_log and (diag.recompiles or diag.recompile_limits or diag.specializations):
+        out.print(line_text(f"A richer log: {diag.richer_log}."), markup=False, soft_wrap=True)
 
 
 TOP_CAUSES = 5
@@ -194,6 +194,38 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
 # ---------------------------------------------------------------- trace-only sections
 
 
+FAIL_REASON_LINES, FAIL_REASON_CHARS = 12, 1200
+
+
+def failure_reason(text: str | None) -> str:
+    """A failed compile's reason, bounded: its first lines (torch's reasons run to pages, with
+    the user stack after the message), never only the first line of a multi-line message."""
+    lines = [line.rstrip() for line in (text or "").strip().splitlines()]
+    shown = "\n".join(lines[:FAIL_REASON_LINES])
+    more = len(lines) > FAIL_REASON_LINES
+    if len(shown) > FAIL_REASON_CHARS or more:
+        shown = shown[:FAIL_REASON_CHARS].rstrip() + "\n… (--json has all of it)"
+    return shown
+
+
+def compile_time_line(t: TraceReport) -> str:
+    """``Compile time: 8.31 s over 6 compile(s)``, saying which compiles have no time."""
+    n = len(t.compile_times)
+    if n and t.unknown_time == n:
+        return (f"Compile time: unknown for all {n} compile(s) (this trace's compilation_metrics "
+                "carry no time field)")
+    line = f"Compile time: {t.total_compile_s:.2f} s over {n} compile(s)"
+    if t.unknown_time:
+        line += f" ({t.unknown_time} without a time in the trace: unknown, not counted)"
+    return line
+
+
+def _frame_seconds(seconds: float, unknown: int, compiles: int) -> str:
+    if unknown and unknown >= compiles:
+        return "unknown"
+    return f"{seconds:.3f}" + (f" (+{unknown} unknown)" if unknown else "")
+
+
 def _phase_text(phases: tuple[tuple[str, float], ...]) -> str:
     return ", ".join(f"{name} {secs:.2f} s" for name, secs in phases)
 
@@ -210,7 +242,7 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
     ranks = any(r is not None for r in diag.ranks)
     pre = (lambda rank: _r(rank)) if ranks else (lambda rank: [])
     workers = sum(c.compile_workers_s or 0.0 for c in t.compile_times)
-    out.print(f"Compile time: {t.total_compile_s:.2f} s over {len(t.compile_times)} compile(s)"
+    out.print(compile_time_line(t)
               + (f": {_phase_text(t.phases)}" if t.phases else "")
               + (f" (compile workers {workers:.2f} s of codegen)" if workers else ""),
               markup=False, soft_wrap=True)
@@ -219,25 +251,25 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
                                                          "by phase"], ranks)
         for f in sorted(t.frame_times, key=lambda f: -f.seconds)[:limit]:
             add_text_row(table, *pre(f.rank), f.frame_id, f.function or "?", str(f.compiles),
-                          f"{f.seconds:.3f}", _phase_text(f.phases) or "-")
+                          _frame_seconds(f.seconds, f.unknown, f.compiles),
+                          _phase_text(f.phases) or "-")
         out.print(table)
     if any(c.phases or c.guard_count is not None for c in t.compile_times):
         table = section_table("Compile time by phase", ["compile", "function", "seconds",
                                                         *PHASES, "guards", "guard µs"], ranks)
-        for c in sorted(t.compile_times, key=lambda c: -c.seconds)[:limit]:
+        for c in sorted(t.compile_times, key=lambda c: -(c.seconds or 0.0))[:limit]:
             phases = dict(c.phases)
             add_text_row(table, *pre(c.rank), c.compile_id, c.function or "?",
-                         f"{c.seconds:.3f}", *(f"{phases[p]:.3f}" if p in phases else "-"
-                                               for p in PHASES),
+                         "unknown" if c.seconds is None else f"{c.seconds:.3f}",
+                         *(f"{phases[p]:.3f}" if p in phases else "-" for p in PHASES),
                          "-" if c.guard_count is None else str(c.guard_count),
                          "-" if c.guard_latency_us is None else f"{c.guard_latency_us:g}")
         out.print(table)
     if t.failures:
         table = section_table("Failed compiles", ["compile", "function", "error", "reason"], ranks)
         for c in t.failures[:limit]:
-            reason = (c.fail_reason or "").strip().splitlines()
             add_text_row(table, *pre(c.rank), c.compile_id, c.function, c.fail_type or "",
-                          reason[0] if reason else "")
+                          failure_reason(c.fail_reason))
         out.print(table)
     if t.similar_graphs:
         table = section_table("Similar graphs (same ops, only sizes differ)",
@@ -250,8 +282,10 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
         table = section_table("Ranks", ["rank", "frames", "compiles", "recompiles", "failed",
                                  "compile s", "dynamic"], False)
         for r in t.ranks:
-            add_text_row(table, *_r(r.rank), str(r.frames), str(r.compiles), str(r.recompiles),
-                          str(r.failed), f"{r.compile_time_s:.3f}", ", ".join(r.dynamic) or "-")
+            who = _r(r.rank)[0] + (f" ({r.process})" if r.process else "")
+            add_text_row(table, who, str(r.frames), str(r.compiles), str(r.recompiles),
+                          str(r.failed), _frame_seconds(r.compile_time_s, r.unknown_time, r.compiles),
+                          ", ".join(r.dynamic) or "-")
         out.print(table)
         if t.divergences:
             for d in t.divergences[:limit]:

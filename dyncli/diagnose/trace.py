@@ -5,8 +5,9 @@ ranks and PGO.
 keeps only per-compile facts (bounded by the number of compiles, not the trace size);
 ``finish(diagnosis)`` combines them with the Diagnosis into a ``TraceReport``:
 
-- compile time per compile id and per frame (``entire_frame_compile_time_s``, restarts
-  included), and the failed compiles with their reason;
+- compile time per compile id and per frame (restarts included; the field each release
+  writes is chosen by ``trace_events.compile_seconds``; a compile without one is unknown,
+  never 0), and the failed compiles with their reason;
 - similar graphs: compiles of one frame whose ``dynamo_output_graph`` has the same sequence
   of operations and differs only in sizes (the reference guide's "Finding Similar Graphs"),
   with the inputs whose sizes differ: candidates for one dynamic graph;
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 
 from dyncli.diagnose import phases as ph
 from dyncli.diagnose.branches import crossing
@@ -34,15 +36,25 @@ from dyncli.diagnose.trace_report import (
 )
 from dyncli.logparse import events as ev
 from dyncli.logparse import trace_events as te
+from dyncli.logparse.events import split_id
 from dyncli.sources import is_input
 
+# Suggestions that already decide a source: its similar graphs add no second, narrower fix
+# (a per-frame list is worse than the one list over every frame; a pinned or re-marked dim is
+# not fixed by any list).
+_DECIDED = ("mark-dynamic", "mark-dynamic-dims-changed", "guard-limit-specialization",
+            "user-specialization",
+            "static-parameters", "scalar-recompile")
 
-def trace_advice(report: TraceReport) -> tuple[Advice, ...]:
+
+def trace_advice(report: TraceReport, existing: tuple[Advice, ...] = ()) -> tuple[Advice, ...]:
     """What the trace-only findings ask the user to do, each with its evidence."""
     out: list[Advice] = []
+    decided = " ".join(f"{a.message} {a.fix}" for a in existing if a.kind in _DECIDED)
     for s in report.similar_graphs:
         inputs = ", ".join(f"{src} ({' vs '.join(sizes)})" for src, sizes in s.inputs)
-        entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)]
+        entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)
+                   if src not in decided]
         out.append(Advice(
             fix=f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"' if entries else "",
             kind="similar-graphs", rank=s.rank,
@@ -153,28 +165,42 @@ class TraceAccumulator:
             out.append(CompileTime(
                 rank=rank, compile_id=key, function=last.function or (frame.function if frame else ""),
                 file=last.file or (frame.file if frame else ""), line=last.first_line,
-                seconds=sum(r.compile_time_s or 0.0 for r in runs), attempts=len(runs),
+                seconds=_seconds(runs), attempts=len(runs),
                 fail_type=failed.fail_type if failed else None,
                 fail_reason=failed.fail_reason if failed else None,
                 restart_reasons=tuple(x for r in runs for x in r.restart_reasons),
                 phases=ph.ordered(phases),
                 guard_count=int(nums["guard_count"]) if "guard_count" in nums else None,
                 guard_latency_us=nums.get("guard_latency_us"),
-                compile_workers_s=workers or None, spans=tuple(spans)))
+                compile_workers_s=workers or None, spans=tuple(spans),
+                seconds_field=next((r.compile_time_field for r in runs if r.compile_time_field),
+                                   None)))
+        # compiles without any compilation_metrics (torch 2.3-2.4 write none): time unknown
+        timed = {(c.rank, c.compile_id) for c in out}
+        for f in frames.values():
+            for cid in f.compile_ids:
+                if (f.rank, cid) not in timed:
+                    out.append(CompileTime(rank=f.rank, compile_id=cid, function=f.function,
+                                           file=f.file, line=f.first_line, seconds=None))
         return tuple(sorted(out, key=lambda c: (rank_key(c.rank), compile_id_key(c.compile_id))))
 
     @staticmethod
     def _frame_times(diag: Diagnosis, times: tuple[CompileTime, ...]) -> tuple[FrameTime, ...]:
         per: dict[tuple[int | None, str], float] = defaultdict(float)
+        unknown: Counter[tuple[int | None, str]] = Counter()
         phases: dict[tuple[int | None, str], dict[str, float]] = defaultdict(dict)
         for c in times:
-            per[(c.rank, c.compile_id.rsplit("/", 1)[0])] += c.seconds
-            ph.add(phases[(c.rank, c.compile_id.rsplit("/", 1)[0])], dict(c.phases))
+            key = (c.rank, c.compile_id.rsplit("/", 1)[0])
+            if c.seconds is None:
+                unknown[key] += 1
+            else:
+                per[key] += c.seconds
+            ph.add(phases[key], dict(c.phases))
         return tuple(FrameTime(rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
                                line=f.first_line, compiles=f.compiles,
                                seconds=per.get((f.rank, f.frame_id), 0.0),
-                               phases=ph.ordered(phases.get((f.rank, f.frame_id), {})))
-                     for f in diag.frames)
+                               phases=ph.ordered(phases.get((f.rank, f.frame_id), {})),
+                               unknown=unknown[(f.rank, f.frame_id)]) for f in diag.frames)
 
     def _similar(self, frames: dict[tuple[int | None, str], FrameReport]) -> tuple[SimilarGraphs, ...]:
         out = []
@@ -205,39 +231,47 @@ class TraceAccumulator:
     @staticmethod
     def _rank_views(diag: Diagnosis, times: tuple[CompileTime, ...]) -> tuple[RankView, ...]:
         out = []
-        for rank in diag.ranks:
-            frames = [f for f in diag.frames if f.rank == rank]
-            mine = [c for c in times if c.rank == rank]
+        for rank, process in _participants(diag):
+            frames = [f for f in diag.frames if f.rank == rank and _process(f.frame_id) == process]
+            mine = [c for c in times if c.rank == rank and _process(c.compile_id) == process]
             dims = {f"{src}:{d}" for f in frames for src, ds in f.dynamic_dims for d in ds}
             bases = {d.split(":")[0] for d in dims}
             dynamic = sorted(dims | {d.source for f in frames for d in f.dynamic_inputs
                                      if d.source not in bases})
             out.append(RankView(
-                rank=rank, frames=len(frames), compiles=sum(f.compiles for f in frames),
-                recompiles=sum(1 for r in diag.recompiles if r.rank == rank),
+                rank=rank, process=process, frames=len(frames),
+                compiles=sum(f.compiles for f in frames),
+                recompiles=sum(1 for r in diag.recompiles
+                               if r.rank == rank and _process(r.compile_id) == process),
                 failed=sum(1 for c in mine if c.fail_type),
-                compile_time_s=sum(c.seconds for c in mine), dynamic=tuple(dynamic)))
+                compile_time_s=sum(c.seconds for c in mine if c.seconds is not None),
+                dynamic=tuple(dynamic), unknown_time=sum(1 for c in mine if c.seconds is None)))
         return tuple(out)
 
     @staticmethod
     def _divergences(diag: Diagnosis) -> tuple[Divergence, ...]:
-        ranks = [r for r in diag.ranks if r is not None]
-        if len(ranks) < 2:
+        # one participant per process: a rank that two files claim takes part twice
+        who = [p for p in _participants(diag) if p[0] is not None]
+        if len(who) < 2:
             return ()
         out = []
-        by_frame: dict[str, dict[int | None, FrameReport]] = defaultdict(dict)
+        # a function compiled again after torch._dynamo.reset() is a frame per generation
+        every: dict[str, dict[tuple[int | None, str], list[FrameReport]]] = defaultdict(dict)
         for f in diag.frames:
-            by_frame[f"{f.function} ({f.file.rsplit('/', 1)[-1]}:{f.first_line})"][f.rank] = f
-        for subject, per in sorted(by_frame.items()):
-            counts = tuple((r, str(per[r].compiles if r in per else 0)) for r in ranks)
+            subject = (f"{f.function} ({f.file.rsplit('/', 1)[-1]}:{f.first_line})"
+                       if f.function else f"frame {split_id(f.frame_id)[0]}")
+            every[subject].setdefault((f.rank, _process(f.frame_id)), []).append(f)
+        for subject, lists in sorted(every.items()):
+            per = {k: v[-1] for k, v in lists.items()}
+            counts = tuple((r, str(sum(f.compiles for f in lists.get(r, ())))) for r in who)
             if len({v for _, v in counts}) > 1:
-                out.append(Divergence("compiles", subject, counts))
+                out.append(Divergence("compiles", subject, _ranked(counts)))
             sources = sorted({src for f in per.values() for src, _ in f.dynamic_dims}
                              | {_SIZE_KEY.match(d.source)["base"]  # type: ignore[index]
                                 for f in per.values() for d in f.dynamic_inputs})
             for src in sources:
                 values = []
-                for r in ranks:
+                for r in who:
                     rf = per.get(r)
                     dims = dict(rf.dynamic_dims).get(src, ()) if rf else ()
                     marked = rf is not None and any(d.source.split(":")[0] == src
@@ -245,18 +279,20 @@ class TraceAccumulator:
                     values.append((r, "dims " + ",".join(map(str, dims)) if dims
                                    else ("dynamic" if marked else "static")))
                 if len({v for _, v in values}) > 1:
-                    out.append(Divergence("dynamic", f"{subject} {src}", tuple(values)))
+                    out.append(Divergence("dynamic", f"{subject} {src}", _ranked(values)))
         return tuple(out)
 
     def _pgo(self, diag: Diagnosis) -> tuple[PgoFinding, ...]:
         out = []
+        by_frame: dict[tuple[int | None, str], list[str]] = defaultdict(list)
+        for r in diag.recompiles:  # indexed once: frames x recompiles grows with generations
+            if r.cause == "size":
+                by_frame[(r.rank, r.compile_id.split("_")[0].rsplit("/", 1)[0])].append(r.compile_id)
         for f in diag.frames:
             if f.rank not in self._loaded_any:
                 continue
             loaded = self._loaded.get((f.rank, f"{f.file}:{f.first_line}:{f.function}"))
-            size = tuple(r.compile_id for r in diag.recompiles
-                         if r.rank == f.rank and r.compile_id.split("_")[0].rsplit("/", 1)[0] == f.frame_id
-                         and r.cause == "size")
+            size = tuple(by_frame.get((f.rank, f.frame_id), ()))
             if loaded is None or not size:
                 continue
             bases = {d.source.split(":")[0] for d in f.dynamic_inputs} - loaded
@@ -266,6 +302,29 @@ class TraceAccumulator:
                                   loaded_dynamic=tuple(sorted(loaded)), recompiles=size,
                                   allow_list=allow, explained=_explain(diag, f.rank, size)))
         return tuple(out)
+
+
+def _process(cid: str) -> str:
+    return split_id(cid)[2]
+
+
+def _participants(diag: Diagnosis) -> list[tuple[int | None, str]]:
+    """(rank, process label) of every process seen, by rank then label."""
+    seen = {(f.rank, _process(f.frame_id)) for f in diag.frames}
+    seen |= {(r, "") for r in diag.ranks if not any(p[0] == r for p in seen)}
+    return sorted(seen, key=lambda p: (rank_key(p[0]), p[1]))
+
+
+def _ranked(values: Sequence[tuple[tuple[int | None, str], str]]) -> tuple[tuple[int | None, str], ...]:
+    """Divergence values per participant: the rank, with the process label when it has one."""
+    return tuple((rank, f"{value} [{process}]" if process else value)
+                 for (rank, process), value in values)
+
+
+def _seconds(runs: list[te.CompileMetrics]) -> float | None:
+    """A compile's seconds over its restart attempts; None when no attempt has a time."""
+    known = [r.compile_time_s for r in runs if r.compile_time_s is not None]
+    return sum(known) if known else None
 
 
 def _explain(diag: Diagnosis, rank: int | None, ids: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:

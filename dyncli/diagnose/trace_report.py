@@ -10,6 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dyncli.logparse.events import split_id
+
+
+def _split(text: str, name: str = "compile_id") -> dict[str, Any]:
+    """An id as JSON: the bare id torch wrote, its reset generation and its process beside it."""
+    bare, generation, process = split_id(text)
+    return {name: bare, "generation": generation, "process": process}
+
 
 @dataclass(frozen=True)
 class CompileTime:
@@ -20,11 +28,12 @@ class CompileTime:
     function: str
     file: str
     line: int | None
-    seconds: float
+    seconds: float | None  # None: the trace has no time for it (unknown, not 0)
     attempts: int = 1
     fail_type: str | None = None
     fail_reason: str | None = None
     restart_reasons: tuple[str, ...] = ()
+    seconds_field: str | None = None  # the compilation_metrics field the seconds came from
     # issue 21: exclusive seconds per phase (dyncli.diagnose.phases), guards, timeline
     phases: tuple[tuple[str, float], ...] = ()
     guard_count: int | None = None
@@ -43,8 +52,9 @@ class FrameTime:
     file: str
     line: int | None
     compiles: int
-    seconds: float
+    seconds: float  # over the compiles with a time
     phases: tuple[tuple[str, float], ...] = ()
+    unknown: int = 0  # compiles without a time in the trace
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,8 @@ class RankView:
     failed: int
     compile_time_s: float
     dynamic: tuple[str, ...]
+    process: str = ""  # the file, when several files claim this rank
+    unknown_time: int = 0  # compiles without a time in the trace
 
 
 @dataclass(frozen=True)
@@ -105,6 +117,18 @@ class PgoFinding:
 
 
 @dataclass(frozen=True)
+class ProcessInfo:
+    """One trace file (one process): its rank, where the rank came from, its label when
+    another file claims the same rank, and how many compiles it started (``dynamo_start``)."""
+
+    file: str
+    rank: int | None
+    rank_from: str | None  # "envelope" | "file name" | None (unknown)
+    label: str = ""
+    dynamo_start: int = 0
+
+
+@dataclass(frozen=True)
 class TraceReport:
     """Everything trace-only; ``to_json`` adds ``compile_time_s``, ``similar_graphs``, ``ranks``."""
 
@@ -119,11 +143,17 @@ class TraceReport:
     kinds: dict[str, int] = field(default_factory=dict)
     unknown_kinds: dict[str, int] = field(default_factory=dict)
     payload_mismatch: int = 0
+    processes: tuple[ProcessInfo, ...] = ()
 
     @property
     def total_compile_s(self) -> float:
-        """Sum of all compile times."""
-        return sum(c.seconds for c in self.compile_times)
+        """Sum of the compile times the trace has (``unknown_time`` counts the others)."""
+        return sum(c.seconds for c in self.compile_times if c.seconds is not None)
+
+    @property
+    def unknown_time(self) -> int:
+        """Compiles whose ``compilation_metrics`` carry no time field (unknown, not 0)."""
+        return sum(1 for c in self.compile_times if c.seconds is None)
 
     @property
     def phases(self) -> tuple[tuple[str, float], ...]:
@@ -142,22 +172,25 @@ class TraceReport:
         return {
             "compile_time_s": {
                 "total": round(self.total_compile_s, 6),
+                "unknown": self.unknown_time,  # compiles with no time in the trace
                 "phases": _phases(self.phases),
-                "per_compile": [{**asdict(c), "seconds": round(c.seconds, 6),
+                "per_compile": [{**asdict(c), **_split(c.compile_id),
+                                 "seconds": None if c.seconds is None else round(c.seconds, 6),
                                  "restart_reasons": list(c.restart_reasons),
                                  "phases": _phases(c.phases),
                                  "spans": [{"start": s, "seconds": round(d, 6),
                                             "phases": _phases(p)} for s, d, p in c.spans]}
                                 for c in self.compile_times],
-                "per_frame": [{**asdict(f), "seconds": round(f.seconds, 6),
+                "per_frame": [{**asdict(f), **_split(f.frame_id, "frame_id"),
+                               "seconds": round(f.seconds, 6),
                                "phases": _phases(f.phases)} for f in self.frame_times],
             },
-            "failed_compiles": [{"rank": c.rank, "compile_id": c.compile_id, "function": c.function,
+            "failed_compiles": [{"rank": c.rank, **_split(c.compile_id), "function": c.function,
                                  "fail_type": c.fail_type, "fail_reason": c.fail_reason}
                                 for c in self.failures],
             "similar_graphs": [{
-                "rank": s.rank, "frame_id": s.frame_id, "function": s.function,
-                "compile_ids": list(s.compile_ids), "ops": s.ops,
+                "rank": s.rank, **_split(s.frame_id, "frame_id"), "function": s.function,
+                "compile_ids": [split_id(c)[0] for c in s.compile_ids], "ops": s.ops,
                 "inputs": [{"source": src, "sizes": list(sizes)} for src, sizes in s.inputs],
             } for s in self.similar_graphs],
             "rank_view": {
@@ -169,6 +202,7 @@ class TraceReport:
             },
             "pgo": {"loaded": self.pgo_loaded, "written_dynamic": list(self.pgo_written),
                     "recompiled_anyway": [asdict(p) for p in self.pgo]},
+            "processes": [asdict(p) for p in self.processes],
             "trace_stats": {"kinds": dict(sorted(self.kinds.items())),
                             "unknown_kinds": dict(sorted(self.unknown_kinds.items())),
                             "payload_mismatch": self.payload_mismatch},

@@ -28,16 +28,34 @@ class CompileId:
 
     ``attempt`` > 0 is a restart of the same compile (e.g. after a graph break), not an extra
     compile; ``key`` drops it so restarts group with their compile.
+
+    torch numbers compiles per process and starts again at ``0/0`` after
+    ``torch._dynamo.reset()``. So that two processes, or two reset generations of one, never
+    share an id, a CompileId also carries its ``generation`` (resets seen before it in its
+    process) and, when two trace files claim the same rank, its ``process`` (a label made
+    from the file name). Both are written in front of the id: ``r1:0/0`` (generation 1),
+    ``rank-0-a1b2:0/0``, ``rank-0-a1b2/r1:0/0``; ``split_id`` takes them apart again (the JSON
+    puts them beside the bare id).
     """
 
     frame: int | None
     compile: int | None
     attempt: int = 0
     autograd: int | None = None
+    generation: int = 0
+    process: str = ""
 
     @classmethod
     def parse(cls, text: str) -> CompileId | None:
-        """Parse the text inside ``[...]``; None when it is not a compile id."""
+        """Parse the text inside ``[...]`` (or ``str()`` of one: ``r1:0/2`` keeps its
+        generation and process); None when it is not a compile id."""
+        if ":" in text:
+            bare, generation, process = split_id(text)
+            parsed = cls.parse(bare)
+            if parsed is None:
+                return None
+            return cls(parsed.frame, parsed.compile, parsed.attempt, parsed.autograd,
+                       generation, process)
         m = _COMPILE_ID_RE.match(text)
         if m is None:
             return None
@@ -49,21 +67,48 @@ class CompileId:
         return cls(int(m["f2"]), int(m["c2"]), attempt, None)
 
     @property
+    def space(self) -> str:
+        """``process/rN:`` in front of the id ("" for generation 0 of an only process)."""
+        return space_prefix(self.process, self.generation)
+
+    @property
     def key(self) -> str:
         """The compile id without its restart attempt: what counts as one compile."""
         frame = "" if self.frame is None else f"{self.frame}/{self.compile}"
         if self.autograd is not None:
-            return f"!{self.autograd}" + (f"/{frame}" if frame else "")
-        return frame
+            frame = f"!{self.autograd}" + (f"/{frame}" if frame else "")
+        return self.space + frame
 
     @property
     def frame_key(self) -> str:
-        """The frame this compile belongs to: ``0`` of ``0/3``, ``!1/0`` of ``!1/0/2``."""
+        """The frame this compile belongs to: ``0`` of ``0/3``, ``!1/0`` of ``!1/0/2``, with its
+        space (``r1:0`` of ``r1:0/3``): what counts as one frame."""
         frame = "" if self.frame is None else str(self.frame)
-        return frame if self.autograd is None else f"!{self.autograd}" + (f"/{frame}" if frame else "")
+        if self.autograd is not None:
+            frame = f"!{self.autograd}" + (f"/{frame}" if frame else "")
+        return self.space + frame
 
     def __str__(self) -> str:
         return self.key + (f"_{self.attempt}" if self.attempt else "")
+
+
+def space_prefix(process: str, generation: int) -> str:
+    """What goes in front of an id: ``p:``, ``r1:``, ``p/r1:`` or ""."""
+    if not process and not generation:  # the usual case, on every event
+        return ""
+    parts = [p for p in (process, f"r{generation}" if generation else "") if p]
+    return "/".join(parts) + ":" if parts else ""
+
+
+def split_id(text: str) -> tuple[str, int, str]:
+    """``(bare id, generation, process)`` of an id or frame id written by ``CompileId``."""
+    space, sep, bare = text.rpartition(":")
+    if not sep:
+        return text, 0, ""
+    process, _, gen = space.rpartition("/")
+    if gen.startswith("r") and gen[1:].isdigit():
+        return bare, int(gen[1:]), process
+    return bare, 0, space
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +209,16 @@ class VarToRange(Event):
     lower: str
     upper: str
     how: str = ""  # update | new
+
+
+@dataclass(frozen=True, kw_only=True)
+class MarkedStatic(Event):
+    """Dims the code marked static (``torch._dynamo.mark_static``), from the guard
+    ``DIMENSION_DYNAMIC_MARKING_GUARD: ((getattr(L['x'], '_dynamo_static_indices', set())
+    .issubset({0})) …``: no allow-list entry makes them dynamic."""
+
+    source: str
+    dims: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

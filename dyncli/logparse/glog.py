@@ -5,6 +5,11 @@ torch 2.x ``TorchLogsFormatter`` (torch/_logging/_internal.py) writes every line
     [rank1]:V1122 01:19:36.607000 7042 torch/_dynamo/guards.py:5621] [0/1] [__recompiles] message
     ^rank    ^level/date time      ^pid ^emitting file:line          ^compile id ^artifact
 
+The number after the time is the process id since torch 2.5; torch 2.3 and 2.4 wrote the
+thread id there (``%(thread)d``: 15 digits and more, e.g. ``139877824898048``), so it is
+read as up to 20 digits (a 64-bit value) and called ``pid`` either way: it stays the same
+within one process's thread, which is all the parsers use it for.
+
 ``[rankN]:`` appears only when torch.distributed is initialized; the compile id only inside a
 compile (``0/1``, restart attempts ``0/1_1``, compiled autograd ``!0/0/1``); the artifact tag
 only for artifact loggers (``recompiles``, ``guards``, ``graph_breaks``…). A multi-line message
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 
 GLOG_RE = re.compile(
     rb"(?:\[rank(?P<rank>\d{1,9})\]:)?"
-    rb"(?P<level>[VIWEC])(?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d{1,9}) (?P<pid>\d{1,10}) "
+    rb"(?P<level>[VIWEC])(?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d{1,9}) (?P<pid>\d{1,20}) "
     rb"(?P<file>[^\s\]][^\]\n]{0,1023}):(?P<lineno>\d{1,9})\]"
     rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
     rb"(?: \[__(?P<artifact>\w+)\])?"

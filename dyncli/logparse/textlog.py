@@ -22,6 +22,7 @@ are counted in ``ParseStats`` (``unrecognized``/``malformed``); callers decide w
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -66,7 +67,11 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
 _TREE = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
 _DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynamic via dynamic-sources")
 # Known records whose first word varies ("1 Warning only constraints violated").
-_KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values")
+_KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values",
+               b"No CUDA runtime is found")
+# torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized
+# (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
+_TORCH_NOISE = (b"No CUDA runtime is found, using CUDA_HOME",)
 
 
 def _dynamic_size(raw: bytes) -> bool:
@@ -86,6 +91,8 @@ def _is_start(word: bytes, message: bytes) -> bool:
         word != b"Stack" or not message.startswith(b"Stack variable source"))
 
 
+# Records logged once per compile attempt, at its start (see TextLogParser._compile_seen).
+_MARKERS = frozenset({b"create_env", b"Recompiling", b"Step"})
 _SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None)
 _NO_COMMON: dict[str, Any] = {}
 # eval/runtime_assert lines without "[guard added]" ([statically known], [trivial]) add nothing.
@@ -116,7 +123,11 @@ class TextLogParser:
         self.stats = stats if stats is not None else ev.ParseStats()
         self._open: dict[_Key, _Record] = {}
         self._pid_rank: dict[bytes, bytes] = {}
-        self._cids: dict[bytes, ev.CompileId | None] = {}
+        self._cids: dict[tuple[bytes, int], ev.CompileId | None] = {}
+        # per process (pid): compile ids seen, compile starts seen, resets seen (generation)
+        self._seen: dict[bytes, set[bytes]] = {}
+        self._started: dict[bytes, dict[bytes, set[bytes]]] = {}
+        self._gen: dict[bytes, int] = {}
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
         """Parse every line (bytes, with or without line ends) and flush at the end.
@@ -151,7 +162,8 @@ class TextLogParser:
                         c = raw[i] if 2 < i < len(raw) else 0
                         if (c == 84 and raw.startswith(b"TENSOR_MATCH:", i)
                                 and (not cur.lines or _dynamic_size(raw))) or (
-                                c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw):
+                                c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
+                                c == 68 and b"_dynamo_static_indices', set())" in raw):
                             cur.lines.append(b"")
                             out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), lineno)
                             if out:
@@ -178,6 +190,13 @@ class TextLogParser:
                 message = raw[plen:]
                 sp = message.find(b" ")
                 word = message[:sp] if sp >= 0 else message
+                if word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
+                    word = word.split(b"=", 1)[0]
+                cid_b = m.group(_CID)
+                if cid_b is not None and (cid_b not in self._seen.get(key[1], ()) or word in _MARKERS):
+                    out = self._compile_seen(key, cid_b, word, message, lineno)
+                    if out:
+                        yield from out
                 rec = open_.get(key)
                 if rec is not None:
                     if rec.prefix == last_prefix:
@@ -211,13 +230,47 @@ class TextLogParser:
             stats.lines += lineno - first_line + 1
             stats.recognized += fast
 
+    def _compile_seen(self, key: _Key, cid_b: bytes, word: bytes, message: bytes,
+                      lineno: int) -> Iterable[ev.Event]:
+        """Count every compile and notice ``torch._dynamo.reset()``, per process (pid).
+
+        A compile is counted from the first record carrying its id, whatever the record (a
+        frame with only int/float inputs logs no symbol or tensor guard, but it logs
+        ``create_env`` with +dynamic and its guards tree): a ``CreateEnv`` event stands for it.
+        A compile's start (``create_env``, ``Recompiling function``, ``Step 1: torchdynamo
+        start tracing``: each once per compile attempt) seen again for an id this process
+        has already started means the ids started over after a reset: what follows is the
+        next generation (``CompileId.generation``), as the trace reader does on
+        ``dynamo_start``.
+        """
+        pid = key[1]
+        seen = self._seen.setdefault(pid, set())
+        if word in _MARKERS and (word != b"Step" or message.startswith(b"Step 1:")):
+            started = self._started.setdefault(pid, {})
+            kinds = started.setdefault(cid_b, set())
+            if word in kinds:  # this id started before: torch._dynamo.reset() came between
+                self._gen[pid] = self._gen.get(pid, 0) + 1
+                started.clear()
+                seen.clear()
+                started[cid_b] = {word}
+            else:
+                kinds.add(word)
+        if cid_b in seen:
+            return _NO_EVENTS
+        seen.add(cid_b)
+        return (ev.CreateEnv(**self._common(key, cid_b), line=lineno),)
+
     def _common(self, key: _Key, cid_b: bytes | None) -> dict[str, Any]:
         """The fields every event of a record carries: rank, pid, compile id."""
         cid = None
         if cid_b is not None:
-            cid = self._cids.get(cid_b)
+            gen = self._gen.get(key[1], 0) if self._gen else 0
+            cid = self._cids.get((cid_b, gen))
             if cid is None:
-                cid = self._cids[cid_b] = ev.CompileId.parse(cid_b.decode())
+                cid = ev.CompileId.parse(cid_b.decode())
+                if cid is not None and gen:
+                    cid = dataclasses.replace(cid, generation=gen)
+                self._cids[(cid_b, gen)] = cid
         rank_b = key[0] if key[0] is not None else self._pid_rank.get(key[1])
         return {"rank": int(rank_b) if rank_b is not None else None, "pid": int(key[1]),
                 "compile_id": cid}
@@ -251,7 +304,7 @@ class TextLogParser:
     def _start(self, key: _Key, prefix: bytes, message: bytes,
                lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
         common = {**common, "line": lineno}
-        word = message.split(b" ", 1)[0]
+        word = message.split(b" ", 1)[0].split(b"=", 1)[0]
         if not message or word == b"TREE_GUARD_MANAGER:":
             self.stats.recognized += 1
             self._open[key] = _Record(prefix, _TREE, TREE, None, common, message)
@@ -274,7 +327,8 @@ class TextLogParser:
         return _NO_EVENTS
 
     def _tree(self, rec: _Record, message: bytes, lineno: int) -> Iterable[ev.Event]:
-        if b"TENSOR_MATCH:" not in message and b"LAMBDA_GUARD:" not in message:
+        if b"TENSOR_MATCH:" not in message and b"LAMBDA_GUARD:" not in message \
+                and b"_dynamo_static_indices" not in message:
             return _NO_EVENTS
         try:
             event = msg.tree_line(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
@@ -305,7 +359,7 @@ class TextLogParser:
 
     def _foreign(self, raw: bytes, lineno: int) -> Iterable[ev.Event]:
         """A line without a glog prefix: stdout noise, a Python traceback, a blank line."""
-        if not raw.strip():
+        if not raw.strip() or any(s in raw for s in _TORCH_NOISE):
             self.stats.recognized += 1
             return _NO_EVENTS
         self.stats.unrecognized += 1

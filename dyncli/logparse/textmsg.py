@@ -407,8 +407,20 @@ def tensor_check(text: str) -> TensorCheck | None:
                        rest=text[stride_end + 2:])
 
 
+_STATIC_INDICES_RE = re.compile(
+    r"getattr\((?P<src>[LG]\[[^,]{1,500}?), '_dynamo_static_indices', set\(\)\)"
+    r"\.issubset\(\{(?P<dims>[\d, ]{0,200})\}\)")
+
+
 def tree_line(text: str, common: dict[str, Any]) -> ev.Event | None:
-    """One line of the guards tree: TENSOR_MATCH → TensorMatch, shape LAMBDA_GUARD → ShapeGuard."""
+    """One line of the guards tree: TENSOR_MATCH → TensorMatch, shape LAMBDA_GUARD → ShapeGuard,
+    the mark_static marking guard → MarkedStatic."""
+    if "DIMENSION_DYNAMIC_MARKING_GUARD:" in text:
+        sm = _STATIC_INDICES_RE.search(text)
+        if sm is None:
+            return None
+        dims = tuple(int(d) for d in sm["dims"].split(",") if d.strip())
+        return ev.MarkedStatic(source=sm["src"], dims=dims, **common) if dims else None
     if "TENSOR_MATCH:" in text:
         tm = tensor_check(text)
         if tm is None or not tm.dtype.startswith("torch."):

@@ -29,7 +29,7 @@ from dyncli.errors import StrictError
 from dyncli.logparse import safe
 from dyncli.logparse.glog import GLOG_RE
 
-# Every kind torch 2.5–2.14 is known to emit. Anything else is counted as unknown, not fatal.
+# Every kind torch 2.3–2.15 is known to emit. Anything else is counted as unknown, not fatal.
 KNOWN_KINDS: frozenset[str] = frozenset({
     "str", "dynamo_start", "compilation_metrics", "compilation_metrics_runtime",
     "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics",
@@ -41,7 +41,8 @@ KNOWN_KINDS: frozenset[str] = frozenset({
     "inductor_output_code", "inductor_pre_grad_graph", "inductor_post_grad_graph",
     "optimize_ddp_split_graph", "optimize_ddp_split_child", "compiled_autograd_graph",
     "dump_file", "link", "exported_program", "graph_dump", "stack", "optimus",
-    "inductor_provenance_tracking_node_mappings",
+    "inductor_provenance_tracking_node_mappings", "guard_on_data_dependent_error",
+    "propagate_real_tensors_provenance",
 })
 
 # Kinds whose envelope dyncli decodes (the rest are only counted).
@@ -151,7 +152,7 @@ class TraceParser:
     """Streaming trace parser. Feed it lines (bytes or str); it yields ``TraceRecord``s.
 
     ``strict`` turns malformed lines, unknown kinds and payload hash mismatches into
-    ``StrictError``; ``verify`` checks each kept payload against ``has_payload``.
+    ``StrictError``; ``verify`` checks every payload against its ``has_payload`` hash.
     """
 
     def __init__(self, source: str = "<trace>", *, strict: bool = False, verify: bool = False,
@@ -213,10 +214,12 @@ class TraceParser:
                 self._intern(lineno, stripped)
                 continue
             if kind not in self.keep:
+                if self.verify:  # --strict checks every payload, kept or not
+                    pending, chunks, probe = (lineno, stripped, ""), [], False
                 continue
             pending = (lineno, stripped, kind)
-            chunks = [] if kind in self.payloads else None
-            probe = kind == "chromium_event"
+            chunks = [] if kind in self.payloads or self.verify else None
+            probe = kind == "chromium_event" and not self.verify
         stats.lines += lineno
         stats.payload_lines += payload_lines
         if pending is not None:
@@ -269,10 +272,15 @@ class TraceParser:
 
     def _finish(self, lineno: int, line: bytes, kind: str,
                 chunks: list[bytes] | None) -> TraceRecord | None:
+        """The record of an envelope and its payload lines; ``kind`` "" = only verify it."""
         parsed = self._envelope(lineno, line)
         if parsed is None:
             return None
         env, prefix = parsed
+        if self.verify and chunks is not None:
+            self._verify(lineno, env, chunks)
+        if not kind:
+            return None
         self.stats.records += 1
         meta = env.get(kind)
         if not isinstance(meta, dict):
@@ -280,12 +288,6 @@ class TraceParser:
         payload = None
         if chunks is not None and self._wants_payload(kind, meta, chunks):
             payload = b"\n".join(c[1:].rstrip(b"\r\n") for c in chunks).decode("utf-8", "replace")
-            if self.verify and isinstance(env.get("has_payload"), str):
-                digest = hashlib.md5(payload.encode("utf-8"), usedforsecurity=False).hexdigest()
-                if digest != env["has_payload"]:
-                    self.stats.payload_mismatch += 1
-                    if self.strict:
-                        raise StrictError(f"{self.source}:{lineno}: payload does not match its hash")
         head = GLOG_RE.match(prefix + b"]")
         if head is None:
             self.stats.records -= 1
@@ -297,7 +299,7 @@ class TraceParser:
         return TraceRecord(
             line=lineno, kind=kind, meta=meta,
             timestamp=f"{head['date'].decode()} {head['time'].decode()}",
-            pid=int(head["pid"]),  # at most 10 digits (GLOG_RE)
+            pid=int(head["pid"]),  # at most 20 digits (GLOG_RE)
             emitter=f"{head['file'].decode('utf-8', 'replace')}:{head['lineno'].decode()}",
             frame_id=_int(env.get("frame_id")),
             frame_compile_id=_int(env.get("frame_compile_id")),
@@ -305,6 +307,26 @@ class TraceParser:
             compiled_autograd_id=_int(env.get("compiled_autograd_id")),
             rank=rank, payload=payload, envelope=env,
         )
+
+    def _verify(self, lineno: int, env: dict[str, Any], chunks: list[bytes]) -> None:
+        """Check a payload against its envelope's ``has_payload``.
+
+        torch (``trace_structured`` in torch/_logging/_internal.py, 2.3-2.15) hashes the
+        payload string, UTF-8 encoded, with md5, and writes it as ``"\\n\\t" + line`` for each
+        of its lines: the payload is the payload lines without their tab, joined by
+        newlines. A record with payload lines and no hash, or a hash and no payload lines,
+        is a mismatch too.
+        """
+        expected = env.get("has_payload")
+        if expected is None and not chunks:
+            return
+        payload = b"\n".join(c[1:].rstrip(b"\n") for c in chunks)
+        digest = hashlib.md5(payload, usedforsecurity=False).hexdigest()
+        if digest != expected or not chunks:
+            self.stats.payload_mismatch += 1
+            if self.strict:
+                raise StrictError(f"{self.source}:{lineno}: payload does not match its "
+                                  "has_payload hash (md5)")
 
     @staticmethod
     def _wants_payload(kind: str, meta: dict[str, Any], chunks: list[bytes]) -> bool:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
+from dyncli.logparse import safe
 from dyncli.logparse.events import Event
 
 
@@ -29,7 +31,8 @@ class CompileMetrics(Event):
     fail_user_file: str | None = None
     fail_user_line: int | None = None
     restart_reasons: tuple[str, ...] = ()
-    compile_time_s: float | None = None
+    compile_time_s: float | None = None  # None: this release wrote no compile time for it
+    compile_time_field: str | None = None  # the field it came from (``compile_seconds``)
     backend_time_s: float | None = None
     inductor_time_s: float | None = None
     graph_op_count: int | None = None
@@ -42,6 +45,28 @@ class CompileMetrics(Event):
     def failed(self) -> bool:
         """A compile that raised (fail_type set), as tlparse's failures page counts it."""
         return self.fail_type is not None
+
+
+# Where a compile's seconds are, newest torch's preferred field first. torch 2.3-2.5 write
+# ``entire_frame_compile_time_s``; 2.6 and later derive it from
+# ``dynamo_cumulative_compile_time_us`` (torch/_dynamo/utils.py, CompilationMetrics.create),
+# and traces from builds that keep only the microsecond fields carry that alone. Seconds are
+# (field, divisor); the first field present with a number wins.
+COMPILE_TIME_FIELDS: tuple[tuple[str, float], ...] = (
+    ("entire_frame_compile_time_s", 1.0),
+    ("dynamo_cumulative_compile_time_us", 1e6),
+)
+
+
+def compile_seconds(metrics: dict[str, Any]) -> tuple[float | None, str | None]:
+    """(seconds, field) of one ``compilation_metrics`` record, from whichever field its
+    release wrote (``COMPILE_TIME_FIELDS``, in that order); ``(None, None)`` when it has none:
+    unknown, never 0."""
+    for name, divisor in COMPILE_TIME_FIELDS:
+        value = safe.json_num(metrics.get(name))
+        if value is not None and value >= 0:
+            return value / divisor, name
+    return None, None
 
 
 @dataclass(frozen=True, kw_only=True)

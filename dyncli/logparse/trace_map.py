@@ -88,13 +88,24 @@ def _limit_hit(text: str) -> tuple[str, str] | None:
 
 
 class TraceEventMapper:
-    """Maps the records of ONE trace file to events. ``rank`` fills in records without one
-    (torch writes ``rank`` only once ``torch.distributed`` is initialized)."""
+    """Maps the records of ONE trace file (one process) to events. ``rank`` fills in records
+    without one (torch writes ``rank`` only once ``torch.distributed`` is initialized);
+    ``process`` labels its compile ids when another file claims the same rank.
 
-    def __init__(self, parser: TraceParser, rank: int | None = None) -> None:
+    Reset generations: torch numbers compiles from ``0/0`` again after
+    ``torch._dynamo.reset()``. A ``dynamo_start`` (one per compile, convert_frame.py) whose
+    id this file has already started is the first compile after a reset: it and everything
+    after it get the next ``generation`` (``CompileId.generation``), so no two compiles of
+    one file share an id.
+    """
+
+    def __init__(self, parser: TraceParser, rank: int | None = None, process: str = "") -> None:
         self.parser = parser
         self.rank = rank
-        self.frames: dict[tuple[int | None, int | None], tuple[str, str, int | None]] = {}
+        self.process = process
+        self.generation = 0
+        self._started: set[tuple[Any, ...]] = set()
+        self.frames: dict[tuple[int | None, str | None], tuple[str, str, int | None]] = {}
         self._handlers: dict[str, Callable[[TraceRecord, dict[str, Any]], Iterator[ev.Event]]] = {
             "dynamo_start": self._dynamo_start, "compilation_metrics": self._metrics,
             "create_symbol": self._create_symbol, "create_unbacked_symbol": self._unbacked,
@@ -118,6 +129,13 @@ class TraceEventMapper:
             handler = self._handlers.get(rec.kind)
             if handler is None:
                 continue
+            if rec.kind == "dynamo_start":
+                started = (rec.frame_id, rec.frame_compile_id, rec.compiled_autograd_id,
+                           rec.attempt)
+                if started in self._started:  # torch._dynamo.reset(): ids start over
+                    self.generation += 1
+                    self._started.clear()
+                self._started.add(started)
             ctx = {"line": rec.line, "rank": rec.rank if rec.rank is not None else self.rank,
                    "compile_id": self._cid(rec)}
             try:
@@ -129,12 +147,16 @@ class TraceEventMapper:
 
     # ------------------------------------------------------------ helpers
 
-    @staticmethod
-    def _cid(rec: TraceRecord) -> ev.CompileId | None:
+    def _cid(self, rec: TraceRecord) -> ev.CompileId | None:
         if rec.frame_id is None and rec.compiled_autograd_id is None:
             return None
         return ev.CompileId(rec.frame_id, rec.frame_compile_id, rec.attempt,
-                            rec.compiled_autograd_id)
+                            rec.compiled_autograd_id, self.generation, self.process)
+
+    @staticmethod
+    def _frame(ctx: dict[str, Any]) -> tuple[int | None, str | None]:
+        cid = ctx["compile_id"]
+        return ctx["rank"], cid.frame_key if cid is not None else None
 
     def _loc(self, frame: Any) -> ev.UserLoc | None:
         if not isinstance(frame, dict):
@@ -172,8 +194,13 @@ class TraceEventMapper:
         """convert_frame.py: ``dynamo_start`` with the stack whose last frame is the frame."""
         stack = rec.meta.get("stack")
         loc = self._loc(stack[-1]) if isinstance(stack, list) and stack else None
-        if loc is not None:
-            self.frames[(ctx["rank"], rec.frame_id)] = (loc.function, loc.file, loc.line)
+        if loc is not None and "/torch/" in loc.file:
+            # torch 2.3-2.4: the stack ends in torch's own eval_frame (``_fn``), not the
+            # compiled frame; compilation_metrics (co_name) names it, when the release has it.
+            # The event still counts the compile.
+            yield ev.CompileStart(**ctx)
+        elif loc is not None:
+            self.frames[self._frame(ctx)] = (loc.function, loc.file, loc.line)
             yield ev.CompileStart(function=loc.function, file=loc.file, first_line=loc.line, **ctx)
 
     def _metrics(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
@@ -184,6 +211,7 @@ class TraceEventMapper:
         text = lambda k: safe.json_str(m.get(k))  # noqa: E731
         restarts = m.get("restart_reasons")
         fail_reason = text("fail_reason")
+        seconds, field = te.compile_seconds(m)
         yield te.CompileMetrics(
             function=text("co_name"), file=text("co_filename"), first_line=whole("co_firstlineno"),
             cache_size=whole("cache_size"), accumulated_cache_size=whole("accumulated_cache_size"),
@@ -192,17 +220,23 @@ class TraceEventMapper:
             fail_user_line=whole("fail_user_frame_lineno"),
             restart_reasons=tuple(r if isinstance(r, str) else safe.short(r) for r in restarts)
             if isinstance(restarts, (list, tuple)) else (),
-            compile_time_s=num("entire_frame_compile_time_s"),
+            compile_time_s=seconds, compile_time_field=field,
             backend_time_s=num("backend_compile_time_s"),
             inductor_time_s=num("inductor_compile_time_s"), graph_op_count=whole("graph_op_count"),
             start_time=num("start_time"),
             has_guarded_code=m.get("has_guarded_code") if isinstance(m.get("has_guarded_code"), bool)
             else None, numbers=metric_numbers(m), **ctx)
+        if text("co_name") and ctx["compile_id"] is not None and self._frame(ctx) not in self.frames:
+            # names the frame where dynamo_start could not (torch 2.3-2.4); else a no-op
+            self.frames[self._frame(ctx)] = (text("co_name") or "", text("co_filename") or "",
+                                             whole("co_firstlineno"))
+            yield ev.CompileStart(function=text("co_name") or "", file=text("co_filename") or "",
+                                  first_line=whole("co_firstlineno"), **ctx)
         if text("fail_type") == "ConstraintViolationError" and fail_reason:
             yield from self._constraint_violations(fail_reason, ctx)
         hit = _limit_hit(fail_reason or "")
         if hit is not None:  # the refused compile; the text log's "hit config.recompile_limit"
-            fn, file, line = self.frames.get((ctx["rank"], rec.frame_id), ("", "", None))
+            fn, file, line = self.frames.get(self._frame(ctx), ("", "", None))
             yield ev.RecompileLimit(limit_name=hit[0], limit=hit[1], function=fn,
                                     file=file, first_line=line,
                                     last_reason=text("recompile_reason") or "", **ctx)
@@ -273,7 +307,7 @@ class TraceEventMapper:
             if stack:  # torch >= 2.15: the user stack that triggered the recompile
                 failure = dataclasses.replace(failure, user=stack[-1])
             failures.append(failure)
-        function, file, first = self.frames.get((ctx["rank"], rec.frame_id), ("", "", None))
+        function, file, first = self.frames.get(self._frame(ctx), ("", "", None))
         return ev.Recompile(function=function, file=file, first_line=first,
                             failures=tuple(failures), **ctx)
 
@@ -358,7 +392,7 @@ class TraceEventMapper:
 
 def trace_events(lines: Iterable[bytes | str], source: str = "<trace>", *,
                  rank: int | None = None, strict: bool = False,
-                 parser: TraceParser | None = None) -> Iterator[ev.Event]:
+                 parser: TraceParser | None = None, process: str = "") -> Iterator[ev.Event]:
     """Parse one trace file's lines into events (streaming). ``parser.stats`` has the counts."""
     parser = parser or TraceParser(source, strict=strict, verify=strict)
-    yield from TraceEventMapper(parser, rank).events(parser.feed(lines))
+    yield from TraceEventMapper(parser, rank, process).events(parser.feed(lines))

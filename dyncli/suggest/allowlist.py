@@ -21,7 +21,9 @@ from dyncli.config import SuggestConfig
 from dyncli.errors import UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.output import envelope
-from dyncli.sources import is_input, local_expr
+from dyncli.quoting import representable, shell_quote
+from dyncli.sources import left_out as is_left_out
+from dyncli.sources import local_expr
 from dyncli.suggest.pgo_state import Entry, PgoState
 from dyncli.suggest.source_lists import (
     DYNAMIC,
@@ -36,6 +38,7 @@ from dyncli.suggest.source_lists import (
     split_dims,
 )
 from dyncli.suggest.stale import StaleFrame
+from dyncli.textsafe import visible
 
 ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
 # The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18); torch 2.14.1
@@ -210,11 +213,6 @@ class AllowList:
         })
 
 
-def shell_quote(value: str) -> str:
-    """Double quotes as torch's own hint writes them, single quotes where ``$ \\ ` "`` occur."""
-    if not re.search(r'[$`"\\]', value):
-        return f'"{value}"'
-    return "'" + value.replace("'", "'\\''") + "'"
 
 
 def _compile(pattern: str | None, option: str) -> re.Pattern[str] | None:
@@ -357,6 +355,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
     reports: list[FrameInputs] = []
     left_out: dict[str, None] = {}
     torch_hint: dict[str, None] = {}
+    unsafe: dict[str, None] = {}
     for key, entries in state.frames.values():
         ref = FrameRef(key.name, key.filename, key.line)
         if frame_rx is not None and not frame_rx.search(ref.label()):
@@ -364,6 +363,9 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
         frame_stale = (ref.file, ref.line, ref.function) in stale_at and not include_stale
         rows = []
         for source, entry in entries.items():
+            if not representable(source):  # a control character: no form could show it safely
+                unsafe[source] = None
+                continue
             dynamic = entry.is_dynamic
             if dynamic:
                 torch_hint[source] = None
@@ -374,7 +376,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
                 status = "excluded"
             elif frame_stale:
                 status = "stale"
-            elif not cfg.include_params and not is_input(source):
+            elif not cfg.include_params and is_left_out(source):
                 status = "param"
                 left_out[source] = None
             else:
@@ -384,12 +386,16 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
                 refs.append(ref)
             row_dims = entry.dynamic_dims() if entry.is_tensor else None
             rows.append(InputRow(source, entry, _kind(entry), row_dims, status,
-                                 not is_input(source)))
+                                 is_left_out(source)))
         if rows:
             reports.append(FrameInputs(ref, tuple(rows)))
 
     warnings: list[str] = []
     notes: list[str] = []
+    if unsafe:
+        shown = ", ".join(visible(n)[:80] for n in list(unsafe)[:3]) + (" …" if len(unsafe) > 3 else "")
+        warnings.append(f"left out {len(unsafe)} source name(s) holding control characters, which "
+                        f"no shell, TOML or Python line could carry safely: {shown}")
     if frame_rx is not None and not reports and state.frames:
         warnings.append(f"--frame {cfg.frame!r} matched none of the {len(state.frames)} frames")
     sources = []
@@ -420,9 +426,9 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
                          "the allow-list entry makes it dynamic in every frame")
     if left_out:
         shown = ", ".join(list(left_out)[:10]) + (" …" if len(left_out) > 10 else "")
-        notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s), "
-                     "which torch keeps static (force_parameter_static_shapes, "
-                     "force_nn_module_property_static_shapes) unless allow-listed; "
+        notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s) "
+                     "that torch's own hint includes: each costs at least one more compile per "
+                     "run (a static first compile, then a recompile when it changes); "
                      "--include-params keeps them: " + shown)
     if not per_dim:
         notes.append(f"torch {target.version} ({target.origin}): whole-source entries (the ':N' dim "
@@ -439,7 +445,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
         frames=tuple(reports), sources=tuple(sources), inputs=tuple(state.inputs),
         skipped=tuple(state.skipped), jobs=tuple(state.jobs), warnings=tuple(warnings),
         notes=tuple(notes), left_out=tuple(left_out),
-        torch_hint=f'{ENV_VAR}="{hint}"' if hint else "", per_dim=per_dim,
+        torch_hint=f"{ENV_VAR}={shell_quote(hint)}" if hint else "", per_dim=per_dim,
         lists=lists, target=target, stale=stale,
     )
 

@@ -9,9 +9,11 @@ is plain ``pickle.dumps`` output with no header: a ``collections.defaultdict`` m
 (``L['x']``) to a ``FrameStateSizeEntry`` of ``scalar`` / ``size`` / ``stride`` made of ints,
 the ``AutoDynamic`` / ``AutoUnset`` enum tokens and ``InferStride``.
 
-A pickle is a program. :class:`_PgoUnpickler` resolves only those names, each to a plain
-dyncli stand-in; any other global (``os.system``, ``builtins.eval`` …) is refused before it
-can run. The stand-ins accept unknown or missing fields so that state from other torch
+A pickle is a program. Before any unpickler sees the file, :mod:`dyncli.suggest.pgo_scan`
+checks its opcode stream: only those globals, only the opcodes torch's state uses, memo, stack
+and memory bounded, dict keys that are names. Then :class:`_CUnpickler` resolves only those
+names, each to a plain dyncli stand-in; any other global (``os.system``, ``builtins.eval`` …)
+is refused before it can run. The stand-ins accept unknown or missing fields so that state from other torch
 versions still reads.
 
 A pickle that runs no code can still be hostile *data*: shared references make a 558-byte
@@ -23,19 +25,16 @@ bounded prefix of a value, and a bad file is skipped with its reason while the o
 
 from __future__ import annotations
 
-import contextlib
 import io
 import math
-import os
 import pickle
-import select
-import signal
 import struct
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from dyncli.logparse.safe import clip, short
+from dyncli.suggest.pgo_scan import ScanError, check
 from dyncli.suggest.pgo_state import (
     DYNAMIC,
     UNSET,
@@ -136,27 +135,12 @@ ALLOWED: dict[tuple[str, str], Any] = {
 }
 
 
-def _hashable_key(key: Any) -> None:
-    # Hashing a tuple hashes its items, recursively and without a cache: 30 levels of shared
-    # pairs (a 257-byte pickle) cost 2**30 steps inside one C call that nothing interrupts.
-    # torch's PGO state keys its dicts by CodeId and by source and field names only.
-    if not (type(key) is str or isinstance(key, _Stub)):
-        raise pickle.UnpicklingError(f"a dict key of type {type(key).__name__}: "
-                                     "torch's PGO state keys dicts by names only")
+class _CUnpickler(pickle.Unpickler):
+    """The C unpickler, restricted to the allowed globals and without persistent ids.
 
-
-def _refuse(what: str) -> Callable[[Any], None]:
-    def load(_self: Any) -> None:
-        raise pickle.UnpicklingError(f"refused {what}: not used by torch's PGO state")
-    return load
-
-
-# The pure-Python unpickler (typeshed declares it as the C one, whose internals differ).
-_PyUnpickler: Any = pickle._Unpickler
-
-
-class _Restricted:
-    """What both unpicklers refuse: any global but the allowed ones, and persistent ids."""
+    It runs only on a stream :func:`dyncli.suggest.pgo_scan.check` has passed: one whose
+    memory is bounded and whose dict keys are names, so that it ends in linear time.
+    """
 
     def find_class(self, module: str, name: str) -> Any:
         try:
@@ -169,103 +153,18 @@ class _Restricted:
         raise pickle.UnpicklingError("refused a persistent id: not used by torch's PGO state")
 
 
-class _CUnpickler(_Restricted, pickle.Unpickler):
-    """The C unpickler, restricted to the allowed globals (fast; used once probed, below)."""
-
-
-class _PgoUnpickler(_Restricted, _PyUnpickler):
-    """The pure-Python unpickler, restricted: allowed globals only (``find_class``), no
-    persistent ids, no sets, and dict keys checked *before* they are hashed.
-
-    Used where ``fork`` is not (Windows): the C unpickler hashes keys where nothing can
-    look at them first, and ~3x faster is not worth an unbounded hang there.
-    """
-
-    dispatch: ClassVar[dict[int, Any]] = dict(_PyUnpickler.dispatch)
-
-    def load_setitem(self) -> None:
-        _hashable_key(self.stack[-2])
-        super().load_setitem()
-
-    def load_setitems(self) -> None:
-        items = self.stack  # (the pure-Python unpickler keeps the items since MARK here)
-        for i in range(0, len(items), 2):
-            _hashable_key(items[i])
-        super().load_setitems()
-
-    def load_dict(self) -> None:
-        items = self.stack
-        for i in range(0, len(items), 2):
-            _hashable_key(items[i])
-        super().load_dict()
-
-    def load_build(self) -> None:
-        # BUILD sets attributes: only on the stand-ins, never on shared objects (the Auto
-        # tokens, a dict) whose change would outlive this file.
-        if not isinstance(self.stack[-2], _Stub):
-            raise pickle.UnpicklingError("refused BUILD on a "
-                                         f"{type(self.stack[-2]).__name__}: not PGO state")
-        super().load_build()
-
-    dispatch[pickle.SETITEM[0]] = load_setitem
-    dispatch[pickle.SETITEMS[0]] = load_setitems
-    dispatch[pickle.DICT[0]] = load_dict
-    dispatch[pickle.BUILD[0]] = load_build
-    for _op, _what in ((pickle.EMPTY_SET, "a set"), (pickle.ADDITEMS, "a set"),
-                       (pickle.FROZENSET, "a frozenset"), (pickle.EXT1, "an extension code"),
-                       (pickle.EXT2, "an extension code"), (pickle.EXT4, "an extension code"),
-                       (pickle.INST, "an INST opcode"), (pickle.OBJ, "an OBJ opcode")):
-        dispatch[_op[0]] = _refuse(_what)
-
-
-# How long the C unpickler may take on one file in the probe child (a 10,000-frame state
-# takes ~0.2 s; a hostile one can take hours inside one C call).
-PROBE_SECONDS = 5.0
+_CLASSES = (_CodeId, _CodeState, _FrameStateSizeEntry, _InferStride)
 
 
 def _unpickle(data: bytes) -> Any:
-    """Unpickle ``data`` with the restricted C unpickler once a forked child has shown that
-    it ends within ``PROBE_SECONDS``; without ``fork``, with the restricted pure-Python one.
+    """Check ``data``'s opcode stream (bounded, PGO-shaped), then unpickle it in this process.
 
-    The C unpickler offers no hook before it hashes a dict key or a set element, and
-    hashing a key of 40 levels of shared pairs (a 257-byte pickle) costs 2**40 steps in one
-    C call that no signal interrupts. A child process can be killed: it loads the data
-    first, and only a load that finished (or failed) in time is repeated here.
+    The check (:mod:`dyncli.suggest.pgo_scan`) replaces the forked probe child of round 2,
+    which cost a fork and up to 5 s per file and bounded neither memo nor stack memory.
     """
-    if not hasattr(os, "fork"):  # pragma: no cover - Windows
-        _budget.left = MAX_OBJECTS
-        return _PgoUnpickler(io.BytesIO(data)).load()
-    if not _probe(data):
-        raise pickle.UnpicklingError(f"unpickling took more than {PROBE_SECONDS:g} s "
-                                     "(a pickle built to be slow): not PGO state")
+    check(data, ALLOWED, _CLASSES, (_defaultdict,))
     _budget.left = MAX_OBJECTS
     return _CUnpickler(io.BytesIO(data)).load()
-
-
-def _probe(data: bytes) -> bool:
-    """Whether the C unpickler ends (by success or error) on ``data`` in a forked child."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child: load, say done, never return
-        try:
-            os.close(read_end)
-            _budget.left = MAX_OBJECTS
-            with contextlib.suppress(Exception):
-                _CUnpickler(io.BytesIO(data)).load()
-            os.write(write_end, b"1")
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    try:
-        ready, _, _ = select.select([read_end], [], [], PROBE_SECONDS)
-        done = bool(ready) and os.read(read_end, 1) == b"1"
-    finally:
-        os.close(read_end)
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)  # gone already when done; killed when not
-        with contextlib.suppress(OSError):
-            os.waitpid(pid, 0)
-    return done
 
 
 def _convert_atom(a: Any) -> Atom:
@@ -339,7 +238,7 @@ def loads_state(data: bytes) -> list[tuple[FrameKey, dict[str, Entry]]]:
         root = _unpickle(data)
     except (EOFError, struct.error):  # the pure-Python unpickler's short reads
         raise ValueError("truncated pickle") from None
-    except pickle.UnpicklingError as e:
+    except (pickle.UnpicklingError, ScanError) as e:
         if "truncated" in str(e):
             raise ValueError("truncated pickle") from None
         raise pickle.UnpicklingError(clip(str(e))) from None

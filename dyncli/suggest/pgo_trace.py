@@ -11,8 +11,11 @@ torch logs the whole state as a string artifact each time it reads or writes it
     \t
     \tPGO detected a recompilation due to dynamic shapes. ... TORCH_COMPILE_DYNAMIC_SOURCES="…"
 
-Each artifact is the full state at that moment and the state only grows, so merging all of
-them gives the final state. The trace envelopes are read by ``dyncli.logparse.trace``.
+Each artifact is the full state at that moment, so the LAST one of a file (one process) is
+its final state. Merging every snapshot instead would join two static snapshots taken before
+and after a size change (with automatic dynamic off: ``dynamic=False``, a recompile limit)
+into "dynamic", which torch never recorded. Files (processes, ranks) are merged as
+``--pgo-dir`` merges pickles. The trace envelopes are read by ``dyncli.logparse.trace``.
 """
 
 from __future__ import annotations
@@ -179,9 +182,9 @@ def read_trace_files(files: Iterable[str | Path], state: PgoState | None = None)
         frames: list[tuple[FrameKey, dict[str, Entry]]] = []
         found = 0
         try:
-            with open_input(path, check_text=False) as opened:
+            with open_input(path, check_text=False, recognize=True) as opened:
                 for _name, payload in code_state_artifacts(opened):
-                    frames.extend(parse_rendered_state(payload.splitlines()))
+                    frames = parse_rendered_state(payload.splitlines())  # the newest snapshot
                     found += 1
         except InputError as e:
             state.skipped.append((name, clip(e.message)))

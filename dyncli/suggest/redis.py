@@ -30,6 +30,7 @@ from typing import Any
 from dyncli.errors import InputError, UsageError
 from dyncli.logparse.safe import clip
 from dyncli.suggest.pgo_pickle import MAX_PGO_BYTES, loads_state
+from dyncli.suggest.pgo_scan import one_budget
 from dyncli.suggest.pgo_state import PgoState
 
 PREFIX = "pt2:dynamo-pgo::"
@@ -38,7 +39,13 @@ SUFFIX = ":c1"  # RedisRemoteCache key version 1 (torch 2.14)
 # an int or None; the last ":<rank>:" splits them (a tag is assumed free of ":<digits>:").
 _BODY_RE = re.compile(r"^(?P<job>.*):(?P<rank>None|\d+):(?P<tag>[^:]*)$", re.S)
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
-INSTALL_HINT = "Install the Redis client: pip install 'dyncli[redis]' (or: pip install redis)"
+
+
+def install_hint() -> str:
+    """How to install the Redis client, from this checkout or from the index."""
+    from dyncli.install import pip_extra
+
+    return f"Install the Redis client: {pip_extra('redis')} (or: pip install redis)"
 
 
 @dataclass(frozen=True)
@@ -110,7 +117,7 @@ def _client() -> Any:
         import redis
     except ImportError:
         raise UsageError("--redis needs the redis client, which is not installed",
-                         hint=INSTALL_HINT) from None
+                         hint=install_hint()) from None
     return redis
 
 
@@ -170,35 +177,38 @@ def read_redis(url: str, job_id: str | None, state: PgoState) -> PgoState:
                          hint=(f"Jobs found: {', '.join(jobs)}" if jobs else
                                "torch writes them with TORCH_DYNAMO_AUTOMATIC_DYNAMIC_REMOTE_PGO=1 "
                                "and TORCH_COMPILE_JOB_ID set"))
-    for k in keys:
-        try:
-            # STRLEN first: an oversized value is refused without downloading it
-            size = client.strlen(k.key)
-            raw = None if size > MAX_PGO_BYTES else client.get(k.key)
-        except redis.exceptions.RedisError as e:
-            state.skipped.append((k.key, clip(f"GET failed: {e}")))
-            continue
-        if size > MAX_PGO_BYTES:
-            state.skipped.append((k.key, f"{size:,} bytes is more than any PGO state "
-                                         f"(at most {MAX_PGO_BYTES >> 20} MB are read)"))
-            continue
-        if raw is None:  # expired or deleted between SCAN and GET
-            state.skipped.append((k.key, "gone before it could be read"))
-            continue
-        try:
-            if len(raw) > MAX_PGO_BYTES:
-                raise ValueError(f"{len(raw):,} bytes is more than any PGO state")
-            frames = loads_state(decode_value(raw))
-        except (ValueError, TypeError, AttributeError, KeyError, IndexError,
-                pickle.UnpicklingError, RecursionError, MemoryError) as e:
-            state.skipped.append((k.key, clip(str(e)) or type(e).__name__))  # bounded text
-            continue
-        state.inputs.append(k.key)
-        if k.job not in state.jobs:
-            state.jobs.append(k.job)
-        for key, entries in frames:
-            for source, entry in entries.items():
-                state.add(key, source, entry)
+    seen_jobs = set(state.jobs)
+    with one_budget():  # one bound on the whole scan of the keys, not one per key
+        for k in keys:
+            try:
+                # STRLEN first: an oversized value is refused without downloading it
+                size = client.strlen(k.key)
+                raw = None if size > MAX_PGO_BYTES else client.get(k.key)
+            except redis.exceptions.RedisError as e:
+                state.skipped.append((k.key, clip(f"GET failed: {e}")))
+                continue
+            if size > MAX_PGO_BYTES:
+                state.skipped.append((k.key, f"{size:,} bytes is more than any PGO state "
+                                             f"(at most {MAX_PGO_BYTES >> 20} MB are read)"))
+                continue
+            if raw is None:  # expired or deleted between SCAN and GET
+                state.skipped.append((k.key, "gone before it could be read"))
+                continue
+            try:
+                if len(raw) > MAX_PGO_BYTES:
+                    raise ValueError(f"{len(raw):,} bytes is more than any PGO state")
+                frames = loads_state(decode_value(raw))
+            except (ValueError, TypeError, AttributeError, KeyError, IndexError,
+                    pickle.UnpicklingError, RecursionError, MemoryError) as e:
+                state.skipped.append((k.key, clip(str(e)) or type(e).__name__))  # bounded text
+                continue
+            state.inputs.append(k.key)
+            if k.job not in seen_jobs:
+                seen_jobs.add(k.job)
+                state.jobs.append(k.job)
+            for key, entries in frames:
+                for source, entry in entries.items():
+                    state.add(key, source, entry)
     return state
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 
-from rich.markup import escape
-
 from dyncli.output import cell_text, info, line_text, stderr_console, to_json_text, warn, write_json
-from dyncli.suggest.allowlist import ENV_VAR, AllowList, shell_quote
+from dyncli.quoting import py_comment, py_str, shell_quote, toml_comment, toml_str
+from dyncli.suggest.allowlist import ENV_VAR, AllowList
 from dyncli.suggest.joblist import JobListing
+from dyncli.textsafe import visible
 
 FORMATS = ("env", "shell", "toml", "python", "json")
 
@@ -22,13 +22,13 @@ def _toml(s: AllowList) -> str:
              "# Paste into autodyn.toml ([tool.dyncli.bench] in a pyproject.toml) and measure it with",
              "#   dyncli bench MODEL --strategy automatic,sources",
              "# Joined with commas, it is the environment variable:",
-             f"# {ENV_VAR}={shell_quote(s.value)}",
+             toml_comment(f"{ENV_VAR}={shell_quote(s.value)}"),
              "[bench]",
              "dynamic_sources = ["]
     for src in s.sources:
         where = ", ".join(f"{f.file}:{f.line} {f.function}" for f in src.frames)
         for entry in src.entries:
-            lines.append(f"  {json.dumps(entry, ensure_ascii=False)},  # {where}")
+            lines.append(f"  {toml_str(entry)},  {toml_comment(where)}")
     lines.append("]")
     others = [sl for sl in s.emitted if sl.name != "dynamic" and sl.entries]
     if others:
@@ -61,17 +61,16 @@ def _python(s: AllowList) -> str:
     rest = [e for src in s.sources if src.local is None for e in src.entries]
     if rest:
         lines += ["# Sources mark_dynamic cannot reach (ints, attributes, graph-break resume frames):",
-                  f"torch.compiler.config.dynamic_sources = {json.dumps(','.join(rest), ensure_ascii=False)}", ""]
+                  f"torch.compiler.config.dynamic_sources = {py_str(','.join(rest))}", ""]
     seen: dict[tuple[str, int, str], list[str]] = {}
     for src in s.sources:
         if src.local is None:
             continue
-        maybe = set(src.maybe_dims)
-        calls = []
-        for fn, ds in (("mark_dynamic", [d for d in src.dynamic_dims if d not in maybe]),
-                       ("maybe_mark_dynamic", [d for d in src.dynamic_dims if d in maybe])):
-            if ds:
-                calls.append(f"torch._dynamo.{fn}({src.local}, {ds[0] if len(ds) == 1 else ds})")
+        # maybe_mark_dynamic for every dim: PGO state records that a dim changed, not whether
+        # code pins it (a branch on the size, a layer's weight); mark_dynamic raises
+        # ConstraintViolationError there, maybe_mark_dynamic lets torch specialize that dim.
+        ds = list(src.dynamic_dims)
+        calls = [f"torch._dynamo.maybe_mark_dynamic({src.local}, {ds[0] if len(ds) == 1 else ds})"]
         # under EVERY frame that has the source (issue 21): a mark under the first one only
         # left the others recompiling
         for frame in src.frames:
@@ -80,7 +79,9 @@ def _python(s: AllowList) -> str:
     if not rest and not seen and not _environ_lines(s):
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
-        lines.append(f"# {file}:{line} {function}: before calling it, on the tensors passed in")
+        lines.append(py_comment(f"{file}:{line} {function}: before calling it, on the tensors passed in"))
+        lines.append("# (maybe_mark_dynamic: dynamic from the first call, yet torch may still "
+                     "specialize a dim the code pins)")
         if file.replace("\\", "/").endswith("torch/_dynamo/external_utils.py"):
             lines.append("# (torch's wrapper of a compiled nn.Module: args/kwargs are the model's inputs)")
         lines += calls
@@ -102,31 +103,47 @@ def render_fix(s: AllowList, fmt: str) -> str:
 
 
 MAX_REPORT_FRAMES = 40
+# Rows of one frame's table, and of all of them: a frame of 50,000 sources took 14-23 s and
+# 197 MB to lay out on the terminal. The rest is counted in a line; --json has every row.
+MAX_REPORT_ROWS = 50
+MAX_REPORT_TOTAL_ROWS = 400
 
 
 def _report(s: AllowList) -> None:
     from rich.table import Table  # only for the human report (not with --quiet)
 
     err = stderr_console()
+    budget = MAX_REPORT_TOTAL_ROWS
     for fr in s.frames[:MAX_REPORT_FRAMES]:
-        table = Table(title=escape(cell_text(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}")), title_justify="left",
+        if budget <= 0:
+            info(f"… {len(fr.inputs)} inputs of {visible(fr.frame.function)[:80]} and the frames "
+                 "after it not shown (all of them are in --json)")
+            break
+        table = Table(title=cell_text(visible(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}")), title_justify="left",
                       show_edge=False, pad_edge=False)
         for col in ("source", "recorded by torch", "dynamic", "suggest"):
             table.add_column(col, overflow="fold")
-        hidden = 0
+        hidden = shown = cut = 0
         for r in fr.inputs:
             if r.status == "static" and r.param:
                 hidden += 1  # static module attributes: noise in the human view
                 continue
+            if shown >= min(MAX_REPORT_ROWS, budget):
+                cut += 1
+                continue
+            shown += 1
             if r.status == "static":
                 dyn = "-"
             elif r.dynamic_dims is None:
                 dyn = "value" if r.kind == "scalar" else "all"
             else:
                 dyn = ",".join(map(str, r.dynamic_dims)) or "-"
-            table.add_row(escape(cell_text(r.source)), escape(cell_text(r.render)), dyn, {"suggested": "yes", "static": "-", "param": "left out",
+            table.add_row(cell_text(visible(r.source)), cell_text(visible(r.render)), dyn, {"suggested": "yes", "static": "-", "param": "left out",
                                                      "excluded": "excluded", "stale": "stale"}[r.status])
         err.print(table)
+        budget -= shown
+        if cut:
+            info(f"  … {cut:,} more inputs of this frame (all of them are in --json)")
         if hidden:
             info(f"  + {hidden} static parameter/module-attribute inputs (listed in --json)")
     if len(s.frames) > MAX_REPORT_FRAMES:
@@ -138,17 +155,18 @@ def _report(s: AllowList) -> None:
 
 def print_allowlist(s: AllowList, fmt: str, json_path: str | None, quiet: bool = False) -> None:
     """Warnings and the report to stderr, the fix to stdout, and the ``--json`` file."""
-    # warn() renders rich markup; file names and source names are data, so escape them.
+    # warn() and the tables show names as text, control characters escaped (dyncli.textsafe).
     for file, error in s.skipped:
-        warn(escape(line_text(f"skipped {file}: {error}", 500)))
+        warn(line_text(f"skipped {file}: {error}", 500))
     if len(s.jobs) > 1:
-        warn(escape(f"merged {len(s.jobs)} jobs ({', '.join(s.jobs)}); pick one with --job-id"))
+        shown = ", ".join(s.jobs[:5]) + (f", … {len(s.jobs) - 5:,} more" if len(s.jobs) > 5 else "")
+        warn(f"merged {len(s.jobs):,} jobs ({shown}); pick one with --job-id")
     for w in s.warnings:
-        warn(escape(line_text(w, 500)))
+        warn(line_text(w, 500))
     for st in s.stale[:MAX_REPORT_FRAMES]:
-        warn(escape(line_text(f"stale: {st.file}:{st.line} {st.function}: the file changed since torch "
-                              f"recorded it (hash {st.recorded_hash}, now {st.current_hash} "
-                              f"in {st.checked})", 500)))
+        warn(line_text(f"stale: {st.file}:{st.line} {st.function}: the file changed since torch "
+                       f"recorded it (hash {st.recorded_hash}, now {st.current_hash} "
+                       f"in {st.checked})", 500))
     if len(s.stale) > MAX_REPORT_FRAMES:
         warn(f"… and {len(s.stale) - MAX_REPORT_FRAMES} more stale frames (all of them are in --json)")
     if not quiet:
@@ -177,4 +195,4 @@ def print_jobs(listing: JobListing, json_path: str | None) -> None:
     if not listing.jobs:
         info(f"no PGO state in {listing.where}")
     for line in listing.lines():
-        print(line)
+        print("\t".join(visible(part) for part in line.split("\t")))  # a job name is data

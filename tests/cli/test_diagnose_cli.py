@@ -42,7 +42,7 @@ def test_json_to_stdout_is_the_contract(runner: CliRunner) -> None:
     assert "Summary: 1 frame(s)" in r.stderr  # the human view goes to stderr
     assert (doc["schema_version"], doc["command"]) == (1, "diagnose")
     assert doc["frames"] == [{
-        "rank": None, "frame_id": "0", "function": "pick",
+        "rank": None, "frame_id": "0", "generation": 0, "process": "", "function": "pick",
         "file": doc["frames"][0]["file"], "line": 7, "compiles": 3,
         "compile_ids": ["0/0", "0/1", "0/2"],
         "dynamic_inputs": [{"source": "L['x']", "origin": "automatic dynamic/PGO",

@@ -29,14 +29,16 @@ def _fuzz():  # type: ignore[no-untyped-def]
 @pytest.mark.skipif(sys.platform == "win32", reason="the fuzzer forks")
 def test_seeded_fuzz_budget_has_no_failures(tmp_path: Path) -> None:
     fuzz = _fuzz()
-    summary = fuzz.campaign({"text": 120, "trace": 80, "pickle": 60}, seed=13, timeout=10.0,
+    summary = fuzz.campaign({"text": 120, "trace": 80, "pickle": 60, "opcode": 40, "inject": 40},
+                            seed=13, timeout=10.0,
                             max_rss=float("inf"), keep=tmp_path / "failed", progress=False)
     # (memory is not bounded here: a forked child inherits the RSS of this pytest process,
     # which depends on what ran before; the long run in docs/reliability.md measures it)
     kinds = summary["kinds"]
-    assert sum(k["cases"] for k in kinds.values()) == 260
+    assert sum(k["cases"] for k in kinds.values()) == 340
     assert summary["crash_sites"] == {}, json.dumps(summary["crash_sites"], indent=1)
     for kind, row in kinds.items():
         assert row["hangs"] == 0, kind
         assert set(row["exit_codes"]) <= {"0", "1", "2"}, (kind, row["exit_codes"])
+        assert row["leaks"] == 0, kind  # no control character of an input in any output
     assert summary["failures"] == 0

@@ -7,8 +7,10 @@ when it could not run, and never a traceback.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -327,3 +329,154 @@ def test_a_long_legal_name_still_gets_a_temp_file(tmp_path: Path) -> None:
     target = tmp_path / ("n" * 250 + ".json")
     atomic_write_text(target, "{}")
     assert target.read_text() == "{}"
+
+
+# ------------------------------------------------- issue 22: memory, time, tracebacks, injection
+
+PKL = ROOT / "tests" / "data" / "pgo" / "mlp" / "dynamo" / "code_state_mlp_None_.pkl"
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def _pgo_dir(tmp_path: Path, data: bytes, name: str = "h") -> Path:
+    d = tmp_path / name / "dynamo"
+    d.mkdir(parents=True)
+    (d / f"code_state_{name}_None_.pkl").write_bytes(data)
+    return d.parent
+
+
+@pytest.mark.parametrize(("data", "reason"), [
+    (b"\x80\x04N" + b"r" + (1 << 26).to_bytes(4, "little") + b".", "memo slot 67,108,864 set out of order"),
+    (b"\x80\x04N" + b"2" * (2 << 20) + b".", "opcode b'2'"),
+    (b"\x80\x04N\x94(" + b"h\x00" * 200_000 + b"1.", "items on the unpickler's stack"),
+    (b"\x80\x04" + b"(" * 100 + b")" + b"t" * 100 + b".", "MARKs nested"),
+    (b"\x80\x04\x95" + (2**40).to_bytes(8, "little") + b"N.", "truncated pickle"),
+    (b"\x80\x04]\x94(" + (b"]" * 999 + b"e" + b"h\x00(") * 2000 + b"e.", "would take more than"),
+], ids=["memo-index", "dup-flood", "mark-binget", "deep-marks", "huge-frame", "list-flood"])
+def test_opcode_bombs_are_refused_before_unpickling(runner: CliRunner, tmp_path: Path,
+                                                    data: bytes, reason: str) -> None:
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(_pgo_dir(tmp_path, data))])
+    _ok(result, (2,))
+    assert reason in result.output, result.output
+
+
+def test_many_small_pgo_files_are_read_without_a_fork_each(runner: CliRunner, tmp_path: Path) -> None:
+    d = tmp_path / "dynamo"
+    d.mkdir()
+    good = PKL.read_bytes()
+    for i in range(2000):
+        (d / f"code_state_j{i}_None_.pkl").write_bytes(good)
+    result = runner.invoke(app, ["suggest", "-q", "--pgo-dir", str(tmp_path), "--json", "-"])
+    _ok(result)
+    assert len(json.loads(result.stdout)["inputs"]) == 2000
+
+
+def test_a_frame_of_many_sources_is_cut_on_the_terminal(runner: CliRunner, tmp_path: Path) -> None:
+    import suggest_fake_pgo as fake
+
+    data = fake.dumps({("/m/a.py", 1, "fwd"): {f"L['x{i}']": fake.scalar(fake.DYN) for i in range(600)}})
+    result = runner.invoke(app, ["suggest", "--pgo-dir", str(_pgo_dir(tmp_path, data))])
+    _ok(result)
+    assert "… 550 more inputs of this frame" in result.stderr
+    assert result.stderr.count("L['x") < 120  # 50 rows (and torch's hint line)
+
+
+def test_a_blank_line_bomb_is_not_a_log(runner: CliRunner, tmp_path: Path) -> None:
+    bomb = tmp_path / "blank.log.gz"
+    bomb.write_bytes(gzip.compress(b"\n" * (3 << 20), 9))
+    result = runner.invoke(app, ["diagnose", str(bomb)])
+    _ok(result, (2,))
+    assert "not a torch log or trace: nothing in its first 1 MB" in result.output
+
+
+def test_a_decompression_bomb_after_a_real_head_stops_with_a_flag_to_lift_it(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dyncli import inputs
+
+    monkeypatch.setattr(inputs, "MIN_EXPANDED_LINES", 20_000)  # the floor, made small and fast
+    bomb = tmp_path / "bomb.log.gz"
+    bomb.write_bytes(gzip.compress(LOG.read_bytes() + b"\n" * 100_000, 9))
+    result = runner.invoke(app, ["diagnose", str(bomb)])
+    _ok(result, (2,))
+    assert "decompression bomb" in result.output and "--max-expansion 0" in result.output
+    _ok(runner.invoke(app, ["diagnose", "--max-expansion", "0", str(bomb)]))
+    result = runner.invoke(app, ["suggest", "--from-trace", str(bomb)])
+    _ok(result, (2,))
+    assert "decompression bomb" in result.output
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_fifos_neither_hang_nor_crash(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    result = _dyncli("diagnose", "--config", str(fifo), str(LOG), timeout=60)
+    _ok(result, (2,))
+    assert "not a regular file" in result.stderr
+    result = _dyncli("diagnose", str(fifo), timeout=60)  # no writer: empty, not a hang
+    _ok(result, (2,))
+    assert "is empty" in result.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/urandom").exists(), reason="no /dev/urandom")
+def test_an_endless_device_is_not_read_forever() -> None:
+    result = _dyncli("diagnose", "/dev/urandom", timeout=60)
+    _ok(result, (2,))
+
+
+def test_rich_markup_in_a_path_is_text(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "x[").mkdir()
+    path = tmp_path / "x[" / "yellow].log"
+    path.write_bytes(LOG.read_bytes())
+    result = runner.invoke(app, ["diagnose", str(path)])
+    _ok(result)
+    assert "x[/yellow].log" in result.output
+
+
+def test_shapes_csv_errors_are_one_line() -> None:
+    from dyncli.bench.core.stream_file import StreamError, parse_stream
+
+    with pytest.raises(StreamError, match="not CSV"):
+        parse_stream("batch,seq\n" + "1" * (200 << 10) + ",2\n")
+
+
+def test_a_huge_toml_integer_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "autodyn.toml").write_text("[diagnose]\nlimit = " + "1" * 5000 + "\n")
+    (tmp_path / "sub").mkdir()
+    result = _dyncli("diagnose", str(LOG), cwd=tmp_path / "sub", timeout=60)
+    _ok(result, (2,))
+    assert "autodyn.toml: not valid TOML" in result.stderr
+    (tmp_path / "autodyn.toml").unlink()
+    (tmp_path / "pyproject.toml").write_text("[tool.x]\nn = " + "1" * 5000 + "\n")
+    _ok(_dyncli("diagnose", str(LOG), cwd=tmp_path / "sub", timeout=60))  # not ours: ignored
+
+
+def test_control_characters_of_inputs_never_reach_the_terminal(runner: CliRunner, tmp_path: Path) -> None:
+    text = LOG.read_text().replace("L['x']", "L['x\x1b]0;pwned\x07\x9b2J']")
+    log = tmp_path / "esc\x1b[2J.log"
+    log.write_text(text)
+    for args in (["diagnose", str(log)], ["diagnose", str(tmp_path / "nope\x1b]0;t\x07.log")],
+                 ["suggest", "--redis", "redis://\x1b[2Jh:1"]):
+        result = runner.invoke(app, args)
+        _ok(result, (0, 2))
+        assert not _CONTROL.search(result.stdout + result.stderr), ascii(result.output)
+        assert "\\x1b" in result.stdout + result.stderr
+
+
+def test_one_scan_budget_for_a_whole_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dyncli.suggest import pgo_scan
+    from dyncli.suggest.pgo_files import find_pgo_files, read_pgo_files
+
+    d = tmp_path / "dynamo"
+    d.mkdir()
+    for name in ("mlp", "hf", "graphbreak"):
+        src = ROOT / "tests" / "data" / "pgo" / name / "dynamo" / f"code_state_{name}_None_.pkl"
+        (d / src.name).write_bytes(src.read_bytes())
+    import pickletools
+
+    files = find_pgo_files(tmp_path)
+    first = sum(1 for _ in pickletools.genops(files[0].read_bytes()))
+    monkeypatch.setattr(pgo_scan, "MAX_TOTAL_OPS", first + 10)  # the first file, not the rest
+    state = read_pgo_files(files)
+    assert state.inputs == [str(files[0])]
+    assert len(state.skipped) == 2
+    assert all(f"budget of {first + 10:,} opcodes over all files is spent" in why
+               for _, why in state.skipped)

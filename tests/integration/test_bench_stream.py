@@ -108,11 +108,11 @@ def test_eager_then_compile_first_call_is_eager(stream: BenchResult) -> None:
 
 def test_pgo_warm_pass_starts_from_the_cold_profile(stream: BenchResult) -> None:
     run = _run(stream, "pgo")
-    cold, warm = (p.to_dict() for p in run.passes)
-    assert cold["pass"] == "cold" and cold["state_files"]
-    assert warm["pass"] == "warm" and warm["state_loaded"] is True
+    cold, warm = run.passes
+    assert cold.name == "cold" and cold.state_files
+    assert warm.name == "warm" and warm.state_loaded is True
     # cold: 4 static, 6 dynamic, 1 specialized; warm: 4 already dynamic, 1 specialized
-    assert (cold["compiles"], warm["compiles"]) == (3, 2)
+    assert (cold.compiles, warm.compiles) == (3, 2)
 
 
 def test_pad_buckets_waste_and_accuracy(stream: BenchResult) -> None:

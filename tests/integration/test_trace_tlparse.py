@@ -19,11 +19,14 @@ from pathlib import Path
 import pytest
 
 from dyncli.diagnose.read_trace import diagnose_traces
+from dyncli.logparse.events import split_id
 from dyncli.logparse.trace import decode_recompile_reasons
 
-TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
+DATA = Path(__file__).resolve().parents[1] / "data"
 TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent))
-FILES = sorted(TRACES.glob("*/dedicated_log_torch_trace*.log"))
+# every trace of every release under tests/data: traces/ (2.14.1), <version>/traces/, the
+# compatibility corpus <version>/compat/{trace,ranks,pgo} (2.3.1 … 2.15.0); not fuzz cases
+FILES = sorted(p for p in DATA.glob("**/dedicated_log_torch_trace*.log") if "fuzz" not in p.parts)
 _ROW = re.compile(r"<a href='[^']*'>\[(?P<cid>[^\]]+)\]</a>\s*</td><td>\s*(?:<pre>)?\s*"
                   r"(?P<type>[^<]+?)\s*(?:</pre>)?\s*</td>")
 
@@ -64,7 +67,15 @@ def tlparse_facts(trace: Path, out: Path) -> dict[str, object]:
             "restarts": restarts, "reasons": reasons}
 
 
+def _bare(cid: str) -> str:
+    return split_id(cid)[0]
+
+
 def dyncli_facts(trace: Path) -> dict[str, object]:
+    """dyncli's facts in tlparse's terms. tlparse knows no reset generations: a compile id
+    seen again after torch._dynamo.reset() is one id to it, so generations are folded here
+    (the ids as torch wrote them), and a reason list is the last generation's, as tlparse
+    keeps the last artifact of an id."""
     d = diagnose_traces([trace], strict=True)
     assert d.trace is not None
     # tlparse lists a compile id the recompile limit refused under its frame; dyncli counts
@@ -72,17 +83,24 @@ def dyncli_facts(trace: Path) -> dict[str, object]:
     refused: dict[str, set[str]] = defaultdict(set)
     for r in d.recompiles:
         if not r.compiled:
-            refused[r.compile_id.split("/")[0]].add(r.compile_id)
+            refused[_bare(r.compile_id).split("/")[0]].add(_bare(r.compile_id))
+    frames: dict[str, set[str]] = defaultdict(set)
+    for f in d.frames:
+        frames[_bare(f.frame_id)] |= {_bare(c) for c in f.compile_ids} | refused[_bare(f.frame_id)]
     return {
-        "frames": {f.frame_id: sorted(set(f.compile_ids) | refused[f.frame_id]) for f in d.frames},
-        "failures": {c.compile_id for c in d.trace.failures},
-        "restarts": {c.compile_id for c in d.trace.compile_times if c.restart_reasons},
-        "reasons": {r.compile_id: [x.split("\nUser stack trace:")[0].strip() for x in r.reasons]
-                    for r in d.recompiles},
+        "frames": {f: sorted(ids) for f, ids in frames.items()},
+        "failures": {_bare(c.compile_id) for c in d.trace.failures},
+        "restarts": {_bare(c.compile_id) for c in d.trace.compile_times if c.restart_reasons},
+        "reasons": {_bare(r.compile_id): [x.split("\nUser stack trace:")[0].strip()
+                                          for x in r.reasons] for r in d.recompiles},
     }
 
 
-@pytest.mark.parametrize("trace", FILES, ids=[f"{p.parent.name}/{p.name[26:40]}" for p in FILES])
+def _id(p: Path) -> str:
+    return "/".join(p.relative_to(DATA).parts[:-1]) + "/" + p.name[26:40]
+
+
+@pytest.mark.parametrize("trace", FILES, ids=[_id(p) for p in FILES])
 def test_same_facts_as_tlparse(trace: Path, tmp_path: Path) -> None:
     assert dyncli_facts(trace) == tlparse_facts(trace, tmp_path / "tl_out")
 

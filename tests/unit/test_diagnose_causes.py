@@ -89,7 +89,9 @@ def test_same_fix_is_given_once_on_bert_trace() -> None:
     """The issue's example: mark-dynamic and similar-graphs printed the same allow-list."""
     diag = run(DATA / "traces" / "hf_tiny_bert", jobs=1)
     (cause,) = [c for c in diag.causes if c.what == "allow-list"]
-    assert {a.kind for a in cause.findings} == {"mark-dynamic", "similar-graphs"}
+    # (since issue 26 the similar graphs print no second list where mark-dynamic decides it)
+    assert "mark-dynamic" in {a.kind for a in cause.findings}
+    assert sum(1 for s in diag.suggestions if s.fix and cause.fix in s.fix) <= 1
     assert cause.compiles == 2 and cause.compile_s == pytest.approx(
         sum(c.seconds for c in diag.trace.compile_times if c.compile_id != "0/0"))  # type: ignore[union-attr]
 
@@ -258,7 +260,9 @@ def test_registry_is_found_without_importing_torch() -> None:
 def test_dynamic_sources_leave_module_attributes_out() -> None:
     diag = diagnose_logs([DATA / "logs" / "module_int_attr.log"])
     assert diag.dynamic_sources == ()
-    assert any("allow_unspec_int_on_nn_module" in s.fix for s in diag.suggestions)
+    # the module int's own allow-list entry (issue 26: 4 -> 1 compiles in the advice corpus,
+    # allow_unspec_int_on_nn_module 4 -> 2)
+    assert any("L['self'].k" in s.fix for s in diag.suggestions)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -270,7 +274,7 @@ def test_suggest_python_marks_every_frame(version: str) -> None:
     text = render_fix(allow, "python")
     frames = re.findall(r"^# \S+four_frames\.py:\d+ (\w+): before calling it", text, re.M)
     assert frames == ["first", "second", "third", "fourth"]
-    assert text.count("torch._dynamo.mark_dynamic(x, 0)") == 4
+    assert text.count("torch._dynamo.maybe_mark_dynamic(x, 0)") == 4  # PGO cannot see pins
     # diagnose and suggest give one answer for the same run
     assert list(_log(version, "four_frames").dynamic_sources) == list(allow.entries)
 

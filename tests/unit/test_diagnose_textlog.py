@@ -16,9 +16,12 @@ SS = "I1122 01:19:36.629000 7042 torch/fx/experimental/symbolic_shapes.py:5960] 
 
 
 def parse(text: str | bytes) -> tuple[list[ev.Event], ev.ParseStats]:
+    """Events of ``text``, without the ``CreateEnv`` that marks each compile id's first record
+    (tests/unit/test_compat_reading.py tests those)."""
     data = text.encode() if isinstance(text, str) else text
     stats = ev.ParseStats()
-    return list(parse_lines(data.splitlines(keepends=True), stats)), stats
+    events = parse_lines(data.splitlines(keepends=True), stats)
+    return [e for e in events if not isinstance(e, ev.CreateEnv)], stats
 
 
 # ---------------------------------------------------------------- glog prefix

@@ -137,8 +137,38 @@ def test_glog_prefix_and_compile_id_never_raise(raw: bytes) -> None:
     CompileId.parse(raw.decode("utf-8", "replace"))
 
 
-@pytest.mark.parametrize("digits", [19, 400, 4400])
+# torch 2.3/2.4 write a thread id there (15+ digits, up to 20 for a 64-bit value): 21 is not
+@pytest.mark.parametrize("digits", [21, 400, 4400])
 def test_huge_numbers_in_a_glog_prefix_are_not_glog_lines(digits: int) -> None:
     line = b"V1122 01:19:36.607000 " + b"9" * digits + b" torch/x.py:1] [0/0] eval x [guard added]"
     assert glog.parse_prefix(line) is None
     assert _text([line]).unrecognized == 1
+
+
+# ------------------------------------------- issue 22: the opcode scan refuses no real state
+
+_atoms = st.one_of(st.integers(0, 1 << 40), st.just("dyn"), st.just("stride"))
+
+
+@st.composite
+def _pgo_states(draw: st.DrawFn) -> bytes:
+    import suggest_fake_pgo as fake
+
+    def entry() -> object:
+        sizes = [fake.DYN if a == "dyn" else (1 if a == "stride" else a)
+                 for a in draw(st.lists(_atoms, max_size=6))]
+        if draw(st.booleans()):
+            return fake.scalar(fake.DYN if draw(st.booleans()) else draw(st.integers(-5, 1 << 40)))
+        return fake.tensor(*sizes, excluded=draw(st.none() | st.just(tuple(sizes))))
+
+    frames = {(draw(st.text(max_size=30)), draw(st.integers(0, 1 << 20)), draw(st.text(max_size=20))):
+              {draw(st.text(max_size=30)): entry() for _ in range(draw(st.integers(0, 4)))}
+              for _ in range(draw(st.integers(0, 4)))}
+    return fake.dumps(frames, **({"closure_hash": draw(st.integers(-(1 << 63), 1 << 63))} if draw(st.booleans()) else {}))
+
+
+@FAST
+@given(_pgo_states())
+def test_the_opcode_scan_passes_every_state_pickle_writes(data: bytes) -> None:
+    """No false refusal: whatever torch-shaped state pickle.dumps writes reads back."""
+    loads_state(data)

@@ -98,7 +98,9 @@ def test_failed_compile_yields_metrics_and_constraint_violation() -> None:
     meta = {"co_name": "branchy", "co_filename": "/tmp/p.py", "co_firstlineno": 8,
             "fail_type": "ConstraintViolationError", "fail_reason": reason,
             "entire_frame_compile_time_s": 0.5, "restart_reasons": []}
-    metrics, cv = trace_events(rec("compilation_metrics", meta, **CID), strict=True)
+    # without a dynamo_start before it (torch 2.3-2.4 traces), the metrics name the frame
+    metrics, start, cv = trace_events(rec("compilation_metrics", meta, **CID), strict=True)
+    assert isinstance(start, ev.CompileStart) and start.function == "branchy"
     assert isinstance(metrics, te.CompileMetrics) and metrics.failed
     assert metrics.compile_time_s == 0.5 and metrics.function == "branchy"
     assert isinstance(cv, ev.ConstraintViolation)

@@ -41,6 +41,11 @@ def median(values: Sequence[float]) -> float:
     return float(np.median(values)) if len(values) else NAN
 
 
+def finite_median(values: Sequence[float]) -> float:
+    """Median of the finite values (NaN, inf and failed variations dropped); NaN for none."""
+    return median([v for v in values if math.isfinite(v)])
+
+
 def geomean(values: Sequence[float]) -> float:
     """Geometric mean of positive values; NaN if empty or any value is not positive."""
     if not values or any(not (v > 0) for v in values):

@@ -76,6 +76,13 @@ def _row(record: dict[str, Any], where: str) -> tuple[Shape, int]:
 def parse_csv(text: str, name: str = "shapes") -> list[Shape]:
     """Requests from CSV text with a header row (``batch``, ``seq``, ``count``)."""
     reader = csv.DictReader(io.StringIO(text))
+    try:
+        return _csv_rows(reader, name)
+    except csv.Error as e:  # a field over the csv module's 128 KB limit, an unterminated quote
+        raise StreamError(f"{name}: line {max(reader.line_num, 1)}: not CSV ({clip(str(e), 80)})") from None
+
+
+def _csv_rows(reader: csv.DictReader[str], name: str) -> list[Shape]:
     fields = [f.strip().lower() for f in (reader.fieldnames or [])]
     if not {"batch", "seq"} & set(fields):
         raise StreamError(f"{name}: line 1: the header needs a batch and/or seq column, "

@@ -1,0 +1,173 @@
+"""What a user sees in a real terminal 80 and 120 columns wide (tmux, or a pty without it):
+diagnose, suggest, compare and a short bench print no line wider than the terminal and cut
+no word or number in two; TAB in an interactive bash completes option values.
+
+"No word or number cut" is checked against the same command's output in a pipe 1000 columns
+wide, where nothing wraps: every word (4+ letters) and every decimal number on the terminal
+must be one of that output's.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from terminal import has_tmux, run_in_pty, tmux_screen
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b\][^\x07]*\x07")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("DYNCLI_") and k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    env.update(PYTHONPATH=str(ROOT), TERM="xterm-256color")
+    return env
+
+
+def _screen(args: list[str], cols: int, cwd: Path) -> str:
+    argv = [sys.executable, "-m", "dyncli", *args]
+    if has_tmux():
+        command = " ".join(f"'{a}'" for a in argv)
+        rc, out = tmux_screen(command, cols, {"PYTHONPATH": str(ROOT)}, cwd)
+    else:
+        rc, out = run_in_pty(argv, cols, _env(), cwd)
+    assert rc in (0, 1), out[-3000:]
+    return ANSI.sub("", out).replace("\r", "")
+
+
+def _wide(args: list[str], cwd: Path) -> str:
+    env = {**_env(), "COLUMNS": "1000", "TERM": "dumb"}
+    proc = subprocess.run([sys.executable, "-m", "dyncli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    return proc.stdout + proc.stderr
+
+
+def _check(args: list[str], cols: int, cwd: Path) -> str:
+    screen = _screen(args, cols, cwd)
+    long = [ln for ln in screen.splitlines() if len(ln.rstrip()) > cols]
+    assert not long, f"{len(long)} line(s) wider than {cols}: {long[:3]}"
+    wide = _wide(args, cwd)
+    words, numbers = set(WORD.findall(wide)), set(NUMBER.findall(wide))
+    cut_words = set(WORD.findall(screen)) - words
+    cut_numbers = set(NUMBER.findall(screen)) - numbers
+    assert not cut_words, f"words cut at {cols} columns: {sorted(cut_words)[:10]}\n{screen}"
+    assert not cut_numbers, f"numbers cut at {cols} columns: {sorted(cut_numbers)[:10]}\n{screen}"
+    return screen
+
+
+def _compare_files(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("compare_docs",
+                                                  ROOT / "tests" / "unit" / "compare_docs.py")
+    assert spec and spec.loader
+    docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docs)
+    docs.write(tmp_path / "main.json", docs.base_runs())
+    docs.write(tmp_path / "pr.json", docs.scaled(docs.base_runs(), "resnet18", 1.5))
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_diagnose_fits(cols: int, tmp_path: Path) -> None:
+    for case in ("user_size_specialization", "multi_rank"):
+        shutil.copy(DATA / "logs" / f"{case}.log", tmp_path)
+        screen = _check(["diagnose", f"{case}.log"], cols, tmp_path)
+        assert "Summary:" in screen and "Suggestions:" in screen
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_diagnose_trace_fits(cols: int, tmp_path: Path) -> None:
+    shutil.copytree(DATA / "traces" / "two_rank_diverge", tmp_path / "trace")
+    assert "Compile time" in _check(["diagnose", "trace"], cols, tmp_path)
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_suggest_fits(cols: int, tmp_path: Path) -> None:
+    shutil.copytree(DATA / "pgo" / "graphbreak" / "dynamo", tmp_path / "cache" / "dynamo")
+    screen = _check(["suggest", "--pgo-dir", "cache"], cols, tmp_path)
+    assert "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0,L['y']:0\"" in screen
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_compare_fits(cols: int, tmp_path: Path) -> None:
+    _compare_files(tmp_path)
+    screen = _check(["compare", "main.json", "pr.json"], cols, tmp_path)
+    assert "REGRESSION" in screen and "2 regressions" in screen
+
+
+RENDER = ("import json, sys; from dyncli.bench.core.result import BenchResult; "
+          "from dyncli.bench.render import print_result; "
+          "print_result(BenchResult.from_dict(json.load(open(sys.argv[1]))))")
+
+
+@pytest.mark.slow  # one real torch.compile of examples/model.py (~20 s on 2 quiet cores)
+def test_short_bench_fits(tmp_path: Path) -> None:
+    """One short bench in the terminal at 80 columns (its progress bar included); the same
+    result printed again at 120 columns and, for the words, in a 1000-column pipe."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    args = ["bench", "examples/model.py:build", "--device", "cpu", "--variations", "2",
+            "--repeat", "2", "--warmup", "0", "--strategy", "sources",
+            "--dynamic-sources", "L['x']:0", "--json", "b.json"]
+    screens = {80: _screen(args, 80, tmp_path)}
+    render = [sys.executable, "-c", RENDER, "b.json"]
+    if has_tmux():
+        screens[120] = ANSI.sub("", tmux_screen(" ".join(f'"{a}"' for a in render), 120,
+                                                {"PYTHONPATH": str(ROOT)}, tmp_path)[1])
+    else:
+        screens[120] = ANSI.sub("", run_in_pty(render, 120, _env(), tmp_path)[1])
+    wide = subprocess.run(render, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**_env(), "COLUMNS": "1000", "TERM": "dumb"}).stdout
+    for cols, screen in screens.items():
+        long = [ln for ln in screen.splitlines() if len(ln.rstrip()) > cols]
+        assert not long, (cols, long)
+        assert "recommendation:" in screen and "speedup" in screen
+        cut = set(WORD.findall(screen)) - set(WORD.findall(wide))
+        cut_numbers = set(NUMBER.findall(screen)) - set(NUMBER.findall(wide))
+        assert not cut and not cut_numbers, (cols, cut, cut_numbers, screen)
+
+
+@pytest.mark.skipif(not has_tmux() or shutil.which("bash") is None, reason="needs tmux and bash")
+def test_tab_completes_option_values_in_an_interactive_bash(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "dyncli").write_text(
+        f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m dyncli \"$@\"\n")
+    (bindir / "dyncli").chmod(0o755)
+    rc = tmp_path / "rc"
+    rc.write_text(f"export PATH={bindir}:$PATH\nPS1='$ '\n"
+                  "source <(dyncli --show-completion bash)\n")
+    name = f"dyncli-{uuid.uuid4().hex[:8]}"
+    base = ["tmux", "-L", name, "-f", "/dev/null"]
+    subprocess.run([*base, "new-session", "-d", "-s", name, "-x", "120", "-y", "20", "-c", str(tmp_path),
+                    "bash", "--noprofile", "--rcfile", str(rc), "-i"], check=True)
+
+    def typed(keys: str, expect: str) -> str:
+        subprocess.run([*base, "send-keys", "-t", name, "C-u", keys, "Tab"], check=True)
+        deadline = time.monotonic() + 60
+        screen = ""
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            screen = subprocess.run([*base, "capture-pane", "-p", "-t", name],
+                                    capture_output=True, text=True, check=True).stdout
+            if expect in screen:
+                break
+        return screen
+
+    try:
+        assert "dyncli bench --strategy static" in typed("dyncli bench --strategy stat",
+                                                         "--strategy static")
+        assert "--fail-on recompiles" in typed("dyncli diagnose x.log --fail-on reco",
+                                               "--fail-on recompiles")
+        assert "dyncli bench resnet50" in typed("dyncli bench resnet5", "resnet50")
+    finally:
+        subprocess.run([*base, "kill-server"], check=False, capture_output=True)

@@ -1,0 +1,273 @@
+"""diagnose reads what every torch release writes: the compatibility corpus and issue #25.
+
+The corpus (tests/data/<torch version>/compat/, recorded by tests/data/make_compat.py with
+tests/data/compat_program.py under each release; recipe in each RECIPE.md) holds, per release,
+a text log and a trace of the same run, a two-rank gloo trace through torch's launcher, and
+PGO state where the release has it. Each is read here with the compiles, seconds and ranks
+torch made. Where a case needs input that no installable release writes (two runs into one
+directory, a file renamed, a payload damaged, a field removed), the test builds it from a
+recorded file and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dyncli.diagnose import read_trace
+from dyncli.diagnose.read import diagnose_inputs
+from dyncli.errors import InputError, StrictError
+from dyncli.logparse import glog
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+VERSIONS = sorted((p.parent.name for p in DATA.glob("*/compat")),
+                  key=lambda v: tuple(int(x) for x in v.split(".")))
+
+# What each release's run of compat_program.py compiled, read off its raw records (see the
+# docstring of compat_program.py). ``single``: frames and compiles in all, compiles after the
+# reset (generation 1), failed compiles, whether compilation_metrics carry seconds.
+# ``ranks``: compiles per rank.
+EXPECTED: dict[str, dict[str, object]] = {
+    "2.3.1": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 0, "seconds": False,
+              "ranks": {0: 2, 1: 1}},
+    "2.6.0": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
+              "ranks": {0: 2, 1: 1}},
+    "2.10.0": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
+               "ranks": {0: 2, 1: 1}},
+    "2.14.1": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
+               "ranks": {0: 2, 1: 1}},
+    "2.15.0": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
+               "ranks": {0: 2, 1: 1}},
+}
+
+
+def compat(version: str) -> Path:
+    return DATA / version / "compat"
+
+
+def dynamo_starts(directory: Path) -> dict[str, int]:
+    return {p.name: p.read_text(errors="replace").count('{"dynamo_start"')
+            for p in sorted(directory.glob("*.log"))}
+
+
+def test_corpus_spans_five_releases_from_the_oldest() -> None:
+    assert len(VERSIONS) >= 5 and VERSIONS[0] == "2.3.1" and VERSIONS[-1] == "2.15.0"
+    assert set(VERSIONS) <= set(EXPECTED)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_trace_of_each_release(version: str) -> None:
+    want = EXPECTED[version]
+    d = read_trace.diagnose_traces([compat(version) / "trace"], strict=True)
+    assert d.trace is not None
+    assert (d.compiles, len(d.frames)) == (want["compiles"], want["frames"])
+    # every compile torch started is counted once: compiles == dynamo_start records
+    assert d.compiles == sum(dynamo_starts(compat(version) / "trace").values())
+    # torch._dynamo.reset() started the ids over: the second run is generation 1
+    gen1 = [c for c in d.trace.compile_times if c.compile_id.startswith("r1:")]
+    assert len(gen1) == want["gen1"]
+    assert {c["generation"] for c in d.trace.to_json()["compile_time_s"]["per_compile"]} == {0, 1}
+    assert len(d.trace.failures) == want["failed"]
+    if want["seconds"]:
+        assert d.trace.unknown_time == 0 and d.trace.total_compile_s > 0
+        assert {c.seconds_field for c in d.trace.compile_times} <= {
+            "entire_frame_compile_time_s", "dynamo_cumulative_compile_time_us"}
+    else:  # no compilation_metrics at all: unknown, never 0
+        assert d.trace.unknown_time == d.compiles
+        assert all(c.seconds is None for c in d.trace.compile_times)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_text_log_agrees_with_the_trace(version: str) -> None:
+    """Same run, two formats: the same compiles (the int/float-only frame ``bump`` and both
+    reset generations included)."""
+    text = diagnose_inputs([compat(version) / "text.log"])
+    trace = read_trace.diagnose_traces([compat(version) / "trace"])
+    assert text.compiles == trace.compiles == EXPECTED[version]["compiles"]
+    assert sorted(f.frame_id for f in text.frames) == sorted(f.frame_id for f in trace.frames)
+    if version != "2.3.1":  # 2.3 traces have no recompile_reasons; its text log no ids on them
+        # the second run's recompile (after the reset) is kept, in both formats
+        assert [r.compile_id for r in trace.recompiles] == ["0/1", "r1:0/1"]
+        assert [r.compile_id for r in text.recompiles] == ["0/1", "r1:0/1"]
+        assert [r.reasons for r in text.recompiles] == [r.reasons for r in trace.recompiles]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_two_ranks_through_torchs_launcher(version: str) -> None:
+    d = read_trace.diagnose_traces([compat(version) / "ranks"], strict=True)
+    assert d.trace is not None
+    per_rank = {r.rank: r.compiles for r in d.trace.ranks}
+    assert per_rank == EXPECTED[version]["ranks"]
+    # the per-rank counts add up to each file's dynamo_start records
+    assert sorted(per_rank.values()) == sorted(dynamo_starts(compat(version) / "ranks").values())
+    assert [(p.rank, p.rank_from) for p in d.trace.processes] == [(0, "envelope"), (1, "envelope")]
+    assert any(x.kind == "compiles" for x in d.trace.divergences)
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if list(compat(v).glob("pgo/*.pkl"))])
+def test_pgo_state_is_loaded(version: str) -> None:
+    d = read_trace.diagnose_traces([compat(version) / "pgo"], strict=True)
+    assert d.trace is not None and d.trace.pgo_loaded
+    assert list((compat(version) / "pgo").glob("*code_state*"))
+
+
+# ------------------------------------------------------------------ 1. older prefixes
+
+
+def test_thread_id_prefix_of_torch_2_3_is_a_trace() -> None:
+    """torch 2.3/2.4 write the thread id (15 digits) where later releases write the pid."""
+    trace = next((compat("2.3.1") / "trace").glob("*.log"))
+    head = trace.read_bytes().split(b"\n", 1)[0]
+    assert re.match(rb"V\d{4} [\d:.]+ \d{15} ", head)
+    assert glog.parse_prefix(head) is not None
+    assert read_trace.is_trace_input(trace)
+    d = diagnose_inputs([trace])  # a file: sniffed as a trace, not read as a text log
+    assert d.trace is not None and d.compiles == 8
+
+
+# ------------------------------------------------------------------ 2. every file a process
+
+
+def test_rank_from_file_name_when_envelopes_have_none(tmp_path: Path) -> None:
+    """Synthesized (renamed copies): a single-process 2.3.1 trace has no ``rank`` in its
+    envelopes; copied as ``…_rank_0.log`` / ``…_rank_1.log`` (nothing after the rank) each
+    file is its own rank, its compiles its own."""
+    src = next((compat("2.3.1") / "trace").glob("*.log"))
+    for r in (0, 1):
+        shutil.copy(src, tmp_path / f"dedicated_log_torch_trace_rank_{r}.log")
+    d = read_trace.diagnose_traces([tmp_path])
+    assert d.trace is not None
+    assert [(p.rank, p.rank_from, p.label) for p in d.trace.processes] == [
+        (0, "file name", ""), (1, "file name", "")]
+    assert {r.rank: r.compiles for r in d.trace.ranks} == {0: 8, 1: 8}
+    assert d.compiles == 16 and not d.warnings
+
+
+def test_two_runs_into_one_directory_stay_apart(tmp_path: Path) -> None:
+    """Synthesized (the same job's rank files copied twice, as two runs would leave them):
+    two files claim rank 0 and two rank 1; all four are kept, labelled by file name, and a
+    warning says so. Nothing merges: 2 x (2 + 1) compiles."""
+    for run in ("a", "b"):
+        for f in sorted((compat("2.3.1") / "ranks").glob("*.log")):
+            shutil.copy(f, tmp_path / f.name.replace(".log", f"{run}.log"))
+    d = read_trace.diagnose_traces([tmp_path])
+    assert d.trace is not None and d.compiles == 6
+    labels = [(p.rank, p.label) for p in d.trace.processes]
+    assert [r for r, _ in labels] == [0, 0, 1, 1] and all(label for _, label in labels)
+    assert len({label for _, label in labels}) == 4
+    assert sum("trace files have rank 0" in w for w in d.warnings) == 1
+    views = {(r.rank, r.process): r.compiles for r in d.trace.ranks}
+    assert sorted(views.values()) == [1, 1, 2, 2] and all(p for _, p in views)
+    doc = d.to_dict()["result"] if "result" in d.to_dict() else d.to_dict()
+    frame_ids = {(f["rank"], f["process"], f["frame_id"]) for f in doc["frames"]}
+    assert len(frame_ids) == 4
+
+
+def test_parallel_read_of_colliding_files_is_the_serial_one(tmp_path: Path) -> None:
+    for run in ("a", "b"):
+        for f in sorted((compat("2.15.0") / "ranks").glob("*.log")):
+            shutil.copy(f, tmp_path / f.name.replace(".log", f"{run}.log"))
+    one = read_trace.diagnose_traces([tmp_path], jobs=1).to_json()
+    two = read_trace.diagnose_traces([tmp_path], jobs=2).to_json()
+    assert one == two and len(one["processes"]) == 4
+
+
+def test_two_rankless_files_do_not_share_compile_ids(tmp_path: Path) -> None:
+    src = next((compat("2.3.1") / "trace").glob("*.log"))
+    for name in ("dedicated_log_torch_trace_one.log", "dedicated_log_torch_trace_two.log"):
+        shutil.copy(src, tmp_path / name)
+    d = read_trace.diagnose_traces([tmp_path])
+    assert d.compiles == 16
+    assert {f.frame_id.split(":")[0] for f in d.frames} == {"one", "two", "one/r1", "two/r1"}
+
+
+# ------------------------------------------------------------------ 3. compile seconds
+
+
+def test_seconds_from_dynamo_cumulative_when_entire_frame_is_absent(tmp_path: Path) -> None:
+    """Synthesized: ``entire_frame_compile_time_s`` removed from a 2.15.0 trace's metrics,
+    as in traces that carry only ``dynamo_cumulative_compile_time_us``."""
+    src = next((compat("2.15.0") / "trace").glob("*.log"))
+    text = re.sub(r'"entire_frame_compile_time_s": [0-9.e-]+, ', "", src.read_text())
+    assert '"entire_frame_compile_time_s"' not in text.split("compilation_metrics", 1)[1][:2000]
+    (tmp_path / "t.log").write_text(text)
+    d = read_trace.diagnose_traces([tmp_path / "t.log"])
+    assert d.trace is not None and d.trace.total_compile_s > 0
+    timed = [c for c in d.trace.compile_times if c.seconds is not None]
+    assert timed and {c.seconds_field for c in timed} == {"dynamo_cumulative_compile_time_us"}
+    doc = d.trace.to_json()["compile_time_s"]["per_compile"]
+    assert {c["seconds_field"] for c in doc if c["seconds"] is not None} == {
+        "dynamo_cumulative_compile_time_us"}
+
+
+# ------------------------------------------------------------------ 4. unreadable files
+
+
+def test_a_directorys_unreadable_files_are_skipped_with_a_warning_each(tmp_path: Path) -> None:
+    for f in (compat("2.15.0") / "ranks").glob("*.log"):
+        shutil.copy(f, tmp_path / f.name)
+    (tmp_path / "dedicated_log_torch_trace_rank_2_empty.log").write_bytes(b"")
+    (tmp_path / "dedicated_log_torch_trace_rank_3_bin.log").write_bytes(b"\x00\x01\x02\n")
+    (tmp_path / "dedicated_log_torch_trace_rank_4_text.log").write_text("hello\n")
+    d = read_trace.diagnose_traces([tmp_path])
+    assert d.trace is not None and {p.rank for p in d.trace.processes} == {0, 1}
+    skipped = [w for w in d.warnings if "skipped" in w]
+    assert len(skipped) == 3 and all("rank_" in w for w in skipped)
+
+
+def test_nothing_readable_left_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "dedicated_log_torch_trace_rank_0_x.log").write_bytes(b"")
+    with pytest.raises(InputError, match="no readable TORCH_TRACE file"):
+        read_trace.diagnose_traces([tmp_path])
+
+
+# ------------------------------------------------------------------ 7. --strict, failures
+
+
+def test_strict_checks_payload_hashes(tmp_path: Path) -> None:
+    """Synthesized: one payload line of a real 2.15.0 trace changed, its hash kept."""
+    src = next((compat("2.15.0") / "trace").glob("*.log"))
+    lines = src.read_text().split("\n")
+    i = next(i for i, line in enumerate(lines) if line.startswith("\t") and "def forward" in line)
+    lines[i] = lines[i].replace("def forward", "def forwarx")
+    (tmp_path / "t.log").write_text("\n".join(lines))
+    read_trace.diagnose_traces([src], strict=True)  # the real one passes
+    with pytest.raises(StrictError, match="has_payload"):
+        read_trace.diagnose_traces([tmp_path / "t.log"], strict=True)
+    d = read_trace.diagnose_traces([tmp_path / "t.log"])
+    assert d.trace is not None and d.trace.payload_mismatch == 0  # only --strict hashes
+
+
+def test_failed_compile_reason_is_kept_whole_in_json() -> None:
+    d = read_trace.diagnose_traces([compat("2.15.0") / "trace"])
+    assert d.trace is not None
+    (failed,) = d.trace.failures
+    assert failed.fail_type == "ConstraintViolationError"
+    assert len((failed.fail_reason or "").splitlines()) > 1
+    assert json.dumps(d.trace.to_json()["failed_compiles"])
+
+
+# ------------------------------------------------------------------ every trace in tests/data
+
+TRACE_DIRS = sorted({p.parent for p in DATA.glob("**/dedicated_log_torch_trace*.log")
+                     if "fuzz" not in p.parts})
+
+
+@pytest.mark.parametrize("directory", TRACE_DIRS, ids=[str(d.relative_to(DATA)) for d in TRACE_DIRS])
+def test_per_rank_compiles_add_up_to_dynamo_start_records(directory: Path) -> None:
+    """Every trace of every release: each process's compiles (its rank view) equal its
+    file's dynamo_start records, and all of them add up to the directory's."""
+    d = read_trace.diagnose_traces([directory], strict=True)
+    assert d.trace is not None
+    starts = dynamo_starts(directory)
+    per_file = {Path(p.file).name: p.dynamo_start for p in d.trace.processes}
+    assert per_file == starts
+    assert d.compiles == sum(starts.values())
+    if any(p.rank is not None for p in d.trace.processes):
+        views = {(r.rank, r.process): r.compiles for r in d.trace.ranks}
+        by_rank = {p.rank: n for p, n in ((p, starts[Path(p.file).name]) for p in d.trace.processes)}
+        assert {rank: views[(rank, "")] for rank in by_rank} == by_rank
