@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import padding, strategies
+from dyncli.bench import interleave, padding, strategies
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import recommend, stream_file
 from dyncli.bench.core.plan import StreamPlan
@@ -77,17 +77,23 @@ def wrap(h: Harness, plan: StreamPlan, buckets: list[int] | None, strategy: str,
 
 
 def pgo_cold_pass(h: Harness, plan: StreamPlan, buckets: list[int] | None, run: RunResult,
-                  job: str) -> Path | None:
+                  job: str, keep_others: bool = False) -> Path | None:
     """Compile the stream's shapes once, cold, under local PGO; keep the state it wrote.
 
     Returns a directory holding torch's ``code_state_*.pkl`` (copied out of the cold
     pass's temporary inductor cache) or None, with the run marked not applicable.
+    ``keep_others`` (same-window mode): no ``torch._dynamo.reset()``, which would drop the
+    strategies before it; an isolated compile and only the size memory cleared instead.
     """
     import torch
 
     t0 = time.perf_counter()
     backend = CountingBackend()
-    compiled = strategies.compile_model(h.model, "pgo", backend)
+    if keep_others:
+        interleave.forget_sizes()
+        compiled = interleave.isolated_compile(h.model, strategies.DYNAMIC_ARG["pgo"], backend)
+    else:
+        compiled = strategies.compile_model(h.model, "pgo", backend)
     compile_s = 0.0
     keep = Path(tempfile.mkdtemp(prefix="dyncli-pgo-")) / "dynamo"
     found: list[str] = []
@@ -108,7 +114,10 @@ def pgo_cold_pass(h: Harness, plan: StreamPlan, buckets: list[int] | None, run: 
             if found:
                 shutil.copytree(state, keep, dirs_exist_ok=True)
     finally:
-        torch._dynamo.reset()
+        if keep_others:
+            interleave.forget_sizes()
+        else:
+            torch._dynamo.reset()
     run.passes.insert(0, PgoPass("cold", backend.compiles, compile_s, time.perf_counter() - t0,
                                  found))
     if not found:
@@ -152,7 +161,10 @@ def warm_compiler(h: Harness, first: int) -> float:
 
 
 def prime(h: Harness, compiled: Any, first: int) -> float:
-    """eager-then-compile: the stream's first request, which torch runs eager; seconds."""
+    """eager-then-compile: the stream's first request, which torch runs eager; seconds.
+
+    Its compiles (torch may compile inner frames during it) are counted by the caller.
+    """
     return h.call(h.step(compiled, h.args(first)))[1]
 
 

@@ -402,7 +402,8 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
                 out.text(line)
     rec = result.recommendation
     if rec is not None:
-        out.text(f"recommendation: {rec.strategy} — {rec.reason}")
+        sure = f" (confidence {rec.confidence:.2f})" if rec.confidence is not None else ""
+        out.text(f"recommendation: {rec.strategy}{sure} — {rec.reason}")
         if rec.apply is not None and not result.settings.get("emit"):
             out.text("to apply it: add --emit python (a module defining "
                      "compile_for_traffic(model)), --emit env or --emit toml")

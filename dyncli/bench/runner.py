@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.bench import accuracy, models, padding, passes, strategies, tensors
+from dyncli.bench import accuracy, decide, interleave, models, padding, passes, strategies, tensors
 from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
@@ -33,6 +33,7 @@ from dyncli.bench.compile_watch import (
 from dyncli.bench.core import recommend, stats
 from dyncli.bench.core.buckets import from_probe
 from dyncli.bench.core.cost import parse_buckets
+from dyncli.bench.core.cpu_time import CompileCost, CpuSnapshot
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, PgoPass, RunResult, VariationResult
 from dyncli.bench.core.settings import auto_buckets
@@ -64,6 +65,10 @@ class _Strategies:
     total: int
     done: int = 0
     pgo_loaded: bool = field(default=False)
+    # same-window mode (a request stream is costed): every strategy keeps its compiled code
+    # for one round-robin timing pass after the last strategy (dyncli.bench.decide)
+    same: decide.SameWindow = field(default_factory=decide.SameWindow)
+    probing: bool = False  # --buckets auto's probe pass of pad runs now
 
     def run(self, run: RunResult) -> None:
         """Fill ``run`` (already in the result, so Ctrl-C keeps what it measured)."""
@@ -75,7 +80,8 @@ class _Strategies:
         job = seed = None
         if run.strategy == "pgo":
             job = f"dyncli-bench-{uuid.uuid4().hex[:12]}"
-            seed = passes.pgo_cold_pass(self.h, self.plan, self.buckets, run, job)
+            seed = passes.pgo_cold_pass(self.h, self.plan, self.buckets, run, job,
+                                        keep_others=self.same.on)
             if seed is None:
                 self.done += len(self.plan.variations)
                 return
@@ -89,7 +95,11 @@ class _Strategies:
                     run.passes.append(PgoPass("warm", run.compiles, run.compile_time_s,
                                               state_loaded=self.pgo_loaded))
             if self.h.cfg.replay and run.status != Status.NOT_APPLICABLE:
-                passes.replay(self.h, self.plan, self.buckets, run, self.fresh, job, seed)
+                if self.same.on:  # all strategies together, after the same-window pass
+                    self.same.pending_replay[run.strategy] = (job, seed)
+                    seed = None
+                else:
+                    passes.replay(self.h, self.plan, self.buckets, run, self.fresh, job, seed)
         finally:
             if seed is not None:
                 shutil.rmtree(seed.parent, ignore_errors=True)
@@ -116,8 +126,13 @@ class _Strategies:
         probe = RunResult(run.model, run.strategy, run.mode)
         self.buckets = None  # pow2
         self.total += len(plan.variations)
-        with passes.cache(self.fresh, None):
-            self.measure(probe, None)
+        self.probing = True  # timed at once, not in the same-window pass: it is not a contender
+        try:
+            with passes.cache(self.fresh, None):
+                self.measure(probe, None)
+        finally:
+            self.probing = False
+            self.same.kept.pop(run.strategy, None)
         by = {v.index: v for v in probe.variations}
         targets = {i: getattr(v.padded_to, dim) for i, v in by.items()
                    if v.padded_to is not None and getattr(v.padded_to, dim) is not None}
@@ -137,7 +152,13 @@ class _Strategies:
 
         h, strategy = self.h, run.strategy
         backend = CountingBackend()
-        compiled = strategies.compile_model(h.model, strategy, backend)
+        if self.same.on:  # no reset: the strategies before this one keep their compiled code
+            interleave.forget_sizes()
+            compiled = interleave.isolated_compile(h.model, strategies.DYNAMIC_ARG[strategy],
+                                                   backend)
+            self.same.kept[strategy] = interleave.Kept(strategy, {}, decide._counter(backend))
+        else:
+            compiled = strategies.compile_model(h.model, strategy, backend)
         if h.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
         h.in_calls = 0.0
@@ -147,7 +168,9 @@ class _Strategies:
         try:
             with strategies.strategy_config(strategy, h.cfg.dynamic_sources, job), watch() as w:
                 if strategy == "eager-then-compile":
+                    before = backend.compiles
                     run.prime_s = passes.prime(h, compiled, self.plan.ids[0])
+                    run.prime_compiles = backend.compiles - before
                 for variation, request in passes.walk(self.plan, strategy):
                     vr = self.variation(strategy, variation, compiled, backend, w)
                     vr.request = request
@@ -174,7 +197,10 @@ class _Strategies:
                 from torch._dynamo import pgo
 
                 self.pgo_loaded = getattr(pgo, "_INIT_CODE_STATE", None) is not None
-            torch._dynamo.reset()
+            if self.same.on:
+                interleave.forget_sizes()
+            else:
+                torch._dynamo.reset()
 
     def variation(self, strategy: str, variation: Variation, compiled: Any,
                   backend: CountingBackend, w: Watch) -> VariationResult:
@@ -202,6 +228,7 @@ class _Strategies:
             wrapped.expect(ref)
         before = backend.compiles
         w.mark()
+        snap = CpuSnapshot.now()
         try:
             res, vr.first_call_s = h.call(step(comp_fn, True))
         except Exception as e:
@@ -214,6 +241,7 @@ class _Strategies:
             settled = settle_compile_workers()
             vr.first_call_s += settled
             h.in_calls += settled
+            vr.first_call_cpu_s = CompileCost.between(snap, CpuSnapshot.now()).cpu_s
         vr.compile_time_s = vr.first_call_s if vr.recompiled else 0.0
         vr.recompile_reasons = [clean_reason(r) for r in w.reasons_since()]
         verdict = accuracy.compare(ref, res)
@@ -225,6 +253,15 @@ class _Strategies:
             vr.detail = "; ".join(x for x in ("above the largest bucket: ran unpadded",
                                               vr.detail) if x)
         eager_step, comp_step = step(eager_fn, False), step(comp_fn, False)
+        if self.same.on and strategy in self.same.kept and not self.probing:
+            # timed later, every strategy at once
+            self.same.kept[strategy].steps[variation.index] = comp_step
+            self.same.eager_steps.setdefault(variation.index, eager_step)
+            late = backend.compiles - before - vr.compiles
+            if late > 0:
+                vr.compiles += late
+                vr.recompiled = True
+            return vr
         try:
             h.phase = "warmup"
             for _ in range(cfg.warmup):
@@ -304,13 +341,18 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
                          parse_buckets(cfg.buckets)
                          if "pad" in cfg.strategy and not auto_buckets(cfg.buckets) else None,
                          len(plan.variations) * len(cfg.strategy))
+    # a request stream to cost (not the quickstart's plan, even with a fresh cache)
+    runner.same.on = (given is not None or cfg.replay) and bool(plan.variations)
     if fresh:
         result.compiler_warmup_s = passes.warm_compiler(h, plan.ids[0])
+    same = runner.same
+    decide.probe(h, plan, same, "start")
     for strategy in cfg.strategy:
         run = RunResult(built.name, strategy, cfg.mode)
         result.runs.append(run)
         try:
             runner.run(run)
+            decide.probe(h, plan, same, strategy)
             if (cfg.start == "warm" or cfg.requests_per_start) and run.status == Status.PASS:
                 from dyncli.bench import restart
 
@@ -322,9 +364,30 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
             result.interrupted = True
             break
         finally:
-            recommend.apply(result)
+            if not same.on:
+                recommend.apply(result)
             if hooks.run_done:
                 hooks.run_done(result)
+    try:
+        if same.on and not result.interrupted:
+            decide.window_pass(h, plan, same, result, warn)
+            if same.pending_replay:
+                decide.replay_all(h, plan, runner.buckets, same, result)
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        for _, seed in same.pending_replay.values():
+            if seed is not None:
+                shutil.rmtree(seed.parent, ignore_errors=True)
+        if same.on:
+            import torch
+
+            torch._dynamo.reset()
+        decide.probe(h, plan, same, "end")
+        decide.load_summary(plan, same, result, warn)
+        recommend.apply(result)
+        if hooks.run_done:
+            hooks.run_done(result)
     return result
 
 

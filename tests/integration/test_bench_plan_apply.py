@@ -48,9 +48,9 @@ class Counter:
 def _reference_compiles(strategy: str, tmp_path: Path) -> int:
     """Compiles of bench's own implementation of ``strategy`` on STREAM."""
     import torch._dynamo
-    from dyncli.bench.core.shapes import DimPlan
 
     from dyncli.bench import strategies
+    from dyncli.bench.core.shapes import DimPlan
 
     torch._dynamo.reset()
     model = Mlp().eval()

@@ -105,6 +105,7 @@ class StreamCost:
     break_even: int | None = None
     break_even_projected: bool = False
     pad_waste: float | None = None
+    replay: dict[str, float] | None = None  # eager's: the interleaved --replay (measured_s)
 
     def as_dict(self) -> dict[str, Any]:
         """The ``stream`` object of a run in the JSON document (no curve)."""
@@ -117,6 +118,8 @@ class StreamCost:
         }
         if self.pad_waste is not None:
             out["pad_waste"] = self.pad_waste
+        if self.replay is not None:
+            out["replay"] = self.replay
         return out
 
     @classmethod
@@ -127,7 +130,9 @@ class StreamCost:
                    f.num(d.get("compile_s")), f.integer(d.get("compiles")),
                    break_even=f.opt_int(f.obj(d.get("break_even_requests")).get("eager")),
                    break_even_projected=f.flag(d.get("break_even_projected")),
-                   pad_waste=f.num(d.get("pad_waste")) if "pad_waste" in d else None)
+                   pad_waste=f.num(d.get("pad_waste")) if "pad_waste" in d else None,
+                   replay={k: f.num(v) for k, v in f.obj(d.get("replay")).items()}
+                   if isinstance(d.get("replay"), dict) else None)
 
 
 def cost(ids: Sequence[int], latency_ms: Sequence[float], events: Sequence[CompileEvent] = (),
@@ -231,6 +236,8 @@ class Recommendation:
     runner_up_total_s: float | None
     p_value: float | None
     reason: str
+    confidence: float | None = None  # P(this strategy has the least total), by bootstrap
+    p_best: dict[str, float] | None = None  # the same probability for every candidate
     apply: dict[str, Any] | None = None  # the plan (dyncli.bench.core.apply.Plan.as_dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -238,6 +245,8 @@ class Recommendation:
         out = {"strategy": self.strategy, "total_s": self.total_s, "reason": self.reason,
                "runner_up": self.runner_up, "runner_up_total_s": self.runner_up_total_s,
                "p_value": self.p_value}
+        if self.confidence is not None:
+            out |= {"confidence": self.confidence, "p_best": self.p_best}
         if self.apply is not None:
             out["apply"] = self.apply
         return out
@@ -248,6 +257,9 @@ class Recommendation:
         return cls(f.text(d.get("strategy")), f.num(d.get("total_s")),
                    f.opt_text(d.get("runner_up")), f.opt_num(d.get("runner_up_total_s")),
                    f.opt_num(d.get("p_value")), f.text(d.get("reason")),
+                   f.opt_num(d.get("confidence")),
+                   {str(k): f.num(v) for k, v in f.obj(d.get("p_best")).items()}
+                   if isinstance(d.get("p_best"), dict) else None,
                    f.opt_obj(d.get("apply")))
 
 

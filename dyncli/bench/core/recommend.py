@@ -13,10 +13,10 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from dyncli.bench.core import cost, restarts
+from dyncli.bench.core import confidence, cost, restarts
 from dyncli.bench.core.apply import Plan, from_dims
-from dyncli.bench.core.cost import Candidate, CompileEvent, StreamCost
-from dyncli.bench.core.result import BenchResult, RunResult
+from dyncli.bench.core.cost import Candidate, CompileEvent, Recommendation, StreamCost
+from dyncli.bench.core.result import BenchResult, RunResult, VariationResult
 from dyncli.bench.core.status import Status
 
 EAGER = "eager"
@@ -34,7 +34,7 @@ def mean(samples: list[float]) -> float:
 
 def events_of(run: RunResult) -> list[CompileEvent]:
     """A run's compiles in stream order: each first call beyond a steady-state call."""
-    return [CompileEvent(v.request, v.first_call_s - mean(v.compiled_samples) / 1000.0,
+    return [CompileEvent(v.request, charged_first_call_s(v) - mean(v.compiled_samples) / 1000.0,
                          v.compiles)
             for v in sorted(run.variations, key=lambda v: v.request or 0)
             if v.compiles and v.request is not None and v.first_call_s == v.first_call_s]
@@ -71,6 +71,12 @@ def run_cost(run: RunResult, ids: list[int], n_shapes: int,
             per if isinstance(per, int) and not isinstance(per, bool) and per >= 1 else None,
             "warm" if settings.get("start") == "warm" else "cold")
     overrides = {0: run.prime_s} if run.prime_s is not None else None
+    if run.prime_s is not None and run.prime_compiles and ids:
+        # torch compiled inner frames during the "eager" first request: its seconds beyond an
+        # eager call are compile seconds, and those compiles count (plain torch counts them)
+        eager_s = mean(by[ids[0]].eager_samples) / 1000.0
+        events.append(CompileEvent(0, max(0.0, run.prime_s - eager_s), run.prime_compiles))
+        overrides = {0: min(run.prime_s, eager_s)}
     out = cost.cost(ids, latency, events, overrides)
     padded = [by[i].padded_to for i in range(n_shapes)]
     if run.strategy == "pad" and all(p is not None for p in padded):
@@ -105,6 +111,8 @@ def apply(result: BenchResult) -> None:
         candidates.append(Candidate(EAGER, eager_cost.total_s, True,
                                     tuple(cost.weighted_samples(ids, eager)),
                                     eager_cost.weighted_latency_ms, 0.0))
+    if eager_cost is not None and result.eager_stream is not None:
+        eager_cost.replay = result.eager_stream.replay  # measured once, kept across re-costing
     result.eager_stream = eager_cost
     for run in result.runs:
         run.stream = run_cost(run, ids, n_shapes, result.settings)
@@ -129,8 +137,66 @@ def apply(result: BenchResult) -> None:
         return
     rec = cost.recommend(candidates, len(ids))
     if rec is not None:
+        rec = with_confidence(result, rec, n_shapes)
         rec = replace(rec, apply=plan_for(result, rec.strategy).as_dict())
     result.recommendation = rec
+
+
+def charged_first_call_s(v: VariationResult) -> float:
+    """A compiling first call's seconds as the cost model charges them: min(wall, CPU).
+
+    Wall is what a stream waits on a quiet machine (inductor's workers compile in parallel, so
+    CPU can exceed it); on a busy one wall also holds the time spent waiting for a core, which
+    CPU does not (docs/bench.md, "Compile cost that load cannot fake").
+    """
+    cpu = v.first_call_cpu_s
+    if cpu is None or not cpu > 0:
+        return v.first_call_s
+    return min(v.first_call_s, cpu)
+
+
+def windows(result: BenchResult, n_shapes: int) -> list[list[confidence.Window]]:
+    """Per shape, the windows its samples were taken in: one per run (eager, that strategy).
+
+    In same-window mode every run's eager column is the same round-robin window's, so pricing
+    reduces to each strategy's own mean; otherwise each strategy is priced by its ratio to the
+    eager calls interleaved with it, times eager pooled over all runs.
+    """
+    out: list[list[confidence.Window]] = [[] for _ in range(n_shapes)]
+    for run in result.runs:
+        if run.status != Status.PASS:
+            continue
+        for v in run.variations:
+            if v.timed and 0 <= v.index < n_shapes:
+                out[v.index].append(confidence.Window(
+                    {confidence.EAGER: v.eager_samples, run.strategy: v.compiled_samples}))
+    return out
+
+
+def with_confidence(result: BenchResult, rec: Recommendation,
+                    n_shapes: int) -> Recommendation:
+    """The recommendation with its bootstrap confidence, and words when it is below 0.9."""
+    ids = result.stream_ids
+    contenders = [confidence.Contender(EAGER)]
+    for run in result.runs:
+        by = {v.index: v for v in run.variations}
+        if run.status != Status.PASS or run.stream is None \
+                or any(i not in by or not by[i].timed for i in range(n_shapes)):
+            continue
+        compiles = [charged_first_call_s(v) - mean(v.compiled_samples) / 1000.0
+                    for v in run.variations if v.compiles and v.request is not None
+                    and v.first_call_s == v.first_call_s]
+        fixed, at = (run.prime_s, (0,)) if run.prime_s is not None else (0.0, ())
+        contenders.append(confidence.Contender(run.strategy, compiles, fixed, at))
+    if rec.strategy not in {c.name for c in contenders}:
+        return rec
+    repeat = result.settings.get("repeat")
+    settle = confidence.confidence(windows(result, n_shapes), ids, contenders, rec.strategy,
+                                   rounds=repeat if isinstance(repeat, int) else None)
+    words = confidence.reason(settle)
+    return replace(rec, confidence=settle.confidence,
+                   p_best={k: round(v, 4) for k, v in settle.p_best.items()},
+                   reason=f"{rec.reason}; {words}" if words else rec.reason)
 
 
 def stream_given(result: BenchResult) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from dyncli.bench.core import fields as f
 from dyncli.bench.core.cost import Recommendation, StreamCost
+from dyncli.bench.core.cpu_time import CompileCost
 from dyncli.bench.core.run_parts import PadTarget, PgoPass, RankResult, RankStep, Replay
 from dyncli.bench.core.stats import Summary, summarize
 from dyncli.bench.core.status import FAILURES, Status, worst
@@ -52,6 +53,8 @@ class VariationResult:
     detail: str = ""
     request: int | None = None  # where its first compiled call sits in the request stream
     padded_to: PadTarget | None = None  # pad: the bucket this shape ran at
+    first_call_cpu_s: float | None = None  # a compiling first call's CPU s: self + workers
+    loops: int | None = None  # calls per timed sample (the samples are per call)
 
     @property
     def timed(self) -> bool:
@@ -70,7 +73,8 @@ class VariationResult:
             "eager_samples_ms": self.eager_samples, "compiled_samples_ms": self.compiled_samples,
             "request": self.request,
             "padded_to": self.padded_to.to_dict() if self.padded_to else None,
-        }
+        } | {k: v for k, v in (("first_call_cpu_s", self.first_call_cpu_s),
+                               ("loops", self.loops)) if v is not None}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> VariationResult:
@@ -87,7 +91,8 @@ class VariationResult:
             f.num(d.get("compile_time_s"), 0.0), f.texts(d.get("recompile_reasons")),
             Status.parse(d.get("accuracy"), Status.PASS if "accuracy" not in d else None),
             f.text(d.get("detail")), f.opt_int(d.get("request")),
-            PadTarget.from_dict(padded) if padded is not None else None)
+            PadTarget.from_dict(padded) if padded is not None else None,
+            f.opt_num(d.get("first_call_cpu_s")), f.opt_int(d.get("loops")))
 
 
 @dataclass
@@ -115,6 +120,7 @@ class RunResult:
     passes: list[PgoPass] = field(default_factory=list)  # pgo: cold and warm pass
     replay: Replay | None = None  # --replay: measured against predicted
     prime_s: float | None = None  # eager-then-compile: the first (eager) call of the stream
+    prime_compiles: int = 0  # compiles torch made during that first request (inner frames)
     buckets: dict[str, Any] | None = None  # pad, buckets = auto: the chosen list and the plans
     start: dict[str, Any] | None = None  # --start warm / --requests-per-start: two processes
 
@@ -168,8 +174,26 @@ class RunResult:
             "replay": self.replay.to_dict() if self.replay else None,
             "first_call_eager_s": self.prime_s,
             "variations": [v.to_dict() for v in self.variations],
-        } | ({"buckets": self.buckets} if self.buckets is not None else {}) \
+        } | ({"first_call_eager_compiles": self.prime_compiles} if self.prime_compiles else {}) \
+          | ({"compile_cost": cc} if (cc := self._compile_cost_dict()) else {}) \
+          | ({"buckets": self.buckets} if self.buckets is not None else {}) \
           | ({"start": self.start} if self.start is not None else {})
+
+    def _compile_cost_dict(self) -> dict[str, Any] | None:
+        """``compile_cost``: wall and CPU, what the cost model charges, and which diverged.
+
+        ``charged_s`` is Σ min(wall, CPU) over the compiling first calls (docs/bench.md,
+        "Compile cost that load cannot fake"); ``diverged`` lists the variations whose wall was
+        over 1.5x their CPU: they waited for the machine.
+        """
+        costs = [(v.index, CompileCost(v.first_call_s, v.first_call_cpu_s))
+                 for v in self.variations if v.compiles and v.first_call_cpu_s is not None
+                 and v.first_call_s == v.first_call_s]
+        if not costs:
+            return None
+        return {"wall_s": sum(c.wall_s for _, c in costs), "cpu_s": sum(c.cpu_s for _, c in costs),
+                "charged_s": sum(c.charged_s for _, c in costs), "uses": "min(wall, cpu)",
+                "diverged": [i for i, c in costs if c.diverges]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:
@@ -193,8 +217,8 @@ class RunResult:
             StreamCost.from_dict(stream) if stream is not None else None,
             [PgoPass.from_dict(p) for p in f.objs(d.get("passes"))],
             Replay.from_dict(replay) if replay is not None else None,
-            f.opt_num(d.get("first_call_eager_s")), f.opt_obj(d.get("buckets")),
-            f.opt_obj(d.get("start")))
+            f.opt_num(d.get("first_call_eager_s")), f.integer(d.get("first_call_eager_compiles")),
+            f.opt_obj(d.get("buckets")), f.opt_obj(d.get("start")))
 
 
 @dataclass
@@ -241,6 +265,8 @@ class BenchResult:
     recommendation: Recommendation | None = None
     compiler_warmup_s: float | None = None  # inductor's process start-up, paid before strategies
     left_out: int = 0  # from_dict: runs[] entries that were not runs (not written back)
+    load: dict[str, Any] | None = None  # how busy the machine was (dyncli.bench.core.machine)
+    same_window: bool = False  # steady state timed round-robin over every strategy per shape
 
     @property
     def ran(self) -> bool:
@@ -274,7 +300,8 @@ class BenchResult:
             "eager_stream": self.eager_stream.as_dict() if self.eager_stream else None,
             "recommendation": self.recommendation.as_dict() if self.recommendation else None,
             "compiler_warmup_s": self.compiler_warmup_s,
-        })
+        } | ({"load": self.load} if self.load is not None else {})
+          | ({"same_window": True} if self.same_window else {}))
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> BenchResult:
@@ -307,7 +334,8 @@ class BenchResult:
             f.text(doc.get("shapes_source"), "plan"), [],
             StreamCost.from_dict(eager) if eager is not None else None,
             Recommendation.from_dict(rec) if rec is not None else None,
-            f.opt_num(doc.get("compiler_warmup_s")), left_out)
+            f.opt_num(doc.get("compiler_warmup_s")), left_out,
+            f.opt_obj(doc.get("load")), f.flag(doc.get("same_window")))
 
 
 @dataclass

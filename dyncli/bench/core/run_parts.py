@@ -137,16 +137,19 @@ class Replay:
     measured_s: float
     predicted_s: float
     compiles: int | None = None
+    interleaved: bool = False  # taking turns with every strategy and eager, in chunks
 
     def to_dict(self) -> dict[str, Any]:
         """The ``runs[].replay`` object."""
         out: dict[str, Any] = {"measured_s": self.measured_s, "predicted_s": self.predicted_s}
         if self.compiles is not None:
             out["compiles"] = self.compiles
+        if self.interleaved:
+            out["interleaved"] = True
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Replay:
         """Read ``replay`` back."""
         return cls(f.num(d.get("measured_s")), f.num(d.get("predicted_s")),
-                   f.opt_int(d.get("compiles")))
+                   f.opt_int(d.get("compiles")), f.flag(d.get("interleaved")))

@@ -1,0 +1,173 @@
+"""How busy the machine was while bench measured, and pyperf-like "unstable run" warnings.
+
+Pure readers of ``/proc`` (Linux; elsewhere every figure is None) and pure checks. Three
+signals, each cheap and independent of the others:
+
+* the load average (``/proc/loadavg``): runnable tasks, against the cores we have;
+* CPU time of the whole machine (``/proc/stat``'s ``cpu`` line) less this process's own
+  (and its children's): the share of the cores that *other* processes used, and the share the
+  hypervisor stole (``steal``);
+* the drift of eager's latency for one fixed shape across the run: the only signal that also
+  sees a GPU's clocks and neighbours. Eager is timed in every window, so it is free.
+
+pyperf warns when a result "may be unstable": a standard deviation above 10 % of the mean, a
+maximum 50 % above it or a minimum 50 % below it. :func:`sample_warnings` applies the same
+checks to a set of samples; :func:`load_warnings` words the three signals above.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+DRIFT = 1.25  # eager's window medians max/min above this: the load changed during the run
+BUSY = 0.25  # other processes used more than this share of the cores
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """Machine-wide jiffies from ``/proc/stat``: all, idle (with iowait) and stolen."""
+
+    total: float
+    idle: float
+    steal: float
+
+
+def read_loadavg(path: str = "/proc/loadavg") -> float | None:
+    """The 1-minute load average, None where it cannot be read."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            return float(fh.read(128).split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def read_cpu_times(path: str = "/proc/stat") -> CpuTimes | None:
+    """The aggregate ``cpu`` line, in seconds; None where it cannot be read."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            line = fh.readline(4096)
+        parts = line.split()
+        if not parts or parts[0] != "cpu":
+            return None
+        v = [float(x) for x in parts[1:11]]
+    except (OSError, ValueError):
+        return None
+    v += [0.0] * (10 - len(v))
+    # user nice system idle iowait irq softirq steal guest guest_nice; guest is inside user
+    tick = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
+    total = sum(v[:8])
+    return CpuTimes(total / tick, (v[3] + v[4]) / tick, v[7] / tick)
+
+
+def own_cpu_s() -> float:
+    """CPU seconds of this process and its waited-for children (user + system)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@dataclass
+class Reading:
+    """One look at the machine."""
+
+    wall: float
+    load: float | None
+    cpu: CpuTimes | None
+    own_cpu: float
+    label: str = ""
+
+
+@dataclass
+class LoadLog:
+    """Readings taken during a run (:meth:`read` at each window) and what they add up to."""
+
+    cores: int = field(default_factory=lambda: os.cpu_count() or 1)
+    readings: list[Reading] = field(default_factory=list)
+
+    def read(self, label: str = "", extra_own_cpu: float = 0.0) -> Reading:
+        """Take a reading now (``extra_own_cpu``: CPU of our live workers, not yet reaped)."""
+        r = Reading(time.perf_counter(), read_loadavg(), read_cpu_times(),
+                    own_cpu_s() + extra_own_cpu, label)
+        self.readings.append(r)
+        return r
+
+    def summary(self) -> dict[str, Any]:
+        """``load``: the figures of the JSON (None where unknown)."""
+        loads = [r.load for r in self.readings if r.load is not None]
+        out: dict[str, Any] = {"cores": self.cores, "readings": len(self.readings),
+                               "load_min": min(loads) if loads else None,
+                               "load_max": max(loads) if loads else None,
+                               "others_cpu_share": None, "steal_share": None}
+        timed = [r for r in self.readings if r.cpu is not None]
+        if len(timed) >= 2:
+            a, b = timed[0], timed[-1]
+            assert a.cpu is not None and b.cpu is not None
+            total = b.cpu.total - a.cpu.total
+            if total > 0:
+                busy = total - (b.cpu.idle - a.cpu.idle) - (b.cpu.steal - a.cpu.steal)
+                ours = b.own_cpu - a.own_cpu
+                out["others_cpu_share"] = max(0.0, min(1.0, (busy - ours) / total))
+                out["steal_share"] = max(0.0, (b.cpu.steal - a.cpu.steal) / total)
+        return out
+
+
+def drift(window_medians: Sequence[float]) -> float | None:
+    """max / min of eager's per-window medians for one shape (None under two windows)."""
+    clean = [m for m in window_medians if m > 0 and math.isfinite(m)]
+    if len(clean) < 2:
+        return None
+    return max(clean) / min(clean)
+
+
+def sample_warnings(samples: Sequence[float], what: str) -> list[str]:
+    """pyperf's stability checks on one set of samples, as sentences naming ``what``."""
+    clean = [s for s in samples if math.isfinite(s)]
+    if len(clean) < 2:
+        return []
+    mean = statistics.fmean(clean)
+    if mean <= 0:
+        return []
+    out = []
+    sd = statistics.stdev(clean)
+    if sd > 0.10 * mean:
+        out.append(f"{what}: the standard deviation ({sd:.3g} ms) is {sd / mean:.0%} of the "
+                   f"mean ({mean:.3g} ms)")
+    if max(clean) >= 1.5 * mean:
+        out.append(f"{what}: the maximum ({max(clean):.3g} ms) is "
+                   f"{max(clean) / mean - 1:.0%} greater than the mean ({mean:.3g} ms)")
+    if min(clean) <= 0.5 * mean:
+        out.append(f"{what}: the minimum ({min(clean):.3g} ms) is "
+                   f"{1 - min(clean) / mean:.0%} smaller than the mean ({mean:.3g} ms)")
+    return out
+
+
+def load_warnings(summary: dict[str, Any], eager_drift: float | None,
+                  drift_shape: str = "") -> list[str]:
+    """One warning per signal that says the machine was busy or changed during the run."""
+    out: list[str] = []
+    cores = summary.get("cores") or 1
+    lo, hi = summary.get("load_min"), summary.get("load_max")
+    if hi is not None and lo is not None and hi > cores:
+        out.append(f"the machine was busy: load average {lo:.1f}-{hi:.1f} on {cores} cores")
+    others = summary.get("others_cpu_share")
+    if others is not None and others > BUSY:
+        out.append(f"other processes used {others:.0%} of the CPU time during the run")
+    steal = summary.get("steal_share")
+    if steal is not None and steal > 0.05:
+        out.append(f"the hypervisor stole {steal:.0%} of the CPU time")
+    if eager_drift is not None and eager_drift > DRIFT:
+        shape = f" ({drift_shape})" if drift_shape else ""
+        out.append(f"eager's latency for one shape{shape} moved {eager_drift:.2g}x across the "
+                   "run: absolute times are not comparable between moments; the decision "
+                   "compares strategies within each window")
+    return out
+
+
+UNSTABLE = "the benchmark result may be unstable"

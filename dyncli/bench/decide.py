@@ -1,0 +1,181 @@
+"""The runner's same-window passes (issue #18): functions over a Harness, need torch.
+
+With a request stream (``--shapes``/``--sizes``/``--replay``), bench keeps every strategy's
+compiled code alive (:mod:`dyncli.bench.interleave`), and after the last strategy:
+
+1. :func:`window_pass` times, per shape, eager and every passed strategy round-robin in one
+   window, loops per sample calibrated; those samples replace the per-strategy ones, so the
+   stream costs, p-values and the recommendation compare measurements of the same moments;
+2. :func:`replay_all` (``--replay``) replays the stream for every strategy *and eager*, each
+   from an empty cache, taking turns in chunks, so the measured totals compare too.
+
+:func:`probe` times eager on one fixed shape (the stream's most frequent) at moments across
+the run: its drift says how much the machine changed (:mod:`dyncli.bench.core.machine`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dyncli.bench import interleave, loops, padding, passes, strategies
+from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
+from dyncli.bench.core import machine, recommend, stats
+from dyncli.bench.core.plan import StreamPlan
+from dyncli.bench.core.result import BenchResult, RunResult
+from dyncli.bench.core.run_parts import Replay
+from dyncli.bench.core.status import Status, short_error
+from dyncli.bench.harness import Harness
+
+
+@dataclass
+class SameWindow:
+    """The runner's same-window state: what every strategy keeps, and the load log."""
+
+    on: bool = False  # a request stream is costed: keep compiled code, time round-robin after
+    kept: dict[str, interleave.Kept] = field(default_factory=dict)
+    eager_steps: dict[int, Callable[[], Any]] = field(default_factory=dict)
+    pending_replay: dict[str, tuple[str | None, Path | None]] = field(default_factory=dict)
+    load: machine.LoadLog = field(default_factory=machine.LoadLog)
+    probes: list[float] = field(default_factory=list)
+    probe_loops: int | None = None
+
+
+def _counter(backend: CountingBackend) -> Callable[[], int]:
+    return lambda: backend.compiles
+
+
+def reference_shape(ids: list[int]) -> int:
+    """The stream's most frequent shape (the first on a tie)."""
+    return Counter(ids).most_common(1)[0][0] if ids else 0
+
+
+def shape_words(plan: StreamPlan, sid: int) -> str:
+    """``batch 8`` or ``batch 8 seq 128``."""
+    v = plan.variations[sid]
+    return f"batch {v.batch_size}" + (f" seq {v.seq_len}" if v.seq_len is not None else "")
+
+
+def probe(h: Harness, plan: StreamPlan, r: SameWindow, label: str) -> None:
+    """Eager's per-call ms on the reference shape now, and a load reading."""
+    if plan.variations:
+        sid = reference_shape(plan.ids)
+        try:
+            step = r.eager_steps.get(sid) or h.step(h.model, h.args(sid))
+            if r.probe_loops is None:
+                r.probe_loops = loops.calibrate(h.clock, step)
+            r.probes.append(loops.timed_loops(h.clock, step, r.probe_loops))
+        except Exception:  # the strategies report a model that fails; a probe never does
+            pass
+    r.load.read(label)
+
+
+def window_pass(h: Harness, plan: StreamPlan, r: SameWindow, result: BenchResult,
+                warn: Callable[[str], None]) -> None:
+    """Round-robin per shape over eager and every kept strategy; fill the runs' samples."""
+    kept = [k for run in result.runs
+            if run.status == Status.PASS and (k := r.kept.get(run.strategy)) is not None]
+    if not kept or not r.eager_steps:
+        return
+    h.phase = "timed"
+    timing = interleave.same_window(h.clock, r.eager_steps, kept, h.cfg.repeat,
+                                    after_shape=lambda sid: r.load.read(f"window {sid}"))
+    result.same_window = True
+    names = {k.strategy for k in kept}
+    for run in result.runs:
+        if run.strategy not in names:
+            continue
+        for v in run.variations:
+            window = timing.windows.get(v.index)
+            if window is None or run.strategy not in window.columns:
+                continue
+            eager, comp = list(window.columns["eager"]), list(window.columns[run.strategy])
+            v.eager_samples, v.compiled_samples = eager, comp
+            v.loops = timing.loops[v.index][run.strategy]
+            v.eager_ms, v.compiled_ms = stats.median(eager), stats.median(comp)
+            v.speedup = stats.speedup(eager, comp)
+            v.p_value = stats.p_value(eager, comp)
+        late = timing.late_compiles.get(run.strategy, 0)
+        if late:
+            run.compiles += late
+            warn(f"{run.strategy}: compiled {late} more time(s) in the same-window pass "
+                 "(a shape its walk had compiled); those calls' times include it")
+    sid = reference_shape(plan.ids)
+    ref = timing.windows.get(sid)
+    if ref is not None:
+        for text in machine.sample_warnings(list(ref.columns["eager"]),
+                                            f"eager, {shape_words(plan, sid)}"):
+            warn(text)
+
+
+def replay_all(h: Harness, plan: StreamPlan, buckets: list[int] | None, r: SameWindow,
+               result: BenchResult) -> None:
+    """--replay for every strategy and eager, interleaved in chunks, each from empty caches."""
+    import torch
+
+    recommend.apply(result)  # the predictions to compare with
+    runs = [run for run in result.runs if run.status == Status.PASS and run.stream is not None]
+    torch._dynamo.reset()
+    players: list[interleave.Player] = []
+    slots: list[interleave.Slot] = []
+    by_name: dict[str, RunResult] = {}
+    try:
+        for run in runs:
+            job, seed = r.pending_replay.get(run.strategy, (None, None))
+            backend = CountingBackend()
+            compiled = interleave.isolated_compile(h.model, strategies.DYNAMIC_ARG[run.strategy],
+                                                   backend)
+            steps: dict[int, Callable[[], Any]] = {}
+            for v in plan.variations:
+                inputs = h.args(v.index, run.strategy)
+                fn = passes.wrap(h, plan, buckets, run.strategy, compiled, v)[0]
+                if isinstance(fn, padding.PaddedModel):  # untimed: the shapes to slice back to
+                    fn.expect(h.step(h.model, inputs)())
+                steps[v.index] = h.step(fn, inputs)
+
+            def config(s: str = run.strategy, j: str | None = job) -> Any:
+                return strategies.strategy_config(s, h.cfg.dynamic_sources, j)
+            slot = interleave.Slot(run.strategy, config, seed)
+            slots.append(slot)
+            players.append(interleave.Player(run.strategy, steps, slot, _counter(backend),
+                                             settle_compile_workers))
+            by_name[run.strategy] = run
+        players.append(interleave.Player(recommend.EAGER, {
+            v.index: h.step(h.model, h.args(v.index)) for v in plan.variations}))
+        interleave.replay_interleaved(plan.ids, players, h.clock, short_error=short_error)
+    finally:
+        for slot in slots:
+            slot.close()
+        torch._dynamo.reset()
+    for p in players:
+        if p.name == recommend.EAGER:
+            if result.eager_stream is not None:
+                result.eager_stream.replay = {
+                    "measured_s": math.nan if p.error else p.measured_s,
+                    "predicted_s": result.eager_stream.total_s}
+            continue
+        run = by_name[p.name]
+        assert run.stream is not None
+        run.replay = Replay(math.nan if p.error else p.measured_s, run.stream.total_s,
+                            p.compiles(), interleaved=True)
+        if p.error:
+            run.error = run.error or f"replay: {p.error}"
+    r.load.read("replay")
+
+
+def load_summary(plan: StreamPlan, r: SameWindow, result: BenchResult,
+                 warn: Callable[[str], None]) -> None:
+    """``load`` in the result, and one warning if the machine was busy or changed."""
+    summary = r.load.summary()
+    summary["eager_probe_ms"] = list(r.probes)
+    drift = machine.drift(r.probes)
+    summary["eager_drift"] = drift
+    result.load = summary
+    what = shape_words(plan, reference_shape(plan.ids)) if plan.variations else ""
+    texts = machine.load_warnings(summary, drift, what)
+    if texts:
+        warn(machine.UNSTABLE + ": " + "; ".join(texts))

@@ -1,0 +1,243 @@
+"""Strategies side by side in one time window: the same-window timing and the interleaved replay.
+
+Bench used to run one strategy after another, so its recommendation compared latencies and
+compile seconds taken minutes apart (issue #18). Here every strategy keeps its own compiled
+code alive at once, which ``torch._dynamo.reset()`` between strategies would destroy:
+
+* each strategy compiles with ``torch.compile(..., isolate_recompiles=True)`` (torch >= 2.14):
+  its cache entries sit in their own bucket of every code object's cache, so one strategy's
+  entries neither serve another's calls nor count against its ``recompile_limit``
+  (``torch/_dynamo/cache_size.py`` counts entries per region); with a fresh backend object each,
+  the backend guard keeps them apart too;
+* between strategies only what the previous one learnt about sizes is cleared
+  (:func:`forget_sizes`: automatic dynamic's ``CodeId``-keyed state in ``torch._dynamo.pgo``,
+  and ``eager_then_compile``'s per-code ``dynamism``), not the compiled code.
+
+``benchmarks/same_window.py`` checks both on torch 2.14.1 and 2.15.0: compile counts equal
+those after a full reset; a round-robin pass afterwards compiles nothing; without isolation
+``static`` hits the recompile limit after 5 of 8 sizes because ``dynamic``'s and
+``automatic``'s entries count against it.
+
+:class:`Slot` is one strategy's compile-time state — its inductor cache directory, its
+automatic-dynamic state, the ``eager_then_compile`` stance's example inputs, its torch config —
+swapped in and out so that strategies can take turns through a replay in chunks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dyncli.bench import loops
+from dyncli.bench.core.confidence import EAGER, Window
+from dyncli.bench.timing import Clock
+
+REPLAY_CHUNKS = 20  # each strategy's replay is cut into about this many turns
+
+
+def isolated_compile(model: Any, dynamic: bool | None, backend: Any) -> Any:
+    """``torch.compile`` with its own recompile region where torch has one (>= 2.14)."""
+    import torch
+
+    compile_fn: Any = torch.compile  # its typed overloads omit isolate_recompiles (2.14, 2.15)
+    try:
+        return compile_fn(model, backend=backend, dynamic=dynamic, isolate_recompiles=True)
+    except TypeError:  # an older torch without isolate_recompiles
+        return compile_fn(model, backend=backend, dynamic=dynamic)
+
+
+def forget_sizes() -> None:
+    """Clear what one strategy learnt about sizes, keeping every strategy's compiled code.
+
+    Two places (torch 2.14.1 and 2.15.0): automatic dynamic's ``CodeId``-keyed state (and PGO's)
+    in ``torch._dynamo.pgo``, and the ``"dynamism"`` that ``eager_then_compile`` stores per code
+    object in ``torch._dynamo.code_context`` (``eval_frame._create_delayed_compile_callback``):
+    left there, every later strategy's first compile of the model came out dynamic (a pgo cold
+    pass compiled 2 graphs instead of 3 after eager-then-compile).
+    """
+    from torch._dynamo import pgo
+
+    pgo.reset_code_state()
+    _take_dynamism()
+
+
+def _contexts() -> dict[int, Any]:
+    from torch._dynamo.code_context import code_context
+
+    values = getattr(getattr(code_context, "code_context", None), "values", None)
+    return values if isinstance(values, dict) else {}
+
+
+def _take_dynamism() -> dict[int, Any]:
+    """Remove eager_then_compile's per-code ``dynamism`` everywhere; what was there, by code id."""
+    out = {}
+    for idx, ctx in _contexts().items():
+        if isinstance(ctx, dict) and "dynamism" in ctx:
+            out[idx] = ctx.pop("dynamism")
+    return out
+
+
+def _give_dynamism(saved: dict[int, Any]) -> None:
+    contexts = _contexts()
+    for idx, dyn in saved.items():
+        if isinstance(contexts.get(idx), dict):
+            contexts[idx]["dynamism"] = dyn
+
+
+@dataclass
+class Kept:
+    """One strategy's warmed compiled steps, one per shape, and its compile counter."""
+
+    strategy: str
+    steps: dict[int, Callable[[], Any]]
+    compiles: Callable[[], int]
+
+
+@dataclass
+class WindowTiming:
+    """What the same-window pass measured: per shape, one window over eager and strategies."""
+
+    windows: dict[int, Window] = field(default_factory=dict)
+    loops: dict[int, dict[str, int]] = field(default_factory=dict)
+    late_compiles: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequence[Kept],
+                rounds: int, target_ms: float = loops.TARGET_MS,
+                after_shape: Callable[[int], Any] | None = None) -> WindowTiming:
+    """Per shape: ``rounds`` round-robin rounds over eager and every kept strategy.
+
+    Each callable runs enough calls per sample to reach ``target_ms`` (:func:`loops.calibrate`,
+    once per callable and shape); samples are per call. A compile during the pass (it should
+    compile nothing: every shape was seen in the strategy's walk) is counted per strategy.
+    """
+    out = WindowTiming()
+    t0 = time.perf_counter()
+    before = {k.strategy: k.compiles() for k in kept}
+    for sid, eager_step in eager.items():
+        fns: dict[str, Callable[[], Any]] = {EAGER: eager_step}
+        fns.update({k.strategy: k.steps[sid] for k in kept if sid in k.steps})
+        for fn in fns.values():  # one untimed call each: caches and allocator warm
+            fn()
+        n = {name: loops.calibrate(clock, fn, target_ms) for name, fn in fns.items()}
+        out.loops[sid] = n
+        out.windows[sid] = Window(loops.round_robin(clock, fns, n, rounds))
+        if after_shape is not None:
+            after_shape(sid)
+    out.late_compiles = {k.strategy: k.compiles() - before[k.strategy] for k in kept}
+    out.wall_s = time.perf_counter() - t0
+    return out
+
+
+class Slot:
+    """One strategy's compile-time state, swapped in for its turns of an interleaved replay.
+
+    ``config`` makes the strategy's torch config context (entered at each turn); ``seed`` is a
+    PGO state directory copied into the slot's empty inductor cache (``pgo``'s warm start).
+    """
+
+    def __init__(self, name: str, config: Callable[[], Any], seed: Path | None = None) -> None:
+        self.name = name
+        self._config = config
+        self.cache_dir = tempfile.mkdtemp(prefix=f"dyncli-replay-{name}-")
+        if seed is not None:
+            shutil.copytree(seed, Path(self.cache_dir) / "dynamo", dirs_exist_ok=True)
+        self._code_state: Any = None
+        self._examples: Any = None
+        self._dynamism: dict[int, Any] = {}
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """The strategy's cache dir, size memory, stance inputs and config, restored after."""
+        import torch._dynamo.eval_frame as eval_frame
+        from torch._dynamo import pgo
+        from torch._inductor.utils import clear_caches
+
+        saved_env = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR",
+                                                    "TRITON_CACHE_DIR")}
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache_dir
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(self.cache_dir, "triton")
+        clear_caches()  # in-memory code caches would serve another strategy's kernels
+        saved_examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+        try:
+            with ExitStack() as stack:
+                # the config first: eager-then-compile's context clears the stance's inputs
+                stack.enter_context(self._config())
+                forget_sizes()
+                pgo._CODE_STATE = self._code_state  # None: loaded (pgo: the seed) at first use
+                eval_frame._EXAMPLE_INPUTS = self._examples
+                _give_dynamism(self._dynamism)
+                try:
+                    yield
+                finally:
+                    self._code_state = pgo._CODE_STATE
+                    self._examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+                    self._dynamism = _take_dynamism()
+        finally:
+            eval_frame._EXAMPLE_INPUTS = saved_examples
+            forget_sizes()
+            clear_caches()
+            for k, v in saved_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def close(self) -> None:
+        """Remove the slot's cache directory."""
+        shutil.rmtree(self.cache_dir, ignore_errors=True)
+
+
+@dataclass
+class Player:
+    """A strategy (``slot`` set) or eager (``slot`` None) in the interleaved replay."""
+
+    name: str
+    steps: dict[int, Callable[[], Any]]
+    slot: Slot | None = None
+    compiles: Callable[[], int] = lambda: 0
+    settle: Callable[[], float] = lambda: 0.0
+    measured_s: float = 0.0
+    error: str = ""
+    replayed: int = 0
+
+
+def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clock,
+                       chunk: int | None = None,
+                       short_error: Callable[[BaseException], str] = repr) -> None:
+    """Every player replays the whole stream in order, taking turns chunk by chunk.
+
+    Turn order rotates from chunk to chunk. Only a player's own requests are timed (the slot
+    switch is not). A player that raises stops there with ``error`` set; the others go on.
+    """
+    n = len(ids)
+    size = chunk or max(1, -(-n // REPLAY_CHUNKS))
+    order = list(players)
+    for c, start in enumerate(range(0, n, size)):
+        k = c % len(order) if order else 0
+        for p in order[k:] + order[:k]:
+            if p.error:
+                continue
+            with ExitStack() as stack:
+                if p.slot is not None:
+                    stack.enter_context(p.slot.turn())
+                t0 = time.perf_counter()
+                try:
+                    for sid in ids[start:start + size]:
+                        before = p.compiles()
+                        p.steps[sid]()
+                        if p.compiles() > before:
+                            p.settle()
+                        p.replayed += 1
+                    clock.synchronize()
+                except Exception as e:
+                    p.error = short_error(e)
+                p.measured_s += time.perf_counter() - t0

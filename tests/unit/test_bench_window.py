@@ -1,0 +1,319 @@
+"""Same-window pricing, the bootstrap confidence, load readings, loops per sample, compile CPU
+time and the CPU hog (dyncli.bench.core.confidence, .machine, .cpu_time; dyncli.bench.loops, .hog):
+no torch."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dyncli.bench import loops
+from dyncli.bench.core import confidence as conf
+from dyncli.bench.core import cpu_time, machine
+from dyncli.bench.core.confidence import Contender, Window
+from dyncli.bench.hog import Hog
+from dyncli.bench.timing import CpuClock
+
+# ---------------------------------------------------------------- pricing across windows
+
+
+def test_price_of_one_round_robin_window_is_each_columns_mean() -> None:
+    w = Window({"eager": [2.0, 4.0], "static": [1.0, 1.0], "dynamic": [1.5, 2.5]})
+    assert conf.price([w]) == {"eager": 3.0, "static": 1.0, "dynamic": 2.0}
+
+
+def test_price_removes_the_load_of_the_window_a_strategy_ran_in() -> None:
+    # the issue's case: eager 8.7 ms in one strategy's window, 59.9 ms in another's; each
+    # compiled strategy runs at half eager's speed in its own window, so they tie
+    quiet = Window({"eager": [8.7] * 4, "dynamic": [4.35] * 4})
+    busy = Window({"eager": [59.9] * 4, "unbacked": [29.95] * 4})
+    p = conf.price([quiet, busy])
+    pooled = (8.7 + 59.9) / 2
+    assert p["eager"] == pytest.approx(pooled)
+    assert p["dynamic"] == pytest.approx(p["unbacked"]) == pytest.approx(pooled / 2)
+
+
+def test_totals_add_counts_compiles_and_fixed_costs() -> None:
+    shapes = [[Window({"eager": [10.0, 10.0], "a": [5.0, 5.0]})],
+              [Window({"eager": [20.0, 20.0], "a": [2.0, 2.0]})]]
+    got = conf.totals(shapes, [3, 1], [Contender("eager"), Contender("a", [1.0, 0.5], 0.25)])
+    assert got["eager"] == pytest.approx((3 * 10 + 20) / 1000)
+    assert got["a"] == pytest.approx((3 * 5 + 2) / 1000 + 1.5 + 0.25)
+
+
+def test_a_window_without_eager_is_ignored_and_a_shape_without_any_is_nan() -> None:
+    assert conf.price([Window({"a": [1.0]})]) == {}
+    got = conf.totals([[Window({"a": [1.0]})]], [1], [Contender("a")])
+    assert math.isnan(got["a"])
+
+
+# ---------------------------------------------------------------- the bootstrap confidence
+
+
+def _noisy(mean: float, spread: float, n: int, phase: int = 0) -> list[float]:
+    return [mean + spread * (((i * 7 + phase) % 11) - 5) / 5 for i in range(n)]
+
+
+def test_a_clear_winner_is_sure_and_says_nothing() -> None:
+    shapes = [[Window({"eager": _noisy(10, 1, 20), "fast": _noisy(2, 0.2, 20, 3),
+                       "slow": _noisy(6, 0.5, 20, 5)})]]
+    ids = [0] * 1000
+    settle = conf.confidence(shapes, ids, [Contender("eager"), Contender("fast", [0.5]),
+                                           Contender("slow", [0.5])], "fast")
+    assert settle.confidence == 1.0 and settle.sure
+    assert conf.reason(settle) == ""
+    assert sum(settle.p_best.values()) == pytest.approx(1.0)
+
+
+def test_a_tie_within_noise_is_below_0_9_and_asks_for_repeats() -> None:
+    shapes = [[Window({"eager": _noisy(10, 3, 10), "a": _noisy(5.0, 2, 10, 1),
+                       "b": _noisy(5.05, 2, 10, 4)})]]
+    settle = conf.confidence(shapes, [0] * 500, [Contender("eager"), Contender("a", [1.0]),
+                                                 Contender("b", [1.0])], "a", rounds=10)
+    assert settle.confidence < conf.SURE
+    text = conf.reason(settle)
+    assert text.startswith(f"confidence {settle.confidence:.2f}: a, b are within noise")
+    assert "more repeats would settle it (--repeat " in text and "now 10" in text
+
+
+def test_noisy_compiles_and_a_steady_gap_ask_for_a_longer_stream() -> None:
+    # b serves 0.1 ms faster per request but its compiles are noisy and cost more
+    shapes = [[Window({"eager": [10.0] * 10, "a": [3.0] * 10, "b": [2.9] * 10})]]
+    settle = conf.confidence(shapes, [0] * 100,
+                             [Contender("a", [1.0, 1.0]), Contender("b", [0.2, 2.0])], "a")
+    assert settle.confidence < conf.SURE
+    assert "b serves 0.1 ms faster per request" in settle.advice
+    assert "a longer stream" in settle.advice
+
+
+def test_confidence_is_deterministic_and_paired_rounds_cancel_common_load() -> None:
+    # a load spike hits every column of round 3: paired resampling keeps a ahead of b in
+    # every replicate; resampling columns independently would mix spikes into one side only
+    load = [1.0, 1.0, 1.0, 8.0, 1.0, 1.0, 1.0, 1.0]
+    shapes = [[Window({"eager": [10 * x for x in load], "a": [4.0 * x for x in load],
+                       "b": [4.2 * x for x in load]})]]
+    cs = [Contender("a"), Contender("b")]
+    one = conf.confidence(shapes, [0] * 50, cs, "a")
+    assert one == conf.confidence(shapes, [0] * 50, cs, "a")
+    assert one.confidence == 1.0
+
+
+def test_a_fixed_first_request_replaces_its_steady_price() -> None:
+    shapes = [[Window({"eager": [10.0] * 4, "etc": [2.0] * 4})]]
+    settle = conf.confidence(shapes, [0, 0, 0], [Contender("eager"),
+                                                 Contender("etc", [0.0], 0.010, (0,))], "etc")
+    # etc: 0.010 (the eager first call) + 2 × 2 ms = 0.014 s < eager 0.030 s
+    assert settle.confidence == 1.0
+
+
+# ---------------------------------------------------------------- load readings and warnings
+
+
+def test_proc_readers_parse_and_tolerate_missing_files(tmp_path: Path) -> None:
+    (tmp_path / "loadavg").write_text("3.91 2.10 1.00 3/400 12345\n")
+    (tmp_path / "stat").write_text("cpu  100 0 50 800 50 0 0 25 0 0\ncpu0 1 2 3\n")
+    assert machine.read_loadavg(str(tmp_path / "loadavg")) == 3.91
+    t = machine.read_cpu_times(str(tmp_path / "stat"))
+    tick = os.sysconf("SC_CLK_TCK")
+    assert t == machine.CpuTimes(1025 / tick, 850 / tick, 25 / tick)
+    assert machine.read_loadavg(str(tmp_path / "none")) is None
+    assert machine.read_cpu_times(str(tmp_path / "loadavg")) is None
+
+
+def test_load_log_summary_on_this_machine() -> None:
+    log = machine.LoadLog()
+    log.read("start")
+    sum(i * i for i in range(200_000))
+    log.read("end")
+    s = log.summary()
+    assert s["readings"] == 2 and s["cores"] == os.cpu_count()
+    if os.path.exists("/proc/stat"):
+        assert 0.0 <= s["others_cpu_share"] <= 1.0 and s["steal_share"] >= 0.0
+
+
+def test_pyperf_checks_and_load_warnings() -> None:
+    assert machine.sample_warnings([10.0, 10.1, 9.9], "eager batch 8") == []
+    text = machine.sample_warnings([10.0, 10.0, 30.0, 2.0], "eager batch 8")
+    assert text[0].startswith("eager batch 8: the standard deviation (")
+    assert any("the maximum (30 ms) is 131% greater than the mean (13 ms)" in t for t in text)
+    assert any("the minimum (2 ms) is 85% smaller" in t for t in text)
+    assert machine.drift([8.7, 59.9, 20.0]) == pytest.approx(59.9 / 8.7)
+    assert machine.drift([8.7]) is None
+    warn = machine.load_warnings({"cores": 2, "load_min": 1.1, "load_max": 3.9,
+                                  "others_cpu_share": 0.6, "steal_share": 0.0}, 6.9, "batch 8")
+    assert warn[0] == "the machine was busy: load average 1.1-3.9 on 2 cores"
+    assert warn[1] == "other processes used 60% of the CPU time during the run"
+    assert warn[2].startswith("eager's latency for one shape (batch 8) moved 6.9x")
+    assert machine.load_warnings({"cores": 2, "load_min": 0.1, "load_max": 0.5}, 1.1) == []
+
+
+# ---------------------------------------------------------------- loops per sample
+
+
+class StepClock(CpuClock):
+    """A clock that advances ``per_call`` ms on every call of the timed function."""
+
+    def __init__(self, per_call_ms: float) -> None:
+        self.now = 0.0
+        self.per_call = per_call_ms
+        super().__init__(lambda: self.now / 1000.0)
+
+    def call(self) -> None:
+        self.now += self.per_call
+
+
+def test_calibrate_finds_timeits_loop_count_in_few_probes() -> None:
+    clock = StepClock(0.03)
+    calls = [0]
+
+    def fn() -> None:
+        calls[0] += 1
+        clock.call()
+
+    n = loops.calibrate(clock, fn)
+    assert n == 1000  # 0.03 ms × 1000 = 30 ms >= 20 ms; 500 × 0.03 = 15 ms
+    assert calls[0] < 3000  # jumped ahead, not 1+2+5+…+1000
+    big = StepClock(50.0)
+    assert loops.calibrate(big, big.call) == 1
+
+
+def test_timed_loops_is_per_call_and_round_robin_rotates() -> None:
+    clock = StepClock(0.0)
+    order: list[str] = []
+
+    def make(name: str, ms: float):  # type: ignore[no-untyped-def]
+        def fn() -> None:
+            order.append(name)
+            clock.now += ms
+        return fn
+
+    fns = {"eager": make("eager", 2.0), "a": make("a", 1.0), "b": make("b", 0.5)}
+    got = loops.round_robin(clock, fns, {"eager": 2, "a": 4}, rounds=3)
+    assert {k: [round(x, 9) for x in v] for k, v in got.items()} == {
+        "eager": [2.0] * 3, "a": [1.0] * 3, "b": [0.5] * 3}
+    firsts = [order[0], order[2 + 4 + 1], order[2 * 7]]
+    assert firsts == ["eager", "a", "b"]
+
+
+# ---------------------------------------------------------------- compile wall and CPU
+
+
+def test_compile_cost_charges_the_less_of_wall_and_cpu() -> None:
+    quiet = cpu_time.CompileCost(wall_s=2.0, self_cpu_s=1.0, workers_cpu_s=2.0)
+    assert quiet.charged_s == 2.0 and not quiet.diverges
+    busy = cpu_time.CompileCost(wall_s=6.0, self_cpu_s=1.0, workers_cpu_s=2.0)
+    assert busy.charged_s == 3.0 and busy.diverges
+    assert busy.as_dict()["cpu_s"] == 3.0
+
+
+def test_measure_counts_a_child_process_cpu() -> None:
+    with cpu_time.measure() as cost:
+        subprocess.run([sys.executable, "-c", "sum(i*i for i in range(3_000_000))"], check=True)
+    assert cost.workers_cpu_s > 0.05
+    assert cost.wall_s > 0
+
+
+def test_live_descendants_are_read_from_proc(tmp_path: Path) -> None:
+    tick = os.sysconf("SC_CLK_TCK")
+    rows = {10: (1, 5), 11: (10, 7), 12: (11, 11), 13: (99, 1000)}  # pid: (ppid, ticks)
+    for pid, (ppid, t) in rows.items():
+        (tmp_path / str(pid)).mkdir()
+        fields = ["S", str(ppid)] + ["0"] * 9 + [str(t), "0", "0", "0"] + ["0"] * 30
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (a b) c) " + " ".join(fields))
+    assert cpu_time.descendants_cpu_s(10, str(tmp_path)) == pytest.approx(18 / tick)
+    assert cpu_time.descendants_cpu_s(77, str(tmp_path / "nothing")) == 0.0
+
+
+# ---------------------------------------------------------------- the hog
+
+
+def test_hog_toggles_is_bounded_and_is_stopped_by_pid() -> None:
+    with Hog(on_s=0.3, off_s=0.3, limit_s=30, workers=1) as hog:
+        pid = hog.pids[0]
+        time.sleep(0.2)
+        assert hog.running()
+        with open(f"/proc/{pid}/stat") as fh:
+            assert fh.read().rpartition(")")[2].split()[0] in "RS"
+    assert not os.path.exists(f"/proc/{pid}") or "Z" in Path(f"/proc/{pid}/stat").read_text()
+    t0 = time.monotonic()
+    short = Hog(on_s=0.2, off_s=0.2, limit_s=0.5).start()
+    short.procs[0].wait(timeout=10)
+    assert time.monotonic() - t0 < 5
+    short.stop()
+    with pytest.raises(ValueError):
+        Hog(limit_s=0)
+
+
+# ---------------------------------------------------------------- the cost model's use of them
+
+
+def _costed(prime_compiles: int = 0, cpu: float | None = None):  # type: ignore[no-untyped-def]
+    from dyncli.bench.core import recommend
+    from dyncli.bench.core.result import BenchResult, Environment, RunResult
+    from tests.unit.conftest_bench import variation
+
+    env = Environment("0.2.0", "2.15.0", "3.11", "cpu", "cpu", "float32", 2)
+    runs = []
+    for name, compiled in (("static", 1.0), ("dynamic", 1.02)):
+        run = RunResult("m", name, "inference")
+        run.variations = [variation(0, 8, 2.0, compiled, True)]
+        run.variations[0].request = 0
+        run.variations[0].first_call_cpu_s = cpu
+        run.variations[0].compiled_samples = [compiled, compiled + 0.5, compiled - 0.3]
+        if name == "dynamic" and prime_compiles:
+            run.prime_s, run.prime_compiles = 0.3, prime_compiles
+            run.variations[0].request = 1  # the stance compiles at the second request
+        runs.append(run)
+    result = BenchResult("m", env, {"repeat": 3}, runs=runs)
+    result.requests, result.stream_ids = 200, [0] * 200
+    recommend.apply(result)
+    return result
+
+
+def test_apply_adds_a_confidence_and_says_when_it_is_a_tie() -> None:
+    result = _costed()
+    rec = result.recommendation
+    assert rec is not None and rec.confidence is not None and rec.p_best is not None
+    assert set(rec.p_best) == {"eager", "static", "dynamic"}
+    assert rec.as_dict()["confidence"] == rec.confidence
+    if rec.confidence < conf.SURE:
+        assert "are within noise of each other" in rec.reason
+
+
+def test_compiles_are_charged_the_less_of_wall_and_cpu() -> None:
+    wall = _costed()
+    busy = _costed(cpu=0.2)  # a 0.5 s first call that burned 0.2 s of CPU: it waited
+    assert wall.runs[0].stream is not None and busy.runs[0].stream is not None
+    assert busy.runs[0].stream.compile_s == pytest.approx(wall.runs[0].stream.compile_s - 0.3)
+    doc = busy.to_dict()["runs"][0]["compile_cost"]
+    assert doc["uses"] == "min(wall, cpu)" and doc["charged_s"] == pytest.approx(0.2)
+    assert doc["diverged"] == [0]
+
+
+def test_compiles_in_the_eager_first_request_are_counted() -> None:
+    # eager-then-compile: torch compiled an inner frame during the "eager" first request
+    result = _costed(prime_compiles=1)
+    dyn = result.runs[1].stream
+    assert dyn is not None and dyn.compiles == 2
+    # the walk's compile (0.5 s less a compiled call) + the first request less an eager call
+    compiled_mean_s = (1.02 + 1.52 + 0.72) / 3 / 1000
+    assert dyn.compile_s == pytest.approx((0.5 - compiled_mean_s) + (0.3 - 0.002))
+    assert dyn.first_result_s == pytest.approx(0.3)
+    assert result.to_dict()["runs"][1]["first_call_eager_compiles"] == 1
+
+
+def test_the_terminal_line_carries_the_confidence(capsys: pytest.CaptureFixture[str]) -> None:
+    from dyncli.bench.render import print_result
+
+    result = _costed()
+    rec = result.recommendation
+    assert rec is not None and rec.confidence is not None
+    print_result(result)
+    out = capsys.readouterr().out
+    assert f"recommendation: {rec.strategy} (confidence {rec.confidence:.2f}) — " in out
