@@ -270,7 +270,7 @@ def _costed(prime_compiles: int = 0, cpu: float | None = None):  # type: ignore[
             run.prime_s, run.prime_compiles = 0.3, prime_compiles
             run.variations[0].request = 1  # the stance compiles at the second request
         runs.append(run)
-    result = BenchResult("m", env, {"repeat": 3}, runs=runs)
+    result = BenchResult("m", env, {"repeat": 3}, runs=runs, shapes_source="sizes")
     result.requests, result.stream_ids = 200, [0] * 200
     recommend.apply(result)
     return result
