@@ -130,13 +130,14 @@ class Output:
         stderr_console().print(visible(message, keep_layout=True), markup=False, highlight=False)
 
     @staticmethod
-    def warn(message: str) -> None:
-        """One ``Warning:`` line on stderr; ``message`` is shown as written."""
+    def warn(message: str, console: Console | None = None) -> None:
+        """One ``Warning:`` line on stderr; ``message`` is shown as written. ``console``: the
+        one a live progress bar draws on, so the line goes above the bar, not into it."""
         from rich.text import Text
 
         line = Text("Warning:", style="yellow")
         line.append(" " + visible(message))
-        stderr_console().print(line, highlight=False)
+        (console or stderr_console()).print(line, highlight=False)
 
     @staticmethod
     def hint(message: str) -> None:

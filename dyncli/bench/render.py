@@ -441,8 +441,10 @@ def progress_hooks(tap: Any = None, model: str | None = None) -> Iterator[Hooks]
         def progress(strategy: str, done: int, total: int) -> None:
             label = strategy if done < total else f"{strategy} done; next: compiling"
             bar.update(task, description=label, completed=done, total=total)
+        def warning(message: str) -> None:  # through the bar's console: above the bar
+            Output.warn(message, console=bar.console)
         with bar:
-            yield Hooks(progress=progress, warning=Output.warn, tap=tap)
+            yield Hooks(progress=progress, warning=warning, tap=tap)
     else:
         last: dict[str, int] = {}
 
