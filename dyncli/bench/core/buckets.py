@@ -155,50 +155,45 @@ def optimal(sizes: Iterable[int], latency_s: Callable[[int], float],
     comp = np.array([compile_s(s) for s in distinct], dtype=float)
     prefix = np.concatenate(([0.0], np.cumsum(np.array(counts, dtype=float))))
 
-    def step(best: Any, nbest: Any) -> tuple[Any, Any, Any]:
-        """One relaxation: the last bucket is distinct[j-1], serving sizes i..j-1."""
-        nxt, cnt = np.full(n + 1, math.inf), np.zeros(n + 1, dtype=np.int64)
-        arg = np.zeros(n + 1, dtype=np.int64)
-        for j in range(1, n + 1):
-            cand = best[:j] + comp[j - 1] + lat[j - 1] * (prefix[j] - prefix[:j])
-            low = cand.min()
-            if not math.isfinite(low):
-                continue
-            # ties (to rounding) go to the split with fewer buckets, then the smaller start
-            near = np.flatnonzero(cand <= low + 1e-12 * max(1.0, abs(low)))
-            i = int(near[np.argmin(nbest[near])])
-            nxt[j], cnt[j], arg[j] = cand[i], nbest[i] + 1, i
-        return nxt, cnt, arg
+    def relax(j: int, best: Any, nbest: Any) -> tuple[float, int, int]:
+        """The best split whose last bucket is distinct[j-1], serving sizes i..j-1 on top of
+        ``best[i]``: (its total, its bucket count, i). Ties (to rounding) go to the split with
+        fewer buckets, then the smaller start."""
+        cand = best[:j] + comp[j - 1] + lat[j - 1] * (prefix[j] - prefix[:j])
+        low = cand.min()
+        if not math.isfinite(low):
+            return math.inf, 0, 0
+        near = np.flatnonzero(cand <= low + 1e-12 * max(1.0, abs(low)))
+        i = int(near[np.argmin(nbest[near])])
+        return float(cand[i]), int(nbest[i]) + 1, i
 
-    start = np.full(n + 1, math.inf)
-    start[0] = 0.0
-    zero = np.zeros(n + 1, dtype=np.int64)
-    rows: list[Any] = []
+    best = np.full(n + 1, math.inf)
+    best[0] = 0.0
+    nbest = np.zeros(n + 1, dtype=np.int64)
+    chosen, j = [], n
     if max_buckets is None:
-        best, nbest = start, zero
+        # one row, updated in place: best[i] is final before j reads it
         back = np.zeros(n + 1, dtype=np.int64)
-        for j in range(1, n + 1):  # one row: best[i] is final before j reads it
-            cand = best[:j] + comp[j - 1] + lat[j - 1] * (prefix[j] - prefix[:j])
-            low = cand.min()
-            near = np.flatnonzero(cand <= low + 1e-12 * max(1.0, abs(low)))
-            i = int(near[np.argmin(nbest[near])])
-            best[j], nbest[j], back[j] = cand[i], nbest[i] + 1, i
-        chosen, j = [], n
+        for j in range(1, n + 1):
+            best[j], nbest[j], back[j] = relax(j, best, nbest)
+        j = n
         while j > 0:
             chosen.append(distinct[j - 1])
             j = int(back[j])
     else:
-        best, nbest = start, zero
+        # one row per bucket count k: rows[k][j] is where the last of k+1 buckets starts
+        rows: list[Any] = []
         totals = []
         for _ in range(min(max_buckets, n)):
-            best, nbest, arg = step(best, nbest)
-            rows.append(arg)
+            row = [relax(j, best, nbest) for j in range(1, n + 1)]
+            best = np.array([math.inf] + [r[0] for r in row])
+            nbest = np.array([0] + [r[1] for r in row], dtype=np.int64)
+            rows.append([0] + [r[2] for r in row])
             totals.append(best[n])
         k = min(range(len(totals)), key=lambda k: (totals[k], k))
-        chosen, j = [], n
-        for row in range(k, -1, -1):
+        for row_k in range(k, -1, -1):
             chosen.append(distinct[j - 1])
-            j = int(rows[row][j])
+            j = int(rows[row_k][j])
     return cost_of(stream, sorted(chosen), latency_s, compile_s, name="auto")
 
 
