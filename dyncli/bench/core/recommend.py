@@ -53,6 +53,22 @@ def _floats(x: Any) -> list[float]:
         if isinstance(x, list) else []
 
 
+def stream_events(run: RunResult, ids: list[int],
+                  settings: dict[str, Any]) -> list[CompileEvent]:
+    """The compiles the stream pays under ``run``: the measured ones in stream order, or, when
+    the stream is costed as restarted processes, every process's (cold, then warm)."""
+    events = events_of(run)
+    if not restarts_of(run, settings):
+        return events
+    start = run.start or {}
+    per = settings.get("requests_per_start")
+    return restarts.restart_events(
+        ids, events, _floats(start.get("cold_event_s")) or [e.seconds for e in events],
+        _floats(start.get("warm_event_s")),
+        per if isinstance(per, int) and not isinstance(per, bool) and per >= 1 else None,
+        "warm" if settings.get("start") == "warm" else "cold")
+
+
 def run_cost(run: RunResult, ids: list[int], n_shapes: int,
              settings: dict[str, Any] | None = None) -> StreamCost | None:
     """The stream's cost under one run; None when a shape has no steady-state timing."""
@@ -60,16 +76,7 @@ def run_cost(run: RunResult, ids: list[int], n_shapes: int,
     if any(i not in by or not by[i].timed for i in range(n_shapes)):
         return None
     latency = [mean(by[i].compiled_samples) for i in range(n_shapes)]
-    events = events_of(run)
-    settings = settings or {}
-    if restarts_of(run, settings):
-        start = run.start or {}
-        per = settings.get("requests_per_start")
-        events = restarts.restart_events(
-            ids, events, _floats(start.get("cold_event_s")) or [e.seconds for e in events],
-            _floats(start.get("warm_event_s")),
-            per if isinstance(per, int) and not isinstance(per, bool) and per >= 1 else None,
-            "warm" if settings.get("start") == "warm" else "cold")
+    events = stream_events(run, ids, settings or {})
     overrides = {0: run.prime_s} if run.prime_s is not None else None
     if run.prime_s is not None and run.prime_compiles and ids:
         # torch compiled inner frames during the "eager" first request: its seconds beyond an
@@ -183,9 +190,8 @@ def with_confidence(result: BenchResult, rec: Recommendation,
         if run.status != Status.PASS or run.stream is None \
                 or any(i not in by or not by[i].timed for i in range(n_shapes)):
             continue
-        compiles = [charged_first_call_s(v) - mean(v.compiled_samples) / 1000.0
-                    for v in run.variations if v.compiles and v.request is not None
-                    and v.first_call_s == v.first_call_s]
+        # the compiles the stream cost charged: with restarts, every process's (issue #19)
+        compiles = [e.seconds for e in stream_events(run, ids, result.settings)]
         fixed, at = (run.prime_s, (0,)) if run.prime_s is not None else (0.0, ())
         contenders.append(confidence.Contender(run.strategy, compiles, fixed, at))
     if rec.strategy not in {c.name for c in contenders}:
