@@ -6,7 +6,8 @@ recommendation with its confidence, the load recorded, and the criterion: the lo
 recommendation, priced at the first run's replayed totals, within 10 % of that run's best.
 
     python benchmarks/bench_window.py [MODEL] [--sizes 1,2,4,8,16,32] [--requests 600]
-    (MODEL e.g. benchmarks/bench_window.py:big_mlp, the issue's 1024→4096→4096→1024 MLP)
+    (MODEL e.g. benchmarks/bench_window.py:big_mlp, the issue's 1024→4096→4096→1024 MLP, or
+    benchmarks/bench_window.py:pointwise, where compiling wins on a long stream)
         [--strategy static,automatic,pad,dynamic] [--repeat 10] [--threads 1]
         [--conditions none,hog] [--hog-workers N]
 
@@ -39,6 +40,28 @@ def big_mlp() -> tuple[Any, tuple[Any]]:
     model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.LayerNorm(4096),
                           nn.Linear(4096, 4096), nn.GELU(), nn.Linear(4096, 1024))
     return model, (torch.randn(32, 1024),)
+
+
+def pointwise() -> tuple[Any, tuple[Any]]:
+    """Eight blocks of elementwise ops on a 64-wide input: eager pays ~100 small kernel
+    launches a call, inductor fuses them, so on a long enough stream compiling wins (the
+    criterion then compares compiled strategies, not only eager against their compiles)."""
+    import torch
+    from torch import nn
+
+    class Blocks(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = nn.Parameter(torch.linspace(0.5, 1.5, 64))
+
+        def forward(self, x: Any) -> Any:
+            for _ in range(8):
+                x = x * torch.sigmoid(x) + torch.tanh(x) * self.scale
+                x = (x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, keepdim=True) + 1e-5)
+            return x
+
+    torch.manual_seed(0)
+    return Blocks(), (torch.randn(32, 64),)
 
 
 def replayed(result: Any) -> dict[str, float]:

@@ -117,3 +117,77 @@ def test_emitted_module_compiles_as_bench_measured(strategy: str, tmp_path: Path
     assert not errors, errors
     assert count.n == expected, (strategy, count.n, expected)
     assert p.as_dict()["predicted_compiles"] == expected
+
+
+_SERVE = '''
+import importlib.util, json, sys
+import torch
+spec = importlib.util.spec_from_file_location("plan_pgo", sys.argv[1])
+plan = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plan)
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 32)
+        self.b = torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+graphs = []
+
+
+def count(gm, example_inputs):
+    graphs.append(1)
+    return gm.forward
+
+
+plan.COMPILE_KWARGS["backend"] = count  # the test counts; the plan's own is "eager"
+torch.manual_seed(0)
+model = Mlp().eval()
+serve = plan.compile_for_traffic(model)
+with torch.no_grad():
+    for b in json.loads(sys.argv[2]):
+        x = torch.randn(b, 16)
+        torch.testing.assert_close(serve(x), model(x))
+print(json.dumps({"compiles": len(graphs)}))
+'''
+
+
+def test_emitted_pgo_plan_needs_its_profiling_run_and_then_compiles_once(
+        tmp_path: Path) -> None:
+    """pgo's plan, applied as it says: one profiling process, then a serving process that
+    keeps the profiling run's TORCHINDUCTOR_CACHE_DIR compiles once (the dynamic graph PGO
+    learned), where the profiling process compiled as automatic dynamic does."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    p = plan_mod.Plan("pgo", inputs=plan_mod.from_dims({"0": (0,)}, {}), backend="eager",
+                      job_id=f"dyncli-test-{os.getpid()}", predicted_compiles=1)
+    steps = p.requires()
+    assert steps and "profiling process" in steps[0]
+    for form in plan_mod.EMIT_FORMS:  # every form says the step first
+        assert "profiling" in p.emit(form), form
+    module = tmp_path / "plan_pgo.py"
+    module.write_text(p.emit("python"))
+    script = tmp_path / "serve.py"
+    script.write_text(_SERVE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "TORCHDYNAMO_"))}
+    env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "kept"), OMP_NUM_THREADS="1")
+
+    def serve() -> int:
+        proc = subprocess.run([sys.executable, str(script), str(module), json.dumps(STREAM)],
+                              env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return int(json.loads(proc.stdout.strip().splitlines()[-1])["compiles"])
+
+    profiling = serve()
+    assert list((tmp_path / "kept").rglob("code_state_*")), "the profiling run wrote no PGO state"
+    serving = serve()
+    assert profiling == 2  # static first, then automatic dynamic marks the batch dim
+    assert serving == p.predicted_compiles == 1
