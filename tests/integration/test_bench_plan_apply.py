@@ -180,8 +180,12 @@ def test_emitted_pgo_plan_needs_its_profiling_run_and_then_compiles_once(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "TORCHDYNAMO_"))}
     env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "kept"), OMP_NUM_THREADS="1")
 
+    # no batch of 1 in it: a size of 1 is specialized even where PGO marks the dim dynamic (a
+    # stream that starts at 1 compiles twice in every process, plan or not)
+    stream = [s for s in STREAM if s > 1]
+
     def serve() -> int:
-        proc = subprocess.run([sys.executable, str(script), str(module), json.dumps(STREAM)],
+        proc = subprocess.run([sys.executable, str(script), str(module), json.dumps(stream)],
                               env=env, capture_output=True, text=True, timeout=300, check=False)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return int(json.loads(proc.stdout.strip().splitlines()[-1])["compiles"])
