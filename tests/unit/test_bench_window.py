@@ -341,3 +341,62 @@ def test_with_restarts_the_confidence_resamples_every_processs_compiles() -> Non
     assert run.stream is not None and run.stream.compiles == 20
     assert rec is not None and rec.strategy == "eager"
     assert rec.confidence is not None and rec.confidence >= conf.SURE
+
+
+def _tied(order: tuple[str, ...], seed: int):  # type: ignore[no-untyped-def]
+    """Three compiled strategies whose steady states and compiles are equal within noise;
+    ``order`` decides which the noise favours (the first gets the smallest point total)."""
+    import random
+
+    from dyncli.bench.core import recommend
+    from dyncli.bench.core.result import BenchResult, Environment, RunResult
+    from tests.unit.conftest_bench import variation
+
+    rnd = random.Random(seed)
+    env = Environment("0.2.0", "2.15.0", "3.11", "cpu", "cpu", "float32", 2)
+    runs = []
+    for k, name in enumerate(order):
+        run = RunResult("m", name, "inference")
+        v = variation(0, 8, 0.3, 0.05, True)
+        v.request = 0
+        v.eager_samples = [0.3 + rnd.gauss(0, 0.02) for _ in range(10)]
+        v.compiled_samples = [0.05 + 0.0004 * k + rnd.gauss(0, 0.01) for _ in range(10)]
+        v.first_call_s = 2.0 + 0.01 * k
+        run.variations = [v]
+        runs.append(run)
+    result = BenchResult("m", env, {"repeat": 10}, runs=runs, shapes_source="sizes")
+    result.requests, result.stream_ids = 60000, [0] * 60000
+    recommend.apply(result)
+    return result.recommendation
+
+
+def test_leaders_within_noise_give_the_simplest_whichever_the_noise_put_first() -> None:
+    picks, point_best = set(), set()
+    for seed, order in enumerate((("unbacked", "automatic", "dynamic"),
+                                  ("dynamic", "unbacked", "automatic"),
+                                  ("automatic", "dynamic", "unbacked")) * 2):
+        rec = _tied(order, seed)
+        assert rec is not None and rec.confidence is not None
+        assert rec.confidence < conf.SURE
+        picks.add(rec.strategy)
+        assert "within noise of each other" in rec.reason
+        if rec.reason.startswith("automatic: the simplest to apply of "):
+            assert rec.runner_up != "automatic" and rec.runner_up_total_s is not None
+            assert rec.runner_up_total_s <= rec.total_s  # the noise's point best, kept in view
+            point_best.add(rec.runner_up)
+        else:
+            point_best.add("automatic")
+    assert picks == {"automatic"}
+    assert len(point_best) >= 2  # the noise did put another first, and the answer held
+
+
+def test_a_sure_winner_is_kept_even_when_a_simpler_one_follows() -> None:
+    from dyncli.bench.core import recommend
+
+    assert recommend.simplest(["pad", "automatic", "unbacked"]) == "automatic"
+    assert recommend.simplest(["nonesuch", "pgo"]) == "pgo"
+    result = _costed()  # static vs dynamic 1.02: when sure, the point best stays
+    rec = result.recommendation
+    assert rec is not None and rec.confidence is not None
+    if rec.confidence >= conf.SURE:
+        assert not rec.reason.startswith(f"{rec.strategy}: the simplest")

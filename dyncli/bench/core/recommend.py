@@ -10,6 +10,7 @@ never pay back).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -144,7 +145,7 @@ def apply(result: BenchResult) -> None:
         return
     rec = cost.recommend(candidates, len(ids))
     if rec is not None:
-        rec = with_confidence(result, rec, n_shapes)
+        rec = with_confidence(result, rec, n_shapes, candidates)
         rec = replace(rec, apply=plan_for(result, rec.strategy).as_dict())
     result.recommendation = rec
 
@@ -180,9 +181,14 @@ def windows(result: BenchResult, n_shapes: int) -> list[list[confidence.Window]]
     return out
 
 
-def with_confidence(result: BenchResult, rec: Recommendation,
-                    n_shapes: int) -> Recommendation:
-    """The recommendation with its bootstrap confidence, and words when it is below 0.9."""
+def with_confidence(result: BenchResult, rec: Recommendation, n_shapes: int,
+                    candidates: Sequence[Candidate] = ()) -> Recommendation:
+    """The recommendation with its bootstrap confidence, and words when it is below 0.9.
+
+    Below 0.9 the leaders are within noise of each other, and the recommendation becomes the
+    simplest of them to apply (:data:`SIMPLEST`), so that two runs of the same benchmark give
+    the same answer (its confidence is then that strategy's own probability of being best).
+    """
     ids = result.stream_ids
     contenders = [confidence.Contender(EAGER)]
     for run in result.runs:
@@ -200,9 +206,32 @@ def with_confidence(result: BenchResult, rec: Recommendation,
     settle = confidence.confidence(windows(result, n_shapes), ids, contenders, rec.strategy,
                                    rounds=repeat if isinstance(repeat, int) else None)
     words = confidence.reason(settle)
-    return replace(rec, confidence=settle.confidence,
-                   p_best={k: round(v, 4) for k, v in settle.p_best.items()},
+    p_best = {k: round(v, 4) for k, v in settle.p_best.items()}
+    pick = simplest(settle.leaders) if not settle.sure else rec.strategy
+    totals = {c.name: c.total_s for c in candidates if c.passed and math.isfinite(c.total_s)}
+    if pick != rec.strategy and pick in totals:
+        # Leaders within noise of each other: which of them has the least point estimate is
+        # the noise's choice, and flips from run to run (issue #18). Recommend the one that is
+        # simplest to apply, the same whichever of them the noise put first.
+        lead = (f"{pick}: the simplest to apply of {', '.join(settle.leaders)}, which are "
+                f"within noise of each other ({pick} {totals[pick]:.2f} s predicted, "
+                f"{rec.strategy} {rec.total_s:.2f} s)")
+        return replace(rec, strategy=pick, total_s=totals[pick], runner_up=rec.strategy,
+                       runner_up_total_s=rec.total_s, confidence=settle.p_best.get(pick, 0.0),
+                       p_best=p_best, reason=f"{lead}; {rec.reason}; {words}")
+    return replace(rec, confidence=settle.confidence, p_best=p_best,
                    reason=f"{rec.reason}; {words}" if words else rec.reason)
+
+
+# From the least to the most to apply: nothing; torch.compile as it is; one argument; a stance;
+# a config flag; per-input marks or a source list; a pad wrapper; a profiling run first.
+SIMPLEST = (EAGER, "automatic", "static", "dynamic", "eager-then-compile", "unbacked",
+            "mark-dynamic", "sources", "pad", "pgo", "collectives")
+
+
+def simplest(names: Sequence[str]) -> str:
+    """The simplest to apply of ``names`` (by :data:`SIMPLEST`; unknown names last)."""
+    return min(names, key=lambda n: SIMPLEST.index(n) if n in SIMPLEST else len(SIMPLEST))
 
 
 def stream_given(result: BenchResult) -> bool:
