@@ -16,6 +16,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
+from typer.models import CommandInfo
 
 from dyncli import __version__, completion
 from dyncli.commands import bench, compare, diagnose, suggest
@@ -149,21 +150,36 @@ app.command("compare", help=compare.HELP, epilog=compare.EPILOG)(compare.compare
 
 
 def _app_for(argv: list[str]) -> typer.Typer:
-    """The app to run for ``argv``: with a command named first, only that command is built.
+    """The app to run for ``argv``, built only as far as this run can reach.
 
     typer turns every command's signature into click options before it parses anything
-    (bench's 40 options and their completion callbacks were ~20 ms of ``dyncli suggest``'s
-    start-up). A run names its command first, and nothing else of the app takes part in it:
-    the root options come before the command, and they keep the whole app (as do no
-    arguments, ``--help``, an unknown command and shell completion).
+    (bench's 40 options and their completion callbacks were ~20 ms of every start-up). A run
+    that names its command first reaches that command alone (root options come before the
+    command's name: such a run keeps the whole app). ``--help``, ``-h``, ``--version`` and no
+    arguments reach none: the app's help lists each command by its name and help text only.
+    Anything else (an unknown command, shell completion) gets the whole app.
     """
-    name = argv[1] if len(argv) > 1 else None
-    chosen = [info for info in app.registered_commands if info.name == name]
+    one = copy.copy(app)
+    if argv[1:] in ([], ["--help"], ["-h"], ["--version"]):
+        one.registered_commands = [_listed(info) for info in app.registered_commands]
+        return one
+    chosen = [info for info in app.registered_commands if len(argv) > 1 and info.name == argv[1]]
     if not chosen:
         return app
-    one = copy.copy(app)
     one.registered_commands = chosen
     return one
+
+
+def _listed(info: CommandInfo) -> CommandInfo:
+    """``info`` as the app's help lists it: its name and help text, no options."""
+    listed = copy.copy(info)
+    listed.callback = _not_run
+    listed.cls = None
+    return listed
+
+
+def _not_run() -> None:  # pragma: no cover - stands for a command only in the app's help
+    raise AssertionError("a command listed in the app's help was run")
 
 
 def main() -> None:
