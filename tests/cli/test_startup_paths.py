@@ -41,7 +41,7 @@ def test_a_run_that_names_its_command_builds_that_command_only() -> None:
     listed = _app_for(["dyncli", "--help"]).registered_commands
     assert [c.name for c in listed] == [c.name for c in app.registered_commands]
     assert [c.help for c in listed] == [c.help for c in app.registered_commands]
-    assert all(c.callback is not o.callback for c, o in zip(listed, app.registered_commands))
+    assert all(c.callback is not o.callback for c, o in zip(listed, app.registered_commands, strict=True))
 
 
 def _modules_after(argv: list[str]) -> set[str]:
