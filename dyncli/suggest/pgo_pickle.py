@@ -168,6 +168,8 @@ def _unpickle(data: bytes) -> Any:
 
 
 def _convert_atom(a: Any) -> Atom:
+    if a is DYNAMIC or a is UNSET:  # most scalars
+        return a
     kind = type(a)
     if kind is int:
         if -MAX_ATOM <= a <= MAX_ATOM:
@@ -177,7 +179,7 @@ def _convert_atom(a: Any) -> Atom:
         if math.isfinite(a) and abs(a) <= MAX_ATOM:
             return a
         raise ValueError(f"value out of range ({short(a, 40)})")
-    if a is DYNAMIC or a is UNSET or kind is InferStride:
+    if kind is InferStride:
         return a
     if kind is _InferStride:
         dim = a.__dict__.get("dim", 0)
@@ -219,7 +221,10 @@ def entry_from_parts(scalar: Any, size: Any, stride: Any, excluded_sizes: Any = 
     """An :class:`Entry` from raw fields, noting 0/1 sizes (see ``Entry.small_sizes``)."""
     entry = Entry(_convert_atom(scalar), _convert_tup(size), _convert_tup(stride))
     for sizes in (entry.size, excluded_sizes):
+        # (``0 in sizes`` first: a quick no for most sizes; it also matches 0.0 and False,
+        # which the exact test then leaves out)
         if isinstance(sizes, (tuple, list)) and len(sizes) <= MAX_DIMS \
+                and (0 in sizes or 1 in sizes) \
                 and any(type(s) is int and s in (0, 1) for s in sizes):
             for dim, s in enumerate(sizes):
                 if type(s) is int and s in (0, 1):
