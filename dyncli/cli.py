@@ -149,6 +149,9 @@ app.command("suggest", help=suggest.HELP, epilog=suggest.EPILOG)(suggest.suggest
 app.command("compare", help=compare.HELP, epilog=compare.EPILOG)(compare.compare)
 
 
+_COMPLETE_VAR = "_DYNCLI_COMPLETE"  # click's shell completion: set by the completion scripts
+
+
 def _app_for(argv: list[str]) -> typer.Typer:
     """The app to run for ``argv``, built only as far as this run can reach.
 
@@ -159,6 +162,8 @@ def _app_for(argv: list[str]) -> typer.Typer:
     arguments reach none: the app's help lists each command by its name and help text only.
     Anything else (an unknown command, shell completion) gets the whole app.
     """
+    if os.environ.get(_COMPLETE_VAR):  # completing: the words are in the environment
+        return app
     one = copy.copy(app)
     if argv[1:] in ([], ["--help"], ["-h"], ["--version"]):
         one.registered_commands = [_listed(info) for info in app.registered_commands]

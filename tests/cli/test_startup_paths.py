@@ -5,6 +5,7 @@ whole app does. No timing here: ``benchmarks/startup.py`` measures."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,18 @@ def test_a_run_that_names_its_command_builds_that_command_only() -> None:
     assert [c.name for c in listed] == [c.name for c in app.registered_commands]
     assert [c.help for c in listed] == [c.help for c in app.registered_commands]
     assert all(c.callback is not o.callback for c, o in zip(listed, app.registered_commands, strict=True))
+
+
+def test_shell_completion_gets_the_whole_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the completion scripts run `dyncli` with no arguments, the words in the environment
+    monkeypatch.setenv("_DYNCLI_COMPLETE", "complete_bash")
+    assert _app_for(["dyncli"]) is app
+    env = {"COMP_WORDS": "dyncli bench --strategy static,au", "COMP_CWORD": "3",
+           "_DYNCLI_COMPLETE": "complete_bash", "PATH": "/usr/bin:/bin",
+           **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}}
+    done = subprocess.run([sys.executable, "-m", "dyncli"], capture_output=True, text=True,
+                          env=env, check=False, timeout=60)
+    assert done.stdout.split() == ["static,automatic"], done.stderr
 
 
 def _modules_after(argv: list[str]) -> set[str]:
