@@ -18,6 +18,10 @@ MAX_STACK = 10_000
 MAX_MARKS = 64
 MAX_HEAP = 96 << 20
 MAX_LONG_BYTES = 16  # an int of 128 bits: sizes, hashes and line numbers are far smaller
+# Objects (CodeId, CodeState, FrameStateSizeEntry, InferStride) one file may create: each
+# costs ~0.9 KB while unpickling (with its state dict, kept in pickle's memo), so this bounds
+# the memory of one file near 90 MB. A 10,000-frame state of three inputs is ~70,000 objects.
+MAX_OBJECTS = 100_000
 
 # Tags of the simulated stack; NAME + i is the string ``names[i]`` of the allowed globals.
 STR, INT, FLOAT, CONST, BYTES, TUPLE, LIST, DICT, OBJ, TOKEN = range(10)
@@ -85,6 +89,7 @@ def walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, .
     memoize = memo.append
     heap = 0
     ops = 0
+    objects = 0  # PGO objects the unpickler will make (NEWOBJ/REDUCE of an allowed class)
     check_at = _CHECK_EVERY
     pos = 0
     frame_end = 0
@@ -96,7 +101,7 @@ def walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, .
             ops += 1
             if ops >= check_at:
                 walked[0] = ops
-                _bounds(ops, heap, len(stack), limit, total)
+                _bounds(ops, heap, len(stack), objects, limit, total)
                 check_at = (ops | (_CHECK_EVERY - 1)) + 1
             if op == 0x68:  # BINGET
                 try:
@@ -108,6 +113,7 @@ def walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, .
                 if tag == KLASS and data.startswith(_HEADER, pos):  # a new object, its state dict
                     pos += 5
                     ops += 5
+                    objects += 1
                     push(OBJ)
                     push(DICT)
                     memoize(OBJ)
@@ -216,6 +222,7 @@ def walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, .
                 if func == KLASS:
                     tag = OBJ
                     heap += _OBJ_BYTES
+                    objects += 1
                 elif func == DICT_FACTORY and op == 0x52:
                     tag = DICT
                     heap += _DICT_BYTES
@@ -256,7 +263,7 @@ def walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, .
                     allowed, classes, dict_factories)
                 if done:
                     walked[0] = ops
-                    _bounds(ops, heap, len(stack), limit, total)
+                    _bounds(ops, heap, len(stack), objects, limit, total)
                     if len(stack) != 1 or marks:
                         raise ScanError("a pickle that ends with an unbalanced stack")
                     return heap
@@ -396,7 +403,7 @@ def _names(allowed: tuple[tuple[str, str], ...]) -> tuple[list[str], dict[bytes,
     return names, {name.encode(): NAME + i for i, name in enumerate(names)}
 
 
-def _bounds(ops: int, heap: int, depth: int, limit: int, total: int) -> None:
+def _bounds(ops: int, heap: int, depth: int, objects: int, limit: int, total: int) -> None:
     if ops > limit:
         if limit < MAX_OPS:
             raise ScanError(f"not read past {ops:,} opcodes: this scan's budget of "
@@ -408,6 +415,9 @@ def _bounds(ops: int, heap: int, depth: int, limit: int, total: int) -> None:
                         "larger than any PGO state")
     if depth > MAX_STACK:
         raise ScanError(f"more than {MAX_STACK:,} items on the unpickler's stack: not PGO state")
+    if objects > MAX_OBJECTS:
+        raise ScanError(f"more than {MAX_OBJECTS:,} objects: larger than any PGO state "
+                        "dyncli reads")
 
 
 def _name(data: bytes, tag: int, names: list[str]) -> str:

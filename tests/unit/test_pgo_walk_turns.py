@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import pickle
 import pickletools
 import re
 
 import pytest
 import suggest_fake_pgo as fake
 
-from dyncli.suggest.pgo_pickle import _CLASSES, ALLOWED, _defaultdict
+from dyncli.suggest import pgo_scan, pgo_walk
+from dyncli.suggest.pgo_pickle import _CLASSES, ALLOWED, _defaultdict, _Stub, _unpickle, loads_state
 from dyncli.suggest.pgo_walk import (
     _DICT_BYTES,
     _MEMO_BYTES,
@@ -81,3 +83,31 @@ def test_the_walk_of_a_real_state_spends_its_budget_exactly() -> None:
     _walk(data, limit=n)  # exactly enough
     with pytest.raises(ScanError, match="budget"):
         _walk(data, limit=n - 1)
+
+
+def _stand_ins(obj: object, seen: set[int]) -> int:
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, dict):
+        return sum(_stand_ins(k, seen) + _stand_ins(v, seen) for k, v in obj.items())
+    if isinstance(obj, (tuple, list)):
+        return sum(_stand_ins(v, seen) for v in obj)
+    if isinstance(obj, _Stub):
+        return 1 + _stand_ins(obj.__dict__, seen)
+    return 0
+
+
+def test_the_objects_a_state_makes_are_bounded_before_it_is_unpickled(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _state(5)
+    made = _stand_ins(_unpickle(data), set())
+    assert made > 20  # CodeId, CodeState, an entry per input, InferStride per tensor stride
+    monkeypatch.setattr(pgo_walk, "MAX_OBJECTS", made)
+    _walk(data)  # exactly the bound: read
+    monkeypatch.setattr(pgo_walk, "MAX_OBJECTS", made - 1)
+    with pytest.raises(ScanError, match=f"more than {made - 1:,} objects"):
+        _walk(data)
+    monkeypatch.setattr(pgo_scan, "_passed", {})  # read above: forget that it passed
+    with pytest.raises(pickle.UnpicklingError, match="objects: larger than any PGO state"):
+        loads_state(data)
