@@ -14,7 +14,7 @@ and prints min and median wall time of each, and the difference of medians. The
 
 dyncli's modules are byte-compiled first (``compileall``), as ``pip install`` does: with
 ``PYTHONDONTWRITEBYTECODE=1`` in the environment and no ``__pycache__``, every run would
-compile dyncli's sources again (that added ~40 ms to ``suggest`` in a checkout).
+compile dyncli's sources again (~30 ms of ``suggest`` in a checkout, measured).
 
 Usage (from the repo root)::
 
