@@ -1,8 +1,8 @@
 """Benchmark: dyncli start-up (``--help``, ``suggest``) next to ``python -c pass``.
 
-Target: ``dyncli --help`` and ``dyncli suggest --pgo-dir DIR`` on a small PGO state within
-150 ms of a bare interpreter start (no torch on these paths). Runs, interleaved so that
-machine load hits all alike, ``--repeat`` times each (median reported):
+Target (issue 22): ``dyncli --help`` and ``dyncli suggest --pgo-dir DIR`` on a small PGO
+state within 100 ms of a bare interpreter start (no torch on these paths). Runs, interleaved
+so that machine load hits all alike, ``--repeat`` times each (median reported):
 
 1. ``python -c pass``
 2. the ``dyncli`` console script: ``--help``, ``--version``, and
@@ -11,6 +11,10 @@ machine load hits all alike, ``--repeat`` times each (median reported):
 
 and prints min and median wall time of each, and the difference of medians. The
 ``import …`` rows (each a fresh interpreter importing one thing) show where start-up goes.
+
+dyncli's modules are byte-compiled first (``compileall``), as ``pip install`` does: with
+``PYTHONDONTWRITEBYTECODE=1`` in the environment and no ``__pycache__``, every run would
+compile dyncli's sources again (~30 ms of ``suggest`` in a checkout, measured).
 
 Usage (from the repo root)::
 
@@ -29,6 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+TARGET_MS = 100  # issue 22: at most +100 ms over `python -c pass`
 
 
 def _wall(cmd: list[str]) -> float:
@@ -58,6 +63,9 @@ def main() -> None:
         commands["dyncli --help"] = [str(script), "--help"]
         commands["dyncli --version"] = [str(script), "--version"]
         commands["dyncli suggest"] = [str(script), "suggest", "--pgo-dir", state, "-q"]
+    # as installed: byte-compiled (see the module docstring)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "dyncli")], check=True,
+                   capture_output=True)
     samples: dict[str, list[float]] = {name: [] for name in commands}
     for cmd in commands.values():  # warm the page cache once
         _wall(cmd)
@@ -72,8 +80,8 @@ def main() -> None:
     for what in ("--help", "suggest"):
         worst = max(statistics.median(v) for k, v in samples.items()
                     if k.endswith(what) and not k.startswith("import")) - base
-        print(f"{what}: start-up overhead {worst * 1e3:.0f} ms; target within 150 ms: "
-              f"{'met' if worst < 0.150 else 'MISSED'}")
+        print(f"{what}: start-up overhead {worst * 1e3:.0f} ms; target within {TARGET_MS} ms: "
+              f"{'met' if worst < TARGET_MS / 1e3 else 'MISSED'}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ run on machines without it (a test asserts this).
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import os
 import signal
@@ -15,6 +16,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
+from typer.models import CommandInfo
 
 from dyncli import __version__, completion
 from dyncli.commands import bench, compare, diagnose, suggest
@@ -147,6 +149,44 @@ app.command("suggest", help=suggest.HELP, epilog=suggest.EPILOG)(suggest.suggest
 app.command("compare", help=compare.HELP, epilog=compare.EPILOG)(compare.compare)
 
 
+_COMPLETE_VAR = "_DYNCLI_COMPLETE"  # click's shell completion: set by the completion scripts
+
+
+def _app_for(argv: list[str]) -> typer.Typer:
+    """The app to run for ``argv``, built only as far as this run can reach.
+
+    typer turns every command's signature into click options before it parses anything
+    (bench's 40 options and their completion callbacks were ~20 ms of every start-up). A run
+    that names its command first reaches that command alone (root options come before the
+    command's name: such a run keeps the whole app). ``--help``, ``-h``, ``--version`` and no
+    arguments reach none: the app's help lists each command by its name and help text only.
+    Anything else (an unknown command, shell completion) gets the whole app.
+    """
+    if os.environ.get(_COMPLETE_VAR):  # completing: the words are in the environment
+        return app
+    one = copy.copy(app)
+    if argv[1:] in ([], ["--help"], ["-h"], ["--version"]):
+        one.registered_commands = [_listed(info) for info in app.registered_commands]
+        return one
+    chosen = [info for info in app.registered_commands if len(argv) > 1 and info.name == argv[1]]
+    if not chosen:
+        return app
+    one.registered_commands = chosen
+    return one
+
+
+def _listed(info: CommandInfo) -> CommandInfo:
+    """``info`` as the app's help lists it: its name and help text, no options."""
+    listed = copy.copy(info)
+    listed.callback = _not_run
+    listed.cls = None
+    return listed
+
+
+def _not_run() -> None:  # pragma: no cover - stands for a command only in the app's help
+    raise AssertionError("a command listed in the app's help was run")
+
+
 def main() -> None:
     """Console-script entry point."""
     # A name or line holding a lone surrogate (a non-UTF-8 file name, a damaged log) must not
@@ -160,7 +200,7 @@ def main() -> None:
     completion.init()
     completion.default_shell(sys.argv)
     try:
-        app(prog_name="dyncli")
+        _app_for(sys.argv)(prog_name="dyncli")
     except KeyboardInterrupt:  # between start-up and a command (option parsing)
         try:
             interrupted()

@@ -16,11 +16,10 @@ from typing import Any
 
 import typer
 
-from dyncli.config import RANK_SHAPES, STRATEGIES
-
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 
-_REGISTERED = re.compile(r"@register_model\([^)]*\)\s*(?:@[^\n]*\n\s*)*def\s+(\w+)\s*\(")
+# compiled on first use (re caches it): nothing is compiled while the app starts
+_REGISTERED = r"@register_model\([^)]*\)\s*(?:@[^\n]*\n\s*)*def\s+(\w+)\s*\("
 
 
 def _torchvision_names() -> list[str]:
@@ -33,7 +32,7 @@ def _torchvision_names() -> list[str]:
         names: set[str] = set()
         for file in models.glob("*.py"):  # the top level only: detection etc. are not bench's
             with contextlib.suppress(OSError, UnicodeDecodeError):
-                names.update(_REGISTERED.findall(file.read_text(encoding="utf-8")))
+                names.update(re.findall(_REGISTERED, file.read_text(encoding="utf-8")))
         return sorted(names)
     return []
 
@@ -97,8 +96,20 @@ def one_of(choices: Sequence[str]) -> Callable[[str], list[str]]:
     return complete
 
 
-strategies = comma_list(STRATEGIES)
-rank_shapes = one_of(RANK_SHAPES)
+def strategies(incomplete: str) -> list[str]:
+    """``--strategy`` values (dyncli.config is imported on TAB, not at start-up)."""
+    from dyncli.config import STRATEGIES
+
+    return comma_list(STRATEGIES)(incomplete)
+
+
+def rank_shapes(incomplete: str) -> list[str]:
+    """``--rank-shapes`` values."""
+    from dyncli.config import RANK_SHAPES
+
+    return one_of(RANK_SHAPES)(incomplete)
+
+
 devices = one_of(("auto", "cpu", "cuda"))
 dtypes = one_of(("float32", "bfloat16", "float16", "amp"))
 modes = one_of(("inference", "training"))

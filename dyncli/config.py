@@ -138,12 +138,26 @@ class Resolved:
                 for f in dataclasses.fields(self.config)]
 
 
+_FIELDS: dict[type, tuple[dict[str, dataclasses.Field[Any]], dict[str, Any]]] = {}
+
+
+def _fields_and_hints(cls: type) -> tuple[dict[str, dataclasses.Field[Any]], dict[str, Any]]:
+    """A table's fields by name and their resolved types, worked out once per class
+    (``get_type_hints`` evaluates every annotation: once per key, it was most of the time a
+    command spent reading the repository's full ``autodyn.toml``)."""
+    known = _FIELDS.get(cls)
+    if known is None:
+        known = _FIELDS[cls] = ({f.name: f for f in dataclasses.fields(cls)},
+                                typing.get_type_hints(cls))
+    return known
+
+
 def _validate(table: str, cls: type, key: str, value: Any, where: str, from_env: bool = False) -> Any:
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields, hints = _fields_and_hints(cls)
     if key not in fields:
         known = ", ".join(sorted(fields))
         raise ConfigError(f"{where}: {table}.{key}: unknown key", hint=f"Known keys in [{table}]: {known}")
-    tp = typing.get_type_hints(cls)[key]
+    tp = hints[key]
     try:
         out = parse_env(value, tp) if from_env else check_value(value, tp)
     except ValueError as e:

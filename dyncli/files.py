@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -164,6 +163,8 @@ def atomic_target(path: str | Path) -> Iterator[Path]:
         raise OutputError(f"{path}: cannot write: directory {directory} does not exist")
     sweep_stale(path)
     try:
+        import tempfile  # here: its import (random, hashlib) is start-up time of every command
+
         fd, name = tempfile.mkstemp(prefix=f"{_temp_head(path)}{os.getpid()}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -18,8 +18,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from dyncli import __version__
 from dyncli.errors import DyncliError
 from dyncli.files import (
@@ -32,7 +30,8 @@ from dyncli.files import (
 )
 from dyncli.textsafe import safe_console, visible
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich is imported when a console is made: not at start-up
+    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 

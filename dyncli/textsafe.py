@@ -39,8 +39,18 @@ def _char_class(ranges: Iterable[tuple[int, int]]) -> re.Pattern[str]:
     return re.compile("[" + "".join(f"\\u{lo:04x}-\\u{hi - 1:04x}" for lo, hi in ranges) + "]")
 
 
-_TABLE = {code: _escape(code) for lo, hi in _RANGES for code in range(lo, hi)}
-_LAYOUT_TABLE = {code: text for code, text in _TABLE.items() if code not in (0x09, 0x0A)}
+class _Tables(dict[bool, dict[int, str]]):
+    """``str.translate`` tables, built on first use (2,126 entries: a millisecond of every
+    command's start-up otherwise): ``_TABLE[False]`` escapes all, ``[True]`` keeps the layout."""
+
+    def __missing__(self, keep_layout: bool) -> dict[int, str]:
+        table = {code: _escape(code) for lo, hi in _RANGES for code in range(lo, hi)}
+        self[False] = table
+        self[True] = {code: text for code, text in table.items() if code not in (0x09, 0x0A)}
+        return self[keep_layout]
+
+
+_TABLE = _Tables()
 UNSAFE = _char_class(_RANGES)
 _UNSAFE_LAYOUT = _char_class(((0x00, 0x09), (0x0B, 0x20), *_RANGES[1:]))
 
@@ -53,8 +63,8 @@ def visible(text: object, *, keep_layout: bool = False) -> str:
     """
     s = text if type(text) is str else str(text)
     if keep_layout:
-        return s.translate(_LAYOUT_TABLE) if _UNSAFE_LAYOUT.search(s) else s
-    return s.translate(_TABLE) if UNSAFE.search(s) else s
+        return s.translate(_TABLE[True]) if _UNSAFE_LAYOUT.search(s) else s
+    return s.translate(_TABLE[False]) if UNSAFE.search(s) else s
 
 
 def markup_safe(text: object) -> str:
@@ -83,7 +93,7 @@ class _Sanitized:
             if segment.control or not _UNSAFE_LAYOUT.search(text):
                 yield segment
             else:
-                yield Segment(text.translate(_LAYOUT_TABLE), segment.style)
+                yield Segment(text.translate(_TABLE[True]), segment.style)
 
 
 class SafeRenderHook:

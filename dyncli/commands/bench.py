@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from dyncli import completion
 from dyncli.commands.options import ConfigOpt, JsonOpt, PanelCommand, VerboseOpt, resolve_config
-from dyncli.config import Resolved
 from dyncli.errors import GateError, UsageError
+
+if TYPE_CHECKING:
+    from dyncli.config import Resolved
 
 HELP = "Benchmark eager vs compiled on actually varied input shapes."
 # --help groups the options by what they are for (typer's rich_help_panel).

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
-from dyncli.config import Resolved, resolve
-from dyncli.output import stderr_console
+if TYPE_CHECKING:  # imported when a command runs: `dyncli --help` needs neither (start-up)
+    from dyncli.config import Resolved
 
 ConfigOpt = Annotated[
     Path | None,
@@ -35,8 +35,12 @@ VerboseOpt = Annotated[
 
 def resolve_config(table: str, config: Path | None, verbose: bool, **flags: Any) -> Resolved:
     """Resolve ``[table]`` from file, environment and flags; with ``verbose`` list the origins."""
+    from dyncli.config import resolve
+
     resolved = resolve(table, flags, config_path=config)
     if verbose:
+        from dyncli.output import stderr_console
+
         err = stderr_console()
         where = str(resolved.file) if resolved.file else "none found"
         err.print(f"config file: {where}", markup=False, highlight=False)

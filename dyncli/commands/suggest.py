@@ -48,9 +48,10 @@ def suggest(
     max_expansion: MaxExpansionOpt = None,
 ) -> None:
     """Turn PGO state into a TORCH_COMPILE_DYNAMIC_SOURCES list (the fix on stdout, the report on stderr)."""
-    from dyncli.inputs import set_max_expansion
+    if from_trace is not None or max_expansion is not None:  # only a trace is read through it
+        from dyncli.inputs import set_max_expansion
 
-    set_max_expansion(max_expansion)
+        set_max_expansion(max_expansion)
     resolved = resolve_config("suggest", config, verbose, format=fmt, include_params=include_params,
                               frame=frame, exclude=exclude, torch_version=torch_version)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.

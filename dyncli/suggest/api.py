@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dyncli.config import SuggestConfig, config_or_options
 from dyncli.errors import InputError, UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.suggest.allowlist import AllowList, build_allowlist
-from dyncli.suggest.joblist import JobListing, jobs_in_dir
 from dyncli.suggest.pgo_files import find_pgo_files, read_pgo_files
 from dyncli.suggest.pgo_state import PgoState
 from dyncli.suggest.source_lists import parse_entries, resolve_target
 from dyncli.suggest.stale import find_stale
+
+if TYPE_CHECKING:  # --list-jobs only: imported there
+    from dyncli.suggest.joblist import JobListing
 
 
 def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = None,
@@ -88,6 +90,8 @@ def list_jobs(*, pgo_dir: str | Path | None = None, redis: str | None = None) ->
 
     ``redis`` as in :func:`run` (``SCAN`` only); else ``pgo_dir``'s file names.
     """
+    from dyncli.suggest.joblist import JobListing, jobs_in_dir
+
     if redis is not None:
         from dyncli.suggest.redis import list_jobs as redis_jobs
         from dyncli.suggest.redis import resolve_url

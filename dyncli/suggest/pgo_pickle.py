@@ -29,7 +29,6 @@ import io
 import math
 import pickle
 import struct
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -53,11 +52,7 @@ MAX_DIMS = 256  # dims of one tensor (torch itself stops far below this)
 MAX_ENTRIES = 1_000_000  # recorded inputs in one file
 MAX_NAME = 4096  # characters of a file name, function name or source name
 MAX_ATOM = 1 << 62  # a size, stride or scalar value
-# Objects (CodeId, CodeState, FrameStateSizeEntry, InferStride) one file may create: each
-# costs ~0.9 KB while unpickling (with its state dict, kept in pickle's memo), so this bounds
-# the memory of one file near 90 MB. A 10,000-frame state of three inputs is ~70,000 objects.
-MAX_OBJECTS = 100_000
-_budget = threading.local()
+# (and at most pgo_walk.MAX_OBJECTS stand-in objects: counted by the opcode scan)
 
 
 # ---------------------------------------------------------------- restricted unpickling
@@ -66,18 +61,11 @@ _budget = threading.local()
 class _Stub:
     """Base of the stand-ins: takes pickle's BUILD state as a plain dict of fields.
 
-    Each one created counts against ``MAX_OBJECTS``: past it, unpickling stops there.
+    How many a file makes is bounded before it is unpickled: the opcode scan counts them
+    against ``MAX_OBJECTS`` (:mod:`dyncli.suggest.pgo_walk`).
     """
 
     _fields: tuple[str, ...] = ()
-
-    def __new__(cls, *_args: Any, **_kwargs: Any) -> Any:
-        left = getattr(_budget, "left", MAX_OBJECTS) - 1
-        if left < 0:
-            raise pickle.UnpicklingError(f"more than {MAX_OBJECTS:,} objects: larger than any "
-                                         "PGO state dyncli reads")
-        _budget.left = left
-        return super().__new__(cls)
 
     def __setstate__(self, state: Any) -> None:
         if type(state) is not dict:
@@ -163,11 +151,12 @@ def _unpickle(data: bytes) -> Any:
     which cost a fork and up to 5 s per file and bounded neither memo nor stack memory.
     """
     check(data, ALLOWED, _CLASSES, (_defaultdict,))
-    _budget.left = MAX_OBJECTS
     return _CUnpickler(io.BytesIO(data)).load()
 
 
 def _convert_atom(a: Any) -> Atom:
+    if a is DYNAMIC or a is UNSET:  # most scalars
+        return a
     kind = type(a)
     if kind is int:
         if -MAX_ATOM <= a <= MAX_ATOM:
@@ -177,7 +166,7 @@ def _convert_atom(a: Any) -> Atom:
         if math.isfinite(a) and abs(a) <= MAX_ATOM:
             return a
         raise ValueError(f"value out of range ({short(a, 40)})")
-    if a is DYNAMIC or a is UNSET or kind is InferStride:
+    if kind is InferStride:
         return a
     if kind is _InferStride:
         dim = a.__dict__.get("dim", 0)
@@ -219,7 +208,10 @@ def entry_from_parts(scalar: Any, size: Any, stride: Any, excluded_sizes: Any = 
     """An :class:`Entry` from raw fields, noting 0/1 sizes (see ``Entry.small_sizes``)."""
     entry = Entry(_convert_atom(scalar), _convert_tup(size), _convert_tup(stride))
     for sizes in (entry.size, excluded_sizes):
+        # (``0 in sizes`` first: a quick no for most sizes; it also matches 0.0 and False,
+        # which the exact test then leaves out)
         if isinstance(sizes, (tuple, list)) and len(sizes) <= MAX_DIMS \
+                and (0 in sizes or 1 in sizes) \
                 and any(type(s) is int and s in (0, 1) for s in sizes):
             for dim, s in enumerate(sizes):
                 if type(s) is int and s in (0, 1):

@@ -7,12 +7,15 @@ and redirects work; the per-frame table, notes and warnings go to stderr.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from dyncli.output import cell_text, info, line_text, stderr_console, to_json_text, warn, write_json
 from dyncli.quoting import py_comment, py_str, shell_quote, toml_comment, toml_str
 from dyncli.suggest.allowlist import ENV_VAR, AllowList
-from dyncli.suggest.joblist import JobListing
 from dyncli.textsafe import visible
+
+if TYPE_CHECKING:  # --list-jobs only
+    from dyncli.suggest.joblist import JobListing
 
 FORMATS = ("env", "shell", "toml", "python", "json")
 
