@@ -119,14 +119,15 @@ class Source:
             ended = self._recognized_head(head)
         return head, ended
 
-    def parts(self) -> Iterator[Iterable[bytes]]:
+    def parts(self) -> Iterator[bytes | Iterable[bytes]]:
         """The same lines as ``lines()``, in parts: for a plain file, blocks of whole lines.
 
-        Each part is iterated for its lines. A plain file is read ``BLOCK`` bytes at a time,
-        completed to its next line end (or to ``MAX_LINE``, as ``readline(MAX_LINE)`` cuts),
-        and each block's lines come from a ``BytesIO`` over it: ~3x cheaper per line than a
-        buffered file's ``readline`` (benchmarks/diagnose_text.py). Compressed streams and
-        stdin, which are bounded and guarded line by line, come as one part: ``lines()``.
+        A part is either ``bytes``, a block of whole lines, or an iterable of lines. A plain
+        file is read ``BLOCK`` bytes at a time, each block completed to its next line end (or
+        to ``MAX_LINE``, as ``readline(MAX_LINE)`` cuts): a ``BytesIO`` over a block yields its
+        lines ~3x cheaper than a buffered file's ``readline``, and a block can be searched as
+        a whole (``logparse.textlog``). Compressed streams and stdin, which are bounded and
+        guarded line by line, come as one part: ``lines()``.
         """
         if self.compressed or not self.seekable:
             yield self.lines()
@@ -143,7 +144,7 @@ class Source:
             if block[-1] != 10:  # complete the last line (a piece of at most MAX_LINE)
                 tail = len(block) - block.rfind(b"\n") - 1
                 block += readline(MAX_LINE - tail)
-            yield io.BytesIO(block)
+            yield block
 
     def _recognized_head(self, head: list[bytes]) -> bool:
         """Read lines into ``head`` until one is a glog line; refuse the input if the first

@@ -23,6 +23,7 @@ are counted in ``ParseStats`` (``unrecognized``/``malformed``); callers decide w
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -80,6 +81,28 @@ def _dynamic_size(raw: bytes) -> bool:
     return i >= 0 and b"None" in raw[i + 7: raw.find(b"]", i)]
 
 
+def _tree_hit(rec: _Record, raw: bytes, plen: int) -> bool:
+    """Whether a line of a guards tree carries a fact; marks the record's first TENSOR_MATCH.
+
+    Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the record's first
+    TENSOR_MATCH (it names the frame) and shape guards on inputs do; the rest of the tree is
+    skipped unparsed. The first byte of the guard kind (T, L, D) rules out most lines.
+    """
+    i = raw.find(b"+- ", plen) + 3
+    if i < 3:
+        return False
+    c = raw[i:i + 1]
+    if (c == b"T" and raw.startswith(b"TENSOR_MATCH:", i) and (not rec.lines or _dynamic_size(raw))) or (
+            c == b"L" and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
+            c == b"D" and _STATIC in raw):
+        rec.lines.append(b"")
+        return True
+    return False
+
+
+_STATIC = b"_dynamo_static_indices', set())"
+
+
 def _is_start(word: bytes, message: bytes) -> bool:
     """Whether a line whose first word is ``word`` begins a record (else: a continuation).
 
@@ -133,8 +156,10 @@ class TextLogParser:
         """Parse every line (bytes, with or without line ends) and flush at the end."""
         return self.parse_parts((lines,), first_line)
 
-    def parse_parts(self, parts: Iterable[Iterable[bytes]], first_line: int = 1) -> Iterator[ev.Event]:
-        """``parse`` of lines that come in parts (``Source.parts()``: blocks of a file).
+    def parse_parts(self, parts: Iterable[bytes | Iterable[bytes]],
+                    first_line: int = 1) -> Iterator[ev.Event]:
+        """``parse`` of lines that come in parts (``Source.parts()``): blocks of whole lines
+        (``bytes``) or iterables of lines.
 
         The loop is the hot path of ``dyncli diagnose``: a line that repeats the previous
         line's prefix (most lines: guard trees, multi-line records, bursts of one-line records
@@ -150,9 +175,12 @@ class TextLogParser:
         last_key: _Key = (None, b"")
         base = first_line - 1
         fast = slow = 0  # lines of the fast path (silent and tree lines), and the others
+        known = 0  # silent records started (recognized)
+        seen_get = self._seen.get
         try:
             for part in parts:
-                for raw in part:
+                # a block of whole lines (bytes) or any iterable of lines
+                for raw in io.BytesIO(part) if type(part) is bytes else part:
                     if raw.startswith(last_prefix):
                         # Same prefix = same process, same call site, same millisecond. A silent
                         # site only ever logs its one kind, so its lines need no look at all.
@@ -161,17 +189,7 @@ class TextLogParser:
                             continue
                         if mode == TREE:
                             fast += 1
-                            i = raw.find(b"+- ", plen) + 3
-                            # Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the
-                            # record's first TENSOR_MATCH (it names the frame) and shape guards
-                            # on inputs carry facts; the rest of the tree is skipped unparsed.
-                            # The first byte of the guard kind (T, L) rules out most lines.
-                            c = raw[i] if 2 < i < len(raw) else 0
-                            if (c == 84 and raw.startswith(b"TENSOR_MATCH:", i)
-                                    and (not cur.lines or _dynamic_size(raw))) or (
-                                    c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
-                                    c == 68 and b"_dynamo_static_indices', set())" in raw):
-                                cur.lines.append(b"")
+                            if _tree_hit(cur, raw, plen):
                                 out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), base + fast + slow)
                                 if out:
                                     yield from out
@@ -185,6 +203,8 @@ class TextLogParser:
                         cur = open_.get(last_key) or _GONE
                         mode = cur.mode
                         continue
+                    # A line that starts a record (most often of a silent kind): the one regex,
+                    # then as few steps as possible (this branch runs for ~1 line in 10).
                     slow += 1
                     raw = raw.rstrip(b"\r\n")
                     m = match(raw)
@@ -193,26 +213,27 @@ class TextLogParser:
                         if out:
                             yield from out
                         continue
-                    key = m.group(_RANK, _PID)  # (rank, pid) as bytes: one open record per process
+                    plen = m.end()
+                    last_prefix = raw[:plen]
+                    key = last_key = m.group(_RANK, _PID)  # (rank, pid): one open record per process
                     if key[0] is not None:
                         pid_rank[key[1]] = key[0]
-                    plen = m.end()
-                    last_prefix, last_key = raw[:plen], key
-                    message = raw[plen:]
-                    sp = message.find(b" ")
-                    word = message[:sp] if sp >= 0 else message
+                    sp = raw.find(b" ", plen)
+                    word = raw[plen:sp] if sp >= 0 else raw[plen:]
                     if word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
                         word = word.split(b"=", 1)[0]
+                    # (the prefix holds no "[guard added]": its file part cannot hold a "]")
+                    silent = word in _SILENT_WORDS or (word in _GUARD_WORDS and b"[guard added]" not in raw)
                     cid_b = m.group(_CID)
-                    if cid_b is not None and (cid_b not in self._seen.get(key[1], ()) or word in _MARKERS):
-                        out = self._compile_seen(key, cid_b, word, message, base + fast + slow)
+                    if cid_b is not None and (cid_b not in seen_get(key[1], ()) or word in _MARKERS):
+                        out = self._compile_seen(key, cid_b, word, raw[plen:], base + fast + slow)
                         if out:
                             yield from out
                     rec = open_.get(key)
                     if rec is not None:
                         if rec.prefix == last_prefix:
                             # The same process's record resumes after lines of another process.
-                            out = self._same_prefix(key, rec, word, message, base + fast + slow)
+                            out = self._same_prefix(key, rec, word, raw[plen:], base + fast + slow)
                             if out:
                                 yield from out
                             cur = open_.get(key) or _GONE
@@ -222,19 +243,18 @@ class TextLogParser:
                             out = self._close(key)
                             if out:
                                 yield from out
-                        elif rec.mode == SILENT and (word in _SILENT_WORDS or (
-                                word in _GUARD_WORDS and b"[guard added]" not in message)):
-                            stats.recognized += 1
+                        elif silent and rec.mode == SILENT:
+                            known += 1
                             rec.prefix = last_prefix  # reuse: no allocation per one-line record
                             cur = rec
                             mode = SILENT
                             continue
-                    if word in _SILENT_WORDS or (word in _GUARD_WORDS and b"[guard added]" not in message):
-                        stats.recognized += 1
+                    if silent:
+                        known += 1
                         cur = open_[key] = _Record(last_prefix, word, SILENT, None, _NO_COMMON, b"")
                         mode = SILENT
                         continue
-                    out = self._start(key, last_prefix, message, base + fast + slow,
+                    out = self._start(key, last_prefix, raw[plen:], base + fast + slow,
                                       self._common(key, cid_b))
                     if out:
                         yield from out
@@ -244,7 +264,7 @@ class TextLogParser:
                 yield from self._close(key)
         finally:
             stats.lines += fast + slow
-            stats.recognized += fast
+            stats.recognized += fast + known
 
     def _compile_seen(self, key: _Key, cid_b: bytes, word: bytes, message: bytes,
                       lineno: int) -> Iterable[ev.Event]:

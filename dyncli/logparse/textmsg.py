@@ -10,6 +10,7 @@ the same facts with small differences, which the optional groups absorb.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -61,10 +62,21 @@ _FLOC_RE = re.compile(r"[^()]*:\d+ in [^()]*")
 _USER_RE = re.compile(r"^(?P<code>.*)\s# (?P<file>[^\s:]+):(?P<line>\d{1,9}) in (?P<fn>[^\s(]+)")
 
 
+# Kept per distinct location text (those up to _SLOC_CACHED characters): a log repeats the
+# same few user locations in every compile's guards, recompile reasons and symbols.
+_SLOC_CACHED = 512
+
+
 def parse_sloc(text: str | None) -> tuple[ev.UserLoc | None, str]:
     """Split torch's ``user code  # file:line in fn (framework loc)`` into (UserLoc, framework)."""
     if not text:
         return None, ""
+    if len(text) <= _SLOC_CACHED:
+        return _parse_sloc_cached(text)
+    return _parse_sloc(text)
+
+
+def _parse_sloc(text: str) -> tuple[ev.UserLoc | None, str]:
     text = text.split(", for more info run with", 1)[0].rstrip()
     framework = ""
     if text.endswith(")"):
@@ -75,6 +87,10 @@ def parse_sloc(text: str | None) -> tuple[ev.UserLoc | None, str]:
     if um is None:
         return None, framework
     return ev.UserLoc(um["file"], int(um["line"]), um["fn"], um["code"].strip()), framework
+
+
+# (results are immutable: a frozen UserLoc and a str; at most ~2 MB of keys)
+_parse_sloc_cached = functools.lru_cache(maxsize=4096)(_parse_sloc)
 
 
 def _need(m: re.Match[str] | None, what: str) -> re.Match[str]:
