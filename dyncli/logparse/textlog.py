@@ -151,6 +151,7 @@ class TextLogParser:
         self._seen: dict[bytes, set[bytes]] = {}
         self._started: dict[bytes, dict[bytes, set[bytes]]] = {}
         self._gen: dict[bytes, int] = {}
+        self._commons: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
         """Parse every line (bytes, with or without line ends) and flush at the end."""
@@ -297,17 +298,28 @@ class TextLogParser:
         return (ev.CreateEnv(**self._common(key, cid_b), line=lineno),)
 
     def _common(self, key: _Key, cid_b: bytes | None) -> dict[str, Any]:
-        """The fields every event of a record carries: rank, pid, compile id."""
+        """The fields every event of a record carries: rank, pid, compile id (a shared dict:
+        callers copy it, never change it)."""
+        gen = self._gen.get(key[1], 0) if self._gen else 0
+        rank_b = key[0] if key[0] is not None else self._pid_rank.get(key[1])
+        made = self._commons.get((key, cid_b, gen, rank_b))
+        if made is not None:
+            return made
+        if len(self._commons) >= 4096:  # bounded, whatever the number of processes and ids
+            self._commons.clear()
+        made = self._commons[(key, cid_b, gen, rank_b)] = self._make_common(key, cid_b, gen, rank_b)
+        return made
+
+    def _make_common(self, key: _Key, cid_b: bytes | None, gen: int,
+                     rank_b: bytes | None) -> dict[str, Any]:
         cid = None
         if cid_b is not None:
-            gen = self._gen.get(key[1], 0) if self._gen else 0
             cid = self._cids.get((cid_b, gen))
             if cid is None:
                 cid = ev.CompileId.parse(cid_b.decode())
                 if cid is not None and gen:
                     cid = dataclasses.replace(cid, generation=gen)
                 self._cids[(cid_b, gen)] = cid
-        rank_b = key[0] if key[0] is not None else self._pid_rank.get(key[1])
         return {"rank": int(rank_b) if rank_b is not None else None, "pid": int(key[1]),
                 "compile_id": cid}
 
