@@ -81,25 +81,6 @@ def _dynamic_size(raw: bytes) -> bool:
     return i >= 0 and b"None" in raw[i + 7: raw.find(b"]", i)]
 
 
-def _tree_hit(rec: _Record, raw: bytes, plen: int) -> bool:
-    """Whether a line of a guards tree carries a fact; marks the record's first TENSOR_MATCH.
-
-    Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the record's first
-    TENSOR_MATCH (it names the frame) and shape guards on inputs do; the rest of the tree is
-    skipped unparsed. The first byte of the guard kind (T, L, D) rules out most lines.
-    """
-    i = raw.find(b"+- ", plen) + 3
-    if i < 3:
-        return False
-    c = raw[i:i + 1]
-    if (c == b"T" and raw.startswith(b"TENSOR_MATCH:", i) and (not rec.lines or _dynamic_size(raw))) or (
-            c == b"L" and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
-            c == b"D" and _STATIC in raw):
-        rec.lines.append(b"")
-        return True
-    return False
-
-
 _STATIC = b"_dynamo_static_indices', set())"
 
 
@@ -190,15 +171,34 @@ class TextLogParser:
                             continue
                         if mode == TREE:
                             fast += 1
-                            if _tree_hit(cur, raw, plen):
+                            # Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the
+                            # record's first TENSOR_MATCH (it names the frame) and shape guards
+                            # on inputs carry facts; the rest of the tree is skipped unparsed.
+                            # The first byte of the guard kind (T, L, D) rules out most lines.
+                            i = raw.find(b"+- ", plen) + 3
+                            if i < 3:
+                                continue
+                            c = raw[i:i + 1]
+                            if (c == b"T" and raw.startswith(b"TENSOR_MATCH:", i)
+                                    and (not cur.lines or _dynamic_size(raw))) or (
+                                    c == b"L" and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
+                                    c == b"D" and _STATIC in raw):
+                                cur.lines.append(b"")
                                 out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), base + fast + slow)
                                 if out:
                                     yield from out
                             continue
                         slow += 1
                         message = raw[plen:].rstrip(b"\r\n")
-                        out = self._same_prefix(last_key, cur, message.split(b" ", 1)[0], message,
-                                                base + fast + slow)
+                        sp = message.find(b" ")
+                        word = message[:sp] if sp >= 0 else message
+                        if word not in KINDS and mode != UNKNOWN:
+                            # a continuation line (no kind's first word): kept if collected
+                            known += 1
+                            if mode == COLLECT and len(cur.lines) < MAX_RECORD_LINES:
+                                cur.lines.append(message)
+                            continue
+                        out = self._same_prefix(last_key, cur, word, message, base + fast + slow)
                         if out:
                             yield from out
                         cur = open_.get(last_key) or _GONE
@@ -221,10 +221,16 @@ class TextLogParser:
                         pid_rank[key[1]] = key[0]
                     sp = raw.find(b" ", plen)
                     word = raw[plen:sp] if sp >= 0 else raw[plen:]
-                    if word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
+                    if word in _SILENT_WORDS:
+                        silent = True
+                    elif word in _GUARD_WORDS:
+                        # (the prefix holds no "[guard added]": its file part cannot hold a "]")
+                        silent = b"[guard added]" not in raw
+                    elif word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
                         word = word.split(b"=", 1)[0]
-                    # (the prefix holds no "[guard added]": its file part cannot hold a "]")
-                    silent = word in _SILENT_WORDS or (word in _GUARD_WORDS and b"[guard added]" not in raw)
+                        silent = word in _SILENT_WORDS
+                    else:
+                        silent = False
                     cid_b = m.group(_CID)
                     if cid_b is not None and (cid_b not in seen_get(key[1], ()) or word in _MARKERS):
                         out = self._compile_seen(key, cid_b, word, raw[plen:], base + fast + slow)
