@@ -375,8 +375,19 @@ def data_dependent(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 
 def _dims(text: str) -> tuple[int | None, ...]:
-    return tuple(None if p.strip() == "None" else need_int(p, "size") for p in text.split(",")
-                 if p.strip())
+    """``2, None, 8`` -> ``(2, None, 8)``; a part that is no small number is a ``ValueError``."""
+    out: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part == "None":
+            out.append(None)
+        elif len(part) <= 18 and part.isdigit() and part.isascii():  # the usual case, at once
+            out.append(int(part))
+        else:
+            out.append(need_int(part, "size"))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
