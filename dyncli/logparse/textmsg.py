@@ -441,26 +441,43 @@ _STATIC_INDICES_RE = re.compile(
 
 def tree_line(text: str, common: dict[str, Any]) -> ev.Event | None:
     """One line of the guards tree: TENSOR_MATCH → TensorMatch, shape LAMBDA_GUARD → ShapeGuard,
-    the mark_static marking guard → MarkedStatic."""
+    the mark_static marking guard → MarkedStatic.
+
+    Every compile of a frame logs its guards tree again, mostly the same lines: what a line
+    says is kept per distinct text (lines up to ``_TREE_CACHED`` characters, the last 2,048),
+    and only the event is made anew with the record's fields."""
+    made = _tree_fields_cached(text) if len(text) <= _TREE_CACHED else _tree_fields(text)
+    return None if made is None else made[0](**made[1], **common)
+
+
+_TREE_CACHED = 2048
+
+
+def _tree_fields(text: str) -> tuple[type[ev.Event], dict[str, Any]] | None:
+    """The event type and fields (but the record's) of one line of the guards tree."""
     if "DIMENSION_DYNAMIC_MARKING_GUARD:" in text:
         sm = _STATIC_INDICES_RE.search(text)
         if sm is None:
             return None
         dims = tuple(int(d) for d in sm["dims"].split(",") if d.strip())
-        return ev.MarkedStatic(source=sm["src"], dims=dims, **common) if dims else None
+        return (ev.MarkedStatic, {"source": sm["src"], "dims": dims}) if dims else None
     if "TENSOR_MATCH:" in text:
         tm = tensor_check(text)
         if tm is None or not tm.dtype.startswith("torch."):
             raise ValueError("unparsable TENSOR_MATCH")
         rest = tm.rest
         user = parse_sloc(rest.split("# ", 1)[1])[0] if "# " in rest else None
-        return ev.TensorMatch(source=tm.source, sizes=_dims(tm.size), strides=_dims(tm.stride),
-                              dtype=tm.dtype, user=user, **common)
+        return ev.TensorMatch, {"source": tm.source, "sizes": _dims(tm.size),
+                                "strides": _dims(tm.stride), "dtype": tm.dtype, "user": user}
     if "LAMBDA_GUARD:" in text:
         m = _need(LAMBDA_RE.search(text), "LAMBDA_GUARD")
         if "L[" not in m["expr"]:
             return None  # ambient guards (saved tensor hooks, ...)
         rest = m["rest"] or ""
-        return ev.ShapeGuard(expr=m["expr"].strip(), user=parse_sloc(rest)[0],
-                             zero_one="0/1 specialization" in rest, **common)
+        return ev.ShapeGuard, {"expr": m["expr"].strip(), "user": parse_sloc(rest)[0],
+                               "zero_one": "0/1 specialization" in rest}
     return None
+
+
+# (a failure, a ValueError, is not kept: the line is counted as malformed each time)
+_tree_fields_cached = functools.lru_cache(maxsize=2048)(_tree_fields)
