@@ -357,8 +357,11 @@ class Analyzer:
     def result(self, stats: ev.ParseStats | None = None,
                inputs: Iterable[str] = ()) -> Diagnosis:
         """Build the Diagnosis from everything fed so far (suggestions included)."""
+        refused_by_rank: dict[int | None, set[str]] = {}
+        for rank, key in self._refused:
+            refused_by_rank.setdefault(rank, set()).add(key)
         for f in self._frames.values():
-            f.compiles -= {key for rank, key in self._refused if rank == f.rank}
+            f.compiles -= refused_by_rank.get(f.rank, set())
         refused = {(rank, key) for rank, key in self._refused}
         self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
                             for k, r in self._recompiles.items()}
