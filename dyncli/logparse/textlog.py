@@ -156,6 +156,7 @@ class TextLogParser:
         last_prefix, plen = b"\x00", 1
         last_key: _Key = (None, b"")
         base = first_line - 1
+        silent_mode, tree_mode = SILENT, TREE  # (locals: read on every line)
         fast = slow = 0  # lines of the fast path (silent and tree lines), and the others
         known = 0  # silent records started (recognized)
         seen_get = self._seen.get
@@ -166,10 +167,10 @@ class TextLogParser:
                     if raw.startswith(last_prefix):
                         # Same prefix = same process, same call site, same millisecond. A silent
                         # site only ever logs its one kind, so its lines need no look at all.
-                        if mode == SILENT:
+                        if mode == silent_mode:
                             fast += 1
                             continue
-                        if mode == TREE:
+                        if mode == tree_mode:
                             fast += 1
                             # Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the
                             # record's first TENSOR_MATCH (it names the frame) and shape guards
