@@ -6,6 +6,8 @@ peak RSS is its own:
 
   bare       a Python loop that only reads the same lines as bytes (``for line in open(path, "rb")``)
   bare-text  the same loop in text mode (``for line in open(path)``: what most log readers do)
+  floor   what any Python reader of dyncli's design does at least: each line looked at once
+          (does it repeat the previous line's prefix?), the prefix regex on those that do not
   parse   dyncli's text parser alone (``Source.parts()`` -> events, counted)
   full    the whole ``diagnose_logs`` (input + parser + analysis -> Diagnosis)
 
@@ -47,6 +49,24 @@ with open(PATH, encoding="utf-8", errors="replace") as fh:
     for line in fh:
         n += 1
 result = n
+"""),
+    # The least any reader of this design does: every line of the blocks looked at once (does
+    # it repeat the previous line's prefix?), the prefix regex on each line that does not.
+    "floor": ("""
+import io
+from dyncli.inputs import open_input
+from dyncli.logparse.glog import GLOG_RE
+""", """
+match, last, n = GLOG_RE.match, b"\\x00", 0
+with open_input(PATH) as source:
+    for part in source.parts():
+        for raw in io.BytesIO(part) if type(part) is bytes else part:
+            if raw.startswith(last):
+                continue
+            n += 1
+            m = match(raw)
+            last = raw[:m.end()] if m is not None else b"\\x00"
+result = {"record starts": n}
 """),
     "parse": ("""
 from dyncli.inputs import open_input
@@ -126,7 +146,7 @@ def main() -> int:
     mb = size / 1e6
     print(f"log: {args.path} {mb:.0f} MB (captured logs repeated); python {platform.python_version()}, "
           f"{os.cpu_count()} cpu(s)")
-    modes = ("bare", "bare-text", "parse", "full")
+    modes = ("bare", "bare-text", "floor", "parse", "full")
     load_before = loadavg()
     runs: dict[str, list[dict[str, object]]] = {m: [] for m in modes}
     for _ in range(args.repeat):  # interleaved, so load drift on a shared machine hits all modes
