@@ -125,8 +125,8 @@ class Source:
         A part is either ``bytes``, a block of whole lines, or an iterable of lines. A plain
         file is read ``BLOCK`` bytes at a time, each block completed to its next line end (or
         to ``MAX_LINE``, as ``readline(MAX_LINE)`` cuts): a ``BytesIO`` over a block yields its
-        lines ~3x cheaper than a buffered file's ``readline``, and a block can be searched as
-        a whole (``logparse.textlog``). Compressed streams and stdin, which are bounded and
+        lines for half of what a buffered file's ``readline`` costs per line (the reading alone
+        of benchmarks/diagnose_text.py). Compressed streams and stdin, which are bounded and
         guarded line by line, come as one part: ``lines()``.
         """
         if self.compressed or not self.seekable:
