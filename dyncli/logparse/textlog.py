@@ -163,7 +163,7 @@ class TextLogParser:
         try:
             for part in parts:
                 # a block of whole lines (bytes) or any iterable of lines
-                for raw in io.BytesIO(part) if type(part) is bytes else part:
+                for raw in io.BytesIO(part) if isinstance(part, bytes) else part:
                     if raw.startswith(last_prefix):
                         # Same prefix = same process, same call site, same millisecond. A silent
                         # site only ever logs its one kind, so its lines need no look at all.
