@@ -14,7 +14,7 @@ from dyncli.logparse import events as ev
 from dyncli.logparse.textlog import TextLogParser
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-LOGS = sorted(DATA.glob("**/*.log"))
+LOGS = sorted(p for p in DATA.glob("**/*.log") if not p.name.startswith("dedicated_log_torch_trace"))
 
 
 def by_lines(data: bytes) -> tuple[list[ev.Event], ev.ParseStats]:
