@@ -362,19 +362,25 @@ def _marking_changes(diag: Diagnosis) -> list[Advice]:
     return out
 
 
-def _user_file(file: str, frames: tuple[FrameReport, ...]) -> bool:
-    """Whether a location is the user's: the file of a compiled frame, or not inside torch."""
+def _user_file(file: str, frame_files: set[tuple[str, str]]) -> bool:
+    """Whether a location is the user's: the file of a compiled frame, or not inside torch.
+    ``frame_files``: ``_frame_files`` of the frames (a few files, for thousands of frames)."""
     norm = file.replace("\\", "/")
-    if any(f.file and (f.file.replace("\\", "/").endswith(norm) or norm.endswith(f.file))
-           for f in frames):
+    if any(full.endswith(norm) or norm.endswith(raw) for full, raw in frame_files):
         return True
     return _TORCH_FILE_RE.search(norm) is None
+
+
+def _frame_files(frames: tuple[FrameReport, ...]) -> set[tuple[str, str]]:
+    """The frames' files, each as (with / separators, as given), once each."""
+    return {(f.file.replace("\\", "/"), f.file) for f in frames if f.file}
 
 
 def _specializations(diag: Diagnosis) -> list[Advice]:
     out = []
     limit: dict[tuple[int | None, str], list[SpecializationReport]] = {}
     users: dict[tuple[int | None, str, str, int], list[SpecializationReport]] = {}
+    frame_files = _frame_files(diag.frames)
     for s in diag.specializations:
         src = ", ".join(s.sources) or s.symbol
         evidence = (_ev(s.line, s.compile_id, f"{s.symbol or src} = {s.value} ({s.reason})"
@@ -389,7 +395,7 @@ def _specializations(diag: Diagnosis) -> list[Advice]:
                 fix=("use torch._dynamo.maybe_mark_dynamic instead of mark_dynamic (a hint, not "
                      "a demand), or rewrite the comparison so it does not depend on the size"),
                 evidence=evidence, rank=s.rank))
-        elif s.user is not None and _user_file(s.user.file, diag.frames):
+        elif s.user is not None and _user_file(s.user.file, frame_files):
             users.setdefault((s.rank, src, s.user.file, s.user.line), []).append(s)
         else:
             inside = (f"torch code at {_where(s.user)} (`{s.user.code}`)" if s.user

@@ -25,6 +25,7 @@ compiles of each rank only.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -76,6 +77,12 @@ class _Compile:
     symbols: dict[str, str] = field(default_factory=dict)  # symbol -> source
     guards: dict[str, ev.GuardAdded] = field(default_factory=dict)  # symbol -> last guard w/ user
     marked: dict[str, str] = field(default_factory=dict)  # source -> origin
+
+
+@functools.lru_cache(maxsize=1024)
+def _bare_id(text: str) -> ev.CompileId | None:
+    """``CompileId.parse`` of a failed cache entry's id (``0/0``): the same few, again and again."""
+    return ev.CompileId.parse(text)
 
 
 def _symbols_in(expr: str) -> set[str]:
@@ -258,12 +265,11 @@ class Analyzer:
             return
         frame = self._frame(e.rank, cid)
         for text in failed:
-            other = ev.CompileId.parse(text) if text else None
+            other = _bare_id(text) if text else None
             if other is not None and other.frame == cid.frame and other.autograd is None:
-                # torch prints the bare id: it is of this compile's reset generation and process
-                other = dataclasses.replace(other, attempt=0, generation=cid.generation,
-                                            process=cid.process)
-                frame.compiles.add(other.key)
+                # torch prints the bare id: it is of this compile's reset generation and
+                # process (the key of the id with attempt 0 and cid's space)
+                frame.compiles.add(f"{cid.space}{other.frame}/{other.compile}")
 
     def _on_limit(self, e: ev.RecompileLimit) -> None:
         if e.compile_id is not None:  # this compile id was refused: it never compiled
@@ -351,8 +357,11 @@ class Analyzer:
     def result(self, stats: ev.ParseStats | None = None,
                inputs: Iterable[str] = ()) -> Diagnosis:
         """Build the Diagnosis from everything fed so far (suggestions included)."""
+        refused_by_rank: dict[int | None, set[str]] = {}
+        for rank, key in self._refused:
+            refused_by_rank.setdefault(rank, set()).add(key)
         for f in self._frames.values():
-            f.compiles -= {key for rank, key in self._refused if rank == f.rank}
+            f.compiles -= refused_by_rank.get(f.rank, set())
         refused = {(rank, key) for rank, key in self._refused}
         self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
                             for k, r in self._recompiles.items()}

@@ -26,7 +26,7 @@ from dyncli.logparse.trace import is_trace_line
 
 def _read_log(source: Source, analyzer: Analyzer, strict: bool) -> ParseStats:
     stats = ParseStats()
-    for event in TextLogParser(stats).parse(source.lines()):
+    for event in TextLogParser(stats).parse_parts(source.parts()):
         analyzer.feed(event)
     stats.bytes = source.bytes_read()
     _check(source.name, stats, strict)

@@ -44,6 +44,19 @@ class CompileId:
     autograd: int | None = None
     generation: int = 0
     process: str = ""
+    # ``key`` and ``frame_key``, made once: the analysis asks for them on every event.
+    _key: str = field(default="", init=False, repr=False, compare=False)
+    _frame_key: str = field(default="", init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        space = space_prefix(self.process, self.generation)
+        frame = "" if self.frame is None else str(self.frame)
+        key = "" if self.frame is None else f"{frame}/{self.compile}"
+        if self.autograd is not None:
+            frame = f"!{self.autograd}" + (f"/{frame}" if frame else "")
+            key = f"!{self.autograd}" + (f"/{key}" if key else "")
+        object.__setattr__(self, "_key", space + key)
+        object.__setattr__(self, "_frame_key", space + frame)
 
     @classmethod
     def parse(cls, text: str) -> CompileId | None:
@@ -74,19 +87,13 @@ class CompileId:
     @property
     def key(self) -> str:
         """The compile id without its restart attempt: what counts as one compile."""
-        frame = "" if self.frame is None else f"{self.frame}/{self.compile}"
-        if self.autograd is not None:
-            frame = f"!{self.autograd}" + (f"/{frame}" if frame else "")
-        return self.space + frame
+        return self._key
 
     @property
     def frame_key(self) -> str:
         """The frame this compile belongs to: ``0`` of ``0/3``, ``!1/0`` of ``!1/0/2``, with its
         space (``r1:0`` of ``r1:0/3``): what counts as one frame."""
-        frame = "" if self.frame is None else str(self.frame)
-        if self.autograd is not None:
-            frame = f"!{self.autograd}" + (f"/{frame}" if frame else "")
-        return self.space + frame
+        return self._frame_key
 
     def __str__(self) -> str:
         return self.key + (f"_{self.attempt}" if self.attempt else "")

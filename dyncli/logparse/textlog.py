@@ -23,6 +23,7 @@ are counted in ``ParseStats`` (``unrecognized``/``malformed``); callers decide w
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -80,6 +81,9 @@ def _dynamic_size(raw: bytes) -> bool:
     return i >= 0 and b"None" in raw[i + 7: raw.find(b"]", i)]
 
 
+_STATIC = b"_dynamo_static_indices', set())"
+
+
 def _is_start(word: bytes, message: bytes) -> bool:
     """Whether a line whose first word is ``word`` begins a record (else: a continuation).
 
@@ -128,107 +132,147 @@ class TextLogParser:
         self._seen: dict[bytes, set[bytes]] = {}
         self._started: dict[bytes, dict[bytes, set[bytes]]] = {}
         self._gen: dict[bytes, int] = {}
+        self._commons: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
-        """Parse every line (bytes, with or without line ends) and flush at the end.
+        """Parse every line (bytes, with or without line ends) and flush at the end."""
+        return self.parse_parts((lines,), first_line)
+
+    def parse_parts(self, parts: Iterable[bytes | Iterable[bytes]],
+                    first_line: int = 1) -> Iterator[ev.Event]:
+        """``parse`` of lines that come in parts (``Source.parts()``): blocks of whole lines
+        (``bytes``) or iterables of lines.
 
         The loop is the hot path of ``dyncli diagnose``: a line that repeats the previous
         line's prefix (most lines: guard trees, multi-line records, bursts of one-line records
-        in the same millisecond) is handled without the regex and without allocations.
+        in the same millisecond) is handled without the regex and without allocations, and
+        such a line of a silent record costs one ``startswith`` (no line number is kept per
+        line: it is counted from ``fast`` and ``slow`` where an event needs it).
         """
         stats, open_, match, pid_rank = self.stats, self._open, GLOG_RE.match, self._pid_rank
         # The open record of the previous line's process; a sentinel no line starts with.
         cur = _GONE
+        mode = cur.mode
         last_prefix, plen = b"\x00", 1
         last_key: _Key = (None, b"")
-        lineno = first_line - 1
-        fast = 0
+        base = first_line - 1
+        silent_mode, tree_mode = SILENT, TREE  # (locals: read on every line)
+        fast = slow = 0  # lines of the fast path (silent and tree lines), and the others
+        known = 0  # silent records started (recognized)
+        seen_get = self._seen.get
         try:
-            for lineno, raw in enumerate(lines, first_line):
-                if raw.startswith(last_prefix):
-                    # Same prefix = same process, same call site, same millisecond. A silent
-                    # site only ever logs its one kind, so its lines need no look at all.
-                    mode = cur.mode
-                    if mode == SILENT:
-                        fast += 1
+            for part in parts:
+                # a block of whole lines (bytes) or any iterable of lines
+                for raw in io.BytesIO(part) if isinstance(part, bytes) else part:
+                    if raw.startswith(last_prefix):
+                        # Same prefix = same process, same call site, same millisecond. A silent
+                        # site only ever logs its one kind, so its lines need no look at all.
+                        if mode == silent_mode:
+                            fast += 1
+                            continue
+                        if mode == tree_mode:
+                            fast += 1
+                            # Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the
+                            # record's first TENSOR_MATCH (it names the frame) and shape guards
+                            # on inputs carry facts; the rest of the tree is skipped unparsed.
+                            # The first byte of the guard kind (T, L, D) rules out most lines.
+                            i = raw.find(b"+- ", plen) + 3
+                            if i < 3:
+                                continue
+                            c = raw[i:i + 1]
+                            if (c == b"T" and raw.startswith(b"TENSOR_MATCH:", i)
+                                    and (not cur.lines or _dynamic_size(raw))) or (
+                                    c == b"L" and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
+                                    c == b"D" and _STATIC in raw):
+                                cur.lines.append(b"")
+                                out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), base + fast + slow)
+                                if out:
+                                    yield from out
+                            continue
+                        slow += 1
+                        message = raw[plen:].rstrip(b"\r\n")
+                        sp = message.find(b" ")
+                        word = message[:sp] if sp >= 0 else message
+                        if word not in KINDS and mode != UNKNOWN:
+                            # a continuation line (no kind's first word): kept if collected
+                            known += 1
+                            if mode == COLLECT and len(cur.lines) < MAX_RECORD_LINES:
+                                cur.lines.append(message)
+                            continue
+                        out = self._same_prefix(last_key, cur, word, message, base + fast + slow)
+                        if out:
+                            yield from out
+                        cur = open_.get(last_key) or _GONE
+                        mode = cur.mode
                         continue
-                    if mode == TREE:
-                        fast += 1
-                        i = raw.find(b"+- ", plen) + 3
-                        # Only TENSOR_MATCH lines with a dynamic dim (size=[None, …]), the
-                        # record's first TENSOR_MATCH (it names the frame) and shape guards on
-                        # inputs carry facts; the rest of the tree is skipped unparsed. The
-                        # first byte of the guard kind (T, L) rules out most lines cheaply.
-                        c = raw[i] if 2 < i < len(raw) else 0
-                        if (c == 84 and raw.startswith(b"TENSOR_MATCH:", i)
-                                and (not cur.lines or _dynamic_size(raw))) or (
-                                c == 76 and raw.startswith(b"LAMBDA_GUARD: ", i) and b"L[" in raw) or (
-                                c == 68 and b"_dynamo_static_indices', set())" in raw):
-                            cur.lines.append(b"")
-                            out = self._tree(cur, raw[plen:].rstrip(b"\r\n"), lineno)
+                    # A line that starts a record (most often of a silent kind): the one regex,
+                    # then as few steps as possible (this branch runs for ~1 line in 10).
+                    slow += 1
+                    raw = raw.rstrip(b"\r\n")
+                    m = match(raw)
+                    if m is None:
+                        out = self._foreign(raw, base + fast + slow)
+                        if out:
+                            yield from out
+                        continue
+                    plen = m.end()
+                    last_prefix = raw[:plen]
+                    key = last_key = m.group(_RANK, _PID)  # (rank, pid): one open record per process
+                    if key[0] is not None:
+                        pid_rank[key[1]] = key[0]
+                    sp = raw.find(b" ", plen)
+                    word = raw[plen:sp] if sp >= 0 else raw[plen:]
+                    if word in _SILENT_WORDS:
+                        silent = True
+                    elif word in _GUARD_WORDS:
+                        # (the prefix holds no "[guard added]": its file part cannot hold a "]")
+                        silent = b"[guard added]" not in raw
+                    elif word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
+                        word = word.split(b"=", 1)[0]
+                        silent = word in _SILENT_WORDS
+                    else:
+                        silent = False
+                    cid_b = m.group(_CID)
+                    if cid_b is not None and (cid_b not in seen_get(key[1], ()) or word in _MARKERS):
+                        out = self._compile_seen(key, cid_b, word, raw[plen:], base + fast + slow)
+                        if out:
+                            yield from out
+                    rec = open_.get(key)
+                    if rec is not None:
+                        if rec.prefix == last_prefix:
+                            # The same process's record resumes after lines of another process.
+                            out = self._same_prefix(key, rec, word, raw[plen:], base + fast + slow)
                             if out:
                                 yield from out
+                            cur = open_.get(key) or _GONE
+                            mode = cur.mode
+                            continue
+                        if rec.mode >= FIRST:
+                            out = self._close(key)
+                            if out:
+                                yield from out
+                        elif silent and rec.mode == SILENT:
+                            known += 1
+                            rec.prefix = last_prefix  # reuse: no allocation per one-line record
+                            cur = rec
+                            mode = SILENT
+                            continue
+                    if silent:
+                        known += 1
+                        cur = open_[key] = _Record(last_prefix, word, SILENT, None, _NO_COMMON, b"")
+                        mode = SILENT
                         continue
-                    message = raw[plen:].rstrip(b"\r\n")
-                    out = self._same_prefix(last_key, cur, message.split(b" ", 1)[0], message, lineno)
+                    out = self._start(key, last_prefix, raw[plen:], base + fast + slow,
+                                      self._common(key, cid_b))
                     if out:
                         yield from out
-                    cur = open_.get(last_key) or _GONE
-                    continue
-                raw = raw.rstrip(b"\r\n")
-                m = match(raw)
-                if m is None:
-                    out = self._foreign(raw, lineno)
-                    if out:
-                        yield from out
-                    continue
-                key = m.group(_RANK, _PID)  # (rank, pid) as bytes: one open record per process
-                if key[0] is not None:
-                    pid_rank[key[1]] = key[0]
-                plen = m.end()
-                last_prefix, last_key = raw[:plen], key
-                message = raw[plen:]
-                sp = message.find(b" ")
-                word = message[:sp] if sp >= 0 else message
-                if word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
-                    word = word.split(b"=", 1)[0]
-                cid_b = m.group(_CID)
-                if cid_b is not None and (cid_b not in self._seen.get(key[1], ()) or word in _MARKERS):
-                    out = self._compile_seen(key, cid_b, word, message, lineno)
-                    if out:
-                        yield from out
-                rec = open_.get(key)
-                if rec is not None:
-                    if rec.prefix == last_prefix:
-                        # The same process's record resumes after lines of another process.
-                        out = self._same_prefix(key, rec, word, message, lineno)
-                        if out:
-                            yield from out
-                        cur = open_.get(key) or _GONE
-                        continue
-                    if rec.mode >= FIRST:
-                        out = self._close(key)
-                        if out:
-                            yield from out
-                    elif rec.mode == SILENT and (word in _SILENT_WORDS or (
-                            word in _GUARD_WORDS and b"[guard added]" not in message)):
-                        stats.recognized += 1
-                        rec.prefix = last_prefix  # reuse: no allocation per one-line record
-                        cur = rec
-                        continue
-                if word in _SILENT_WORDS or (word in _GUARD_WORDS and b"[guard added]" not in message):
-                    stats.recognized += 1
-                    cur = open_[key] = _Record(last_prefix, word, SILENT, None, _NO_COMMON, b"")
-                    continue
-                out = self._start(key, last_prefix, message, lineno, self._common(key, m.group(_CID)))
-                if out:
-                    yield from out
-                cur = open_[key]
+                    cur = open_[key]
+                    mode = cur.mode
             for key in list(open_):
                 yield from self._close(key)
         finally:
-            stats.lines += lineno - first_line + 1
-            stats.recognized += fast
+            stats.lines += fast + slow
+            stats.recognized += fast + known
 
     def _compile_seen(self, key: _Key, cid_b: bytes, word: bytes, message: bytes,
                       lineno: int) -> Iterable[ev.Event]:
@@ -261,17 +305,28 @@ class TextLogParser:
         return (ev.CreateEnv(**self._common(key, cid_b), line=lineno),)
 
     def _common(self, key: _Key, cid_b: bytes | None) -> dict[str, Any]:
-        """The fields every event of a record carries: rank, pid, compile id."""
+        """The fields every event of a record carries: rank, pid, compile id (a shared dict:
+        callers copy it, never change it)."""
+        gen = self._gen.get(key[1], 0) if self._gen else 0
+        rank_b = key[0] if key[0] is not None else self._pid_rank.get(key[1])
+        made = self._commons.get((key, cid_b, gen, rank_b))
+        if made is not None:
+            return made
+        if len(self._commons) >= 4096:  # bounded, whatever the number of processes and ids
+            self._commons.clear()
+        made = self._commons[(key, cid_b, gen, rank_b)] = self._make_common(key, cid_b, gen, rank_b)
+        return made
+
+    def _make_common(self, key: _Key, cid_b: bytes | None, gen: int,
+                     rank_b: bytes | None) -> dict[str, Any]:
         cid = None
         if cid_b is not None:
-            gen = self._gen.get(key[1], 0) if self._gen else 0
             cid = self._cids.get((cid_b, gen))
             if cid is None:
                 cid = ev.CompileId.parse(cid_b.decode())
                 if cid is not None and gen:
                     cid = dataclasses.replace(cid, generation=gen)
                 self._cids[(cid_b, gen)] = cid
-        rank_b = key[0] if key[0] is not None else self._pid_rank.get(key[1])
         return {"rank": int(rank_b) if rank_b is not None else None, "pid": int(key[1]),
                 "compile_id": cid}
 

@@ -10,6 +10,7 @@ the same facts with small differences, which the optional groups absorb.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -61,10 +62,21 @@ _FLOC_RE = re.compile(r"[^()]*:\d+ in [^()]*")
 _USER_RE = re.compile(r"^(?P<code>.*)\s# (?P<file>[^\s:]+):(?P<line>\d{1,9}) in (?P<fn>[^\s(]+)")
 
 
+# Kept per distinct location text (those up to _SLOC_CACHED characters): a log repeats the
+# same few user locations in every compile's guards, recompile reasons and symbols.
+_SLOC_CACHED = 512
+
+
 def parse_sloc(text: str | None) -> tuple[ev.UserLoc | None, str]:
     """Split torch's ``user code  # file:line in fn (framework loc)`` into (UserLoc, framework)."""
     if not text:
         return None, ""
+    if len(text) <= _SLOC_CACHED:
+        return _parse_sloc_cached(text)
+    return _parse_sloc(text)
+
+
+def _parse_sloc(text: str) -> tuple[ev.UserLoc | None, str]:
     text = text.split(", for more info run with", 1)[0].rstrip()
     framework = ""
     if text.endswith(")"):
@@ -75,6 +87,10 @@ def parse_sloc(text: str | None) -> tuple[ev.UserLoc | None, str]:
     if um is None:
         return None, framework
     return ev.UserLoc(um["file"], int(um["line"]), um["fn"], um["code"].strip()), framework
+
+
+# (results are immutable: a frozen UserLoc and a str; at most ~2 MB of keys)
+_parse_sloc_cached = functools.lru_cache(maxsize=4096)(_parse_sloc)
 
 
 def _need(m: re.Match[str] | None, what: str) -> re.Match[str]:
@@ -359,8 +375,19 @@ def data_dependent(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 
 def _dims(text: str) -> tuple[int | None, ...]:
-    return tuple(None if p.strip() == "None" else need_int(p, "size") for p in text.split(",")
-                 if p.strip())
+    """``2, None, 8`` -> ``(2, None, 8)``; a part that is no small number is a ``ValueError``."""
+    out: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part == "None":
+            out.append(None)
+        elif len(part) <= 18 and part.isdigit() and part.isascii():  # the usual case, at once
+            out.append(int(part))
+        else:
+            out.append(need_int(part, "size"))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,26 +441,43 @@ _STATIC_INDICES_RE = re.compile(
 
 def tree_line(text: str, common: dict[str, Any]) -> ev.Event | None:
     """One line of the guards tree: TENSOR_MATCH → TensorMatch, shape LAMBDA_GUARD → ShapeGuard,
-    the mark_static marking guard → MarkedStatic."""
+    the mark_static marking guard → MarkedStatic.
+
+    Every compile of a frame logs its guards tree again, mostly the same lines: what a line
+    says is kept per distinct text (lines up to ``_TREE_CACHED`` characters, the last 2,048),
+    and only the event is made anew with the record's fields."""
+    made = _tree_fields_cached(text) if len(text) <= _TREE_CACHED else _tree_fields(text)
+    return None if made is None else made[0](**made[1], **common)
+
+
+_TREE_CACHED = 2048
+
+
+def _tree_fields(text: str) -> tuple[type[ev.Event], dict[str, Any]] | None:
+    """The event type and fields (but the record's) of one line of the guards tree."""
     if "DIMENSION_DYNAMIC_MARKING_GUARD:" in text:
         sm = _STATIC_INDICES_RE.search(text)
         if sm is None:
             return None
         dims = tuple(int(d) for d in sm["dims"].split(",") if d.strip())
-        return ev.MarkedStatic(source=sm["src"], dims=dims, **common) if dims else None
+        return (ev.MarkedStatic, {"source": sm["src"], "dims": dims}) if dims else None
     if "TENSOR_MATCH:" in text:
         tm = tensor_check(text)
         if tm is None or not tm.dtype.startswith("torch."):
             raise ValueError("unparsable TENSOR_MATCH")
         rest = tm.rest
         user = parse_sloc(rest.split("# ", 1)[1])[0] if "# " in rest else None
-        return ev.TensorMatch(source=tm.source, sizes=_dims(tm.size), strides=_dims(tm.stride),
-                              dtype=tm.dtype, user=user, **common)
+        return ev.TensorMatch, {"source": tm.source, "sizes": _dims(tm.size),
+                                "strides": _dims(tm.stride), "dtype": tm.dtype, "user": user}
     if "LAMBDA_GUARD:" in text:
         m = _need(LAMBDA_RE.search(text), "LAMBDA_GUARD")
         if "L[" not in m["expr"]:
             return None  # ambient guards (saved tensor hooks, ...)
         rest = m["rest"] or ""
-        return ev.ShapeGuard(expr=m["expr"].strip(), user=parse_sloc(rest)[0],
-                             zero_one="0/1 specialization" in rest, **common)
+        return ev.ShapeGuard, {"expr": m["expr"].strip(), "user": parse_sloc(rest)[0],
+                               "zero_one": "0/1 specialization" in rest}
     return None
+
+
+# (a failure, a ValueError, is not kept: the line is counted as malformed each time)
+_tree_fields_cached = functools.lru_cache(maxsize=2048)(_tree_fields)
