@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,7 @@ PAYLOAD_ARTIFACTS: frozenset[str] = frozenset({
 })
 
 _SEP = b"] {"
+_METRICS = b'{"compilation_metrics": {'
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,21 +166,32 @@ class TraceParser:
         self.payloads = payloads
         self.stats = TraceStats()
         self.strings: dict[int, str] = {}
+        # kind -> test on the envelope's bytes: a record of that kind is decoded (and yielded)
+        # only when it passes. A consumer installs these for records it would ignore anyway
+        # (``TraceEventMapper``): what is never decoded is never checked either, like the
+        # kinds outside ``keep``.
+        self.wanted: dict[str, Callable[[bytes], bool]] = {}
+        # kind -> words: of that kind's payload only the lines holding one of them are kept
+        # (a guards tree of thousands of lines, of which a consumer reads a dozen).
+        self.payload_words: dict[str, tuple[bytes, ...]] = {}
 
     # ------------------------------------------------------------------ public
 
     def feed(self, lines: Iterable[bytes | str]) -> Iterator[TraceRecord]:
-        """Parse ``lines`` in order; records come out as soon as their payload has ended."""
+        """Parse ``lines`` in order; records come out as soon as their payload has ended.
+
+        The loop is the hot path (traces are mostly payload lines): a payload line costs one
+        slice test, and is appended only when its record's payload is kept; the line and
+        payload-line counts are taken once at the end, not per line.
+        """
         stats = self.stats
         pending: tuple[int, bytes, str] | None = None  # (line no, envelope line, kind)
         chunks: list[bytes] | None = None  # payload lines of ``pending`` when kept
         probe = False  # a chromium event: drop it once its "name" line says it is not wanted
-        lineno = payload_lines = 0
+        lineno = heads = 0
         in_record = False  # payload lines are legal only after an envelope
-        for line in _as_bytes(lines):
-            lineno += 1
+        for lineno, line in enumerate(_as_bytes(lines), 1):
             if line[:1] == b"\t":
-                payload_lines += 1
                 if chunks is not None:
                     chunks.append(line)
                     if probe and len(chunks) == 2:
@@ -189,6 +201,7 @@ class TraceParser:
                 elif not in_record:
                     self._malformed(lineno, "payload line without an envelope")
                 continue
+            heads += 1
             in_record = False
             if pending is not None:
                 record = self._finish(*pending, chunks)
@@ -205,15 +218,12 @@ class TraceParser:
             in_record = True
             stats.kinds[kind] += 1
             if kind not in KNOWN_KINDS:
-                stats.unknown[kind] += 1
-                if len(stats.samples) < 5:
-                    stats.samples.append((lineno, f"unknown event kind {kind!r}"))
-                if self.strict:
-                    raise StrictError(f"{self.source}:{lineno}: unknown trace event kind {kind!r}")
+                self._unknown(lineno, kind)
             if kind == "str":
                 self._intern(lineno, stripped)
                 continue
-            if kind not in self.keep:
+            wanted = self.wanted.get(kind)
+            if kind not in self.keep or (wanted is not None and not wanted(stripped)):
                 if self.verify:  # --strict checks every payload, kept or not
                     pending, chunks, probe = (lineno, stripped, ""), [], False
                 continue
@@ -221,7 +231,7 @@ class TraceParser:
             chunks = [] if kind in self.payloads or self.verify else None
             probe = kind == "chromium_event" and not self.verify
         stats.lines += lineno
-        stats.payload_lines += payload_lines
+        stats.payload_lines += lineno - heads
         if pending is not None:
             record = self._finish(*pending, chunks)
             if record is not None:
@@ -247,10 +257,24 @@ class TraceParser:
         if self.strict:
             raise StrictError(f"{self.source}:{lineno}: {why}")
 
+    def _unknown(self, lineno: int, kind: str) -> None:
+        self.stats.unknown[kind] += 1
+        if len(self.stats.samples) < 5:
+            self.stats.samples.append((lineno, f"unknown event kind {kind!r}"))
+        if self.strict:
+            raise StrictError(f"{self.source}:{lineno}: unknown trace event kind {kind!r}")
+
     def _envelope(self, lineno: int, line: bytes) -> tuple[dict[str, Any], bytes] | None:
         cut = line.find(_SEP)
+        body = line[cut + 2:]
         try:
-            env = safe.loads(line[cut + 2:])
+            if line.startswith(_METRICS, cut + 2):
+                try:
+                    env = safe.loads(_drop_configs(body))
+                except ValueError:  # not torch's shape after all: decode it as it is
+                    env = safe.loads(body)
+            else:
+                env = safe.loads(body)
         except ValueError:
             self._malformed(lineno, "envelope is not valid JSON")
             return None
@@ -287,7 +311,9 @@ class TraceParser:
             meta = {"value": meta}
         payload = None
         if chunks is not None and self._wants_payload(kind, meta, chunks):
-            payload = b"\n".join(c[1:].rstrip(b"\r\n") for c in chunks).decode("utf-8", "replace")
+            words = self.payload_words.get(kind)
+            payload = (_lines_holding(chunks, words) if words is not None
+                       else _join(chunks, b"\r\n").decode("utf-8", "replace"))
         head = GLOG_RE.match(prefix + b"]")
         if head is None:
             self.stats.records -= 1
@@ -320,7 +346,7 @@ class TraceParser:
         expected = env.get("has_payload")
         if expected is None and not chunks:
             return
-        payload = b"\n".join(c[1:].rstrip(b"\n") for c in chunks)
+        payload = _join(chunks, b"\n")
         digest = hashlib.md5(payload, usedforsecurity=False).hexdigest()
         if digest != expected or not chunks:
             self.stats.payload_mismatch += 1
@@ -350,11 +376,81 @@ def _as_bytes(lines: Iterable[bytes | str]) -> Iterable[bytes]:
             for x in itertools.chain((first,), it))
 
 
+def _join(chunks: list[bytes], strip: bytes) -> bytes:
+    """A record's payload: its payload lines without their tab and line end (``strip``: the
+    line-end bytes to cut), joined by newlines.
+
+    Done on the whole payload at once (one join, one replace) when every line ends in exactly
+    one newline and no ``\\r`` is about, else line by line.
+    """
+    if not chunks:
+        return b""
+    joined = b"".join(chunks)
+    n = joined.count(b"\n")
+    whole = n == len(chunks) or (n == len(chunks) - 1 and not chunks[-1].endswith(b"\n"))
+    if whole and (strip == b"\n" or b"\r" not in joined):
+        return joined[1:].replace(b"\n\t", b"\n").removesuffix(b"\n")
+    return b"\n".join(c[1:].rstrip(strip) for c in chunks)
+
+
+def _lines_holding(chunks: list[bytes], words: tuple[bytes, ...]) -> str:
+    """The lines of a payload (as ``str.splitlines`` cuts the joined payload) that hold one of
+    ``words`` (ASCII), joined by newlines; found with ``bytes.find`` on the joined lines, so
+    the thousands of lines without them cost no Python step each."""
+    joined = b"".join(chunks)
+    n = joined.count(b"\n")
+    if not (n == len(chunks) or (n == len(chunks) - 1 and not chunks[-1].endswith(b"\n"))):
+        # lines without their line end (pieces of an over-long line, lines given in a list)
+        text = _join(chunks, b"\r\n").decode("utf-8", "replace")
+        return "\n".join(x for x in text.splitlines() if any(w.decode() in x for w in words))
+    spans = set()
+    for word in words:
+        at = joined.find(word)
+        while at >= 0:
+            end = joined.find(b"\n", at)
+            end = len(joined) if end < 0 else end
+            spans.add((joined.rfind(b"\n", 0, at) + 1, end))
+            at = joined.find(word, end)
+    texts = []
+    for start, end in sorted(spans):
+        # one payload line: its tab off, its line end cut as _join does; then the cuts
+        # str.splitlines makes inside it (\r, \f, \x1c…) and only the parts with a word
+        line = joined[start + 1:end].rstrip(b"\r\n").decode("utf-8", "replace")
+        texts += [x for x in line.splitlines() if any(w.decode() in x for w in words)]
+    return "\n".join(texts)
+
+
+# ``compilation_metrics`` carries torch's whole config, JSON-encoded as strings
+# (``inductor_config``, ``dynamo_config``, ``functorch_config``…: ~35 KB of a 38 KB record
+# in torch 2.14-2.15); nothing here reads them. ``"…_config": "{…}"`` ends at the first
+# ``}"``: inside a JSON string a quote is always escaped (``\\"``), so a brace followed by a
+# bare quote is the string's own end.
+_CONFIG = b'_config": "{'
+
+
+def _drop_configs(body: bytes) -> bytes:
+    """``body`` with the values of its ``*_config`` strings emptied (``""``)."""
+    if _CONFIG not in body:
+        return body
+    parts = []
+    pos = 0
+    while (at := body.find(_CONFIG, pos)) >= 0:
+        end = body.find(b'}"', at + len(_CONFIG))
+        if end < 0:
+            break
+        parts.append(body[pos:at + len(_CONFIG) - 1])  # up to and with the opening quote
+        pos = end + 1  # the closing quote
+    parts.append(body[pos:])
+    return b"".join(parts)
+
+
 def _wanted_chromium(chunks: list[bytes]) -> bool:
     """Chromium events are thousands of timings; only PGO's allow-list and automatic-dynamic
     marks matter. torch writes the event with indent=0, so "name" is the payload's 2nd line."""
-    return any(b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c
-               for c in chunks[:3])
+    for c in chunks[:3]:
+        if b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c:
+            return True
+    return False
 
 
 def _int(value: Any) -> int | None:

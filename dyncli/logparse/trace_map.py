@@ -26,7 +26,12 @@ from dyncli.logparse.textmsg import (
     tensor_check,
     user_stack,
 )
-from dyncli.logparse.trace import TraceParser, TraceRecord, decode_recompile_reasons
+from dyncli.logparse.trace import (
+    PAYLOAD_ARTIFACTS,
+    TraceParser,
+    TraceRecord,
+    decode_recompile_reasons,
+)
 from dyncli.logparse.trace_phases import metric_numbers
 
 # Frames of the shape machinery itself; the first frame outside them is the "framework
@@ -42,6 +47,36 @@ _MARKED_CV = re.compile(r"^\s*- You marked (?P<src>.+?) as dynamic but your code
 # these replace re-scanned the line from every "#" or "(" and were quadratic or worse.
 _COMMENT = re.compile(r"\s#\s")
 _SHAPE_WORDS = (".size()", ".stride()", "storage_offset")
+
+
+_MARKED_DIMS = b'"dynamo_dynamic_indices"'
+_TREE_WORDS = ("TENSOR_MATCH", "LAMBDA_GUARD")  # the guards-tree lines _guards_tree reads
+_ARTIFACT_NAMES = tuple(name.encode() for name in sorted(PAYLOAD_ARTIFACTS))
+
+
+def _wanted_artifact(line: bytes) -> bool:
+    """An artifact whose name may be one ``_artifact`` reads (its name is in the line)."""
+    return any(name in line for name in _ARTIFACT_NAMES)
+
+
+def _lines_with(text: str, words: tuple[str, ...]) -> list[str]:
+    """The lines of ``text`` (as ``str.splitlines`` cuts them) that hold one of ``words``, in
+    order: found with ``str.find``, so a 100 KB guards tree with a dozen such lines is not
+    split into its thousands of lines first."""
+    spans = set()
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            spans.add((text.rfind("\n", 0, at) + 1, end))
+            at = text.find(word, end)
+    out = []
+    for start, end in sorted(spans):
+        piece = text[start:end]
+        # splitlines also cuts at \r, \f, \x1c… : keep its lines exactly
+        out += [x for x in piece.splitlines() if any(w in x for w in words)]
+    return out
 
 
 def _dims(text: str) -> tuple[int | None, ...]:
@@ -117,6 +152,16 @@ class TraceEventMapper:
         }
         # (rank, describer, tensor id) -> dims marked by mark_dynamic, until its source arrives
         self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
+        self._framework_files: dict[str, bool] = {}  # file -> a torch file outside _INTERNAL
+        # Records the handlers would ignore are not even decoded (most of a trace's JSON):
+        # tensors without mark_dynamic dims, sources with no such tensor waiting, artifacts
+        # of names not read here.
+        parser.wanted.update({
+            "describe_tensor": lambda line: _MARKED_DIMS in line,
+            "describe_source": lambda line: bool(self._marked),
+            "artifact": _wanted_artifact,
+        })
+        parser.payload_words["dynamo_cpp_guards_str"] = tuple(w.encode() for w in _TREE_WORDS)
 
     def events(self, records: Iterable[TraceRecord]) -> Iterator[ev.Event]:
         """Events of ``records``, in trace order.
@@ -175,10 +220,18 @@ class TraceEventMapper:
         if not isinstance(stack, list):
             return ""
         for frame in reversed(stack):
-            loc = self._loc(frame)
-            if loc is None or "/torch/" not in loc.file:
+            if not isinstance(frame, dict):
                 continue
-            if not any(part in loc.file for part in _INTERNAL):
+            file = self.parser.filename(frame.get("filename")) or ""
+            framework = self._framework_files.get(file)
+            if framework is None:
+                framework = self._framework_files[file] = (
+                    "/torch/" in file and not any(part in file for part in _INTERNAL))
+                if len(self._framework_files) > 4096:  # hostile: a new file per frame
+                    self._framework_files.clear()
+            if framework:
+                loc = self._loc(frame)
+                assert loc is not None
                 short = loc.file.rsplit("/torch/", 1)[1]
                 return f"{short}:{loc.line} in {loc.function}"
         return ""
@@ -334,9 +387,7 @@ class TraceEventMapper:
 
     def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
-        for line in (rec.payload or "").splitlines():
-            if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
-                continue
+        for line in _lines_with(rec.payload or "", _TREE_WORDS):
             if (tm := tensor_check(line)) is not None:
                 yield ev.TensorMatch(source=tm.source, sizes=_dims(tm.size),
                                      strides=_dims(tm.stride), dtype=tm.dtype,
