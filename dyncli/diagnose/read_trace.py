@@ -38,6 +38,7 @@ from dyncli.diagnose.processes import Process, find_processes
 from dyncli.diagnose.trace import TraceAccumulator, trace_advice
 from dyncli.diagnose.trace_report import ProcessInfo
 from dyncli.errors import DyncliError, InputError, StrictError
+from dyncli.gcpause import gc_paused
 from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.trace import TraceParser, TraceStats, is_trace_line
@@ -179,14 +180,18 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
     jobs = min(default_jobs() if jobs is None else jobs, len(files))
     for stream, proc in zip(streams, procs, strict=False):
         reader.read(stream, proc)
-    if jobs <= 1:
-        for proc in files:
-            with open_input(proc.file) as source:
-                reader.read(source, proc, proc.file.stat().st_size)
-    else:
-        for parsed in _parallel(files, strict, jobs):
-            reader.absorb(parsed)
-    return reader.result(procs)
+    # The cyclic GC paused: a trace makes ~10^5 short-lived acyclic objects (decoded
+    # envelopes, events), and each collection re-scans the long-lived per-compile state
+    # (~8% of the reading time on a 100 MB trace).
+    with gc_paused():
+        if jobs <= 1:
+            for proc in files:
+                with open_input(proc.file) as source:
+                    reader.read(source, proc, proc.file.stat().st_size)
+        else:
+            for parsed in _parallel(files, strict, jobs):
+                reader.absorb(parsed)
+        return reader.result(procs)
 
 
 def _ignore_sigint() -> None:

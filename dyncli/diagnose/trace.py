@@ -18,6 +18,7 @@ keeps only per-compile facts (bounded by the number of compiles, not the trace s
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -104,6 +105,7 @@ class TraceAccumulator:
     def __init__(self) -> None:
         self._metrics: dict[tuple[int | None, str], list[te.CompileMetrics]] = defaultdict(list)
         self._graphs: dict[tuple[int | None, str], dict[str, te.OutputGraph]] = defaultdict(dict)
+        self._ops: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._loaded: dict[tuple[int | None, str], set[str]] = defaultdict(set)
         self._loaded_any: set[int | None] = set()
         self._written: tuple[str, ...] = ()
@@ -119,7 +121,12 @@ class TraceAccumulator:
             if len(runs) < 16:  # restart attempts of one compile; a repeated trace reuses ids
                 runs.append(event)
         elif isinstance(event, te.OutputGraph) and cid is not None:
-            self._graphs[(event.rank, cid.frame_key)][cid.key] = event
+            # Kept per compile: only what _similar reads (the inputs' sizes, not every node's),
+            # and one copy of each distinct op sequence (recompiles of a frame repeat it).
+            inputs = {name.lower() for name in event.inputs}
+            self._graphs[(event.rank, cid.frame_key)][cid.key] = dataclasses.replace(
+                event, sizes=tuple(p for p in event.sizes if p[0] in inputs),
+                ops=self._ops.setdefault(event.ops, event.ops))
         elif isinstance(event, ev.TensorMatch) and cid is not None:
             names = self._sources[(event.rank, cid.frame_key)]
             if len(names) < 4096:
