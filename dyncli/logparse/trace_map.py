@@ -59,6 +59,25 @@ def _wanted_artifact(line: bytes) -> bool:
     return any(name in line for name in _ARTIFACT_NAMES)
 
 
+def install_filters(parser: TraceParser) -> None:
+    """Tell ``parser`` which records and payload lines the handlers below read, so that the
+    rest is never decoded (most of a trace's JSON): tensors without mark_dynamic dims,
+    sources before any such tensor, artifacts of other names, guards-tree lines other than
+    TENSOR_MATCH and LAMBDA_GUARD. Depends on nothing but the lines, so a parser in another
+    process (``dyncli.diagnose.trace_pipe``) filters exactly alike."""
+    marked = [False]  # a describe_tensor with mark_dynamic dims went by: sources matter now
+
+    def tensor(line: bytes) -> bool:
+        if _MARKED_DIMS in line:
+            marked[0] = True
+            return True
+        return False
+
+    parser.wanted.update({"describe_tensor": tensor, "describe_source": lambda line: marked[0],
+                          "artifact": _wanted_artifact})
+    parser.payload_words["dynamo_cpp_guards_str"] = tuple(w.encode() for w in _TREE_WORDS)
+
+
 def _lines_with(text: str, words: tuple[str, ...]) -> list[str]:
     """The lines of ``text`` (as ``str.splitlines`` cuts them) that hold one of ``words``, in
     order: found with ``str.find``, so a 100 KB guards tree with a dozen such lines is not
@@ -153,15 +172,7 @@ class TraceEventMapper:
         # (rank, describer, tensor id) -> dims marked by mark_dynamic, until its source arrives
         self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
         self._framework_files: dict[str, bool] = {}  # file -> a torch file outside _INTERNAL
-        # Records the handlers would ignore are not even decoded (most of a trace's JSON):
-        # tensors without mark_dynamic dims, sources with no such tensor waiting, artifacts
-        # of names not read here.
-        parser.wanted.update({
-            "describe_tensor": lambda line: _MARKED_DIMS in line,
-            "describe_source": lambda line: bool(self._marked),
-            "artifact": _wanted_artifact,
-        })
-        parser.payload_words["dynamo_cpp_guards_str"] = tuple(w.encode() for w in _TREE_WORDS)
+        install_filters(parser)
 
     def events(self, records: Iterable[TraceRecord]) -> Iterator[ev.Event]:
         """Events of ``records``, in trace order.
