@@ -58,7 +58,7 @@ def _record_tuple(rec: TraceRecord) -> tuple[Any, ...]:
             rec.frame_compile_id, rec.attempt, rec.compiled_autograd_id, rec.rank, rec.payload)
 
 
-class _Recording(dict):  # type: ignore[type-arg]
+class _Recording(dict):
     """The child's intern table: what is set is also queued, in order, for the other side."""
 
     def __init__(self) -> None:
