@@ -19,6 +19,7 @@ keeps only per-compile facts (bounded by the number of compiles, not the trace s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -99,6 +100,11 @@ _PLACEHOLDER = re.compile(r"[^a-zA-Z0-9]+")
 _SIZE_KEY = re.compile(r"^(?P<base>.+?)(?::(?P<dim>\d+))?$")
 
 
+@functools.lru_cache(maxsize=4096)  # one TENSOR_MATCH per input per compile: few sources
+def _placeholder(source: str) -> str:
+    return _PLACEHOLDER.sub("_", source)
+
+
 class TraceAccumulator:
     """Collects the trace-only events of one or more trace files (bounded memory)."""
 
@@ -130,7 +136,7 @@ class TraceAccumulator:
         elif isinstance(event, ev.TensorMatch) and cid is not None:
             names = self._sources[(event.rank, cid.frame_key)]
             if len(names) < 4096:
-                names[_PLACEHOLDER.sub("_", event.source)] = event.source
+                names[_placeholder(event.source)] = event.source
         elif isinstance(event, te.CodeState) and event.action == "put":
             self._written = tuple(dict.fromkeys(e.source for e in event.entries if e.dynamic))
         elif isinstance(event, te.CodeState) and event.action == "get":

@@ -169,7 +169,7 @@ def graph_signature(payload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", "class ")):
             continue
-        if m := _FORWARD.match(line):
+        if stripped.startswith("def forward(") and (m := _FORWARD.match(line)):
             inputs = [name for name, ann in _ARG.findall(m["args"]) if not ann.startswith("Sym(")]
             continue
         if stripped.startswith("return "):

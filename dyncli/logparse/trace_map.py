@@ -12,6 +12,7 @@ emits it (torch 2.14).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -98,6 +99,7 @@ def _lines_with(text: str, words: tuple[str, ...]) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)  # the same few size strings, guard after guard
 def _dims(text: str) -> tuple[int | None, ...]:
     return tuple(safe.small_int(part) for part in text.split(",") if part.strip())
 
