@@ -3,18 +3,20 @@
 A single TORCH_TRACE file of a long run (hundreds of MB) is one process's records in order,
 so it cannot be split among workers like a directory's rank files: compile ids, reset
 generations and the intern table depend on everything before. What can run beside the
-analysis is the parsing (reading the lines, skipping payloads, decoding the envelopes: about
-half the time). So for a file of at least ``PIPE_BYTES`` when ``--jobs`` allows two
-processes, a forked child runs ``TraceParser`` over the file and sends its records, in
-batches, through a pipe; this process turns them into events (``TraceEventMapper``) and feeds
-the Analyzer as the serial reader does. The result is the same by construction:
+analysis is the first half of the parsing: reading the lines, skipping payloads, joining the
+payloads that are kept. So for a file of at least ``PIPE_BYTES`` when ``--jobs`` allows two
+processes, a forked child runs ``TraceParser.feed_raw`` over the file and sends its raw
+records (envelope line undecoded, payload joined) in batches through a pipe; this process
+finishes them (``TraceParser.cook``: JSON, intern table), turns them into events
+(``TraceEventMapper``) and feeds the Analyzer as the serial reader does. The halves were cut
+where the two processes take about the same time. The result is the same by construction:
 
 - the child's parser is set up like the serial one (``install_filters``: its filters depend on
-  the lines alone), so it yields the same records;
-- intern-table entries (``str`` lines) travel in the same stream, each before the records
-  that follow it in the file, into a parser object here that serves ``filename()``;
-- what the child counts (lines, kinds, malformed lines) and what the mapper counts here
-  (malformed records) are added up at the end; the first bad lines are merged by line number.
+  the lines alone), and ``cook`` does what ``feed`` does after the loop, so the records are
+  the same; ``str`` lines travel in the same stream, in file order;
+- what the child counts (lines, kinds, malformed lines) and what is counted here (bad
+  envelopes, malformed records) are added up at the end; the first bad lines are merged by
+  line number, as the serial parser meets them.
 
 Not used for ``--strict`` (an error must be the first bad line's, whichever process meets
 it), stdin or streams. The pipe holds a few batches, so memory stays bounded: the child waits
@@ -37,7 +39,7 @@ from dyncli.logparse.trace_map import TraceEventMapper, install_filters
 # A file at least this big is parsed in a child process (below it, the fork and the pickling
 # cost more than they save).
 PIPE_BYTES = 32 << 20
-_BATCH = 512  # records (and intern entries) per message
+_BATCH = 512  # raw records per message
 
 _ERRORS: dict[str, type[DyncliError]] = {"InputError": InputError, "StrictError": StrictError}
 
@@ -52,26 +54,21 @@ def wanted(proc: Process, jobs: int, strict: bool) -> bool:
         return False
 
 
-def _record_tuple(rec: TraceRecord) -> tuple[Any, ...]:
-    # plain tuples pickle in C; a slots dataclass goes through Python-level __getstate__
+# Kinds whose envelopes the child decodes too (the JSON of the rest is decoded here): the
+# big ones, with stacks and metrics; the split that gave both processes about the same CPU
+# time on the benchmark trace (0.45-0.5 s each for 100 MB, under load).
+COOKED_HERE = frozenset({"compilation_metrics", "create_symbol", "create_unbacked_symbol",
+                         "guard_added_fast", "guard_added"})
+
+
+def _fields(rec: TraceRecord) -> tuple[Any, ...]:
+    # a plain tuple pickles in C (a slots dataclass through Python-level __getstate__)
     return (rec.line, rec.kind, rec.meta, rec.timestamp, rec.pid, rec.emitter, rec.frame_id,
             rec.frame_compile_id, rec.attempt, rec.compiled_autograd_id, rec.rank, rec.payload)
 
 
-class _Recording(dict):
-    """The child's intern table: what is set is also queued, in order, for the other side."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.log: list[tuple[Any, Any]] = []
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        self.log.append((key, value))
-
-
 def _child(proc: Process, conn: Any) -> None:
-    """The parsing child: records and intern entries in file order, then the stats."""
+    """The parsing child: raw records in file order, then its stats."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent alone reports Ctrl-C
@@ -82,13 +79,16 @@ def _child(proc: Process, conn: Any) -> None:
             _check_trace(source)
             parser = TraceParser(source.name)
             install_filters(parser)
-            table = parser.strings = _Recording()
             batch: list[Any] = []
-            for rec in parser.feed(source.lines()):
-                if table.log:  # entries of the str lines before this record
-                    batch += table.log
-                    table.log.clear()
-                batch.append(_record_tuple(rec))
+            cook = parser.cook
+            for raw in parser.feed_raw(source.lines()):
+                if raw[2] in COOKED_HERE:
+                    record = cook(raw)
+                    if record is None:
+                        continue
+                    batch.append(_fields(record))
+                else:
+                    batch.append(raw)
                 if len(batch) >= _BATCH:
                     conn.send(("batch", batch))
                     batch = []
@@ -119,6 +119,7 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
     parser = TraceParser(str(proc.file))
     mapper = TraceEventMapper(parser, proc.rank, proc.label)
     info: dict[str, Any] = {"size": 0, "warnings": []}
+    cook = parser.cook
 
     def records() -> Iterator[TraceRecord]:
         try:
@@ -130,8 +131,10 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
                                      "result", hint="--jobs 1 reads it in this process") from None
                 if message[0] == "batch":
                     for item in message[1]:
-                        if len(item) == 2:
-                            parser.strings[item[0]] = item[1]
+                        if len(item) == 4:
+                            record = cook(item)
+                            if record is not None:
+                                yield record
                         else:
                             yield TraceRecord(*item)
                 elif message[0] == "end":

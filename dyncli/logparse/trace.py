@@ -105,6 +105,10 @@ def format_compile_id(frame_id: int | None, frame_compile_id: int | None, attemp
     return f"{base}_{attempt}" if attempt else base
 
 
+# (line number, envelope line, kind, joined payload or None): a record ``cook`` finishes
+RawRecord = tuple[int, bytes, str, "str | None"]
+
+
 @dataclass
 class TraceStats:
     """What the parser saw. ``unknown`` and ``malformed`` are counts, never errors (unless strict)."""
@@ -178,7 +182,17 @@ class TraceParser:
     # ------------------------------------------------------------------ public
 
     def feed(self, lines: Iterable[bytes | str]) -> Iterator[TraceRecord]:
-        """Parse ``lines`` in order; records come out as soon as their payload has ended.
+        """Parse ``lines`` in order; records come out as soon as their payload has ended."""
+        return self._feed(lines, raw=False)
+
+    def feed_raw(self, lines: Iterable[bytes | str]) -> Iterator[RawRecord]:
+        """``feed`` without its second half: the envelopes undecoded and ``str`` lines not
+        interned, for :meth:`cook` to finish (in the process that maps the records, when
+        ``dyncli.diagnose.trace_pipe`` splits the work)."""
+        return self._feed(lines, raw=True)
+
+    def _feed(self, lines: Iterable[bytes | str], raw: bool) -> Iterator[Any]:
+        """The one loop of ``feed`` and ``feed_raw``.
 
         The loop is the hot path (traces are mostly payload lines): a payload line costs one
         slice test, and is appended only when its record's payload is kept; the line and
@@ -190,6 +204,7 @@ class TraceParser:
         probe = False  # a chromium event: drop it once its "name" line says it is not wanted
         lineno = heads = 0
         in_record = False  # payload lines are legal only after an envelope
+        finish = self._raw if raw else self._finish
         for lineno, line in enumerate(_as_bytes(lines), 1):
             if line[:1] == b"\t":
                 if chunks is not None:
@@ -204,7 +219,7 @@ class TraceParser:
             heads += 1
             in_record = False
             if pending is not None:
-                record = self._finish(*pending, chunks)
+                record = finish(*pending, chunks)
                 pending, chunks = None, None
                 if record is not None:
                     yield record
@@ -220,7 +235,10 @@ class TraceParser:
             if kind not in KNOWN_KINDS:
                 self._unknown(lineno, kind)
             if kind == "str":
-                self._intern(lineno, stripped)
+                if raw:
+                    yield lineno, stripped, kind, None
+                else:
+                    self._intern(lineno, stripped)
                 continue
             wanted = self.wanted.get(kind)
             if kind not in self.keep or (wanted is not None and not wanted(stripped)):
@@ -233,7 +251,7 @@ class TraceParser:
         stats.lines += lineno
         stats.payload_lines += lineno - heads
         if pending is not None:
-            record = self._finish(*pending, chunks)
+            record = finish(*pending, chunks)
             if record is not None:
                 yield record
 
@@ -305,20 +323,24 @@ class TraceParser:
             self._verify(lineno, env, chunks)
         if not kind:
             return None
-        self.stats.records += 1
-        meta = env.get(kind)
-        if not isinstance(meta, dict):
-            meta = {"value": meta}
+        meta = _meta(env, kind)
         payload = None
         if chunks is not None and self._wants_payload(kind, meta, chunks):
-            words = self.payload_words.get(kind)
-            payload = (_lines_holding(chunks, words) if words is not None
-                       else _join(chunks, b"\r\n").decode("utf-8", "replace"))
+            payload = self._payload(kind, chunks)
+        return self._record(lineno, kind, env, prefix, meta, payload)
+
+    def _payload(self, kind: str, chunks: list[bytes]) -> str:
+        words = self.payload_words.get(kind)
+        return (_lines_holding(chunks, words) if words is not None
+                else _join(chunks, b"\r\n").decode("utf-8", "replace"))
+
+    def _record(self, lineno: int, kind: str, env: dict[str, Any], prefix: bytes,
+                meta: dict[str, Any], payload: str | None) -> TraceRecord | None:
         head = GLOG_RE.match(prefix + b"]")
         if head is None:
-            self.stats.records -= 1
             self._malformed(lineno, "no glog prefix before the JSON envelope")
             return None
+        self.stats.records += 1
         rank = _int(env.get("rank"))
         if rank is not None:
             self.stats.ranks.add(rank)
@@ -333,6 +355,35 @@ class TraceParser:
             compiled_autograd_id=_int(env.get("compiled_autograd_id")),
             rank=rank, payload=payload, envelope=env,
         )
+
+    # ------------------------------------------------- split across two processes
+
+    def _raw(self, lineno: int, line: bytes, kind: str,
+             chunks: list[bytes] | None) -> RawRecord | None:
+        """``feed_raw``'s record: the envelope still undecoded, the payload already joined
+        (for an artifact, whatever its name: its name is in the envelope)."""
+        if not kind:
+            return None
+        payload = None
+        if chunks is not None and (kind != "chromium_event" or _wanted_chromium(chunks)):
+            payload = self._payload(kind, chunks)
+        return lineno, line, kind, payload
+
+    def cook(self, raw: RawRecord) -> TraceRecord | None:
+        """The record (or intern-table entry: None) of a ``feed_raw`` item, as ``feed`` would
+        have made it: the second half of the work, done by the process that maps records."""
+        lineno, line, kind, payload = raw
+        if kind == "str":
+            self._intern(lineno, line)
+            return None
+        parsed = self._envelope(lineno, line)
+        if parsed is None:
+            return None
+        env, prefix = parsed
+        meta = _meta(env, kind)
+        if kind == "artifact" and not self._wants_payload(kind, meta, []):
+            payload = None
+        return self._record(lineno, kind, env, prefix, meta, payload)
 
     def _verify(self, lineno: int, env: dict[str, Any], chunks: list[bytes]) -> None:
         """Check a payload against its envelope's ``has_payload``.
@@ -374,6 +425,11 @@ def _as_bytes(lines: Iterable[bytes | str]) -> Iterable[bytes]:
         return itertools.chain((first,), it)  # type: ignore[arg-type]
     return (x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x
             for x in itertools.chain((first,), it))
+
+
+def _meta(env: dict[str, Any], kind: str) -> dict[str, Any]:
+    meta = env.get(kind)
+    return meta if isinstance(meta, dict) else {"value": meta}
 
 
 def _join(chunks: list[bytes], strip: bytes) -> bytes:
