@@ -99,6 +99,11 @@ def _child(proc: Process, conn: Any) -> None:
         conn.send(("error", type(e).__name__, e.message, e.hint))
     except BrokenPipeError:  # the parent stopped reading (an error, Ctrl-C)
         pass
+    except Exception as e:  # raised again in the parent, as serial would
+        try:
+            conn.send(("raise", e))
+        except Exception:  # not picklable: its type and text then
+            conn.send(("raise", RuntimeError(f"{type(e).__name__}: {e}")))
     finally:
         conn.close()
 
@@ -122,6 +127,7 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
     cook = parser.cook
 
     def records() -> Iterator[TraceRecord]:
+        ended = False
         try:
             while True:
                 try:
@@ -140,15 +146,18 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
                 elif message[0] == "end":
                     _, stats, info["size"], info["warnings"] = message
                     _merge(parser, stats)
+                    ended = True
                     return
+                elif message[0] == "raise":
+                    raise message[1]
                 else:
                     _, kind, text, hint = message
                     raise _ERRORS.get(kind, InputError)(text, hint=hint)
         finally:
             receive.close()
-            child.join(timeout=5)
-            if child.is_alive():
+            if not ended:  # an error or Ctrl-C here: the child's work is of no use
                 child.kill()
+            child.join(timeout=5)
 
     return parser, mapper.events(records()), info
 

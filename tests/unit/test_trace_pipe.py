@@ -99,3 +99,17 @@ def test_first_bad_lines_merged_in_line_order() -> None:
     assert [line for line, _ in here.stats.samples] == [10, 20, 30, 50, 60]
     assert here.stats.malformed == 6 and here.stats.lines == 70
     assert here.stats.reasons["bad create_symbol record (TypeError)"] == 1
+
+
+@pytest.mark.usefixtures("piped")
+def test_a_failure_in_the_child_is_raised_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in the child's parsing surfaces here as the exception itself (no traceback printed
+    by the child, no hang), as the serial reader would raise it."""
+    from dyncli.logparse import trace
+
+    def broken(self: object, lines: object) -> object:
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(trace.TraceParser, "feed_raw", broken)
+    with pytest.raises(ZeroDivisionError, match="boom"):
+        read_trace.diagnose_traces([FILES[0]], jobs=2)
