@@ -376,6 +376,9 @@ class TraceParser:
         if kind == "str":
             self._intern(lineno, line)
             return None
+        wanted = self.wanted.get(kind)
+        if wanted is not None and not wanted(line):  # this side's filters may know more
+            return None
         parsed = self._envelope(lineno, line)
         if parsed is None:
             return None

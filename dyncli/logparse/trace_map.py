@@ -64,8 +64,10 @@ def install_filters(parser: TraceParser) -> None:
     """Tell ``parser`` which records and payload lines the handlers below read, so that the
     rest is never decoded (most of a trace's JSON): tensors without mark_dynamic dims,
     sources before any such tensor, artifacts of other names, guards-tree lines other than
-    TENSOR_MATCH and LAMBDA_GUARD. Depends on nothing but the lines, so a parser in another
-    process (``dyncli.diagnose.trace_pipe``) filters exactly alike."""
+    TENSOR_MATCH and LAMBDA_GUARD. Depends on nothing but the lines, so that a parser in
+    another process (``dyncli.diagnose.trace_pipe``) can filter too; what it lets through is a
+    superset of what the mapper then reads (``TraceEventMapper`` narrows the sources to those
+    a marked tensor awaits)."""
     marked = [False]  # a describe_tensor with mark_dynamic dims went by: sources matter now
 
     def tensor(line: bytes) -> bool:
@@ -175,6 +177,9 @@ class TraceEventMapper:
         self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
         self._framework_files: dict[str, bool] = {}  # file -> a torch file outside _INTERNAL
         install_filters(parser)
+        # ... and here, where the records are mapped as they come: a source only while a
+        # marked tensor awaits it
+        parser.wanted["describe_source"] = lambda line: bool(self._marked)
 
     def events(self, records: Iterable[TraceRecord]) -> Iterator[ev.Event]:
         """Events of ``records``, in trace order.
