@@ -13,9 +13,13 @@ Usage (from the repo root)::
     .venv/bin/python benchmarks/diagnose_trace.py                 # 500 MB
     .venv/bin/python benchmarks/diagnose_trace.py --size-mb 100 --repeat 3
 
-Numbers go into docs/diagnose-trace.md. Repeating traces re-uses their compile ids, so the
-analysis state stays that of a few frames: what is measured is parsing throughput, and
-peak RSS shows whether memory stays constant as the file grows.
+Numbers go into docs/diagnose-trace.md. Each copy of the captured traces starts its compile
+ids again, which dyncli reads as a new reset generation (as after ``torch._dynamo.reset()``):
+the file describes ~8.5 compiles per MB, and per-compile state grows with it. dyncli runs
+with its default ``--jobs`` (the cores): a file this big is parsed in a child process while
+the CLI's process analyzes (``dyncli.diagnose.trace_pipe``); ``--jobs 1`` in the argv below
+measures one process. Record ``/proc/loadavg`` beside every figure: on shared cores the
+ratio to tlparse moves with the load.
 """
 
 from __future__ import annotations
