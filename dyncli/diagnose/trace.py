@@ -26,7 +26,15 @@ from collections.abc import Sequence
 
 from dyncli.diagnose import phases as ph
 from dyncli.diagnose.branches import crossing
-from dyncli.diagnose.model import Advice, Diagnosis, FrameReport, compile_id_key, rank_key
+from dyncli.diagnose.model import (
+    Advice,
+    Diagnosis,
+    FrameReport,
+    RecompileReport,
+    SpecializationReport,
+    compile_id_key,
+    rank_key,
+)
 from dyncli.diagnose.trace_report import (
     CompileTime,
     Divergence,
@@ -301,6 +309,7 @@ class TraceAccumulator:
         for r in diag.recompiles:  # indexed once: frames x recompiles grows with generations
             if r.cause == "size":
                 by_frame[(r.rank, r.compile_id.split("_")[0].rsplit("/", 1)[0])].append(r.compile_id)
+        explain = _Explainer(diag)
         for f in diag.frames:
             if f.rank not in self._loaded_any:
                 continue
@@ -313,7 +322,7 @@ class TraceAccumulator:
                 sorted(b for b in bases if is_input(b)))
             out.append(PgoFinding(rank=f.rank, function=f.function, file=f.file, line=f.first_line,
                                   loaded_dynamic=tuple(sorted(loaded)), recompiles=size,
-                                  allow_list=allow, explained=_explain(diag, f.rank, size)))
+                                  allow_list=allow, explained=explain(f.rank, size)))
         return tuple(out)
 
 
@@ -340,24 +349,49 @@ def _seconds(runs: list[te.CompileMetrics]) -> float | None:
     return sum(known) if known else None
 
 
-def _explain(diag: Diagnosis, rank: int | None, ids: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
-    """What caused each recompile of ``ids`` that an allow-list cannot: a size branch, or a
-    specialization by user code in the compile before it."""
-    out = []
-    for r in diag.recompiles:
-        if r.rank != rank or r.compile_id not in ids:
-            continue
-        c = crossing(r)
-        if c is not None:
-            where = f"{c.user.file}:{c.user.line}" if c.user else ""
-            out.append((r.compile_id, f"the size branch `{c.guard}`", where))
-            continue
-        spec = next((s for s in diag.specializations if s.rank == rank and s.user is not None
-                     and any(src.split(".")[0] in x for src in s.sources for x in r.reasons)), None)
-        if spec is not None and spec.user is not None:
-            out.append((r.compile_id, f"the specialization of {', '.join(spec.sources)} to "
-                        f"{spec.value}", f"{spec.user.file}:{spec.user.line}"))
-    return tuple(out)
+class _Explainer:
+    """What caused each recompile that an allow-list cannot remove: a size branch, or a
+    specialization by user code. Recompiles and specializations are indexed once: frames with
+    PGO state x recompiles x specializations all grow with reset generations."""
+
+    def __init__(self, diag: Diagnosis) -> None:
+        self.diag = diag
+        self.recompiles: dict[tuple[int | None, str], RecompileReport] = {}
+        for r in diag.recompiles:
+            self.recompiles.setdefault((r.rank, r.compile_id), r)
+        # rank -> (its specializations by user code, in order; source base -> first of them)
+        self.specs: dict[int | None, tuple[list[SpecializationReport], dict[str, int]]] = {}
+
+    def _specs(self, rank: int | None) -> tuple[list[SpecializationReport], dict[str, int]]:
+        if rank not in self.specs:
+            specs = [s for s in self.diag.specializations if s.rank == rank and s.user is not None]
+            first: dict[str, int] = {}
+            for i, s in enumerate(specs):
+                for src in s.sources:
+                    first.setdefault(src.split(".")[0], i)
+            self.specs[rank] = (specs, first)
+        return self.specs[rank]
+
+    def __call__(self, rank: int | None, ids: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+        """For the recompiles ``ids`` (in the diagnosis' order): (id, what, user file:line)."""
+        out = []
+        for cid in ids:
+            r = self.recompiles.get((rank, cid))
+            if r is None:
+                continue
+            c = crossing(r)
+            if c is not None:
+                where = f"{c.user.file}:{c.user.line}" if c.user else ""
+                out.append((r.compile_id, f"the size branch `{c.guard}`", where))
+                continue
+            # the first specialization (in order) whose source is named in a guard failure
+            specs, first = self._specs(rank)
+            hits = [i for base, i in first.items() if any(base in x for x in r.reasons)]
+            spec = specs[min(hits)] if hits else None
+            if spec is not None and spec.user is not None:
+                out.append((r.compile_id, f"the specialization of {', '.join(spec.sources)} to "
+                            f"{spec.value}", f"{spec.user.file}:{spec.user.line}"))
+        return tuple(out)
 
 
 def _differing_dims(sizes: tuple[str, ...]) -> list[int]:
