@@ -21,8 +21,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from dyncli.diagnose import phases as ph
 from dyncli.diagnose.branches import crossing
@@ -108,6 +110,26 @@ _PLACEHOLDER = re.compile(r"[^a-zA-Z0-9]+")
 _SIZE_KEY = re.compile(r"^(?P<base>.+?)(?::(?P<dim>\d+))?$")
 
 
+class _Run(NamedTuple):
+    """One compile attempt's ``CompileMetrics``, as the accumulator keeps it."""
+
+    function: str | None
+    file: str | None
+    first_line: int | None
+    fail_type: str | None
+    fail_reason: str | None
+    restart_reasons: tuple[str, ...]
+    compile_time_s: float | None
+    compile_time_field: str | None
+    keys: tuple[str, ...]
+    values: tuple[float, ...]
+
+    @property
+    def numbers(self) -> dict[str, float]:
+        """``CompileMetrics.numbers`` as a dict."""
+        return dict(zip(self.keys, self.values, strict=True))
+
+
 @functools.lru_cache(maxsize=4096)  # one TENSOR_MATCH per input per compile: few sources
 def _placeholder(source: str) -> str:
     return _PLACEHOLDER.sub("_", source)
@@ -117,9 +139,9 @@ class TraceAccumulator:
     """Collects the trace-only events of one or more trace files (bounded memory)."""
 
     def __init__(self) -> None:
-        self._metrics: dict[tuple[int | None, str], list[te.CompileMetrics]] = defaultdict(list)
+        self._metrics: dict[tuple[int | None, str], list[_Run]] = defaultdict(list)
         self._graphs: dict[tuple[int | None, str], dict[str, te.OutputGraph]] = defaultdict(dict)
-        self._ops: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._shared: dict[Any, Any] = {}  # one copy of each equal tuple the graphs keep
         self._loaded: dict[tuple[int | None, str], set[str]] = defaultdict(set)
         self._loaded_any: set[int | None] = set()
         self._written: tuple[str, ...] = ()
@@ -133,14 +155,17 @@ class TraceAccumulator:
         if isinstance(event, te.CompileMetrics) and cid is not None:
             runs = self._metrics[(event.rank, cid.key)]
             if len(runs) < 16:  # restart attempts of one compile; a repeated trace reuses ids
-                runs.append(event)
+                runs.append(self._run(event))
         elif isinstance(event, te.OutputGraph) and cid is not None:
             # Kept per compile: only what _similar reads (the inputs' sizes, not every node's),
-            # and one copy of each distinct op sequence (recompiles of a frame repeat it).
+            # and one copy of each distinct op sequence, input list and (input, size) pair
+            # (recompiles of a frame repeat them; parameters keep their sizes).
             inputs = {name.lower() for name in event.inputs}
+            share = self._shared.setdefault
             self._graphs[(event.rank, cid.frame_key)][cid.key] = dataclasses.replace(
-                event, sizes=tuple(p for p in event.sizes if p[0] in inputs),
-                ops=self._ops.setdefault(event.ops, event.ops))
+                event, sizes=share(sizes := tuple(share(p, p) for p in event.sizes
+                                                  if p[0] in inputs), sizes),
+                inputs=share(event.inputs, event.inputs), ops=share(event.ops, event.ops))
         elif isinstance(event, ev.TensorMatch) and cid is not None:
             names = self._sources[(event.rank, cid.frame_key)]
             if len(names) < 4096:
@@ -153,6 +178,17 @@ class TraceAccumulator:
                 frame = self._loaded[(event.rank, entry.frame)]
                 if entry.dynamic:
                     frame.add(entry.source)
+
+    def _run(self, m: te.CompileMetrics) -> _Run:
+        """What ``_compile_times`` reads of one compile attempt, compactly: a tuple, its
+        numbers as values beside one shared tuple of their field names, names interned
+        (a trace of thousands of compiles kept ~1.5 KB per compile as events)."""
+        share = self._shared.setdefault
+        keys = share(keys := tuple(k for k, _ in m.numbers), keys)
+        text = lambda s: None if s is None else sys.intern(s)  # noqa: E731
+        return _Run(text(m.function), text(m.file), m.first_line, text(m.fail_type),
+                    m.fail_reason, m.restart_reasons, m.compile_time_s,
+                    m.compile_time_field, keys, tuple(v for _, v in m.numbers))
 
     # ------------------------------------------------------------ result
 
@@ -177,12 +213,12 @@ class TraceAccumulator:
             spans: list[tuple[float | None, float, tuple[tuple[str, float], ...]]] = []
             phases: dict[str, float] = {}
             for r in runs:  # each attempt: when, how long, by phase
-                numbers = dict(r.numbers)
+                numbers = r.numbers
                 split = ph.split(numbers, r.compile_time_s)
                 ph.add(phases, split)
                 spans.append((ph.start_of(numbers), r.compile_time_s or 0.0, ph.ordered(split)))
-            nums = dict(last.numbers)
-            workers = sum(dict(r.numbers).get("triton_compile_time_us", 0.0) for r in runs) / 1e6
+            nums = last.numbers
+            workers = sum(r.numbers.get("triton_compile_time_us", 0.0) for r in runs) / 1e6
             out.append(CompileTime(
                 rank=rank, compile_id=key, function=last.function or (frame.function if frame else ""),
                 file=last.file or (frame.file if frame else ""), line=last.first_line,
@@ -343,7 +379,7 @@ def _ranked(values: Sequence[tuple[tuple[int | None, str], str]]) -> tuple[tuple
                  for (rank, process), value in values)
 
 
-def _seconds(runs: list[te.CompileMetrics]) -> float | None:
+def _seconds(runs: list[_Run]) -> float | None:
     """A compile's seconds over its restart attempts; None when no attempt has a time."""
     known = [r.compile_time_s for r in runs if r.compile_time_s is not None]
     return sum(known) if known else None
