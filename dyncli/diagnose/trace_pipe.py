@@ -26,7 +26,7 @@ the same ``InputError``; a child that dies is an error naming the file.
 
 from __future__ import annotations
 
-import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,8 +46,8 @@ _ERRORS: dict[str, type[DyncliError]] = {"InputError": InputError, "StrictError"
 
 def wanted(proc: Process, jobs: int, strict: bool) -> bool:
     """Whether ``proc`` (the only file to read) is worth a parsing child."""
-    if strict or jobs < 2 or proc.path is None or not hasattr(os, "fork"):
-        return False
+    if strict or jobs < 2 or proc.path is None or not sys.platform.startswith("linux"):
+        return False  # fork is the start method this relies on: safe on Linux only
     try:
         return proc.path.stat().st_size >= PIPE_BYTES
     except OSError:
