@@ -495,8 +495,9 @@ def _drop_configs(body: bytes) -> bytes:
     pos = 0
     while (at := body.find(_CONFIG, pos)) >= 0:
         end = body.find(b'}"', at + len(_CONFIG))
-        if end < 0:
-            break
+        inside = body[at + len(_CONFIG):end]
+        if end < 0 or inside.count(b'"') != inside.count(b'\\"'):
+            break  # not one string up to there (every quote in one is escaped): keep it all
         parts.append(body[pos:at + len(_CONFIG) - 1])  # up to and with the opening quote
         pos = end + 1  # the closing quote
     parts.append(body[pos:])
