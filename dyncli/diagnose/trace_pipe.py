@@ -61,10 +61,10 @@ COOKED_HERE = frozenset({"compilation_metrics", "create_symbol", "create_unbacke
                          "guard_added_fast", "guard_added"})
 
 
-def _fields(rec: TraceRecord) -> tuple[Any, ...]:
-    # a plain tuple pickles in C (a slots dataclass through Python-level __getstate__)
-    return (rec.line, rec.kind, rec.meta, rec.timestamp, rec.pid, rec.emitter, rec.frame_id,
-            rec.frame_compile_id, rec.attempt, rec.compiled_autograd_id, rec.rank, rec.payload)
+def _fields(rec: TraceRecord) -> list[Any]:
+    # sent as a plain tuple: it pickles in C (a slots dataclass through Python __getstate__)
+    return [rec.line, rec.kind, rec.meta, rec.timestamp, rec.pid, rec.emitter, rec.frame_id,
+            rec.frame_compile_id, rec.attempt, rec.compiled_autograd_id, rec.rank, rec.payload]
 
 
 def _child(proc: Process, conn: Any) -> None:
@@ -86,7 +86,13 @@ def _child(proc: Process, conn: Any) -> None:
                     record = cook(raw)
                     if record is None:
                         continue
-                    batch.append(_fields(record))
+                    fields = _fields(record)
+                    if record.kind == "compilation_metrics":
+                        # torch's whole config rides in every one (~35 KB of JSON strings);
+                        # no handler reads it: not worth a pipe
+                        fields[2] = {k: v for k, v in record.meta.items()
+                                     if not k.endswith("_config")}
+                    batch.append(tuple(fields))
                 else:
                     batch.append(raw)
                 if len(batch) >= _BATCH:

@@ -64,7 +64,6 @@ PAYLOAD_ARTIFACTS: frozenset[str] = frozenset({
 })
 
 _SEP = b"] {"
-_METRICS = b'{"compilation_metrics": {'
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,15 +283,8 @@ class TraceParser:
 
     def _envelope(self, lineno: int, line: bytes) -> tuple[dict[str, Any], bytes] | None:
         cut = line.find(_SEP)
-        body = line[cut + 2:]
         try:
-            if line.startswith(_METRICS, cut + 2):
-                try:
-                    env = safe.loads(_drop_configs(body))
-                except ValueError:  # not torch's shape after all: decode it as it is
-                    env = safe.loads(body)
-            else:
-                env = safe.loads(body)
+            env = safe.loads(line[cut + 2:])
         except ValueError:
             self._malformed(lineno, "envelope is not valid JSON")
             return None
@@ -477,31 +469,6 @@ def _lines_holding(chunks: list[bytes], words: tuple[bytes, ...]) -> str:
         line = joined[start + 1:end].rstrip(b"\r\n").decode("utf-8", "replace")
         texts += [x for x in line.splitlines() if any(w.decode() in x for w in words)]
     return "\n".join(texts)
-
-
-# ``compilation_metrics`` carries torch's whole config, JSON-encoded as strings
-# (``inductor_config``, ``dynamo_config``, ``functorch_config``…: ~35 KB of a 38 KB record
-# in torch 2.14-2.15); nothing here reads them. ``"…_config": "{…}"`` ends at the first
-# ``}"``: inside a JSON string a quote is always escaped (``\\"``), so a brace followed by a
-# bare quote is the string's own end.
-_CONFIG = b'_config": "{'
-
-
-def _drop_configs(body: bytes) -> bytes:
-    """``body`` with the values of its ``*_config`` strings emptied (``""``)."""
-    if _CONFIG not in body:
-        return body
-    parts = []
-    pos = 0
-    while (at := body.find(_CONFIG, pos)) >= 0:
-        end = body.find(b'}"', at + len(_CONFIG))
-        inside = body[at + len(_CONFIG):end]
-        if end < 0 or inside.count(b'"') != inside.count(b'\\"'):
-            break  # not one string up to there (every quote in one is escaped): keep it all
-        parts.append(body[pos:at + len(_CONFIG) - 1])  # up to and with the opening quote
-        pos = end + 1  # the closing quote
-    parts.append(body[pos:])
-    return b"".join(parts)
 
 
 def _wanted_chromium(chunks: list[bytes]) -> bool:
