@@ -2,10 +2,12 @@
 
 Builds a trace of at least ``--size-mb`` MB (default 500) under /tmp by repeating the real
 traces in tests/data/traces (never committed), then runs, one after the other, each as its
-own child process measured with ``os.wait4`` (wall time and peak RSS of that child only):
+own child process measured with ``os.wait4`` (wall time, and peak RSS: the largest of that
+child and of the processes it waited for, e.g. dyncli's parsing child):
 
 1. a bare Python loop that only reads the file's lines (the I/O floor),
-2. ``dyncli diagnose FILE --json OUT`` (the whole CLI: parse, analyze, render JSON),
+2. ``dyncli diagnose FILE --json OUT`` (the whole CLI: parse, analyze, render JSON), with
+   its default ``--jobs``, then with ``--jobs 1`` (one process),
 3. ``tlparse FILE -o DIR --overwrite --no-browser`` (tlparse 0.4.x, Rust).
 
 Usage (from the repo root)::
@@ -17,8 +19,8 @@ Numbers go into docs/diagnose-trace.md. Each copy of the captured traces starts 
 ids again, which dyncli reads as a new reset generation (as after ``torch._dynamo.reset()``):
 the file describes ~8.5 compiles per MB, and per-compile state grows with it. dyncli runs
 with its default ``--jobs`` (the cores): a file this big is parsed in a child process while
-the CLI's process analyzes (``dyncli.diagnose.trace_pipe``); ``--jobs 1`` in the argv below
-measures one process. Record ``/proc/loadavg`` beside every figure: on shared cores the
+the CLI's process analyzes (``dyncli.diagnose.trace_pipe``); ``--jobs 1`` is the
+one-process row. Record ``/proc/loadavg`` beside every figure: on shared cores the
 ratio to tlparse moves with the load.
 """
 
@@ -84,6 +86,9 @@ def main() -> int:
         "python read loop": [sys.executable, "-c", READ_LOOP, str(trace)],
         "dyncli diagnose": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
                             "--json", str(WORK / "diagnosis.json")],
+        # one process: what a single core gives (the default parses in a child beside it)
+        "dyncli --jobs 1": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
+                            "--json", str(WORK / "diagnosis-j1.json"), "--jobs", "1"],
     }
     if tlparse:
         tools["tlparse"] = [tlparse, str(trace), "-o", str(WORK / "tl_out"), "--overwrite",
