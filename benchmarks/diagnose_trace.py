@@ -59,8 +59,10 @@ def build(size_mb: int) -> Path:
     return target
 
 
-def measure(argv: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit code) of one child process."""
+def measure(argv: list[str]) -> tuple[float, float, int, float]:
+    """(wall seconds, peak RSS MiB, exit code, CPU seconds) of one child process (CPU: user +
+    system of it and of the processes it waited for: on shared cores the figure that the
+    load moves least)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -69,7 +71,7 @@ def measure(argv: list[str]) -> tuple[float, float, int]:
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if proc.returncode != 0:
         print(f"  {argv[0]} failed ({proc.returncode}): {err[-500:]}", file=sys.stderr)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage.ru_maxrss / 1024, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -100,11 +102,12 @@ def main() -> int:
     results = {}
     for name, argv in tools.items():
         runs = sorted((measure(argv) for _ in range(args.repeat)), key=lambda r: r[0])
-        wall, rss, code = runs[len(runs) // 2]
-        results[name] = {"wall_s": round(wall, 2), "peak_rss_mib": round(rss, 1),
-                         "mib_per_s": round(size / wall, 1), "exit": code}
-        print(f"{name:18s} {wall:8.2f} s  {size / wall:7.1f} MiB/s  peak RSS {rss:7.1f} MiB"
-              f"  exit {code}", flush=True)
+        wall, rss, code, cpu = runs[len(runs) // 2]
+        results[name] = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                         "peak_rss_mib": round(rss, 1), "mib_per_s": round(size / wall, 1),
+                         "exit": code, "walls": [round(r[0], 2) for r in runs]}
+        print(f"{name:18s} {wall:8.2f} s  {size / wall:7.1f} MiB/s  CPU {cpu:6.2f} s"
+              f"  peak RSS {rss:7.1f} MiB  exit {code}", flush=True)
     shutil.rmtree(WORK / "tl_out", ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps({"size_mib": round(size, 1), "results": results}, indent=2))
