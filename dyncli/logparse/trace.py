@@ -174,6 +174,9 @@ class TraceParser:
         # (``TraceEventMapper``): what is never decoded is never checked either, like the
         # kinds outside ``keep``.
         self.wanted: dict[str, Callable[[bytes], bool]] = {}
+        # kind -> test on the envelope's bytes: the payload of a record of that kind is kept
+        # only when it passes (the record itself is decoded and yielded either way)
+        self.payload_wanted: dict[str, Callable[[bytes], bool]] = {}
         # kind -> words: of that kind's payload only the lines holding one of them are kept
         # (a guards tree of thousands of lines, of which a consumer reads a dozen).
         self.payload_words: dict[str, tuple[bytes, ...]] = {}
@@ -245,7 +248,9 @@ class TraceParser:
                     pending, chunks, probe = (lineno, stripped, ""), [], False
                 continue
             pending = (lineno, stripped, kind)
-            chunks = [] if kind in self.payloads or self.verify else None
+            keep_payload = kind in self.payloads and (
+                (test := self.payload_wanted.get(kind)) is None or test(stripped))
+            chunks = [] if keep_payload or self.verify else None
             probe = kind == "chromium_event" and not self.verify
         stats.lines += lineno
         stats.payload_lines += lineno - heads

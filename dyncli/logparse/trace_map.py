@@ -63,8 +63,8 @@ def _wanted_artifact(line: bytes) -> bool:
 def install_filters(parser: TraceParser) -> None:
     """Tell ``parser`` which records and payload lines the handlers below read, so that the
     rest is never decoded (most of a trace's JSON): tensors without mark_dynamic dims,
-    sources before any such tensor, artifacts of other names, guards-tree lines other than
-    TENSOR_MATCH and LAMBDA_GUARD. Depends on nothing but the lines, so that a parser in
+    sources before any such tensor, payloads of artifacts of other names, guards-tree lines
+    other than TENSOR_MATCH and LAMBDA_GUARD. Depends on nothing but the lines, so that a parser in
     another process (``dyncli.diagnose.trace_pipe``) can filter too; what it lets through is a
     superset of what the mapper then reads (``TraceEventMapper`` narrows the sources to those
     a marked tensor awaits)."""
@@ -76,8 +76,10 @@ def install_filters(parser: TraceParser) -> None:
             return True
         return False
 
-    parser.wanted.update({"describe_tensor": tensor, "describe_source": lambda line: marked[0],
-                          "artifact": _wanted_artifact})
+    parser.wanted.update({"describe_tensor": tensor, "describe_source": lambda line: marked[0]})
+    # every artifact is decoded (a malformed one is counted), but only the payloads of the
+    # names read here are collected
+    parser.payload_wanted["artifact"] = _wanted_artifact
     parser.payload_words["dynamo_cpp_guards_str"] = tuple(w.encode() for w in _TREE_WORDS)
 
 

@@ -51,8 +51,9 @@ def test_payload_join_and_line_filter_equal_the_plain_code(seed: int) -> None:
 
 
 def test_only_records_a_handler_reads_are_decoded() -> None:
-    """Tensors without mark_dynamic dims, sources before any such tensor and artifacts of
-    other names are counted by kind, never decoded; what is read gives the same events."""
+    """Tensors without mark_dynamic dims and sources no marked tensor awaits are counted by
+    kind, never decoded; an artifact of another name is decoded without its payload; what is
+    read gives the same events."""
     lines = [*records.envelope("describe_tensor", {"id": 1, "describer_id": 0, "size": [2]},
                                end="\n"),
              *records.envelope("describe_source", {"id": 1, "describer_id": 0,
@@ -69,6 +70,6 @@ def test_only_records_a_handler_reads_are_decoded() -> None:
     events = list(TraceEventMapper(parser).events(parser.feed(lines)))
     assert [type(e).__name__ for e in events] == ["MarkedDynamic"]
     assert events[0].source == "L['x']"
-    assert parser.stats.records == 2  # the marked tensor and its source
+    assert parser.stats.records == 3  # the artifact, the marked tensor and its source
     assert parser.stats.kinds["describe_tensor"] == 2 and parser.stats.kinds["artifact"] == 1
     assert parser.stats.malformed == 0
