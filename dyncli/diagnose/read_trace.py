@@ -189,12 +189,15 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
     procs, skipped = find_processes(paths, streams)
     reader.warnings += skipped
     files = [p for p in procs if p.path is not None]
+    jobs_given = jobs is not None
     wanted = default_jobs() if jobs is None else jobs
     jobs = min(wanted, len(files))
     from dyncli.diagnose import trace_pipe
 
-    # one big file and a second core: parse it in a child while this process analyzes
-    piped = len(files) == 1 and trace_pipe.wanted(files[0], wanted, strict)
+    # one big file and a second core: parse it in a child while this process analyzes (by
+    # default only while a core is idle: on a busy machine the split costs more than it saves)
+    piped = (len(files) == 1 and trace_pipe.wanted(files[0], wanted, strict)
+             and (jobs_given or trace_pipe.idle_core(wanted)))
     for stream, proc in zip(streams, procs, strict=False):
         reader.read(stream, proc)
     # The cyclic GC paused: a trace makes ~10^5 short-lived acyclic objects (decoded

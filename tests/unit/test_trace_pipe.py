@@ -113,3 +113,20 @@ def test_a_failure_in_the_child_is_raised_here(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(trace.TraceParser, "feed_raw", broken)
     with pytest.raises(ZeroDivisionError, match="boom"):
         read_trace.diagnose_traces([FILES[0]], jobs=2)
+
+
+@pytest.mark.usefixtures("piped")
+@pytest.mark.parametrize(("jobs", "idle", "expect"), [(None, True, True), (None, False, False),
+                                                      (2, False, True), (1, True, False)])
+def test_default_jobs_pipe_only_while_a_core_is_idle(monkeypatch: pytest.MonkeyPatch,
+                                                    jobs: int | None, idle: bool,
+                                                    expect: bool) -> None:
+    """By default the child is used only while the load leaves a core free (on a busy
+    machine it costs more than it saves); an explicit --jobs 2 asks for it anyway."""
+    calls = []
+    real = trace_pipe.read_piped
+    monkeypatch.setattr(trace_pipe, "idle_core", lambda cores: idle)
+    monkeypatch.setattr(read_trace, "default_jobs", lambda: 2)
+    monkeypatch.setattr(trace_pipe, "read_piped", lambda proc: calls.append(proc) or real(proc))
+    read_trace.diagnose_traces([FILES[0]], jobs=jobs)
+    assert bool(calls) is expect
