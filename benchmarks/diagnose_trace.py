@@ -2,10 +2,12 @@
 
 Builds a trace of at least ``--size-mb`` MB (default 500) under /tmp by repeating the real
 traces in tests/data/traces (never committed), then runs, one after the other, each as its
-own child process measured with ``os.wait4`` (wall time and peak RSS of that child only):
+own child process measured with ``os.wait4`` (wall time, and peak RSS: the largest of that
+child and of the processes it waited for, e.g. dyncli's parsing child):
 
 1. a bare Python loop that only reads the file's lines (the I/O floor),
-2. ``dyncli diagnose FILE --json OUT`` (the whole CLI: parse, analyze, render JSON),
+2. ``dyncli diagnose FILE --json OUT`` (the whole CLI: parse, analyze, render JSON), with
+   its default ``--jobs``, then with ``--jobs 1`` (one process),
 3. ``tlparse FILE -o DIR --overwrite --no-browser`` (tlparse 0.4.x, Rust).
 
 Usage (from the repo root)::
@@ -13,9 +15,13 @@ Usage (from the repo root)::
     .venv/bin/python benchmarks/diagnose_trace.py                 # 500 MB
     .venv/bin/python benchmarks/diagnose_trace.py --size-mb 100 --repeat 3
 
-Numbers go into docs/diagnose-trace.md. Repeating traces re-uses their compile ids, so the
-analysis state stays that of a few frames: what is measured is parsing throughput, and
-peak RSS shows whether memory stays constant as the file grows.
+Numbers go into docs/diagnose-trace.md. Each copy of the captured traces starts its compile
+ids again, which dyncli reads as a new reset generation (as after ``torch._dynamo.reset()``):
+the file describes ~8.5 compiles per MB, and per-compile state grows with it. dyncli runs
+with its default ``--jobs`` (the cores): a file this big is parsed in a child process while
+the CLI's process analyzes (``dyncli.diagnose.trace_pipe``); ``--jobs 1`` is the
+one-process row. Record ``/proc/loadavg`` beside every figure: on shared cores the
+ratio to tlparse moves with the load.
 """
 
 from __future__ import annotations
@@ -53,8 +59,10 @@ def build(size_mb: int) -> Path:
     return target
 
 
-def measure(argv: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit code) of one child process."""
+def measure(argv: list[str]) -> tuple[float, float, int, float]:
+    """(wall seconds, peak RSS MiB, exit code, CPU seconds) of one child process (CPU: user +
+    system of it and of the processes it waited for: on shared cores the figure that the
+    load moves least)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -63,7 +71,7 @@ def measure(argv: list[str]) -> tuple[float, float, int]:
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if proc.returncode != 0:
         print(f"  {argv[0]} failed ({proc.returncode}): {err[-500:]}", file=sys.stderr)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage.ru_maxrss / 1024, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -80,6 +88,9 @@ def main() -> int:
         "python read loop": [sys.executable, "-c", READ_LOOP, str(trace)],
         "dyncli diagnose": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
                             "--json", str(WORK / "diagnosis.json")],
+        # one process: what a single core gives (the default parses in a child beside it)
+        "dyncli --jobs 1": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
+                            "--json", str(WORK / "diagnosis-j1.json"), "--jobs", "1"],
     }
     if tlparse:
         tools["tlparse"] = [tlparse, str(trace), "-o", str(WORK / "tl_out"), "--overwrite",
@@ -91,11 +102,12 @@ def main() -> int:
     results = {}
     for name, argv in tools.items():
         runs = sorted((measure(argv) for _ in range(args.repeat)), key=lambda r: r[0])
-        wall, rss, code = runs[len(runs) // 2]
-        results[name] = {"wall_s": round(wall, 2), "peak_rss_mib": round(rss, 1),
-                         "mib_per_s": round(size / wall, 1), "exit": code}
-        print(f"{name:18s} {wall:8.2f} s  {size / wall:7.1f} MiB/s  peak RSS {rss:7.1f} MiB"
-              f"  exit {code}", flush=True)
+        wall, rss, code, cpu = runs[len(runs) // 2]
+        results[name] = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                         "peak_rss_mib": round(rss, 1), "mib_per_s": round(size / wall, 1),
+                         "exit": code, "walls": [round(r[0], 2) for r in runs]}
+        print(f"{name:18s} {wall:8.2f} s  {size / wall:7.1f} MiB/s  CPU {cpu:6.2f} s"
+              f"  peak RSS {rss:7.1f} MiB  exit {code}", flush=True)
     shutil.rmtree(WORK / "tl_out", ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps({"size_mib": round(size, 1), "results": results}, indent=2))

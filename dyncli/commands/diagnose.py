@@ -37,7 +37,7 @@ def diagnose(
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", metavar="WHAT", help="Exit 1 when found: recompiles, specializations, graph-breaks (repeatable or comma list).", autocompletion=completion.diagnose_fail_on)] = None,
     strict: Annotated[bool | None, typer.Option("--strict/--no-strict", help="Exit 1 on unrecognized or malformed log lines.", show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Rows per section on the terminal (JSON has all). [default: 20]")] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Processes reading trace rank files in parallel (default: the core count; 1 = serial).")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Processes reading trace rank files in parallel, or one big trace file beside the analysis (default: the core count; 1 = serial).")] = None,
     html_path: Annotated[str | None, typer.Option("--html", metavar="PATH", help="Also write a self-contained HTML report (one file, no external resources) to PATH ('-' for stdout).")] = None,
     perfetto_path: Annotated[str | None, typer.Option("--perfetto", metavar="PATH", help="Also write the compile timeline (each compile and its phases, a process per rank) as Chrome trace-event JSON for Perfetto to PATH ('-' for stdout); TORCH_TRACE inputs.")] = None,
     config: ConfigOpt = None,

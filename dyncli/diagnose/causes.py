@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.diagnose.branches import crossing
-from dyncli.diagnose.model import Advice, Diagnosis, RecompileReport
+from dyncli.diagnose.model import Advice, Diagnosis, RecompileReport, SpecializationReport
 
 ENV = "TORCH_COMPILE_DYNAMIC_SOURCES"
 _ENV_RE = re.compile(ENV + r'="(?P<v>[^"]*)"')
@@ -113,6 +113,12 @@ class _Builder:
         self.seconds = {(c.rank, c.compile_id): c.seconds for c in times
                         if c.seconds is not None}  # None: no time in the trace (torch 2.3)
         self.claimed: set[tuple[int | None, str]] = set()
+        # (rank, compile id) -> the first specialization by user code in it: looked up per
+        # recompile (a scan per recompile grew with recompiles x specializations)
+        self.user_specs: dict[tuple[int | None, str], SpecializationReport] = {}
+        for s in diag.specializations:
+            if s.user:
+                self.user_specs.setdefault((s.rank, s.compile_id.split("_")[0]), s)
 
     # ------------------------------------------------------------ union-find
 
@@ -176,8 +182,7 @@ class _Builder:
             code = f" `{c.user.code}`" if c.user and c.user.code else ""
             return self.line_key(c.user.file if c.user else "", c.user.line if c.user else 0,
                                  f"{r.function}: size branch{code} (guard `{c.guard}` failed)")
-        spec = next((s for s in self.diag.specializations if s.rank == r.rank and s.user
-                     and failed and s.compile_id.split("_")[0] == failed), None)
+        spec = self.user_specs.get((r.rank, failed)) if failed else None
         if spec is not None and spec.user is not None:
             code = f" `{spec.user.code}`" if spec.user.code else ""
             return self.line_key(spec.user.file, spec.user.line,

@@ -18,13 +18,25 @@ keeps only per-compile facts (bounded by the number of compiles, not the trace s
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from dyncli.diagnose import phases as ph
 from dyncli.diagnose.branches import crossing
-from dyncli.diagnose.model import Advice, Diagnosis, FrameReport, compile_id_key, rank_key
+from dyncli.diagnose.model import (
+    Advice,
+    Diagnosis,
+    FrameReport,
+    RecompileReport,
+    SpecializationReport,
+    compile_id_key,
+    rank_key,
+)
 from dyncli.diagnose.trace_report import (
     CompileTime,
     Divergence,
@@ -98,12 +110,38 @@ _PLACEHOLDER = re.compile(r"[^a-zA-Z0-9]+")
 _SIZE_KEY = re.compile(r"^(?P<base>.+?)(?::(?P<dim>\d+))?$")
 
 
+class _Run(NamedTuple):
+    """One compile attempt's ``CompileMetrics``, as the accumulator keeps it."""
+
+    function: str | None
+    file: str | None
+    first_line: int | None
+    fail_type: str | None
+    fail_reason: str | None
+    restart_reasons: tuple[str, ...]
+    compile_time_s: float | None
+    compile_time_field: str | None
+    keys: tuple[str, ...]
+    values: tuple[float, ...]
+
+    @property
+    def numbers(self) -> dict[str, float]:
+        """``CompileMetrics.numbers`` as a dict."""
+        return dict(zip(self.keys, self.values, strict=True))
+
+
+@functools.lru_cache(maxsize=4096)  # one TENSOR_MATCH per input per compile: few sources
+def _placeholder(source: str) -> str:
+    return _PLACEHOLDER.sub("_", source)
+
+
 class TraceAccumulator:
     """Collects the trace-only events of one or more trace files (bounded memory)."""
 
     def __init__(self) -> None:
-        self._metrics: dict[tuple[int | None, str], list[te.CompileMetrics]] = defaultdict(list)
+        self._metrics: dict[tuple[int | None, str], list[_Run]] = defaultdict(list)
         self._graphs: dict[tuple[int | None, str], dict[str, te.OutputGraph]] = defaultdict(dict)
+        self._shared: dict[Any, Any] = {}  # one copy of each equal tuple the graphs keep
         self._loaded: dict[tuple[int | None, str], set[str]] = defaultdict(set)
         self._loaded_any: set[int | None] = set()
         self._written: tuple[str, ...] = ()
@@ -117,13 +155,21 @@ class TraceAccumulator:
         if isinstance(event, te.CompileMetrics) and cid is not None:
             runs = self._metrics[(event.rank, cid.key)]
             if len(runs) < 16:  # restart attempts of one compile; a repeated trace reuses ids
-                runs.append(event)
+                runs.append(self._run(event))
         elif isinstance(event, te.OutputGraph) and cid is not None:
-            self._graphs[(event.rank, cid.frame_key)][cid.key] = event
+            # Kept per compile: only what _similar reads (the inputs' sizes, not every node's),
+            # and one copy of each distinct op sequence, input list and (input, size) pair
+            # (recompiles of a frame repeat them; parameters keep their sizes).
+            inputs = {name.lower() for name in event.inputs}
+            share = self._shared.setdefault
+            self._graphs[(event.rank, cid.frame_key)][cid.key] = dataclasses.replace(
+                event, sizes=share(sizes := tuple(share(p, p) for p in event.sizes
+                                                  if p[0] in inputs), sizes),
+                inputs=share(event.inputs, event.inputs), ops=share(event.ops, event.ops))
         elif isinstance(event, ev.TensorMatch) and cid is not None:
             names = self._sources[(event.rank, cid.frame_key)]
             if len(names) < 4096:
-                names[_PLACEHOLDER.sub("_", event.source)] = event.source
+                names[_placeholder(event.source)] = event.source
         elif isinstance(event, te.CodeState) and event.action == "put":
             self._written = tuple(dict.fromkeys(e.source for e in event.entries if e.dynamic))
         elif isinstance(event, te.CodeState) and event.action == "get":
@@ -132,6 +178,17 @@ class TraceAccumulator:
                 frame = self._loaded[(event.rank, entry.frame)]
                 if entry.dynamic:
                     frame.add(entry.source)
+
+    def _run(self, m: te.CompileMetrics) -> _Run:
+        """What ``_compile_times`` reads of one compile attempt, compactly: a tuple, its
+        numbers as values beside one shared tuple of their field names, names interned
+        (a trace of thousands of compiles kept ~1.5 KB per compile as events)."""
+        share = self._shared.setdefault
+        keys = share(keys := tuple(k for k, _ in m.numbers), keys)
+        text = lambda s: None if s is None else sys.intern(s)  # noqa: E731
+        return _Run(text(m.function), text(m.file), m.first_line, text(m.fail_type),
+                    m.fail_reason, m.restart_reasons, m.compile_time_s,
+                    m.compile_time_field, keys, tuple(v for _, v in m.numbers))
 
     # ------------------------------------------------------------ result
 
@@ -156,12 +213,12 @@ class TraceAccumulator:
             spans: list[tuple[float | None, float, tuple[tuple[str, float], ...]]] = []
             phases: dict[str, float] = {}
             for r in runs:  # each attempt: when, how long, by phase
-                numbers = dict(r.numbers)
+                numbers = r.numbers
                 split = ph.split(numbers, r.compile_time_s)
                 ph.add(phases, split)
                 spans.append((ph.start_of(numbers), r.compile_time_s or 0.0, ph.ordered(split)))
-            nums = dict(last.numbers)
-            workers = sum(dict(r.numbers).get("triton_compile_time_us", 0.0) for r in runs) / 1e6
+            nums = last.numbers
+            workers = sum(r.numbers.get("triton_compile_time_us", 0.0) for r in runs) / 1e6
             out.append(CompileTime(
                 rank=rank, compile_id=key, function=last.function or (frame.function if frame else ""),
                 file=last.file or (frame.file if frame else ""), line=last.first_line,
@@ -288,6 +345,7 @@ class TraceAccumulator:
         for r in diag.recompiles:  # indexed once: frames x recompiles grows with generations
             if r.cause == "size":
                 by_frame[(r.rank, r.compile_id.split("_")[0].rsplit("/", 1)[0])].append(r.compile_id)
+        explain = _Explainer(diag)
         for f in diag.frames:
             if f.rank not in self._loaded_any:
                 continue
@@ -300,7 +358,7 @@ class TraceAccumulator:
                 sorted(b for b in bases if is_input(b)))
             out.append(PgoFinding(rank=f.rank, function=f.function, file=f.file, line=f.first_line,
                                   loaded_dynamic=tuple(sorted(loaded)), recompiles=size,
-                                  allow_list=allow, explained=_explain(diag, f.rank, size)))
+                                  allow_list=allow, explained=explain(f.rank, size)))
         return tuple(out)
 
 
@@ -321,30 +379,55 @@ def _ranked(values: Sequence[tuple[tuple[int | None, str], str]]) -> tuple[tuple
                  for (rank, process), value in values)
 
 
-def _seconds(runs: list[te.CompileMetrics]) -> float | None:
+def _seconds(runs: list[_Run]) -> float | None:
     """A compile's seconds over its restart attempts; None when no attempt has a time."""
     known = [r.compile_time_s for r in runs if r.compile_time_s is not None]
     return sum(known) if known else None
 
 
-def _explain(diag: Diagnosis, rank: int | None, ids: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
-    """What caused each recompile of ``ids`` that an allow-list cannot: a size branch, or a
-    specialization by user code in the compile before it."""
-    out = []
-    for r in diag.recompiles:
-        if r.rank != rank or r.compile_id not in ids:
-            continue
-        c = crossing(r)
-        if c is not None:
-            where = f"{c.user.file}:{c.user.line}" if c.user else ""
-            out.append((r.compile_id, f"the size branch `{c.guard}`", where))
-            continue
-        spec = next((s for s in diag.specializations if s.rank == rank and s.user is not None
-                     and any(src.split(".")[0] in x for src in s.sources for x in r.reasons)), None)
-        if spec is not None and spec.user is not None:
-            out.append((r.compile_id, f"the specialization of {', '.join(spec.sources)} to "
-                        f"{spec.value}", f"{spec.user.file}:{spec.user.line}"))
-    return tuple(out)
+class _Explainer:
+    """What caused each recompile that an allow-list cannot remove: a size branch, or a
+    specialization by user code. Recompiles and specializations are indexed once: frames with
+    PGO state x recompiles x specializations all grow with reset generations."""
+
+    def __init__(self, diag: Diagnosis) -> None:
+        self.diag = diag
+        self.recompiles: dict[tuple[int | None, str], RecompileReport] = {}
+        for r in diag.recompiles:
+            self.recompiles.setdefault((r.rank, r.compile_id), r)
+        # rank -> (its specializations by user code, in order; source base -> first of them)
+        self.specs: dict[int | None, tuple[list[SpecializationReport], dict[str, int]]] = {}
+
+    def _specs(self, rank: int | None) -> tuple[list[SpecializationReport], dict[str, int]]:
+        if rank not in self.specs:
+            specs = [s for s in self.diag.specializations if s.rank == rank and s.user is not None]
+            first: dict[str, int] = {}
+            for i, s in enumerate(specs):
+                for src in s.sources:
+                    first.setdefault(src.split(".")[0], i)
+            self.specs[rank] = (specs, first)
+        return self.specs[rank]
+
+    def __call__(self, rank: int | None, ids: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+        """For the recompiles ``ids`` (in the diagnosis' order): (id, what, user file:line)."""
+        out = []
+        for cid in ids:
+            r = self.recompiles.get((rank, cid))
+            if r is None:
+                continue
+            c = crossing(r)
+            if c is not None:
+                where = f"{c.user.file}:{c.user.line}" if c.user else ""
+                out.append((r.compile_id, f"the size branch `{c.guard}`", where))
+                continue
+            # the first specialization (in order) whose source is named in a guard failure
+            specs, first = self._specs(rank)
+            hits = [i for base, i in first.items() if any(base in x for x in r.reasons)]
+            spec = specs[min(hits)] if hits else None
+            if spec is not None and spec.user is not None:
+                out.append((r.compile_id, f"the specialization of {', '.join(spec.sources)} to "
+                            f"{spec.value}", f"{spec.user.file}:{spec.user.line}"))
+        return tuple(out)
 
 
 def _differing_dims(sizes: tuple[str, ...]) -> list[int]:

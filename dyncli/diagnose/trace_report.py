@@ -7,10 +7,17 @@ without an import cycle.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.logparse.events import split_id
+
+
+def _asdict(obj: Any) -> dict[str, Any]:
+    """``dataclasses.asdict`` for these flat records (no dataclass inside; every value is
+    immutable, so nothing needs the deep copy that makes ``asdict`` slow: a trace of 2,000
+    compiles spent 0.15 s in it)."""
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}
 
 
 def _split(text: str, name: str = "compile_id") -> dict[str, Any]:
@@ -174,14 +181,14 @@ class TraceReport:
                 "total": round(self.total_compile_s, 6),
                 "unknown": self.unknown_time,  # compiles with no time in the trace
                 "phases": _phases(self.phases),
-                "per_compile": [{**asdict(c), **_split(c.compile_id),
+                "per_compile": [{**_asdict(c), **_split(c.compile_id),
                                  "seconds": None if c.seconds is None else round(c.seconds, 6),
                                  "restart_reasons": list(c.restart_reasons),
                                  "phases": _phases(c.phases),
                                  "spans": [{"start": s, "seconds": round(d, 6),
                                             "phases": _phases(p)} for s, d, p in c.spans]}
                                 for c in self.compile_times],
-                "per_frame": [{**asdict(f), **_split(f.frame_id, "frame_id"),
+                "per_frame": [{**_asdict(f), **_split(f.frame_id, "frame_id"),
                                "seconds": round(f.seconds, 6),
                                "phases": _phases(f.phases)} for f in self.frame_times],
             },
@@ -194,15 +201,15 @@ class TraceReport:
                 "inputs": [{"source": src, "sizes": list(sizes)} for src, sizes in s.inputs],
             } for s in self.similar_graphs],
             "rank_view": {
-                "ranks": [{**asdict(r), "compile_time_s": round(r.compile_time_s, 6),
+                "ranks": [{**_asdict(r), "compile_time_s": round(r.compile_time_s, 6),
                            "dynamic": list(r.dynamic)} for r in self.ranks],
                 "divergences": [{"kind": d.kind, "subject": d.subject, "message": d.message,
                                  "values": [{"rank": r, "value": v} for r, v in d.values]}
                                 for d in self.divergences],
             },
             "pgo": {"loaded": self.pgo_loaded, "written_dynamic": list(self.pgo_written),
-                    "recompiled_anyway": [asdict(p) for p in self.pgo]},
-            "processes": [asdict(p) for p in self.processes],
+                    "recompiled_anyway": [_asdict(p) for p in self.pgo]},
+            "processes": [_asdict(p) for p in self.processes],
             "trace_stats": {"kinds": dict(sorted(self.kinds.items())),
                             "unknown_kinds": dict(sorted(self.unknown_kinds.items())),
                             "payload_mismatch": self.payload_mismatch},

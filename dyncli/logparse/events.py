@@ -14,6 +14,7 @@ Common fields (on every event, keyword-only):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -99,6 +100,7 @@ class CompileId:
         return self.key + (f"_{self.attempt}" if self.attempt else "")
 
 
+@functools.lru_cache(maxsize=1024)  # called for every event's key: a few distinct values
 def space_prefix(process: str, generation: int) -> str:
     """What goes in front of an id: ``p:``, ``r1:``, ``p/r1:`` or ""."""
     if not process and not generation:  # the usual case, on every event

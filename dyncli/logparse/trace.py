@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +104,10 @@ def format_compile_id(frame_id: int | None, frame_compile_id: int | None, attemp
     return f"{base}_{attempt}" if attempt else base
 
 
+# (line number, envelope line, kind, joined payload or None): a record ``cook`` finishes
+RawRecord = tuple[int, bytes, str, "str | None"]
+
+
 @dataclass
 class TraceStats:
     """What the parser saw. ``unknown`` and ``malformed`` are counts, never errors (unless strict)."""
@@ -165,21 +169,46 @@ class TraceParser:
         self.payloads = payloads
         self.stats = TraceStats()
         self.strings: dict[int, str] = {}
+        # kind -> test on the envelope's bytes: a record of that kind is decoded (and yielded)
+        # only when it passes. A consumer installs these for records it would ignore anyway
+        # (``TraceEventMapper``): what is never decoded is never checked either, like the
+        # kinds outside ``keep``.
+        self.wanted: dict[str, Callable[[bytes], bool]] = {}
+        # kind -> test on the envelope's bytes: the payload of a record of that kind is kept
+        # only when it passes (the record itself is decoded and yielded either way)
+        self.payload_wanted: dict[str, Callable[[bytes], bool]] = {}
+        # kind -> words: of that kind's payload only the lines holding one of them are kept
+        # (a guards tree of thousands of lines, of which a consumer reads a dozen).
+        self.payload_words: dict[str, tuple[bytes, ...]] = {}
 
     # ------------------------------------------------------------------ public
 
     def feed(self, lines: Iterable[bytes | str]) -> Iterator[TraceRecord]:
         """Parse ``lines`` in order; records come out as soon as their payload has ended."""
+        return self._feed(lines, raw=False)
+
+    def feed_raw(self, lines: Iterable[bytes | str]) -> Iterator[RawRecord]:
+        """``feed`` without its second half: the envelopes undecoded and ``str`` lines not
+        interned, for :meth:`cook` to finish (in the process that maps the records, when
+        ``dyncli.diagnose.trace_pipe`` splits the work)."""
+        return self._feed(lines, raw=True)
+
+    def _feed(self, lines: Iterable[bytes | str], raw: bool) -> Iterator[Any]:
+        """The one loop of ``feed`` and ``feed_raw``.
+
+        The loop is the hot path (traces are mostly payload lines): a payload line costs one
+        slice test, and is appended only when its record's payload is kept; the line and
+        payload-line counts are taken once at the end, not per line.
+        """
         stats = self.stats
         pending: tuple[int, bytes, str] | None = None  # (line no, envelope line, kind)
         chunks: list[bytes] | None = None  # payload lines of ``pending`` when kept
         probe = False  # a chromium event: drop it once its "name" line says it is not wanted
-        lineno = payload_lines = 0
+        lineno = heads = 0
         in_record = False  # payload lines are legal only after an envelope
-        for line in _as_bytes(lines):
-            lineno += 1
+        finish = self._raw if raw else self._finish
+        for lineno, line in enumerate(_as_bytes(lines), 1):
             if line[:1] == b"\t":
-                payload_lines += 1
                 if chunks is not None:
                     chunks.append(line)
                     if probe and len(chunks) == 2:
@@ -189,9 +218,10 @@ class TraceParser:
                 elif not in_record:
                     self._malformed(lineno, "payload line without an envelope")
                 continue
+            heads += 1
             in_record = False
             if pending is not None:
-                record = self._finish(*pending, chunks)
+                record = finish(*pending, chunks)
                 pending, chunks = None, None
                 if record is not None:
                     yield record
@@ -205,25 +235,27 @@ class TraceParser:
             in_record = True
             stats.kinds[kind] += 1
             if kind not in KNOWN_KINDS:
-                stats.unknown[kind] += 1
-                if len(stats.samples) < 5:
-                    stats.samples.append((lineno, f"unknown event kind {kind!r}"))
-                if self.strict:
-                    raise StrictError(f"{self.source}:{lineno}: unknown trace event kind {kind!r}")
+                self._unknown(lineno, kind)
             if kind == "str":
-                self._intern(lineno, stripped)
+                if raw:
+                    yield lineno, stripped, kind, None
+                else:
+                    self._intern(lineno, stripped)
                 continue
-            if kind not in self.keep:
+            wanted = self.wanted.get(kind)
+            if kind not in self.keep or (wanted is not None and not wanted(stripped)):
                 if self.verify:  # --strict checks every payload, kept or not
                     pending, chunks, probe = (lineno, stripped, ""), [], False
                 continue
             pending = (lineno, stripped, kind)
-            chunks = [] if kind in self.payloads or self.verify else None
+            keep_payload = kind in self.payloads and (
+                (test := self.payload_wanted.get(kind)) is None or test(stripped))
+            chunks = [] if keep_payload or self.verify else None
             probe = kind == "chromium_event" and not self.verify
         stats.lines += lineno
-        stats.payload_lines += payload_lines
+        stats.payload_lines += lineno - heads
         if pending is not None:
-            record = self._finish(*pending, chunks)
+            record = finish(*pending, chunks)
             if record is not None:
                 yield record
 
@@ -246,6 +278,13 @@ class TraceParser:
             self.stats.samples.append((lineno, why))
         if self.strict:
             raise StrictError(f"{self.source}:{lineno}: {why}")
+
+    def _unknown(self, lineno: int, kind: str) -> None:
+        self.stats.unknown[kind] += 1
+        if len(self.stats.samples) < 5:
+            self.stats.samples.append((lineno, f"unknown event kind {kind!r}"))
+        if self.strict:
+            raise StrictError(f"{self.source}:{lineno}: unknown trace event kind {kind!r}")
 
     def _envelope(self, lineno: int, line: bytes) -> tuple[dict[str, Any], bytes] | None:
         cut = line.find(_SEP)
@@ -281,18 +320,24 @@ class TraceParser:
             self._verify(lineno, env, chunks)
         if not kind:
             return None
-        self.stats.records += 1
-        meta = env.get(kind)
-        if not isinstance(meta, dict):
-            meta = {"value": meta}
+        meta = _meta(env, kind)
         payload = None
         if chunks is not None and self._wants_payload(kind, meta, chunks):
-            payload = b"\n".join(c[1:].rstrip(b"\r\n") for c in chunks).decode("utf-8", "replace")
+            payload = self._payload(kind, chunks)
+        return self._record(lineno, kind, env, prefix, meta, payload)
+
+    def _payload(self, kind: str, chunks: list[bytes]) -> str:
+        words = self.payload_words.get(kind)
+        return (_lines_holding(chunks, words) if words is not None
+                else _join(chunks, b"\r\n").decode("utf-8", "replace"))
+
+    def _record(self, lineno: int, kind: str, env: dict[str, Any], prefix: bytes,
+                meta: dict[str, Any], payload: str | None) -> TraceRecord | None:
         head = GLOG_RE.match(prefix + b"]")
         if head is None:
-            self.stats.records -= 1
             self._malformed(lineno, "no glog prefix before the JSON envelope")
             return None
+        self.stats.records += 1
         rank = _int(env.get("rank"))
         if rank is not None:
             self.stats.ranks.add(rank)
@@ -308,6 +353,38 @@ class TraceParser:
             rank=rank, payload=payload, envelope=env,
         )
 
+    # ------------------------------------------------- split across two processes
+
+    def _raw(self, lineno: int, line: bytes, kind: str,
+             chunks: list[bytes] | None) -> RawRecord | None:
+        """``feed_raw``'s record: the envelope still undecoded, the payload already joined
+        (for an artifact, whatever its name: its name is in the envelope)."""
+        if not kind:
+            return None
+        payload = None
+        if chunks is not None and (kind != "chromium_event" or _wanted_chromium(chunks)):
+            payload = self._payload(kind, chunks)
+        return lineno, line, kind, payload
+
+    def cook(self, raw: RawRecord) -> TraceRecord | None:
+        """The record (or intern-table entry: None) of a ``feed_raw`` item, as ``feed`` would
+        have made it: the second half of the work, done by the process that maps records."""
+        lineno, line, kind, payload = raw
+        if kind == "str":
+            self._intern(lineno, line)
+            return None
+        wanted = self.wanted.get(kind)
+        if wanted is not None and not wanted(line):  # this side's filters may know more
+            return None
+        parsed = self._envelope(lineno, line)
+        if parsed is None:
+            return None
+        env, prefix = parsed
+        meta = _meta(env, kind)
+        if kind == "artifact" and not self._wants_payload(kind, meta, []):
+            payload = None
+        return self._record(lineno, kind, env, prefix, meta, payload)
+
     def _verify(self, lineno: int, env: dict[str, Any], chunks: list[bytes]) -> None:
         """Check a payload against its envelope's ``has_payload``.
 
@@ -320,7 +397,7 @@ class TraceParser:
         expected = env.get("has_payload")
         if expected is None and not chunks:
             return
-        payload = b"\n".join(c[1:].rstrip(b"\n") for c in chunks)
+        payload = _join(chunks, b"\n")
         digest = hashlib.md5(payload, usedforsecurity=False).hexdigest()
         if digest != expected or not chunks:
             self.stats.payload_mismatch += 1
@@ -350,11 +427,62 @@ def _as_bytes(lines: Iterable[bytes | str]) -> Iterable[bytes]:
             for x in itertools.chain((first,), it))
 
 
+def _meta(env: dict[str, Any], kind: str) -> dict[str, Any]:
+    meta = env.get(kind)
+    return meta if isinstance(meta, dict) else {"value": meta}
+
+
+def _join(chunks: list[bytes], strip: bytes) -> bytes:
+    """A record's payload: its payload lines without their tab and line end (``strip``: the
+    line-end bytes to cut), joined by newlines.
+
+    Done on the whole payload at once (one join, one replace) when every line ends in exactly
+    one newline and no ``\\r`` is about, else line by line.
+    """
+    if not chunks:
+        return b""
+    joined = b"".join(chunks)
+    n = joined.count(b"\n")
+    whole = n == len(chunks) or (n == len(chunks) - 1 and not chunks[-1].endswith(b"\n"))
+    if whole and (strip == b"\n" or b"\r" not in joined):
+        return joined[1:].replace(b"\n\t", b"\n").removesuffix(b"\n")
+    return b"\n".join(c[1:].rstrip(strip) for c in chunks)
+
+
+def _lines_holding(chunks: list[bytes], words: tuple[bytes, ...]) -> str:
+    """The lines of a payload (as ``str.splitlines`` cuts the joined payload) that hold one of
+    ``words`` (ASCII), joined by newlines; found with ``bytes.find`` on the joined lines, so
+    the thousands of lines without them cost no Python step each."""
+    joined = b"".join(chunks)
+    n = joined.count(b"\n")
+    if not (n == len(chunks) or (n == len(chunks) - 1 and not chunks[-1].endswith(b"\n"))):
+        # lines without their line end (pieces of an over-long line, lines given in a list)
+        text = _join(chunks, b"\r\n").decode("utf-8", "replace")
+        return "\n".join(x for x in text.splitlines() if any(w.decode() in x for w in words))
+    spans = set()
+    for word in words:
+        at = joined.find(word)
+        while at >= 0:
+            end = joined.find(b"\n", at)
+            end = len(joined) if end < 0 else end
+            spans.add((joined.rfind(b"\n", 0, at) + 1, end))
+            at = joined.find(word, end)
+    texts = []
+    for start, end in sorted(spans):
+        # one payload line: its tab off, its line end cut as _join does; then the cuts
+        # str.splitlines makes inside it (\r, \f, \x1c…) and only the parts with a word
+        line = joined[start + 1:end].rstrip(b"\r\n").decode("utf-8", "replace")
+        texts += [x for x in line.splitlines() if any(w.decode() in x for w in words)]
+    return "\n".join(texts)
+
+
 def _wanted_chromium(chunks: list[bytes]) -> bool:
     """Chromium events are thousands of timings; only PGO's allow-list and automatic-dynamic
     marks matter. torch writes the event with indent=0, so "name" is the payload's 2nd line."""
-    return any(b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c
-               for c in chunks[:3])
+    for c in chunks[:3]:
+        if b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c:
+            return True
+    return False
 
 
 def _int(value: Any) -> int | None:

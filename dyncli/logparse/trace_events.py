@@ -169,15 +169,17 @@ def graph_signature(payload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", "class ")):
             continue
-        if m := _FORWARD.match(line):
+        if stripped.startswith("def forward(") and (m := _FORWARD.match(line)):
             inputs = [name for name, ann in _ARG.findall(m["args"]) if not ann.startswith("Sym(")]
             continue
         if stripped.startswith("return "):
-            ops.append(_norm(stripped))
+            ops.append(stripped)
             continue
         if (m := _NODE.match(line)) and not m["rhs"].startswith("L_"):
-            ops.append(_norm(f"{m['name']} = {_rhs(m['rhs'])}"))
-    return tuple(inputs), tuple(ops)
+            ops.append(f"{m['name']} = {_rhs(m['rhs'])}")
+    # normalized in one pass over all ops (no op holds a newline; neither pattern matches one
+    # or looks past one), not one regex call per op
+    return tuple(inputs), tuple(_norm("\n".join(ops)).split("\n")) if ops else ()
 
 
 def source_of_input(name: str) -> str:

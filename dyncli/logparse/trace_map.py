@@ -12,6 +12,7 @@ emits it (torch 2.14).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -26,7 +27,12 @@ from dyncli.logparse.textmsg import (
     tensor_check,
     user_stack,
 )
-from dyncli.logparse.trace import TraceParser, TraceRecord, decode_recompile_reasons
+from dyncli.logparse.trace import (
+    PAYLOAD_ARTIFACTS,
+    TraceParser,
+    TraceRecord,
+    decode_recompile_reasons,
+)
 from dyncli.logparse.trace_phases import metric_numbers
 
 # Frames of the shape machinery itself; the first frame outside them is the "framework
@@ -44,6 +50,60 @@ _COMMENT = re.compile(r"\s#\s")
 _SHAPE_WORDS = (".size()", ".stride()", "storage_offset")
 
 
+_MARKED_DIMS = b'"dynamo_dynamic_indices"'
+_TREE_WORDS = ("TENSOR_MATCH", "LAMBDA_GUARD")  # the guards-tree lines _guards_tree reads
+_ARTIFACT_NAMES = tuple(name.encode() for name in sorted(PAYLOAD_ARTIFACTS))
+
+
+def _wanted_artifact(line: bytes) -> bool:
+    """An artifact whose name may be one ``_artifact`` reads (its name is in the line)."""
+    return any(name in line for name in _ARTIFACT_NAMES)
+
+
+def install_filters(parser: TraceParser) -> None:
+    """Tell ``parser`` which records and payload lines the handlers below read, so that the
+    rest is never decoded (most of a trace's JSON): tensors without mark_dynamic dims,
+    sources before any such tensor, payloads of artifacts of other names, guards-tree lines
+    other than TENSOR_MATCH and LAMBDA_GUARD. Depends on nothing but the lines, so that a parser in
+    another process (``dyncli.diagnose.trace_pipe``) can filter too; what it lets through is a
+    superset of what the mapper then reads (``TraceEventMapper`` narrows the sources to those
+    a marked tensor awaits)."""
+    marked = [False]  # a describe_tensor with mark_dynamic dims went by: sources matter now
+
+    def tensor(line: bytes) -> bool:
+        if _MARKED_DIMS in line:
+            marked[0] = True
+            return True
+        return False
+
+    parser.wanted.update({"describe_tensor": tensor, "describe_source": lambda line: marked[0]})
+    # every artifact is decoded (a malformed one is counted), but only the payloads of the
+    # names read here are collected
+    parser.payload_wanted["artifact"] = _wanted_artifact
+    parser.payload_words["dynamo_cpp_guards_str"] = tuple(w.encode() for w in _TREE_WORDS)
+
+
+def _lines_with(text: str, words: tuple[str, ...]) -> list[str]:
+    """The lines of ``text`` (as ``str.splitlines`` cuts them) that hold one of ``words``, in
+    order: found with ``str.find``, so a 100 KB guards tree with a dozen such lines is not
+    split into its thousands of lines first."""
+    spans = set()
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            spans.add((text.rfind("\n", 0, at) + 1, end))
+            at = text.find(word, end)
+    out = []
+    for start, end in sorted(spans):
+        piece = text[start:end]
+        # splitlines also cuts at \r, \f, \x1c… : keep its lines exactly
+        out += [x for x in piece.splitlines() if any(w in x for w in words)]
+    return out
+
+
+@functools.lru_cache(maxsize=4096)  # the same few size strings, guard after guard
 def _dims(text: str) -> tuple[int | None, ...]:
     return tuple(safe.small_int(part) for part in text.split(",") if part.strip())
 
@@ -117,6 +177,11 @@ class TraceEventMapper:
         }
         # (rank, describer, tensor id) -> dims marked by mark_dynamic, until its source arrives
         self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
+        self._framework_files: dict[str, bool] = {}  # file -> a torch file outside _INTERNAL
+        install_filters(parser)
+        # ... and here, where the records are mapped as they come: a source only while a
+        # marked tensor awaits it
+        parser.wanted["describe_source"] = lambda line: bool(self._marked)
 
     def events(self, records: Iterable[TraceRecord]) -> Iterator[ev.Event]:
         """Events of ``records``, in trace order.
@@ -175,10 +240,18 @@ class TraceEventMapper:
         if not isinstance(stack, list):
             return ""
         for frame in reversed(stack):
-            loc = self._loc(frame)
-            if loc is None or "/torch/" not in loc.file:
+            if not isinstance(frame, dict):
                 continue
-            if not any(part in loc.file for part in _INTERNAL):
+            file = self.parser.filename(frame.get("filename")) or ""
+            framework = self._framework_files.get(file)
+            if framework is None:
+                framework = self._framework_files[file] = (
+                    "/torch/" in file and not any(part in file for part in _INTERNAL))
+                if len(self._framework_files) > 4096:  # hostile: a new file per frame
+                    self._framework_files.clear()
+            if framework:
+                loc = self._loc(frame)
+                assert loc is not None
                 short = loc.file.rsplit("/torch/", 1)[1]
                 return f"{short}:{loc.line} in {loc.function}"
         return ""
@@ -334,9 +407,7 @@ class TraceEventMapper:
 
     def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
-        for line in (rec.payload or "").splitlines():
-            if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
-                continue
+        for line in _lines_with(rec.payload or "", _TREE_WORDS):
             if (tm := tensor_check(line)) is not None:
                 yield ev.TensorMatch(source=tm.source, sizes=_dims(tm.size),
                                      strides=_dims(tm.stride), dtype=tm.dtype,
