@@ -701,3 +701,49 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         evidence=(_ev(b.line, b.compile_ids[0] if b.compile_ids else "",
                       f"Graph break in user code at {b.file}:{b.user_line}"),), rank=b.rank)
         for b in diag.graph_breaks]
+
+
+def no_list_helps(diag: Diagnosis) -> dict[str, str]:
+    """Allow-list entries (``L['x']:0``, ``L['n']``) this diagnosis shows no list entry lowers
+    the compiles of, and why: what ``dyncli suggest --from-trace`` leaves out (issue 26).
+
+    A size or int specialized at every value (two compiles or more, or by the guard limit), a
+    dim the code marks static, a tensor whose mark_dynamic dims change between calls, a float.
+    """
+    out: dict[str, str] = {}
+    for (_, src, dim), specs in _pins(diag).items():
+        if _pinned_always(specs):
+            why = ("the guard limit (symbol_guard_limit_before_specialize) specializes it"
+                   if any(s.reason == "forcing_spec" for s in specs) else
+                   "code specializes it at every value")
+            out.setdefault(f"{src}:{dim}", f"{why}, so each new size compiles again")
+    for s in diag.specializations:
+        if s.sources and size_source(s.sources[0]) is None:
+            specs = [x for x in diag.specializations if x.sources == s.sources]
+            if _pinned_always(specs):
+                out.setdefault(s.sources[0], "code specializes it at every value, so each "
+                                             "new value compiles again")
+    for _, src, dims in diag.marked_static:
+        for dim in dims:
+            out.setdefault(f"{src}:{dim}", "the code marks it static (mark_static), which no "
+                                           "list entry overrides")
+    for r in diag.recompiles:
+        if any(_INDICES_RE.search(x) for x in r.reasons):
+            frame = next((f for f in diag.frames if f.rank == r.rank
+                          and f.function == r.function), None)
+            for src, ds in (frame.dynamic_dims if frame else ()):
+                for dim in ds:
+                    out.setdefault(f"{src}:{dim}", "the code marks different dims of it "
+                                                   "dynamic on different calls (mark_dynamic); "
+                                                   "mark the same dims every time")
+    for r in diag.recompiles:
+        if r.cause != "scalar":
+            continue
+        for x in r.reasons:
+            text = _strip(_CID_RE.sub("", x))
+            parts = re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", text)
+            if classify(text) == "scalar" and len(parts) == 2 and _FLOAT_RE.match(parts[1]):
+                out.setdefault(from_reason(parts[0]),
+                               "a float: no list makes it dynamic (torch makes a float dynamic "
+                               "after one recompile); pass it as a 0-d tensor")
+    return out

@@ -20,6 +20,7 @@ from dyncli.logparse import events as ev
 from dyncli.logparse import safe
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.textmsg import (
+    _STATIC_INDICES_RE,
     graph_break_body,
     guard_failure,
     parse_sloc,
@@ -336,6 +337,11 @@ class TraceEventMapper:
         """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
         for line in (rec.payload or "").splitlines():
             if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
+                if "DIMENSION_DYNAMIC_MARKING_GUARD:" in line:  # mark_static (issue 26)
+                    if (sm := _STATIC_INDICES_RE.search(line)) is not None:
+                        dims = tuple(int(d) for d in sm["dims"].split(",") if d.strip())
+                        if dims:
+                            yield ev.MarkedStatic(source=sm["src"], dims=dims, **ctx)
                 continue
             if (tm := tensor_check(line)) is not None:
                 yield ev.TensorMatch(source=tm.source, sizes=_dims(tm.size),

@@ -106,6 +106,7 @@ class _FrameStateSizeEntry(_Stub):
     size: Any = UNSET
     stride: Any = UNSET
     excluded_sizes: Any = None
+    excluded_scalar: Any = None
 
 
 class _InferStride(_Stub):
@@ -273,7 +274,9 @@ def _frames(root: Any) -> list[tuple[FrameKey, dict[str, Entry]]]:
         for source, fs in recorded.items():
             if not isinstance(source, str) or not isinstance(fs, _FrameStateSizeEntry):
                 raise ValueError("not PGO state: expected source name → FrameStateSizeEntry")
-            entries[_text(source, "source name")] = entry_from_parts(
+            entry = entries[_text(source, "source name")] = entry_from_parts(
                 fs.scalar, fs.size, fs.stride, fs.excluded_sizes)
+            if entry.scalar is DYNAMIC and not entry.is_tensor:
+                entry.int_seen = type(fs.excluded_scalar) is int
         frames.append((key, entries))
     return frames

@@ -56,6 +56,13 @@ class Entry:
     size: Tup = UNSET
     stride: Tup = UNSET
     small_sizes: dict[int, set[int]] = field(default_factory=dict)
+    # A pickle's ``excluded_scalar``: torch records the int a scalar leaves behind when it
+    # turns dynamic (pgo.py ``__ior__``: only when both values are ints; a float leaves
+    # nothing) and clears it when the frame compiles again with the scalar already dynamic.
+    # True: an int that went dynamic at its frame's last compile; False: a pickle recorded
+    # none (a float, or its frame compiled again after: code that specializes it does that);
+    # None: not from a pickle (a trace's rendered state carries no such field).
+    int_seen: bool | None = None
 
     def render(self) -> str:
         """The entry as ``FrameStateSizeEntry.render()`` writes it (torch 2.14)."""
@@ -93,6 +100,8 @@ class Entry:
         self.stride = _merge_tup(self.stride, other.stride)
         for dim, values in other.small_sizes.items():
             self.small_sizes.setdefault(dim, set()).update(values)
+        if other.int_seen is not None:
+            self.int_seen = bool(self.int_seen) or other.int_seen
 
 
 def _atom_text(a: Atom) -> str:
