@@ -337,11 +337,11 @@ class TraceEventMapper:
         """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
         for line in (rec.payload or "").splitlines():
             if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
-                if "DIMENSION_DYNAMIC_MARKING_GUARD:" in line:  # mark_static (issue 26)
-                    if (sm := _STATIC_INDICES_RE.search(line)) is not None:
-                        dims = tuple(int(d) for d in sm["dims"].split(",") if d.strip())
-                        if dims:
-                            yield ev.MarkedStatic(source=sm["src"], dims=dims, **ctx)
+                sm = (_STATIC_INDICES_RE.search(line)  # mark_static (issue 26)
+                      if "DIMENSION_DYNAMIC_MARKING_GUARD:" in line else None)
+                dims = tuple(int(d) for d in sm["dims"].split(",") if d.strip()) if sm else ()
+                if sm and dims:
+                    yield ev.MarkedStatic(source=sm["src"], dims=dims, **ctx)
                 continue
             if (tm := tensor_check(line)) is not None:
                 yield ev.TensorMatch(source=tm.source, sizes=_dims(tm.size),
