@@ -44,35 +44,13 @@ SIZE = {"batch", "seq", "batch_then_seq", "two_inputs", "zero_one", "dynamic_fal
         "pgo_two_processes", "mark_static"}
 
 
-# Where the input cannot show what the fix would need, a printed fix may leave the compiles as
-# they were (never raise, never change outputs). Each is the log's limit, said in the output:
-KNOWN = {
-    # torch logs only the first guard that failed per compile: the other inputs that changed
-    # with it are not in a `recompiles` log (diagnose says so and names recompiles_verbose)
-    ("two_inputs", "diagnose recompiles"): "first failed guard only",
-    ("list_input", "diagnose recompiles"): "first failed guard only",
-    ("kwargs_input", "diagnose recompiles"): "first failed guard only",
-    ("graph_break", "diagnose recompiles"): "first failed guard only",
-    # a `recompiles` log cannot tell a dim or int that code specializes at every value (the
-    # guard limit, range(n)) from one automatic dynamic has not reached yet; +dynamic can
-    ("guard_limit", "diagnose recompiles"): "specialization not in the log",
-    ("int_loop", "diagnose recompiles"): "specialization not in the log",
-    # PGO state records that a value changed, not that it is a float, that code specializes
-    # it, or that the program marks dims itself: suggest prints torch's own hint there
-    ("float_input", "suggest"): "same as torch's own hint",
-    ("int_loop", "suggest"): "same as torch's own hint",
-    ("mark_dynamic_indices", "suggest"): "same as torch's own hint",
-    ("guard_limit", "suggest"): "same as torch's own hint",
-    # mark_static is seen in the guards tree of a +guards log only
-    ("mark_static_batch", "diagnose recompiles"): "mark_static not in the log",
-    ("mark_static_batch", "diagnose trace"): "mark_static not in the log",
-    ("mark_static_batch", "suggest"): "same as torch's own hint",
-}
-
-
-def _known(program: str, where: str) -> str:
-    return next((why for (p, view), why in KNOWN.items()
-                 if p == program and where.startswith(view)), "")
+# Every printed fix lowers the compiles: none is excused. Where a log or a state cannot show
+# what a fix needs, dyncli prints no fix there and says why in one line (issue 26): the first
+# failed guard only in a `recompiles` log (its list covers every input: `.*:0`), a size kept
+# static after a compile made for it (size-pinned: dynamic=False, mark_static or a guard limit
+# look the same there), an int specialized again, a number the PGO state does not show to be
+# an int, what a trace shows pinned (suggest --from-trace leaves it out).
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _programs() -> list[str]:
@@ -212,11 +190,9 @@ def _table(by_program: dict[str, dict[str, Any]]) -> str:
         before = d["runs"]["none"]["compiles"]
         applied = list({_key(f): (f, r) for f, r in d.get("applied", [])}.values())
         lowered = sum(1 for _, r in applied if _good(r, before))
-        known = sum(1 for f, r in applied if not _good(r, before) and _known(p, f.where))
         after = sorted({r.get("compiles") for _, r in applied if r.get("compiles") is not None})
         hint = d.get("hint")
-        rows.append(f"| {p} | {before} | {len(applied)} | {lowered}"
-                    + (f" (+{known} unchanged: the input's limit)" if known else "") + " | "
+        rows.append(f"| {p} | {before} | {len(applied)} | {lowered} | "
                     f"{', '.join(map(str, after)) or '-'} | "
                     f"{hint['compiles'] if hint else '-'} |")
     rows += ["", "| program | compiles | suggest --pgo-dir -f env | -f python | --from-trace -f env "
@@ -249,9 +225,6 @@ def test_every_printed_fix_lowers_compiles(corpus: dict[str, Any], program: str)
     hint = d.get("hint")
     bad = []
     for fix, res in d.get("applied", []):
-        if (res["error"] is None and res.get("equal") is True and res["compiles"] <= before
-                and _known(program, fix.where)):
-            continue  # the input's limit (KNOWN): never worse than before, said in the output
         if not _good(res, before):
             bad.append(f"{fix.where}: {fix.text!r} -> compiles {res.get('compiles')} "
                        f"(before {before}), error {res['error']}, equal {res.get('equal')}")
@@ -269,4 +242,18 @@ def test_every_level_prints_a_fix_for_size_recompiles(corpus: dict[str, Any],
     views = d["seen"]["views"]
     missing = [f"diagnose {lv}" for lv in (*LEVELS, "trace")
                if f"diagnose {lv}" in d["seen"] and f"diagnose {lv}" not in views]
-    assert not missing, f"no applicable fix from {missing}"
+    # A log that cannot tell what keeps a size static (dynamic=False, mark_static and a guard
+    # limit look the same in a `recompiles` log or torch's default warning) prints no fix:
+    # it must say so (size-pinned, naming the richer log), and that richer log must fix it.
+    unexplained = [v for v in missing
+                   if not any(s.kind == "size-pinned" and "+dynamic" in s.fix
+                              for s in d["seen"][v].suggestions)]
+    assert not unexplained, f"no applicable fix from {unexplained}, and no reason given"
+    if missing:
+        assert {"diagnose full", "diagnose trace"} <= views, (
+            f"{missing} gave no fix, and the richer log did not either")
+
+
+def test_nothing_is_excused() -> None:
+    """Issue 26: no printed fix may leave the compiles unchanged (the KNOWN list is empty)."""
+    assert KNOWN == {}
