@@ -458,6 +458,16 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
             where = ", ".join(f.label() for f in static_in[source])
             notes.append(f"{source} is also an input of {where}, static there; "
                          "the allow-list entry makes it dynamic in every frame")
+    unsettled = [src.source for src in sources
+                 if src.kind == "tensor" and all(e.settled is False for e in chosen[src.source][0])]
+    if unsettled:
+        shown = ", ".join(unsettled[:10]) + (" …" if len(unsettled) > 10 else "")
+        notes.append(f"{shown}: the state shows their frame compiled again after they turned "
+                     "dynamic (torch keeps no sizes they left), which a benign recompile does, and "
+                     "so do a mark_static call, code that specializes the size at every value and "
+                     "the guard limit, where no list entry lowers the compiles; the state cannot "
+                     "tell which: `dyncli suggest --from-trace` (or `dyncli diagnose` on a "
+                     "TORCH_LOGS=\"+dynamic,recompiles,guards\" log) leaves those out")
     for source, why in list(unfixed.items())[:20]:
         notes.append(f"left out {source}: {why}; torch's own hint lists it, and lowers no "
                      "compiles there")

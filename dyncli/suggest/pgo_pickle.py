@@ -278,5 +278,7 @@ def _frames(root: Any) -> list[tuple[FrameKey, dict[str, Entry]]]:
                 fs.scalar, fs.size, fs.stride, fs.excluded_sizes)
             if entry.scalar is DYNAMIC and not entry.is_tensor:
                 entry.int_seen = type(fs.excluded_scalar) is int
+            elif entry.is_dynamic:
+                entry.settled = fs.excluded_sizes is not None
         frames.append((key, entries))
     return frames

@@ -63,6 +63,11 @@ class Entry:
     # none (a float, or its frame compiled again after: code that specializes it does that);
     # None: not from a pickle (a trace's rendered state carries no such field).
     int_seen: bool | None = None
+    # A pickle's ``excluded_sizes`` of a tensor: the sizes it left when a dim turned dynamic,
+    # cleared when its frame compiles again with nothing new turning dynamic. False: the frame
+    # compiled again after (a benign recompile, or a pin: mark_static, code that specializes
+    # the size at every value, the guard limit, which the state cannot tell apart).
+    settled: bool | None = None
 
     def render(self) -> str:
         """The entry as ``FrameStateSizeEntry.render()`` writes it (torch 2.14)."""
@@ -102,6 +107,8 @@ class Entry:
             self.small_sizes.setdefault(dim, set()).update(values)
         if other.int_seen is not None:
             self.int_seen = bool(self.int_seen) or other.int_seen
+        if other.settled is not None:
+            self.settled = bool(self.settled) or other.settled
 
 
 def _atom_text(a: Atom) -> str:

@@ -262,3 +262,13 @@ def test_no_fix_entries_from_a_diagnosis_are_left_out() -> None:
                                                          "L['y']:0": "a guard limit pins it"})
     assert result.value == "L['x']:1"
     assert any("left out L['y']:0: a guard limit pins it" in n for n in result.notes)
+
+
+def test_a_tensor_whose_frame_compiled_again_gets_one_line_of_caveat() -> None:
+    """Issue 26: the state cannot tell a pin (mark_static, the guard limit) from a benign
+    recompile after a dim turned dynamic (excluded_sizes cleared); the output says so."""
+    names = {"L['x']": fake.tensor(fake.DYN, 3), "L['y']": fake.tensor(fake.DYN, 3, excluded=(2, 3))}
+    result = build_allowlist(_state(names), CFG)
+    assert result.value == "L['x']:0,L['y']:0"
+    [note] = [n for n in result.notes if "compiled again after they turned dynamic" in n]
+    assert note.startswith("L['x']: ") and "L['y']" not in note and "--from-trace" in note
