@@ -562,9 +562,9 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
             user = next((r.user for r, _, _ in items if r.user is not None), None)
             at = (f" by `{user.code}` at {_where(user)}" if user is not None and user.code
                   else "")
-            fix = ("none from this log: the code specialized it again after torch made it "
-                   f"dynamic{at}; if that happens at every value (a loop over it) no allow-list "
-                   "entry saves a compile, at one value it saves one: "
+            fix = ("none from this log: its guard failed again in a compile made after it "
+                   f"changed, so code specializes it{at}; at every value (a loop over it) no "
+                   "allow-list entry saves a compile, at one value (`if n == 33`) it saves one: "
                    'TORCH_LOGS="+dynamic,recompiles,guards" (or TORCH_TRACE) tells which')
             what = "a Python int that the code specializes"
         elif again:

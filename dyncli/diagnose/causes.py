@@ -265,6 +265,12 @@ class _Builder:
             return self.cause("non-shape", "non-shape").key
         if a.kind == "size-pinned":  # "L['x']:0: …": the input it is about
             return self.allow([a.message.split(": ", 1)[0]]) or ""
+        if a.kind == "scalar-recompile" and not _ENV_RE.search(a.fix):
+            # "… changed value (n == 2).": join the cause of that input (no list to key it by)
+            m = re.search(r"\((?P<g>[^()]*)\)\.$", a.message)
+            sm = _SCALAR.match(m["g"]) if m else None
+            if sm is not None:
+                return self.allow([_source(sm["name"])]) or ""
         env = _ENV_RE.search(a.fix)
         if env and a.kind not in _LINE_KINDS:
             key = self.allow([e for e in env["v"].split(",") if e])
@@ -323,14 +329,15 @@ class _Builder:
             named = sorted(e for e in c.entries if not e.startswith(".*")) or sorted(c.entries)
             entries = ",".join(named)
             covered = all(e in ok or any(_covers(p, e) for p in ok) for e in named)
-            pinned = next((a for a in c.findings if a.kind == "size-pinned"), None)
+            pinned = next((a for a in c.findings if a.fix.startswith("none from this log")),
+                          None)
             if ok and covered:
                 c.fix = f'{ENV}="{",".join(ok)}"'
                 c.title = f"inputs {entries} change size or value; make them dynamic up front"
             elif pinned is not None:
                 c.fix = pinned.fix
-                c.title = (f"inputs {entries} change size again after a compile made for them "
-                           "kept them static; this log does not say what keeps them static")
+                c.title = (f"inputs {entries} recompile again after a compile made for their "
+                           "change; this log does not say what keeps them from staying dynamic")
             else:
                 c.fix = next((a.fix for a in c.findings if a.fix and ENV not in a.fix), "")
                 c.title = (f"inputs {entries} change size or value; no allow-list entry "
