@@ -212,3 +212,27 @@ def test_mark_static_is_respected(v: str) -> None:
     assert "mark-dynamic" not in kinds(d) and "mark-static" in kinds(d)
     both = log(v, "mark_static", "full")  # dim 1 changes too: only it is listed
     assert "L['x']:1" in fix(both, "mark-dynamic") and "L['x']:0" not in fix(both, "mark-dynamic")
+
+
+TRACED = ("guard_limit", "float_input", "int_loop", "mark_dynamic_indices", "mark_static_batch")
+
+
+@pytest.mark.parametrize("program", TRACED)
+def test_suggest_from_trace_leaves_out_what_the_trace_shows_no_list_helps(v: str,
+                                                                          program: str) -> None:
+    """The PGO state in these traces lists the input dynamic (torch's hint lowered nothing:
+    4 -> 4, 2 -> 2, 3 -> 3, 2 -> 2, 3 -> 3); the trace's guards and specializations show why
+    (the guard limit, a float, range(n), changing mark_dynamic dims, mark_static)."""
+    from dyncli.suggest.api import run as suggest
+
+    a = suggest(from_trace=DATA / v / "advice" / f"{program}.trace.log.gz")
+    assert a.value == "" and a.torch_hint
+    assert any(n.startswith("left out L[") for n in a.notes)
+
+
+def test_mark_static_is_read_from_a_trace(v: str) -> None:
+    """The trace's guards tree has the mark_static marking guard too (it printed the
+    allow-list there, which changed nothing: 3 -> 3)."""
+    d = diagnose(str(DATA / v / "advice" / "mark_static_batch.trace.log.gz"))
+    assert d.marked_static == ((None, "L['x']", (0,)),)
+    assert "mark-dynamic" not in kinds(d) and "mark-static" in kinds(d)
