@@ -563,8 +563,9 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
             at = (f" by `{user.code}` at {_where(user)}" if user is not None and user.code
                   else "")
             fix = ("none from this log: its guard failed again in a compile made after it "
-                   f"changed, so code specializes it{at}; at every value (a loop over it) no "
-                   "allow-list entry saves a compile, at one value (`if n == 33`) it saves one: "
+                   f"changed, so code specializes it{at} (or dynamic=False keeps it static); at "
+                   "every value (a loop over it) no allow-list entry saves a compile, at one "
+                   "value (`if n == 33`) it saves one: "
                    'TORCH_LOGS="+dynamic,recompiles,guards" (or TORCH_TRACE) tells which')
             what = "a Python int that the code specializes"
         elif again:
