@@ -236,3 +236,5 @@ def test_mark_static_is_read_from_a_trace(v: str) -> None:
     d = diagnose(str(DATA / v / "advice" / "mark_static_batch.trace.log.gz"))
     assert d.marked_static == ((None, "L['x']", (0,)),)
     assert "mark-dynamic" not in kinds(d) and "mark-static" in kinds(d)
+    # nor does the trace's similar-graphs suggestion list it
+    assert all("TORCH_COMPILE" not in x.fix for x in (*d.suggestions, *d.causes))
