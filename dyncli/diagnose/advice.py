@@ -332,7 +332,7 @@ def _mark_dynamic_up_front(diag: Diagnosis,
             message += (" This log names only the first guard that failed in each compile "
                         "(recompiles_verbose too), so inputs that changed together with these "
                         f"are not in it: the list makes dim {dims} of every input dynamic "
-                        "(torch reads each entry as a regex); "
+                        "(torch reads each entry as a regex; parameters and ints match too); "
                         'TORCH_LOGS="+dynamic,recompiles,guards" or TORCH_TRACE name each input, '
                         "for a list of only those.")
         out.append(Advice(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli.config import SuggestConfig, config_or_options
-from dyncli.errors import InputError, UsageError
+from dyncli.errors import DyncliError, InputError, UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.suggest.allowlist import AllowList, build_allowlist
 from dyncli.suggest.joblist import JobListing, jobs_in_dir
@@ -95,7 +95,7 @@ def _trace_no_fix(path: str | Path) -> dict[str, str]:
         return {}  # stdin is read once, by the PGO reader
     try:
         return no_list_helps(diagnose(str(path)))
-    except Exception:  # the state was read; a trace diagnose cannot read adds nothing
+    except DyncliError:  # the state was read; a trace diagnose cannot read adds nothing
         return {}
 
 
