@@ -130,7 +130,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _static_module_state(diag)
     out += _zero_one(diag)
     out += _others(diag)
-    out += _limits(diag)
+    out += _limits(diag, {a.rank for a in out if a.kind == "size-pinned"})
     out += _graph_breaks(diag)
     return tuple(out)
 
@@ -148,6 +148,11 @@ class _Dim:
     functions: dict[str, None] = field(default_factory=dict)
     auto: bool = False  # automatic dynamic marked it (torch saw it change)
     evidence: list[str] = field(default_factory=list)
+    # recompile id -> the compile numbers of the cache entries it failed on this dim (static)
+    against: dict[str, set[int]] = field(default_factory=dict)
+    # the recompile-limit warning's last reason failed on it in a compile after the first
+    # (torch's default warnings: nothing says what that compile was made for)
+    limit_later: list[str] = field(default_factory=list)
 
 
 def _pins(diag: Diagnosis) -> dict[tuple[int | None, str, int], list[SpecializationReport]]:
@@ -188,6 +193,9 @@ def _size_dims(diag: Diagnosis) -> dict[_Key, _Dim]:
             d.recompiles.setdefault(r.compile_id, r)
             d.expected.setdefault(r.compile_id, mm[2])
             d.functions[r.function] = None
+            failed = _failed_entry(reason)
+            if failed is not None:
+                d.against.setdefault(r.compile_id, set()).add(failed)
     for x in diag.recompile_limits:
         mm = _mismatch(x.last_reason)
         if mm is not None and not is_param(mm[0]):
@@ -195,6 +203,10 @@ def _size_dims(diag: Diagnosis) -> dict[_Key, _Dim]:
             d.values |= {mm[2], mm[3]}
             d.functions[x.function] = None
             d.evidence.append(_ev(x.line, x.compile_id, f"last reason: {x.last_reason}"))
+            failed = _failed_entry(x.last_reason)
+            if failed:  # the newest cache entry, compiled after the first, kept it static
+                cid = CompileId.parse(x.compile_id)
+                d.limit_later.append(f"{cid.frame}/{failed}" if cid else str(failed))
     scalars = {from_reason(re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", _strip(_CID_RE.sub("", x)))[0])
                for r in diag.recompiles if r.cause == "scalar" for x in r.reasons}
     for f in diag.frames:
@@ -219,6 +231,36 @@ def _resume(function: str) -> bool:
     return function.startswith("torch_dynamo_resume_in_")
 
 
+def _failed_entry(reason: str) -> int | None:
+    """The compile number of the cache entry a reason failed on (``0/1: …`` → 1)."""
+    m = _CID_RE.match(reason)
+    cid = CompileId.parse(m.group(0)[:-2].lstrip("!")) if m else None
+    return cid.compile if cid is not None else None
+
+
+def _kept_static(d: _Dim) -> list[str]:
+    """Compiles made for a change of this dim that still guarded it as a static size.
+
+    torch's automatic dynamic makes a size that changed dynamic at the next compile. A later
+    recompile failing on that compile's *static* guard of the same dim means something keeps
+    the dim static: torch.compile(dynamic=False), a mark_static call, or code that specializes
+    the size at every value (a loop over it, the guard limit). A ``recompiles`` log does not
+    say which, and an allow-list entry helps only the first.
+    """
+    made: set[tuple[int, str, int | None, int | None]] = set()
+    for cid, r in d.recompiles.items():
+        c = CompileId.parse(cid)
+        if c is not None and r.compiled:
+            made.add((c.generation, c.process, c.frame, c.compile))
+    out: dict[str, None] = {}
+    for cid, nums in d.against.items():
+        c = CompileId.parse(cid)
+        for n in sorted(nums):
+            if c is not None and (c.generation, c.process, c.frame, n) in made:
+                out[f"{c.frame}/{n}"] = None
+    return list(out)
+
+
 def _mark_dynamic_up_front(diag: Diagnosis,
                            pins: dict[tuple[int | None, str, int], list[SpecializationReport]]
                            ) -> list[Advice]:
@@ -226,9 +268,16 @@ def _mark_dynamic_up_front(diag: Diagnosis,
     by_rank: dict[int | None, list[tuple[str, int | None, _Dim]]] = {}
     notes: dict[int | None, list[str]] = {}
     static = {(r, src, dim) for r, src, ds in diag.marked_static for dim in ds}
+    coarse = diag.log_level in ("recompiles", "warnings")
+    held: list[tuple[int | None, str, int | None, _Dim, list[str]]] = []
     for (rank, source, dim), d in _size_dims(diag).items():
         if not d.auto and len(d.values - {0, 1}) < 2:
             continue  # one size >= 2 seen: nothing to save (0/1 has its own advice)
+        if coarse and (rank, source, dim) not in static:
+            kept = _kept_static(d) or (d.limit_later if not d.recompiles else [])
+            if kept:
+                held.append((rank, source, dim, d, kept))
+                continue  # the log cannot tell what keeps it static: no fix (size-pinned)
         if (rank, source, dim) in static or (dim is None and any(
                 (rank, source) == (r, src) for r, src, _ in diag.marked_static)):
             continue  # the code marks it static: see the mark-static suggestion
@@ -248,18 +297,27 @@ def _mark_dynamic_up_front(diag: Diagnosis,
         d.recompiles = {cid: r for cid, r in d.recompiles.items()
                         if str(d.expected.get(cid, "")) not in pinned}
         by_rank.setdefault(rank, []).append((source, dim, d))
-    out = []
+    out = _held_static(held)
     dynamic_log = diag.log_level in ("dynamic", "trace")
     for rank, chosen in by_rank.items():
-        entries = [f"{src}:{dim}" if dim is not None else src for src, dim, _ in chosen]
+        named = [f"{src}:{dim}" if dim is not None else src for src, dim, _ in chosen]
+        entries = named
+        if coarse:
+            # torch names only the first guard that failed per compile: the inputs that changed
+            # with these are not in this log (a second input of the same batch, a list's other
+            # tensors, a resume frame's locals). The list covers the dims seen, of every input
+            # (torch reads an entry as a regex: `.*:0` is dim 0 of every source).
+            entries = [f".*:{dim}" for dim in sorted({dim for _, dim, _ in chosen
+                                                      if dim is not None})]
+            entries += [src for src, dim, _ in chosen if dim is None]
         recs = {cid: r for _, _, d in chosen for cid, r in d.recompiles.items() if r.compiled}
         functions = list(dict.fromkeys(fn for _, _, d in chosen for fn in d.functions
                                        if not _resume(fn)))
-        code = _mark_lines(chosen, pins, rank, dynamic_log)
+        code = "" if coarse else _mark_lines(chosen, pins, rank, dynamic_log)
         evidence = tuple(_ev(r.line, r.compile_id, "recompile: " + "; ".join(r.reasons))
                          for r in list(recs.values())[:3]) + tuple(
             e for _, _, d in chosen for e in d.evidence[:2])
-        what = ", ".join(entries)
+        what = ", ".join(named)
         message = (f"{', '.join(functions) or 'the compiled code'} recompiled "
                    + (f"{len(recs)}x " if recs else "")
                    + f"for size changes of {what}"
@@ -268,16 +326,48 @@ def _mark_dynamic_up_front(diag: Diagnosis,
                    + "; mark them dynamic up front to skip those compiles.")
         if notes.get(rank):
             message += " Note: " + "; ".join(notes[rank]) + "."
-        if diag.log_level in ("recompiles", "warnings"):
-            message += (" (This log names only the first guard that failed in each compile, "
-                        "recompiles_verbose too: inputs that changed together with these are not "
-                        'in it; TORCH_LOGS="+dynamic,recompiles,guards" or TORCH_TRACE show every '
-                        "input automatic dynamic made dynamic.)")
+        if coarse:
+            dims = ", ".join(str(dim) for dim in sorted({dim for _, dim, _ in chosen
+                                                           if dim is not None}))
+            message += (" This log names only the first guard that failed in each compile "
+                        "(recompiles_verbose too), so inputs that changed together with these "
+                        f"are not in it: the list makes dim {dims} of every input dynamic "
+                        "(torch reads each entry as a regex; parameters and ints match too); "
+                        'TORCH_LOGS="+dynamic,recompiles,guards" or TORCH_TRACE name each input, '
+                        "for a list of only those.")
         out.append(Advice(
             kind="mark-dynamic", message=message,
             fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(",".join(entries))}'
                  + (f"  (or, in code, {code})" if code else "")),
             evidence=evidence, rank=rank))
+    return out
+
+
+def _held_static(held: list[tuple[int | None, str, int | None, _Dim, list[str]]]
+                 ) -> list[Advice]:
+    """Dims that recompiled at static sizes after a compile made for their change: no fix."""
+    out = []
+    for rank, source, dim, d, kept in held:
+        name = f"{source}:{dim}" if dim is not None else source
+        fns = ", ".join(fn for fn in d.functions if not _resume(fn)) or "the compiled code"
+        warning_only = not d.recompiles
+        # the message starts with the entry it is about (causes.py joins it to that input)
+        seen = (f"{name}: torch's recompile-limit warning says compile {kept[0]} of {fns} kept "
+                "it static, and does not say what that compile was made for"
+                if warning_only else
+                f"{name}: {fns} recompiled for it again after compile {', '.join(kept)}, made "
+                "for a change of it, kept it static (automatic dynamic would have made it "
+                "dynamic)")
+        out.append(Advice(
+            kind="size-pinned", rank=rank,
+            message=(f"{seen}: something keeps that size static — torch.compile(dynamic=False), "
+                     "a torch._dynamo.mark_static call, or code that specializes the size at "
+                     "every value (a loop over it, the guard limit) — and this log does not say "
+                     "which, so no fix is given (an allow-list entry helps only the first)."),
+            fix=("none from this log: TORCH_LOGS=\"+dynamic,recompiles,guards\" (or TORCH_TRACE) "
+                 "shows what keeps it static, and gives the fix that removes these compiles"),
+            evidence=tuple(_ev(r.line, r.compile_id, "recompile: " + "; ".join(r.reasons))
+                           for r in list(d.recompiles.values())[:3]) + tuple(d.evidence[:2])))
     return out
 
 
@@ -463,12 +553,27 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
         # the list still saves the first recompile. (Module ints are static by default: a
         # repeated guard on them says nothing.)
         later = {t for _, failed, t in items if _num(failed) >= 1}
+        # A ``recompiles`` log shows no specializations: a guard on the value failing in a
+        # compile after the first (made once torch had seen it change, so with the int dynamic)
+        # means the code specialized it there, at one value (``if n == 33``: the list saves a
+        # compile) or at every value (``range(n)``: it saves none). The log cannot tell which.
+        coarse = diag.log_level in ("recompiles", "warnings") and bool(later)
         again = len(specialized.get(source, ())) >= 2 or (
-            not source.startswith("L['self']") and len(later) >= 2)
+            not source.startswith("L['self']") and (len(later) >= 2 or coarse))
         if _FLOAT_RE.match(value):
             fix = ("pass it as a 0-d tensor to compile once: torch makes a float dynamic after "
                    "one recompile (specialize_float=False), and no allow-list entry changes that")
             what = "a Python float"
+        elif again and coarse and len(specialized.get(source, ())) < 2:
+            user = next((r.user for r, _, _ in items if r.user is not None), None)
+            at = (f" by `{user.code}` at {_where(user)}" if user is not None and user.code
+                  else "")
+            fix = ("none from this log: its guard failed again in a compile made after it "
+                   f"changed, so code specializes it{at} (or dynamic=False keeps it static); at "
+                   "every value (a loop over it) no allow-list entry saves a compile, at one "
+                   "value (`if n == 33`) it saves one: "
+                   'TORCH_LOGS="+dynamic,recompiles,guards" (or TORCH_TRACE) tells which')
+            what = "a Python int that the code specializes"
         elif again:
             fix = ("the code specializes it (see the user-specialization suggestion): each value "
                    "compiles again whatever the allow-list says; pass it as a 0-d tensor or "
@@ -571,17 +676,22 @@ def _others(diag: Diagnosis) -> list[Advice]:
         evidence=tuple(_ev(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]
 
 
-def _limits(diag: Diagnosis) -> list[Advice]:
+def _limits(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
     out = []
     for x in diag.recompile_limits:
         size = _mismatch(x.last_reason) is not None
+        pinned = size and x.rank in held
         out.append(Advice(
             kind="recompile-limit",
             message=(f"{x.function} hit torch._dynamo.config.{x.limit_name} ({x.limit}) and now "
                      "runs eagerly (uncompiled) for new inputs."
-                     + (" Its last reason is a size change: the mark-dynamic suggestion removes "
+                     + (" Its last reason is a size this log cannot tell the cause of (see the "
+                        "size-pinned finding)." if pinned else
+                        " Its last reason is a size change: the mark-dynamic suggestion removes "
                         "those recompiles." if size else "")),
-            fix=(f"apply the mark-dynamic fix; raising torch._dynamo.config.{x.limit_name} only "
+            fix=(f"find what keeps the size static (size-pinned); raising "
+                 f"torch._dynamo.config.{x.limit_name} only hides the recompiles" if pinned else
+                 f"apply the mark-dynamic fix; raising torch._dynamo.config.{x.limit_name} only "
                  "hides the recompiles" if size else
                  f"fix the recompile cause above; raising torch._dynamo.config.{x.limit_name} "
                  "only hides it"),
@@ -598,3 +708,49 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         evidence=(_ev(b.line, b.compile_ids[0] if b.compile_ids else "",
                       f"Graph break in user code at {b.file}:{b.user_line}"),), rank=b.rank)
         for b in diag.graph_breaks]
+
+
+def no_list_helps(diag: Diagnosis) -> dict[str, str]:
+    """Allow-list entries (``L['x']:0``, ``L['n']``) this diagnosis shows no list entry lowers
+    the compiles of, and why: what ``dyncli suggest --from-trace`` leaves out (issue 26).
+
+    A size or int specialized at every value (two compiles or more, or by the guard limit), a
+    dim the code marks static, a tensor whose mark_dynamic dims change between calls, a float.
+    """
+    out: dict[str, str] = {}
+    for (_, src, dim), specs in _pins(diag).items():
+        if _pinned_always(specs):
+            why = ("the guard limit (symbol_guard_limit_before_specialize) specializes it"
+                   if any(s.reason == "forcing_spec" for s in specs) else
+                   "code specializes it at every value")
+            out.setdefault(f"{src}:{dim}", f"{why}, so each new size compiles again")
+    for s in diag.specializations:
+        if s.sources and size_source(s.sources[0]) is None:
+            specs = [x for x in diag.specializations if x.sources == s.sources]
+            if _pinned_always(specs):
+                out.setdefault(s.sources[0], "code specializes it at every value, so each "
+                                             "new value compiles again")
+    for _, src, dims in diag.marked_static:
+        for dim in dims:
+            out.setdefault(f"{src}:{dim}", "the code marks it static (mark_static), which no "
+                                           "list entry overrides")
+    for r in diag.recompiles:
+        if any(_INDICES_RE.search(x) for x in r.reasons):
+            frame = next((f for f in diag.frames if f.rank == r.rank
+                          and f.function == r.function), None)
+            for src, ds in (frame.dynamic_dims if frame else ()):
+                for dim in ds:
+                    out.setdefault(f"{src}:{dim}", "the code marks different dims of it "
+                                                   "dynamic on different calls (mark_dynamic); "
+                                                   "mark the same dims every time")
+    for r in diag.recompiles:
+        if r.cause != "scalar":
+            continue
+        for x in r.reasons:
+            text = _strip(_CID_RE.sub("", x))
+            parts = re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", text)
+            if classify(text) == "scalar" and len(parts) == 2 and _FLOAT_RE.match(parts[1]):
+                out.setdefault(from_reason(parts[0]),
+                               "a float: no list makes it dynamic (torch makes a float dynamic "
+                               "after one recompile); pass it as a 0-d tensor")
+    return out

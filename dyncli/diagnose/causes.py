@@ -101,6 +101,19 @@ def _base(entry: str) -> str:
     return m.group(1) if m else entry
 
 
+def _covers(pattern: str, entry: str) -> bool:
+    """Whether a regex entry (``.*:0``: dim 0 of every source) matches a concrete entry, as
+    torch's ``re.match`` on the source name and its ``:N`` dim would."""
+    if not pattern.startswith(".*") or entry.startswith(".*"):
+        return False
+    pat, _, pdim = pattern.rpartition(":") if re.search(r":\d{1,9}$", pattern) else (pattern, "", "")
+    base, _, dim = entry.rpartition(":") if re.search(r"\]:\d{1,9}$", entry) else (entry, "", "")
+    try:
+        return re.match(pat, base) is not None and (not pdim or pdim == dim)
+    except re.error:
+        return False
+
+
 class _Builder:
     def __init__(self, diag: Diagnosis) -> None:
         self.diag = diag
@@ -163,10 +176,12 @@ class _Builder:
             c = self.cause(key, "allow-list")
             c.entries[entry] = None
             keys.append(key)
-            # a whole-source entry and the per-dim entries of the same source are one fix
+            # a whole-source entry and the per-dim entries of the same source are one fix, and
+            # so are a regex entry (a coarse log's ``.*:0``) and the entries it matches
             for other in list(self.causes.values()):
                 if other.what == "allow-list" and any(
-                        _base(e) == _base(entry) and (e == _base(e) or entry == _base(entry))
+                        (_base(e) == _base(entry) and (e == _base(e) or entry == _base(entry)))
+                        or _covers(e, entry) or _covers(entry, e)
                         for e in other.entries):
                     self.union(key, other.key)
         for key in keys[1:]:
@@ -253,6 +268,14 @@ class _Builder:
             return self.cause("zero-one", "zero-one").key
         if a.kind == "non-shape-recompile":
             return self.cause("non-shape", "non-shape").key
+        if a.kind == "size-pinned":  # "L['x']:0: …": the input it is about
+            return self.allow([a.message.split(": ", 1)[0]]) or ""
+        if a.kind == "scalar-recompile" and not _ENV_RE.search(a.fix):
+            # "… changed value (n == 2).": join the cause of that input (no list to key it by)
+            m = re.search(r"\((?P<g>[^()]*)\)\.$", a.message)
+            sm = _SCALAR.match(m["g"]) if m else None
+            if sm is not None:
+                return self.allow([_source(sm["name"])]) or ""
         env = _ENV_RE.search(a.fix)
         if env and a.kind not in _LINE_KINDS:
             key = self.allow([e for e in env["v"].split(",") if e])
@@ -308,10 +331,18 @@ class _Builder:
             # Only entries a rule printed: the rules decide where no list helps (a float, a
             # value the code specializes at every value, a dim the guard limit pins; issue 26)
             ok = [e for e in sorted(c.entries) if e in self.printed or _base(e) in self.printed]
-            entries = ",".join(sorted(c.entries))
-            if ok:
+            named = sorted(e for e in c.entries if not e.startswith(".*")) or sorted(c.entries)
+            entries = ",".join(named)
+            covered = all(e in ok or any(_covers(p, e) for p in ok) for e in named)
+            pinned = next((a for a in c.findings if a.fix.startswith("none from this log")),
+                          None)
+            if ok and covered:
                 c.fix = f'{ENV}="{",".join(ok)}"'
                 c.title = f"inputs {entries} change size or value; make them dynamic up front"
+            elif pinned is not None:
+                c.fix = pinned.fix
+                c.title = (f"inputs {entries} recompile again after a compile made for their "
+                           "change; this log does not say what keeps them from staying dynamic")
             else:
                 c.fix = next((a.fix for a in c.findings if a.fix and ENV not in a.fix), "")
                 c.title = (f"inputs {entries} change size or value; no allow-list entry "

@@ -55,7 +55,7 @@ from dyncli.sources import is_input
 # (a per-frame list is worse than the one list over every frame; a pinned or re-marked dim is
 # not fixed by any list).
 _DECIDED = ("mark-dynamic", "mark-dynamic-dims-changed", "guard-limit-specialization",
-            "user-specialization",
+            "user-specialization", "mark-static",
             "static-parameters", "scalar-recompile")
 
 

@@ -21,6 +21,7 @@ from dyncli.logparse import events as ev
 from dyncli.logparse import safe
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.textmsg import (
+    _STATIC_INDICES_RE,
     graph_break_body,
     guard_failure,
     parse_sloc,
@@ -51,7 +52,8 @@ _SHAPE_WORDS = (".size()", ".stride()", "storage_offset")
 
 
 _MARKED_DIMS = b'"dynamo_dynamic_indices"'
-_TREE_WORDS = ("TENSOR_MATCH", "LAMBDA_GUARD")  # the guards-tree lines _guards_tree reads
+# the guards-tree lines _guards_tree reads (the marking guard: mark_static, issue 26)
+_TREE_WORDS = ("TENSOR_MATCH", "LAMBDA_GUARD", "DIMENSION_DYNAMIC_MARKING_GUARD")
 _ARTIFACT_NAMES = tuple(name.encode() for name in sorted(PAYLOAD_ARTIFACTS))
 
 
@@ -64,7 +66,7 @@ def install_filters(parser: TraceParser) -> None:
     """Tell ``parser`` which records and payload lines the handlers below read, so that the
     rest is never decoded (most of a trace's JSON): tensors without mark_dynamic dims,
     sources before any such tensor, payloads of artifacts of other names, guards-tree lines
-    other than TENSOR_MATCH and LAMBDA_GUARD. Depends on nothing but the lines, so that a parser in
+    other than those of _TREE_WORDS. Depends on nothing but the lines, so that a parser in
     another process (``dyncli.diagnose.trace_pipe``) can filter too; what it lets through is a
     superset of what the mapper then reads (``TraceEventMapper`` narrows the sources to those
     a marked tensor awaits)."""
@@ -408,6 +410,13 @@ class TraceEventMapper:
     def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
         for line in _lines_with(rec.payload or "", _TREE_WORDS):
+            if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
+                sm = (_STATIC_INDICES_RE.search(line)  # mark_static (issue 26)
+                      if "DIMENSION_DYNAMIC_MARKING_GUARD:" in line else None)
+                dims = tuple(int(d) for d in sm["dims"].split(",") if d.strip()) if sm else ()
+                if sm and dims:
+                    yield ev.MarkedStatic(source=sm["src"], dims=dims, **ctx)
+                continue
             if (tm := tensor_check(line)) is not None:
                 yield ev.TensorMatch(source=tm.source, sizes=_dims(tm.size),
                                      strides=_dims(tm.stride), dtype=tm.dtype,

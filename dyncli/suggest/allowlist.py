@@ -67,7 +67,10 @@ class InputRow:
 
     ``status``: ``suggested`` (in the output), ``static`` (never varied), ``param``
     (parameter / module attribute / global, left out by default), ``excluded`` (``--exclude``),
-    ``stale`` (the frame's file changed since torch recorded it; ``--include-stale`` keeps it).
+    ``stale`` (the frame's file changed since torch recorded it; ``--include-stale`` keeps it),
+    ``no-fix`` (the input shows no list entry would lower its compiles: a number the state
+    does not show to be an int that stays dynamic, or what a trace shows pinned; a note says
+    why).
     ``param`` says whether the source is such an attribute rather than an input of the frame.
     """
 
@@ -215,6 +218,14 @@ class AllowList:
 
 
 
+_NUMBER_WHY = ("a number that changed value, and the PGO state does not show it is an int that "
+               "stays dynamic once listed (torch records the int a scalar leaves when it turns "
+               "dynamic; a float leaves none, and no list makes a float dynamic; nor does one "
+               "help an int the code specializes at every value, whose frame compiles again); "
+               "`dyncli diagnose` on the run's TORCH_LOGS=\"recompiles\" log or "
+               "`dyncli suggest --from-trace` tells which")
+
+
 def _compile(pattern: str | None, option: str) -> re.Pattern[str] | None:
     if pattern is None:
         return None
@@ -332,7 +343,8 @@ def _across_frames(entries: list[Entry]) -> tuple[str, int, tuple[int, ...], set
 
 def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | None = None,
                     static: tuple[Pattern, ...] = (), unbacked: bool = True,
-                    stale: tuple[StaleFrame, ...] = (), include_stale: bool = False) -> AllowList:
+                    stale: tuple[StaleFrame, ...] = (), include_stale: bool = False,
+                    no_fix: dict[str, str] | None = None) -> AllowList:
     """Turn merged PGO state into the source lists, applying the filters of ``cfg``.
 
     ``target``: the torch to write for (default: ``cfg.torch_version``, else the installed
@@ -340,7 +352,10 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
     out of the other lists. ``unbacked``: dims seen with size 0 or 1 go to
     TORCH_COMPILE_UNBACKED_SOURCES (else they stay dynamic, for ``maybe_mark_dynamic``).
     ``stale``: frames whose file changed; their sources are left out unless ``include_stale``.
+    ``no_fix``: entries (``L['x']:0``, ``L['n']``) a diagnosis of the same run shows no list
+    entry helps, with why (``--from-trace``); they are left out, each with a note.
     """
+    no_fix = dict(no_fix or {})
     frame_rx = _compile(cfg.frame, "--frame")
     exclude_rx = _compile(cfg.exclude, "--exclude")
     if target is None:
@@ -354,6 +369,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
     static_in: dict[str, list[FrameRef]] = {}
     reports: list[FrameInputs] = []
     left_out: dict[str, None] = {}
+    unfixed: dict[str, str] = {}
     torch_hint: dict[str, None] = {}
     unsafe: dict[str, None] = {}
     for key, entries in state.frames.values():
@@ -379,6 +395,17 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
             elif not cfg.include_params and is_left_out(source):
                 status = "param"
                 left_out[source] = None
+            elif source in no_fix:
+                status = "no-fix"
+                unfixed.setdefault(source, no_fix[source])
+            elif not entry.is_tensor and entry.int_seen is False and not is_left_out(source):
+                # (a module's int attribute is static by default: its frame compiles at each
+                # value whatever automatic dynamic says, so the state shows nothing there)
+                # issue 26: a float (no list makes it dynamic), or an int its frame compiled
+                # again after it went dynamic (what code that specializes it at every value
+                # does); torch's own hint lists it and lowers nothing there
+                status = "no-fix"
+                unfixed.setdefault(source, _NUMBER_WHY)
             else:
                 status = "suggested"
                 seen, refs = chosen.setdefault(source, ([], []))
@@ -403,6 +430,13 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
     for source, (seen, refs) in chosen.items():
         pattern, escaped = _pattern_for(source, all_names, warnings)
         kind, rank, dyn, small = _across_frames(seen)
+        gone = [d for d in dyn if f"{source}:{d}" in no_fix]
+        if gone:  # dims the trace shows pinned: the list cannot make them dynamic for good
+            for d in gone:
+                unfixed.setdefault(f"{source}:{d}", no_fix[f"{source}:{d}"])
+            dyn = tuple(d for d in dyn if d not in gone)
+            if not dyn:
+                continue
         split = split_dims(source, kind, rank, dyn, small, static, unbacked and per_dim)
         if split.all_static:
             pinned.append(source)
@@ -424,6 +458,21 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
             where = ", ".join(f.label() for f in static_in[source])
             notes.append(f"{source} is also an input of {where}, static there; "
                          "the allow-list entry makes it dynamic in every frame")
+    unsettled = [src.source for src in sources
+                 if src.kind == "tensor" and all(e.settled is False for e in chosen[src.source][0])]
+    if unsettled:
+        shown = ", ".join(unsettled[:10]) + (" …" if len(unsettled) > 10 else "")
+        notes.append(f"{shown}: the state shows their frame compiled again after they turned "
+                     "dynamic (torch keeps no sizes they left), which a benign recompile does, and "
+                     "so do a mark_static call, code that specializes the size at every value and "
+                     "the guard limit, where no list entry lowers the compiles; the state cannot "
+                     "tell which: `dyncli suggest --from-trace` (or `dyncli diagnose` on a "
+                     "TORCH_LOGS=\"+dynamic,recompiles,guards\" log) leaves those out")
+    for source, why in list(unfixed.items())[:20]:
+        notes.append(f"left out {source}: {why}; torch's own hint lists it, and lowers no "
+                     "compiles there")
+    if len(unfixed) > 20:
+        notes.append(f"… and {len(unfixed) - 20} more left out for the same reasons (--json)")
     if left_out:
         shown = ", ".join(list(left_out)[:10]) + (" …" if len(left_out) > 10 else "")
         notes.append(f"left out {len(left_out)} dynamic parameter/module-attribute/global source(s) "

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dyncli.config import SuggestConfig, config_or_options
-from dyncli.errors import InputError, UsageError
+from dyncli.errors import DyncliError, InputError, UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.suggest.allowlist import AllowList, build_allowlist
 from dyncli.suggest.pgo_files import find_pgo_files, read_pgo_files
@@ -66,11 +66,13 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
         state = PgoState()
         if pgo_dir is not None:
             read_pgo_files(find_pgo_files(Path(pgo_dir), job_id), state)
+        no_fix: dict[str, str] = {}
         if from_trace is not None:
             # Only this path needs the trace reader (and its imports): keep --pgo-dir start-up lean.
             from dyncli.suggest.pgo_trace import read_trace_files, trace_inputs
 
             read_trace_files(trace_inputs(from_trace), state)
+            no_fix = _trace_no_fix(from_trace)
         if redis is not None:
             from dyncli.suggest.redis import read_redis, resolve_url
 
@@ -80,9 +82,23 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
             raise InputError(f"no usable PGO state was read ({detail})")
         check = find_stale((key for key, _ in state.frames.values()), root)
         result = build_allowlist(state, cfg, target=target, static=pinned, unbacked=unbacked,
-                                 stale=check.stale, include_stale=include_stale)
+                                 stale=check.stale, include_stale=include_stale, no_fix=no_fix)
         extra = check.notes(str(source_root) if source_root is not None else None)
         return replace(result, notes=result.notes + tuple(extra)) if extra else result
+
+
+def _trace_no_fix(path: str | Path) -> dict[str, str]:
+    """What the trace itself shows no list entry helps (issue 26): the PGO state records that
+    an input changed, the trace's guards and specializations show what pins it."""
+    from dyncli.diagnose.advice import no_list_helps
+    from dyncli.diagnose.api import run as diagnose
+
+    if str(path) == "-":
+        return {}  # stdin is read once, by the PGO reader
+    try:
+        return no_list_helps(diagnose(str(path)))
+    except DyncliError:  # the state was read; a trace diagnose cannot read adds nothing
+        return {}
 
 
 def list_jobs(*, pgo_dir: str | Path | None = None, redis: str | None = None) -> JobListing:

@@ -94,6 +94,7 @@ class _FrameStateSizeEntry(_Stub):
     size: Any = UNSET
     stride: Any = UNSET
     excluded_sizes: Any = None
+    excluded_scalar: Any = None
 
 
 class _InferStride(_Stub):
@@ -265,7 +266,11 @@ def _frames(root: Any) -> list[tuple[FrameKey, dict[str, Entry]]]:
         for source, fs in recorded.items():
             if not isinstance(source, str) or not isinstance(fs, _FrameStateSizeEntry):
                 raise ValueError("not PGO state: expected source name → FrameStateSizeEntry")
-            entries[_text(source, "source name")] = entry_from_parts(
+            entry = entries[_text(source, "source name")] = entry_from_parts(
                 fs.scalar, fs.size, fs.stride, fs.excluded_sizes)
+            if entry.scalar is DYNAMIC and not entry.is_tensor:
+                entry.int_seen = type(fs.excluded_scalar) is int
+            elif entry.is_dynamic:
+                entry.settled = fs.excluded_sizes is not None
         frames.append((key, entries))
     return frames

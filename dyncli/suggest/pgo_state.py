@@ -56,6 +56,18 @@ class Entry:
     size: Tup = UNSET
     stride: Tup = UNSET
     small_sizes: dict[int, set[int]] = field(default_factory=dict)
+    # A pickle's ``excluded_scalar``: torch records the int a scalar leaves behind when it
+    # turns dynamic (pgo.py ``__ior__``: only when both values are ints; a float leaves
+    # nothing) and clears it when the frame compiles again with the scalar already dynamic.
+    # True: an int that went dynamic at its frame's last compile; False: a pickle recorded
+    # none (a float, or its frame compiled again after: code that specializes it does that);
+    # None: not from a pickle (a trace's rendered state carries no such field).
+    int_seen: bool | None = None
+    # A pickle's ``excluded_sizes`` of a tensor: the sizes it left when a dim turned dynamic,
+    # cleared when its frame compiles again with nothing new turning dynamic. False: the frame
+    # compiled again after (a benign recompile, or a pin: mark_static, code that specializes
+    # the size at every value, the guard limit, which the state cannot tell apart).
+    settled: bool | None = None
 
     def render(self) -> str:
         """The entry as ``FrameStateSizeEntry.render()`` writes it (torch 2.14)."""
@@ -93,6 +105,10 @@ class Entry:
         self.stride = _merge_tup(self.stride, other.stride)
         for dim, values in other.small_sizes.items():
             self.small_sizes.setdefault(dim, set()).update(values)
+        if other.int_seen is not None:
+            self.int_seen = bool(self.int_seen) or other.int_seen
+        if other.settled is not None:
+            self.settled = bool(self.settled) or other.settled
 
 
 def _atom_text(a: Atom) -> str:

@@ -142,7 +142,8 @@ def _report(s: AllowList) -> None:
             else:
                 dyn = ",".join(map(str, r.dynamic_dims)) or "-"
             table.add_row(cell_text(visible(r.source)), cell_text(visible(r.render)), dyn, {"suggested": "yes", "static": "-", "param": "left out",
-                                                     "excluded": "excluded", "stale": "stale"}[r.status])
+                                                     "excluded": "excluded", "stale": "stale",
+                                                     "no-fix": "no fix (note)"}[r.status])
         err.print(table)
         budget -= shown
         if cut:

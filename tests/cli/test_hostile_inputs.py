@@ -373,7 +373,7 @@ def test_many_small_pgo_files_are_read_without_a_fork_each(runner: CliRunner, tm
 def test_a_frame_of_many_sources_is_cut_on_the_terminal(runner: CliRunner, tmp_path: Path) -> None:
     import suggest_fake_pgo as fake
 
-    data = fake.dumps({("/m/a.py", 1, "fwd"): {f"L['x{i}']": fake.scalar(fake.DYN) for i in range(600)}})
+    data = fake.dumps({("/m/a.py", 1, "fwd"): {f"L['x{i}']": fake.scalar(fake.DYN, 2) for i in range(600)}})
     result = runner.invoke(app, ["suggest", "--pgo-dir", str(_pgo_dir(tmp_path, data))])
     _ok(result)
     assert "… 550 more inputs of this frame" in result.stderr

@@ -88,9 +88,11 @@ def tensor(*sizes: Any, excluded: Any = None) -> FrameStateSizeEntry:
     return FrameStateSizeEntry(scalar=DYN, size=tuple(sizes), stride=stride, excluded_sizes=excluded)
 
 
-def scalar(value: Any) -> FrameStateSizeEntry:
-    """A scalar entry: an int (static) or ``DYN``."""
-    return FrameStateSizeEntry(scalar=value, size=DYN, stride=DYN)
+def scalar(value: Any, left: Any = None) -> FrameStateSizeEntry:
+    """A scalar entry: an int (static) or ``DYN``. ``left``: torch's ``excluded_scalar``, the
+    int a scalar left when it turned dynamic (None for a float, or once its frame compiled
+    again with it dynamic)."""
+    return FrameStateSizeEntry(scalar=value, size=DYN, stride=DYN, excluded_scalar=left)
 
 
 def dumps(frames: dict[tuple[str, int, str], dict[str, FrameStateSizeEntry]], **code_id_extra: Any) -> bytes:

@@ -49,17 +49,63 @@ def test_a_recompiles_log_counts_the_first_compile(v: str, program: str) -> None
 
 def test_size_recompiles_get_a_fix_from_a_recompiles_log(v: str) -> None:
     d = log(v, "batch", "recompiles")
-    assert fix(d, "mark-dynamic").startswith('TORCH_COMPILE_DYNAMIC_SOURCES="L[\'x\']:0"')
-    assert "maybe_mark_dynamic(x, 0)" in fix(d, "mark-dynamic")
+    s = next(x for x in d.suggestions if x.kind == "mark-dynamic")
+    assert "L['x']:0" in s.message and "first guard" in s.message
+    assert s.fix == 'TORCH_COMPILE_DYNAMIC_SOURCES=".*:0"'
     assert d.log_level == "recompiles" and "+dynamic" in d.richer_log
 
 
-def test_torchs_default_warning_gets_a_fix(v: str) -> None:
-    """No TORCH_LOGS: the recompile-limit warning's last reason names the source and dim."""
+@pytest.mark.parametrize("program", ["two_inputs", "list_input", "kwargs_input", "graph_break"])
+def test_first_guard_only_the_list_covers_every_input(v: str, program: str) -> None:
+    """A recompiles log names only the first failed guard per compile: `L['x']:0` left the
+    second input (y, xs[1], mask, the resume frame's y) recompiling (2 -> 2 compiles); the list
+    covers dim 0 of every input, and the ranked cause prints the same list."""
+    d = log(v, program, "recompiles")
+    assert fix(d, "mark-dynamic") == 'TORCH_COMPILE_DYNAMIC_SOURCES=".*:0"'
+    assert all("TORCH_COMPILE" not in s.fix or s.fix.endswith('".*:0"') for s in d.suggestions)
+    assert d.causes[0].fix == 'TORCH_COMPILE_DYNAMIC_SOURCES=".*:0"'
+    assert d.causes[0].compiles >= 1
+
+
+def test_torchs_default_warning_names_the_size_and_why_no_fix(v: str) -> None:
+    """No TORCH_LOGS: the recompile-limit warning's last reason names the source and dim, in
+    a compile after the first: dynamic=False, mark_static or code that specializes the size
+    keep it static, and the warning cannot tell which (the list helps the first only)."""
     d = log(v, "recompile_limit", "none")
     assert d.compiles == 2 and d.log_level == "warnings"
-    assert "L['x']:0" in fix(d, "mark-dynamic")
-    assert "mark-dynamic" in fix(d, "recompile-limit")
+    s = next(x for x in d.suggestions if x.kind == "size-pinned")
+    assert s.message.startswith("L['x']:0: ") and "dynamic=False" in s.message
+    assert "+dynamic" in s.fix
+    assert all("TORCH_COMPILE" not in x.fix for x in d.suggestions)
+    assert "size-pinned" in fix(d, "recompile-limit")
+    assert all("TORCH_COMPILE" not in c.fix for c in d.causes)
+
+
+@pytest.mark.parametrize("program", ["guard_limit", "mark_static_batch", "dynamic_false",
+                                     "recompile_limit"])
+def test_a_size_kept_static_gets_no_fix_from_a_recompiles_log(v: str, program: str) -> None:
+    """The same dim recompiling again after a compile made for its change kept it static:
+    the guard limit and mark_static (no list helps: 4 -> 4, 3 -> 3) look the same in a
+    recompiles log as dynamic=False (the list helps). No fix; the richer log gives one."""
+    d = log(v, program, "recompiles")
+    assert "size-pinned" in kinds(d) and "mark-dynamic" not in kinds(d)
+    assert all("TORCH_COMPILE" not in s.fix and "(in code" not in s.fix for s in d.suggestions)
+    assert all("TORCH_COMPILE" not in c.fix for c in d.causes)
+
+
+def test_a_size_kept_static_gets_the_fix_from_the_full_log(v: str) -> None:
+    for program in ("dynamic_false", "recompile_limit"):
+        assert "L['x']:0" in fix(log(v, program, "full"), "mark-dynamic")
+
+
+def test_an_int_specialized_again_gets_no_list_from_a_recompiles_log(v: str) -> None:
+    """`range(n)`: the guard on n failed in the compile made once n was dynamic; the list
+    changed nothing (3 -> 3). The log names the code; +dynamic tells every value from one."""
+    d = log(v, "int_loop", "recompiles")
+    f = fix(d, "scalar-recompile")
+    assert "TORCH_COMPILE" not in f and "range(n)" in f and "+dynamic" in f
+    assert all("TORCH_COMPILE" not in c.fix for c in d.causes)
+    assert "\"L['n']\"" in fix(log(v, "int_input", "recompiles"), "scalar-recompile")
 
 
 def test_closure_cell_spelled_as_torch(v: str) -> None:
@@ -69,9 +115,14 @@ def test_closure_cell_spelled_as_torch(v: str) -> None:
 
 
 def test_sources_of_globals_lists_and_module_wrappers(v: str) -> None:
-    assert "G['TABLE']['t']:0" in fix(log(v, "global_tensor", "recompiles"), "mark-dynamic")
-    assert "L['xs'][0]:0" in fix(log(v, "list_input", "recompiles"), "mark-dynamic")
-    assert "L['self'].cache:0" in fix(log(v, "module_tensor_attr", "recompiles"), "mark-dynamic")
+    for level in ("recompiles", "full"):  # recompiles: named in the message, listed as `.*:0`
+        def text(program: str) -> str:
+            s = next(x for x in log(v, program, level).suggestions  # noqa: B023
+                     if x.kind == "mark-dynamic")
+            return s.message + s.fix
+        assert "G['TABLE']['t']:0" in text("global_tensor")
+        assert "L['xs'][0]:0" in text("list_input")
+        assert "L['self'].cache:0" in text("module_tensor_attr")
 
 
 def test_a_float_is_not_allow_listed(v: str) -> None:
@@ -161,3 +212,29 @@ def test_mark_static_is_respected(v: str) -> None:
     assert "mark-dynamic" not in kinds(d) and "mark-static" in kinds(d)
     both = log(v, "mark_static", "full")  # dim 1 changes too: only it is listed
     assert "L['x']:1" in fix(both, "mark-dynamic") and "L['x']:0" not in fix(both, "mark-dynamic")
+
+
+TRACED = ("guard_limit", "float_input", "int_loop", "mark_dynamic_indices", "mark_static_batch")
+
+
+@pytest.mark.parametrize("program", TRACED)
+def test_suggest_from_trace_leaves_out_what_the_trace_shows_no_list_helps(v: str,
+                                                                          program: str) -> None:
+    """The PGO state in these traces lists the input dynamic (torch's hint lowered nothing:
+    4 -> 4, 2 -> 2, 3 -> 3, 2 -> 2, 3 -> 3); the trace's guards and specializations show why
+    (the guard limit, a float, range(n), changing mark_dynamic dims, mark_static)."""
+    from dyncli.suggest.api import run as suggest
+
+    a = suggest(from_trace=DATA / v / "advice" / f"{program}.trace.log.gz")
+    assert a.value == "" and a.torch_hint
+    assert any(n.startswith("left out L[") for n in a.notes)
+
+
+def test_mark_static_is_read_from_a_trace(v: str) -> None:
+    """The trace's guards tree has the mark_static marking guard too (it printed the
+    allow-list there, which changed nothing: 3 -> 3)."""
+    d = diagnose(str(DATA / v / "advice" / "mark_static_batch.trace.log.gz"))
+    assert d.marked_static == ((None, "L['x']", (0,)),)
+    assert "mark-dynamic" not in kinds(d) and "mark-static" in kinds(d)
+    # nor does the trace's similar-graphs suggestion list it
+    assert all("TORCH_COMPILE" not in x.fix for x in (*d.suggestions, *d.causes))

@@ -161,9 +161,9 @@ def _state(names: dict[str, object]) -> PgoState:
 
 def test_names_that_cannot_be_written_raw_get_anchored_regexes() -> None:
     names = {
-        "L['a b']": fake.scalar(fake.DYN),         # space: torch strips it
-        "L['c,d']": fake.scalar(fake.DYN),         # comma: torch splits on it
-        "L['e'])": fake.scalar(fake.DYN),          # invalid regex: torch would raise
+        "L['a b']": fake.scalar(fake.DYN, 2),       # space: torch strips it
+        "L['c,d']": fake.scalar(fake.DYN, 2),       # comma: torch splits on it
+        "L['e'])": fake.scalar(fake.DYN, 2),        # invalid regex: torch would raise
         "Lx": fake.scalar(3),                      # what L['x'] means as a regex...
         "L['x']": fake.tensor(fake.DYN, 2),        # ...so this one must be anchored
         "L['y']": fake.tensor(fake.DYN, 2),
@@ -235,3 +235,40 @@ def test_nothing_usable_is_an_error(tmp_path: Path) -> None:
         run(config=CFG)
     with pytest.raises(UsageError, match="--job-id"):
         run(from_trace=DATA / "mlp", job_id="mlp", config=CFG)
+
+
+def test_a_number_the_state_cannot_show_to_be_an_int_is_left_out_with_why() -> None:
+    """Issue 26: torch records the int a scalar leaves when it turns dynamic (excluded_scalar);
+    a float leaves none, and neither does an int its frame compiled again after (range(n)).
+    Listing those lowered nothing (float_input 2 -> 2, int_loop 3 -> 3); an int that went
+    dynamic at its frame's last compile is listed (int_input 2 -> 1)."""
+    names = {
+        "L['scale']": fake.scalar(fake.DYN),  # float_input: no excluded_scalar
+        "L['n']": fake.scalar(fake.DYN, 2),   # int_input: left 2 behind
+        "L['self'].k": fake.scalar(fake.DYN),  # a module int: static by default, kept
+    }
+    result = build_allowlist(_state(names), replace(CFG, include_params=True))
+    assert result.value == "L['n'],L['self'].k"
+    row = next(r for fr in result.frames for r in fr.inputs if r.source == "L['scale']")
+    assert row.status == "no-fix"
+    assert any(n.startswith("left out L['scale']: a number") and "--from-trace" in n
+               for n in result.notes)
+    assert "L['scale']" in result.torch_hint
+
+
+def test_no_fix_entries_from_a_diagnosis_are_left_out() -> None:
+    names = {"L['x']": fake.tensor(fake.DYN, fake.DYN), "L['y']": fake.tensor(fake.DYN, 2)}
+    result = build_allowlist(_state(names), CFG, no_fix={"L['x']:0": "the code marks it static",
+                                                         "L['y']:0": "a guard limit pins it"})
+    assert result.value == "L['x']:1"
+    assert any("left out L['y']:0: a guard limit pins it" in n for n in result.notes)
+
+
+def test_a_tensor_whose_frame_compiled_again_gets_one_line_of_caveat() -> None:
+    """Issue 26: the state cannot tell a pin (mark_static, the guard limit) from a benign
+    recompile after a dim turned dynamic (excluded_sizes cleared); the output says so."""
+    names = {"L['x']": fake.tensor(fake.DYN, 3), "L['y']": fake.tensor(fake.DYN, 3, excluded=(2, 3))}
+    result = build_allowlist(_state(names), CFG)
+    assert result.value == "L['x']:0,L['y']:0"
+    [note] = [n for n in result.notes if "compiled again after they turned dynamic" in n]
+    assert note.startswith("L['x']: ") and "L['y']" not in note and "--from-trace" in note
