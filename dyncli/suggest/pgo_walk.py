@@ -65,6 +65,15 @@ _HEADER = b")\x81\x94}\x94"  # after a class: EMPTY_TUPLE NEWOBJ MEMOIZE EMPTY_D
 _CHECK_EVERY = 1024  # opcodes between two checks of the bounds (each adds at most ~100 bytes)
 
 
+def _build(stack: list[int], base: int) -> None:
+    """BUILD right after SETITEM(S): the dict on top becomes the state of the object below it."""
+    if len(stack) - base < 2:
+        raise ScanError("an opcode whose operands are not on the stack")
+    stack.pop()
+    if stack[-1] != OBJ:
+        raise ScanError("BUILD of something that is not a PGO object")
+
+
 def walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, ...],
          dict_factories: tuple[Any, ...], limit: int, total: int) -> int:
     """Walk ``data``; raise :class:`ScanError` at the first thing no PGO state holds, or past
@@ -155,11 +164,7 @@ def walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, .
                     if data[pos] == 0x62:  # BUILD: the dict is an object's state
                         pos += 1
                         ops += 1
-                        if len(stack) - base < 2:
-                            raise ScanError("an opcode whose operands are not on the stack")
-                        stack.pop()
-                        if stack[-1] != OBJ:
-                            raise ScanError("BUILD of something that is not a PGO object")
+                        _build(stack, base)
                 else:
                     push(DICT)
                     heap += _DICT_BYTES
@@ -176,11 +181,7 @@ def walk(data: bytes, allowed: dict[tuple[str, str], Any], classes: tuple[Any, .
                 if data[pos] == 0x62:  # BUILD: the dict is an object's state
                     pos += 1
                     ops += 1
-                    if len(stack) - base < 2:
-                        raise ScanError("an opcode whose operands are not on the stack")
-                    stack.pop()
-                    if stack[-1] != OBJ:
-                        raise ScanError("BUILD of something that is not a PGO object")
+                    _build(stack, base)
             elif op == 0x8C or op == 0x58 or op == 0x8D:  # SHORT_BINUNICODE, BINUNICODE(8)
                 if op == 0x8C and pos < end:
                     n, size = 1, data[pos]
