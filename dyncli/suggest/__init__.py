@@ -4,7 +4,7 @@
 command's ``--json`` document. Importing this package imports neither torch nor numpy.
 """
 
-from dyncli.suggest.allowlist import AllowList
 from dyncli.suggest.api import run
+from dyncli.suggest.result import AllowList
 
 __all__ = ["AllowList", "run"]

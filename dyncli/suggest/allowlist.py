@@ -1,30 +1,30 @@
-"""PGO state → :class:`AllowList`: the inputs to allow-list in TORCH_COMPILE_DYNAMIC_SOURCES.
+"""PGO state → :class:`~dyncli.suggest.result.AllowList`: which recorded inputs go in which list.
 
-How torch reads the list (``torch/_dynamo/variables/builder.py``, torch 2.14): the string has
-every space removed, is split on commas, an entry ending in ``:N`` applies to dim ``N`` only,
-and an entry matches a source when ``pattern == name or re.match(pattern, name)``. So an entry
-must have no comma or space, must compile as a regex (``re.match`` raises otherwise, during
-compilation), and should match only the names meant: ``[`` starts a character class, so the
-raw name ``L['x']`` as a regex means "``L`` then one of ``'``/``x``". Raw names are emitted
-(exact equality matches them) unless the regex would also match another recorded source, or
-the name cannot be written raw; those get an escaped, ``$``-anchored form and a warning.
+Owns the choice: per frame, each input's status (suggested, static, param, excluded, stale,
+no-fix); per source, its dims across frames, split into the dynamic, unbacked and static lists
+for the target torch; and the warnings and notes that say what was left out and why. How an
+entry's text is written is ``entry_text``'s; the result records are ``result``'s.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
 from dyncli.config import SuggestConfig
 from dyncli.errors import UsageError
-from dyncli.gcpause import gc_paused
-from dyncli.output import envelope
 from dyncli.quoting import representable, shell_quote
 from dyncli.sources import left_out as is_left_out
 from dyncli.sources import local_expr
+from dyncli.suggest.entry_text import NameIndex, pattern_for
 from dyncli.suggest.pgo_state import Entry, PgoState
+from dyncli.suggest.result import (
+    ENV_VAR,
+    AllowList,
+    FrameInputs,
+    FrameRef,
+    InputRow,
+    SourceSuggestion,
+)
 from dyncli.suggest.source_lists import (
     DYNAMIC,
     SPECS,
@@ -33,190 +33,17 @@ from dyncli.suggest.source_lists import (
     Pattern,
     SourceList,
     Target,
-    parse_torch_version,  # noqa: F401  (re-exported: callers import it from here)
     resolve_target,
     split_dims,
 )
 from dyncli.suggest.stale import StaleFrame
 from dyncli.textsafe import visible
 
-ENV_VAR = "TORCH_COMPILE_DYNAMIC_SOURCES"
 # The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18); torch 2.14.1
 # is the oldest release it was verified in here, so older targets get whole-source entries.
 DIM_SUFFIX_SINCE = (2, 14)
 
 _RESUME_PREFIX = "torch_dynamo_resume_in_"
-
-
-@dataclass(frozen=True)
-class FrameRef:
-    """Where a compiled frame's code lives."""
-
-    function: str
-    file: str
-    line: int
-
-    def label(self) -> str:
-        """``file:line:function``, the string ``--frame`` matches."""
-        return f"{self.file}:{self.line}:{self.function}"
-
-
-@dataclass(frozen=True)
-class InputRow:
-    """One recorded input of a frame, as torch renders it, and what dyncli did with it.
-
-    ``status``: ``suggested`` (in the output), ``static`` (never varied), ``param``
-    (parameter / module attribute / global, left out by default), ``excluded`` (``--exclude``),
-    ``stale`` (the frame's file changed since torch recorded it; ``--include-stale`` keeps it),
-    ``no-fix`` (the input shows no list entry would lower its compiles: a number the state
-    does not show to be an int that stays dynamic, or what a trace shows pinned; a note says
-    why).
-    ``param`` says whether the source is such an attribute rather than an input of the frame.
-    """
-
-    source: str
-    entry: Entry = field(repr=False, compare=False)
-    kind: str
-    dynamic_dims: tuple[int, ...] | None
-    status: str
-    param: bool = False
-
-    @property
-    def render(self) -> str:
-        """The input as torch's ``FrameStateSizeEntry.render()`` writes it."""
-        return self.entry.render()
-
-
-@dataclass(frozen=True)
-class FrameInputs:
-    """A frame and its recorded inputs."""
-
-    frame: FrameRef
-    inputs: tuple[InputRow, ...]
-
-
-@dataclass(frozen=True)
-class SourceSuggestion:
-    """One source to mark dynamic and the allow-list entries that do it.
-
-    ``dims`` is ``None`` for scalars and for whole-source entries. ``maybe_dims`` are dims once
-    seen with size 0 or 1 (torch specializes those: use ``maybe_mark_dynamic``). ``local`` is
-    the Python expression of the tensor in its frame when ``mark_dynamic`` can reach it;
-    ``dynamic_dims`` are the dims the dynamic-list entries (or ``mark_dynamic``) make dynamic.
-    ``unbacked_dims`` / ``unbacked_entries``: dims seen with size 0 or 1 that go to
-    TORCH_COMPILE_UNBACKED_SOURCES instead (no 0/1 specialization); ``static_dims``: dims a
-    ``--static`` entry kept out of both lists.
-    """
-
-    source: str
-    kind: str
-    dims: tuple[int, ...] | None
-    entries: tuple[str, ...]
-    frames: tuple[FrameRef, ...]
-    maybe_dims: tuple[int, ...] = ()
-    escaped: bool = False
-    local: str | None = None
-    dynamic_dims: tuple[int, ...] = ()
-    unbacked_dims: tuple[int, ...] = ()
-    unbacked_entries: tuple[str, ...] = ()
-    static_dims: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class AllowList:
-    """The result of ``dyncli suggest``: the allow-list, per-frame inputs and what was read."""
-
-    frames: tuple[FrameInputs, ...]
-    sources: tuple[SourceSuggestion, ...]
-    inputs: tuple[str, ...]
-    skipped: tuple[tuple[str, str], ...]
-    jobs: tuple[str, ...]
-    warnings: tuple[str, ...]
-    notes: tuple[str, ...]
-    left_out: tuple[str, ...]
-    torch_hint: str
-    per_dim: bool
-    lists: tuple[SourceList, ...] = ()
-    target: Target | None = None
-    stale: tuple[StaleFrame, ...] = ()
-
-    @property
-    def entries(self) -> tuple[str, ...]:
-        """Every allow-list entry, in order."""
-        return tuple(e for s in self.sources for e in s.entries)
-
-    @property
-    def value(self) -> str:
-        """The TORCH_COMPILE_DYNAMIC_SOURCES value."""
-        return ",".join(self.entries)
-
-    def source_list(self, name: str) -> SourceList | None:
-        """The list called ``name`` (``dynamic``, ``unbacked``, ``static``), if any."""
-        return next((sl for sl in self.lists if sl.name == name), None)
-
-    @property
-    def emitted(self) -> tuple[SourceList, ...]:
-        """The lists the fix sets: non-empty and read by the target (the dynamic one always)."""
-        return tuple(sl for sl in self.lists if sl.read and (sl.entries or sl.name == DYNAMIC))
-
-    @property
-    def assignments(self) -> tuple[str, ...]:
-        """``VAR=value`` (shell-quoted) for each list the fix sets; the dynamic one when none has
-        entries, so that the fix is never empty text."""
-        shown = [sl for sl in self.emitted if sl.entries]
-        if not shown:
-            return (f"{ENV_VAR}={shell_quote(self.value)}",)
-        return tuple(f"{sl.env_var}={shell_quote(sl.value)}" for sl in shown)
-
-    @property
-    def env(self) -> str:
-        """Every emitted ``VAR=value`` assignment, separated by spaces (the ``env`` form)."""
-        return " ".join(self.assignments)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` document of ``dyncli suggest`` (schema_version 1; docs/suggest.md)."""
-        with gc_paused():  # a 10,000-frame state builds ~10^6 objects: no GC passes meanwhile
-            return self._document()
-
-    def _document(self) -> dict[str, Any]:
-        return envelope("suggest", {
-            "env": self.env,
-            "value": self.value,
-            "entries": list(self.entries),
-            "torch_hint": self.torch_hint,
-            "per_dim": self.per_dim,
-            "sources": [{
-                "source": src.source, "kind": src.kind,
-                "dims": list(src.dims) if src.dims is not None else None,
-                "entries": list(src.entries), "maybe_dims": list(src.maybe_dims), "escaped": src.escaped,
-                "unbacked_dims": list(src.unbacked_dims), "unbacked_entries": list(src.unbacked_entries),
-                "static_dims": list(src.static_dims),
-                "frames": [{"function": f.function, "file": f.file, "line": f.line} for f in src.frames],
-            } for src in self.sources],
-            "lists": [{"name": sl.name, "env_var": sl.env_var, "config": sl.config,
-                       "entries": list(sl.entries), "value": sl.value, "read": sl.read}
-                      for sl in self.lists],
-            "torch_version": ({"target": self.target.version, "from": self.target.origin}
-                              if self.target is not None else None),
-            "stale": [{"function": s.function, "file": s.file, "line": s.line,
-                       "recorded_hash": s.recorded_hash, "checked": s.checked,
-                       "current_hash": s.current_hash} for s in self.stale],
-            "frames": [{
-                "function": fr.frame.function, "file": fr.frame.file, "line": fr.frame.line,
-                "inputs": [{"source": r.source, "render": r.render, "kind": r.kind,
-                            "dynamic_dims": list(r.dynamic_dims) if r.dynamic_dims is not None else None,
-                            "status": r.status, "param": r.param} for r in fr.inputs],
-            } for fr in self.frames],
-            "left_out": list(self.left_out),
-            "inputs": list(self.inputs),
-            "skipped": [{"file": f, "error": e} for f, e in self.skipped],
-            "jobs": list(self.jobs),
-            "warnings": list(self.warnings),
-            "notes": list(self.notes),
-        })
-
-
-
 
 _NUMBER_WHY = ("a number that changed value, and the PGO state does not show it is an int that "
                "stays dynamic once listed (torch records the int a scalar leaves when it turns "
@@ -238,84 +65,6 @@ def _compile(pattern: str | None, option: str) -> re.Pattern[str] | None:
 
 def _kind(entry: Entry) -> str:
     return "tensor" if entry.is_tensor else "scalar"
-
-
-def _escaped(name: str) -> str:
-    """An anchored regex matching exactly ``name``, with no comma or space in it."""
-    return re.escape(name).replace("\\ ", "\\x20").replace(",", "\\x2c") + "$"
-
-
-_SPECIAL = frozenset("\\.^$*+?{}[]()|")
-_QUANTIFIER_RE = re.compile(r"[|*+?{]")
-
-
-def _first_two(pattern: str) -> set[str] | None:
-    """The possible first two characters of a string ``pattern`` can ``re.match``, or None.
-
-    Only for the plain shapes source names have (``L['x']…``: one literal, then a simple
-    character class, no quantifier or alternation anywhere); anything else means "unknown".
-    """
-    if len(pattern) < 2 or _QUANTIFIER_RE.search(pattern):
-        return None
-    if pattern[0] in _SPECIAL:
-        return None
-    if pattern[1] not in _SPECIAL:
-        return {pattern[:2]}
-    if pattern[1] != "[":
-        return None
-    end = pattern.find("]", 2)
-    members = pattern[2:end] if end > 2 else ""
-    if not members or members[0] == "^" or "\\" in members or "-" in members or "[" in members:
-        return None
-    return {pattern[0] + c for c in members}
-
-
-class _NameIndex:
-    """Recorded source names by their first two characters, to test entries against."""
-
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-        self.by_prefix: dict[str, list[str]] = {}
-        for name in names:
-            self.by_prefix.setdefault(name[:2], []).append(name)
-
-    def pool(self, pattern: str) -> Iterable[str]:
-        """The names ``pattern`` could match, by the prefix index when its shape allows."""
-        keys = _first_two(pattern)
-        return self.names if keys is None else [n for k in keys for n in self.by_prefix.get(k, ())]
-
-
-# Names of this shape are always valid regexes (one literal, then bracket "classes").
-_SIMPLE_RE = re.compile(r"^L\['\w*'\](?:\[(?:\d+|'\w*')\])*$")
-
-
-def _pattern_for(name: str, others: _NameIndex, warnings: list[str]) -> tuple[str, bool]:
-    """The entry text naming ``name``: raw when that is safe, else escaped (and why)."""
-    problem = None
-    if re.search(r"[\s,]", name):
-        problem = "contains a comma or space, which torch strips or splits on"
-    elif re.search(r":\d+$", name):
-        problem = "ends in ':N', which torch would read as a dim"
-    elif len(name) > 1000 or _QUANTIFIER_RE.search(name):
-        # Never compiled nor matched: "((((…" of 5,000 characters overflows the regex
-        # compiler's recursion, and a name such as "(a*)*b" would backtrack on the others.
-        problem = "holds regex operators (| * + ? {) or is very long"
-    else:
-        pool = [n for n in others.pool(name) if n != name]
-        if _SIMPLE_RE.match(name) and not pool:
-            return name, False  # fast path: valid, and nothing else it could match
-        try:
-            rx = re.compile(name)
-        except (re.error, RecursionError, OverflowError):
-            problem = "is not a valid regex (torch would raise on it while compiling)"
-        else:
-            hits = sorted(n for n in pool if rx.match(n))
-            if hits:
-                problem = f"as a regex also matches {', '.join(hits[:3])}" + (" …" if len(hits) > 3 else "")
-    if problem is None:
-        return name, False
-    warnings.append(f"{name} {problem}; emitted as the anchored regex {_escaped(name)}")
-    return _escaped(name), True
 
 
 def _local_expr(source: str, frames: list[FrameRef]) -> str | None:
@@ -362,7 +111,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
         target = resolve_target(cfg.torch_version)
     per_dim = target.minor >= DIM_SUFFIX_SINCE
     stale_at = {(s.file, s.line, s.function) for s in stale}
-    all_names = _NameIndex({src for _, entries in state.frames.values() for src in entries})
+    all_names = NameIndex({src for _, entries in state.frames.values() for src in entries})
 
     # source -> (its entries in the frames where it is dynamic, those frames)
     chosen: dict[str, tuple[list[Entry], list[FrameRef]]] = {}
@@ -428,7 +177,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
     sources = []
     pinned: list[str] = []
     for source, (seen, refs) in chosen.items():
-        pattern, escaped = _pattern_for(source, all_names, warnings)
+        pattern, escaped = pattern_for(source, all_names, warnings)
         kind, rank, dyn, small = _across_frames(seen)
         gone = [d for d in dyn if f"{source}:{d}" in no_fix]
         if gone:  # dims the trace shows pinned: the list cannot make them dynamic for good

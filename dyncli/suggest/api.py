@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 from dyncli.config import SuggestConfig, config_or_options
 from dyncli.errors import DyncliError, InputError, UsageError
 from dyncli.gcpause import gc_paused
-from dyncli.suggest.allowlist import AllowList, build_allowlist
+from dyncli.suggest.allowlist import build_allowlist
 from dyncli.suggest.pgo_files import find_pgo_files, read_pgo_files
 from dyncli.suggest.pgo_state import PgoState
+from dyncli.suggest.result import AllowList
 from dyncli.suggest.source_lists import parse_entries, resolve_target
 from dyncli.suggest.stale import find_stale
 

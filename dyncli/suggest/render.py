@@ -1,4 +1,4 @@
-"""Render a :class:`~dyncli.suggest.allowlist.AllowList`: the fix on stdout, the report on stderr.
+"""Render a :class:`~dyncli.suggest.result.AllowList`: the fix on stdout, the report on stderr.
 
 stdout carries only the fix in the chosen form, so ``eval "$(dyncli suggest --format shell …)"``
 and redirects work; the per-frame table, notes and warnings go to stderr.
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from dyncli.output import cell_text, info, line_text, stderr_console, to_json_text, warn, write_json
 from dyncli.quoting import py_comment, py_str, shell_quote, toml_comment, toml_str
-from dyncli.suggest.allowlist import ENV_VAR, AllowList
+from dyncli.suggest.result import ENV_VAR, AllowList
 from dyncli.textsafe import visible
 
 if TYPE_CHECKING:  # --list-jobs only

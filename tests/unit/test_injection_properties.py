@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 from dyncli.config import SuggestConfig
 from dyncli.quoting import py_comment, py_str, shell_quote, toml_comment, toml_str
-from dyncli.suggest.allowlist import ENV_VAR, AllowList, build_allowlist
+from dyncli.suggest.allowlist import build_allowlist
 from dyncli.suggest.pgo_state import DYNAMIC, Entry, FrameKey, PgoState
 from dyncli.suggest.render import print_allowlist, render_fix
+from dyncli.suggest.result import ENV_VAR, AllowList
 from dyncli.textsafe import UNSAFE, visible
 
 HOSTILE = [*"ab_x0'\"\\$`;()|&<>!*?~#,:.[]{} =\n\r\t",

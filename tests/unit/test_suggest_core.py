@@ -13,16 +13,14 @@ import tomllib
 
 from dyncli.config import SuggestConfig
 from dyncli.errors import InputError, UsageError
-from dyncli.suggest.allowlist import (
-    AllowList,
-    build_allowlist,
-    parse_torch_version,
-    shell_quote,
-)
+from dyncli.quoting import shell_quote
+from dyncli.suggest.allowlist import build_allowlist
 from dyncli.suggest.api import run
 from dyncli.suggest.pgo_pickle import loads_state
 from dyncli.suggest.pgo_state import PgoState
 from dyncli.suggest.render import render_fix
+from dyncli.suggest.result import AllowList
+from dyncli.suggest.source_lists import parse_torch_version
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgo"
 CFG = SuggestConfig()
