@@ -28,12 +28,9 @@ from dyncli.logparse.textmsg import (
     tensor_check,
     user_stack,
 )
-from dyncli.logparse.trace import (
-    PAYLOAD_ARTIFACTS,
-    TraceParser,
-    TraceRecord,
-    decode_recompile_reasons,
-)
+from dyncli.logparse.trace import TraceParser
+from dyncli.logparse.trace_format import PAYLOAD_ARTIFACTS, TraceRecord
+from dyncli.logparse.trace_payload import decode_recompile_reasons
 from dyncli.logparse.trace_phases import metric_numbers
 
 # Frames of the shape machinery itself; the first frame outside them is the "framework
