@@ -15,7 +15,7 @@ from rich.table import Table
 from dyncli.bench.core.status import Status
 from dyncli.bench.core.suite_result import SuiteResult
 from dyncli.bench.core.suites import Suite
-from dyncli.bench.render import csv_text, run_rows
+from dyncli.bench.render_files import csv_text, run_rows
 from dyncli.output import Output, add_text_row, atomic_write_text, write_json
 
 

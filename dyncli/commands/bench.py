@@ -124,11 +124,11 @@ def bench(
     if list_suites or resolved.config.suite:
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
         return
-    from dyncli.bench import render
+    from dyncli.bench import render, render_files
     from dyncli.output import Output, check_outputs, write_text
 
     cfg = resolved.config
-    plan_path = render.plan_path(cfg.emit, cfg.emit_file)
+    plan_path = render_files.plan_path(cfg.emit, cfg.emit_file)
     out = Output.for_targets(json_path, csv_path, plot_path, plan_path)
     if timeout is not None and resolved.config.nproc <= 1:  # one in-process run: no child to kill
         out.warn("--timeout applies to --suite (each model) and --nproc runs; ignored here")
@@ -143,17 +143,17 @@ def bench(
     check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path,
                    "--emit-file": plan_path})
     with render.progress_hooks(model=model) as hooks:
-        hooks.run_done = lambda partial: render.write_files(partial, json_path, csv_path, plot_path)
+        hooks.run_done = lambda partial: render_files.write_files(partial, json_path, csv_path, plot_path)
         result = run(model, config=resolved.config, hooks=hooks)
     render.print_result(result, out)
     if cfg.emit and plan_path:
-        render.write_plan(result, cfg.emit, plan_path, out)
+        render_files.write_plan(result, cfg.emit, plan_path, out)
     if json_path == "-":
         out.result(result.to_dict(), "-")
     elif csv_path == "-":
-        write_text("-", render.to_csv(result))
+        write_text("-", render_files.to_csv(result))
     elif plot_path == "-" and any(v.timed for r in result.runs for v in r.variations):
-        render.write_plot(result, "-")
+        render_files.write_plot(result, "-")
     if result.interrupted:
         raise typer.Exit(130)
     if not result.ran:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.diagnose import advice, branches
+from dyncli.diagnose import advice, branches, reasons
 from dyncli.diagnose.model import (
     Diagnosis,
     DynamicInput,
@@ -247,7 +247,7 @@ class Analyzer:
         key = (e.rank, e.compile_id.key if e.compile_id else f"line {e.line}")
         if key in self._recompiles:
             return
-        causes = tuple(advice.classify(f.reason) for f in e.failures)
+        causes = tuple(reasons.classify(f.reason) for f in e.failures)
         self._recompiles[key] = RecompileReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
             first_line=e.first_line, cause=causes[0] if causes else "other",

@@ -72,11 +72,14 @@ def _fields(rec: TraceRecord) -> list[Any]:
 
 
 def idle_core(cores: int) -> bool:
-    """Whether a core is likely free for the child: the 1-minute load average leaves one.
-    On a busy machine the child only competes with this process, and the split costs
-    ~0.2 CPU-s per 100 MB (measured at load 3.6 on 2 cores: 1.51 CPU-s against 1.31)."""
+    """Whether a core is likely free for the child: the 1-minute load average leaves more than
+    half of one. On a busy machine the child only competes with this process, and the split
+    costs ~0.2 CPU-s per 100 MB (measured at load 3.6 on 2 cores: 1.51 CPU-s against 1.31);
+    on an idle one it saves a quarter of the wall (102 MiB: 1.00 s against 1.36 s, 2 cores).
+    The average lags by a minute: a machine busy until just now still reads ~1 on 2 cores
+    (that quiet measurement was taken at 1.1), so ``cores - 1`` would refuse it."""
     try:
-        return os.getloadavg()[0] <= cores - 1
+        return os.getloadavg()[0] < cores - 0.5
     except OSError:  # not available: assume the cores are ours
         return True
 

@@ -462,7 +462,7 @@ def test_plot_uses_a_log_axis_across_orders_of_magnitude(monkeypatch: pytest.Mon
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
 
-    from dyncli.bench.render import write_plot
+    from dyncli.bench.render_files import write_plot
 
     seen: list[Figure] = []
     real = Figure.savefig

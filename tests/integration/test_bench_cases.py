@@ -12,7 +12,7 @@ import torch
 from typer.testing import CliRunner
 
 from dyncli.bench.core.result import BenchResult, Call, Hooks
-from dyncli.bench.render import write_files
+from dyncli.bench.render_files import write_files
 from dyncli.bench.runner import run_bench
 from dyncli.cli import app
 from dyncli.config import BenchConfig

@@ -102,7 +102,8 @@ def test_the_core_imports_neither_torch_nor_the_engine() -> None:
     code = ("import sys, importlib\n"
             f"for name in {core!r}:\n"
             "    importlib.import_module('dyncli.bench.core.' + name)\n"
-            "import dyncli.bench, dyncli.compare, dyncli.bench.render, dyncli.bench.suite_render\n"
+            "import dyncli.bench, dyncli.compare, dyncli.bench.render, dyncli.bench.render_files, "
+            "dyncli.bench.suite_render\n"
             f"engine = [m for m in {ENGINE!r} if 'dyncli.bench.' + m in sys.modules]\n"
             "assert not engine and 'torch' not in sys.modules, (engine, 'torch' in sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "dyncli" / "bench"
-RENDER = {"dyncli.bench.render", "dyncli.bench.render_ranks", "dyncli.bench.suite_render"}
+RENDER = {"dyncli.bench.render", "dyncli.bench.render_files", "dyncli.bench.render_ranks",
+          "dyncli.bench.suite_render"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest_bench import sample_result
 
-from dyncli.bench.render import CSV_COLUMNS, to_csv, write_files, write_plot
+from dyncli.bench.render_files import CSV_COLUMNS, to_csv, write_files, write_plot
 from dyncli.errors import OutputError
 from dyncli.output import to_json_text
 

@@ -18,7 +18,7 @@ from dyncli.bench.core import suites
 from dyncli.bench.core.result import RunResult
 from dyncli.bench.core.status import Status
 from dyncli.bench.core.suite_result import ModelOutcome, SuiteInfo, SuiteResult
-from dyncli.bench.render import CSV_COLUMNS
+from dyncli.bench.render_files import CSV_COLUMNS
 from dyncli.bench.suite import _completed
 from dyncli.bench.suite_child import _outcome
 from dyncli.errors import ConfigError, InputError, UsageError

@@ -16,7 +16,7 @@ from dyncli.bench.core import cost, plan, recommend, settings, stream_file
 from dyncli.bench.core.cost import Candidate, CompileEvent
 from dyncli.bench.core.result import BenchResult, Environment, Replay, RunResult
 from dyncli.bench.core.stream_file import StreamError
-from dyncli.bench.render import to_csv
+from dyncli.bench.render_files import to_csv
 from dyncli.config import BenchConfig
 from dyncli.errors import InputError, UsageError
 from tests.unit.conftest_bench import variation

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.diagnose.advice import classify
 from dyncli.diagnose.analyzer import analyze
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.reasons import classify
 from dyncli.logparse import events as ev
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
