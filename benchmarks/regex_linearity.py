@@ -37,10 +37,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dyncli.logparse import events, glog, textmsg, trace_events, trace_map  # noqa: E402
+from dyncli.logparse import (  # noqa: E402
+    events,
+    glog,
+    textguards,
+    textmsg,
+    textreasons,
+    trace_events,
+    trace_lines,
+    trace_map,
+)
 from dyncli.suggest import pgo_trace  # noqa: E402
 
-MODULES = (glog, events, textmsg, trace_events, trace_map, pgo_trace)
+MODULES = (glog, events, textmsg, textreasons, textguards, trace_events, trace_map, trace_lines,
+           pgo_trace)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]
@@ -62,31 +72,31 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda n: _fit("marking ", " as dynamic (from x", n)),
     ("textmsg.guard_added", lambda t: _safe(textmsg.guard_added, [t], _COMMON),
      lambda n: _fit("eval Eq(s0, 1) [guard added] x  # ", "(:1 in ", n, "a")),
-    ("textmsg.tensor_check", textmsg.tensor_check,
+    ("textguards.tensor_check", textguards.tensor_check,
      lambda n: _fit("TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(", "a, b, DispatchKeySet(", n)),
-    ("textmsg.tree_line (TENSOR_MATCH)", lambda t: _safe(textmsg.tree_line, t, _COMMON),
+    ("textguards.tree_line (TENSOR_MATCH)", lambda t: _safe(textguards.tree_line, t, _COMMON),
      lambda n: _fit("TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(CPU), torch.float32, "
                     "device=None, requires_grad=False, size=[2], stride=[1])  # ", "# a:1 in f ", n)),
-    ("textmsg.tree_line (LAMBDA_GUARD)", lambda t: _safe(textmsg.tree_line, t, _COMMON),
+    ("textguards.tree_line (LAMBDA_GUARD)", lambda t: _safe(textguards.tree_line, t, _COMMON),
      lambda n: _fit("LAMBDA_GUARD: L['x'].size()[0] == 2", " ", n, "#")),
-    ("textmsg.graph_break", lambda t: _safe(textmsg.graph_break, [t], _COMMON),
+    ("textreasons.graph_break", lambda t: _safe(textreasons.graph_break, [t], _COMMON),
      lambda n: _fit("Graph break in user code at a:1", " ", n, "x")),
-    ("textmsg.recompiling", lambda t: _safe(textmsg.recompiling, [t], _COMMON),
+    ("textreasons.recompiling", lambda t: _safe(textreasons.recompiling, [t], _COMMON),
      lambda n: _fit("Recompiling function f in ", "a:1 ", n)),
-    ("textmsg.constraint_violations (You marked)",
-     lambda t: textmsg.constraint_violations([t], _COMMON),
+    ("textreasons.constraint_violations (You marked)",
+     lambda t: textreasons.constraint_violations([t], _COMMON),
      lambda n: _fit("", "You marked ", n, "x as dynamic but your code specialized it")),
-    ("textmsg.constraint_violations (inferred)",
-     lambda t: textmsg.constraint_violations([t], _COMMON),
+    ("textreasons.constraint_violations (inferred)",
+     lambda t: textreasons.constraint_violations([t], _COMMON),
      lambda n: _fit("", "Not all values of ", n, " are valid because x")),
     ("textmsg.set_replacement", lambda t: _safe(textmsg.set_replacement, [t], _COMMON),
      lambda n: _fit("set_replacement s0 = ", "a (b ", n)),
-    ("textmsg.user_stack", lambda t: textmsg.user_stack([t, "x"]),
+    ("textreasons.user_stack", lambda t: textreasons.user_stack([t, "x"]),
      lambda n: _fit('  File "a.py", line 1, in f', " ", n, "x")),
-    ("trace_map._limit_hit", trace_map._limit_hit,
+    ("trace_lines._limit_hit", trace_lines._limit_hit,
      lambda n: _fit("Dynamo recompile limit exceeded", " currently set to 8 x", n)),
-    ("trace_map._comment_loc", trace_map._comment_loc, lambda n: _fit("LAMBDA_GUARD: x  # ", "# a", n)),
-    ("trace_map._shape_guard", trace_map._shape_guard,
+    ("trace_lines._comment_loc", trace_lines._comment_loc, lambda n: _fit("LAMBDA_GUARD: x  # ", "# a", n)),
+    ("trace_lines._shape_guard", trace_lines._shape_guard,
      lambda n: _fit("LAMBDA_GUARD: ", "x.size() ", n, "#")),
     ("trace_events.graph_signature (blanks)", trace_events.graph_signature,
      lambda n: _fit('        add: "f32[4]" = x', " ", n, "y")),
@@ -110,8 +120,8 @@ def _safe(fn: Callable[..., object], *args: Any) -> object:
 # one start position; ``findall`` (also standing for ``sub``/``finditer``) tries them all.
 USAGE: dict[str, str] = {
     "glog.GLOG_RE": "match", "events._COMPILE_ID_RE": "match", "textmsg._FLOC_RE": "fullmatch",
-    "textmsg.FAILURE_RE": "match", "trace_events._NONE_TAIL": "match",
-    "trace_map._WORD": "match", "trace_map._DIGITS": "match",
+    "textreasons.FAILURE_RE": "match", "trace_events._NONE_TAIL": "match",
+    "trace_lines._WORD": "match", "trace_lines._DIGITS": "match",
     "trace_events._BLANK": "findall", "trace_events._NODE_NO": "findall",
     "trace_events._ARG": "findall", "pgo_trace._UNUSUAL_TOKEN_RE": "findall",
 }

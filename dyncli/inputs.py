@@ -341,7 +341,7 @@ def trace_dir_files(directory: Path) -> list[Path]:
     Files named as torch names them; failing those, ``*.log`` / ``*.log.gz`` files whose
     first line is a trace envelope (traces copied and renamed).
     """
-    from dyncli.logparse.trace import is_trace_line
+    from dyncli.logparse.trace_format import is_trace_line
 
     named = sorted(p for p in directory.glob(TRACE_GLOB) if p.is_file())
     if named:

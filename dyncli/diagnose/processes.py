@@ -29,7 +29,7 @@ from pathlib import Path
 from dyncli.errors import InputError
 from dyncli.inputs import Source, open_input, rank_in_name, trace_dir_files
 from dyncli.logparse import safe
-from dyncli.logparse.trace import is_trace_line, peek_kind
+from dyncli.logparse.trace_format import is_trace_line, peek_kind
 
 # Envelopes looked at for a rank before giving up (the first dynamo_start carries it when
 # torch.distributed was initialized before compiling, the usual order).

@@ -21,7 +21,7 @@ from dyncli.errors import InputError, StrictError, UsageError
 from dyncli.inputs import STDIN, Source, is_stream, open_input
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import TextLogParser
-from dyncli.logparse.trace import is_trace_line
+from dyncli.logparse.trace_format import is_trace_line
 
 
 def _read_log(source: Source, analyzer: Analyzer, strict: bool) -> ParseStats:

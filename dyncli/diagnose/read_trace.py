@@ -41,7 +41,8 @@ from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.gcpause import gc_paused
 from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
-from dyncli.logparse.trace import TraceParser, TraceStats, is_trace_line
+from dyncli.logparse.trace import TraceParser
+from dyncli.logparse.trace_format import TraceStats, is_trace_line
 from dyncli.logparse.trace_map import TraceEventMapper
 
 

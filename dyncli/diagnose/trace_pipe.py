@@ -35,8 +35,10 @@ from typing import Any
 from dyncli.diagnose.processes import Process
 from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.inputs import open_input
-from dyncli.logparse.trace import TraceParser, TraceRecord, TraceStats
-from dyncli.logparse.trace_map import TraceEventMapper, install_filters
+from dyncli.logparse.trace import TraceParser
+from dyncli.logparse.trace_format import TraceRecord, TraceStats
+from dyncli.logparse.trace_lines import install_filters
+from dyncli.logparse.trace_map import TraceEventMapper
 
 # A file at least this big is parsed in a child process (below it, the fork and the pickling
 # cost more than they save).

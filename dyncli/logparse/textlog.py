@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse import textguards as guards
 from dyncli.logparse import textmsg as msg
+from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.glog import GLOG_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
 
@@ -48,10 +50,10 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"set_replacement": (msg.set_replacement, False),
     b"_update_var_to_range": (msg.var_to_range, False),
     b"marking": (msg.marking, False),
-    b"Recompiling": (msg.recompiling, True),
-    b"Graph": (msg.graph_break, True),
-    b"torch._dynamo": (msg.recompile_limit, True),
-    b"Error": (msg.constraint_violations, True),
+    b"Recompiling": (reasons.recompiling, True),
+    b"Graph": (reasons.graph_break, True),
+    b"torch._dynamo": (reasons.recompile_limit, True),
+    b"Error": (reasons.constraint_violations, True),
     b"could": (msg.data_dependent, False),
     b"Step": (msg.step, False),
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
@@ -386,7 +388,7 @@ class TextLogParser:
                 and b"_dynamo_static_indices" not in message:
             return _NO_EVENTS
         try:
-            event = msg.tree_line(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
+            event = guards.tree_line(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
         except RECORD_ERRORS as exc:
             self._malformed(lineno, message, exc)
             return _NO_EVENTS
@@ -420,7 +422,7 @@ class TextLogParser:
         self.stats.unrecognized += 1
         self._sample(lineno, raw)
         if b"as dynamic but your code specialized it" in raw:
-            return msg.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
+            return reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
         return _NO_EVENTS
 
 

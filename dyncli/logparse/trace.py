@@ -1,13 +1,10 @@
 """TORCH_TRACE structured traces (the files tlparse reads) → records, streaming and pure.
 
-One trace line, as torch 2.14 writes it (``TorchLogsFormatter(trace=True)`` in
-torch/_logging/_internal.py)::
+This module owns the reader: ``TraceParser``'s one loop over the lines, the envelope's JSON,
+the intern table, payload verification and the two-process split (``feed_raw``/``cook``).
+What a record is lives in ``dyncli.logparse.trace_format`` (the line format is described
+there), the payload helpers in ``dyncli.logparse.trace_payload``.
 
-    V1122 01:19:01.836000 4440 torch/_dynamo/convert_frame.py:304] {"dynamo_start": {...}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}
-    \t<payload line>           one per payload line; md5(payload) is the envelope's has_payload
-
-The envelope's first key is the event kind, its value the metadata; ``frame_id``,
-``frame_compile_id``, ``attempt``, ``compiled_autograd_id`` and ``rank`` sit beside it.
 ``{"str": [path, index]}`` lines build the intern table that stack frames' integer
 ``filename`` fields refer to; they are consumed here, never yielded.
 
@@ -20,136 +17,24 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.errors import StrictError
 from dyncli.logparse import safe
 from dyncli.logparse.glog import GLOG_RE
-
-# Every kind torch 2.3–2.15 is known to emit. Anything else is counted as unknown, not fatal.
-KNOWN_KINDS: frozenset[str] = frozenset({
-    "str", "dynamo_start", "compilation_metrics", "compilation_metrics_runtime",
-    "bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics",
-    "symbolic_shape_specialization", "guard_added", "guard_added_fast", "create_symbol",
-    "create_unbacked_symbol", "propagate_real_tensors", "expression_created", "missing_fake_kernel",
-    "mismatched_fake_kernel", "artifact", "dynamo_output_graph", "dynamo_cpp_guards_str",
-    "dynamo_guards", "chromium_event", "describe_storage", "describe_tensor", "describe_source",
-    "aot_forward_graph", "aot_backward_graph", "aot_inference_graph", "aot_joint_graph",
-    "inductor_output_code", "inductor_pre_grad_graph", "inductor_post_grad_graph",
-    "optimize_ddp_split_graph", "optimize_ddp_split_child", "compiled_autograd_graph",
-    "dump_file", "link", "exported_program", "graph_dump", "stack", "optimus",
-    "inductor_provenance_tracking_node_mappings", "guard_on_data_dependent_error",
-    "propagate_real_tensors_provenance",
-})
-
-# Kinds whose envelope dyncli decodes (the rest are only counted).
-DEFAULT_KEEP: frozenset[str] = frozenset({
-    "dynamo_start", "compilation_metrics", "symbolic_shape_specialization", "guard_added",
-    "guard_added_fast", "create_symbol", "create_unbacked_symbol", "artifact",
-    "dynamo_output_graph", "dynamo_cpp_guards_str", "chromium_event", "describe_tensor",
-    "describe_source",
-})
-
-# Kinds whose payload is joined and kept. Artifacts are filtered again by name.
-DEFAULT_PAYLOADS: frozenset[str] = frozenset({
-    "artifact", "dynamo_output_graph", "dynamo_cpp_guards_str", "chromium_event",
-})
-PAYLOAD_ARTIFACTS: frozenset[str] = frozenset({
-    "recompile_reasons", "dynamo_graph_break_reason", "get_local_code_state",
-    "put_local_code_state", "get_remote_code_state", "put_remote_code_state",
-    "get_extra_remote_code_state",
-})
-
-_SEP = b"] {"
-
-
-@dataclass(frozen=True, slots=True)
-class TraceRecord:
-    """One envelope line of a trace, with its joined payload when it was kept."""
-
-    line: int
-    kind: str
-    meta: dict[str, Any]
-    timestamp: str
-    pid: int
-    emitter: str
-    frame_id: int | None = None
-    frame_compile_id: int | None = None
-    attempt: int = 0
-    compiled_autograd_id: int | None = None
-    rank: int | None = None
-    payload: str | None = None
-    envelope: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def compile_id(self) -> str | None:
-        """``0/1``, ``0/1_2`` for restart attempts, ``!3/0/1`` under compiled autograd."""
-        return format_compile_id(self.frame_id, self.frame_compile_id, self.attempt,
-                                 self.compiled_autograd_id)
-
-
-def format_compile_id(frame_id: int | None, frame_compile_id: int | None, attempt: int = 0,
-                      compiled_autograd_id: int | None = None) -> str | None:
-    """Format a compile id the way torch's ``CompileId``/``TraceId`` ``__str__`` does."""
-    if frame_id is None or frame_compile_id is None:
-        if compiled_autograd_id is None:
-            return None
-        return f"!{compiled_autograd_id}"
-    base = f"{frame_id}/{frame_compile_id}"
-    if compiled_autograd_id is not None:
-        base = f"!{compiled_autograd_id}/{base}"
-    return f"{base}_{attempt}" if attempt else base
-
-
-# (line number, envelope line, kind, joined payload or None): a record ``cook`` finishes
-RawRecord = tuple[int, bytes, str, "str | None"]
-
-
-@dataclass
-class TraceStats:
-    """What the parser saw. ``unknown`` and ``malformed`` are counts, never errors (unless strict)."""
-
-    lines: int = 0
-    records: int = 0
-    payload_lines: int = 0
-    malformed: int = 0
-    payload_mismatch: int = 0
-    kinds: Counter[str] = field(default_factory=Counter)
-    unknown: Counter[str] = field(default_factory=Counter)
-    ranks: set[int] = field(default_factory=set)
-    samples: list[tuple[int, str]] = field(default_factory=list)  # first bad lines, for --verbose
-    reasons: Counter[str] = field(default_factory=Counter)  # malformed lines and records, by why
-
-    @property
-    def recognized(self) -> int:
-        """Lines belonging to a record of a known kind (payload lines included)."""
-        return self.lines - self.unrecognized
-
-    @property
-    def unrecognized(self) -> int:
-        """Malformed lines plus envelopes of kinds dyncli does not know."""
-        return self.malformed + sum(self.unknown.values())
-
-
-def peek_kind(line: bytes) -> str | None:
-    """The event kind of an envelope line without decoding its JSON, or None if not one."""
-    cut = line.find(_SEP)
-    if cut < 0 or line[cut + 3:cut + 4] != b'"':
-        return None
-    end = line.find(b'"', cut + 4)
-    if end < 0:
-        return None
-    return line[cut + 4:end].decode("utf-8", "replace")
-
-
-def is_trace_line(line: bytes | str) -> bool:
-    """True when ``line`` looks like a trace envelope (glog prefix followed by a JSON object)."""
-    raw = line.encode("utf-8", "replace") if isinstance(line, str) else line
-    return (GLOG_RE.match(raw) is not None and peek_kind(raw) is not None
-            and raw.rstrip(b"\r\n").endswith(b"}"))
+from dyncli.logparse.trace_format import (
+    _SEP,
+    DEFAULT_KEEP,
+    DEFAULT_PAYLOADS,
+    KNOWN_KINDS,
+    PAYLOAD_ARTIFACTS,
+    RawRecord,
+    TraceRecord,
+    TraceStats,
+    peek_kind,
+)
+from dyncli.logparse.trace_payload import _join, _lines_holding
 
 
 class TraceParser:
@@ -432,50 +317,6 @@ def _meta(env: dict[str, Any], kind: str) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {"value": meta}
 
 
-def _join(chunks: list[bytes], strip: bytes) -> bytes:
-    """A record's payload: its payload lines without their tab and line end (``strip``: the
-    line-end bytes to cut), joined by newlines.
-
-    Done on the whole payload at once (one join, one replace) when every line ends in exactly
-    one newline and no ``\\r`` is about, else line by line.
-    """
-    if not chunks:
-        return b""
-    joined = b"".join(chunks)
-    n = joined.count(b"\n")
-    whole = n == len(chunks) or (n == len(chunks) - 1 and not chunks[-1].endswith(b"\n"))
-    if whole and (strip == b"\n" or b"\r" not in joined):
-        return joined[1:].replace(b"\n\t", b"\n").removesuffix(b"\n")
-    return b"\n".join(c[1:].rstrip(strip) for c in chunks)
-
-
-def _lines_holding(chunks: list[bytes], words: tuple[bytes, ...]) -> str:
-    """The lines of a payload (as ``str.splitlines`` cuts the joined payload) that hold one of
-    ``words`` (ASCII), joined by newlines; found with ``bytes.find`` on the joined lines, so
-    the thousands of lines without them cost no Python step each."""
-    joined = b"".join(chunks)
-    n = joined.count(b"\n")
-    if not (n == len(chunks) or (n == len(chunks) - 1 and not chunks[-1].endswith(b"\n"))):
-        # lines without their line end (pieces of an over-long line, lines given in a list)
-        text = _join(chunks, b"\r\n").decode("utf-8", "replace")
-        return "\n".join(x for x in text.splitlines() if any(w.decode() in x for w in words))
-    spans = set()
-    for word in words:
-        at = joined.find(word)
-        while at >= 0:
-            end = joined.find(b"\n", at)
-            end = len(joined) if end < 0 else end
-            spans.add((joined.rfind(b"\n", 0, at) + 1, end))
-            at = joined.find(word, end)
-    texts = []
-    for start, end in sorted(spans):
-        # one payload line: its tab off, its line end cut as _join does; then the cuts
-        # str.splitlines makes inside it (\r, \f, \x1c…) and only the parts with a word
-        line = joined[start + 1:end].rstrip(b"\r\n").decode("utf-8", "replace")
-        texts += [x for x in line.splitlines() if any(w.decode() in x for w in words)]
-    return "\n".join(texts)
-
-
 def _wanted_chromium(chunks: list[bytes]) -> bool:
     """Chromium events are thousands of timings; only PGO's allow-list and automatic-dynamic
     marks matter. torch writes the event with indent=0, so "name" is the payload's 2nd line."""
@@ -487,25 +328,3 @@ def _wanted_chromium(chunks: list[bytes]) -> bool:
 
 def _int(value: Any) -> int | None:
     return safe.json_int(value)
-
-
-def decode_recompile_reasons(payload: str) -> list[str]:
-    """The reasons of a ``recompile_reasons`` artifact.
-
-    torch (guards.py, 2.5–2.14) logs ``reasons[0] if len(reasons) == 1 else reasons`` with
-    encoding "json": one reason arrives as raw text, several as a JSON list.
-    """
-    text = payload.strip()
-    if text.startswith("["):
-        try:
-            value = safe.loads(text)
-        except ValueError:
-            return [text]
-        if isinstance(value, list):
-            return [v if isinstance(v, str) else safe.short(v, 200) for v in value]
-    if text.startswith('"'):
-        try:
-            return [str(safe.loads(text))]
-        except ValueError:
-            pass
-    return [text] if text else []

@@ -27,7 +27,8 @@ from pathlib import Path
 from dyncli.errors import InputError
 from dyncli.inputs import STDIN, Source, display_name, open_input, trace_files
 from dyncli.logparse.safe import clip
-from dyncli.logparse.trace import PAYLOAD_ARTIFACTS, TraceParser
+from dyncli.logparse.trace import TraceParser
+from dyncli.logparse.trace_format import PAYLOAD_ARTIFACTS
 from dyncli.suggest.pgo_pickle import entry_from_parts
 from dyncli.suggest.pgo_state import DYNAMIC, UNSET, Entry, FrameKey, InferStride, PgoState
 

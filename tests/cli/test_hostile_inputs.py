@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dyncli.cli import app
-from dyncli.logparse import textmsg, trace_events, trace_map
+from dyncli.logparse import textguards, textreasons, trace_events, trace_lines
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import parse_lines
 from dyncli.output import atomic_target, remove_pending
@@ -190,16 +190,16 @@ def test_text_patterns_finish_on_long_hostile_lines(line: str) -> None:
     stats = ParseStats()
     list(parse_lines([raw, raw], stats))
     assert stats.lines == 2
-    textmsg.constraint_violations([line], {})
-    textmsg.user_stack([line, "x"])
+    textreasons.constraint_violations([line], {})
+    textreasons.user_stack([line, "x"])
 
 
 def test_trace_patterns_finish_on_long_hostile_lines() -> None:
     dks = "TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(" + "a, b, DispatchKeySet(" * 10_000
-    assert textmsg.tensor_check(dks) is None
-    assert trace_map._comment_loc("LAMBDA_GUARD: x  # " + "# a" * 60_000) is None
-    assert trace_map._shape_guard("LAMBDA_GUARD: " + "x.size() " * 20_000 + "#") is not None
-    assert trace_map._limit_hit("Dynamo recompile limit exceeded"
+    assert textguards.tensor_check(dks) is None
+    assert trace_lines._comment_loc("LAMBDA_GUARD: x  # " + "# a" * 60_000) is None
+    assert trace_lines._shape_guard("LAMBDA_GUARD: " + "x.size() " * 20_000 + "#") is not None
+    assert trace_lines._limit_hit("Dynamo recompile limit exceeded"
                                 + " currently set to 8 x" * 10_000) is None
     inputs, ops = trace_events.graph_signature('        add: "f32[4]" = x' + " " * LONG + "y")
     assert inputs == () and len(ops) == 1

@@ -20,7 +20,7 @@ import pytest
 
 from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.logparse.events import split_id
-from dyncli.logparse.trace import decode_recompile_reasons
+from dyncli.logparse.trace_payload import decode_recompile_reasons
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent))

@@ -12,7 +12,7 @@ import random
 import pytest
 import trace_records as records
 
-from dyncli.logparse import trace
+from dyncli.logparse import trace_payload
 from dyncli.logparse.trace import TraceParser
 from dyncli.logparse.trace_map import TraceEventMapper
 
@@ -42,12 +42,12 @@ def test_payload_join_and_line_filter_equal_the_plain_code(seed: int) -> None:
     rng = random.Random(seed)
     chunks = _lines(rng)
     for strip in (b"\r\n", b"\n"):
-        assert trace._join(chunks, strip) == _plain_join(chunks, strip)
+        assert trace_payload._join(chunks, strip) == _plain_join(chunks, strip)
     words = (b"TENSOR_MATCH", b"LAMBDA_GUARD")
     text = _plain_join(chunks, b"\r\n").decode("utf-8", "replace")
     expected = "\n".join(x for x in text.splitlines()
                          if any(w.decode() in x for w in words))
-    assert trace._lines_holding(chunks, words) == expected
+    assert trace_payload._lines_holding(chunks, words) == expected
 
 
 def test_only_records_a_handler_reads_are_decoded() -> None:

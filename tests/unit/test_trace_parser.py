@@ -9,13 +9,9 @@ import trace_records as records
 from trace_records import PREFIX
 
 from dyncli.errors import InputError
-from dyncli.logparse.trace import (
-    TraceParser,
-    decode_recompile_reasons,
-    format_compile_id,
-    is_trace_line,
-    peek_kind,
-)
+from dyncli.logparse.trace import TraceParser
+from dyncli.logparse.trace_format import format_compile_id, is_trace_line, peek_kind
+from dyncli.logparse.trace_payload import decode_recompile_reasons
 
 TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 

@@ -89,7 +89,8 @@ def test_small_strict_or_single_core_reads_stay_in_process(tmp_path: Path) -> No
 def test_first_bad_lines_merged_in_line_order() -> None:
     """The serial parser keeps the first five bad lines in line order; the child's and this
     process's lists are merged the same way."""
-    from dyncli.logparse.trace import TraceParser, TraceStats
+    from dyncli.logparse.trace import TraceParser
+    from dyncli.logparse.trace_format import TraceStats
 
     here = TraceParser("t.log")
     here.malformed(50, "bad create_symbol record (TypeError)")

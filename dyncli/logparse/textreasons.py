@@ -1,0 +1,217 @@
+"""Multi-line records of the TORCH_LOGS text format: recompiles, graph breaks, recompile
+limits and constraint violations, with the user stacks they carry.
+
+Each message parser takes the record's lines and the common event fields and returns events,
+as those of ``dyncli.logparse.textmsg`` do. ``user_stack``, ``guard_failure`` and
+``graph_break_body`` are shared with the trace (``dyncli.logparse.trace_map``: its
+``recompile_reasons`` and ``dynamo_graph_break_reason`` artifacts hold the same text), so
+both give one answer. Formats are those of torch 2.14 (torch/_dynamo/guards.py,
+convert_frame.py, symbolic_convert.py, exc.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dyncli.logparse import events as ev
+from dyncli.logparse.textmsg import _need, parse_sloc
+
+# Patterns ending in "\s*$" after a free-form group are quadratic in a run of blanks (each
+# position re-scans the run); these take the group up to the end and strip it in code.
+RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
+FAILURE_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?): (?P<reason>.*)$")
+FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<fn>.+)$')
+GRAPH_BREAK_RE = re.compile(
+    r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
+LIMIT_RE = re.compile(r"^torch\._dynamo hit config\.(?P<name>\w+) \((?P<limit>[^)]*)\)")
+LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d{1,9})\)")
+_YOU_MARKED = (" as dynamic but your code specialized it to be a constant (", "You marked ")
+_INFERRED = (" was inferred to be a constant (", "Not all values of ")
+
+
+def user_stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
+    """``File "f", line n, in fn`` + code lines → UserLocs (code = the line after)."""
+    out: list[ev.UserLoc] = []
+    pending: re.Match[str] | None = None
+    for text in lines:
+        fm = FILE_RE.match(text)
+        if fm is not None:
+            if pending is not None:
+                out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"].strip()))
+            pending = fm
+        elif pending is not None and text.strip() and not set(text.strip()) <= {"^", "~"}:
+            out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"].strip(),
+                                  text.strip()))
+            pending = None
+    if pending is not None:
+        out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"].strip()))
+    return tuple(out)
+
+
+def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``Recompiling function F in FILE:LINE`` + ``- 0/0: reason`` lines + user stack."""
+    m = _need(RECOMPILING_RE.match(lines[0]), "Recompiling")
+    failures: list[ev.GuardFailure] = []
+    stack_lines: list[str] = []
+    in_stack = False
+    for text in lines[1:]:
+        # "    - 0/0: reason" and "    - User stack trace:" are items; "    -   File …" and
+        # "    -     code" (deeper indent) belong to the stack of the item before them.
+        body = text.strip()
+        top = True
+        if body.startswith("- "):
+            body, top = body[2:], not body[2:].startswith(" ")
+            body = body.strip()
+        if top and body.startswith("User stack trace:"):
+            in_stack = True
+            continue
+        fm = FAILURE_RE.match(body) if top else None
+        # (headers such as "triggered by the following guard failure(s):" or, with
+        # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons)
+        if fm is not None or (top and body and not in_stack and not body.endswith(":")):
+            # torch < 2.5 printed the reason without the "0/0: " of the failed cache entry
+            in_stack = False
+            failures.append(guard_failure(fm["cid"] if fm else "",
+                                          fm["reason"] if fm is not None else body))
+        elif in_stack:
+            stack_lines.append(body)
+    return [ev.Recompile(function=m["fn"], file=m["file"], first_line=int(m["line"]),
+                         failures=tuple(failures), user_stack=user_stack(stack_lines), **common)]
+
+
+_FIRST_USE = " (user code shown is first use of this value"
+_GB_LINK_RE = re.compile(r"/gb/gb(?P<code>\d{4})\.html")
+_ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred"
+
+
+def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
+    """One recompile reason (``2 <= x.size()[0] <= 8  # code  # file:line in fn (…)``) split
+    into the guard, the user location of its comment and torch's "first use" note.
+
+    Shared by the text log and the trace (``recompile_reasons``), so both give one answer.
+    torch >= 2.14 appends, to a guard it blames on 0/1 specialization, "(user code shown is
+    first use of this value--…) and <code>  # <file:line> (<framework>)": the note is
+    reported as ``first_use``, never folded into the guard or the code.
+    """
+    guard = reason.split("  #", 1)[0].split(" # ", 1)[0].rstrip()
+    comment = reason.split("# ", 1)[1] if "# " in reason else ""
+    cut = comment.find(_FIRST_USE)
+    if cut >= 0:
+        comment = comment[:cut]
+    user = parse_sloc(comment)[0] if comment else None
+    return ev.GuardFailure(failed=failed, reason=guard, user=user, first_use=cut >= 0)
+
+
+@dataclass(frozen=True, slots=True)
+class BreakBody:
+    """The lines of a graph-break message after its first line (text log and trace alike)."""
+
+    reason: str = ""  # "Graph Break Reason: …" (torch's generic wording)
+    gb_type: str = ""  # the first unindented line after it: the registry's Gb_type
+    gb_code: str = ""  # GB0025, from the documentation link
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    stack: tuple[ev.UserLoc, ...] = ()
+
+
+def graph_break_body(lines: list[str]) -> BreakBody:
+    """Reason, torch's graph-break type and code, explanation, hints and user stack.
+
+    Only the first break of the message counts: what follows "another graph break
+    occurred" (e.g. torch's "graph break in loop") is a consequence of it. The user stack
+    runs from "User code traceback:" to the Python traceback, if any.
+    """
+    reason, gb_type, code, explanation = "", "", "", ""
+    hints: list[str] = []
+    stack_at, end = len(lines), len(lines)
+    primary = True
+    for i, text in enumerate(lines):
+        body = text.strip()
+        if body.startswith("Graph Break Reason:"):
+            reason = body.split(":", 1)[1].strip()
+        elif body.startswith(_ANOTHER_BREAK):
+            primary = False
+        elif body.startswith("Explanation:"):
+            explanation = explanation or body.split(":", 1)[1].strip()
+        elif body.startswith("Hint:"):
+            if primary:
+                hints.append(body.split(":", 1)[1].strip())
+        elif body.startswith(("User code traceback:", "User Stack", "from user code")):
+            stack_at = i + 1
+        elif body.startswith("Traceback (most recent call last)") and i >= stack_at:
+            end = i
+            break
+        elif "/gb/gb" in body and not code:
+            link = _GB_LINK_RE.search(body)
+            code = f"GB{link['code']}" if link else ""
+        elif reason and not gb_type and body and not text.startswith(" ") and i < stack_at:
+            gb_type = body
+    return BreakBody(reason=reason, gb_type=gb_type, gb_code=code, explanation=explanation,
+                     hints=tuple(hints), stack=user_stack(lines[stack_at:end]))
+
+
+def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``Graph break in user code at FILE:LINE`` + reason, explanation, hints, user stack."""
+    m = _need(GRAPH_BREAK_RE.match(lines[0]), "graph break")
+    b = graph_break_body(lines[1:])
+    return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=b.gb_type or b.reason,
+                          explanation=b.explanation, hints=b.hints, user_stack=b.stack,
+                          duplicate=bool(m["dup"]), gb_type=b.gb_type, gb_code=b.gb_code,
+                          **common)]
+
+
+def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``torch._dynamo hit config.recompile_limit (8)`` + function + last reason."""
+    m = _need(LIMIT_RE.match(lines[0]), "recompile limit")
+    fn, file, line, last = "", "", None, ""
+    for text in lines[1:]:
+        fm = LIMIT_FN_RE.match(text)
+        if fm is not None:
+            fn, file, line = fm["fn"], fm["file"], int(fm["line"])
+        elif text.strip().startswith("last reason:"):
+            last = text.split("last reason:", 1)[1].strip()
+    return [ev.RecompileLimit(limit_name=m["name"], limit=m["limit"], function=fn, file=file,
+                              first_line=line, last_reason=last, **common)]
+
+
+def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """Every ``You marked … specialized it to be a constant (8)`` in an error record."""
+    stack_from = next((i for i, t in enumerate(lines) if t.strip().startswith("User stack")), None)
+    user = None
+    if stack_from is not None:
+        end = next((i for i in range(stack_from + 1, len(lines)) if not lines[i].strip()), len(lines))
+        frames = user_stack(lines[stack_from + 1:end])
+        user = frames[-1] if frames else None
+    out: list[ev.Event] = []
+    for text in lines:
+        found = _constant(text, *_YOU_MARKED) or _constant(text, *_INFERRED, " are valid because ")
+        if found is not None:
+            out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "), source=found[0],
+                                              value=found[1], user=user, **common))
+    return out
+
+
+def _constant(text: str, tail: str, head: str, cut: str = "") -> tuple[str, str] | None:
+    """(source, value) of ``<head><source>[<cut>…]<tail><value>)``, found with str.find.
+
+    Replaces lazy regexes (``You marked (.+?) as dynamic … [(](.*)[)]``) that re-scanned the
+    rest of the line from every occurrence of their head: quadratic on a hostile line.
+    """
+    end = text.find(tail)
+    if end < 0:
+        return None
+    start = text.rfind(head, 0, end)
+    close = text.find(")", end + len(tail))
+    if start < 0 or close < 0:
+        return None
+    source = text[start + len(head):end]
+    if cut:
+        at = source.find(cut)
+        if at < 0:
+            return None
+        source = source[:at]
+    if not source:
+        return None
+    return source, text[end + len(tail):close]
