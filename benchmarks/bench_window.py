@@ -104,8 +104,10 @@ def show(label: str, result: Any, wall: float) -> None:
         m = (rep.get("measured_s", math.nan) if isinstance(rep, dict)
              else rep.measured_s if rep else math.nan)
         cpu = sum(v.first_call_cpu_s or 0 for v in run.variations if v.compiles) if run else 0
+        limit = "  recompile limit hit: later new sizes ran eager" \
+            if run is not None and run.recompile_limit_hit else ""
         print(f"{name:<20} {p:>12.2f} {m:>11.2f} {(p - m) / m if m else math.nan:>+7.0%} "
-              f"{stream.compile_s:>10.2f} {cpu:>7.2f}")
+              f"{stream.compile_s:>10.2f} {cpu:>7.2f}{limit}")
     if rec:
         print(f"recommendation: {rec.strategy} (confidence {rec.confidence}) — {rec.reason}")
     for w in result.warnings:

@@ -370,7 +370,10 @@ def test_many_small_pgo_files_are_read_without_a_fork_each(runner: CliRunner, tm
     assert len(json.loads(result.stdout)["inputs"]) == 2000
 
 
-def test_a_frame_of_many_sources_is_cut_on_the_terminal(runner: CliRunner, tmp_path: Path) -> None:
+def test_a_frame_of_many_sources_is_cut_on_the_terminal(runner: CliRunner, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the torch-free PGO pickle writer of the unit tests (on sys.path only when they ran first)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "unit"))
     import suggest_fake_pgo as fake
 
     data = fake.dumps({("/m/a.py", 1, "fwd"): {f"L['x{i}']": fake.scalar(fake.DYN, 2) for i in range(600)}})
