@@ -128,6 +128,12 @@ def _frame_files(frames: tuple[FrameReport, ...]) -> set[tuple[str, str]]:
     return {(f.file.replace("\\", "/"), f.file) for f in frames if f.file}
 
 
+def _spec_cite(s: SpecializationReport, name: str) -> str:
+    """The evidence line of one specialization: ``name = value (reason) from guard G``."""
+    return cite(s.line, s.compile_id, f"{name} = {s.value} ({s.reason})"
+                + (f" from guard {s.guard}" if s.guard else ""))
+
+
 def _specializations(diag: Diagnosis) -> list[Advice]:
     out = []
     limit: dict[tuple[int | None, str], list[SpecializationReport]] = {}
@@ -135,8 +141,7 @@ def _specializations(diag: Diagnosis) -> list[Advice]:
     frame_files = _frame_files(diag.frames)
     for s in diag.specializations:
         src = ", ".join(s.sources) or s.symbol
-        evidence = (cite(s.line, s.compile_id, f"{s.symbol or src} = {s.value} ({s.reason})"
-                         + (f" from guard {s.guard}" if s.guard else "")),)
+        evidence = (_spec_cite(s, s.symbol or src),)
         if s.reason == "forcing_spec":
             limit.setdefault((s.rank, src), []).append(s)
         elif s.reason == "constraint_violation":
@@ -170,9 +175,7 @@ def _specializations(diag: Diagnosis) -> list[Advice]:
                      f"`{s.user.code if s.user else ''}`; each new value of it compiles again."),
             fix=("rewrite the branch so it does not compare the size/int to a constant "
                  "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
-            evidence=tuple(cite(x.line, x.compile_id, f"{x.symbol} = {x.value} ({x.reason})"
-                                + (f" from guard {x.guard}" if x.guard else ""))
-                           for x in specs[:3]), rank=rank))
+            evidence=tuple(_spec_cite(x, x.symbol) for x in specs[:3]), rank=rank))
     for (rank, src), specs in limit.items():
         out.append(Advice(
             kind="guard-limit-specialization",

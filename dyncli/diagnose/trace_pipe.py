@@ -18,9 +18,10 @@ where the two processes take about the same time. The result is the same by cons
   envelopes, malformed records) are added up at the end; the first bad lines are merged by
   line number, as the serial parser meets them.
 
-With the default ``--jobs`` it is used only while the load average leaves a core free
-(``idle_core``); ``--jobs 2`` or more asks for it whatever the load. Not used for ``--strict`` (an error must be the first bad line's, whichever process meets
-it), stdin or streams. The pipe holds a few batches, so memory stays bounded: the child waits
+With the default ``--jobs`` it is used only while the load average leaves more than half a
+core free (``idle_core``); ``--jobs 2`` or more asks for it whatever the load. Not used for
+``--strict`` (an error must be the first bad line's, whichever process meets it), stdin or
+streams. The pipe holds a few batches, so memory stays bounded: the child waits
 while this process is behind. An error in the child (not a trace, unreadable) comes back as
 the same ``InputError``; a child that dies is an error naming the file.
 """

@@ -255,12 +255,18 @@ def _stream_text(result: BenchResult) -> str:
     return console.export_text()
 
 
-def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> None:
+def _dynamic_run() -> RunResult:
+    """dynamic over two variations, each first seen at its own request (0 and 1)."""
     dynamic = RunResult("m", "dynamic", "inference")
     dynamic.variations = [variation(0, 8, 2.0, 1.0, True), variation(1, 10, 2.5, 1.0, False)]
     for v in dynamic.variations:
         v.request = v.index
     dynamic.finish()
+    return dynamic
+
+
+def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> None:
+    dynamic = _dynamic_run()
     failed = RunResult("m", "static", "inference", status="fail_to_compile")
     result = _result([dynamic, failed], [0, 1])
     recommend.apply(result)
@@ -291,11 +297,7 @@ def test_recommend_says_when_eager_is_faster_even_compiled() -> None:
 def test_no_recommendation_without_the_users_stream_only_break_evens() -> None:
     from dyncli.bench.render import payback_line
 
-    dynamic = RunResult("m", "dynamic", "inference")
-    dynamic.variations = [variation(0, 8, 2.0, 1.0, True), variation(1, 10, 2.5, 1.0, False)]
-    for v in dynamic.variations:
-        v.request = v.index
-    dynamic.finish()
+    dynamic = _dynamic_run()
     seeded = _result([dynamic], [0, 1])
     seeded.shapes_source = "plan"  # the quickstart: the measured variations, not traffic
     recommend.apply(seeded)

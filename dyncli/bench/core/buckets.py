@@ -170,7 +170,7 @@ def optimal(sizes: Iterable[int], latency_s: Callable[[int], float],
     best = np.full(n + 1, math.inf)
     best[0] = 0.0
     nbest = np.zeros(n + 1, dtype=np.int64)
-    chosen, j = [], n
+    chosen: list[int] = []
     if max_buckets is None:
         # one row, updated in place: best[i] is final before j reads it
         back = np.zeros(n + 1, dtype=np.int64)
@@ -191,6 +191,7 @@ def optimal(sizes: Iterable[int], latency_s: Callable[[int], float],
             rows.append([0] + [r[2] for r in row])
             totals.append(best[n])
         k = min(range(len(totals)), key=lambda k: (totals[k], k))
+        j = n
         for row_k in range(k, -1, -1):
             chosen.append(distinct[j - 1])
             j = int(rows[row_k][j])

@@ -182,7 +182,7 @@ def windows(result: BenchResult, n_shapes: int) -> list[list[confidence.Window]]
 
 
 def with_confidence(result: BenchResult, rec: Recommendation, n_shapes: int,
-                    candidates: Sequence[Candidate] = ()) -> Recommendation:
+                    candidates: Sequence[Candidate]) -> Recommendation:
     """The recommendation with its bootstrap confidence, and words when it is below 0.9.
 
     Below 0.9 the leaders are within noise of each other, and the recommendation becomes the
