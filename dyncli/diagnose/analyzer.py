@@ -68,6 +68,7 @@ class _Frame:
     dynamic: dict[str, DynamicInput] = field(default_factory=dict)
     dims: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     marking: dict[str, None] = field(default_factory=dict)  # compile ids, in order
+    dynamic_at: dict[str, tuple[str, int]] = field(default_factory=dict)  # first size=None
 
 
 @dataclass
@@ -314,13 +315,25 @@ class Analyzer:
         if e.compile_id is not None and e.compile_id.frame is not None:
             # A dim counts as dynamic if any compile of the frame had it dynamic (size=None);
             # a later compile specialized to 1 must not hide it.
-            dims = self._frame(e.rank, e.compile_id).dims
+            frame = self._frame(e.rank, e.compile_id)
+            dims = frame.dims
+            if None in e.sizes and e.source not in frame.dynamic_at:
+                frame.dynamic_at[e.source] = (str(e.compile_id), e.line)
             old = dims.get(e.source)
             if old is None or len(old) != len(e.sizes):
                 dims[e.source] = e.sizes
             else:
                 dims[e.source] = tuple(None if a is None or b is None else b
                                        for a, b in zip(old, e.sizes, strict=True))
+
+    def _from_guards(self, f: _Frame) -> tuple[DynamicInput, ...]:
+        """Inputs dynamic in the guards (``size=[None, …]``) of a log that names no marking:
+        torch before 2.7 logs no ``marking … as dynamic`` line (and 2.3 traces carry no
+        automatic-dynamic event), so the guards are the only evidence there."""
+        if ev.MarkedDynamic in self._kinds:
+            return ()
+        return tuple(DynamicInput(source=src, origin="dynamic in the guards", compile_id=cid, line=line)
+                     for src, (cid, line) in f.dynamic_at.items() if src not in f.dynamic)
 
     def _on_shape_guard(self, e: ev.ShapeGuard) -> None:
         if e.zero_one:
@@ -370,7 +383,7 @@ class Analyzer:
                 rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
                 first_line=f.first_line, compiles=len(f.compiles),
                 compile_ids=tuple(sorted(f.compiles, key=compile_id_key)),
-                dynamic_inputs=tuple(f.dynamic.values()),
+                dynamic_inputs=tuple(f.dynamic.values()) + self._from_guards(f),
                 dynamic_dims=tuple((src, tuple(i for i, s in enumerate(sizes) if s is None))
                                    for src, sizes in sorted(f.dims.items())
                                    if any(s is None for s in sizes)),

@@ -28,6 +28,8 @@ _SHAPE_WORDS = (".size()", ".stride()", "storage_offset")
 _MARKED_DIMS = b'"dynamo_dynamic_indices"'
 # the guards-tree lines _guards_tree reads (the marking guard: mark_static, issue 26)
 _TREE_WORDS = ("TENSOR_MATCH", "LAMBDA_GUARD", "DIMENSION_DYNAMIC_MARKING_GUARD")
+# the entries of torch 2.3's ``dynamo_guards`` list that _guards_list reads
+_FLAT_WORDS = (b'"code": "check_tensor(', b".size()[", b".stride()[")
 _ARTIFACT_NAMES = tuple(name.encode() for name in sorted(PAYLOAD_ARTIFACTS))
 
 
@@ -57,6 +59,7 @@ def install_filters(parser: TraceParser) -> None:
     # names read here are collected
     parser.payload_wanted["artifact"] = _wanted_artifact
     parser.payload_words["dynamo_cpp_guards_str"] = tuple(w.encode() for w in _TREE_WORDS)
+    parser.payload_words["dynamo_guards"] = _FLAT_WORDS
 
 
 def _lines_with(text: str, words: tuple[str, ...]) -> list[str]:

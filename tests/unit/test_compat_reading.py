@@ -115,6 +115,50 @@ def test_pgo_state_is_loaded(version: str) -> None:
     assert list((compat(version) / "pgo").glob("*code_state*"))
 
 
+# ------------------------------------------------------------------ what each release writes
+# (the wordings of the graph break, the guards and the constraint violation changed over the
+# releases; each is read from the release that wrote it)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_graph_break_with_its_reason_in_every_release(version: str) -> None:
+    """split()'s print: 2.3 logs "Graph break: from user code at:" + stack + the exception
+    (its trace has no graph-break artifact), 2.4–2.7 "Reason: Unsupported: …", later
+    releases "Graph Break Reason:" with torch's explanation."""
+    views = [diagnose_inputs([compat(version) / "text.log"])]
+    if version != "2.3.1":
+        views.append(read_trace.diagnose_traces([compat(version) / "trace"]))
+    for d in views:
+        (gb,) = d.graph_breaks
+        assert (Path(gb.file).name, gb.user_line) == ("compat_program.py", 38)
+        assert gb.reason and ("print" in gb.reason or gb.gb_code), gb.reason
+        assert 'print("break"' in gb.code
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dynamic_inputs_agree_between_text_log_and_trace(version: str) -> None:
+    """scale() turns L['x'] dynamic in both runs (0/1, r1:0/1). torch before 2.11 logs no
+    "marking … as dynamic" line and 2.3 writes no tree (one guard per line in the text log, a
+    ``dynamo_guards`` list in the trace): there the guards' size=[None, 3] is the evidence."""
+    text = diagnose_inputs([compat(version) / "text.log"])
+    trace = read_trace.diagnose_traces([compat(version) / "trace"])
+
+    def dynamic(d: object) -> set[tuple[str, str]]:
+        return {(x.compile_id, x.source) for f in d.frames  # type: ignore[attr-defined]
+                for x in f.dynamic_inputs if x.origin != "mark_dynamic"}
+
+    assert dynamic(text) == dynamic(trace) == {("0/1", "L['x']"), ("r1:0/1", "L['x']")}
+    assert text.stats.unrecognized <= 4  # the program's own stdout lines, nothing of torch's
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_mark_dynamic_specialization_is_one_finding(version: str) -> None:
+    """fixed(): mark_dynamic(x, 0) and ``x.size(0) == 4``; torch <= 2.6 names the source
+    inside ``RelaxedUnspecConstraint(…)``: still one specialization of L['x'].size()[0]."""
+    text = diagnose_inputs([compat(version) / "text.log"])
+    assert [(s.sources, s.value) for s in text.specializations] == [(("L['x'].size()[0]",), "4")]
+
+
 # ------------------------------------------------------------------ 1. older prefixes
 
 
