@@ -378,9 +378,12 @@ class Analyzer:
         refused = {(rank, key) for rank, key in self._refused}
         self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
                             for k, r in self._recompiles.items()}
+        files = {f.file for f in self._frames.values()} | {r.file for r in self._recompiles.values()} \
+            | {b.file for b in self._breaks.values()}
+        resolve = _resolver(files)
         frames = tuple(
             FrameReport(
-                rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
+                rank=f.rank, frame_id=f.frame_id, function=f.function, file=_resolved(resolve, f.file),
                 first_line=f.first_line, compiles=len(f.compiles),
                 compile_ids=tuple(sorted(f.compiles, key=compile_id_key)),
                 dynamic_inputs=tuple(f.dynamic.values()) + self._from_guards(f),
@@ -392,8 +395,6 @@ class Analyzer:
                                                                    compile_id_key(f.frame_id))))
         by_frame = {(f.rank, f.frame_id): f for f in frames}
         level = _level_of(self._kinds)
-        resolve = _resolver({f.file for f in frames} | {r.file for r in self._recompiles.values()}
-                            | {b.file for b in self._breaks.values()})
         recompiles = tuple(sorted((dataclasses.replace(r, user=resolve(r.user))
                                    for r in self._recompiles.values()),
                                   key=lambda r: (rank_key(r.rank), compile_id_key(r.compile_id))))
@@ -463,6 +464,14 @@ def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | Non
         return dataclasses.replace(user, file=match[0]) if len(match) == 1 else user
 
     return resolve
+
+
+def _resolved(resolve: Callable[[ev.UserLoc | None], ev.UserLoc | None], file: str) -> str:
+    """A frame's file, resolved like a guard comment's (a frame named only from one)."""
+    if not file or file.startswith("/"):
+        return file
+    found = resolve(ev.UserLoc(file, 0, ""))
+    return found.file if found is not None else file
 
 
 def analyze(events: Iterable[ev.Event], stats: ev.ParseStats | None = None,

@@ -159,6 +159,16 @@ def test_a_mark_dynamic_specialization_is_one_finding(version: str) -> None:
     assert [(s.sources, s.value) for s in text.specializations] == [(("L['x'].size()[0]",), "4")]
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_frames_named_from_guard_comments_get_the_whole_path(version: str) -> None:
+    """A frame known only from a guard comment carries torch's shortened path
+    (``wt/i25/tests/data/compat_program.py``); it is resolved against the absolute files
+    the log names elsewhere, as recompile and specialization locations are."""
+    d = diagnose_inputs([compat(version) / "text.log"])
+    files = {f.file for f in d.frames if f.file}
+    assert files and all(f.startswith("/") for f in files), files
+
+
 # ------------------------------------------------------------------ 1. older prefixes
 
 
