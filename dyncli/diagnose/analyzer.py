@@ -106,6 +106,7 @@ class Analyzer:
         self._data_dependent = 0
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
+        self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
         self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
@@ -237,6 +238,7 @@ class Analyzer:
         origin = e.origin or ("dynamic-sources " + e.entry).strip()
         if origin.startswith("automatic"):
             frame.marking[str(e.compile_id)] = None
+            self._auto_marks = True
         if name not in frame.dynamic:
             frame.dynamic[name] = DynamicInput(source=name, origin=origin,
                                                compile_id=str(e.compile_id), line=e.line)
@@ -327,10 +329,11 @@ class Analyzer:
                                        for a, b in zip(old, e.sizes, strict=True))
 
     def _from_guards(self, f: _Frame) -> tuple[DynamicInput, ...]:
-        """Inputs dynamic in the guards (``size=[None, …]``) of a log that names no marking:
-        torch before 2.7 logs no ``marking … as dynamic`` line (and 2.3 traces carry no
-        automatic-dynamic event), so the guards are the only evidence there."""
-        if ev.MarkedDynamic in self._kinds:
+        """Inputs dynamic in the guards (``size=[None, …]``) of a log that names no
+        automatic-dynamic marking: text logs before torch 2.13 have no ``marking … as
+        dynamic`` line and traces before 2.6 no ``automatic_dynamic`` event, so the guards are
+        the only evidence there."""
+        if self._auto_marks:
             return ()
         return tuple(DynamicInput(source=src, origin="dynamic in the guards", compile_id=cid, line=line)
                      for src, (cid, line) in f.dynamic_at.items() if src not in f.dynamic)

@@ -77,6 +77,7 @@ class TraceEventMapper:
         # (rank, describer, tensor id) -> dims marked by mark_dynamic, until its source arrives
         self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
         self._framework_files: dict[str, bool] = {}  # file -> a torch file outside _INTERNAL
+        self._tree_seen = False  # a dynamo_cpp_guards_str went by (see _guards_list)
         install_filters(parser)
         # ... and here, where the records are mapped as they come: a source only while a
         # marked tensor awaits it
@@ -306,6 +307,7 @@ class TraceEventMapper:
 
     def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
+        self._tree_seen = True
         for line in _lines_with(rec.payload or "", _TREE_WORDS):
             if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
                 sm = (_STATIC_INDICES_RE.search(line)  # mark_static (issue 26)
@@ -324,7 +326,11 @@ class TraceEventMapper:
 
     def _guards_list(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """guards.py ``dynamo_guards`` (torch 2.3, before the tree): ``[{"code": …, "stack":
-        …}, …]``, one entry per line; the kept lines are read as the text log's flat guards."""
+        …}, …]``, one entry per line; the kept lines are read as the text log's flat guards.
+        torch 2.4 writes it too, before the tree of the same compile: once a tree went by, the
+        trees are read (their lines carry the user's code)."""
+        if self._tree_seen:
+            return
         for line in (rec.payload or "").splitlines():
             entry = safe.loads(line.strip().rstrip(","))
             code = entry.get("code") if isinstance(entry, dict) else None
