@@ -205,6 +205,22 @@ def test_frames_named_from_guard_comments_get_the_whole_path(version: str) -> No
     assert files and all(f.startswith("/") for f in files), files
 
 
+@pytest.mark.parametrize("version", ["2.1.2", "2.2.2"])
+def test_a_log_of_torch_2_2_or_older_is_refused_as_what_it_is(version: str, tmp_path: Path) -> None:
+    """torch 2.1/2.2 write TORCH_LOGS in Python logging's layout (recorded: tests/data/<v>/
+    old_log/RECIPE.md). It is no glog log, but it is a torch log: the error says which, in
+    the reading of a small file and in the first-megabyte check of a big one."""
+    log = DATA / version / "old_log" / "text_log.txt"
+    with pytest.raises(InputError, match=r"written by torch 2\.2 or older") as small:
+        diagnose_inputs([log])
+    big = tmp_path / "big.log"
+    big.write_bytes(log.read_bytes() * (2 * (1 << 20) // log.stat().st_size + 1))
+    with pytest.raises(InputError, match=r"written by torch 2\.2 or older") as large:
+        diagnose_inputs([big])
+    for exc in (small.value, large.value):
+        assert "torch 2.3" in (exc.hint or "") and "not a torch log" not in str(exc)
+
+
 # ------------------------------------------------------------------ 1. older prefixes
 
 
