@@ -58,8 +58,6 @@ _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 # An input must show a torch log (or trace) line within its first megabyte: past it, what is
 # all blank lines, noise or random bytes is refused instead of being read to its end.
 RECOGNIZE_BYTES = 1 << 20
-OLD_HINT = ("Run the program under torch 2.3 or later with the same TORCH_LOGS (or with "
-             "TORCH_TRACE=DIR) and diagnose that log.")
 # A compressed input may expand to this many times its size on disk (real logs: 4-18x, traces
 # ~4x; gzip's worst is ~1,000x), and to at most 2 lines per compressed byte (real logs: ~0.2):
 # past both floors, more is a decompression bomb. None lifts the bound (--max-expansion 0).
@@ -151,9 +149,13 @@ class Source:
     def _recognized_head(self, head: list[bytes]) -> bool:
         """Read lines into ``head`` until one is a glog line; refuse the input if the first
         ``RECOGNIZE_BYTES`` hold none. Returns whether the stream ended (or failed) meanwhile."""
-        from dyncli.logparse.glog import GLOG_RE
+        from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 
-        match = GLOG_RE.match
+        glog, old = GLOG_RE.match, OLD_PREFIX_RE.match  # (old: torch 2.1/2.2's layout)
+
+        def match(line: bytes) -> bool:
+            return glog(line) is not None or old(line) is not None
+
         if any(match(line) for line in head):
             return False
         size = sum(map(len, head))
@@ -170,10 +172,6 @@ class Source:
             size += len(line)
             if match(line):
                 return False
-        from dyncli.logparse.glog import OLD_LOG, is_old_log_line
-
-        if any(is_old_log_line(line) for line in head[:1000]):
-            raise InputError(f"{self.name}: a TORCH_LOGS log {OLD_LOG}", hint=OLD_HINT)
         raise InputError(f"{self.name}: not a torch log or trace: nothing in its first "
                          f"{RECOGNIZE_BYTES >> 20} MB ({len(head):,} lines) is a torch log line",
                          hint='Capture a log with: TORCH_LOGS="+dynamic,recompiles,guards,'

@@ -18,9 +18,8 @@ from pathlib import Path
 from dyncli.diagnose.analyzer import Analyzer
 from dyncli.diagnose.model import Diagnosis
 from dyncli.errors import InputError, StrictError, UsageError
-from dyncli.inputs import OLD_HINT, STDIN, Source, is_stream, open_input
+from dyncli.inputs import STDIN, Source, is_stream, open_input
 from dyncli.logparse.events import ParseStats
-from dyncli.logparse.glog import OLD_LOG, is_old_log_line
 from dyncli.logparse.textlog import TextLogParser
 from dyncli.logparse.trace_format import is_trace_line
 
@@ -37,8 +36,6 @@ def _read_log(source: Source, analyzer: Analyzer, strict: bool) -> ParseStats:
 def _check(name: str, stats: ParseStats, strict: bool) -> None:
     glog_lines = stats.recognized + stats.malformed
     if stats.lines and not glog_lines and stats.unrecognized == stats.lines:
-        if any(is_old_log_line(text) for _, text in stats.samples or ()):
-            raise InputError(f"{name}: a TORCH_LOGS log {OLD_LOG}", hint=OLD_HINT)
         raise InputError(f"{name}: not a torch log: none of its {stats.lines} lines is a "
                          "torch log line",
                          hint='Capture one with: TORCH_LOGS="+dynamic,recompiles,guards,'

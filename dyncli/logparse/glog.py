@@ -37,22 +37,19 @@ GLOG_RE = re.compile(
 
 # torch 2.1 and 2.2 wrote TORCH_LOGS with Python logging's own layout, not glog's:
 #   [2026-11-25 18:46:51,248] [0/1] torch._dynamo.guards.__guards: [DEBUG] GUARDS:
-# dyncli does not read it (no pid, no emitting line; TORCH_TRACE does not exist yet): such a
-# log is recognized so that it is refused with what it is, not as "not a torch log".
-OLD_LOG_RE = re.compile(
-    rb"(?:\[rank\d{1,9}\]:)?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\]"
-    rb"(?: \[!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?\])? torch\.[\w.]{1,200}: \[[A-Z]{1,10}\] ")
-OLD_LOG = ("written by torch 2.2 or older (lines such as \"[2026-01-01 12:00:00,000] [0/0] "
-           "torch._dynamo.guards.__guards: [DEBUG] …\"): dyncli reads the log format of torch "
-           "2.3 and later")
-
-
-def is_old_log_line(line: bytes | str) -> bool:
-    """Whether ``line`` is a TORCH_LOGS line of torch 2.1/2.2 (``OLD_LOG_RE``)."""
-    raw = line.encode("utf-8", "replace") if isinstance(line, str) else line
-    return OLD_LOG_RE.match(raw) is not None
-
-
+# (no pid, no emitting line, milliseconds; TORCH_TRACE does not exist yet).
+# The same layout as a prefix the text parser reads: its groups numbered as GLOG_RE's where
+# the parser reads them by number (rank 1, pid 5, compile id 8); the pid, which these logs do
+# not have, is an empty group (one process per file).
+OLD_PREFIX_RE = re.compile(
+    rb"(?:\[rank(?P<rank>\d{1,9})\]:)?"
+    rb"\[(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d,\d{3})\]"
+    rb"(?P<level>)(?P<pid>)(?P<file>)(?P<lineno>)"
+    rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
+    rb" (?P<logger>torch\.[\w.]{1,200}?)(?:\.__(?P<artifact>\w+))?: \[(?P<lvl>[A-Z]{1,10})\]"
+    rb"(?P<end> |$)"
+)
+assert all(OLD_PREFIX_RE.groupindex[g] == GLOG_RE.groupindex[g] for g in ("rank", "pid", "cid"))
 @dataclass(frozen=True, slots=True)
 class Prefix:
     """A decoded glog prefix (used by tests and tools; the parser reads the match directly)."""

@@ -31,7 +31,7 @@ from dyncli.logparse import events as ev
 from dyncli.logparse import textguards as guards
 from dyncli.logparse import textmsg as msg
 from dyncli.logparse import textreasons as reasons
-from dyncli.logparse.glog import GLOG_RE
+from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
 
 MAX_RECORD_LINES = 2000
@@ -51,6 +51,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"_update_var_to_range": (msg.var_to_range, False),
     b"marking": (msg.marking, False),
     b"Recompiling": (reasons.recompiling, True),
+    b"('Recompiling": (reasons.old_recompiling, False),  # torch 2.1's tuple, one line
     b"Graph": (reasons.graph_break, True),
     b"torch._dynamo": (reasons.recompile_limit, True),
     b"Error": (reasons.constraint_violations, True),
@@ -59,7 +60,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
         b"create_env", b"produce_guards", b"track_symint", b"track_symfloat", b"Skipping",
-        b"lru_cache_stats", b"Guard", b"GUARDS:", b"Python", b"Created", b"compute_unbacked_bindings",
+        b"lru_cache_stats", b"Guard", b"Python", b"Created", b"compute_unbacked_bindings",
         b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
         b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",
         b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack", b"torchdynamo",
@@ -136,6 +137,8 @@ class TextLogParser:
         self._started: dict[bytes, dict[bytes, set[bytes]]] = {}
         self._gen: dict[bytes, int] = {}
         self._commons: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._prefix_re = GLOG_RE  # OLD_PREFIX_RE once a line of torch 2.1/2.2's layout is seen
+        self._waiting: dict[bytes, list[ev.Event]] = {}  # pid -> events for its next compile id
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
         """Parse every line (bytes, with or without line ends) and flush at the end."""
@@ -152,7 +155,8 @@ class TextLogParser:
         such a line of a silent record costs one ``startswith`` (no line number is kept per
         line: it is counted from ``fast`` and ``slow`` where an event needs it).
         """
-        stats, open_, match, pid_rank = self.stats, self._open, GLOG_RE.match, self._pid_rank
+        stats, open_, pid_rank = self.stats, self._open, self._pid_rank
+        match: Callable[[bytes], Any] = self._prefix_re.match
         # The open record of the previous line's process; a sentinel no line starts with.
         cur = _GONE
         mode = cur.mode
@@ -160,6 +164,8 @@ class TextLogParser:
         last_key: _Key = (None, b"")
         base = first_line - 1
         silent_mode, tree_mode = SILENT, TREE  # (locals: read on every line)
+        old_match: Callable[[bytes], Any] | None = (
+            OLD_PREFIX_RE.match if self._prefix_re is GLOG_RE else None)
         fast = slow = 0  # lines of the fast path (silent and tree lines), and the others
         known = 0  # silent records started (recognized)
         seen_get = self._seen.get
@@ -217,6 +223,12 @@ class TextLogParser:
                     slow += 1
                     raw = raw.rstrip(b"\r\n")
                     m = match(raw)
+                    if m is None and old_match is not None and (m := old_match(raw)) is not None:
+                        # torch 2.1/2.2's layout (glog.OLD_PREFIX_RE): read the rest as such.
+                        # Its prefixes end in milliseconds and a logger, not a line: records
+                        # of different call sites share them, so no silent run is skipped.
+                        match, old_match, silent_mode = old_match, None, -1
+                        self._prefix_re = OLD_PREFIX_RE
                     if m is None:
                         out = self._foreign(raw, base + fast + slow)
                         if out:
@@ -277,6 +289,9 @@ class TextLogParser:
                     mode = cur.mode
             for key in list(open_):
                 yield from self._close(key)
+            for waiting in self._waiting.values():  # no compile came after them
+                yield from waiting
+            self._waiting.clear()
         finally:
             stats.lines += fast + slow
             stats.recognized += fast + known
@@ -309,7 +324,16 @@ class TextLogParser:
         if cid_b in seen:
             return _NO_EVENTS
         seen.add(cid_b)
-        return (ev.CreateEnv(**self._common(key, cid_b), line=lineno),)
+        if self._prefix_re is OLD_PREFIX_RE:
+            rec = self._open.get(key)
+            if rec is not None and rec.mode >= FIRST and rec.common.get("compile_id") is None:
+                self._close(key)  # a "Recompiling" record: waits for this very id
+        common = self._common(key, cid_b)
+        created = ev.CreateEnv(**common, line=lineno)
+        waiting = self._waiting.pop(pid, None) if self._waiting else None
+        if waiting:
+            return [*(dataclasses.replace(e, **common) for e in waiting), created]
+        return (created,)
 
     def _common(self, key: _Key, cid_b: bytes | None) -> dict[str, Any]:
         """The fields every event of a record carries: rank, pid, compile id (a shared dict:
@@ -334,7 +358,7 @@ class TextLogParser:
                 if cid is not None and gen:
                     cid = dataclasses.replace(cid, generation=gen)
                 self._cids[(cid_b, gen)] = cid
-        return {"rank": int(rank_b) if rank_b is not None else None, "pid": int(key[1]),
+        return {"rank": int(rank_b) if rank_b is not None else None, "pid": int(key[1] or 0),
                 "compile_id": cid}
 
     def _same_prefix(self, key: _Key, rec: _Record, word: bytes,
@@ -369,7 +393,7 @@ class TextLogParser:
 
     def _common_of(self, prefix: bytes) -> dict[str, Any]:
         """Event fields from a prefix (for records whose fields were not built: silent ones)."""
-        m = GLOG_RE.match(prefix)
+        m = self._prefix_re.match(prefix)
         if m is None:  # pragma: no cover - prefixes come from a match
             return {}
         return self._common(m.group(_RANK, _PID), m.group(_CID))
@@ -383,7 +407,7 @@ class TextLogParser:
             self._open[key] = _Record(prefix, _TREE, TREE, None, common, message)
             return _NO_EVENTS
         entry = KINDS.get(word) if _is_start(word, message) else None
-        if entry is None and prefix.endswith(b"[__guards] "):
+        if entry is None and (prefix.endswith(b"[__guards] ") or b".__guards: [" in prefix):
             # torch 2.3 logs its guards one per line, without a tree
             self.stats.recognized += 1
             rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
@@ -420,10 +444,16 @@ class TextLogParser:
         if rec is None or rec.handler is None:
             return _NO_EVENTS
         try:
-            return rec.handler([b.decode("utf-8", "replace") for b in rec.lines], rec.common)
+            out = rec.handler([b.decode("utf-8", "replace") for b in rec.lines], rec.common)
         except RECORD_ERRORS as exc:  # the one guard around a record: a counted skip
             self._malformed(rec.common["line"], rec.lines[0], exc)
             return _NO_EVENTS
+        if self._prefix_re is OLD_PREFIX_RE and rec.common.get("compile_id") is None and out:
+            # torch 2.1/2.2 log "Recompiling" outside the compile it starts: it belongs to
+            # the next compile id this process logs (see _compile_seen)
+            self._waiting.setdefault(key[1], []).extend(out)
+            return _NO_EVENTS
+        return out
 
     def _sample(self, lineno: int, text: bytes) -> None:
         if self.stats.samples is None or len(self.stats.samples) < 5:

@@ -36,6 +36,7 @@ GUARD_RE = re.compile(
 REPLACEMENT_RE = re.compile(
     r"^set_replacement (?P<sym>\S+) = (?P<tgt>.+?) \((?P<reason>[\w ]{1,64})\)"
     r"(?: VR\[(?P<lo>[^,\]]{1,64}), (?P<hi>[^\]]{1,64})\])?")
+_BARE_REPLACEMENT_RE = re.compile(r"^set_replacement \S{1,64} = \S{1,64}$")
 VAR_RANGE_RE = re.compile(
     r"^_update_var_to_range (?P<sym>\S+) = VR\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\](?: \((?P<how>\w+)\))?")
 _MARKING = " as dynamic (from "
@@ -97,7 +98,12 @@ def create_symbol(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     if " duck sized " in lines[0]:
         return []
     head = _need(CREATE_SYMBOL_HEAD_RE.match(lines[0]), "create_symbol")
-    rng = _need(_RANGE_AT_RE.search(lines[0], head.end() + 1), "create_symbol range")
+    rng = _RANGE_AT_RE.search(lines[0], head.end() + 1)
+    if rng is None and " " not in lines[0][head.end():].strip():  # torch 2.1: no range
+        return [ev.CreateSymbol(symbol=head["sym"], value=head["val"],
+                                source=lines[0][head.end():].strip(), lower="", upper="",
+                                user=None, framework="", **common)]
+    rng = _need(rng, "create_symbol range")
     user, framework = parse_sloc(lines[0][rng.end() + 1:])
     return [ev.CreateSymbol(symbol=head["sym"], value=head["val"],
                             source=lines[0][head.end():rng.start()], lower=rng["lo"],
@@ -126,7 +132,10 @@ def guard_added(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 def set_replacement(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``set_replacement s77 = 10 (range_refined_to_singleton) VR[10, 10]``."""
-    m = _need(REPLACEMENT_RE.match(lines[0]), "set_replacement")
+    m = REPLACEMENT_RE.match(lines[0])
+    if m is None and _BARE_REPLACEMENT_RE.match(lines[0]):
+        return []  # torch 2.2: "set_replacement s0 = 4", no reason: nothing to tell
+    m = _need(m, "set_replacement")
     return [ev.SetReplacement(symbol=m["sym"], target=m["tgt"], reason=m["reason"],
                               lower=m["lo"] or "", upper=m["hi"] or "", **common)]
 

@@ -51,6 +51,17 @@ def user_stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
     return tuple(out)
 
 
+_OLD_RECOMPILING_RE = re.compile(r"^\('(?P<first>Recompiling function .+?)', [\"'](?P<second>.*)[\"']\)$")
+
+
+def old_recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch 2.1 logged its recompile message as a tuple, on one line: ``('Recompiling
+    function F in FILE:LINE', "triggered by the following guard failure: REASON")``."""
+    m = _need(_OLD_RECOMPILING_RE.match(lines[0]), "Recompiling tuple")
+    reason = m["second"].partition("triggered by the following guard failure: ")[2]
+    return recompiling([m["first"], *([f"- {reason}"] if reason else [])], common)
+
+
 def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``Recompiling function F in FILE:LINE`` + ``- 0/0: reason`` lines + user stack."""
     m = _need(RECOMPILING_RE.match(lines[0]), "Recompiling")
