@@ -36,7 +36,7 @@ from typing import Any
 from dyncli.diagnose.processes import Process
 from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.inputs import open_input
-from dyncli.logparse.trace import TraceParser
+from dyncli.logparse.trace import TraceParser, source_blocks
 from dyncli.logparse.trace_format import TraceRecord, TraceStats
 from dyncli.logparse.trace_lines import install_filters
 from dyncli.logparse.trace_map import TraceEventMapper
@@ -99,7 +99,10 @@ def _child(proc: Process, conn: Any) -> None:
             install_filters(parser)
             batch: list[Any] = []
             cook = parser.cook
-            for raw in parser.feed_raw(source.lines()):
+            blocks = source_blocks(source)
+            raws = (parser.feed_raw(source.lines()) if blocks is None
+                    else parser.feed_raw_blocks(blocks))
+            for raw in raws:
                 if raw[2] in COOKED_HERE:
                     record = cook(raw)
                     if record is None:
