@@ -112,6 +112,7 @@ def test_a_failure_in_the_child_is_raised_here(monkeypatch: pytest.MonkeyPatch) 
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(trace.TraceParser, "feed_raw", broken)
+    monkeypatch.setattr(trace.TraceParser, "feed_raw_blocks", broken)  # a plain file's way
     with pytest.raises(ZeroDivisionError, match="boom"):
         read_trace.diagnose_traces([FILES[0]], jobs=2)
 
