@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -31,23 +33,68 @@ class FitTable(Table):
         if not self.columns or self.natural_width(console, options) <= options.max_width:
             yield from super().__rich_console__(console, options)
             return
-        yield from self._vertical(options.max_width)
+        yield from self._vertical(options.max_width, console)
 
-    def _vertical(self, width: int) -> RenderResult:
+    def _vertical(self, width: int, console: Console | None = None) -> RenderResult:
         if self.title:
             yield Text(str(self.title), style="bold" if isinstance(self.title, str) else "")
         names = [str(c.header) for c in self.columns]
         cells = [list(c.cells) for c in self.columns]
         rows = len(cells[0]) if cells else 0
+        value_width = max(width - 4 - max(map(len, names)), 20)
+        # Without colour (a file, a pipe) a block's lines are made here, as the grid below
+        # lays them out: a tenth of rich's cost for the grid (the most of diagnose's view)
+        plain = console is not None and console.color_system is None and not console.record
         for i in range(rows):
+            values = [v if isinstance(v, Text) else Text(str(v)) for v in (c[i] for c in cells)]
+            yield Text("")
+            block = _plain_block(console, names, values, width, value_width) if plain else None
+            if block is not None:
+                yield from block
+                continue
             grid = Table.grid(padding=(0, 2), pad_edge=False)
             grid.add_column(no_wrap=True, style="dim")
-            grid.add_column(overflow="fold", max_width=max(width - 4 - max(map(len, names)), 20))
-            for name, column in zip(names, cells, strict=True):
-                value = column[i]
-                grid.add_row(name, value if isinstance(value, Text) else Text(str(value)))
-            yield Text("")
+            grid.add_column(overflow="fold", max_width=value_width)
+            for name, value in zip(names, values, strict=True):
+                grid.add_row(name, value)
             yield _Indented(grid, 2)
+
+
+def _plain_block(console: Any, names: list[str], values: list[Text], width: int,
+                 value_width: int) -> list[Segment] | None:
+    """The lines ``_Indented(grid, 2)`` renders for one row, made directly (styles are not
+    shown), or None where the grid would do more than this follows (a column squeezed).
+
+    The grid's layout, as rich (13.x, ``Table._calculate_column_widths`` and ``_render``,
+    ``Padding``) makes it: the name column as wide as the widest name plus the 2-space
+    padding, the value column as wide as the widest value line (at most ``value_width``),
+    each value wrapped to it (``Text.wrap``: left, folded), names at the top of their rows,
+    every line indented by 2 and padded with spaces to ``width``.
+    ``tests/cli/test_terminal.py`` compares both ways on awkward cells.
+    """
+    inner = width - 2  # inside the indent
+    if inner - 2 < 1:
+        return None
+    names_w = max(min(min(cell_len(n), inner - 2) + 2, inner) for n in names)
+    longest = 0
+    for value in values:
+        lines = value.plain.splitlines()
+        line_w = min(max(map(cell_len, lines)), inner) if lines else 0
+        longest = max(longest, line_w)
+    values_w = min(longest, value_width) or 1
+    if names_w + values_w > inner or any(cell_len(n) > names_w - 2 for n in names):
+        return None
+    out: list[Segment] = []
+    blank_name = " " * names_w
+    for name, value in zip(names, values, strict=True):
+        wrapped = value.wrap(console, values_w, justify="left", overflow="fold",
+                             tab_size=console.tab_size or 8, no_wrap=False)
+        head = "  " + name + " " * (names_w - cell_len(name))
+        for line in wrapped or [Text("")]:
+            text = head + line.plain
+            out.append(Segment(text + " " * (width - cell_len(text)) + "\n"))
+            head = "  " + blank_name
+    return out
 
 
 class _Indented:
