@@ -29,8 +29,25 @@ class FitTable(Table):
         """The width the table takes with no cell wrapped."""
         return self.__rich_measure__(console, options.update_width(_WIDE)).maximum
 
+    def surely_wider(self, width: int) -> bool:
+        """Whether the cells alone, each column as wide as its widest line, are wider than
+        ``width``: a lower bound of :meth:`natural_width` (which adds padding and borders),
+        found without rich's measuring (twice per column, every cell)."""
+        total = 0
+        for column in self.columns:
+            widest = 0
+            for cell in column._cells:
+                if isinstance(cell, Text):  # others count 0: still a lower bound
+                    lines = cell.plain.splitlines()  # as Text.__rich_measure__ cuts them
+                    widest = max(widest, max(map(cell_len, lines)) if lines else 0)
+            total += widest
+            if total > width:
+                return True
+        return False
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if not self.columns or self.natural_width(console, options) <= options.max_width:
+        if not self.columns or (not self.surely_wider(options.max_width)
+                                and self.natural_width(console, options) <= options.max_width):
             yield from super().__rich_console__(console, options)
             return
         yield from self._vertical(options.max_width, console)

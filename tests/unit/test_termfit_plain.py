@@ -45,7 +45,19 @@ def test_plain_blocks_equal_the_rich_grid(seed: int, monkeypatch: pytest.MonkeyP
     width = rng.choice([20, 31, 50, 80, 120, 200])
     fast = _render(table, width)
     monkeypatch.setattr(termfit, "_plain_block", lambda *a: None)
+    monkeypatch.setattr(termfit.FitTable, "surely_wider", lambda self, w: False)
     assert fast == _render(table, width)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_surely_wider_is_a_lower_bound(seed: int) -> None:
+    rng = random.Random(seed)
+    table = _table(rng)
+    console = termfit.FitConsole(file=io.StringIO(), width=80, color_system=None)
+    natural = table.natural_width(console, console.options)  # type: ignore[attr-defined]
+    for width in (10, 40, 80, 120, 300):
+        if table.surely_wider(width):  # type: ignore[attr-defined]
+            assert natural > width
 
 
 def test_plain_block_used_without_colour_only() -> None:
