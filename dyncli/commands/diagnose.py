@@ -54,7 +54,6 @@ def diagnose(
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
     from dyncli.diagnose import render
     from dyncli.diagnose.api import run
-    from dyncli.diagnose.html import write_html
     from dyncli.errors import GateError, UsageError
     from dyncli.output import Output, check_outputs
 
@@ -67,6 +66,8 @@ def diagnose(
         render.render_parse_notes(diag)
     out.result(diag.to_dict(), json_path)
     if html_path is not None:
+        from dyncli.diagnose.html import write_html
+
         write_html(html_path, diag)
     if perfetto_path is not None:
         from dyncli.diagnose.perfetto import write_perfetto

@@ -15,7 +15,6 @@ only kinds in ``keep`` are JSON-decoded; payloads are joined only for kinds in `
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import re
@@ -403,6 +402,8 @@ class TraceParser:
         if expected is None and not chunks:
             return
         payload = _join(chunks, b"\n", nlines)
+        import hashlib  # here: only --strict hashes payloads (and it costs start-up)
+
         digest = hashlib.md5(payload, usedforsecurity=False).hexdigest()
         if digest != expected or not chunks:
             self.stats.payload_mismatch += 1
