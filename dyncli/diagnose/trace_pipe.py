@@ -38,6 +38,7 @@ from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.inputs import open_input
 from dyncli.logparse.trace import TraceParser, source_blocks
 from dyncli.logparse.trace_format import TraceRecord, TraceStats
+from dyncli.logparse.trace_events import graph_signature
 from dyncli.logparse.trace_lines import install_filters
 from dyncli.logparse.trace_map import TraceEventMapper
 
@@ -62,8 +63,7 @@ def wanted(proc: Process, jobs: int, strict: bool) -> bool:
 # Kinds whose envelopes the child decodes too (the JSON of the rest is decoded here): the
 # big ones, with stacks and metrics; the split that gave both processes about the same CPU
 # time on the benchmark trace (0.45-0.5 s each for 100 MB, under load).
-COOKED_HERE = frozenset({"compilation_metrics", "create_symbol", "create_unbacked_symbol",
-                         "guard_added_fast", "guard_added"})
+COOKED_HERE = frozenset({"compilation_metrics"})
 
 
 def _fields(rec: TraceRecord) -> list[Any]:
@@ -114,6 +114,10 @@ def _child(proc: Process, conn: Any) -> None:
                         fields[2] = {k: v for k, v in record.meta.items()
                                      if not k.endswith("_config")}
                     batch.append(tuple(fields))
+                elif raw[2] == "dynamo_output_graph":
+                    # the graph's signature (the mapper's most costly step) is made here from
+                    # the payload, and sent instead of it
+                    batch.append((*raw[:3], None, graph_signature(raw[3] or "")))
                 else:
                     batch.append(raw)
                 if len(batch) >= _BATCH:
@@ -166,6 +170,10 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
                     for item in message[1]:
                         if len(item) == 4:
                             record = cook(item)
+                            if record is not None:
+                                yield record
+                        elif len(item) == 5:
+                            record = cook(item[:4], signature=item[4])
                             if record is not None:
                                 yield record
                         else:

@@ -334,7 +334,8 @@ class TraceParser:
                 else _join(chunks, b"\r\n", nlines).decode("utf-8", "replace"))
 
     def _record(self, lineno: int, kind: str, env: dict[str, Any], prefix: bytes,
-                meta: dict[str, Any], payload: str | None) -> TraceRecord | None:
+                meta: dict[str, Any], payload: str | None,
+                signature: Any = None) -> TraceRecord | None:
         head = GLOG_RE.match(prefix + b"]")
         if head is None:
             self._malformed(lineno, "no glog prefix before the JSON envelope")
@@ -352,7 +353,7 @@ class TraceParser:
             frame_compile_id=_int(env.get("frame_compile_id")),
             attempt=_int(env.get("attempt")) or 0,
             compiled_autograd_id=_int(env.get("compiled_autograd_id")),
-            rank=rank, payload=payload, envelope=env,
+            rank=rank, payload=payload, envelope=env, signature=signature,
         )
 
     # ------------------------------------------------- split across two processes
@@ -369,9 +370,10 @@ class TraceParser:
             payload = self._payload(kind, chunks, nlines)
         return lineno, line, kind, payload
 
-    def cook(self, raw: RawRecord) -> TraceRecord | None:
+    def cook(self, raw: RawRecord, signature: Any = None) -> TraceRecord | None:
         """The record (or intern-table entry: None) of a ``feed_raw`` item, as ``feed`` would
-        have made it: the second half of the work, done by the process that maps records."""
+        have made it: the second half of the work, done by the process that maps records.
+        ``signature``: a ``dynamo_output_graph``'s, made by the parsing child."""
         lineno, line, kind, payload = raw
         if kind == "str":
             self._intern(lineno, line)
@@ -386,7 +388,7 @@ class TraceParser:
         meta = _meta(env, kind)
         if kind == "artifact" and not self._wants_payload(kind, meta, []):
             payload = None
-        return self._record(lineno, kind, env, prefix, meta, payload)
+        return self._record(lineno, kind, env, prefix, meta, payload, signature)
 
     def _verify(self, lineno: int, env: dict[str, Any], chunks: list[bytes],
                 nlines: int | None = None) -> None:

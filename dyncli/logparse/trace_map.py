@@ -301,7 +301,8 @@ class TraceEventMapper:
         sizes = rec.meta.get("sizes")
         pairs = tuple((str(k), tuple(str(d) for d in v)) for k, v in sizes.items()
                       if isinstance(v, list)) if isinstance(sizes, dict) else ()
-        inputs, ops = te.graph_signature(rec.payload or "")
+        inputs, ops = (rec.signature if rec.signature is not None
+                       else te.graph_signature(rec.payload or ""))
         yield te.OutputGraph(sizes=pairs, inputs=inputs, ops=ops, **ctx)
 
     def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
