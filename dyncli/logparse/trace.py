@@ -62,6 +62,7 @@ class TraceParser:
         self.payloads = payloads
         self.stats = TraceStats()
         self.strings: dict[int, str] = {}
+        self._emitters: dict[tuple[bytes, bytes], str] = {}  # (file, line) -> "file:line"
         # kind -> test on the envelope's bytes: a record of that kind is decoded (and yielded)
         # only when it passes. A consumer installs these for records it would ignore anyway
         # (``TraceEventMapper``): what is never decoded is never checked either, like the
@@ -183,6 +184,7 @@ class TraceParser:
         in_record = False
         finish = self._raw if raw else self._finish
         next_head = _HEAD.search
+        kind_names: dict[bytes, str] = {}
         for block in blocks:
             end = len(block)
             pos = 0
@@ -207,7 +209,7 @@ class TraceParser:
                     pos = stop
                     continue
                 stop = block.find(b"\n", pos) + 1 or end
-                line = block[pos:stop]
+                stripped = block[pos:stop].rstrip(b"\r\n")
                 pos = stop
                 lineno += 1
                 heads += 1
@@ -217,13 +219,20 @@ class TraceParser:
                     pending, chunks = None, None
                     if record is not None:
                         yield record
-                stripped = line.rstrip(b"\r\n")
                 if not stripped:
                     continue
-                kind = peek_kind(stripped)
-                if kind is None:
+                # peek_kind, with the few kinds a trace has decoded once
+                cut = stripped.find(b"] {")
+                kind_end = stripped.find(b'"', cut + 4) if stripped[cut + 3:cut + 4] == b'"' else -1
+                if cut < 0 or kind_end < 0:
                     self._malformed(lineno, "not a trace line")
                     continue
+                raw_kind = stripped[cut + 4:kind_end]
+                kind = kind_names.get(raw_kind)
+                if kind is None:
+                    kind = raw_kind.decode("utf-8", "replace")
+                    if len(kind_names) < 256:  # hostile: a new kind per line; stay bounded
+                        kind_names[raw_kind] = kind
                 in_record = True
                 stats.kinds[kind] += 1
                 if kind not in KNOWN_KINDS:
@@ -341,18 +350,28 @@ class TraceParser:
             self._malformed(lineno, "no glog prefix before the JSON envelope")
             return None
         self.stats.records += 1
-        rank = _int(env.get("rank"))
+        get = env.get
+        rank = _int(get("rank"))
         if rank is not None:
             self.stats.ranks.add(rank)
+        where = head.group("file", "lineno")
+        emitter = self._emitters.get(where)
+        if emitter is None:  # the same few emitting lines of torch, record after record
+            if len(self._emitters) > 4096:  # hostile: a new one per record; stay bounded
+                self._emitters.clear()
+            emitter = self._emitters[where] = (
+                f"{where[0].decode('utf-8', 'replace')}:{where[1].decode()}")
+        attempt = get("attempt")
         return TraceRecord(
             line=lineno, kind=kind, meta=meta,
-            timestamp=f"{head['date'].decode()} {head['time'].decode()}",
+            # "MMDD hh:mm:ss.ffffff": the date, one space, the time (GLOG_RE)
+            timestamp=prefix[head.start("date"):head.end("time")].decode(),
             pid=int(head["pid"]),  # at most 20 digits (GLOG_RE)
-            emitter=f"{head['file'].decode('utf-8', 'replace')}:{head['lineno'].decode()}",
-            frame_id=_int(env.get("frame_id")),
-            frame_compile_id=_int(env.get("frame_compile_id")),
-            attempt=_int(env.get("attempt")) or 0,
-            compiled_autograd_id=_int(env.get("compiled_autograd_id")),
+            emitter=emitter,
+            frame_id=_int(get("frame_id")),
+            frame_compile_id=_int(get("frame_compile_id")),
+            attempt=(_int(attempt) or 0) if attempt is not None else 0,
+            compiled_autograd_id=_int(get("compiled_autograd_id")),
             rank=rank, payload=payload, envelope=env, signature=signature,
         )
 
@@ -428,7 +447,8 @@ class TraceParser:
 # character) and a small index: ``{"str": ["/path/file.py", 12]}``.
 _PLAIN_STR = re.compile(rb'\{"str": \["([^"\\\x00-\x1f]*)", (0|[1-9][0-9]{0,17})\]\}\Z')
 _SCAN = json.JSONDecoder().scan_once
-_NAMES = (b'"name": "pgo.dynamic_whitelist"', b'"name": "automatic_dynamic"')
+# what _wanted_chromium looks for, as one search
+_NAMES_RE = re.compile(rb'"name": "(?:pgo\.dynamic_whitelist|automatic_dynamic)"')
 
 
 def _loads(envelope: bytes) -> Any:
@@ -458,7 +478,7 @@ def _chromium_skipped(block: bytes, at: int) -> bool:
     if not second or block[second:second + 1] != b"\t":
         return False
     end = block.find(b"\n", second)
-    return end >= 0 and all(block.find(name, at, end) < 0 for name in _NAMES)
+    return end >= 0 and _NAMES_RE.search(block, at, end) is None
 
 
 def _first_lines(chunks: list[bytes], k: int, nlines: int | None) -> list[bytes]:
@@ -524,5 +544,4 @@ def _wanted_chromium(chunks: list[bytes]) -> bool:
     return False
 
 
-def _int(value: Any) -> int | None:
-    return safe.json_int(value)
+_int = safe.json_int
