@@ -37,8 +37,8 @@ from dyncli.diagnose.processes import Process
 from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.inputs import open_input
 from dyncli.logparse.trace import TraceParser, source_blocks
-from dyncli.logparse.trace_format import TraceRecord, TraceStats
 from dyncli.logparse.trace_events import graph_signature
+from dyncli.logparse.trace_format import TraceRecord, TraceStats
 from dyncli.logparse.trace_lines import install_filters
 from dyncli.logparse.trace_map import TraceEventMapper
 

@@ -62,7 +62,7 @@ class TraceParser:
         self.payloads = payloads
         self.stats = TraceStats()
         self.strings: dict[int, str] = {}
-        self._emitters: dict[tuple[bytes, bytes], str] = {}  # (file, line) -> "file:line"
+        self._emitters: dict[tuple[Any, ...], str] = {}  # (file, line) -> "file:line"
         # kind -> test on the envelope's bytes: a record of that kind is decoded (and yielded)
         # only when it passes. A consumer installs these for records it would ignore anyway
         # (``TraceEventMapper``): what is never decoded is never checked either, like the
@@ -446,7 +446,7 @@ class TraceParser:
 # A string-table entry as torch writes it, with a plain string (no escape, no control
 # character) and a small index: ``{"str": ["/path/file.py", 12]}``.
 _PLAIN_STR = re.compile(rb'\{"str": \["([^"\\\x00-\x1f]*)", (0|[1-9][0-9]{0,17})\]\}\Z')
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner
 # what _wanted_chromium looks for, as one search
 _NAMES_RE = re.compile(rb'"name": "(?:pgo\.dynamic_whitelist|automatic_dynamic)"')
 
