@@ -52,7 +52,6 @@ def diagnose(
     resolved = resolve_config("diagnose", config, verbose, fail_on=_split(fail_on), strict=strict,
                               limit=limit, jobs=jobs)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
-    from dyncli.diagnose import render
     from dyncli.diagnose.api import run
     from dyncli.errors import GateError, UsageError
     from dyncli.output import Output, check_outputs
@@ -62,6 +61,10 @@ def diagnose(
     # goes to stderr.
     out = Output.for_targets(json_path, html_path, perfetto_path)
     diag = run([str(p) for p in paths], config=resolved.config)
+    # the views (rich) imported once the reading is done: a big trace's parsing child, forked
+    # while reading, starts that much sooner
+    from dyncli.diagnose import render
+
     if verbose:
         render.render_parse_notes(diag)
     out.result(diag.to_dict(), json_path)
