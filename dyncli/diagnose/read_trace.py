@@ -25,7 +25,6 @@ are held whole while they wait to be fed, and at most ``2 * jobs`` files are in 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -42,6 +41,8 @@ from dyncli.gcpause import gc_paused
 from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.trace import TraceParser, source_blocks
+from dyncli.logparse.trace_child import check_trace as _check_trace
+from dyncli.logparse.trace_child import default_jobs
 from dyncli.logparse.trace_format import TraceStats, is_trace_line
 from dyncli.logparse.trace_map import TraceEventMapper
 
@@ -129,12 +130,6 @@ class _TraceReader:
                                    warnings=diag.warnings + tuple(self.warnings))
 
 
-def _check_trace(source: Source) -> None:
-    if not is_trace_line(source.first):
-        raise InputError(f"{source.name}: not a TORCH_TRACE file (no JSON envelope on its "
-                         "first line)")
-
-
 def _parse(source: Source, proc: Process, strict: bool) -> tuple[TraceParser, Iterator[Any]]:
     # One parser and one mapper per file: each process has its own intern table, its own
     # compile-id space and its own reset generations.
@@ -169,14 +164,6 @@ def parse_file(proc: Process, strict: bool) -> ParsedFile:
             return ParsedFile(source.name, list(events), parser.stats, file.stat().st_size)
     except DyncliError as e:  # re-raised by the parent, in file order, as the serial run would
         return ParsedFile(str(file), [], TraceStats(), 0, (type(e).__name__, e.message, e.hint))
-
-
-def default_jobs() -> int:
-    """The default ``--jobs``: the cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
