@@ -86,5 +86,8 @@ def diagnose(
                              "dyncli diagnose /tmp/trace --perfetto timeline.json")
         write_perfetto(perfetto_path, diag)
     render.render_terminal(diag, limit=resolved.config.limit, console=out.view)
+    from dyncli import startup
+
+    startup.fast_exit = True  # all written: the process may end without its teardown
     if diag.tripped:
         raise GateError(f"found {', '.join(diag.tripped)} (--fail-on)")
