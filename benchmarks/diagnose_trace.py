@@ -7,7 +7,8 @@ child and of the processes it waited for, e.g. dyncli's parsing child):
 
 1. a bare Python loop that only reads the file's lines (the I/O floor),
 2. ``dyncli diagnose FILE --json OUT`` (the whole CLI: parse, analyze, render JSON), with
-   its default ``--jobs``, then with ``--jobs 1`` (one process),
+   its default ``--jobs``, then with ``--jobs 1`` (one process) and ``--jobs 2`` (the parsing
+   child, whatever the load),
 3. ``tlparse FILE -o DIR --overwrite --no-browser`` (tlparse 0.4.x, Rust).
 
 Usage (from the repo root)::
@@ -103,6 +104,9 @@ def main() -> int:
         # one process: what a single core gives (the default parses in a child beside it)
         "dyncli --jobs 1": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
                             "--json", str(WORK / "diagnosis-j1.json"), "--jobs", "1"],
+        # the parsing child whatever the load (the default uses it only while a core is idle)
+        "dyncli --jobs 2": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
+                            "--json", str(WORK / "diagnosis-j2.json"), "--jobs", "2"],
     }
     if tlparse:
         tools["tlparse"] = [tlparse, str(trace), "-o", str(WORK / "tl_out"), "--overwrite",
