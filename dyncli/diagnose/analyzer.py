@@ -68,6 +68,7 @@ class _Frame:
     dynamic: dict[str, DynamicInput] = field(default_factory=dict)
     dims: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     marking: dict[str, None] = field(default_factory=dict)  # compile ids, in order
+    dynamic_at: dict[str, tuple[str, int]] = field(default_factory=dict)  # first size=None
 
 
 @dataclass
@@ -105,6 +106,7 @@ class Analyzer:
         self._data_dependent = 0
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
+        self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
         self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
@@ -236,6 +238,7 @@ class Analyzer:
         origin = e.origin or ("dynamic-sources " + e.entry).strip()
         if origin.startswith("automatic"):
             frame.marking[str(e.compile_id)] = None
+            self._auto_marks = True
         if name not in frame.dynamic:
             frame.dynamic[name] = DynamicInput(source=name, origin=origin,
                                                compile_id=str(e.compile_id), line=e.line)
@@ -314,13 +317,26 @@ class Analyzer:
         if e.compile_id is not None and e.compile_id.frame is not None:
             # A dim counts as dynamic if any compile of the frame had it dynamic (size=None);
             # a later compile specialized to 1 must not hide it.
-            dims = self._frame(e.rank, e.compile_id).dims
+            frame = self._frame(e.rank, e.compile_id)
+            dims = frame.dims
+            if None in e.sizes and e.source not in frame.dynamic_at:
+                frame.dynamic_at[e.source] = (str(e.compile_id), e.line)
             old = dims.get(e.source)
             if old is None or len(old) != len(e.sizes):
                 dims[e.source] = e.sizes
             else:
                 dims[e.source] = tuple(None if a is None or b is None else b
                                        for a, b in zip(old, e.sizes, strict=True))
+
+    def _from_guards(self, f: _Frame) -> tuple[DynamicInput, ...]:
+        """Inputs dynamic in the guards (``size=[None, …]``) of a log that names no
+        automatic-dynamic marking: text logs before torch 2.13 have no ``marking … as
+        dynamic`` line and traces before 2.6 no ``automatic_dynamic`` event, so the guards are
+        the only evidence there."""
+        if self._auto_marks:
+            return ()
+        return tuple(DynamicInput(source=src, origin="dynamic in the guards", compile_id=cid, line=line)
+                     for src, (cid, line) in f.dynamic_at.items() if src not in f.dynamic)
 
     def _on_shape_guard(self, e: ev.ShapeGuard) -> None:
         if e.zero_one:
@@ -365,12 +381,15 @@ class Analyzer:
         refused = {(rank, key) for rank, key in self._refused}
         self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
                             for k, r in self._recompiles.items()}
+        files = {f.file for f in self._frames.values()} | {r.file for r in self._recompiles.values()} \
+            | {b.file for b in self._breaks.values()}
+        resolve = _resolver(files)
         frames = tuple(
             FrameReport(
-                rank=f.rank, frame_id=f.frame_id, function=f.function, file=f.file,
+                rank=f.rank, frame_id=f.frame_id, function=f.function, file=_resolved(resolve, f.file),
                 first_line=f.first_line, compiles=len(f.compiles),
                 compile_ids=tuple(sorted(f.compiles, key=compile_id_key)),
-                dynamic_inputs=tuple(f.dynamic.values()),
+                dynamic_inputs=tuple(f.dynamic.values()) + self._from_guards(f),
                 dynamic_dims=tuple((src, tuple(i for i, s in enumerate(sizes) if s is None))
                                    for src, sizes in sorted(f.dims.items())
                                    if any(s is None for s in sizes)),
@@ -379,8 +398,6 @@ class Analyzer:
                                                                    compile_id_key(f.frame_id))))
         by_frame = {(f.rank, f.frame_id): f for f in frames}
         level = _level_of(self._kinds)
-        resolve = _resolver({f.file for f in frames} | {r.file for r in self._recompiles.values()}
-                            | {b.file for b in self._breaks.values()})
         recompiles = tuple(sorted((dataclasses.replace(r, user=resolve(r.user))
                                    for r in self._recompiles.values()),
                                   key=lambda r: (rank_key(r.rank), compile_id_key(r.compile_id))))
@@ -450,6 +467,14 @@ def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | Non
         return dataclasses.replace(user, file=match[0]) if len(match) == 1 else user
 
     return resolve
+
+
+def _resolved(resolve: Callable[[ev.UserLoc | None], ev.UserLoc | None], file: str) -> str:
+    """A frame's file, resolved like a guard comment's (a frame named only from one)."""
+    if not file or file.startswith("/"):
+        return file
+    found = resolve(ev.UserLoc(file, 0, ""))
+    return found.file if found is not None else file
 
 
 def analyze(events: Iterable[ev.Event], stats: ev.ParseStats | None = None,

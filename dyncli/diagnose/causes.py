@@ -319,7 +319,7 @@ class _Builder:
         out = list(self.causes.values())
         for c in out:
             self.describe(c)
-            if self.diag.trace is not None:
+            if self.diag.trace is not None and self.diag.trace.timed:  # else unknown, not 0
                 c.compile_s = sum(self.seconds.get(k, 0.0) for k in c.compile_ids)
         out.sort(key=lambda c: (-(c.compile_s or 0.0), -c.compiles, -c.recompiles,
                                 -c.graph_breaks, c.order))

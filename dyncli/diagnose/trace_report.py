@@ -153,6 +153,11 @@ class TraceReport:
     processes: tuple[ProcessInfo, ...] = ()
 
     @property
+    def timed(self) -> bool:
+        """Whether any compile has its seconds (torch 2.3 writes no compilation_metrics)."""
+        return self.unknown_time < len(self.compile_times)
+
+    @property
     def total_compile_s(self) -> float:
         """Sum of the compile times the trace has (``unknown_time`` counts the others)."""
         return sum(c.seconds for c in self.compile_times if c.seconds is not None)

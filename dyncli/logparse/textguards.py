@@ -100,6 +100,19 @@ def tree_line(text: str, common: dict[str, Any]) -> ev.Event | None:
 _TREE_CACHED = 2048
 
 
+def flat_guard(text: str, common: dict[str, Any]) -> ev.Event | None:
+    """One guard of torch 2.3, which has no guards tree: in the text log a record per guard
+    (``check_tensor(L['x'], …, size=[None, 3], …)``, ``2 <= L['x'].size()[0]  # …``), in the
+    trace an entry of ``dynamo_guards``. Read as the tree's TENSOR_MATCH or shape LAMBDA_GUARD
+    line would be; other guards (``hasattr(…)``, ``___check_…``) say nothing dyncli uses."""
+    if text.startswith("check_tensor("):
+        return tree_line("TENSOR_MATCH: " + text, common)
+    if "L[" in text and (".size()[" in text or ".stride()[" in text) and not text.startswith(
+            ("hasattr(", "___")):
+        return tree_line("LAMBDA_GUARD: " + text, common)
+    return None
+
+
 def _tree_fields(text: str) -> tuple[type[ev.Event], dict[str, Any]] | None:
     """The event type and fields (but the record's) of one line of the guards tree."""
     if "DIMENSION_DYNAMIC_MARKING_GUARD:" in text:

@@ -105,7 +105,8 @@ _NO_COMMON: dict[str, Any] = {}
 _GUARD_WORDS = frozenset({b"eval", b"runtime_assert"})
 
 # How a record's lines are handled (ints compare fast in the hot loop).
-SILENT, UNKNOWN, TREE, FIRST, COLLECT = range(5)
+# FLAT: torch 2.3's guards, one guard per line and no tree (each line is read).
+SILENT, UNKNOWN, TREE, FIRST, COLLECT, FLAT = range(6)
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 
 
@@ -200,6 +201,10 @@ class TextLogParser:
                             known += 1
                             if mode == COLLECT and len(cur.lines) < MAX_RECORD_LINES:
                                 cur.lines.append(message)
+                            elif mode == FLAT:
+                                out = self._flat(cur, message, base + fast + slow)
+                                if out:
+                                    yield from out
                             continue
                         out = self._same_prefix(last_key, cur, word, message, base + fast + slow)
                         if out:
@@ -349,7 +354,18 @@ class TextLogParser:
             return self._tree(rec, message, lineno)
         if rec.mode == COLLECT and len(rec.lines) < MAX_RECORD_LINES:
             rec.lines.append(message)
+        elif rec.mode == FLAT:
+            return self._flat(rec, message, lineno)
         return _NO_EVENTS
+
+    def _flat(self, rec: _Record, message: bytes, lineno: int) -> Iterable[ev.Event]:
+        """One guard of torch 2.3's flat list (``guards.flat_guard``)."""
+        try:
+            event = guards.flat_guard(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
+        except RECORD_ERRORS as exc:
+            self._malformed(lineno, message, exc)
+            return _NO_EVENTS
+        return (event,) if event is not None else _NO_EVENTS
 
     def _common_of(self, prefix: bytes) -> dict[str, Any]:
         """Event fields from a prefix (for records whose fields were not built: silent ones)."""
@@ -367,6 +383,11 @@ class TextLogParser:
             self._open[key] = _Record(prefix, _TREE, TREE, None, common, message)
             return _NO_EVENTS
         entry = KINDS.get(word) if _is_start(word, message) else None
+        if entry is None and prefix.endswith(b"[__guards] "):
+            # torch 2.3 logs its guards one per line, without a tree
+            self.stats.recognized += 1
+            rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
+            return self._flat(rec, message, lineno)
         if entry is None:
             if any(s in message for s in _DYN_SOURCES):
                 entry = (msg.dynamic_sources, False)

@@ -29,6 +29,7 @@ LIMIT_RE = re.compile(r"^torch\._dynamo hit config\.(?P<name>\w+) \((?P<limit>[^
 LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d{1,9})\)")
 _YOU_MARKED = (" as dynamic but your code specialized it to be a constant (", "You marked ")
 _INFERRED = (" was inferred to be a constant (", "Not all values of ")
+_RELAXED = "RelaxedUnspecConstraint("
 
 
 def user_stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
@@ -129,7 +130,8 @@ def graph_break_body(lines: list[str]) -> BreakBody:
     primary = True
     for i, text in enumerate(lines):
         body = text.strip()
-        if body.startswith("Graph Break Reason:"):
+        if body.startswith("Graph Break Reason:") or (body.startswith("Reason:") and not reason):
+            # ("Reason: Unsupported: …" is torch 2.4–2.7's wording of the same line)
             reason = body.split(":", 1)[1].strip()
         elif body.startswith(_ANOTHER_BREAK):
             primary = False
@@ -154,12 +156,40 @@ def graph_break_body(lines: list[str]) -> BreakBody:
 
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``Graph break in user code at FILE:LINE`` + reason, explanation, hints, user stack."""
+    if lines[0].startswith(_OLD_BREAK):
+        return old_graph_break(lines, common)
     m = _need(GRAPH_BREAK_RE.match(lines[0]), "graph break")
     b = graph_break_body(lines[1:])
     return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=b.gb_type or b.reason,
                           explanation=b.explanation, hints=b.hints, user_stack=b.stack,
                           duplicate=bool(m["dup"]), gb_type=b.gb_type, gb_code=b.gb_code,
                           **common)]
+
+
+# torch 2.3 (symbolic_convert.py log_graph_break): "Graph break: from user code at:", the user
+# stack, then the Python traceback of the exception whose last line is the reason
+# ("torch._dynamo.exc.Unsupported: call_function BuiltinVariable(print) […]").
+_OLD_BREAK = "Graph break: "
+_EXC_LINE_RE = re.compile(r"^(?:torch\._dynamo\.exc\.)?(?P<exc>\w{1,64}): (?P<msg>.*)$")
+
+
+def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch 2.3's graph-break message: the break's place is the last frame of the user stack."""
+    head = lines[0][len(_OLD_BREAK):].strip()
+    tb = next((i for i, t in enumerate(lines) if t.startswith("Traceback (most recent call last)")),
+              len(lines))
+    stack = user_stack(lines[1:tb])
+    if not head.endswith("from user code at:") or not stack:
+        raise ValueError("unparsable graph break")
+    where = stack[-1]
+    reason = head[:-len("from user code at:")].strip()
+    for text in reversed(lines[tb + 1:]):
+        em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
+        if em is not None:
+            reason = reason or (em["msg"] if em["exc"] == "Unsupported" else f"{em['exc']}: {em['msg']}")
+            break
+    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
+                          user_stack=stack, **common)]
 
 
 def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -187,6 +217,9 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
     out: list[ev.Event] = []
     for text in lines:
         found = _constant(text, *_YOU_MARKED) or _constant(text, *_INFERRED, " are valid because ")
+        if found is not None and found[0].startswith(_RELAXED) and found[0].endswith(")"):
+            # torch <= 2.6 names the constraint, not the source: RelaxedUnspecConstraint(L['x']…)
+            found = (found[0][len(_RELAXED):-1], found[1])
         if found is not None:
             out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "), source=found[0],
                                               value=found[1], user=user, **common))

@@ -44,12 +44,13 @@ DEFAULT_KEEP: frozenset[str] = frozenset({
     "dynamo_start", "compilation_metrics", "symbolic_shape_specialization", "guard_added",
     "guard_added_fast", "create_symbol", "create_unbacked_symbol", "artifact",
     "dynamo_output_graph", "dynamo_cpp_guards_str", "chromium_event", "describe_tensor",
-    "describe_source",
+    "describe_source", "dynamo_guards",
 })
 
 # Kinds whose payload is joined and kept. Artifacts are filtered again by name.
 DEFAULT_PAYLOADS: frozenset[str] = frozenset({
     "artifact", "dynamo_output_graph", "dynamo_cpp_guards_str", "chromium_event",
+    "dynamo_guards",  # torch 2.3's guards: a JSON list, one guard per line
 })
 PAYLOAD_ARTIFACTS: frozenset[str] = frozenset({
     "recompile_reasons", "dynamo_graph_break_reason", "get_local_code_state",

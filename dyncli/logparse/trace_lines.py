@@ -34,6 +34,8 @@ _TREE_WORDS = ("TENSOR_MATCH", "LAMBDA_GUARD", "DIMENSION_DYNAMIC_MARKING_GUARD"
 # _STATIC_INDICES_RE) says anything; its words are in every line that can match it.
 _KEPT_TREE_WORDS = (b"TENSOR_MATCH", b"LAMBDA_GUARD",
                     b"'_dynamo_static_indices', set()).issubset({")
+# the entries of torch 2.3's ``dynamo_guards`` list that _guards_list reads
+_FLAT_WORDS = (b'"code": "check_tensor(', b".size()[", b".stride()[")
 _ARTIFACT_NAMES = tuple(name.encode() for name in sorted(PAYLOAD_ARTIFACTS))
 
 
@@ -63,6 +65,7 @@ def install_filters(parser: TraceParser) -> None:
     # names read here are collected
     parser.payload_wanted["artifact"] = _wanted_artifact
     parser.payload_words["dynamo_cpp_guards_str"] = _KEPT_TREE_WORDS
+    parser.payload_words["dynamo_guards"] = _FLAT_WORDS
 
 
 def _lines_with(text: str, words: tuple[str, ...]) -> list[str]:

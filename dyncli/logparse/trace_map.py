@@ -19,7 +19,7 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse import safe
 from dyncli.logparse import trace_events as te
-from dyncli.logparse.textguards import _STATIC_INDICES_RE, tensor_check
+from dyncli.logparse.textguards import _STATIC_INDICES_RE, flat_guard, tensor_check
 from dyncli.logparse.textreasons import graph_break_body, guard_failure, user_stack
 from dyncli.logparse.trace import TraceParser
 from dyncli.logparse.trace_format import TraceRecord
@@ -72,12 +72,13 @@ class TraceEventMapper:
             "symbolic_shape_specialization": self._specialization, "artifact": self._artifact,
             "dynamo_output_graph": self._output_graph, "dynamo_cpp_guards_str": self._guards_tree,
             "chromium_event": self._chromium, "describe_tensor": self._describe_tensor,
-            "describe_source": self._describe_source,
+            "describe_source": self._describe_source, "dynamo_guards": self._guards_list,
         }
         # (rank, describer, tensor id) -> dims marked by mark_dynamic, until its source arrives
         self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
         self._framework_files: dict[str, bool] = {}  # file -> a torch file outside _INTERNAL
         self._cids: dict[tuple[Any, ...], ev.CompileId] = {}
+        self._tree_seen = False  # a dynamo_cpp_guards_str went by (see _guards_list)
         install_filters(parser)
         # ... and here, where the records are mapped as they come: a source only while a
         # marked tensor awaits it
@@ -315,6 +316,7 @@ class TraceEventMapper:
 
     def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """guards.py ``dynamo_cpp_guards_str``: the same tree TORCH_LOGS=guards prints."""
+        self._tree_seen = True
         for line in _lines_with(rec.payload or "", _TREE_WORDS):
             if "TENSOR_MATCH" not in line and "LAMBDA_GUARD" not in line:
                 sm = (_STATIC_INDICES_RE.search(line)  # mark_static (issue 26)
@@ -330,6 +332,19 @@ class TraceEventMapper:
             elif (expr := _shape_guard(line)) is not None:
                 yield ev.ShapeGuard(expr=expr.strip(), user=_comment_loc(line),
                                     zero_one="0/1 specialization" in line, **ctx)
+
+    def _guards_list(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """guards.py ``dynamo_guards`` (torch 2.3, before the tree): ``[{"code": …, "stack":
+        …}, …]``, one entry per line; the kept lines are read as the text log's flat guards.
+        torch 2.4 writes it too, before the tree of the same compile: once a tree went by, the
+        trees are read (their lines carry the user's code)."""
+        if self._tree_seen:
+            return
+        for line in (rec.payload or "").splitlines():
+            entry = safe.loads(line.strip().rstrip(","))
+            code = entry.get("code") if isinstance(entry, dict) else None
+            if isinstance(code, str) and (event := flat_guard(code, ctx)) is not None:
+                yield event
 
     def _describe_tensor(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """meta_utils.py ``describe_tensor``: ``dynamo_dynamic_indices`` are mark_dynamic dims."""

@@ -69,12 +69,12 @@ def test_cause_invariants(path: Path) -> None:
     keys = [k for c in causes for k in c.compile_ids]
     assert len(keys) == len(set(keys)), "a compile is charged to two causes"
     assert sum(c.compiles for c in causes) <= diag.compiles
-    if diag.trace is not None:
+    if diag.trace is not None and diag.trace.timed:
         total = diag.trace.total_compile_s
         for c in causes:
             assert c.compile_s is not None and c.compile_s <= total + 1e-9
         assert sum(c.compile_s or 0.0 for c in causes) <= total + 1e-9
-    else:
+    else:  # a text log, or a trace without compile seconds (torch 2.3): unknown, never 0
         assert all(c.compile_s is None for c in causes)
     # ranked: by compile seconds, then compiles
     costs = [(c.compile_s or 0.0, c.compiles) for c in causes]
