@@ -5,7 +5,7 @@ so it cannot be split among workers like a directory's rank files: compile ids, 
 generations and the intern table depend on everything before. What can run beside the
 analysis is the first half of the parsing: reading the lines, skipping payloads, joining the
 payloads that are kept. So for a file of at least ``PIPE_BYTES`` when ``--jobs`` allows two
-processes, a forked child runs ``TraceParser.feed_raw`` over the file and sends its raw
+processes, a forked child runs ``TraceParser.feed_raw_blocks`` over the file and sends its raw
 records (envelope line undecoded, payload joined) in batches through a pipe; this process
 finishes them (``TraceParser.cook``: JSON, intern table), turns them into events
 (``TraceEventMapper``) and feeds the Analyzer as the serial reader does. The halves were cut
