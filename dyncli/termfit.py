@@ -14,8 +14,9 @@ from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.segment import Segment
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 # Past this width a table's natural width is not measured further.
@@ -24,6 +25,23 @@ _WIDE = 10_000
 
 class FitTable(Table):
     """A :class:`rich.table.Table` that renders one block per row when it does not fit."""
+
+    def _measure_column(self, console: Console, options: ConsoleOptions,
+                        column: Column) -> Measurement:
+        """rich's column measurement, made once per column (rich measures every cell of a
+        column three times to print a table that fits: twice for :meth:`natural_width`,
+        once for the layout, each time at another width). A measurement made at ``_WIDE``
+        whose maximum is under both ``_WIDE`` and the width asked for is what rich makes at
+        that width too: its clamps to the width do not bind. Else rich measures again."""
+        key = (id(console), column._index, len(column._cells))
+        cache: dict[tuple[int, int, int], Measurement] = self.__dict__.setdefault("_measured", {})
+        wide = cache.get(key)
+        if wide is None:
+            wide = cache[key] = super()._measure_column(console, options.update_width(_WIDE),
+                                                        column)
+        if options.max_width >= 1 and wide.maximum <= options.max_width and wide.maximum < _WIDE:
+            return wide
+        return super()._measure_column(console, options, column)
 
     def natural_width(self, console: Console, options: ConsoleOptions) -> int:
         """The width the table takes with no cell wrapped."""
