@@ -100,7 +100,7 @@ def _plain_block(console: Any, names: list[str], values: list[Text], width: int,
     """The lines ``_Indented(grid, 2)`` renders for one row, made directly (styles are not
     shown), or None where the grid would do more than this follows (a column squeezed).
 
-    The grid's layout, as rich (13.x, ``Table._calculate_column_widths`` and ``_render``,
+    The grid's layout, as rich (15.x, ``Table._calculate_column_widths`` and ``_render``,
     ``Padding``) makes it: the name column as wide as the widest name plus the 2-space
     padding, the value column as wide as the widest value line (at most ``value_width``),
     each value wrapped to it (``Text.wrap``: left, folded), names at the top of their rows,
