@@ -198,7 +198,9 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
     # one big file and a second core: parse it in a child while this process analyzes (by
     # default only while a core is idle: on a busy machine the split costs more than it saves)
     piped = (len(files) == 1 and trace_pipe.wanted(files[0], wanted, strict)
-             and (jobs_given or trace_pipe.idle_core(wanted)))
+             and (jobs_given or trace_pipe.idle_core(wanted) or trace_pipe.early(files[0])))
+    if not piped:
+        trace_pipe.discard_early()  # a child the command started for nothing: stopped
     for stream, proc in zip(streams, procs, strict=False):
         reader.read(stream, proc)
     # The cyclic GC paused: a trace makes ~10^5 short-lived acyclic objects (decoded

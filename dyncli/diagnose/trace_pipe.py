@@ -43,6 +43,8 @@ from dyncli.logparse.trace_child import (  # noqa: F401  (COOKED_HERE, idle_core
     COOKED_HERE,
     PIPE_BYTES,
     adopt,
+    discard_early,
+    has_early,
     idle_core,
     start,
 )
@@ -60,6 +62,12 @@ def wanted(proc: Process, jobs: int, strict: bool) -> bool:
         return proc.path.stat().st_size >= PIPE_BYTES
     except OSError:
         return False
+
+
+def early(proc: Process) -> bool:
+    """Whether the command already forked the parsing child of ``proc`` (the load rule was
+    applied then: a load that rose meanwhile does not waste it)."""
+    return proc.path is not None and has_early(proc.path)
 
 
 def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any]]:

@@ -167,15 +167,27 @@ def prestart(paths: list[str], jobs: int | None, strict: bool) -> bool:
     return True
 
 
+def has_early(path: Path) -> bool:
+    """Whether :func:`prestart` forked the child of ``path`` (the same file, unchanged)."""
+    return bool(_EARLY) and _EARLY[0][0] == _identity(path)
+
+
+def discard_early() -> None:
+    """Stop a child :func:`prestart` forked that the reading does not use."""
+    while _EARLY:
+        _, child, receive = _EARLY.pop()
+        receive.close()
+        child.kill()
+        child.join(timeout=5)
+
+
 def adopt(path: Path) -> tuple[Any, Any] | None:
     """The child :func:`prestart` forked, if it reads ``path`` (the same file, unchanged);
     else None (and an early child of another file is stopped)."""
     if not _EARLY:
         return None
-    ident, child, receive = _EARLY.pop()
-    if ident == _identity(path):
+    if has_early(path):
+        _, child, receive = _EARLY.pop()
         return child, receive
-    receive.close()
-    child.kill()
-    child.join(timeout=5)
+    discard_early()
     return None

@@ -210,3 +210,26 @@ def test_early_child_only_where_the_reading_pipes(case: str, tmp_path: Path,
         case != "busy")
     if trace_child._EARLY:  # not read here: stopped as a reading of another file would
         assert trace_child.adopt(tmp_path) is None
+
+
+@pytest.mark.usefixtures("early")
+@pytest.mark.parametrize("jobs", [None, 1])
+def test_early_child_used_or_stopped_whatever_the_load_now(jobs: int | None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load rose between the command's early start and the reading: the child already
+    running is used (default --jobs); with --jobs 1 (another decision) it is stopped."""
+    from dyncli.logparse import trace_child
+
+    monkeypatch.setattr(trace_child, "idle_core", lambda cores: True)
+    monkeypatch.setattr(trace_pipe, "idle_core", lambda cores: False)
+    monkeypatch.setattr(read_trace, "default_jobs", lambda: 2)
+    calls = []
+    real = trace_pipe.read_piped
+    monkeypatch.setattr(trace_pipe, "read_piped", lambda proc: calls.append(proc) or real(proc))
+    assert trace_child.prestart([str(FILES[0])], None, False)
+    early = trace_child._EARLY[0][1]
+    result = read_trace.diagnose_traces([FILES[0]], jobs=jobs).to_dict()
+    assert bool(calls) is (jobs is None)
+    assert result == read_trace.diagnose_traces([FILES[0]], jobs=1).to_dict()
+    early.join(timeout=5)
+    assert not early.is_alive()
