@@ -184,7 +184,8 @@ class TraceParser:
         in_record = False
         finish = self._raw if raw else self._finish
         next_head = _HEAD.search
-        kind_names: dict[bytes, str] = {}
+        kinds: dict[bytes, tuple[Any, ...]] = {}
+        verify = self.verify
         for block in blocks:
             end = len(block)
             pos = 0
@@ -228,14 +229,17 @@ class TraceParser:
                     self._malformed(lineno, "not a trace line")
                     continue
                 raw_kind = stripped[cut + 4:kind_end]
-                kind = kind_names.get(raw_kind)
-                if kind is None:
-                    kind = raw_kind.decode("utf-8", "replace")
-                    if len(kind_names) < 256:  # hostile: a new kind per line; stay bounded
-                        kind_names[raw_kind] = kind
+                # what _feed asks of each kind (known? read? filtered? payload kept?), asked
+                # once per kind: the filters are installed before the feeding starts
+                info = kinds.get(raw_kind)
+                if info is None:
+                    info = self._kind_info(raw_kind.decode("utf-8", "replace"))
+                    if len(kinds) < 256:  # hostile: a new kind per line; stay bounded
+                        kinds[raw_kind] = info
+                kind, read, wanted, payload_kind, payload_test, known = info
                 in_record = True
                 stats.kinds[kind] += 1
-                if kind not in KNOWN_KINDS:
+                if not known:
                     self._unknown(lineno, kind)
                 if kind == "str":
                     if raw:
@@ -243,24 +247,27 @@ class TraceParser:
                     else:
                         self._intern(lineno, stripped)
                     continue
-                wanted = self.wanted.get(kind)
-                if kind not in self.keep or (wanted is not None and not wanted(stripped)):
-                    if self.verify:
+                if not read or (wanted is not None and not wanted(stripped)):
+                    if verify:
                         pending, chunks, nl, probe = (lineno, stripped, ""), [], 0, False
                     continue
-                probe = kind == "chromium_event" and not self.verify
+                probe = kind == "chromium_event" and not verify
                 if probe and _chromium_skipped(block, pos):
                     continue  # what the probe below decides, decided here: dropped
                 pending = (lineno, stripped, kind)
-                keep_payload = kind in self.payloads and (
-                    (test := self.payload_wanted.get(kind)) is None or test(stripped))
-                chunks, nl = ([], 0) if keep_payload or self.verify else (None, 0)
+                keep_payload = payload_kind and (payload_test is None or payload_test(stripped))
+                chunks, nl = ([], 0) if keep_payload or verify else (None, 0)
         stats.lines += lineno
         stats.payload_lines += lineno - heads
         if pending is not None:
             record = finish(*pending, chunks, nl)
             if record is not None:
                 yield record
+
+    def _kind_info(self, kind: str) -> tuple[Any, ...]:
+        """(kind, decoded?, its filter, payload kept?, its payload filter, known?)."""
+        return (kind, kind in self.keep, self.wanted.get(kind), kind in self.payloads,
+                self.payload_wanted.get(kind), kind in KNOWN_KINDS)
 
     def filename(self, index: Any) -> str | None:
         """The path an interned ``filename`` integer stands for (None when unknown)."""
