@@ -40,9 +40,17 @@ EXPECTED: dict[str, dict[str, object]] = {
               "ranks": {0: 2, 1: 1}},
     "2.6.0": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
               "ranks": {0: 2, 1: 1}},
+    "2.7.1": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
+              "ranks": {0: 2, 1: 1}},
     "2.8.0": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
               "ranks": {0: 2, 1: 1}},
+    "2.9.1": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
+              "ranks": {0: 2, 1: 1}},
     "2.10.0": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
+               "ranks": {0: 2, 1: 1}},
+    "2.11.0": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
+               "ranks": {0: 2, 1: 1}},
+    "2.12.1": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
                "ranks": {0: 2, 1: 1}},
     "2.13.0": {"compiles": 8, "frames": 6, "gen1": 2, "failed": 1, "seconds": True,
                "ranks": {0: 2, 1: 1}},
@@ -131,6 +139,17 @@ def test_pgo_state_is_loaded(version: str) -> None:
     assert list((compat(version) / "pgo").glob("*code_state*"))
 
 
+@pytest.mark.parametrize("version", [v for v in VERSIONS if list(compat(v).glob("pgo/*.pkl"))])
+def test_suggest_reads_each_releases_pgo_state(version: str) -> None:
+    """pgo(): mix() with batch 2, 3, 4 leaves dim 0 of L['x'] dynamic in the state that
+    release wrote; suggest reads it (restricted unpickler) into the list torch reads."""
+    from dyncli.suggest.api import run as suggest
+
+    result = suggest(pgo_dir=compat(version) / "pgo", torch_version="2.15.0")
+    assert result.entries == ("L['x']:0",)
+    assert "L['x']" in result.torch_hint
+
+
 # ------------------------------------------------------------------ what each release writes
 # (the wordings of the graph break, the guards and the constraint violation changed over the
 # releases; each is read from the release that wrote it)
@@ -139,8 +158,8 @@ def test_pgo_state_is_loaded(version: str) -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_graph_break_with_its_reason_in_every_release(version: str) -> None:
     """split()'s print: 2.3–2.5 log "Graph break: from user code at:" + stack + the
-    exception (their traces have no graph-break artifact), 2.6–2.7 "Reason: Unsupported: …",
-    2.8 "Graph
+    exception (their traces have no graph-break artifact), 2.6 "Reason: Unsupported: …",
+    2.7–2.8 "Graph
     Break Reason:" with torch's explanation, later releases with its code (GB0059) too."""
     views = [diagnose_inputs([compat(version) / "text.log"])]
     if version not in NO_BREAKS:
