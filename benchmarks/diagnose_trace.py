@@ -7,7 +7,8 @@ child and of the processes it waited for, e.g. dyncli's parsing child):
 
 1. a bare Python loop that only reads the file's lines (the I/O floor),
 2. ``dyncli diagnose FILE --json OUT`` (the whole CLI: parse, analyze, render JSON), with
-   its default ``--jobs``, then with ``--jobs 1`` (one process),
+   its default ``--jobs``, then with ``--jobs 1`` (one process) and ``--jobs 2`` (the parsing
+   child, whatever the load),
 3. ``tlparse FILE -o DIR --overwrite --no-browser`` (tlparse 0.4.x, Rust).
 
 Usage (from the repo root)::
@@ -22,6 +23,11 @@ with its default ``--jobs`` (the cores): a file this big is parsed in a child pr
 the CLI's process analyzes (``dyncli.diagnose.trace_pipe``); ``--jobs 1`` is the
 one-process row. Record ``/proc/loadavg`` beside every figure: on shared cores the
 ratio to tlparse moves with the load.
+
+dyncli's modules are byte-compiled first (``compileall``), as ``pip install`` does: with
+``PYTHONDONTWRITEBYTECODE=1`` and no ``__pycache__`` (a fresh checkout or worktree), every run
+would compile them again (~0.08 s of each dyncli run, measured), which no installed copy pays.
+The load average is printed before and after the runs.
 """
 
 from __future__ import annotations
@@ -74,6 +80,13 @@ def measure(argv: list[str]) -> tuple[float, float, int, float]:
     return wall, usage.ru_maxrss / 1024, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "n/a"
+
+
 def main() -> int:
     """Build the trace, run the three contenders ``--repeat`` times, print the median."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -91,6 +104,9 @@ def main() -> int:
         # one process: what a single core gives (the default parses in a child beside it)
         "dyncli --jobs 1": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
                             "--json", str(WORK / "diagnosis-j1.json"), "--jobs", "1"],
+        # the parsing child whatever the load (the default uses it only while a core is idle)
+        "dyncli --jobs 2": [sys.executable, "-m", "dyncli", "diagnose", str(trace),
+                            "--json", str(WORK / "diagnosis-j2.json"), "--jobs", "2"],
     }
     if tlparse:
         tools["tlparse"] = [tlparse, str(trace), "-o", str(WORK / "tl_out"), "--overwrite",
@@ -99,6 +115,10 @@ def main() -> int:
         print("tlparse not found: install the dev extra (pip install tlparse)", file=sys.stderr)
     with trace.open("rb") as fh:
         print(f"trace: {trace} ({size:.0f} MiB, {sum(1 for _ in fh)} lines)")
+    # as installed: byte-compiled (see the module docstring)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "dyncli")], check=True,
+                   capture_output=True)
+    print(f"load average before: {_loadavg()}")
     results = {}
     for name, argv in tools.items():
         runs = sorted((measure(argv) for _ in range(args.repeat)), key=lambda r: r[0])
@@ -108,6 +128,7 @@ def main() -> int:
                          "exit": code, "walls": [round(r[0], 2) for r in runs]}
         print(f"{name:18s} {wall:8.2f} s  {size / wall:7.1f} MiB/s  CPU {cpu:6.2f} s"
               f"  peak RSS {rss:7.1f} MiB  exit {code}", flush=True)
+    print(f"load average after: {_loadavg()}")
     shutil.rmtree(WORK / "tl_out", ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps({"size_mib": round(size, 1), "results": results}, indent=2))

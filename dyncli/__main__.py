@@ -20,6 +20,9 @@ def main() -> None:
         from dyncli.cli import main as app_main
 
         app_main()
+    except SystemExit as e:
+        startup.exit_now(e.code)  # only where a command asked for it
+        raise
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted\n")
         raise SystemExit(130) from None

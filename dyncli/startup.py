@@ -43,3 +43,29 @@ def is_cli_start() -> bool:
     argv0 = sys.argv[0] if sys.argv else ""
     name = argv0.replace("\\", "/").rsplit("/", 1)[-1]
     return argv0 == "-m" or name in ("dyncli", "dyncli.exe", "dyncli-script.py")
+
+
+# Set by a command once everything it writes is written (``diagnose``): the process then
+# ends without tearing the interpreter down (see :func:`exit_now`).
+fast_exit = False
+
+
+def exit_now(code: object) -> None:
+    """End the process at once with ``code`` when a command asked for it (``fast_exit``):
+    the streams flushed and the exit handlers run (multiprocessing's, finalizers of temp
+    files) as at a normal exit, but not the interpreter's teardown, which frees every object
+    one by one (~0.03 s after a 100 MB trace's diagnosis). Returns, for the normal exit,
+    when not asked, or when the code is not a number or a stream cannot be flushed."""
+    if not fast_exit or not (code is None or isinstance(code, int)):
+        return
+    import atexit
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe, a closed stream: the normal way handles it
+        return
+    atexit._run_exitfuncs()
+    os._exit(code or 0)
+

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.table import Table
+from rich.measure import Measurement
+from rich.segment import Segment
+from rich.table import Column, Table
 from rich.text import Text
 
 # Past this width a table's natural width is not measured further.
@@ -23,31 +26,110 @@ _WIDE = 10_000
 class FitTable(Table):
     """A :class:`rich.table.Table` that renders one block per row when it does not fit."""
 
+    def _measure_column(self, console: Console, options: ConsoleOptions,
+                        column: Column) -> Measurement:
+        """rich's column measurement, made once per column (rich measures every cell of a
+        column three times to print a table that fits: twice for :meth:`natural_width`,
+        once for the layout, each time at another width). A measurement made at ``_WIDE``
+        whose maximum is under both ``_WIDE`` and the width asked for is what rich makes at
+        that width too: its clamps to the width do not bind. Else rich measures again."""
+        key = (id(console), column._index, len(column._cells))
+        cache: dict[tuple[int, int, int], Measurement] = self.__dict__.setdefault("_measured", {})
+        wide = cache.get(key)
+        if wide is None:
+            wide = cache[key] = super()._measure_column(console, options.update_width(_WIDE),
+                                                        column)
+        if options.max_width >= 1 and wide.maximum <= options.max_width and wide.maximum < _WIDE:
+            return wide
+        return super()._measure_column(console, options, column)
+
     def natural_width(self, console: Console, options: ConsoleOptions) -> int:
         """The width the table takes with no cell wrapped."""
         return self.__rich_measure__(console, options.update_width(_WIDE)).maximum
 
+    def surely_wider(self, width: int) -> bool:
+        """Whether the cells alone, each column as wide as its widest line, are wider than
+        ``width``: a lower bound of :meth:`natural_width` (which adds padding and borders),
+        found without rich's measuring (twice per column, every cell)."""
+        total = 0
+        for column in self.columns:
+            widest = 0
+            for cell in column._cells:
+                if isinstance(cell, Text):  # others count 0: still a lower bound
+                    lines = cell.plain.splitlines()  # as Text.__rich_measure__ cuts them
+                    widest = max(widest, max(map(cell_len, lines)) if lines else 0)
+            total += widest
+            if total > width:
+                return True
+        return False
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if not self.columns or self.natural_width(console, options) <= options.max_width:
+        if not self.columns or (not self.surely_wider(options.max_width)
+                                and self.natural_width(console, options) <= options.max_width):
             yield from super().__rich_console__(console, options)
             return
-        yield from self._vertical(options.max_width)
+        yield from self._vertical(options.max_width, console)
 
-    def _vertical(self, width: int) -> RenderResult:
+    def _vertical(self, width: int, console: Console | None = None) -> RenderResult:
         if self.title:
             yield Text(str(self.title), style="bold" if isinstance(self.title, str) else "")
         names = [str(c.header) for c in self.columns]
         cells = [list(c.cells) for c in self.columns]
         rows = len(cells[0]) if cells else 0
+        value_width = max(width - 4 - max(map(len, names)), 20)
+        # Without colour (a file, a pipe) a block's lines are made here, as the grid below
+        # lays them out: a tenth of rich's cost for the grid (the most of diagnose's view)
+        plain = console is not None and console.color_system is None and not console.record
         for i in range(rows):
+            values = [v if isinstance(v, Text) else Text(str(v)) for v in (c[i] for c in cells)]
+            yield Text("")
+            block = _plain_block(console, names, values, width, value_width) if plain else None
+            if block is not None:
+                yield from block
+                continue
             grid = Table.grid(padding=(0, 2), pad_edge=False)
             grid.add_column(no_wrap=True, style="dim")
-            grid.add_column(overflow="fold", max_width=max(width - 4 - max(map(len, names)), 20))
-            for name, column in zip(names, cells, strict=True):
-                value = column[i]
-                grid.add_row(name, value if isinstance(value, Text) else Text(str(value)))
-            yield Text("")
+            grid.add_column(overflow="fold", max_width=value_width)
+            for name, value in zip(names, values, strict=True):
+                grid.add_row(name, value)
             yield _Indented(grid, 2)
+
+
+def _plain_block(console: Any, names: list[str], values: list[Text], width: int,
+                 value_width: int) -> list[Segment] | None:
+    """The lines ``_Indented(grid, 2)`` renders for one row, made directly (styles are not
+    shown), or None where the grid would do more than this follows (a column squeezed).
+
+    The grid's layout, as rich (15.x, ``Table._calculate_column_widths`` and ``_render``,
+    ``Padding``) makes it: the name column as wide as the widest name plus the 2-space
+    padding, the value column as wide as the widest value line (at most ``value_width``),
+    each value wrapped to it (``Text.wrap``: left, folded), names at the top of their rows,
+    every line indented by 2 and padded with spaces to ``width``.
+    ``tests/cli/test_terminal.py`` compares both ways on awkward cells.
+    """
+    inner = width - 2  # inside the indent
+    if inner - 2 < 1:
+        return None
+    names_w = max(min(min(cell_len(n), inner - 2) + 2, inner) for n in names)
+    longest = 0
+    for value in values:
+        lines = value.plain.splitlines()
+        line_w = min(max(map(cell_len, lines)), inner) if lines else 0
+        longest = max(longest, line_w)
+    values_w = min(longest, value_width) or 1
+    if names_w + values_w > inner or any(cell_len(n) > names_w - 2 for n in names):
+        return None
+    out: list[Segment] = []
+    blank_name = " " * names_w
+    for name, value in zip(names, values, strict=True):
+        wrapped = value.wrap(console, values_w, justify="left", overflow="fold",
+                             tab_size=console.tab_size or 8, no_wrap=False)
+        head = "  " + name + " " * (names_w - cell_len(name))
+        for line in wrapped or [Text("")]:
+            text = head + line.plain
+            out.append(Segment(text + " " * (width - cell_len(text)) + "\n"))
+            head = "  " + blank_name
+    return out
 
 
 class _Indented:

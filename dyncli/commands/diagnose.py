@@ -52,21 +52,30 @@ def diagnose(
     resolved = resolve_config("diagnose", config, verbose, fail_on=_split(fail_on), strict=strict,
                               limit=limit, jobs=jobs)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
-    from dyncli.diagnose import render
-    from dyncli.diagnose.api import run
-    from dyncli.diagnose.html import write_html
     from dyncli.errors import GateError, UsageError
+    from dyncli.logparse.trace_child import prestart
     from dyncli.output import Output, check_outputs
 
     check_outputs({"--json": json_path, "--html": html_path, "--perfetto": perfetto_path})
+    # One big trace file: its parsing child starts now, before the analysis is imported
+    # (read_piped takes it over; it reads the same file either way)
+    prestart([str(p) for p in paths], resolved.config.jobs, resolved.config.strict)
+    from dyncli.diagnose.api import run
+
     # With --json -, --html - or --perfetto - stdout holds the document alone; the human view
     # goes to stderr.
     out = Output.for_targets(json_path, html_path, perfetto_path)
     diag = run([str(p) for p in paths], config=resolved.config)
+    # the views (rich) imported once the reading is done: a big trace's parsing child, forked
+    # while reading, starts that much sooner
+    from dyncli.diagnose import render
+
     if verbose:
         render.render_parse_notes(diag)
     out.result(diag.to_dict(), json_path)
     if html_path is not None:
+        from dyncli.diagnose.html import write_html
+
         write_html(html_path, diag)
     if perfetto_path is not None:
         from dyncli.diagnose.perfetto import write_perfetto
@@ -77,5 +86,8 @@ def diagnose(
                              "dyncli diagnose /tmp/trace --perfetto timeline.json")
         write_perfetto(perfetto_path, diag)
     render.render_terminal(diag, limit=resolved.config.limit, console=out.view)
+    from dyncli import startup
+
+    startup.fast_exit = True  # all written: the process may end without its teardown
     if diag.tripped:
         raise GateError(f"found {', '.join(diag.tripped)} (--fail-on)")

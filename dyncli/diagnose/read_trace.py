@@ -25,7 +25,6 @@ are held whole while they wait to be fed, and at most ``2 * jobs`` files are in 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -41,7 +40,9 @@ from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.gcpause import gc_paused
 from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
-from dyncli.logparse.trace import TraceParser
+from dyncli.logparse.trace import TraceParser, source_blocks
+from dyncli.logparse.trace_child import check_trace as _check_trace
+from dyncli.logparse.trace_child import default_jobs
 from dyncli.logparse.trace_format import TraceStats, is_trace_line
 from dyncli.logparse.trace_map import TraceEventMapper
 
@@ -140,18 +141,14 @@ def _unexplained(diag: Diagnosis) -> tuple[str, ...]:
             "reasons (torch 2.3 and 2.4 write none): TORCH_LOGS=recompiles prints them",)
 
 
-def _check_trace(source: Source) -> None:
-    if not is_trace_line(source.first):
-        raise InputError(f"{source.name}: not a TORCH_TRACE file (no JSON envelope on its "
-                         "first line)")
-
-
 def _parse(source: Source, proc: Process, strict: bool) -> tuple[TraceParser, Iterator[Any]]:
     # One parser and one mapper per file: each process has its own intern table, its own
     # compile-id space and its own reset generations.
     parser = TraceParser(source.name, strict=strict, verify=strict)
     mapper = TraceEventMapper(parser, proc.rank, proc.label)
-    return parser, mapper.events(parser.feed(source.lines()))
+    blocks = source_blocks(source)  # a plain file: its payload lines skipped in blocks
+    records = parser.feed(source.lines()) if blocks is None else parser.feed_blocks(blocks)
+    return parser, mapper.events(records)
 
 
 @dataclass
@@ -180,14 +177,6 @@ def parse_file(proc: Process, strict: bool) -> ParsedFile:
         return ParsedFile(str(file), [], TraceStats(), 0, (type(e).__name__, e.message, e.hint))
 
 
-def default_jobs() -> int:
-    """The default ``--jobs``: the cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
                     streams: Sequence[Source] = (), jobs: int | None = None) -> Diagnosis:
     """Read every trace of ``paths`` (and ``streams``, stdin or pipes already opened) into one
@@ -209,7 +198,9 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
     # one big file and a second core: parse it in a child while this process analyzes (by
     # default only while a core is idle: on a busy machine the split costs more than it saves)
     piped = (len(files) == 1 and trace_pipe.wanted(files[0], wanted, strict)
-             and (jobs_given or trace_pipe.idle_core(wanted)))
+             and (jobs_given or trace_pipe.idle_core(wanted) or trace_pipe.early(files[0])))
+    if not piped:
+        trace_pipe.discard_early()  # a child the command started for nothing: stopped
     for stream, proc in zip(streams, procs, strict=False):
         reader.read(stream, proc)
     # The cyclic GC paused: a trace makes ~10^5 short-lived acyclic objects (decoded

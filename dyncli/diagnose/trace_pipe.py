@@ -5,7 +5,7 @@ so it cannot be split among workers like a directory's rank files: compile ids, 
 generations and the intern table depend on everything before. What can run beside the
 analysis is the first half of the parsing: reading the lines, skipping payloads, joining the
 payloads that are kept. So for a file of at least ``PIPE_BYTES`` when ``--jobs`` allows two
-processes, a forked child runs ``TraceParser.feed_raw`` over the file and sends its raw
+processes, a forked child runs ``TraceParser.feed_raw_blocks`` over the file and sends its raw
 records (envelope line undecoded, payload joined) in batches through a pipe; this process
 finishes them (``TraceParser.cook``: JSON, intern table), turns them into events
 (``TraceEventMapper``) and feeds the Analyzer as the serial reader does. The halves were cut
@@ -24,27 +24,32 @@ core free (``idle_core``); ``--jobs 2`` or more asks for it whatever the load. N
 streams. The pipe holds a few batches, so memory stays bounded: the child waits
 while this process is behind. An error in the child (not a trace, unreadable) comes back as
 the same ``InputError``; a child that dies is an error naming the file.
+
+The child's side (what it runs, when it is worth one) is ``dyncli.logparse.trace_child``,
+which needs only the reader: the ``diagnose`` command forks the child there before importing
+the analysis (``trace_child.prestart``), and :func:`read_piped` takes it over.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 from dyncli.diagnose.processes import Process
 from dyncli.errors import DyncliError, InputError, StrictError
-from dyncli.inputs import open_input
 from dyncli.logparse.trace import TraceParser
+from dyncli.logparse.trace_child import (  # noqa: F401  (COOKED_HERE, idle_core: read here)
+    COOKED_HERE,
+    PIPE_BYTES,
+    adopt,
+    discard_early,
+    has_early,
+    idle_core,
+    start,
+)
 from dyncli.logparse.trace_format import TraceRecord, TraceStats
-from dyncli.logparse.trace_lines import install_filters
 from dyncli.logparse.trace_map import TraceEventMapper
-
-# A file at least this big is parsed in a child process (below it, the fork and the pickling
-# cost more than they save).
-PIPE_BYTES = 32 << 20
-_BATCH = 512  # raw records per message
 
 _ERRORS: dict[str, type[DyncliError]] = {"InputError": InputError, "StrictError": StrictError}
 
@@ -59,77 +64,10 @@ def wanted(proc: Process, jobs: int, strict: bool) -> bool:
         return False
 
 
-# Kinds whose envelopes the child decodes too (the JSON of the rest is decoded here): the
-# big ones, with stacks and metrics; the split that gave both processes about the same CPU
-# time on the benchmark trace (0.45-0.5 s each for 100 MB, under load).
-COOKED_HERE = frozenset({"compilation_metrics", "create_symbol", "create_unbacked_symbol",
-                         "guard_added_fast", "guard_added"})
-
-
-def _fields(rec: TraceRecord) -> list[Any]:
-    # sent as a plain tuple: it pickles in C (a slots dataclass through Python __getstate__)
-    return [rec.line, rec.kind, rec.meta, rec.timestamp, rec.pid, rec.emitter, rec.frame_id,
-            rec.frame_compile_id, rec.attempt, rec.compiled_autograd_id, rec.rank, rec.payload]
-
-
-def idle_core(cores: int) -> bool:
-    """Whether a core is likely free for the child: the 1-minute load average leaves more than
-    half of one. On a busy machine the child only competes with this process, and the split
-    costs ~0.2 CPU-s per 100 MB (measured at load 3.6 on 2 cores: 1.51 CPU-s against 1.31);
-    on an idle one it saves a quarter of the wall (102 MiB: 1.00 s against 1.36 s, 2 cores).
-    The average lags by a minute: a machine busy until just now still reads ~1 on 2 cores
-    (that quiet measurement was taken at 1.1), so ``cores - 1`` would refuse it."""
-    try:
-        return os.getloadavg()[0] < cores - 0.5
-    except OSError:  # not available: assume the cores are ours
-        return True
-
-
-def _child(proc: Process, conn: Any) -> None:
-    """The parsing child: raw records in file order, then its stats."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent alone reports Ctrl-C
-    try:
-        with open_input(proc.file) as source:
-            from dyncli.diagnose.read_trace import _check_trace
-
-            _check_trace(source)
-            parser = TraceParser(source.name)
-            install_filters(parser)
-            batch: list[Any] = []
-            cook = parser.cook
-            for raw in parser.feed_raw(source.lines()):
-                if raw[2] in COOKED_HERE:
-                    record = cook(raw)
-                    if record is None:
-                        continue
-                    fields = _fields(record)
-                    if record.kind == "compilation_metrics":
-                        # torch's whole config rides in every one (~35 KB of JSON strings);
-                        # no handler reads it: not worth a pipe
-                        fields[2] = {k: v for k, v in record.meta.items()
-                                     if not k.endswith("_config")}
-                    batch.append(tuple(fields))
-                else:
-                    batch.append(raw)
-                if len(batch) >= _BATCH:
-                    conn.send(("batch", batch))
-                    batch = []
-            if batch:
-                conn.send(("batch", batch))
-            conn.send(("end", parser.stats, source.bytes_read(), source.warnings))
-    except DyncliError as e:
-        conn.send(("error", type(e).__name__, e.message, e.hint))
-    except BrokenPipeError:  # the parent stopped reading (an error, Ctrl-C)
-        pass
-    except Exception as e:  # raised again in the parent, as serial would
-        try:
-            conn.send(("raise", e))
-        except Exception:  # not picklable: its type and text then
-            conn.send(("raise", RuntimeError(f"{type(e).__name__}: {e}")))
-    finally:
-        conn.close()
+def early(proc: Process) -> bool:
+    """Whether the command already forked the parsing child of ``proc`` (the load rule was
+    applied then: a load that rose meanwhile does not waste it)."""
+    return proc.path is not None and has_early(proc.path)
 
 
 def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any]]:
@@ -138,13 +76,9 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
     ``parser`` holds the intern table and, once ``events`` is exhausted, the stats of both
     processes; ``info`` then has ``size`` (bytes read) and ``warnings``.
     """
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(proc, send), daemon=True)
-    child.start()
-    send.close()  # the child holds the only sending end: EOF when it ends
+    assert proc.path is not None
+    # the child the command forked before its imports (trace_child.prestart), else a new one
+    child, receive = adopt(proc.path) or start(proc.file)
     parser = TraceParser(str(proc.file))
     mapper = TraceEventMapper(parser, proc.rank, proc.label)
     info: dict[str, Any] = {"size": 0, "warnings": []}
@@ -163,6 +97,10 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
                     for item in message[1]:
                         if len(item) == 4:
                             record = cook(item)
+                            if record is not None:
+                                yield record
+                        elif len(item) == 5:
+                            record = cook(item[:4], signature=item[4])
                             if record is not None:
                                 yield record
                         else:

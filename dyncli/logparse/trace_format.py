@@ -78,6 +78,10 @@ class TraceRecord:
     rank: int | None = None
     payload: str | None = None
     envelope: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # a dynamo_output_graph's (inputs, ops), when the parsing child made it from the payload
+    # (``dyncli.diagnose.trace_pipe``; the payload is then not sent)
+    signature: tuple[tuple[str, ...], tuple[str, ...]] | None = field(
+        default=None, repr=False, compare=False)
 
     @property
     def compile_id(self) -> str | None:

@@ -28,6 +28,12 @@ _SHAPE_WORDS = (".size()", ".stride()", "storage_offset")
 _MARKED_DIMS = b'"dynamo_dynamic_indices"'
 # the guards-tree lines _guards_tree reads (the marking guard: mark_static, issue 26)
 _TREE_WORDS = ("TENSOR_MATCH", "LAMBDA_GUARD", "DIMENSION_DYNAMIC_MARKING_GUARD")
+# What the reader keeps of a guards tree: the lines _guards_tree can make an event of. Of the
+# DIMENSION_DYNAMIC_MARKING_GUARD lines (five per tensor, most of a tree) only mark_static's
+# ``getattr(src, '_dynamo_static_indices', set()).issubset({…})`` (textguards.
+# _STATIC_INDICES_RE) says anything; its words are in every line that can match it.
+_KEPT_TREE_WORDS = (b"TENSOR_MATCH", b"LAMBDA_GUARD",
+                    b"'_dynamo_static_indices', set()).issubset({")
 # the entries of torch 2.3's ``dynamo_guards`` list that _guards_list reads
 _FLAT_WORDS = (b'"code": "check_tensor(', b".size()[", b".stride()[")
 _ARTIFACT_NAMES = tuple(name.encode() for name in sorted(PAYLOAD_ARTIFACTS))
@@ -58,7 +64,7 @@ def install_filters(parser: TraceParser) -> None:
     # every artifact is decoded (a malformed one is counted), but only the payloads of the
     # names read here are collected
     parser.payload_wanted["artifact"] = _wanted_artifact
-    parser.payload_words["dynamo_cpp_guards_str"] = tuple(w.encode() for w in _TREE_WORDS)
+    parser.payload_words["dynamo_cpp_guards_str"] = _KEPT_TREE_WORDS
     parser.payload_words["dynamo_guards"] = _FLAT_WORDS
 
 

@@ -77,6 +77,7 @@ class TraceEventMapper:
         # (rank, describer, tensor id) -> dims marked by mark_dynamic, until its source arrives
         self._marked: dict[tuple[int | None, Any, Any], list[int]] = {}
         self._framework_files: dict[str, bool] = {}  # file -> a torch file outside _INTERNAL
+        self._cids: dict[tuple[Any, ...], ev.CompileId] = {}
         self._tree_seen = False  # a dynamo_cpp_guards_str went by (see _guards_list)
         install_filters(parser)
         # ... and here, where the records are mapped as they come: a source only while a
@@ -115,8 +116,15 @@ class TraceEventMapper:
     def _cid(self, rec: TraceRecord) -> ev.CompileId | None:
         if rec.frame_id is None and rec.compiled_autograd_id is None:
             return None
-        return ev.CompileId(rec.frame_id, rec.frame_compile_id, rec.attempt,
-                            rec.compiled_autograd_id, self.generation, self.process)
+        # one CompileId per compile (immutable), not one per record: a compile has dozens
+        key = (rec.frame_id, rec.frame_compile_id, rec.attempt, rec.compiled_autograd_id,
+               self.generation)
+        cid = self._cids.get(key)
+        if cid is None:
+            if len(self._cids) > 4096:  # bounded, whatever the trace
+                self._cids.clear()
+            cid = self._cids[key] = ev.CompileId(*key, self.process)
+        return cid
 
     @staticmethod
     def _frame(ctx: dict[str, Any]) -> tuple[int | None, str | None]:
@@ -302,7 +310,8 @@ class TraceEventMapper:
         sizes = rec.meta.get("sizes")
         pairs = tuple((str(k), tuple(str(d) for d in v)) for k, v in sizes.items()
                       if isinstance(v, list)) if isinstance(sizes, dict) else ()
-        inputs, ops = te.graph_signature(rec.payload or "")
+        inputs, ops = (rec.signature if rec.signature is not None
+                       else te.graph_signature(rec.payload or ""))
         yield te.OutputGraph(sizes=pairs, inputs=inputs, ops=ops, **ctx)
 
     def _guards_tree(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:

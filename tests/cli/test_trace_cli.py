@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from dyncli.cli import app
@@ -103,3 +104,27 @@ def test_mixing_text_and_trace_is_a_usage_error(runner: CliRunner) -> None:
                             str(TRACES / "int_specialization")], env=ENV)
     assert r.exit_code == 2
     assert r.stderr.startswith("Error: cannot mix") and r.stdout == ""
+
+
+def test_big_file_parsing_child_started_early(runner: CliRunner, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command forks a big file's parsing child before importing the analysis
+    (trace_child.prestart) and the reading takes it over: the same output as one process."""
+    from dyncli.diagnose import trace_pipe
+    from dyncli.logparse import trace_child
+
+    monkeypatch.setattr(trace_child, "PIPE_BYTES", 0)
+    monkeypatch.setattr(trace_pipe, "PIPE_BYTES", 0)
+    started = []
+    real = trace_child.prestart
+    monkeypatch.setattr(trace_child, "prestart", lambda *a: started.append(real(*a)) or True)
+    path = one_file("hf_tiny_bert")
+    outs = []
+    for jobs in ("2", "1"):
+        out = tmp_path / f"d{jobs}.json"
+        r = runner.invoke(app, ["diagnose", str(path), "--jobs", jobs, "--json", str(out)], env=ENV)
+        assert r.exit_code == 0, r.output
+        outs.append((r.output, out.read_text()))
+    assert started == [True, False]
+    assert outs[0] == outs[1]
+    assert not trace_child._EARLY

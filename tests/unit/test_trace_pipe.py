@@ -112,6 +112,7 @@ def test_a_failure_in_the_child_is_raised_here(monkeypatch: pytest.MonkeyPatch) 
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(trace.TraceParser, "feed_raw", broken)
+    monkeypatch.setattr(trace.TraceParser, "feed_raw_blocks", broken)  # a plain file's way
     with pytest.raises(ZeroDivisionError, match="boom"):
         read_trace.diagnose_traces([FILES[0]], jobs=2)
 
@@ -131,3 +132,104 @@ def test_default_jobs_pipe_only_while_a_core_is_idle(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(trace_pipe, "read_piped", lambda proc: calls.append(proc) or real(proc))
     read_trace.diagnose_traces([FILES[0]], jobs=jobs)
     assert bool(calls) is expect
+
+
+@pytest.fixture
+def early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command's early child (trace_child.prestart) for the small recorded traces."""
+    from dyncli.logparse import trace_child
+
+    monkeypatch.setattr(trace_child, "PIPE_BYTES", 0)
+    monkeypatch.setattr(trace_pipe, "PIPE_BYTES", 0)
+    yield
+    assert not trace_child._EARLY  # taken over or stopped, never left behind
+
+
+@pytest.mark.usefixtures("early")
+def test_early_child_taken_over_gives_the_serial_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child forked before the analysis is imported is the one the reading uses, and
+    the result is the serial one."""
+    from dyncli.logparse import trace_child
+
+    adopted = []
+    real = trace_child.adopt
+    monkeypatch.setattr(trace_pipe, "adopt", lambda path: adopted.append(r := real(path)) or r)
+    path = FILES[0]
+    assert trace_child.prestart([str(path)], 2, False)
+    piped = read_trace.diagnose_traces([path], jobs=2).to_dict()
+    assert adopted and adopted[0] is not None
+    assert piped == read_trace.diagnose_traces([path], jobs=1).to_dict()
+
+
+@pytest.mark.usefixtures("early")
+def test_early_child_of_another_file_is_stopped(tmp_path: Path) -> None:
+    """A file changed (or another one read) after the early start: that child is stopped and
+    a new one reads what is there now."""
+    from dyncli.logparse import trace_child
+
+    path = tmp_path / "t.log"
+    shutil.copy(FILES[0], path)
+    assert trace_child.prestart([str(path)], 2, False)
+    early = trace_child._EARLY[0][1]
+    shutil.copy(FILES[1], path)  # replaced: another inode, size and time
+    piped = read_trace.diagnose_traces([path], jobs=2).to_dict()
+    assert piped == read_trace.diagnose_traces([path], jobs=1).to_dict()
+    assert piped["summary"] == read_trace.diagnose_traces([FILES[1]], jobs=1).to_dict()["summary"]
+    early.join(timeout=5)
+    assert not early.is_alive()
+
+
+@pytest.mark.usefixtures("early")
+@pytest.mark.parametrize("case", ["strict", "one job", "two paths", "stdin", "dir", "text log",
+                                  "busy"])
+def test_early_child_only_where_the_reading_pipes(case: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from dyncli.logparse import trace_child
+
+    monkeypatch.setattr(trace_child, "idle_core", lambda cores: case != "busy")
+    monkeypatch.setattr(trace_child, "default_jobs", lambda: 2)
+    text = tmp_path / "run.log"
+    text.write_text("V1122 01:19:12.903000 4440 torch/_dynamo/guards.py:5625] a text log\n")
+    paths, jobs, strict = [str(FILES[0])], 2, False
+    if case == "strict":
+        strict = True
+    elif case == "one job":
+        jobs = 1
+    elif case == "two paths":
+        paths = [str(FILES[0]), str(FILES[1])]
+    elif case == "stdin":
+        paths = ["-"]
+    elif case == "dir":
+        paths = [str(FILES[0].parent)]
+    elif case == "text log":
+        paths = [str(text)]
+    else:
+        jobs = None
+    assert not trace_child.prestart(paths, jobs, strict)
+    assert trace_child.prestart([str(FILES[0])], None if case == "busy" else 2, False) is (
+        case != "busy")
+    if trace_child._EARLY:  # not read here: stopped as a reading of another file would
+        assert trace_child.adopt(tmp_path) is None
+
+
+@pytest.mark.usefixtures("early")
+@pytest.mark.parametrize("jobs", [None, 1])
+def test_early_child_used_or_stopped_whatever_the_load_now(jobs: int | None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load rose between the command's early start and the reading: the child already
+    running is used (default --jobs); with --jobs 1 (another decision) it is stopped."""
+    from dyncli.logparse import trace_child
+
+    monkeypatch.setattr(trace_child, "idle_core", lambda cores: True)
+    monkeypatch.setattr(trace_pipe, "idle_core", lambda cores: False)
+    monkeypatch.setattr(read_trace, "default_jobs", lambda: 2)
+    calls = []
+    real = trace_pipe.read_piped
+    monkeypatch.setattr(trace_pipe, "read_piped", lambda proc: calls.append(proc) or real(proc))
+    assert trace_child.prestart([str(FILES[0])], None, False)
+    early = trace_child._EARLY[0][1]
+    result = read_trace.diagnose_traces([FILES[0]], jobs=jobs).to_dict()
+    assert bool(calls) is (jobs is None)
+    assert result == read_trace.diagnose_traces([FILES[0]], jobs=1).to_dict()
+    early.join(timeout=5)
+    assert not early.is_alive()
