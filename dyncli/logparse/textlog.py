@@ -384,8 +384,13 @@ class TextLogParser:
 
     def _flat(self, rec: _Record, message: bytes, lineno: int) -> Iterable[ev.Event]:
         """One guard of torch 2.3's flat list (``guards.flat_guard``)."""
+        return self._guard(guards.flat_guard, rec, message, lineno)
+
+    def _guard(self, read: Callable[[str, dict[str, Any]], ev.Event | None], rec: _Record,
+               message: bytes, lineno: int) -> Iterable[ev.Event]:
+        """The event of one guard line (tree or flat), a malformed one counted and skipped."""
         try:
-            event = guards.flat_guard(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
+            event = read(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
         except RECORD_ERRORS as exc:
             self._malformed(lineno, message, exc)
             return _NO_EVENTS
@@ -432,12 +437,7 @@ class TextLogParser:
         if b"TENSOR_MATCH:" not in message and b"LAMBDA_GUARD:" not in message \
                 and b"_dynamo_static_indices" not in message:
             return _NO_EVENTS
-        try:
-            event = guards.tree_line(message.decode("utf-8", "replace"), {**rec.common, "line": lineno})
-        except RECORD_ERRORS as exc:
-            self._malformed(lineno, message, exc)
-            return _NO_EVENTS
-        return (event,) if event is not None else _NO_EVENTS
+        return self._guard(guards.tree_line, rec, message, lineno)
 
     def _close(self, key: _Key) -> Iterable[ev.Event]:
         rec = self._open.pop(key, None)
