@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dyncli import __version__
-from dyncli.errors import DyncliError
+from dyncli.errors import DyncliError, OutputError
 from dyncli.files import (
     atomic_target,
     atomic_write_text,
@@ -258,6 +259,55 @@ def _clean(obj: Any) -> Any:
 def write_json(target: str | Path, document: dict[str, Any]) -> None:
     """Write a JSON document to ``target``: ``-`` is stdout, anything else an atomic file."""
     write_text(target, to_json_text(document))
+
+
+class BackgroundWrite:
+    """A JSON document built and written by a forked child while this process goes on (the
+    terminal view of a big diagnosis): ``join()`` waits for it and raises its error here.
+
+    Only for a file target on a system with ``fork``; elsewhere (stdout, Windows) the document
+    is written at once, as ``write_json`` does. The child never returns into the caller: it
+    ends with ``os._exit`` (no second flush of this process's buffers, no exit handlers)."""
+
+    def __init__(self, target: str | Path, make: Callable[[], dict[str, Any]]) -> None:
+        self.pid = 0
+        self.read_fd = -1
+        if str(target) == "-" or not hasattr(os, "fork"):
+            write_json(target, make())
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.read_fd, write_fd = os.pipe()
+        self.pid = os.fork()
+        if self.pid:
+            os.close(write_fd)
+            return
+        code, report = 0, b""
+        try:  # the child
+            os.close(self.read_fd)
+            write_json(target, make())
+        except DyncliError as err:
+            code, report = 1, json.dumps([err.message, err.hint]).encode()
+        except BaseException as err:  # reported by the parent, never raised in the child
+            code, report = 1, json.dumps([f"{target}: {type(err).__name__}: {err}", None]).encode()
+        finally:
+            try:
+                os.write(write_fd, report)
+            finally:
+                os._exit(code)
+
+    def join(self) -> None:
+        """Wait for the child; its failure is this process's ``OutputError``."""
+        if not self.pid:
+            return
+        with os.fdopen(self.read_fd, "rb") as fh:
+            report = fh.read()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        if report or status:
+            message, hint = json.loads(report) if report else [
+                f"the JSON document was not written (writer exit status {status})", None]
+            raise OutputError(str(message), hint=hint if isinstance(hint, str) else None)
 
 
 def write_text(target: str | Path, text: str) -> None:

@@ -54,7 +54,7 @@ def diagnose(
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
     from dyncli.errors import GateError, UsageError
     from dyncli.logparse.trace_child import prestart
-    from dyncli.output import Output, check_outputs
+    from dyncli.output import BackgroundWrite, Output, check_outputs
 
     check_outputs({"--json": json_path, "--html": html_path, "--perfetto": perfetto_path})
     # One big trace file: its parsing child starts now, before the analysis is imported
@@ -72,7 +72,8 @@ def diagnose(
 
     if verbose:
         render.render_parse_notes(diag)
-    out.result(diag.to_dict(), json_path)
+    # the JSON file is built and written by a child while this process draws the view
+    json_file = BackgroundWrite(json_path, diag.to_dict) if json_path is not None else None
     if html_path is not None:
         from dyncli.diagnose.html import write_html
 
@@ -86,6 +87,8 @@ def diagnose(
                              "dyncli diagnose /tmp/trace --perfetto timeline.json")
         write_perfetto(perfetto_path, diag)
     render.render_terminal(diag, limit=resolved.config.limit, console=out.view)
+    if json_file is not None:
+        json_file.join()
     from dyncli import startup
 
     startup.fast_exit = True  # all written: the process may end without its teardown

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from dyncli.errors import UsageError
@@ -42,3 +45,44 @@ def test_errors_and_hints_are_one_plain_block(capsys: pytest.CaptureFixture[str]
     monkeypatch.delenv("DYNCLI_DEBUG", raising=False)
     Output.error(UsageError("bad [x]", hint="try [y]"))
     assert capsys.readouterr().err == "Error: bad [x]\nHint: try [y]\n"
+
+
+def test_a_background_write_is_the_document_write_json_writes(tmp_path: Path) -> None:
+    from dyncli.output import BackgroundWrite, to_json_text
+
+    doc = {"a": [1, 2.5, None], "b": "ü\x1b", "c": {"d": float("nan")}}
+    job = BackgroundWrite(tmp_path / "out.json", lambda: doc)
+    assert job.pid  # a child writes it
+    job.join()
+    assert (tmp_path / "out.json").read_text() == to_json_text(doc)
+    job.join()  # twice: nothing left to wait for
+
+
+def test_a_background_write_that_fails_is_an_output_error_here(tmp_path: Path) -> None:
+    """The child's failure (here: the document cannot be made; a full disk the same way)
+    reaches this process as one OutputError, after the view; nothing half-written is left."""
+    from dyncli.errors import OutputError
+    from dyncli.output import BackgroundWrite
+
+    def broken() -> dict[str, object]:
+        raise OutputError(f"{tmp_path / 'out.json'}: No space left on device", hint="free some")
+
+    job = BackgroundWrite(tmp_path / "out.json", broken)
+    with pytest.raises(OutputError, match="No space left") as err:
+        job.join()
+    assert err.value.hint == "free some"
+    assert not list(tmp_path.iterdir())
+
+    def crash() -> dict[str, object]:
+        raise KeyError("x")
+
+    with pytest.raises(OutputError, match="KeyError"):
+        BackgroundWrite(tmp_path / "out.json", crash).join()
+
+
+def test_a_background_write_to_stdout_is_written_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    from dyncli.output import BackgroundWrite
+
+    job = BackgroundWrite("-", lambda: {"x": 1})
+    assert not job.pid
+    assert json.loads(capsys.readouterr().out) == {"x": 1}

@@ -233,3 +233,22 @@ def test_early_child_used_or_stopped_whatever_the_load_now(jobs: int | None,
     assert result == read_trace.diagnose_traces([FILES[0]], jobs=1).to_dict()
     early.join(timeout=5)
     assert not early.is_alive()
+
+
+@pytest.mark.skipif(not Path("/proc/sys/fs/pipe-max-size").exists(), reason="Linux only")
+def test_the_childs_pipe_is_as_wide_as_the_system_allows() -> None:
+    """The child parses ahead while this process imports and analyses: its pipe holds up
+    to the system's maximum (1 MB by default) instead of 64 KB."""
+    import fcntl
+
+    from dyncli.logparse import trace_child
+
+    child, receive = trace_child.start(FILES[0])
+    try:
+        size = fcntl.fcntl(receive.fileno(), getattr(fcntl, "F_GETPIPE_SZ", 1032))
+        wanted = min(int(Path("/proc/sys/fs/pipe-max-size").read_text()), 1 << 24)
+        assert size == wanted > 65536
+        while receive.recv()[0] not in ("end", "error", "raise"):
+            pass
+    finally:
+        child.join(timeout=30)
