@@ -50,6 +50,8 @@ OLD_PREFIX_RE = re.compile(
     rb"(?P<end> |$)"
 )
 assert all(OLD_PREFIX_RE.groupindex[g] == GLOG_RE.groupindex[g] for g in ("rank", "pid", "cid"))
+
+
 @dataclass(frozen=True, slots=True)
 class Prefix:
     """A decoded glog prefix (used by tests and tools; the parser reads the match directly)."""

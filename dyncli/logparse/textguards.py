@@ -101,7 +101,7 @@ _TREE_CACHED = 2048
 
 
 def flat_guard(text: str, common: dict[str, Any]) -> ev.Event | None:
-    """One guard of torch 2.3, which has no guards tree: in the text log a record per guard
+    """One guard of torch 2.1–2.3, which have no guards tree: in the text log a line per guard
     (``check_tensor(L['x'], …, size=[None, 3], …)``, ``2 <= L['x'].size()[0]  # …``), in the
     trace an entry of ``dynamo_guards``. Read as the tree's TENSOR_MATCH or shape LAMBDA_GUARD
     line would be; other guards (``hasattr(…)``, ``___check_…``) say nothing dyncli uses."""

@@ -106,7 +106,7 @@ _NO_COMMON: dict[str, Any] = {}
 _GUARD_WORDS = frozenset({b"eval", b"runtime_assert"})
 
 # How a record's lines are handled (ints compare fast in the hot loop).
-# FLAT: torch 2.3's guards, one guard per line and no tree (each line is read).
+# FLAT: torch 2.1–2.3's guards, one guard per line and no tree (each line is read).
 SILENT, UNKNOWN, TREE, FIRST, COLLECT, FLAT = range(6)
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 
@@ -383,7 +383,7 @@ class TextLogParser:
         return _NO_EVENTS
 
     def _flat(self, rec: _Record, message: bytes, lineno: int) -> Iterable[ev.Event]:
-        """One guard of torch 2.3's flat list (``guards.flat_guard``)."""
+        """One guard of torch 2.1–2.3's flat list (``guards.flat_guard``)."""
         return self._guard(guards.flat_guard, rec, message, lineno)
 
     def _guard(self, read: Callable[[str, dict[str, Any]], ev.Event | None], rec: _Record,
@@ -413,7 +413,7 @@ class TextLogParser:
             return _NO_EVENTS
         entry = KINDS.get(word) if _is_start(word, message) else None
         if entry is None and (prefix.endswith(b"[__guards] ") or b".__guards: [" in prefix):
-            # torch 2.3 logs its guards one per line, without a tree
+            # torch 2.1–2.3 log their guards one per line, without a tree
             self.stats.recognized += 1
             rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
             return self._flat(rec, message, lineno)

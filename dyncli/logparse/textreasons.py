@@ -142,7 +142,7 @@ def graph_break_body(lines: list[str]) -> BreakBody:
     for i, text in enumerate(lines):
         body = text.strip()
         if body.startswith("Graph Break Reason:") or (body.startswith("Reason:") and not reason):
-            # ("Reason: Unsupported: …" is torch 2.4–2.7's wording of the same line)
+            # ("Reason: Unsupported: …" is torch 2.6's wording of the same line)
             reason = body.split(":", 1)[1].strip()
         elif body.startswith(_ANOTHER_BREAK):
             primary = False
@@ -177,15 +177,16 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                           **common)]
 
 
-# torch 2.3 (symbolic_convert.py log_graph_break): "Graph break: from user code at:", the user
-# stack, then the Python traceback of the exception whose last line is the reason
-# ("torch._dynamo.exc.Unsupported: call_function BuiltinVariable(print) […]").
+# torch 2.1–2.5 (symbolic_convert.py log_graph_break): "Graph break: [reason ]from user code
+# at:", the user stack, then (2.3–2.5) the Python traceback of the exception whose last line
+# is the reason ("torch._dynamo.exc.Unsupported: call_function BuiltinVariable(print) […]").
 _OLD_BREAK = "Graph break: "
 _EXC_LINE_RE = re.compile(r"^(?:torch\._dynamo\.exc\.)?(?P<exc>\w{1,64}): (?P<msg>.*)$")
 
 
 def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """torch 2.3's graph-break message: the break's place is the last frame of the user stack."""
+    """torch 2.1–2.5's graph-break message: the break's place is the last frame of the user
+    stack."""
     head = lines[0][len(_OLD_BREAK):].strip()
     tb = next((i for i, t in enumerate(lines) if t.startswith("Traceback (most recent call last)")),
               len(lines))
