@@ -335,8 +335,9 @@ class Analyzer:
         the only evidence there."""
         if self._auto_marks:
             return ()
+        named = {_whole_source(name) for name in f.dynamic}  # "L['x']:0" names L['x'] too
         return tuple(DynamicInput(source=src, origin="dynamic in the guards", compile_id=cid, line=line)
-                     for src, (cid, line) in f.dynamic_at.items() if src not in f.dynamic)
+                     for src, (cid, line) in f.dynamic_at.items() if src not in named)
 
     def _on_shape_guard(self, e: ev.ShapeGuard) -> None:
         if e.zero_one:
@@ -467,6 +468,12 @@ def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | Non
         return dataclasses.replace(user, file=match[0]) if len(match) == 1 else user
 
     return resolve
+
+
+def _whole_source(name: str) -> str:
+    """``L['x']`` of a per-dim name ``L['x']:0`` (a ``:`` inside the brackets is the source's)."""
+    src, sep, tail = name.rpartition(":")
+    return src if sep and tail.isdigit() and "]" not in tail else name
 
 
 def _resolved(resolve: Callable[[ev.UserLoc | None], ev.UserLoc | None], file: str) -> str:

@@ -229,3 +229,24 @@ def test_parameter_shapes_name_the_config_flag() -> None:
     old = analyze([ev.Recompile(function="f", compile_id=cid("0/1"), line=1, failures=(
         ev.GuardFailure(failed="", reason="L['n'] == 4"),))])  # torch < 2.5 kept L[...]
     assert 'TORCH_COMPILE_DYNAMIC_SOURCES="L[\'n\']"' in old.suggestions[0].fix
+
+
+def test_inputs_dynamic_in_the_guards_are_listed_once() -> None:
+    """A log with no automatic-dynamic marking (torch before 2.13, or a run with the
+    allow-list already set): inputs whose guards say size=None are listed from the guards,
+    but not again when a marking already names them, per dim (``L['x']:0``) or whole."""
+    cid = ev.CompileId.parse("0/0")
+    events = [
+        ev.MarkedDynamic(source="L['x']", origin="dynamic-sources", dim=0, compile_id=cid, line=1),
+        ev.MarkedDynamic(source="L['z']", origin="mark_dynamic", compile_id=cid, line=2),
+        ev.TensorMatch(source="L['x']", sizes=(None, 3), compile_id=cid, line=3),
+        ev.TensorMatch(source="L['y']", sizes=(None, 2), compile_id=cid, line=4),
+        ev.TensorMatch(source="L['z']", sizes=(None,), compile_id=cid, line=5),
+    ]
+    (frame,) = analyze(events).frames
+    assert [(d.source, d.origin) for d in frame.dynamic_inputs] == [
+        ("L['x']:0", "dynamic-sources"), ("L['z']", "mark_dynamic"),
+        ("L['y']", "dynamic in the guards")]
+    auto = [ev.MarkedDynamic(source="L['w']", origin="automatic dynamic/PGO", compile_id=cid)]
+    (frame,) = analyze(auto + events).frames  # automatic marks logged: nothing inferred
+    assert "dynamic in the guards" not in {d.origin for d in frame.dynamic_inputs}
