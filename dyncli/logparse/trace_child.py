@@ -120,7 +120,7 @@ def _widen(conn: Any) -> None:
     import fcntl
 
     try:
-        size = int(open("/proc/sys/fs/pipe-max-size").read())  # noqa: SIM115
+        size = int(Path("/proc/sys/fs/pipe-max-size").read_text())
         fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), min(size, 1 << 24))
     except (OSError, ValueError):
         pass  # not Linux, or not allowed: the default buffer
