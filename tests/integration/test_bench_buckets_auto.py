@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from dyncli.bench.core import recommend
+from dyncli.bench.core.emit import emit
 from dyncli.bench.core.result import BenchResult
 
 pytestmark = pytest.mark.slow
@@ -44,11 +45,12 @@ def test_chosen_buckets_are_measured_and_beat_pow2_and_no_padding(auto: Any) -> 
     pad = result.runs[0]
     assert pad.status == "pass", pad.error
     info = pad.buckets
-    assert info is not None and info["max_buckets"] == 3
-    chosen, plans = info["chosen"], info["plans"]
+    assert info is not None and info.max_buckets == 3
+    chosen, plans = info.chosen, info.plans
     assert 1 <= len(chosen) <= 3 and chosen[-1] == max(SIZES)
-    assert plans["auto"]["total_s"] <= plans["pow2"]["total_s"] + 1e-9
-    assert plans["auto"]["total_s"] <= plans["none"]["total_s"] + 1e-9
+    assert plans["auto"].total_s <= plans["pow2"].total_s + 1e-9
+    assert plans["auto"].total_s <= plans["none"].total_s + 1e-9
+    assert pad.plan is not None and pad.plan.buckets == chosen  # what the run measured
     # the reported pad run ran at the chosen buckets, not at the probe's powers of two
     assert {v.padded_to.batch for v in pad.variations} <= set(chosen)
     assert pad.stream is not None and pad.stream.compiles == len(
@@ -62,7 +64,7 @@ def test_emitted_plans_compile_as_predicted(auto: Any, tmp_path: Path) -> None:
 
     result, out, _ = auto
     assert (out / "plan.py").exists()  # what --emit wrote, for the recommended strategy
-    text = recommend.plan_for(result, "pad").emit("python")  # the pad plan, whichever won
+    text = emit(recommend.plan_for(result, "pad"), "python")  # the pad plan, whichever won
     path = tmp_path / "pad_plan.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("pad_plan", path)
@@ -74,7 +76,7 @@ def test_emitted_plans_compile_as_predicted(auto: Any, tmp_path: Path) -> None:
         count[0] += 1
         return gm.forward
 
-    mod.COMPILE_KWARGS["backend"] = counting
+    mod.PLAN["torch_compile"]["backend"] = counting
     sys.path.insert(0, str(ROOT / "examples"))
     try:
         from model import build
