@@ -66,7 +66,7 @@ class WindowTiming:
 
 def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequence[Kept],
                 rounds: int, target_ms: float = loops.TARGET_MS,
-                after_shape: Callable[[int], Any] | None = None) -> WindowTiming:
+                after_shape: Callable[[str], Any] | None = None) -> WindowTiming:
     """Per shape: ``rounds`` round-robin rounds over eager and every kept strategy.
 
     Each callable runs enough calls per sample to reach ``target_ms`` (:func:`loops.calibrate`,
@@ -84,8 +84,8 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
         n = {name: loops.calibrate(clock, fn, target_ms) for name, fn in fns.items()}
         out.loops[sid] = n
         out.windows[sid] = Window(loops.round_robin(clock, fns, n, rounds))
-        if after_shape is not None:
-            after_shape(sid)
+        if after_shape is not None:  # e.g. a load reading, labelled by the shape
+            after_shape(f"window {sid}")
     out.late_compiles = {k.strategy: k.compiles() - before[k.strategy] for k in kept}
     out.wall_s = time.perf_counter() - t0
     return out

@@ -43,11 +43,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
     """
     hooks = hooks or Hooks()
     warnings: list[str] = []
-
-    def warn(text: str) -> None:
-        warnings.append(text)
-        if hooks.warning:
-            hooks.warning(text)
+    warn = hooks.warner(warnings)
 
     models.check_name(model_name)
     given = user_stream(cfg)  # a bad --shapes file fails before any work

@@ -99,7 +99,7 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
         return
     h.phase = "timed"
     timing = interleave.same_window(h.clock, r.eager_steps, kept, h.cfg.repeat,
-                                    after_shape=lambda sid: r.load.read(f"window {sid}"))
+                                    after_shape=r.load.read)
     result.same_window = True
     names = {k.strategy for k in kept}
     for run in result.runs:

@@ -216,7 +216,7 @@ def plan_of(strategy: str, settings: Mapping[str, Any], dims: Mapping[str, Any],
     if row.pads and not auto_buckets(text):
         given = parse_buckets(text)
         buckets = tuple(given) if given is not None else None
-    sources = settings.get("dynamic_sources") or []
+    sources = settings.get("dynamic_sources") or [] if table.SOURCES in row.params else []
     return Plan(strategy, inputs=from_dims(dims.get("batch", {}), dims.get("seq", {}), fills),
                 buckets=buckets, pad_dims=pad_dims, pad_outputs=pad_outputs,
                 sources=tuple(str(s) for s in sources),

@@ -365,6 +365,15 @@ class Hooks:
     run_done: Callable[[BenchResult], None] | None = None
     tap: Callable[[Call], None] | None = None
 
+    def warner(self, warnings: list[str]) -> Callable[[str], None]:
+        """``warn(text)``: the text kept in ``warnings`` (the result's) and passed to
+        ``warning``."""
+        def warn(text: str) -> None:
+            warnings.append(text)
+            if self.warning:
+                self.warning(text)
+        return warn
+
 
 @dataclass(frozen=True)
 class Call:
