@@ -17,7 +17,7 @@ passes its ``mode=`` to ``torch.compile``; what only some devices can run is a f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Placeholders in a row's settings, filled from the plan (the run's settings): the allow-list
 # of the sources strategy, comma-joined, and pgo's job id.
@@ -36,8 +36,11 @@ PASS_STEPS = {  # what a pass asks of whoever applies the plan (said in every em
 }
 
 
-@dataclass(frozen=True)
-class Setting:
+# Rows are NamedTuples, not dataclasses: dyncli.config imports this table on every command's
+# path, and a frozen dataclass of this many fields costs ~2 ms to define (NamedTuple: ~0.3).
+
+
+class Setting(NamedTuple):
     """One torch config value that must hold while dynamo traces.
 
     ``module``: ``dynamo`` (``torch._dynamo.config``) or ``compiler``
@@ -52,8 +55,7 @@ class Setting:
     env: str | None = None
 
 
-@dataclass(frozen=True)
-class Strategy:
+class Strategy(NamedTuple):
     """One way to compile a model for varied shapes (or ``eager``: not at all)."""
 
     name: str
@@ -81,8 +83,7 @@ class Strategy:
         return tuple(p for p in PARAMS if any(s.value == p for s in self.settings))
 
 
-@dataclass(frozen=True)
-class CompileMode:
+class CompileMode(NamedTuple):
     """One ``torch.compile(mode=...)``: the second axis of what bench measures."""
 
     name: str  # torch's own name; "default" passes no mode
