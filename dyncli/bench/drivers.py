@@ -167,9 +167,9 @@ class ProcessEach:
         ended = child.run_child(self.model_name, settings, on_progress=progress)
         got = ended.result
         run = next((r for r in got.runs if r.strategy == name), None) if got else None
-        failure = ended.failure()
-        if run is None or (failure is not None and run.status == Status.PASS):
-            status, error = failure or (Status.FAIL_TO_COMPILE, "the process wrote no result")
+        if run is None or run.status == Status.INTERRUPTED:  # it did not finish: why it ended
+            status, error = ended.failure() or (Status.FAIL_TO_COMPILE,
+                                                "the process wrote no result")
             run = RunResult(self.built_name, name, self.cfg.mode, status=status, error=error)
         if got is not None:
             if got.compiler_warmup_s is not None:

@@ -150,9 +150,12 @@ class Served:
     def __init__(self, compiled: Any, plan: dict[str, Any]) -> None:
         self.compiled = compiled
         self.plan = plan
-        self.configs = [(module, values, module.patch(**values)) for module, values in (
-            (torch._dynamo.config, plan.get("dynamo_config") or {}),
-            (torch.compiler.config, plan.get("compiler_config") or {})) if values]
+        self.configs = []
+        for key, values in (("dynamo_config", plan.get("dynamo_config")),
+                            ("compiler_config", plan.get("compiler_config"))):
+            if values:  # torch.compiler.config is touched only when needed (torch >= 2.6)
+                module = torch._dynamo.config if key == "dynamo_config" else torch.compiler.config
+                self.configs.append((module, values, module.patch(**values)))
         self.stance = plan.get("stance")
         self.marks = [(str(n), int(d)) for n, d in plan.get("mark_dynamic") or ()]
         self.pads = plan.get("pad_buckets") is not None

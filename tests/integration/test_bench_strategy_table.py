@@ -7,6 +7,7 @@ The tiny MLP of ``examples/model.py`` over the stream 2, 5, 2, 8 (three distinct
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,19 @@ def test_each_strategy_in_a_process_of_its_own_measures_as_in_one() -> None:
     assert static.model == alone.runs[0].model
     assert result.recommendation is not None and result.recommendation.apply is not None
     assert result.compiler_warmup_s is None  # a warm cache: no warm-up in the children either
+
+
+def test_a_strategy_whose_process_dies_is_a_status(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child protocol's reading of an end: killed by SIGKILL (what the kernel's OOM killer
+    sends) is ``OOM`` for that strategy, and the next strategy still runs (and dies too)."""
+    model = tmp_path / "dies.py"
+    model.write_text("import os, signal, torch\n\n\n"
+                     "def build():\n"
+                     "    if os.getpid() != int(os.environ['DYNCLI_TEST_PARENT']):\n"
+                     "        os.kill(os.getpid(), signal.SIGKILL)  # only in the children\n"
+                     "    return torch.nn.Linear(3, 2), (torch.randn(4, 3),)\n")
+    monkeypatch.setenv("DYNCLI_TEST_PARENT", str(os.getpid()))
+    result = run_bench(f"{model}:build", _cfg("static", "automatic"), process_each=True)
+    assert [r.status for r in result.runs] == [Status.OOM, Status.OOM]
+    assert all("SIGKILL" in r.error for r in result.runs)
