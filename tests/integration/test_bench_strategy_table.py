@@ -6,17 +6,15 @@ The tiny MLP of ``examples/model.py`` over the stream 2, 5, 2, 8 (three distinct
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
+from emitted import serve_emitted
 
 from dyncli.bench.core import recommend
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan
-from dyncli.bench.core.emit import emit
 from dyncli.bench.core.result import Call, Hooks
 from dyncli.bench.core.status import Status
 from dyncli.bench.runner import run_bench
@@ -36,32 +34,12 @@ def _cfg(*strategies: str) -> BenchConfig:
 
 
 def _serve(plan: Plan, tmp_path: Path) -> int:
-    """Run the emitted module on the stream: its compiles (outputs checked against eager)."""
-    path = tmp_path / "emitted_plan.py"
-    path.write_text(emit(plan, "python"))
-    spec = importlib.util.spec_from_file_location("emitted_plan", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    graphs = [0]
-
-    def counting(gm: Any, example_inputs: Any) -> Any:
-        graphs[0] += 1
-        return gm.forward
-
-    mod.PLAN["torch_compile"]["backend"] = counting
+    """The emitted module of ``plan`` serving the stream: its compiles."""
     from dyncli.bench.models import build
 
     model = build(MODEL, device="cpu", batch_size=None, seq_len=None, hf_config={},
                   training=False).model.eval()
-    torch._dynamo.reset()
-    serve = mod.compile_for_traffic(model)
-    with torch.no_grad():
-        for b in SIZES:
-            x = torch.randn(b, 32)
-            torch.testing.assert_close(serve(x), model(x))
-    torch._dynamo.reset()
-    return graphs[0]
+    return serve_emitted(plan, model, [torch.randn(b, 32) for b in SIZES], tmp_path)
 
 
 def test_a_new_row_is_measured_costed_and_emitted(monkeypatch: pytest.MonkeyPatch,
