@@ -1,4 +1,8 @@
-"""``dyncli.diagnose.run``: logs or traces in, a :class:`Diagnosis` out (the command's one core call)."""
+"""``dyncli.diagnose.run``: logs or traces in, a :class:`Diagnosis` out (the command's one core call).
+
+The whole pipeline behind one call: the reading and analysis (``read``, ``read_trace``) and
+the conclusions (``conclude``), given the installed torch's graph-break registry.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from typing import Any
 
 from dyncli.config import DiagnoseConfig, config_or_options
 from dyncli.diagnose.model import Diagnosis
-from dyncli.diagnose.read import diagnose_inputs
 from dyncli.errors import UsageError
 
 
@@ -34,5 +37,8 @@ def run(paths: str | Path | Sequence[str | Path], *, config: DiagnoseConfig | No
     if cfg.jobs is not None and cfg.jobs < 1:
         raise UsageError("--jobs must be >= 1", hint="--jobs 1 reads the files one by one")
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    diag = diagnose_inputs(items, strict=cfg.strict, jobs=cfg.jobs)
+    from dyncli.diagnose.graph_breaks import installed_registry
+    from dyncli.diagnose.read import diagnose_inputs
+
+    diag = diagnose_inputs(items, strict=cfg.strict, jobs=cfg.jobs, registry=installed_registry)
     return dataclasses.replace(diag, fail_on=tuple(cfg.fail_on))

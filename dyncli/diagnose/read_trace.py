@@ -19,7 +19,8 @@ pool, each into its list of events (:func:`parse_file`); the parent feeds those 
 one Analyzer in file order, exactly as the serial reader feeds the events as it parses them,
 so the result is the same by construction (a test compares the JSON). Parsing (JSON decoding)
 is the expensive part and it is what runs in parallel; the price is memory: a file's events
-are held whole while they wait to be fed, and at most ``2 * jobs`` files are in flight.
+are held whole while they wait to be fed, and at most ``2 * jobs`` files are in flight. The
+reading ends in ``dyncli.diagnose.conclude``.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from dyncli.diagnose.analyzer import Analyzer
+from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.processes import Process, find_processes
-from dyncli.diagnose.trace import TraceAccumulator, trace_advice
+from dyncli.diagnose.trace import TraceAccumulator
+from dyncli.diagnose.trace_advice import trace_advice
 from dyncli.diagnose.trace_report import ProcessInfo
 from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.gcpause import gc_paused
@@ -115,7 +118,7 @@ class _TraceReader:
         self.mismatch += s.payload_mismatch
         self.dynamo_starts.append(s.kinds.get("dynamo_start", 0))
 
-    def result(self, procs: Sequence[Process]) -> Diagnosis:
+    def result(self, procs: Sequence[Process], registry: RegistryLoader) -> Diagnosis:
         if self.stats.lines == 0:
             raise InputError(f"{', '.join(self.inputs)}: trace is empty")
         diag = self.analyzer.result(stats=self.stats, inputs=self.inputs)
@@ -124,11 +127,10 @@ class _TraceReader:
                         dynamo_start=n) for p, n in zip(procs, self.dynamo_starts, strict=False))
         report = dataclasses.replace(
             self.extra.finish(diag, self.kinds, self.unknown, self.mismatch), processes=processes)
-        return dataclasses.replace(diag, trace=report, log_level="trace", richer_log="",
-                                   suggestions=diag.suggestions
-                                   + trace_advice(report, diag.suggestions),
-                                   warnings=diag.warnings + tuple(self.warnings)
-                                   + _unexplained(diag))
+        return conclude(dataclasses.replace(
+            diag, trace=report, log_level="trace", richer_log="",
+            suggestions=diag.suggestions + trace_advice(report, diag.suggestions),
+            warnings=diag.warnings + tuple(self.warnings) + _unexplained(diag)), registry)
 
 
 def _unexplained(diag: Diagnosis) -> tuple[str, ...]:
@@ -178,13 +180,15 @@ def parse_file(proc: Process, strict: bool) -> ParsedFile:
 
 
 def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
-                    streams: Sequence[Source] = (), jobs: int | None = None) -> Diagnosis:
+                    streams: Sequence[Source] = (), jobs: int | None = None,
+                    registry: RegistryLoader = no_registry) -> Diagnosis:
     """Read every trace of ``paths`` (and ``streams``, stdin or pipes already opened) into one
     Diagnosis.
 
     ``strict`` makes malformed lines, unknown event kinds and payload hash mismatches errors.
     ``jobs``: processes that parse rank files in parallel (default: the core count; 1 =
-    serial and streaming); the Diagnosis is the same either way.
+    serial and streaming); the Diagnosis is the same either way. ``registry``: how to get
+    torch's graph-break registry (``dyncli.diagnose.conclude``).
     """
     reader = _TraceReader(strict)
     procs, skipped = find_processes(paths, streams)
@@ -216,7 +220,7 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
         else:
             for parsed in _parallel(files, strict, jobs):
                 reader.absorb(parsed)
-        return reader.result(procs)
+        return reader.result(procs, registry)
 
 
 def _ignore_sigint() -> None:
