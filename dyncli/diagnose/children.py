@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from dyncli.diagnose.processes import check_trace
 from dyncli.errors import DyncliError
 from dyncli.inputs import first_line, open_input
-from dyncli.logparse.trace import TraceParser, source_blocks
+from dyncli.logparse.trace import TraceParser, blocks
 from dyncli.logparse.trace_events import graph_signature
 from dyncli.logparse.trace_format import TraceRecord, is_trace_line
 from dyncli.logparse.trace_lines import install_filters
@@ -63,10 +63,7 @@ def parse_into(file: str | Path, conn: Any) -> None:
             install_filters(parser)
             batch: list[Any] = []
             cook = parser.cook
-            blocks = source_blocks(source)
-            raws = (parser.feed_raw(source.lines()) if blocks is None
-                    else parser.feed_raw_blocks(blocks))
-            for raw in raws:
+            for raw in parser.feed_raw_blocks(blocks(source.parts())):
                 if raw[2] in COOKED_HERE:
                     record = cook(raw)
                     if record is None:

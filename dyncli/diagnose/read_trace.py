@@ -46,7 +46,7 @@ from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.gcpause import gc_paused
 from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
-from dyncli.logparse.trace import TraceParser, source_blocks
+from dyncli.logparse.trace import TraceParser, blocks
 from dyncli.logparse.trace_format import TraceStats, is_trace_line
 from dyncli.logparse.trace_map import TraceEventMapper
 
@@ -149,9 +149,7 @@ def _parse(source: Source, proc: Process, strict: bool) -> tuple[TraceParser, It
     # compile-id space and its own reset generations.
     parser = TraceParser(source.name, strict=strict, verify=strict)
     mapper = TraceEventMapper(parser, proc.rank, proc.label)
-    blocks = source_blocks(source)  # a plain file: its payload lines skipped in blocks
-    records = parser.feed(source.lines()) if blocks is None else parser.feed_blocks(blocks)
-    return parser, mapper.events(records)
+    return parser, mapper.events(parser.feed_blocks(blocks(source.parts())))
 
 
 @dataclass

@@ -70,7 +70,7 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
     processes; ``info`` then has ``size`` (bytes read) and ``warnings``.
     """
     assert proc.path is not None
-    # the child the command forked before its imports (trace_child.prestart), else a new one
+    # the child api.run forked before its imports (children.prestart), else a new one
     child, receive = children.adopt(proc.path) or children.start(proc.file)
     parser = TraceParser(str(proc.file))
     mapper = TraceEventMapper(parser, proc.rank, proc.label)
