@@ -11,11 +11,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dyncli.config import DiagnoseConfig, config_or_options
-from dyncli.diagnose.model import Diagnosis
 from dyncli.errors import UsageError
+
+if TYPE_CHECKING:
+    from dyncli.diagnose.model import Diagnosis
 
 
 def run(paths: str | Path | Sequence[str | Path], *, config: DiagnoseConfig | None = None,
