@@ -172,16 +172,21 @@ class Served:
         return stack
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.configs and self.stance is None:
+            return self._call(args, kwargs)
         with self.applied():
-            if self.marks:
-                named = {str(i): a for i, a in enumerate(args)}
-                named.update(kwargs)
-                for name, dim in self.marks:
-                    t = named.get(name)
-                    if isinstance(t, torch.Tensor) and dim < t.dim():
-                        torch._dynamo.maybe_mark_dynamic(t, dim)
-            if not self.pads:
-                return self.compiled(*args, **kwargs)
-            real, to = pad_target(self.plan, args, kwargs)
-            args, kwargs = pad(self.plan, args, kwargs, to)
-            return cut(self.compiled(*args, **kwargs), real, to, self.plan.get("pad_outputs"))
+            return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.marks:
+            named = {str(i): a for i, a in enumerate(args)}
+            named.update(kwargs)
+            for name, dim in self.marks:
+                t = named.get(name)
+                if isinstance(t, torch.Tensor) and dim < t.dim():
+                    torch._dynamo.maybe_mark_dynamic(t, dim)
+        if not self.pads:
+            return self.compiled(*args, **kwargs)
+        real, to = pad_target(self.plan, args, kwargs)
+        args, kwargs = pad(self.plan, args, kwargs, to)
+        return cut(self.compiled(*args, **kwargs), real, to, self.plan.get("pad_outputs"))
