@@ -61,6 +61,7 @@ class FrameReport:
     dynamic_inputs: tuple[DynamicInput, ...] = ()
     dynamic_dims: tuple[tuple[str, tuple[int, ...]], ...] = ()  # from the guards' TENSOR_MATCH
     marking_compiles: tuple[str, ...] = ()  # compiles in which automatic dynamic marked inputs
+    at_least: bool = False  # compiles is a lower bound: the log does not number this frame's
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,24 @@ class Diagnosis:
         return distinct_breaks(self)
 
     @property
+    def partial(self) -> bool:
+        """Whether the log is a partial paste (records cut at their start, prefixes rebuilt):
+        its counts are what it proves, at least."""
+        return bool(self.stats.partial or self.stats.pasted.get("prefixes rebuilt"))
+
+    @property
+    def read_as(self) -> str:
+        """How the text was read, when it was not a clean log: ``read as pasted text: 41
+        records, prefixes trimmed (12), 2 begun before the paste`` ("" for a clean log)."""
+        st = self.stats
+        if not (st.pasted or st.partial):
+            return ""
+        done = [f"{what} ({n})" for what, n in sorted(st.pasted.items())]
+        if st.partial:
+            done.append(f"{st.partial} record(s) begun before the paste")
+        return f"read as pasted text: {st.records} records, " + ", ".join(done)
+
+    @property
     def compiles(self) -> int:
         """Total compiles over all frames and ranks (restart attempts not counted)."""
         return sum(f.compiles for f in self.frames)
@@ -264,6 +283,7 @@ class Diagnosis:
             "frames": [{
                 "rank": f.rank, **id_fields(f.frame_id, "frame_id"), "function": f.function,
                 "file": f.file, "line": f.first_line, "compiles": f.compiles,
+                "at_least": f.at_least or self.partial,
                 "compile_ids": [split_id(c)[0] for c in f.compile_ids],
                 "dynamic_inputs": [dataclasses.asdict(d) for d in f.dynamic_inputs],
                 "dynamic_dims": {src: list(dims) for src, dims in f.dynamic_dims},
@@ -304,10 +324,16 @@ class Diagnosis:
                 "lines": self.stats.lines, "recognized": self.stats.recognized,
                 "unrecognized": self.stats.unrecognized, "malformed": self.stats.malformed,
                 "bytes": self.stats.bytes,
+                # pasted text (issue 33): records read, what was done to find them, records
+                # the paste began inside, torch records of no known kind
+                "records": self.stats.records, "pasted": dict(sorted(self.stats.pasted.items())),
+                "partial": self.stats.partial, "unread": self.stats.unread,
                 # why records were skipped as malformed ({"bad size": 2, …}; issue 13)
                 "malformed_reasons": dict(sorted(self.stats.reasons.items())),
             },
             "warnings": list(self.warnings),
+            "partial": self.partial,
+            "read_as": self.read_as,
             "log_level": self.log_level,
             "richer_log": self.richer_log,
             "marked_static": [{"rank": r, "source": src, "dims": list(ds)}

@@ -43,7 +43,7 @@ def test_json_to_stdout_is_the_contract(runner: CliRunner) -> None:
     assert (doc["schema_version"], doc["command"]) == (1, "diagnose")
     assert doc["frames"] == [{
         "rank": None, "frame_id": "0", "generation": 0, "process": "", "function": "pick",
-        "file": doc["frames"][0]["file"], "line": 7, "compiles": 3,
+        "file": doc["frames"][0]["file"], "line": 7, "compiles": 3, "at_least": False,
         "compile_ids": ["0/0", "0/1", "0/2"],
         "dynamic_inputs": [{"source": "L['x']", "origin": "automatic dynamic/PGO",
                             "compile_id": "0/1", "line": 34}],
