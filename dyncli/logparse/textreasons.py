@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.textmsg import _need, parse_sloc
-from dyncli.logparse.textpaste import unlink
+from dyncli.logparse.textmsg import _need, comment_user
+from dyncli.logparse.textpaste import clean, unlink
 
 # Patterns ending in "\s*$" after a free-form group are quadratic in a run of blanks (each
 # position re-scans the run); these take the group up to the end and strip it in code.
@@ -104,7 +104,6 @@ def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple
 
 
 TORCH_HINT = "The following environment variable would enable dynamic compilation"
-_FIRST_USE = " (user code shown is first use of this value"
 _GB_LINK_RE = re.compile(r"/gb/gb(?P<code>\d{4})\.html")
 _ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred"
 
@@ -116,15 +115,14 @@ def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
     Shared by the text log and the trace (``recompile_reasons``), so both give one answer.
     torch >= 2.14 appends, to a guard it blames on 0/1 specialization, "(user code shown is
     first use of this value--…) and <code>  # <file:line> (<framework>)": the note is
-    reported as ``first_use``, never folded into the guard or the code.
+    reported as ``first_use``, never folded into the guard or the code, and the user line
+    is the one after "and" (``textmsg.comment_user``). A pasted reason's HTML entities and
+    markdown links are undone first.
     """
     guard = reason.split("  #", 1)[0].split(" # ", 1)[0].rstrip()
-    comment = reason.split("# ", 1)[1] if "# " in reason else ""
-    cut = comment.find(_FIRST_USE)
-    if cut >= 0:
-        comment = comment[:cut]
-    user = parse_sloc(comment)[0] if comment else None
-    return ev.GuardFailure(failed=failed, reason=guard, user=user, first_use=cut >= 0)
+    comment = clean(reason.split("# ", 1)[1]) if "# " in reason else ""
+    user, first_use = comment_user(comment) if comment else (None, False)
+    return ev.GuardFailure(failed=failed, reason=clean(guard), user=user, first_use=first_use)
 
 
 @dataclass(frozen=True, slots=True)
