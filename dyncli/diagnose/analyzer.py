@@ -110,6 +110,7 @@ class Analyzer:
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
         self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
         self._unnumbered = proven.Unnumbered()  # what records without a compile id prove
+        self._raised: list[str] = []  # the limit raised (fullgraph=True): the error lines
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -119,6 +120,7 @@ class Analyzer:
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
             ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
             ev.MarkedStatic: self._on_marked_static,
+            ev.LimitRaised: self._on_limit_raised,
         }
 
     # ------------------------------------------------------------ bookkeeping
@@ -369,6 +371,10 @@ class Analyzer:
         dims = self._static.setdefault((e.rank, e.source), {})
         dims.update(dict.fromkeys(e.dims))
 
+    def _on_limit_raised(self, e: ev.LimitRaised) -> None:
+        if len(self._raised) < 8 and e.message not in self._raised:
+            self._raised.append(e.message)
+
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
 
@@ -424,7 +430,7 @@ class Analyzer:
                                   if is_input(_DIM_SUFFIX.sub("", x))),
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
-            data_dependent=self._data_dependent,
+            data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))

@@ -201,6 +201,9 @@ class Diagnosis:
     richer_log: str = ""
     # (rank, source, dims) the code marked static (torch._dynamo.mark_static; +guards logs)
     marked_static: tuple[tuple[int | None, str, tuple[int, ...]], ...] = ()
+    # the recompile limit raised an error (FailOnRecompileLimitHit: fullgraph=True) instead of
+    # falling back to eager: the lines of the log that say so
+    limit_raised: tuple[str, ...] = ()
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
@@ -243,6 +246,14 @@ class Diagnosis:
         """Total compiles over all frames and ranks (restart attempts not counted)."""
         return sum(f.compiles for f in self.frames)
 
+    @property
+    def recompiles_proven(self) -> int:
+        """Recompiles the compile counts prove (each frame's compiles after its first), which
+        a log with torch's warnings only (a limit at ``[1/8]``) shows no record of; never fewer
+        than the recompile records it has."""
+        compiled = sum(1 for r in self.recompiles if r.compiled)
+        return max(compiled, sum(max(f.compiles - 1, 0) for f in self.frames))
+
     def recompiles_by_cause(self) -> dict[str, int]:
         """``{"size": n, "scalar": n, "other": n}``."""
         counts = dict.fromkeys(CAUSES, 0)
@@ -274,6 +285,7 @@ class Diagnosis:
             "summary": {
                 "frames": len(self.frames), "compiles": self.compiles,
                 "recompiles": len(self.recompiles), "recompiles_by_cause": self.recompiles_by_cause(),
+                "recompiles_proven": self.recompiles_proven,
                 "specializations": len(self.specializations),
                 "graph_breaks": sum(b.count for b in self.graph_breaks),
                 "graph_break_sites": len(self.graph_breaks),
@@ -333,6 +345,7 @@ class Diagnosis:
             },
             "warnings": list(self.warnings),
             "partial": self.partial,
+            "limit_raised": list(self.limit_raised),
             "read_as": self.read_as,
             "log_level": self.log_level,
             "richer_log": self.richer_log,

@@ -61,10 +61,14 @@ def summary_line(diag: Diagnosis) -> str:
     by = diag.recompiles_by_cause()
     ranks = [r for r in diag.ranks if r is not None]
     least = "at least " if diag.partial or any(f.at_least for f in diag.frames) else ""
+    causes = f"size {by['size']}, scalar {by['scalar']}, other {by['other']}"
+    proven = diag.recompiles_proven
+    compiled = sum(1 for r in diag.recompiles if r.compiled)
+    recompiles = (f"{len(diag.recompiles)} recompile(s) ({causes})" if proven <= compiled else
+                  f"{least}{proven} recompile(s) ({len(diag.recompiles)} with their reasons in "
+                  f"the log: {causes})")
     parts = [
-        f"{len(diag.frames)} frame(s)", f"{least}{diag.compiles} compile(s)",
-        f"{len(diag.recompiles)} recompile(s) (size {by['size']}, scalar {by['scalar']}, "
-        f"other {by['other']})",
+        f"{len(diag.frames)} frame(s)", f"{least}{diag.compiles} compile(s)", recompiles,
         f"{len(diag.specializations)} specialization(s)",
         f"{sum(b.count for b in diag.graph_breaks)} graph break(s) at "
         f"{len(diag.graph_breaks)} site(s)",
@@ -143,6 +147,9 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                  f"{x.limit_name}={x.limit}" if x.limit_name else "? (not in the log)",
                  x.last_reason or "-")
         out.print(t)
+    for text in diag.limit_raised:  # it did not fall back to eager: the program stopped
+        out.print(line_text(f"The recompile limit raised an error (fullgraph=True or "
+                            f"fail_on_recompile_limit_hit): {text}"), markup=False, soft_wrap=True)
     if diag.unbacked:
         t = section_table("Unbacked (data-dependent) symbols", ["compile", "symbol", "range", "from"], ranks)
         for u in cap(diag.unbacked, "unbacked symbols"):

@@ -292,6 +292,15 @@ class RecompileLimit(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LimitRaised(Event):
+    """The recompile limit raised instead of falling back to eager: a traceback line of
+    ``FailOnRecompileLimitHit`` (``fullgraph=True`` or ``fail_on_recompile_limit_hit``) or
+    torch 2.5's ``CacheLimitExceeded``; the program stopped there."""
+
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class GraphBreak(Event):
     """``Graph break in user code at FILE:LINE`` with its reason and user stack.
 
@@ -360,7 +369,7 @@ class DataDependent(Event):
 ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
-    ConstraintViolation, DataDependent,
+    ConstraintViolation, DataDependent, LimitRaised,
 )
 
 

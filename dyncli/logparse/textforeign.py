@@ -9,6 +9,7 @@ may hold torch's records behind leading text or with a prefix cut short (``_past
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,6 +20,10 @@ from dyncli.logparse.textkinds import COLLECT, MAX_RECORD_LINES, TORCH_HEADS, TO
 from dyncli.logparse.textpaste import normalize
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
+# The exception torch raises at the recompile limit when it may not fall back to eager
+# (FailOnRecompileLimitHit: fullgraph=True; CacheLimitExceeded: torch 2.5's name), on its own
+# line or as a traceback's raise statement.
+_RAISED_RE = re.compile(rb"\b(?:FailOnRecompileLimitHit|CacheLimitExceeded)\b")
 
 
 class ForeignLines:
@@ -66,6 +71,11 @@ class ForeignLines:
             self.stats.recognized += 1
             self._stray = raw
             return _NO_EVENTS
+        raised = _RAISED_RE.search(raw)
+        if raised is not None:  # the limit raised (fullgraph=True): the program stopped
+            self.stats.recognized += 1
+            text = raw.decode("utf-8", "replace").strip()
+            return (ev.LimitRaised(message=text[:300], line=lineno),)
         if b"as dynamic but your code specialized it" in raw or b" was inferred to be a constant (" in raw:
             found = reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
             if found:

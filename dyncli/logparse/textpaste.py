@@ -120,6 +120,9 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
     ``line`` has no line end; the parser asks only about lines its prefix regex rejected.
     """
     start = _START_RE.search(line)
+    if start is not None and line[start.start() - 1:start.start()] == b"`" \
+            and line[:start.start()].lstrip(b" >") != b"```":
+        return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)
     if start is None:
         bare = _BARE_RE.match(line)
         if bare is None:

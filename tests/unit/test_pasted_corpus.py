@@ -76,3 +76,6 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
         assert any(spec in t for t in texts), (spec, texts)
     for where in expect.get("user_lines", []):
         assert any(where in u for u in _users(diag)), (where, _users(diag))
+    # the limit raised (fullgraph=True): read as the error it was, never as "runs eagerly"
+    assert bool(diag.limit_raised) == expect.get("fullgraph_error", False)
+    assert diag.recompiles_proven >= sum(1 for r in diag.recompiles if r.compiled)
