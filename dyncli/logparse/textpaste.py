@@ -24,12 +24,12 @@ import re
 from dyncli.logparse.glog import GLOG_RE
 
 # Where a torch prefix may start inside a line (the cheap search; each hit is then matched).
+# A prefix cut short (elided, or down to the compile id) is only looked for at the start of a
+# line, after a quote's ">" and blanks: it has too little of its own to be found anywhere.
 _START_RE = re.compile(
     rb"(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d"  # glog
     rb"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] "  # torch 2.0-2.2 logging layout
     rb"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):torch"  # logging.basicConfig
-    rb"|(?:\.\.\.|\xe2\x80\xa6)/?[^\s\]]{1,1024}:\d{1,9}\] "  # an elided file: .../guards.py:12]
-    rb"|(?:\[rank\d{1,9}\]:)?\[!?\d{1,9}/\d{1,9}(?:_\d{1,9})?\] (?:\[__|torch)"  # cut to the id
     rb"|(?<![\w.])torch(?:dynamo|inductor)?\.[\w.]{1,200}: \[[A-Z]{1,10}\] ")  # logger: [LEVEL]
 _CID = rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
 # A glog prefix whose head (level, date, time, pid, directories) was elided.
@@ -119,15 +119,20 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
 
     ``line`` has no line end; the parser asks only about lines its prefix regex rejected.
     """
+    head = len(line) - len(line.lstrip(b" \t>"))
+    if line[head:head + 1] in (b".", b"[", b"\xe2"):  # a prefix cut short, at the line's start
+        cut = _rebuilt(line, head)
+        if cut is not None:
+            return cut[0] + _decoded(line[cut[1]:]), "prefixes rebuilt"
     start = _START_RE.search(line)
-    if start is not None and line[start.start() - 1:start.start()] == b"`" \
-            and line[:start.start()].lstrip(b" >") != b"```":
-        return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)
     if start is None:
         bare = _BARE_RE.match(line)
         if bare is None:
             return None
         return _canonical(None, b"W", b"?", b"0", None, None) + line[bare.end():], "prefixes rebuilt"
+    before = line[:start.start()]
+    if before.count(b"`") % 2 and before.lstrip(b" >") != b"```":
+        return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)
     at = start.start()
     m = GLOG_RE.match(line, at)
     if m is not None:

@@ -119,3 +119,21 @@ def test_the_human_view_says_how_the_paste_was_read() -> None:
                            env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert "read as pasted text: " in r.stdout and "prefixes trimmed (7)" in r.stdout
     assert "at least 10 compile(s)" in r.stdout
+
+
+LONG = 200_000  # characters (as tests/cli/test_hostile_inputs.py): linear patterns only
+
+
+@pytest.mark.parametrize("line", [
+    b"..." * (LONG // 3), b".../a" * (LONG // 5), b"[0/1] " * (LONG // 6),
+    b"V1122 01:19:56.1" * (LONG // 16), b"[a](http://" * (LONG // 11),
+    b"x [a](http://b)" * (LONG // 15), b"torch.a: [INFO" * (LONG // 14),
+    b"DEBUG:torch" + b".a" * (LONG // 2), b"[2022-12-22 03:54:03,390] " * (LONG // 26),
+    b"> " * (LONG // 2) + b"torchdynamo hit recompilation cache limit (6",
+    b"&#39;" * (LONG // 5) + b" V1122 01:19:56.129000 7476 torch/x.py:1] [0/0] y",
+    b"   reasons:  [" + b"['a'], " * (LONG // 7), b"`" * LONG + b"[0/1] [__recompiles] x",
+])
+def test_hostile_pasted_lines_finish(line: bytes) -> None:
+    stats = ParseStats()
+    list(TextLogParser(stats).parse([line, line]))
+    assert stats.lines == 2
