@@ -9,14 +9,17 @@ the reading; specializations and the user lines torch blamed are found.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tomllib
+from rich.console import Console
 
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.render import render_terminal
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
 CASES: list[dict[str, Any]] = tomllib.loads((PASTED / "manifest.toml").read_text())["case"]
@@ -79,3 +82,10 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     # the limit raised (fullgraph=True): read as the error it was, never as "runs eagerly"
     assert bool(diag.limit_raised) == expect.get("fullgraph_error", False)
     assert diag.recompiles_proven >= sum(1 for r in diag.recompiles if r.compiled)
+    # no conclusion the log contradicts: "Nothing to fix" only when every torch record was
+    # understood and none showed a recompile, a limit, a graph break or a specialization
+    out = io.StringIO()
+    render_terminal(diag, console=Console(file=out, width=200, color_system=None))
+    if diag.stats.unread or diag.recompiles or diag.recompile_limits or diag.graph_breaks \
+            or diag.specializations or diag.recompiles_proven:
+        assert "Nothing to fix" not in out.getvalue()
