@@ -15,9 +15,7 @@ of docs/diagnose.md and docs/suggest.md.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -31,6 +29,7 @@ pytest.importorskip("torch")
 ADVICE = Path(__file__).resolve().parents[1] / "advice"
 sys.path.insert(0, str(ADVICE))
 from fixes import Fix, from_python_form, from_text  # noqa: E402
+from jobs import run_jobs  # noqa: E402
 
 from dyncli.diagnose.api import run as diagnose  # noqa: E402
 from dyncli.suggest.api import run as suggest  # noqa: E402
@@ -89,17 +88,6 @@ def _programs() -> list[str]:
 
 
 PROGRAMS = _programs()
-
-
-def _runner(jobs: list[dict[str, Any]], work: Path, name: str) -> list[dict[str, Any]]:
-    spec, out = work / f"{name}.jobs.json", work / f"{name}.results.json"
-    spec.write_text(json.dumps(jobs))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "TORCHDYNAMO_"))}
-    env.update(OMP_NUM_THREADS="1", TORCHINDUCTOR_CACHE_DIR=str(work / "inductor"))
-    proc = subprocess.run([sys.executable, str(ADVICE / "runner.py"), str(spec), str(out)],
-                          env=env, capture_output=True, text=True, check=False, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return list(json.loads(out.read_text()))
 
 
 def _record_jobs(work: Path) -> list[dict[str, Any]]:
@@ -169,7 +157,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
 def _corpus(work: Path) -> Iterator[dict[str, Any]]:
     t0 = time.perf_counter()
     recorded = _record_jobs(work)
-    base = _runner(recorded, work, "record")
+    base = run_jobs(recorded, work, "record")
     t1 = time.perf_counter()
     by_program: dict[str, dict[str, Any]] = {p: {"runs": {}} for p in PROGRAMS}
     for job, res in zip(recorded, base, strict=True):
@@ -194,7 +182,7 @@ def _corpus(work: Path) -> Iterator[dict[str, Any]]:
             apply.append(job)
             owners.append((p, same))
     t2 = time.perf_counter()
-    results = _runner(apply, work, "apply") if apply else []
+    results = run_jobs(apply, work, "apply") if apply else []
     t3 = time.perf_counter()
     for (p, same), res in zip(owners, results, strict=True):
         if same is None:

@@ -17,12 +17,8 @@ torch's hint; the runner counts the graphs torch's backend saw and checks the ou
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,19 +27,9 @@ pytest.importorskip("torch")
 ADVICE = Path(__file__).resolve().parents[1] / "advice"
 sys.path.insert(0, str(ADVICE))
 from fixes import from_text  # noqa: E402
+from jobs import run_jobs  # noqa: E402
 
 from dyncli.suggest.api import run as suggest  # noqa: E402
-
-
-def _runner(jobs: list[dict[str, Any]], work: Path, name: str) -> list[dict[str, Any]]:
-    spec, out = work / f"{name}.jobs.json", work / f"{name}.results.json"
-    spec.write_text(json.dumps(jobs))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "TORCHDYNAMO_"))}
-    env.update(OMP_NUM_THREADS="1", TORCHINDUCTOR_CACHE_DIR=str(work / "inductor"))
-    proc = subprocess.run([sys.executable, str(ADVICE / "runner.py"), str(spec), str(out)],
-                          env=env, capture_output=True, text=True, check=False, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return list(json.loads(out.read_text()))
 
 
 @pytest.mark.slow
@@ -52,7 +38,7 @@ def test_fix_is_never_worse_than_torchs_hint(tmp_path: Path) -> None:
     record = [{"program": p, "level": "none", "save": str(tmp_path / f"{p}.pt"),
                "trace": str(tmp_path / f"{p}.trace"),
                "pgo": [str(tmp_path / "pgo" / p), f"parity-{p}"]} for p in programs]
-    base = {job["program"]: res for job, res in zip(record, _runner(record, tmp_path, "record"),
+    base = {job["program"]: res for job, res in zip(record, run_jobs(record, tmp_path, "record"),
                                                        strict=True)}
     pgo = suggest(pgo_dir=tmp_path / "pgo" / "int_branch")
     trace = suggest(from_trace=tmp_path / "zero_one.trace")
@@ -71,7 +57,7 @@ def test_fix_is_never_worse_than_torchs_hint(tmp_path: Path) -> None:
             apply.append(job)
             owners.append((p, label))
     got: dict[str, dict[str, int]] = {p: {} for p in programs}
-    for (p, label), res in zip(owners, _runner(apply, tmp_path, "apply"), strict=True):
+    for (p, label), res in zip(owners, run_jobs(apply, tmp_path, "apply"), strict=True):
         assert res["error"] is None and res["equal"] is True, (p, label, res)
         got[p][label] = res["compiles"]
     before = {p: base[p]["compiles"] for p in programs}
