@@ -5,7 +5,9 @@
 ``Analyzer``; several files are read as parts of one log (e.g. one file per rank whose lines
 carry ``[rankN]:``, or a log split in pieces). TORCH_TRACE directories and trace files, and a
 trace on stdin (sniffed like a file), go to ``read_trace``; mixing the two kinds in one call
-is refused because compile ids of different runs cannot be joined.
+is refused because compile ids of different runs cannot be joined. Both end in
+``dyncli.diagnose.conclude`` with the graph-break registry the caller passes (``api.run``: the
+installed torch's; by default none).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from dyncli.diagnose.analyzer import Analyzer
+from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.model import Diagnosis
 from dyncli.errors import InputError, StrictError, UsageError
 from dyncli.inputs import STDIN, Source, is_stream, open_input
@@ -49,10 +52,12 @@ def _check(name: str, stats: ParseStats, strict: bool) -> None:
 
 
 def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
-                  streams: Mapping[str, Source] | None = None) -> Diagnosis:
+                  streams: Mapping[str, Source] | None = None,
+                  registry: RegistryLoader = no_registry) -> Diagnosis:
     """Stream every text log of ``paths`` through one Analyzer.
 
     ``streams``: inputs already opened (stdin, pipes), by path as given; the rest are opened here.
+    ``registry``: how to get torch's graph-break registry (``dyncli.diagnose.conclude``).
 
     ``strict``: any unrecognized or malformed line is a ``StrictError`` naming the file, the
     line number and the text (used by tests to keep the parser complete).
@@ -69,14 +74,17 @@ def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
             total.add(_read_log(source, analyzer, strict))
             warnings += source.warnings
     diag = analyzer.result(stats=total, inputs=names)
-    return dataclasses.replace(diag, warnings=tuple(warnings)) if warnings else diag
+    if warnings:
+        diag = dataclasses.replace(diag, warnings=tuple(warnings))
+    return conclude(diag, registry)
 
 
 def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
-                    jobs: int | None = None) -> Diagnosis:
+                    jobs: int | None = None, registry: RegistryLoader = no_registry) -> Diagnosis:
     """Text logs or TORCH_TRACE inputs (not both at once); ``-`` is stdin, sniffed for a trace.
 
     ``jobs``: processes that parse trace files (one per rank) in parallel; None = the cores.
+    ``registry``: how to get torch's graph-break registry (``dyncli.diagnose.conclude``).
     """
     if not paths:
         raise UsageError("no input given", hint="dyncli diagnose run.log  (or - for stdin)")
@@ -101,5 +109,5 @@ def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
         if kinds[0] == "trace":
             files = [Path(p) for p in paths if str(p) not in streams]
             return read_trace.diagnose_traces(files, strict=strict, streams=list(streams.values()),
-                                              jobs=jobs)
-        return diagnose_logs(paths, strict=strict, streams=streams)
+                                              jobs=jobs, registry=registry)
+        return diagnose_logs(paths, strict=strict, streams=streams, registry=registry)

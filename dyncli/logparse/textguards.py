@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import user_comment
 from dyncli.logparse.safe import need_int
-from dyncli.logparse.textmsg import _need, comment_user, parse_sloc
+from dyncli.logparse.textmsg import _need, parse_sloc
 
 LAMBDA_RE = re.compile(r"LAMBDA_GUARD: (?P<expr>.+?)(?:  # (?P<rest>.*))?$")
 
@@ -134,7 +135,7 @@ def _tree_fields(text: str) -> tuple[type[ev.Event], dict[str, Any]] | None:
         if "L[" not in m["expr"]:
             return None  # ambient guards (saved tensor hooks, ...)
         rest = m["rest"] or ""
-        return ev.ShapeGuard, {"expr": m["expr"].strip(), "user": comment_user(rest)[0],
+        return ev.ShapeGuard, {"expr": m["expr"].strip(), "user": parse_sloc(user_comment(rest)[0])[0],
                                "zero_one": "0/1 specialization" in rest}
     return None
 

@@ -94,29 +94,6 @@ def _parse_sloc(text: str) -> tuple[ev.UserLoc | None, str]:
 _parse_sloc_cached = functools.lru_cache(maxsize=4096)(_parse_sloc)
 
 
-FIRST_USE = " (user code shown is first use of this value"
-_AND = ") and "
-
-
-def comment_user(comment: str) -> tuple[ev.UserLoc | None, bool]:
-    """(the user's line, whether torch's "first use" note was there) of a guard's comment.
-
-    torch >= 2.11 blames a guard it owes to 0/1 specialization on the first use of the value
-    (``code  # nn/modules/linear.py:134 in forward (user code shown is first use of this
-    value--…)``), and when user code also bounds it joins the two origins: ``… (…first use…)
-    and if x.shape[1] > 40:  # model.py:23 in forward (…)``. The line after ``and`` is the
-    user's own; the first is where torch's code happened to read the size (issue 33)."""
-    cut = comment.find(FIRST_USE)
-    if cut < 0:
-        return parse_sloc(comment)[0], False
-    joined = comment.find(_AND, cut)
-    if joined >= 0:
-        user = parse_sloc(comment[joined + len(_AND):])[0]
-        if user is not None:
-            return user, True
-    return parse_sloc(comment[:cut])[0], True
-
-
 def _need(m: re.Match[str] | None, what: str) -> re.Match[str]:
     if m is None:
         raise ValueError(f"unparsable {what}")

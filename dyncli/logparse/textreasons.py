@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.textmsg import _need, comment_user
+from dyncli.logparse.guardtext import comment_of, guard_part, split_failed
+from dyncli.logparse.textmsg import _need, parse_sloc
 from dyncli.logparse.textpaste import clean, unlink
 
 # Patterns ending in "\s*$" after a free-form group are quadratic in a run of blanks (each
 # position re-scans the run); these take the group up to the end and strip it in code.
 RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<where>.+)$")
-FAILURE_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?): (?P<reason>.*)$")
 FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<fn>.+)$')
 GRAPH_BREAK_RE = re.compile(
     r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
@@ -86,18 +86,17 @@ def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple
         if top and body.startswith("User stack trace:"):
             in_stack = True
             continue
-        fm = FAILURE_RE.match(body) if top else None
+        failed, reason = split_failed(body) if top else ("", body)
         groups += top and body.startswith("guard ") and body.endswith(" failures:")
         # (headers such as "triggered by the following guard failure(s):" or, with
         # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons; nor
         # is torch's hint "The following environment variable would enable dynamic
         # compilation to start, avoiding this recompile: …" of torch 2.8 dev)
-        if fm is not None or (top and body and not in_stack and not body.endswith(":")
-                              and not body.startswith(TORCH_HINT)):
+        if failed or (top and body and not in_stack and not body.endswith(":")
+                      and not body.startswith(TORCH_HINT)):
             # torch < 2.5 printed the reason without the "0/0: " of the failed cache entry
             in_stack = False
-            failures.append(guard_failure(fm["cid"] if fm else "",
-                                          fm["reason"] if fm is not None else body))
+            failures.append(guard_failure(failed, reason))
         elif in_stack:
             stack_lines.append(body)
     return tuple(failures), user_stack(stack_lines), groups
@@ -116,13 +115,13 @@ def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
     torch >= 2.14 appends, to a guard it blames on 0/1 specialization, "(user code shown is
     first use of this value--…) and <code>  # <file:line> (<framework>)": the note is
     reported as ``first_use``, never folded into the guard or the code, and the user line
-    is the one after "and" (``textmsg.comment_user``). A pasted reason's HTML entities and
+    is the one after "and" (``guardtext.user_comment``). A pasted reason's HTML entities and
     markdown links are undone first.
     """
-    guard = reason.split("  #", 1)[0].split(" # ", 1)[0].rstrip()
-    comment = clean(reason.split("# ", 1)[1]) if "# " in reason else ""
-    user, first_use = comment_user(comment) if comment else (None, False)
-    return ev.GuardFailure(failed=failed, reason=clean(guard), user=user, first_use=first_use)
+    comment, note = comment_of(clean(reason))
+    user = parse_sloc(comment)[0] if comment else None
+    return ev.GuardFailure(failed=failed, reason=clean(guard_part(reason)).rstrip(), user=user,
+                           first_use=note)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from dyncli.errors import InputError
 from dyncli.inputs import STDIN, Source, display_name, open_input, trace_files
+from dyncli.logparse.guardtext import guard_of, zero_one
 from dyncli.logparse.safe import clip
 from dyncli.logparse.trace import TraceParser
 from dyncli.logparse.trace_format import PAYLOAD_ARTIFACTS
@@ -205,21 +206,16 @@ def read_trace_files(files: Iterable[str | Path], state: PgoState | None = None)
     return state
 
 
-# A dynamic dim's lower bound, alone, failed: "0/1: 2 <= L['x'].size()[0]" (torch strips L[...]
-# since 2.5: "2 <= x.size()[0]"): the size went below 2, to 0 or 1, which a backed dynamic dim
-# cannot take. ("2 <= x.size()[1] <= 40" fails above 40 as well: it proves nothing of 0/1.)
-_LOWER_BOUND_RE = re.compile(r"^(?:!?[\d/_]{1,40}: )?2 <= (?P<src>[^\s<>=]{1,500}?)\.size\(\)\[(?P<dim>\d{1,9})\]$")
-
-
 def zero_one_dims(reasons: Iterable[str]) -> dict[str, set[int]]:
     """Dims a size 0 or 1 reached after they turned dynamic, from a run's recompile reasons:
     ``{"L['x']": {0}}``. torch's PGO state keeps no size of a dynamic dim, so only the trace
     shows them (its ``recompile_reasons``, as the text log's recompiles)."""
     out: dict[str, set[int]] = {}
     for reason in reasons:
-        m = _LOWER_BOUND_RE.match(reason.split("  #", 1)[0].split(" # ", 1)[0].strip())
-        if m is not None:
-            out.setdefault(from_reason(m["src"]), set()).add(int(m["dim"]))
+        # the bound alone: "2 <= x.size()[1] <= 40" fails above 40 too, proving nothing of 0/1
+        found = zero_one(guard_of(reason))
+        if found is not None and found[2]:
+            out.setdefault(from_reason(found[0]), set()).add(found[1])
     return out
 
 
