@@ -50,7 +50,7 @@ from dyncli.diagnose.model import (
     rank_key,
 )
 from dyncli.logparse import events as ev
-from dyncli.logparse.guardtext import classify
+from dyncli.logparse.guardtext import checked, classify
 from dyncli.sources import is_input
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
@@ -281,7 +281,7 @@ class Analyzer:
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
             first_line=e.first_line, cause=causes[0] if causes else "other",
             reasons=tuple(f"{f.failed}: {f.reason}" if f.failed else f.reason for f in e.failures),
-            causes=causes,
+            causes=causes, kinds=tuple(str(checked(f.reason)) for f in e.failures),
             user=next((f.user for f in e.failures if f.user), None)
             or (e.user_stack[-1] if e.user_stack else None),
             line=e.line)

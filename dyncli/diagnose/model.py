@@ -80,6 +80,14 @@ class RecompileReport:
     line: int = 0
     compiled: bool = True  # False when the recompile limit refused it (the frame runs eagerly)
     sizes: tuple[tuple[str, str], ...] = ()  # (source, value) of the symbols it created
+    # what each failed guard checks, finer than ``causes`` (guardtext.Checked: size, stride,
+    # scalar, value, identity, type, global_state, backend, …; "unknown": no reason in the log)
+    kinds: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """What its newest cache entry's failed guard checks (``unknown`` without a reason)."""
+        return self.kinds[0] if self.kinds else "unknown"
 
 
 @dataclass(frozen=True)
@@ -286,6 +294,7 @@ class Diagnosis:
                 "rank": r.rank, **id_fields(r.compile_id), "function": r.function,
                 "file": r.file, "line": r.first_line, "cause": r.cause,
                 "reasons": list(r.reasons), "causes": list(r.causes), "compiled": r.compiled,
+                "kind": r.kind, "kinds": list(r.kinds),
                 **_user(r.user),
             } for r in self.recompiles],
             "specializations": [{

@@ -20,6 +20,7 @@ from rich.console import Console
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.render import render_terminal
+from dyncli.logparse.guardtext import checked, split_failed
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
 CASES: list[dict[str, Any]] = tomllib.loads((PASTED / "manifest.toml").read_text())["case"]
@@ -89,3 +90,17 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     if diag.stats.unread or diag.recompiles or diag.recompile_limits or diag.graph_breaks \
             or diag.specializations or diag.recompiles_proven:
         assert "Nothing to fix" not in out.getvalue()
+    said = out.getvalue() + " ".join(f"{s.message} {s.fix}" for s in diag.suggestions)
+    if diag.limit_raised:
+        assert "now runs eagerly" not in said
+    if not diag.recompiles:
+        assert "the recompile cause above" not in said  # no cause is listed above
+    assert not any(c.title.startswith(("recompile:", "finding:", "line:")) for c in diag.causes)
+    # every kind of guard torch named is read as that kind (issue 33, pattern 6)
+    kinds = {k for r in diag.recompiles for k in (*r.kinds, r.kind)}
+    kinds |= {str(checked(split_failed(x.last_reason)[1])) for x in diag.recompile_limits if x.last_reason}
+    assert set(expect.get("kinds", [])) <= kinds, (expect.get("kinds"), kinds)
+    # torch's own hint in the log is in dyncli's advice (never worse than torch's hint)
+    for hint in expect.get("torch_hints", []):
+        name = hint.split("=")[0].split(".")[-1].strip()
+        assert any(name in s.fix or name in s.message for s in diag.suggestions), hint
