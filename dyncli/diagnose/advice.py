@@ -16,6 +16,7 @@ by the sentences.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from dyncli.diagnose import guard_kinds, size_changes
@@ -85,7 +86,33 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _others(diag)
     out += limit_findings(diag, {a.rank for a in out if a.kind == "size-pinned"})
     out += _graph_breaks(diag)
-    return tuple(out)
+    return tuple(_listed_together(out))
+
+
+def _listed_together(found: list[Advice]) -> list[Advice]:
+    """Every listed entry of a rank in each listed fix: TORCH_COMPILE_DYNAMIC_SOURCES is one
+    list, and inputs that change in the same calls must be dynamic together. A batch that
+    grows beside an int that changes (``if n == 33``) recompiles for the int with ``L['x']:0``
+    alone and for the batch with ``L['n']`` alone (3 compiles either way); torch's own hint
+    lists both and takes it to 2 (issue 33, pattern 9). The mark_dynamic form is dropped where
+    the list holds more than the tensor dims it marks."""
+    union: dict[int | None, dict[str, None]] = {}
+    for a in found:
+        if a.listed:
+            union.setdefault(a.rank, {}).update(dict.fromkeys(a.entries))
+    out = []
+    for a in found:
+        every = tuple(union.get(a.rank, ()))
+        if a.listed and len(every) > len(a.entries):
+            others = ", ".join(e for e in every if e not in a.entries)
+            a = dataclasses.replace(
+                a, entries=every,
+                fix=f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(every))}",
+                message=a.message + f" Listed with {others}: they change in the same run, and "
+                        "one list makes them dynamic together (either alone leaves the other's "
+                        "recompiles; torch's own hint lists them together too).")
+        out.append(a)
+    return out
 
 
 def _num(compile_id: str) -> int:
