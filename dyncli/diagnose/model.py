@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dyncli.diagnose.cudagraph_report import CudagraphReport
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc, split_id
 
@@ -200,6 +201,9 @@ class Diagnosis:
     richer_log: str = ""
     # (rank, source, dims) the code marked static (torch._dynamo.mark_static; +guards logs)
     marked_static: tuple[tuple[int | None, str, tuple[int, ...]], ...] = ()
+    # CUDA-graph recordings, skips and re-record limits (dyncli.diagnose.cudagraphs); None
+    # when the input holds no CUDA-graph record. Its to_json() is the ``cudagraphs`` key.
+    cudagraphs: CudagraphReport | None = None
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
@@ -317,6 +321,7 @@ class Diagnosis:
             "distinct_graph_breaks": [b.to_json() for b in self.distinct_graph_breaks],
             "graph_break_registry": _registry_version() if self.graph_breaks else None,
             **(self.trace.to_json() if self.trace is not None else {}),
+            **({"cudagraphs": self.cudagraphs.to_json()} if self.cudagraphs is not None else {}),
         }
 
 
