@@ -45,16 +45,18 @@ def _ints(f: FrameRecordings, rows: tuple[Recording, ...]) -> list[int]:
 
 def _sizes_fix(sizes: list[int]) -> str:
     limit = f'"{LIMIT}": N (torch >= 2.15: sizes past the N-th run eager)'
-    if len(sizes) < 2:
-        return ("pad the inputs to a few sizes (buckets) so that fewer graphs are recorded; "
-                f"torch >= 2.8 can capture only those ({CAPTURE}), or cap the recordings with "
-                + limit)
     # the power of two at or above each size (bench's ``--buckets pow2``; bench is not
     # imported here: diagnose runs without numpy)
     caps = tuple(sorted({1 << max(0, s - 1).bit_length() for s in sizes}))
-    return (f"pad the inputs to {len(caps)} sizes {caps} and capture only those: torch.compile("
-            f'..., options={{"triton.cudagraphs": True, "{CAPTURE}": {caps}}}) (torch >= 2.8; '
-            f"other sizes run without CUDA graphs); or cap the recordings with {limit}")
+    if len(sizes) < 2 or len(caps) >= len(set(sizes)):
+        return ("pad the inputs to a few sizes (buckets) so that fewer graphs are recorded, and "
+                f'capture only those: options={{"triton.cudagraphs": True, "{CAPTURE}": '
+                "(…)} (torch >= 2.8; other sizes run without CUDA graphs); or cap the "
+                f"recordings with {limit}")
+    return (f"pad the inputs to the sizes {caps} (the power of two at or above each) and "
+            f'capture only those: torch.compile(..., options={{"triton.cudagraphs": True, '
+            f'"{CAPTURE}": {caps}}}) (torch >= 2.8; other sizes run without CUDA graphs); '
+            f"or cap the recordings with {limit}")
 
 
 def _sizes(report: CudagraphReport) -> list[Advice]:
@@ -83,6 +85,19 @@ def _sizes(report: CudagraphReport) -> list[Advice]:
     return out
 
 
+def _trees(report: CudagraphReport) -> list[Advice]:
+    """A log of the tree lines only (INFO, or pasted): the sizes met are what it proves."""
+    keys = [k for k in report.tree_keys if k]
+    if report.recordings or len(keys) < 2:
+        return []
+    ints = sorted(int(k) for k in keys if k.isdigit() and len(k) < 10)
+    return [Advice(
+        kind="cudagraph-sizes", fix=_sizes_fix(ints),
+        message=(f"CUDA-graph trees met {len(keys)} sizes (symint keys {', '.join(keys)}): "
+                 "under reduce-overhead each new size is warmed up and, on its next call, "
+                 "recorded as a graph of its own that keeps memory in the pool."))]
+
+
 def _skips(report: CudagraphReport) -> list[Advice]:
     out = []
     for x in report.skips:
@@ -101,4 +116,4 @@ def cudagraph_advice(diag: Diagnosis) -> tuple[Advice, ...]:
     report = diag.cudagraphs
     if report is None:
         return ()
-    return tuple(_sizes(report) + _skips(report))
+    return tuple(_sizes(report) + _trees(report) + _skips(report))

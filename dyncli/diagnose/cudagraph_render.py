@@ -28,6 +28,9 @@ def summary(report: CudagraphReport) -> str:
         line += f", {ms(report.record_seconds)} ms of recording (the trace's CUDAGraphNode.record)"
     elif n:
         line += " (no time: TORCH_TRACE of the same run, given beside this log, times them)"
+    if not n and report.tree_keys:
+        line += f"; {len(report.tree_keys)} size(s) met (the tree lines: symint keys " + \
+            ", ".join(k or "none" for k in report.tree_keys[:20]) + ")"
     if report.skips:
         line += f"; {sum(x.count for x in report.skips)} skip(s)"
     if report.limit_hits:

@@ -50,6 +50,7 @@ class CudagraphAccumulator:
         self._captured: dict[str, None] = {}
         self._reasons: dict[str, None] = {}
         self._warned = 0
+        self._trees: dict[str, None] = {}  # the keys of the tree lines (sizes met), in order
         self.seen = False
 
     def feed(self, event: ev.Event) -> None:
@@ -59,6 +60,8 @@ class CudagraphAccumulator:
         cid = event.compile_id.key if event.compile_id else ""
         if isinstance(event, cg.CudagraphTree):
             self._pending[proc] = event.key
+            if len(self._trees) < MAX_RECORDINGS:
+                self._trees[event.key] = None
         elif isinstance(event, cg.CudagraphWarmup):
             # the tree line's key belongs to the function it warms up next (one per size)
             if proc in self._pending and len(self._fn_key) < MAX_RECORDINGS:
@@ -115,6 +118,7 @@ class CudagraphAccumulator:
             limit_hits=tuple(self._limits),
             captured_compiles=tuple(sorted(self._captured, key=compile_id_key)),
             partition_reasons=tuple(self._reasons), distinct_sizes_warned=self._warned,
+            tree_keys=tuple(self._trees),
             timed=any(r.seconds is not None for r in rows), dropped=self._dropped,
             notes=tuple(notes))
 

@@ -113,9 +113,9 @@ def text_record(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 
 def _starts(text: str) -> bool:
-    """Whether a line of a record begins another message (ends a skip message's stack)."""
+    """Whether a line of a record is a message of its own (it ends a skip message's stack)."""
     body = _CID.sub("", text, count=1)
-    return is_skip(body) or body.startswith(("Recording ", "recording ", "Running ", "Created "))
+    return is_skip(body) or _one_line(body, {}) is not None
 
 
 def _message(text: str, common: dict[str, Any]) -> tuple[str, dict[str, Any]]:

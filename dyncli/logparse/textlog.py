@@ -475,6 +475,11 @@ class TextLogParser:
         if not raw.strip() or any(s in raw for s in _TORCH_NOISE):
             self.stats.recognized += 1
             return _NO_EVENTS
+        if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
+            found = cg.text_record([raw.decode("utf-8", "replace").strip()], {"line": lineno})
+            if found:
+                self.stats.recognized += 1
+                return found
         self.stats.unrecognized += 1
         self._sample(lineno, raw)
         if b"as dynamic but your code specialized it" in raw:
