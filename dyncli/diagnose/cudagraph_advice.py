@@ -48,15 +48,13 @@ def _sizes_fix(sizes: list[int]) -> str:
     # the power of two at or above each size (bench's ``--buckets pow2``; bench is not
     # imported here: diagnose runs without numpy)
     caps = tuple(sorted({1 << max(0, s - 1).bit_length() for s in sizes}))
-    if len(sizes) < 2 or len(caps) >= len(set(sizes)):
-        return ("pad the inputs to a few sizes (buckets) so that fewer graphs are recorded, and "
-                f'capture only those: options={{"triton.cudagraphs": True, "{CAPTURE}": '
-                "(…)} (torch >= 2.8; other sizes run without CUDA graphs); or cap the "
-                f"recordings with {limit}")
-    return (f"pad the inputs to the sizes {caps} (the power of two at or above each) and "
-            f'capture only those: torch.compile(..., options={{"triton.cudagraphs": True, '
-            f'"{CAPTURE}": {caps}}}) (torch >= 2.8; other sizes run without CUDA graphs); '
-            f"or cap the recordings with {limit}")
+    few = len(sizes) >= 2 and len(caps) < len(set(sizes))
+    options = f'options={{"triton.cudagraphs": True, "{CAPTURE}": {caps if few else "(…)"}}}'
+    return ((f"pad the inputs to the sizes {caps} (the power of two at or above each) and "
+             f"capture only those: torch.compile(..., {options})" if few else
+             "pad the inputs to a few sizes (buckets) so that fewer graphs are recorded, and "
+             f"capture only those: {options}")
+            + f" (torch >= 2.8; other sizes run without CUDA graphs); or cap the recordings with {limit}")
 
 
 def _sizes(report: CudagraphReport) -> list[Advice]:

@@ -62,7 +62,7 @@ from dyncli.logparse.cudagraph_events import (
 )
 from dyncli.logparse.textreasons import user_stack
 
-_CID = re.compile(r"^\[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\] ")
+_CID = re.compile(r"^\[(?P<cid>[!\d/_]{1,60})\] ")  # CompileId.parse says whether it is one
 _TREE = re.compile(r"^[Rr]ecording cudagraph tree for (?:symint key (?P<key>.{1,200})"
                    r"|(?P<static>graph without symints)|(?P<old>.{1,200}))$")
 _OLD_RECORD = re.compile(r"^Recording function (?P<fn>\d{1,9}) of graph recording id (?P<gid>\d{1,9})$")
