@@ -77,7 +77,9 @@ def _sizes(report: CudagraphReport) -> list[Advice]:
                      f"recorded for {what}{cost}{limit}. Under reduce-overhead each new size "
                      "pays a warm-up run and a recording, and its graph keeps memory in the "
                      "pool."),
-            evidence=tuple(f"line {r.line}: [{r.compile_id}] recorded {r.graph or 'a graph'} "
+            # a joined row's line is the log's, beside a trace's lines elsewhere: say so
+            evidence=tuple(f"{'log ' if r.source == 'log+trace' else ''}line {r.line}: "
+                           f"[{r.compile_id}] recorded {r.graph or 'a graph'} "
                            f"for {r.size}" + (f" in {_ms(r.seconds)}" if r.seconds is not None else "")
                            for r in rows[:_EVIDENCE])))
     return out

@@ -97,6 +97,11 @@ class _TraceReader:
             raise UsageError("cannot mix TORCH_LOGS text logs and TORCH_TRACE traces in one call",
                              hint=f"{source.name} holds no CUDA-graph record, the one thing a log "
                                   "adds to a trace; run dyncli diagnose once per kind of input.")
+        if self.strict and (stats.unrecognized or stats.malformed):
+            line, text = (stats.samples or [(0, "")])[0]
+            raise StrictError(f"{source.name}:{line}: unrecognized or malformed log line "
+                              f"(--strict): {text[:120]}",
+                              hint="run without --strict to skip such lines")
         stats.bytes = source.bytes_read()
         self.stats.add(stats)
         self.inputs.append(source.name)

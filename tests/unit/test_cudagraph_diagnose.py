@@ -20,7 +20,7 @@ from dyncli.diagnose import run
 from dyncli.diagnose.html import render_html
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.render import render_terminal
-from dyncli.errors import UsageError
+from dyncli.errors import StrictError, UsageError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CG = DATA / "2.11.0" / "cudagraphs"
@@ -87,7 +87,8 @@ def test_recording_is_a_cause_with_its_fix(joined: Diagnosis) -> None:
     assert '"triton.cudagraph_capture_sizes": (4, 8, 16)' in cause.fix  # 2 is its own compile
     assert "cudagraph_dynamic_shape_rerecord_limit" in cause.fix and "torch >= 2.15" in cause.fix
     (finding,) = [a for a in joined.suggestions if a.kind == "cudagraph-sizes"]
-    assert finding.evidence[1] == "line 1353: [4/1] recorded partition_0 for 4x16x64 (symint 4) in 1.09 ms"
+    assert finding.evidence[1] == ("log line 1353: [4/1] recorded partition_0 for 4x16x64 "
+                                   "(symint 4) in 1.09 ms")
 
 
 def test_json_html_and_terminal_views(joined: Diagnosis) -> None:
@@ -111,3 +112,9 @@ def test_json_html_and_terminal_views(joined: Diagnosis) -> None:
 def test_a_log_without_cuda_graph_records_is_not_read_beside_a_trace() -> None:
     with pytest.raises(UsageError, match="cannot mix"):
         run([DATA / "logs" / "int_specialization.log", TRACE])
+
+
+def test_strict_applies_to_the_log_beside_a_trace() -> None:
+    # the recording's log holds the program's own stderr (a UserWarning, print()): 6 lines
+    with pytest.raises(StrictError, match=r"cuda_run\.log\.gz:2: unrecognized"):
+        run([LOG, TRACE], strict=True)
