@@ -109,6 +109,9 @@ class CudagraphAccumulator:
             return None
         notes: list[str] = []
         rows = _sized(self._joined(notes))
+        if any(not r.compile_id for r in rows):
+            notes.append("the log names no compile for its recordings (torch before 2.11): "
+                         "they are counted as one group (frame ?); its trace would name them")
         names = {(f.rank, f.frame_id): f.function for f in frames}
         skips = tuple(Skip(e.rank, str(e.compile_id or ""), e.kind, e.reason, e.user,
                            max(c.values()), tuple(sorted(c)), e.line)
