@@ -9,8 +9,9 @@ Produce ``dyncli.logparse.events`` objects (``CreateSymbol``, ``GuardAdded``, ``
     analyzer = Analyzer()
     for event in my_events:        # any iterable; the analyzer keeps bounded state
         analyzer.feed(event)
-    diagnosis = analyzer.result(stats=my_parse_stats, inputs=["trace dir"])
+    diagnosis = conclude(analyzer.result(stats=my_parse_stats, inputs=["trace dir"]))
 
+(``dyncli.diagnose.conclude``: the root causes and graph breaks, once every finding is known),
 or simply ``analyze(events, stats)``. The text parser (``dyncli.logparse.textlog``) and the
 TORCH_TRACE parser both go through here, so the two views of one run give one answer.
 ``CompileStart`` events (trace ``dynamo_start``) name frames that never recompiled; without
@@ -32,9 +33,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.diagnose import advice, branches, reasons
+from dyncli.diagnose import advice, branches
+from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.cudagraph_advice import cudagraph_advice
 from dyncli.diagnose.cudagraphs import CudagraphAccumulator
+from dyncli.diagnose.entries import whole_source
 from dyncli.diagnose.model import (
     Diagnosis,
     DynamicInput,
@@ -50,6 +53,7 @@ from dyncli.diagnose.model import (
 )
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import classify
 from dyncli.sources import is_input
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
@@ -255,7 +259,7 @@ class Analyzer:
         key = (e.rank, e.compile_id.key if e.compile_id else f"line {e.line}")
         if key in self._recompiles:
             return
-        causes = tuple(reasons.classify(f.reason) for f in e.failures)
+        causes = tuple(str(classify(f.reason)) for f in e.failures)
         self._recompiles[key] = RecompileReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
             first_line=e.first_line, cause=causes[0] if causes else "other",
@@ -340,7 +344,7 @@ class Analyzer:
         the only evidence there."""
         if self._auto_marks:
             return ()
-        named = {_whole_source(name) for name in f.dynamic}  # "L['x']:0" names L['x'] too
+        named = {whole_source(name) for name in f.dynamic}  # "L['x']:0" names L['x'] too
         return tuple(DynamicInput(source=src, origin="dynamic in the guards", compile_id=cid, line=line)
                      for src, (cid, line) in f.dynamic_at.items() if src not in named)
 
@@ -477,12 +481,6 @@ def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | Non
     return resolve
 
 
-def _whole_source(name: str) -> str:
-    """``L['x']`` of a per-dim name ``L['x']:0`` (a ``:`` inside the brackets is the source's)."""
-    src, sep, tail = name.rpartition(":")
-    return src if sep and tail.isdigit() and "]" not in tail else name
-
-
 def _resolved(resolve: Callable[[ev.UserLoc | None], ev.UserLoc | None], file: str) -> str:
     """A frame's file, resolved like a guard comment's (a frame named only from one)."""
     if not file or file.startswith("/"):
@@ -492,9 +490,10 @@ def _resolved(resolve: Callable[[ev.UserLoc | None], ev.UserLoc | None], file: s
 
 
 def analyze(events: Iterable[ev.Event], stats: ev.ParseStats | None = None,
-            inputs: Iterable[str] = ()) -> Diagnosis:
-    """Run the whole analysis over an iterable of events (streamed, bounded memory)."""
+            inputs: Iterable[str] = (), registry: RegistryLoader = no_registry) -> Diagnosis:
+    """Run the whole analysis over an iterable of events (streamed, bounded memory), and
+    conclude it (``registry``: see ``dyncli.diagnose.conclude``)."""
     analyzer = Analyzer()
     for event in events:
         analyzer.feed(event)
-    return analyzer.result(stats=stats, inputs=inputs)
+    return conclude(analyzer.result(stats=stats, inputs=inputs), registry)

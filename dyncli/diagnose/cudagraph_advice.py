@@ -17,7 +17,8 @@ thread-local (DESIGN.md), and ``options={"triton.cudagraphs": True, …}`` is wh
 from __future__ import annotations
 
 from dyncli.diagnose.cudagraph_report import CudagraphReport, FrameRecordings, Recording
-from dyncli.diagnose.model import Advice, Diagnosis
+from dyncli.diagnose.findings import Advice, AdviceKind, sites_of
+from dyncli.diagnose.model import Diagnosis
 
 CAPTURE = "triton.cudagraph_capture_sizes"  # torch >= 2.8
 LIMIT = "triton.cudagraph_dynamic_shape_rerecord_limit"  # torch >= 2.15
@@ -72,7 +73,9 @@ def _sizes(report: CudagraphReport) -> list[Advice]:
         limit = (f"; torch's {LIMIT.split('.')[1]}={hits[0].limit} stopped it: later sizes "
                  "ran eager" if hits else "")
         out.append(Advice(
-            kind="cudagraph-sizes", rank=f.rank, fix=_sizes_fix(_ints(f, report.recordings)),
+            kind=AdviceKind.CUDAGRAPH_SIZES, rank=f.rank,
+            fix=_sizes_fix(_ints(f, report.recordings)), function=f.function,
+            key=f"sizes:{f.frame_id}", recordings=f.recordings, record_s=f.seconds,
             message=(f"{f.function or 'frame ' + f.frame_id}: {f.recordings} CUDA graph(s) "
                      f"recorded for {what}{cost}{limit}. Under reduce-overhead each new size "
                      "pays a warm-up run and a recording, and its graph keeps memory in the "
@@ -92,7 +95,7 @@ def _trees(report: CudagraphReport) -> list[Advice]:
         return []
     ints = sorted(int(k) for k in keys if k.isdigit() and len(k) < 10)
     return [Advice(
-        kind="cudagraph-sizes", fix=_sizes_fix(ints),
+        kind=AdviceKind.CUDAGRAPH_SIZES, fix=_sizes_fix(ints), key="sizes:trees",
         message=(f"CUDA-graph trees met {len(keys)} sizes (symint keys {', '.join(keys)}): "
                  "under reduce-overhead each new size is warmed up and, on its next call, "
                  "recorded as a graph of its own that keeps memory in the pool."))]
@@ -104,7 +107,8 @@ def _skips(report: CudagraphReport) -> list[Advice]:
         first = x.reason.split("\n", 1)[0].rstrip(" :.")
         where = f" ({x.user.file}:{x.user.line})" if x.user else ""
         out.append(Advice(
-            kind="cudagraph-skip", rank=x.rank, fix=_SKIP_FIX.get(x.kind, ""),
+            kind=AdviceKind.CUDAGRAPH_SKIP, rank=x.rank, fix=_SKIP_FIX.get(x.kind, ""),
+            key=f"skip:{x.kind}:{x.compile_id}", sites=sites_of(x.user),
             message=f"{'[' + x.compile_id + '] ' if x.compile_id else ''}ran without CUDA "
                     f"graphs: {first}{where}.",
             evidence=(f"line {x.line}: {first}",) if x.line else ()))

@@ -169,7 +169,7 @@ def _causes(d: Diagnosis) -> str:
         return ""
     rows = []
     for i, c in enumerate(d.causes, 1):
-        kinds = ", ".join(dict.fromkeys(a.kind for a in c.findings)) or c.what
+        kinds = ", ".join(dict.fromkeys(a.kind for a in c.findings)) or c.kind
         rows.append([str(i), "" if c.compile_s is None else f"{c.compile_s:.3f}",
                      str(c.compiles), str(c.recompiles), str(c.graph_breaks),
                      _e(c.title) + f'<br><span class="muted">{_e(kinds)}</span>',

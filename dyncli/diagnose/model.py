@@ -1,6 +1,9 @@
 """The result of dyncli diagnose: ``Diagnosis`` and its rows (frozen dataclasses).
 
-Produced by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; rendered by
+The rows are made by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; the
+conclusions (findings, root causes, distinct graph breaks: ``dyncli.diagnose.findings``) are
+computed once by the pipeline (``dyncli.diagnose.conclude``) and stored here, so a Diagnosis
+neither computes its own analysis nor reads the environment. Rendered by
 ``dyncli.diagnose.render``. ``Diagnosis.to_json()`` is the ``--json`` contract
 (schema_version 1, documented in docs/diagnose.md): add keys, never rename them.
 """
@@ -8,20 +11,17 @@ Produced by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; ren
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dyncli.diagnose.cudagraph_report import CudagraphReport
+from dyncli.diagnose.findings import Advice, Cause, DistinctBreak
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc, split_id
+from dyncli.logparse.guardtext import GuardKind
 
-if TYPE_CHECKING:
-    from dyncli.diagnose.causes import Cause
-    from dyncli.diagnose.graph_breaks import DistinctBreak
-
-CAUSES = ("size", "scalar", "other")
+CAUSES = tuple(str(k) for k in GuardKind)
 
 _DIGITS = re.compile(r"\d{1,18}")
 
@@ -161,17 +161,6 @@ class Relation:
 
 
 @dataclass(frozen=True)
-class Advice:
-    """One thing to do, with the log evidence that motivates it."""
-
-    kind: str
-    message: str
-    evidence: tuple[str, ...] = ()
-    fix: str = ""
-    rank: int | None = None
-
-
-@dataclass(frozen=True)
 class Diagnosis:
     """Everything ``dyncli diagnose`` found in one set of inputs."""
 
@@ -204,24 +193,17 @@ class Diagnosis:
     # CUDA-graph recordings, skips and re-record limits (dyncli.diagnose.cudagraphs); None
     # when the input holds no CUDA-graph record. Its to_json() is the ``cudagraphs`` key.
     cudagraphs: CudagraphReport | None = None
+    # Set by the pipeline (dyncli.diagnose.conclude), once: the findings grouped by the fix
+    # they lead to, ranked by cost; one row per graph break (torch's code at one user line);
+    # the torch version whose graph-break registry the pipeline was given (None: none, or no
+    # graph break to explain).
+    causes: tuple[Cause, ...] = ()
+    distinct_graph_breaks: tuple[DistinctBreak, ...] = ()
+    graph_break_registry: str | None = None
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
         return dataclasses.replace(self, suggestions=suggestions)
-
-    @functools.cached_property
-    def causes(self) -> tuple[Cause, ...]:
-        """Findings grouped by the fix they lead to, ranked by cost (``diagnose.causes``)."""
-        from dyncli.diagnose.causes import rank_causes
-
-        return rank_causes(self)
-
-    @functools.cached_property
-    def distinct_graph_breaks(self) -> tuple[DistinctBreak, ...]:
-        """One row per graph break (torch's code at one user line): ``diagnose.graph_breaks``."""
-        from dyncli.diagnose.graph_breaks import distinct_breaks
-
-        return distinct_breaks(self)
 
     @property
     def compiles(self) -> int:
@@ -300,10 +282,7 @@ class Diagnosis:
                 "reason": x.reason, "sources": [x.lhs, x.rhs],
             } for x in self.relations],
             "dynamic_sources": list(self.dynamic_sources),
-            "suggestions": [{
-                "kind": s.kind, "message": s.message, "fix": s.fix,
-                "evidence": list(s.evidence), "rank": s.rank,
-            } for s in self.suggestions],
+            "suggestions": [s.to_json() for s in self.suggestions],
             "stats": {
                 "lines": self.stats.lines, "recognized": self.stats.recognized,
                 "unrecognized": self.stats.unrecognized, "malformed": self.stats.malformed,
@@ -319,7 +298,7 @@ class Diagnosis:
             # ranked root causes (issue 21): each with its fix, its cost and its findings
             "causes": [c.to_json(i) for i, c in enumerate(self.causes, 1)],
             "distinct_graph_breaks": [b.to_json() for b in self.distinct_graph_breaks],
-            "graph_break_registry": _registry_version() if self.graph_breaks else None,
+            "graph_break_registry": self.graph_break_registry,
             **(self.trace.to_json() if self.trace is not None else {}),
             **({"cudagraphs": self.cudagraphs.to_json()} if self.cudagraphs is not None else {}),
         }
@@ -330,12 +309,6 @@ def id_fields(text: str, name: str = "compile_id") -> dict[str, Any]:
     ``generation`` and its ``process`` (the file label when files share a rank; "")."""
     bare, generation, process = split_id(text)
     return {name: bare, "generation": generation, "process": process}
-
-
-def _registry_version() -> str | None:
-    from dyncli.diagnose.graph_breaks import registry_version
-
-    return registry_version()
 
 
 def _user(user: UserLoc | None) -> dict[str, Any]:

@@ -7,7 +7,9 @@ carry ``[rankN]:``, or a log split in pieces). TORCH_TRACE directories and trace
 trace on stdin (sniffed like a file), go to ``read_trace``. A text log given beside a trace is
 read for its CUDA-graph records only (``TORCH_LOGS=cudagraphs`` of the same run: the log names
 each recording's graph and size, the trace times it); one without any is refused, because
-the rest of a log and a trace cannot be joined.
+the rest of a log and a trace cannot be joined. Both end in ``dyncli.diagnose.conclude`` with
+the graph-break registry the caller passes (``api.run``: the installed torch's; by default
+none).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from dyncli.diagnose.analyzer import Analyzer
+from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.model import Diagnosis
 from dyncli.errors import InputError, StrictError, UsageError
 from dyncli.inputs import STDIN, Source, is_stream, open_input
@@ -51,10 +54,12 @@ def _check(name: str, stats: ParseStats, strict: bool) -> None:
 
 
 def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
-                  streams: Mapping[str, Source] | None = None) -> Diagnosis:
+                  streams: Mapping[str, Source] | None = None,
+                  registry: RegistryLoader = no_registry) -> Diagnosis:
     """Stream every text log of ``paths`` through one Analyzer.
 
     ``streams``: inputs already opened (stdin, pipes), by path as given; the rest are opened here.
+    ``registry``: how to get torch's graph-break registry (``dyncli.diagnose.conclude``).
 
     ``strict``: any unrecognized or malformed line is a ``StrictError`` naming the file, the
     line number and the text (used by tests to keep the parser complete).
@@ -71,15 +76,18 @@ def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
             total.add(_read_log(source, analyzer, strict))
             warnings += source.warnings
     diag = analyzer.result(stats=total, inputs=names)
-    return dataclasses.replace(diag, warnings=tuple(warnings)) if warnings else diag
+    if warnings:
+        diag = dataclasses.replace(diag, warnings=tuple(warnings))
+    return conclude(diag, registry)
 
 
 def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
-                    jobs: int | None = None) -> Diagnosis:
+                    jobs: int | None = None, registry: RegistryLoader = no_registry) -> Diagnosis:
     """Text logs or TORCH_TRACE inputs (a text log beside a trace: for its CUDA-graph records);
     ``-`` is stdin, sniffed for a trace.
 
     ``jobs``: processes that parse trace files (one per rank) in parallel; None = the cores.
+    ``registry``: how to get torch's graph-break registry (``dyncli.diagnose.conclude``).
     """
     if not paths:
         raise UsageError("no input given", hint="dyncli diagnose run.log  (or - for stdin)")
@@ -106,7 +114,7 @@ def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
             logs = [streams.get(str(p)) or Path(p) for p, k in zip(paths, kinds, strict=True)
                     if k == "text"]
             return read_trace.diagnose_traces(
-                files, strict=strict, jobs=jobs, logs=logs,
+                files, strict=strict, jobs=jobs, logs=logs, registry=registry,
                 streams=[streams[str(p)] for p, k in zip(paths, kinds, strict=True)
                          if k == "trace" and str(p) in streams])
-        return diagnose_logs(paths, strict=strict, streams=streams)
+        return diagnose_logs(paths, strict=strict, streams=streams, registry=registry)

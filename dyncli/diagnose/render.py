@@ -184,8 +184,10 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
     causes = diag.causes
     if not causes:
         return
-    how = (f"compile seconds each fix removes (of {diag.trace.total_compile_s:.2f} s in all)"
-           if diag.trace is not None and diag.trace.timed
+    recorded = "; CUDA-graph recordings by their seconds" if any(
+        c.record_s for c in causes) else ""
+    how = (f"compile seconds each fix removes (of {diag.trace.total_compile_s:.2f} s in all"
+           f"{recorded})" if diag.trace is not None and diag.trace.timed
            else f"compiles each fix removes (of {diag.compiles} in all)")
     more = f"; {len(causes) - top} more in --json and --html" if len(causes) > top else ""
     out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how}{more}):",

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import comment_of, guard_part, split_failed
 from dyncli.logparse.textmsg import _need, parse_sloc
 
 # Patterns ending in "\s*$" after a free-form group are quadratic in a run of blanks (each
 # position re-scans the run); these take the group up to the end and strip it in code.
 RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
-FAILURE_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?): (?P<reason>.*)$")
 FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<fn>.+)$')
 GRAPH_BREAK_RE = re.compile(
     r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
@@ -79,21 +79,19 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         if top and body.startswith("User stack trace:"):
             in_stack = True
             continue
-        fm = FAILURE_RE.match(body) if top else None
+        failed, reason = split_failed(body) if top else ("", body)
         # (headers such as "triggered by the following guard failure(s):" or, with
         # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons)
-        if fm is not None or (top and body and not in_stack and not body.endswith(":")):
+        if failed or (top and body and not in_stack and not body.endswith(":")):
             # torch < 2.5 printed the reason without the "0/0: " of the failed cache entry
             in_stack = False
-            failures.append(guard_failure(fm["cid"] if fm else "",
-                                          fm["reason"] if fm is not None else body))
+            failures.append(guard_failure(failed, reason))
         elif in_stack:
             stack_lines.append(body)
     return [ev.Recompile(function=m["fn"], file=m["file"], first_line=int(m["line"]),
                          failures=tuple(failures), user_stack=user_stack(stack_lines), **common)]
 
 
-_FIRST_USE = " (user code shown is first use of this value"
 _GB_LINK_RE = re.compile(r"/gb/gb(?P<code>\d{4})\.html")
 _ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred"
 
@@ -107,13 +105,10 @@ def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
     first use of this value--…) and <code>  # <file:line> (<framework>)": the note is
     reported as ``first_use``, never folded into the guard or the code.
     """
-    guard = reason.split("  #", 1)[0].split(" # ", 1)[0].rstrip()
-    comment = reason.split("# ", 1)[1] if "# " in reason else ""
-    cut = comment.find(_FIRST_USE)
-    if cut >= 0:
-        comment = comment[:cut]
+    comment, note = comment_of(reason)
     user = parse_sloc(comment)[0] if comment else None
-    return ev.GuardFailure(failed=failed, reason=guard, user=user, first_use=cut >= 0)
+    return ev.GuardFailure(failed=failed, reason=guard_part(reason).rstrip(), user=user,
+                           first_use=note)
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,7 +125,7 @@ def _printed(p: str, work: Path) -> tuple[list[Fix], dict[str, Any]]:
         for s in diag.suggestions:
             fixes += from_text(f"{where}: {s.kind}", s.fix)
         for c in getattr(diag, "causes", ()):  # the ranked root causes print a fix each too
-            fixes += from_text(f"{where}: cause {c.what}", c.fix)
+            fixes += from_text(f"{where}: cause {c.kind}", c.fix)
     pgo = work / "pgo" / f"{p}.full"
     for where, kw in (("suggest --pgo-dir", {"pgo_dir": pgo}),
                       ("suggest --from-trace", {"from_trace": work / f"{p}.trace"})):

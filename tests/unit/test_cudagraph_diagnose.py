@@ -17,6 +17,7 @@ import pytest
 from rich.console import Console
 
 from dyncli.diagnose import run
+from dyncli.diagnose.findings import CauseKind
 from dyncli.diagnose.html import render_html
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.render import render_terminal
@@ -82,8 +83,18 @@ def test_log_and_trace_joined_give_each_size_its_seconds(joined: Diagnosis) -> N
 
 
 def test_recording_is_a_cause_with_its_fix(joined: Diagnosis) -> None:
-    cause = next(c for c in joined.causes if "CUDA graph" in c.title)
+    kinds = [c.kind for c in joined.causes]
+    cause = joined.causes[kinds.index(CauseKind.CUDAGRAPH)]
     assert "5 CUDA graph(s) recorded for 5 sizes" in cause.title
+    assert (cause.recordings, cause.compiles) == (5, 0)
+    assert cause.record_s == pytest.approx(sum(SPANS_US) / 1e6)
+    # ranked by the seconds it spares: after the compiles' causes, before 0-second ones
+    assert [c.kind for c in joined.causes[:5]] == [
+        CauseKind.ALLOW_LIST, CauseKind.USER_CODE, CauseKind.GRAPH_BREAK, CauseKind.CUDAGRAPH,
+        CauseKind.USER_CODE]
+    assert "[0.00 s, 0 compile(s), 5 CUDA-graph recording(s) (5.67 ms)]" in cause.line()
+    doc = cause.to_json(4)
+    assert (doc["kind"], doc["recordings"]) == ("cudagraph", 5)
     assert '"triton.cudagraph_capture_sizes": (4, 8, 16)' in cause.fix  # 2 is its own compile
     assert "cudagraph_dynamic_shape_rerecord_limit" in cause.fix and "torch >= 2.15" in cause.fix
     (finding,) = [a for a in joined.suggestions if a.kind == "cudagraph-sizes"]
