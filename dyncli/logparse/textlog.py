@@ -27,6 +27,7 @@ import io
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textguards as guards
 from dyncli.logparse import textmsg as msg
@@ -57,10 +58,11 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"Error": (reasons.constraint_violations, True),
     b"could": (msg.data_dependent, False),
     b"Step": (msg.step, False),
+    b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
         b"create_env", b"produce_guards", b"track_symint", b"track_symfloat", b"Skipping",
-        b"lru_cache_stats", b"Guard", b"Python", b"Created", b"compute_unbacked_bindings",
+        b"lru_cache_stats", b"Guard", b"Python", b"compute_unbacked_bindings",
         b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
         b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",
         b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack", b"torchdynamo",
@@ -417,6 +419,9 @@ class TextLogParser:
             self.stats.recognized += 1
             rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
             return self._flat(rec, message, lineno)
+        if entry is None and (b"__cudagraphs" in prefix or (
+                b"__perf_hints" in prefix and b"cudagraph" in message)):
+            entry = (cg.text_record, True)  # CUDA-graph records: dyncli.logparse.cudagraphs
         if entry is None:
             if any(s in message for s in _DYN_SOURCES):
                 entry = (msg.dynamic_sources, False)
@@ -470,6 +475,11 @@ class TextLogParser:
         if not raw.strip() or any(s in raw for s in _TORCH_NOISE):
             self.stats.recognized += 1
             return _NO_EVENTS
+        if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
+            found = cg.text_record([raw.decode("utf-8", "replace").strip()], {"line": lineno})
+            if found:
+                self.stats.recognized += 1
+                return found
         self.stats.unrecognized += 1
         self._sample(lineno, raw)
         if b"as dynamic but your code specialized it" in raw:
