@@ -35,6 +35,8 @@ from typing import Any
 
 from dyncli.diagnose import advice, branches, proven
 from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
+from dyncli.diagnose.cudagraph_advice import cudagraph_advice
+from dyncli.diagnose.cudagraphs import CudagraphAccumulator
 from dyncli.diagnose.entries import whole_source
 from dyncli.diagnose.model import (
     Diagnosis,
@@ -49,6 +51,7 @@ from dyncli.diagnose.model import (
     compile_id_key,
     rank_key,
 )
+from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse.guardtext import checked, classify
 from dyncli.sources import is_input
@@ -126,6 +129,8 @@ class Analyzer:
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
         }
+        self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
+        self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -438,8 +443,10 @@ class Analyzer:
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))
-                                for (rank, src), dims in self._static.items()))
-        return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag))
+                                for (rank, src), dims in self._static.items()),
+            cudagraphs=self._cudagraphs.finish(frames))
+        return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag)
+                                     + cudagraph_advice(diag))
 
 
 

@@ -20,8 +20,10 @@ re-implements a rule. The pipeline (``dyncli.diagnose.conclude``) calls :func:`r
    cause holding most recompiles of its function; else a cause of its own, keyed by its kind
    and the rule's key. Causes whose fixes read the same merge too: no two causes show the
    same fix.
-3. Ranked by compile seconds the fix removes (trace inputs), then compiles, then recompiles,
-   then graph breaks. Titles and fixes are written by ``dyncli.diagnose.cause_text``.
+3. Ranked by the seconds the fix spares (trace inputs: compile seconds, and the seconds of
+   the CUDA-graph recordings of a cudagraph cause), then compiles, then recompiles, then graph
+   breaks, then CUDA-graph recordings. Titles and fixes are written by
+   ``dyncli.diagnose.cause_text``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from dyncli.logparse import guardtext as gt
 from dyncli.sources import from_reason
 
 # Finding kinds that lead to a cause of their own kind (one cause per key of the rule's)
-OWN_CAUSE = {AdviceKind.ZERO_ONE: CauseKind.ZERO_ONE, AdviceKind.NON_SHAPE: CauseKind.NON_SHAPE}
+OWN_CAUSE = {AdviceKind.ZERO_ONE: CauseKind.ZERO_ONE, AdviceKind.NON_SHAPE: CauseKind.NON_SHAPE,
+             AdviceKind.CUDAGRAPH_SIZES: CauseKind.CUDAGRAPH,
+             AdviceKind.CUDAGRAPH_SKIP: CauseKind.CUDAGRAPH}
 # Finding kinds about a function as a whole: they join the cause of most of its recompiles
 JOINS_FUNCTION = frozenset({AdviceKind.RECOMPILE_LIMIT})
 # torch keeps parameters' shapes static (force_parameter_static_shapes)
@@ -251,8 +255,10 @@ class _Builder:
             describe(c, printed)
             seconds = sum(self.seconds.get(k, 0.0) for k in c.compile_ids) if timed else None
             out.append((c.order, c.freeze(seconds)))
-        out.sort(key=lambda oc: (-(oc[1].compile_s or 0.0), -oc[1].compiles, -oc[1].recompiles,
-                                 -oc[1].graph_breaks, oc[0]))
+        # the seconds a fix spares: compiles, and CUDA-graph recordings (both paid at warm-up)
+        out.sort(key=lambda oc: (-(oc[1].compile_s or 0.0) - (oc[1].record_s or 0.0),
+                                 -oc[1].compiles, -oc[1].recompiles, -oc[1].graph_breaks,
+                                 -oc[1].recordings, oc[0]))
         return [c for _, c in out]
 
 

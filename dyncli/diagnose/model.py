@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dyncli.diagnose.cudagraph_report import CudagraphReport
 from dyncli.diagnose.findings import Advice, Cause, DistinctBreak
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc, split_id
@@ -201,6 +202,9 @@ class Diagnosis:
     # the recompile limit raised an error (FailOnRecompileLimitHit: fullgraph=True) instead of
     # falling back to eager: the lines of the log that say so
     limit_raised: tuple[str, ...] = ()
+    # CUDA-graph recordings, skips and re-record limits (dyncli.diagnose.cudagraphs); None
+    # when the input holds no CUDA-graph record. Its to_json() is the ``cudagraphs`` key.
+    cudagraphs: CudagraphReport | None = None
     # Set by the pipeline (dyncli.diagnose.conclude), once: the findings grouped by the fix
     # they lead to, ranked by cost; one row per graph break (torch's code at one user line);
     # the torch version whose graph-break registry the pipeline was given (None: none, or no
@@ -344,6 +348,7 @@ class Diagnosis:
             "distinct_graph_breaks": [b.to_json() for b in self.distinct_graph_breaks],
             "graph_break_registry": self.graph_break_registry,
             **(self.trace.to_json() if self.trace is not None else {}),
+            **({"cudagraphs": self.cudagraphs.to_json()} if self.cudagraphs is not None else {}),
         }
 
 

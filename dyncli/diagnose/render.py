@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from dyncli.diagnose.cudagraph_render import render_cudagraphs
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.phases import PHASES
 from dyncli.diagnose.trace_report import TraceReport
@@ -165,6 +166,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         out.print(t)
     if diag.trace is not None:  # TORCH_TRACE input: time, failures, similar graphs, ranks, PGO
         render_trace_sections(diag, out, limit)
+    render_cudagraphs(diag, out, limit)  # CUDA-graph recordings, skips (when the input has any)
     if diag.dynamic_sources:
         out.print("Dynamic sources (for TORCH_COMPILE_DYNAMIC_SOURCES): "
                   + ",".join(diag.dynamic_sources), markup=False, soft_wrap=True)
@@ -206,8 +208,10 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
     causes = diag.causes
     if not causes:
         return
-    how = (f"compile seconds each fix removes (of {diag.trace.total_compile_s:.2f} s in all)"
-           if diag.trace is not None and diag.trace.timed
+    recorded = "; CUDA-graph recordings by their seconds" if any(
+        c.record_s for c in causes) else ""
+    how = (f"compile seconds each fix removes (of {diag.trace.total_compile_s:.2f} s in all"
+           f"{recorded})" if diag.trace is not None and diag.trace.timed
            else f"compiles each fix removes (of {diag.compiles} in all)")
     more = f"; {len(causes) - top} more in --json and --html" if len(causes) > top else ""
     out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how}{more}):",

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
@@ -23,7 +24,8 @@ _NO_EVENTS: tuple[ev.Event, ...] = ()
 # The exception torch raises at the recompile limit when it may not fall back to eager
 # (FailOnRecompileLimitHit: fullgraph=True; CacheLimitExceeded: torch 2.5's name), on its own
 # line or as a traceback's raise statement.
-_RAISED_RE = re.compile(rb"\b(?:FailOnRecompileLimitHit|CacheLimitExceeded)\b")
+_RAISED_RE = re.compile(rb"^\s{0,40}(?:raise\s+)?(?:torch\._dynamo\.exc\.)?"
+                        rb"(?:FailOnRecompileLimitHit|CacheLimitExceeded)\b")
 
 
 class ForeignLines:
@@ -57,6 +59,12 @@ class ForeignLines:
             if rec is not None:
                 rec.tail = False
             return _NO_EVENTS
+        if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
+            found = cg.text_record([raw.decode("utf-8", "replace").strip()], {"line": lineno})
+            if found:
+                self.stats.recognized += 1
+                self.stats.records += 1
+                return found
         if rec is not None and rec.mode == COLLECT \
                 and orphans.continues(rec.kind, rec.lines[0], raw, rec.tail):
             self.stats.recognized += 1
@@ -71,7 +79,7 @@ class ForeignLines:
             self.stats.recognized += 1
             self._stray = raw
             return _NO_EVENTS
-        raised = _RAISED_RE.search(raw)
+        raised = _RAISED_RE.match(raw)
         if raised is not None:  # the limit raised (fullgraph=True): the program stopped
             self.stats.recognized += 1
             text = raw.decode("utf-8", "replace").strip()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textmsg as msg
 from dyncli.logparse import textold as old
@@ -40,10 +41,11 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"could": (msg.data_dependent, False),
     b"Step": (msg.step, False),
     b"torchdynamo": (old.torchdynamo, True),  # torchdynamo's limit warnings, before 2.0
+    b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
         b"create_env", b"produce_guards", b"track_symint", b"track_symfloat", b"Skipping",
-        b"lru_cache_stats", b"Guard", b"Python", b"Created", b"compute_unbacked_bindings",
+        b"lru_cache_stats", b"Guard", b"Python", b"compute_unbacked_bindings",
         b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
         b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",
         b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack",

@@ -27,6 +27,7 @@ import io
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textguards as guards
 from dyncli.logparse import textorphans as orphans
@@ -392,6 +393,9 @@ class TextLogParser(ForeignLines):
             self.stats.recognized += 1
             rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
             return self._flat(rec, message, lineno)
+        if entry is None and (b"__cudagraphs" in prefix or (
+                b"__perf_hints" in prefix and b"cudagraph" in message)):
+            entry = (cg.text_record, True)  # CUDA-graph records: dyncli.logparse.cudagraphs
         if entry is None:
             if any(s in message for s in DYN_SOURCES):
                 entry = (dynamic_sources, False)

@@ -102,12 +102,12 @@ def test_json_is_not_a_torch_log(tmp_path: Path) -> None:
 
 
 def test_strict_fails_on_torch_lines_it_did_not_understand() -> None:
-    """pytorch-124506's [__cudagraphs] records (read by issue 35's work, not here) are torch's
-    lines: accepted as a log, named as not understood, and an error under --strict."""
-    d = diagnose_logs([PASTED / "pytorch-124506.log"])
-    assert d.stats.records and d.stats.unread == 4
+    """pytorch-138813's quoted [__perf_hints] records are torch's lines of no kind dyncli reads:
+    the paste is read, they are named as not understood, and they fail --strict."""
+    d = diagnose_logs([PASTED / "pytorch-138813.log"])
+    assert d.recompiles and d.stats.unread == 3
     with pytest.raises(StrictError):
-        diagnose_logs([PASTED / "pytorch-124506.log"], strict=True)
+        diagnose_logs([PASTED / "pytorch-138813.log"], strict=True)
 
 
 def test_the_human_view_says_how_the_paste_was_read() -> None:
