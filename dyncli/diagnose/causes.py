@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dyncli.diagnose import entries as en
+from dyncli.diagnose import guard_kinds
 from dyncli.diagnose.branches import crossing
 from dyncli.diagnose.cause_text import Draft, describe
 from dyncli.diagnose.findings import Advice, AdviceKind, Cause, CauseKind, ConfigFlag
@@ -133,8 +134,8 @@ class _Builder:
             return self.line_key(spec.user.file, spec.user.line,
                                  f"{r.function}: user code{code} specialized "
                                  f"{', '.join(spec.sources) or spec.symbol} to {spec.value}")
-        if r.cause == gt.GuardKind.OTHER:
-            return self.cause(str(CauseKind.NON_SHAPE), CauseKind.NON_SHAPE).key
+        if r.kind not in guard_kinds.SHAPES:  # one cause per kind (its finding: advice._others)
+            return self.cause(f"{CauseKind.NON_SHAPE}:{r.kind}", CauseKind.NON_SHAPE).key
         if gt.about_param(r.reasons[0] if r.reasons else ""):
             return self.config(_PARAMS).key
         # (a module's tensor attribute or int: its allow-list entry, L['self'].cache:0 or
@@ -149,7 +150,11 @@ class _Builder:
         name = gt.compared_name(guard) if r.cause == gt.GuardKind.SCALAR else None
         if name is not None:
             return self.allow([from_reason(name)]) or ""
-        return self.cause(f"recompile:{r.function}:{r.cause}", CauseKind.OTHER).key
+        other = self.cause(f"recompile:{r.function}:{r.cause}", CauseKind.OTHER)
+        if not other.title:  # a size guard no rule explains (a bound, a relation): say which
+            other.title = (f"{r.function or '?'} recompiled: its {r.cause} guard "
+                           f"`{guard.strip()}` failed")
+        return other.key
 
     def line_key(self, file: str, line: int, what: str) -> str:
         c = self.cause(f"line:{file}:{line}" if file else f"line:?:{what}", CauseKind.USER_CODE)
@@ -196,6 +201,15 @@ class _Builder:
         c.ranks[a.rank] = None
         if a.fix and not c.fix:
             c.fix = a.fix
+        if a.frame:  # the recompiles a limit warning proves, that no recompile record claimed
+            for f in self.diag.frames:  # (never the frame's first compile: no fix removes it)
+                if f.rank == a.rank and f.frame_id == a.frame and (
+                        a.frame != "?" or f.function == a.function):
+                    ids = f.compile_ids[1:] or tuple(f"?{i}" for i in range(1, f.compiles))
+                    for cid in ids:
+                        if (f.rank, cid) not in self.claimed:
+                            self.claimed.add((f.rank, cid))
+                            c.compile_ids[(f.rank, cid)] = None
 
     def finding_key(self, a: Advice) -> str:
         """The cause a finding joins, from its fields (the module docstring, 2.)."""

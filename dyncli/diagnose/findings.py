@@ -99,6 +99,9 @@ class Advice:
     key: str = ""  # the rule's own identity of the thing it is about (a break's code…)
     # the log cannot tell what fixes it: the fix names the richer log that would
     needs_richer_log: bool = False
+    # the frame (its id, ``?`` for one without) whose compiles the finding proves: a limit
+    # warning at [F/N] proves N compiles of F that no recompile record of the log claims
+    frame: str = ""
     # CUDA-graph recordings it is about, and their seconds (a trace's CUDAGraphNode.record
     # spans; None: no time for them): the cost of a cudagraph cause
     recordings: int = 0

@@ -39,8 +39,8 @@ def _read_log(source: Source, analyzer: Analyzer, strict: bool) -> ParseStats:
 
 
 def _check(name: str, stats: ParseStats, strict: bool) -> None:
-    glog_lines = stats.recognized + stats.malformed
-    if stats.lines and not glog_lines and stats.unrecognized == stats.lines:
+    # blank lines are recognized but say nothing: a markdown or Python file is not a log
+    if stats.lines and not stats.records and stats.torch_lines <= 0:
         raise InputError(f"{name}: not a torch log: none of its {stats.lines} lines is a "
                          "torch log line",
                          hint='Capture one with: TORCH_LOGS="+dynamic,recompiles,guards,'
