@@ -16,10 +16,12 @@ by the sentences.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
-from dyncli.diagnose import size_changes
+from dyncli.diagnose import guard_kinds, size_changes
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site
+from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
     Diagnosis,
     FrameReport,
@@ -37,21 +39,6 @@ from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_param, size_source
-
-_NON_SHAPE_WORDS = {
-    "dtype": "a tensor's dtype changed",
-    "device": "a tensor's device changed",
-    "requires_grad": "requires_grad changed",
-    "rank": "a tensor's number of dimensions changed",
-    "type": "an input's type changed",
-    "object identity": "an object's identity changed",
-    "global state": "global state (grad mode, autocast, ...) changed",
-    "grad mode": "grad mode changed",
-}
-
-
-def _other_hint(reason: str) -> str:
-    return _NON_SHAPE_WORDS.get(gt.non_shape(reason), "a non-shape guard failed")
 
 
 def dynamic_sources(frames: tuple[FrameReport, ...],
@@ -97,9 +84,35 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _static_module_state(diag)
     out += size_changes.zero_one(diag)
     out += _others(diag)
-    out += _limits(diag, {a.rank for a in out if a.kind == "size-pinned"})
+    out += limit_findings(diag, {a.rank for a in out if a.kind == "size-pinned"})
     out += _graph_breaks(diag)
-    return tuple(out)
+    return tuple(_listed_together(out))
+
+
+def _listed_together(found: list[Advice]) -> list[Advice]:
+    """Every listed entry of a rank in each listed fix: TORCH_COMPILE_DYNAMIC_SOURCES is one
+    list, and inputs that change in the same calls must be dynamic together. A batch that
+    grows beside an int that changes (``if n == 33``) recompiles for the int with ``L['x']:0``
+    alone and for the batch with ``L['n']`` alone (3 compiles either way); torch's own hint
+    lists both and takes it to 2 (issue 33, pattern 9). The mark_dynamic form is dropped where
+    the list holds more than the tensor dims it marks."""
+    union: dict[int | None, dict[str, None]] = {}
+    for a in found:
+        if a.listed:
+            union.setdefault(a.rank, {}).update(dict.fromkeys(a.entries))
+    out = []
+    for a in found:
+        every = tuple(union.get(a.rank, ()))
+        if a.listed and len(every) > len(a.entries):
+            others = ", ".join(e for e in every if e not in a.entries)
+            a = dataclasses.replace(
+                a, entries=every,
+                fix=f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(every))}",
+                message=a.message + f" Listed with {others}: they change in the same run, and "
+                        "one list makes them dynamic together (either alone leaves the other's "
+                        "recompiles; torch's own hint lists them together too).")
+        out.append(a)
+    return out
 
 
 def _num(compile_id: str) -> int:
@@ -204,39 +217,23 @@ def _static_module_state(diag: Diagnosis) -> list[Advice]:
 
 
 def _others(diag: Diagnosis) -> list[Advice]:
-    recs = [r for r in diag.recompiles if r.cause == "other"]
-    if not recs:
-        return []
-    what = sorted({_other_hint(x) for r in recs for x in r.reasons})
-    return [Advice(
-        kind=AdviceKind.NON_SHAPE,
-        message=(f"{len(recs)} recompile(s) were not about shapes ({'; '.join(what)}); "
-                 "dynamic shapes will not fix these."),
-        fix="keep the changing property constant across calls (same dtype/device/type/grad mode)",
-        evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]
-
-
-def _limits(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
+    """One finding per kind of guard that no dynamic-shape setting covers (issue 33: a stride,
+    an object's identity, a type, global state, a Python value, …), each with its fix."""
+    by_kind: dict[str, list[RecompileReport]] = {}
+    for r in diag.recompiles:
+        if r.kind not in guard_kinds.SHAPES:
+            by_kind.setdefault(r.kind, []).append(r)
     out = []
-    for x in diag.recompile_limits:
-        size = mismatch(x.last_reason) is not None
-        pinned = size and x.rank in held
+    for kind, recs in by_kind.items():
+        row = guard_kinds.text(kind)
+        functions = sorted({r.function or "?" for r in recs})
         out.append(Advice(
-            kind=AdviceKind.RECOMPILE_LIMIT, function=x.function,
-            key=f"{x.limit_name}:{'pinned' if pinned else 'size' if size else 'other'}",
-            message=(f"{x.function} hit torch._dynamo.config.{x.limit_name} ({x.limit}) and now "
-                     "runs eagerly (uncompiled) for new inputs."
-                     + (" Its last reason is a size this log cannot tell the cause of (see the "
-                        "size-pinned finding)." if pinned else
-                        " Its last reason is a size change: the mark-dynamic suggestion removes "
-                        "those recompiles." if size else "")),
-            fix=(f"find what keeps the size static (size-pinned); raising "
-                 f"torch._dynamo.config.{x.limit_name} only hides the recompiles" if pinned else
-                 f"apply the mark-dynamic fix; raising torch._dynamo.config.{x.limit_name} only "
-                 "hides the recompiles" if size else
-                 f"fix the recompile cause above; raising torch._dynamo.config.{x.limit_name} "
-                 "only hides it"),
-            evidence=(cite(x.line, x.compile_id, f"last reason: {x.last_reason}"),), rank=x.rank))
+            kind=AdviceKind.NON_SHAPE, key=kind,
+            message=(f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}; dynamic "
+                     "shapes will not fix these."),
+            fix=row.fix,
+            evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or "(no reason)")
+                           for r in recs[:3])))
     return out
 
 

@@ -20,8 +20,10 @@ re-implements a rule. The pipeline (``dyncli.diagnose.conclude``) calls :func:`r
    cause holding most recompiles of its function; else a cause of its own, keyed by its kind
    and the rule's key. Causes whose fixes read the same merge too: no two causes show the
    same fix.
-3. Ranked by compile seconds the fix removes (trace inputs), then compiles, then recompiles,
-   then graph breaks. Titles and fixes are written by ``dyncli.diagnose.cause_text``.
+3. Ranked by the seconds the fix spares (trace inputs: compile seconds, and the seconds of
+   the CUDA-graph recordings of a cudagraph cause), then compiles, then recompiles, then graph
+   breaks, then CUDA-graph recordings. Titles and fixes are written by
+   ``dyncli.diagnose.cause_text``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dyncli.diagnose import entries as en
+from dyncli.diagnose import guard_kinds
 from dyncli.diagnose.branches import crossing
 from dyncli.diagnose.cause_text import Draft, describe
 from dyncli.diagnose.findings import Advice, AdviceKind, Cause, CauseKind, ConfigFlag
@@ -38,7 +41,9 @@ from dyncli.logparse import guardtext as gt
 from dyncli.sources import from_reason
 
 # Finding kinds that lead to a cause of their own kind (one cause per key of the rule's)
-OWN_CAUSE = {AdviceKind.ZERO_ONE: CauseKind.ZERO_ONE, AdviceKind.NON_SHAPE: CauseKind.NON_SHAPE}
+OWN_CAUSE = {AdviceKind.ZERO_ONE: CauseKind.ZERO_ONE, AdviceKind.NON_SHAPE: CauseKind.NON_SHAPE,
+             AdviceKind.CUDAGRAPH_SIZES: CauseKind.CUDAGRAPH,
+             AdviceKind.CUDAGRAPH_SKIP: CauseKind.CUDAGRAPH}
 # Finding kinds about a function as a whole: they join the cause of most of its recompiles
 JOINS_FUNCTION = frozenset({AdviceKind.RECOMPILE_LIMIT})
 # torch keeps parameters' shapes static (force_parameter_static_shapes)
@@ -129,8 +134,8 @@ class _Builder:
             return self.line_key(spec.user.file, spec.user.line,
                                  f"{r.function}: user code{code} specialized "
                                  f"{', '.join(spec.sources) or spec.symbol} to {spec.value}")
-        if r.cause == gt.GuardKind.OTHER:
-            return self.cause(str(CauseKind.NON_SHAPE), CauseKind.NON_SHAPE).key
+        if r.kind not in guard_kinds.SHAPES:  # one cause per kind (its finding: advice._others)
+            return self.cause(f"{CauseKind.NON_SHAPE}:{r.kind}", CauseKind.NON_SHAPE).key
         if gt.about_param(r.reasons[0] if r.reasons else ""):
             return self.config(_PARAMS).key
         # (a module's tensor attribute or int: its allow-list entry, L['self'].cache:0 or
@@ -145,7 +150,11 @@ class _Builder:
         name = gt.compared_name(guard) if r.cause == gt.GuardKind.SCALAR else None
         if name is not None:
             return self.allow([from_reason(name)]) or ""
-        return self.cause(f"recompile:{r.function}:{r.cause}", CauseKind.OTHER).key
+        other = self.cause(f"recompile:{r.function}:{r.cause}", CauseKind.OTHER)
+        if not other.title:  # a size guard no rule explains (a bound, a relation): say which
+            other.title = (f"{r.function or '?'} recompiled: its {r.cause} guard "
+                           f"`{guard.strip()}` failed")
+        return other.key
 
     def line_key(self, file: str, line: int, what: str) -> str:
         c = self.cause(f"line:{file}:{line}" if file else f"line:?:{what}", CauseKind.USER_CODE)
@@ -192,6 +201,15 @@ class _Builder:
         c.ranks[a.rank] = None
         if a.fix and not c.fix:
             c.fix = a.fix
+        if a.frame:  # the recompiles a limit warning proves, that no recompile record claimed
+            for f in self.diag.frames:  # (never the frame's first compile: no fix removes it)
+                if f.rank == a.rank and f.frame_id == a.frame and (
+                        a.frame != "?" or f.function == a.function):
+                    ids = f.compile_ids[1:] or tuple(f"?{i}" for i in range(1, f.compiles))
+                    for cid in ids:
+                        if (f.rank, cid) not in self.claimed:
+                            self.claimed.add((f.rank, cid))
+                            c.compile_ids[(f.rank, cid)] = None
 
     def finding_key(self, a: Advice) -> str:
         """The cause a finding joins, from its fields (the module docstring, 2.)."""
@@ -237,8 +255,10 @@ class _Builder:
             describe(c, printed)
             seconds = sum(self.seconds.get(k, 0.0) for k in c.compile_ids) if timed else None
             out.append((c.order, c.freeze(seconds)))
-        out.sort(key=lambda oc: (-(oc[1].compile_s or 0.0), -oc[1].compiles, -oc[1].recompiles,
-                                 -oc[1].graph_breaks, oc[0]))
+        # the seconds a fix spares: compiles, and CUDA-graph recordings (both paid at warm-up)
+        out.sort(key=lambda oc: (-(oc[1].compile_s or 0.0) - (oc[1].record_s or 0.0),
+                                 -oc[1].compiles, -oc[1].recompiles, -oc[1].graph_breaks,
+                                 -oc[1].recordings, oc[0]))
         return [c for _, c in out]
 
 

@@ -45,6 +45,9 @@ class AdviceKind(StrEnum):
     PGO_RECOMPILE = "pgo-recompile"
     PGO_ALLOW_LIST = "pgo-allow-list"
     RANK_DIVERGENCE = "rank-divergence"
+    # CUDA graphs under reduce-overhead (dyncli.diagnose.cudagraph_advice)
+    CUDAGRAPH_SIZES = "cudagraph-sizes"
+    CUDAGRAPH_SKIP = "cudagraph-skip"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,13 @@ class Advice:
     key: str = ""  # the rule's own identity of the thing it is about (a break's code…)
     # the log cannot tell what fixes it: the fix names the richer log that would
     needs_richer_log: bool = False
+    # the frame (its id, ``?`` for one without) whose compiles the finding proves: a limit
+    # warning at [F/N] proves N compiles of F that no recompile record of the log claims
+    frame: str = ""
+    # CUDA-graph recordings it is about, and their seconds (a trace's CUDAGraphNode.record
+    # spans; None: no time for them): the cost of a cudagraph cause
+    recordings: int = 0
+    record_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """One item of ``suggestions`` (and of a cause's ``findings``) in ``--json``."""
@@ -112,6 +122,7 @@ class CauseKind(StrEnum):
     GRAPH_BREAK = "graph-break"
     ZERO_ONE = "zero-one"
     NON_SHAPE = "non-shape"
+    CUDAGRAPH = "cudagraph"
     OTHER = "other"
 
 
@@ -136,12 +147,27 @@ class Cause:
         """Compiles the fix would remove."""
         return len(self.compile_ids)
 
+    @property
+    def recordings(self) -> int:
+        """CUDA-graph recordings the fix would spare (its findings')."""
+        return sum(a.recordings for a in self.findings)
+
+    @property
+    def record_s(self) -> float | None:
+        """Seconds of those recordings (None when none has a time)."""
+        times = [a.record_s for a in self.findings if a.record_s is not None]
+        return sum(times) if times else None
+
     def line(self) -> str:
         """The one-line summary: cost, what, fix."""
         cost = (f"{self.compile_s:.2f} s, " if self.compile_s is not None else "") + \
             f"{self.compiles} compile(s)"
         if self.graph_breaks:
             cost += f", {self.graph_breaks} graph break(s)"
+        if self.recordings:
+            secs = self.record_s
+            cost += f", {self.recordings} CUDA-graph recording(s)" + (
+                f" ({secs * 1e3:.2f} ms)" if secs is not None else "")
         return f"[{cost}] {self.title}" + (f" — fix: {self.fix}" if self.fix else "")
 
     def to_json(self, rank: int) -> dict[str, Any]:
@@ -152,6 +178,10 @@ class Cause:
             "compile_s": None if self.compile_s is None else round(self.compile_s, 6),
             "compiles": self.compiles, "recompiles": self.recompiles,
             "graph_breaks": self.graph_breaks,
+            # a cudagraph cause's cost (only there: the other causes' documents are unchanged)
+            **({"recordings": self.recordings,
+                "record_s": None if self.record_s is None else round(self.record_s, 6)}
+               if self.recordings else {}),
             "compile_ids": [{"rank": r, "compile_id": c} for r, c in self.compile_ids],
             "ranks": list(self.ranks),
             "findings": [a.to_json() for a in self.findings],

@@ -42,7 +42,7 @@ from dyncli.diagnose.processes import Process, check_trace, find_processes
 from dyncli.diagnose.trace import TraceAccumulator
 from dyncli.diagnose.trace_advice import trace_advice
 from dyncli.diagnose.trace_report import ProcessInfo
-from dyncli.errors import DyncliError, InputError, StrictError
+from dyncli.errors import DyncliError, InputError, StrictError, UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
@@ -83,6 +83,34 @@ class _TraceReader:
             self.extra.feed(event)
         self._account(source.name, parser.stats, source.bytes_read() if size is None else size)
         self.warnings += source.warnings
+
+    def read_cudagraph_log(self, source: Source) -> None:
+        """A TORCH_LOGS text log of the same run, for its CUDA-graph records only: which graph
+        and size each recording was (the trace has when and how long). A log without one is
+        refused: the rest of a log cannot be joined with a trace."""
+        from dyncli.logparse.cudagraph_events import EVENTS
+        from dyncli.logparse.textlog import TextLogParser
+
+        stats = ParseStats()
+        found = 0
+        for event in TextLogParser(stats).parse_parts(source.parts()):
+            if type(event) in EVENTS:
+                found += 1
+                self.analyzer.feed(event)
+        if not found:
+            raise UsageError("cannot mix TORCH_LOGS text logs and TORCH_TRACE traces in one call",
+                             hint=f"{source.name} holds no CUDA-graph record, the one thing a log "
+                                  "adds to a trace; run dyncli diagnose once per kind of input.")
+        if self.strict and (stats.unrecognized or stats.malformed):
+            line, text = (stats.samples or [(0, "")])[0]
+            raise StrictError(f"{source.name}:{line}: unrecognized or malformed log line "
+                              f"(--strict): {text[:120]}",
+                              hint="run without --strict to skip such lines")
+        stats.bytes = source.bytes_read()
+        self.stats.add(stats)
+        self.inputs.append(source.name)
+        self.warnings += [*source.warnings, f"{source.name}: read for its {found} CUDA-graph "
+                          "record(s) only; the trace gives the rest"]
 
     def read_piped(self, proc: Process) -> None:
         """:meth:`read` with the parsing in a child process (``trace_pipe``): same result."""
@@ -180,14 +208,16 @@ def parse_file(proc: Process, strict: bool) -> ParsedFile:
 
 def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
                     streams: Sequence[Source] = (), jobs: int | None = None,
-                    registry: RegistryLoader = no_registry) -> Diagnosis:
+                    registry: RegistryLoader = no_registry,
+                    logs: Sequence[Source | Path] = ()) -> Diagnosis:
     """Read every trace of ``paths`` (and ``streams``, stdin or pipes already opened) into one
     Diagnosis.
 
     ``strict`` makes malformed lines, unknown event kinds and payload hash mismatches errors.
     ``jobs``: processes that parse rank files in parallel (default: the core count; 1 =
     serial and streaming); the Diagnosis is the same either way. ``registry``: how to get
-    torch's graph-break registry (``dyncli.diagnose.conclude``).
+    torch's graph-break registry (``dyncli.diagnose.conclude``). ``logs``: TORCH_LOGS text
+    logs of the same run, read for their CUDA-graph records (``read_cudagraph_log``).
     """
     reader = _TraceReader(strict)
     procs, skipped = find_processes(paths, streams)
@@ -220,4 +250,10 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
             for parsed in children.in_pool(functools.partial(parse_file, strict=strict),
                                            files, jobs):
                 reader.absorb(parsed)
+        for log in logs:
+            if isinstance(log, Path):
+                with open_input(log) as source:
+                    reader.read_cudagraph_log(source)
+            else:
+                reader.read_cudagraph_log(log)
         return reader.result(procs, registry)

@@ -67,9 +67,29 @@ def guard_of(reason: str) -> str:
 def comment_of(reason: str) -> tuple[str, bool]:
     """The comment of a reason (``code  # file:line in fn``) without torch's first-use note,
     and whether that note was there (torch blamed the guard on 0/1 specialization)."""
-    comment = reason.split("# ", 1)[1] if "# " in reason else ""
+    return user_comment(reason.split("# ", 1)[1] if "# " in reason else "")
+
+
+_JOINED = ") and "
+_LOCATION_RE = re.compile(r"# \S{1,1024}:\d{1,9} in ")
+
+
+def user_comment(comment: str) -> tuple[str, bool]:
+    """The user's part of a guard's comment (``code  # file:line in fn``) and whether torch's
+    first-use note was there.
+
+    torch >= 2.11 blames a guard it owes to 0/1 specialization on the first use of the value
+    (``code  # nn/modules/linear.py:134 in forward (user code shown is first use of this
+    value--…)``), and when user code also bounds it joins the two origins: ``… (…first use…)
+    and if x.shape[1] > 40:  # model.py:23 in forward (…)``. The part after ``and`` is the
+    user's own line; the first is where torch's code happened to read the size (issue 33)."""
     cut = comment.find(FIRST_USE)
-    return (comment[:cut], True) if cut >= 0 else (comment, False)
+    if cut < 0:
+        return comment, False
+    joined = comment.find(_JOINED, cut)
+    if joined >= 0 and _LOCATION_RE.search(comment, joined):
+        return comment[joined + len(_JOINED):], True
+    return comment[:cut], True
 
 
 # ---------------------------------------------------------------- guards on sizes
@@ -233,6 +253,66 @@ def classify(reason: str) -> GuardKind:
 def non_shape(reason: str) -> str:
     """What a non-shape reason checks (``dtype``, ``object identity``…; "" when unknown)."""
     return next((what for needle, what in _NON_SHAPE if needle in reason), "")
+
+
+class Checked(StrEnum):
+    """What a guard checks, finer than ``GuardKind`` (issue 33): each kind torch writes, so
+    that each gets a reason a person reads and the fix that kind has; ``kinds`` in ``--json``.
+    """
+
+    SIZE = "size"
+    STRIDE = "stride"  # a layout change (a view, a transpose, channels-last), not a size
+    SCALAR = "scalar"  # a Python int or float compared to a number
+    VALUE = "value"  # another Python value: a string, a tuple, a length, dict keys
+    IDENTITY = "identity"  # which object (a module, a processor, a function): ___check_obj_id
+    TYPE = "type"  # an object's class: ___check_type_id
+    GLOBAL_STATE = "global_state"  # grad mode, inference mode, autocast, default dtype/device
+    BACKEND = "backend"  # the compiled code of another backend
+    DTYPE = "dtype"
+    DEVICE = "device"
+    REQUIRES_GRAD = "requires_grad"
+    RANK = "rank"  # a tensor's number of dimensions
+    TENSOR = "tensor"  # torchdynamo's ___check_tensors: some property of a tensor
+    GUARD_ERROR = "guard_error"  # the guard itself failed to run (a torch bug)
+    UNKNOWN = "unknown"  # torch named no guard, or the paste cut it off
+    OTHER = "other"
+
+
+# The words each kind's guard is written with (first match wins; after size and scalar).
+_CHECKED = (
+    (("dtype mismatch",), Checked.DTYPE),
+    (("device mismatch",), Checked.DEVICE),
+    (("requires_grad mismatch",), Checked.REQUIRES_GRAD),
+    (("rank mismatch",), Checked.RANK),
+    (("stride mismatch", "strides mismatch", ".stride()[", "storage_offset"), Checked.STRIDE),
+    (("___check_type_id", "TYPE_MATCH"), Checked.TYPE),
+    (("___check_obj_id", "ID_MATCH"), Checked.IDENTITY),
+    (("___check_global_state", "GLOBAL_STATE", "global state", "grad_mode", "autocast",
+      "inference_mode"), Checked.GLOBAL_STATE),
+    (("___check_current_backend", "BACKEND_MATCH", "backend"), Checked.BACKEND),
+    (("___check_tensors", "check_tensor("), Checked.TENSOR),
+    ((" is not defined", " has no attribute ", "Error:"), Checked.GUARD_ERROR),
+)
+_BARE_ID_RE = re.compile(r"^!?\d{1,9}(?:/\d{1,9})*(?:_\d{1,9})?:?$")
+_VALUE_RE = re.compile(r"(?:==|!=| in |\bnot in\b)|^len\(|\.keys\(\)|___dict_contains|hasattr\(")
+
+
+def checked(reason: str) -> Checked:
+    """The fine kind of one reason's guard (the failed entry already cut)."""
+    # (torch 2.2's report_guard_failure_values appends ", with LHS value: 1"; a reason cut to its
+    # failed entry, "0/0:", names no guard)
+    text = guard_text(reason).split(", with LHS value:", 1)[0]
+    if not text or _BARE_ID_RE.match(text):
+        return Checked.UNKNOWN
+    found = next((kind for needles, kind in _CHECKED if any(n in text for n in needles)), None)
+    if found is not None:
+        return found
+    coarse = classify(text)
+    if coarse is GuardKind.SIZE:
+        return Checked.SIZE
+    if coarse is GuardKind.SCALAR:
+        return Checked.SCALAR
+    return Checked.VALUE if _VALUE_RE.search(text) else Checked.OTHER
 
 
 def about_param(text: str) -> bool:

@@ -391,7 +391,7 @@ class TraceParser:
 _PLAIN_STR = re.compile(rb'\{"str": \["([^"\\\x00-\x1f]*)", (0|[1-9][0-9]{0,17})\]\}\Z')
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner
 # what _wanted_chromium looks for, as one search
-_NAMES_RE = re.compile(rb'"name": "(?:pgo\.dynamic_whitelist|automatic_dynamic)"')
+_NAMES_RE = re.compile(rb'"name": "(?:pgo\.dynamic_whitelist|automatic_dynamic|CUDAGraphNode\.record)"')
 
 
 def _loads(envelope: bytes) -> Any:
@@ -494,12 +494,10 @@ def _meta(env: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def _wanted_chromium(chunks: list[bytes]) -> bool:
-    """Chromium events are thousands of timings; only PGO's allow-list and automatic-dynamic
-    marks matter. torch writes the event with indent=0, so "name" is the payload's 2nd line."""
-    for c in chunks[:3]:
-        if b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c:
-            return True
-    return False
+    """Chromium events are thousands of timings; only PGO's allow-list, automatic-dynamic
+    marks and CUDA-graph recordings matter. torch writes the event with indent=0, so "name" is
+    the payload's 2nd line."""
+    return any(_NAMES_RE.search(c) is not None for c in chunks[:3])
 
 
 _int = safe.json_int
