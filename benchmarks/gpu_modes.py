@@ -12,15 +12,16 @@ function=`` lines torch logged during the bench run (the child marks where its o
 starts; lines after the mark are not counted). Eager is timed by bench in every run (its
 reference) and independently once, in the first child.
 
-    python benchmarks/gpu_modes.py --out gpu-modes            # the GPU table (CUDA, ~3 min)
+    python benchmarks/gpu_modes.py --out gpu-modes         # the GPU table (CUDA, at most 140 s)
     python benchmarks/gpu_modes.py --device cpu --small --out /tmp/modes   # the CPU check
 
 ``--small``: the tiny MLP of ``examples/model.py`` over sizes 2, 5, 2, rows default x
 automatic, max-autotune-no-cudagraphs x static and reduce-overhead x automatic (not_applicable
-on CPU). ``--budget-s`` (default 180) bounds the whole run: a row that would start after it is
-skipped, a child still running at it is stopped; each finished row is written at once to
-``OUT/modes.json`` and ``OUT/modes.txt`` (and each child's bench JSON and torch log to
-``OUT/<row>.json`` / ``OUT/<row>.log``).
+on CPU). ``--budget-s`` (default 140: ``benchmarks/gpu_round.sh`` stops this part at 150 s)
+bounds the whole run: a row that would start after it is skipped, a child still running at it
+is stopped; each finished row is written at once to ``OUT/modes.json`` and ``OUT/modes.txt``
+(and each child's bench JSON and torch log to ``OUT/<row>.json`` / ``OUT/<row>.log``). Exit
+status 1 when bench's recordings differ from torch's logged ones.
 """
 
 from __future__ import annotations
@@ -285,7 +286,8 @@ def main() -> int:
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--small", action="store_true", help="the tiny MLP, 3 sizes (the CPU check)")
     p.add_argument("--model", default="resnet18")
-    p.add_argument("--budget-s", type=float, default=180.0)
+    p.add_argument("--budget-s", type=float, default=140.0,
+                   help="wall seconds for every row (benchmarks/gpu_round.sh gives this part 150)")
     p.add_argument("--repeat", type=int, default=10, help="bench's timed repetitions")
     p.add_argument("--samples", type=int, default=5, help="independent timings per size")
     p.add_argument("--calls", type=int, default=20, help="calls per independent timing")

@@ -160,13 +160,13 @@ def _bench_logged(options: dict) -> tuple[dict, int]:
 
 @pytest.mark.gpu
 def test_recordings_equal_torchs_own_log_and_memory_is_measured() -> None:
-    doc, logged = _bench_logged({"strategy": ["automatic", "static"],
-                                 "compile_mode": ["reduce-overhead"], "sizes": [2, 5, 8, 5, 2]})
+    doc, logged = _bench_logged({"strategy": ["automatic"], "compile_mode": ["reduce-overhead"],
+                                 "sizes": [2, 5, 8, 5, 2]})
     runs = doc["runs"]
-    assert [r["status"] for r in runs] == ["pass", "pass"]
-    counted = [r["cudagraphs"]["recordings"] for r in runs]
-    assert all(n >= 3 for n in counted)  # a graph per size at least, both strategies
-    assert sum(counted) == logged
+    assert [r["status"] for r in runs] == ["pass"]
+    counted = runs[0]["cudagraphs"]["recordings"]
+    assert counted >= 3  # a graph per size at least
+    assert counted == logged
     for r in runs:
         assert r["cudagraphs"]["pool_bytes"] > 0 and r["peak_memory_bytes"] > 0
         assert sum(v["cudagraphs"]["recordings"] for v in r["variations"]) == \
