@@ -40,7 +40,8 @@ Examples:
   dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
       --device cpu \\
       --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo
-  dyncli bench resnet18 --sizes 16,24,32,48,64,32,16 --strategy static,automatic \\
+  dyncli bench resnet18 --sizes 16,24,32,48,64,32,16 \\
+      --strategy static,automatic \\
       --compile-mode default,reduce-overhead --memory-budget 2GiB
   dyncli bench --suite cpu-small --strategy static,automatic --json a.json
   dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
