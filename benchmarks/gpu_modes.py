@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -223,11 +224,8 @@ def parent(args: argparse.Namespace) -> int:
                             [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
-    import torch  # only for the header
-
-    head = (f"gpu_modes: {model} sizes {sizes} on {args.device}"
-            f" ({torch.cuda.get_device_name() if args.device == 'cuda' else 'cpu'}),"
-            f" torch {torch.__version__}, load {os.getloadavg()[0]:.2f}")
+    # the machine and torch come from the first bench document (the parent imports no torch)
+    head = f"gpu_modes: {model} sizes {sizes} on {args.device}, load {os.getloadavg()[0]:.2f}"
     try:
         for i, (strategy, mode) in enumerate(rows_spec):
             label = strategy if mode == "default" else f"{strategy}@{mode}"
@@ -243,16 +241,24 @@ def parent(args: argparse.Namespace) -> int:
             t_row = time.perf_counter()
             error = None
             with open(out / f"{label}.log", "w") as log:
+                # a session of its own: a child stopped at the budget takes inductor's compile
+                # workers with it
+                proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)],
+                                        env=env, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
                 try:
-                    done = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
-                                          env=env, stdout=log, stderr=subprocess.STDOUT,
-                                          timeout=left, check=False)
-                    if done.returncode:
-                        error = f"child exited {done.returncode} (see {label}.log)"
+                    if proc.wait(timeout=left):
+                        error = f"child exited {proc.returncode} (see {label}.log)"
                 except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
                     error = f"stopped at --budget-s {args.budget_s} (see {label}.log)"
             path = Path(spec["json"])
             got = json.loads(path.read_text()) if path.exists() else None
+            if got and "torch" not in head:
+                e = got["bench"].get("environment") or {}
+                head += (f"; {e.get('device_name')}, torch {e.get('torch')},"
+                         f" python {e.get('python')}")
             row = row_of(label, got, (out / f"{label}.log").read_text(errors="replace"), ends,
                          error)
             row["wall_s"] = time.perf_counter() - t_row
