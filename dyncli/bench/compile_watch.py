@@ -45,6 +45,22 @@ class CountingBackend:
         """The graphs compiled so far (a callable for whoever polls it)."""
         return self.compiles
 
+    def with_mode(self, mode: str, dynamic: bool | None) -> None:
+        """Hand graphs to inductor as ``torch.compile(mode=mode, dynamic=dynamic)`` does: through
+        the same wrapper torch builds for it (its mode's options as config patches — CUDA
+        graphs, autotuning — and its ``reset`` of the CUDA-graph trees). A mode cannot be passed
+        to a backend function: torch hands it on as a keyword inductor does not take."""
+        import torch
+
+        self._inner = torch._TorchCompileInductorWrapper(mode, None, dynamic)
+
+    def reset(self) -> None:
+        """What ``torch._dynamo.reset()`` asks of a backend: the inner one's reset, if any
+        (inductor's under a CUDA-graph mode clears the CUDA-graph trees)."""
+        reset = getattr(self._inner, "reset", None)
+        if callable(reset):
+            reset()
+
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         """Hand the graph to inductor; count it when inductor returns a compiled graph.
 

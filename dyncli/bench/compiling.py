@@ -29,6 +29,9 @@ def compile_plan(model: Any, plan: Plan, backend: Any, isolated: bool = False) -
     kwargs = plan.compile_kwargs()
     if not kwargs:  # eager
         return model
+    mode = kwargs.pop("mode", None)
+    if mode is not None:  # the counting backend runs inductor as torch.compile(mode=) does
+        backend.with_mode(mode, kwargs.get("dynamic"))
     kwargs["backend"] = backend
     compile_fn: Any = torch.compile  # its typed overloads omit isolate_recompiles (2.14, 2.15)
     if isolated:

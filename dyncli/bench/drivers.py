@@ -23,6 +23,7 @@ from typing import Protocol
 
 from dyncli.bench import child, compiling, restart, window
 from dyncli.bench.core import recommend
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.plan import StreamPlan
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.status import Status
@@ -68,10 +69,11 @@ class Sequential:
         window.probe(b.h, b.stream, self.window, "start")
         try:
             for name in names:
-                run = RunResult(b.h.built.name, name, cfg.mode)
+                strategy, compile_mode = table.split(name)
+                run = RunResult(b.h.built.name, strategy, cfg.mode, compile_mode=compile_mode)
                 b.result.runs.append(run)
                 try:
-                    measure_strategy(b, b.plan_for(name), run)
+                    measure_strategy(b, b.plan_for(strategy, compile_mode), run)
                     window.probe(b.h, b.stream, self.window, name)
                     if (cfg.start == "warm" or cfg.requests_per_start) \
                             and run.status == Status.PASS:
@@ -155,8 +157,10 @@ class ProcessEach:
             self.result.interrupted = True
 
     def _one(self, name: str, seen: set[str]) -> RunResult:
+        strategy, compile_mode = table.split(name)
         settings = {k: getattr(self.cfg, k) for k in self.cfg.__dataclass_fields__}
-        settings.update(strategy=[name], emit=None, emit_file=None, fail_on=[])
+        settings.update(strategy=[strategy], compile_mode=[compile_mode], emit=None,
+                        emit_file=None, fail_on=[])
         offset = self.done
 
         def progress(strategy: str, done: int, _total: int) -> None:
@@ -166,11 +170,12 @@ class ProcessEach:
 
         ended = child.run_child(self.model_name, settings, on_progress=progress)
         got = ended.result
-        run = next((r for r in got.runs if r.strategy == name), None) if got else None
+        run = next((r for r in got.runs if r.label == name), None) if got else None
         if run is None or run.status == Status.INTERRUPTED:  # it did not finish: why it ended
             status, error = ended.failure() or (Status.FAIL_TO_COMPILE,
                                                 "the process wrote no result")
-            run = RunResult(self.built_name, name, self.cfg.mode, status=status, error=error)
+            run = RunResult(self.built_name, strategy, self.cfg.mode, status=status, error=error,
+                            compile_mode=compile_mode)
         if got is not None:
             if got.compiler_warmup_s is not None:
                 self.result.compiler_warmup_s = (self.result.compiler_warmup_s or 0.0) \

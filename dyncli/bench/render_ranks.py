@@ -16,7 +16,7 @@ def _num(x: float, digits: int) -> str:
 
 def rank_table(run: RunResult) -> Table:
     """One column per rank, one row per measure."""
-    title = f"{run.strategy} · {run.mode} · {len(run.ranks)} ranks" + (
+    title = f"{run.label} · {run.mode} · {len(run.ranks)} ranks" + (
         " · DIVERGENT compiles" if run.divergent else "")
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
     t.add_column("", justify="left", no_wrap=True)
@@ -42,7 +42,7 @@ def summary_table(result: BenchResult) -> Table:
               box=box.SIMPLE_HEAD)
     t.add_column("", justify="left", no_wrap=True)
     for r in result.runs:
-        t.add_column(r.strategy, justify="right", no_wrap=True)
+        t.add_column(r.label, justify="right", no_wrap=True)
     rows = [
         ("status", [str(r.status) for r in result.runs]),
         ("divergent", ["-" if r.divergent is None else "yes" if r.divergent else "no"

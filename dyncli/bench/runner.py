@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dyncli.bench import drivers, models, passes, tensors
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.shapes import DimPlan, Variation
@@ -58,7 +59,8 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
     if loaded is None:
         return result
     built, dims, stream = loaded
-    total = len(stream.variations) * len(cfg.strategy)
+    names = runs_of(cfg)
+    total = len(stream.variations) * len(names)
     kind = drivers.choose(cfg, stream, given is not None, process_each)
     driver: drivers.Driver
     if kind == drivers.PROCESS_EACH:
@@ -74,8 +76,14 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
             result.compiler_warmup_s = passes.warm_compiler(h, stream.ids[0])
         b = Bench(model_name, h, stream, result, hooks, fresh, total, warn)
         driver = drivers.SameWindow(b) if kind == drivers.SAME_WINDOW else drivers.Sequential(b)
-    driver.run(list(cfg.strategy))
+    driver.run(names)
     return result
+
+
+def runs_of(cfg: BenchConfig) -> list[str]:
+    """The runs to measure, named by :func:`~dyncli.bench.core.strategy.label`: every strategy
+    under every compile mode, strategy by strategy."""
+    return [table.label(s, m) for s in cfg.strategy for m in cfg.compile_mode]
 
 
 def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, hooks: Hooks,
@@ -88,9 +96,10 @@ def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, h
     except ModelError:
         raise
     except Exception as e:
-        for s in cfg.strategy:
-            result.runs.append(RunResult(model_name, s, cfg.mode,
-                                         status=Status.MODEL_FAIL_TO_LOAD, error=short_error(e)))
+        for name in runs_of(cfg):
+            s, m = table.split(name)
+            result.runs.append(RunResult(model_name, s, cfg.mode, status=Status.MODEL_FAIL_TO_LOAD,
+                                         error=short_error(e), compile_mode=m))
         if hooks.run_done:
             hooks.run_done(result)
         return None

@@ -57,7 +57,7 @@ def summary_table(result: SuiteResult) -> Table:
             status = str(r.status)
             if r.status != Status.PASS and r.error:
                 status = f"{status}: {r.error}"[:70]
-            add_text_row(t, o.name, r.strategy, status, _num(r.speedup.median, 2),
+            add_text_row(t, o.name, r.label, status, _num(r.speedup.median, 2),
                          str(r.compiles), _num(r.compile_time_s, 1), _num(r.wall_s, 0))
     return t
 

@@ -40,6 +40,9 @@ Examples:
   dyncli bench examples/model.py:build --shapes examples/traffic.csv \\
       --device cpu \\
       --strategy static,automatic,pad,dynamic,unbacked,eager-then-compile,pgo
+  dyncli bench resnet18 --sizes 16,24,32,48,64,32,16 \\
+      --strategy static,automatic \\
+      --compile-mode default,reduce-overhead --memory-budget 2GiB
   dyncli bench --suite cpu-small --strategy static,automatic --json a.json
   dyncli bench --suite my-suite.toml --timeout 900 --json a.json --resume
 \b
@@ -53,19 +56,27 @@ def _split(text: str | None) -> list[str] | None:
 
 
 def _sizes(text: str | None) -> list[int] | None:
+    return _ints("--sizes", text)
+
+
+def _ints(flag: str, text: str | None) -> list[int] | None:
     parts = _split(text)
     if parts is None:
         return None
     try:
         return [int(p) for p in parts]
     except ValueError:
-        raise UsageError(f"--sizes: expected a comma list of integers, got {text!r}") from None
+        raise UsageError(f"{flag}: expected a comma list of integers, got {text!r}") from None
 
 
 def bench(
     model: Annotated[str | None, typer.Argument(metavar="MODEL", help="Model name, timm:NAME, hf:CLASS or FILE.py:FUNCTION.", autocompletion=completion.complete_model, rich_help_panel=MODEL)] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the built-in model names and exit.", rich_help_panel=MODEL)] = False,
     strategy: Annotated[str | None, typer.Option(metavar="LIST", help="Comma list of static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo. [default: automatic]", autocompletion=completion.strategies, rich_help_panel=STRATEGIES)] = None,
+    compile_mode: Annotated[str | None, typer.Option("--compile-mode", metavar="LIST", help="Comma list of torch.compile modes, each run with every strategy: default, reduce-overhead (CUDA graphs), max-autotune-no-cudagraphs, max-autotune. CUDA-graph modes need CUDA. [default: default]", rich_help_panel=STRATEGIES)] = None,
+    capture_sizes: Annotated[str | None, typer.Option("--capture-sizes", metavar="LIST", help="With a CUDA-graph mode: capture only these sizes, inputs padded up to them (torch >= 2.8; a dynamic strategy).", show_default=False, rich_help_panel=STRATEGIES)] = None,
+    rerecord_limit: Annotated[int | None, typer.Option("--rerecord-limit", metavar="N", help="With a CUDA-graph mode: record at most N sizes per graph, later ones without graphs (torch >= 2.15).", show_default=False, rich_help_panel=STRATEGIES)] = None,
+    memory_budget: Annotated[str | None, typer.Option("--memory-budget", metavar="SIZE", help="Most memory CUDA graphs may take in the recommended plan: 2GiB, 512MiB or bytes. [default: no limit]", show_default=False, rich_help_panel=TRAFFIC)] = None,
     dynamic_sources: Annotated[str | None, typer.Option("--dynamic-sources", metavar="LIST", help="Allow-list for the sources strategy, as in TORCH_COMPILE_DYNAMIC_SOURCES: \"L['x']:0,L['n']\".", rich_help_panel=STRATEGIES)] = None,
     variations: Annotated[int | None, typer.Option(metavar="N", help="Number of shapes to run (base included). [default: 8]", rich_help_panel=MODEL)] = None,
     spread: Annotated[float | None, typer.Option(metavar="FRACTION", help="Vary sizes within base*(1±spread). [default: 0.2]", rich_help_panel=MODEL)] = None,
@@ -116,7 +127,9 @@ def bench(
         sizes=_sizes(sizes), requests=requests, buckets=buckets, replay=replay,
         fresh_cache=fresh_cache, suite=suite, resume=resume, max_buckets=max_buckets, emit=emit,
         start=start, requests_per_start=requests_per_start,
-        emit_file=emit_file)
+        emit_file=emit_file, compile_mode=_split(compile_mode),
+        capture_sizes=_ints("--capture-sizes", capture_sizes), rerecord_limit=rerecord_limit,
+        memory_budget=memory_budget)
     if not (list_models or list_suites):
         from dyncli.bench.core.settings import check, flag_name
 
@@ -158,10 +171,10 @@ def bench(
         raise typer.Exit(130)
     if not result.ran:
         raise GateError(f"{model}: nothing ran (" + ", ".join(
-            f"{r.strategy}: {r.status}" for r in result.runs) + ")")
+            f"{r.label}: {r.status}" for r in result.runs) + ")")
     if result.tripped:
         raise GateError(f"{model}: failures with --fail-on failures (" + ", ".join(
-            f"{r.strategy}: {r.status}" for r in result.runs if r.status.failed) + ")")
+            f"{r.label}: {r.status}" for r in result.runs if r.status.failed) + ")")
 
 
 def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: str | None,

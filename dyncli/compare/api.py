@@ -28,6 +28,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench.core import strategy as table
 from dyncli.compare.load import Record, Side, read
 from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import GateError, UsageError
@@ -114,7 +115,8 @@ class Pair:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``pairs[]`` entry of the JSON document."""
-        return {"model": self.model, "strategy": self.strategy,
+        strategy, compile_mode = table.split(self.strategy) if self.strategy else (None, None)
+        return {"model": self.model, "strategy": strategy, "compile_mode": compile_mode,
                 "base_status": self.base_status, "new_status": self.new_status,
                 "speedup": self.speedup.to_dict(), "latency_ms": self.latency_ms.to_dict(),
                 "compiles": self.compiles.to_dict(), "compile_s": self.compile_s.to_dict(),

@@ -91,6 +91,7 @@ class CompileMode(NamedTuple):
     cuda_graphs: bool = False  # records CUDA graphs: needs a CUDA device
     autotune: bool = False
     needs_torch: str | None = None
+    simplicity: int = 0  # rank among modes, least to apply first (after the strategy's)
 
 
 def _dynamo(key: str, value: bool | str, env: str | None = None) -> Setting:
@@ -144,11 +145,20 @@ TABLE: tuple[Strategy, ...] = (
 
 MODES: tuple[CompileMode, ...] = (
     CompileMode("default", "inductor's default: no CUDA graphs, no autotuning"),
-    CompileMode("reduce-overhead", "CUDA graphs: one recorded per new size", cuda_graphs=True),
-    CompileMode("max-autotune-no-cudagraphs", "autotuned kernels, no CUDA graphs", autotune=True),
+    CompileMode("reduce-overhead", "CUDA graphs: one recorded per new size", cuda_graphs=True,
+                simplicity=1),
+    CompileMode("max-autotune-no-cudagraphs", "autotuned kernels, no CUDA graphs", autotune=True,
+                simplicity=2),
     CompileMode("max-autotune", "autotuned kernels and CUDA graphs", cuda_graphs=True,
-                autotune=True),
+                autotune=True, simplicity=3),
 )
+DEFAULT_MODE = "default"
+# torch's CUDA-graph knobs a plan may set (torch._inductor.config.triton.*), and the first
+# release that has each (read from torch's _inductor/config.py: cudagraph_capture_sizes 2.8,
+# cudagraph_dynamic_shape_rerecord_limit 2.15, pytorch#197433). Code only: no environment
+# variable sets them.
+CAPTURE_SIZES = ("triton.cudagraph_capture_sizes", "2.8")
+RERECORD_LIMIT = ("triton.cudagraph_dynamic_shape_rerecord_limit", "2.15")
 
 EAGER = "eager"
 # What dyncli.config accepts for bench.strategy: the rows that compile, in table order.
@@ -172,15 +182,35 @@ def mode(name: str) -> CompileMode:
     raise ValueError(f"unknown compile mode {name!r}; one of {', '.join(MODE_NAMES)}")
 
 
+def label(strategy: str, compile_mode: str = DEFAULT_MODE) -> str:
+    """How a (strategy, compile mode) run is named where one name is needed (tables, the
+    recommendation's candidates, same-window columns): the strategy alone under the default
+    mode, ``automatic@reduce-overhead`` otherwise (no strategy or mode has an ``@``)."""
+    return strategy if compile_mode == DEFAULT_MODE else f"{strategy}@{compile_mode}"
+
+
+def split(name: str) -> tuple[str, str]:
+    """``(strategy, compile mode)`` from a :func:`label`."""
+    strategy, _, compile_mode = name.partition("@")
+    return strategy, compile_mode or DEFAULT_MODE
+
+
 def recommendable() -> tuple[str, ...]:
     """The strategies a recommendation may name and ``--emit`` may write, eager first."""
     return tuple(s.name for s in TABLE if s.recommendable)
 
 
 def simplest(names: list[str] | tuple[str, ...]) -> str:
-    """The simplest to apply of ``names`` (by ``simplicity``; unknown names last)."""
+    """The simplest to apply of ``names`` (strategies or labels, :func:`label`: by the
+    strategy's ``simplicity``, then the mode's; unknown names last)."""
     rank = {s.name: s.simplicity for s in TABLE}
-    return min(names, key=lambda n: rank.get(n, len(rank)))
+    modes = {m.name: m.simplicity for m in MODES}
+
+    def key(name: str) -> tuple[int, int]:
+        strategy, compile_mode = split(name)
+        return rank.get(strategy, len(rank)), modes.get(compile_mode, len(modes))
+
+    return min(names, key=key)
 
 
 def _release(version: str) -> tuple[int, int]:
@@ -190,6 +220,9 @@ def _release(version: str) -> tuple[int, int]:
         return int(parts[0]), int("".join(c for c in parts[1] if c.isdigit()) or 0)
     except (IndexError, ValueError):
         return 0, 0
+
+
+release = _release  # what other modules compare versions with
 
 
 def unsupported(row: Strategy, torch_version: str, compile_mode: str = "default",
