@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import loops
+from dyncli.bench import loops, torch_compat
 from dyncli.bench.core.confidence import EAGER, Window
 from dyncli.bench.timing import Clock
 
@@ -43,14 +43,11 @@ REPLAY_CHUNKS = 20  # each strategy's replay is cut into about this many turns
 
 
 def isolated_compile(model: Any, dynamic: bool | None, backend: Any) -> Any:
-    """``torch.compile`` with its own recompile region where torch has one (>= 2.14)."""
+    """``torch.compile`` with its own recompile region where torch has one (>= 2.13)."""
     import torch
 
     compile_fn: Any = torch.compile  # its typed overloads omit isolate_recompiles (2.14, 2.15)
-    try:
-        return compile_fn(model, backend=backend, dynamic=dynamic, isolate_recompiles=True)
-    except TypeError:  # an older torch without isolate_recompiles
-        return compile_fn(model, backend=backend, dynamic=dynamic)
+    return compile_fn(model, backend=backend, dynamic=dynamic, **torch_compat.isolate_kwargs())
 
 
 def forget_sizes() -> None:
@@ -62,9 +59,7 @@ def forget_sizes() -> None:
     left there, every later strategy's first compile of the model came out dynamic (a pgo cold
     pass compiled 2 graphs instead of 3 after eager-then-compile).
     """
-    from torch._dynamo import pgo
-
-    pgo.reset_code_state()
+    torch_compat.reset_code_state()
     _take_dynamism()
 
 
@@ -157,34 +152,31 @@ class Slot:
     @contextmanager
     def turn(self) -> Iterator[None]:
         """The strategy's cache dir, size memory, stance inputs and config, restored after."""
-        import torch._dynamo.eval_frame as eval_frame
-        from torch._dynamo import pgo
-        from torch._inductor.utils import clear_caches
-
         saved_env = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR",
                                                     "TRITON_CACHE_DIR")}
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache_dir
         os.environ["TRITON_CACHE_DIR"] = os.path.join(self.cache_dir, "triton")
-        clear_caches()  # in-memory code caches would serve another strategy's kernels
-        saved_examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+        torch_compat.clear_caches()  # in-memory code caches would serve another's kernels
+        saved_examples = torch_compat.stance_examples()
         try:
             with ExitStack() as stack:
                 # the config first: eager-then-compile's context clears the stance's inputs
                 stack.enter_context(self._config())
                 forget_sizes()
-                pgo._CODE_STATE = self._code_state  # None: loaded (pgo: the seed) at first use
-                eval_frame._EXAMPLE_INPUTS = self._examples
+                # None: loaded (pgo: the seed) at first use
+                torch_compat.set_code_state(self._code_state)
+                torch_compat.set_stance_examples(self._examples)
                 _give_dynamism(self._dynamism)
                 try:
                     yield
                 finally:
-                    self._code_state = pgo._CODE_STATE
-                    self._examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+                    self._code_state = torch_compat.code_state()
+                    self._examples = torch_compat.stance_examples()
                     self._dynamism = _take_dynamism()
         finally:
-            eval_frame._EXAMPLE_INPUTS = saved_examples
+            torch_compat.set_stance_examples(saved_examples)
             forget_sizes()
-            clear_caches()
+            torch_compat.clear_caches()
             for k, v in saved_env.items():
                 if v is None:
                     os.environ.pop(k, None)

@@ -14,7 +14,7 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dyncli.bench import render_ranks
+from dyncli.bench import render_ranks, torch_compat
 from dyncli.bench.core.recommend import stream_given
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.status import Status
@@ -185,7 +185,8 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
             out.table(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
             Output.warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
-                 "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
+                 f"(raise {torch_compat.recompile_limit_setting(env.torch)} or use a dynamic "
+                 "strategy)")
     if any(r.ranks for r in result.runs):
         out.table(render_ranks.summary_table(result))
         out.text("step ms = median compiled step without the all_reduce; wait = time in the "

@@ -22,7 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.bench import accuracy, decide, interleave, models, padding, passes, strategies, tensors
+from dyncli.bench import (
+    accuracy,
+    decide,
+    interleave,
+    models,
+    padding,
+    passes,
+    strategies,
+    tensors,
+    torch_compat,
+)
 from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
@@ -194,9 +204,9 @@ class _Strategies:
             run.in_calls_s = h.in_calls
             run.finish()
             if strategy == "pgo":
-                from torch._dynamo import pgo
+                from dyncli.bench import torch_compat
 
-                self.pgo_loaded = getattr(pgo, "_INIT_CODE_STATE", None) is not None
+                self.pgo_loaded = torch_compat.pgo_state_loaded()
             if self.same.on:
                 interleave.forget_sizes()
             else:
@@ -343,6 +353,13 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None) -> 
                          len(plan.variations) * len(cfg.strategy))
     # a request stream to cost (not the quickstart's plan, even with a fresh cache)
     runner.same.on = (given is not None or cfg.replay) and bool(plan.variations)
+    if runner.same.on and len(cfg.strategy) > 1 and not torch_compat.can_isolate_recompiles():
+        # torch < 2.13: strategies compiled side by side share one recompile limit and one
+        # size memory (issue #32 item 1); one after another, each from torch._dynamo.reset()
+        runner.same.on = False
+        warn(f"torch {torch_compat.installed_text()} cannot keep strategies' compiles apart "
+             "in one process (isolate_recompiles came in 2.13): they were measured one after "
+             "another, each from a reset, not side by side in the same time window")
     if fresh:
         result.compiler_warmup_s = passes.warm_compiler(h, plan.ids[0])
     same = runner.same

@@ -53,16 +53,17 @@ def compile_model(model: Any, strategy: str, backend: Any) -> Any:
 @contextmanager
 def _eager_then_compile() -> Iterator[None]:
     import torch
-    import torch._dynamo.eval_frame as eval_frame
 
-    # torch 2.14 keeps the stance's example inputs per code location in a module global that
+    from dyncli.bench import torch_compat
+
+    # torch (2.7 on) keeps the stance's example inputs per code location in a module global that
     # torch._dynamo.reset() does not clear: a second run would compile at its first call.
-    eval_frame._EXAMPLE_INPUTS = None
+    torch_compat.set_stance_examples(None)
     try:
         with torch.compiler.set_stance("eager_then_compile"):
             yield
     finally:
-        eval_frame._EXAMPLE_INPUTS = None
+        torch_compat.set_stance_examples(None)
 
 
 @contextmanager

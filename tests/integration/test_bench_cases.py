@@ -11,6 +11,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from dyncli.bench import torch_compat
 from dyncli.bench.core.result import BenchResult, Call, Hooks
 from dyncli.bench.render_files import write_files
 from dyncli.bench.runner import run_bench
@@ -58,11 +59,12 @@ def test_model_fail_to_load_is_recorded_and_nothing_ran() -> None:
 
 def test_recompile_limit_hit_is_detected() -> None:
     cfg = BenchConfig(variations=4, strategy=["static"], **QUICK)
-    with torch._dynamo.config.patch(recompile_limit=2):
+    limit = torch_compat.recompile_limit_setting().rsplit(".", 1)[1]  # cache_size_limit < 2.7
+    with torch._dynamo.config.patch(**{limit: 2}):
         result = run_bench(EXAMPLE, cfg)
     run = result.runs[0]
     assert run.recompile_limit_hit
-    assert "recompile_limit" in run.limit_messages[0]
+    assert limit in run.limit_messages[0]
     assert run.compiles == 2  # later shapes silently ran eager
     assert [v.recompiled for v in run.variations] == [True, True, False, False]
 

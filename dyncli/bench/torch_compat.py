@@ -1,0 +1,213 @@
+"""Every difference between the torch releases bench runs on, in one place.
+
+bench supports torch 2.4 and later (``OLDEST``; docs/torch-versions.md has the survey: each
+release's own source, read from its wheel, and the integration tests run on it). The engine
+asks this module instead of reaching for an API that moved or is missing in older releases:
+one function per difference, with the release it is for in its docstring. torch is imported
+inside the functions, never at module level: the version tables and
+:func:`strategy_unsupported`'s wording are torch-free (the CLI, compare and the renderer read
+them without torch).
+
+What a release lacks is said, not worked around with a guess: a strategy whose API is missing
+is ``not_applicable`` with the release it needs (:data:`NEEDS_TORCH`), and where torch cannot
+do something at all (keep strategies' compiles apart in one process before 2.13) the function
+says so by returning False and the caller decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+Version = tuple[int, int]
+
+OLDEST: Version = (2, 4)  # the oldest release CI proves (.ci/constraints-oldest.txt)
+
+# The first release each strategy runs on: where its API appeared (read from each release's
+# source) and its integration test passed. Strategies absent here need only ``OLDEST``.
+NEEDS_TORCH: dict[str, Version] = {
+    # torch._dynamo.config.enable_compiler_collectives (2.5)
+    "collectives": (2, 5),
+    # torch._dynamo.config.automatic_dynamic_shapes_mark_as (2.6)
+    "unbacked": (2, 6),
+    # torch._dynamo.pgo, torch.compiler.config.job_id, automatic_dynamic_local_pgo (2.6)
+    "pgo": (2, 6),
+    # torch.compiler.set_stance (2.6) with the "eager_then_compile" stance (2.7)
+    "eager-then-compile": (2, 7),
+    # torch.compiler.config.dynamic_sources (2.7)
+    "sources": (2, 7),
+}
+
+_RELEASE = re.compile(r"^\s*(\d+)\.(\d+)")
+
+
+def parse(version: str) -> Version | None:
+    """``"2.11.0+cu130"`` → ``(2, 11)``; None when the text is no torch version."""
+    m = _RELEASE.match(version)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def installed() -> Version:
+    """The running torch's (major, minor)."""
+    import torch
+
+    return parse(torch.__version__) or OLDEST
+
+
+def installed_text() -> str:
+    """The running torch's version as torch says it (``2.11.0+cu130``)."""
+    import torch
+
+    return str(torch.__version__)
+
+
+def needs(strategy: str) -> Version:
+    """The first torch release ``strategy`` runs on."""
+    return NEEDS_TORCH.get(strategy, OLDEST)
+
+
+def strategy_unsupported(strategy: str, version: str | Version | None = None) -> str | None:
+    """Why ``strategy`` cannot run on this torch (``not_applicable``), or None when it can.
+
+    ``version`` defaults to the installed torch; a string is parsed (an unparsable one is
+    taken to support everything: bench does not refuse what it cannot read).
+    """
+    have = installed() if version is None else parse(version) if isinstance(version, str) \
+        else version
+    want = needs(strategy)
+    if have is None or have >= want:
+        return None
+    return (f"{strategy}: needs torch >= {want[0]}.{want[1]} (this is torch "
+            f"{have[0]}.{have[1]}; docs/torch-versions.md)")
+
+
+def fresh_cache() -> AbstractContextManager[Any]:
+    """An empty inductor cache for the block: ``torch._inductor.utils.fresh_cache`` (2.8), named
+    ``fresh_inductor_cache`` in 2.4-2.7 (the same context manager: a temporary
+    ``TORCHINDUCTOR_CACHE_DIR`` and ``TRITON_CACHE_DIR``, in-memory caches cleared around it)."""
+    from torch._inductor import utils
+
+    fresh: Callable[[], AbstractContextManager[Any]] = (
+        getattr(utils, "fresh_cache", None) or utils.fresh_inductor_cache)
+    return fresh()
+
+
+def clear_caches() -> None:
+    """Clear inductor's in-memory code caches: ``torch._inductor.utils.clear_caches`` (2.8),
+    ``clear_inductor_caches`` in 2.4-2.7."""
+    from torch._inductor import utils
+
+    clear: Callable[[], None] = (getattr(utils, "clear_caches", None)
+                                 or utils.clear_inductor_caches)
+    clear()
+
+
+def can_isolate_recompiles() -> bool:
+    """Whether ``torch.compile(..., isolate_recompiles=True)`` exists (2.13).
+
+    With it, each compiled callable's cache entries sit in their own region of every code
+    object's cache: one strategy's entries neither serve another's calls nor count against its
+    recompile limit. Before 2.13 strategies compiled in one process share one limit (item 1
+    of issue #32): only separate processes, or ``torch._dynamo.reset()`` between them, keep
+    them apart.
+    """
+    import inspect
+
+    import torch
+
+    try:
+        return "isolate_recompiles" in inspect.signature(torch.compile).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a signature torch cannot give
+        return False
+
+
+def isolate_kwargs() -> dict[str, Any]:
+    """``torch.compile`` keyword arguments for a compile in its own recompile region:
+    ``{"isolate_recompiles": True}`` on 2.13 and later, nothing before (no such region)."""
+    return {"isolate_recompiles": True} if can_isolate_recompiles() else {}
+
+
+def reset_code_state() -> bool:
+    """Forget automatic dynamic's size memory (and PGO's), keeping compiled code:
+    ``torch._dynamo.pgo.reset_code_state()`` (2.6).
+
+    Before 2.6 that memory is each code object's ``frame_state``, kept beside its compiled
+    code and cleared only by ``torch._dynamo.reset()``: returns False there (nothing cleared).
+    """
+    try:
+        from torch._dynamo import pgo
+    except ImportError:
+        return False
+    pgo.reset_code_state()
+    return True
+
+
+def code_state() -> Any:
+    """The automatic-dynamic/PGO state torch holds now (``torch._dynamo.pgo._CODE_STATE``,
+    2.6; None before)."""
+    try:
+        from torch._dynamo import pgo
+    except ImportError:
+        return None
+    return pgo._CODE_STATE
+
+
+def set_code_state(state: Any) -> None:
+    """Put back what :func:`code_state` returned (None: torch loads it at its next use).
+    A no-op before 2.6."""
+    try:
+        from torch._dynamo import pgo
+    except ImportError:
+        return
+    pgo._CODE_STATE = state
+
+
+def pgo_state_loaded() -> bool:
+    """Whether torch loaded PGO state from disk at its first use (``pgo._INIT_CODE_STATE``,
+    2.6; False before, where there is no PGO)."""
+    try:
+        from torch._dynamo import pgo
+    except ImportError:
+        return False
+    return getattr(pgo, "_INIT_CODE_STATE", None) is not None
+
+
+def stance_examples() -> Any:
+    """The ``eager_then_compile`` stance's example inputs per code location
+    (``torch._dynamo.eval_frame._EXAMPLE_INPUTS``, 2.7; None before, where there is no such
+    stance). ``torch._dynamo.reset()`` does not clear them."""
+    import torch._dynamo.eval_frame as eval_frame
+
+    return getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+
+
+def set_stance_examples(examples: Any) -> None:
+    """Put back (or, with None, clear) the stance's example inputs. A no-op before 2.7."""
+    import torch._dynamo.eval_frame as eval_frame
+
+    if hasattr(eval_frame, "_EXAMPLE_INPUTS"):
+        eval_frame._EXAMPLE_INPUTS = examples
+
+
+def wait_compile_workers(timeout: float) -> None:
+    """Block until inductor's compile-worker pool, if one is starting, is ready:
+    ``AsyncCompile.wait_process_pool_ready`` (2.14, private). Before 2.14 there is no such
+    wait: returns at once (the pool warms up on its own; compile times may carry its start)."""
+    from torch._inductor import async_compile
+
+    if not getattr(async_compile, "_pool_set", None):
+        return
+    wait = getattr(async_compile.AsyncCompile, "wait_process_pool_ready", None)
+    if wait is not None:
+        wait(timeout=timeout)
+
+
+def recompile_limit_setting(version: str | None = None) -> str:
+    """The config that bounds recompiles per code object: ``torch._dynamo.config.
+    recompile_limit`` (2.7), ``cache_size_limit`` in 2.4-2.6 (2.7 keeps it as an alias).
+    Torch-free with ``version`` (e.g. a result's ``environment.torch``)."""
+    have = installed() if version is None else parse(version)
+    name = "recompile_limit" if have is None or have >= (2, 7) else "cache_size_limit"
+    return f"torch._dynamo.config.{name}"
