@@ -204,6 +204,30 @@ def wait_compile_workers(timeout: float) -> None:
         wait(timeout=timeout)
 
 
+# transformers needs a newer torch as it goes on (its import_utils): 5.0 torch 2.2, 5.1-5.14
+# torch 2.4, 5.15-5.19 torch 2.5, 5.20 on torch 2.6. pip installs the newest whatever the torch,
+# and an older torch then makes transformers hide every model class.
+TRANSFORMERS_HINT = ("On torch 2.4 install transformers<5.15, on torch 2.5 transformers<5.20 "
+                     "(pip install 'transformers<5.15'); or a newer torch")
+
+
+def transformers_refuses_torch() -> str | None:
+    """Why the installed transformers will not run this torch's models, or None when it will.
+
+    transformers checks the torch release at import (5.20: torch >= 2.6) and, below it, hides
+    its model classes behind placeholders that raise at first use.
+    """
+    import transformers
+    from transformers.utils import is_torch_available
+
+    if is_torch_available():
+        return None
+    import torch
+
+    return (f"transformers {transformers.__version__} does not run on torch "
+            f"{torch.__version__}: it needs a newer torch (hf: models)")
+
+
 def recompile_limit_setting(version: str | None = None) -> str:
     """The config that bounds recompiles per code object: ``torch._dynamo.config.
     recompile_limit`` (2.7), ``cache_size_limit`` in 2.4-2.6 (2.7 keeps it as an alias).
