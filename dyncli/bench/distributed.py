@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench import torch_compat
 from dyncli.bench.core.result import BenchResult, Hooks, RankResult, RunResult
 from dyncli.bench.core.status import Status, worst
 from dyncli.bench.rank_worker import RankSpec, run_rank
@@ -52,6 +53,12 @@ def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: Benc
     for strategy in cfg.strategy:
         run = RunResult(model_name, strategy, cfg.mode)
         result.runs.append(run)
+        too_old = torch_compat.strategy_unsupported(strategy)
+        if too_old:  # no ranks launched for a strategy this torch cannot run
+            run.status, run.error = Status.NOT_APPLICABLE, too_old
+            if hooks.run_done:
+                hooks.run_done(result)
+            continue
         try:
             t0 = time.perf_counter()
             run.ranks = launch(model_name, cfg, strategy, device)
