@@ -6,6 +6,7 @@ lines, the live progress bar. What bench writes to files (CSV, plot, plan) is
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,7 +15,7 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dyncli.bench import render_ranks, torch_compat
+from dyncli.bench import render_ranks
 from dyncli.bench.core.recommend import stream_given
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.status import Status
@@ -139,34 +140,42 @@ def payback_line(result: BenchResult) -> str:
 def start_line(run: RunResult) -> str | None:
     """--start warm: a cold and a warm process of the strategy, side by side."""
     s = run.start
-    if not s:
+    if s is None:
         return None
-    if s.get("status") != Status.PASS:
-        return f"{run.strategy} restart: {s.get('status')}: {s.get('error') or ''}"
+    if s.status != Status.PASS:
+        return f"{run.strategy} restart: {s.status}: {s.error or ''}"
 
-    def secs(x: Any) -> str:
-        return f"{x:.1f} s" if isinstance(x, (int, float)) else "-"
-    return (f"{run.strategy} restart: cold process {s.get('cold_compiles')} compiles "
-            f"{secs(s.get('cold_compile_time_s'))}; warm process {s.get('compiles')} compiles "
-            f"{secs(s.get('compile_time_s'))} ({s.get('fx_cache_hits', 0)} FX cache hits)")
+    def secs(x: float | None) -> str:
+        return f"{x:.1f} s" if x is not None else "-"
+    return (f"{run.strategy} restart: cold process {s.cold_compiles} compiles "
+            f"{secs(s.cold_compile_time_s)}; warm process {s.compiles} compiles "
+            f"{secs(s.compile_time_s)} ({s.fx_cache_hits or 0} FX cache hits)")
 
 
 def buckets_line(run: RunResult) -> str | None:
     """pad with --buckets auto: the chosen buckets beside pow2 and no padding (predicted)."""
     info = run.buckets
-    if not info or not isinstance(info.get("plans"), dict):
+    if info is None or not info.plans:
         return None
     shown = []
     for name in ("auto", "pow2", "none"):
-        p = info["plans"].get(name)
-        if not isinstance(p, dict):
+        p = info.plans.get(name)
+        if p is None:
             continue
-        bs = p.get("buckets") or []
         label = {"auto": "auto", "pow2": "pow2", "none": "no padding"}[name]
-        sizes = "" if name == "none" else " " + ",".join(str(b) for b in bs)
-        shown.append(f"{label}{sizes}: {p.get('total_s', float('nan')):.2f} s predicted "
-                     f"({p.get('compiles', '?')} compiles)")
+        sizes = "" if name == "none" else " " + ",".join(str(b) for b in p.buckets)
+        shown.append(f"{label}{sizes}: {p.total_s:.2f} s predicted ({p.compiles} compiles)")
     return f"{run.strategy} buckets — " + "; ".join(shown)
+
+
+def _limit_name(run: RunResult) -> str:
+    """The config torch named in its limit warning: ``recompile_limit`` (torch 2.7 on) or
+    ``cache_size_limit`` (2.4-2.6)."""
+    for text in run.limit_messages:
+        m = re.search(r"hit config\.(\w+)", text)
+        if m:
+            return m.group(1)
+    return "recompile_limit"
 
 
 def print_result(result: BenchResult, out: Output | None = None) -> None:
@@ -185,8 +194,7 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
             out.table(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
             Output.warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
-                 f"(raise {torch_compat.recompile_limit_setting(env.torch)} or use a dynamic "
-                 "strategy)")
+                 f"(raise torch._dynamo.config.{_limit_name(run)} or use a dynamic strategy)")
     if any(r.ranks for r in result.runs):
         out.table(render_ranks.summary_table(result))
         out.text("step ms = median compiled step without the all_reduce; wait = time in the "

@@ -4,56 +4,38 @@ bench supports torch 2.4 and later (``OLDEST``; docs/torch-versions.md has the s
 release's own source, read from its wheel, and the integration tests run on it). The engine
 asks this module instead of reaching for an API that moved or is missing in older releases:
 one function per difference, with the release it is for in its docstring. torch is imported
-inside the functions, never at module level: the version tables and
-:func:`strategy_unsupported`'s wording are torch-free (the CLI, compare and the renderer read
-them without torch).
+inside the functions, never at module level: importing this module, :func:`parse` and
+:func:`recompile_limit_setting` with a version need no torch.
 
 What a release lacks is said, not worked around with a guess: a strategy whose API is missing
-is ``not_applicable`` with the release it needs (:data:`NEEDS_TORCH`), and where torch cannot
-do something at all (keep strategies' compiles apart in one process before 2.13) the function
-says so by returning False and the caller decides.
+is ``not_applicable`` with the release it needs (its row's ``needs_torch`` in
+:mod:`dyncli.bench.core.strategy`), and where torch cannot do something at all (keep
+strategies' compiles apart in one process before 2.13) the function says so by returning
+False and the caller decides.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
+
+from dyncli.bench.core import strategy as table
 
 Version = tuple[int, int]
 
 OLDEST: Version = (2, 4)  # the oldest release CI proves (.ci/constraints-oldest.txt)
 
-# The first release each strategy runs on: where its API appeared (read from each release's
-# source) and its integration test passed. Strategies absent here need only ``OLDEST``.
-NEEDS_TORCH: dict[str, Version] = {
-    # torch._dynamo.config.enable_compiler_collectives (2.5)
-    "collectives": (2, 5),
-    # torch._dynamo.config.automatic_dynamic_shapes_mark_as (2.6)
-    "unbacked": (2, 6),
-    # torch._dynamo.pgo, torch.compiler.config.job_id, automatic_dynamic_local_pgo (2.6)
-    "pgo": (2, 6),
-    # torch.compiler.set_stance (2.6) with the "eager_then_compile" stance (2.7)
-    "eager-then-compile": (2, 7),
-    # torch.compiler.config.dynamic_sources (2.7)
-    "sources": (2, 7),
-}
-
-_RELEASE = re.compile(r"^\s*(\d+)\.(\d+)")
-
 
 def parse(version: str) -> Version | None:
     """``"2.11.0+cu130"`` → ``(2, 11)``; None when the text is no torch version."""
-    m = _RELEASE.match(version)
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    got = table.release(version)
+    return None if got == (0, 0) else got
 
 
 def installed() -> Version:
     """The running torch's (major, minor)."""
-    import torch
-
-    return parse(torch.__version__) or OLDEST
+    return parse(installed_text()) or OLDEST
 
 
 def installed_text() -> str:
@@ -63,24 +45,11 @@ def installed_text() -> str:
     return str(torch.__version__)
 
 
-def needs(strategy: str) -> Version:
-    """The first torch release ``strategy`` runs on."""
-    return NEEDS_TORCH.get(strategy, OLDEST)
-
-
-def strategy_unsupported(strategy: str, version: str | Version | None = None) -> str | None:
-    """Why ``strategy`` cannot run on this torch (``not_applicable``), or None when it can.
-
-    ``version`` defaults to the installed torch; a string is parsed (an unparsable one is
-    taken to support everything: bench does not refuse what it cannot read).
-    """
-    have = installed() if version is None else parse(version) if isinstance(version, str) \
-        else version
-    want = needs(strategy)
-    if have is None or have >= want:
-        return None
-    return (f"{strategy}: needs torch >= {want[0]}.{want[1]} (this is torch "
-            f"{have[0]}.{have[1]}; docs/torch-versions.md)")
+def strategy_unsupported(strategy: str, version: str | None = None) -> str | None:
+    """Why ``strategy`` cannot run on this torch (``not_applicable``), or None when it can: the
+    release its row of the strategy table needs (``needs_torch``, read from each release's
+    source: docs/torch-versions.md). ``version`` defaults to the installed torch."""
+    return table.unsupported(table.find(strategy), version or installed_text())
 
 
 def fresh_cache() -> AbstractContextManager[Any]:

@@ -12,6 +12,7 @@ import torch._dynamo
 import torch._dynamo.config as dynamo_config
 
 from dyncli.bench import torch_compat
+from dyncli.bench.core import strategy as table
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ PRESENT = {
 
 
 def test_the_strategy_table_matches_this_torch() -> None:
-    assert set(PRESENT) == set(torch_compat.NEEDS_TORCH)
+    assert set(PRESENT) == {row.name for row in table.TABLE if row.needs_torch}
     for strategy, present in PRESENT.items():
         refused = torch_compat.strategy_unsupported(strategy)
         assert (refused is None) == present(), (strategy, torch.__version__, refused)

@@ -1,11 +1,9 @@
-"""torch_compat's torch-free half: versions, the strategy table and its wording (no torch)."""
+"""torch_compat's torch-free half: versions, the oldest release and the limit's name (no torch)."""
 
 from __future__ import annotations
 
-import pytest
-
 from dyncli.bench import torch_compat
-from dyncli.config import STRATEGIES
+from dyncli.bench.core import strategy as table
 
 
 def test_versions_parse_as_torch_writes_them() -> None:
@@ -15,27 +13,17 @@ def test_versions_parse_as_torch_writes_them() -> None:
     assert torch_compat.parse("unknown") is None
 
 
-def test_the_table_names_strategies_bench_has_and_releases_after_the_oldest() -> None:
-    assert set(torch_compat.NEEDS_TORCH) <= set(STRATEGIES)
-    assert all(v > torch_compat.OLDEST for v in torch_compat.NEEDS_TORCH.values())
-    assert torch_compat.needs("static") == torch_compat.OLDEST
+def test_every_row_needs_the_oldest_release_or_a_later_one() -> None:
+    for row in table.TABLE:
+        if row.needs_torch is not None:
+            assert table.release(row.needs_torch) > torch_compat.OLDEST, row.name
 
 
-@pytest.mark.parametrize(("strategy", "version", "why"), [
-    ("unbacked", "2.5.1", "unbacked: needs torch >= 2.6 (this is torch 2.5;"),
-    ("unbacked", "2.6.0", None),
-    ("sources", (2, 6), "sources: needs torch >= 2.7 (this is torch 2.6;"),
-    ("collectives", "2.4.1+cu121", "collectives: needs torch >= 2.5"),
-    ("static", "2.4.1", None),
-    ("pgo", "not a version", None),  # what bench cannot read it does not refuse
-])
-def test_a_strategy_too_new_for_the_torch_says_which_release_it_needs(
-        strategy: str, version: str | tuple[int, int], why: str | None) -> None:
-    got = torch_compat.strategy_unsupported(strategy, version)
-    if why is None:
-        assert got is None
-    else:
-        assert got is not None and got.startswith(why)
+def test_a_strategy_too_new_for_a_torch_says_which_release_it_needs() -> None:
+    assert torch_compat.strategy_unsupported("unbacked", "2.5.1") == \
+        "unbacked needs torch >= 2.6 (this is 2.5.1)"
+    assert torch_compat.strategy_unsupported("unbacked", "2.6.0") is None
+    assert torch_compat.strategy_unsupported("static", "2.4.1+cu121") is None
 
 
 def test_the_recompile_limit_is_named_as_that_release_names_it() -> None:
