@@ -83,13 +83,18 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert ('install_onto_torch .venv-oldest .ci/constraints-oldest.txt '
             '"$ROOT/.ci/constraints-lowest.txt"') in script
     assert "run_pytest .venv/bin/python -m pytest\n" in script
-    assert "run_pytest .venv-previous/bin/python -m pytest -m torch" in script
+    assert ('run_pytest .venv-previous/bin/python -m pytest "${BENCH_VERSION_TESTS[@]}" '
+            '"${TORCH_FORMAT_TESTS[@]}"') in script
     assert 'run_pytest .venv-2.11/bin/python -m pytest "${BENCH_VERSION_TESTS[@]}"' in script
     assert "tests/docs/test_docs_parse.py" in script.split("ready oldest", 1)[1]
-    listed = re.search(r"BENCH_VERSION_TESTS=\((.*?)\)", script, re.S)
-    assert listed
-    for test in re.findall(r"tests/\S+?\.py", listed.group(1)):
-        assert (ROOT / test).is_file(), test
+    for name in ("BENCH_VERSION_TESTS", "TORCH_FORMAT_TESTS"):
+        listed = re.search(name + r"=\((.*?)\)", script, re.S)
+        assert listed, name
+        for test in listed.group(1).split():
+            path, _, function = test.partition("::")
+            assert (ROOT / path).is_file(), test  # pytest errors on a missing one too; this
+            assert not function or re.search(  # says which, without running torch
+                rf"^def {re.escape(function)}\(", (ROOT / path).read_text(), re.M), test
     markers = PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]
     assert any(m.startswith("torch:") for m in markers)
 
