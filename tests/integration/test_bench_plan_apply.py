@@ -82,7 +82,8 @@ def _reference_compiles(strategy: str) -> int:
     with contextlib.ExitStack() as stack:
         stack.enter_context(torch.no_grad())
         stack.enter_context(torch._dynamo.config.patch(**dynamo))
-        stack.enter_context(torch.compiler.config.patch(**compiler))
+        if compiler:  # torch.compiler.config is 2.6 on (the rows that set it need 2.6)
+            stack.enter_context(torch.compiler.config.patch(**compiler))
         if stance:
             stack.enter_context(torch.compiler.set_stance(stance))
         for b in STREAM:
