@@ -131,7 +131,7 @@ CASES: dict[str, Case] = {
     "pip install -e '.[bench]' \"torch==$(python -c 'import torch; "
     "print(torch.__version__.split(\"+\")[0])')\"":
         Case("skip", how="tests/integration/test_install_keeps_torch.py runs this pin through "
-                         "pip's resolver on the torch of every CI venv, torchvision hidden"),
+                         "pip's resolver on the newest torch's venv, torchvision hidden"),
     "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu":
         Case("skip", how="PyTorch's CPU index is not reachable from CI; a +cpu torch kept by "
                          "the bench extra is in docs/torch-versions.md"),

@@ -2,9 +2,9 @@
 
 pip's own resolver, for real (``pip install --dry-run --report``: it resolves against the
 installed packages and PyPI and reports what it would install, installing nothing), on this
-venv's torch — in CI the oldest supported torch, 2.11, the previous release and the newest.
-``.ci/run`` also does it for real: it installs torch and torchvision first, then dyncli[dev]
-without a torch pin, and stops unless torch is still the pinned one.
+venv's torch — in CI the newest release, and the previous one (the first test). For 2.11 and
+the oldest supported torch ``.ci/run`` does it for real: it installs torch and torchvision
+first, then dyncli[dev] without a torch pin, and stops unless torch is still the pinned one.
 
 Each torchvision requires the torch it was built for (``torch==X.Y.Z`` up to 0.29.0, then
 ``torch>=2.14.0``), and timm needs torchvision: with the matching torchvision installed, pip
