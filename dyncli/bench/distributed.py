@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench import torch_compat
 from dyncli.bench.child import read_doc
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.result import BenchResult, Hooks, RankResult, RunResult
@@ -65,8 +66,9 @@ def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: Benc
     for strategy in cfg.strategy:
         run = RunResult(model_name, strategy, cfg.mode, compile_mode=compile_mode)
         result.runs.append(run)
-        reason = _unsupported(strategy, compile_mode, device)
-        if reason:
+        reason = (torch_compat.strategy_unsupported(strategy)
+                  or _unsupported(strategy, compile_mode, device))
+        if reason:  # no ranks launched for a run this torch or this device cannot do
             run.status, run.error = Status.NOT_APPLICABLE, reason
             done[0] += 1
             if hooks.run_done:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dyncli.bench import accuracy, compiling, graph_watch, padding, passes, tensors
+from dyncli.bench import accuracy, compiling, graph_watch, padding, passes, tensors, torch_compat
 from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
@@ -231,9 +231,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
         run.in_calls_s = h.in_calls
         run.finish()
         if table.PROFILE in plan.row.passes:
-            from torch._dynamo import pgo
-
-            loaded = getattr(pgo, "_INIT_CODE_STATE", None) is not None
+            loaded = torch_compat.pgo_state_loaded()
         if keep:
             compiling.forget_sizes()
         else:

@@ -6,6 +6,7 @@ lines, the live progress bar. What bench writes to files (CSV, plot, plan) is
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -190,6 +191,16 @@ def graphs_line(run: RunResult) -> str | None:
     return f"{run.label} CUDA graphs: " + "; ".join(parts)
 
 
+def _limit_name(run: RunResult) -> str:
+    """The config torch named in its limit warning: ``recompile_limit`` (torch 2.7 on) or
+    ``cache_size_limit`` (2.4-2.6)."""
+    for text in run.limit_messages:
+        m = re.search(r"hit config\.(\w+)", text)
+        if m:
+            return m.group(1)
+    return "recompile_limit"
+
+
 def print_result(result: BenchResult, out: Output | None = None) -> None:
     """The human view through ``out`` (stdout, or stderr when stdout carries a document);
     limit hits warned on stderr."""
@@ -206,7 +217,7 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
             out.table(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
             Output.warn(f"{run.label}: torch hit its recompile limit; later shapes ran in EAGER mode "
-                 "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
+                 f"(raise torch._dynamo.config.{_limit_name(run)} or use a dynamic strategy)")
     if any(r.ranks for r in result.runs):
         out.table(render_ranks.summary_table(result))
         out.text("step ms = median compiled step without the all_reduce; wait = time in the "

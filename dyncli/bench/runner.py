@@ -61,7 +61,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
     built, dims, stream = loaded
     names = runs_of(cfg)
     total = len(stream.variations) * len(names)
-    kind = drivers.choose(cfg, stream, given is not None, process_each)
+    kind = drivers.choose(cfg, stream, given is not None, process_each, warn)
     driver: drivers.Driver
     if kind == drivers.PROCESS_EACH:
         built.model = None  # each child builds its own; this one would only hold memory

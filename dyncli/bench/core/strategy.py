@@ -213,7 +213,7 @@ def simplest(names: list[str] | tuple[str, ...]) -> str:
     return min(names, key=key)
 
 
-def _release(version: str) -> tuple[int, int]:
+def release(version: str) -> tuple[int, int]:
     """``(2, 11)`` from ``2.11.0+cu130``, ``2.12.0a0`` or ``2.7``; ``(0, 0)`` if unreadable."""
     parts = version.split("+", 1)[0].split(".")
     try:
@@ -222,15 +222,13 @@ def _release(version: str) -> tuple[int, int]:
         return 0, 0
 
 
-release = _release  # what other modules compare versions with
-
 
 def unsupported(row: Strategy, torch_version: str, compile_mode: str = "default",
                 device: str = "cpu") -> str | None:
     """Why ``row`` (under ``compile_mode``) cannot run on this torch and device; None: it can."""
     cm = mode(compile_mode)
     for what, needs in ((row.name, row.needs_torch), (f"mode {cm.name}", cm.needs_torch)):
-        if needs and _release(torch_version) < _release(needs):
+        if needs and release(torch_version) < release(needs):
             return f"{what} needs torch >= {needs} (this is {torch_version})"
     if cm.cuda_graphs and not device.startswith("cuda"):
         return f"mode {cm.name}: CUDA graphs need CUDA (device {device})"
