@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import waiting
 from typer.testing import CliRunner
 
 from dyncli.cli import app
@@ -231,11 +232,12 @@ main()
 def test_ctrl_c_while_exit_handlers_run_is_one_line_and_130(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-c", LATE], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            preexec_fn=waiting.default_sigint)
     assert proc.stdout is not None
     assert proc.stdout.readline() == "started\n"
     assert proc.stdout.readline().startswith("dyncli ")  # the command is done: atexit runs
-    time.sleep(0.5)
+    waiting.wait_blocked(proc, "nanosleep")  # in the exit handler's sleep: Ctrl-C there
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 130
