@@ -121,7 +121,7 @@ def _vertical(c: Comparison, out: Console) -> None:
     """One block per pair, one measure per line (what a terminal narrower than the table gets,
     as ``git log --stat`` and pytest's summary do): nothing is ever cut or folded."""
     out.print(Text(f"{c.base.path} → {c.new.path}"))
-    names = ("speedup", "compiled ms", "eager ms", "compiles", "compile s", "first result s")
+    names = ("speedup", "compiled ms", "compiles", "compile s", "first result s")
     width = max(len(n) for n in names)
     for pair in c.pairs:
         out.print()
@@ -129,7 +129,6 @@ def _vertical(c: Comparison, out: Console) -> None:
                        style="red" if pair.regressions else ""))
         rows = [(pair.speedup, 2, pair.speedup.p_value), (pair.latency_ms, None,
                                                           pair.latency_ms.p_value),
-                (pair.eager_ms, None, pair.eager_ms.p_value),
                 (pair.compiles, 0, None), (pair.compile_s, 1, None),
                 (pair.first_result_s, 2, None)]
         for name, (change, digits, p) in zip(names, rows, strict=True):

@@ -300,14 +300,32 @@ def test_progress_bar_says_what_the_first_seconds_are(monkeypatch: pytest.Monkey
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=100)
     monkeypatch.setattr(render, "stderr_console", lambda: console)
+    def shown(text: str) -> bool:  # the bar refreshes from its own thread: wait for it
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if text in re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue()):
+                return True
+            time.sleep(0.02)
+        return False
+
     with render.progress_hooks(model="resnet50") as hooks:
-        time.sleep(0.3)  # the bar refreshes while the model is built and compiled
+        assert shown("resnet50: building the model, first compile")  # while built, compiled
         assert hooks.progress is not None
         hooks.progress("static", 8, 8)
-        time.sleep(0.3)
-    out = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue())
-    assert "resnet50: building the model, first compile" in out
-    assert "static done; next: compiling" in out
+        assert shown("static done; next: compiling")
+
+
+def test_piped_progress_speaks_from_the_start(capsys: pytest.CaptureFixture[str]) -> None:
+    from dyncli.bench import render
+
+    with render.progress_hooks(model="resnet50") as hooks:
+        assert capsys.readouterr().err == ("resnet50: building the model, first compile (a line "
+                                           "follows each variation)\n")
+        assert hooks.progress is not None
+        hooks.progress("static", 1, 2)
+        hooks.progress("static", 2, 2)
+    assert capsys.readouterr().err.splitlines() == [
+        "[1/2] static: variation 1 done", "[2/2] static: variation 2 done"]
 
 
 # ---------------------------------------------------------------- 9. wrapping

@@ -149,7 +149,7 @@ def test_tab_completes_option_values_in_an_interactive_bash(tmp_path: Path) -> N
         f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m dyncli \"$@\"\n")
     (bindir / "dyncli").chmod(0o755)
     rc = tmp_path / "rc"
-    rc.write_text(f"export PATH={bindir}:$PATH\nPS1='$ '\n"
+    rc.write_text(f"export PATH={bindir}:$PATH\nPS1='$ '\nexport XDG_CACHE_HOME={tmp_path}\n"
                   "source <(dyncli --show-completion bash)\n")
     name = f"dyncli-{uuid.uuid4().hex[:8]}"
     base = ["tmux", "-L", name, "-f", "/dev/null"]
@@ -157,7 +157,9 @@ def test_tab_completes_option_values_in_an_interactive_bash(tmp_path: Path) -> N
                     "bash", "--noprofile", "--rcfile", str(rc), "-i"], check=True)
 
     def typed(keys: str, expect: str) -> str:
-        subprocess.run([*base, "send-keys", "-t", name, "C-u", keys, "Tab"], check=True)
+        # an empty line and a clear screen: what is on it after TAB is this completion's
+        subprocess.run([*base, "send-keys", "-t", name, "C-u", "C-l"], check=True)
+        subprocess.run([*base, "send-keys", "-t", name, keys, "Tab"], check=True)
         deadline = time.monotonic() + 60
         screen = ""
         while time.monotonic() < deadline:
@@ -168,11 +170,23 @@ def test_tab_completes_option_values_in_an_interactive_bash(tmp_path: Path) -> N
                 break
         return screen
 
+    (tmp_path / "examples").mkdir()
+    shutil.copy(ROOT / "examples" / "model.py", tmp_path / "examples" / "model.py")
     try:
         assert "dyncli bench --strategy static" in typed("dyncli bench --strategy stat",
                                                          "--strategy static")
         assert "--fail-on recompiles" in typed("dyncli diagnose x.log --fail-on reco",
                                                "--fail-on recompiles")
         assert "dyncli bench resnet50" in typed("dyncli bench resnet5", "resnet50")
+        # bash splits "examples/model.py:" at the colon; the functions come whole, once
+        line = typed("dyncli bench examples/model.py:", "model.py:build").strip()
+        assert line.endswith(" bench examples/model.py:build"), line
+        assert typed("dyncli bench exa", "examples/").strip().endswith(" bench examples/")
+        if importlib.util.find_spec("timm") is not None:  # the installed timm's names
+            line = typed("dyncli bench timm:vit_tiny_p", "vit_tiny_patch16_").strip()
+            assert line.endswith(" bench timm:vit_tiny_patch16_"), line
+        if importlib.util.find_spec("transformers") is not None:
+            line = typed("dyncli bench hf:BertForSeq", "BertForSequenceClassification").strip()
+            assert line.endswith(" bench hf:BertForSequenceClassification"), line
     finally:
         subprocess.run([*base, "kill-server"], check=False, capture_output=True)

@@ -146,3 +146,21 @@ def extra_when_compiled() -> tuple[nn.Module, tuple[torch.Tensor]]:
     torch.manual_seed(0)
     extra = os.environ.get("DYNCLI_TEST_COMPILED_EXTRA") == "1"
     return ExtraWhenCompiled(extra).eval(), (torch.randn(128, 512),)
+
+
+class ImageHead(nn.Module):
+    """A pooled 3-channel image to 4 classes: image-shaped inputs (8x3x224x224, as the README's
+    ResNet-50 quickstart prints them) on a model that compiles in seconds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def image_head() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """Batch 8 of 3x224x224 images."""
+    torch.manual_seed(0)
+    return ImageHead(), (torch.randn(8, 3, 224, 224),)
