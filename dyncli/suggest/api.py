@@ -53,9 +53,10 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
     usable was read (all subclasses of ``dyncli.errors.DyncliError``).
     """
     cfg: SuggestConfig = config_or_options("suggest", config, options, where="dyncli.suggest.run")
+    found: list[str] = []
     if pgo_dir is None and from_trace is None and redis is None:
-        raise UsageError("nothing to read: give --pgo-dir DIR or --from-trace PATH (or --redis URL)",
-                         hint="dyncli suggest --pgo-dir /tmp/torchinductor_$USER")
+        pgo_dir, job_id, said = _torch_default(job_id)
+        found.append(said)
     if job_id is not None and pgo_dir is None and redis is None:
         raise UsageError("--job-id selects PGO files or keys and needs --pgo-dir or --redis")
     target = resolve_target(cfg.torch_version)
@@ -84,8 +85,23 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
         check = find_stale((key for key, _ in state.frames.values()), root)
         result = build_allowlist(state, cfg, target=target, static=pinned, unbacked=unbacked,
                                  stale=check.stale, include_stale=include_stale, no_fix=no_fix)
-        extra = check.notes(str(source_root) if source_root is not None else None)
+        extra = found + check.notes(str(source_root) if source_root is not None else None)
         return replace(result, notes=result.notes + tuple(extra)) if extra else result
+
+
+def _torch_default(job_id: str | None) -> tuple[Path, str | None, str]:
+    """No source given: torch's own PGO directory, and its job id when the environment sets
+    one (as torch would read them: :mod:`dyncli.suggest.torch_dirs`)."""
+    from dyncli.suggest.torch_dirs import torch_dirs
+
+    dirs = torch_dirs()
+    if not dirs.cache_dir.exists():
+        raise UsageError(f"nothing to read: no --pgo-dir, --from-trace or --redis, and "
+                         f"{dirs.describe()} does not exist",
+                         hint="Run the program with TORCH_COMPILE_JOB_ID=NAME set (torch keeps "
+                              "PGO state only then), or give --pgo-dir DIR")
+    job = job_id if job_id is not None else dirs.job_id
+    return dirs.cache_dir, job, f"read {dirs.describe()}: no --pgo-dir given"
 
 
 def _trace_no_fix(path: str | Path) -> dict[str, str]:

@@ -210,10 +210,11 @@ CASES: dict[str, Case] = {
         Case("slow", run=f"python {ROOT}/benchmarks/diagnose_text.py --size-mb 2 --repeat 1 "
              "--path $PWD/big.log", how="a 2 MB log instead of 200 MB (a benchmark, a minute at 200 MB)"),
     # ---- suggest (/tmp/torchinductor_$USER, cache/: recorded PGO state; /tmp/trace: its trace)
-    "dyncli suggest --pgo-dir /tmp/torchinductor_$USER": Case(check=_suggest_excerpt),
-    "eval \"$(dyncli suggest --pgo-dir /tmp/torchinductor_$USER -f shell -q)\"":
-        Case(run="eval \"$(dyncli suggest --pgo-dir /tmp/torchinductor_$USER -f shell -q)\""
-                 " && echo \"$TORCH_COMPILE_DYNAMIC_SOURCES\"",
+    # torch's own dir: TORCHINDUCTOR_CACHE_DIR of the test's environment holds the state
+    "dyncli suggest": Case(check=_suggest_excerpt),
+    "dyncli suggest --pgo-dir cache/": Case(check=_has("L['x']:0,L['y']:0")),
+    "eval \"$(dyncli suggest -f shell -q)\"":
+        Case(run="eval \"$(dyncli suggest -f shell -q)\" && echo \"$TORCH_COMPILE_DYNAMIC_SOURCES\"",
              how="then prints the variable it set", check=_has("L['x']:0,L['y']:0")),
     "dyncli suggest --from-trace /tmp/trace -f python": Case(check=_has("mark_dynamic")),
     "dyncli suggest --from-trace /tmp/trace_dir --format python": Case(check=_has("mark_dynamic")),
@@ -284,6 +285,8 @@ def _workdir(tmp: Path) -> tuple[Path, dict[str, str]]:
     pgo_trace.mkdir()
     shutil.copy(DATA / "pgo" / "graphbreak" / "trace.log.gz", pgo_trace)
     shutil.copytree(DATA / "pgo" / "graphbreak" / "dynamo", tmp / "torchinductor_docs" / "dynamo")
+    # torch's own PGO dir in the environment below (TORCHINDUCTOR_CACHE_DIR): `dyncli suggest`
+    shutil.copytree(DATA / "pgo" / "graphbreak" / "dynamo", tmp / "inductor" / "dynamo")
     shutil.copytree(DATA / "pgo" / "graphbreak" / "dynamo", work / "cache" / "dynamo")
     (work / "train.py").write_text(TRAIN)
     (work / "my-suite.toml").write_text(SUITE)
