@@ -120,7 +120,7 @@ def _table(c: Comparison) -> Table:
 def _vertical(c: Comparison, out: Console) -> None:
     """One block per pair, one measure per line (what a terminal narrower than the table gets,
     as ``git log --stat`` and pytest's summary do): nothing is ever cut or folded."""
-    out.print(Text(f"{c.base.path} → {c.new.path}"))
+    out.print(Text(f"{c.base.path} → {c.new.path}"), soft_wrap=True)
     names = ("speedup", "compiled ms", "compiles", "compile s", "first result s")
     width = max(len(n) for n in names)
     for pair in c.pairs:
@@ -148,7 +148,7 @@ def print_table(c: Comparison, to_stderr: bool = False) -> None:
 
     out = stderr_console() if to_stderr else stdout_console()
     if c.machine.changed:  # first: every latency below is read in its light
-        out.print(Text(c.machine.headline(), style="yellow"))
+        out.print(Text(c.machine.headline(), style="yellow"), soft_wrap=True)
         out.print()
     table = _table(c)
     natural = out.measure(table, options=out.options.update_width(10_000)).maximum
@@ -157,12 +157,13 @@ def print_table(c: Comparison, to_stderr: bool = False) -> None:
     else:
         _vertical(c, out)
         out.print()
-    out.print(headline(c), markup=False)
+    # text lines wrap between words on a terminal and are whole in a pipe or a file
+    out.print(headline(c), markup=False, soft_wrap=True)
     for pair in c.pairs:
         if pair.regressions or pair.improvements:
-            out.print(f"{pair.label}: {_verdict(pair)}", markup=False)
+            out.print(f"{pair.label}: {_verdict(pair)}", markup=False, soft_wrap=True)
     for line in _footer(c):
-        out.print(line, markup=False)
+        out.print(line, markup=False, soft_wrap=True)
 
 
 def _md_escape(text: str) -> str:

@@ -119,7 +119,7 @@ class ExtraWhenCompiled(nn.Module):
     traces) computes the first layer twice, with a second copy of its weights, and averages the
     two: the same values bit for bit, about 1.5x the work of a compiled call; eager is
     unchanged. A real slowdown of the compiled model for ``dyncli compare`` to find
-    (tests/integration/test_compare_machine.py)."""
+    (tests/integration/test_compare_busy_machine.py)."""
 
     def __init__(self, extra: bool) -> None:
         super().__init__()

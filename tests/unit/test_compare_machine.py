@@ -1,6 +1,6 @@
 """compare's machine rule (issue #34) on edited bench documents: compiled latency is gated only
 where eager agrees between the runs; the speedup is always gated. The same rule on real runs
-beside a CPU hog: tests/integration/test_compare_machine.py."""
+beside a CPU hog: tests/integration/test_compare_busy_machine.py."""
 
 from __future__ import annotations
 
