@@ -263,10 +263,12 @@ def progress_hooks(tap: Any = None, model: str | None = None) -> Iterator[Hooks]
         # no bar in a pipe or a file: a line now, then one per variation (the first compile
         # can take minutes; a pipe that says nothing until then looks hung)
         last: dict[str, int] = {}
-        info(f"{model + ': ' if model else ''}building the model, first compile "
-             "(a line follows each variation)")
+
+        def started() -> None:
+            info(f"{model + ': ' if model else ''}building the model, first compile "
+                 "(a line follows each variation)")
 
         def plain(strategy: str, done: int, total: int) -> None:
             last[strategy] = last.get(strategy, 0) + 1
             info(f"[{done}/{total}] {strategy}: variation {last[strategy]} done")
-        yield Hooks(progress=plain, warning=Output.warn, tap=tap)
+        yield Hooks(progress=plain, warning=Output.warn, tap=tap, started=started)

@@ -321,9 +321,11 @@ def test_piped_progress_speaks_from_the_start(capsys: pytest.CaptureFixture[str]
     from dyncli.bench import render
 
     with render.progress_hooks(model="resnet50") as hooks:
+        assert capsys.readouterr().err == ""  # the settings are checked first: errors alone
+        assert hooks.started is not None and hooks.progress is not None
+        hooks.started()  # what the runner calls before it builds the model
         assert capsys.readouterr().err == ("resnet50: building the model, first compile (a line "
                                            "follows each variation)\n")
-        assert hooks.progress is not None
         hooks.progress("static", 1, 2)
         hooks.progress("static", 2, 2)
     assert capsys.readouterr().err.splitlines() == [
