@@ -29,7 +29,9 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
     """Read PGO state and return the allow-list that makes its dynamic inputs dynamic up front.
 
     ``pgo_dir``: an inductor cache dir, its ``dynamo/`` dir, or one ``code_state_*.pkl``
-    (read with a restricted unpickler: no code from the file ever runs). ``from_trace``: a
+    (read with a restricted unpickler: no code from the file ever runs); with no source given
+    at all, torch's own cache dir and job id, computed as torch does
+    (:mod:`dyncli.suggest.torch_dirs`). ``from_trace``: a
     TORCH_TRACE file or dir, or ``"-"`` for stdin. ``redis``: a Redis URL holding torch's
     remote PGO cache (``"env"``: the one ``TORCHINDUCTOR_REDIS_URL``/``_HOST``/``_PORT`` name),
     read-only. ``job_id``: only that job's files or keys. Every source given is merged.
