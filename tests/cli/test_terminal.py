@@ -219,6 +219,7 @@ BENCH_VIEWS = {
 
 
 @pytest.mark.slow  # real torch.compile of tiny models (~1 min on 2 quiet cores)
+@pytest.mark.long
 @pytest.mark.parametrize("view", sorted(BENCH_VIEWS))
 def test_bench_views_fit_80_columns(view: str, tmp_path: Path) -> None:
     """Issue #34: at 80 columns the quickstart cut its accuracy column to "a…" and the stream

@@ -19,7 +19,7 @@ import torch
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"{ROOT / 'examples' / 'model.py'}:build"

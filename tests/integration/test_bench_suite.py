@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from dyncli.cli import app
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = Path(__file__).resolve().parent / "conftest_bench.py"
