@@ -52,15 +52,11 @@ def diagnose(
     resolved = resolve_config("diagnose", config, verbose, fail_on=_split(fail_on), strict=strict,
                               limit=limit, jobs=jobs)
     # Imported here so that `dyncli --help` and the other commands do not pay for them.
-    from dyncli.errors import GateError, UsageError
-    from dyncli.logparse.trace_child import prestart
+    from dyncli.diagnose.api import run  # imports no analysis: run() forks a big trace's
+    from dyncli.errors import GateError, UsageError  # parsing child before it does
     from dyncli.output import BackgroundWrite, Output, check_outputs
 
     check_outputs({"--json": json_path, "--html": html_path, "--perfetto": perfetto_path})
-    # One big trace file: its parsing child starts now, before the analysis is imported
-    # (read_piped takes it over; it reads the same file either way)
-    prestart([str(p) for p in paths], resolved.config.jobs, resolved.config.strict)
-    from dyncli.diagnose.api import run
 
     # With --json -, --html - or --perfetto - stdout holds the document alone; the human view
     # goes to stderr.

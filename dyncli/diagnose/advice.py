@@ -2,62 +2,43 @@
 
 Pure functions over the ``Diagnosis`` rows; the workflow they automate is the reference
 guide's "Reducing Compilations: Step by Step" (docs/diagnose.md lists each rule). This module
-owns the order of the suggestions (``advise``), the rules about values, specializations,
-non-shape guards and limits, and what no allow-list entry helps (``no_list_helps``, for
-suggest). The rules about tensor dims that changed size are in ``size_changes``; the reading
-of guard reasons they all share (a recompile's cause: ``classify``) is in ``reasons``.
+owns the order of the suggestions (``advise``), the rules about values, parameters,
+non-shape guards, limits and graph breaks, and what no allow-list entry helps
+(``no_list_helps``, for suggest). The rules about tensor dims that changed size are in
+``size_changes``, about specializations in ``specializations``, about size branches in
+``branches``; guard text is read by ``dyncli.logparse.guardtext``, and what the rules share is
+in ``reasons``.
+
+Each rule returns ``Advice`` with its structure set as fields (the entries, flag, user lines,
+function and key it knows; ``dyncli.diagnose.findings``): ``causes`` groups by those, never
+by the sentences.
 """
 
 from __future__ import annotations
 
-import re
+import dataclasses
 from collections.abc import Mapping
 
-from dyncli.diagnose import size_changes
+from dyncli.diagnose import guard_kinds, size_changes
+from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site
+from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
-    Advice,
     Diagnosis,
     FrameReport,
     RecompileReport,
-    SpecializationReport,
 )
 from dyncli.diagnose.reasons import (
-    CID_RE,
-    INDICES_RE,
-    PARAM_RE,
     cite,
-    classify,
-    guard_text,
     location,
     mismatch,
     pinned_always,
     size_pins,
 )
+from dyncli.diagnose.specializations import specializations
+from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_param, size_source
-
-# A specialization's location inside torch (the frame, when no compiled frame has that file).
-_TORCH_FILE_RE = re.compile(r"(?:^|/)torch/|^(?:nn|_dynamo|_refs|_decomp|_prims|fx|_inductor|"
-                            r"_higher_order_ops|_subclasses|utils)/|^_meta_registrations\.py$"
-                            r"|^functional\.py$|^_tensor\.py$")
-_OTHER_HINTS = (
-    ("dtype mismatch", "a tensor's dtype changed"),
-    ("device mismatch", "a tensor's device changed"),
-    ("requires_grad mismatch", "requires_grad changed"),
-    ("rank mismatch", "a tensor's number of dimensions changed"),
-    ("___check_type_id", "an input's type changed"),
-    ("___check_obj_id", "an object's identity changed"),
-    ("global state", "global state (grad mode, autocast, ...) changed"),
-    ("grad_mode", "grad mode changed"),
-)
-
-
-def _other_hint(reason: str) -> str:
-    for needle, words in _OTHER_HINTS:
-        if needle in reason:
-            return words
-    return "a non-shape guard failed"
 
 
 def dynamic_sources(frames: tuple[FrameReport, ...],
@@ -73,7 +54,7 @@ def dynamic_sources(frames: tuple[FrameReport, ...],
     for f in frames:
         dims = dict(f.dynamic_dims)
         for d in f.dynamic_inputs:
-            if not d.origin.startswith("automatic") or PARAM_RE.search(d.source):
+            if not d.origin.startswith("automatic") or gt.about_param(d.source):
                 continue
             if ":" in d.source.rsplit("]", 1)[-1]:
                 out[d.source] = None
@@ -98,14 +79,40 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += size_changes.mark_dynamic_up_front(diag, pins)
     out += size_changes.marking_changes(diag)
     out += size_changes.marked_static(diag)
-    out += _specializations(diag)
+    out += specializations(diag)
     out += _scalars(diag)
     out += _static_module_state(diag)
     out += size_changes.zero_one(diag)
     out += _others(diag)
-    out += _limits(diag, {a.rank for a in out if a.kind == "size-pinned"})
+    out += limit_findings(diag, {a.rank for a in out if a.kind == "size-pinned"})
     out += _graph_breaks(diag)
-    return tuple(out)
+    return tuple(_listed_together(out))
+
+
+def _listed_together(found: list[Advice]) -> list[Advice]:
+    """Every listed entry of a rank in each listed fix: TORCH_COMPILE_DYNAMIC_SOURCES is one
+    list, and inputs that change in the same calls must be dynamic together. A batch that
+    grows beside an int that changes (``if n == 33``) recompiles for the int with ``L['x']:0``
+    alone and for the batch with ``L['n']`` alone (3 compiles either way); torch's own hint
+    lists both and takes it to 2 (issue 33, pattern 9). The mark_dynamic form is dropped where
+    the list holds more than the tensor dims it marks."""
+    union: dict[int | None, dict[str, None]] = {}
+    for a in found:
+        if a.listed:
+            union.setdefault(a.rank, {}).update(dict.fromkeys(a.entries))
+    out = []
+    for a in found:
+        every = tuple(union.get(a.rank, ()))
+        if a.listed and len(every) > len(a.entries):
+            others = ", ".join(e for e in every if e not in a.entries)
+            a = dataclasses.replace(
+                a, entries=every,
+                fix=f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(every))}",
+                message=a.message + f" Listed with {others}: they change in the same run, and "
+                        "one list makes them dynamic together (either alone leaves the other's "
+                        "recompiles; torch's own hint lists them together too).")
+        out.append(a)
+    return out
 
 
 def _num(compile_id: str) -> int:
@@ -114,94 +121,16 @@ def _num(compile_id: str) -> int:
     return cid.compile or 0 if cid else 0
 
 
-def _user_file(file: str, frame_files: set[tuple[str, str]]) -> bool:
-    """Whether a location is the user's: the file of a compiled frame, or not inside torch.
-    ``frame_files``: ``_frame_files`` of the frames (a few files, for thousands of frames)."""
-    norm = file.replace("\\", "/")
-    if any(full.endswith(norm) or norm.endswith(raw) for full, raw in frame_files):
-        return True
-    return _TORCH_FILE_RE.search(norm) is None
-
-
-def _frame_files(frames: tuple[FrameReport, ...]) -> set[tuple[str, str]]:
-    """The frames' files, each as (with / separators, as given), once each."""
-    return {(f.file.replace("\\", "/"), f.file) for f in frames if f.file}
-
-
-def _spec_cite(s: SpecializationReport, name: str) -> str:
-    """The evidence line of one specialization: ``name = value (reason) from guard G``."""
-    return cite(s.line, s.compile_id, f"{name} = {s.value} ({s.reason})"
-                + (f" from guard {s.guard}" if s.guard else ""))
-
-
-def _specializations(diag: Diagnosis) -> list[Advice]:
-    out = []
-    limit: dict[tuple[int | None, str], list[SpecializationReport]] = {}
-    users: dict[tuple[int | None, str, str, int], list[SpecializationReport]] = {}
-    frame_files = _frame_files(diag.frames)
-    for s in diag.specializations:
-        src = ", ".join(s.sources) or s.symbol
-        evidence = (_spec_cite(s, s.symbol or src),)
-        if s.reason == "forcing_spec":
-            limit.setdefault((s.rank, src), []).append(s)
-        elif s.reason == "constraint_violation":
-            out.append(Advice(
-                kind="constraint-violation",
-                message=(f"{src} was marked dynamic but the code at {location(s.user)} "
-                         f"specialized it to {s.value}: `{s.user.code if s.user else ''}`."),
-                fix=("use torch._dynamo.maybe_mark_dynamic instead of mark_dynamic (a hint, not "
-                     "a demand), or rewrite the comparison so it does not depend on the size"),
-                evidence=evidence, rank=s.rank))
-        elif s.user is not None and _user_file(s.user.file, frame_files):
-            users.setdefault((s.rank, src, s.user.file, s.user.line), []).append(s)
-        else:
-            inside = (f"torch code at {location(s.user)} (`{s.user.code}`)" if s.user
-                      else s.framework or "framework code")
-            out.append(Advice(
-                kind="framework-specialization",
-                message=f"{src} was specialized to {s.value} inside {inside}.",
-                fix=("keep that dim static (a layer's weight fixes it); if you mark the tensor, "
-                     "use torch._dynamo.maybe_mark_dynamic for it" if s.user else
-                     "look at the guard that caused it (run with TORCH_LOGS=+dynamic and "
-                     f'TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED="{s.guard}")' if s.guard else
-                     "run with TORCHDYNAMO_EXTENDED_DEBUG_CREATE_SYMBOL to see the stack"),
-                evidence=evidence, rank=s.rank))
-    for (rank, src, _, _), specs in users.items():
-        s = specs[0]
-        values = ", ".join(dict.fromkeys(x.value for x in specs if x.value)) or s.value
-        out.append(Advice(
-            kind="user-specialization",
-            message=(f"{src} was specialized to {values} by user code at {location(s.user)}: "
-                     f"`{s.user.code if s.user else ''}`; each new value of it compiles again."),
-            fix=("rewrite the branch so it does not compare the size/int to a constant "
-                 "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
-            evidence=tuple(_spec_cite(x, x.symbol) for x in specs[:3]), rank=rank))
-    for (rank, src), specs in limit.items():
-        out.append(Advice(
-            kind="guard-limit-specialization",
-            message=(f"{src} was specialized in {len(specs)} compile(s) because it had more "
-                     "guards than torch.fx.experimental._config.symbol_guard_limit_before_specialize "
-                     "allows; each new value compiles again, and no allow-list entry changes that."),
-            fix=("raise symbol_guard_limit_before_specialize (or leave it unset), or reduce the "
-                 "comparisons on this size"),
-            evidence=tuple(cite(x.line, x.compile_id, f"{x.symbol} forced ({x.guard})")
-                           for x in specs[:3]), rank=rank))
-    return out
-
-
-_FLOAT_RE = re.compile(r"-?\d+\.\d*(?:e-?\d+)?$|-?\d+e-?\d+$|inf$|nan$")
-
-
 def _scalars(diag: Diagnosis) -> list[Advice]:
     groups: dict[tuple[int | None, str, str], list[tuple[RecompileReport, str, str]]] = {}
     for r in diag.recompiles:
         if r.cause != "scalar":
             continue
         for x in r.reasons:
-            failed = x.split(": ", 1)[0] if CID_RE.match(x) else ""
-            text = guard_text(CID_RE.sub("", x))
-            name = re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", text)[0]
-            if classify(text) == "scalar" and name:
+            failed, rest = gt.split_failed(x)
+            text = gt.guard_text(rest)
+            name = gt.compared(text)[0]
+            if gt.classify(text) == "scalar" and name:
                 groups.setdefault((r.rank, r.function, name), []).append((r, failed, text))
     specialized: dict[str, set[str]] = {}
     for sp in diag.specializations:
@@ -212,7 +141,7 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
         recs = list({id(r): r for r, _, _ in items}.values())
         first = items[0][2]
         source = from_reason(name)
-        value = re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", first)[-1]
+        value = gt.compared(first)[-1]
         # Specialized at two values or more after automatic dynamic had its chance: the code
         # pins every value (``range(n)``), and no list helps. At one value (``if n == 33``)
         # the list still saves the first recompile. (Module ints are static by default: a
@@ -225,7 +154,8 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
         coarse = diag.log_level in ("recompiles", "warnings") and bool(later)
         again = len(specialized.get(source, ())) >= 2 or (
             not source.startswith("L['self']") and (len(later) >= 2 or coarse))
-        if _FLOAT_RE.match(value):
+        listed = richer = False
+        if gt.is_float(value):
             fix = ("pass it as a 0-d tensor to compile once: torch makes a float dynamic after "
                    "one recompile (specialize_float=False), and no allow-list entry changes that")
             what = "a Python float"
@@ -239,6 +169,7 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
                    "value (`if n == 33`) it saves one: "
                    'TORCH_LOGS="+dynamic,recompiles,guards" (or TORCH_TRACE) tells which')
             what = "a Python int that the code specializes"
+            richer = True
         elif again:
             fix = ("the code specializes it (see the user-specialization suggestion): each value "
                    "compiles again whatever the allow-list says; pass it as a 0-d tensor or "
@@ -248,17 +179,22 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
             fix = (f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(source)} to make the int dynamic "
                    "from the first compile")
             what = "a Python int"
+            listed = True
+        # the input it is about: the name the guard compares (none for ``2 <= n``)
+        named = gt.compared_name(first)
         out.append(Advice(
-            kind="scalar-recompile",
+            kind=AdviceKind.SCALAR_RECOMPILE,
             message=f"{function} recompiled {len(recs)}x because {what} changed value ({first}).",
-            fix=fix, rank=rank,
+            fix=fix, rank=rank, function=function, key=first,
+            entries=(source,) if listed else (from_reason(named),) if named else (),
+            listed=listed, needs_richer_log=richer, inputs=(source,),
             evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3])))
     return out
 
 
 def _static_module_state(diag: Diagnosis) -> list[Advice]:
     """Parameters whose shape changes: torch keeps them static (force_parameter_static_shapes)."""
-    params = [r for r in diag.recompiles if any(PARAM_RE.search(x) for x in r.reasons)]
+    params = [r for r in diag.recompiles if any(gt.about_param(x) for x in r.reasons)]
     if not params:
         return []
     entries: dict[str, None] = {}
@@ -267,10 +203,12 @@ def _static_module_state(diag: Diagnosis) -> list[Advice]:
             mm = mismatch(x)
             if mm is not None and is_param(mm[0]):
                 entries[f"{mm[0]}:{mm[1]}"] = None
-    config = ("torch._dynamo.config.force_parameter_static_shapes = False (every parameter may "
-              "then become dynamic, after one more recompile)")
+    flag = ConfigFlag("force_parameter_static_shapes", "False")
+    config = f"{flag} (every parameter may then become dynamic, after one more recompile)"
     return [Advice(
-        kind="static-parameters",
+        kind=AdviceKind.STATIC_PARAMETERS, entries=tuple(entries), listed=bool(entries),
+        inputs=tuple(entries),
+        flag=None if entries else flag,
         message=(f"{len(params)} recompile(s) were caused by parameter/buffer shapes, which torch "
                  "keeps static (force_parameter_static_shapes)."),
         fix=(f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(entries))}  (or {config})"
@@ -279,44 +217,30 @@ def _static_module_state(diag: Diagnosis) -> list[Advice]:
 
 
 def _others(diag: Diagnosis) -> list[Advice]:
-    recs = [r for r in diag.recompiles if r.cause == "other"]
-    if not recs:
-        return []
-    what = sorted({_other_hint(x) for r in recs for x in r.reasons})
-    return [Advice(
-        kind="non-shape-recompile",
-        message=(f"{len(recs)} recompile(s) were not about shapes ({'; '.join(what)}); "
-                 "dynamic shapes will not fix these."),
-        fix="keep the changing property constant across calls (same dtype/device/type/grad mode)",
-        evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]
-
-
-def _limits(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
+    """One finding per kind of guard that no dynamic-shape setting covers (issue 33: a stride,
+    an object's identity, a type, global state, a Python value, …), each with its fix."""
+    by_kind: dict[str, list[RecompileReport]] = {}
+    for r in diag.recompiles:
+        if r.kind not in guard_kinds.SHAPES:
+            by_kind.setdefault(r.kind, []).append(r)
     out = []
-    for x in diag.recompile_limits:
-        size = mismatch(x.last_reason) is not None
-        pinned = size and x.rank in held
+    for kind, recs in by_kind.items():
+        row = guard_kinds.text(kind)
+        functions = sorted({r.function or "?" for r in recs})
         out.append(Advice(
-            kind="recompile-limit",
-            message=(f"{x.function} hit torch._dynamo.config.{x.limit_name} ({x.limit}) and now "
-                     "runs eagerly (uncompiled) for new inputs."
-                     + (" Its last reason is a size this log cannot tell the cause of (see the "
-                        "size-pinned finding)." if pinned else
-                        " Its last reason is a size change: the mark-dynamic suggestion removes "
-                        "those recompiles." if size else "")),
-            fix=(f"find what keeps the size static (size-pinned); raising "
-                 f"torch._dynamo.config.{x.limit_name} only hides the recompiles" if pinned else
-                 f"apply the mark-dynamic fix; raising torch._dynamo.config.{x.limit_name} only "
-                 "hides the recompiles" if size else
-                 f"fix the recompile cause above; raising torch._dynamo.config.{x.limit_name} "
-                 "only hides it"),
-            evidence=(cite(x.line, x.compile_id, f"last reason: {x.last_reason}"),), rank=x.rank))
+            kind=AdviceKind.NON_SHAPE, key=kind,
+            message=(f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}; dynamic "
+                     "shapes will not fix these."),
+            fix=row.fix,
+            evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or "(no reason)")
+                           for r in recs[:3])))
     return out
 
 
 def _graph_breaks(diag: Diagnosis) -> list[Advice]:
     return [Advice(
-        kind="graph-break",
+        kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
+        sites=(Site(b.file, b.user_line),),
         message=(f"graph break at {b.file}:{b.user_line} ({b.count}x): "
                  f"{b.explanation or b.reason}"),
         fix=b.hints[0] if b.hints else "move the untraceable call out of the compiled function",
@@ -350,7 +274,7 @@ def no_list_helps(diag: Diagnosis) -> dict[str, str]:
             out.setdefault(f"{src}:{dim}", "the code marks it static (mark_static), which no "
                                            "list entry overrides")
     for r in diag.recompiles:
-        if any(INDICES_RE.search(x) for x in r.reasons):
+        if any(gt.dynamic_indices(x) for x in r.reasons):
             frame = next((f for f in diag.frames if f.rank == r.rank
                           and f.function == r.function), None)
             for src, ds in (frame.dynamic_dims if frame else ()):
@@ -362,9 +286,9 @@ def no_list_helps(diag: Diagnosis) -> dict[str, str]:
         if r.cause != "scalar":
             continue
         for x in r.reasons:
-            text = guard_text(CID_RE.sub("", x))
-            parts = re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", text)
-            if classify(text) == "scalar" and len(parts) == 2 and _FLOAT_RE.match(parts[1]):
+            text = gt.guard_of(x)
+            parts = gt.compared(text)
+            if gt.classify(text) == "scalar" and len(parts) == 2 and gt.is_float(parts[1]):
                 out.setdefault(from_reason(parts[0]),
                                "a float: no list makes it dynamic (torch makes a float dynamic "
                                "after one recompile); pass it as a 0-d tensor")

@@ -9,8 +9,9 @@ Produce ``dyncli.logparse.events`` objects (``CreateSymbol``, ``GuardAdded``, ``
     analyzer = Analyzer()
     for event in my_events:        # any iterable; the analyzer keeps bounded state
         analyzer.feed(event)
-    diagnosis = analyzer.result(stats=my_parse_stats, inputs=["trace dir"])
+    diagnosis = conclude(analyzer.result(stats=my_parse_stats, inputs=["trace dir"]))
 
+(``dyncli.diagnose.conclude``: the root causes and graph breaks, once every finding is known),
 or simply ``analyze(events, stats)``. The text parser (``dyncli.logparse.textlog``) and the
 TORCH_TRACE parser both go through here, so the two views of one run give one answer.
 ``CompileStart`` events (trace ``dynamo_start``) name frames that never recompiled; without
@@ -32,7 +33,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.diagnose import advice, branches, reasons
+from dyncli.diagnose import advice, branches, proven
+from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
+from dyncli.diagnose.cudagraph_advice import cudagraph_advice
+from dyncli.diagnose.cudagraphs import CudagraphAccumulator
+from dyncli.diagnose.entries import whole_source
 from dyncli.diagnose.model import (
     Diagnosis,
     DynamicInput,
@@ -46,12 +51,15 @@ from dyncli.diagnose.model import (
     compile_id_key,
     rank_key,
 )
+from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import checked, classify
 from dyncli.sources import is_input
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
 
 _INT_RE = re.compile(r"^-?\d+$")
+_PIN_RE = re.compile(r"^Eq\((?:(?P<sym>s\d{1,9}), (?P<val>-?\d{1,18})|(?P<val2>-?\d{1,18}), (?P<sym2>s\d{1,9}))\)$")
 _KEEP_COMPILES = 16  # per-compile symbol tables kept per rank (interleaved threads)
 _MAX_IDS = 50  # compile ids remembered per graph-break site
 
@@ -99,7 +107,7 @@ class Analyzer:
         self._recompiles: dict[tuple[int | None, str], RecompileReport] = {}
         self._specs: dict[tuple[int | None, str, str], SpecializationReport] = {}
         self._breaks: dict[tuple[int | None, str, int, str], GraphBreakReport] = {}
-        self._limits: dict[tuple[int | None, str, str, str], RecompileLimitReport] = {}
+        self._limits: dict[tuple[int | None, str, str, str, int | None], RecompileLimitReport] = {}
         self._unbacked: dict[tuple[int | None, str, str], UnbackedReport] = {}
         self._relations: dict[tuple[int | None, str, str, str], Relation] = {}
         self._zero_one: dict[tuple[int | None, str], tuple[int, str]] = {}
@@ -108,6 +116,8 @@ class Analyzer:
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
         self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
+        self._unnumbered = proven.Unnumbered()  # what records without a compile id prove
+        self._raised: list[str] = []  # the limit raised (fullgraph=True): the error lines
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -117,7 +127,10 @@ class Analyzer:
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
             ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
             ev.MarkedStatic: self._on_marked_static,
+            ev.LimitRaised: self._on_limit_raised,
         }
+        self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
+        self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -195,6 +208,19 @@ class Analyzer:
             syms = sorted(_symbols_in(e.expr))
             if syms:
                 self._add_spec(e, syms[0], value="", reason="forcing_spec", guard=e)
+            return
+        pinned = _PIN_RE.match(e.expr)
+        if pinned is not None:
+            # Eq(s0, 4): the compiled code holds for s0 == 4 only. A full log also logs the
+            # replacement (before the guard); a paste of the guard line alone proves it too.
+            sym, val = pinned["sym"] or pinned["sym2"], pinned["val"] or pinned["val2"]
+            key = (e.rank, e.compile_id.key if e.compile_id else "", sym)
+            spec = self._specs.get(key)
+            if spec is None:
+                self._add_spec(e, sym, val, "guard", guard=e)
+            elif spec.user is None and e.user is not None:  # the replacement came first
+                self._specs[key] = dataclasses.replace(spec, guard=e.expr, user=e.user,
+                                                       framework=e.framework)
 
     def _on_replacement(self, e: ev.SetReplacement) -> None:
         if _INT_RE.match(e.target):
@@ -219,7 +245,11 @@ class Analyzer:
                   guard: ev.GuardAdded | None = None) -> None:
         ckey = e.compile_id.key if e.compile_id else ""
         key = (e.rank, ckey, symbol)
-        if key in self._specs:
+        old = self._specs.get(key)
+        if old is not None:
+            if old.reason == "guard" and reason != "guard":  # the guard came first: say why
+                self._specs[key] = dataclasses.replace(old, reason=reason, value=value or old.value,
+                                                       line=e.line)
             return
         comp = self._compile(e)
         guard = guard or comp.guards.get(symbol)
@@ -246,42 +276,27 @@ class Analyzer:
 
     def _on_recompile(self, e: ev.Recompile) -> None:
         self._name_frame(e, e.function, e.file, e.first_line)
-        self._implied(e, [f.failed for f in e.failures])
+        if e.compile_id is None:
+            self._unnumbered.recompile(e)
         key = (e.rank, e.compile_id.key if e.compile_id else f"line {e.line}")
         if key in self._recompiles:
             return
-        causes = tuple(reasons.classify(f.reason) for f in e.failures)
+        causes = tuple(str(classify(f.reason)) for f in e.failures)
         self._recompiles[key] = RecompileReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
             first_line=e.first_line, cause=causes[0] if causes else "other",
             reasons=tuple(f"{f.failed}: {f.reason}" if f.failed else f.reason for f in e.failures),
-            causes=causes,
+            causes=causes, kinds=tuple(str(checked(f.reason)) for f in e.failures),
             user=next((f.user for f in e.failures if f.user), None)
             or (e.user_stack[-1] if e.user_stack else None),
             line=e.line)
 
-    def _implied(self, e: ev.Event, failed: list[str]) -> None:
-        """Compiles a ``recompiles``-only log implies: each failed cache entry (``0/0``) was
-        compiled, though its own records are not in such a log."""
-        cid = e.compile_id
-        if cid is None or cid.frame is None or cid.autograd is not None:
-            return
-        frame = self._frame(e.rank, cid)
-        for text in failed:
-            other = _bare_id(text) if text else None
-            if other is not None and other.frame == cid.frame and other.autograd is None:
-                # torch prints the bare id: it is of this compile's reset generation and
-                # process (the key of the id with attempt 0 and cid's space)
-                frame.compiles.add(f"{cid.space}{other.frame}/{other.compile}")
-
     def _on_limit(self, e: ev.RecompileLimit) -> None:
         if e.compile_id is not None:  # this compile id was refused: it never compiled
-            self._refused.add((e.rank, e.compile_id.key))
-            # ... and the ones before it did: torch's default warning is all such a log has
-            n = e.compile_id.compile or 0
-            if n <= 4096:
-                self._implied(e, [f"{e.compile_id.frame}/{i}" for i in range(n)])
-        key = (e.rank, e.limit_name, e.function, e.file)
+            self._refused.add((e.rank, e.compile_id.key))  # (the ones before it did: proven)
+        else:
+            self._unnumbered.limit(e)
+        key = (e.rank, e.limit_name, e.function, e.file, e.first_line)
         if key not in self._limits:
             self._limits[key] = RecompileLimitReport(
                 rank=e.rank, compile_id=str(e.compile_id or ""), limit_name=e.limit_name,
@@ -335,7 +350,7 @@ class Analyzer:
         the only evidence there."""
         if self._auto_marks:
             return ()
-        named = {_whole_source(name) for name in f.dynamic}  # "L['x']:0" names L['x'] too
+        named = {whole_source(name) for name in f.dynamic}  # "L['x']:0" names L['x'] too
         return tuple(DynamicInput(source=src, origin="dynamic in the guards", compile_id=cid, line=line)
                      for src, (cid, line) in f.dynamic_at.items() if src not in named)
 
@@ -365,6 +380,10 @@ class Analyzer:
         dims = self._static.setdefault((e.rank, e.source), {})
         dims.update(dict.fromkeys(e.dims))
 
+    def _on_limit_raised(self, e: ev.LimitRaised) -> None:
+        if len(self._raised) < 8 and e.message not in self._raised:
+            self._raised.append(e.message)
+
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
 
@@ -378,6 +397,8 @@ class Analyzer:
         for rank, key in self._refused:
             refused_by_rank.setdefault(rank, set()).add(key)
         for f in self._frames.values():
+            # a record at [F/N] proves F/0..F/N-1, whether the log shows them or not
+            f.compiles |= proven.implied(f.frame_id, f.compiles)
             f.compiles -= refused_by_rank.get(f.rank, set())
         refused = {(rank, key) for rank, key in self._refused}
         self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
@@ -397,6 +418,7 @@ class Analyzer:
                 marking_compiles=tuple(f.marking))
             for f in sorted(self._frames.values(), key=lambda f: (rank_key(f.rank),
                                                                    compile_id_key(f.frame_id))))
+        frames += tuple(self._unnumbered.frames({(f.rank, f.function) for f in frames}))
         by_frame = {(f.rank, f.frame_id): f for f in frames}
         level = _level_of(self._kinds)
         recompiles = tuple(sorted((dataclasses.replace(r, user=resolve(r.user))
@@ -417,12 +439,14 @@ class Analyzer:
                                   if is_input(_DIM_SUFFIX.sub("", x))),
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
-            data_dependent=self._data_dependent,
+            data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))
-                                for (rank, src), dims in self._static.items()))
-        return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag))
+                                for (rank, src), dims in self._static.items()),
+            cudagraphs=self._cudagraphs.finish(frames))
+        return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag)
+                                     + cudagraph_advice(diag))
 
 
 
@@ -470,12 +494,6 @@ def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | Non
     return resolve
 
 
-def _whole_source(name: str) -> str:
-    """``L['x']`` of a per-dim name ``L['x']:0`` (a ``:`` inside the brackets is the source's)."""
-    src, sep, tail = name.rpartition(":")
-    return src if sep and tail.isdigit() and "]" not in tail else name
-
-
 def _resolved(resolve: Callable[[ev.UserLoc | None], ev.UserLoc | None], file: str) -> str:
     """A frame's file, resolved like a guard comment's (a frame named only from one)."""
     if not file or file.startswith("/"):
@@ -485,9 +503,10 @@ def _resolved(resolve: Callable[[ev.UserLoc | None], ev.UserLoc | None], file: s
 
 
 def analyze(events: Iterable[ev.Event], stats: ev.ParseStats | None = None,
-            inputs: Iterable[str] = ()) -> Diagnosis:
-    """Run the whole analysis over an iterable of events (streamed, bounded memory)."""
+            inputs: Iterable[str] = (), registry: RegistryLoader = no_registry) -> Diagnosis:
+    """Run the whole analysis over an iterable of events (streamed, bounded memory), and
+    conclude it (``registry``: see ``dyncli.diagnose.conclude``)."""
     analyzer = Analyzer()
     for event in events:
         analyzer.feed(event)
-    return analyzer.result(stats=stats, inputs=inputs)
+    return conclude(analyzer.result(stats=stats, inputs=inputs), registry)

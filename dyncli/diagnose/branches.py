@@ -12,18 +12,12 @@ how to avoid it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from dyncli.diagnose.model import Advice, Diagnosis, RecompileReport
+from dyncli.diagnose.findings import Advice, AdviceKind, sites_of
+from dyncli.diagnose.model import Diagnosis, RecompileReport
+from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import UserLoc
-
-_CID = re.compile(r"^!?\d+(?:/\d+)*(?:_\d+)?: ")
-# "2 <= x.size()[0] <= 8", "9 <= L['x'].size()[0]", "x.size()[0] <= 8" (torch strips L[...])
-_BOUND = re.compile(r"^(?:(?P<lo>\d{1,18}) (?P<lop><=|<) )?(?P<expr>\S+?)\.size\(\)\[(?P<dim>\d{1,9})\]"
-                    r"(?: (?P<hop><=|<) (?P<hi>\d{1,18}))?$")
-_MISMATCH = re.compile(r"^tensor '(?P<name>[^']+)' size mismatch at index (?P<dim>\d{1,9})\. "
-                       r"expected (?P<exp>\d{1,18}), actual (?P<act>\d{1,18})")
 
 
 @dataclass(frozen=True)
@@ -40,30 +34,24 @@ class Crossing:
     user: UserLoc | None
 
 
-def _name(expr: str) -> str:
-    m = re.match(r"^L\['([^']+)'\]$", expr)
-    return m.group(1) if m else expr
-
-
 def crossing(r: RecompileReport) -> Crossing | None:
     """The size-branch crossing of recompile ``r``, or None (e.g. a real 0/1 size)."""
-    reasons = [_CID.sub("", x) for x in r.reasons]
+    reasons = [gt.split_failed(x)[1] for x in r.reasons]
     if not reasons:
         return None
-    m = _BOUND.match(reasons[0])  # torch lists the newest cache entry's failure first
-    if m is None or (m["hi"] is None and int(m["lo"] or 0) <= 2):
+    b = gt.size_bound(reasons[0])  # torch lists the newest cache entry's failure first
+    if b is None or (b.hi is None and (b.lo or 0) <= 2):
         return None  # "2 <= x.size()[0]": the 0/1 case (or a plain >= 2): not a branch bound
-    tensor, dim = _name(m["expr"]), int(m["dim"])
-    lo = int(m["lo"]) + (m["lop"] == "<") if m["lo"] else None
-    hi = int(m["hi"]) - (m["hop"] == "<") if m["hi"] else None
+    tensor, dim = gt.plain_name(b.expr), b.dim
+    lo, hi = b.low, b.high
     actual = None
     for other in reasons[1:]:
-        mm = _MISMATCH.match(other)
-        if mm and _name(mm["name"]) == tensor and int(mm["dim"]) == dim:
-            actual = int(mm["act"])
+        mm = gt.mismatch(other)
+        if mm and mm.what == "size" and gt.plain_name(mm.name) == tensor and mm.dim == dim:
+            actual = mm.actual
             break
     if actual is None:  # e.g. the tensor was already dynamic (PGO): the new compile's symbol
-        wanted = {f"{m['expr']}.size()[{dim}]", f"L['{tensor}'].size()[{dim}]"}
+        wanted = {f"{b.expr}.size()[{dim}]", f"L['{tensor}'].size()[{dim}]"}
         actual = next((int(v) for src, v in r.sizes if src in wanted), None)
     if actual is not None and actual <= 1:
         return None  # a size 0 or 1: torch's 0/1 specialization after all
@@ -101,7 +89,8 @@ def advise(diag: Diagnosis) -> tuple[Advice, ...]:
                     f"`{first.guard}`")
         compiled = [c for c in cs if c.recompile.compiled]
         out.append(Advice(
-            kind="size-branch", rank=rank,
+            kind=AdviceKind.SIZE_BRANCH, rank=rank, function=first.recompile.function,
+            key=f"{first.tensor}:{first.dim}", sites=sites_of(first.user),
             message=(f"{first.recompile.function}: {first.tensor}.size()[{first.dim}] {what}: "
                      f"the size branch at {_where(first.user)}{code} gives each side its own "
                      f"graph ({len(compiled)} extra compile(s)). No size was 0 or 1 (torch's "

@@ -7,9 +7,11 @@ explanation and hints; torch prints the type and a documentation link that carri
 two call sites is ONE break with two call sites; one inside a loop is one break however
 often the loop hit it.
 
-The registry is read from the installed torch WITHOUT importing torch (the CLI path stays
-torch-free): ``importlib.util.find_spec("torch")`` finds the package directory, and the JSON
-is read only when the diagnosis has graph breaks. Where the log carries the concrete
+The pipeline (``dyncli.diagnose.api.run``) passes the registry in: :func:`installed_registry`
+reads the installed torch's WITHOUT importing torch (the CLI path stays torch-free):
+``importlib.util.find_spec("torch")`` finds the package directory, and the JSON is read only
+when the diagnosis has graph breaks; :func:`load_registry` reads a registry file (tests read
+a recorded one, whatever torch is installed). Where the log carries the concrete
 explanation and hints (they name the user's function and types) those are shown; the
 registry fills what the log lacks (older torch printed no explanation) and maps a type to
 its code when the log has no link. A code the registry does not know (a newer torch wrote
@@ -22,11 +24,13 @@ import functools
 import importlib.util
 import json
 import re
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dyncli.diagnose.findings import DistinctBreak
 from dyncli.diagnose.model import Diagnosis, rank_key
 
 _MAX_REGISTRY_BYTES = 16 << 20
@@ -42,7 +46,7 @@ class Registry:
 
 
 @functools.lru_cache(maxsize=1)
-def registry() -> Registry | None:
+def installed_registry() -> Registry | None:
     """The installed torch's registry, or None (no torch, an older torch, a damaged file)."""
     try:
         spec = importlib.util.find_spec("torch")
@@ -50,15 +54,25 @@ def registry() -> Registry | None:
         return None
     dirs = list(spec.submodule_search_locations or ()) if spec is not None else []
     for d in dirs:
-        path = Path(d) / "_dynamo" / "graph_break_registry.json"
-        try:
-            if not path.is_file() or path.stat().st_size > _MAX_REGISTRY_BYTES:
-                continue
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        return _build(data, _version(Path(d)))
+        found = load_registry(Path(d) / "_dynamo" / "graph_break_registry.json", _version(Path(d)))
+        if found is not None:
+            return found
     return None
+
+
+def load_registry(path: Path, version: str) -> Registry | None:
+    """A registry file (``graph_break_registry.json`` of torch ``version``; ``.gz`` too), or
+    None when it is absent, too big or damaged."""
+    try:
+        if not path.is_file() or path.stat().st_size > _MAX_REGISTRY_BYTES:
+            return None
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":  # gzip, bounded as the file itself is
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, _MAX_REGISTRY_BYTES)
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, zlib.error):
+        return None
+    return _build(data, version)
 
 
 _VERSION_RE = re.compile(r"^__version__\s*=\s*['\"]([^'\"]{1,64})['\"]", re.M)
@@ -94,39 +108,11 @@ def _build(data: Any, version: str) -> Registry | None:
     return Registry(version=version, by_code=by_code, by_type=by_type)
 
 
-@dataclass(frozen=True)
-class DistinctBreak:
-    """One graph break: torch's code and words, where in user code, how often, what it split."""
-
-    code: str  # GB0025, or "" when neither the log nor the registry names it
-    known: bool  # the registry of the installed torch knows the code
-    gb_type: str
-    explanation: str
-    hints: tuple[str, ...]
-    file: str
-    line: int
-    user_code: str
-    count: int
-    call_sites: tuple[str, ...]
-    frames: tuple[str, ...]  # "function (frame id)" of the frames the break split
-    compile_ids: tuple[str, ...]
-    ranks: tuple[int | None, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """One item of ``distinct_graph_breaks`` in ``--json``."""
-        return {"code": self.code, "known": self.known, "type": self.gb_type,
-                "explanation": self.explanation, "hints": list(self.hints),
-                "file": self.file, "line": self.line, "user_code": self.user_code,
-                "count": self.count, "call_sites": list(self.call_sites),
-                "frames": list(self.frames), "compile_ids": list(self.compile_ids),
-                "ranks": list(self.ranks)}
-
-
-def distinct_breaks(diag: Diagnosis) -> tuple[DistinctBreak, ...]:
-    """The graph breaks of ``diag``, one per (code or type, file, line), most frequent first."""
+def distinct_breaks(diag: Diagnosis, reg: Registry | None) -> tuple[DistinctBreak, ...]:
+    """The graph breaks of ``diag``, one per (code or type, file, line), most frequent first;
+    ``reg``: the registry that names and explains the codes (None: the log's words only)."""
     if not diag.graph_breaks:
         return ()
-    reg = registry()
     groups: dict[tuple[str, str, int], list[Any]] = defaultdict(list)
     for b in diag.graph_breaks:
         gb_type = b.gb_type or b.reason
@@ -152,9 +138,3 @@ def distinct_breaks(diag: Diagnosis) -> tuple[DistinctBreak, ...]:
             compile_ids=tuple(dict.fromkeys(c for b, _, _ in members for c in b.compile_ids)),
             ranks=tuple(sorted({b.rank for b, _, _ in members}, key=rank_key))))
     return tuple(sorted(out, key=lambda d: (-d.count, d.file, d.line)))
-
-
-def registry_version() -> str | None:
-    """The torch version whose registry explained the codes (None without one)."""
-    reg = registry()
-    return reg.version if reg else None

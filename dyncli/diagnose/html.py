@@ -169,7 +169,7 @@ def _causes(d: Diagnosis) -> str:
         return ""
     rows = []
     for i, c in enumerate(d.causes, 1):
-        kinds = ", ".join(dict.fromkeys(a.kind for a in c.findings)) or c.what
+        kinds = ", ".join(dict.fromkeys(a.kind for a in c.findings)) or c.kind
         rows.append([str(i), "" if c.compile_s is None else f"{c.compile_s:.3f}",
                      str(c.compiles), str(c.recompiles), str(c.graph_breaks),
                      _e(c.title) + f'<br><span class="muted">{_e(kinds)}</span>',
@@ -248,14 +248,35 @@ def _trace_sections(d: Diagnosis) -> list[str]:
     return out
 
 
+def _cudagraphs(d: Diagnosis) -> str:
+    """Recordings per frame and size, and the skips (when the input has CUDA-graph records)."""
+    from dyncli.diagnose.cudagraph_render import ms, size_cells, summary
+
+    c = d.cudagraphs
+    if c is None:
+        return ""
+    rows = [[_rank(f.rank), _e(f.frame_id), f"<code>{_e(f.function)}</code>",
+             _e(", ".join(f.compile_ids)), str(f.recordings), str(f.rerecords), ms(f.seconds),
+             f"<pre>{_e(size_cells(f))}</pre>"] for f in c.frames]
+    skips = [[_rank(x.rank), _e(x.compile_id), _e(x.kind), f"<pre>{_e(x.reason)}</pre>",
+              _user(x.user), str(x.count)] for x in c.skips]
+    return _section("cudagraphs", "CUDA graphs", len(c.recordings) + c.dropped,
+                    f"<p>{_e(summary(c))}</p>" + _table(
+                        ["rank", "frame", "function", "compiles", "recordings", "re-records",
+                         "ms", "per size"], rows, numeric=(4, 5, 6))
+                    + (_table(["rank", "compile", "kind", "reason", "user code", "count"],
+                              skips, numeric=(5,)) if skips else ""))
+
+
 def render_html(d: Diagnosis) -> str:
     """The whole report as one HTML document (no external resources)."""
     nav = " · ".join(f'<a href="#{a}" style="color:#b9c0cf">{t}</a>' for a, t in (
         ("causes", "causes"), ("frames", "frames"), ("recompiles", "recompiles"),
         ("specializations", "specializations"), ("graph-breaks", "graph breaks"),
-        ("suggestions", "suggestions"), ("compiles", "compiles"), ("ranks", "ranks")))
+        ("suggestions", "suggestions"), ("compiles", "compiles"), ("ranks", "ranks"),
+        *((("cudagraphs", "CUDA graphs"),) if d.cudagraphs is not None else ())))
     body = [_summary(d), _causes(d), _suggestions(d), _frames(d), _recompiles(d), _specializations(d),
-            _graph_breaks(d), *_trace_sections(d)]
+            _graph_breaks(d), *_trace_sections(d), _cudagraphs(d)]
     inputs = ", ".join(d.inputs) or "stdin"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

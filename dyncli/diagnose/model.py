@@ -1,6 +1,9 @@
 """The result of dyncli diagnose: ``Diagnosis`` and its rows (frozen dataclasses).
 
-Produced by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; rendered by
+The rows are made by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; the
+conclusions (findings, root causes, distinct graph breaks: ``dyncli.diagnose.findings``) are
+computed once by the pipeline (``dyncli.diagnose.conclude``) and stored here, so a Diagnosis
+neither computes its own analysis nor reads the environment. Rendered by
 ``dyncli.diagnose.render``. ``Diagnosis.to_json()`` is the ``--json`` contract
 (schema_version 1, documented in docs/diagnose.md): add keys, never rename them.
 """
@@ -8,19 +11,17 @@ Produced by ``dyncli.diagnose.analyzer.Analyzer`` from events of any parser; ren
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from dyncli.diagnose.cudagraph_report import CudagraphReport
+from dyncli.diagnose.findings import Advice, Cause, DistinctBreak
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc, split_id
+from dyncli.logparse.guardtext import GuardKind
 
-if TYPE_CHECKING:
-    from dyncli.diagnose.causes import Cause
-    from dyncli.diagnose.graph_breaks import DistinctBreak
-
-CAUSES = ("size", "scalar", "other")
+CAUSES = tuple(str(k) for k in GuardKind)
 
 _DIGITS = re.compile(r"\d{1,18}")
 
@@ -61,6 +62,7 @@ class FrameReport:
     dynamic_inputs: tuple[DynamicInput, ...] = ()
     dynamic_dims: tuple[tuple[str, tuple[int, ...]], ...] = ()  # from the guards' TENSOR_MATCH
     marking_compiles: tuple[str, ...] = ()  # compiles in which automatic dynamic marked inputs
+    at_least: bool = False  # compiles is a lower bound: the log does not number this frame's
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,14 @@ class RecompileReport:
     line: int = 0
     compiled: bool = True  # False when the recompile limit refused it (the frame runs eagerly)
     sizes: tuple[tuple[str, str], ...] = ()  # (source, value) of the symbols it created
+    # what each failed guard checks, finer than ``causes`` (guardtext.Checked: size, stride,
+    # scalar, value, identity, type, global_state, backend, …; "unknown": no reason in the log)
+    kinds: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """What its newest cache entry's failed guard checks (``unknown`` without a reason)."""
+        return self.kinds[0] if self.kinds else "unknown"
 
 
 @dataclass(frozen=True)
@@ -160,17 +170,6 @@ class Relation:
 
 
 @dataclass(frozen=True)
-class Advice:
-    """One thing to do, with the log evidence that motivates it."""
-
-    kind: str
-    message: str
-    evidence: tuple[str, ...] = ()
-    fix: str = ""
-    rank: int | None = None
-
-
-@dataclass(frozen=True)
 class Diagnosis:
     """Everything ``dyncli diagnose`` found in one set of inputs."""
 
@@ -200,29 +199,54 @@ class Diagnosis:
     richer_log: str = ""
     # (rank, source, dims) the code marked static (torch._dynamo.mark_static; +guards logs)
     marked_static: tuple[tuple[int | None, str, tuple[int, ...]], ...] = ()
+    # the recompile limit raised an error (FailOnRecompileLimitHit: fullgraph=True) instead of
+    # falling back to eager: the lines of the log that say so
+    limit_raised: tuple[str, ...] = ()
+    # CUDA-graph recordings, skips and re-record limits (dyncli.diagnose.cudagraphs); None
+    # when the input holds no CUDA-graph record. Its to_json() is the ``cudagraphs`` key.
+    cudagraphs: CudagraphReport | None = None
+    # Set by the pipeline (dyncli.diagnose.conclude), once: the findings grouped by the fix
+    # they lead to, ranked by cost; one row per graph break (torch's code at one user line);
+    # the torch version whose graph-break registry the pipeline was given (None: none, or no
+    # graph break to explain).
+    causes: tuple[Cause, ...] = ()
+    distinct_graph_breaks: tuple[DistinctBreak, ...] = ()
+    graph_break_registry: str | None = None
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set."""
         return dataclasses.replace(self, suggestions=suggestions)
 
-    @functools.cached_property
-    def causes(self) -> tuple[Cause, ...]:
-        """Findings grouped by the fix they lead to, ranked by cost (``diagnose.causes``)."""
-        from dyncli.diagnose.causes import rank_causes
+    @property
+    def partial(self) -> bool:
+        """Whether the log is a partial paste (records cut at their start, prefixes rebuilt):
+        its counts are what it proves, at least."""
+        return bool(self.stats.partial or self.stats.pasted.get("prefixes rebuilt"))
 
-        return rank_causes(self)
-
-    @functools.cached_property
-    def distinct_graph_breaks(self) -> tuple[DistinctBreak, ...]:
-        """One row per graph break (torch's code at one user line): ``diagnose.graph_breaks``."""
-        from dyncli.diagnose.graph_breaks import distinct_breaks
-
-        return distinct_breaks(self)
+    @property
+    def read_as(self) -> str:
+        """How the text was read, when it was not a clean log: ``read as pasted text: 41
+        records, prefixes trimmed (12), 2 begun before the paste`` ("" for a clean log)."""
+        st = self.stats
+        if not (st.pasted or st.partial):
+            return ""
+        done = [f"{what} ({n})" for what, n in sorted(st.pasted.items())]
+        if st.partial:
+            done.append(f"{st.partial} record(s) begun before the paste")
+        return f"read as pasted text: {st.records} records, " + ", ".join(done)
 
     @property
     def compiles(self) -> int:
         """Total compiles over all frames and ranks (restart attempts not counted)."""
         return sum(f.compiles for f in self.frames)
+
+    @property
+    def recompiles_proven(self) -> int:
+        """Recompiles the compile counts prove (each frame's compiles after its first), which
+        a log with torch's warnings only (a limit at ``[1/8]``) shows no record of; never fewer
+        than the recompile records it has."""
+        compiled = sum(1 for r in self.recompiles if r.compiled)
+        return max(compiled, sum(max(f.compiles - 1, 0) for f in self.frames))
 
     def recompiles_by_cause(self) -> dict[str, int]:
         """``{"size": n, "scalar": n, "other": n}``."""
@@ -255,6 +279,7 @@ class Diagnosis:
             "summary": {
                 "frames": len(self.frames), "compiles": self.compiles,
                 "recompiles": len(self.recompiles), "recompiles_by_cause": self.recompiles_by_cause(),
+                "recompiles_proven": self.recompiles_proven,
                 "specializations": len(self.specializations),
                 "graph_breaks": sum(b.count for b in self.graph_breaks),
                 "graph_break_sites": len(self.graph_breaks),
@@ -264,6 +289,7 @@ class Diagnosis:
             "frames": [{
                 "rank": f.rank, **id_fields(f.frame_id, "frame_id"), "function": f.function,
                 "file": f.file, "line": f.first_line, "compiles": f.compiles,
+                "at_least": f.at_least or self.partial,
                 "compile_ids": [split_id(c)[0] for c in f.compile_ids],
                 "dynamic_inputs": [dataclasses.asdict(d) for d in f.dynamic_inputs],
                 "dynamic_dims": {src: list(dims) for src, dims in f.dynamic_dims},
@@ -272,6 +298,7 @@ class Diagnosis:
                 "rank": r.rank, **id_fields(r.compile_id), "function": r.function,
                 "file": r.file, "line": r.first_line, "cause": r.cause,
                 "reasons": list(r.reasons), "causes": list(r.causes), "compiled": r.compiled,
+                "kind": r.kind, "kinds": list(r.kinds),
                 **_user(r.user),
             } for r in self.recompiles],
             "specializations": [{
@@ -296,18 +323,22 @@ class Diagnosis:
                 "reason": x.reason, "sources": [x.lhs, x.rhs],
             } for x in self.relations],
             "dynamic_sources": list(self.dynamic_sources),
-            "suggestions": [{
-                "kind": s.kind, "message": s.message, "fix": s.fix,
-                "evidence": list(s.evidence), "rank": s.rank,
-            } for s in self.suggestions],
+            "suggestions": [s.to_json() for s in self.suggestions],
             "stats": {
                 "lines": self.stats.lines, "recognized": self.stats.recognized,
                 "unrecognized": self.stats.unrecognized, "malformed": self.stats.malformed,
                 "bytes": self.stats.bytes,
+                # pasted text (issue 33): records read, what was done to find them, records
+                # the paste began inside, torch records of no known kind
+                "records": self.stats.records, "pasted": dict(sorted(self.stats.pasted.items())),
+                "partial": self.stats.partial, "unread": self.stats.unread,
                 # why records were skipped as malformed ({"bad size": 2, …}; issue 13)
                 "malformed_reasons": dict(sorted(self.stats.reasons.items())),
             },
             "warnings": list(self.warnings),
+            "partial": self.partial,
+            "limit_raised": list(self.limit_raised),
+            "read_as": self.read_as,
             "log_level": self.log_level,
             "richer_log": self.richer_log,
             "marked_static": [{"rank": r, "source": src, "dims": list(ds)}
@@ -315,8 +346,9 @@ class Diagnosis:
             # ranked root causes (issue 21): each with its fix, its cost and its findings
             "causes": [c.to_json(i) for i, c in enumerate(self.causes, 1)],
             "distinct_graph_breaks": [b.to_json() for b in self.distinct_graph_breaks],
-            "graph_break_registry": _registry_version() if self.graph_breaks else None,
+            "graph_break_registry": self.graph_break_registry,
             **(self.trace.to_json() if self.trace is not None else {}),
+            **({"cudagraphs": self.cudagraphs.to_json()} if self.cudagraphs is not None else {}),
         }
 
 
@@ -325,12 +357,6 @@ def id_fields(text: str, name: str = "compile_id") -> dict[str, Any]:
     ``generation`` and its ``process`` (the file label when files share a rank; "")."""
     bare, generation, process = split_id(text)
     return {name: bare, "generation": generation, "process": process}
-
-
-def _registry_version() -> str | None:
-    from dyncli.diagnose.graph_breaks import registry_version
-
-    return registry_version()
 
 
 def _user(user: UserLoc | None) -> dict[str, Any]:

@@ -56,6 +56,13 @@ class Process:
         return self.path
 
 
+def check_trace(source: Source) -> None:
+    """Refuse a file whose first line is not a trace envelope (one ``InputError`` line)."""
+    if not is_trace_line(source.first):
+        raise InputError(f"{source.name}: not a TORCH_TRACE file (no JSON envelope on its "
+                         "first line)")
+
+
 def envelope_rank(source: Source) -> int | None:
     """The ``rank`` of the first envelope that has one (scanning a bounded head), else None."""
     envelopes = 0

@@ -4,8 +4,12 @@
 (files, ``.gz``, ``-``) are streamed through ``logparse.textlog`` into the shared
 ``Analyzer``; several files are read as parts of one log (e.g. one file per rank whose lines
 carry ``[rankN]:``, or a log split in pieces). TORCH_TRACE directories and trace files, and a
-trace on stdin (sniffed like a file), go to ``read_trace``; mixing the two kinds in one call
-is refused because compile ids of different runs cannot be joined.
+trace on stdin (sniffed like a file), go to ``read_trace``. A text log given beside a trace is
+read for its CUDA-graph records only (``TORCH_LOGS=cudagraphs`` of the same run: the log names
+each recording's graph and size, the trace times it); one without any is refused, because
+the rest of a log and a trace cannot be joined. Both end in ``dyncli.diagnose.conclude`` with
+the graph-break registry the caller passes (``api.run``: the installed torch's; by default
+none).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from dyncli.diagnose.analyzer import Analyzer
+from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.model import Diagnosis
 from dyncli.errors import InputError, StrictError, UsageError
 from dyncli.inputs import STDIN, Source, is_stream, open_input
@@ -34,8 +39,8 @@ def _read_log(source: Source, analyzer: Analyzer, strict: bool) -> ParseStats:
 
 
 def _check(name: str, stats: ParseStats, strict: bool) -> None:
-    glog_lines = stats.recognized + stats.malformed
-    if stats.lines and not glog_lines and stats.unrecognized == stats.lines:
+    # blank lines are recognized but say nothing: a markdown or Python file is not a log
+    if stats.lines and not stats.records and stats.torch_lines <= 0:
         raise InputError(f"{name}: not a torch log: none of its {stats.lines} lines is a "
                          "torch log line",
                          hint='Capture one with: TORCH_LOGS="+dynamic,recompiles,guards,'
@@ -49,10 +54,12 @@ def _check(name: str, stats: ParseStats, strict: bool) -> None:
 
 
 def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
-                  streams: Mapping[str, Source] | None = None) -> Diagnosis:
+                  streams: Mapping[str, Source] | None = None,
+                  registry: RegistryLoader = no_registry) -> Diagnosis:
     """Stream every text log of ``paths`` through one Analyzer.
 
     ``streams``: inputs already opened (stdin, pipes), by path as given; the rest are opened here.
+    ``registry``: how to get torch's graph-break registry (``dyncli.diagnose.conclude``).
 
     ``strict``: any unrecognized or malformed line is a ``StrictError`` naming the file, the
     line number and the text (used by tests to keep the parser complete).
@@ -69,14 +76,18 @@ def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
             total.add(_read_log(source, analyzer, strict))
             warnings += source.warnings
     diag = analyzer.result(stats=total, inputs=names)
-    return dataclasses.replace(diag, warnings=tuple(warnings)) if warnings else diag
+    if warnings:
+        diag = dataclasses.replace(diag, warnings=tuple(warnings))
+    return conclude(diag, registry)
 
 
 def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
-                    jobs: int | None = None) -> Diagnosis:
-    """Text logs or TORCH_TRACE inputs (not both at once); ``-`` is stdin, sniffed for a trace.
+                    jobs: int | None = None, registry: RegistryLoader = no_registry) -> Diagnosis:
+    """Text logs or TORCH_TRACE inputs (a text log beside a trace: for its CUDA-graph records);
+    ``-`` is stdin, sniffed for a trace.
 
     ``jobs``: processes that parse trace files (one per rank) in parallel; None = the cores.
+    ``registry``: how to get torch's graph-break registry (``dyncli.diagnose.conclude``).
     """
     if not paths:
         raise UsageError("no input given", hint="dyncli diagnose run.log  (or - for stdin)")
@@ -95,11 +106,15 @@ def diagnose_inputs(paths: Sequence[str | Path], *, strict: bool = False,
                 raise InputError(f"{p}: no such file or directory")
             else:
                 kinds.append("trace" if read_trace.is_trace_input(Path(p)) else "text")
-        if "trace" in kinds and "text" in kinds:
-            raise UsageError("cannot mix TORCH_LOGS text logs and TORCH_TRACE traces in one call",
-                             hint="Run dyncli diagnose once per kind of input.")
-        if kinds[0] == "trace":
-            files = [Path(p) for p in paths if str(p) not in streams]
-            return read_trace.diagnose_traces(files, strict=strict, streams=list(streams.values()),
-                                              jobs=jobs)
-        return diagnose_logs(paths, strict=strict, streams=streams)
+        if "trace" in kinds:
+            files = [Path(p) for p, k in zip(paths, kinds, strict=True)
+                     if k == "trace" and str(p) not in streams]
+            # a text log beside a trace of the same run: read for its CUDA-graph records
+            # (which graph and size each recording was; the trace has their seconds)
+            logs = [streams.get(str(p)) or Path(p) for p, k in zip(paths, kinds, strict=True)
+                    if k == "text"]
+            return read_trace.diagnose_traces(
+                files, strict=strict, jobs=jobs, logs=logs, registry=registry,
+                streams=[streams[str(p)] for p, k in zip(paths, kinds, strict=True)
+                         if k == "trace" and str(p) in streams])
+        return diagnose_logs(paths, strict=strict, streams=streams, registry=registry)

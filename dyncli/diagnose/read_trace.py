@@ -19,30 +19,34 @@ pool, each into its list of events (:func:`parse_file`); the parent feeds those 
 one Analyzer in file order, exactly as the serial reader feeds the events as it parses them,
 so the result is the same by construction (a test compares the JSON). Parsing (JSON decoding)
 is the expensive part and it is what runs in parallel; the price is memory: a file's events
-are held whole while they wait to be fed, and at most ``2 * jobs`` files are in flight.
+are held whole while they wait to be fed, and at most ``2 * jobs`` files are in flight. The
+pool, like the parsing child of one big file (``trace_pipe``), is started by
+``dyncli.diagnose.children``. The reading ends in ``dyncli.diagnose.conclude``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter, deque
+import functools
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dyncli.diagnose import children
 from dyncli.diagnose.analyzer import Analyzer
+from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.model import Diagnosis
-from dyncli.diagnose.processes import Process, find_processes
-from dyncli.diagnose.trace import TraceAccumulator, trace_advice
+from dyncli.diagnose.processes import Process, check_trace, find_processes
+from dyncli.diagnose.trace import TraceAccumulator
+from dyncli.diagnose.trace_advice import trace_advice
 from dyncli.diagnose.trace_report import ProcessInfo
-from dyncli.errors import DyncliError, InputError, StrictError
+from dyncli.errors import DyncliError, InputError, StrictError, UsageError
 from dyncli.gcpause import gc_paused
 from dyncli.inputs import Source, first_line, open_input, trace_dir_files
 from dyncli.logparse.events import ParseStats
-from dyncli.logparse.trace import TraceParser, source_blocks
-from dyncli.logparse.trace_child import check_trace as _check_trace
-from dyncli.logparse.trace_child import default_jobs
+from dyncli.logparse.trace import TraceParser, blocks
 from dyncli.logparse.trace_format import TraceStats, is_trace_line
 from dyncli.logparse.trace_map import TraceEventMapper
 
@@ -71,7 +75,7 @@ class _TraceReader:
 
     def read(self, source: Source, proc: Process, size: int | None = None) -> None:
         """Parse one source and feed its events as they come (streaming: constant memory)."""
-        _check_trace(source)
+        check_trace(source)
         self.inputs.append(source.name)
         parser, events = _parse(source, proc, self.strict)
         for event in events:
@@ -79,6 +83,34 @@ class _TraceReader:
             self.extra.feed(event)
         self._account(source.name, parser.stats, source.bytes_read() if size is None else size)
         self.warnings += source.warnings
+
+    def read_cudagraph_log(self, source: Source) -> None:
+        """A TORCH_LOGS text log of the same run, for its CUDA-graph records only: which graph
+        and size each recording was (the trace has when and how long). A log without one is
+        refused: the rest of a log cannot be joined with a trace."""
+        from dyncli.logparse.cudagraph_events import EVENTS
+        from dyncli.logparse.textlog import TextLogParser
+
+        stats = ParseStats()
+        found = 0
+        for event in TextLogParser(stats).parse_parts(source.parts()):
+            if type(event) in EVENTS:
+                found += 1
+                self.analyzer.feed(event)
+        if not found:
+            raise UsageError("cannot mix TORCH_LOGS text logs and TORCH_TRACE traces in one call",
+                             hint=f"{source.name} holds no CUDA-graph record, the one thing a log "
+                                  "adds to a trace; run dyncli diagnose once per kind of input.")
+        if self.strict and (stats.unrecognized or stats.malformed):
+            line, text = (stats.samples or [(0, "")])[0]
+            raise StrictError(f"{source.name}:{line}: unrecognized or malformed log line "
+                              f"(--strict): {text[:120]}",
+                              hint="run without --strict to skip such lines")
+        stats.bytes = source.bytes_read()
+        self.stats.add(stats)
+        self.inputs.append(source.name)
+        self.warnings += [*source.warnings, f"{source.name}: read for its {found} CUDA-graph "
+                          "record(s) only; the trace gives the rest"]
 
     def read_piped(self, proc: Process) -> None:
         """:meth:`read` with the parsing in a child process (``trace_pipe``): same result."""
@@ -115,7 +147,7 @@ class _TraceReader:
         self.mismatch += s.payload_mismatch
         self.dynamo_starts.append(s.kinds.get("dynamo_start", 0))
 
-    def result(self, procs: Sequence[Process]) -> Diagnosis:
+    def result(self, procs: Sequence[Process], registry: RegistryLoader) -> Diagnosis:
         if self.stats.lines == 0:
             raise InputError(f"{', '.join(self.inputs)}: trace is empty")
         diag = self.analyzer.result(stats=self.stats, inputs=self.inputs)
@@ -124,11 +156,10 @@ class _TraceReader:
                         dynamo_start=n) for p, n in zip(procs, self.dynamo_starts, strict=False))
         report = dataclasses.replace(
             self.extra.finish(diag, self.kinds, self.unknown, self.mismatch), processes=processes)
-        return dataclasses.replace(diag, trace=report, log_level="trace", richer_log="",
-                                   suggestions=diag.suggestions
-                                   + trace_advice(report, diag.suggestions),
-                                   warnings=diag.warnings + tuple(self.warnings)
-                                   + _unexplained(diag))
+        return conclude(dataclasses.replace(
+            diag, trace=report, log_level="trace", richer_log="",
+            suggestions=diag.suggestions + trace_advice(report, diag.suggestions),
+            warnings=diag.warnings + tuple(self.warnings) + _unexplained(diag)), registry)
 
 
 def _unexplained(diag: Diagnosis) -> tuple[str, ...]:
@@ -146,9 +177,7 @@ def _parse(source: Source, proc: Process, strict: bool) -> tuple[TraceParser, It
     # compile-id space and its own reset generations.
     parser = TraceParser(source.name, strict=strict, verify=strict)
     mapper = TraceEventMapper(parser, proc.rank, proc.label)
-    blocks = source_blocks(source)  # a plain file: its payload lines skipped in blocks
-    records = parser.feed(source.lines()) if blocks is None else parser.feed_blocks(blocks)
-    return parser, mapper.events(records)
+    return parser, mapper.events(parser.feed_blocks(blocks(source.parts())))
 
 
 @dataclass
@@ -170,7 +199,7 @@ def parse_file(proc: Process, strict: bool) -> ParsedFile:
     file = proc.file
     try:
         with open_input(file) as source:
-            _check_trace(source)
+            check_trace(source)
             parser, events = _parse(source, proc, strict)
             return ParsedFile(source.name, list(events), parser.stats, file.stat().st_size)
     except DyncliError as e:  # re-raised by the parent, in file order, as the serial run would
@@ -178,29 +207,33 @@ def parse_file(proc: Process, strict: bool) -> ParsedFile:
 
 
 def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
-                    streams: Sequence[Source] = (), jobs: int | None = None) -> Diagnosis:
+                    streams: Sequence[Source] = (), jobs: int | None = None,
+                    registry: RegistryLoader = no_registry,
+                    logs: Sequence[Source | Path] = ()) -> Diagnosis:
     """Read every trace of ``paths`` (and ``streams``, stdin or pipes already opened) into one
     Diagnosis.
 
     ``strict`` makes malformed lines, unknown event kinds and payload hash mismatches errors.
     ``jobs``: processes that parse rank files in parallel (default: the core count; 1 =
-    serial and streaming); the Diagnosis is the same either way.
+    serial and streaming); the Diagnosis is the same either way. ``registry``: how to get
+    torch's graph-break registry (``dyncli.diagnose.conclude``). ``logs``: TORCH_LOGS text
+    logs of the same run, read for their CUDA-graph records (``read_cudagraph_log``).
     """
     reader = _TraceReader(strict)
     procs, skipped = find_processes(paths, streams)
     reader.warnings += skipped
     files = [p for p in procs if p.path is not None]
     jobs_given = jobs is not None
-    wanted = default_jobs() if jobs is None else jobs
+    wanted = children.default_jobs() if jobs is None else jobs
     jobs = min(wanted, len(files))
     from dyncli.diagnose import trace_pipe
 
     # one big file and a second core: parse it in a child while this process analyzes (by
     # default only while a core is idle: on a busy machine the split costs more than it saves)
     piped = (len(files) == 1 and trace_pipe.wanted(files[0], wanted, strict)
-             and (jobs_given or trace_pipe.idle_core(wanted) or trace_pipe.early(files[0])))
+             and (jobs_given or children.idle_core(wanted) or trace_pipe.early(files[0])))
     if not piped:
-        trace_pipe.discard_early()  # a child the command started for nothing: stopped
+        children.discard_early()  # a child api.run started for nothing: stopped
     for stream, proc in zip(streams, procs, strict=False):
         reader.read(stream, proc)
     # The cyclic GC paused: a trace makes ~10^5 short-lived acyclic objects (decoded
@@ -214,33 +247,13 @@ def diagnose_traces(paths: Sequence[Path], *, strict: bool = False,
                 with open_input(proc.file) as source:
                     reader.read(source, proc, proc.file.stat().st_size)
         else:
-            for parsed in _parallel(files, strict, jobs):
+            for parsed in children.in_pool(functools.partial(parse_file, strict=strict),
+                                           files, jobs):
                 reader.absorb(parsed)
-        return reader.result(procs)
-
-
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _parallel(files: list[Process], strict: bool, jobs: int) -> Iterator[ParsedFile]:
-    """Parsed files in file order, at most ``2 * jobs`` in flight (bounds the memory held)."""
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    # Workers ignore Ctrl-C: the parent alone reports it (one line, exit 130), instead of
-    # every worker printing its own KeyboardInterrupt traceback.
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
-        pending: deque[Future[ParsedFile]] = deque()
-        todo = iter(files)
-        for file in todo:
-            pending.append(pool.submit(parse_file, file, strict))
-            if len(pending) >= 2 * jobs:
-                break
-        while pending:
-            parsed = pending.popleft().result()
-            nxt = next(todo, None)
-            if nxt is not None:
-                pending.append(pool.submit(parse_file, nxt, strict))
-            yield parsed
+        for log in logs:
+            if isinstance(log, Path):
+                with open_input(log) as source:
+                    reader.read_cudagraph_log(source)
+            else:
+                reader.read_cudagraph_log(log)
+        return reader.result(procs, registry)

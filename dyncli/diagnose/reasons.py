@@ -1,71 +1,49 @@
-"""Reading torch's guard-failure reasons and specializations: what every advice rule shares.
+"""What every advice rule shares: a reason's size mismatch as a source, where specializations
+pin a size, the evidence lines the rules cite.
 
-The cause of a recompile from its reason text (``classify``), the parts of a ``size mismatch``
-reason and of its compile id, where specializations pin a size, and the evidence lines the
-rules cite. The rules are in ``dyncli.diagnose.advice`` and ``dyncli.diagnose.size_changes``.
+The text of a guard failure is read by ``dyncli.logparse.guardtext`` (the one grammar of guard
+text, which the log readers use too); this module puts it in diagnose's terms: sources as
+torch matches them, compile numbers, user locations. The rules are in
+``dyncli.diagnose.advice``, ``size_changes`` and ``branches``.
 """
 
 from __future__ import annotations
 
-import re
-
 from dyncli.diagnose.model import Diagnosis, SpecializationReport
+from dyncli.logparse import guardtext
 from dyncli.logparse.events import CompileId
 from dyncli.sources import from_reason, size_source
 
-# A guard on a tensor's geometry: torch's TENSOR_MATCH message or a shape guard on a size symbol.
-_SIZE_RE = re.compile(r"size mismatch|stride mismatch|storage_offset|\.size\(\)|\.stride\(\)"
-                      r"|\.shape\b|numel\(\)|_dynamo_dynamic_indices")
-# ``tensor 'x' size mismatch at index 0. expected 2, actual 3`` (torch/_dynamo/guards.py): the
-# name as strip_local_scope prints it (dyncli.sources.from_reason turns it back into a source).
-_MISMATCH_RE = re.compile(r"^tensor '(?P<name>.+)' size mismatch at index (?P<dim>\d+)\. "
-                          r"expected (?P<exp>\d+), actual (?P<act>\d+)")
-# ``_dynamo_dynamic_indices not a subset: runtime {0, 1} is not a subset of compiled {0}``
-INDICES_RE = re.compile(r"_dynamo_dynamic_indices not a subset: runtime \{(?P<rt>[\d, ]*)\} "
-                        r"is not a subset of compiled \{(?P<c>[\d, ]*)\}")
-# A guard on a Python number: ``n == 31``, ``self.k != 4``, ``2 <= n`` (torch strips L[...]).
-_NAME = r"[A-Za-z_][\w.]*(?:\[[^\]]+\][\w.]*)*"
-_NUM = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
-_SCALAR_RE = re.compile(rf"^(?:not \()?\(?\s*(?:{_NAME}\s*(?:==|!=|<=|>=|<|>)\s*{_NUM}"
-                        rf"|{_NUM}\s*(?:==|!=|<=|>=|<|>)\s*{_NAME}"
-                        rf"(?:\s*(?:and|<=|<)\s*{_NAME}?\s*(?:<=|<)?\s*{_NUM}?)?)\s*\)?$")
-CID_RE = re.compile(r"^!?\d+(?:/\d+)*(?:_\d+)?: ")  # the failed cache entry's "0/1: "
-PARAM_RE = re.compile(r"_parameters\[|_buffers\[|force_parameter_static_shapes")
-
-
-def guard_text(reason: str) -> str:
-    """The guard text without torch's ``# user code`` annotation."""
-    return reason.split("  #", 1)[0].split(" # ", 1)[0].strip()
-
-
-def classify(reason: str) -> str:
-    """``size``, ``scalar`` or ``other`` for one guard-failure reason (text after ``0/0: ``)."""
-    text = guard_text(reason)
-    if _SIZE_RE.search(text):
-        return "size"
-    if _SCALAR_RE.match(text) and not re.search(r"\b(True|False|None)\b", text):
-        return "scalar"
-    return "other"
+_RESUME = "torch_dynamo_resume_in_"
 
 
 def mismatch(reason: str) -> tuple[str, int, int, int] | None:
     """(source, dim, expected, actual) of a ``size mismatch`` reason, source spelled as torch's."""
-    m = _MISMATCH_RE.match(guard_text(CID_RE.sub("", reason)))
-    if m is None:
+    m = guardtext.mismatch(guardtext.guard_of(reason))
+    if m is None or m.what != "size":
         return None
-    return from_reason(m["name"]), int(m["dim"]), int(m["exp"]), int(m["act"])
+    return from_reason(m.name), m.dim, m.expected, m.actual
 
 
 def failed_entry(reason: str) -> int | None:
     """The compile number of the cache entry a reason failed on (``0/1: …`` → 1)."""
-    m = CID_RE.match(reason)
-    cid = CompileId.parse(m.group(0)[:-2].lstrip("!")) if m else None
+    failed, _ = guardtext.split_failed(reason)
+    cid = CompileId.parse(failed.lstrip("!")) if failed else None
     return cid.compile if cid is not None else None
 
 
 def is_resume(function: str) -> bool:
     """Whether a frame is torch's resume function after a graph break (no user call to mark)."""
-    return function.startswith("torch_dynamo_resume_in_")
+    return function.startswith(_RESUME)
+
+
+def resume_line(function: str) -> int | None:
+    """The line a resume function resumes at (``torch_dynamo_resume_in_f_at_12`` → 12)."""
+    if not is_resume(function):
+        return None
+    head, sep, line = function.rpartition("_at_")
+    ok = sep and len(head) > len(_RESUME) and line.isdigit() and line.isascii() and len(line) <= 9
+    return int(line) if ok else None
 
 
 def size_pins(diag: Diagnosis) -> dict[tuple[int | None, str, int], list[SpecializationReport]]:

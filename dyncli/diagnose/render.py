@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from dyncli.diagnose.cudagraph_render import render_cudagraphs
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.phases import PHASES
 from dyncli.diagnose.trace_report import TraceReport
@@ -60,10 +61,15 @@ def summary_line(diag: Diagnosis) -> str:
     """One line: frames, compiles, recompiles by cause, specializations, graph breaks."""
     by = diag.recompiles_by_cause()
     ranks = [r for r in diag.ranks if r is not None]
+    least = "at least " if diag.partial or any(f.at_least for f in diag.frames) else ""
+    causes = f"size {by['size']}, scalar {by['scalar']}, other {by['other']}"
+    proven = diag.recompiles_proven
+    compiled = sum(1 for r in diag.recompiles if r.compiled)
+    recompiles = (f"{len(diag.recompiles)} recompile(s) ({causes})" if proven <= compiled else
+                  f"{least}{proven} recompile(s) ({len(diag.recompiles)} with their reasons in "
+                  f"the log: {causes})")
     parts = [
-        f"{len(diag.frames)} frame(s)", f"{diag.compiles} compile(s)",
-        f"{len(diag.recompiles)} recompile(s) (size {by['size']}, scalar {by['scalar']}, "
-        f"other {by['other']})",
+        f"{len(diag.frames)} frame(s)", f"{least}{diag.compiles} compile(s)", recompiles,
         f"{len(diag.specializations)} specialization(s)",
         f"{sum(b.count for b in diag.graph_breaks)} graph break(s) at "
         f"{len(diag.graph_breaks)} site(s)",
@@ -85,6 +91,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     out.print(f"dyncli diagnose: {', '.join(diag.inputs)} ({st.lines} lines, {st.recognized} "
               f"recognized, {st.unrecognized} unrecognized, {st.malformed} malformed)",
               markup=False, soft_wrap=True)
+    if diag.read_as:
+        out.print(diag.read_as, markup=False, soft_wrap=True)
     out.print(summary_line(diag), markup=False, soft_wrap=True)
     for w in diag.warnings:
         warn(w)
@@ -102,7 +110,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             dyn = ", ".join(f"{d.source}{' dims ' + ','.join(map(str, dims[d.source])) if dims.get(d.source) else ''}"
                             f" ({d.origin}, {d.compile_id})" for d in f.dynamic_inputs) or "-"
             where = f"{_short(f.file)}:{f.first_line}" if f.first_line else (_short(f.file) or "-")
-            _add(t, ranks, f.rank, f.frame_id, f.function or "?", where, f.compiles, dyn)
+            n = f"at least {f.compiles}" if f.at_least or diag.partial else str(f.compiles)
+            _add(t, ranks, f.rank, f.frame_id, f.function or "?", where, n, dyn)
         out.print(t)
     if diag.recompiles:
         t = section_table("Recompiles", ["compile", "function", "cause", "guard failures", "user code"], ranks)
@@ -134,9 +143,14 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     if diag.recompile_limits:
         t = section_table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
         for x in cap(diag.recompile_limits, "limit hits"):
-            _add(t, ranks, x.rank, f"{x.function} ({_short(x.file)}:{x.first_line})",
-                 f"{x.limit_name}={x.limit}", x.last_reason)
+            where = f" ({_short(x.file)}:{x.first_line})" if x.file else ""
+            _add(t, ranks, x.rank, f"{x.function or '? (not in the log)'}{where}",
+                 f"{x.limit_name}={x.limit}" if x.limit_name else "? (not in the log)",
+                 x.last_reason or "-")
         out.print(t)
+    for text in diag.limit_raised:  # it did not fall back to eager: the program stopped
+        out.print(line_text(f"The recompile limit raised an error (fullgraph=True or "
+                            f"fail_on_recompile_limit_hit): {text}"), markup=False, soft_wrap=True)
     if diag.unbacked:
         t = section_table("Unbacked (data-dependent) symbols", ["compile", "symbol", "range", "from"], ranks)
         for u in cap(diag.unbacked, "unbacked symbols"):
@@ -152,6 +166,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         out.print(t)
     if diag.trace is not None:  # TORCH_TRACE input: time, failures, similar graphs, ranks, PGO
         render_trace_sections(diag, out, limit)
+    render_cudagraphs(diag, out, limit)  # CUDA-graph recordings, skips (when the input has any)
     if diag.dynamic_sources:
         out.print("Dynamic sources (for TORCH_COMPILE_DYNAMIC_SOURCES): "
                   + ",".join(diag.dynamic_sources), markup=False, soft_wrap=True)
@@ -167,11 +182,22 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     elif diag.trace is not None and diag.trace.failures:
         out.print(f"{len(diag.trace.failures)} compile(s) failed (see Failed compiles above): "
                   "fix the error first.", markup=False, soft_wrap=True)
-    elif not (diag.recompiles or diag.specializations or diag.graph_breaks):
-        out.print("Nothing to fix: no recompiles, specializations or graph breaks found.",
-                  markup=False, soft_wrap=True)
+    elif not (diag.recompiles or diag.specializations or diag.graph_breaks
+              or diag.recompile_limits):
+        out.print(nothing_found(diag), markup=False, soft_wrap=True)
     if diag.richer_log and (diag.recompiles or diag.recompile_limits or diag.specializations):
         out.print(line_text(f"A richer log: {diag.richer_log}."), markup=False, soft_wrap=True)
+
+
+def nothing_found(diag: Diagnosis) -> str:
+    """What to say when no finding was read: "Nothing to fix" only when every torch record was
+    understood; otherwise that some were not, so the log cannot tell (issue 33)."""
+    unread = diag.stats.unread + diag.stats.malformed
+    if unread:
+        return (f"No recompile, specialization or graph break was read, but {unread} torch "
+                "record(s) were not understood (--verbose shows them): the log cannot tell "
+                "whether there is something to fix.")
+    return "Nothing to fix: no recompiles, specializations or graph breaks found."
 
 
 TOP_CAUSES = 5
@@ -182,8 +208,10 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
     causes = diag.causes
     if not causes:
         return
-    how = (f"compile seconds each fix removes (of {diag.trace.total_compile_s:.2f} s in all)"
-           if diag.trace is not None and diag.trace.timed
+    recorded = "; CUDA-graph recordings by their seconds" if any(
+        c.record_s for c in causes) else ""
+    how = (f"compile seconds each fix removes (of {diag.trace.total_compile_s:.2f} s in all"
+           f"{recorded})" if diag.trace is not None and diag.trace.timed
            else f"compiles each fix removes (of {diag.compiles} in all)")
     more = f"; {len(causes) - top} more in --json and --html" if len(causes) > top else ""
     out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how}{more}):",

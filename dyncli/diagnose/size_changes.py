@@ -4,27 +4,26 @@ Which dims the log shows changing (recompile reasons, the recompile-limit warnin
 dynamic's markings), and the findings about them: mark them dynamic up front (mark-dynamic),
 or say what keeps them static (size-pinned, mark-static, mark-dynamic-dims-changed); and sizes
 that became 0 or 1 (zero-one-specialization). ``dyncli.diagnose.advice.advise`` calls each
-public function here, in its order of suggestions.
+public function here, in its order of suggestions. Each finding carries its entries (the
+dims it is about), and whether its fix lists them (``dyncli.diagnose.findings.Advice``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from dyncli.diagnose.model import Advice, Diagnosis, RecompileReport, SpecializationReport
+from dyncli.diagnose.branches import crossing
+from dyncli.diagnose.findings import Advice, AdviceKind
+from dyncli.diagnose.model import Diagnosis, RecompileReport, SpecializationReport
 from dyncli.diagnose.reasons import (
-    CID_RE,
-    INDICES_RE,
-    PARAM_RE,
     cite,
     failed_entry,
-    guard_text,
     is_resume,
     location,
     mismatch,
     pinned_always,
 )
+from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_param, local_expr
@@ -77,12 +76,12 @@ def _size_dims(diag: Diagnosis) -> dict[_Key, _Dim]:
             if failed:  # the newest cache entry, compiled after the first, kept it static
                 cid = CompileId.parse(x.compile_id)
                 d.limit_later.append(f"{cid.frame}/{failed}" if cid else str(failed))
-    scalars = {from_reason(re.split(r"\s*(?:==|!=|<=|>=|<|>)\s*", guard_text(CID_RE.sub("", x)))[0])
+    scalars = {from_reason(gt.compared(gt.guard_of(x))[0])
                for r in diag.recompiles if r.cause == "scalar" for x in r.reasons}
     for f in diag.frames:
         known = dict(f.dynamic_dims)
         for di in f.dynamic_inputs:
-            if not di.origin.startswith("automatic") or PARAM_RE.search(di.source) \
+            if not di.origin.startswith("automatic") or gt.about_param(di.source) \
                     or di.source in scalars:
                 continue  # ints have their own advice (scalar-recompile)
             src, sep, tail = di.source.rpartition(":")
@@ -195,7 +194,9 @@ def mark_dynamic_up_front(diag: Diagnosis,
                         'TORCH_LOGS="+dynamic,recompiles,guards" or TORCH_TRACE name each input, '
                         "for a list of only those.")
         out.append(Advice(
-            kind="mark-dynamic", message=message,
+            kind=AdviceKind.MARK_DYNAMIC, message=message, entries=tuple(entries), listed=True,
+            inputs=tuple(named),
+            function=functions[0] if len(functions) == 1 else "",
             fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(",".join(entries))}'
                  + (f"  (or, in code, {code})" if code else "")),
             evidence=evidence, rank=rank))
@@ -210,7 +211,6 @@ def _held_static(held: list[tuple[int | None, str, int | None, _Dim, list[str]]]
         name = f"{source}:{dim}" if dim is not None else source
         fns = ", ".join(fn for fn in d.functions if not is_resume(fn)) or "the compiled code"
         warning_only = not d.recompiles
-        # the message starts with the entry it is about (causes.py joins it to that input)
         seen = (f"{name}: torch's recompile-limit warning says compile {kept[0]} of {fns} kept "
                 "it static, and does not say what that compile was made for"
                 if warning_only else
@@ -218,7 +218,7 @@ def _held_static(held: list[tuple[int | None, str, int | None, _Dim, list[str]]]
                 "for a change of it, kept it static (automatic dynamic would have made it "
                 "dynamic)")
         out.append(Advice(
-            kind="size-pinned", rank=rank,
+            kind=AdviceKind.SIZE_PINNED, rank=rank, entries=(name,), needs_richer_log=True,
             message=(f"{seen}: something keeps that size static — torch.compile(dynamic=False), "
                      "a torch._dynamo.mark_static call, or code that specializes the size at "
                      "every value (a loop over it, the guard limit) — and this log does not say "
@@ -269,7 +269,7 @@ def marked_static(diag: Diagnosis) -> list[Advice]:
             continue
         expr = local_expr(source) or source
         out.append(Advice(
-            kind="mark-static", rank=rank,
+            kind=AdviceKind.MARK_STATIC, rank=rank, key=f"{expr}:{hit}", inputs=(source,),
             message=(f"dim {', '.join(map(str, hit))} of {source} is marked static by the code "
                      f"(torch._dynamo.mark_static) and changed size: each new size compiles "
                      "again, and no allow-list entry overrides mark_static."),
@@ -283,10 +283,11 @@ def marking_changes(diag: Diagnosis) -> list[Advice]:
     """``_dynamo_dynamic_indices not a subset``: the code marks different dims on different calls."""
     out = []
     for r in diag.recompiles:
-        found = next((m for x in r.reasons if (m := INDICES_RE.search(x))), None)
+        found = next((m for x in r.reasons if (m := gt.dynamic_indices(x))), None)
         if found is None:
             continue
-        dims = sorted({int(d) for g in (found["rt"], found["c"]) for d in g.split(",") if d.strip()})
+        runtime, compiled = found
+        dims = sorted({int(d) for g in found for d in g.split(",") if d.strip()})
         frame = next((f for f in diag.frames if f.rank == r.rank
                       and f.function == r.function), None)
         marked = [src for src, ds in (frame.dynamic_dims if frame else ()) if ds]
@@ -295,35 +296,31 @@ def marking_changes(diag: Diagnosis) -> list[Advice]:
                f"{expr}, {dims}))" if expr and not is_resume(r.function) else
                f"mark the same dims {dims} of that tensor on every call")
         out.append(Advice(
-            kind="mark-dynamic-dims-changed", rank=r.rank,
+            kind=AdviceKind.MARK_DYNAMIC_DIMS_CHANGED, rank=r.rank, function=r.function,
+            inputs=(marked[0],) if len(marked) == 1 else (),
+            key=f"{r.function}:{expr}:{dims}" if expr and not is_resume(r.function) else str(dims),
             message=(f"{r.function} recompiled because the code marked different dims "
                      + (f"of {marked[0]} " if len(marked) == 1 else "")
-                     + f"dynamic on different calls ({{{found['c']}}} when compiled, "
-                     f"{{{found['rt']}}} now); mark the same dims every time (no allow-list "
+                     + f"dynamic on different calls ({{{compiled}}} when compiled, "
+                     f"{{{runtime}}} now); mark the same dims every time (no allow-list "
                      "entry changes what mark_dynamic recorded on the tensor)."),
             fix=fix, evidence=(cite(r.line, r.compile_id, "; ".join(r.reasons)),)))
     return out
 
 
-_ZERO_ONE_RE = re.compile(r"^2 <= (?P<name>\S+?)\.size\(\)\[(?P<dim>\d+)\]")
-
-
 def zero_one(diag: Diagnosis) -> list[Advice]:
     """Recompiles because a size became 0 or 1 (torch specializes both): the unbacked list."""
-    from dyncli.diagnose.branches import crossing  # a user's size branch is not 0/1 (issue 21)
-
     recs = []
     dims: dict[tuple[int | None, str, int], dict[str, None]] = {}
     for r in diag.recompiles:
         if r.cause != "size" or crossing(r) is not None:
-            continue
+            continue  # a user's size branch is not 0/1 (issue 21)
         hit = False
         for x in r.reasons:
-            text = guard_text(CID_RE.sub("", x))
-            m = _ZERO_ONE_RE.match(text)
+            m = gt.zero_one(gt.guard_of(x))
             mm = mismatch(x)
             if m is not None:
-                key = (r.rank, from_reason(m["name"]), int(m["dim"]))
+                key = (r.rank, from_reason(m[0]), m[1])
             elif mm is not None and mm[3] in (0, 1):
                 key = (r.rank, mm[0], mm[1])
             else:
@@ -346,7 +343,7 @@ def zero_one(diag: Diagnosis) -> list[Advice]:
                   for fn in user]
     code = " / ".join(parts)
     return [Advice(
-        kind="zero-one-specialization",
+        kind=AdviceKind.ZERO_ONE,
         message=(f"{len(recs)} recompile(s) because a size became 0 or 1: torch always "
                  "specializes sizes 0 and 1, so a dynamic graph (guarded `2 <= size`) cannot "
                  "serve them. An unbacked size serves them all (code must not branch on it)."),

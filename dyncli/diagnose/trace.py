@@ -29,7 +29,6 @@ from typing import Any, NamedTuple
 from dyncli.diagnose import phases as ph
 from dyncli.diagnose.branches import crossing
 from dyncli.diagnose.model import (
-    Advice,
     Diagnosis,
     FrameReport,
     RecompileReport,
@@ -50,61 +49,6 @@ from dyncli.logparse import events as ev
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.events import split_id
 from dyncli.sources import is_input
-
-# Suggestions that already decide a source: its similar graphs add no second, narrower fix
-# (a per-frame list is worse than the one list over every frame; a pinned or re-marked dim is
-# not fixed by any list).
-_DECIDED = ("mark-dynamic", "mark-dynamic-dims-changed", "guard-limit-specialization",
-            "user-specialization", "mark-static",
-            "static-parameters", "scalar-recompile")
-
-
-def trace_advice(report: TraceReport, existing: tuple[Advice, ...] = ()) -> tuple[Advice, ...]:
-    """What the trace-only findings ask the user to do, each with its evidence."""
-    out: list[Advice] = []
-    decided = " ".join(f"{a.message} {a.fix}" for a in existing if a.kind in _DECIDED)
-    for s in report.similar_graphs:
-        inputs = ", ".join(f"{src} ({' vs '.join(sizes)})" for src, sizes in s.inputs)
-        entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)
-                   if src not in decided]
-        out.append(Advice(
-            fix=f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"' if entries else "",
-            kind="similar-graphs", rank=s.rank,
-            message=(f"{s.function}: compiles {', '.join(s.compile_ids)} traced the same "
-                     f"{s.ops} ops and differ only in sizes of {inputs}; one dynamic graph "
-                     "would serve them all: mark those inputs dynamic up front."),
-            evidence=tuple(f"dynamo_output_graph {cid}" for cid in s.compile_ids)))
-    for p in report.pgo:
-        if not p.allow_list:  # the loaded state already has them dynamic: say what recompiled
-            why = "; ".join(f"{cid}: {what} at {where}" for cid, what, where in p.explained)
-            out.append(Advice(
-                kind="pgo-recompile", rank=p.rank,
-                message=(f"{p.function}: PGO state was loaded"
-                         + (f" (dynamic: {', '.join(p.loaded_dynamic)})" if p.loaded_dynamic else "")
-                         + f" and it still recompiled ({', '.join(p.recompiles)}); no allow-list "
-                         "entry can remove that: "
-                         + (why or "the sources that changed are already dynamic")
-                         + "; see the suggestion for that line."),
-                evidence=tuple(f"recompile {c}" for c in p.recompiles)))
-            continue
-        out.append(Advice(
-            kind="pgo-allow-list", rank=p.rank,
-            message=(f"{p.function}: PGO state was loaded"
-                     + (f" (dynamic: {', '.join(p.loaded_dynamic)})" if p.loaded_dynamic else "")
-                     + f" yet it recompiled for size ({', '.join(p.recompiles)}); PGO did not"
-                     " help there. Allow-list the sources instead."),
-            fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(p.allow_list)}"'
-                 if p.allow_list else ""),
-            evidence=tuple(f"recompile {c}" for c in p.recompiles)))
-    for d in report.divergences:
-        out.append(Advice(
-            kind="rank-divergence", message=d.message + ": ranks that compile different "
-            "graphs can hang in collectives; give every rank the same dynamic decisions "
-            "(mark the sources dynamic on all ranks, or enable "
-            "torch._dynamo.config.enable_compiler_collectives).",
-            evidence=tuple(f"rank {r}: {v}" for r, v in d.values)))
-    return tuple(out)
-
 
 _PLACEHOLDER = re.compile(r"[^a-zA-Z0-9]+")
 _SIZE_KEY = re.compile(r"^(?P<base>.+?)(?::(?P<dim>\d+))?$")
@@ -428,13 +372,3 @@ class _Explainer:
                 out.append((r.compile_id, f"the specialization of {', '.join(spec.sources)} to "
                             f"{spec.value}", f"{spec.user.file}:{spec.user.line}"))
         return tuple(out)
-
-
-def _differing_dims(sizes: tuple[str, ...]) -> list[int]:
-    """Dims whose value is not the same in every ``[a, b]`` size string."""
-    rows = [[p.strip() for p in s.strip("[]").split(",")] for s in sizes]
-    if len({len(r) for r in rows}) != 1:
-        return []
-    return [i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1]
-
-

@@ -25,9 +25,10 @@ streams. The pipe holds a few batches, so memory stays bounded: the child waits
 while this process is behind. An error in the child (not a trace, unreadable) comes back as
 the same ``InputError``; a child that dies is an error naming the file.
 
-The child's side (what it runs, when it is worth one) is ``dyncli.logparse.trace_child``,
-which needs only the reader: the ``diagnose`` command forks the child there before importing
-the analysis (``trace_child.prestart``), and :func:`read_piped` takes it over.
+The child itself (what it runs, its fork, its early start, when it is worth one) is in
+``dyncli.diagnose.children``, with every other child process diagnose starts: ``api.run``
+forks it before importing the analysis (``children.prestart``), and :func:`read_piped` takes
+it over.
 """
 
 from __future__ import annotations
@@ -36,18 +37,10 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from dyncli.diagnose import children
 from dyncli.diagnose.processes import Process
 from dyncli.errors import DyncliError, InputError, StrictError
 from dyncli.logparse.trace import TraceParser
-from dyncli.logparse.trace_child import (  # noqa: F401  (COOKED_HERE, idle_core: read here)
-    COOKED_HERE,
-    PIPE_BYTES,
-    adopt,
-    discard_early,
-    has_early,
-    idle_core,
-    start,
-)
 from dyncli.logparse.trace_format import TraceRecord, TraceStats
 from dyncli.logparse.trace_map import TraceEventMapper
 
@@ -59,7 +52,7 @@ def wanted(proc: Process, jobs: int, strict: bool) -> bool:
     if strict or jobs < 2 or proc.path is None or not sys.platform.startswith("linux"):
         return False  # fork is the start method this relies on: safe on Linux only
     try:
-        return proc.path.stat().st_size >= PIPE_BYTES
+        return proc.path.stat().st_size >= children.PIPE_BYTES
     except OSError:
         return False
 
@@ -67,7 +60,7 @@ def wanted(proc: Process, jobs: int, strict: bool) -> bool:
 def early(proc: Process) -> bool:
     """Whether the command already forked the parsing child of ``proc`` (the load rule was
     applied then: a load that rose meanwhile does not waste it)."""
-    return proc.path is not None and has_early(proc.path)
+    return proc.path is not None and children.has_early(proc.path)
 
 
 def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any]]:
@@ -77,8 +70,8 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
     processes; ``info`` then has ``size`` (bytes read) and ``warnings``.
     """
     assert proc.path is not None
-    # the child the command forked before its imports (trace_child.prestart), else a new one
-    child, receive = adopt(proc.path) or start(proc.file)
+    # the child api.run forked before its imports (children.prestart), else a new one
+    child, receive = children.adopt(proc.path) or children.start(proc.file)
     parser = TraceParser(str(proc.file))
     mapper = TraceEventMapper(parser, proc.rank, proc.label)
     info: dict[str, Any] = {"size": 0, "warnings": []}
@@ -118,8 +111,9 @@ def read_piped(proc: Process) -> tuple[TraceParser, Iterator[Any], dict[str, Any
         finally:
             receive.close()
             if not ended:  # an error or Ctrl-C here: the child's work is of no use
-                child.kill()
-            child.join(timeout=5)
+                children.stop(child)
+            else:
+                child.join(timeout=5)
 
     return parser, mapper.events(records()), info
 

@@ -271,6 +271,11 @@ class Recompile(Event):
     first_line: int | None = None
     failures: tuple[GuardFailure, ...] = ()
     user_stack: tuple[UserLoc, ...] = ()
+    # the paste began inside this record: its header (the function) is not in the log
+    partial: bool = False
+    # cache entries the failures are of, where not one each: recompiles_verbose groups them
+    # ("guard 0 failures:"), torch 2.2's tuple lists every failed guard of one entry
+    entries: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -283,6 +288,16 @@ class RecompileLimit(Event):
     file: str = ""
     first_line: int | None = None
     last_reason: str = ""
+    partial: bool = False  # the paste began inside the warning: its first lines are missing
+
+
+@dataclass(frozen=True, kw_only=True)
+class LimitRaised(Event):
+    """The recompile limit raised instead of falling back to eager: a traceback line of
+    ``FailOnRecompileLimitHit`` (``fullgraph=True`` or ``fail_on_recompile_limit_hit``) or
+    torch 2.5's ``CacheLimitExceeded``; the program stopped there."""
+
+    message: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -301,6 +316,7 @@ class GraphBreak(Event):
     duplicate: bool = False
     gb_type: str = ""  # torch's graph-break type (the registry's Gb_type), torch >= 2.7
     gb_code: str = ""  # GB0025…, from the documentation link torch prints (torch >= 2.14)
+    partial: bool = False  # the paste began inside the record: where it broke is not in it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -353,7 +369,7 @@ class DataDependent(Event):
 ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
-    ConstraintViolation, DataDependent,
+    ConstraintViolation, DataDependent, LimitRaised,
 )
 
 
@@ -369,6 +385,12 @@ class ParseStats:
     counts the malformed records by why they did not parse (``bad number``, ``truncated``,
     ``unparsable graph break``…), as tlparse's Stats counts ``fail_glog``/``fail_json``;
     ``long_lines``: lines cut at the reader's line cap (the rest of such a line is skipped).
+
+    Pasted text (issue 33): ``records``: torch records read (a log without any is not a
+    torch log, whatever its blank lines); ``blank``: blank lines and torch's own noise
+    outside records (recognized, but no evidence of a torch log); ``pasted``: what the reader
+    did to find records where a paste put them ({"prefixes trimmed": 12, …}); ``partial``:
+    records the paste began inside (their first lines are not in the log).
     """
 
     lines: int = 0
@@ -379,6 +401,16 @@ class ParseStats:
     samples: list[tuple[int, str]] | None = None
     reasons: dict[str, int] = field(default_factory=dict)
     long_lines: int = 0
+    records: int = 0
+    blank: int = 0
+    pasted: dict[str, int] = field(default_factory=dict)
+    partial: int = 0
+    unread: int = 0  # torch records of no kind the parser knows (and not a paste's fragment)
+
+    @property
+    def torch_lines(self) -> int:
+        """Lines that belong to torch's records (understood or not): 0 means not a torch log."""
+        return self.recognized + self.malformed - self.blank
 
     def add(self, other: ParseStats) -> None:
         """Add ``other``'s counts (and keep its samples while there is room): one total of many inputs."""
@@ -388,6 +420,12 @@ class ParseStats:
         self.malformed += other.malformed
         self.bytes += other.bytes
         self.long_lines += other.long_lines
+        self.records += other.records
+        self.blank += other.blank
+        self.partial += other.partial
+        self.unread += other.unread
+        for what, n in other.pasted.items():
+            self.pasted[what] = self.pasted.get(what, 0) + n
         for why, n in other.reasons.items():
             self.reasons[why] = self.reasons.get(why, 0) + n
         for line, text in other.samples or []:

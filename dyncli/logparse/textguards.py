@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import user_comment
 from dyncli.logparse.safe import need_int
 from dyncli.logparse.textmsg import _need, parse_sloc
 
@@ -134,7 +135,7 @@ def _tree_fields(text: str) -> tuple[type[ev.Event], dict[str, Any]] | None:
         if "L[" not in m["expr"]:
             return None  # ambient guards (saved tensor hooks, ...)
         rest = m["rest"] or ""
-        return ev.ShapeGuard, {"expr": m["expr"].strip(), "user": parse_sloc(rest)[0],
+        return ev.ShapeGuard, {"expr": m["expr"].strip(), "user": parse_sloc(user_comment(rest)[0])[0],
                                "zero_one": "0/1 specialization" in rest}
     return None
 

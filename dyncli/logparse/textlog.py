@@ -27,56 +27,35 @@ import io
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textguards as guards
-from dyncli.logparse import textmsg as msg
-from dyncli.logparse import textreasons as reasons
+from dyncli.logparse import textorphans as orphans
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
+from dyncli.logparse.textforeign import ForeignLines
+from dyncli.logparse.textkinds import (
+    COLLECT,
+    DYN_SOURCES,
+    FIRST,
+    FLAT,
+    GUARD_WORDS,
+    KINDS,
+    KNOWN_TEXT,
+    MARKERS,
+    MAX_RECORD_LINES,
+    SILENT,
+    SILENT_WORDS,
+    TREE,
+    TREE_WORD,
+    UNKNOWN,
+    Handler,
+    is_start,
+)
+from dyncli.logparse.textmsg import dynamic_sources
 
-MAX_RECORD_LINES = 2000
 _RANK, _PID, _CID = (GLOG_RE.groupindex[g] for g in ("rank", "pid", "cid"))
-Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
 _Key = tuple[Any, ...]  # (rank or None, pid) as bytes, from the glog match: one per process
-
-# first word of a record -> (handler or None = known but nothing to extract, collect lines?)
-KINDS: dict[bytes, tuple[Handler | None, bool]] = {
-    b"create_symbol": (msg.create_symbol, False),
-    b"create_unbacked_symint": (msg.create_unbacked, False),
-    b"create_unbacked_symfloat": (msg.create_unbacked, False),
-    b"create_unbacked_symbool": (msg.create_unbacked, False),
-    b"eval": (msg.guard_added, False),
-    b"runtime_assert": (msg.guard_added, False),
-    b"set_replacement": (msg.set_replacement, False),
-    b"_update_var_to_range": (msg.var_to_range, False),
-    b"marking": (msg.marking, False),
-    b"Recompiling": (reasons.recompiling, True),
-    b"('Recompiling": (reasons.old_recompiling, False),  # torch 2.1's tuple, one line
-    b"Graph": (reasons.graph_break, True),
-    b"torch._dynamo": (reasons.recompile_limit, True),
-    b"Error": (reasons.constraint_violations, True),
-    b"could": (msg.data_dependent, False),
-    b"Step": (msg.step, False),
-    # known, nothing the diagnosis needs (recognized, not reported as unknown)
-    **{word: (None, False) for word in (
-        b"create_env", b"produce_guards", b"track_symint", b"track_symfloat", b"Skipping",
-        b"lru_cache_stats", b"Guard", b"Python", b"Created", b"compute_unbacked_bindings",
-        b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
-        b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",
-        b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack", b"torchdynamo",
-        b"TRACE", b"Restarting", b"skipping:", b"create_unspecified_symbol",
-        b"_update_version_counter", b"__guards",
-    )},
-}
-_TREE = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
-_DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynamic via dynamic-sources")
-# Known records whose first word varies ("1 Warning only constraints violated").
-_KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values",
-               b"No CUDA runtime is found")
-# torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized
-# (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
-_TORCH_NOISE = (b"No CUDA runtime is found, using CUDA_HOME",)
-
 
 def _dynamic_size(raw: bytes) -> bool:
     """Whether a TENSOR_MATCH line's ``size=[…]`` has a dynamic (None) dim."""
@@ -87,44 +66,26 @@ def _dynamic_size(raw: bytes) -> bool:
 _STATIC = b"_dynamo_static_indices', set())"
 
 
-def _is_start(word: bytes, message: bytes) -> bool:
-    """Whether a line whose first word is ``word`` begins a record (else: a continuation).
-
-    A line repeating the previous prefix can begin a new record: two one-line records logged
-    from the same call site in the same millisecond carry identical prefixes.
-    """
-    # torch >= 2.15 prints "Stack variable source attribution:" inside a graph-break message
-    return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break")) and (
-        word != b"Stack" or not message.startswith(b"Stack variable source"))
-
-
-# Records logged once per compile attempt, at its start (see TextLogParser._compile_seen).
-_MARKERS = frozenset({b"create_env", b"Recompiling", b"Step"})
-_SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None)
 _NO_COMMON: dict[str, Any] = {}
-# eval/runtime_assert lines without "[guard added]" ([statically known], [trivial]) add nothing.
-_GUARD_WORDS = frozenset({b"eval", b"runtime_assert"})
 
-# How a record's lines are handled (ints compare fast in the hot loop).
-# FLAT: torch 2.1–2.3's guards, one guard per line and no tree (each line is read).
-SILENT, UNKNOWN, TREE, FIRST, COLLECT, FLAT = range(6)
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 
 
 class _Record:
-    __slots__ = ("common", "handler", "kind", "lines", "mode", "prefix")
+    __slots__ = ("common", "handler", "kind", "lines", "mode", "prefix", "tail")
 
     def __init__(self, prefix: bytes, kind: bytes, mode: int, handler: Handler | None,
                  common: dict[str, Any], first: bytes) -> None:
         self.prefix, self.kind, self.mode, self.handler, self.common = prefix, kind, mode, handler, common
         self.lines: list[bytes] = [first] if mode in (FIRST, COLLECT) else []
+        self.tail = True  # lines without a prefix may still continue it (torch 2.0; until a blank)
 
 
 # Stands for "no open record": its prefix matches no line, so every line takes the regex path.
 _GONE = _Record(b"\x00", b"?", UNKNOWN, None, _NO_COMMON, b"")
 
 
-class TextLogParser:
+class TextLogParser(ForeignLines):
     """Incremental parser: ``parse(lines)`` yields events and fills ``stats``."""
 
     def __init__(self, stats: ev.ParseStats | None = None) -> None:
@@ -139,6 +100,7 @@ class TextLogParser:
         self._commons: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._prefix_re = GLOG_RE  # OLD_PREFIX_RE once a line of torch 2.1/2.2's layout is seen
         self._waiting: dict[bytes, list[ev.Event]] = {}  # pid -> events for its next compile id
+        self._stray: bytes | None = None  # an unprefixed "function: '…'" line before an orphan
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
         """Parse every line (bytes, with or without line ends) and flush at the end."""
@@ -168,6 +130,7 @@ class TextLogParser:
             OLD_PREFIX_RE.match if self._prefix_re is GLOG_RE else None)
         fast = slow = 0  # lines of the fast path (silent and tree lines), and the others
         known = 0  # silent records started (recognized)
+        starts = 0  # of them, the silent records started (the others count in _start)
         seen_get = self._seen.get
         try:
             for part in parts:
@@ -229,30 +192,39 @@ class TextLogParser:
                         # of different call sites share them, so no silent run is skipped.
                         match, old_match, silent_mode = old_match, None, -1
                         self._prefix_re = OLD_PREFIX_RE
+                    if m is None and (fixed := self._pasted(raw)) is not None:
+                        # torch's record where a paste put it (issue 33): read as written
+                        raw = fixed
+                        m = GLOG_RE.match(raw)
                     if m is None:
-                        out = self._foreign(raw, base + fast + slow)
+                        out = self._foreign(raw, base + fast + slow, last_key)
                         if out:
                             yield from out
                         continue
                     plen = m.end()
                     last_prefix = raw[:plen]
+                    if plen == len(raw) and last_prefix[-1:] != b" ":
+                        # an empty message whose trailing blank an editor or a paste dropped:
+                        # the prefix of the record's other lines ends with one
+                        last_prefix += b" "
+                        plen += 1
                     key = last_key = m.group(_RANK, _PID)  # (rank, pid): one open record per process
                     if key[0] is not None:
                         pid_rank[key[1]] = key[0]
                     sp = raw.find(b" ", plen)
                     word = raw[plen:sp] if sp >= 0 else raw[plen:]
-                    if word in _SILENT_WORDS:
+                    if word in SILENT_WORDS:
                         silent = True
-                    elif word in _GUARD_WORDS:
+                    elif word in GUARD_WORDS:
                         # (the prefix holds no "[guard added]": its file part cannot hold a "]")
                         silent = b"[guard added]" not in raw
                     elif word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
                         word = word.split(b"=", 1)[0]
-                        silent = word in _SILENT_WORDS
+                        silent = word in SILENT_WORDS
                     else:
                         silent = False
                     cid_b = m.group(_CID)
-                    if cid_b is not None and (cid_b not in seen_get(key[1], ()) or word in _MARKERS):
+                    if cid_b is not None and (cid_b not in seen_get(key[1], ()) or word in MARKERS):
                         out = self._compile_seen(key, cid_b, word, raw[plen:], base + fast + slow)
                         if out:
                             yield from out
@@ -272,12 +244,14 @@ class TextLogParser:
                                 yield from out
                         elif silent and rec.mode == SILENT:
                             known += 1
+                            starts += 1
                             rec.prefix = last_prefix  # reuse: no allocation per one-line record
                             cur = rec
                             mode = SILENT
                             continue
                     if silent:
                         known += 1
+                        starts += 1
                         cur = open_[key] = _Record(last_prefix, word, SILENT, None, _NO_COMMON, b"")
                         mode = SILENT
                         continue
@@ -295,6 +269,7 @@ class TextLogParser:
         finally:
             stats.lines += fast + slow
             stats.recognized += fast + known
+            stats.records += starts
 
     def _compile_seen(self, key: _Key, cid_b: bytes, word: bytes, message: bytes,
                       lineno: int) -> Iterable[ev.Event]:
@@ -311,7 +286,7 @@ class TextLogParser:
         """
         pid = key[1]
         seen = self._seen.setdefault(pid, set())
-        if word in _MARKERS and (word != b"Step" or message.startswith(b"Step 1:")):
+        if word in MARKERS and (word != b"Step" or message.startswith(b"Step 1:")):
             started = self._started.setdefault(pid, {})
             kinds = started.setdefault(cid_b, set())
             if word in kinds:  # this id started before: torch._dynamo.reset() came between
@@ -365,7 +340,7 @@ class TextLogParser:
                      message: bytes, lineno: int) -> Iterable[ev.Event]:
         """A line repeating the open record's prefix: a continuation, or a new record that
         shares it (one-line records from one call site within the same millisecond)."""
-        if _is_start(word, message):
+        if is_start(word, message):
             out = list(self._close(key))
             common = rec.common if rec.common is not _NO_COMMON else self._common_of(rec.prefix)
             out += self._start(key, rec.prefix, message, lineno, common)
@@ -406,23 +381,37 @@ class TextLogParser:
     def _start(self, key: _Key, prefix: bytes, message: bytes,
                lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
         common = {**common, "line": lineno}
+        self.stats.records += 1
         word = message.split(b" ", 1)[0].split(b"=", 1)[0]
         if not message or word == b"TREE_GUARD_MANAGER:":
             self.stats.recognized += 1
-            self._open[key] = _Record(prefix, _TREE, TREE, None, common, message)
+            self._open[key] = _Record(prefix, TREE_WORD, TREE, None, common, message)
             return _NO_EVENTS
-        entry = KINDS.get(word) if _is_start(word, message) else None
+        entry = KINDS.get(word) if is_start(word, message) else None
         if entry is None and (prefix.endswith(b"[__guards] ") or b".__guards: [" in prefix):
             # torch 2.1–2.3 log their guards one per line, without a tree
             self.stats.recognized += 1
             rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
             return self._flat(rec, message, lineno)
+        if entry is None and (b"__cudagraphs" in prefix or (
+                b"__perf_hints" in prefix and b"cudagraph" in message)):
+            entry = (cg.text_record, True)  # CUDA-graph records: dyncli.logparse.cudagraphs
         if entry is None:
-            if any(s in message for s in _DYN_SOURCES):
-                entry = (msg.dynamic_sources, False)
-            elif any(s in message for s in _KNOWN_TEXT):
+            if any(s in message for s in DYN_SOURCES):
+                entry = (dynamic_sources, False)
+            elif any(s in message for s in KNOWN_TEXT):
                 entry = (None, False)
+            elif (orphan := orphans.orphan(prefix, message)) is not None:
+                # a line from inside a record whose first line the paste left out
+                self.stats.partial += 1
+                self.stats.recognized += 1
+                rec = self._open[key] = _Record(prefix, b"", COLLECT, orphan, common, message)
+                if self._stray is not None and orphan is orphans.orphan_limit:
+                    rec.lines.insert(0, self._stray)  # its function line came just before
+                self._stray = None
+                return _NO_EVENTS
             else:
+                self.stats.unread += 1
                 self.stats.unrecognized += 1
                 self._sample(lineno, message)
                 self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
@@ -464,17 +453,6 @@ class TextLogParser:
         self.stats.malformed += 1
         self.stats.recognized -= 1
         self._sample(lineno, message)
-
-    def _foreign(self, raw: bytes, lineno: int) -> Iterable[ev.Event]:
-        """A line without a glog prefix: stdout noise, a Python traceback, a blank line."""
-        if not raw.strip() or any(s in raw for s in _TORCH_NOISE):
-            self.stats.recognized += 1
-            return _NO_EVENTS
-        self.stats.unrecognized += 1
-        self._sample(lineno, raw)
-        if b"as dynamic but your code specialized it" in raw:
-            return reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
-        return _NO_EVENTS
 
 
 def parse_lines(lines: Iterable[bytes], stats: ev.ParseStats | None = None) -> Iterator[ev.Event]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.safe import small_int
+from dyncli.logparse.textpaste import unlink
 
 _RANGE = r"\[(?P<lo>[^,\]]{1,64}), (?P<hi>[^\]]{1,64})\]"
 # create_symbol: the head is matched anchored, the value range is then searched for with
@@ -54,6 +55,8 @@ DDE_RE = re.compile(
 _FLOC_RE = re.compile(r"[^()]*:\d+ in [^()]*")
 # Greedy: the LAST "# file:line in fn" is torch's (user code may hold its own "# comment").
 _USER_RE = re.compile(r"^(?P<code>.*)\s# (?P<file>[^\s:]+):(?P<line>\d{1,9}) in (?P<fn>[^\s(]+)")
+# torch 2.1-2.6 wrote a guard's or symbol's user location as "at FILE:LINE in FN (framework)".
+_AT_RE = re.compile(r"^at (?P<file>[^\s:]+):(?P<line>\d{1,9}) in (?P<fn>[^\s(]+)")
 
 
 # Kept per distinct location text (those up to _SLOC_CACHED characters): a log repeats the
@@ -77,10 +80,14 @@ def _parse_sloc(text: str) -> tuple[ev.UserLoc | None, str]:
         start = text.rfind("(")
         if start >= 0 and _FLOC_RE.fullmatch(text, start + 1, len(text) - 1):
             framework, text = text[start + 1:-1], text[:start].rstrip()
-    um = _USER_RE.match(text)
+    um = _USER_RE.match(text) or _AT_RE.match(text)
+    if um is None and "](" in text:  # a path an editor made a markdown link
+        text = unlink(text)
+        um = _USER_RE.match(text) or _AT_RE.match(text)
     if um is None:
         return None, framework
-    return ev.UserLoc(um["file"], int(um["line"]), um["fn"], um["code"].strip()), framework
+    code = um["code"].strip() if "code" in um.groupdict() else ""
+    return ev.UserLoc(um["file"], int(um["line"]), um["fn"], code), framework
 
 
 # (results are immutable: a frozen UserLoc and a str; at most ~2 MB of keys)
@@ -134,7 +141,10 @@ def set_replacement(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``set_replacement s77 = 10 (range_refined_to_singleton) VR[10, 10]``."""
     m = REPLACEMENT_RE.match(lines[0])
     if m is None and _BARE_REPLACEMENT_RE.match(lines[0]):
-        return []  # torch 2.2: "set_replacement s0 = 4", no reason: nothing to tell
+        # torch 2.2: "set_replacement s0 = 4", without its reason: a symbol pinned to a
+        # number (a specialization) or equal to another symbol
+        sym, _, target = lines[0][len("set_replacement "):].partition(" = ")
+        return [ev.SetReplacement(symbol=sym, target=target.strip(), **common)]
     m = _need(m, "set_replacement")
     return [ev.SetReplacement(symbol=m["sym"], target=m["tgt"], reason=m["reason"],
                               lower=m["lo"] or "", upper=m["hi"] or "", **common)]

@@ -11,21 +11,24 @@ convert_frame.py, symbolic_convert.py, exc.py).
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import comment_of, guard_part, split_failed
 from dyncli.logparse.textmsg import _need, parse_sloc
+from dyncli.logparse.textpaste import clean, unlink
 
 # Patterns ending in "\s*$" after a free-form group are quadratic in a run of blanks (each
 # position re-scans the run); these take the group up to the end and strip it in code.
-RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
-FAILURE_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?): (?P<reason>.*)$")
+RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<where>.+)$")
 FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<fn>.+)$')
 GRAPH_BREAK_RE = re.compile(
     r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
-LIMIT_RE = re.compile(r"^torch\._dynamo hit config\.(?P<name>\w+) \((?P<limit>[^)]*)\)")
+# "torch._dynamo hit config.recompile_limit (8)"; torchdynamo's before 2.0: "torchdynamo hit …"
+LIMIT_RE = re.compile(r"^torch(?:\._dynamo|dynamo) hit config\.(?P<name>\w+) \((?P<limit>[^)]*)\)")
 LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d{1,9})\)")
 _YOU_MARKED = (" as dynamic but your code specialized it to be a constant (", "You marked ")
 _INFERRED = (" was inferred to be a constant (", "Not all values of ")
@@ -51,24 +54,28 @@ def user_stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
     return tuple(out)
 
 
-_OLD_RECOMPILING_RE = re.compile(r"^\('(?P<first>Recompiling function .+?)', [\"'](?P<second>.*)[\"']\)$")
-
-
-def old_recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """torch 2.1 logged its recompile message as a tuple, on one line: ``('Recompiling
-    function F in FILE:LINE', "triggered by the following guard failure: REASON")``."""
-    m = _need(_OLD_RECOMPILING_RE.match(lines[0]), "Recompiling tuple")
-    reason = m["second"].partition("triggered by the following guard failure: ")[2]
-    return recompiling([m["first"], *([f"- {reason}"] if reason else [])], common)
-
-
 def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """``Recompiling function F in FILE:LINE`` + ``- 0/0: reason`` lines + user stack."""
-    m = _need(RECOMPILING_RE.match(lines[0]), "Recompiling")
+    """``Recompiling function F in FILE:LINE`` + ``- 0/0: reason`` lines + user stack.
+
+    torch 2.0's tuple names the file without a line; a path an editor made a markdown link
+    (``in [/a/b.py:38](https://…)``) is read as the path."""
+    m = _need(RECOMPILING_RE.match(unlink(lines[0])), "Recompiling")
+    file, _, line = m["where"].rstrip(" \t").rpartition(":")
+    if not (line.isdigit() and len(line) <= 9 and file):
+        file, line = m["where"].rstrip(" \t"), ""
+    failures, stack, entries = recompile_body(lines[1:])
+    return [ev.Recompile(function=m["fn"], file=file, first_line=int(line) if line else None,
+                         failures=failures, user_stack=stack, entries=entries, **common)]
+
+
+def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple[ev.UserLoc, ...], int]:
+    """The guard failures, the user stack and the number of ``guard N failures:`` groups
+    (recompiles_verbose: one per cache entry) of a recompile message's lines after its first."""
     failures: list[ev.GuardFailure] = []
     stack_lines: list[str] = []
     in_stack = False
-    for text in lines[1:]:
+    groups = 0
+    for text in lines:
         # "    - 0/0: reason" and "    - User stack trace:" are items; "    -   File …" and
         # "    -     code" (deeper indent) belong to the stack of the item before them.
         body = text.strip()
@@ -79,21 +86,23 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         if top and body.startswith("User stack trace:"):
             in_stack = True
             continue
-        fm = FAILURE_RE.match(body) if top else None
+        failed, reason = split_failed(body) if top else ("", body)
+        groups += top and body.startswith("guard ") and body.endswith(" failures:")
         # (headers such as "triggered by the following guard failure(s):" or, with
-        # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons)
-        if fm is not None or (top and body and not in_stack and not body.endswith(":")):
+        # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons; nor
+        # is torch's hint "The following environment variable would enable dynamic
+        # compilation to start, avoiding this recompile: …" of torch 2.8 dev)
+        if failed or (top and body and not in_stack and not body.endswith(":")
+                      and not body.startswith(TORCH_HINT)):
             # torch < 2.5 printed the reason without the "0/0: " of the failed cache entry
             in_stack = False
-            failures.append(guard_failure(fm["cid"] if fm else "",
-                                          fm["reason"] if fm is not None else body))
+            failures.append(guard_failure(failed, reason))
         elif in_stack:
             stack_lines.append(body)
-    return [ev.Recompile(function=m["fn"], file=m["file"], first_line=int(m["line"]),
-                         failures=tuple(failures), user_stack=user_stack(stack_lines), **common)]
+    return tuple(failures), user_stack(stack_lines), groups
 
 
-_FIRST_USE = " (user code shown is first use of this value"
+TORCH_HINT = "The following environment variable would enable dynamic compilation"
 _GB_LINK_RE = re.compile(r"/gb/gb(?P<code>\d{4})\.html")
 _ANOTHER_BREAK = "*** While handling this graph break, another graph break occurred"
 
@@ -105,15 +114,14 @@ def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
     Shared by the text log and the trace (``recompile_reasons``), so both give one answer.
     torch >= 2.14 appends, to a guard it blames on 0/1 specialization, "(user code shown is
     first use of this value--…) and <code>  # <file:line> (<framework>)": the note is
-    reported as ``first_use``, never folded into the guard or the code.
+    reported as ``first_use``, never folded into the guard or the code, and the user line
+    is the one after "and" (``guardtext.user_comment``). A pasted reason's HTML entities and
+    markdown links are undone first.
     """
-    guard = reason.split("  #", 1)[0].split(" # ", 1)[0].rstrip()
-    comment = reason.split("# ", 1)[1] if "# " in reason else ""
-    cut = comment.find(_FIRST_USE)
-    if cut >= 0:
-        comment = comment[:cut]
+    comment, note = comment_of(clean(reason))
     user = parse_sloc(comment)[0] if comment else None
-    return ev.GuardFailure(failed=failed, reason=guard, user=user, first_use=cut >= 0)
+    return ev.GuardFailure(failed=failed, reason=clean(guard_part(reason)).rstrip(), user=user,
+                           first_use=note)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +175,6 @@ def graph_break_body(lines: list[str]) -> BreakBody:
 
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``Graph break in user code at FILE:LINE`` + reason, explanation, hints, user stack."""
-    if lines[0].startswith(_OLD_BREAK):
-        return old_graph_break(lines, common)
     m = _need(GRAPH_BREAK_RE.match(lines[0]), "graph break")
     b = graph_break_body(lines[1:])
     return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=b.gb_type or b.reason,
@@ -177,45 +183,57 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                           **common)]
 
 
-# torch 2.1–2.5 (symbolic_convert.py log_graph_break): "Graph break: [reason ]from user code
-# at:", the user stack, then (2.3–2.5) the Python traceback of the exception whose last line
-# is the reason ("torch._dynamo.exc.Unsupported: call_function BuiltinVariable(print) […]").
-_OLD_BREAK = "Graph break: "
-_EXC_LINE_RE = re.compile(r"^(?:torch\._dynamo\.exc\.)?(?P<exc>\w{1,64}): (?P<msg>.*)$")
-
-
-def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """torch 2.1–2.5's graph-break message: the break's place is the last frame of the user
-    stack."""
-    head = lines[0][len(_OLD_BREAK):].strip()
-    tb = next((i for i, t in enumerate(lines) if t.startswith("Traceback (most recent call last)")),
-              len(lines))
-    stack = user_stack(lines[1:tb])
-    if not head.endswith("from user code at:") or not stack:
-        raise ValueError("unparsable graph break")
-    where = stack[-1]
-    reason = head[:-len("from user code at:")].strip()
-    for text in reversed(lines[tb + 1:]):
-        em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
-        if em is not None:
-            reason = reason or (em["msg"] if em["exc"] == "Unsupported" else f"{em['exc']}: {em['msg']}")
-            break
-    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
-                          user_stack=stack, **common)]
 
 
 def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """``torch._dynamo hit config.recompile_limit (8)`` + function + last reason."""
+    """``torch._dynamo hit config.recompile_limit (8)`` + function + last reason (torch 2.0 and
+    torchdynamo: ``reasons:``)."""
     m = _need(LIMIT_RE.match(lines[0]), "recompile limit")
-    fn, file, line, last = "", "", None, ""
-    for text in lines[1:]:
-        fm = LIMIT_FN_RE.match(text)
-        if fm is not None:
-            fn, file, line = fm["fn"], fm["file"], int(fm["line"])
-        elif text.strip().startswith("last reason:"):
-            last = text.split("last reason:", 1)[1].strip()
+    fn, file, line, last = limit_body(lines[1:])
     return [ev.RecompileLimit(limit_name=m["name"], limit=m["limit"], function=fn, file=file,
                               first_line=line, last_reason=last, **common)]
+
+
+def limit_body(lines: list[str]) -> tuple[str, str, int | None, str]:
+    """(function, file, line, last reason) of a recompile-limit warning's lines after its first."""
+    fn, file, line, last = "", "", None, ""
+    for text in lines:
+        fm = LIMIT_FN_RE.match(unlink(text))
+        body = text.strip()
+        if fm is not None:
+            fn, file, line = fm["fn"], fm["file"], int(fm["line"])
+        elif body.startswith("last reason:"):
+            last = body.split("last reason:", 1)[1].strip()
+        elif body.startswith("reasons:"):  # torch 2.0 and torchdynamo: the reason, or a list
+            last = last_listed(body.split("reasons:", 1)[1].strip())
+    return fn, file, line, last
+
+
+_QUOTED_RE = re.compile(r"'((?:[^'\\]|\\.){0,4096})'|\"((?:[^\"\\]|\\.){0,4096})\"")
+
+
+def last_listed(text: str) -> str:
+    """The last guard of torch's list of failures (``[['a'], ['b']]``, ``["a", "b"]``), cut or
+    not; the text itself when it is no list."""
+    if not text.startswith("["):
+        return text
+    value = literal(text)
+    while isinstance(value, list) and value:
+        value = value[-1]
+    if isinstance(value, str):
+        return value
+    found = _QUOTED_RE.findall(text)  # a list cut short by the paste: its last whole item
+    return next((a or b for a, b in reversed(found) if a or b), text)
+
+
+def literal(text: str) -> object:
+    """A Python literal as torch printed it (a repr), or None; bounded in size."""
+    if len(text) > 100_000:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
 
 
 def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

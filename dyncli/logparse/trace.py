@@ -1,7 +1,9 @@
 """TORCH_TRACE structured traces (the files tlparse reads) → records, streaming and pure.
 
-This module owns the reader: ``TraceParser``'s one loop over the lines, the envelope's JSON,
-the intern table, payload verification and the two-process split (``feed_raw``/``cook``).
+This module owns the reader: ``TraceParser``'s one loop over blocks of lines (a plain file's
+blocks, or lines joined: :func:`blocks`), the envelope's JSON, the intern table, payload
+verification and the two-process split (``feed_raw``/``cook``). Lines in, records out: it
+opens nothing and starts no process (``dyncli.diagnose`` does both).
 What a record is lives in ``dyncli.logparse.trace_format`` (the line format is described
 there), the payload helpers in ``dyncli.logparse.trace_payload``.
 
@@ -19,7 +21,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dyncli.errors import StrictError
 from dyncli.logparse import safe
@@ -33,12 +35,8 @@ from dyncli.logparse.trace_format import (
     RawRecord,
     TraceRecord,
     TraceStats,
-    peek_kind,
 )
 from dyncli.logparse.trace_payload import _join, _lines_holding
-
-if TYPE_CHECKING:
-    from dyncli.inputs import Source
 
 # A newline not followed by a tab: the end of a run of payload lines (the next line is an
 # envelope, or the block ends).
@@ -78,84 +76,19 @@ class TraceParser:
     # ------------------------------------------------------------------ public
 
     def feed(self, lines: Iterable[bytes | str]) -> Iterator[TraceRecord]:
-        """Parse ``lines`` in order; records come out as soon as their payload has ended."""
-        return self._feed(lines, raw=False)
+        """Parse ``lines`` (as a file's ``readline`` gives them) in order; records come out as
+        soon as their payload has ended."""
+        return self._feed_blocks(line_blocks(lines), raw=False)
 
     def feed_raw(self, lines: Iterable[bytes | str]) -> Iterator[RawRecord]:
         """``feed`` without its second half: the envelopes undecoded and ``str`` lines not
         interned, for :meth:`cook` to finish (in the process that maps the records, when
         ``dyncli.diagnose.trace_pipe`` splits the work)."""
-        return self._feed(lines, raw=True)
-
-    def _feed(self, lines: Iterable[bytes | str], raw: bool) -> Iterator[Any]:
-        """The one loop of ``feed`` and ``feed_raw``.
-
-        The loop is the hot path (traces are mostly payload lines): a payload line costs one
-        slice test, and is appended only when its record's payload is kept; the line and
-        payload-line counts are taken once at the end, not per line.
-        """
-        stats = self.stats
-        pending: tuple[int, bytes, str] | None = None  # (line no, envelope line, kind)
-        chunks: list[bytes] | None = None  # payload lines of ``pending`` when kept
-        probe = False  # a chromium event: drop it once its "name" line says it is not wanted
-        lineno = heads = 0
-        in_record = False  # payload lines are legal only after an envelope
-        finish = self._raw if raw else self._finish
-        for lineno, line in enumerate(_as_bytes(lines), 1):
-            if line[:1] == b"\t":
-                if chunks is not None:
-                    chunks.append(line)
-                    if probe and len(chunks) == 2:
-                        probe = False
-                        if not _wanted_chromium(chunks):
-                            pending, chunks = None, None
-                elif not in_record:
-                    self._malformed(lineno, "payload line without an envelope")
-                continue
-            heads += 1
-            in_record = False
-            if pending is not None:
-                record = finish(*pending, chunks)
-                pending, chunks = None, None
-                if record is not None:
-                    yield record
-            stripped = line.rstrip(b"\r\n")
-            if not stripped:
-                continue
-            kind = peek_kind(stripped)
-            if kind is None:
-                self._malformed(lineno, "not a trace line")
-                continue
-            in_record = True
-            stats.kinds[kind] += 1
-            if kind not in KNOWN_KINDS:
-                self._unknown(lineno, kind)
-            if kind == "str":
-                if raw:
-                    yield lineno, stripped, kind, None
-                else:
-                    self._intern(lineno, stripped)
-                continue
-            wanted = self.wanted.get(kind)
-            if kind not in self.keep or (wanted is not None and not wanted(stripped)):
-                if self.verify:  # --strict checks every payload, kept or not
-                    pending, chunks, probe = (lineno, stripped, ""), [], False
-                continue
-            pending = (lineno, stripped, kind)
-            keep_payload = kind in self.payloads and (
-                (test := self.payload_wanted.get(kind)) is None or test(stripped))
-            chunks = [] if keep_payload or self.verify else None
-            probe = kind == "chromium_event" and not self.verify
-        stats.lines += lineno
-        stats.payload_lines += lineno - heads
-        if pending is not None:
-            record = finish(*pending, chunks)
-            if record is not None:
-                yield record
+        return self._feed_blocks(line_blocks(lines), raw=True)
 
     def feed_blocks(self, blocks: Iterable[bytes]) -> Iterator[TraceRecord]:
-        """``feed`` over blocks of whole lines (a plain file read a block at a time: see
-        :func:`source_blocks`): the same records and counts as ``feed`` over the same lines."""
+        """``feed`` over blocks of whole lines (a plain file read a block at a time, or lines
+        joined: see :func:`blocks`): the same records and counts as ``feed`` over the lines."""
         return self._feed_blocks(blocks, raw=False)
 
     def feed_raw_blocks(self, blocks: Iterable[bytes]) -> Iterator[RawRecord]:
@@ -163,17 +96,20 @@ class TraceParser:
         return self._feed_blocks(blocks, raw=True)
 
     def _feed_blocks(self, blocks: Iterable[bytes], raw: bool) -> Iterator[Any]:
-        """:meth:`_feed` for blocks of lines: the payload lines are skipped at C speed.
+        """The one loop of the reader (``feed``, ``feed_raw``, ``feed_blocks``,
+        ``feed_raw_blocks``): records of blocks of lines, payload lines skipped at C speed.
 
         A block is lines as ``readline(MAX_LINE)`` cuts them, each ending in a newline but
         perhaps the last (a piece of an over-long line, or the file's last line): the next
         block starts a new line. Most of a trace is payload lines; here a run of them costs a
         regex search (where does the next envelope start?) and a count of its newlines, and
-        it is cut out of the block only when its record's payload is kept. The envelope lines
-        go through the same steps as in :meth:`_feed` (the reference loop, one line at a
-        time; ``tests/unit/test_trace_blocks.py`` checks that both give the same records,
-        counts and errors). Payloads are kept as runs of lines with their line count
-        (``_join``'s ``nlines``).
+        it is cut out of the block only when its record's payload is kept. Payloads are kept
+        as runs of lines with their line count (``_join``'s ``nlines``). A payload line is
+        legal only after an envelope; a chromium event is dropped as soon as its "name" line
+        says it is not wanted; the line and payload-line counts are taken once at the end.
+        ``tests/unit/test_trace_blocks.py`` checks that any cut of the same lines into blocks
+        (a file's blocks, lines joined, one line a block) gives the same records, counts and
+        errors.
         """
         stats = self.stats
         pending: tuple[int, bytes, str] | None = None
@@ -229,7 +165,7 @@ class TraceParser:
                     self._malformed(lineno, "not a trace line")
                     continue
                 raw_kind = stripped[cut + 4:kind_end]
-                # what _feed asks of each kind (known? read? filtered? payload kept?), asked
+                # what is asked of each kind (known? read? filtered? payload kept?), asked
                 # once per kind: the filters are installed before the feeding starts
                 info = kinds.get(raw_kind)
                 if info is None:
@@ -455,7 +391,7 @@ class TraceParser:
 _PLAIN_STR = re.compile(rb'\{"str": \["([^"\\\x00-\x1f]*)", (0|[1-9][0-9]{0,17})\]\}\Z')
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner
 # what _wanted_chromium looks for, as one search
-_NAMES_RE = re.compile(rb'"name": "(?:pgo\.dynamic_whitelist|automatic_dynamic)"')
+_NAMES_RE = re.compile(rb'"name": "(?:pgo\.dynamic_whitelist|automatic_dynamic|CUDAGraphNode\.record)"')
 
 
 def _loads(envelope: bytes) -> Any:
@@ -509,20 +445,35 @@ def _first_lines(chunks: list[bytes], k: int, nlines: int | None) -> list[bytes]
     return out
 
 
-def source_blocks(source: Source) -> Iterator[bytes] | None:
-    """A plain file's lines in blocks for :meth:`TraceParser.feed_blocks` (the lines read to
-    sniff it come one per block), or None for a stream read line by line (gzip, stdin)."""
-    if source.compressed or not source.seekable:
-        return None
-    return _blocks(source.parts())
-
-
-def _blocks(parts: Iterable[bytes | Iterable[bytes]]) -> Iterator[bytes]:
+def blocks(parts: Iterable[bytes | Iterable[bytes | str]]) -> Iterator[bytes]:
+    """Blocks for :meth:`TraceParser.feed_blocks` from an input's parts (``Source.parts()``):
+    blocks of whole lines as they are, iterables of lines joined (:func:`line_blocks`)."""
     for part in parts:
         if isinstance(part, bytes):
             yield part
         else:
-            yield from part
+            yield from line_blocks(part)
+
+
+LINE_BLOCK = 256 << 10  # bytes of lines joined into one block
+
+
+def line_blocks(lines: Iterable[bytes | str]) -> Iterator[bytes]:
+    """Lines (as ``readline`` gives them; ``str`` encoded) joined into blocks of about
+    ``LINE_BLOCK`` bytes, without adding or removing a byte: a line that does not end in a
+    newline (a piece of a line cut at ``MAX_LINE``, the last line, a line given without its
+    end) ends its block, so the next block starts a new line, as the next ``readline`` does.
+    (An empty item is no line; a newline inside an item ends a line there.)"""
+    buf: list[bytes] = []
+    size = 0
+    for line in _as_bytes(lines):
+        buf.append(line)
+        size += len(line)
+        if size >= LINE_BLOCK or line[-1:] != b"\n":
+            yield b"".join(buf)
+            buf, size = [], 0
+    if buf:
+        yield b"".join(buf)
 
 
 def _as_bytes(lines: Iterable[bytes | str]) -> Iterable[bytes]:
@@ -543,12 +494,10 @@ def _meta(env: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def _wanted_chromium(chunks: list[bytes]) -> bool:
-    """Chromium events are thousands of timings; only PGO's allow-list and automatic-dynamic
-    marks matter. torch writes the event with indent=0, so "name" is the payload's 2nd line."""
-    for c in chunks[:3]:
-        if b'"name": "pgo.dynamic_whitelist"' in c or b'"name": "automatic_dynamic"' in c:
-            return True
-    return False
+    """Chromium events are thousands of timings; only PGO's allow-list, automatic-dynamic
+    marks and CUDA-graph recordings matter. torch writes the event with indent=0, so "name" is
+    the payload's 2nd line."""
+    return any(_NAMES_RE.search(c) is not None for c in chunks[:3])
 
 
 _int = safe.json_int

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import safe
 from dyncli.logparse import trace_events as te
@@ -79,6 +80,7 @@ class TraceEventMapper:
         self._framework_files: dict[str, bool] = {}  # file -> a torch file outside _INTERNAL
         self._cids: dict[tuple[Any, ...], ev.CompileId] = {}
         self._tree_seen = False  # a dynamo_cpp_guards_str went by (see _guards_list)
+        self._spans = cg.SpanTimer()  # CUDAGraphNode.record begin/end pairs
         install_filters(parser)
         # ... and here, where the records are mapped as they come: a source only while a
         # marked tensor awaits it
@@ -213,6 +215,8 @@ class TraceEventMapper:
                                              whole("co_firstlineno"))
             yield ev.CompileStart(function=text("co_name") or "", file=text("co_filename") or "",
                                   first_line=whole("co_firstlineno"), **ctx)
+        if m.get("cudagraph_skip_reason"):  # torch 2.7+
+            yield from cg.metrics_skip(m, ctx)
         if text("fail_type") == "ConstraintViolationError" and fail_reason:
             yield from self._constraint_violations(fail_reason, ctx)
         hit = _limit_hit(fail_reason or "")
@@ -389,6 +393,9 @@ class TraceEventMapper:
             split = lambda k: tuple(s for s in str(args.get(k) or "").split(",") if s)  # noqa: E731
             yield te.DynamicAllowList(sources=split("recompile_dynamic_whitelist"),
                                       missing=split("missing_dynamic_whitelist"), **ctx)
+        elif name == cg.SPAN:  # a CUDA-graph recording (2.7+): its compile id is in its args
+            cid = cg.span_compile_id(event, self.generation, self.process)
+            yield from self._spans.feed(event, {**ctx, "compile_id": cid or ctx["compile_id"]})
 
 
 def trace_events(lines: Iterable[bytes | str], source: str = "<trace>", *,

@@ -45,12 +45,17 @@ DIM_SUFFIX_SINCE = (2, 14)
 
 _RESUME_PREFIX = "torch_dynamo_resume_in_"
 
-_NUMBER_WHY = ("a number that changed value, and the PGO state does not show it is an int that "
-               "stays dynamic once listed (torch records the int a scalar leaves when it turns "
+# Issue 33: an int beside a branch on one value (`if n == 33`) leaves the same state as a float
+# or an int specialized at every value, and torch's hint (which lists it) lowers its compiles.
+# The state cannot tell them apart, so the list keeps what torch's hint keeps and says why it
+# may lower nothing: a harmless extra entry costs less than a missed one.
+_NUMBER_MAY = ("may lower no compiles: the PGO state does not show it is an int that stays "
+               "dynamic once listed (torch records the int a scalar leaves when it turns "
                "dynamic; a float leaves none, and no list makes a float dynamic; nor does one "
-               "help an int the code specializes at every value, whose frame compiles again); "
-               "`dyncli diagnose` on the run's TORCH_LOGS=\"recompiles\" log or "
-               "`dyncli suggest --from-trace` tells which")
+               "help an int the code specializes at every value, whose frame compiles again), "
+               "but an int beside a branch on one value leaves the same state and needs it; "
+               "listed as torch's own hint lists it. `dyncli suggest --from-trace` or "
+               "`dyncli diagnose` on the run's TORCH_LOGS=\"recompiles\" log tells which")
 
 
 def _compile(pattern: str | None, option: str) -> re.Pattern[str] | None:
@@ -119,6 +124,7 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
     reports: list[FrameInputs] = []
     left_out: dict[str, None] = {}
     unfixed: dict[str, str] = {}
+    maybe_not: dict[str, str] = {}  # listed, but the state cannot show the entry helps
     torch_hint: dict[str, None] = {}
     unsafe: dict[str, None] = {}
     for key, entries in state.frames.values():
@@ -150,11 +156,15 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
             elif not entry.is_tensor and entry.int_seen is False and not is_left_out(source):
                 # (a module's int attribute is static by default: its frame compiles at each
                 # value whatever automatic dynamic says, so the state shows nothing there)
-                # issue 26: a float (no list makes it dynamic), or an int its frame compiled
-                # again after it went dynamic (what code that specializes it at every value
-                # does); torch's own hint lists it and lowers nothing there
-                status = "no-fix"
-                unfixed.setdefault(source, _NUMBER_WHY)
+                # a float (no list makes it dynamic), an int its frame compiled again after it
+                # went dynamic (code that specializes it at every value, or only at one value
+                # beside a branch), which the state cannot tell apart: listed as torch's hint
+                # lists it (issue 33), with why it may lower nothing
+                status = "suggested"
+                maybe_not.setdefault(source, _NUMBER_MAY)
+                seen, refs = chosen.setdefault(source, ([], []))
+                seen.append(entry)
+                refs.append(ref)
             else:
                 status = "suggested"
                 seen, refs = chosen.setdefault(source, ([], []))
@@ -217,6 +227,8 @@ def build_allowlist(state: PgoState, cfg: SuggestConfig, *, target: Target | Non
                      "the guard limit, where no list entry lowers the compiles; the state cannot "
                      "tell which: `dyncli suggest --from-trace` (or `dyncli diagnose` on a "
                      "TORCH_LOGS=\"+dynamic,recompiles,guards\" log) leaves those out")
+    for source, why in list(maybe_not.items())[:20]:
+        notes.append(f"{source} {why}")
     for source, why in list(unfixed.items())[:20]:
         notes.append(f"left out {source}: {why}; torch's own hint lists it, and lowers no "
                      "compiles there")

@@ -73,10 +73,11 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
         no_fix: dict[str, str] = {}
         if from_trace is not None:
             # Only this path needs the trace reader (and its imports): keep --pgo-dir start-up lean.
-            from dyncli.suggest.pgo_trace import read_trace_files, trace_inputs
+            from dyncli.suggest.pgo_trace import read_trace_files, seen_small, trace_inputs
 
             read_trace_files(trace_inputs(from_trace), state)
-            no_fix = _trace_no_fix(from_trace)
+            no_fix, small = _trace_findings(from_trace)
+            seen_small(state, small)
         if redis is not None:
             from dyncli.suggest.redis import read_redis, resolve_url
 
@@ -106,18 +107,23 @@ def _torch_default(job_id: str | None) -> tuple[Path, str | None, str]:
     return dirs.cache_dir, job, f"read {dirs.describe()}: no --pgo-dir given"
 
 
-def _trace_no_fix(path: str | Path) -> dict[str, str]:
-    """What the trace itself shows no list entry helps (issue 26): the PGO state records that
-    an input changed, the trace's guards and specializations show what pins it."""
+def _trace_findings(path: str | Path) -> tuple[dict[str, str], dict[str, set[int]]]:
+    """What the trace itself shows beside the PGO state: the entries no list entry helps
+    (issue 26: the state records that an input changed, the trace's guards and
+    specializations show what pins it), and the dims a size 0 or 1 reached after they turned
+    dynamic (issue 33: the state keeps no size of a dynamic dim, the trace's recompile reasons
+    do), which go to the unbacked list as a PGO file's 0/1 sizes do."""
     from dyncli.diagnose.advice import no_list_helps
     from dyncli.diagnose.api import run as diagnose
+    from dyncli.suggest.pgo_trace import zero_one_dims
 
     if str(path) == "-":
-        return {}  # stdin is read once, by the PGO reader
+        return {}, {}  # stdin is read once, by the PGO reader
     try:
-        return no_list_helps(diagnose(str(path)))
+        diag = diagnose(str(path))
     except DyncliError:  # the state was read; a trace diagnose cannot read adds nothing
-        return {}
+        return {}, {}
+    return no_list_helps(diag), zero_one_dims(r for rec in diag.recompiles for r in rec.reasons)
 
 
 def list_jobs(*, pgo_dir: str | Path | None = None, redis: str | None = None) -> JobListing:

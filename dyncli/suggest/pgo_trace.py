@@ -26,9 +26,11 @@ from pathlib import Path
 
 from dyncli.errors import InputError
 from dyncli.inputs import STDIN, Source, display_name, open_input, trace_files
+from dyncli.logparse.guardtext import guard_of, zero_one
 from dyncli.logparse.safe import clip
 from dyncli.logparse.trace import TraceParser
 from dyncli.logparse.trace_format import PAYLOAD_ARTIFACTS
+from dyncli.sources import from_reason
 from dyncli.suggest.pgo_pickle import entry_from_parts
 from dyncli.suggest.pgo_state import DYNAMIC, UNSET, Entry, FrameKey, InferStride, PgoState
 
@@ -202,3 +204,27 @@ def read_trace_files(files: Iterable[str | Path], state: PgoState | None = None)
             for source, entry in entries.items():
                 state.add(key, source, entry)
     return state
+
+
+def zero_one_dims(reasons: Iterable[str]) -> dict[str, set[int]]:
+    """Dims a size 0 or 1 reached after they turned dynamic, from a run's recompile reasons:
+    ``{"L['x']": {0}}``. torch's PGO state keeps no size of a dynamic dim, so only the trace
+    shows them (its ``recompile_reasons``, as the text log's recompiles)."""
+    out: dict[str, set[int]] = {}
+    for reason in reasons:
+        # the bound alone: "2 <= x.size()[1] <= 40" fails above 40 too, proving nothing of 0/1
+        found = zero_one(guard_of(reason))
+        if found is not None and found[2]:
+            out.setdefault(from_reason(found[0]), set()).add(found[1])
+    return out
+
+
+def seen_small(state: PgoState, small: dict[str, set[int]]) -> None:
+    """Note those dims as 0/1 sizes seen (``Entry.small_sizes``), in every frame that has the
+    source: what a PGO file's static 0/1 size or ``excluded_sizes`` notes, for the same list."""
+    if not small:
+        return
+    for _, entries in state.frames.values():
+        for source, entry in entries.items():
+            for dim in small.get(source, ()):
+                entry.small_sizes.setdefault(dim, set()).add(1)

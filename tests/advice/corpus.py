@@ -264,6 +264,17 @@ def int_input(ctx: Any) -> None:
         ctx.call(cf, _r(2, 2), n)
 
 
+@program("an int changes value beside a branch on one value (if n == 33): torch's hint lists it")
+def int_branch(ctx: Any) -> None:
+    def f(x, n):
+        if n == 33:
+            return x + n * 2
+        return x + n
+    cf = ctx.compile(f)
+    for b, n in ((4, 31), (5, 33), (6, 35)):
+        ctx.call(cf, _r(b, 2), n)
+
+
 @program("a float argument changes value (floats are specialized unless specialize_float=False)")
 def float_input(ctx: Any) -> None:
     def f(x, scale):

@@ -43,7 +43,7 @@ def test_json_to_stdout_is_the_contract(runner: CliRunner) -> None:
     assert (doc["schema_version"], doc["command"]) == (1, "diagnose")
     assert doc["frames"] == [{
         "rank": None, "frame_id": "0", "generation": 0, "process": "", "function": "pick",
-        "file": doc["frames"][0]["file"], "line": 7, "compiles": 3,
+        "file": doc["frames"][0]["file"], "line": 7, "compiles": 3, "at_least": False,
         "compile_ids": ["0/0", "0/1", "0/2"],
         "dynamic_inputs": [{"source": "L['x']", "origin": "automatic dynamic/PGO",
                             "compile_id": "0/1", "line": 34}],
@@ -59,7 +59,9 @@ def test_json_to_stdout_is_the_contract(runner: CliRunner) -> None:
     assert {"kind", "message", "evidence"} <= set(doc["suggestions"][0])
     assert doc["stats"] == {"lines": 139, "recognized": 139, "unrecognized": 0, "malformed": 0,
                             "bytes": (LOGS / "user_size_specialization.log").stat().st_size,
-                            "malformed_reasons": {}}
+                            "malformed_reasons": {}, "records": 37, "pasted": {}, "partial": 0,
+                            "unread": 0}
+    assert (doc["partial"], doc["read_as"]) == (False, "")  # a clean log: read as written
 
 
 def test_json_file_and_terminal(runner: CliRunner, tmp_path: Path) -> None:

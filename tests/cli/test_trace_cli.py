@@ -108,16 +108,15 @@ def test_mixing_text_and_trace_is_a_usage_error(runner: CliRunner) -> None:
 
 def test_big_file_parsing_child_started_early(runner: CliRunner, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """The command forks a big file's parsing child before importing the analysis
-    (trace_child.prestart) and the reading takes it over: the same output as one process."""
-    from dyncli.diagnose import trace_pipe
-    from dyncli.logparse import trace_child
+    """The command's one call (api.run) forks a big file's parsing child before importing the
+    analysis (children.prestart) and the reading takes it over: the same output as one
+    process."""
+    from dyncli.diagnose import children
 
-    monkeypatch.setattr(trace_child, "PIPE_BYTES", 0)
-    monkeypatch.setattr(trace_pipe, "PIPE_BYTES", 0)
+    monkeypatch.setattr(children, "PIPE_BYTES", 0)
     started = []
-    real = trace_child.prestart
-    monkeypatch.setattr(trace_child, "prestart", lambda *a: started.append(real(*a)) or True)
+    real = children.prestart
+    monkeypatch.setattr(children, "prestart", lambda *a: started.append(real(*a)) or True)
     path = one_file("hf_tiny_bert")
     outs = []
     for jobs in ("2", "1"):
@@ -127,4 +126,4 @@ def test_big_file_parsing_child_started_early(runner: CliRunner, tmp_path: Path,
         outs.append((r.output, out.read_text()))
     assert started == [True, False]
     assert outs[0] == outs[1]
-    assert not trace_child._EARLY
+    assert not children._EARLY

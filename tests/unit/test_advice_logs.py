@@ -238,3 +238,19 @@ def test_mark_static_is_read_from_a_trace(v: str) -> None:
     assert "mark-dynamic" not in kinds(d) and "mark-static" in kinds(d)
     # nor does the trace's similar-graphs suggestion list it
     assert all("TORCH_COMPILE" not in x.fix for x in (*d.suggestions, *d.causes))
+
+
+def test_inputs_that_change_in_the_same_run_are_listed_together(v: str) -> None:
+    """Issue 33, pattern 9: int_branch's batch grows beside an int with `if n == 33`. Each entry
+    alone leaves 3 compiles (applied: tests/integration/test_advice.py); torch's hint lists
+    both (2). Every listed fix of the full log holds both, as one list; the `recompiles` log
+    names only the int's guard (the batch's change is not in it) and lists nothing, saying
+    which log tells."""
+    if not (DATA / v / "advice" / "int_branch.full.log.gz").exists():
+        pytest.skip(f"int_branch was recorded under a later torch than {v}")
+    d = log(v, "int_branch", "full")
+    listed = [s.fix for s in d.suggestions if s.fix.startswith("TORCH_COMPILE_DYNAMIC_SOURCES=")]
+    assert listed and all("L['n']" in f and "L['x']:0" in f for f in listed), listed
+    coarse = log(v, "int_branch", "recompiles")
+    assert not any(s.listed for s in coarse.suggestions)
+    assert any(s.needs_richer_log and "+dynamic" in s.fix for s in coarse.suggestions)

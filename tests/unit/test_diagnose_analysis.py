@@ -14,8 +14,8 @@ import pytest
 from dyncli.diagnose.analyzer import analyze
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
-from dyncli.diagnose.reasons import classify
 from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import classify
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from recorded_registry import recorded
 
 from dyncli.diagnose.api import run
 from dyncli.diagnose.model import Diagnosis
@@ -27,11 +28,11 @@ def _case(version: str, case: str) -> Path:
 
 
 def _log(version: str, case: str) -> Diagnosis:
-    return diagnose_logs([_case(version, case) / "run.log"], strict=True)
+    return diagnose_logs([_case(version, case) / "run.log"], strict=True, registry=recorded)
 
 
 def _trace(version: str, case: str) -> Diagnosis:
-    return diagnose_traces([_case(version, case) / "trace"], jobs=1)
+    return diagnose_traces([_case(version, case) / "trace"], jobs=1, registry=recorded)
 
 
 def test_both_versions_recorded() -> None:
@@ -88,7 +89,7 @@ def test_cause_invariants(path: Path) -> None:
 def test_same_fix_is_given_once_on_bert_trace() -> None:
     """The issue's example: mark-dynamic and similar-graphs printed the same allow-list."""
     diag = run(DATA / "traces" / "hf_tiny_bert", jobs=1)
-    (cause,) = [c for c in diag.causes if c.what == "allow-list"]
+    (cause,) = [c for c in diag.causes if c.kind == "allow-list"]
     # (since issue 26 the similar graphs print no second list where mark-dynamic decides it)
     assert "mark-dynamic" in {a.kind for a in cause.findings}
     assert sum(1 for s in diag.suggestions if s.fix and cause.fix in s.fix) <= 1
@@ -218,29 +219,45 @@ def test_distinct_graph_breaks_with_codes(version: str, reader: Any) -> None:
     assert gb25.hints == ("Remove the `torch._dynamo.graph_break()` call.",)
     assert gb59.gb_type == "Failed to trace builtin operator"
     assert "print" in gb59.explanation and gb59.user_code == 'print("step", i)'
-    from dyncli.diagnose.graph_breaks import registry
-
-    if registry() is not None:  # torch installed: its registry knows both codes
-        assert gb25.known and gb59.known
+    assert gb25.known and gb59.known  # the registry passed in (torch 2.15.0's) knows both
+    assert diag.graph_break_registry == "2.15.0"
     # the frames it split: twice (0), helper's own frame (1), the resume function (3)
     assert [f.rsplit(" ", 1)[1] for f in gb25.frames] == ["(0)", "(1)", "(3)"]
 
 
-def test_unknown_code_is_shown_as_found(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_code_is_shown_as_found() -> None:
     from dyncli.diagnose import graph_breaks as gbm
 
-    monkeypatch.setattr(gbm, "registry", lambda: gbm._build({"GB0001": [
-        {"Gb_type": "t", "Explanation": "e", "Hints": ["h"]}]}, "x"))
-    diag = _log(VERSIONS[-1], "graph_break_codes")
-    breaks = gbm.distinct_breaks(diag)
-    assert [(b.code, b.known) for b in breaks] == [("GB0025", False), ("GB0059", False)]
+    other = gbm._build({"GB0001": [{"Gb_type": "t", "Explanation": "e", "Hints": ["h"]}]}, "x")
+    diag = diagnose_logs([_case(VERSIONS[-1], "graph_break_codes") / "run.log"],
+                         registry=lambda: other)
+    assert [(b.code, b.known) for b in diag.distinct_graph_breaks] == [("GB0025", False),
+                                                                       ("GB0059", False)]
+    assert diag.graph_break_registry == "x"
+
+
+def test_no_registry_gives_the_logs_words_only() -> None:
+    """Without a registry (no torch installed and none passed): codes the log names, unknown."""
+    diag = diagnose_logs([_case(VERSIONS[-1], "graph_break_codes") / "run.log"])
+    assert [(b.code, b.known) for b in diag.distinct_graph_breaks] == [("GB0025", False),
+                                                                       ("GB0059", False)]
+    assert diag.graph_break_registry is None
+    assert diag.to_json()["graph_break_registry"] is None
+
+
+def test_the_registry_is_asked_for_only_with_graph_breaks() -> None:
+    asked: list[int] = []
+    diag = diagnose_logs([DATA / "logs" / "int_specialization.log"],
+                         registry=lambda: asked.append(1) or recorded())  # type: ignore[func-returns-value]
+    assert not diag.graph_breaks and not asked and diag.graph_break_registry is None
 
 
 def test_registry_is_found_without_importing_torch() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from dyncli.diagnose.graph_breaks import registry; r = registry(); "
+    code = ("import sys; from dyncli.diagnose.graph_breaks import installed_registry; "
+            "r = installed_registry(); "
             "print(r is not None and 'GB0025' in r.by_code, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
@@ -288,3 +305,39 @@ def test_html_starts_with_the_causes() -> None:
     assert causes < suggestions < page.index('id="frames"')
     top = page[causes:suggestions]
     assert "size branch" in top and "TORCH_COMPILE_DYNAMIC_SOURCES=&quot;L[&#x27;x&#x27;]:0&quot;" in top
+
+
+# ------------------------------------------------------------ fields, not sentences
+
+
+def _renamed(diag: Diagnosis) -> Diagnosis:
+    """``diag`` with every finding's sentences replaced by unrelated words (each distinct fix
+    by its own token, so that fixes equal before are equal after), fields kept."""
+    import dataclasses
+
+    tokens: dict[str, str] = {}
+
+    def token(text: str) -> str:
+        return tokens.setdefault(text, f"zz{len(tokens)} qq") if text else ""
+
+    return dataclasses.replace(diag, suggestions=tuple(
+        dataclasses.replace(a, message=token("m" + a.message), fix=token(a.fix),
+                            evidence=("e",)) for a in diag.suggestions))
+
+
+def _groups(causes: tuple[Any, ...]) -> list[Any]:
+    return [(c.key, c.kind, c.compile_ids, c.recompiles, c.graph_breaks, c.ranks,
+             [(a.kind, a.rank, a.entries, a.sites) for a in c.findings]) for c in causes]
+
+
+@pytest.mark.parametrize("path", [p for p in _all_inputs() if p.parts[-2] in (
+    "logs", "size_branch", "pgo_branch", "four_frames", "graph_break_codes", "hf_tiny_bert",
+    "two_rank_diverge", "int_specialization", "advice")][:60],
+    ids=lambda p: str(p.relative_to(DATA)))
+def test_causes_are_grouped_by_fields_not_sentences(path: Path) -> None:
+    """The root causes read the rules' typed fields: with every message and fix rewritten into
+    unrelated words, the same findings make the same causes with the same compiles."""
+    from dyncli.diagnose.causes import rank_causes
+
+    diag = run(path, jobs=1)
+    assert _groups(rank_causes(_renamed(diag))) == _groups(diag.causes)

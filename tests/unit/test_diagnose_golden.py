@@ -2,7 +2,9 @@
 
 The whole document (minus the dyncli version) is compared with tests/data/golden/text_<case>.json
 after normalizing what differs between machines: the repo root and site-packages paths
-(pids and timestamps never reach the JSON). Refresh after an intended change with
+(pids and timestamps never reach the JSON). Graph breaks are explained by torch 2.15.0's
+recorded graph-break registry, passed in as the pipeline passes the installed one: the
+documents are the same with and without torch installed. Refresh after an intended change with
 
     DYNCLI_REFRESH_GOLDEN=1 .venv/bin/pytest tests/unit/test_diagnose_golden.py
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from recorded_registry import recorded
 
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.output import envelope, to_json_text
@@ -37,7 +40,7 @@ def normalize(obj: Any, root: str) -> Any:
         text = _DATA.sub("<repo>/tests/data/", _SITE.sub("<site-packages>/", obj))
         return text.replace(root, "<repo>")
     if isinstance(obj, dict):
-        # the torch whose graph-break registry explained the codes is the one installed here
+        # (the registry's version: the documents were written with the installed torch's)
         return {k: normalize(v, root) for k, v in obj.items()
                 if k not in ("dyncli", "graph_break_registry")}
     if isinstance(obj, list):
@@ -46,7 +49,7 @@ def normalize(obj: Any, root: str) -> Any:
 
 
 def document(case: str, logs: Path = LOGS) -> dict[str, Any]:
-    diag = diagnose_logs([logs / f"{case}.log"], strict=True)
+    diag = diagnose_logs([logs / f"{case}.log"], strict=True, registry=recorded)
     doc = json.loads(to_json_text(envelope("diagnose", diag.to_json())))
     return normalize(doc, str(ROOT))
 

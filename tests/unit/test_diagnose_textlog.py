@@ -267,3 +267,29 @@ def test_every_captured_log_is_fully_recognized() -> None:
         assert stats.unrecognized == stats.malformed == 0, (path.name, stats.samples)
         assert stats.recognized == stats.lines > 0
         assert kinds, path.name
+
+
+# A recompile of the real H200 recording (torch 2.11, shared/recordings/h200-torch2.11/
+# cuda_run.log line 536): torch joined two origins of `2 <= x.size()[1] <= 40` in one comment.
+_JOINED = ("V1128 08:57:48.680000 856 torch/_dynamo/guards.py:4760] [0/3] [__recompiles]     - 0/2: "
+           "2 <= x.size()[1] <= 40  # return F.linear(input, self.weight, self.bias)  # "
+           "nn/modules/linear.py:134 in forward (user code shown is first use of this value--the "
+           "guard itself is not due user code but due to 0/1 specialization in the framework; to "
+           "avoid specialization try torch._dynamo.decorators.mark_unbacked(tensor, dim)) and if "
+           "x.shape[1] > 40:          # a size branch on the sequence dim  # "
+           "ome/alice/project/gpu/cuda_logs.py:23 in forward (_dynamo/variables/tensor.py:1951 in "
+           "evaluate_expr)")
+
+
+def test_the_users_line_of_a_guard_torch_joins_from_two_origins() -> None:
+    """Issue 33, pattern 7: the size branch is the user's line after "and" (cuda_logs.py:23),
+    not the first use torch's own code made of the size (nn/modules/linear.py:134)."""
+    head = _JOINED.split("[__recompiles]")[0] + "[__recompiles] "
+    events, _ = parse("\n".join([head + "Recompiling function forward in /home/alice/project/gpu/cuda_logs.py:20",
+                                 head + "    triggered by the following guard failure(s):", _JOINED]))
+    (rec,) = [e for e in events if isinstance(e, ev.Recompile)]
+    (failure,) = rec.failures
+    assert failure.reason == "2 <= x.size()[1] <= 40" and failure.first_use
+    assert failure.user is not None and (failure.user.file, failure.user.line) == (
+        "ome/alice/project/gpu/cuda_logs.py", 23)
+    assert failure.user.code.startswith("if x.shape[1] > 40:")

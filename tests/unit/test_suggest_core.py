@@ -235,22 +235,24 @@ def test_nothing_usable_is_an_error(tmp_path: Path) -> None:
         run(from_trace=DATA / "mlp", job_id="mlp", config=CFG)
 
 
-def test_a_number_the_state_cannot_show_to_be_an_int_is_left_out_with_why() -> None:
-    """Issue 26: torch records the int a scalar leaves when it turns dynamic (excluded_scalar);
-    a float leaves none, and neither does an int its frame compiled again after (range(n)).
-    Listing those lowered nothing (float_input 2 -> 2, int_loop 3 -> 3); an int that went
-    dynamic at its frame's last compile is listed (int_input 2 -> 1)."""
+def test_a_number_the_state_cannot_show_to_be_an_int_is_listed_as_torchs_hint_with_why() -> None:
+    """torch records the int a scalar leaves when it turns dynamic (excluded_scalar); a float
+    leaves none, and neither does an int its frame compiled again after: one specialized at
+    every value (range(n): int_loop 3 -> 3), or one beside a branch on one value (``if n ==
+    33``: torch's hint takes it 3 -> 2, issue 33). The state cannot tell them apart, so the
+    list keeps what torch's hint keeps, and says why it may lower nothing (issue 26 left them
+    out, and missed the branch's compile)."""
     names = {
-        "L['scale']": fake.scalar(fake.DYN),  # float_input: no excluded_scalar
+        "L['scale']": fake.scalar(fake.DYN),  # float_input or int_branch: no excluded_scalar
         "L['n']": fake.scalar(fake.DYN, 2),   # int_input: left 2 behind
         "L['self'].k": fake.scalar(fake.DYN),  # a module int: static by default, kept
     }
     result = build_allowlist(_state(names), replace(CFG, include_params=True))
-    assert result.value == "L['n'],L['self'].k"
+    assert result.value == "L['scale'],L['n'],L['self'].k"
     row = next(r for fr in result.frames for r in fr.inputs if r.source == "L['scale']")
-    assert row.status == "no-fix"
-    assert any(n.startswith("left out L['scale']: a number") and "--from-trace" in n
-               for n in result.notes)
+    assert row.status == "suggested"
+    assert any(n.startswith("L['scale'] may lower no compiles") and "--from-trace" in n
+               and "torch's own hint" in n for n in result.notes)
     assert "L['scale']" in result.torch_hint
 
 
@@ -270,3 +272,16 @@ def test_a_tensor_whose_frame_compiled_again_gets_one_line_of_caveat() -> None:
     assert result.value == "L['x']:0,L['y']:0"
     [note] = [n for n in result.notes if "compiled again after they turned dynamic" in n]
     assert note.startswith("L['x']: ") and "L['y']" not in note and "--from-trace" in note
+
+
+def test_a_dim_seen_at_0_1_after_it_turned_dynamic_goes_unbacked_from_a_trace() -> None:
+    """Issue 33: zero_one's batch is 1 after dim 0 turned dynamic. The PGO state keeps no size
+    of a dynamic dim; the trace's recompile reason (``2 <= L['x'].size()[0]`` failed) shows
+    it, and the dim goes to the unbacked list as a PGO file's 0/1 size sends it (applied:
+    tests/integration/test_hint_parity.py, 1 compile where the dynamic list leaves 2)."""
+    trace = Path(__file__).resolve().parents[1] / "data" / "2.15.0" / "advice" / "zero_one.trace.log.gz"
+    # (include_stale: corpus.py, the frame's file, changes whenever a program is added)
+    result = run(from_trace=trace, include_stale=True, config=CFG)
+    assert result.env == "TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\""
+    assert run(from_trace=trace, unbacked=False, include_stale=True, config=CFG).env == \
+        "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0\""

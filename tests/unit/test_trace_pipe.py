@@ -1,7 +1,7 @@
 """One big trace file parsed in a child process (``trace_pipe``) gives the serial output exactly.
 
-The pipe is used only for files of at least ``PIPE_BYTES``; these tests lower the bar to 0 so
-that the recorded traces (torch 2.14.1 and 2.15.0) go through it.
+The pipe is used only for files of at least ``children.PIPE_BYTES``; these tests lower the bar
+to 0 so that the recorded traces (torch 2.14.1 and 2.15.0) go through it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import trace_records as records
 
-from dyncli.diagnose import read_trace, trace_pipe
+from dyncli.diagnose import children, read_trace, trace_pipe
 from dyncli.diagnose.processes import Process
 from dyncli.errors import InputError
 
@@ -24,7 +24,7 @@ FILES = sorted(p for p in (DATA / "traces").glob("*/dedicated_log_torch_trace_*.
 
 @pytest.fixture
 def piped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_pipe, "PIPE_BYTES", 0)
+    monkeypatch.setattr(children, "PIPE_BYTES", 0)
 
 
 def _both(path: Path) -> tuple[dict, dict]:
@@ -127,8 +127,8 @@ def test_default_jobs_pipe_only_while_a_core_is_idle(monkeypatch: pytest.MonkeyP
     machine it costs more than it saves); an explicit --jobs 2 asks for it anyway."""
     calls = []
     real = trace_pipe.read_piped
-    monkeypatch.setattr(trace_pipe, "idle_core", lambda cores: idle)
-    monkeypatch.setattr(read_trace, "default_jobs", lambda: 2)
+    monkeypatch.setattr(children, "idle_core", lambda cores: idle)
+    monkeypatch.setattr(children, "default_jobs", lambda: 2)
     monkeypatch.setattr(trace_pipe, "read_piped", lambda proc: calls.append(proc) or real(proc))
     read_trace.diagnose_traces([FILES[0]], jobs=jobs)
     assert bool(calls) is expect
@@ -136,26 +136,21 @@ def test_default_jobs_pipe_only_while_a_core_is_idle(monkeypatch: pytest.MonkeyP
 
 @pytest.fixture
 def early(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The command's early child (trace_child.prestart) for the small recorded traces."""
-    from dyncli.logparse import trace_child
-
-    monkeypatch.setattr(trace_child, "PIPE_BYTES", 0)
-    monkeypatch.setattr(trace_pipe, "PIPE_BYTES", 0)
+    """api.run's early child (children.prestart) for the small recorded traces."""
+    monkeypatch.setattr(children, "PIPE_BYTES", 0)
     yield
-    assert not trace_child._EARLY  # taken over or stopped, never left behind
+    assert not children._EARLY  # taken over or stopped, never left behind
 
 
 @pytest.mark.usefixtures("early")
 def test_early_child_taken_over_gives_the_serial_result(monkeypatch: pytest.MonkeyPatch) -> None:
     """The child forked before the analysis is imported is the one the reading uses, and
     the result is the serial one."""
-    from dyncli.logparse import trace_child
-
     adopted = []
-    real = trace_child.adopt
-    monkeypatch.setattr(trace_pipe, "adopt", lambda path: adopted.append(r := real(path)) or r)
+    real = children.adopt
+    monkeypatch.setattr(children, "adopt", lambda path: adopted.append(r := real(path)) or r)
     path = FILES[0]
-    assert trace_child.prestart([str(path)], 2, False)
+    assert children.prestart([str(path)], 2, False)
     piped = read_trace.diagnose_traces([path], jobs=2).to_dict()
     assert adopted and adopted[0] is not None
     assert piped == read_trace.diagnose_traces([path], jobs=1).to_dict()
@@ -165,12 +160,10 @@ def test_early_child_taken_over_gives_the_serial_result(monkeypatch: pytest.Monk
 def test_early_child_of_another_file_is_stopped(tmp_path: Path) -> None:
     """A file changed (or another one read) after the early start: that child is stopped and
     a new one reads what is there now."""
-    from dyncli.logparse import trace_child
-
     path = tmp_path / "t.log"
     shutil.copy(FILES[0], path)
-    assert trace_child.prestart([str(path)], 2, False)
-    early = trace_child._EARLY[0][1]
+    assert children.prestart([str(path)], 2, False)
+    early = children._EARLY[0][1]
     shutil.copy(FILES[1], path)  # replaced: another inode, size and time
     piped = read_trace.diagnose_traces([path], jobs=2).to_dict()
     assert piped == read_trace.diagnose_traces([path], jobs=1).to_dict()
@@ -184,10 +177,8 @@ def test_early_child_of_another_file_is_stopped(tmp_path: Path) -> None:
                                   "busy"])
 def test_early_child_only_where_the_reading_pipes(case: str, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from dyncli.logparse import trace_child
-
-    monkeypatch.setattr(trace_child, "idle_core", lambda cores: case != "busy")
-    monkeypatch.setattr(trace_child, "default_jobs", lambda: 2)
+    monkeypatch.setattr(children, "idle_core", lambda cores: case != "busy")
+    monkeypatch.setattr(children, "default_jobs", lambda: 2)
     text = tmp_path / "run.log"
     text.write_text("V1122 01:19:12.903000 4440 torch/_dynamo/guards.py:5625] a text log\n")
     paths, jobs, strict = [str(FILES[0])], 2, False
@@ -205,11 +196,11 @@ def test_early_child_only_where_the_reading_pipes(case: str, tmp_path: Path,
         paths = [str(text)]
     else:
         jobs = None
-    assert not trace_child.prestart(paths, jobs, strict)
-    assert trace_child.prestart([str(FILES[0])], None if case == "busy" else 2, False) is (
+    assert not children.prestart(paths, jobs, strict)
+    assert children.prestart([str(FILES[0])], None if case == "busy" else 2, False) is (
         case != "busy")
-    if trace_child._EARLY:  # not read here: stopped as a reading of another file would
-        assert trace_child.adopt(tmp_path) is None
+    if children._EARLY:  # not read here: stopped as a reading of another file would
+        assert children.adopt(tmp_path) is None
 
 
 @pytest.mark.usefixtures("early")
@@ -218,16 +209,14 @@ def test_early_child_used_or_stopped_whatever_the_load_now(jobs: int | None,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The load rose between the command's early start and the reading: the child already
     running is used (default --jobs); with --jobs 1 (another decision) it is stopped."""
-    from dyncli.logparse import trace_child
-
-    monkeypatch.setattr(trace_child, "idle_core", lambda cores: True)
-    monkeypatch.setattr(trace_pipe, "idle_core", lambda cores: False)
-    monkeypatch.setattr(read_trace, "default_jobs", lambda: 2)
+    monkeypatch.setattr(children, "idle_core", lambda cores: True)
+    monkeypatch.setattr(children, "default_jobs", lambda: 2)
     calls = []
     real = trace_pipe.read_piped
     monkeypatch.setattr(trace_pipe, "read_piped", lambda proc: calls.append(proc) or real(proc))
-    assert trace_child.prestart([str(FILES[0])], None, False)
-    early = trace_child._EARLY[0][1]
+    assert children.prestart([str(FILES[0])], None, False)
+    monkeypatch.setattr(children, "idle_core", lambda cores: False)  # the load rose
+    early = children._EARLY[0][1]
     result = read_trace.diagnose_traces([FILES[0]], jobs=jobs).to_dict()
     assert bool(calls) is (jobs is None)
     assert result == read_trace.diagnose_traces([FILES[0]], jobs=1).to_dict()
@@ -241,9 +230,7 @@ def test_the_childs_pipe_is_as_wide_as_the_system_allows() -> None:
     to the system's maximum (1 MB by default) instead of 64 KB."""
     import fcntl
 
-    from dyncli.logparse import trace_child
-
-    child, receive = trace_child.start(FILES[0])
+    child, receive = children.start(FILES[0])
     try:
         size = fcntl.fcntl(receive.fileno(), getattr(fcntl, "F_GETPIPE_SZ", 1032))
         wanted = min(int(Path("/proc/sys/fs/pipe-max-size").read_text()), 1 << 24)

@@ -1,23 +1,33 @@
-"""The parsing child of one big trace file (``dyncli.diagnose.trace_pipe``), and its early start.
+"""Every child process dyncli diagnose starts, in one place.
 
-What the child runs needs only the reader (this package and ``dyncli.inputs``), not the
-analysis, so it lives here: the ``diagnose`` command can fork it (:func:`prestart`) before it
-imports the analysis and the views, ~0.1 s of a run's start-up the child then spends parsing.
-``trace_pipe.read_piped`` takes that child over (:func:`adopt`) when it reads the same file,
-else forks one itself (:func:`start`). Both ways the child is the same function
-(:func:`parse_into`) on the same file, so the records, and the result, are the same.
+- **The parsing child of one big trace file** (``dyncli.diagnose.trace_pipe`` reads what it
+  sends). What it runs (:func:`parse_into`) needs only the reader (``dyncli.logparse`` and
+  ``dyncli.inputs``), not the analysis, so ``dyncli.diagnose.api.run`` forks it first
+  (:func:`prestart`), before it imports the analysis: ~0.1 s of a run's start-up the child
+  then spends parsing. ``trace_pipe.read_piped`` takes that child over (:func:`adopt`) when it
+  reads the same file, else forks one itself (:func:`start`). Both ways the child is the same
+  function on the same file, so the records, and the result, are the same.
+- **The pool that parses a directory's rank files** (:func:`in_pool`), for
+  ``dyncli.diagnose.read_trace``.
+
+Whether a child is worth it is decided here too: the cores (:func:`default_jobs`) and the
+load (:func:`idle_core`). The parsers themselves (``dyncli.logparse``) open no file and start
+no process.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from dyncli.errors import DyncliError, InputError
-from dyncli.inputs import Source, first_line, open_input
-from dyncli.logparse.trace import TraceParser, source_blocks
+from dyncli.diagnose.processes import check_trace
+from dyncli.errors import DyncliError
+from dyncli.inputs import first_line, open_input
+from dyncli.logparse.trace import TraceParser, blocks
 from dyncli.logparse.trace_events import graph_signature
 from dyncli.logparse.trace_format import TraceRecord, is_trace_line
 from dyncli.logparse.trace_lines import install_filters
@@ -32,13 +42,6 @@ _BATCH = 512  # raw records per message
 # handler reads and which are sent without it. Records with stacks (create_symbol,
 # guard_added) travel raw: unpickling their decoded stacks cost more than decoding them.
 COOKED_HERE = frozenset({"compilation_metrics"})
-
-
-def check_trace(source: Source) -> None:
-    """Refuse a file whose first line is not a trace envelope (one ``InputError`` line)."""
-    if not is_trace_line(source.first):
-        raise InputError(f"{source.name}: not a TORCH_TRACE file (no JSON envelope on its "
-                         "first line)")
 
 
 def _fields(rec: TraceRecord) -> list[Any]:
@@ -60,10 +63,7 @@ def parse_into(file: str | Path, conn: Any) -> None:
             install_filters(parser)
             batch: list[Any] = []
             cook = parser.cook
-            blocks = source_blocks(source)
-            raws = (parser.feed_raw(source.lines()) if blocks is None
-                    else parser.feed_raw_blocks(blocks))
-            for raw in raws:
+            for raw in parser.feed_raw_blocks(blocks(source.parts())):
                 if raw[2] in COOKED_HERE:
                     record = cook(raw)
                     if record is None:
@@ -163,7 +163,8 @@ def prestart(paths: list[str], jobs: int | None, strict: bool) -> bool:
     """Fork the parsing child now if the reading will want one: one plain trace file of at
     least ``PIPE_BYTES`` (the rule ``read_trace.diagnose_traces`` applies: not ``--strict``,
     ``--jobs`` ≥ 2 given, or by default two cores and one of them idle). Returns whether it
-    did. Anything else (a directory, stdin, a text log, an error) is left to the reading."""
+    did. Anything else (a directory, stdin, a text log, an error) is left to the reading,
+    which stops a child it does not use (:func:`discard_early`)."""
     if len(paths) != 1 or strict or not sys.platform.startswith("linux") or _EARLY:
         return False
     path = Path(paths[0])
@@ -191,8 +192,7 @@ def discard_early() -> None:
     while _EARLY:
         _, child, receive = _EARLY.pop()
         receive.close()
-        child.kill()
-        child.join(timeout=5)
+        stop(child)
 
 
 def adopt(path: Path) -> tuple[Any, Any] | None:
@@ -205,3 +205,43 @@ def adopt(path: Path) -> tuple[Any, Any] | None:
         return child, receive
     discard_early()
     return None
+
+
+def stop(child: Any) -> None:
+    """End a child this module started (it ignores Ctrl-C: the parent reports it)."""
+    child.kill()
+    child.join(timeout=5)
+
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def in_pool(task: Callable[[_Item], _Result], items: Iterable[_Item],
+            jobs: int) -> Iterator[_Result]:
+    """``task`` of each item in ``jobs`` processes, results in the items' order, at most
+    ``2 * jobs`` in flight (bounds the memory held). ``task`` is a module-level function
+    whose items and results pickle."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    # Workers ignore Ctrl-C: the parent alone reports it (one line, exit 130), instead of
+    # every worker printing its own KeyboardInterrupt traceback.
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
+        pending: deque[Future[_Result]] = deque()
+        todo = iter(items)
+        for item in todo:
+            pending.append(pool.submit(task, item))
+            if len(pending) >= 2 * jobs:
+                break
+        while pending:
+            done = pending.popleft().result()
+            for item in todo:  # the next one, if any
+                pending.append(pool.submit(task, item))
+                break
+            yield done

@@ -1,0 +1,123 @@
+"""What the CUDA-graph findings ask the user to do: fewer sizes, fewer skips, the right knobs.
+
+Each knob is named with the first release that has it (read in torch's
+``_inductor/config.py``, class ``triton``):
+
+- ``cudagraph_skip_dynamic_graphs`` (2.4+): graphs with dynamic shapes run without CUDA graphs;
+- ``cudagraph_capture_sizes`` (2.8+): only these symint keys are captured, others run without;
+- ``cudagraph_dynamic_shape_rerecord_limit`` (2.15+): after N sizes, new sizes run eager;
+- ``cudagraph_unexpected_rerecord_limit`` (2.5+, 128): re-records of one size (inputs that
+  moved), after which that function runs without CUDA graphs.
+
+The fixes are ``torch.compile`` options, not config assignments: torch's config overrides are
+thread-local (DESIGN.md), and ``options={"triton.cudagraphs": True, …}`` is what
+``mode="reduce-overhead"`` sets (``torch._inductor.list_mode_options``), so the two combine.
+"""
+
+from __future__ import annotations
+
+from dyncli.diagnose.cudagraph_report import CudagraphReport, FrameRecordings, Recording
+from dyncli.diagnose.findings import Advice, AdviceKind, sites_of
+from dyncli.diagnose.model import Diagnosis
+
+CAPTURE = "triton.cudagraph_capture_sizes"  # torch >= 2.8
+LIMIT = "triton.cudagraph_dynamic_shape_rerecord_limit"  # torch >= 2.15
+_EVIDENCE = 8
+_SKIP_FIX = {
+    "mutated-inputs": "do not mutate the compiled function's inputs in place (return the new "
+                      "value, or update a buffer the module owns)",
+    "device": "keep every tensor of the graph on the GPU (one CPU tensor keeps the graph out "
+              "of CUDA graphs; torch >= 2.9 partitions around CPU ops by default)",
+    "rerecord-limit": "keep static inputs (parameters, buffers) at one address: copy_ into them "
+                      "instead of assigning new tensors",
+    "managed-input-rerecord": "keep inputs that come from an earlier CUDA graph's outputs at one "
+                              "address (clone them before the call)",
+}
+
+
+def _ms(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds * 1e3:.2f} ms"
+
+
+def _ints(f: FrameRecordings, rows: tuple[Recording, ...]) -> list[int]:
+    keys = {r.key for r in rows if r.rank == f.rank and r.compile_id in f.compile_ids}
+    return sorted(int(k) for k in keys if k and k.isdigit() and len(k) < 10)
+
+
+def _sizes_fix(sizes: list[int]) -> str:
+    limit = f'"{LIMIT}": N (torch >= 2.15: sizes past the N-th run eager)'
+    # the power of two at or above each size (bench's ``--buckets pow2``; bench is not
+    # imported here: diagnose runs without numpy)
+    caps = tuple(sorted({1 << max(0, s - 1).bit_length() for s in sizes}))
+    few = len(sizes) >= 2 and len(caps) < len(set(sizes))
+    options = f'options={{"triton.cudagraphs": True, "{CAPTURE}": {caps if few else "(…)"}}}'
+    return ((f"pad the inputs to the sizes {caps} (the power of two at or above each) and "
+             f"capture only those: torch.compile(..., {options})" if few else
+             "pad the inputs to a few sizes (buckets) so that fewer graphs are recorded, and "
+             f"capture only those: {options}")
+            + f" (torch >= 2.8; other sizes run without CUDA graphs); or cap the recordings with {limit}")
+
+
+def _sizes(report: CudagraphReport) -> list[Advice]:
+    out = []
+    for f in report.frames:
+        rows = tuple(r for r in report.recordings
+                     if r.rank == f.rank and r.compile_id in f.compile_ids)
+        known = f.distinct_sizes
+        if known < 2 and not (known == 0 and f.recordings > 1):
+            continue
+        what = (f"{known} sizes ({', '.join(size for size, _, _ in f.sizes)})" if known
+                else "sizes this trace does not name (TORCH_LOGS=cudagraphs names them)")
+        cost = f" in {_ms(f.seconds)} of recording" if f.seconds is not None else ""
+        hits = [x for x in report.limit_hits if x.rank == f.rank and x.compile_id in f.compile_ids]
+        limit = (f"; torch's {LIMIT.split('.')[1]}={hits[0].limit} stopped it: later sizes "
+                 "ran eager" if hits else "")
+        out.append(Advice(
+            kind=AdviceKind.CUDAGRAPH_SIZES, rank=f.rank,
+            fix=_sizes_fix(_ints(f, report.recordings)), function=f.function,
+            key=f"sizes:{f.frame_id}", recordings=f.recordings, record_s=f.seconds,
+            message=(f"{f.function or 'frame ' + f.frame_id}: {f.recordings} CUDA graph(s) "
+                     f"recorded for {what}{cost}{limit}. Under reduce-overhead each new size "
+                     "pays a warm-up run and a recording, and its graph keeps memory in the "
+                     "pool."),
+            # a joined row's line is the log's, beside a trace's lines elsewhere: say so
+            evidence=tuple(f"{'log ' if r.source == 'log+trace' else ''}line {r.line}: "
+                           f"[{r.compile_id}] recorded {r.graph or 'a graph'} "
+                           f"for {r.size}" + (f" in {_ms(r.seconds)}" if r.seconds is not None else "")
+                           for r in rows[:_EVIDENCE])))
+    return out
+
+
+def _trees(report: CudagraphReport) -> list[Advice]:
+    """A log of the tree lines only (INFO, or pasted): the sizes met are what it proves."""
+    keys = [k for k in report.tree_keys if k]
+    if report.recordings or len(keys) < 2:
+        return []
+    ints = sorted(int(k) for k in keys if k.isdigit() and len(k) < 10)
+    return [Advice(
+        kind=AdviceKind.CUDAGRAPH_SIZES, fix=_sizes_fix(ints), key="sizes:trees",
+        message=(f"CUDA-graph trees met {len(keys)} sizes (symint keys {', '.join(keys)}): "
+                 "under reduce-overhead each new size is warmed up and, on its next call, "
+                 "recorded as a graph of its own that keeps memory in the pool."))]
+
+
+def _skips(report: CudagraphReport) -> list[Advice]:
+    out = []
+    for x in report.skips:
+        first = x.reason.split("\n", 1)[0].rstrip(" :.")
+        where = f" ({x.user.file}:{x.user.line})" if x.user else ""
+        out.append(Advice(
+            kind=AdviceKind.CUDAGRAPH_SKIP, rank=x.rank, fix=_SKIP_FIX.get(x.kind, ""),
+            key=f"skip:{x.kind}:{x.compile_id}", sites=sites_of(x.user),
+            message=f"{'[' + x.compile_id + '] ' if x.compile_id else ''}ran without CUDA "
+                    f"graphs: {first}{where}.",
+            evidence=(f"line {x.line}: {first}",) if x.line else ()))
+    return out
+
+
+def cudagraph_advice(diag: Diagnosis) -> tuple[Advice, ...]:
+    """Findings of ``diag.cudagraphs``: sizes that each recorded a graph, and skips."""
+    report = diag.cudagraphs
+    if report is None:
+        return ()
+    return tuple(_sizes(report) + _trees(report) + _skips(report))

@@ -1,0 +1,216 @@
+"""What diagnose concludes: findings (``Advice``), root causes (``Cause``), graph breaks.
+
+Frozen results, computed once by the pipeline (``dyncli.diagnose.conclude``) and stored on the
+``Diagnosis``. A finding carries its structure as typed fields, set by the rule that made it:
+the allow-list entries it is about, the config flag its fix sets, the user lines it names, the
+compiled function, the rule's own key. ``dyncli.diagnose.causes`` groups findings by those
+fields only; ``message`` and ``fix`` are sentences for people.
+
+A new kind of finding is one more ``AdviceKind`` member and a rule that returns it (see
+docs/diagnose.md, "How a rule plugs in"); a finding that leads to a cause of its own kind (as
+zero-one or non-shape findings do) adds a ``CauseKind`` member and a row in
+``dyncli.diagnose.causes.OWN_CAUSE``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dyncli.logparse.events import UserLoc
+
+
+class AdviceKind(StrEnum):
+    """A finding's kind: its ``kind`` in ``--json`` (docs/diagnose.md lists each rule)."""
+
+    MARK_DYNAMIC = "mark-dynamic"
+    SIZE_PINNED = "size-pinned"
+    MARK_DYNAMIC_DIMS_CHANGED = "mark-dynamic-dims-changed"
+    MARK_STATIC = "mark-static"
+    CONSTRAINT_VIOLATION = "constraint-violation"
+    FRAMEWORK_SPECIALIZATION = "framework-specialization"
+    USER_SPECIALIZATION = "user-specialization"
+    GUARD_LIMIT_SPECIALIZATION = "guard-limit-specialization"
+    SCALAR_RECOMPILE = "scalar-recompile"
+    STATIC_PARAMETERS = "static-parameters"
+    ZERO_ONE = "zero-one-specialization"
+    NON_SHAPE = "non-shape-recompile"
+    RECOMPILE_LIMIT = "recompile-limit"
+    GRAPH_BREAK = "graph-break"
+    SIZE_BRANCH = "size-branch"
+    # from a TORCH_TRACE only (dyncli.diagnose.trace)
+    SIMILAR_GRAPHS = "similar-graphs"
+    PGO_RECOMPILE = "pgo-recompile"
+    PGO_ALLOW_LIST = "pgo-allow-list"
+    RANK_DIVERGENCE = "rank-divergence"
+    # CUDA graphs under reduce-overhead (dyncli.diagnose.cudagraph_advice)
+    CUDAGRAPH_SIZES = "cudagraph-sizes"
+    CUDAGRAPH_SKIP = "cudagraph-skip"
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A line of code: ``file:line``."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def sites_of(*users: UserLoc | None) -> tuple[Site, ...]:
+    """The lines of user-code locations, as a finding's ``sites`` (those without a file left out)."""
+    return tuple(Site(u.file, u.line) for u in users if u is not None and u.file)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFlag:
+    """A torch config flag a fix sets: ``torch._dynamo.config.<name> = <value>``."""
+
+    name: str
+    value: str
+    module: str = "torch._dynamo.config"
+
+    def __str__(self) -> str:
+        return f"{self.module}.{self.name} = {self.value}"
+
+
+@dataclass(frozen=True)
+class Advice:
+    """One finding: what to do (``message``, ``fix``: for people), the log lines that show it,
+    and the structure the rule knew when it wrote them (for ``causes``)."""
+
+    kind: AdviceKind
+    message: str
+    evidence: tuple[str, ...] = ()
+    fix: str = ""
+    rank: int | None = None
+    # Allow-list entries (``L['x']:0``, ``L['n']``, ``.*:0``) the finding is about; ``listed``:
+    # its fix prints them as TORCH_COMPILE_DYNAMIC_SOURCES (the rule decided a list helps).
+    entries: tuple[str, ...] = ()
+    listed: bool = False
+    inputs: tuple[str, ...] = ()  # the sources it decides about (``L['x']:0``, ``L['n']``…)
+    flag: ConfigFlag | None = None  # the config flag the fix sets
+    sites: tuple[Site, ...] = ()  # the lines it is about (user code first), in its order
+    function: str = ""  # the compiled function it is about, where it is about one
+    key: str = ""  # the rule's own identity of the thing it is about (a break's code…)
+    # the log cannot tell what fixes it: the fix names the richer log that would
+    needs_richer_log: bool = False
+    # the frame (its id, ``?`` for one without) whose compiles the finding proves: a limit
+    # warning at [F/N] proves N compiles of F that no recompile record of the log claims
+    frame: str = ""
+    # CUDA-graph recordings it is about, and their seconds (a trace's CUDAGraphNode.record
+    # spans; None: no time for them): the cost of a cudagraph cause
+    recordings: int = 0
+    record_s: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """One item of ``suggestions`` (and of a cause's ``findings``) in ``--json``."""
+        return {"kind": str(self.kind), "message": self.message, "fix": self.fix,
+                "evidence": list(self.evidence), "rank": self.rank}
+
+
+class CauseKind(StrEnum):
+    """What a root cause is: its ``kind`` in ``--json``."""
+
+    ALLOW_LIST = "allow-list"
+    USER_CODE = "user-code"
+    CONFIG = "config"
+    GRAPH_BREAK = "graph-break"
+    ZERO_ONE = "zero-one"
+    NON_SHAPE = "non-shape"
+    CUDAGRAPH = "cudagraph"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One fix and everything it would remove (``dyncli.diagnose.causes``)."""
+
+    key: str
+    kind: CauseKind
+    title: str = ""
+    fix: str = ""
+    compile_ids: tuple[tuple[int | None, str], ...] = ()
+    recompiles: int = 0
+    graph_breaks: int = 0
+    compile_s: float | None = None
+    findings: tuple[Advice, ...] = ()
+    entries: tuple[str, ...] = ()  # allow-list entries (allow-list causes)
+    ranks: tuple[int | None, ...] = ()
+
+    @property
+    def compiles(self) -> int:
+        """Compiles the fix would remove."""
+        return len(self.compile_ids)
+
+    @property
+    def recordings(self) -> int:
+        """CUDA-graph recordings the fix would spare (its findings')."""
+        return sum(a.recordings for a in self.findings)
+
+    @property
+    def record_s(self) -> float | None:
+        """Seconds of those recordings (None when none has a time)."""
+        times = [a.record_s for a in self.findings if a.record_s is not None]
+        return sum(times) if times else None
+
+    def line(self) -> str:
+        """The one-line summary: cost, what, fix."""
+        cost = (f"{self.compile_s:.2f} s, " if self.compile_s is not None else "") + \
+            f"{self.compiles} compile(s)"
+        if self.graph_breaks:
+            cost += f", {self.graph_breaks} graph break(s)"
+        if self.recordings:
+            secs = self.record_s
+            cost += f", {self.recordings} CUDA-graph recording(s)" + (
+                f" ({secs * 1e3:.2f} ms)" if secs is not None else "")
+        return f"[{cost}] {self.title}" + (f" — fix: {self.fix}" if self.fix else "")
+
+    def to_json(self, rank: int) -> dict[str, Any]:
+        """One item of the ``causes`` list of ``--json``."""
+        return {
+            "rank": rank, "key": self.key, "kind": str(self.kind), "title": self.title,
+            "fix": self.fix,
+            "compile_s": None if self.compile_s is None else round(self.compile_s, 6),
+            "compiles": self.compiles, "recompiles": self.recompiles,
+            "graph_breaks": self.graph_breaks,
+            # a cudagraph cause's cost (only there: the other causes' documents are unchanged)
+            **({"recordings": self.recordings,
+                "record_s": None if self.record_s is None else round(self.record_s, 6)}
+               if self.recordings else {}),
+            "compile_ids": [{"rank": r, "compile_id": c} for r, c in self.compile_ids],
+            "ranks": list(self.ranks),
+            "findings": [a.to_json() for a in self.findings],
+        }
+
+
+@dataclass(frozen=True)
+class DistinctBreak:
+    """One graph break: torch's code and words, where in user code, how often, what it split."""
+
+    code: str  # GB0025, or "" when neither the log nor the registry names it
+    known: bool  # the registry the pipeline was given knows the code
+    gb_type: str
+    explanation: str
+    hints: tuple[str, ...]
+    file: str
+    line: int
+    user_code: str
+    count: int
+    call_sites: tuple[str, ...]
+    frames: tuple[str, ...]  # "function (frame id)" of the frames the break split
+    compile_ids: tuple[str, ...]
+    ranks: tuple[int | None, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """One item of ``distinct_graph_breaks`` in ``--json``."""
+        return {"code": self.code, "known": self.known, "type": self.gb_type,
+                "explanation": self.explanation, "hints": list(self.hints),
+                "file": self.file, "line": self.line, "user_code": self.user_code,
+                "count": self.count, "call_sites": list(self.call_sites),
+                "frames": list(self.frames), "compile_ids": list(self.compile_ids),
+                "ranks": list(self.ranks)}

@@ -1,0 +1,81 @@
+"""The recompile-limit finding: what torch's limit warning proves, and no more (issue 33).
+
+torch's warning (``torch._dynamo hit config.recompile_limit (8)``, its ``function:`` and
+``last reason:`` lines) is often all a user's log has. It proves the limit was hit; the program
+then ran the frame eagerly, unless the log shows the limit raised (``FailOnRecompileLimitHit``
+under ``fullgraph=True``: the program stopped); its last reason is of one kind of guard, whose
+fix is that kind's (``guard_kinds``). A fix pointing at "the cause above" is only written when
+the log has recompile records with causes; a name the paste cut off is said to be missing.
+"""
+
+from __future__ import annotations
+
+from dyncli.diagnose import guard_kinds
+from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag
+from dyncli.diagnose.model import Diagnosis, RecompileLimitReport
+from dyncli.diagnose.reasons import cite, mismatch
+from dyncli.logparse import guardtext as gt
+from dyncli.logparse.events import CompileId
+
+_RICHER = 'TORCH_LOGS="recompiles" shows the reason of every recompile'
+
+
+def limit_findings(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
+    """One finding per limit warning. ``held``: ranks where a size-pinned finding stands."""
+    return [_finding(diag, x, held) for x in diag.recompile_limits]
+
+
+def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) -> Advice:
+    limit = (f"torch._dynamo.config.{x.limit_name} ({x.limit})" if x.limit_name else
+             "the recompile limit (its name is not in the paste)")
+    flag = f"torch._dynamo.config.{x.limit_name}" if x.limit_name else "the recompile limit"
+    after = ("and raised an error (FailOnRecompileLimitHit: fullgraph=True or "
+             "fail_on_recompile_limit_hit), so the program stopped there" if diag.limit_raised
+             else "and now runs eagerly (uncompiled) for new inputs")
+    who = x.function or "a function (its name is not in the paste)"
+    size = mismatch(x.last_reason) is not None
+    pinned = size and x.rank in held
+    guard = gt.split_failed(x.last_reason)[1]
+    kind = str(gt.checked(guard)) if x.last_reason else "unknown"
+    flag_fix = None
+    if size and gt.about_param(x.last_reason):  # torch's own hint, in the warning itself
+        flag_fix = ConfigFlag("force_parameter_static_shapes", "False")
+        note = (" Its last reason is a parameter's size: torch keeps parameters static "
+                "(force_parameter_static_shapes), and says so in the warning.")
+        fix = (f"{flag_fix} (torch's own hint; every parameter may then become dynamic, after "
+               f"one more recompile); raising {flag} only hides the recompiles")
+    elif pinned:
+        note = (" Its last reason is a size this log cannot tell the cause of (see the "
+                "size-pinned finding).")
+        fix = f"find what keeps the size static (size-pinned); raising {flag} only hides the recompiles"
+    elif size:
+        note = " Its last reason is a size change: the mark-dynamic suggestion removes those recompiles."
+        fix = (f"apply the mark-dynamic fix; raising {flag} only hides the recompiles (but under "
+               f"torch.compile(dynamic=False) no list makes a size dynamic: if that was chosen on "
+               f"purpose, raise {flag} to the number of sizes expected)")
+    elif kind == gt.Checked.SCALAR:
+        note = (f" Its last reason is a Python number that changed ({guard.split('  #')[0].strip()}),"
+                " still static at that compile: automatic dynamic did not make it dynamic "
+                "(dynamic=False, or code that specializes it at every value).")
+        fix = (f"raise {flag} if these values are expected, or pass the number as a 0-d tensor; "
+               f"a dynamic-sources entry does nothing under dynamic=False; {_RICHER}")
+    elif kind == gt.Checked.GUARD_ERROR:
+        row = guard_kinds.text(kind)
+        note = f" Its last reason: {row.what}."
+        fix = row.fix
+    elif diag.recompiles and any(r.kind == kind for r in diag.recompiles):
+        note = ""
+        fix = f"fix the recompile cause above; raising {flag} only hides it"
+    else:
+        row = guard_kinds.text(kind)
+        note = f" Its last reason: {row.what}."
+        fix = (f"{row.fix}; raising {flag} only hides the recompiles"
+               + ("" if diag.recompiles else f" ({_RICHER})"))
+    cid = CompileId.parse(x.compile_id) if x.compile_id else None
+    return Advice(
+        kind=AdviceKind.RECOMPILE_LIMIT, function=x.function,
+        frame=cid.frame_key if cid is not None else "?",
+        key=f"{x.limit_name}:{'pinned' if pinned else 'size' if size else kind}",
+        message=f"{who} hit {limit} {after}." + note, fix=fix, flag=flag_fix,
+        evidence=(cite(x.line, x.compile_id, f"last reason: {x.last_reason or '(not in the log)'}"),),
+        rank=x.rank)

@@ -1,0 +1,105 @@
+"""Advice about specializations: a size or int that code pinned to one value.
+
+By user code (``user-specialization``: the line that compares it), inside torch
+(``framework-specialization``), against a ``mark_dynamic`` (``constraint-violation``), or by
+torch's guard limit (``guard-limit-specialization``). ``dyncli.diagnose.advice.advise`` calls
+:func:`specializations` in its order of suggestions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dyncli.diagnose.findings import Advice, AdviceKind, Site, sites_of
+from dyncli.diagnose.model import Diagnosis, FrameReport, SpecializationReport
+from dyncli.diagnose.reasons import cite, location
+
+# A specialization's location inside torch (the frame, when no compiled frame has that file).
+_TORCH_FILE_RE = re.compile(r"(?:^|/)torch/|^(?:nn|_dynamo|_refs|_decomp|_prims|fx|_inductor|"
+                            r"_higher_order_ops|_subclasses|utils)/|^_meta_registrations\.py$"
+                            r"|^functional\.py$|^_tensor\.py$")
+
+
+def _framework_site(framework: str) -> tuple[Site, ...]:
+    """``file.py:12 in fn`` (torch's framework location of a guard) as ``sites``."""
+    file, _, line = framework.split(" in ", 1)[0].rpartition(":")
+    return (Site(file, int(line)),) if file and line.isdigit() and len(line) <= 9 else ()
+
+
+def _user_file(file: str, frame_files: set[tuple[str, str]]) -> bool:
+    """Whether a location is the user's: the file of a compiled frame, or not inside torch.
+    ``frame_files``: ``_frame_files`` of the frames (a few files, for thousands of frames)."""
+    norm = file.replace("\\", "/")
+    if any(full.endswith(norm) or norm.endswith(raw) for full, raw in frame_files):
+        return True
+    return _TORCH_FILE_RE.search(norm) is None
+
+
+def _frame_files(frames: tuple[FrameReport, ...]) -> set[tuple[str, str]]:
+    """The frames' files, each as (with / separators, as given), once each."""
+    return {(f.file.replace("\\", "/"), f.file) for f in frames if f.file}
+
+
+def _spec_cite(s: SpecializationReport, name: str) -> str:
+    """The evidence line of one specialization: ``name = value (reason) from guard G``."""
+    return cite(s.line, s.compile_id, f"{name} = {s.value} ({s.reason})"
+                + (f" from guard {s.guard}" if s.guard else ""))
+
+
+def specializations(diag: Diagnosis) -> list[Advice]:
+    """A size or int pinned to one value: by user code (its line), inside torch (that line,
+    or how to find it), against a mark_dynamic (the line), or by the guard limit."""
+    out = []
+    limit: dict[tuple[int | None, str], list[SpecializationReport]] = {}
+    users: dict[tuple[int | None, str, str, int], list[SpecializationReport]] = {}
+    frame_files = _frame_files(diag.frames)
+    for s in diag.specializations:
+        src = ", ".join(s.sources) or s.symbol
+        evidence = (_spec_cite(s, s.symbol or src),)
+        if s.reason == "forcing_spec":
+            limit.setdefault((s.rank, src), []).append(s)
+        elif s.reason == "constraint_violation":
+            out.append(Advice(
+                kind=AdviceKind.CONSTRAINT_VIOLATION,
+                message=(f"{src} was marked dynamic but the code at {location(s.user)} "
+                         f"specialized it to {s.value}: `{s.user.code if s.user else ''}`."),
+                fix=("use torch._dynamo.maybe_mark_dynamic instead of mark_dynamic (a hint, not "
+                     "a demand), or rewrite the comparison so it does not depend on the size"),
+                evidence=evidence, rank=s.rank, sites=sites_of(s.user)))
+        elif s.user is not None and _user_file(s.user.file, frame_files):
+            users.setdefault((s.rank, src, s.user.file, s.user.line), []).append(s)
+        else:
+            inside = (f"torch code at {location(s.user)} (`{s.user.code}`)" if s.user
+                      else s.framework or "framework code")
+            out.append(Advice(
+                kind=AdviceKind.FRAMEWORK_SPECIALIZATION,
+                message=f"{src} was specialized to {s.value} inside {inside}.",
+                fix=("keep that dim static (a layer's weight fixes it); if you mark the tensor, "
+                     "use torch._dynamo.maybe_mark_dynamic for it" if s.user else
+                     "look at the guard that caused it (run with TORCH_LOGS=+dynamic and "
+                     f'TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED="{s.guard}")' if s.guard else
+                     "run with TORCHDYNAMO_EXTENDED_DEBUG_CREATE_SYMBOL to see the stack"),
+                evidence=evidence, rank=s.rank, key="" if s.user else s.guard,
+                sites=sites_of(s.user) if s.user else _framework_site(s.framework)))
+    for (rank, src, _, _), specs in users.items():
+        s = specs[0]
+        values = ", ".join(dict.fromkeys(x.value for x in specs if x.value)) or s.value
+        out.append(Advice(
+            kind=AdviceKind.USER_SPECIALIZATION, sites=sites_of(s.user), inputs=s.sources,
+            message=(f"{src} was specialized to {values} by user code at {location(s.user)}: "
+                     f"`{s.user.code if s.user else ''}`; each new value of it compiles again."),
+            fix=("rewrite the branch so it does not compare the size/int to a constant "
+                 "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
+            evidence=tuple(_spec_cite(x, x.symbol) for x in specs[:3]), rank=rank))
+    for (rank, src), specs in limit.items():
+        out.append(Advice(
+            kind=AdviceKind.GUARD_LIMIT_SPECIALIZATION, key=src,
+            inputs=tuple(dict.fromkeys(x for sp in specs for x in sp.sources)),
+            message=(f"{src} was specialized in {len(specs)} compile(s) because it had more "
+                     "guards than torch.fx.experimental._config.symbol_guard_limit_before_specialize "
+                     "allows; each new value compiles again, and no allow-list entry changes that."),
+            fix=("raise symbol_guard_limit_before_specialize (or leave it unset), or reduce the "
+                 "comparisons on this size"),
+            evidence=tuple(cite(x.line, x.compile_id, f"{x.symbol} forced ({x.guard})")
+                           for x in specs[:3]), rank=rank))
+    return out

@@ -1,0 +1,117 @@
+"""The CUDA-graph events (``dyncli.logparse.cudagraphs`` makes them from logs and traces).
+
+Frozen, with the common fields of ``dyncli.logparse.events.Event``; every field beyond them is
+defaulted, so that a release that drops a detail still yields the event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dyncli.logparse import events as ev
+
+# torch's reasons, by the words they hold (cudagraph_utils, compile_fx, output_code, lowering)
+_SKIP_KINDS = (
+    ("cudagraph_dynamic_shape_rerecord_limit", "dynamic-shape-rerecord-limit"),
+    ("cudagraph_skip_dynamic_graphs", "skip-dynamic-graphs"),
+    ("max re-recording limit", "rerecord-limit"),
+    ("cudagraph-managed input re-recording threshold", "managed-input-rerecord"),
+    ("mutat", "mutated-inputs"),
+    ("cpu device", "device"), ("multiple devices", "device"), ("non-cuda", "device"),
+    ("incompatible op", "incompatible-op"), ("control flow operator", "incompatible-op"),
+    ("index_put_", "incompatible-op"), ("sparsity", "incompatible-op"),
+    ("unbacked", "unbacked"), ("striding", "striding"), ("non-Tensor inputs", "non-tensor-inputs"),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphTree(ev.Event):
+    """A graph meets a new size: ``Recording cudagraph tree for symint key 4`` (``key`` "" for
+    ``graph without symints``). Its CUDA graph is recorded on a later call (after a warmup)."""
+
+    key: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphWarmup(ev.Event):
+    """``Running warmup …``: the first run of a new tree function (before 2.11 ``function`` is
+    the tree manager's function id, unique per size; from 2.11 the graph's name)."""
+
+    function: str = ""
+    mode: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphRecording(ev.Event):
+    """One CUDA graph recorded (``Recording function…``): ``ints`` are the int inputs the
+    record line shows (the size key), ``shapes`` its tensor inputs' (index, sizes); both empty
+    before torch 2.11, which prints no inputs."""
+
+    function: str = ""
+    graph_id: int | None = None
+    mode: str = ""
+    ints: tuple[int, ...] = ()
+    shapes: tuple[tuple[int, tuple[int, ...]], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphRerecord(ev.Event):
+    """``Re-recording function=…, reason=…`` (2.11+, debug): a size recorded again."""
+
+    function: str = ""
+    mode: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphSkip(ev.Event):
+    """A graph (or a call) runs without CUDA graphs, and why; ``source``: log or trace."""
+
+    reason: str
+    kind: str = "other"
+    user: ev.UserLoc | None = None
+    source: str = "log"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphLimit(ev.Event):
+    """2.15: ``forward graph hit cudagraph_dynamic_shape_rerecord_limit=8``: new sizes run eager."""
+
+    limit: int | None = None
+    mode: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphManySizes(ev.Event):
+    """The warning ``… We have observed N distinct sizes …`` (2.5+)."""
+
+    sizes: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphPartitions(ev.Event):
+    """``Created N graph partitions: A cudagraphable, B non-cudagraphable``, or one op kept out
+    of them and why (``op3: reason=…``: ``reasons`` holds it, the counts are 0)."""
+
+    cudagraphable: int = 0
+    other: int = 0
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CudagraphRecordTime(ev.Event):
+    """A ``CUDAGraphNode.record`` span of the trace: one recording and how long it took."""
+
+    seconds: float
+    backward: bool = False
+
+
+EVENTS: tuple[type[ev.Event], ...] = (
+    CudagraphTree, CudagraphWarmup, CudagraphRecording, CudagraphRerecord, CudagraphSkip,
+    CudagraphLimit, CudagraphManySizes, CudagraphPartitions, CudagraphRecordTime)
+
+
+def skip_kind(reason: str) -> str:
+    """The kind of a skip reason (``mutated-inputs``, ``device``, ``incompatible-op``…)."""
+    head = reason[:400]
+    return next((kind for words, kind in _SKIP_KINDS if words in head), "other")

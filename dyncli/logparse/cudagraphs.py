@@ -1,0 +1,223 @@
+"""CUDA-graph records → events: what torch says about recording, replaying and skipping graphs.
+
+Pure: messages in, frozen events out, nothing raised on a line it does not know (an unknown
+``[__cudagraphs]`` line is recognized torch chatter and yields nothing). The text reader
+(``textlog``) hands over every record of the ``cudagraphs`` artifact, and ``perf_hints``
+records that speak of cudagraphs; the trace mapper (``trace_map``) hands over the
+``CUDAGraphNode.record`` chromium spans and ``compilation_metrics.cudagraph_skip_reason``.
+
+What each release writes (read from torch's source: _inductor/cudagraph_trees.py,
+cudagraph_utils.py, compile_fx.py, output_code.py, scheduler.py, _dynamo/utils.py):
+
+=========  ====================================================================================
+2.1-2.2    ``recording cudagraph tree for 4`` (the int key; ``None`` for a static graph);
+           ``Recording function 0 of graph recording id 0``; ``Running warmup of function 0``;
+           skips on ``perf_hints``: ``skipping cudagraphs due to multiple devices`` /
+           ``input mutation`` / ``complex input striding`` (perf_hints is off by default)
+2.3-2.10   ``recording cudagraph tree for symint key 4`` / ``for graph without symints``;
+           the same Recording/warmup lines; skips on ``perf_hints`` (``skipping cudagraphs due to
+           …``, ``Found from :`` and the user stack); 2.5+: ``skipping cudagraph due to function
+           N exceeding max re-recording limit (=128) on cudagraph node M due to …`` and the
+           warning ``… We have observed N distinct sizes …`` (perf_hints)
+2.7-2.15   trace: ``CUDAGraphNode.record`` spans (chromium B/E events, ``args.compile_id``),
+           ``compilation_metrics.cudagraph_skip_reason``; runtime records
+           (``compilation_metrics_runtime``) carry ``runtime_cudagraphify_time_us``, the
+           record span plus ``cudagraphify.get_container`` (2.7 also spans add_function,
+           record_function, replay, run_eager)
+2.9-2.15   ``Created 1 graph partitions: 1 cudagraphable, 0 non-cudagraphable`` (2.9+ where
+           graph partitioning logs; 2.11+ in the shared recording), ``Partition 0: …`` and
+           ``op3: reason=…, ir=…`` per op kept out of a graph
+2.11-2.12  ``Recording cudagraph tree for symint key 4`` (capital R); ``[4/1] Recording
+           function=partition_0, [mode=FORWARD, (2.12)] cuda_graph_id=1, inputs: [0]:
+           Tensor(size=[4, 16, 64], …), [5]: int(4)`` (the first 10 inputs);
+           ``[4/1] Running warmup function=…``; ``[4/1] Re-recording function=…, reason=…``;
+           skips and the distinct-sizes warning move to ``cudagraphs`` (a WARNING: printed
+           without TORCH_LOGS too)
+2.13-2.15  the tree line gains the compile id: ``[4/1] Recording cudagraph tree for symint key 4``
+2.15       ``[4/1] forward graph hit cudagraph_dynamic_shape_rerecord_limit=8; already-recorded
+           shapes still replay, new shapes run eager.``; ``skipping cudagraph due to function N
+           reaching the cudagraph-managed input re-recording threshold (=5) …``
+=========  ====================================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from dyncli.logparse import events as ev
+from dyncli.logparse import safe
+from dyncli.logparse.cudagraph_events import (
+    CudagraphLimit,
+    CudagraphManySizes,
+    CudagraphPartitions,
+    CudagraphRecording,
+    CudagraphRecordTime,
+    CudagraphRerecord,
+    CudagraphSkip,
+    CudagraphTree,
+    CudagraphWarmup,
+    skip_kind,
+)
+from dyncli.logparse.textreasons import user_stack
+
+_CID = re.compile(r"^\[(?P<cid>[!\d/_]{1,60})\] ")  # CompileId.parse says whether it is one
+_TREE = re.compile(r"^[Rr]ecording cudagraph tree for (?:symint key (?P<key>.{1,200})"
+                   r"|(?P<static>graph without symints)|(?P<old>.{1,200}))$")
+_OLD_RECORD = re.compile(r"^Recording function (?P<fn>\d{1,9}) of graph recording id (?P<gid>\d{1,9})$")
+_RECORD = re.compile(r"^Recording function=(?P<fn>[^,]{0,200}), (?:mode=(?P<mode>\w{1,20}), )?"
+                     r"cuda_graph_id=(?P<gid>\d{1,9})(?:, inputs: (?P<inputs>.*))?$")
+_WARMUP = re.compile(r"^Running warmup (?:of function (?P<id>\d{1,9})|function=(?P<fn>[^,]{0,200})"
+                     r"(?:, mode=(?P<mode>\w{1,20}))?)$")
+_RERECORD = re.compile(r"^Re-recording function=(?P<fn>[^,]{0,200}), (?:mode=(?P<mode>\w{1,20}), )?"
+                       r"reason=(?P<reason>.*)$")
+_LIMIT = re.compile(r"^(?P<mode>forward|backward|inference) graph hit "
+                    r"cudagraph_dynamic_shape_rerecord_limit=(?P<n>\d{1,9})")
+_SIZES = re.compile(r"We have observed (?P<n>\d{1,9}) distinct sizes")
+_PARTS = re.compile(r"^Created (?P<n>\d{1,9}) graph partitions: (?P<yes>\d{1,9}) cudagraphable, "
+                    r"(?P<no>\d{1,9}) non-cudagraphable")
+_OP = re.compile(r"^\s{1,8}(?P<op>[\w.]{1,200}): reason=")
+_INPUT = re.compile(r"\[(?P<i>\d{1,4})\]: (?:Tensor\(size=\[(?P<size>[\d, ]{0,200})\]"
+                    r"|(?P<type>int|SymInt)\((?P<int>-?\d{1,18})\))")
+_MAX_INPUTS = 16
+SPAN = "CUDAGraphNode.record"
+
+
+def is_skip(message: str) -> bool:
+    """Whether a message is one of torch's cudagraph skip messages."""
+    return message.startswith(("skipping cudagraph", "disabling cudagraph"))
+
+
+def text_record(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The events of one ``[__cudagraphs]`` (or cudagraph ``perf_hints``) record: its first line
+    and the lines that repeat its prefix (several one-line records of one call site, or one
+    multi-line skip message with its user stack)."""
+    out: list[ev.Event] = []
+    i = 0
+    while i < len(lines):
+        text, fields = _message(lines[i], common)
+        i += 1
+        if is_skip(text):
+            stack = []
+            while i < len(lines) and not _starts(lines[i]):
+                stack.append(lines[i])
+                i += 1
+            users = user_stack(stack)
+            reason = "\n".join([text, *stack]).strip()
+            out.append(CudagraphSkip(reason=reason[:4000], kind=skip_kind(text),
+                                     user=users[-1] if users else None, **fields))
+        elif (event := _one_line(text, fields)) is not None:
+            out.append(event)
+    return out
+
+
+def _starts(text: str) -> bool:
+    """Whether a line of a record is a message of its own (it ends a skip message's stack)."""
+    body = _CID.sub("", text, count=1)
+    return is_skip(body) or _one_line(body, {}) is not None
+
+
+def _message(text: str, common: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A message without torch's ``[4/1] `` (runtime records name their compile in the text,
+    the prefix has none) and the event fields, the compile id taken from it when it has one."""
+    m = _CID.match(text)
+    if m is None:
+        return text, common
+    cid = ev.CompileId.parse(m["cid"])
+    return text[m.end():], {**common, "compile_id": cid or common.get("compile_id")}
+
+
+def _one_line(text: str, fields: dict[str, Any]) -> ev.Event | None:
+    if (m := _TREE.match(text)) is not None:
+        key = m["key"] or ("" if m["static"] or m["old"] == "None" else m["old"] or "")
+        return CudagraphTree(key=key.strip(), **fields)
+    if (m := _RECORD.match(text)) is not None:
+        ints, shapes = _inputs(m["inputs"] or "")
+        return CudagraphRecording(function=m["fn"], graph_id=safe.small_int(m["gid"]),
+                                  mode=m["mode"] or "", ints=ints, shapes=shapes, **fields)
+    if (m := _OLD_RECORD.match(text)) is not None:
+        return CudagraphRecording(function=m["fn"], graph_id=safe.small_int(m["gid"]), **fields)
+    if (m := _WARMUP.match(text)) is not None:
+        return CudagraphWarmup(function=m["id"] or m["fn"] or "", mode=m["mode"] or "", **fields)
+    if (m := _RERECORD.match(text)) is not None:
+        return CudagraphRerecord(function=m["fn"], mode=m["mode"] or "",
+                                 reason=m["reason"][:1000], **fields)
+    if (m := _LIMIT.match(text)) is not None:
+        return CudagraphLimit(limit=safe.small_int(m["n"]), mode=m["mode"], **fields)
+    if text.startswith("CUDAGraph supports dynamic shapes") and (m := _SIZES.search(text)):
+        return CudagraphManySizes(sizes=safe.small_int(m["n"]) or 0, **fields)
+    if (m := _PARTS.match(text)) is not None:
+        return CudagraphPartitions(cudagraphable=int(m["yes"]), other=int(m["no"]), **fields)
+    if (m := _OP.match(text)) is not None:  # an op kept out of the graphs, and why
+        return CudagraphPartitions(reasons=(text[m.end():].split(", ir=", 1)[0][:300],), **fields)
+    return None
+
+
+def _inputs(text: str) -> tuple[tuple[int, ...], tuple[tuple[int, tuple[int, ...]], ...]]:
+    """The int inputs and the tensor inputs' (index, sizes) of 2.11+'s ``inputs: …`` list."""
+    ints: list[int] = []
+    shapes: list[tuple[int, tuple[int, ...]]] = []
+    for m in _INPUT.finditer(text):
+        if len(ints) + len(shapes) >= _MAX_INPUTS:
+            break
+        if m["int"] is not None:
+            ints.append(int(m["int"]))
+        else:
+            dims = tuple(int(d) for d in m["size"].split(",") if d.strip().isdigit() and len(d) < 19)
+            shapes.append((int(m["i"]), dims))
+    return tuple(ints), tuple(shapes)
+
+
+def created(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A record whose first word is ``Created``: the graph partitions of the cudagraphs
+    artifact (2.9+), or another of torch's ``Created …`` lines (nothing)."""
+    return text_record(lines, common) if lines and lines[0].startswith("Created ") else []
+
+
+# ---------------------------------------------------------------- trace
+
+
+class SpanTimer:
+    """Pairs the begin (``ph: B``) and end (``ph: E``) chromium events of ``CUDAGraphNode.record``
+    of one trace file into ``CudagraphRecordTime`` events (bounded: 1,024 open spans)."""
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[Any, ...], float] = {}
+
+    def feed(self, event: dict[str, Any], ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """The event a span's end makes (nothing for a begin, or an end without its begin)."""
+        args = event.get("args")
+        args = args if isinstance(args, dict) else {}
+        ts = safe.json_num(event.get("ts"))
+        backward = args.get("is_backward") is True or args.get("is_forward") is False
+        key = (ctx.get("rank"), str(ctx.get("compile_id") or ""), backward, event.get("tid"))
+        if ts is None:
+            return
+        if event.get("ph") == "B":
+            if len(self._open) < 1024:
+                self._open[key] = float(ts)
+        elif event.get("ph") == "E" and (start := self._open.pop(key, None)) is not None:
+            yield CudagraphRecordTime(seconds=max(0.0, (float(ts) - start) / 1e6),
+                                      backward=backward, **ctx)
+
+
+def span_compile_id(event: dict[str, Any], generation: int = 0,
+                    process: str = "") -> ev.CompileId | None:
+    """The compile id a chromium event's ``args`` name (runtime events have none in the envelope)."""
+    args = event.get("args")
+    text = args.get("compile_id") if isinstance(args, dict) else None
+    cid = ev.CompileId.parse(text) if isinstance(text, str) and len(text) < 64 else None
+    if cid is None or (not generation and not process):
+        return cid
+    return ev.CompileId(cid.frame, cid.compile, cid.attempt, cid.autograd, generation, process)
+
+
+def metrics_skip(meta: dict[str, Any], ctx: dict[str, Any]) -> Iterator[ev.Event]:
+    """``compilation_metrics.cudagraph_skip_reason`` (2.7+): the skip of that compile."""
+    reason = meta.get("cudagraph_skip_reason")
+    if isinstance(reason, str) and reason:
+        lines = reason.splitlines()
+        users = user_stack(lines[1:])
+        yield CudagraphSkip(reason=reason[:4000], kind=skip_kind(reason), source="trace",
+                            user=users[-1] if users else None, **ctx)

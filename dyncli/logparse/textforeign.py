@@ -1,0 +1,97 @@
+"""Lines the glog prefix does not start, for ``dyncli.logparse.textlog.TextLogParser``.
+
+In a clean log they are the program's own output and blank lines. In a paste (issue 33) they
+may hold torch's records behind leading text or with a prefix cut short (``_pasted``, through
+``textpaste.normalize``), or be the rest of a record whose first line alone has the prefix
+(torch 2.0 and torchdynamo: ``textorphans.continues``), or torch's own text without a prefix
+(a ConstraintViolationError's items). Only such lines come here: a clean log's records never do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from dyncli.logparse import cudagraphs as cg
+from dyncli.logparse import events as ev
+from dyncli.logparse import textorphans as orphans
+from dyncli.logparse import textreasons as reasons
+from dyncli.logparse.textkinds import COLLECT, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
+from dyncli.logparse.textpaste import normalize
+
+_NO_EVENTS: tuple[ev.Event, ...] = ()
+# The exception torch raises at the recompile limit when it may not fall back to eager
+# (FailOnRecompileLimitHit: fullgraph=True; CacheLimitExceeded: torch 2.5's name), on its own
+# line or as a traceback's raise statement.
+_RAISED_RE = re.compile(rb"^\s{0,40}(?:raise\s+)?(?:torch\._dynamo\.exc\.)?"
+                        rb"(?:FailOnRecompileLimitHit|CacheLimitExceeded)\b")
+
+
+class ForeignLines:
+    """The parser's handling of lines without a torch prefix (a mixin of TextLogParser)."""
+
+    stats: ev.ParseStats
+    _open: dict[tuple[Any, ...], Any]
+    _stray: bytes | None
+
+    def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
+        raise NotImplementedError
+
+    def _pasted(self, raw: bytes) -> bytes | None:
+        """The glog line a pasted line stands for (``textpaste.normalize``), counted by what
+        was done to find it; None for a line with no torch record in it."""
+        found = normalize(raw)
+        if found is None:
+            return None
+        line, done = found
+        if done:
+            self.stats.pasted[done] = self.stats.pasted.get(done, 0) + 1
+        return line
+
+    def _foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
+        """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
+        (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix."""
+        rec = self._open.get(key)
+        if not raw.strip() or any(s in raw for s in TORCH_NOISE):
+            self.stats.recognized += 1
+            self.stats.blank += 1
+            if rec is not None:
+                rec.tail = False
+            return _NO_EVENTS
+        if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
+            found = cg.text_record([raw.decode("utf-8", "replace").strip()], {"line": lineno})
+            if found:
+                self.stats.recognized += 1
+                self.stats.records += 1
+                return found
+        if rec is not None and rec.mode == COLLECT \
+                and orphans.continues(rec.kind, rec.lines[0], raw, rec.tail):
+            self.stats.recognized += 1
+            if len(rec.lines) < MAX_RECORD_LINES:
+                rec.lines.append(raw)
+            return _NO_EVENTS
+        if any(s in raw for s in TORCH_HEADS):
+            self.stats.recognized += 1
+            self.stats.records += 1
+            return _NO_EVENTS
+        if orphans.LIMIT_FN.match(raw):  # a limit warning's function line, its prefix cut off
+            self.stats.recognized += 1
+            self._stray = raw
+            return _NO_EVENTS
+        raised = _RAISED_RE.match(raw)
+        if raised is not None:  # the limit raised (fullgraph=True): the program stopped
+            self.stats.recognized += 1
+            text = raw.decode("utf-8", "replace").strip()
+            return (ev.LimitRaised(message=text[:300], line=lineno),)
+        if b"as dynamic but your code specialized it" in raw or b" was inferred to be a constant (" in raw:
+            found = reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
+            if found:
+                self.stats.recognized += 1
+                self.stats.records += 1
+                return found
+        self.stats.unrecognized += 1
+        self._sample(lineno, raw)
+        return _NO_EVENTS
+
+

@@ -1,0 +1,83 @@
+"""The kinds of records of the TORCH_LOGS text format, by the first word of their message.
+
+``KINDS`` maps that word to the record's handler (None: known, nothing the diagnosis needs)
+and whether its continuation lines are collected; ``dyncli.logparse.textlog`` dispatches
+through it. One table: a kind torch adds is one row here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dyncli.logparse import cudagraphs as cg
+from dyncli.logparse import events as ev
+from dyncli.logparse import textmsg as msg
+from dyncli.logparse import textold as old
+from dyncli.logparse import textreasons as reasons
+
+Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
+MAX_RECORD_LINES = 2000  # lines kept of one multi-line record
+# How a record's lines are handled (ints compare fast in the hot loop).
+# FLAT: torch 2.1–2.3's guards, one guard per line and no tree (each line is read).
+SILENT, UNKNOWN, TREE, FIRST, COLLECT, FLAT = range(6)
+
+# first word of a record -> (handler or None = known but nothing to extract, collect lines?)
+KINDS: dict[bytes, tuple[Handler | None, bool]] = {
+    b"create_symbol": (msg.create_symbol, False),
+    b"create_unbacked_symint": (msg.create_unbacked, False),
+    b"create_unbacked_symfloat": (msg.create_unbacked, False),
+    b"create_unbacked_symbool": (msg.create_unbacked, False),
+    b"eval": (msg.guard_added, False),
+    b"runtime_assert": (msg.guard_added, False),
+    b"set_replacement": (msg.set_replacement, False),
+    b"_update_var_to_range": (msg.var_to_range, False),
+    b"marking": (msg.marking, False),
+    b"Recompiling": (reasons.recompiling, True),
+    b"('Recompiling": (old.old_recompiling, False),  # torch 2.0-2.2's tuple, one line
+    b"Graph": (old.graph_break, True),
+    b"torch._dynamo": (reasons.recompile_limit, True),
+    b"Error": (reasons.constraint_violations, True),
+    b"could": (msg.data_dependent, False),
+    b"Step": (msg.step, False),
+    b"torchdynamo": (old.torchdynamo, True),  # torchdynamo's limit warnings, before 2.0
+    b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
+    # known, nothing the diagnosis needs (recognized, not reported as unknown)
+    **{word: (None, False) for word in (
+        b"create_env", b"produce_guards", b"track_symint", b"track_symfloat", b"Skipping",
+        b"lru_cache_stats", b"Guard", b"Python", b"compute_unbacked_bindings",
+        b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
+        b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",
+        b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack",
+        b"TRACE", b"Restarting", b"skipping:", b"create_unspecified_symbol",
+        b"_update_version_counter", b"__guards",
+    )},
+}
+TREE_WORD = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
+DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynamic via dynamic-sources")
+# Known records whose first word varies ("1 Warning only constraints violated").
+KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values",
+               b"No CUDA runtime is found")
+# torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized
+# (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
+TORCH_NOISE = (b"No CUDA runtime is found, using CUDA_HOME",)
+# torch's own lines that head a message whose items the parser reads (ConstraintViolationError)
+TORCH_HEADS = (b"Constraints violated (",)
+
+
+def is_start(word: bytes, message: bytes) -> bool:
+    """Whether a line whose first word is ``word`` begins a record (else: a continuation).
+
+    A line repeating the previous prefix can begin a new record: two one-line records logged
+    from the same call site in the same millisecond carry identical prefixes.
+    """
+    # torch >= 2.15 prints "Stack variable source attribution:" inside a graph-break message
+    return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break")) and (
+        word != b"Stack" or not message.startswith(b"Stack variable source"))
+
+
+# Records logged once per compile attempt, at its start (see TextLogParser._compile_seen).
+MARKERS = frozenset({b"create_env", b"Recompiling", b"Step"})
+SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None)
+# eval/runtime_assert lines without "[guard added]" ([statically known], [trivial]) add nothing.
+GUARD_WORDS = frozenset({b"eval", b"runtime_assert"})

@@ -1,0 +1,119 @@
+"""torch's records as releases before 2.1 wrote them, and torchdynamo's before torch 2.0.
+
+Read by the same parser as the later ones (``dyncli.logparse.textlog``), for pastes of old
+threads and logs of old installs (issue 33): torch 2.0-2.2's one-line recompile tuple, with or
+without a line number and, in 2.2's report-all mode, with a list of guards; the graph-break
+message of 2.1-2.5 (the break's place is the last user frame), in 2.0 and torchdynamo with
+its first frame on the first line; torchdynamo's one-line recompile-limit warning of 2022.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from dyncli.logparse import events as ev
+from dyncli.logparse import textreasons as reasons
+from dyncli.logparse.textmsg import _need
+from dyncli.logparse.textreasons import last_listed, literal, recompiling, user_stack
+
+# torch 2.1–2.5 (symbolic_convert.py log_graph_break): "Graph break: [reason ]from user code
+# at:", the user stack, then (2.3–2.5) the Python traceback of the exception whose last line
+# is the reason ("torch._dynamo.exc.Unsupported: call_function BuiltinVariable(print) […]").
+OLD_BREAK = "Graph break: "
+_EXC_LINE_RE = re.compile(r"^(?:torch\._dynamo\.exc\.)?(?P<exc>\w{1,64}): (?P<msg>.*)$")
+
+# torchdynamo 2022, one line: "torchdynamo hit recompilation cache limit (64) for function 'f'
+# (file.py:39), due to the following guard failures: [['guard'], …]"
+OLD_LIMIT_RE = re.compile(r"^torchdynamo hit recompilation cache limit \((?P<limit>\d{1,9})\) for "
+                          r"function '(?P<fn>[^']{0,1024})' \((?P<where>[^()]{0,2048})\), due to the "
+                          r"following guard failures: (?P<rest>.*)$")
+
+
+def old_recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch 2.0-2.2 logged the recompile message as a tuple, on one line: ``('Recompiling
+    function F in FILE[:LINE]', "triggered by the following guard failure: REASON")``, or
+    with ``guard failures: [REASON, …]`` (a list) in 2.2's report-all mode."""
+    head, reasons = old_tuple(lines[0])
+    (rec,) = recompiling([head, *(f"- {r}" for r in reasons)], common)
+    assert isinstance(rec, ev.Recompile)
+    return [dataclasses.replace(rec, entries=1) if len(reasons) > 1 else rec]
+
+
+_TUPLE_FAILURE = "triggered by the following guard failure"
+
+
+def old_tuple(text: str) -> tuple[str, list[str]]:
+    """(``Recompiling function …``, reasons) of torch 2.0-2.2's tuple message (a repr)."""
+    value = literal(text)
+    if not (isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value)):
+        raise ValueError("unparsable Recompiling tuple")
+    head, tail = value
+    _, sep, reasons = tail.partition(": ")
+    if not tail.startswith(_TUPLE_FAILURE) or not sep:
+        return head, []
+    if tail.startswith(_TUPLE_FAILURE + "s: ["):  # 2.2's report-all list
+        items = literal(reasons)
+        if isinstance(items, list):
+            return head, [str(i) for i in items]
+    return head, [reasons]
+
+
+def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch 2.1–2.5's graph-break message: the break's place is the last frame of the user
+    stack. torch 2.0 and torchdynamo wrote the first frame on the first line (``… from user
+    code at   File "f.py", line 12, in fn``), the rest without a prefix."""
+    head = lines[0][len(OLD_BREAK):].strip()
+    at = head.find(_FROM_USER)
+    inline = head[at + len(_FROM_USER):].strip() if at >= 0 else ""
+    if inline.startswith("File "):
+        head, lines = head[:at + len(_FROM_USER)] + ":", [lines[0], inline, *lines[1:]]
+    tb = next((i for i, t in enumerate(lines) if t.startswith("Traceback (most recent call last)")),
+              len(lines))
+    stack = user_stack(lines[1:tb])
+    if not head.endswith("from user code at:") or not stack:
+        raise ValueError("unparsable graph break")
+    where = stack[-1]
+    reason = head[:-len("from user code at:")].strip()
+    for text in reversed(lines[tb + 1:]):
+        em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
+        if em is not None:
+            reason = reason or (em["msg"] if em["exc"] == "Unsupported" else f"{em['exc']}: {em['msg']}")
+            break
+    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
+                          user_stack=stack, **common)]
+
+
+_FROM_USER = "from user code at"
+
+
+
+
+def old_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torchdynamo's warning of 2022 on one line: ``torchdynamo hit recompilation cache limit
+    (64) for function 'f' (file.py:39), due to the following guard failures: [['g'], …]``."""
+    om = _need(OLD_LIMIT_RE.match(lines[0]), "recompile limit")
+    file, _, line = om["where"].rpartition(":")
+    return [ev.RecompileLimit(limit_name="cache_size_limit", limit=om["limit"], function=om["fn"],
+                              file=file, first_line=int(line) if line.isdigit() and len(line) < 10 else None,
+                              last_reason=last_listed(om["rest"]), **common)]
+
+
+def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A graph-break record of any release: ``Graph break in user code at …`` (torch >= 2.6,
+    ``textreasons.graph_break``) or the older ``Graph break: … from user code at …``."""
+    if lines[0].startswith(OLD_BREAK):
+        return old_graph_break(lines, common)
+    return reasons.graph_break(lines, common)
+
+
+def torchdynamo(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torchdynamo's records before torch 2.0 that begin with its name: the limit warnings
+    (``torchdynamo hit config.cache_size_limit (64)`` with its lines, or ``… hit recompilation
+    cache limit`` on one line)."""
+    if lines[0].startswith("torchdynamo hit recompilation cache limit"):
+        return old_limit(lines, common)
+    if lines[0].startswith("torchdynamo hit "):
+        return reasons.recompile_limit(lines, common)
+    return []

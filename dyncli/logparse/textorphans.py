@@ -1,0 +1,78 @@
+"""Records a paste began inside of, lines a record lost its prefix on, and torchdynamo's.
+
+A paste that starts in the middle of a record (issue 33, pattern 3) hands the parser lines
+that carry torch's prefix but no record's first line: only the ``function:`` / ``last
+reason:`` lines of a recompile-limit warning, only the ``triggered by`` / ``- 0/0: …`` lines of
+a recompile, the tail of a graph break. Each still proves something (the limit was hit at
+that compile id; that cache entry failed; the frame broke), so ``orphan`` names the kind of
+record such a line belongs to and the handlers below read what is left of it, marked
+``partial``. Before torch 2.1 the continuation lines of a warning had no prefix at all
+(torch 2.0's ``function:`` / ``reasons:`` lines, the user stack of torchdynamo's one-line
+graph break); ``continues`` says which unprefixed lines still belong to the open record.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from dyncli.logparse import events as ev
+from dyncli.logparse import textreasons as reasons
+
+Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
+
+# The body lines of a recompile-limit warning, with or without their prefix.
+_LIMIT_BODY = re.compile(rb"^\s*(?:function: '|last reason: |reasons: |To log all recompilation "
+                         rb"reasons|To diagnose recompilation issues|to diagnose recompilation issues)")
+_RECOMPILE_BODY = (b"triggered by the following guard failure", b"- ")
+_VERBOSE_HEAD = re.compile(rb"^guard \d{1,9} failures:")
+LIMIT_FN = re.compile(rb"^\s*function: '[^']{0,1024}' \(")
+
+
+def orphan_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The failure lines of a recompile whose ``Recompiling function`` line is not in the log."""
+    failures, stack, entries = reasons.recompile_body(lines)
+    return [ev.Recompile(function="", failures=failures, user_stack=stack, partial=True,
+                         entries=entries, **common)]
+
+
+def orphan_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The body of a recompile-limit warning whose first line is not in the log: the limit
+    was hit at this compile id, its name and value are not known."""
+    fn, file, line, last = reasons.limit_body(lines)
+    return [ev.RecompileLimit(limit_name="", function=fn, file=file, first_line=line,
+                              last_reason=last, partial=True, **common)]
+
+
+def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The tail of a graph-break record: the frame broke; where, only its first line said."""
+    b = reasons.graph_break_body(lines)
+    return [ev.GraphBreak(file="", user_line=0, reason=b.gb_type or b.reason,
+                          explanation=b.explanation, hints=b.hints, gb_type=b.gb_type,
+                          gb_code=b.gb_code, partial=True, **common)]
+
+
+def orphan(prefix: bytes, message: bytes) -> Handler | None:
+    """The handler for a record that begins with ``message``, a line from inside a record of
+    a known kind (a paste that began there); None when it is no such line."""
+    body = message.lstrip()
+    if _LIMIT_BODY.match(body):
+        return orphan_limit
+    # (the artifact is "[__recompiles]" in glog's prefix, ".__recompiles: [" in torch 2.1-2.2's)
+    if b"__recompiles" in prefix and (body.startswith(_RECOMPILE_BODY) or _VERBOSE_HEAD.match(body)):
+        return orphan_recompile
+    if b"__graph_breaks" in prefix and body:
+        return orphan_graph_break
+    return None
+
+
+def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
+    """Whether ``line``, which has no torch prefix, belongs to the open record of ``kind``
+    whose first line is ``first``: torch 2.0's and torchdynamo's warnings put the prefix on
+    their first line only (a recompile-limit warning's ``function:`` and ``reasons:`` lines;
+    the user stack after a one-line graph break, until a blank line: ``tail``), and an editor
+    can push a record's text to the next line (``W… [2/128]    ⏎function: 'forward' (…)``)."""
+    if kind in (b"torch._dynamo", b"torchdynamo"):
+        return _LIMIT_BODY.match(line) is not None
+    return tail and kind == b"Graph" and b" from user code at   File " in first

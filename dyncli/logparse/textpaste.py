@@ -1,0 +1,146 @@
+"""Torch's records where a paste put them: lines the glog prefix does not start.
+
+Logs reach ``dyncli diagnose`` as users paste them (issue 33): behind a markdown quote
+(``> ``), a launcher's own stamp (``[2025-08-12 03:17:45.177] V0812 …``), a progress bar or a
+shell prompt; with the prefix elided (``.../torch/_dynamo/guards.py:2772] [16/8] …``) or cut
+down to the compile id (``[0/1] [__recompiles] …``, ``[0/1] torch.fx…: [INFO] …``); in
+``logging.basicConfig``'s layout (``DEBUG:torch._dynamo….__graph_breaks:Graph break: …``);
+from torchdynamo before torch 2.0 (``torchdynamo.convert_frame: [WARNING] …``, with or without
+a date); with paths turned into markdown links or HTML entities.
+
+``normalize`` turns such a line into the glog line torch would have written, so that the text
+parser reads it as any other: the prefix found inside the line is kept as it is; a prefix that
+is not whole is rebuilt from what is left of it (level, rank, file and line, compile id,
+artifact; the time and pid it lost are zeros, one process). It is only asked about lines the
+parser's own prefix regex rejected, so a clean log never pays for it. Everything here is
+linear in the line: bounded quantifiers, one search per line for where a prefix may start.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from dyncli.logparse.glog import GLOG_RE
+
+# Where a torch prefix may start inside a line (the cheap search; each hit is then matched).
+# A prefix cut short (elided, or down to the compile id) is only looked for at the start of a
+# line, after a quote's ">" and blanks: it has too little of its own to be found anywhere.
+_START_RE = re.compile(
+    rb"(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d"  # glog
+    rb"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] "  # torch 2.0-2.2 logging layout
+    rb"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):torch"  # logging.basicConfig
+    rb"|(?<![\w.])torch(?:dynamo|inductor)?\.[\w.]{1,200}: \[[A-Z]{1,10}\] ")  # logger: [LEVEL]
+_CID = rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
+# A glog prefix whose head (level, date, time, pid, directories) was elided.
+_ELIDED_RE = re.compile(rb"(?:\.\.\.|\xe2\x80\xa6)(?P<file>/?[^\s\]]{1,1024}):(?P<lineno>\d{1,9})\]"
+                        + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
+# Cut down to the compile id: "[0/1] [__recompiles] …" or "[0/1] torch.fx…: [INFO] …".
+_CUT_RE = re.compile(
+    rb"(?:\[rank(?P<rank>\d{1,9})\]:)?\[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\] "
+    rb"(?:\[__(?P<artifact>\w{1,64})\]|(?P<logger>torch[\w.]{0,200}?)(?:\.__(?P<art2>\w{1,64}))?:"
+    rb" \[(?P<lvl>[A-Z]{1,10})\])(?: |$)")
+# Python logging's own layouts: "[date] [0/1] torch.x.__art: [LVL] " (torch 2.0-2.2, also
+# torchdynamo's before 2.0), without the date (torchdynamo 2022), and logging.basicConfig's
+# "LEVEL:torch.x.__art:" (no space after the colon).
+_LOGGING_RE = re.compile(
+    rb"(?:\[rank(?P<rank>\d{1,9})\]:)?(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] )?"
+    rb"(?:\[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\] )?"
+    rb"(?P<logger>torch(?:dynamo|inductor)?\.[\w.]{1,200}?)(?:\.__(?P<artifact>\w{1,64}))?: "
+    rb"\[(?P<lvl>[A-Z]{1,10})\](?: |$)")
+_BASIC_RE = re.compile(
+    rb"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):"
+    rb"(?P<logger>torch(?:dynamo|inductor)?(?:\.[\w]{1,64}){0,10}?)(?:\.__(?P<artifact>\w{1,64}))?:")
+# torchdynamo's one-line limit warning of 2022, pasted without any prefix (often quoted): the
+# only record whose message alone says what it is and where (function, file, limit, guards).
+_BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=torchdynamo hit recompilation cache limit \(\d)")
+_LEVELS = {b"DEBUG": b"V", b"INFO": b"I", b"WARNING": b"W", b"ERROR": b"E", b"CRITICAL": b"C"}
+# A markdown link an editor made of a path: "[model.py](http://_vscodecontentref_/3):120" or
+# "[/a/b.py:38](https://file+.vscode-resource.vscode-cdn.net/a/b.py:38)".
+_LINK_RE = re.compile(r"\[(?P<text>[^\[\]\n]{1,1024})\]\((?:https?|file|vscode)[^()\s]{0,2048}\)")
+_LINK_RE_B = re.compile(rb"\[(?P<text>[^\[\]\n]{1,1024})\]\((?:https?|file|vscode)[^()\s]{0,2048}\)")
+_ENTITY_RE = re.compile(rb"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});")
+
+
+def unlink(text: str) -> str:
+    """A path an editor turned into a markdown link, back to the path (other text unchanged)."""
+    return _LINK_RE.sub(r"\g<text>", text) if "](" in text else text
+
+
+def clean(text: str) -> str:
+    """``unlink`` and HTML entities decoded: the text torch wrote, as far as it can be told."""
+    text = unlink(text)
+    return html.unescape(text) if "&" in text and ";" in text else text
+
+
+def _canonical(rank: bytes | None, level: bytes, file: bytes, lineno: bytes, cid: bytes | None,
+               artifact: bytes | None) -> bytes:
+    """The glog prefix torch would have written, with zeros for what the paste lost."""
+    return b"".join((b"[rank" + rank + b"]:" if rank else b"", level[:1] or b"V",
+                     b"0101 00:00:00.000000 0 ", file or b"?", b":", lineno or b"0", b"]",
+                     b" [" + cid + b"]" if cid else b"", b" [__" + artifact + b"]" if artifact else b"",
+                     b" "))
+
+
+def _rebuilt(line: bytes, at: int) -> tuple[bytes, int] | None:
+    """(canonical prefix, where the message starts) for a partial prefix at ``at``."""
+    m = _ELIDED_RE.match(line, at)
+    if m is not None:
+        return _canonical(None, b"V", m["file"], m["lineno"], m["cid"], m["artifact"]), m.end()
+    m = _CUT_RE.match(line, at)
+    if m is not None:
+        level = m["lvl"][:1] if m["lvl"] else b"V"
+        if level == b"D":
+            level = b"V"
+        return (_canonical(m["rank"], level, m["logger"] or b"", b"0", m["cid"],
+                           m["artifact"] or m["art2"]), m.end())
+    m = _LOGGING_RE.match(line, at)
+    if m is not None:
+        return (_canonical(m["rank"], _LEVELS.get(m["lvl"], b"V"), m["logger"], b"0", m["cid"],
+                           m["artifact"]), m.end())
+    m = _BASIC_RE.match(line, at)
+    if m is not None:
+        return _canonical(None, _LEVELS[m["lvl"]], m["logger"], b"0", None, m["artifact"]), m.end()
+    return None
+
+
+def _decoded(message: bytes) -> bytes:
+    """Links and HTML entities of a pasted message undone (most messages have neither)."""
+    if b"](" in message:
+        message = _LINK_RE_B.sub(rb"\g<text>", message)
+    if b"&" in message and _ENTITY_RE.search(message):
+        message = html.unescape(message.decode("utf-8", "replace")).encode("utf-8")
+    return message
+
+
+def normalize(line: bytes) -> tuple[bytes, str] | None:
+    """The glog line a pasted ``line`` stands for, and what was done ("prefixes trimmed" or
+    "prefixes rebuilt"); None when no torch prefix is in it (the line is not torch's).
+
+    ``line`` has no line end; the parser asks only about lines its prefix regex rejected.
+    """
+    head = len(line) - len(line.lstrip(b" \t>"))
+    if line[head:head + 1] in (b".", b"[", b"\xe2"):  # a prefix cut short, at the line's start
+        cut = _rebuilt(line, head)
+        if cut is not None:
+            return cut[0] + _decoded(line[cut[1]:]), "prefixes rebuilt"
+    start = _START_RE.search(line)
+    if start is None:
+        bare = _BARE_RE.match(line)
+        if bare is None:
+            return None
+        return _canonical(None, b"W", b"?", b"0", None, None) + line[bare.end():], "prefixes rebuilt"
+    before = line[:start.start()]
+    if before.count(b"`") % 2 and before.lstrip(b" >") != b"```":
+        return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)
+    at = start.start()
+    m = GLOG_RE.match(line, at)
+    if m is not None:
+        message = _decoded(line[m.end():])
+        done = "prefixes trimmed" if at else ("links undone" if message != line[m.end():] else "")
+        return line[at:m.end()] + message, done
+    rebuilt = _rebuilt(line, at)
+    if rebuilt is None:
+        return None
+    prefix, end = rebuilt
+    return prefix + _decoded(line[end:]), "prefixes rebuilt"

@@ -1,0 +1,106 @@
+"""diagnose reads logs as users pasted them (issue 33): each real paste of tests/data/pasted
+against what its manifest says the log proves.
+
+For every case: no rejection of a real torch log; the compiles proven per frame (or per
+function, where the log has no compile ids) equal the manifest's; the recompile records, limit
+warnings, graph breaks and constraint violations are all read; every reason torch named is in
+the reading; specializations and the user lines torch blamed are found.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomllib
+from rich.console import Console
+
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.render import render_terminal
+from dyncli.logparse.guardtext import checked, split_failed
+
+PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
+CASES: list[dict[str, Any]] = tomllib.loads((PASTED / "manifest.toml").read_text())["case"]
+
+
+def _read(case: dict[str, Any]) -> Diagnosis:
+    return diagnose_logs([PASTED / case["file"]])
+
+
+def _frame_counts(diag: Diagnosis) -> dict[str, int]:
+    """``"F"`` or ``"rN:F"`` -> compiles, for the numbered frames."""
+    return {(f"r{f.rank}:" if f.rank is not None else "") + f.frame_id: f.compiles
+            for f in diag.frames if f.frame_id != "?"}
+
+
+def _texts(diag: Diagnosis) -> list[str]:
+    """Every reason, limit reason, constraint message and specialization the reading holds."""
+    out = [r for rec in diag.recompiles for r in rec.reasons]
+    out += [x.last_reason for x in diag.recompile_limits]
+    out += [f"{s.message} {' '.join(s.sources)}={s.value}" for s in diag.specializations]
+    return out
+
+
+def _users(diag: Diagnosis) -> list[str]:
+    users = [u for u in (*(r.user for r in diag.recompiles), *(s.user for s in diag.specializations))
+             if u is not None]
+    return [f"{u.file}:{u.line}" for u in users] + [x.last_reason for x in diag.recompile_limits]
+
+
+def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
+    assert len(CASES) >= 30
+    assert {p for c in CASES for p in c["patterns"]} >= {1, 2, 3, 4, 5, 6, 7, 8}
+    assert all(c["source"].startswith("https://github.com/") for c in CASES)
+    assert sorted(p.name for p in PASTED.glob("*.log")) == sorted(c["file"] for c in CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
+def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
+    expect = case["expect"]
+    diag = _read(case)  # a real torch log is never rejected
+    counts = _frame_counts(diag)
+    for frame, n in expect.get("frames", {}).items():
+        assert counts.get(frame) == n, (frame, counts)
+    functions = {f.function: f.compiles for f in diag.frames if f.frame_id == "?"}
+    assert functions == expect.get("functions", {})
+    assert all(f.at_least for f in diag.frames if f.frame_id == "?")
+    assert len(diag.recompiles) == expect.get("recompiles", 0)
+    assert len(diag.recompile_limits) == expect.get("limits", 0)
+    assert set(expect.get("limit_names", [])) <= {x.limit_name for x in diag.recompile_limits}
+    assert sum(b.count for b in diag.graph_breaks) == expect.get("graph_breaks", 0)
+    constraints = [s for s in diag.specializations if s.reason == "constraint_violation"]
+    assert len(constraints) == expect.get("constraints", 0)
+    texts = _texts(diag)
+    for reason in expect.get("reasons", []):
+        assert any(reason in t for t in texts), (reason, texts)
+    for spec in expect.get("specializations", []):
+        assert any(spec in t for t in texts), (spec, texts)
+    for where in expect.get("user_lines", []):
+        assert any(where in u for u in _users(diag)), (where, _users(diag))
+    # the limit raised (fullgraph=True): read as the error it was, never as "runs eagerly"
+    assert bool(diag.limit_raised) == expect.get("fullgraph_error", False)
+    assert diag.recompiles_proven >= sum(1 for r in diag.recompiles if r.compiled)
+    # no conclusion the log contradicts: "Nothing to fix" only when every torch record was
+    # understood and none showed a recompile, a limit, a graph break or a specialization
+    out = io.StringIO()
+    render_terminal(diag, console=Console(file=out, width=200, color_system=None))
+    if diag.stats.unread or diag.recompiles or diag.recompile_limits or diag.graph_breaks \
+            or diag.specializations or diag.recompiles_proven:
+        assert "Nothing to fix" not in out.getvalue()
+    said = out.getvalue() + " ".join(f"{s.message} {s.fix}" for s in diag.suggestions)
+    if diag.limit_raised:
+        assert "now runs eagerly" not in said
+    if not diag.recompiles:
+        assert "the recompile cause above" not in said  # no cause is listed above
+    assert not any(c.title.startswith(("recompile:", "finding:", "line:")) for c in diag.causes)
+    # every kind of guard torch named is read as that kind (issue 33, pattern 6)
+    kinds = {k for r in diag.recompiles for k in (*r.kinds, r.kind)}
+    kinds |= {str(checked(split_failed(x.last_reason)[1])) for x in diag.recompile_limits if x.last_reason}
+    assert set(expect.get("kinds", [])) <= kinds, (expect.get("kinds"), kinds)
+    # torch's own hint in the log is in dyncli's advice (never worse than torch's hint)
+    for hint in expect.get("torch_hints", []):
+        name = hint.split("=")[0].split(".")[-1].strip()
+        assert any(name in s.fix or name in s.message for s in diag.suggestions), hint

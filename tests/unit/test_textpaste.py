@@ -1,0 +1,139 @@
+"""The tolerant reader of pasted text (issue 33): torch's records where a paste put them, and
+nothing from text that is not a log. Lines are from the real pastes of tests/data/pasted
+(each test names its case); forms no public paste showed are made from such a line the way an
+editor or a web page changes it, and say so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dyncli.cli import app
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError, StrictError
+from dyncli.logparse.events import ParseStats
+from dyncli.logparse.glog import GLOG_RE
+from dyncli.logparse.textlog import TextLogParser
+from dyncli.logparse.textpaste import clean, normalize
+
+ROOT = Path(__file__).resolve().parents[2]
+PASTED = ROOT / "tests" / "data" / "pasted"
+
+
+def _lines(case: str) -> list[bytes]:
+    return (PASTED / case).read_bytes().splitlines()
+
+
+@pytest.mark.parametrize(("case", "index", "done", "head"), [
+    ("comfyui-9289.log", 0, "prefixes trimmed", b"V0812 03:17:45.177000 19120 Lib\\site-packages"),  # launcher stamp
+    ("pytorch-138813.log", 0, "prefixes trimmed", b"[rank0]:V1029 11:10:10.715000 2621391 "),  # > quote
+    ("vllm-8821.log", 3, "prefixes trimmed", b"[rank0]:V0925 13:34:27.040958 "),  # progress bar
+    ("pytorch-128071.log", 0, "prefixes rebuilt", b"V0101 00:00:00.000000 0 /torch/_dynamo/guards.py:2772] [16/8] [__recompiles_verbose] Recompiling"),
+    ("pytorch-128095.log", 0, "prefixes rebuilt", b"V0101 00:00:00.000000 0 ?:0] [47/0] [__graph_breaks] Graph break"),
+    ("pytorch-120608.log", 1, "prefixes rebuilt", b"I0101 00:00:00.000000 0 torch.fx.experimental.symbolic_shapes:0] [0/1] create_symbol"),
+    ("pytorch-135429.log", 0, "prefixes rebuilt", b"I0101 00:00:00.000000 0 torch.fx.experimental.symbolic_shapes:0] create_symbol"),
+    ("torchdynamo-330.log", 1, "prefixes rebuilt", b"W0101 00:00:00.000000 0 torchdynamo.convert_frame:0] torchdynamo hit"),
+    ("pytorch-93698.log", 1, "prefixes rebuilt", b"W0101 00:00:00.000000 0 torchdynamo.convert_frame:0] torchdynamo hit"),
+    ("torchdynamo-281.log", 0, "prefixes rebuilt", b"W0101 00:00:00.000000 0 ?:0] torchdynamo hit recompilation"),
+])
+def test_normalize_finds_the_record(case: str, index: int, done: str, head: bytes) -> None:
+    line, what = normalize(_lines(case)[index]) or (b"", "")
+    assert what == done and line.startswith(head)
+    assert GLOG_RE.match(line) is not None
+
+
+@pytest.mark.parametrize("text", [
+    b"  0%|          | 0/50 [00:00<?, ?it/s]", b"Traceback (most recent call last):",
+    b"$ TORCH_LOGS=+recompiles python global_recompile.py", b"## Debug logs", b"```python",
+    b"The guard `torch._dynamo hit config.recompile_limit (8)` means...", b"{\"frames\": []}",
+    b"Recompiling function f in a.py:3",  # torch's words without torch's prefix: not a record
+])
+def test_normalize_leaves_text_that_is_not_a_record(text: bytes) -> None:
+    assert normalize(text) is None
+
+
+def test_links_and_entities_of_a_paste_are_undone() -> None:
+    """torchtune-1663 was pasted from VS Code, its paths became links; the issue's
+    ``[model.py](http://_vscodecontentref_/3):120`` form and HTML entities (a page's source)
+    are made here from real lines, as an editor or a web page makes them."""
+    line = next(x for x in _lines("torchtune-1663.log") if b"Recompiling" in x)
+    assert b"external_utils.py:38](https://" in line
+    assert clean("in [model.py](http://_vscodecontentref_/3):120") == "in model.py:120"
+    quoted = _lines("pytorch-143670.log")[2].replace(b"'", b"&#39;")
+    fixed, _ = normalize(b"> " + quoted) or (b"", "")
+    assert fixed.endswith(b"- 0/0: L['n'] == 1")
+    d = diagnose_logs([PASTED / "torchtune-1663.log"])
+    assert next(r.file for r in d.recompiles).endswith("torch/_dynamo/external_utils.py")
+
+
+def test_crlf_pastes_read_as_lf(tmp_path: Path) -> None:
+    """A paste saved on Windows: every line ends in CR LF."""
+    src = PASTED / "comfyui-9289-tail.log"
+    crlf = tmp_path / "crlf.log"
+    crlf.write_bytes(src.read_bytes().replace(b"\n", b"\r\n"))
+    a, b = diagnose_logs([src]), diagnose_logs([crlf])
+    assert [(r.compile_id, r.reasons) for r in a.recompiles] == [(r.compile_id, r.reasons) for r in b.recompiles]
+    assert b.stats.unrecognized == a.stats.unrecognized == 0
+
+
+def test_orphan_lines_prove_what_they_belong_to() -> None:
+    """pytorch-139474: rank 6's lines are the tail of a limit warning, its first line cut."""
+    stats = ParseStats()
+    events = list(TextLogParser(stats).parse(_lines("pytorch-139474.log")))
+    limits = [e for e in events if type(e).__name__ == "RecompileLimit"]
+    assert [(e.rank, e.partial, e.function) for e in limits] == [(6, True, "forward"), (3, False, "forward")]
+    assert stats.partial == 1 and stats.unrecognized == 0
+
+
+@pytest.mark.parametrize("name", ["README.md", "dyncli/cli.py", "pyproject.toml", "docs/diagnose.md",
+                                  "tests/data/pasted/manifest.toml"])
+def test_files_that_are_not_logs_are_refused(name: str) -> None:
+    with pytest.raises(InputError, match="not a torch log"):
+        diagnose_logs([ROOT / name])
+
+
+def test_json_is_not_a_torch_log(tmp_path: Path) -> None:
+    doc = tmp_path / "x.json"
+    doc.write_text('{\n  "frames": [],\n\n  "recompiles": []\n}\n')
+    r = CliRunner().invoke(app, ["diagnose", str(doc)], env={"COLUMNS": "120", "NO_COLOR": "1"})
+    assert r.exit_code == 2 and "not a torch log" in r.stderr
+
+
+def test_strict_fails_on_torch_lines_it_did_not_understand() -> None:
+    """pytorch-138813's quoted [__perf_hints] records are torch's lines of no kind dyncli reads:
+    the paste is read, they are named as not understood, and they fail --strict."""
+    d = diagnose_logs([PASTED / "pytorch-138813.log"])
+    assert d.recompiles and d.stats.unread == 3
+    with pytest.raises(StrictError):
+        diagnose_logs([PASTED / "pytorch-138813.log"], strict=True)
+
+
+def test_the_human_view_says_how_the_paste_was_read() -> None:
+    r = CliRunner().invoke(app, ["diagnose", str(PASTED / "pytorch-161119.log")],
+                           env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert r.exit_code == 0
+    assert "Summary: 1 frame(s), 37 compile(s)" in r.stdout
+    r = CliRunner().invoke(app, ["diagnose", str(PASTED / "pytorch-138813.log")],
+                           env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert "read as pasted text: " in r.stdout and "prefixes trimmed (7)" in r.stdout
+    assert "at least 10 compile(s)" in r.stdout
+
+
+LONG = 200_000  # characters (as tests/cli/test_hostile_inputs.py): linear patterns only
+
+
+@pytest.mark.parametrize("line", [
+    b"..." * (LONG // 3), b".../a" * (LONG // 5), b"[0/1] " * (LONG // 6),
+    b"V1122 01:19:56.1" * (LONG // 16), b"[a](http://" * (LONG // 11),
+    b"x [a](http://b)" * (LONG // 15), b"torch.a: [INFO" * (LONG // 14),
+    b"DEBUG:torch" + b".a" * (LONG // 2), b"[2022-12-22 03:54:03,390] " * (LONG // 26),
+    b"> " * (LONG // 2) + b"torchdynamo hit recompilation cache limit (6",
+    b"&#39;" * (LONG // 5) + b" V1122 01:19:56.129000 7476 torch/x.py:1] [0/0] y",
+    b"   reasons:  [" + b"['a'], " * (LONG // 7), b"`" * LONG + b"[0/1] [__recompiles] x",
+])
+def test_hostile_pasted_lines_finish(line: bytes) -> None:
+    stats = ParseStats()
+    list(TextLogParser(stats).parse([line, line]))
+    assert stats.lines == 2
