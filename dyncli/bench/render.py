@@ -261,8 +261,7 @@ def progress_hooks(tap: Any = None, model: str | None = None) -> Iterator[Hooks]
             yield Hooks(progress=progress, warning=warning, tap=tap)
     else:
         # no bar in a pipe or a file: a line once the settings are checked, then one per
-        # variation (the first compile
-        # can take minutes: a pipe that says nothing until then looks hung)
+        # variation (the first compile can take minutes: a pipe silent until then looks hung)
         last: dict[str, int] = {}
 
         def started() -> None:
