@@ -118,7 +118,7 @@ def _compare_json_keys(work: Path, out: str, _err: str) -> None:
 
 HEAVY = "compiles a full-size model for minutes on a CPU: run as written with DYNCLI_DOCS_FULL=1"
 VENV = ("creates a venv and installs from the index: what .ci/run does on every CI run (its "
-        "`pip install -e '.[dev]'` and `python -m pytest`)")
+        "`pip install -e '.[dev]'` and `python -m pytest -m 'not long'`)")
 REDIS = ("needs a Redis server holding torch's PGO keys: tests/integration/test_suggest_redis.py "
          "runs --redis URL --list-jobs, --redis env and --job-id against a real redis-server")
 
@@ -126,7 +126,7 @@ CASES: dict[str, Case] = {
     # ---- README: quickstart, usage
     "python3 -m venv .venv && .venv/bin/pip install -e '.[bench]' && .venv/bin/dyncli bench resnet50":
         Case("skip", how=VENV + "; its bench command is `dyncli bench resnet50` below"),
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/python -m pytest":
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/python -m pytest -m 'not long'":
         Case("skip", how=VENV),
     "dyncli --help": Case(check=_has("bench", "diagnose", "suggest", "compare")),
     "dyncli COMMAND --help": Case(run="for c in bench diagnose suggest compare; do dyncli $c --help; done",
