@@ -35,14 +35,14 @@ def buckets(args: argparse.Namespace) -> None:
                       device="cpu", repeat=args.repeat, warmup=1, replay=True)
     result = run_bench(args.model, cfg)
     run = result.runs[0]
-    info = run.buckets or {}
+    info = run.buckets
     print(f"distinct sizes: {len(set(cfg.sizes))}; requests: {result.requests}")
-    for name, plan in (info.get("plans") or {}).items():
-        print(f"  {name:5} buckets {plan['buckets'] or '-'}: predicted {plan['total_s']:.2f} s, "
-              f"{plan['compiles']} compiles")
+    for name, plan in (info.plans if info else {}).items():
+        print(f"  {name:5} buckets {list(plan.buckets) or '-'}: predicted {plan.total_s:.2f} s, "
+              f"{plan.compiles} compiles")
     if run.stream is not None and run.replay is not None:
         err = run.replay.measured_s / run.stream.total_s - 1
-        print(f"  chosen {info.get('chosen')}: measured-model prediction {run.stream.total_s:.2f} s,"
+        print(f"  chosen {list(info.chosen) if info else None}: measured-model prediction {run.stream.total_s:.2f} s,"
               f" replayed {run.replay.measured_s:.2f} s ({err:+.0%})")
 
 
@@ -51,12 +51,13 @@ def warm(args: argparse.Namespace) -> None:
                       strategy=args.strategy.split(","), repeat=2, warmup=0, start="warm")
     result = run_bench(args.model, cfg)
     for run in result.runs:
-        s = run.start or {}
-        cold, hot = s.get("cold_compile_time_s"), s.get("compile_time_s")
-        ratio = hot / cold if isinstance(cold, float) and cold > 0 and hot is not None else None
-        print(f"  {run.strategy:10} cold: {s.get('cold_compiles')} compiles {cold or 0:.2f} s; "
-              f"warm: {s.get('compiles')} compiles {hot or 0:.2f} s "
-              f"({s.get('fx_cache_hits')} FX cache hits); warm/cold "
+        s = run.start
+        cold = s.cold_compile_time_s if s else None
+        hot = s.compile_time_s if s else None
+        ratio = hot / cold if cold and hot is not None else None
+        print(f"  {run.strategy:10} cold: {s.cold_compiles if s else None} compiles "
+              f"{cold or 0:.2f} s; warm: {s.compiles if s else None} compiles {hot or 0:.2f} s "
+              f"({s.fx_cache_hits if s else None} FX cache hits); warm/cold "
               + (f"{ratio:.2f}" if ratio is not None else "-"))
 
 

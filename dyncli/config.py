@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench.core import strategy as strategy_table
 from dyncli.errors import ConfigError, DyncliError
 from dyncli.typecheck import check_value, parse_env
 
@@ -43,8 +44,7 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None,
     return field(default=default, metadata=meta)
 
 
-STRATEGIES = ("static", "automatic", "mark-dynamic", "dynamic", "sources", "collectives", "pad",
-              "unbacked", "eager-then-compile", "pgo")
+STRATEGIES = strategy_table.NAMES  # one row each in dyncli/bench/core/strategy.py
 RANK_SHAPES = ("same", "skewed", "independent")
 
 

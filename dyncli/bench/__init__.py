@@ -2,26 +2,31 @@
 
 ``dyncli.bench.run(model, **options)`` returns a :class:`BenchResult` whose ``to_dict()`` is
 the command's ``--json`` document, and ``BenchResult.from_dict`` reads one back. Importing
-this package (and its torch-free core, :mod:`dyncli.bench.core`) does not need torch: compare,
-suites and ``--resume`` read results without it. Running a benchmark needs the ``bench``
-extra (torch, numpy, scipy, …); ``run`` says so with a ``UsageError`` when it is missing.
+this package imports nothing: ``dyncli.config`` reads the strategy table
+(:mod:`dyncli.bench.core.strategy`) on every command's path, so ``run`` and the result types
+are reached lazily. The torch-free core (:mod:`dyncli.bench.core`) is what compare, suites and
+``--resume`` read results with. Running a benchmark needs the ``bench`` extra (torch, numpy,
+scipy, …); ``run`` says so with a ``UsageError`` when it is missing.
 """
 
-from dyncli.bench.api import run
-from dyncli.bench.core.result import BenchResult, Hooks
-from dyncli.bench.core.status import Status
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dyncli.bench.api import run
+    from dyncli.bench.core.result import BenchResult, Hooks
+    from dyncli.bench.core.status import Status
 
 __all__ = ["BenchResult", "Hooks", "Status", "run"]
 
-
-def _quiet_cuda_home_warning() -> None:
-    """torch warns "No CUDA runtime is found, using CUDA_HOME=…" when it finds a CUDA toolkit
-    on a machine without a GPU: noise on every CPU bench (which says once that it runs on CPU).
-    Filtered on torch's logger before torch is imported, in this and every child process."""
-    import logging
-
-    logging.getLogger("torch.utils.cpp_extension").addFilter(
-        lambda record: "No CUDA runtime is found" not in str(record.msg))
+_LAZY = {"run": "dyncli.bench.api", "BenchResult": "dyncli.bench.core.result",
+         "Hooks": "dyncli.bench.core.result", "Status": "dyncli.bench.core.status"}
 
 
-_quiet_cuda_home_warning()
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'dyncli.bench' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_LAZY[name]), name)

@@ -7,8 +7,11 @@ from typing import Any
 
 from dyncli.bench.core import settings
 from dyncli.bench.core.result import BenchResult, Hooks
+from dyncli.bench.device import quiet_torch_noise
 from dyncli.config import BenchConfig, config_or_options
 from dyncli.errors import UsageError
+
+quiet_torch_noise()  # before anything this API runs imports torch
 
 # What running a benchmark needs beyond dyncli's own dependencies (the ``bench`` extra).
 NEEDS = ("torch", "numpy", "scipy")
@@ -33,7 +36,7 @@ def check_extra() -> None:
 
 
 def run(model: str, *, config: BenchConfig | None = None, hooks: Hooks | None = None,
-        **options: Any) -> BenchResult:
+        process_each: bool | None = None, **options: Any) -> BenchResult:
     """Benchmark ``model`` eager and compiled on varied shapes, one run per strategy.
 
     ``model``: a torchvision name, ``timm:NAME``, ``hf:CLASS`` or ``FILE.py:FUNCTION``
@@ -41,7 +44,8 @@ def run(model: str, *, config: BenchConfig | None = None, hooks: Hooks | None = 
     (``strategy=["static", "automatic"]``, ``variations=5``, ``device="cpu"``, …), with the
     same defaults and validation as ``autodyn.toml``; or pass ``config``. ``hooks`` receive
     progress, warnings, each finished strategy (write partial results there) and every model
-    call.
+    call. ``process_each``: measure each strategy in a fresh process of its own (None: bench
+    decides, :func:`dyncli.bench.drivers.process_each_by_default`).
 
     torch is imported here, when called. A model that fails to build, run or compile is a
     status in the result, not an exception; ``ModelError`` (unknown model), ``UsageError`` and
@@ -52,4 +56,4 @@ def run(model: str, *, config: BenchConfig | None = None, hooks: Hooks | None = 
     check_extra()
     from dyncli.bench.runner import run_bench
 
-    return run_bench(model, cfg, hooks)
+    return run_bench(model, cfg, hooks, process_each=process_each)

@@ -41,6 +41,10 @@ class CountingBackend:
     def __repr__(self) -> str:
         return f"CountingBackend({getattr(self._inner, '__name__', self._inner)!s})"
 
+    def count(self) -> int:
+        """The graphs compiled so far (a callable for whoever polls it)."""
+        return self.compiles
+
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         """Hand the graph to inductor; count it when inductor returns a compiled graph.
 

@@ -5,6 +5,7 @@ Each function imports torch when called, so that importing this module costs not
 
 from __future__ import annotations
 
+import logging
 import platform
 import resource
 import sys
@@ -14,6 +15,23 @@ from dyncli import __version__
 from dyncli.bench.core.result import Environment
 from dyncli.bench.core.status import Status
 from dyncli.errors import UsageError
+
+
+class _CudaHomeFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "No CUDA runtime is found" not in str(record.msg)
+
+
+def quiet_torch_noise() -> None:
+    """Filter torch's "No CUDA runtime is found, using CUDA_HOME=…" before torch is imported.
+
+    torch logs it when it finds a CUDA toolkit on a machine without a GPU: noise on every CPU
+    bench (which says once that it runs on CPU). Called where bench's engine is imported (the
+    API, the harness: every process that benchmarks); idempotent.
+    """
+    logger = logging.getLogger("torch.utils.cpp_extension")
+    if not any(isinstance(f, _CudaHomeFilter) for f in logger.filters):
+        logger.addFilter(_CudaHomeFilter())
 
 
 def resolve_device(requested: str, warn: Callable[[str], None]) -> str:

@@ -4,8 +4,9 @@ One launch per strategy through ``torch.distributed.launcher.api.elastic_launch`
 machinery behind ``torchrun --standalone``: a c10d rendezvous on the loopback, no restarts),
 so a strategy whose ranks crash or time out leaves the next one a fresh process group. Each
 rank runs :func:`dyncli.bench.rank_worker.run_rank` (gloo on CPU, NCCL with one GPU per rank
-on CUDA) and writes its result to a file as it goes; this module reads them back, so a rank
-the launcher reports as failed still shows what it measured, plus its last stderr lines.
+on CUDA) and writes its result to a file as it goes (:func:`dyncli.bench.child.write_doc`);
+this module reads them back (:func:`~dyncli.bench.child.read_doc`), so a rank the launcher
+reports as failed still shows what it measured, plus its last stderr lines.
 
 Across ranks a run has ``divergent`` (compile counts differ), the total wait in the
 collective and the slowest rank; its status is the worst of its ranks'.
@@ -13,7 +14,6 @@ collective and the slowest rank; its status is the worst of its ranks'.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tempfile
@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench.child import read_doc
 from dyncli.bench.core.result import BenchResult, Hooks, RankResult, RunResult
 from dyncli.bench.core.status import Status, worst
 from dyncli.bench.rank_worker import RankSpec, run_rank
@@ -119,11 +120,11 @@ def _quiet_launcher() -> Iterator[None]:
 
 
 def _rank_result(tmp: str, logs: str, rank: int, failure: Any) -> RankResult:
-    saved = Path(tmp, f"rank{rank}.json")
+    saved = read_doc(Path(tmp, f"rank{rank}.json"))
     result = RankResult(rank, status=Status.RANK_FAILED)
-    if saved.is_file():
-        result = RankResult.from_dict(json.loads(saved.read_text(encoding="utf-8")))
-    if failure is None and saved.is_file():
+    if saved is not None:
+        result = RankResult.from_dict(saved)
+    if failure is None and saved is not None:
         return result
     if result.status == Status.PASS:
         result.status = Status.RANK_FAILED  # it saved a partial result, then the process died

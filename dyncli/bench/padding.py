@@ -1,39 +1,30 @@
-"""The ``pad`` strategy's inputs and outputs: pad up to a bucket, slice the answer back.
+"""What a padding plan needs from the model, learned once per benchmark. Needs torch.
 
-Batch dims are padded with zeros (token ids with the pad id, masks with 0) and, for hf
-models, sequence dims with the pad id and a zero attention mask, so the real rows and tokens
-see exactly what they would unpadded. Outputs are sliced back to the real batch (the first dim
-equal to the padded batch) and the real sequence (the next dim equal to the padded length),
-so the accuracy check compares the real rows only. Padding happens inside every compiled call,
-as a server would do it per request, so its cost is in the timings.
+The padding itself happens in :mod:`dyncli.bench.served` (inside every compiled call, as a
+server does it per request, so its cost is in the timings): batch dims are padded with zeros
+(token ids with the pad id, masks with 0) and, for hf models, sequence dims with the pad id and
+a zero attention mask, so the real rows and tokens see exactly what they would unpadded. Here:
+
+- :func:`fills`: each input's pad value;
+- :func:`layout`: per output tensor, which dim is the batch and which the sequence — read from
+  eager outputs at two sizes, so the outputs are cut back exactly (a hidden size equal to the
+  padded length is not mistaken for it);
+- :func:`varied`: the kinds of dim the stream varies (a dim that never changes is not padded:
+  padding a constant batch of 4 up to 8 would only waste work);
+- :func:`target`: the bucket a variation ran at, for the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
-from dyncli.bench.core.cost import bucket_of
+from dyncli.bench import served
+from dyncli.bench.core.apply import Plan
 from dyncli.bench.core.result import PadTarget
 from dyncli.bench.core.shapes import DimPlan, Variation
+from dyncli.bench.harness import Harness
 from dyncli.bench.models import Built
-
-
-def target(variation: Variation, buckets: list[int] | None, dims: DimPlan,
-           varies: tuple[bool, bool] = (True, True)) -> PadTarget:
-    """The bucket of the variation's batch (and sequence, when the inputs have one).
-
-    ``varies`` says whether (batch, seq) change across the stream: a dim that never changes
-    is left as it is (padding a constant batch of 4 up to 8 would only waste work).
-    """
-    pad_b, pad_s = dims.batch and varies[0], dims.seq and varies[1]
-    b = bucket_of(variation.batch_size, buckets) if pad_b else variation.batch_size
-    s = variation.seq_len
-    if s is not None and pad_s:
-        s = bucket_of(s, buckets)
-    if b is None or (variation.seq_len is not None and pad_s and s is None):
-        return PadTarget(variation.batch_size, variation.seq_len, unpadded=True)
-    return PadTarget(b, s)
 
 
 def pad_id(built: Built) -> int:
@@ -43,106 +34,56 @@ def pad_id(built: Built) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-def _pad_tensor(t: Any, bdims: tuple[int, ...], sdims: tuple[int, ...], to: PadTarget,
-                fill: int) -> Any:
-    shape = list(t.shape)
-    for d in bdims:
-        if to.batch is not None:
-            shape[d] = max(shape[d], to.batch)
-    for d in sdims:
-        if to.seq is not None:
-            shape[d] = max(shape[d], to.seq)
-    if shape == list(t.shape):
-        return t
-    out = t.new_full(shape, fill)
-    out[tuple(slice(0, n) for n in t.shape)] = t
-    return out
-
-
-def padder(built: Built, dims: DimPlan, to: PadTarget) -> Callable[..., tuple[tuple[Any, ...],
-                                                                            dict[str, Any]]]:
-    """A function padding ``(args, kwargs)`` of one variation up to ``to``."""
-    import torch
-
+def fills(built: Built, dims: DimPlan) -> dict[str, int]:
+    """The pad value of every input with a padded dim: the pad id for token ids, else 0."""
     pid = pad_id(built)
-
-    def fill_of(name: str) -> int:
-        kind = built.kinds.get(name)
-        return pid if kind is not None and kind.kind == "ids" else 0
-
-    def one(name: str, value: Any) -> Any:
-        if not isinstance(value, torch.Tensor):
-            return value
-        return _pad_tensor(value, dims.batch.get(name, ()), dims.seq.get(name, ()), to,
-                           fill_of(name))
-
-    def pad(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...],
-                                                                   dict[str, Any]]:
-        return (tuple(one(str(i), a) for i, a in enumerate(args)),
-                {k: one(k, v) for k, v in kwargs.items()})
-    return pad
+    return {name: pid if (k := built.kinds.get(name)) is not None and k.kind == "ids" else 0
+            for name in set(dims.batch) | set(dims.seq)}
 
 
-def slice_output(out: Any, real: Variation, to: PadTarget,
-                 expected: list[tuple[int, ...]] | None = None) -> Any:
-    """The output with padded dims cut back to the real sizes.
+def varied(variations: Sequence[Variation]) -> tuple[str, ...]:
+    """The kinds of dim (``batch``, ``seq``) whose size changes across ``variations``."""
+    return tuple(kind for kind, sizes in (("batch", {v.batch_size for v in variations}),
+                                          ("seq", {v.seq_len for v in variations}))
+                 if len(sizes) > 1)
 
-    With ``expected`` (the tensor shapes of the eager output on the real inputs, in
-    :func:`~dyncli.bench.accuracy.flatten` order) every dim that differs is cut to its
-    expected size: exact, whatever the layout. Without it, the first dim equal to the padded
-    batch and the next equal to the padded length are cut (ambiguous when, say, the hidden
-    size equals the padded length, hence ``expected`` whenever the runner has it).
+
+def layout(h: Harness, kinds: tuple[str, ...]) -> tuple[tuple[int | None, int | None], ...]:
+    """Per tensor of the eager output, its (batch dim, sequence dim), from two sizes of each kind.
+
+    A dim is the batch when its size equals the input batch at the smallest and at the largest
+    batch of the stream (and likewise the sequence); the first such dim wins. Two eager calls
+    per varied kind.
     """
     import torch
 
-    leaf = [0]
+    from dyncli.bench.accuracy import flatten
 
-    def cut(t: torch.Tensor) -> torch.Tensor:
-        i = leaf[0]
-        leaf[0] += 1
-        if expected is not None and i < len(expected) and len(expected[i]) == t.dim():
-            return t[tuple(slice(0, n) for n in expected[i])]
-        index: list[slice] = [slice(None)] * t.dim()
-        done_batch = to.batch is None or to.batch == real.batch_size
-        done_seq = to.seq is None or real.seq_len is None or to.seq == real.seq_len
-        for d, n in enumerate(t.shape):
-            if not done_batch and n == to.batch:
-                index[d], done_batch = slice(0, real.batch_size), True
-            elif not done_seq and n == to.seq and real.seq_len is not None:
-                index[d], done_seq = slice(0, real.seq_len), True
-        return t[tuple(index)]
-
-    def walk(obj: Any) -> Any:
-        if isinstance(obj, torch.Tensor):
-            return cut(obj)
-        if isinstance(obj, dict):  # hf ModelOutput too: a plain dict keeps its key order
-            return {k: walk(obj[k]) for k in obj}
-        if isinstance(obj, tuple):
-            return tuple(walk(o) for o in obj)
-        if isinstance(obj, list):
-            return [walk(o) for o in obj]
-        return obj
-    return walk(out)
+    found: dict[str, list[int | None]] = {}
+    for kind in kinds:
+        attr = "batch_size" if kind == "batch" else "seq_len"
+        ends = sorted(h.plan, key=lambda v: getattr(v, attr) or 0)
+        pair = [ends[0], ends[-1]]
+        shapes = []
+        for v in pair:
+            out = h.step(h.model, h.args(v.index))()
+            shapes.append([tuple(t.shape) for t in flatten(out) if isinstance(t, torch.Tensor)])
+        sizes = [getattr(v, attr) for v in pair]
+        found[kind] = [next((d for d in range(len(a))
+                             if len(a) == len(b) and a[d] == sizes[0] and b[d] == sizes[1]), None)
+                       for a, b in zip(*shapes, strict=False)]
+    n = max((len(v) for v in found.values()), default=0)
+    return tuple((_at(found.get("batch"), i), _at(found.get("seq"), i)) for i in range(n))
 
 
-class PaddedModel:
-    """``compiled`` wrapped so each call pads its inputs and slices the outputs back."""
+def _at(xs: list[int | None] | None, i: int) -> int | None:
+    return xs[i] if xs is not None and i < len(xs) else None
 
-    def __init__(self, compiled: Any, built: Built, dims: DimPlan, real: Variation,
-                 to: PadTarget) -> None:
-        self._compiled, self._real, self._to = compiled, real, to
-        self._pad = padder(built, dims, to)
-        self._expected: list[tuple[int, ...]] | None = None
 
-    def expect(self, reference: Any) -> None:
-        """Slice to the shapes of this eager output (on the real inputs) from now on."""
-        import torch
-
-        from dyncli.bench.accuracy import flatten
-
-        self._expected = [tuple(t.shape) for t in flatten(reference)
-                          if isinstance(t, torch.Tensor)]
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        a, k = self._pad(args, kwargs)
-        return slice_output(self._compiled(*a, **k), self._real, self._to, self._expected)
+def target(plan: Plan, inputs: tuple[tuple[Any, ...], dict[str, Any]]) -> PadTarget:
+    """The sizes a call with ``inputs`` runs at under ``plan`` (the report's ``padded_to``)."""
+    spec = plan.as_dict()
+    real, to = served.pad_target(spec, *inputs)
+    buckets = list(plan.buckets or ())
+    unpadded = any(served.bucket(real[k], buckets) is None for k in plan.pad_dims if k in real)
+    return PadTarget(to.get("batch"), to.get("seq"), unpadded=unpadded)

@@ -1,11 +1,16 @@
 """The passes a strategy may need beside its measured one: functions over a :class:`Harness`.
 
+- whether it can run at all here (its row's torch, device and model needs);
 - the compiler warm-up before any strategy (one-time process costs charged to no strategy);
-- an empty inductor cache per strategy, seeded with PGO state for ``pgo``'s warm pass;
-- ``pgo``'s cold pass, which records the profile the measured pass starts from;
-- ``eager-then-compile``'s first request, which torch runs eager;
+- an empty inductor cache per strategy, seeded with PGO state for a profiled warm pass;
+- the profiling pass (``pgo``'s cold pass), which records the profile the measured pass
+  starts from;
+- the stream's first request under a stance that runs it eager (``eager-then-compile``);
 - ``--replay``: the whole stream for real, in order;
-- the ``pad`` wrapper and the compile walk (shapes in the order the stream first shows them).
+- the compile walk: shapes in the order the stream first compiles them.
+
+Which of these a strategy gets is its row's (:mod:`dyncli.bench.core.strategy`); every compiled
+call goes through its plan (:func:`~dyncli.bench.compiling.compile_plan`).
 """
 
 from __future__ import annotations
@@ -14,35 +19,42 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import interleave, padding, strategies
+from dyncli.bench import compiling
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import recommend, stream_file
+from dyncli.bench.core import strategy as table
+from dyncli.bench.core.apply import Plan
 from dyncli.bench.core.plan import StreamPlan
-from dyncli.bench.core.result import PadTarget, PgoPass, Replay, RunResult
+from dyncli.bench.core.result import PgoPass, Replay, RunResult
 from dyncli.bench.core.shapes import Variation
 from dyncli.bench.core.status import Status, short_error
 from dyncli.bench.harness import Harness
 
 
-def walk(plan: StreamPlan, strategy: str) -> list[tuple[Variation, int | None]]:
+def compile_order(plan: StreamPlan, row: table.Strategy) -> list[tuple[Variation, int | None]]:
     """Variations in the order their first compiled calls occur in the stream."""
-    order, at = stream_file.compile_walk(plan.ids, strategy == "eager-then-compile")
+    order, at = stream_file.compile_walk(plan.ids, table.PRIME in row.passes)
     return [(plan.variations[i], at[i]) for i in order]
 
 
-def not_applicable(h: Harness, strategy: str) -> str | None:
-    """Why a strategy cannot run on this model (None: it can)."""
-    if strategy == "pad":
-        if h.cfg.mode == "training":
-            return ("pad: padded rows would change the loss and batch statistics in "
-                    "training; pad is for inference")
-        if not h.dims.batch and not h.dims.seq:
-            return "pad: the model has no batch (or sequence) dim to pad"
+def not_applicable(h: Harness, plan: Plan) -> str | None:
+    """Why ``plan``'s strategy cannot run on this torch, device and model (None: it can)."""
+    import torch
+
+    row = plan.row
+    reason = table.unsupported(row, torch.__version__, plan.compile_mode, h.device)
+    if reason:
+        return reason
+    if row.pads and h.cfg.mode == "training":
+        return (f"{row.name}: padded rows would change the loss and batch statistics in "
+                f"training; {row.name} is for inference")
+    if row.pads and not h.dims.batch and not h.dims.seq:
+        return f"{row.name}: the model has no batch (or sequence) dim to pad"
     return None
 
 
@@ -65,45 +77,29 @@ def cache(fresh: bool, seed: Path | None = None) -> Iterator[None]:
         yield
 
 
-def wrap(h: Harness, plan: StreamPlan, buckets: list[int] | None, strategy: str, compiled: Any,
-         variation: Variation) -> tuple[Any, PadTarget | None]:
-    """The callable a strategy runs for a variation (pad: pad inputs, slice outputs)."""
-    if strategy != "pad":
-        return compiled, None
-    varies = (len({v.batch_size for v in plan.variations}) > 1,
-              len({v.seq_len for v in plan.variations}) > 1)
-    to = padding.target(variation, buckets, h.dims, varies)
-    return padding.PaddedModel(compiled, h.built, h.dims, variation, to), to
+def profile(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult,
+            isolated: bool = False) -> Path | None:
+    """Compile the stream's shapes once, cold, under the plan; keep the profile it wrote.
 
-
-def pgo_cold_pass(h: Harness, plan: StreamPlan, buckets: list[int] | None, run: RunResult,
-                  job: str, keep_others: bool = False) -> Path | None:
-    """Compile the stream's shapes once, cold, under local PGO; keep the state it wrote.
-
-    Returns a directory holding torch's ``code_state_*.pkl`` (copied out of the cold
-    pass's temporary inductor cache) or None, with the run marked not applicable.
-    ``keep_others`` (same-window mode): no ``torch._dynamo.reset()``, which would drop the
-    strategies before it; an isolated compile and only the size memory cleared instead.
+    Returns a directory holding torch's ``code_state_*.pkl`` (copied out of the pass's
+    temporary inductor cache) or None, with the run marked not applicable. ``isolated``
+    (same-window): no ``torch._dynamo.reset()``, which would drop the strategies before it; an
+    isolated compile and only the size memory cleared instead.
     """
-    import torch
-
     t0 = time.perf_counter()
     backend = CountingBackend()
-    if keep_others:
-        interleave.forget_sizes()
-        compiled = interleave.isolated_compile(h.model, strategies.DYNAMIC_ARG["pgo"], backend)
-    else:
-        compiled = strategies.compile_model(h.model, "pgo", backend)
+    if isolated:
+        compiling.forget_sizes()
+    compiled = compiling.compile_plan(h.model, plan, backend, isolated=isolated)
     compile_s = 0.0
     keep = Path(tempfile.mkdtemp(prefix="dyncli-pgo-")) / "dynamo"
     found: list[str] = []
     try:
-        with cache(True), strategies.strategy_config("pgo", [], job):
-            for variation, _ in walk(plan, "pgo"):
+        with cache(True):
+            for variation, _ in compile_order(stream, plan.row):
                 before = backend.compiles
-                fn = wrap(h, plan, buckets, "pgo", compiled, variation)[0]
                 try:
-                    _, dt = h.call(h.step(fn, h.args(variation.index)))
+                    _, dt = h.call(h.step(compiled, h.args(variation.index)))
                 except Exception as e:
                     run.passes.append(PgoPass("cold", error=short_error(e)))
                     break
@@ -114,17 +110,17 @@ def pgo_cold_pass(h: Harness, plan: StreamPlan, buckets: list[int] | None, run: 
             if found:
                 shutil.copytree(state, keep, dirs_exist_ok=True)
     finally:
-        if keep_others:
-            interleave.forget_sizes()
+        if isolated:
+            compiling.forget_sizes()
         else:
-            torch._dynamo.reset()
+            compiling.fresh_start()
     run.passes.insert(0, PgoPass("cold", backend.compiles, compile_s, time.perf_counter() - t0,
                                  found))
     if not found:
         run.status = Status.NOT_APPLICABLE
-        run.error = ("pgo: torch wrote no PGO state in the cold pass (it writes only when a "
-                     "compile changed the profile, under torch.compiler.config.job_id with "
-                     "automatic_dynamic_local_pgo)")
+        run.error = (f"{plan.strategy}: torch wrote no PGO state in the cold pass (it writes "
+                     "only when a compile changed the profile, under "
+                     "torch.compiler.config.job_id with automatic_dynamic_local_pgo)")
         shutil.rmtree(keep.parent, ignore_errors=True)
         return None
     return keep
@@ -156,40 +152,31 @@ def warm_compiler(h: Harness, first: int) -> float:
         except Exception:  # a model that fails to compile fails in its strategies, with status
             pass
         finally:
-            torch._dynamo.reset()
+            compiling.fresh_start()
     return time.perf_counter() - t0
 
 
 def prime(h: Harness, compiled: Any, first: int) -> float:
-    """eager-then-compile: the stream's first request, which torch runs eager; seconds.
+    """The stream's first request under a stance that runs it eager; seconds.
 
     Its compiles (torch may compile inner frames during it) are counted by the caller.
     """
     return h.call(h.step(compiled, h.args(first)))[1]
 
 
-def replay(h: Harness, plan: StreamPlan, buckets: list[int] | None, run: RunResult,
-           fresh: bool, job: str | None, seed: Path | None) -> None:
+def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bool,
+           seed: Path | None) -> None:
     """--replay: the whole stream for real, in order, from a reset and an empty cache."""
-    import torch
-
-    predicted = recommend.run_cost(run, plan.ids, len(plan.variations))
+    predicted = recommend.run_cost(run, stream.ids, len(stream.variations))
     if predicted is None:
         return
     backend = CountingBackend()
-    compiled = strategies.compile_model(h.model, run.strategy, backend)
-    steps: dict[int, Callable[[], Any]] = {}
-    for v in plan.variations:
-        inputs = h.args(v.index, run.strategy)
-        fn = wrap(h, plan, buckets, run.strategy, compiled, v)[0]
-        if isinstance(fn, padding.PaddedModel):  # untimed: the shapes to slice back to
-            fn.expect(h.step(h.model, inputs)())
-        steps[v.index] = h.step(fn, inputs)
+    compiled = compiling.compile_plan(h.model, plan, backend)
+    steps = {v.index: h.step(compiled, h.args(v.index)) for v in stream.variations}
     try:
-        with cache(fresh or run.strategy == "pgo", seed), \
-                strategies.strategy_config(run.strategy, h.cfg.dynamic_sources, job):
+        with cache(fresh or seed is not None, seed):
             t0 = time.perf_counter()
-            for sid in plan.ids:
+            for sid in stream.ids:
                 before = backend.compiles
                 steps[sid]()
                 if backend.compiles > before:
@@ -201,5 +188,5 @@ def replay(h: Harness, plan: StreamPlan, buckets: list[int] | None, run: RunResu
         run.error = run.error or f"replay: {short_error(e)}"
         return
     finally:
-        torch._dynamo.reset()
+        compiling.fresh_start()
     run.replay = Replay(measured, predicted.total_s, backend.compiles)

@@ -4,9 +4,10 @@ Each rank builds the model, makes its own plan of shapes (:func:`rank_plan`), co
 under one strategy and steps through the plan. Every step ends with an ``all_reduce`` of a
 scalar, as a DDP step would, so a rank that compiles makes the others wait there; the time
 spent in that collective is measured apart from the step itself. The setup and every model
-call are the single-process bench's: :func:`~dyncli.bench.harness.load` and one
-:class:`~dyncli.bench.harness.Harness` (inputs seeded with ``seed + rank``); only the loop
-is the rank's own, because a collective ends each step.
+call are the single-process bench's: :func:`~dyncli.bench.harness.load`, one
+:class:`~dyncli.bench.harness.Harness` (inputs seeded with ``seed + rank``) and the strategy's
+plan (:func:`~dyncli.bench.compiling.compile_plan`); only the loop is the rank's own, because a
+collective ends each step.
 
 The rank never raises: its result (``RankResult.to_dict()``, so it pickles across the launcher) carries
 a status — ``fail_to_compile`` with torch's message, ``timeout`` when the process-group
@@ -23,9 +24,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from dyncli.bench import strategies, tensors
+from dyncli.bench import compiling, tensors
+from dyncli.bench.child import write_doc
 from dyncli.bench.compile_watch import CountingBackend, clean_reason, watch
 from dyncli.bench.core import stats
+from dyncli.bench.core.apply import plan_of
 from dyncli.bench.core.result import RankResult, RankStep
 from dyncli.bench.core.shapes import Variation, plan_variations
 from dyncli.bench.core.status import Status, short_error
@@ -102,13 +105,8 @@ class _Collective:
 
 
 def _save(result: RankResult, directory: str) -> None:
-    import json
-
     result.wait_ms = sum(s.wait_ms for s in result.steps)  # kept current with every save
-    path = os.path.join(directory, f"rank{result.rank}.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(result.to_dict(), fh)
-    os.replace(path + ".tmp", path)
+    write_doc(os.path.join(directory, f"rank{result.rank}.json"), result.to_dict())
 
 
 def run_rank(spec: RankSpec) -> dict[str, Any]:
@@ -146,12 +144,14 @@ def _bench(spec: RankSpec, rank: int, device: str, result: RankResult, dist: Any
     h = Harness.create(cfg, built, device, dims, plan, cfg.seed + rank)
     collective = _Collective(dist, torch, device)
     backend = CountingBackend()
-    compiled = strategies.compile_model(h.model, spec.strategy, backend)
+    settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
+    compiled = compiling.compile_plan(h.model, plan_of(spec.strategy, settings, dims.as_dict()),
+                                      backend)
     samples: list[float] = []
     delay = _delay(rank)
-    with strategies.strategy_config(spec.strategy, cfg.dynamic_sources), watch() as w:
+    with watch() as w:
         for variation in plan:
-            inputs = h.args(variation.index, spec.strategy)
+            inputs = h.args(variation.index)
             rs = RankStep(variation.index, tensors.batch_of(*inputs, dims), variation.seq_len)
             result.steps.append(rs)
             step = h.step(compiled, inputs)

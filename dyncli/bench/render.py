@@ -141,33 +141,31 @@ def payback_line(result: BenchResult) -> str:
 def start_line(run: RunResult) -> str | None:
     """--start warm: a cold and a warm process of the strategy, side by side."""
     s = run.start
-    if not s:
+    if s is None:
         return None
-    if s.get("status") != Status.PASS:
-        return f"{run.strategy} restart: {s.get('status')}: {s.get('error') or ''}"
+    if s.status != Status.PASS:
+        return f"{run.strategy} restart: {s.status}: {s.error or ''}"
 
-    def secs(x: Any) -> str:
-        return f"{x:.1f} s" if isinstance(x, (int, float)) else "-"
-    return (f"{run.strategy} restart: cold process {s.get('cold_compiles')} compiles "
-            f"{secs(s.get('cold_compile_time_s'))}; warm process {s.get('compiles')} compiles "
-            f"{secs(s.get('compile_time_s'))} ({s.get('fx_cache_hits', 0)} FX cache hits)")
+    def secs(x: float | None) -> str:
+        return f"{x:.1f} s" if x is not None else "-"
+    return (f"{run.strategy} restart: cold process {s.cold_compiles} compiles "
+            f"{secs(s.cold_compile_time_s)}; warm process {s.compiles} compiles "
+            f"{secs(s.compile_time_s)} ({s.fx_cache_hits or 0} FX cache hits)")
 
 
 def buckets_line(run: RunResult) -> str | None:
     """pad with --buckets auto: the chosen buckets beside pow2 and no padding (predicted)."""
     info = run.buckets
-    if not info or not isinstance(info.get("plans"), dict):
+    if info is None or not info.plans:
         return None
     shown = []
     for name in ("auto", "pow2", "none"):
-        p = info["plans"].get(name)
-        if not isinstance(p, dict):
+        p = info.plans.get(name)
+        if p is None:
             continue
-        bs = p.get("buckets") or []
         label = {"auto": "auto", "pow2": "pow2", "none": "no padding"}[name]
-        sizes = "" if name == "none" else " " + ",".join(str(b) for b in bs)
-        shown.append(f"{label}{sizes}: {p.get('total_s', float('nan')):.2f} s predicted "
-                     f"({p.get('compiles', '?')} compiles)")
+        sizes = "" if name == "none" else " " + ",".join(str(b) for b in p.buckets)
+        shown.append(f"{label}{sizes}: {p.total_s:.2f} s predicted ({p.compiles} compiles)")
     return f"{run.strategy} buckets — " + "; ".join(shown)
 
 

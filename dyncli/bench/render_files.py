@@ -215,12 +215,13 @@ def plan_path(form: str | None, path: str | None) -> str | None:
 def write_plan(result: BenchResult, form: str, path: str, out: Output) -> None:
     """Write the recommendation's plan in ``form`` (atomically; ``-`` = stdout)."""
     from dyncli.bench.core.apply import Plan
+    from dyncli.bench.core.emit import emit
     from dyncli.errors import GateError
     from dyncli.output import write_text
 
     rec = result.recommendation
     if rec is None or rec.apply is None:
         raise GateError("--emit: no recommendation to write (no strategy passed)")
-    write_text(path, Plan.from_dict(rec.apply).emit(form))
+    write_text(path, emit(Plan.from_dict(rec.apply), form))
     if path != "-":
         out.info(f"plan ({form}) for {rec.strategy} written to {path}")

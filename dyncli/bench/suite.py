@@ -1,8 +1,8 @@
 """``dyncli bench --suite``: many models, each in its own process, merged into one result.
 
-Each model runs in a child Python (:mod:`dyncli.bench.suite_worker`) that benchmarks it as
-``dyncli bench MODEL`` would and writes the single-model JSON after every strategy. The parent
-turns whatever ended the child into that model's status, so one model's crash, OOM kill or
+Each model runs in a child Python (:mod:`dyncli.bench.worker`, through the child protocol of
+:mod:`dyncli.bench.child`) that benchmarks it as ``dyncli bench MODEL`` would and writes the
+single-model JSON after every strategy. The parent turns whatever ended the child into that model's status, so one model's crash, OOM kill or
 hang never stops the suite:
 
 - the child finished: its runs, statuses as measured (``model_fail_to_load`` when it could not
@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench.child import read_doc
 from dyncli.bench.core.status import Status
 from dyncli.bench.core.suite_result import ModelOutcome, SuiteInfo, SuiteResult
 from dyncli.bench.core.suites import Suite, effective_settings, load
-from dyncli.bench.suite_child import read_doc, run_model
+from dyncli.bench.suite_child import run_model
 from dyncli.config import Resolved
 from dyncli.errors import UsageError
 

@@ -33,7 +33,8 @@ def fake_core(monkeypatch: pytest.MonkeyPatch, result: BenchResult) -> list[Any]
     """Make run_bench return ``result`` after calling run_done (as after each strategy)."""
     seen: list[Any] = []
 
-    def run_bench(model: str, cfg: Any, hooks: Hooks | None = None) -> BenchResult:
+    def run_bench(model: str, cfg: Any, hooks: Hooks | None = None,
+                  process_each: bool | None = None) -> BenchResult:
         seen.append((model, cfg))
         result.settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}  # as run_bench does
         if hooks and hooks.run_done:
@@ -100,8 +101,8 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
     (["--mode", "train"], "Error: command line: bench.mode: expected one of inference, training"),
     (["--strategy", "automatic,sources"], "Error: --strategy sources: no dynamic sources given\n"
                                           "Hint: Pass --dynamic-sources"),
-    (["--strategy", "collectives"], "Error: --strategy collectives: compiler collectives need "
-                                    "ranks\nHint: Add --nproc 2"),
+    (["--strategy", "collectives"], "Error: --strategy collectives: needs ranks "
+                                    "(torch.distributed)\nHint: Add --nproc 2"),
     (["--nproc", "0"], "Error: --nproc must be in [1, 1024]"),
     (["--nproc", "2", "--timeout", "0"], "Error: --timeout must be > 0 seconds"),
     (["--nproc", "2", "--rank-shapes", "odd"], "Error: command line: bench.rank_shapes: expected "

@@ -262,7 +262,7 @@ def test_cuda_home_warning_recognized_in_a_log(runner: CliRunner, tmp_path: Path
 
 QUIET = """
 import logging, sys
-import dyncli.bench  # adds the filter, before torch
+import dyncli.bench.api  # adds the filter, before torch
 import torch.utils.cpp_extension as ext
 seen = []
 handler = logging.Handler()

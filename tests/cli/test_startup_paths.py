@@ -85,4 +85,7 @@ def test_quiet_suggest_loads_no_rich_and_no_other_feature() -> None:
     assert "dyncli.suggest.pgo_pickle" in loaded
     assert not _tops(loaded) & {"rich", "torch", "numpy"}
     assert not loaded & {"dyncli.inputs", "dyncli.suggest.joblist", "dyncli.diagnose",
-                         "dyncli.bench", "dyncli.compare", "dyncli.logparse.trace"}
+                         "dyncli.compare", "dyncli.logparse.trace"}
+    # config names the strategies from bench's table: that table alone, torch-free
+    bench = {m for m in loaded if m.startswith("dyncli.bench")}
+    assert bench == {"dyncli.bench", "dyncli.bench.core", "dyncli.bench.core.strategy"}, bench

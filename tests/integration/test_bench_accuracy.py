@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from dyncli.bench.accuracy import compare, compare_tensors, flatten
+from dyncli.bench.harness import loss_of
 from dyncli.bench.models import build, default_batch, infer_kind, parse_overrides
 from dyncli.bench.runner import run_bench
-from dyncli.bench.strategies import loss_of
 from dyncli.config import BenchConfig
 from dyncli.errors import ModelError, UsageError
 

@@ -1,8 +1,8 @@
 """--emit python, applied: import the generated module, serve a stream, count compiles.
 
 For each recommendable strategy the emitted ``compile_for_traffic(model)`` must compile as
-often as bench's own implementation of that strategy does on the same stream (what bench's
-prediction counts), and give eager's outputs. Real torch.compile with the ``eager`` backend
+often as plain torch applying that strategy does on the same stream (written out here,
+independently of dyncli's table), and give eager's outputs. Real torch.compile with the ``eager`` backend
 (dynamo makes the same compile decisions as with inductor, at a fraction of the cost); the
 serving happens on a second thread too, since torch 2.15's config overrides are thread-local.
 """
@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from dyncli.bench.core import apply as plan_mod
+from dyncli.bench.core import strategy as table
+from dyncli.bench.core.emit import EMIT_FORMS, emit
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -45,29 +47,49 @@ class Counter:
         return gm.forward
 
 
-def _reference_compiles(strategy: str, tmp_path: Path) -> int:
-    """Compiles of bench's own implementation of ``strategy`` on STREAM."""
+# Each strategy as plain torch writes it, independently of dyncli's table: the oracle the
+# emitted module is held to. (dynamic=, torch._dynamo.config, torch.compiler.config, stance,
+# mark the batch dim, pad to buckets)
+PLAIN: dict[str, tuple[bool | None, dict, dict, str | None, bool, bool]] = {
+    "static": (False, {}, {}, None, False, False),
+    "automatic": (None, {}, {}, None, False, False),
+    "mark-dynamic": (None, {}, {}, None, True, False),
+    "dynamic": (True, {}, {}, None, False, False),
+    "sources": (None, {}, {"dynamic_sources": "L['x']:0"}, None, False, False),
+    "pad": (False, {}, {}, None, False, True),
+    "unbacked": (None, {"automatic_dynamic_shapes_mark_as": "unbacked"}, {}, None, False, False),
+    "eager-then-compile": (None, {}, {}, "eager_then_compile", False, False),
+}
+BUCKETS = [2, 8, 16]
+
+
+def _reference_compiles(strategy: str) -> int:
+    """Compiles of plain torch.compile applying ``strategy`` on STREAM."""
+    import contextlib
+
     import torch._dynamo
+    import torch._dynamo.eval_frame as eval_frame
 
-    from dyncli.bench import strategies
-    from dyncli.bench.core.shapes import DimPlan
+    from dyncli.bench.core.cost import bucket_of
 
+    dynamic, dynamo, compiler, stance, mark, pad = PLAIN[strategy]
     torch._dynamo.reset()
+    eval_frame._EXAMPLE_INPUTS = None
     model = Mlp().eval()
     count = Counter()
-    fn = strategies.compile_model(model, strategy, count)
-    dims = DimPlan(batch={"0": (0,)}, seq={})
-    buckets = None
-    if strategy == "pad":
-        from dyncli.bench.core.cost import bucket_of
-        buckets = [2, 8, 16]
-    with strategies.strategy_config(strategy, ["L['x']:0"], job_id=f"ref-{tmp_path.name}"), \
-            torch.no_grad():
+    fn = torch.compile(model, backend=count, dynamic=dynamic)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(torch.no_grad())
+        stack.enter_context(torch._dynamo.config.patch(**dynamo))
+        stack.enter_context(torch.compiler.config.patch(**compiler))
+        if stance:
+            stack.enter_context(torch.compiler.set_stance(stance))
         for b in STREAM:
             x = torch.randn(b, 16)
-            if buckets is not None:
-                x = torch.nn.functional.pad(x, (0, 0, 0, bucket_of(b, buckets) - b))
-            strategies.mark_inputs(strategy, (x,), {}, dims)
+            if pad:
+                x = torch.nn.functional.pad(x, (0, 0, 0, bucket_of(b, BUCKETS) - b))
+            if mark:
+                torch._dynamo.maybe_mark_dynamic(x, 0)
             fn(x)
     return count.n
 
@@ -80,21 +102,23 @@ def _load(text: str, path: Path):
     return mod
 
 
-@pytest.mark.parametrize("strategy", [s for s in plan_mod.RECOMMENDABLE if s != "pgo"])
-def test_emitted_module_compiles_as_bench_measured(strategy: str, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("strategy", [s for s in table.recommendable() if s != "pgo"])
+def test_emitted_module_compiles_as_plain_torch_does(strategy: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import torch._dynamo
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
-    expected = 0 if strategy == "eager" else _reference_compiles(strategy, tmp_path)
+    expected = 0 if strategy == "eager" else _reference_compiles(strategy)
     p = plan_mod.Plan(strategy, inputs=plan_mod.from_dims({"0": (0,)}, {}),
-                      buckets=(2, 8, 16) if strategy == "pad" else None,
-                      sources=("L['x']:0",), backend="eager", predicted_compiles=expected)
-    text = p.emit("python")
+                      buckets=tuple(BUCKETS) if table.find(strategy).pads else None,
+                      pad_dims=("batch",), sources=("L['x']:0",), backend="eager",
+                      predicted_compiles=expected)
+    text = emit(p, "python")
     ast.parse(text)
     mod = _load(text, tmp_path / f"plan_{strategy.replace('-', '_')}.py")
     count = Counter()
-    mod.COMPILE_KWARGS["backend"] = count  # the test counts; the plan's own is "eager"
+    if mod.PLAN["torch_compile"]:  # eager's is empty: nothing to compile
+        mod.PLAN["torch_compile"]["backend"] = count  # the test counts; the plan's is "eager"
     torch._dynamo.reset()
     model = Mlp().eval()
     serve = mod.compile_for_traffic(model)
@@ -145,7 +169,7 @@ def count(gm, example_inputs):
     return gm.forward
 
 
-plan.COMPILE_KWARGS["backend"] = count  # the test counts; the plan's own is "eager"
+plan.PLAN["torch_compile"]["backend"] = count  # the test counts; the plan's own is "eager"
 torch.manual_seed(0)
 model = Mlp().eval()
 serve = plan.compile_for_traffic(model)
@@ -171,10 +195,10 @@ def test_emitted_pgo_plan_needs_its_profiling_run_and_then_compiles_once(
                       job_id=f"dyncli-test-{os.getpid()}", predicted_compiles=1)
     steps = p.requires()
     assert steps and "profiling process" in steps[0]
-    for form in plan_mod.EMIT_FORMS:  # every form says the step first
-        assert "profiling" in p.emit(form), form
+    for form in EMIT_FORMS:  # every form says the step first
+        assert "profiling" in emit(p, form), form
     module = tmp_path / "plan_pgo.py"
-    module.write_text(p.emit("python"))
+    module.write_text(emit(p, "python"))
     script = tmp_path / "serve.py"
     script.write_text(_SERVE)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "TORCHDYNAMO_"))}

@@ -6,14 +6,20 @@ One bench of seven strategies over the stream 4, 6, 1, 8 (module-scoped) feeds m
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dyncli.bench.core.result import BenchResult, PadTarget
+from dyncli.bench.core import recommend
+from dyncli.bench.core import strategy as table
+from dyncli.bench.core.apply import Plan
+from dyncli.bench.core.emit import emit
+from dyncli.bench.core.result import BenchResult, PadTarget, RunResult
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
 from dyncli.errors import UsageError
@@ -24,13 +30,14 @@ ROOT = Path(__file__).resolve().parents[2]
 MODEL = f"{ROOT / 'examples' / 'model.py'}:build"
 HERE = Path(__file__).resolve().parent
 SIZES = [4, 6, 1, 8]
-STRATEGIES = ["static", "automatic", "dynamic", "unbacked", "eager-then-compile", "pgo", "pad"]
+STRATEGIES = ["static", "automatic", "dynamic", "unbacked", "eager-then-compile", "pgo", "pad",
+              "mark-dynamic", "sources"]  # every recommendable strategy
 
 
 @pytest.fixture(scope="module")
 def stream() -> BenchResult:
     cfg = BenchConfig(sizes=SIZES, strategy=STRATEGIES, device="cpu", repeat=2, warmup=0,
-                      buckets="8")
+                      buckets="8", dynamic_sources=["L['x']:0"])
     return run_bench(MODEL, cfg)
 
 
@@ -95,6 +102,29 @@ def test_stream_costs_and_recommendation(stream: BenchResult) -> None:
     totals = {r.strategy: r.stream.total_s for r in stream.runs if r.stream}
     totals["eager"] = stream.eager_stream.total_s
     assert rec.total_s == min(totals.values())
+
+
+def test_the_emitted_plan_is_the_measured_plan_for_every_recommendable_strategy(
+        stream: BenchResult) -> None:
+    """recommendation.apply and --emit are the plan each run measured (with its predicted
+    compiles), for every recommendable strategy; the JSON holds the same plan."""
+    assert set(table.recommendable()) == {"eager", *STRATEGIES}
+    for run in stream.runs:
+        assert run.plan is not None and run.plan.strategy == run.strategy
+        assert run.stream is not None
+        emitted = recommend.plan_for(stream, run.strategy)
+        assert emitted == replace(run.plan, predicted_compiles=run.stream.compiles)
+        assert Plan.from_dict(emitted.as_dict()) == emitted
+        assert RunResult.from_dict(run.to_dict()).plan == run.plan
+        text = emit(emitted, "python")
+        literal = next(n.value for n in ast.parse(text).body if isinstance(n, ast.Assign))
+        assert ast.literal_eval(literal) == emitted.as_dict()  # the module's PLAN
+    static = _run(stream, "static").plan
+    assert recommend.plan_for(stream, "eager") == Plan("eager", inputs=static.inputs,
+                                                       predicted_compiles=0)
+    rec = stream.recommendation
+    assert rec is not None and rec.apply is not None
+    assert Plan.from_dict(rec.apply) == recommend.plan_for(stream, rec.strategy)
 
 
 def test_eager_then_compile_first_call_is_eager(stream: BenchResult) -> None:

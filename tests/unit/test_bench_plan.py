@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dyncli.bench.core import apply as plan_mod
+from dyncli.bench.core import strategy as table
+from dyncli.bench.core.emit import EMIT_FORMS, emit
 
 NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
 
@@ -24,26 +26,25 @@ def _plan(source: str, strategy: str = "sources") -> plan_mod.Plan:
 @given(NAMES)
 def test_python_form_is_exactly_the_module_whatever_the_names(name: str) -> None:
     for strategy in ("sources", "pgo", "mark-dynamic", "pad"):
-        text = _plan(name, strategy).emit("python")
+        text = emit(_plan(name, strategy), "python")
         tree = ast.parse(text)
         assigned = [t.id for node in tree.body if isinstance(node, ast.Assign)
                     for t in node.targets if isinstance(t, ast.Name)]
-        # the constants block is the only place a name can land, as a literal
-        assert assigned[:3] == ["STRATEGY", "COMPILE_KWARGS", "DYNAMO_CONFIG"]
-        ns: dict[str, object] = {}
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                ns[node.targets[0].id] = ast.literal_eval(node.value)
+        # the plan literal is the only place a name can land, and the module's one assignment
+        assert assigned == ["PLAN"]
+        plan = next(ast.literal_eval(node.value) for node in tree.body
+                    if isinstance(node, ast.Assign))
+        assert plan == _plan(name, strategy).as_dict()
         if strategy == "sources":
-            assert ns["COMPILER_CONFIG"] == {"dynamic_sources": f"{name},L['y']:0"}
+            assert plan["compiler_config"] == {"dynamic_sources": f"{name},L['y']:0"}
         if strategy == "pgo":
-            assert ns["ENV"]["TORCH_COMPILE_JOB_ID"] == name
+            assert plan["env"]["TORCH_COMPILE_JOB_ID"] == name
 
 
 @settings(max_examples=60, deadline=None)
 @given(NAMES.filter(lambda s: "\x00" not in s))
 def test_env_form_sets_exactly_the_variable_in_sh(name: str) -> None:
-    text = _plan(name).emit("env")
+    text = emit(_plan(name), "env")
     script = text + 'printf "%s" "$TORCH_COMPILE_DYNAMIC_SOURCES"\n'
     out = subprocess.run(["sh", "-c", script], capture_output=True, timeout=10, check=True)
     assert out.stdout.decode("utf-8", "surrogateescape") == f"{name},L['y']:0"
@@ -52,7 +53,7 @@ def test_env_form_sets_exactly_the_variable_in_sh(name: str) -> None:
 @settings(max_examples=60, deadline=None)
 @given(NAMES)
 def test_toml_form_round_trips(name: str) -> None:
-    doc = tomllib.loads(_plan(name).emit("toml"))
+    doc = tomllib.loads(emit(_plan(name), "toml"))
     assert doc["bench"]["dynamic_sources"] == [name, "L['y']:0"]
     assert doc["bench"]["strategy"] == ["sources"]
 
@@ -61,26 +62,56 @@ def test_apply_document_per_strategy() -> None:
     pad = plan_mod.Plan("pad", inputs=plan_mod.from_dims({"0": (0,)}, {}), buckets=(4, 16))
     assert pad.as_dict()["pad_buckets"] == [4, 16]
     assert pad.as_dict()["torch_compile"] == {"backend": "inductor", "dynamic": False}
-    assert "buckets = \"4,16\"" in pad.emit("toml")
-    assert "padding inputs to buckets" in pad.emit("env")
+    assert "buckets = \"4,16\"" in emit(pad, "toml")
+    assert "padding inputs to buckets" in emit(pad, "env")
     pgo = plan_mod.Plan("pgo", job_id="svc")
     assert pgo.requires() and "profiling" in pgo.requires()[0]
-    assert "export TORCH_COMPILE_JOB_ID=\"svc\"" in pgo.emit("env")
+    assert "export TORCH_COMPILE_JOB_ID=\"svc\"" in emit(pgo, "env")
     warm = plan_mod.Plan("static", start="warm")
     assert any("save_cache_artifacts" in s for s in warm.as_dict()["requires"])
     assert plan_mod.Plan("eager").compile_kwargs() == {}
+    assert "mode" not in plan_mod.Plan("static").compile_kwargs()
+    assert plan_mod.Plan("static", compile_mode="reduce-overhead").compile_kwargs()["mode"] \
+        == "reduce-overhead"
+    with pytest.raises(ValueError, match="no plan to emit"):
+        emit(plan_mod.Plan("collectives"), "python")  # measured under ranks, never emitted
+    with pytest.raises(ValueError, match="unknown strategy"):
+        plan_mod.Plan("nonexistent")
     with pytest.raises(ValueError):
-        plan_mod.Plan("collectives")
-    with pytest.raises(ValueError):
-        plan_mod.Plan("static").emit("yaml")
+        emit(plan_mod.Plan("static"), "yaml")
 
 
 def test_apply_document_reads_back_into_the_same_plan() -> None:
     for p in (plan_mod.Plan("pad", inputs=plan_mod.from_dims({"0": (0,)}, {"1": (1,)}),
-                            buckets=(4, 16), predicted_compiles=2),
+                            buckets=(4, 16), predicted_compiles=2, pad_dims=("batch",),
+                            pad_outputs=((0, None), (0, 1))),
               plan_mod.Plan("sources", sources=("L['x']:0", "L['n']")),
               plan_mod.Plan("pgo", job_id="svc", start="warm"),
+              plan_mod.Plan("static", compile_mode="max-autotune-no-cudagraphs"),
               plan_mod.Plan("pad", buckets=None)):
         back = plan_mod.Plan.from_dict(p.as_dict())
-        assert back.as_dict() == p.as_dict()
-        assert back.emit("python") == p.emit("python")
+        assert back == p
+        assert emit(back, "python") == emit(p, "python")
+
+
+@pytest.mark.parametrize("row", table.TABLE, ids=lambda r: r.name)
+def test_every_row_makes_a_plan_whose_forms_say_what_the_row_does(row: table.Strategy) -> None:
+    """A plan is its row: each field of the row reaches the plan, and every form of it."""
+    p = plan_mod.Plan(row.name, inputs=plan_mod.from_dims({"0": (0,)}, {}),
+                      sources=("L['x']:0",), job_id="svc")
+    d = p.as_dict()
+    assert d["torch_compile"].get("dynamic") == (row.dynamic if row.compiles else None)
+    assert bool(d["torch_compile"]) == row.compiles
+    assert d["stance"] == row.stance
+    assert (d["pad_buckets"] is not None) == row.pads
+    assert bool(d["mark_dynamic"]) == row.marks
+    for s in row.settings:
+        config = d["dynamo_config" if s.module == "dynamo" else "compiler_config"]
+        assert s.key in config and (s.env is None or s.env in d["env"])
+    if not row.recommendable:
+        return
+    env, toml = emit(p, "env"), emit(p, "toml")
+    for s in row.settings:
+        assert (s.env in env) if s.env else (s.key in env)  # said, or named as code-only
+    assert tomllib.loads(toml)["bench"]["strategy"] == [row.name if row.compiles else "automatic"]
+    assert set(EMIT_FORMS) == {"python", "env", "toml"}

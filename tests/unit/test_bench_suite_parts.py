@@ -14,13 +14,14 @@ import compare_docs as docs
 import pytest
 
 from dyncli.bench import suite_render
+from dyncli.bench.child import Ended
 from dyncli.bench.core import suites
 from dyncli.bench.core.result import RunResult
 from dyncli.bench.core.status import Status
 from dyncli.bench.core.suite_result import ModelOutcome, SuiteInfo, SuiteResult
 from dyncli.bench.render_files import CSV_COLUMNS
 from dyncli.bench.suite import _completed
-from dyncli.bench.suite_child import _outcome
+from dyncli.bench.suite_child import outcome
 from dyncli.errors import ConfigError, InputError, UsageError
 
 SETTINGS = {"strategy": ["static", "automatic"], "mode": "inference", "timeout": 5.0}
@@ -90,14 +91,21 @@ def _doc(*strategies: str) -> dict[str, Any]:
     return docs.document([docs.run("/x/m.py:build", s, 1) for s in strategies])
 
 
+def _outcome(rc: int | None, doc: dict[str, Any] | None, tail: str, progressed: bool,
+             timed_out: bool, interrupted: bool, timeout: float | None) -> ModelOutcome:
+    """How a child that ended so becomes the model's outcome (the child protocol's Ended)."""
+    ended = Ended(rc, doc, tail, progressed, timed_out, interrupted, timeout, 0.0)
+    return outcome(_entry(), SETTINGS, ended)
+
+
 def test_finished_child_keeps_its_runs_under_the_suite_name() -> None:
-    out = _outcome(_entry(), SETTINGS, 0, _doc("static", "automatic"), "", True, False, False, 5)
+    out = _outcome(0, _doc("static", "automatic"), "", True, False, False, 5)
     assert out.status == "pass" and [r.model for r in out.runs] == ["m", "m"]
     assert out.environment and out.environment.device == "cpu" and not out.stderr_tail
 
 
 def test_sigkill_is_oom_for_the_strategies_not_finished() -> None:
-    out = _outcome(_entry(), SETTINGS, -signal.SIGKILL, _doc("static"), "tail", True, False,
+    out = _outcome(-signal.SIGKILL, _doc("static"), "tail", True, False,
                    False, 5)
     assert out.status == "OOM"
     assert [(r.strategy, r.status) for r in out.runs] == [("static", "pass"),
@@ -106,24 +114,24 @@ def test_sigkill_is_oom_for_the_strategies_not_finished() -> None:
 
 
 def test_timeout_marks_every_unfinished_strategy() -> None:
-    out = _outcome(_entry(), SETTINGS, -signal.SIGTERM, None, "", False, True, False, 5)
+    out = _outcome(-signal.SIGTERM, None, "", False, True, False, 5)
     assert out.status == "timeout" and out.error == "still running after 5 s; killed"
     assert [r.status for r in out.runs] == ["timeout", "timeout"]
 
 
 def test_could_not_run_is_model_fail_to_load_with_the_error_line() -> None:
     tail = "Error: Unknown model 'resnet'\nHint: See the built-in names with: dyncli bench --list"
-    out = _outcome(_entry(), SETTINGS, 2, None, tail, False, False, False, None)
+    out = _outcome(2, None, tail, False, False, False, None)
     assert out.status == "model_fail_to_load" and out.error == "Unknown model 'resnet'"
 
 
 def test_a_crash_after_progress_is_fail_to_compile_before_it_model_fail_to_load() -> None:
     tail = "Fatal Python error: Segmentation fault"
-    late = _outcome(_entry(), SETTINGS, -signal.SIGSEGV, None, tail, True, False, False, None)
-    early = _outcome(_entry(), SETTINGS, -signal.SIGSEGV, None, tail, False, False, False, None)
+    late = _outcome(-signal.SIGSEGV, None, tail, True, False, False, None)
+    early = _outcome(-signal.SIGSEGV, None, tail, False, False, False, None)
     assert late.status == "fail_to_compile" and "SIGSEGV" in late.error
     assert early.status == "model_fail_to_load"
-    oom = _outcome(_entry(), SETTINGS, 1, None, "MemoryError", True, False, False, None)
+    oom = _outcome(1, None, "MemoryError", True, False, False, None)
     assert oom.status == "OOM"
 
 

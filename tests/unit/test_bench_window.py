@@ -326,7 +326,8 @@ def test_with_restarts_the_confidence_resamples_every_processs_compiles() -> Non
     # restarted every 100 requests it pays 20 compiles (10 s): eager wins, and the bootstrap
     # must race the same 20 compiles the stream cost charged, not the one measured in-process
     from dyncli.bench.core import recommend
-    from dyncli.bench.core.result import BenchResult, Environment, RunResult
+    from dyncli.bench.core.result import BenchResult, Environment, RunResult, WarmStart
+    from dyncli.bench.core.status import Status
     from tests.unit.conftest_bench import variation
 
     env = Environment("0.2.0", "2.15.0", "3.11", "cpu", "cpu", "float32", 2)
@@ -334,7 +335,7 @@ def test_with_restarts_the_confidence_resamples_every_processs_compiles() -> Non
     v = variation(0, 8, 2.0, 1.0, True)
     v.request, v.eager_samples, v.compiled_samples = 0, [2.0, 2.1, 1.9], [1.0, 1.1, 0.9]
     run.variations = [v]
-    run.start = {"cold_event_s": [0.5], "warm_event_s": [0.5]}
+    run.start = WarmStart(Status.PASS, cold_event_s=(0.5,), warm_event_s=(0.5,))
     settings = {"repeat": 3, "requests_per_start": 100, "start": "cold"}
     result = BenchResult("m", env, settings, runs=[run], shapes_source="sizes")
     result.requests, result.stream_ids = 2000, [0] * 2000

@@ -3,8 +3,11 @@
 compare, suites, ``--resume`` and the renderers import only this layer (and nothing here
 imports torch or bench's engine modules; a test checks it):
 
+- ``strategy``: the strategy table, one row per strategy (and the compile modes): everything
+  about a strategy, read by everything else (``dyncli.config`` takes its names from it);
 - ``result``: the result model and the one owner of the bench JSON (``to_dict``/``from_dict``);
-  ``run_parts``: its ranks, pgo passes, replay and pad buckets; ``fields``: tolerant JSON reads;
+  ``run_parts``: its environment, ranks, pgo passes, replay, pad buckets and restarts;
+  ``fields``: tolerant JSON reads;
 - ``status``: :class:`~dyncli.bench.core.status.Status` (a StrEnum), severity, ``short_error``;
 - ``stats``: medians, speedups, summaries, p-values;
 - ``stream_file``: reading a request stream (``--shapes``/``--sizes``);
@@ -13,7 +16,8 @@ imports torch or bench's engine modules; a test checks it):
   ``recommend``: from a measured result to stream costs and the recommendation;
 - ``buckets``: ``--buckets auto``, the bucket set that costs a stream least;
   ``restarts``: a service that restarts (``--start warm``, ``--requests-per-start``);
-  ``apply``: the recommendation as a plan to apply (``recommendation.apply``, ``--emit``);
+  ``apply``: a strategy's plan, built from its row: what bench measures, what
+  ``recommendation.apply`` says; ``emit``: the plan's forms (``--emit python|env|toml``);
 - ``settings``: the checks across ``[bench]`` options;
 - ``suites``: suite definitions; ``suite_result``: a suite run and its document.
 """

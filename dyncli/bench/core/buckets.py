@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dyncli.bench.core import fields as f
+
 # Distinct sizes the optimizer takes: O(n²) numpy work, ~0.1 s at this many.
 MAX_DISTINCT = 4096
 # --max-buckets: one DP row per bucket count.
@@ -54,6 +56,14 @@ class BucketPlan:
         return {"name": self.name, "buckets": list(self.buckets), "total_s": self.total_s,
                 "compile_s": self.compile_s, "serve_s": self.serve_s,
                 "compiles": self.compiles, "unpadded": list(self.unpadded)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BucketPlan:
+        """Read a plan back (values of the wrong type read as absent)."""
+        return cls(name=f.text(d.get("name")), buckets=f.ints(d.get("buckets")),
+                   total_s=f.num(d.get("total_s")), compile_s=f.num(d.get("compile_s")),
+                   serve_s=f.num(d.get("serve_s")), compiles=f.integer(d.get("compiles")),
+                   unpadded=f.ints(d.get("unpadded")))
 
 
 def interpolate(measured: Mapping[int, float]) -> Callable[[int], float]:

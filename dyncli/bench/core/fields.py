@@ -68,6 +68,12 @@ def floats(xs: Any) -> list[float]:
         if isinstance(xs, list) else []
 
 
+def ints(xs: Any) -> tuple[int, ...]:
+    """The integers of a JSON list (booleans are not integers); not a list: none."""
+    return tuple(x for x in xs if isinstance(x, int) and not isinstance(x, bool)
+                 and abs(x) <= MAX_INT) if isinstance(xs, list) else ()
+
+
 def texts(xs: Any) -> list[str]:
     """The strings of a JSON list; not a list: none."""
     return [x for x in xs if isinstance(x, str)] if isinstance(xs, list) else []

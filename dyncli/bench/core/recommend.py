@@ -15,12 +15,13 @@ from dataclasses import replace
 from typing import Any
 
 from dyncli.bench.core import confidence, cost, restarts
-from dyncli.bench.core.apply import Plan, from_dims
+from dyncli.bench.core import strategy as table
+from dyncli.bench.core.apply import Plan, plan_of
 from dyncli.bench.core.cost import Candidate, CompileEvent, Recommendation, StreamCost
 from dyncli.bench.core.result import BenchResult, RunResult, VariationResult
 from dyncli.bench.core.status import Status
 
-EAGER = "eager"
+EAGER = table.EAGER
 
 
 def mean(samples: list[float]) -> float:
@@ -45,13 +46,7 @@ def restarts_of(run: RunResult, settings: dict[str, Any]) -> bool:
     """Whether the stream is costed as restarted processes (``--start warm`` or
     ``--requests-per-start``) and the run has the two processes' measurements for it."""
     wanted = settings.get("start") == "warm" or settings.get("requests_per_start")
-    return bool(wanted) and isinstance(run.start, dict) \
-        and isinstance(run.start.get("warm_event_s"), list)
-
-
-def _floats(x: Any) -> list[float]:
-    return [float(v) for v in x if isinstance(v, (int, float)) and not isinstance(v, bool)] \
-        if isinstance(x, list) else []
+    return bool(wanted) and run.start is not None and run.start.measured
 
 
 def stream_events(run: RunResult, ids: list[int],
@@ -61,11 +56,11 @@ def stream_events(run: RunResult, ids: list[int],
     events = events_of(run)
     if not restarts_of(run, settings):
         return events
-    start = run.start or {}
+    assert run.start is not None
     per = settings.get("requests_per_start")
     return restarts.restart_events(
-        ids, events, _floats(start.get("cold_event_s")) or [e.seconds for e in events],
-        _floats(start.get("warm_event_s")),
+        ids, events, list(run.start.cold_event_s or ()) or [e.seconds for e in events],
+        list(run.start.warm_event_s or ()),
         per if isinstance(per, int) and not isinstance(per, bool) and per >= 1 else None,
         "warm" if settings.get("start") == "warm" else "cold")
 
@@ -87,7 +82,7 @@ def run_cost(run: RunResult, ids: list[int], n_shapes: int,
         overrides = {0: min(run.prime_s, eager_s)}
     out = cost.cost(ids, latency, events, overrides)
     padded = [by[i].padded_to for i in range(n_shapes)]
-    if run.strategy == "pad" and all(p is not None for p in padded):
+    if table.find(run.strategy).pads and all(p is not None for p in padded):
         real = [(by[i].batch_size or 0, by[i].seq_len or 1) for i in ids]
         pads = [((to.batch if to else None) or by[i].batch_size or 0,
                  (to.seq if to else None) or by[i].seq_len or 1)
@@ -227,15 +222,15 @@ def with_confidence(result: BenchResult, rec: Recommendation, n_shapes: int,
                    reason=f"{rec.reason}; {words}" if words else rec.reason)
 
 
-# From the least to the most to apply: nothing; torch.compile as it is; one argument; a stance;
-# a config flag; per-input marks or a source list; a pad wrapper; a profiling run first.
-SIMPLEST = (EAGER, "automatic", "static", "dynamic", "eager-then-compile", "unbacked",
-            "mark-dynamic", "sources", "pad", "pgo", "collectives")
+# From the least to the most to apply (the rows' simplicity): nothing; torch.compile as it is;
+# one argument; a stance; a config flag; per-input marks or a source list; a pad wrapper; a
+# profiling run first.
+SIMPLEST = tuple(s.name for s in sorted(table.TABLE, key=lambda s: s.simplicity))
 
 
 def simplest(names: Sequence[str]) -> str:
-    """The simplest to apply of ``names`` (by :data:`SIMPLEST`; unknown names last)."""
-    return min(names, key=lambda n: SIMPLEST.index(n) if n in SIMPLEST else len(SIMPLEST))
+    """The simplest to apply of ``names`` (by the rows' ``simplicity``; unknown names last)."""
+    return table.simplest(list(names))
 
 
 def stream_given(result: BenchResult) -> bool:
@@ -244,20 +239,17 @@ def stream_given(result: BenchResult) -> bool:
 
 
 def plan_for(result: BenchResult, strategy: str) -> Plan:
-    """How to serve the model as bench measured ``strategy`` (``recommendation.apply``)."""
+    """How to serve the model as bench measured ``strategy`` (``recommendation.apply``).
+
+    The plan the run measured, with the compiles the stream cost predicts (a run read back from
+    JSON has none: its plan is rebuilt from the settings, as the run built it).
+    """
     run = next((r for r in result.runs if r.strategy == strategy), None)
-    buckets: tuple[int, ...] | None = None
-    if strategy == "pad":
-        chosen = (run.buckets or {}).get("chosen") if run is not None else None
-        if isinstance(chosen, list):
-            buckets = tuple(b for b in chosen if isinstance(b, int))
-        else:
-            given = cost.parse_buckets(str(result.settings.get("buckets") or "pow2"))
-            buckets = tuple(given) if given is not None else None
-    sources = result.settings.get("dynamic_sources") or []
+    if run is not None and run.plan is not None:
+        plan = run.plan
+    else:
+        plan = plan_of(strategy, result.settings, result.dims)
+        if run is not None and run.buckets is not None:  # --buckets auto: what it chose
+            plan = replace(plan, buckets=run.buckets.chosen)
     predicted = run.stream.compiles if run is not None and run.stream is not None else None
-    return Plan(strategy, inputs=from_dims(result.dims.get("batch", {}),
-                                           result.dims.get("seq", {})),
-                buckets=buckets, sources=tuple(str(s) for s in sources),
-                predicted_compiles=0 if strategy == EAGER else predicted,
-                start="warm" if result.settings.get("start") == "warm" else "cold")
+    return replace(plan, predicted_compiles=0 if strategy == EAGER else predicted)

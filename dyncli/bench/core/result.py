@@ -13,9 +13,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.bench.core import fields as f
+from dyncli.bench.core import stats
+from dyncli.bench.core.apply import Plan
 from dyncli.bench.core.cost import Recommendation, StreamCost
 from dyncli.bench.core.cpu_time import CompileCost
-from dyncli.bench.core.run_parts import PadTarget, PgoPass, RankResult, RankStep, Replay
+from dyncli.bench.core.run_parts import (
+    BucketChoice,
+    Environment,
+    PadTarget,
+    PgoPass,
+    RankResult,
+    RankStep,
+    Replay,
+    WarmStart,
+)
 from dyncli.bench.core.stats import Summary, summarize
 from dyncli.bench.core.status import FAILURES, Status, worst
 from dyncli.output import SCHEMA_VERSION, envelope
@@ -60,6 +71,14 @@ class VariationResult:
     def timed(self) -> bool:
         """Whether steady-state timings exist for this variation."""
         return bool(self.eager_samples) and bool(self.compiled_samples)
+
+    def set_samples(self, eager: list[float], compiled: list[float]) -> None:
+        """The timed samples (ms per call) and what is computed from them, in one place:
+        the medians, the speedup and the Mann-Whitney p-value."""
+        self.eager_samples, self.compiled_samples = eager, compiled
+        self.eager_ms, self.compiled_ms = stats.median(eager), stats.median(compiled)
+        self.speedup = stats.speedup(eager, compiled)
+        self.p_value = stats.p_value(eager, compiled)
 
     def to_dict(self) -> dict[str, Any]:
         """One ``runs[].variations[]`` entry."""
@@ -121,8 +140,11 @@ class RunResult:
     replay: Replay | None = None  # --replay: measured against predicted
     prime_s: float | None = None  # eager-then-compile: the first (eager) call of the stream
     prime_compiles: int = 0  # compiles torch made during that first request (inner frames)
-    buckets: dict[str, Any] | None = None  # pad, buckets = auto: the chosen list and the plans
-    start: dict[str, Any] | None = None  # --start warm / --requests-per-start: two processes
+    buckets: BucketChoice | None = None  # pad, buckets = auto: the chosen list and the plans
+    start: WarmStart | None = None  # --start warm / --requests-per-start: two processes
+    # The plan this run measured: what its strategy applied on every call (recommendation.apply
+    # is the recommended run's, this same object with the predicted compiles).
+    plan: Plan | None = field(default=None, repr=False, compare=False)
 
     @property
     def divergent(self) -> bool | None:
@@ -176,8 +198,9 @@ class RunResult:
             "variations": [v.to_dict() for v in self.variations],
         } | ({"first_call_eager_compiles": self.prime_compiles} if self.prime_compiles else {}) \
           | ({"compile_cost": cc} if (cc := self._compile_cost_dict()) else {}) \
-          | ({"buckets": self.buckets} if self.buckets is not None else {}) \
-          | ({"start": self.start} if self.start is not None else {})
+          | ({"buckets": self.buckets.to_dict()} if self.buckets is not None else {}) \
+          | ({"start": self.start.to_dict()} if self.start is not None else {}) \
+          | ({"plan": self.plan.as_dict()} if self.plan is not None else {})
 
     def _compile_cost_dict(self) -> dict[str, Any] | None:
         """``compile_cost``: wall and CPU, what the cost model charges, and which diverged.
@@ -205,46 +228,35 @@ class RunResult:
         if not isinstance(model, str) or not isinstance(strategy, (str, type(None))):
             raise ValueError("a runs[] entry without a model name or strategy")
         stream, replay = f.opt_obj(d.get("stream")), f.opt_obj(d.get("replay"))
+        buckets, start = f.opt_obj(d.get("buckets")), f.opt_obj(d.get("start"))
         return cls(
-            model, str(strategy), f.text(d.get("mode")),
-            [VariationResult.from_dict(v) for v in f.objs(d.get("variations"))],
-            Status.parse(d.get("status"), Status.PASS if "status" not in d else None),
-            f.integer(d.get("compiles")), f.num(d.get("compile_time_s"), 0.0),
-            f.num(d.get("backend_compile_s"), 0.0), f.flag(d.get("recompile_limit_hit")), [],
-            f.opt_int(d.get("peak_memory_bytes")), f.opt_int(d.get("torch_unique_graphs")),
-            f.integer(d.get("fx_cache_hits")), f.num(d.get("wall_s"), 0.0), 0.0,
-            f.text(d.get("error")), [RankResult.from_dict(r) for r in f.objs(d.get("ranks"))],
-            StreamCost.from_dict(stream) if stream is not None else None,
-            [PgoPass.from_dict(p) for p in f.objs(d.get("passes"))],
-            Replay.from_dict(replay) if replay is not None else None,
-            f.opt_num(d.get("first_call_eager_s")), f.integer(d.get("first_call_eager_compiles")),
-            f.opt_obj(d.get("buckets")), f.opt_obj(d.get("start")))
+            model=model, strategy=str(strategy), mode=f.text(d.get("mode")),
+            variations=[VariationResult.from_dict(v) for v in f.objs(d.get("variations"))],
+            status=Status.parse(d.get("status"), Status.PASS if "status" not in d else None),
+            compiles=f.integer(d.get("compiles")),
+            compile_time_s=f.num(d.get("compile_time_s"), 0.0),
+            backend_compile_s=f.num(d.get("backend_compile_s"), 0.0),
+            recompile_limit_hit=f.flag(d.get("recompile_limit_hit")),
+            peak_memory_bytes=f.opt_int(d.get("peak_memory_bytes")),
+            torch_unique_graphs=f.opt_int(d.get("torch_unique_graphs")),
+            fx_cache_hits=f.integer(d.get("fx_cache_hits")), wall_s=f.num(d.get("wall_s"), 0.0),
+            error=f.text(d.get("error")),
+            ranks=[RankResult.from_dict(r) for r in f.objs(d.get("ranks"))],
+            stream=StreamCost.from_dict(stream) if stream is not None else None,
+            passes=[PgoPass.from_dict(p) for p in f.objs(d.get("passes"))],
+            replay=Replay.from_dict(replay) if replay is not None else None,
+            prime_s=f.opt_num(d.get("first_call_eager_s")),
+            prime_compiles=f.integer(d.get("first_call_eager_compiles")),
+            buckets=BucketChoice.from_dict(buckets) if buckets is not None else None,
+            start=WarmStart.from_dict(start) if start is not None else None,
+            plan=_plan(f.opt_obj(d.get("plan"))))
 
 
-@dataclass
-class Environment:
-    """Where the benchmark ran."""
-
-    dyncli: str
-    torch: str
-    python: str
-    device: str
-    device_name: str
-    dtype: str
-    threads: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``environment`` object."""
-        return {"dyncli": self.dyncli, "torch": self.torch, "python": self.python,
-                "device": self.device, "device_name": self.device_name, "dtype": self.dtype,
-                "threads": self.threads}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Environment:
-        """Read ``environment`` back (absent fields: empty strings)."""
-        return cls(f.text(d.get("dyncli")), f.text(d.get("torch")), f.text(d.get("python")),
-                   f.text(d.get("device")), f.text(d.get("device_name")), f.text(d.get("dtype")),
-                   f.opt_int(d.get("threads")))
+def _plan(d: dict[str, Any] | None) -> Plan | None:
+    try:
+        return Plan.from_dict(d) if d is not None else None
+    except ValueError:  # a strategy or mode this dyncli does not know
+        return None
 
 
 @dataclass
@@ -355,6 +367,15 @@ class Hooks:
     run_done: Callable[[BenchResult], None] | None = None
     tap: Callable[[Call], None] | None = None
 
+    def warner(self, warnings: list[str]) -> Callable[[str], None]:
+        """``warn(text)``: the text kept in ``warnings`` (the result's) and passed to
+        ``warning``."""
+        def warn(text: str) -> None:
+            warnings.append(text)
+            if self.warning:
+                self.warning(text)
+        return warn
+
 
 @dataclass(frozen=True)
 class Call:
@@ -368,6 +389,6 @@ class Call:
     kwargs: dict[str, Any]
 
 
-__all__ = ["FAILURES", "NOT_APPLICABLE", "PASS", "BenchResult", "Call", "Environment", "Hooks",
-           "PadTarget", "PgoPass", "RankResult", "RankStep", "Replay", "RunResult", "Status",
-           "VariationResult"]
+__all__ = ["FAILURES", "NOT_APPLICABLE", "PASS", "BenchResult", "BucketChoice", "Call",
+           "Environment", "Hooks", "PadTarget", "PgoPass", "RankResult", "RankStep", "Replay",
+           "RunResult", "Status", "VariationResult", "WarmStart"]

@@ -1,4 +1,5 @@
-"""The parts of a bench run beyond its variations: ranks, pgo passes, replay, pad buckets.
+"""The parts of a bench result beyond its variations: the environment, ranks, pgo passes, replay,
+pad buckets, restarts.
 
 Each has ``to_dict()`` (its object in the bench document) and a tolerant ``from_dict()``;
 :mod:`dyncli.bench.core.result` puts them together. No torch.
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.bench.core import fields as f
+from dyncli.bench.core.buckets import BucketPlan
 from dyncli.bench.core.status import Status
 
 NAN = float("nan")
@@ -153,3 +155,113 @@ class Replay:
         """Read ``replay`` back."""
         return cls(f.num(d.get("measured_s")), f.num(d.get("predicted_s")),
                    f.opt_int(d.get("compiles")), f.flag(d.get("interleaved")))
+
+
+@dataclass(frozen=True)
+class BucketChoice:
+    """``--buckets auto``: the chosen buckets, and the plans they were chosen from (predicted)."""
+
+    chosen: tuple[int, ...]
+    max_buckets: int | None
+    compile_s_each: float  # what one compile costs, from the probe pass
+    measured_latency_s: dict[str, float]  # per pow2 bucket the probe measured
+    plans: dict[str, BucketPlan]  # auto, pow2 and none
+    probe_compiles: int = 0
+    probe_compile_time_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``runs[].buckets`` object."""
+        return {"chosen": list(self.chosen), "max_buckets": self.max_buckets,
+                "compile_s_each": self.compile_s_each,
+                "measured_latency_s": dict(self.measured_latency_s),
+                "plans": {k: p.as_dict() for k, p in self.plans.items()},
+                "probe": {"buckets": "pow2", "compiles": self.probe_compiles,
+                          "compile_time_s": self.probe_compile_time_s}}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BucketChoice:
+        """Read ``buckets`` back."""
+        probe = f.obj(d.get("probe"))
+        return cls(chosen=f.ints(d.get("chosen")),
+                   max_buckets=f.opt_int(d.get("max_buckets")),
+                   compile_s_each=f.num(d.get("compile_s_each"), 0.0),
+                   measured_latency_s={str(k): f.num(v) for k, v in
+                                       f.obj(d.get("measured_latency_s")).items()},
+                   plans={str(k): BucketPlan.from_dict(v) for k, v in f.obj(d.get("plans")).items()
+                          if isinstance(v, dict)},
+                   probe_compiles=f.integer(probe.get("compiles")),
+                   probe_compile_time_s=f.num(probe.get("compile_time_s"), 0.0))
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """``--start warm``: a strategy in a cold then a warm fresh process over one cache directory.
+
+    ``status``/``error`` say how the two processes ended; the counts are there when both ran.
+    """
+
+    status: Status
+    error: str | None = None
+    cold_compiles: int | None = None
+    cold_compile_time_s: float | None = None
+    compiles: int | None = None  # the warm process's
+    compile_time_s: float | None = None
+    fx_cache_hits: int | None = None
+    cold_event_s: tuple[float, ...] | None = None  # each compile's seconds, in stream order
+    warm_event_s: tuple[float, ...] | None = None
+
+    @property
+    def measured(self) -> bool:
+        """Whether both processes ran and the warm one's compiles were recorded."""
+        return self.warm_event_s is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``runs[].start`` object."""
+        out: dict[str, Any] = {"status": self.status, "error": self.error}
+        if self.measured:
+            out |= {"cold_compiles": self.cold_compiles,
+                    "cold_compile_time_s": self.cold_compile_time_s,
+                    "compiles": self.compiles, "compile_time_s": self.compile_time_s,
+                    "fx_cache_hits": self.fx_cache_hits,
+                    "cold_event_s": list(self.cold_event_s or ()),
+                    "warm_event_s": list(self.warm_event_s or ())}
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WarmStart:
+        """Read ``start`` back."""
+        warm = d.get("warm_event_s")
+        return cls(status=Status.parse(d.get("status")), error=f.opt_text(d.get("error")),
+                   cold_compiles=f.opt_int(d.get("cold_compiles")),
+                   cold_compile_time_s=f.opt_num(d.get("cold_compile_time_s")),
+                   compiles=f.opt_int(d.get("compiles")),
+                   compile_time_s=f.opt_num(d.get("compile_time_s")),
+                   fx_cache_hits=f.opt_int(d.get("fx_cache_hits")),
+                   cold_event_s=tuple(f.floats(d.get("cold_event_s"))),
+                   warm_event_s=tuple(f.floats(warm)) if isinstance(warm, list) else None)
+
+
+@dataclass
+class Environment:
+    """Where the benchmark ran."""
+
+    dyncli: str
+    torch: str
+    python: str
+    device: str
+    device_name: str
+    dtype: str
+    threads: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``environment`` object."""
+        return {"dyncli": self.dyncli, "torch": self.torch, "python": self.python,
+                "device": self.device, "device_name": self.device_name, "dtype": self.dtype,
+                "threads": self.threads}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Environment:
+        """Read ``environment`` back (absent fields: empty strings)."""
+        return cls(f.text(d.get("dyncli")), f.text(d.get("torch")), f.text(d.get("python")),
+                   f.text(d.get("device")), f.text(d.get("device_name")), f.text(d.get("dtype")),
+                   f.opt_int(d.get("threads")))

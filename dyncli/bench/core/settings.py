@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.buckets import MAX_BUCKETS
 from dyncli.bench.core.cost import parse_buckets
 from dyncli.bench.core.stream_file import MAX_SIZE, StreamError
 from dyncli.config import BenchConfig
 from dyncli.errors import UsageError
-
-ONE_PROCESS = ("pad", "pgo", "eager-then-compile")
 
 
 def auto_buckets(text: str) -> bool:
@@ -38,10 +37,12 @@ def check(cfg: BenchConfig, name: Callable[[str], str] = option_name) -> None:
     """``UsageError`` for the first impossible setting, naming it with ``name(key)``."""
     if not cfg.strategy:
         raise UsageError(f"{name('strategy')}: give at least one strategy")
-    if "sources" in cfg.strategy and not cfg.dynamic_sources:
-        raise UsageError(f"{name('strategy')} sources: no dynamic sources given",
-                         hint=f"Pass {name('dynamic_sources')} \"L['x']:0\" or set "
-                              "bench.dynamic_sources (dyncli suggest --format toml writes it)")
+    rows = [table.find(s) for s in cfg.strategy]
+    for row in rows:
+        if table.SOURCES in row.params and not cfg.dynamic_sources:
+            raise UsageError(f"{name('strategy')} {row.name}: no dynamic sources given",
+                             hint=f"Pass {name('dynamic_sources')} \"L['x']:0\" or set "
+                                  "bench.dynamic_sources (dyncli suggest --format toml writes it)")
     if not cfg.vary:
         raise UsageError(f"{name('vary')}: unknown (empty)", hint="Choose batch, seq or batch,seq")
     checks = [(cfg.variations >= 1, "variations", "must be >= 1"),
@@ -60,16 +61,19 @@ def check(cfg: BenchConfig, name: Callable[[str], str] = option_name) -> None:
     for ok, key, message in checks:
         if not ok:
             raise UsageError(f"{name(key)} {message}")
-    one_process = [s for s in cfg.strategy if s in ONE_PROCESS]
+    one_process = [r.name for r in rows if r.one_process]
     streams = [name(k) for k in ("shapes", "sizes", "requests", "replay") if getattr(cfg, k)]
     if cfg.nproc > 1 and (one_process or streams):
+        *most, last = [r.name for r in table.TABLE if r.one_process]
+        every = f"{', '.join(most)} or {last}" if most else last
         raise UsageError(f"{name('nproc')} {cfg.nproc}: {', '.join(streams + one_process)} "
                          "run in one process only",
-                         hint=f"Drop {name('nproc')} to cost a request stream or use pad, pgo "
-                              "or eager-then-compile")
-    if "collectives" in cfg.strategy and cfg.nproc < 2:
-        raise UsageError(f"{name('strategy')} collectives: compiler collectives need ranks",
-                         hint=f"Add {name('nproc')} 2 (or more)")
+                         hint=f"Drop {name('nproc')} to cost a request stream or use {every}")
+    for row in rows:
+        if row.needs_ranks and cfg.nproc < 2:
+            raise UsageError(f"{name('strategy')} {row.name}: needs ranks "
+                             "(torch.distributed)",
+                             hint=f"Add {name('nproc')} 2 (or more)")
     if cfg.shapes and cfg.sizes:
         raise UsageError(f"{name('shapes')} and {name('sizes')}: give one request stream, "
                          "not both")

@@ -35,6 +35,11 @@ class DimPlan:
     seq: dict[str, tuple[int, ...]]
     warnings: tuple[str, ...] = ()
 
+    def as_dict(self) -> dict[str, dict[str, list[int]]]:
+        """The ``dims`` object of the bench document."""
+        return {"batch": {k: list(v) for k, v in self.batch.items()},
+                "seq": {k: list(v) for k, v in self.seq.items()}}
+
 
 def size_range(base: int, spread: float) -> tuple[int, int]:
     """Inclusive integer range ``[base*(1-spread), base*(1+spread)]``, clamped to >= MIN_SIZE."""

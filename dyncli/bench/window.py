@@ -1,11 +1,13 @@
-"""The runner's same-window passes (issue #18): functions over a Harness, need torch.
+"""The same-window driver's state and passes (issue #18): functions over a Harness, need torch.
 
 With a request stream (``--shapes``/``--sizes``/``--replay``), bench keeps every strategy's
-compiled code alive (:mod:`dyncli.bench.interleave`), and after the last strategy:
+compiled code alive (:mod:`dyncli.bench.interleave`): its walk records each shape's first
+call, compiles and accuracy and leaves the steady-state timing to this module. After the last
+strategy:
 
 1. :func:`window_pass` times, per shape, eager and every passed strategy round-robin in one
-   window, loops per sample calibrated; those samples replace the per-strategy ones, so the
-   stream costs, p-values and the recommendation compare measurements of the same moments;
+   window, loops per sample calibrated; those are the runs' samples (the walk took none), so
+   the stream costs, p-values and the recommendation compare measurements of the same moments;
 2. :func:`replay_all` (``--replay``) replays the stream for every strategy *and eager*, each
    from an empty cache, taking turns in chunks, so the measured totals compare too.
 
@@ -22,31 +24,45 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import interleave, loops, padding, passes, strategies
+from dyncli.bench import compiling, interleave, loops
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
-from dyncli.bench.core import machine, recommend, stats
+from dyncli.bench.core import machine, recommend
 from dyncli.bench.core.plan import StreamPlan
 from dyncli.bench.core.result import BenchResult, RunResult
 from dyncli.bench.core.run_parts import Replay
 from dyncli.bench.core.status import Status, short_error
 from dyncli.bench.harness import Harness
+from dyncli.bench.interleave import Kept
 
 
 @dataclass
-class SameWindow:
-    """The runner's same-window state: what every strategy keeps, and the load log."""
+class Window:
+    """What every strategy keeps for the same-window pass, and the load log of the run.
 
-    on: bool = False  # a request stream is costed: keep compiled code, time round-robin after
-    kept: dict[str, interleave.Kept] = field(default_factory=dict)
+    The load log and the eager probes are kept by every driver (they say how the machine moved
+    across the run); ``kept`` and ``pending_replay`` only by the same-window driver.
+    """
+
+    kept: dict[str, Kept] = field(default_factory=dict)
     eager_steps: dict[int, Callable[[], Any]] = field(default_factory=dict)
-    pending_replay: dict[str, tuple[str | None, Path | None]] = field(default_factory=dict)
+    pending_replay: dict[str, Path | None] = field(default_factory=dict)  # pgo: its seed
     load: machine.LoadLog = field(default_factory=machine.LoadLog)
     probes: list[float] = field(default_factory=list)
     probe_loops: int | None = None
 
+    def keep(self, strategy: str, sid: int, eager: Callable[[], Any],
+             compiled: Callable[[], Any]) -> None:
+        """A strategy's warmed step for shape ``sid``, and eager's (the first one kept)."""
+        self.kept[strategy].steps[sid] = compiled
+        self.eager_steps.setdefault(sid, eager)
 
-def _counter(backend: CountingBackend) -> Callable[[], int]:
-    return lambda: backend.compiles
+    def drop_seeds(self) -> None:
+        """Remove the PGO seeds the pending replays did not use."""
+        import shutil
+
+        for seed in self.pending_replay.values():
+            if seed is not None:
+                shutil.rmtree(seed.parent, ignore_errors=True)
 
 
 def reference_shape(ids: list[int]) -> int:
@@ -60,7 +76,7 @@ def shape_words(plan: StreamPlan, sid: int) -> str:
     return f"batch {v.batch_size}" + (f" seq {v.seq_len}" if v.seq_len is not None else "")
 
 
-def probe(h: Harness, plan: StreamPlan, r: SameWindow, label: str) -> None:
+def probe(h: Harness, plan: StreamPlan, r: Window, label: str) -> None:
     """Eager's per-call ms on the reference shape now, and a load reading."""
     if plan.variations:
         sid = reference_shape(plan.ids)
@@ -74,16 +90,16 @@ def probe(h: Harness, plan: StreamPlan, r: SameWindow, label: str) -> None:
     r.load.read(label)
 
 
-def window_pass(h: Harness, plan: StreamPlan, r: SameWindow, result: BenchResult,
+def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
                 warn: Callable[[str], None]) -> None:
-    """Round-robin per shape over eager and every kept strategy; fill the runs' samples."""
+    """Round-robin per shape over eager and every kept strategy; the runs' samples."""
     kept = [k for run in result.runs
             if run.status == Status.PASS and (k := r.kept.get(run.strategy)) is not None]
     if not kept or not r.eager_steps:
         return
     h.phase = "timed"
     timing = interleave.same_window(h.clock, r.eager_steps, kept, h.cfg.repeat,
-                                    after_shape=lambda sid: r.load.read(f"window {sid}"))
+                                    after_shape=r.load.read)
     result.same_window = True
     names = {k.strategy for k in kept}
     for run in result.runs:
@@ -93,12 +109,8 @@ def window_pass(h: Harness, plan: StreamPlan, r: SameWindow, result: BenchResult
             window = timing.windows.get(v.index)
             if window is None or run.strategy not in window.columns:
                 continue
-            eager, comp = list(window.columns["eager"]), list(window.columns[run.strategy])
-            v.eager_samples, v.compiled_samples = eager, comp
+            v.set_samples(list(window.columns["eager"]), list(window.columns[run.strategy]))
             v.loops = timing.loops[v.index][run.strategy]
-            v.eager_ms, v.compiled_ms = stats.median(eager), stats.median(comp)
-            v.speedup = stats.speedup(eager, comp)
-            v.p_value = stats.p_value(eager, comp)
         late = timing.late_compiles.get(run.strategy, 0)
         if late:
             run.compiles += late
@@ -112,36 +124,24 @@ def window_pass(h: Harness, plan: StreamPlan, r: SameWindow, result: BenchResult
             warn(text)
 
 
-def replay_all(h: Harness, plan: StreamPlan, buckets: list[int] | None, r: SameWindow,
-               result: BenchResult) -> None:
+def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> None:
     """--replay for every strategy and eager, interleaved in chunks, each from empty caches."""
-    import torch
-
     recommend.apply(result)  # the predictions to compare with
-    runs = [run for run in result.runs if run.status == Status.PASS and run.stream is not None]
-    torch._dynamo.reset()
+    runs = [run for run in result.runs
+            if run.status == Status.PASS and run.stream is not None and run.plan is not None]
+    compiling.fresh_start()
     players: list[interleave.Player] = []
     slots: list[interleave.Slot] = []
     by_name: dict[str, RunResult] = {}
     try:
         for run in runs:
-            job, seed = r.pending_replay.get(run.strategy, (None, None))
+            assert run.plan is not None
             backend = CountingBackend()
-            compiled = interleave.isolated_compile(h.model, strategies.DYNAMIC_ARG[run.strategy],
-                                                   backend)
-            steps: dict[int, Callable[[], Any]] = {}
-            for v in plan.variations:
-                inputs = h.args(v.index, run.strategy)
-                fn = passes.wrap(h, plan, buckets, run.strategy, compiled, v)[0]
-                if isinstance(fn, padding.PaddedModel):  # untimed: the shapes to slice back to
-                    fn.expect(h.step(h.model, inputs)())
-                steps[v.index] = h.step(fn, inputs)
-
-            def config(s: str = run.strategy, j: str | None = job) -> Any:
-                return strategies.strategy_config(s, h.cfg.dynamic_sources, j)
-            slot = interleave.Slot(run.strategy, config, seed)
+            compiled = compiling.compile_plan(h.model, run.plan, backend, isolated=True)
+            steps = {v.index: h.step(compiled, h.args(v.index)) for v in plan.variations}
+            slot = interleave.Slot(run.strategy, r.pending_replay.get(run.strategy))
             slots.append(slot)
-            players.append(interleave.Player(run.strategy, steps, slot, _counter(backend),
+            players.append(interleave.Player(run.strategy, steps, slot, backend.count,
                                              settle_compile_workers))
             by_name[run.strategy] = run
         players.append(interleave.Player(recommend.EAGER, {
@@ -150,7 +150,7 @@ def replay_all(h: Harness, plan: StreamPlan, buckets: list[int] | None, r: SameW
     finally:
         for slot in slots:
             slot.close()
-        torch._dynamo.reset()
+        compiling.fresh_start()
     for p in players:
         if p.name == recommend.EAGER:
             if result.eager_stream is not None:
@@ -167,7 +167,7 @@ def replay_all(h: Harness, plan: StreamPlan, buckets: list[int] | None, r: SameW
     r.load.read("replay")
 
 
-def load_summary(plan: StreamPlan, r: SameWindow, result: BenchResult,
+def load_summary(plan: StreamPlan, r: Window, result: BenchResult,
                  warn: Callable[[str], None]) -> None:
     """``load`` in the result, and one warning if the machine was busy or changed."""
     summary = r.load.summary()

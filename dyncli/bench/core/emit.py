@@ -1,0 +1,116 @@
+"""A :class:`~dyncli.bench.core.apply.Plan` written in three forms: ``bench --emit FORM``. No torch.
+
+* ``python``: a standalone module (it imports only torch) defining
+  ``compile_for_traffic(model)``: the code of :mod:`dyncli.bench.served` — the same code bench's
+  runner measures every strategy through — below the plan as one literal, ``PLAN``;
+* ``env``: ``export`` lines for what environment variables can say, and a comment naming
+  what only code can do;
+* ``toml``: the ``[bench]`` table that measures the same plan again with ``dyncli bench``.
+
+Every value from the run (input names, sources, job ids, buckets) reaches generated text only
+through the target language's quoting (:mod:`dyncli.quoting`): ``repr`` for Python (the plan is
+a literal of reprs), TOML strings, shell words. A comment never holds input text.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import pprint
+from pathlib import Path
+
+import dyncli
+from dyncli.bench.core import strategy as table
+from dyncli.bench.core.apply import Plan
+from dyncli.quoting import shell_quote, toml_comment, toml_str
+
+EMIT_FORMS = ("python", "env", "toml")
+# The runtime's source: read as text (the core never imports it; it imports torch).
+RUNTIME = Path(__file__).resolve().parents[1] / "served.py"
+
+
+def emit(plan: Plan, form: str) -> str:
+    """The plan as ``python``, ``env`` or ``toml`` text (``ValueError``: a plan that cannot be
+    emitted, or an unknown form)."""
+    if not plan.row.recommendable:
+        raise ValueError(f"no plan to emit for strategy {plan.strategy!r}; one of "
+                         f"{', '.join(table.recommendable())}")
+    if form == "python":
+        return python_module(plan)
+    if form == "env":
+        return env_lines(plan)
+    if form == "toml":
+        return toml_table(plan)
+    raise ValueError(f"unknown form {form!r}; one of {', '.join(EMIT_FORMS)}")
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_code() -> str:
+    """:mod:`dyncli.bench.served` without its module docstring."""
+    text = RUNTIME.read_text(encoding="utf-8")
+    first = ast.parse(text).body[0]
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[first.end_lineno or 0:]).lstrip("\n")
+
+
+def python_module(plan: Plan) -> str:
+    """A standalone module defining ``compile_for_traffic(model)``."""
+    head = [
+        f'"""Serve a model as dyncli {dyncli.__version__} bench measured it (the recommendation).',
+        "",
+        "    from this_module import compile_for_traffic",
+        "    serve = compile_for_traffic(model)",
+        "    out = serve(*inputs)",
+        "",
+        "PLAN['requires'] lists what must be done before serving. PLAN['env'] is what torch",
+        "reads from the environment instead (set before torch is imported): not needed with",
+        "this module, which applies the same config around each call unless it is in effect.",
+        "The code below PLAN is dyncli's own serving code, the code bench measured with.",
+        '"""',
+        "",
+    ]
+    literal = pprint.pformat(plan.as_dict(), indent=1, width=96, sort_dicts=False)
+    tail = ["", "", "", f"PLAN = {literal}", "", "",
+            "def compile_for_traffic(model):",
+            '    """The callable to serve ``model`` with, as dyncli bench measured this plan."""',
+            "    return serve(model, PLAN)", ""]
+    return "\n".join(head) + runtime_code().rstrip("\n") + "\n".join(tail)
+
+
+def env_lines(plan: Plan) -> str:
+    """``export`` lines, shell-quoted; what only code can do named in a comment."""
+    lines = [f"# dyncli {dyncli.__version__}: the environment for strategy "
+             f"{plan.strategy} (set before the process imports torch)"]
+    for step in plan.requires():
+        lines.append(toml_comment("first: " + step))
+    env = plan.env()
+    for name, value in env.items():
+        lines.append(f"export {name}={shell_quote(value)}")
+    code_only = plan.code_only()
+    if code_only:
+        lines.append("# the environment cannot say: " + "; ".join(code_only)
+                     + " -- use --emit python for the whole plan")
+    elif not env:
+        lines.append("# nothing to set: plain torch.compile(model)"
+                     if plan.row.compiles else "# nothing to set: serve the model eager")
+    return "\n".join(lines) + "\n"
+
+
+def toml_table(plan: Plan) -> str:
+    """The ``[bench]`` table that measures this plan again (``dyncli bench --config``)."""
+    row = plan.row
+    strategy = plan.strategy if row.compiles else "automatic"  # eager is measured beside it
+    lines = [f"# dyncli {dyncli.__version__}: measure the plan again with "
+             "dyncli bench MODEL --config THIS_FILE",
+             "[bench]", f"strategy = [{toml_str(strategy)}]"]
+    if plan.compile_mode != "default":
+        lines.append(f"compile_mode = [{toml_str(plan.compile_mode)}]")
+    if row.pads:
+        lines.append("buckets = " + toml_str(",".join(map(str, plan.buckets))
+                                              if plan.buckets else "pow2"))
+    if table.SOURCES in row.params:
+        lines.append("dynamic_sources = [" + ", ".join(toml_str(s) for s in plan.sources)
+                     + "]")
+    for step in plan.requires():
+        lines.append(toml_comment("first: " + step))
+    return "\n".join(lines) + "\n"

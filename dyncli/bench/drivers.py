@@ -1,0 +1,188 @@
+"""How the strategies of one benchmark are driven: one runner, three drivers. Needs torch.
+
+Every driver measures each strategy with :func:`~dyncli.bench.measure.measure_strategy` (in
+this process or in a child) and appends its run to the result; none rewrites another's numbers.
+
+- :class:`Sequential`: one strategy after another in this process, ``torch._dynamo.reset()``
+  between them; each times its own (eager, compiled) pairs.
+- :class:`SameWindow`: every strategy keeps its compiled code (an isolated compile each); their
+  walks record compiles and accuracy, and one round-robin pass after the last strategy times
+  every shape over eager and all of them in the same window (:mod:`dyncli.bench.window`).
+- :class:`ProcessEach`: each strategy in a fresh process of its own (:mod:`dyncli.bench.child`),
+  which runs the sequential driver on that one strategy: on a torch without
+  ``isolate_recompiles`` (< 2.14) strategies in one process poison each other (one's cache
+  entries count against the next one's recompile limit).
+
+:func:`choose` picks one; the two lines that decide are :func:`same_window_for` and
+:func:`process_each_by_default` (or the caller's ``process_each``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from dyncli.bench import child, compiling, restart, window
+from dyncli.bench.core import recommend
+from dyncli.bench.core.plan import StreamPlan
+from dyncli.bench.core.result import BenchResult, Hooks, RunResult
+from dyncli.bench.core.status import Status
+from dyncli.bench.measure import Bench, measure_strategy
+from dyncli.config import BenchConfig
+
+SEQUENTIAL, SAME_WINDOW, PROCESS_EACH = "sequential", "same-window", "process-each"
+
+
+def same_window_for(cfg: BenchConfig, stream: StreamPlan, given: bool) -> bool:
+    """Whether strategies are timed in one window: when a request stream is costed (not the
+    quickstart's seeded plan, even with a fresh cache)."""
+    return (given or cfg.replay) and bool(stream.variations)
+
+
+def process_each_by_default(cfg: BenchConfig) -> bool:
+    """Whether each strategy runs in a process of its own when the caller does not say."""
+    return False
+
+
+def choose(cfg: BenchConfig, stream: StreamPlan, given: bool, process_each: bool | None) -> str:
+    """Which driver measures this benchmark (``given``: the stream is the user's)."""
+    if process_each if process_each is not None else process_each_by_default(cfg):
+        return PROCESS_EACH
+    return SAME_WINDOW if same_window_for(cfg, stream, given) else SEQUENTIAL
+
+
+class Driver(Protocol):
+    """Measures ``names`` in order, appending one run each to the benchmark's result."""
+
+    def run(self, names: list[str]) -> None: ...
+
+
+class Sequential:
+    """One strategy after another in this process, a reset between them."""
+
+    def __init__(self, b: Bench) -> None:
+        self.b = b
+        self.window = b.window or window.Window()  # the load log and eager probes
+
+    def run(self, names: list[str]) -> None:
+        b, cfg = self.b, self.b.h.cfg
+        window.probe(b.h, b.stream, self.window, "start")
+        try:
+            for name in names:
+                run = RunResult(b.h.built.name, name, cfg.mode)
+                b.result.runs.append(run)
+                try:
+                    measure_strategy(b, b.plan_for(name), run)
+                    window.probe(b.h, b.stream, self.window, name)
+                    if (cfg.start == "warm" or cfg.requests_per_start) \
+                            and run.status == Status.PASS:
+                        if b.hooks.warning and name == names[0]:
+                            b.hooks.warning("--start warm: each strategy also runs in two fresh "
+                                            "processes (cold, then warm from its caches)")
+                        run.start = restart.measure(b.model_name, cfg, run)
+                finally:
+                    self.strategy_done()
+            self.after()
+        except KeyboardInterrupt:
+            b.result.interrupted = True
+        finally:
+            self.finish()
+
+    def publish(self) -> None:
+        """The streams and the recommendation as measured so far, to the front end."""
+        recommend.apply(self.b.result)
+        if self.b.hooks.run_done:
+            self.b.hooks.run_done(self.b.result)
+
+    def strategy_done(self) -> None:
+        self.publish()
+
+    def after(self) -> None:
+        """What comes after the last strategy (the same-window passes)."""
+
+    def finish(self) -> None:
+        b = self.b
+        window.probe(b.h, b.stream, self.window, "end")
+        window.load_summary(b.stream, self.window, b.result, b.warn)
+        self.publish()
+
+
+class SameWindow(Sequential):
+    """Every strategy keeps its compiled code; one round-robin timing pass after the last."""
+
+    def __init__(self, b: Bench) -> None:
+        b.window = window.Window()
+        super().__init__(b)
+
+    def strategy_done(self) -> None:
+        if self.b.hooks.run_done:  # costed once every strategy is timed, in one window
+            self.b.hooks.run_done(self.b.result)
+
+    def after(self) -> None:
+        b = self.b
+        window.window_pass(b.h, b.stream, self.window, b.result, b.warn)
+        if self.window.pending_replay:
+            window.replay_all(b.h, b.stream, self.window, b.result)
+
+    def finish(self) -> None:
+        self.window.drop_seeds()
+        compiling.fresh_start()
+        super().finish()
+
+
+class ProcessEach:
+    """Each strategy in a fresh process of its own, one after another (the child protocol).
+
+    The child runs the sequential driver on one strategy and writes its run (with the plan it
+    measured); this process reads it back. This process makes no harness: the child builds the
+    model and its inputs.
+    """
+
+    def __init__(self, model_name: str, built_name: str, cfg: BenchConfig, result: BenchResult,
+                 hooks: Hooks, total: int) -> None:
+        self.model_name, self.built_name = model_name, built_name
+        self.cfg, self.result, self.hooks = cfg, result, hooks
+        self.total, self.done = total, 0
+
+    def run(self, names: list[str]) -> None:
+        seen = set(self.result.warnings)
+        try:
+            for name in names:
+                self.result.runs.append(self._one(name, seen))
+                recommend.apply(self.result)
+                if self.hooks.run_done:
+                    self.hooks.run_done(self.result)
+        except KeyboardInterrupt:
+            self.result.interrupted = True
+
+    def _one(self, name: str, seen: set[str]) -> RunResult:
+        settings = {k: getattr(self.cfg, k) for k in self.cfg.__dataclass_fields__}
+        settings.update(strategy=[name], emit=None, emit_file=None, fail_on=[])
+        offset = self.done
+
+        def progress(strategy: str, done: int, _total: int) -> None:
+            self.done = offset + done
+            if self.hooks.progress:
+                self.hooks.progress(strategy, self.done, self.total)
+
+        ended = child.run_child(self.model_name, settings, on_progress=progress)
+        got = ended.result
+        run = next((r for r in got.runs if r.strategy == name), None) if got else None
+        if run is None or run.status == Status.INTERRUPTED:  # it did not finish: why it ended
+            status, error = ended.failure() or (Status.FAIL_TO_COMPILE,
+                                                "the process wrote no result")
+            run = RunResult(self.built_name, name, self.cfg.mode, status=status, error=error)
+        if got is not None:
+            if got.compiler_warmup_s is not None:
+                self.result.compiler_warmup_s = (self.result.compiler_warmup_s or 0.0) \
+                    + got.compiler_warmup_s
+            for text in got.warnings:
+                if text not in seen:
+                    seen.add(text)
+                    self.result.warnings.append(text)
+                    if self.hooks.warning:
+                        self.hooks.warning(text)
+        if ended.interrupted:
+            run.status = Status.INTERRUPTED
+            self.result.runs.append(run)
+            raise KeyboardInterrupt
+        return run
