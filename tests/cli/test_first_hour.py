@@ -231,6 +231,7 @@ main()
 """
 
 
+@pytest.mark.timing
 def test_ctrl_c_while_exit_handlers_run_is_one_line_and_130(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-c", LATE], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path,

@@ -284,6 +284,7 @@ def test_pending_temp_files_are_removed_on_a_signal(tmp_path: Path) -> None:
     assert list(tmp_path.glob(".r.json.*")) == []
 
 
+@pytest.mark.timing
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen([sys.executable, "-m", "dyncli", "diagnose", "-"], stdin=subprocess.PIPE,
@@ -300,6 +301,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
     assert "Traceback" not in err and err.strip() == "Interrupted"
 
 
+@pytest.mark.timing
 def test_a_temp_file_left_by_sigkill_is_swept_by_the_next_write(tmp_path: Path) -> None:
     target = tmp_path / "r.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

@@ -156,6 +156,7 @@ def test_short_bench_fits(tmp_path: Path) -> None:
         assert not cut and not cut_numbers, (cols, cut, cut_numbers, screen)
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(not has_tmux() or shutil.which("bash") is None, reason="needs tmux and bash")
 def test_tab_completes_option_values_in_an_interactive_bash(tmp_path: Path) -> None:
     bindir = tmp_path / "bin"

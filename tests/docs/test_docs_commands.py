@@ -351,6 +351,26 @@ def test_every_documented_command_has_a_case() -> None:
     assert not stale, f"cases for commands the docs no longer show: {stale}"
 
 
+def test_ci_runs_the_readmes_test_command_without_the_hog_and_the_timing_tests_beside_it() -> None:
+    """.ci/run, the README and pyproject's markers agree: the README's test command runs as
+    written, after the hog is stopped; beside the hog only ``pytest -m timing``; the long tests
+    the command leaves out run too, each once."""
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"\.venv/bin/python -m pytest -m '([^']+)'\n```", readme)
+    assert command is not None and command.group(1) == "not long"
+    ci = (ROOT / ".ci" / "run").read_text().split("\n")
+    runs = [(i, line.split(" -m pytest ", 1)[1]) for i, line in enumerate(ci)
+            if line.startswith("run_pytest .venv/bin/python -m pytest")]
+    start = ci.index("start_hog")
+    stop = ci.index("stop_hog")
+    assert [args for i, args in runs if start < i < stop] == ["-m timing"]
+    assert [args for i, args in runs if i > stop] == ["-m 'not long'", "-m 'long and not timing'"]
+    registered = {m.split(":")[0] for m in re.findall(r'^    "(\w+: [^"]*)",$',
+                                                       (ROOT / "pyproject.toml").read_text(),
+                                                       re.M)}
+    assert {"long", "timing"} <= registered
+
+
 @pytest.mark.parametrize(("command", "case"), _params())
 def test_documented_command(command: str, case: Case, tmp_path: Path) -> None:
     work, env = _workdir(tmp_path)

@@ -16,7 +16,9 @@ from typer.testing import CliRunner
 
 from dyncli.cli import app
 
-pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
+# long: see pyproject.toml; timing: a hang ended by its timeout and a SIGKILL (CI runs it
+# beside the hog, pytest -m timing)
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timing]
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = Path(__file__).resolve().parent / "conftest_bench.py"
