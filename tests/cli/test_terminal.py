@@ -216,6 +216,9 @@ BENCH_VIEWS = {
     # a request stream with padding: the stream table with its pad waste column
     "stream": ["examples/model.py:build", "--sizes", "1,3,8,8", "--strategy",
                "static,pad,eager-then-compile"],
+    # the other mode: forward, loss and backward, its tables titled "training"
+    "training": ["examples/model.py:build", "--mode", "training", "--strategy",
+                 "static,automatic"],
 }
 
 
