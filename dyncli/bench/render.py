@@ -24,6 +24,7 @@ from dyncli.output import (
     info,
     stderr_console,
 )
+from dyncli.termfit import FitTable
 
 
 def _f(x: float, digits: int = 3) -> str:
@@ -45,13 +46,14 @@ def _p(x: float) -> str:
 
 def variation_table(run: RunResult) -> Table:
     """One row per variation of a strategy."""
-    t = Table(title=f"{run.label} · {run.mode} · {run.compiles} compile{'' if run.compiles == 1 else 's'}"
-              + (" · RECOMPILE LIMIT HIT" if run.recompile_limit_hit else ""),
-              title_justify="left", box=box.SIMPLE_HEAD)
+    t = FitTable(title=f"{run.label} · {run.mode} · {run.compiles} compile{'' if run.compiles == 1 else 's'}"
+                 + (" · RECOMPILE LIMIT HIT" if run.recompile_limit_hit else ""),
+                 title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("#", "shape", "eager ms", "comp ms", "speedup", "p", "compiled here",
                 "accuracy"):
+        # no_wrap: a cell is never cut; a table too wide is printed another way (FitTable)
         t.add_column(col, justify="left" if col in ("shape", "accuracy") else "right",
-                     no_wrap=col != "accuracy")
+                     no_wrap=True)
     for v in run.variations:
         shape = " ".join("x".join(map(str, s)) for s in v.shapes.values())
         t.add_row(str(v.index), shape, _ms(v.eager_ms), _ms(v.compiled_ms), _f(v.speedup, 2),
@@ -62,7 +64,8 @@ def variation_table(run: RunResult) -> Table:
 
 def comparison_table(result: BenchResult) -> Table:
     """The strategies side by side: one column per strategy, one row per measure."""
-    t = Table(title="strategies side by side", title_justify="left", box=box.SIMPLE_HEAD)
+    t = FitTable(title="strategies side by side", title_justify="left", box=box.SIMPLE_HEAD,
+                 split_columns=True)
     t.add_column("", justify="left", no_wrap=True)
     for r in result.runs:
         t.add_column(r.label, justify="right", no_wrap=True)
@@ -74,7 +77,7 @@ def comparison_table(result: BenchResult) -> Table:
         ("speedup std", [_f(r.speedup.std, 2) for r in result.runs]),
         ("speedup geomean", [_f(r.speedup.geomean, 2) for r in result.runs]),
         ("compiles", [str(r.compiles) for r in result.runs]),
-        ("compile s", [_f(r.compile_time_s, 1) for r in result.runs]),
+        ("compile wall s", [_f(r.compile_time_s, 1) for r in result.runs]),
         ("recompile limit hit", ["YES" if r.recompile_limit_hit else "no" for r in result.runs]),
         ("peak memory MB", [f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-"
                             for r in result.runs]),
@@ -90,15 +93,14 @@ def stream_table(result: BenchResult) -> Table:
     ``pad waste`` is shown only when a strategy padded, ``replay`` only with ``--replay``; a
     strategy with no cost (it failed, or did not apply) shows its status under ``total s``.
     """
-    t = Table(title=f"request stream · {result.requests} requests from {result.shapes_source}",
-              title_justify="left", box=box.SIMPLE_HEAD)
+    t = FitTable(title=f"request stream · {result.requests} requests from {result.shapes_source}",
+                 title_justify="left", box=box.SIMPLE_HEAD)
     show_pad = any(r.stream is not None and r.stream.pad_waste is not None for r in result.runs)
     show_replay = any(r.replay for r in result.runs)
     cols = ["strategy", "total s", "first s", "compiles (s)", "ms/req", "beats eager"]
     cols += ["pad waste"] * show_pad + ["replay meas/pred s"] * show_replay
     for col in cols:
-        t.add_column(col, justify="left" if col == "strategy" else "right",
-                     no_wrap=col == "strategy", min_width=len(col) if col != "strategy" else 18)
+        t.add_column(col, justify="left" if col == "strategy" else "right", no_wrap=True)
 
     def extras(pad: str, replay: str) -> list[str]:
         return [pad] * show_pad + [replay] * show_replay
@@ -236,7 +238,10 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
     if result.requests and (result.eager_stream or any(r.stream for r in result.runs)):
         out.table(stream_table(result))
         out.text("total = compiles where they occur in the stream + each request's steady-state "
-                 "latency; * = projected, taking the stream to repeat")
+                 "latency; compiles (s) = the seconds charged for them, each compile's min(wall, "
+                 "CPU) less one steady call, so time spent waiting for a busy machine's cores "
+                 "is not charged (compile wall s above counts it); * = projected, taking the "
+                 "stream to repeat")
     for run in result.runs:
         for line in (buckets_line(run), start_line(run), graphs_line(run)):
             if line:
@@ -287,9 +292,15 @@ def progress_hooks(tap: Any = None, model: str | None = None) -> Iterator[Hooks]
         with bar:
             yield Hooks(progress=progress, warning=warning, tap=tap)
     else:
+        # no bar in a pipe or a file: a line once the settings are checked, then one per
+        # variation (the first compile can take minutes: a pipe silent until then looks hung)
         last: dict[str, int] = {}
+
+        def started() -> None:
+            info(f"{model + ': ' if model else ''}building the model, first compile "
+                 "(a line follows each variation)")
 
         def plain(strategy: str, done: int, total: int) -> None:
             last[strategy] = last.get(strategy, 0) + 1
             info(f"[{done}/{total}] {strategy}: variation {last[strategy]} done")
-        yield Hooks(progress=plain, warning=Output.warn, tap=tap)
+        yield Hooks(progress=plain, warning=Output.warn, tap=tap, started=started)

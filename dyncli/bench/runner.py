@@ -55,6 +55,8 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
         from dyncli.bench.distributed import run_distributed
 
         return run_distributed(model_name, cfg, device, result, hooks)
+    if hooks.started:  # checked: what follows (torch, the model, a compile) takes a while
+        hooks.started()
     loaded = _load(model_name, cfg, device, result, hooks, given, warn)
     if loaded is None:
         return result

@@ -20,6 +20,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.result import BenchResult, RunResult
@@ -72,6 +73,7 @@ class Side:
     device: str | None = None
     torch: str | None = None
     left_out: int = 0  # runs of a JSON document not in the shape of a bench run
+    load: dict[str, Any] | None = None  # a bench document's ``load`` (machine and eager probe)
 
     @property
     def has_samples(self) -> bool:
@@ -146,7 +148,7 @@ def _from_json(name: str, text: str) -> Side:
         records[key] = rec
     env = result.environment
     return Side(name, "dyncli-json", records, env.device or None, env.torch or None,
-                result.left_out)
+                result.left_out, result.load)
 
 
 def _finite(xs: list[float]) -> list[float]:

@@ -22,7 +22,7 @@ from dyncli.bench.hog import Hog
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = f"{ROOT / 'examples' / 'model.py'}:build"

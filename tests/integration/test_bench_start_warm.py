@@ -17,7 +17,7 @@ from dyncli.bench.core.status import Status
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = f"{ROOT / 'examples' / 'model.py'}:build"

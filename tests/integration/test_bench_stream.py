@@ -198,6 +198,7 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+@pytest.mark.long  # 600 requests replayed for every strategy: minutes on 2 cores
 def test_replay_within_15_percent_of_prediction(one_thread: None) -> None:
     # 600 requests of ~1-2 ms against two compiles; 30 timed pairs per shape for the means.
     # Measurement and replay run at different moments: another job starting in between
