@@ -108,3 +108,10 @@ def killed() -> tuple[nn.Module, tuple[torch.Tensor]]:
 
     os.kill(os.getpid(), signal.SIGKILL)
     raise AssertionError("unreachable")
+
+
+def torch_warns() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """A tiny MLP whose build makes torch warn (a UserWarning from torch's C++ TORCH_WARN)."""
+    torch.manual_seed(0)
+    torch.tensor(torch.ones(2))  # "To copy construct from a tensor, it is recommended ..."
+    return nn.Sequential(nn.Linear(8, 8)), (torch.randn(4, 8),)

@@ -66,6 +66,7 @@ class VariationResult:
     padded_to: PadTarget | None = None  # pad: the bucket this shape ran at
     first_call_cpu_s: float | None = None  # a compiling first call's CPU s: self + workers
     loops: int | None = None  # calls per timed sample (the samples are per call)
+    eager_first_call_s: float | None = None  # eager's first call of this shape in the process
 
     @property
     def timed(self) -> bool:
@@ -93,7 +94,8 @@ class VariationResult:
             "request": self.request,
             "padded_to": self.padded_to.to_dict() if self.padded_to else None,
         } | {k: v for k, v in (("first_call_cpu_s", self.first_call_cpu_s),
-                               ("loops", self.loops)) if v is not None}
+                               ("loops", self.loops),
+                               ("eager_first_call_s", self.eager_first_call_s)) if v is not None}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> VariationResult:
@@ -111,7 +113,8 @@ class VariationResult:
             Status.parse(d.get("accuracy"), Status.PASS if "accuracy" not in d else None),
             f.text(d.get("detail")), f.opt_int(d.get("request")),
             PadTarget.from_dict(padded) if padded is not None else None,
-            f.opt_num(d.get("first_call_cpu_s")), f.opt_int(d.get("loops")))
+            f.opt_num(d.get("first_call_cpu_s")), f.opt_int(d.get("loops")),
+            f.opt_num(d.get("eager_first_call_s")))
 
 
 @dataclass
@@ -279,6 +282,7 @@ class BenchResult:
     left_out: int = 0  # from_dict: runs[] entries that were not runs (not written back)
     load: dict[str, Any] | None = None  # how busy the machine was (dyncli.bench.core.machine)
     same_window: bool = False  # steady state timed round-robin over every strategy per shape
+    device_warmup: dict[str, Any] | None = None  # eager until its latency settled (manners)
 
     @property
     def ran(self) -> bool:
@@ -313,7 +317,8 @@ class BenchResult:
             "recommendation": self.recommendation.as_dict() if self.recommendation else None,
             "compiler_warmup_s": self.compiler_warmup_s,
         } | ({"load": self.load} if self.load is not None else {})
-          | ({"same_window": True} if self.same_window else {}))
+          | ({"same_window": True} if self.same_window else {})
+          | ({"device_warmup": self.device_warmup} if self.device_warmup is not None else {}))
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> BenchResult:
@@ -347,7 +352,8 @@ class BenchResult:
             StreamCost.from_dict(eager) if eager is not None else None,
             Recommendation.from_dict(rec) if rec is not None else None,
             f.opt_num(doc.get("compiler_warmup_s")), left_out,
-            f.opt_obj(doc.get("load")), f.flag(doc.get("same_window")))
+            f.opt_obj(doc.get("load")), f.flag(doc.get("same_window")),
+            f.opt_obj(doc.get("device_warmup")))
 
 
 @dataclass
