@@ -28,8 +28,8 @@ def test_gpu_check_small_runs_every_check_and_keeps_strategies_apart(tmp_path: P
     assert q["status"] == "pass" and q["shapes"]
     assert all(r["ref_eager_ms"] and r["eager_diff_pct"] is not None for r in q["shapes"])
     s = doc["stream"]
-    assert s["requests"] == 20 and s["isolation_ok"]
+    assert s["requests"] == 12 and s["isolation_ok"]
     rows = {r["strategy"]: r for r in s["rows"]}
-    assert set(rows) == {"eager", "static", "automatic", "dynamic", "pad"}
+    assert set(rows) == {"eager", "static", "dynamic"}
     assert all(r["replayed_s"] and r["predicted_s"] for r in rows.values())
-    assert rows["static"]["compiles"] >= 5  # five shapes, each its own graph
+    assert rows["static"]["compiles"] >= 3  # three shapes, each its own graph
