@@ -10,7 +10,7 @@ this process or in a child) and appends its run to the result; none rewrites ano
   every shape over eager and all of them in the same window (:mod:`dyncli.bench.window`).
 - :class:`ProcessEach`: each strategy in a fresh process of its own (:mod:`dyncli.bench.child`),
   which runs the sequential driver on that one strategy: on a torch without
-  ``isolate_recompiles`` (< 2.14) strategies in one process poison each other (one's cache
+  ``isolate_recompiles`` (< 2.13) strategies in one process poison each other (one's cache
   entries count against the next one's recompile limit).
 
 :func:`choose` picks one; the two lines that decide are :func:`same_window_for` and
@@ -19,10 +19,12 @@ this process or in a child) and appends its run to the result; none rewrites ano
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
-from dyncli.bench import child, compiling, restart, window
+from dyncli.bench import child, compiling, restart, torch_compat, window
 from dyncli.bench.core import recommend
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.plan import StreamPlan
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.status import Status
@@ -43,11 +45,22 @@ def process_each_by_default(cfg: BenchConfig) -> bool:
     return False
 
 
-def choose(cfg: BenchConfig, stream: StreamPlan, given: bool, process_each: bool | None) -> str:
+def choose(cfg: BenchConfig, stream: StreamPlan, given: bool, process_each: bool | None,
+           warn: Callable[[str], None] | None = None) -> str:
     """Which driver measures this benchmark (``given``: the stream is the user's)."""
     if process_each if process_each is not None else process_each_by_default(cfg):
         return PROCESS_EACH
-    return SAME_WINDOW if same_window_for(cfg, stream, given) else SEQUENTIAL
+    if not same_window_for(cfg, stream, given):
+        return SEQUENTIAL
+    if len(cfg.strategy) > 1 and not torch_compat.can_isolate_recompiles():
+        # torch < 2.13: strategies compiled side by side share one recompile limit (and, before
+        # 2.6, one size memory): one's compiles made the next run eager (issue #32 item 1)
+        if warn:
+            warn(f"torch {torch_compat.installed_text()} cannot keep strategies' compiles apart "
+                 "in one process (isolate_recompiles came in 2.13): they were measured one "
+                 "after another, each from a reset, not side by side in the same time window")
+        return SEQUENTIAL
+    return SAME_WINDOW
 
 
 class Driver(Protocol):
@@ -68,10 +81,11 @@ class Sequential:
         window.probe(b.h, b.stream, self.window, "start")
         try:
             for name in names:
-                run = RunResult(b.h.built.name, name, cfg.mode)
+                strategy, compile_mode = table.split(name)
+                run = RunResult(b.h.built.name, strategy, cfg.mode, compile_mode=compile_mode)
                 b.result.runs.append(run)
                 try:
-                    measure_strategy(b, b.plan_for(name), run)
+                    measure_strategy(b, b.plan_for(strategy, compile_mode), run)
                     window.probe(b.h, b.stream, self.window, name)
                     if (cfg.start == "warm" or cfg.requests_per_start) \
                             and run.status == Status.PASS:
@@ -155,8 +169,10 @@ class ProcessEach:
             self.result.interrupted = True
 
     def _one(self, name: str, seen: set[str]) -> RunResult:
+        strategy, compile_mode = table.split(name)
         settings = {k: getattr(self.cfg, k) for k in self.cfg.__dataclass_fields__}
-        settings.update(strategy=[name], emit=None, emit_file=None, fail_on=[])
+        settings.update(strategy=[strategy], compile_mode=[compile_mode], emit=None,
+                        emit_file=None, fail_on=[])
         offset = self.done
 
         def progress(strategy: str, done: int, _total: int) -> None:
@@ -166,11 +182,12 @@ class ProcessEach:
 
         ended = child.run_child(self.model_name, settings, on_progress=progress)
         got = ended.result
-        run = next((r for r in got.runs if r.strategy == name), None) if got else None
+        run = next((r for r in got.runs if r.label == name), None) if got else None
         if run is None or run.status == Status.INTERRUPTED:  # it did not finish: why it ended
             status, error = ended.failure() or (Status.FAIL_TO_COMPILE,
                                                 "the process wrote no result")
-            run = RunResult(self.built_name, name, self.cfg.mode, status=status, error=error)
+            run = RunResult(self.built_name, strategy, self.cfg.mode, status=status, error=error,
+                            compile_mode=compile_mode)
         if got is not None:
             if got.compiler_warmup_s is not None:
                 self.result.compiler_warmup_s = (self.result.compiler_warmup_s or 0.0) \

@@ -4,7 +4,7 @@ Bench used to run one strategy after another, so its recommendation compared lat
 compile seconds taken minutes apart (issue #18). Here every strategy keeps its own compiled
 code alive at once, which ``torch._dynamo.reset()`` between strategies would destroy:
 
-* each strategy compiles with ``torch.compile(..., isolate_recompiles=True)`` (torch >= 2.14,
+* each strategy compiles with ``torch.compile(..., isolate_recompiles=True)`` (torch >= 2.13,
   :func:`dyncli.bench.compiling.compile_plan`):
   its cache entries sit in their own bucket of every code object's cache, so one strategy's
   entries neither serve another's calls nor count against its ``recompile_limit``
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import compiling, loops
+from dyncli.bench import compiling, loops, torch_compat
 from dyncli.bench.core.confidence import EAGER, Window
 from dyncli.bench.timing import Clock
 
@@ -110,31 +110,28 @@ class Slot:
     @contextmanager
     def turn(self) -> Iterator[None]:
         """The strategy's cache dir, size memory and stance inputs, restored after."""
-        import torch._dynamo.eval_frame as eval_frame
-        from torch._dynamo import pgo
-        from torch._inductor.utils import clear_caches
-
         saved_env = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR",
                                                     "TRITON_CACHE_DIR")}
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache_dir
         os.environ["TRITON_CACHE_DIR"] = os.path.join(self.cache_dir, "triton")
-        clear_caches()  # in-memory code caches would serve another strategy's kernels
-        saved_examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+        torch_compat.clear_caches()  # in-memory code caches would serve another's kernels
+        saved_examples = torch_compat.stance_examples()
         try:
             compiling.forget_sizes()
-            pgo._CODE_STATE = self._code_state  # None: loaded (pgo: the seed) at first use
-            eval_frame._EXAMPLE_INPUTS = self._examples
+            # None: loaded (pgo: the seed) at first use
+            torch_compat.set_code_state(self._code_state)
+            torch_compat.set_stance_examples(self._examples)
             compiling.give_dynamism(self._dynamism)
             try:
                 yield
             finally:
-                self._code_state = pgo._CODE_STATE
-                self._examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+                self._code_state = torch_compat.code_state()
+                self._examples = torch_compat.stance_examples()
                 self._dynamism = compiling.take_dynamism()
         finally:
             compiling.forget_sizes()
-            eval_frame._EXAMPLE_INPUTS = saved_examples
-            clear_caches()
+            torch_compat.set_stance_examples(saved_examples)
+            torch_compat.clear_caches()
             for k, v in saved_env.items():
                 if v is None:
                     os.environ.pop(k, None)

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import compiling
+from dyncli.bench import compiling, torch_compat
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import recommend, stream_file
 from dyncli.bench.core import strategy as table
@@ -47,7 +47,7 @@ def not_applicable(h: Harness, plan: Plan) -> str | None:
     import torch
 
     row = plan.row
-    reason = table.unsupported(row, torch.__version__, plan.compile_mode, h.device)
+    reason = plan.unsupported(torch.__version__, h.device)  # the row, the mode, CUDA graphs
     if reason:
         return reason
     if row.pads and h.cfg.mode == "training":
@@ -62,15 +62,14 @@ def not_applicable(h: Harness, plan: Plan) -> str | None:
 def cache(fresh: bool, seed: Path | None = None) -> Iterator[None]:
     """An empty inductor cache when ``fresh`` (or seeded), seeded with PGO state from ``seed``.
 
-    ``torch._inductor.utils.fresh_cache`` points TORCHINDUCTOR_CACHE_DIR at a new temp dir
-    and clears inductor's in-memory caches, so compiles are cold and their times honest.
+    torch's fresh-cache context (:func:`torch_compat.fresh_cache`) points TORCHINDUCTOR_CACHE_DIR
+    at a new temp dir and clears inductor's in-memory caches, so compiles are cold and their
+    times honest.
     """
     if not (fresh or seed is not None):
         yield
         return
-    from torch._inductor.utils import fresh_cache
-
-    with fresh_cache():
+    with torch_compat.fresh_cache():
         if seed is not None:
             dest = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]) / "dynamo"
             shutil.copytree(seed, dest, dirs_exist_ok=True)
@@ -138,12 +137,11 @@ def warm_compiler(h: Harness, first: int) -> float:
     reported as ``compiler_warmup_s``, not charged to a strategy. A server pays it once too.
     """
     import torch
-    from torch._inductor.utils import fresh_cache
 
     t0 = time.perf_counter()
     for dynamic in (False, True):  # static and symbolic-shape paths each have their own
         try:
-            with fresh_cache():
+            with torch_compat.fresh_cache():
                 # through the same backend wrapper as the strategies: inductor reached
                 # via lookup_backend had its own first-time cost (5.5 s vs 1.1 s after)
                 fn = torch.compile(h.model, dynamic=dynamic, backend=CountingBackend())

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dyncli.bench import drivers, manners, models, passes, tensors
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.shapes import DimPlan, Variation
@@ -66,12 +67,15 @@ def _run(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | N
         from dyncli.bench.distributed import run_distributed
 
         return run_distributed(model_name, cfg, device, result, hooks)
+    if hooks.started:  # checked: what follows (torch, the model, a compile) takes a while
+        hooks.started()
     loaded = _load(model_name, cfg, device, result, hooks, given, warn)
     if loaded is None:
         return result
     built, dims, stream = loaded
-    total = len(stream.variations) * len(cfg.strategy)
-    kind = drivers.choose(cfg, stream, given is not None, process_each)
+    names = runs_of(cfg)
+    total = len(stream.variations) * len(names)
+    kind = drivers.choose(cfg, stream, given is not None, process_each, warn)
     driver: drivers.Driver
     if kind == drivers.PROCESS_EACH:
         built.model = None  # each child builds its own; this one would only hold memory
@@ -88,13 +92,19 @@ def _run(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | N
         result.device_warmup = settled.as_dict()
         b = Bench(model_name, h, stream, result, hooks, fresh, total, warn)
         driver = drivers.SameWindow(b) if kind == drivers.SAME_WINDOW else drivers.Sequential(b)
-    driver.run(list(cfg.strategy))
+    driver.run(names)
     return result
 
 
 def first_seen(ids: list[int]) -> list[int]:
     """The distinct shapes in the order the stream first meets them."""
     return list(dict.fromkeys(ids))
+
+
+def runs_of(cfg: BenchConfig) -> list[str]:
+    """The runs to measure, named by :func:`~dyncli.bench.core.strategy.label`: every strategy
+    under every compile mode, strategy by strategy."""
+    return [table.label(s, m) for s in cfg.strategy for m in cfg.compile_mode]
 
 
 def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, hooks: Hooks,
@@ -107,9 +117,10 @@ def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, h
     except ModelError:
         raise
     except Exception as e:
-        for s in cfg.strategy:
-            result.runs.append(RunResult(model_name, s, cfg.mode,
-                                         status=Status.MODEL_FAIL_TO_LOAD, error=short_error(e)))
+        for name in runs_of(cfg):
+            s, m = table.split(name)
+            result.runs.append(RunResult(model_name, s, cfg.mode, status=Status.MODEL_FAIL_TO_LOAD,
+                                         error=short_error(e), compile_mode=m))
         if hooks.run_done:
             hooks.run_done(result)
         return None

@@ -14,9 +14,11 @@ from typing import Any
 
 from dyncli.bench.core import fields as f
 from dyncli.bench.core import stats
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan
 from dyncli.bench.core.cost import Recommendation, StreamCost
 from dyncli.bench.core.cpu_time import CompileCost
+from dyncli.bench.core.graphs import RunGraphs, ShapeGraphs
 from dyncli.bench.core.run_parts import (
     BucketChoice,
     Environment,
@@ -66,6 +68,7 @@ class VariationResult:
     padded_to: PadTarget | None = None  # pad: the bucket this shape ran at
     first_call_cpu_s: float | None = None  # a compiling first call's CPU s: self + workers
     loops: int | None = None  # calls per timed sample (the samples are per call)
+    graphs: ShapeGraphs | None = None  # a CUDA-graph mode on CUDA: its first calls observed
     eager_first_call_s: float | None = None  # eager's first call of this shape in the process
 
     @property
@@ -95,14 +98,15 @@ class VariationResult:
             "padded_to": self.padded_to.to_dict() if self.padded_to else None,
         } | {k: v for k, v in (("first_call_cpu_s", self.first_call_cpu_s),
                                ("loops", self.loops),
-                               ("eager_first_call_s", self.eager_first_call_s)) if v is not None}
+                               ("eager_first_call_s", self.eager_first_call_s)) if v is not None} \
+          | ({"cudagraphs": self.graphs.to_dict()} if self.graphs is not None else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> VariationResult:
         """Read a variation back (fields of the wrong type read as absent)."""
         shapes = {str(k): [x for x in v if isinstance(x, int) and not isinstance(x, bool)]
                   for k, v in f.obj(d.get("shapes")).items() if isinstance(v, list)}
-        padded = f.opt_obj(d.get("padded_to"))
+        padded, graphs = f.opt_obj(d.get("padded_to")), f.opt_obj(d.get("cudagraphs"))
         return cls(
             f.integer(d.get("index")), f.opt_int(d.get("batch_size")), f.opt_int(d.get("seq_len")),
             shapes, f.num(d.get("eager_ms")), f.num(d.get("compiled_ms")),
@@ -114,6 +118,7 @@ class VariationResult:
             f.text(d.get("detail")), f.opt_int(d.get("request")),
             PadTarget.from_dict(padded) if padded is not None else None,
             f.opt_num(d.get("first_call_cpu_s")), f.opt_int(d.get("loops")),
+            ShapeGraphs.from_dict(graphs) if graphs is not None else None,
             f.opt_num(d.get("eager_first_call_s")))
 
 
@@ -148,6 +153,13 @@ class RunResult:
     # The plan this run measured: what its strategy applied on every call (recommendation.apply
     # is the recommended run's, this same object with the predicted compiles).
     plan: Plan | None = field(default=None, repr=False, compare=False)
+    compile_mode: str = table.DEFAULT_MODE  # torch.compile(mode=...): a row of strategy.MODES
+    graphs: RunGraphs | None = None  # a CUDA-graph mode on CUDA: recordings, pool, plans
+
+    @property
+    def label(self) -> str:
+        """The run's name where one is needed: the strategy, with its mode unless default."""
+        return table.label(self.strategy, self.compile_mode)
 
     @property
     def divergent(self) -> bool | None:
@@ -187,7 +199,8 @@ class RunResult:
                  "total_wait_ms": self.total_wait_ms, "slowest_rank": self.slowest_rank,
                  "ranks": [r.to_dict() for r in self.ranks]} if self.ranks else {}
         return extra | {
-            "model": self.model, "strategy": self.strategy, "mode": self.mode,
+            "model": self.model, "strategy": self.strategy, "compile_mode": self.compile_mode,
+            "mode": self.mode,
             "status": self.status, "error": self.error or None, "compiles": self.compiles,
             "compile_time_s": self.compile_time_s, "backend_compile_s": self.backend_compile_s,
             "recompile_limit_hit": self.recompile_limit_hit,
@@ -203,6 +216,7 @@ class RunResult:
           | ({"compile_cost": cc} if (cc := self._compile_cost_dict()) else {}) \
           | ({"buckets": self.buckets.to_dict()} if self.buckets is not None else {}) \
           | ({"start": self.start.to_dict()} if self.start is not None else {}) \
+          | ({"cudagraphs": self.graphs.to_dict()} if self.graphs is not None else {}) \
           | ({"plan": self.plan.as_dict()} if self.plan is not None else {})
 
     def _compile_cost_dict(self) -> dict[str, Any] | None:
@@ -232,6 +246,7 @@ class RunResult:
             raise ValueError("a runs[] entry without a model name or strategy")
         stream, replay = f.opt_obj(d.get("stream")), f.opt_obj(d.get("replay"))
         buckets, start = f.opt_obj(d.get("buckets")), f.opt_obj(d.get("start"))
+        graphs = f.opt_obj(d.get("cudagraphs"))
         return cls(
             model=model, strategy=str(strategy), mode=f.text(d.get("mode")),
             variations=[VariationResult.from_dict(v) for v in f.objs(d.get("variations"))],
@@ -252,7 +267,10 @@ class RunResult:
             prime_compiles=f.integer(d.get("first_call_eager_compiles")),
             buckets=BucketChoice.from_dict(buckets) if buckets is not None else None,
             start=WarmStart.from_dict(start) if start is not None else None,
-            plan=_plan(f.opt_obj(d.get("plan"))))
+            plan=_plan(f.opt_obj(d.get("plan"))),
+            # a document from before compile modes measured the default mode
+            compile_mode=f.text(d.get("compile_mode"), table.DEFAULT_MODE),
+            graphs=RunGraphs.from_dict(graphs) if graphs is not None else None)
 
 
 def _plan(d: dict[str, Any] | None) -> Plan | None:
@@ -363,10 +381,12 @@ class Hooks:
     ``progress(strategy, done, total)`` after each variation; ``warning(text)`` once per
     warning; ``run_done(result)`` after each strategy (the command writes partial files here);
     ``tap(call)`` sees every model call the harness makes (tests prove eager and compiled get
-    the same inputs with it).
+    the same inputs with it); ``started()`` once the settings are checked, as the model's
+    building begins (the first seconds without progress).
     """
 
     progress: Callable[[str, int, int], None] | None = None
+    started: Callable[[], None] | None = None
     warning: Callable[[str], None] | None = None
     run_done: Callable[[BenchResult], None] | None = None
     tap: Callable[[Call], None] | None = None
