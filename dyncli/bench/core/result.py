@@ -69,6 +69,7 @@ class VariationResult:
     first_call_cpu_s: float | None = None  # a compiling first call's CPU s: self + workers
     loops: int | None = None  # calls per timed sample (the samples are per call)
     graphs: ShapeGraphs | None = None  # a CUDA-graph mode on CUDA: its first calls observed
+    eager_first_call_s: float | None = None  # eager's first call of this shape in the process
 
     @property
     def timed(self) -> bool:
@@ -96,7 +97,8 @@ class VariationResult:
             "request": self.request,
             "padded_to": self.padded_to.to_dict() if self.padded_to else None,
         } | {k: v for k, v in (("first_call_cpu_s", self.first_call_cpu_s),
-                               ("loops", self.loops)) if v is not None} \
+                               ("loops", self.loops),
+                               ("eager_first_call_s", self.eager_first_call_s)) if v is not None} \
           | ({"cudagraphs": self.graphs.to_dict()} if self.graphs is not None else {})
 
     @classmethod
@@ -116,7 +118,8 @@ class VariationResult:
             f.text(d.get("detail")), f.opt_int(d.get("request")),
             PadTarget.from_dict(padded) if padded is not None else None,
             f.opt_num(d.get("first_call_cpu_s")), f.opt_int(d.get("loops")),
-            ShapeGraphs.from_dict(graphs) if graphs is not None else None)
+            ShapeGraphs.from_dict(graphs) if graphs is not None else None,
+            f.opt_num(d.get("eager_first_call_s")))
 
 
 @dataclass
@@ -297,6 +300,7 @@ class BenchResult:
     left_out: int = 0  # from_dict: runs[] entries that were not runs (not written back)
     load: dict[str, Any] | None = None  # how busy the machine was (dyncli.bench.core.machine)
     same_window: bool = False  # steady state timed round-robin over every strategy per shape
+    device_warmup: dict[str, Any] | None = None  # eager until its latency settled (manners)
 
     @property
     def ran(self) -> bool:
@@ -331,7 +335,8 @@ class BenchResult:
             "recommendation": self.recommendation.as_dict() if self.recommendation else None,
             "compiler_warmup_s": self.compiler_warmup_s,
         } | ({"load": self.load} if self.load is not None else {})
-          | ({"same_window": True} if self.same_window else {}))
+          | ({"same_window": True} if self.same_window else {})
+          | ({"device_warmup": self.device_warmup} if self.device_warmup is not None else {}))
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> BenchResult:
@@ -365,7 +370,8 @@ class BenchResult:
             StreamCost.from_dict(eager) if eager is not None else None,
             Recommendation.from_dict(rec) if rec is not None else None,
             f.opt_num(doc.get("compiler_warmup_s")), left_out,
-            f.opt_obj(doc.get("load")), f.flag(doc.get("same_window")))
+            f.opt_obj(doc.get("load")), f.flag(doc.get("same_window")),
+            f.opt_obj(doc.get("device_warmup")))
 
 
 @dataclass
