@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.long  # 496 s at load 5-6 on 2 cores: CI runs it after the README's command
 def test_gpu_check_small_runs_every_check_and_keeps_strategies_apart(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"),
