@@ -17,9 +17,9 @@ from typing import Any
 
 from dyncli.bench import served
 from dyncli.bench.core.apply import Plan
+from dyncli.bench.core.measured import ISOLATION_TORCH
 
-# torch.compile(isolate_recompiles=True), which keeps strategies apart in one process
-ISOLATION_TORCH = "2.14"
+__all__ = ["ISOLATION_TORCH", "compile_plan", "fresh_start", "isolation_available"]
 
 
 def compile_plan(model: Any, plan: Plan, backend: Any, isolated: bool = False) -> Any:
@@ -42,7 +42,7 @@ def compile_plan(model: Any, plan: Plan, backend: Any, isolated: bool = False) -
 
 
 def isolation_available() -> bool:
-    """Whether this torch keeps strategies' compiled code apart in one process (>= 2.14)."""
+    """Whether this torch keeps strategies' compiled code apart in one process (>= 2.13)."""
     import inspect
 
     import torch
@@ -77,10 +77,14 @@ def forget_sizes() -> None:
     pass compiled 2 graphs instead of 3 after eager-then-compile); and the stance's example
     inputs.
     """
-    import torch._dynamo.eval_frame as eval_frame
-    from torch._dynamo import pgo
+    import importlib.util
 
-    pgo.reset_code_state()
+    import torch._dynamo.eval_frame as eval_frame
+
+    if importlib.util.find_spec("torch._dynamo.pgo") is not None:  # 2.6 on (before: none)
+        from torch._dynamo import pgo
+
+        pgo.reset_code_state()
     take_dynamism()
     if hasattr(eval_frame, "_EXAMPLE_INPUTS"):
         eval_frame._EXAMPLE_INPUTS = None

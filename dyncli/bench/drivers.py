@@ -3,51 +3,76 @@
 Every driver measures each strategy with :func:`~dyncli.bench.measure.measure_strategy` (in
 this process or in a child) and appends its run to the result; none rewrites another's numbers.
 
+- :class:`SameWindow` (the default): every strategy keeps its compiled code (an isolated
+  compile each); their walks record compiles and accuracy, and one round-robin pass after the
+  last strategy times every shape over eager and all of them in the same window
+  (:mod:`dyncli.bench.window`).
+- :class:`ProcessEach` (the default where torch has no ``isolate_recompiles``, < 2.13): each
+  strategy in a fresh process of its own (:mod:`dyncli.bench.child`), which times it
+  round-robin with eager in its own window: in one process strategies would poison each other
+  (one's cache entries count against the next one's recompile limit, issue #32).
 - :class:`Sequential`: one strategy after another in this process, ``torch._dynamo.reset()``
-  between them; each times its own (eager, compiled) pairs.
-- :class:`SameWindow`: every strategy keeps its compiled code (an isolated compile each); their
-  walks record compiles and accuracy, and one round-robin pass after the last strategy times
-  every shape over eager and all of them in the same window (:mod:`dyncli.bench.window`).
-- :class:`ProcessEach`: each strategy in a fresh process of its own (:mod:`dyncli.bench.child`),
-  which runs the sequential driver on that one strategy: on a torch without
-  ``isolate_recompiles`` (< 2.14) strategies in one process poison each other (one's cache
-  entries count against the next one's recompile limit).
+  between them; each times its own (eager, compiled) pairs: where this process was told to
+  keep every strategy (a suite's model, ``process_each=False``) on a torch that cannot keep
+  them apart side by side.
 
 :func:`choose` picks one; the two lines that decide are :func:`same_window_for` and
-:func:`process_each_by_default` (or the caller's ``process_each``).
+:func:`process_each_by_default` (or the caller's ``process_each``); :func:`measured` records
+which, why, and the caches the strategies compiled from.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
-from dyncli.bench import child, compiling, restart, window
-from dyncli.bench.core import recommend
+from dyncli.bench import caches, child, compiling, restart, window
+from dyncli.bench.core import machine, recommend
+from dyncli.bench.core.measured import (
+    PROCESS_EACH,
+    SAME_WINDOW,
+    SEQUENTIAL,
+    Measured,
+    apart_reason,
+)
 from dyncli.bench.core.plan import StreamPlan
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.status import Status
 from dyncli.bench.measure import Bench, measure_strategy
 from dyncli.config import BenchConfig
 
-SEQUENTIAL, SAME_WINDOW, PROCESS_EACH = "sequential", "same-window", "process-each"
+__all__ = ["PROCESS_EACH", "SAME_WINDOW", "SEQUENTIAL", "choose", "measured"]
 
 
-def same_window_for(cfg: BenchConfig, stream: StreamPlan, given: bool) -> bool:
-    """Whether strategies are timed in one window: when a request stream is costed (not the
-    quickstart's seeded plan, even with a fresh cache)."""
-    return (given or cfg.replay) and bool(stream.variations)
+def same_window_for(cfg: BenchConfig, stream: StreamPlan) -> bool:
+    """Whether this process times its strategies round-robin in one window: whenever there are
+    shapes to time (a request stream or the seeded plan) and it can keep the strategies'
+    compiled code apart (this torch has ``isolate_recompiles``, or there is one strategy)."""
+    return bool(stream.variations) and (len(cfg.strategy) <= 1
+                                        or compiling.isolation_available())
 
 
 def process_each_by_default(cfg: BenchConfig) -> bool:
-    """Whether each strategy runs in a process of its own when the caller does not say."""
-    return False
+    """Whether each strategy runs in a process of its own when the caller does not say: when
+    there are two or more and this torch cannot keep them apart in one process (< 2.13)."""
+    return len(cfg.strategy) > 1 and not compiling.isolation_available()
 
 
-def choose(cfg: BenchConfig, stream: StreamPlan, given: bool, process_each: bool | None) -> str:
-    """Which driver measures this benchmark (``given``: the stream is the user's)."""
+def choose(cfg: BenchConfig, stream: StreamPlan, process_each: bool | None) -> str:
+    """Which driver measures this benchmark."""
     if process_each if process_each is not None else process_each_by_default(cfg):
         return PROCESS_EACH
-    return SAME_WINDOW if same_window_for(cfg, stream, given) else SEQUENTIAL
+    return SAME_WINDOW if same_window_for(cfg, stream) else SEQUENTIAL
+
+
+def measured(cfg: BenchConfig, driver: str) -> Measured:
+    """The driver, why the strategies were not timed in one window (when they were not and
+    torch is why), and the caches their compiles started from."""
+    import torch
+
+    why = None
+    if driver != SAME_WINDOW and len(cfg.strategy) > 1 and not compiling.isolation_available():
+        why = apart_reason(torch.__version__)
+    return Measured(driver, why, caches.state(cfg.fresh_cache is not False))
 
 
 class Driver(Protocol):
@@ -132,9 +157,11 @@ class SameWindow(Sequential):
 class ProcessEach:
     """Each strategy in a fresh process of its own, one after another (the child protocol).
 
-    The child runs the sequential driver on one strategy and writes its run (with the plan it
-    measured); this process reads it back. This process makes no harness: the child builds the
-    model and its inputs.
+    The child times its one strategy round-robin with eager in one window (the same-window
+    driver) and writes its run (with the plan it measured); this process reads it back, with
+    the first child's eager replay and every child's eager probes: how far eager's latency
+    moved across the processes says how far absolute latencies of different strategies
+    compare. This process makes no harness: the child builds the model and its inputs.
     """
 
     def __init__(self, model_name: str, built_name: str, cfg: BenchConfig, result: BenchResult,
@@ -142,6 +169,7 @@ class ProcessEach:
         self.model_name, self.built_name = model_name, built_name
         self.cfg, self.result, self.hooks = cfg, result, hooks
         self.total, self.done = total, 0
+        self.loads: list[dict[str, Any]] = []
 
     def run(self, names: list[str]) -> None:
         seen = set(self.result.warnings)
@@ -153,6 +181,24 @@ class ProcessEach:
                     self.hooks.run_done(self.result)
         except KeyboardInterrupt:
             self.result.interrupted = True
+        finally:
+            self._load_summary()
+
+    def _load_summary(self) -> None:
+        """The children's load readings and eager probes as one ``load``; a warning when
+        eager's latency moved across the processes."""
+        if not self.loads:
+            return
+        self.result.load = load = machine.combine(self.loads)
+        drift = load.get("eager_drift")
+        if isinstance(drift, float) and drift > machine.DRIFT:
+            text = (f"{machine.UNSTABLE}: eager's latency on one shape moved {drift:.2g}x "
+                    "across the strategies' processes: absolute latencies of different "
+                    "strategies are not comparable; each speedup (against eager in its own "
+                    "process) is")
+            self.result.warnings.append(text)
+            if self.hooks.warning:
+                self.hooks.warning(text)
 
     def _one(self, name: str, seen: set[str]) -> RunResult:
         settings = {k: getattr(self.cfg, k) for k in self.cfg.__dataclass_fields__}
@@ -172,6 +218,11 @@ class ProcessEach:
                                                 "the process wrote no result")
             run = RunResult(self.built_name, name, self.cfg.mode, status=status, error=error)
         if got is not None:
+            if got.load is not None:
+                self.loads.append(got.load)
+            if self.result.eager_stream is None and got.eager_stream is not None \
+                    and got.eager_stream.replay:  # eager replayed once, in the first child
+                self.result.eager_stream = got.eager_stream
             if got.compiler_warmup_s is not None:
                 self.result.compiler_warmup_s = (self.result.compiler_warmup_s or 0.0) \
                     + got.compiler_warmup_s

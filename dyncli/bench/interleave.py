@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import compiling, loops
+from dyncli.bench import caches, compiling, loops
 from dyncli.bench.core.confidence import EAGER, Window
 from dyncli.bench.timing import Clock
 
@@ -94,14 +94,18 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
 class Slot:
     """One strategy's compile-time state, swapped in for its turns of an interleaved replay.
 
+    Its caches start where its measurement's started (:mod:`dyncli.bench.caches`): empty
+    directories of its own (``fresh``), or the user's (``fresh=False``: nothing swapped).
     ``seed`` is a PGO state directory copied into the slot's empty inductor cache (``pgo``'s
     warm start).
     """
 
-    def __init__(self, name: str, seed: Path | None = None) -> None:
+    def __init__(self, name: str, seed: Path | None = None, fresh: bool = True) -> None:
         self.name = name
-        self.cache_dir = tempfile.mkdtemp(prefix=f"dyncli-replay-{name}-")
-        if seed is not None:
+        self.cache_dir: str | None = None
+        if fresh or seed is not None:
+            self.cache_dir = tempfile.mkdtemp(prefix=f"dyncli-replay-{name}-")
+        if seed is not None and self.cache_dir is not None:
             shutil.copytree(seed, Path(self.cache_dir) / "dynamo", dirs_exist_ok=True)
         self._code_state: Any = None
         self._examples: Any = None
@@ -110,31 +114,36 @@ class Slot:
     @contextmanager
     def turn(self) -> Iterator[None]:
         """The strategy's cache dir, size memory and stance inputs, restored after."""
-        import torch._dynamo.eval_frame as eval_frame
-        from torch._dynamo import pgo
-        from torch._inductor.utils import clear_caches
+        import importlib
+        import importlib.util
 
-        saved_env = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR",
-                                                    "TRITON_CACHE_DIR")}
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache_dir
-        os.environ["TRITON_CACHE_DIR"] = os.path.join(self.cache_dir, "triton")
-        clear_caches()  # in-memory code caches would serve another strategy's kernels
+        import torch._dynamo.eval_frame as eval_frame
+
+        # automatic dynamic's size memory: torch._dynamo.pgo (2.6 on); before, per code object
+        pgo: Any = importlib.import_module("torch._dynamo.pgo") \
+            if importlib.util.find_spec("torch._dynamo.pgo") is not None else None
+        saved_env = {k: os.environ.get(k) for k in caches.ENV}
+        if self.cache_dir is not None:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache_dir
+            os.environ["TRITON_CACHE_DIR"] = os.path.join(self.cache_dir, "triton")
+        caches.clear_memory()  # in-memory code caches would serve another strategy's kernels
         saved_examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
         try:
             compiling.forget_sizes()
-            pgo._CODE_STATE = self._code_state  # None: loaded (pgo: the seed) at first use
+            if pgo is not None:
+                pgo._CODE_STATE = self._code_state  # None: loaded (pgo: the seed) at first use
             eval_frame._EXAMPLE_INPUTS = self._examples
             compiling.give_dynamism(self._dynamism)
             try:
                 yield
             finally:
-                self._code_state = pgo._CODE_STATE
+                self._code_state = pgo._CODE_STATE if pgo is not None else None
                 self._examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
                 self._dynamism = compiling.take_dynamism()
         finally:
             compiling.forget_sizes()
             eval_frame._EXAMPLE_INPUTS = saved_examples
-            clear_caches()
+            caches.clear_memory()
             for k, v in saved_env.items():
                 if v is None:
                     os.environ.pop(k, None)
@@ -142,8 +151,9 @@ class Slot:
                     os.environ[k] = v
 
     def close(self) -> None:
-        """Remove the slot's cache directory."""
-        shutil.rmtree(self.cache_dir, ignore_errors=True)
+        """Remove the slot's cache directory (the user's is left alone)."""
+        if self.cache_dir is not None:
+            shutil.rmtree(self.cache_dir, ignore_errors=True)
 
 
 @dataclass

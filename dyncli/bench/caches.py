@@ -1,0 +1,117 @@
+"""The compile caches a strategy's compiles start from, and the hits torch counts. Needs torch.
+
+:func:`scope` is the one way bench gives a strategy its caches (its measurement, a profiling
+pass, a probe, a replay): under ``fresh`` directories of bench's own, empty, set where torch
+and Triton read them —
+
+- ``TORCHINDUCTOR_CACHE_DIR``: inductor's FX graph cache (``fxgraph/``), the AOTAutograd cache
+  (``aotautograd/``), compiled kernels (C++ ``.so``, Triton ``.py``), autotuning results
+  (``.best_config`` beside each kernel, the ``select_algorithm`` cache) and PGO state
+  (``dynamo/``): ``torch/_inductor/runtime/cache_dir_utils.py`` reads the variable at every
+  use (2.9 on; ``runtime_utils.cache_dir`` in 2.4-2.8);
+- ``TRITON_CACHE_DIR``: Triton's compiled kernels (by default under inductor's directory since
+  inductor sets it, else ``~/.triton/cache``);
+
+inductor's in-memory caches cleared on the way in and out (``clear_caches``, named
+``clear_inductor_caches`` in 2.4-2.7: loaded kernel modules, autotuning choices), and its remote
+caches (FX graph, autotuning, AOTAutograd: only on when the user turned them on) off inside.
+That is what torch's own ``fresh_cache`` does (``fresh_inductor_cache`` in 2.4-2.7), with
+directories named for the strategy and the remote caches added. Under ``warm`` nothing
+changes: the user's directories as found (:func:`state` says where).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dyncli.bench.core import caches as core
+from dyncli.bench.core.caches import CacheState
+
+ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+# inductor/functorch config flags of the remote caches, where the running torch has them
+_REMOTE = (("torch._inductor.config", "fx_graph_remote_cache"),
+           ("torch._inductor.config", "autotune_remote_cache"),
+           ("torch._inductor.config", "bundled_autotune_remote_cache"),
+           ("torch._functorch.config", "enable_remote_autograd_cache"))
+
+
+def hits() -> dict[str, int]:
+    """torch's cache-hit counters now (:data:`dyncli.bench.core.caches.COUNTED`)."""
+    from torch._dynamo.utils import counters
+
+    return {c.name: int(counters[c.group][c.key]) for c in core.COUNTED}
+
+
+def clear_memory() -> None:
+    """Clear inductor's in-memory caches (``clear_caches``; ``clear_inductor_caches`` < 2.8)."""
+    from torch._inductor import utils
+
+    clear = getattr(utils, "clear_caches", None) or utils.clear_inductor_caches
+    clear()
+
+
+def state(fresh: bool) -> CacheState:
+    """The state the strategies start from: fresh, or the user's directories (warm)."""
+    if fresh:
+        return CacheState(core.FRESH)
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir  # 2.9 on
+    except ImportError:  # 2.4-2.8
+        from torch._inductor.runtime.runtime_utils import cache_dir
+    inductor = cache_dir()  # what torch's first compile would set: TORCHINDUCTOR_CACHE_DIR
+    triton = os.environ.get("TRITON_CACHE_DIR") or os.path.join(inductor, "triton")
+    return CacheState(core.WARM, inductor, triton)
+
+
+@contextlib.contextmanager
+def _remote_off() -> Iterator[None]:
+    import importlib
+
+    stack = contextlib.ExitStack()
+    with stack:
+        for module, key in _REMOTE:
+            try:
+                config: Any = importlib.import_module(module)
+            except ImportError:
+                continue
+            if hasattr(config, key):
+                stack.enter_context(config.patch(key, False))
+        yield
+
+
+@contextlib.contextmanager
+def scope(strategy: str, fresh: bool, seed: Path | None = None) -> Iterator[Path | None]:
+    """``strategy``'s caches for the block: its own empty directories under ``fresh`` (or when
+    ``seed``, a PGO state directory copied into ``dynamo/``), else the user's as found.
+
+    Yields the inductor directory (None: the user's). The directories are removed after.
+    """
+    if not fresh and seed is None:
+        yield None
+        return
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", strategy)[:40]
+    root = Path(tempfile.mkdtemp(prefix=f"dyncli-cache-{slug}-"))
+    if seed is not None:
+        shutil.copytree(seed, root / "dynamo", dirs_exist_ok=True)
+    saved = {k: os.environ.get(k) for k in ENV}
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
+    os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
+    clear_memory()  # kernels loaded for another strategy would serve this one's compiles
+    try:
+        with _remote_off():
+            yield root
+    finally:
+        clear_memory()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(root, ignore_errors=True)
