@@ -96,17 +96,37 @@ def scope(strategy: str, fresh: bool, seed: Path | None = None) -> Iterator[Path
     if not fresh and seed is None:
         yield None
         return
+    root = make_dir(strategy, seed)
+    try:
+        with pointed(root):
+            yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def make_dir(strategy: str, seed: Path | None = None, kind: str = "cache") -> Path:
+    """A new empty cache directory named for ``strategy`` (``seed`` copied into ``dynamo/``)."""
     slug = re.sub(r"[^A-Za-z0-9]+", "-", strategy)[:40]
-    root = Path(tempfile.mkdtemp(prefix=f"dyncli-cache-{slug}-"))
+    root = Path(tempfile.mkdtemp(prefix=f"dyncli-{kind}-{slug}-"))
     if seed is not None:
         shutil.copytree(seed, root / "dynamo", dirs_exist_ok=True)
+    return root
+
+
+@contextlib.contextmanager
+def pointed(root: Path | None) -> Iterator[None]:
+    """torch and Triton pointed at ``root`` for the block (None: the user's directories, left
+    as found), inductor's in-memory caches cleared on the way in and out (kernels loaded for
+    another strategy would serve this one's compiles) and, under ``root``, remote caches off.
+    The environment is restored after; ``root`` is left for the caller to remove."""
     saved = {k: os.environ.get(k) for k in ENV}
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
-    os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
-    clear_memory()  # kernels loaded for another strategy would serve this one's compiles
+    if root is not None:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
+        os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
+    clear_memory()
     try:
-        with _remote_off():
-            yield root
+        with _remote_off() if root is not None else contextlib.nullcontext():
+            yield
     finally:
         clear_memory()
         for k, v in saved.items():
@@ -114,4 +134,3 @@ def scope(strategy: str, fresh: bool, seed: Path | None = None) -> Iterator[Path
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        shutil.rmtree(root, ignore_errors=True)

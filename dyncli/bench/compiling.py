@@ -34,7 +34,7 @@ def compile_plan(model: Any, plan: Plan, backend: Any, isolated: bool = False) -
     if isolated:
         try:
             compiled = compile_fn(model, isolate_recompiles=True, **kwargs)
-        except TypeError:  # a torch without isolate_recompiles (< 2.14)
+        except TypeError:  # a torch without isolate_recompiles (< 2.13)
             compiled = compile_fn(model, **kwargs)
     else:
         compiled = compile_fn(model, **kwargs)

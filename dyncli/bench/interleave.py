@@ -4,7 +4,7 @@ Bench used to run one strategy after another, so its recommendation compared lat
 compile seconds taken minutes apart (issue #18). Here every strategy keeps its own compiled
 code alive at once, which ``torch._dynamo.reset()`` between strategies would destroy:
 
-* each strategy compiles with ``torch.compile(..., isolate_recompiles=True)`` (torch >= 2.14,
+* each strategy compiles with ``torch.compile(..., isolate_recompiles=True)`` (torch >= 2.13,
   :func:`dyncli.bench.compiling.compile_plan`):
   its cache entries sit in their own bucket of every code object's cache, so one strategy's
   entries neither serve another's calls nor count against its ``recompile_limit``
@@ -28,9 +28,7 @@ applied by its plan on every call, :mod:`dyncli.bench.served`).
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -102,11 +100,9 @@ class Slot:
 
     def __init__(self, name: str, seed: Path | None = None, fresh: bool = True) -> None:
         self.name = name
-        self.cache_dir: str | None = None
+        self.cache_dir: Path | None = None
         if fresh or seed is not None:
-            self.cache_dir = tempfile.mkdtemp(prefix=f"dyncli-replay-{name}-")
-        if seed is not None and self.cache_dir is not None:
-            shutil.copytree(seed, Path(self.cache_dir) / "dynamo", dirs_exist_ok=True)
+            self.cache_dir = caches.make_dir(name, seed, "replay")
         self._code_state: Any = None
         self._examples: Any = None
         self._dynamism: dict[int, Any] = {}
@@ -122,11 +118,6 @@ class Slot:
         # automatic dynamic's size memory: torch._dynamo.pgo (2.6 on); before, per code object
         pgo: Any = importlib.import_module("torch._dynamo.pgo") \
             if importlib.util.find_spec("torch._dynamo.pgo") is not None else None
-        saved_env = {k: os.environ.get(k) for k in caches.ENV}
-        if self.cache_dir is not None:
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache_dir
-            os.environ["TRITON_CACHE_DIR"] = os.path.join(self.cache_dir, "triton")
-        caches.clear_memory()  # in-memory code caches would serve another strategy's kernels
         saved_examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
         try:
             compiling.forget_sizes()
@@ -135,7 +126,8 @@ class Slot:
             eval_frame._EXAMPLE_INPUTS = self._examples
             compiling.give_dynamism(self._dynamism)
             try:
-                yield
+                with caches.pointed(self.cache_dir):
+                    yield
             finally:
                 self._code_state = pgo._CODE_STATE if pgo is not None else None
                 self._examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
@@ -143,12 +135,6 @@ class Slot:
         finally:
             compiling.forget_sizes()
             eval_frame._EXAMPLE_INPUTS = saved_examples
-            caches.clear_memory()
-            for k, v in saved_env.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
     def close(self) -> None:
         """Remove the slot's cache directory (the user's is left alone)."""

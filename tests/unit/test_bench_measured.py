@@ -107,6 +107,7 @@ def test_cache_hits_read_and_add_up() -> None:
     assert caches.label({"fxgraph": 1}) == "FX graph hit"
     assert caches.label({"aotautograd": 1, "fxgraph": 1}) == "FX graph+AOTAutograd hits"
     assert caches.label({"fxgraph": 3}, count=True) == "3 FX graph hits"
+    assert caches.label({"triton": 4, "fxgraph": 1}) == "FX graph+Triton kernel hits"
     assert caches.read_hits({"fxgraph": 2, "x": True, "y": -1, "z": "1"}) == {"fxgraph": 2}
     assert caches.read_hits(None) == {}
 

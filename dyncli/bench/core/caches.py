@@ -40,6 +40,10 @@ COUNTED: tuple[Counted, ...] = (
     Counted("fxgraph", "inductor", "fxgraph_cache_hit", "FX graph", "2.4"),
     # torch/_functorch/_aot_autograd/autograd_cache.py (2.6 on; off by default in 2.6)
     Counted("aotautograd", "aot_autograd", "autograd_cache_hit", "AOTAutograd", "2.6"),
+    # torch/_inductor/async_compile.py AsyncCompile.triton: a Triton kernel this process had
+    # already compiled (CompiledTritonKernels, 2.7 on); GPU only, none on CPU. Triton's on-disk
+    # cache and autotuning results count nothing in torch: bench empties them (fresh) instead.
+    Counted("triton", "inductor", "async_compile_cache_hit", "Triton kernel", "2.7"),
 )
 
 

@@ -25,7 +25,7 @@ from dyncli.bench.core.status import Status
 
 SEQUENTIAL, SAME_WINDOW, PROCESS_EACH = "sequential", "same-window", "process-each"
 DRIVERS = (SAME_WINDOW, PROCESS_EACH, SEQUENTIAL)
-ISOLATION_TORCH = "2.13"  # torch.compile(isolate_recompiles=True): 2.13.0 has it, 2.11.0 not
+ISOLATION_TORCH = "2.13"  # isolate_recompiles: in 2.13.0, 2.15.0; not in 2.11.0 (2.12 unread)
 
 
 def apart_reason(torch_version: str) -> str:
