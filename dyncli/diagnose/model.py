@@ -233,7 +233,8 @@ class Diagnosis:
         done = [f"{what} ({n})" for what, n in sorted(st.pasted.items())]
         if st.partial:
             done.append(f"{st.partial} record(s) begun before the paste")
-        return f"read as pasted text: {st.records} records, " + ", ".join(done)
+        records = f"{st.records} record" + ("" if st.records == 1 else "s")
+        return f"read as pasted text: {records}, " + ", ".join(done)
 
     @property
     def compiles(self) -> int:

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Every GPU check of the project in one run, sized for one lease of a GPU machine (about 15
+# minutes of device time, a minute or two of it starting the machine): run it from the repo root
+# on the GPU machine, with that machine's own torch, as
+#
+#     OUT=/some/dir bash benchmarks/gpu_round.sh          # (the device tool sets OUT itself)
+#
+# Parts, each under its own time limit so one that hangs cannot eat the others' time:
+#   1. pytest -m gpu            the gpu-marked tests (tests/integration)
+#   2. benchmarks/gpu_check.py  the quickstart, an independent CUDA-event timing beside bench's,
+#                               a transformer stream over several strategies with --replay
+#                               (strategies kept apart on a torch without isolate_recompiles)
+#   3. benchmarks/gpu_modes.py  compile modes x strategies on resnet18, beside CUDA events
+#   4. tests/data/make_cudagraphs.py  a fresh CUDA-graph log and trace from this torch
+# Everything lands in $OUT/results.tar.gz (one file: the device tool brings back few files) and
+# each part's last lines in $OUT/summary.txt. A part that fails or runs out of time says so there
+# and the next part still runs; the script's exit status is the number of parts that failed.
+# Limits are seconds; GPU_ROUND_SCALE (default 1) multiplies them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:?set OUT to the directory the results go to}
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+SCALE=${GPU_ROUND_SCALE:-1}
+work=$(mktemp -d)
+failed=0
+
+note() { printf '%s\n' "$*" | tee -a "$work/summary.txt"; }
+
+# part NAME LIMIT_S COMMAND...: run COMMAND with its output in NAME.txt, under LIMIT_S*SCALE.
+part() {
+  local name=$1 limit=$2 rc=0 start
+  shift 2
+  limit=$(awk -v l="$limit" -v s="$SCALE" 'BEGIN { printf "%d", l * s }')
+  start=$(date +%s)
+  note "== $name (limit ${limit}s): $*"
+  timeout --kill-after=10 "$limit" "$@" >"$work/$name.txt" 2>&1 || rc=$?
+  note "-- $name: exit $rc after $(( $(date +%s) - start ))s$([ "$rc" -eq 124 ] && echo ' (ran out of time)')"
+  tail -n 40 "$work/$name.txt" >>"$work/summary.txt"
+  [ "$rc" -eq 0 ] || failed=$((failed + 1))
+}
+
+{
+  date -u '+%Y-%m-%d %H:%M UTC'
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader 2>&1
+  "$PY" - <<'EOF'
+import platform, torch
+from importlib.metadata import version
+names = ("typer", "rich", "numpy", "scipy", "transformers", "timm", "torchvision", "triton")
+got = {}
+for n in names:
+    try:
+        got[n] = version(n)
+    except Exception:
+        got[n] = "-"
+print("python", platform.python_version(), "torch", torch.__version__,
+      "cuda", torch.version.cuda, torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no cuda")
+print(" ".join(f"{k} {v}" for k, v in got.items()))
+EOF
+  nproc; cat /proc/loadavg
+} >"$work/machine.txt" 2>&1
+cat "$work/machine.txt" | tee -a "$work/summary.txt"
+
+part gpu_tests 150 "$PY" -m pytest -m gpu tests/integration -q -p no:cacheprovider -x \
+  -o addopts='' --junitxml="$work/gpu_tests.xml"
+if [ -f benchmarks/gpu_check.py ]; then
+  part gpu_check 200 "$PY" benchmarks/gpu_check.py --out "$work/check"
+else
+  note "== gpu_check: benchmarks/gpu_check.py is missing; not run"; failed=$((failed + 1))
+fi
+if [ -f benchmarks/gpu_modes.py ]; then
+  part gpu_modes 150 "$PY" benchmarks/gpu_modes.py --out "$work/modes"
+else
+  note "== gpu_modes: benchmarks/gpu_modes.py is missing; not run"; failed=$((failed + 1))
+fi
+part cudagraphs 90 "$PY" tests/data/make_cudagraphs.py --out "$work/cudagraphs"
+
+note "== done: $failed part(s) failed"
+cp "$work/summary.txt" "$OUT/summary.txt"
+tar -czf "$OUT/results.tar.gz" -C "$work" .
+exit "$failed"
