@@ -21,11 +21,14 @@ def main() -> None:
 
         app_main()
     except SystemExit as e:
+        if e.code == 130:
+            startup.exit_interrupted()
         startup.exit_now(e.code)  # only where a command asked for it
         raise
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted\n")
-        raise SystemExit(130) from None
+        startup.exit_interrupted()
+        raise SystemExit(130) from None  # where the streams could not be flushed
 
 
 if __name__ == "__main__":

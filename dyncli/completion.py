@@ -1,78 +1,32 @@
 """Shell completion: option values and model names, and the scripts for bash, zsh and fish.
 
-Completing runs ``dyncli`` once per TAB, so nothing here imports torch, torchvision or timm:
-torchvision's model names are read from its source files (the ``@register_model`` functions
-of ``torchvision/models/*.py``), which takes milliseconds where importing it takes seconds.
+Completing runs ``dyncli`` once per TAB, so nothing here imports torch, torchvision, timm or
+transformers: model names are read from their source files (:mod:`dyncli.completion_models`).
+
+bash splits a word at the characters of ``COMP_WORDBREAKS``, ``:`` among them, so
+``examples/model.py:bu`` reaches a completion function as three words and bash replaces only
+what follows the last ``:``. dyncli's bash script therefore also sends the line up to the
+cursor: the word is read from it whole, and each completion is given back without the part
+before its last break character (what bash-completion's ``__ltrim_colon_completions`` does).
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import re
+import os
+import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import typer
 
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 
-# compiled on first use (re caches it): nothing is compiled while the app starts
-_REGISTERED = r"@register_model\([^)]*\)\s*(?:@[^\n]*\n\s*)*def\s+(\w+)\s*\("
-
-
-def _torchvision_names() -> list[str]:
-    """torchvision's classification models (the names ``bench`` accepts bare), without import."""
-    with contextlib.suppress(ImportError, ValueError):
-        spec = importlib.util.find_spec("torchvision")
-        if spec is None or not spec.submodule_search_locations:
-            return []
-        models = Path(next(iter(spec.submodule_search_locations))) / "models"
-        names: set[str] = set()
-        for file in models.glob("*.py"):  # the top level only: detection etc. are not bench's
-            with contextlib.suppress(OSError, UnicodeDecodeError):
-                names.update(re.findall(_REGISTERED, file.read_text(encoding="utf-8")))
-        return sorted(names)
-    return []
-
-
-def _python_files(incomplete: str) -> list[str]:
-    """``FILE.py:`` candidates under the directory being typed (one level, no hidden files)."""
-    base = Path(incomplete).parent if "/" in incomplete else Path(".")
-    out: list[str] = []
-    with contextlib.suppress(OSError):
-        for p in sorted(base.iterdir()):
-            if p.name.startswith(".") or p.name.startswith("__"):
-                continue
-            text = str(p) if "/" in incomplete else p.name
-            if p.is_dir():
-                out.append(text + "/")
-            elif p.suffix == ".py":
-                out.append(text + ":")
-    return out
-
 
 def complete_model(incomplete: str) -> list[str]:
-    """Model names for ``dyncli bench <TAB>``: torchvision names, ``hf:`` examples, ``timm:``,
-    and ``.py`` files in the directory being typed (``examples/model.py:``)."""
-    examples: Sequence[str] = ()
-    # dyncli.bench refuses to import without torch: then no hf: names, files still
-    with contextlib.suppress(Exception):
-        from dyncli.bench.models import HF_EXAMPLES as examples
+    """Model names for ``dyncli bench <TAB>`` (:mod:`dyncli.completion_models`, on TAB only)."""
+    from dyncli.completion_models import complete_model as names
 
-    if ":" in incomplete and incomplete.partition(":")[0].endswith(".py"):
-        path = incomplete.partition(":")[0]
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            funcs = re.findall(r"^def\s+(\w+)\s*\(", Path(path).read_text(encoding="utf-8"),
-                               re.MULTILINE)
-            return [f"{path}:{f}" for f in funcs if f"{path}:{f}".startswith(incomplete)]
-        return []
-    names = _torchvision_names() + [f"hf:{n}" for n in examples] + ["timm:"]
-    if incomplete.startswith((".", "/", "~")) or "/" in incomplete:
-        names = []
-    names += _python_files(incomplete)
-    return [n for n in names if n.startswith(incomplete)]
+    return names(incomplete)
 
 
 def comma_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
@@ -158,12 +112,67 @@ def install(ctx: Any, _param: Any, value: str | None) -> None:
     raise typer.Exit(0)
 
 
+# typer's bash script (typer 0.12-0.28) with the line up to the cursor and the break
+# characters sent along, and no space after a directory or a FILE.py: (completed further)
+BASH_SCRIPT = """
+%(complete_func)s() {
+    local IFS=$'\\n'
+    COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" \\
+                   COMP_CWORD=$COMP_CWORD \\
+                   _DYNCLI_COMP_LINE="${COMP_LINE:0:COMP_POINT}" \\
+                   _DYNCLI_COMP_WORDBREAKS="$COMP_WORDBREAKS" \\
+                   %(autocomplete_var)s=complete_bash $1 ) )
+    if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *[/:] ]]; then
+        compopt -o nospace 2>/dev/null
+    fi
+    return 0
+}
+
+complete -o default -F %(complete_func)s %(prog_name)s
+"""
+
+
 def init() -> None:
     """Typer's completion classes (they read ``_TYPER_COMPLETE_ARGS`` from its zsh/fish
-    scripts); registered once, before the app runs."""
+    scripts), and dyncli's bash script and class in place of typer's; registered once, before
+    the app runs. The bash class is only made when completing (its environment is set)."""
+    from typer import _completion_shared
     from typer._completion_classes import completion_init
 
     completion_init()
+    _completion_shared._completion_scripts["bash"] = BASH_SCRIPT
+    if os.environ.get("_DYNCLI_COMPLETE") == "complete_bash":
+        from typer._completion_classes import BashComplete
+
+        # click's registry, wherever this typer takes click from (its own copy since 0.2x)
+        registry = sys.modules[BashComplete.__mro__[1].__module__]
+        registry.add_completion_class(_bash_class(BashComplete), "bash")
+
+
+def _bash_class(base: Any) -> Any:
+    from typer._completion_classes import click_split_arg_string as split
+
+    class DyncliBash(base):
+        """Reads the word from the line (``_DYNCLI_COMP_LINE``), not from bash's pieces."""
+
+        cut = ""
+
+        def get_completion_args(self) -> tuple[list[str], str]:
+            line = os.environ.get("_DYNCLI_COMP_LINE", "")
+            if not line.strip():  # an older script, or a test setting COMP_WORDS alone
+                return super().get_completion_args()
+            words = split(line)
+            incomplete = "" if line[-1:].isspace() or not words else words.pop()
+            breaks = set(os.environ.get("_DYNCLI_COMP_WORDBREAKS", "")) - set(" \t\n\"'")
+            last = max((incomplete.rfind(c) for c in breaks), default=-1)
+            self.cut = incomplete[: last + 1]
+            return words[1:], incomplete
+
+        def format_completion(self, item: Any) -> str:
+            value = str(item.value)
+            return value[len(self.cut):] if self.cut and value.startswith(self.cut) else value
+
+    return DyncliBash
 
 
 

@@ -45,6 +45,7 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None,
 
 
 STRATEGIES = strategy_table.NAMES  # one row each in dyncli/bench/core/strategy.py
+MODES = strategy_table.MODE_NAMES  # the compile modes: strategy.MODES
 RANK_SHAPES = ("same", "skewed", "independent")
 
 
@@ -60,6 +61,10 @@ class BenchConfig:
     batch_dim: int | None = _opt(None, "Input dim that is the batch; unset = every dim equal to the batch size.")
     seq_len: int | None = _opt(None, "Base sequence length for HF models; unset = the model's default.")
     strategy: list[str] = _opt(["automatic"], "How to compile: static, automatic, mark-dynamic, dynamic, sources, collectives (--nproc >= 2), pad, unbacked, eager-then-compile, pgo.", STRATEGIES)
+    compile_mode: list[str] = _opt(["default"], "torch.compile modes, each measured with every strategy: default, reduce-overhead (CUDA graphs), max-autotune-no-cudagraphs, max-autotune (autotuning and CUDA graphs); CUDA-graph modes need CUDA.", MODES)
+    capture_sizes: list[int] = _opt([], "With a CUDA-graph mode: the sizes to capture, inputs padded up to them (torch's triton.cudagraph_capture_sizes, torch >= 2.8; a dynamic graph only); empty = every size records its own graph.")
+    rerecord_limit: int | None = _opt(None, "With a CUDA-graph mode: distinct sizes recorded per graph before new ones run without graphs (torch's cudagraph_dynamic_shape_rerecord_limit, torch >= 2.15); unset = no limit.", minimum=1)
+    memory_budget: str | None = _opt(None, "Most memory the CUDA graphs' pool may take in a recommended plan, e.g. \"2GiB\", \"512MiB\" or bytes; plans over it are left out; unset = no limit.")
     dynamic_sources: list[str] = _opt([], "Allow-list for the sources strategy (TORCH_COMPILE_DYNAMIC_SOURCES entries, e.g. from dyncli suggest -f toml).")
     warmup: int = _opt(2, "Untimed calls per variation after the first (compiling) call.")
     repeat: int = _opt(10, "Timed interleaved eager/compiled repetitions per variation.")

@@ -112,8 +112,9 @@ class Output:
         return stderr_console() if self.stdout_taken else stdout_console()
 
     def text(self, message: str | Text) -> None:
-        """A line of the human view, printed as written (no markup)."""
-        self.view.print(message, markup=False, highlight=False)
+        """A line of the human view, printed as written (no markup): wrapped between words on
+        a terminal, whole in a pipe or a file (the README's promise; tables keep the width)."""
+        self.view.print(message, markup=False, highlight=False, soft_wrap=True)
 
     def table(self, table: Table) -> None:
         """A table of the human view."""

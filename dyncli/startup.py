@@ -50,6 +50,21 @@ def is_cli_start() -> bool:
 fast_exit = False
 
 
+def exit_interrupted() -> None:
+    """End an interrupted run with status 130, as documented, however Python was started.
+
+    CPython (3.11-3.13) sets its "unhandled KeyboardInterrupt" flag whenever a
+    KeyboardInterrupt leaves an ``exec()`` of a string, even one caught further up;
+    ``dataclasses`` build every class's methods that way, so a Ctrl-C while a module with a
+    dataclass is imported sets it. ``python -m dyncli`` then ends the process by SIGINT
+    (status -2 to a parent that waits for it) instead of the 130 the command returned.
+    Leaving through :func:`exit_now`'s path (streams flushed, exit handlers run) keeps 130.
+    """
+    global fast_exit
+    fast_exit = True
+    exit_now(130)
+
+
 def exit_now(code: object) -> None:
     """End the process at once with ``code`` when a command asked for it (``fast_exit``):
     the streams flushed and the exit handlers run (multiprocessing's, finalizers of temp

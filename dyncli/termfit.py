@@ -1,15 +1,21 @@
 """Fitting the terminal: tables that turn vertical when too wide, text wrapped between words.
 
 A rich table narrower than its content folds each cell character by character: headers
-become "spe/edu/p", numbers "0.7/3→0/.75", paths "user_size_spe/cialization". Where a table
-does not fit, :class:`FitTable` prints one block per row instead (a ``name  value`` line per
-column, values wrapped between words), as ``git log --stat`` or pytest's summary read in a
-narrow window. :class:`FitConsole` wraps free text between words on a terminal (a terminal
-itself breaks a long line at any character); in a file or a pipe lines are left whole.
+become "spe/edu/p", numbers "0.7/3→0/.75", paths "user_size_spe/cialization", or cuts them
+to "a…", or leaves a column out. :class:`FitTable` never does: a table that does not fit is
+printed, in this order of preference, with its headers' words stacked (``eager ms`` over two
+lines), split into parts that repeat its first column (a table with one column per strategy,
+as pandas prints a wide frame), or as one block per row (a ``name  value`` line per column,
+values wrapped between words), as ``git log --stat`` or pytest's summary read in a narrow
+window. Every cell is printed whole in each form. :class:`FitConsole` wraps free text between
+words on a terminal (a terminal itself breaks a long line at any character); in a file or a
+pipe lines are left whole.
 """
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
 from typing import Any
 
 from rich.cells import cell_len
@@ -24,7 +30,16 @@ _WIDE = 10_000
 
 
 class FitTable(Table):
-    """A :class:`rich.table.Table` that renders one block per row when it does not fit."""
+    """A :class:`rich.table.Table` that never cuts, folds or drops a cell to fit the width.
+
+    ``split_columns``: a table whose first column labels its rows and whose other columns are
+    alike (strategies side by side) may be printed as several tables, each with the first
+    column and as many of the others as fit, before it turns to one block per row.
+    """
+
+    def __init__(self, *args: Any, split_columns: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.split_columns = split_columns
 
     def _measure_column(self, console: Console, options: ConsoleOptions,
                         column: Column) -> Measurement:
@@ -63,12 +78,69 @@ class FitTable(Table):
                 return True
         return False
 
+    def fits(self, console: Console, options: ConsoleOptions, width: int) -> bool:
+        """Whether the table's natural width is at most ``width``."""
+        return not self.surely_wider(width) and self.natural_width(console, options) <= width
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if not self.columns or (not self.surely_wider(options.max_width)
-                                and self.natural_width(console, options) <= options.max_width):
+        width = options.max_width
+        if not self.columns or self.fits(console, options, width):
             yield from super().__rich_console__(console, options)
             return
-        yield from self._vertical(options.max_width, console)
+        stacked = self._stacked()
+        if stacked is not None and stacked.fits(console, options, width):
+            yield from Table.__rich_console__(stacked, console, options)
+            return
+        parts = self._parts(console, options, width) if self.split_columns else None
+        if parts:
+            for i, part in enumerate(parts):
+                if i:
+                    yield Text("")
+                yield from Table.__rich_console__(part, console, options)
+            return
+        yield from self._vertical(width, console)
+
+    def _variant(self, columns: list[Column], title: Any, stack: bool = False) -> FitTable:
+        """A copy with these columns (their cells shared), headers' words stacked if asked."""
+        t = copy.copy(self)
+        t.__dict__.pop("_measured", None)  # measured per column index: not the copy's
+        t.columns = [replace(c, _index=i, header=_stack(c.header) if stack else c.header)
+                     for i, c in enumerate(columns)]
+        t.title = title
+        return t
+
+    def _stacked(self) -> FitTable | None:
+        """The table with each header's words on lines of their own; None when no header has
+        two words."""
+        if not any(isinstance(c.header, str) and " " in c.header.strip() for c in self.columns):
+            return None
+        return self._variant(list(self.columns), self.title, stack=True)
+
+    def _parts(self, console: Console, options: ConsoleOptions,
+               width: int) -> list[FitTable] | None:
+        """The table as parts that fit, each with the first column and the next columns that
+        fit beside it (headers stacked); None when one column alone is too wide."""
+        first, rest = self.columns[0], self.columns[1:]
+        parts: list[FitTable] = []
+        group: list[Column] = []
+        for column in rest:
+            trial = self._variant([first, *group, column], None, stack=True)
+            if trial.fits(console, options, width):
+                group.append(column)
+                continue
+            if not group:
+                return None
+            parts.append(self._variant([first, *group], None, stack=True))
+            group = [column]
+            if not self._variant([first, column], None, stack=True).fits(console, options,
+                                                                          width):
+                return None
+        if group:
+            parts.append(self._variant([first, *group], None, stack=True))
+        if len(parts) < 2:
+            return None
+        parts[0].title = self.title
+        return parts
 
     def _vertical(self, width: int, console: Console | None = None) -> RenderResult:
         if self.title:
@@ -130,6 +202,11 @@ def _plain_block(console: Any, names: list[str], values: list[Text], width: int,
             out.append(Segment(text + " " * (width - cell_len(text)) + "\n"))
             head = "  " + blank_name
     return out
+
+
+def _stack(header: Any) -> Any:
+    """``"eager ms"`` -> ``"eager\\nms"``; a header that is not plain text is kept."""
+    return "\n".join(header.split()) if isinstance(header, str) else header
 
 
 class _Indented:

@@ -51,8 +51,27 @@ class _Tables(dict[bool, dict[int, str]]):
 
 
 _TABLE = _Tables()
-UNSAFE = _char_class(_RANGES)
-_UNSAFE_LAYOUT = _char_class(((0x00, 0x09), (0x0B, 0x20), *_RANGES[1:]))
+
+
+class _Lazy:
+    """A character class compiled on first use: its ranges up to U+E000 took 1-4 ms of every
+    command's start-up to compile (more on a busy machine), and text without a control,
+    format or surrogate character, the most of it, never needs it (``str.isprintable``)."""
+
+    def __init__(self, ranges: tuple[tuple[int, int], ...]) -> None:
+        self.ranges = ranges
+        self.pattern: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if text.isprintable():  # every character escaped here is one isprintable refuses
+            return None
+        if self.pattern is None:
+            self.pattern = _char_class(self.ranges)
+        return self.pattern.search(text)
+
+
+UNSAFE = _Lazy(_RANGES)
+_UNSAFE_LAYOUT = _Lazy(((0x00, 0x09), (0x0B, 0x20), *_RANGES[1:]))
 
 
 def visible(text: object, *, keep_layout: bool = False) -> str:

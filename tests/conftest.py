@@ -1,6 +1,6 @@
 """Project-wide pytest setup: the `gpu` marker skips cleanly on machines without CUDA, and
-every test under tests/integration/ carries the `torch` marker (CI runs `pytest -m torch` on
-the previous torch release too)."""
+every test under tests/integration/ carries the `torch` marker (`-m torch` selects what runs
+torch)."""
 
 from __future__ import annotations
 

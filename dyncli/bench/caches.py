@@ -7,14 +7,15 @@ and Triton read them —
 - ``TORCHINDUCTOR_CACHE_DIR``: inductor's FX graph cache (``fxgraph/``), the AOTAutograd cache
   (``aotautograd/``), compiled kernels (C++ ``.so``, Triton ``.py``), autotuning results
   (``.best_config`` beside each kernel, the ``select_algorithm`` cache) and PGO state
-  (``dynamo/``): ``torch/_inductor/runtime/cache_dir_utils.py`` reads the variable at every
-  use (2.9 on; ``runtime_utils.cache_dir`` in 2.4-2.8);
+  (``dynamo/``): inductor reads the variable at every use
+  (:func:`~dyncli.bench.torch_compat.inductor_cache_dir`);
 - ``TRITON_CACHE_DIR``: Triton's compiled kernels (by default under inductor's directory since
   inductor sets it, else ``~/.triton/cache``);
 
-inductor's in-memory caches cleared on the way in and out (``clear_caches``, named
-``clear_inductor_caches`` in 2.4-2.7: loaded kernel modules, autotuning choices), and its remote
-caches (FX graph, autotuning, AOTAutograd: only on when the user turned them on) off inside.
+inductor's in-memory caches cleared on the way in and out
+(:func:`~dyncli.bench.torch_compat.clear_caches`: loaded kernel modules, autotuning choices),
+and its remote caches (FX graph, autotuning, AOTAutograd: only on when the user turned them
+on) off inside.
 That is what torch's own ``fresh_cache`` does (``fresh_inductor_cache`` in 2.4-2.7), with
 directories named for the strategy and the remote caches added. Under ``warm`` nothing
 changes: the user's directories as found (:func:`state` says where).
@@ -31,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench import torch_compat
 from dyncli.bench.core import caches as core
 from dyncli.bench.core.caches import CacheState
 
@@ -49,23 +51,11 @@ def hits() -> dict[str, int]:
     return {c.name: int(counters[c.group][c.key]) for c in core.COUNTED}
 
 
-def clear_memory() -> None:
-    """Clear inductor's in-memory caches (``clear_caches``; ``clear_inductor_caches`` < 2.8)."""
-    from torch._inductor import utils
-
-    clear = getattr(utils, "clear_caches", None) or utils.clear_inductor_caches
-    clear()
-
-
 def state(fresh: bool) -> CacheState:
     """The state the strategies start from: fresh, or the user's directories (warm)."""
     if fresh:
         return CacheState(core.FRESH)
-    try:
-        from torch._inductor.runtime.cache_dir_utils import cache_dir  # 2.9 on
-    except ImportError:  # 2.4-2.8
-        from torch._inductor.runtime.runtime_utils import cache_dir
-    inductor = cache_dir()  # what torch's first compile would set: TORCHINDUCTOR_CACHE_DIR
+    inductor = torch_compat.inductor_cache_dir()  # what torch's first compile would set
     triton = os.environ.get("TRITON_CACHE_DIR") or os.path.join(inductor, "triton")
     return CacheState(core.WARM, inductor, triton)
 
@@ -123,12 +113,12 @@ def pointed(root: Path | None) -> Iterator[None]:
     if root is not None:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
         os.environ["TRITON_CACHE_DIR"] = str(root / "triton")
-    clear_memory()
+    torch_compat.clear_caches()
     try:
         with _remote_off() if root is not None else contextlib.nullcontext():
             yield
     finally:
-        clear_memory()
+        torch_compat.clear_caches()
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

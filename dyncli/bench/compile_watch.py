@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Iterator
@@ -45,6 +46,22 @@ class CountingBackend:
     def count(self) -> int:
         """The graphs compiled so far (a callable for whoever polls it)."""
         return self.compiles
+
+    def with_mode(self, mode: str, dynamic: bool | None) -> None:
+        """Hand graphs to inductor as ``torch.compile(mode=mode, dynamic=dynamic)`` does: through
+        the same wrapper torch builds for it (its mode's options as config patches — CUDA
+        graphs, autotuning — and its ``reset`` of the CUDA-graph trees). A mode cannot be passed
+        to a backend function: torch hands it on as a keyword inductor does not take."""
+        import torch
+
+        self._inner = torch._TorchCompileInductorWrapper(mode, None, dynamic)
+
+    def reset(self) -> None:
+        """What ``torch._dynamo.reset()`` asks of a backend: the inner one's reset, if any
+        (inductor's under a CUDA-graph mode clears the CUDA-graph trees)."""
+        reset = getattr(self._inner, "reset", None)
+        if callable(reset):
+            reset()
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         """Hand the graph to inductor; count it when inductor returns a compiled graph.
@@ -166,19 +183,13 @@ def settle_compile_workers(timeout: float = 60.0) -> float:
     At its first compile inductor starts worker subprocesses in the background (each imports
     torch). On a small machine that start-up steals the CPU for a while, and the calls timed
     right after a compile ran 10-100x slower in our measurements. Waiting here keeps that out
-    of the timed reps; the caller counts the wait as compile time. Uses
-    ``AsyncCompile.wait_process_pool_ready`` (torch 2.14, private); a no-op when the pool was
-    never created or the API is missing.
+    of the timed reps; the caller counts the wait as compile time
+    (:func:`~dyncli.bench.torch_compat.wait_compile_workers`: a no-op when the pool was never
+    created, and before torch 2.14, which cannot wait for it).
     """
-    t0 = time.perf_counter()
-    try:
-        from torch._inductor import async_compile
+    from dyncli.bench import torch_compat
 
-        if not getattr(async_compile, "_pool_set", None):
-            return 0.0
-        wait = getattr(async_compile.AsyncCompile, "wait_process_pool_ready", None)
-        if wait is not None:
-            wait(timeout=timeout)
-    except Exception:  # a private API: never let it break a benchmark
-        pass
+    t0 = time.perf_counter()
+    with contextlib.suppress(Exception):  # a private API: never let it break a benchmark
+        torch_compat.wait_compile_workers(timeout)
     return time.perf_counter() - t0

@@ -15,11 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dyncli.bench import served
+from dyncli.bench import served, torch_compat
 from dyncli.bench.core.apply import Plan
-from dyncli.bench.core.measured import ISOLATION_TORCH
-
-__all__ = ["ISOLATION_TORCH", "compile_plan", "fresh_start", "isolation_available"]
 
 
 def compile_plan(model: Any, plan: Plan, backend: Any, isolated: bool = False) -> Any:
@@ -29,42 +26,28 @@ def compile_plan(model: Any, plan: Plan, backend: Any, isolated: bool = False) -
     kwargs = plan.compile_kwargs()
     if not kwargs:  # eager
         return model
+    mode = kwargs.pop("mode", None)
+    if mode is not None:  # the counting backend runs inductor as torch.compile(mode=) does
+        backend.with_mode(mode, kwargs.get("dynamic"))
     kwargs["backend"] = backend
     compile_fn: Any = torch.compile  # its typed overloads omit isolate_recompiles (2.14, 2.15)
-    if isolated:
-        try:
-            compiled = compile_fn(model, isolate_recompiles=True, **kwargs)
-        except TypeError:  # a torch without isolate_recompiles (< 2.13)
-            compiled = compile_fn(model, **kwargs)
-    else:
-        compiled = compile_fn(model, **kwargs)
+    if isolated:  # a recompile region of its own where torch has one (2.13)
+        kwargs.update(torch_compat.isolate_kwargs())
+    compiled = compile_fn(model, **kwargs)
     return served.wrap(compiled, plan.as_dict())
-
-
-def isolation_available() -> bool:
-    """Whether this torch keeps strategies' compiled code apart in one process (>= 2.13)."""
-    import inspect
-
-    import torch
-
-    try:
-        return "isolate_recompiles" in inspect.signature(torch.compile).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def fresh_start() -> None:
     """``torch._dynamo.reset()`` and the state it leaves behind: a strategy starts from none.
 
-    torch 2.14 keeps the ``eager_then_compile`` stance's example inputs per code location in a
-    module global that ``reset()`` does not clear: a second run would compile at its first call.
+    torch (2.7 on) keeps the ``eager_then_compile`` stance's example inputs per code location
+    in a module global that ``reset()`` does not clear: a second run would compile at its first
+    call.
     """
     import torch._dynamo
-    import torch._dynamo.eval_frame as eval_frame
 
     torch._dynamo.reset()
-    if hasattr(eval_frame, "_EXAMPLE_INPUTS"):
-        eval_frame._EXAMPLE_INPUTS = None
+    torch_compat.set_stance_examples(None)
 
 
 def forget_sizes() -> None:
@@ -77,17 +60,9 @@ def forget_sizes() -> None:
     pass compiled 2 graphs instead of 3 after eager-then-compile); and the stance's example
     inputs.
     """
-    import importlib.util
-
-    import torch._dynamo.eval_frame as eval_frame
-
-    if importlib.util.find_spec("torch._dynamo.pgo") is not None:  # 2.6 on (before: none)
-        from torch._dynamo import pgo
-
-        pgo.reset_code_state()
+    torch_compat.reset_code_state()  # before torch 2.6 only a reset clears that memory
     take_dynamism()
-    if hasattr(eval_frame, "_EXAMPLE_INPUTS"):
-        eval_frame._EXAMPLE_INPUTS = None
+    torch_compat.set_stance_examples(None)
 
 
 def _contexts() -> dict[int, Any]:

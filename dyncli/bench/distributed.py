@@ -24,7 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench import torch_compat
 from dyncli.bench.child import read_doc
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.result import BenchResult, Hooks, RankResult, RunResult
 from dyncli.bench.core.status import Status, worst
 from dyncli.bench.rank_worker import RankSpec, run_rank
@@ -39,6 +41,16 @@ STOPPED = "stopped by the launcher when another rank failed"
 RDZV_TIMEOUT_S = 300
 
 
+def _unsupported(strategy: str, compile_mode: str, device: str) -> str | None:
+    """Why the ranks cannot run ``strategy`` under ``compile_mode`` here (a CUDA-graph mode on
+    CPU); None: they can. The rest is each rank's to find."""
+    import torch
+
+    if not table.mode(compile_mode).cuda_graphs:
+        return None
+    return table.unsupported(table.find(strategy), torch.__version__, compile_mode, device)
+
+
 def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: BenchResult,
                     hooks: Hooks) -> BenchResult:
     """Fill ``result`` with one run per strategy, each measured on ``cfg.nproc`` ranks."""
@@ -50,9 +62,18 @@ def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: Benc
                              "device(s); NCCL needs one GPU per rank",
                              hint="Lower --nproc or use --device cpu (gloo)")
     done, total = [0], len(cfg.strategy)
+    compile_mode = cfg.compile_mode[0]  # settings.check: ranks run one mode
     for strategy in cfg.strategy:
-        run = RunResult(model_name, strategy, cfg.mode)
+        run = RunResult(model_name, strategy, cfg.mode, compile_mode=compile_mode)
         result.runs.append(run)
+        reason = (torch_compat.strategy_unsupported(strategy)
+                  or _unsupported(strategy, compile_mode, device))
+        if reason:  # no ranks launched for a run this torch or this device cannot do
+            run.status, run.error = Status.NOT_APPLICABLE, reason
+            done[0] += 1
+            if hooks.run_done:
+                hooks.run_done(result)
+            continue
         try:
             t0 = time.perf_counter()
             run.ranks = launch(model_name, cfg, strategy, device)

@@ -12,9 +12,12 @@ this process or in a child) and appends its run to the result; none rewrites ano
   round-robin with eager in its own window: in one process strategies would poison each other
   (one's cache entries count against the next one's recompile limit, issue #32).
 - :class:`Sequential`: one strategy after another in this process, ``torch._dynamo.reset()``
-  between them; each times its own (eager, compiled) pairs: where this process was told to
-  keep every strategy (a suite's model, ``process_each=False``) on a torch that cannot keep
-  them apart side by side.
+  between them; each times its own (eager, compiled) pairs: only where this process was told
+  to keep every run (a suite's worker, ``process_each=False``) on a torch that cannot keep
+  them apart side by side; a warning says so.
+
+A run is a strategy under one compile mode (``strategy@mode``, :func:`runs_of`); the child of
+:class:`ProcessEach` gets both.
 
 :func:`choose` picks one; the two lines that decide are :func:`same_window_for` and
 :func:`process_each_by_default` (or the caller's ``process_each``); :func:`measured` records
@@ -23,10 +26,12 @@ which, why, and the caches the strategies compiled from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
-from dyncli.bench import caches, child, compiling, restart, window
+from dyncli.bench import caches, child, compiling, restart, torch_compat, window
 from dyncli.bench.core import machine, recommend
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.measured import (
     PROCESS_EACH,
     SAME_WINDOW,
@@ -40,38 +45,55 @@ from dyncli.bench.core.status import Status
 from dyncli.bench.measure import Bench, measure_strategy
 from dyncli.config import BenchConfig
 
-__all__ = ["PROCESS_EACH", "SAME_WINDOW", "SEQUENTIAL", "choose", "measured"]
+__all__ = ["PROCESS_EACH", "SAME_WINDOW", "SEQUENTIAL", "choose", "measured", "runs_of"]
+
+
+def runs_of(cfg: BenchConfig) -> list[str]:
+    """The runs to measure, named by :func:`~dyncli.bench.core.strategy.label`: every strategy
+    under every compile mode, strategy by strategy."""
+    return [table.label(s, m) for s in cfg.strategy for m in cfg.compile_mode]
+
+
+def _apart(cfg: BenchConfig) -> bool:
+    """Whether this process would have to keep two or more runs' compiles apart and this torch
+    cannot (no ``isolate_recompiles``, < 2.13)."""
+    return len(runs_of(cfg)) > 1 and not torch_compat.can_isolate_recompiles()
 
 
 def same_window_for(cfg: BenchConfig, stream: StreamPlan) -> bool:
-    """Whether this process times its strategies round-robin in one window: whenever there are
-    shapes to time (a request stream or the seeded plan) and it can keep the strategies'
-    compiled code apart (this torch has ``isolate_recompiles``, or there is one strategy)."""
-    return bool(stream.variations) and (len(cfg.strategy) <= 1
-                                        or compiling.isolation_available())
+    """Whether this process times its runs round-robin in one window: whenever there are shapes
+    to time (a request stream or the seeded plan) and it can keep the runs' compiled code apart
+    (this torch has ``isolate_recompiles``, or there is one run)."""
+    return bool(stream.variations) and not _apart(cfg)
 
 
 def process_each_by_default(cfg: BenchConfig) -> bool:
-    """Whether each strategy runs in a process of its own when the caller does not say: when
-    there are two or more and this torch cannot keep them apart in one process (< 2.13)."""
-    return len(cfg.strategy) > 1 and not compiling.isolation_available()
+    """Whether each run goes to a process of its own when the caller does not say: when there
+    are two or more and this torch cannot keep them apart in one process (< 2.13)."""
+    return _apart(cfg)
 
 
-def choose(cfg: BenchConfig, stream: StreamPlan, process_each: bool | None) -> str:
-    """Which driver measures this benchmark."""
+def choose(cfg: BenchConfig, stream: StreamPlan, process_each: bool | None,
+           warn: Callable[[str], None] | None = None) -> str:
+    """Which driver measures this benchmark; ``warn`` hears when the caller kept every run in
+    this process (``process_each=False``) on a torch that cannot keep them apart there."""
     if process_each if process_each is not None else process_each_by_default(cfg):
         return PROCESS_EACH
-    return SAME_WINDOW if same_window_for(cfg, stream) else SEQUENTIAL
+    if same_window_for(cfg, stream):
+        return SAME_WINDOW
+    if warn and _apart(cfg):
+        warn(f"{apart_reason(torch_compat.installed_text())}: kept in this process as asked, "
+             "they were measured one after another, each from torch._dynamo.reset(), not side "
+             "by side in one time window")
+    return SEQUENTIAL
 
 
 def measured(cfg: BenchConfig, driver: str) -> Measured:
-    """The driver, why the strategies were not timed in one window (when they were not and
-    torch is why), and the caches their compiles started from."""
-    import torch
-
+    """The driver, why the runs were not timed in one window (when they were not and torch is
+    why), and the caches their compiles started from."""
     why = None
-    if driver != SAME_WINDOW and len(cfg.strategy) > 1 and not compiling.isolation_available():
-        why = apart_reason(torch.__version__)
+    if driver != SAME_WINDOW and _apart(cfg):
+        why = apart_reason(torch_compat.installed_text())
     return Measured(driver, why, caches.state(cfg.fresh_cache is not False))
 
 
@@ -93,10 +115,11 @@ class Sequential:
         window.probe(b.h, b.stream, self.window, "start")
         try:
             for name in names:
-                run = RunResult(b.h.built.name, name, cfg.mode)
+                strategy, compile_mode = table.split(name)
+                run = RunResult(b.h.built.name, strategy, cfg.mode, compile_mode=compile_mode)
                 b.result.runs.append(run)
                 try:
-                    measure_strategy(b, b.plan_for(name), run)
+                    measure_strategy(b, b.plan_for(strategy, compile_mode), run)
                     window.probe(b.h, b.stream, self.window, name)
                     if (cfg.start == "warm" or cfg.requests_per_start) \
                             and run.status == Status.PASS:
@@ -201,8 +224,10 @@ class ProcessEach:
                 self.hooks.warning(text)
 
     def _one(self, name: str, seen: set[str]) -> RunResult:
+        strategy, compile_mode = table.split(name)
         settings = {k: getattr(self.cfg, k) for k in self.cfg.__dataclass_fields__}
-        settings.update(strategy=[name], emit=None, emit_file=None, fail_on=[])
+        settings.update(strategy=[strategy], compile_mode=[compile_mode], emit=None,
+                        emit_file=None, fail_on=[])
         offset = self.done
 
         def progress(strategy: str, done: int, _total: int) -> None:
@@ -212,11 +237,12 @@ class ProcessEach:
 
         ended = child.run_child(self.model_name, settings, on_progress=progress)
         got = ended.result
-        run = next((r for r in got.runs if r.strategy == name), None) if got else None
+        run = next((r for r in got.runs if r.label == name), None) if got else None
         if run is None or run.status == Status.INTERRUPTED:  # it did not finish: why it ended
             status, error = ended.failure() or (Status.FAIL_TO_COMPILE,
                                                 "the process wrote no result")
-            run = RunResult(self.built_name, name, self.cfg.mode, status=status, error=error)
+            run = RunResult(self.built_name, strategy, self.cfg.mode, status=status, error=error,
+                            compile_mode=compile_mode)
         if got is not None:
             if got.load is not None:
                 self.loads.append(got.load)

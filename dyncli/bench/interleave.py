@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import caches, compiling, loops
+from dyncli.bench import caches, compiling, loops, torch_compat
 from dyncli.bench.core.confidence import EAGER, Window
 from dyncli.bench.timing import Clock
 
@@ -110,31 +110,23 @@ class Slot:
     @contextmanager
     def turn(self) -> Iterator[None]:
         """The strategy's cache dir, size memory and stance inputs, restored after."""
-        import importlib
-        import importlib.util
-
-        import torch._dynamo.eval_frame as eval_frame
-
-        # automatic dynamic's size memory: torch._dynamo.pgo (2.6 on); before, per code object
-        pgo: Any = importlib.import_module("torch._dynamo.pgo") \
-            if importlib.util.find_spec("torch._dynamo.pgo") is not None else None
-        saved_examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+        saved_examples = torch_compat.stance_examples()
         try:
             compiling.forget_sizes()
-            if pgo is not None:
-                pgo._CODE_STATE = self._code_state  # None: loaded (pgo: the seed) at first use
-            eval_frame._EXAMPLE_INPUTS = self._examples
+            # None: loaded (pgo: the seed) at first use
+            torch_compat.set_code_state(self._code_state)
+            torch_compat.set_stance_examples(self._examples)
             compiling.give_dynamism(self._dynamism)
             try:
                 with caches.pointed(self.cache_dir):
                     yield
             finally:
-                self._code_state = pgo._CODE_STATE if pgo is not None else None
-                self._examples = getattr(eval_frame, "_EXAMPLE_INPUTS", None)
+                self._code_state = torch_compat.code_state()
+                self._examples = torch_compat.stance_examples()
                 self._dynamism = compiling.take_dynamism()
         finally:
             compiling.forget_sizes()
-            eval_frame._EXAMPLE_INPUTS = saved_examples
+            torch_compat.set_stance_examples(saved_examples)
 
     def close(self) -> None:
         """Remove the slot's cache directory (the user's is left alone)."""

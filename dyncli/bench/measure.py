@@ -18,13 +18,23 @@ Failures are statuses, not exceptions: the other variations and strategies go on
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dyncli.bench import accuracy, caches, compiling, padding, passes, tensors
+from dyncli.bench import (
+    accuracy,
+    caches,
+    compiling,
+    graph_watch,
+    padding,
+    passes,
+    tensors,
+    torch_compat,
+)
 from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
@@ -37,6 +47,7 @@ from dyncli.bench.core.apply import Plan, plan_of
 from dyncli.bench.core.buckets import from_probe
 from dyncli.bench.core.caches import delta as cache_delta
 from dyncli.bench.core.cpu_time import CompileCost, CpuSnapshot
+from dyncli.bench.core.graphs import RunGraphs
 from dyncli.bench.core.measured import eager_detail, eager_share
 from dyncli.bench.core.plan import StreamPlan
 from dyncli.bench.core.result import (
@@ -76,17 +87,21 @@ class Bench:
     window: Window | None = None
     _layout: Any = field(default=None, repr=False)
 
-    def plan_for(self, name: str) -> Plan:
-        """The plan that measures strategy ``name``: the run's settings on the model's inputs
-        (and, for a padding row, the fill values, the varied dims and the output layout)."""
+    def plan_for(self, name: str, compile_mode: str = table.DEFAULT_MODE) -> Plan:
+        """The plan that measures strategy ``name`` under ``compile_mode``: the run's settings
+        on the model's inputs (and, for a plan that pads — a padding row, or capture sizes — or
+        may come to pad — a mode that records CUDA graphs, whose plan can be to pad up to a few
+        captured sizes — the fill values, the varied dims and the output layout)."""
         settings, dims = self.result.settings, self.result.dims
-        if not table.find(name).pads:
-            return plan_of(name, settings, dims)
+        graphs = table.mode(compile_mode).cuda_graphs and self.h.device == "cuda"
+        if not (table.find(name).pads or graphs):
+            return plan_of(name, settings, dims, compile_mode=compile_mode)
         h, kinds = self.h, padding.varied(self.stream.variations)
         if self._layout is None:
             self._layout = padding.layout(h, kinds)
-        return plan_of(name, settings, dims, fills=padding.fills(h.built, h.dims),
-                       pad_dims=kinds, pad_outputs=self._layout)
+        return plan_of(name, settings, dims, compile_mode=compile_mode,
+                       fills=padding.fills(h.built, h.dims), pad_dims=kinds,
+                       pad_outputs=self._layout)
 
     def progress(self, strategy: str) -> None:
         self.done += 1
@@ -100,7 +115,8 @@ def measure_strategy(b: Bench, plan: Plan, run: RunResult | None = None) -> RunR
     Fills ``run`` (give one already in the result, so Ctrl-C keeps what it measured).
     """
     h, row = b.h, plan.row
-    run = run if run is not None else RunResult(h.built.name, plan.strategy, h.cfg.mode)
+    run = run if run is not None else RunResult(h.built.name, plan.strategy, h.cfg.mode,
+                                                compile_mode=plan.compile_mode)
     n = len(b.stream.variations)
     reason = passes.not_applicable(h, plan)
     if reason:
@@ -127,7 +143,7 @@ def measure_strategy(b: Bench, plan: Plan, run: RunResult | None = None) -> RunR
                                           state_loaded=loaded))
         if h.cfg.replay and run.status != Status.NOT_APPLICABLE:
             if b.window is not None:  # all strategies together, after the same-window pass
-                b.window.pending_replay[run.strategy] = seed
+                b.window.pending_replay[run.label] = seed
                 seed = None
             else:
                 passes.replay(h, b.stream, plan, run, b.fresh, seed)
@@ -155,7 +171,7 @@ def choose_buckets(b: Bench, plan: Plan, run: RunResult) -> Plan | None:
     dim = kinds[0] if kinds else "batch"
     attr = "batch_size" if dim == "batch" else "seq_len"
     sizes = [getattr(stream.variations[i], attr) or 0 for i in stream.ids]
-    probe = RunResult(run.model, run.strategy, run.mode)
+    probe = RunResult(run.model, run.strategy, run.mode, compile_mode=run.compile_mode)
     b.total += len(stream.variations)
     with caches.scope(plan.strategy, b.fresh):
         walk(b, replace(plan, buckets=None), probe, keep=False)  # timed now: not a contender
@@ -177,7 +193,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
     (``keep``: for the same-window pass). True when torch loaded a PGO profile."""
     import torch
 
-    h, strategy = b.h, plan.strategy
+    h, strategy = b.h, table.label(plan.strategy, plan.compile_mode)
     backend = CountingBackend()
     if keep:  # no reset: the strategies before this one keep their compiled code
         compiling.forget_sizes()
@@ -188,17 +204,20 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
         torch.cuda.reset_peak_memory_stats()
     h.in_calls = 0.0
     graphs0, hits0 = torch_counts()
+    gw = graph_watch.GraphWatch() if table.mode(plan.compile_mode).cuda_graphs \
+        and h.device == "cuda" else None
+    cg0 = graph_watch.counters() if gw is not None else (0, 0)
     t_run = time.perf_counter()
     w = Watch()
     loaded = False
     try:
-        with watch() as w:
+        with watch() as w, gw or contextlib.nullcontext():
             if table.PRIME in plan.row.passes:
                 before = backend.compiles
                 run.prime_s = passes.prime(h, compiled, b.stream.ids[0])
                 run.prime_compiles = backend.compiles - before
             for variation, request in passes.compile_order(b.stream, plan.row):
-                vr = _variation(b, plan, variation, compiled, backend, w, keep)
+                vr = _variation(b, plan, variation, compiled, backend, w, keep, gw)
                 vr.request = request
                 run.variations.append(vr)
                 b.progress(strategy)
@@ -214,6 +233,11 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
         run.recompile_limit_hit = w.limit_hit
         run.limit_messages = list(w.limit_messages)
         run.peak_memory_bytes = peak_memory(h.device)
+        if gw is not None:
+            cg1 = graph_watch.counters()
+            run.graphs = RunGraphs(gw.recordings, gw.record_s if gw.recordings is not None
+                                   else None, graph_watch.pool_bytes(), cg1[0] - cg0[0],
+                                   cg1[1] - cg0[1])
         run.wall_s = time.perf_counter() - t_run
         run.in_calls_s = h.in_calls
         run.finish()
@@ -221,9 +245,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
             run.eager_share = eager_share({v.index: v.status for v in run.variations},
                                           b.stream.ids)
         if table.PROFILE in plan.row.passes:
-            from torch._dynamo import pgo
-
-            loaded = getattr(pgo, "_INIT_CODE_STATE", None) is not None
+            loaded = torch_compat.pgo_state_loaded()
         if keep:
             compiling.forget_sizes()
         else:
@@ -232,13 +254,17 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
 
 
 def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
-               backend: CountingBackend, w: Watch, keep: bool) -> VariationResult:
-    """One shape under one strategy: reference, first compiled call, timed pairs (or kept)."""
-    h, cfg, strategy = b.h, b.h.cfg, plan.strategy
+               backend: CountingBackend, w: Watch, keep: bool,
+               gw: graph_watch.GraphWatch | None = None) -> VariationResult:
+    """One shape under one strategy: reference, first compiled call, timed pairs (or kept).
+
+    Under a CUDA-graph mode on CUDA (``gw``) the first compiled call and the untimed calls
+    after it, until one replays a graph, are observed (:func:`~dyncli.bench.graph_watch.settle`)."""
+    h, cfg, strategy = b.h, b.h.cfg, table.label(plan.strategy, plan.compile_mode)
     inputs = h.args(variation.index)
     vr = VariationResult(variation.index, tensors.batch_of(*inputs, h.dims),
                          variation.seq_len, tensors.shapes_of(*inputs))
-    if plan.row.pads:
+    if plan.pad_buckets() is not None:  # a padding row, or capture sizes
         vr.padded_to = padding.target(plan, inputs)
     eager_fn = h.tapped(h.model, strategy, variation.index, "eager")
     comp_fn = h.tapped(compiled, strategy, variation.index, "compiled")
@@ -256,8 +282,11 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
                                     len(w.limit_messages), caches.hits())
     w.mark()
     snap = CpuSnapshot.now()
+    pool0 = graph_watch.pool_bytes() if gw is not None else 0
+    seen = gw.state() if gw is not None else (0, 0.0, 0)
     try:
-        res, vr.first_call_s = h.call(step(comp_fn, True))
+        with gw.counting() if gw is not None else contextlib.nullcontext():
+            res, vr.first_call_s = h.call(step(comp_fn, True))
     except Exception as e:
         vr.status, vr.detail = failure_status(e, Status.FAIL_TO_COMPILE), short_error(e)
         vr.compiles = backend.compiles - before
@@ -284,6 +313,12 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
         vr.detail = "; ".join(x for x in ("above the largest bucket: ran unpadded",
                                           vr.detail) if x)
     eager_step, comp_step = step(eager_fn, False), step(comp_fn, False)
+    if gw is not None:
+        try:
+            vr.graphs = graph_watch.settle(h, gw, comp_step, seen, vr.first_call_s, pool0)
+        except Exception as e:
+            vr.status, vr.detail = failure_status(e, Status.FAIL_TO_COMPILE), short_error(e)
+            return vr
     if keep and b.window is not None:  # timed later, every strategy at once
         b.window.keep(strategy, variation.index, eager_step, comp_step)
     else:
@@ -307,3 +342,4 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
         vr.compiles += late
         vr.recompiled = True
     return vr
+

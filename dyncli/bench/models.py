@@ -133,6 +133,11 @@ def check_name(name: str) -> str:
     elif source == "hf":
         import transformers
 
+        from dyncli.bench import torch_compat
+
+        refused = torch_compat.transformers_refuses_torch()
+        if refused:
+            raise ModelError(refused, hint=torch_compat.TRANSFORMERS_HINT)
         cls_name = name.removeprefix("hf:")
         if not hasattr(transformers, cls_name) or not hasattr(
                 getattr(transformers, cls_name), "config_class"):

@@ -84,6 +84,6 @@ def target(plan: Plan, inputs: tuple[tuple[Any, ...], dict[str, Any]]) -> PadTar
     """The sizes a call with ``inputs`` runs at under ``plan`` (the report's ``padded_to``)."""
     spec = plan.as_dict()
     real, to = served.pad_target(spec, *inputs)
-    buckets = list(plan.buckets or ())
+    buckets = plan.pad_buckets() or []  # the pad row's buckets, or the capture sizes
     unpadded = any(served.bucket(real[k], buckets) is None for k in plan.pad_dims if k in real)
     return PadTarget(to.get("batch"), to.get("seq"), unpadded=unpadded)

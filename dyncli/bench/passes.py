@@ -45,7 +45,7 @@ def not_applicable(h: Harness, plan: Plan) -> str | None:
     import torch
 
     row = plan.row
-    reason = table.unsupported(row, torch.__version__, plan.compile_mode, h.device)
+    reason = plan.unsupported(torch.__version__, h.device)  # the row, the mode, CUDA graphs
     if reason:
         return reason
     if row.pads and h.cfg.mode == "training":

@@ -6,6 +6,7 @@ lines, the live progress bar. What bench writes to files (CSV, plot, plan) is
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +25,7 @@ from dyncli.output import (
     info,
     stderr_console,
 )
+from dyncli.termfit import FitTable
 
 
 def _f(x: float, digits: int = 3) -> str:
@@ -66,13 +68,14 @@ def _status(run: RunResult) -> str:
 
 def variation_table(run: RunResult) -> Table:
     """One row per variation of a strategy."""
-    t = Table(title=f"{run.strategy} · {run.mode} · {run.compiles} compile{'' if run.compiles == 1 else 's'}"
-              + (" · RECOMPILE LIMIT HIT" if run.recompile_limit_hit else ""),
-              title_justify="left", box=box.SIMPLE_HEAD)
+    t = FitTable(title=f"{run.label} · {run.mode} · {run.compiles} compile{'' if run.compiles == 1 else 's'}"
+                 + (" · RECOMPILE LIMIT HIT" if run.recompile_limit_hit else ""),
+                 title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("#", "shape", "eager ms", "comp ms", "speedup", "p", "compiled here",
                 "accuracy"):
+        # no_wrap: a cell is never cut; a table too wide is printed another way (FitTable)
         t.add_column(col, justify="left" if col in ("shape", "accuracy") else "right",
-                     no_wrap=col != "accuracy")
+                     no_wrap=True)
     for v in run.variations:
         shape = " ".join("x".join(map(str, s)) for s in v.shapes.values())
         t.add_row(str(v.index), shape, _ms(v.eager_ms), _ms(v.compiled_ms), _f(v.speedup, 2),
@@ -83,10 +86,11 @@ def variation_table(run: RunResult) -> Table:
 
 def comparison_table(result: BenchResult) -> Table:
     """The strategies side by side: one column per strategy, one row per measure."""
-    t = Table(title="strategies side by side", title_justify="left", box=box.SIMPLE_HEAD)
+    t = FitTable(title="strategies side by side", title_justify="left", box=box.SIMPLE_HEAD,
+                 split_columns=True)
     t.add_column("", justify="left", no_wrap=True)
     for r in result.runs:
-        t.add_column(r.strategy, justify="right", no_wrap=True)
+        t.add_column(r.label, justify="right", no_wrap=True)
     rows: list[tuple[str, list[str]]] = [
         ("status", [_status(r) for r in result.runs]),
         ("speedup median", [_f(r.speedup.median, 2) for r in result.runs]),
@@ -95,7 +99,7 @@ def comparison_table(result: BenchResult) -> Table:
         ("speedup std", [_f(r.speedup.std, 2) for r in result.runs]),
         ("speedup geomean", [_f(r.speedup.geomean, 2) for r in result.runs]),
         ("compiles", [str(r.compiles) for r in result.runs]),
-        ("compile s", [_compile_s(r) for r in result.runs]),
+        ("compile wall s", [_compile_s(r) for r in result.runs]),
         ("recompile limit hit", ["YES" if r.recompile_limit_hit else "no" for r in result.runs]),
         ("peak memory MB", [f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-"
                             for r in result.runs]),
@@ -111,15 +115,14 @@ def stream_table(result: BenchResult) -> Table:
     ``pad waste`` is shown only when a strategy padded, ``replay`` only with ``--replay``; a
     strategy with no cost (it failed, or did not apply) shows its status under ``total s``.
     """
-    t = Table(title=f"request stream · {result.requests} requests from {result.shapes_source}",
-              title_justify="left", box=box.SIMPLE_HEAD)
+    t = FitTable(title=f"request stream · {result.requests} requests from {result.shapes_source}",
+                 title_justify="left", box=box.SIMPLE_HEAD)
     show_pad = any(r.stream is not None and r.stream.pad_waste is not None for r in result.runs)
     show_replay = any(r.replay for r in result.runs)
     cols = ["strategy", "total s", "first s", "compiles (s)", "ms/req", "beats eager"]
     cols += ["pad waste"] * show_pad + ["replay meas/pred s"] * show_replay
     for col in cols:
-        t.add_column(col, justify="left" if col == "strategy" else "right",
-                     no_wrap=col == "strategy", min_width=len(col) if col != "strategy" else 18)
+        t.add_column(col, justify="left" if col == "strategy" else "right", no_wrap=True)
 
     def extras(pad: str, replay: str) -> list[str]:
         return [pad] * show_pad + [replay] * show_replay
@@ -131,11 +134,11 @@ def stream_table(result: BenchResult) -> Table:
     for r in result.runs:
         c = r.stream
         if c is None:
-            t.add_row(r.strategy, _status(r), *(["-"] * (len(cols) - 2)))
+            t.add_row(r.label, _status(r), *(["-"] * (len(cols) - 2)))
             continue
         be = "never" if c.break_even is None else \
             f"{c.break_even} req" + ("*" if c.break_even_projected else "")
-        t.add_row(r.strategy, f"{c.total_s:.2f}", f"{c.first_result_s:.2f}",
+        t.add_row(r.label, f"{c.total_s:.2f}", f"{c.first_result_s:.2f}",
                   f"{c.compiles} ({c.compile_s:.1f})", _ms(c.weighted_latency_ms), be,
                   *extras("-" if c.pad_waste is None else f"{c.pad_waste:.0%}",
                           f"{r.replay.measured_s:.2f} / {r.replay.predicted_s:.2f}"
@@ -152,7 +155,7 @@ def payback_line(result: BenchResult) -> str:
             continue
         when = "never" if c.break_even is None else \
             f"after {c.break_even:,} requests" + ("*" if c.break_even_projected else "")
-        parts.append(f"{r.strategy} {when}")
+        parts.append(f"{r.label} {when}")
     return (f"compiling pays back (against eager): {'; '.join(parts)}. No recommendation: the "
             f"{result.requests} measured shapes are not your traffic; give it with --shapes FILE, "
             "--sizes or --requests N")
@@ -164,11 +167,11 @@ def start_line(run: RunResult) -> str | None:
     if s is None:
         return None
     if s.status != Status.PASS:
-        return f"{run.strategy} restart: {s.status}: {s.error or ''}"
+        return f"{run.label} restart: {s.status}: {s.error or ''}"
 
     def secs(x: float | None) -> str:
         return f"{x:.1f} s" if x is not None else "-"
-    return (f"{run.strategy} restart: cold process {s.cold_compiles} compiles "
+    return (f"{run.label} restart: cold process {s.cold_compiles} compiles "
             f"{secs(s.cold_compile_time_s)}; warm process {s.compiles} compiles "
             f"{secs(s.compile_time_s)} ({s.fx_cache_hits or 0} FX cache hits)")
 
@@ -186,7 +189,40 @@ def buckets_line(run: RunResult) -> str | None:
         label = {"auto": "auto", "pow2": "pow2", "none": "no padding"}[name]
         sizes = "" if name == "none" else " " + ",".join(str(b) for b in p.buckets)
         shown.append(f"{label}{sizes}: {p.total_s:.2f} s predicted ({p.compiles} compiles)")
-    return f"{run.strategy} buckets — " + "; ".join(shown)
+    return f"{run.label} buckets — " + "; ".join(shown)
+
+
+def graphs_line(run: RunResult) -> str | None:
+    """A CUDA-graph mode on CUDA: recordings, the pool, how the stream's calls were served,
+    and the plan chosen within the memory budget."""
+    g = run.graphs
+    if g is None:
+        return None
+    parts = [f"{g.recordings if g.recordings is not None else '?'} recordings"
+             + (f" ({g.record_s:.2f} s)" if g.record_s is not None else "")]
+    if g.pool_bytes is not None:
+        parts.append(f"pool {g.pool_bytes / 2**20:.0f} MiB")
+    if g.calls:
+        parts.append(", ".join(f"{share:.0%} {kind.replace('_', ' ')}"
+                               for kind, share in g.calls.items()))
+    chosen = g.chosen
+    if chosen is not None and chosen.name != "record-all":
+        what = (f"capture {','.join(map(str, chosen.capture_sizes))}" if chosen.capture_sizes
+                else f"re-record limit {chosen.limit}")
+        parts.append(f"plan: {what} ({chosen.total_s:.2f} s predicted)")
+    elif chosen is None and g.plans:
+        parts.append("no plan fits --memory-budget")
+    return f"{run.label} CUDA graphs: " + "; ".join(parts)
+
+
+def _limit_name(run: RunResult) -> str:
+    """The config torch named in its limit warning: ``recompile_limit`` (torch 2.7 on) or
+    ``cache_size_limit`` (2.4-2.6)."""
+    for text in run.limit_messages:
+        m = re.search(r"hit config\.(\w+)", text)
+        if m:
+            return m.group(1)
+    return "recompile_limit"
 
 
 def print_result(result: BenchResult, out: Output | None = None) -> None:
@@ -198,14 +234,14 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
              f"torch {env.torch}")
     for run in result.runs:
         if run.error:
-            out.text(f"{run.strategy}: {run.status}: {run.error}")
+            out.text(f"{run.label}: {run.status}: {run.error}")
         if run.variations:
             out.table(variation_table(run))
         if run.ranks:
             out.table(render_ranks.rank_table(run))
         if run.recompile_limit_hit:
-            Output.warn(f"{run.strategy}: torch hit its recompile limit; later shapes ran in EAGER mode "
-                 "(raise torch._dynamo.config.recompile_limit or use a dynamic strategy)")
+            Output.warn(f"{run.label}: torch hit its recompile limit; later shapes ran in EAGER mode "
+                 f"(raise torch._dynamo.config.{_limit_name(run)} or use a dynamic strategy)")
     if any(r.ranks for r in result.runs):
         out.table(render_ranks.summary_table(result))
         out.text("step ms = median compiled step without the all_reduce; wait = time in the "
@@ -220,16 +256,19 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
         for p in run.passes:
             compiles = "-" if p.compiles is None else p.compiles
             seconds = float("nan") if p.compile_time_s is None else p.compile_time_s
-            out.text(f"{run.strategy} {p.name} pass: {compiles} compiles, "
+            out.text(f"{run.label} {p.name} pass: {compiles} compiles, "
                      f"{seconds:.1f} s compiling"
                      + (f", state loaded: {p.state_loaded}" if p.state_loaded is not None
                          else ""))
     if result.requests and (result.eager_stream or any(r.stream for r in result.runs)):
         out.table(stream_table(result))
         out.text("total = compiles where they occur in the stream + each request's steady-state "
-                 "latency; * = projected, taking the stream to repeat")
+                 "latency; compiles (s) = the seconds charged for them, each compile's min(wall, "
+                 "CPU) less one steady call, so time spent waiting for a busy machine's cores "
+                 "is not charged (compile wall s above counts it); * = projected, taking the "
+                 "stream to repeat")
     for run in result.runs:
-        for line in (buckets_line(run), start_line(run)):
+        for line in (buckets_line(run), start_line(run), graphs_line(run)):
             if line:
                 out.text(line)
     rec = result.recommendation
@@ -278,9 +317,15 @@ def progress_hooks(tap: Any = None, model: str | None = None) -> Iterator[Hooks]
         with bar:
             yield Hooks(progress=progress, warning=warning, tap=tap)
     else:
+        # no bar in a pipe or a file: a line once the settings are checked, then one per
+        # variation (the first compile can take minutes: a pipe silent until then looks hung)
         last: dict[str, int] = {}
+
+        def started() -> None:
+            info(f"{model + ': ' if model else ''}building the model, first compile "
+                 "(a line follows each variation)")
 
         def plain(strategy: str, done: int, total: int) -> None:
             last[strategy] = last.get(strategy, 0) + 1
             info(f"[{done}/{total}] {strategy}: variation {last[strategy]} done")
-        yield Hooks(progress=plain, warning=Output.warn, tap=tap)
+        yield Hooks(progress=plain, warning=Output.warn, tap=tap, started=started)

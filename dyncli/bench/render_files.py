@@ -19,7 +19,8 @@ from dyncli.bench.core.stats import median
 from dyncli.output import Output, atomic_target, atomic_write_text, write_json
 
 CSV_COLUMNS = ("dev", "name", "batch_size", "speedup", "abs_latency", "compilation_latency",
-               "eager_latency", "p_value", "accuracy", "strategy", "mode", "variation",
+               "eager_latency", "p_value", "accuracy", "strategy", "mode", "compile_mode",
+               "variation",
                "seq_len", "shapes", "recompiled", "compiles", "unique_graphs",
                "recompile_limit_hit", "dynamo_peak_mem", "status",
                # the strategy's request-stream cost (the same on each of its rows)
@@ -50,7 +51,7 @@ def run_rows(run: RunResult, device: str | None, best: str | None = None
                       stream_latency_ms=cost.weighted_latency_ms,
                       break_even_eager=cost.break_even, pad_waste=cost.pad_waste)
     if best:
-        stream["recommended"] = run.strategy == best
+        stream["recommended"] = run.label == best
     variations: list[VariationResult | None] = list(run.variations) or [None]
     for v in variations:  # a model that failed to load still gets a row
         rows.append({
@@ -62,7 +63,7 @@ def run_rows(run: RunResult, device: str | None, best: str | None = None
             "eager_latency": v.eager_ms if v else None,
             "p_value": v.p_value if v else None,
             "accuracy": v.status if v else run.status,
-            "strategy": run.strategy, "mode": run.mode,
+            "strategy": run.strategy, "mode": run.mode, "compile_mode": run.compile_mode,
             "variation": v.index if v else None, "seq_len": v.seq_len if v else None,
             "shapes": ";".join(f"{k}={'x'.join(map(str, s))}" for k, s in v.shapes.items())
             if v else None,
@@ -138,7 +139,7 @@ def write_plot(result: BenchResult, path: Path | str) -> None:
         ys = [median(samples[x]) for x in xs]
         plotted.extend(ys)
         (line,) = ax.plot(xs, ys, marker="o", ms=4,
-                          label=f"compiled: {run.strategy} ({_plural(run.compiles, 'compile')})")
+                          label=f"compiled: {run.label} ({_plural(run.compiles, 'compile')})")
         hits = [(x, y) for x, y in zip(xs, ys, strict=True) if x in compiled_at]
         ax.scatter([h[0] for h in hits], [h[1] for h in hits], s=120, marker="o",
                    facecolors="none", edgecolors=line.get_color(), linewidths=1.5)
@@ -181,7 +182,7 @@ def _cumulative(ax: Any, result: BenchResult) -> None:
     xs = list(range(1, len(eager.curve) + 1))
     for run in result.runs:
         if run.stream is not None:
-            ax.plot(xs, run.stream.curve, label=f"{run.strategy} ({run.stream.total_s:.1f} s)")
+            ax.plot(xs, run.stream.curve, label=f"{run.label} ({run.stream.total_s:.1f} s)")
     ax.plot(xs, eager.curve, color="black", linestyle="--", label=f"eager ({eager.total_s:.1f} s)")
     ax.set_title(f"{result.requests} requests from {result.shapes_source}: cumulative time",
                  fontsize=10)

@@ -8,6 +8,7 @@ from rich import box
 from rich.table import Table
 
 from dyncli.bench.core.result import BenchResult, RunResult
+from dyncli.termfit import FitTable
 
 
 def _num(x: float, digits: int) -> str:
@@ -16,9 +17,9 @@ def _num(x: float, digits: int) -> str:
 
 def rank_table(run: RunResult) -> Table:
     """One column per rank, one row per measure."""
-    title = f"{run.strategy} · {run.mode} · {len(run.ranks)} ranks" + (
+    title = f"{run.label} · {run.mode} · {len(run.ranks)} ranks" + (
         " · DIVERGENT compiles" if run.divergent else "")
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    t = FitTable(title=title, title_justify="left", box=box.SIMPLE_HEAD, split_columns=True)
     t.add_column("", justify="left", no_wrap=True)
     for r in run.ranks:
         t.add_column(f"rank {r.rank}", justify="right", no_wrap=True)
@@ -38,11 +39,11 @@ def rank_table(run: RunResult) -> Table:
 
 def summary_table(result: BenchResult) -> Table:
     """The strategies side by side, measured across ranks."""
-    t = Table(title="strategies side by side (across ranks)", title_justify="left",
-              box=box.SIMPLE_HEAD)
+    t = FitTable(title="strategies side by side (across ranks)", title_justify="left",
+                 box=box.SIMPLE_HEAD, split_columns=True)
     t.add_column("", justify="left", no_wrap=True)
     for r in result.runs:
-        t.add_column(r.strategy, justify="right", no_wrap=True)
+        t.add_column(r.label, justify="right", no_wrap=True)
     rows = [
         ("status", [str(r.status) for r in result.runs]),
         ("divergent", ["-" if r.divergent is None else "yes" if r.divergent else "no"

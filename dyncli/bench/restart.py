@@ -58,7 +58,8 @@ def measure(model: str, cfg: BenchConfig, run: RunResult) -> WarmStart:
     buckets = cfg.buckets
     if run.buckets is not None and run.buckets.chosen:  # --buckets auto: what it measured
         buckets = ",".join(str(b) for b in run.buckets.chosen)
-    child = dataclasses.replace(cfg, strategy=[run.strategy], buckets=buckets, replay=False,
+    child = dataclasses.replace(cfg, strategy=[run.strategy], compile_mode=[run.compile_mode],
+                                buckets=buckets, replay=False,
                                 fresh_cache=False, emit=None, emit_file=None, start="cold",
                                 requests_per_start=None, warmup=0, repeat=2, fail_on=[])
     settings = {k: getattr(child, k) for k in child.__dataclass_fields__}

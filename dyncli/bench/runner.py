@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dyncli.bench import drivers, models, passes, tensors
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.shapes import DimPlan, Variation
@@ -54,12 +55,15 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
         from dyncli.bench.distributed import run_distributed
 
         return run_distributed(model_name, cfg, device, result, hooks)
+    if hooks.started:  # checked: what follows (torch, the model, a compile) takes a while
+        hooks.started()
     loaded = _load(model_name, cfg, device, result, hooks, given, warn)
     if loaded is None:
         return result
     built, dims, stream = loaded
-    total = len(stream.variations) * len(cfg.strategy)
-    kind = drivers.choose(cfg, stream, process_each)
+    names = drivers.runs_of(cfg)
+    total = len(stream.variations) * len(names)
+    kind = drivers.choose(cfg, stream, process_each, warn)
     result.measured = drivers.measured(cfg, kind)
     driver: drivers.Driver
     if kind == drivers.PROCESS_EACH:
@@ -72,11 +76,11 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
 
         # inductor's once-per-process costs would land on the first strategy's cold compiles
         # (unfair beside the others) and on the prediction a cold replay is checked against
-        if fresh and (len(cfg.strategy) > 1 or given is not None or cfg.replay):
+        if fresh and (len(names) > 1 or given is not None or cfg.replay):
             result.compiler_warmup_s = passes.warm_compiler(h, stream.ids[0])
         b = Bench(model_name, h, stream, result, hooks, fresh, total, warn)
         driver = drivers.SameWindow(b) if kind == drivers.SAME_WINDOW else drivers.Sequential(b)
-    driver.run(list(cfg.strategy))
+    driver.run(names)
     return result
 
 
@@ -90,9 +94,10 @@ def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, h
     except ModelError:
         raise
     except Exception as e:
-        for s in cfg.strategy:
-            result.runs.append(RunResult(model_name, s, cfg.mode,
-                                         status=Status.MODEL_FAIL_TO_LOAD, error=short_error(e)))
+        for name in drivers.runs_of(cfg):
+            s, m = table.split(name)
+            result.runs.append(RunResult(model_name, s, cfg.mode, status=Status.MODEL_FAIL_TO_LOAD,
+                                         error=short_error(e), compile_mode=m))
         if hooks.run_done:
             hooks.run_done(result)
         return None

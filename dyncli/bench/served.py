@@ -16,6 +16,7 @@ environment variables the plan lists, or by the caller).
 """
 
 import contextlib
+import importlib
 from typing import Any
 
 import torch
@@ -140,8 +141,14 @@ def cut(out: Any, real: dict[str, int], to: dict[str, int], layout: Any = None) 
     return walk(out)
 
 
+def _value(module: Any, key: str) -> Any:
+    for part in key.split("."):  # inductor's keys are dotted: triton.cudagraph_capture_sizes
+        module = getattr(module, part)
+    return module
+
+
 def _in_effect(module: Any, values: dict[str, Any]) -> bool:
-    return all(getattr(module, k) == v for k, v in values.items())
+    return all(_value(module, k) == v for k, v in values.items())
 
 
 class Served:
@@ -152,10 +159,16 @@ class Served:
         self.plan = plan
         self.configs = []
         for key, values in (("dynamo_config", plan.get("dynamo_config")),
-                            ("compiler_config", plan.get("compiler_config"))):
+                            ("compiler_config", plan.get("compiler_config")),
+                            ("inductor_config", plan.get("inductor_config"))):
             if values:  # torch.compiler.config is touched only when needed (torch >= 2.6)
-                module = torch._dynamo.config if key == "dynamo_config" else torch.compiler.config
-                self.configs.append((module, values, module.patch(**values)))
+                if key == "inductor_config":  # CUDA-graph sizes: read when a call meets a size
+                    module = importlib.import_module("torch._inductor.config")
+                    values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+                else:
+                    module = (torch._dynamo.config if key == "dynamo_config"
+                              else torch.compiler.config)
+                self.configs.append((module, values, module.patch(values)))
         self.stance = plan.get("stance")
         self.marks = [(str(n), int(d)) for n, d in plan.get("mark_dynamic") or ()]
         self.pads = plan.get("pad_buckets") is not None

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dyncli.bench.child import Ended, run_child
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.result import RunResult
 from dyncli.bench.core.status import Status, worst
 from dyncli.bench.core.suite_result import ModelOutcome
@@ -51,12 +52,15 @@ def outcome(entry: SuiteEntry, settings: dict[str, Any], ended: Ended) -> ModelO
     error = ""
     if failure:  # the strategies the child did not finish get the reason it stopped
         status, error = failure
-        finished = {r.strategy for r in runs if r.status != Status.INTERRUPTED}
-        runs = [r for r in runs if r.strategy in finished]
+        finished = {r.label for r in runs if r.status != Status.INTERRUPTED}
+        runs = [r for r in runs if r.label in finished]
+        modes = settings.get("compile_mode") or [table.DEFAULT_MODE]
         for strategy in settings["strategy"]:
-            if strategy not in finished:
-                runs.append(RunResult(entry.name, strategy, settings["mode"], status=status,
-                                      error=error))
+            for compile_mode in modes:
+                if table.label(strategy, compile_mode) not in finished:
+                    runs.append(RunResult(entry.name, strategy, settings["mode"],
+                                          status=status, error=error,
+                                          compile_mode=compile_mode))
     model_status = worst(r.status for r in runs)
     result = ModelOutcome(entry.name, entry.model, model_status, settings, runs,
                           error or _run_errors(runs), ended.returncode, ended.wall_s,
@@ -69,4 +73,4 @@ def outcome(entry: SuiteEntry, settings: dict[str, Any], ended: Ended) -> ModelO
 
 
 def _run_errors(runs: list[RunResult]) -> str:
-    return "; ".join(f"{r.strategy}: {r.error}" for r in runs if r.error)
+    return "; ".join(f"{r.label}: {r.error}" for r in runs if r.error)

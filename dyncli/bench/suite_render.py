@@ -17,6 +17,7 @@ from dyncli.bench.core.suite_result import SuiteResult
 from dyncli.bench.core.suites import Suite
 from dyncli.bench.render_files import csv_text, run_rows
 from dyncli.output import Output, add_text_row, atomic_write_text, write_json
+from dyncli.termfit import FitTable
 
 
 def _num(x: Any, digits: int) -> str:
@@ -47,17 +48,17 @@ def write_files(result: SuiteResult, json_path: str | None, csv_path: str | None
 
 def summary_table(result: SuiteResult) -> Table:
     """One row per model and strategy: status, median speedup, compiles, compile s, wall."""
-    t = Table(title=f"suite {result.suite.name} · {len(result.outcomes)}/"
-              f"{result.suite.models} models", title_justify="left", box=box.SIMPLE_HEAD)
+    t = FitTable(title=f"suite {result.suite.name} · {len(result.outcomes)}/"
+                 f"{result.suite.models} models", title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("model", "strategy", "status", "speedup", "compiles", "compile s", "wall s"):
         t.add_column(col, justify="left" if col in ("model", "strategy", "status") else "right",
-                     no_wrap=col != "status")
+                     no_wrap=True)
     for o in result.outcomes:
         for r in o.runs:
             status = str(r.status)
             if r.status != Status.PASS and r.error:
                 status = f"{status}: {r.error}"[:70]
-            add_text_row(t, o.name, r.strategy, status, _num(r.speedup.median, 2),
+            add_text_row(t, o.name, r.label, status, _num(r.speedup.median, 2),
                          str(r.compiles), _num(r.compile_time_s, 1), _num(r.wall_s, 0))
     return t
 

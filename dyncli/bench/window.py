@@ -95,7 +95,7 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
     """Round-robin per shape over eager and every kept strategy; the runs' samples."""
     # a strategy that ran eagerly is timed too (what ran), never costed as compiled
     kept = [k for run in result.runs if run.status in (Status.PASS, Status.RAN_EAGER)
-            and (k := r.kept.get(run.strategy)) is not None]
+            and (k := r.kept.get(run.label)) is not None]
     if not kept or not r.eager_steps:
         return
     h.phase = "timed"
@@ -104,18 +104,18 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
     result.same_window = True
     names = {k.strategy for k in kept}
     for run in result.runs:
-        if run.strategy not in names:
+        if run.label not in names:
             continue
         for v in run.variations:
             window = timing.windows.get(v.index)
-            if window is None or run.strategy not in window.columns:
+            if window is None or run.label not in window.columns:
                 continue
-            v.set_samples(list(window.columns["eager"]), list(window.columns[run.strategy]))
-            v.loops = timing.loops[v.index][run.strategy]
-        late = timing.late_compiles.get(run.strategy, 0)
+            v.set_samples(list(window.columns["eager"]), list(window.columns[run.label]))
+            v.loops = timing.loops[v.index][run.label]
+        late = timing.late_compiles.get(run.label, 0)
         if late:
             run.compiles += late
-            warn(f"{run.strategy}: compiled {late} more time(s) in the same-window pass "
+            warn(f"{run.label}: compiled {late} more time(s) in the same-window pass "
                  "(a shape its walk had compiled); those calls' times include it")
     sid = reference_shape(plan.ids)
     ref = timing.windows.get(sid)
@@ -141,12 +141,12 @@ def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> 
             backend = CountingBackend()
             compiled = compiling.compile_plan(h.model, run.plan, backend, isolated=True)
             steps = {v.index: h.step(compiled, h.args(v.index)) for v in plan.variations}
-            slot = interleave.Slot(run.strategy, r.pending_replay.get(run.strategy),
+            slot = interleave.Slot(run.label, r.pending_replay.get(run.label),
                                    fresh=result.measured is None or result.measured.caches.fresh)
             slots.append(slot)
-            players.append(interleave.Player(run.strategy, steps, slot, backend.count,
+            players.append(interleave.Player(run.label, steps, slot, backend.count,
                                              settle_compile_workers))
-            by_name[run.strategy] = run
+            by_name[run.label] = run
         players.append(interleave.Player(recommend.EAGER, {
             v.index: h.step(h.model, h.args(v.index)) for v in plan.variations}))
         interleave.replay_interleaved(plan.ids, players, h.clock, short_error=short_error)

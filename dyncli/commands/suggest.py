@@ -13,7 +13,7 @@ from dyncli.commands.options import ConfigOpt, JsonOpt, MaxExpansionOpt, Verbose
 HELP = "Turn PGO state into TORCH_COMPILE_DYNAMIC_SOURCES (and the unbacked and static lists)."
 EPILOG = """\b
 Examples:
-  dyncli suggest --pgo-dir /tmp/torchinductor_$USER
+  dyncli suggest                     (torch's own cache dir and job id)
   dyncli suggest --pgo-dir cache/ --format python
   dyncli suggest --from-trace /tmp/trace_dir --json -
   dyncli suggest --redis redis://127.0.0.1:6379 --job-id train
@@ -27,7 +27,7 @@ Exit codes: 0 suggested; 2 no usable PGO state, or bad options.
 
 
 def suggest(
-    pgo_dir: Annotated[Path | None, typer.Option("--pgo-dir", metavar="DIR", help="Inductor cache dir, its dynamo/ dir, or one .pkl.")] = None,
+    pgo_dir: Annotated[Path | None, typer.Option("--pgo-dir", metavar="DIR", help="Inductor cache dir, its dynamo/ dir, or one .pkl. [default: torch's own, as torch finds it]")] = None,
     from_trace: Annotated[str | None, typer.Option("--from-trace", metavar="PATH", help="A TORCH_TRACE file or dir (- for stdin): read the PGO state torch logged there.")] = None,
     redis: Annotated[str | None, typer.Option("--redis", metavar="URL", help="Read torch's Redis remote PGO cache (read-only); 'env' = TORCHINDUCTOR_REDIS_URL or _HOST/_PORT.")] = None,
     job_id: Annotated[str | None, typer.Option("--job-id", metavar="JOB", help="Only the files or keys of this TORCH_COMPILE_JOB_ID (default: merge all).")] = None,

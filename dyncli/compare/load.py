@@ -1,6 +1,8 @@
 """Reading the two sides of a comparison: dyncli bench JSON, or a CSV (PyTorch harness or dyncli).
 
-Every input becomes :class:`Side`: records keyed by (model, strategy). Model names are joined
+Every input becomes :class:`Side`: records keyed by (model, strategy), the strategy with its
+compile mode unless default (``automatic@reduce-overhead``: a document or CSV from before
+compile modes measured the default mode, and joins as it). Model names are joined
 without dyncli's ``timm:``/``hf:`` prefixes, so ``timm:convnext_tiny`` meets the harness's
 ``convnext_tiny``. A CSV without a ``strategy`` column (the harness's ``--output``) has
 ``strategy = None``: it joins every strategy of the same model on the other side.
@@ -18,7 +20,9 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.result import BenchResult, RunResult
 from dyncli.bench.core.stats import finite_median, median, speedup
 from dyncli.bench.core.status import Status
@@ -69,6 +73,7 @@ class Side:
     device: str | None = None
     torch: str | None = None
     left_out: int = 0  # runs of a JSON document not in the shape of a bench run
+    load: dict[str, Any] | None = None  # a bench document's ``load`` (machine and eager probe)
 
     @property
     def has_samples(self) -> bool:
@@ -143,7 +148,7 @@ def _from_json(name: str, text: str) -> Side:
         records[key] = rec
     env = result.environment
     return Side(name, "dyncli-json", records, env.device or None, env.torch or None,
-                result.left_out)
+                result.left_out, result.load)
 
 
 def _finite(xs: list[float]) -> list[float]:
@@ -151,7 +156,7 @@ def _finite(xs: list[float]) -> list[float]:
 
 
 def _record(run: RunResult) -> Record:
-    rec = Record(run.model, run.strategy, run.status)
+    rec = Record(run.model, run.label, run.status)
     rec.speedup = finite_median([v.speedup for v in run.variations if v.timed])
     rec.compiled_ms = finite_median([v.compiled_ms for v in run.variations])
     rec.compiles = run.compiles if run.compiles >= 0 else None
@@ -199,6 +204,9 @@ def _from_csv(name: str, text: str) -> Side:
         if not model:
             continue
         strategy = (row.get("strategy") or "").strip() or None if has_strategy else None
+        if strategy is not None:
+            strategy = table.label(strategy, (row.get("compile_mode") or "").strip()
+                                   or table.DEFAULT_MODE)
         groups.setdefault((model, strategy), []).append(row)
     records: dict[Key, Record] = {}
     for (model, strategy), group in groups.items():

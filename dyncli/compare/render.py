@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dyncli.compare.api import Change, Comparison, Pair
+from dyncli.compare.result import Change, Comparison, Pair
 from dyncli.errors import UsageError
 from dyncli.output import atomic_target, stdout_console, write_json
 from dyncli.textsafe import visible
@@ -54,7 +54,13 @@ def _verdict(pair: Pair) -> str:
         return "REGRESSION: " + "; ".join(pair.regressions)
     if pair.improvements:
         return "better: " + "; ".join(pair.improvements)
-    return "ok"
+    return "ok" if pair.latency_gated else "ok (machine changed)"
+
+
+def _short_verdict(pair: Pair) -> str:
+    """One word for the table: REGRESSION, better or ok, marked when latency is not gated."""
+    word = _verdict(pair).partition(":")[0].removesuffix(" (machine changed)")
+    return word if pair.latency_gated else f"{word} (machine)"
 
 
 def cells(pair: Pair, short: bool = False) -> list[str]:
@@ -66,7 +72,7 @@ def cells(pair: Pair, short: bool = False) -> list[str]:
     return [pair.model, pair.strategy or "-", _measure(pair.speedup, 2, sep),
             _ms(pair.latency_ms, sep), _p(pair.latency_ms.p_value), compiles,
             _measure(pair.compile_s, 1, sep), _measure(pair.first_result_s, 2, sep),
-            _verdict(pair).partition(":")[0] if short else _verdict(pair)]
+            _short_verdict(pair) if short else _verdict(pair)]
 
 
 def headline(c: Comparison) -> str:
@@ -114,13 +120,13 @@ def _table(c: Comparison) -> Table:
 def _vertical(c: Comparison, out: Console) -> None:
     """One block per pair, one measure per line (what a terminal narrower than the table gets,
     as ``git log --stat`` and pytest's summary do): nothing is ever cut or folded."""
-    out.print(Text(f"{c.base.path} → {c.new.path}"))
+    out.print(Text(f"{c.base.path} → {c.new.path}"), soft_wrap=True)
     names = ("speedup", "compiled ms", "compiles", "compile s", "first result s")
     width = max(len(n) for n in names)
     for pair in c.pairs:
         out.print()
-        verdict = _verdict(pair).partition(":")[0]
-        out.print(Text(f"{pair.label}  {verdict}", style="red" if pair.regressions else ""))
+        out.print(Text(f"{pair.label}  {_short_verdict(pair)}",
+                       style="red" if pair.regressions else ""))
         rows = [(pair.speedup, 2, pair.speedup.p_value), (pair.latency_ms, None,
                                                           pair.latency_ms.p_value),
                 (pair.compiles, 0, None), (pair.compile_s, 1, None),
@@ -141,6 +147,9 @@ def print_table(c: Comparison, to_stderr: bool = False) -> None:
     from dyncli.output import stderr_console
 
     out = stderr_console() if to_stderr else stdout_console()
+    if c.machine.changed:  # first: every latency below is read in its light
+        out.print(Text(c.machine.headline(), style="yellow"), soft_wrap=True)
+        out.print()
     table = _table(c)
     natural = out.measure(table, options=out.options.update_width(10_000)).maximum
     if natural <= out.width:
@@ -148,12 +157,13 @@ def print_table(c: Comparison, to_stderr: bool = False) -> None:
     else:
         _vertical(c, out)
         out.print()
-    out.print(headline(c), markup=False)
+    # text lines wrap between words on a terminal and are whole in a pipe or a file
+    out.print(headline(c), markup=False, soft_wrap=True)
     for pair in c.pairs:
         if pair.regressions or pair.improvements:
-            out.print(f"{pair.label}: {_verdict(pair)}", markup=False)
+            out.print(f"{pair.label}: {_verdict(pair)}", markup=False, soft_wrap=True)
     for line in _footer(c):
-        out.print(line, markup=False)
+        out.print(line, markup=False, soft_wrap=True)
 
 
 def _md_escape(text: str) -> str:
@@ -168,6 +178,7 @@ def to_markdown(c: Comparison) -> str:
              f"base: `{c.base.path}` ({c.base.kind}, {c.base.device or '?'}, "
              f"torch {c.base.torch or '?'}) · new: `{c.new.path}` ({c.new.kind}, "
              f"{c.new.device or '?'}, torch {c.new.torch or '?'})", "",
+             *([f"⚠️ **{c.machine.headline()}**", ""] if c.machine.changed else []),
              "| " + " | ".join(COLUMNS) + " |",
              "|" + "|".join("---" if i in (0, 1, 8) else "---:" for i in range(len(COLUMNS))) + "|"]
     ordered = sorted(c.pairs, key=lambda p: not p.regressions)

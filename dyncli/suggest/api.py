@@ -29,7 +29,9 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
     """Read PGO state and return the allow-list that makes its dynamic inputs dynamic up front.
 
     ``pgo_dir``: an inductor cache dir, its ``dynamo/`` dir, or one ``code_state_*.pkl``
-    (read with a restricted unpickler: no code from the file ever runs). ``from_trace``: a
+    (read with a restricted unpickler: no code from the file ever runs); with no source given
+    at all, torch's own cache dir and job id, computed as torch does
+    (:mod:`dyncli.suggest.torch_dirs`). ``from_trace``: a
     TORCH_TRACE file or dir, or ``"-"`` for stdin. ``redis``: a Redis URL holding torch's
     remote PGO cache (``"env"``: the one ``TORCHINDUCTOR_REDIS_URL``/``_HOST``/``_PORT`` name),
     read-only. ``job_id``: only that job's files or keys. Every source given is merged.
@@ -53,9 +55,10 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
     usable was read (all subclasses of ``dyncli.errors.DyncliError``).
     """
     cfg: SuggestConfig = config_or_options("suggest", config, options, where="dyncli.suggest.run")
+    found: list[str] = []
     if pgo_dir is None and from_trace is None and redis is None:
-        raise UsageError("nothing to read: give --pgo-dir DIR or --from-trace PATH (or --redis URL)",
-                         hint="dyncli suggest --pgo-dir /tmp/torchinductor_$USER")
+        pgo_dir, job_id, said = _torch_default(job_id)
+        found.append(said)
     if job_id is not None and pgo_dir is None and redis is None:
         raise UsageError("--job-id selects PGO files or keys and needs --pgo-dir or --redis")
     target = resolve_target(cfg.torch_version)
@@ -85,8 +88,23 @@ def run(*, pgo_dir: str | Path | None = None, from_trace: str | Path | None = No
         check = find_stale((key for key, _ in state.frames.values()), root)
         result = build_allowlist(state, cfg, target=target, static=pinned, unbacked=unbacked,
                                  stale=check.stale, include_stale=include_stale, no_fix=no_fix)
-        extra = check.notes(str(source_root) if source_root is not None else None)
+        extra = found + check.notes(str(source_root) if source_root is not None else None)
         return replace(result, notes=result.notes + tuple(extra)) if extra else result
+
+
+def _torch_default(job_id: str | None) -> tuple[Path, str | None, str]:
+    """No source given: torch's own PGO directory, and its job id when the environment sets
+    one (as torch would read them: :mod:`dyncli.suggest.torch_dirs`)."""
+    from dyncli.suggest.torch_dirs import torch_dirs
+
+    dirs = torch_dirs()
+    if not dirs.cache_dir.exists():
+        raise UsageError(f"nothing to read: no --pgo-dir, --from-trace or --redis, and "
+                         f"{dirs.describe()} does not exist",
+                         hint="Run the program with TORCH_COMPILE_JOB_ID=NAME set (torch keeps "
+                              "PGO state only then), or give --pgo-dir DIR")
+    job = job_id if job_id is not None else dirs.job_id
+    return dirs.cache_dir, job, f"read {dirs.describe()}: no --pgo-dir given"
 
 
 def _trace_findings(path: str | Path) -> tuple[dict[str, str], dict[str, set[int]]]:

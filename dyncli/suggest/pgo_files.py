@@ -46,7 +46,7 @@ def find_pgo_files(path: Path, job_id: str | None = None) -> list[Path]:
     """PGO pickles under ``path``: a cache dir, its ``dynamo/`` dir, or one file."""
     if not path.exists():
         raise InputError(f"{path}: no such file or directory",
-                         hint="Pass the inductor cache dir (e.g. /tmp/torchinductor_$USER), its dynamo/ dir or a .pkl")
+                         hint="Pass the inductor cache dir (torch's: dyncli suggest without --pgo-dir), its dynamo/ dir or a .pkl")
     if path.is_file():
         if job_id is not None and not matches_job(path.name, job_id):
             raise InputError(f"{path}: not a PGO file of job {job_id!r} (its job is {job_of(path.name)!r})")

@@ -113,7 +113,7 @@ MAX_REPORT_TOTAL_ROWS = 400
 
 
 def _report(s: AllowList) -> None:
-    from rich.table import Table  # only for the human report (not with --quiet)
+    from dyncli.termfit import FitTable  # only for the human report (not with --quiet)
 
     err = stderr_console()
     budget = MAX_REPORT_TOTAL_ROWS
@@ -122,8 +122,8 @@ def _report(s: AllowList) -> None:
             info(f"… {len(fr.inputs)} inputs of {visible(fr.frame.function)[:80]} and the frames "
                  "after it not shown (all of them are in --json)")
             break
-        table = Table(title=cell_text(visible(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}")), title_justify="left",
-                      show_edge=False, pad_edge=False)
+        table = FitTable(title=cell_text(visible(f"{fr.frame.file}:{fr.frame.line} {fr.frame.function}")), title_justify="left",
+                         show_edge=False, pad_edge=False)
         for col in ("source", "recorded by torch", "dynamic", "suggest"):
             table.add_column(col, overflow="fold")
         hidden = shown = cut = 0

@@ -126,6 +126,16 @@ def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_pat
     (["--requests-per-start", "0"], "Error: --requests-per-start must be >= 1"),
     (["--nproc", "2", "--start", "warm"], "Error: --start warm and --requests-per-start run in "
                                           "one process only"),
+    (["--compile-mode", "fast"], "Error: command line: bench.compile_mode: expected one of "
+                                 "default, reduce-overhead, max-autotune-no-cudagraphs, "
+                                 "max-autotune, got 'fast'"),
+    (["--capture-sizes", "8"], "Error: --capture-sizes: only a mode that records CUDA graphs uses "
+                               "it\nHint: Add --compile-mode reduce-overhead"),
+    (["--compile-mode", "reduce-overhead", "--capture-sizes", "8,x"],
+     "Error: --capture-sizes: expected a comma list of integers, got '8,x'"),
+    (["--memory-budget", "lots"], "Error: --memory-budget: expected a size like 2GiB"),
+    (["--compile-mode", "default,reduce-overhead", "--nproc", "2"],
+     "Error: --nproc 2: ranks run one compile mode"),
 ])
 def test_bad_flags_are_usage_errors(runner: CliRunner, args: list[str], message: str) -> None:
     result = runner.invoke(app, ["bench", "resnet50", *args], env=ENV)
@@ -199,6 +209,19 @@ def test_json_csv_and_tables(runner: CliRunner, monkeypatch: pytest.MonkeyPatch,
     assert rows["speedup median"] == ["2.25", "2.25"]
     assert rows["status"] == ["pass", "pass"]
     assert "yes 0.50 s" in out
+
+
+def test_compile_modes_and_cuda_graph_options_reach_bench(runner: CliRunner,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = fake_core(monkeypatch, sample_result())
+    result = runner.invoke(app, [
+        "bench", "resnet50", "--strategy", "static", "--compile-mode",
+        "default,max-autotune-no-cudagraphs,reduce-overhead", "--capture-sizes", "16,8",
+        "--rerecord-limit", "3", "--memory-budget", "2GiB", "--sizes", "8,16"], env=ENV)
+    assert result.exit_code == 0, result.stderr
+    _, cfg = seen[0]
+    assert cfg.compile_mode == ["default", "max-autotune-no-cudagraphs", "reduce-overhead"]
+    assert (cfg.capture_sizes, cfg.rerecord_limit, cfg.memory_budget) == ([16, 8], 3, "2GiB")
 
 
 def test_json_to_stdout_moves_tables_to_stderr(runner: CliRunner,

@@ -26,6 +26,10 @@ def _fuzz():  # type: ignore[no-untyped-def]
     return module
 
 
+# long: the slowest of the README command's tests (55 s of CPU, 469 s wall at load 17);
+# timing: a case still running after 10 s of wall time counts as a hang (it failed at load 17)
+@pytest.mark.long
+@pytest.mark.timing
 @pytest.mark.skipif(sys.platform == "win32", reason="the fuzzer forks")
 def test_seeded_fuzz_budget_has_no_failures(tmp_path: Path) -> None:
     fuzz = _fuzz()

@@ -15,10 +15,10 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+import waiting
 from typer.testing import CliRunner
 
 from dyncli.cli import app
@@ -284,20 +284,24 @@ def test_pending_temp_files_are_removed_on_a_signal(tmp_path: Path) -> None:
     assert list(tmp_path.glob(".r.json.*")) == []
 
 
+@pytest.mark.timing
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen([sys.executable, "-m", "dyncli", "diagnose", "-"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=waiting.default_sigint)
     assert proc.stdin is not None
     proc.stdin.write(LOG.read_text().split("\n", 1)[0] + "\n")
     proc.stdin.flush()
-    time.sleep(3)  # started and blocked reading stdin
+    # the first line is read and recognized; the next read of stdin blocks: Ctrl-C there
+    waiting.wait_blocked(proc, "pipe_read", "pipe_wait")
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip() == "Interrupted"
 
 
+@pytest.mark.timing
 def test_a_temp_file_left_by_sigkill_is_swept_by_the_next_write(tmp_path: Path) -> None:
     target = tmp_path / "r.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

@@ -81,9 +81,12 @@ def test_malicious_pickle_via_cli(runner: CliRunner, tmp_path: Path) -> None:
     assert not target.exists()
 
 
-def test_usage_errors(runner: CliRunner) -> None:
-    none = runner.invoke(app, ["suggest"], env=ENV)
-    assert none.exit_code == 2 and "Error: nothing to read: give --pgo-dir DIR or --from-trace PATH" in none.stderr
+def test_usage_errors(runner: CliRunner, tmp_path: Path) -> None:
+    absent = tmp_path / "no-cache"
+    none = runner.invoke(app, ["suggest"], env={**ENV, "TORCHINDUCTOR_CACHE_DIR": str(absent)})
+    assert none.exit_code == 2
+    assert ("Error: nothing to read: no --pgo-dir, --from-trace or --redis, and torch's cache "
+            f"dir {absent} (TORCHINDUCTOR_CACHE_DIR) does not exist") in none.stderr
     job = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "ranks"), "--job-id", "nope"], env=ENV)
     assert job.exit_code == 2 and "no PGO state for job 'nope'" in job.stderr and "Hint: Jobs found: ranks" in job.stderr
     rx = runner.invoke(app, ["suggest", "--pgo-dir", str(DATA / "mlp"), "--exclude", "["], env=ENV)
@@ -146,3 +149,36 @@ def test_job_id_needs_a_place_to_read(runner: CliRunner) -> None:
     result = runner.invoke(app, ["suggest", "--job-id", "x", "--from-trace", "t.log"], env=ENV)
     assert result.exit_code == 2
     assert "--job-id selects PGO files or keys and needs --pgo-dir or --redis" in result.stderr
+
+
+def test_without_pgo_dir_torchs_own_directory_is_read(runner: CliRunner, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #34: ``--pgo-dir /tmp/torchinductor_$USER`` failed with $USER unset; torch asks
+    getpass (LOGNAME, USER, …, then the password database), and so does suggest now."""
+    import getpass
+
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME", "TORCHINDUCTOR_CACHE_DIR",
+                 "TORCH_COMPILE_JOB_ID", "TORCH_COMPILE_STICKY_PGO_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    user = getpass.getuser()  # the password database's name, as torch finds it
+    shutil.copytree(DATA / "ranks", tmp_path / f"torchinductor_{user}")
+    r = runner.invoke(app, ["suggest", "--json", "-"], env=ENV)
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert all(str(tmp_path / f"torchinductor_{user}") in i for i in doc["inputs"]), doc["inputs"]
+    assert any(n.startswith(f"read torch's cache dir {tmp_path}/torchinductor_{user} (user "
+                            f"{user}; TORCHINDUCTOR_CACHE_DIR unset): no --pgo-dir given")
+               for n in doc["notes"]), doc["notes"]
+    # a job id in the environment is the one torch would use: only its state is read
+    job = runner.invoke(app, ["suggest", "--json", "-"],
+                        env={**ENV, "TORCH_COMPILE_JOB_ID": "nope"})
+    assert job.exit_code == 2 and "no PGO state for job 'nope'" in job.stderr
+    # TORCHINDUCTOR_CACHE_DIR wins, made absolute as torch makes it
+    monkeypatch.chdir(tmp_path)
+    rel = runner.invoke(app, ["suggest", "-q"],
+                        env={**ENV, "TORCHINDUCTOR_CACHE_DIR": f"torchinductor_{user}"})
+    assert rel.exit_code == 0 and rel.stdout.startswith("TORCH_COMPILE_DYNAMIC_SOURCES=")

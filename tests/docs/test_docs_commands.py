@@ -118,7 +118,7 @@ def _compare_json_keys(work: Path, out: str, _err: str) -> None:
 
 HEAVY = "compiles a full-size model for minutes on a CPU: run as written with DYNCLI_DOCS_FULL=1"
 VENV = ("creates a venv and installs from the index: what .ci/run does on every CI run (its "
-        "`pip install -e '.[dev]'` and `python -m pytest`)")
+        "`pip install -e '.[dev]'` and `python -m pytest -m 'not long'`)")
 REDIS = ("needs a Redis server holding torch's PGO keys: tests/integration/test_suggest_redis.py "
          "runs --redis URL --list-jobs, --redis env and --job-id against a real redis-server")
 
@@ -126,8 +126,15 @@ CASES: dict[str, Case] = {
     # ---- README: quickstart, usage
     "python3 -m venv .venv && .venv/bin/pip install -e '.[bench]' && .venv/bin/dyncli bench resnet50":
         Case("skip", how=VENV + "; its bench command is `dyncli bench resnet50` below"),
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/python -m pytest":
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/python -m pytest -m 'not long'":
         Case("skip", how=VENV),
+    "pip install -e '.[bench]' \"torch==$(python -c 'import torch; "
+    "print(torch.__version__.split(\"+\")[0])')\"":
+        Case("skip", how="tests/integration/test_install_keeps_torch.py runs this pin through "
+                         "pip's resolver on the newest torch's venv, torchvision hidden"),
+    "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu":
+        Case("skip", how="PyTorch's CPU index is not reachable from CI; a +cpu torch kept by "
+                         "the bench extra is in docs/torch-versions.md"),
     "dyncli --help": Case(check=_has("bench", "diagnose", "suggest", "compare")),
     "dyncli COMMAND --help": Case(run="for c in bench diagnose suggest compare; do dyncli $c --help; done",
                                   how="COMMAND stands for each command",
@@ -210,10 +217,11 @@ CASES: dict[str, Case] = {
         Case("slow", run=f"python {ROOT}/benchmarks/diagnose_text.py --size-mb 2 --repeat 1 "
              "--path $PWD/big.log", how="a 2 MB log instead of 200 MB (a benchmark, a minute at 200 MB)"),
     # ---- suggest (/tmp/torchinductor_$USER, cache/: recorded PGO state; /tmp/trace: its trace)
-    "dyncli suggest --pgo-dir /tmp/torchinductor_$USER": Case(check=_suggest_excerpt),
-    "eval \"$(dyncli suggest --pgo-dir /tmp/torchinductor_$USER -f shell -q)\"":
-        Case(run="eval \"$(dyncli suggest --pgo-dir /tmp/torchinductor_$USER -f shell -q)\""
-                 " && echo \"$TORCH_COMPILE_DYNAMIC_SOURCES\"",
+    # torch's own dir: TORCHINDUCTOR_CACHE_DIR of the test's environment holds the state
+    "dyncli suggest": Case(check=_suggest_excerpt),
+    "dyncli suggest --pgo-dir cache/": Case(check=_has("L['x']:0,L['y']:0")),
+    "eval \"$(dyncli suggest -f shell -q)\"":
+        Case(run="eval \"$(dyncli suggest -f shell -q)\" && echo \"$TORCH_COMPILE_DYNAMIC_SOURCES\"",
              how="then prints the variable it set", check=_has("L['x']:0,L['y']:0")),
     "dyncli suggest --from-trace /tmp/trace -f python": Case(check=_has("mark_dynamic")),
     "dyncli suggest --from-trace /tmp/trace_dir --format python": Case(check=_has("mark_dynamic")),
@@ -284,6 +292,8 @@ def _workdir(tmp: Path) -> tuple[Path, dict[str, str]]:
     pgo_trace.mkdir()
     shutil.copy(DATA / "pgo" / "graphbreak" / "trace.log.gz", pgo_trace)
     shutil.copytree(DATA / "pgo" / "graphbreak" / "dynamo", tmp / "torchinductor_docs" / "dynamo")
+    # torch's own PGO dir in the environment below (TORCHINDUCTOR_CACHE_DIR): `dyncli suggest`
+    shutil.copytree(DATA / "pgo" / "graphbreak" / "dynamo", tmp / "inductor" / "dynamo")
     shutil.copytree(DATA / "pgo" / "graphbreak" / "dynamo", work / "cache" / "dynamo")
     (work / "train.py").write_text(TRAIN)
     (work / "my-suite.toml").write_text(SUITE)
@@ -346,6 +356,26 @@ def test_every_documented_command_has_a_case() -> None:
     assert not missing, f"documented commands without a case in {__file__}: {missing}"
     stale = [c for c in CASES if c not in documented]
     assert not stale, f"cases for commands the docs no longer show: {stale}"
+
+
+def test_ci_runs_the_readmes_test_command_without_the_hog_and_the_timing_tests_beside_it() -> None:
+    """.ci/run, the README and pyproject's markers agree: the README's test command runs as
+    written, after the hog is stopped; beside the hog only ``pytest -m timing``; the long tests
+    the command leaves out run too, each once."""
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"\.venv/bin/python -m pytest -m '([^']+)'\n```", readme)
+    assert command is not None and command.group(1) == "not long"
+    ci = (ROOT / ".ci" / "run").read_text().split("\n")
+    runs = [(i, line.split(" -m pytest ", 1)[1]) for i, line in enumerate(ci)
+            if line.startswith("run_pytest .venv/bin/python -m pytest")]
+    start = ci.index("start_hog")
+    stop = ci.index("stop_hog")
+    assert [args for i, args in runs if start < i < stop] == ["-m timing"]
+    assert [args for i, args in runs if i > stop] == ["-m 'not long'", "-m 'long and not timing'"]
+    registered = {m.split(":")[0] for m in re.findall(r'^    "(\w+: [^"]*)",$',
+                                                       (ROOT / "pyproject.toml").read_text(),
+                                                       re.M)}
+    assert {"long", "timing"} <= registered
 
 
 @pytest.mark.parametrize(("command", "case"), _params())

@@ -131,3 +131,59 @@ def hf_style() -> tuple[nn.Module, dict[str, torch.Tensor]]:
     torch.manual_seed(0)
     return HfStyle(), {"input_ids": torch.randint(0, 50, (4, 12)),
                        "attention_mask": torch.ones(4, 12, dtype=torch.long)}
+
+
+class ExtraWhenCompiled(nn.Module):
+    """A 512 -> 2048 -> 16 MLP whose first matmul dominates a call (a few ms on one CPU core
+    at batch 128), so a call's time is its work, not its overhead, and a call is long enough
+    that the scheduler's slices of a busy machine average out within it.
+
+    With ``DYNCLI_TEST_COMPILED_EXTRA=1`` in the environment, the compiled path (what dynamo
+    traces) computes the first layer twice, with a second copy of its weights, and averages the
+    two: the same values bit for bit, about 1.5x the work of a compiled call; eager is
+    unchanged. A real slowdown of the compiled model for ``dyncli compare`` to find
+    (tests/integration/test_compare_busy_machine.py)."""
+
+    def __init__(self, extra: bool) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(512, 2048)
+        self.fc2 = nn.Linear(2048, 16)
+        self.extra = extra
+        self.fc1_copy = nn.Linear(512, 2048)
+        self.fc1_copy.load_state_dict(self.fc1.state_dict())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc1(x)
+        if self.extra and torch.compiler.is_compiling():
+            h = (h + self.fc1_copy(x)) / 2  # (a + a) / 2 == a exactly: values unchanged
+        return self.fc2(torch.relu(h))
+
+
+def extra_when_compiled() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """Batch 128 of 512 features; the compiled path's extra work from the environment. One
+    intra-op thread: with two on a busy 2-core machine every call waits for the slower
+    thread's time slice, and the samples split into a fast and a descheduled mode."""
+    import os
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    extra = os.environ.get("DYNCLI_TEST_COMPILED_EXTRA") == "1"
+    return ExtraWhenCompiled(extra).eval(), (torch.randn(128, 512),)
+
+
+class ImageHead(nn.Module):
+    """A pooled 3-channel image to 4 classes: image-shaped inputs (8x3x224x224, as the README's
+    ResNet-50 quickstart prints them) on a model that compiles in seconds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def image_head() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """Batch 8 of 3x224x224 images."""
+    torch.manual_seed(0)
+    return ImageHead(), (torch.randn(8, 3, 224, 224),)

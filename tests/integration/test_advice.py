@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("torch")
+# long (pyproject.toml): the corpus runs every program, then every printed fix (minutes)
+pytestmark = pytest.mark.long
 
 ADVICE = Path(__file__).resolve().parents[1] / "advice"
 sys.path.insert(0, str(ADVICE))

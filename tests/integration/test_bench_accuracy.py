@@ -89,6 +89,7 @@ def test_training_loss_kinds() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long  # builds a timm classifier: a minute on 2 cores
 def test_timm_classifier_compiles_once_dynamic() -> None:
     # inference: a timm training compile (forward + backward) costs ~1 min of CPU here
     cfg = BenchConfig(variations=2, strategy=["dynamic"], batch_size=4,

@@ -18,7 +18,7 @@ from emitted import serve_emitted
 from dyncli.bench.core import recommend
 from dyncli.bench.core.result import BenchResult
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = f"{ROOT / 'examples' / 'model.py'}:build"

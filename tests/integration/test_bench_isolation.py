@@ -3,8 +3,9 @@
 Item 1's stream: an HF-style model (``input_ids``, ``attention_mask`` by keyword) over 20
 requests of five batch sizes, ``static,automatic,dynamic,pad``. Side by side in one process
 torch 2.11 compiles static 5 graphs, automatic 1, dynamic 1 and pad 1 of its 3 buckets, then
-hits ``recompile_limit`` (8) and runs pad's other buckets eagerly (bench read that ``pass``). Each strategy's compile count must equal plain torch's
-on the same stream in a fresh process: the plan bench emits, served by
+hits ``recompile_limit`` (8) and runs pad's other buckets eagerly (bench read that ``pass``).
+Each strategy's compile count must equal plain torch's on the same stream in a fresh process:
+the plan bench emits, served by
 ``tests/integration/plain_torch.py``. On a torch with ``isolate_recompiles`` (2.13 on) bench
 measures them side by side in one window; before, a process each.
 """
@@ -15,13 +16,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from dyncli.bench import compiling
+from dyncli.bench import drivers, torch_compat
 from dyncli.bench.core import caches, recommend
 from dyncli.bench.core.emit import emit
-from dyncli.bench.core.measured import PROCESS_EACH, SAME_WINDOW
+from dyncli.bench.core.measured import PROCESS_EACH, SAME_WINDOW, SEQUENTIAL
 from dyncli.bench.core.status import Status
 from dyncli.bench.render import variation_table
 from dyncli.bench.runner import run_bench
@@ -49,6 +51,7 @@ def _plain(result: object, strategy: str, tmp_path: Path) -> int:
     return int(json.loads(out.stdout.strip().splitlines()[-1])["graphs"])
 
 
+@pytest.mark.long  # 407 s under torch 2.15.0 at load 8-10, 976 s under 2.11.0 (docs/bench.md)
 def test_every_strategy_compiles_as_plain_torch_does_in_a_fresh_process(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # every fresh process (plain torch's; on torch < 2.13 bench's own, one per strategy)
@@ -59,7 +62,7 @@ def test_every_strategy_compiles_as_plain_torch_does_in_a_fresh_process(
                       fresh_cache=False)
     result = run_bench(MODEL, cfg)
     assert result.measured is not None
-    apart = compiling.isolation_available()
+    apart = torch_compat.can_isolate_recompiles()
     assert result.measured.driver == (SAME_WINDOW if apart else PROCESS_EACH)
     assert (result.measured.why is None) == apart
     counts = {r.strategy: r.compiles for r in result.runs}
@@ -69,6 +72,27 @@ def test_every_strategy_compiles_as_plain_torch_does_in_a_fresh_process(
         assert run.status == Status.PASS, (run.strategy, run.status, run.error)
         assert not run.recompile_limit_hit and run.eager_share == 0.0
         assert run.stream is not None and run.stream.compiles == run.compiles
+
+
+def test_below_2_13_every_run_gets_a_process_and_kept_in_one_they_are_sequential_with_a_warning(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's choice on a torch without isolate_recompiles, for runs ``strategy@mode``:
+    one strategy under two compile modes is two runs that would share a recompile limit."""
+    monkeypatch.setattr(torch_compat, "can_isolate_recompiles", lambda: False)
+    cfg = BenchConfig(strategy=["static"], compile_mode=["default", "max-autotune-no-cudagraphs"],
+                      device="cpu")
+    stream = SimpleNamespace(variations=[0, 1])
+    assert drivers.runs_of(cfg) == ["static", "static@max-autotune-no-cudagraphs"]
+    said: list[str] = []
+    assert drivers.choose(cfg, stream, None, said.append) == PROCESS_EACH  # type: ignore[arg-type]
+    assert not said
+    measured = drivers.measured(cfg, PROCESS_EACH)
+    assert measured.why is not None and "isolate_recompiles came in 2.13" in measured.why
+    assert drivers.choose(cfg, stream, False, said.append) == SEQUENTIAL  # type: ignore[arg-type]
+    assert len(said) == 1 and "one after another" in said[0] and measured.why in said[0]
+    one = BenchConfig(strategy=["static"], device="cpu")  # one run: nothing to keep apart
+    assert drivers.choose(one, stream, None, said.append) == SAME_WINDOW  # type: ignore[arg-type]
+    assert drivers.measured(one, SAME_WINDOW).why is None and len(said) == 1
 
 
 def _limit(n: int) -> dict[str, int]:

@@ -35,6 +35,13 @@ FRONT = ("dyncli.commands.", "dyncli.bench.render", "dyncli.output", "dyncli.cli
          "dyncli.termfit")
 
 
+# rich's rendering protocol: a console calls a renderable back (through its render hooks:
+# dyncli.textsafe's sanitizer), so a table class printed by a console of its own module
+# (dyncli.termfit's FitConsole and FitTable) is re-entered by design, not by a layer calling
+# back into the one that called it
+RICH_CALLBACKS = ("__rich_console__", "__rich_measure__")
+
+
 def _called(code: CodeType) -> bool:
     """A function's code (not a module or class body running as it is imported)."""
     return bool(code.co_flags & inspect.CO_NEWLOCALS)
@@ -70,6 +77,8 @@ class Trace:
                 name = self.module(f.f_code.co_filename)
                 if not mods or mods[-1] != name:
                     mods.append(name)
+                if f.f_code.co_name in RICH_CALLBACKS:
+                    break  # rich called this renderable back: what printed it is rich's caller
             f = f.f_back
         mods.reverse()  # outermost first
         engine = next((i for i, m in enumerate(mods) if m.startswith("dyncli.bench.api")), None)

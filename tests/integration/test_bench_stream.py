@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from dyncli.bench import torch_compat
 from dyncli.bench.core import recommend
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan
@@ -45,12 +46,18 @@ def _run(result: BenchResult, strategy: str) -> Any:
     return next(r for r in result.runs if r.strategy == strategy)
 
 
+def _runs_here(strategy: str) -> None:
+    """Skip a test of ``strategy`` on a torch too old for it (bench says not_applicable)."""
+    why = torch_compat.strategy_unsupported(strategy)
+    if why:
+        pytest.skip(why)
+
+
 def _torch_unique_graphs(strategy: str, sizes: list[int]) -> int:
     """Plain torch.compile (inductor) on the same shapes in the same order: torch's count."""
     import torch._dynamo
     import torch._dynamo.config as dynamo_config
     from torch._dynamo.utils import counters
-    from torch._inductor.utils import fresh_cache
 
     from dyncli.bench.models import build
 
@@ -59,9 +66,9 @@ def _torch_unique_graphs(strategy: str, sizes: list[int]) -> int:
     torch._dynamo.reset()
     before = counters["stats"]["unique_graphs"]
     dynamic = {"static": False, "dynamic": True}.get(strategy)
-    mark_as = "unbacked" if strategy == "unbacked" else "dynamic"
-    with fresh_cache(), dynamo_config.patch(automatic_dynamic_shapes_mark_as=mark_as), \
-            torch.no_grad():
+    # automatic_dynamic_shapes_mark_as: torch >= 2.6 (where unbacked runs)
+    mark_as = {"automatic_dynamic_shapes_mark_as": "unbacked"} if strategy == "unbacked" else {}
+    with torch_compat.fresh_cache(), dynamo_config.patch(**mark_as), torch.no_grad():
         fn = torch.compile(model, dynamic=dynamic)
         gen = torch.Generator().manual_seed(0)
         for b in sizes:
@@ -73,6 +80,7 @@ def _torch_unique_graphs(strategy: str, sizes: list[int]) -> int:
 
 @pytest.mark.parametrize("strategy", ["static", "automatic", "dynamic", "unbacked"])
 def test_compile_count_equals_plain_torch_compile(stream: BenchResult, strategy: str) -> None:
+    _runs_here(strategy)
     run = _run(stream, strategy)
     assert run.status == "pass"
     assert run.compiles == run.torch_unique_graphs
@@ -81,6 +89,7 @@ def test_compile_count_equals_plain_torch_compile(stream: BenchResult, strategy:
 
 def test_unbacked_does_not_specialize_one(stream: BenchResult) -> None:
     # 4 (static), 6 (dims become dynamic), then 1: backed symbols specialize 1, unbacked do not
+    _runs_here("unbacked")
     automatic, unbacked = _run(stream, "automatic"), _run(stream, "unbacked")
     by_batch = {v.batch_size: v for v in automatic.variations}
     assert by_batch[1].compiles == 1
@@ -92,6 +101,9 @@ def test_stream_costs_and_recommendation(stream: BenchResult) -> None:
     assert stream.requests == 4 and stream.shapes_source == "sizes"
     assert stream.eager_stream is not None
     for run in stream.runs:
+        if torch_compat.strategy_unsupported(run.strategy):
+            assert run.status == "not_applicable" and run.stream is None, run.strategy
+            continue
         assert run.stream is not None, run.strategy
         assert run.stream.total_s >= run.stream.compile_s > 0
         assert len(run.stream.curve) == 4
@@ -110,6 +122,8 @@ def test_the_emitted_plan_is_the_measured_plan_for_every_recommendable_strategy(
     compiles), for every recommendable strategy; the JSON holds the same plan."""
     assert set(table.recommendable()) == {"eager", *STRATEGIES}
     for run in stream.runs:
+        if torch_compat.strategy_unsupported(run.strategy):
+            continue
         assert run.plan is not None and run.plan.strategy == run.strategy
         assert run.stream is not None
         emitted = recommend.plan_for(stream, run.strategy)
@@ -128,6 +142,7 @@ def test_the_emitted_plan_is_the_measured_plan_for_every_recommendable_strategy(
 
 
 def test_eager_then_compile_first_call_is_eager(stream: BenchResult) -> None:
+    _runs_here("eager-then-compile")
     run = _run(stream, "eager-then-compile")
     assert run.prime_s is not None and run.stream.first_result_s == pytest.approx(run.prime_s)
     # request 1 (batch 6) compiles, having seen 4 and 6: dynamic at once, no static compile
@@ -137,6 +152,7 @@ def test_eager_then_compile_first_call_is_eager(stream: BenchResult) -> None:
 
 
 def test_pgo_warm_pass_starts_from_the_cold_profile(stream: BenchResult) -> None:
+    _runs_here("pgo")
     run = _run(stream, "pgo")
     cold, warm = run.passes
     assert cold.name == "cold" and cold.state_files
@@ -182,6 +198,7 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+@pytest.mark.long  # 600 requests replayed for every strategy: minutes on 2 cores
 def test_replay_within_15_percent_of_prediction(one_thread: None) -> None:
     # 600 requests of ~1-2 ms against two compiles; 30 timed pairs per shape for the means.
     # Measurement and replay run at different moments: another job starting in between

@@ -16,7 +16,9 @@ from typer.testing import CliRunner
 
 from dyncli.cli import app
 
-pytestmark = pytest.mark.slow
+# long: see pyproject.toml; timing: a hang ended by its timeout and a SIGKILL (CI runs it
+# beside the hog, pytest -m timing)
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.timing]
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = Path(__file__).resolve().parent / "conftest_bench.py"
@@ -86,7 +88,9 @@ timeout = 15
     # a model that did not build is tried again (seconds); pass, OOM and timeout are kept
     assert "3 model(s) already complete, 1 to run" in r.stderr
     assert "[2/4] broken: model_fail_to_load" in r.stderr and "mlp: starting" not in r.stderr
-    assert time.monotonic() - t0 < 60
+    # what was kept is not run again (the lines above); the time is only a coarse echo of it,
+    # generous for a busy machine: the timed-out model alone took minutes the first time
+    assert time.monotonic() - t0 < 300
     again = json.loads((tmp_path / "out.json").read_text())
     assert again["suite"]["resumed"] == ["mlp", "killed", "hangs"]
     kept = [run for run in doc["runs"] if run["model"] != "broken"]

@@ -40,7 +40,8 @@ def _graphs(program: str, cache: Path, **env: str) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("program", ["mlp", "intarg", "graphbreak", "hf"])
+@pytest.mark.parametrize("program", ["mlp", "intarg", "graphbreak",
+                                     pytest.param("hf", marks=pytest.mark.long)])  # BERT: long
 def test_suggested_sources_compile_less(program: str, tmp_path: Path) -> None:
     if program == "hf":
         pytest.importorskip("transformers")

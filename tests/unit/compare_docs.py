@@ -50,16 +50,30 @@ def base_runs(seed: int = 0) -> list[dict[str, Any]]:
             run("hf:BertModel", "automatic", seed + 3)]
 
 
-def write(path: Path, runs: list[dict[str, Any]]) -> Path:
-    path.write_text(json.dumps(document(runs)))
+def write(path: Path, runs: list[dict[str, Any]], load: dict[str, Any] | None = None) -> Path:
+    doc = document(runs)
+    if load is not None:
+        doc["load"] = load
+    path.write_text(json.dumps(doc))
     return path
 
 
-def scaled(runs: list[dict[str, Any]], model: str, factor: float) -> list[dict[str, Any]]:
-    """A copy where ``model``'s compiled samples are multiplied by ``factor``."""
+def load(probes: list[float], lo: float = 0.3, hi: float = 0.8) -> dict[str, Any]:
+    """A bench document's ``load`` object (dyncli.bench.core.machine), eager probes in ms."""
+    return {"cores": 2, "readings": len(probes), "load_min": lo, "load_max": hi,
+            "others_cpu_share": 0.05, "steal_share": 0.0, "eager_probe_ms": probes,
+            "eager_drift": max(probes) / min(probes)}
+
+
+def scaled(runs: list[dict[str, Any]], model: str | None, factor: float,
+           eager: float | None = None) -> list[dict[str, Any]]:
+    """A copy where ``model``'s (every model's: None) compiled samples are multiplied by
+    ``factor``, and its eager samples by ``eager`` when given."""
     out = json.loads(json.dumps(runs))
     for r in out:
-        if r["model"] == model:
+        if model is None or r["model"] == model:
             for v in r["variations"]:
                 v["compiled_samples_ms"] = [x * factor for x in v["compiled_samples_ms"]]
+                if eager is not None:
+                    v["eager_samples_ms"] = [x * eager for x in v["eager_samples_ms"]]
     return out

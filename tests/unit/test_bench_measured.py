@@ -133,7 +133,8 @@ def test_how_strategies_were_measured_is_said_when_they_were_not_in_one_window(
     for quiet in (Measured(SAME_WINDOW), Measured(PROCESS_EACH, None)):
         assert not quiet.words(1)  # one strategy: nothing to compare
     assert Measured(SAME_WINDOW).words(3) == []
-    assert Measured(SEQUENTIAL, "why").words(2)[0].startswith("strategies measured one after")
+    assert Measured(SEQUENTIAL).words(2)[0].startswith("strategies measured one after")
+    assert Measured(SEQUENTIAL, "why").words(2) == []  # drivers.choose warned with the why
     assert Measured(caches=CacheState("warm", "/c", "/c/triton")).words(1)[0].startswith(
         "caches: warm, the user's own (inductor /c, Triton /c/triton)")
 

@@ -113,6 +113,19 @@ def test_sigkill_is_oom_for_the_strategies_not_finished() -> None:
     assert "SIGKILL" in out.runs[1].error and out.stderr_tail == "tail"
 
 
+def test_a_killed_child_marks_each_unfinished_strategy_and_mode_by_its_label() -> None:
+    doc = _doc("static")
+    doc["runs"][0]["compile_mode"] = "max-autotune-no-cudagraphs"
+    settings = SETTINGS | {"compile_mode": ["default", "max-autotune-no-cudagraphs"]}
+    ended = Ended(-signal.SIGKILL, doc, "tail", True, False, False, 5, 0.0)
+    out = outcome(_entry(), settings, ended)
+    assert [(r.label, r.status) for r in out.runs] == [
+        ("static@max-autotune-no-cudagraphs", "pass"), ("static", "OOM"), ("automatic", "OOM"),
+        ("automatic@max-autotune-no-cudagraphs", "OOM")]
+    rows = suite_render.summary_table(SuiteResult(SuiteInfo("s", "s", "", 1), settings, [out]))
+    assert [str(c) for c in rows.columns[1]._cells] == [r.label for r in out.runs]
+
+
 def test_timeout_marks_every_unfinished_strategy() -> None:
     out = _outcome(-signal.SIGTERM, None, "", False, True, False, 5)
     assert out.status == "timeout" and out.error == "still running after 5 s; killed"

@@ -1,4 +1,5 @@
-"""CI's torch pins, the published floor and the docs say the same thing (no torch needed)."""
+"""CI's pins, the published floors, bench's oldest torch and the docs say the same thing (no torch
+needed)."""
 
 from __future__ import annotations
 
@@ -7,32 +8,99 @@ from pathlib import Path
 
 import tomllib
 
+from dyncli.bench import torch_compat
+from dyncli.bench.core import strategy as table
+
 ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+TORCH_PINS = ("constraints.txt", "constraints-previous.txt", "constraints-2.11.txt",
+              "constraints-oldest.txt")  # newest first
+# direct dependencies CI does not install at their floor: the oldest torch and its torchvision
+# have their own pins, and the developer's tools are not what a user runs
+NOT_LOWEST = {"torch", "torchvision", "ruff", "mypy", "tlparse", "dyncli"}
 
 
 def _pins(name: str) -> dict[str, str]:
     text = (ROOT / ".ci" / name).read_text()
-    return dict(re.findall(r"^([a-z]+)==(\S+)$", text, flags=re.M))
+    return dict(re.findall(r"^([a-z][a-z0-9_-]*)==(\S+)$", text, flags=re.M))
 
 
-def test_newest_and_previous_pins_and_the_floor_agree() -> None:
-    newest, previous = _pins("constraints.txt"), _pins("constraints-previous.txt")
-    assert set(newest) == set(previous) == {"torch", "torchvision"}
-    key = [int(x) for x in newest["torch"].split(".")], [int(x) for x in previous["torch"].split(".")]
-    assert key[0] > key[1], "constraints.txt pins the newest torch, constraints-previous.txt the one before"
-    bench = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["bench"]
-    floor = next(d for d in bench if d.startswith("torch>="))
-    assert floor == "torch>=" + ".".join(previous["torch"].split(".")[:2]), "the floor is what CI tests"
-    for doc in ("README.md", "docs/torch-versions.md"):
-        text = (ROOT / doc).read_text()
-        assert newest["torch"] in text and previous["torch"] in text, doc
+def _key(v: str) -> tuple[int, ...]:
+    parts = [int(x) for x in v.split("+")[0].split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))
 
 
-def test_ci_replaces_pip_constraints_and_runs_the_torch_marker_on_the_previous() -> None:
-    script = (ROOT / ".ci" / "run").read_text()
-    assert 'PIP_CONSTRAINT="$ROOT/$2"' in script
+def _floors() -> dict[str, str]:
+    """Every direct dependency with a ``>=`` floor, from the base and every extra."""
+    project = PYPROJECT["project"]
+    reqs = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values()
+                                       for r in extra)]
+    out = {}
+    for r in reqs:
+        m = re.match(r"^([A-Za-z0-9_.-]+)[^;]*?>=\s*([0-9][0-9.]*)", r)
+        if m:
+            out[m.group(1).lower()] = m.group(2)
+    return out
+
+
+def test_every_torch_venv_pins_torch_and_its_torchvision_newest_first() -> None:
+    pins = [_pins(name) for name in TORCH_PINS]
+    for name, p in zip(TORCH_PINS, pins, strict=True):
+        assert set(p) == {"torch", "torchvision"}, name
+    releases = [_key(p["torch"]) for p in pins]
+    assert releases == sorted(releases, reverse=True) and len(set(releases)) == len(releases)
+    assert releases[2][:2] == (2, 11), "a release current CUDA images ship"
+
+
+def test_the_floor_is_the_oldest_release_ci_tests() -> None:
+    oldest = _pins("constraints-oldest.txt")
+    floors = _floors()
+    assert _key(floors["torch"])[:2] == _key(oldest["torch"])[:2] == torch_compat.OLDEST
+    # the oldest torch's own torchvision meets the torchvision floor: pip keeps that pair
+    assert _key(floors["torchvision"]) <= _key(oldest["torchvision"])
+    assert _key(floors["torchvision"])[:2] == _key(oldest["torchvision"])[:2]
+    for row in table.TABLE:  # a strategy that needs a newer torch than the floor says which
+        assert row.needs_torch is None or table.release(row.needs_torch) > torch_compat.OLDEST
+
+
+def test_lowest_pins_are_the_floors() -> None:
+    """CI installs the lowest version the metadata allows of every other direct dependency."""
+    lowest, floors = _pins("constraints-lowest.txt"), _floors()
+    assert "torch" not in lowest and "torchvision" not in lowest  # the user's, kept
+    wanted = {name for name in floors if name not in NOT_LOWEST}
+    assert set(lowest) == wanted
+    for name in wanted:
+        assert _key(lowest[name]) == _key(floors[name]), name
+
+
+def test_ci_runs_every_venv_as_documented() -> None:
+    # one line per command: continuations joined, runs of spaces as one
+    script = re.sub(r"[ \t]+", " ", (ROOT / ".ci" / "run").read_text().replace("\\\n", " "))
+    assert 'PIP_CONSTRAINT="$ROOT/$2"' in script  # replaces a machine-wide cap
     assert "install .venv .ci/constraints.txt" in script
     assert "install .venv-previous .ci/constraints-previous.txt" in script
-    assert "pytest -m torch" in script
-    markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    assert "install_onto_torch .venv-2.11 .ci/constraints-2.11.txt /dev/null" in script
+    assert ('install_onto_torch .venv-oldest .ci/constraints-oldest.txt '
+            '"$ROOT/.ci/constraints-lowest.txt"') in script
+    assert "run_pytest .venv/bin/python -m pytest\n" in script
+    assert ('run_pytest .venv-previous/bin/python -m pytest "${BENCH_VERSION_TESTS[@]}" '
+            '"${TORCH_FORMAT_TESTS[@]}"') in script
+    assert 'run_pytest .venv-2.11/bin/python -m pytest "${BENCH_VERSION_TESTS[@]}"' in script
+    assert "tests/docs/test_docs_parse.py" in script.split("ready oldest", 1)[1]
+    for name in ("BENCH_VERSION_TESTS", "TORCH_FORMAT_TESTS"):
+        listed = re.search(name + r"=\((.*?)\)", script, re.S)
+        assert listed, name
+        for test in listed.group(1).split():
+            path, _, function = test.partition("::")
+            assert (ROOT / path).is_file(), test  # pytest errors on a missing one too; this
+            assert not function or re.search(  # says which, without running torch
+                rf"^def {re.escape(function)}\(", (ROOT / path).read_text(), re.M), test
+    markers = PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]
     assert any(m.startswith("torch:") for m in markers)
+
+
+def test_the_docs_name_every_tested_torch() -> None:
+    for doc in ("README.md", "docs/torch-versions.md"):
+        text = (ROOT / doc).read_text()
+        for name in TORCH_PINS:
+            assert _pins(name)["torch"] in text, (doc, name)

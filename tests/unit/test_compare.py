@@ -173,7 +173,9 @@ def test_json_document_and_markdown(tmp_path: Path) -> None:
     result = api.run(a, b, fail_on=["regression"])
     doc = result.to_dict()
     assert doc["command"] == "compare" and doc["schema_version"] == 1
-    assert doc["summary"] == {"pairs": 4, "regressions": 2, "recompiles": 0, "tripped": 2}
+    assert doc["summary"] == {"pairs": 4, "regressions": 2, "recompiles": 0, "tripped": 2,
+                              "latency_not_gated": 0}
+    assert doc["machine"]["changed"] is False and doc["machine"]["said"] is None
     json.dumps(doc, allow_nan=False)
     md = render.to_markdown(result)
     lines = md.splitlines()

@@ -225,11 +225,13 @@ def test_shell_quote_switches_to_single_quotes_for_escaped_entries() -> None:
     assert shell_quote(r"L\['x'\]$") == "'L\\['\\''x'\\''\\]$'"
 
 
-def test_nothing_usable_is_an_error(tmp_path: Path) -> None:
+def test_nothing_usable_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "code_state_bad_None_.pkl").write_bytes(b"junk")
     with pytest.raises(InputError, match=r"no usable PGO state.*code_state_bad_None_\.pkl: not a pickle"):
         run(pgo_dir=tmp_path, config=CFG)
-    with pytest.raises(UsageError, match="--pgo-dir DIR or --from-trace"):
+    # nothing given: torch's own directory is read (#34); here it does not exist
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "absent"))
+    with pytest.raises(UsageError, match="no --pgo-dir, --from-trace or --redis"):
         run(config=CFG)
     with pytest.raises(UsageError, match="--job-id"):
         run(from_trace=DATA / "mlp", job_id="mlp", config=CFG)

@@ -51,6 +51,11 @@ class Plan:
     sources: tuple[str, ...] = ()  # the allow-list (TORCH_COMPILE_DYNAMIC_SOURCES entries)
     job_id: str = "dyncli-plan"  # pgo's profile name
     compile_mode: str = "default"  # torch.compile(mode=...): a row of strategy.MODES
+    # CUDA graphs (a mode that records them): the sizes to capture, inputs padded up to them
+    # (torch._inductor.config.triton.cudagraph_capture_sizes), and the distinct sizes after
+    # which new ones run without graphs (cudagraph_dynamic_shape_rerecord_limit, torch >= 2.15)
+    capture_sizes: tuple[int, ...] | None = None
+    rerecord_limit: int | None = None
     predicted_compiles: int | None = None
     backend: str = "inductor"
     start: str = "cold"  # or "warm": the caches a first process left are kept
@@ -93,6 +98,32 @@ class Plan:
         """``torch.compiler.config`` values that must hold while dynamo traces."""
         return {k: self._fill(v) for k, v in self.row.config("compiler").items()}
 
+    def inductor_config(self) -> dict[str, Any]:
+        """``torch._inductor.config`` values (dotted keys) that must hold on every call: torch
+        reads the CUDA-graph ones when a call meets a new size, not only while compiling."""
+        out: dict[str, Any] = {}
+        if self.capture_sizes:
+            out[table.CAPTURE_SIZES[0]] = list(self.capture_sizes)
+        if self.rerecord_limit is not None:
+            out[table.RERECORD_LIMIT[0]] = self.rerecord_limit
+        return out
+
+    def unsupported(self, torch_version: str, device: str) -> str | None:
+        """Why this plan cannot run on this torch and device (the row, the mode, the CUDA-graph
+        config); None: it can."""
+        reason = table.unsupported(self.row, torch_version, self.compile_mode, device)
+        if reason:
+            return reason
+        for (key, needs), value in ((table.CAPTURE_SIZES, self.capture_sizes),
+                                    (table.RERECORD_LIMIT, self.rerecord_limit)):
+            if value is not None and table.release(torch_version) < table.release(needs):
+                return f"{key.split('.', 1)[1]} needs torch >= {needs} (this is {torch_version})"
+        if self.capture_sizes and self.row.dynamic is False:
+            return (f"{self.strategy}: static graphs have no size key, and torch runs them "
+                    "without CUDA graphs when capture sizes are set; capture sizes need a "
+                    "dynamic graph (automatic, dynamic, mark-dynamic)")
+        return None
+
     def env(self) -> dict[str, str]:
         """The environment variables torch reads the same config from (read when torch imports)."""
         out: dict[str, str] = {}
@@ -111,6 +142,10 @@ class Plan:
             out.append(f"torch.compile(mode={self.compile_mode!r})")
         if row.pads:
             out.append("padding inputs to buckets")
+        elif self.capture_sizes:
+            out.append("padding inputs up to the capture sizes")
+        out += [f"torch._inductor.config.{k} = {tuple(v) if isinstance(v, list) else v!r}"
+                for k, v in self.inductor_config().items()]
         if row.marks:
             out.append("maybe_mark_dynamic on the inputs")
         if row.stance:
@@ -125,9 +160,10 @@ class Plan:
         return self.row.stance
 
     def pad_buckets(self) -> list[int] | None:
-        """The pad wrapper's buckets ([] = powers of two); None when the plan does not pad."""
+        """The pad wrapper's buckets ([] = powers of two); None when the plan does not pad.
+        A plan with capture sizes pads up to them (a size above the largest runs unpadded)."""
         if not self.row.pads:
-            return None
+            return list(self.capture_sizes) if self.capture_sizes else None
         return list(self.buckets) if self.buckets is not None else []
 
     def mark_dynamic(self) -> list[tuple[str, int]]:
@@ -153,9 +189,11 @@ class Plan:
         padding = {} if pad is None else {
             "pad_dims": list(self.pad_dims),
             "pad_outputs": None if self.pad_outputs is None else [list(o) for o in self.pad_outputs]}
+        inductor = self.inductor_config()
         return {"strategy": self.strategy, "torch_compile": self.compile_kwargs(),
                 "dynamo_config": self.dynamo_config(),
-                "compiler_config": self.compiler_config(), "env": self.env(),
+                "compiler_config": self.compiler_config()} | (
+                {"inductor_config": inductor} if inductor else {}) | {"env": self.env(),
                 "stance": self.stance(), "pad_buckets": pad} | padding | {
                 "mark_dynamic": [[n, d] for n, d in self.mark_dynamic()],
                 "inputs": [i.as_dict() for i in self.inputs],
@@ -177,8 +215,11 @@ class Plan:
         predicted = d.get("predicted_compiles")
         dims = d.get("pad_dims")
         outputs = d.get("pad_outputs")
+        inductor = f.obj(d.get("inductor_config"))
+        limit = inductor.get(table.RERECORD_LIMIT[0])
         return cls(str(d.get("strategy")), inputs,
-                   buckets=(f.ints(pad) or None) if isinstance(pad, list) else None,
+                   buckets=(f.ints(pad) or None) if isinstance(pad, list)
+                   and table.find(str(d.get("strategy"))).pads else None,  # else: capture sizes
                    pad_dims=tuple(k for k in dims if k in PAD_KINDS)
                    if isinstance(dims, list) else PAD_KINDS,
                    pad_outputs=tuple(_layout(o) for o in outputs)
@@ -186,6 +227,9 @@ class Plan:
                    sources=tuple(s for s in sources.split(",") if s),
                    job_id=str(compiler.get("job_id") or "dyncli-plan"),
                    compile_mode=str(kwargs.get("mode") or "default"),
+                   capture_sizes=f.ints(inductor.get(table.CAPTURE_SIZES[0])) or None,
+                   rerecord_limit=limit if isinstance(limit, int)
+                   and not isinstance(limit, bool) else None,
                    predicted_compiles=predicted if isinstance(predicted, int) else None,
                    backend=str(kwargs.get("backend") or "inductor"),
                    start=str(d.get("start") or "cold"))
@@ -206,10 +250,13 @@ def from_dims(batch: Mapping[str, Iterable[int]], seq: Mapping[str, Iterable[int
 
 
 def plan_of(strategy: str, settings: Mapping[str, Any], dims: Mapping[str, Any], *,
-            fills: Mapping[str, int] | None = None, pad_dims: tuple[str, ...] = PAD_KINDS,
+            compile_mode: str | None = None, fills: Mapping[str, int] | None = None,
+            pad_dims: tuple[str, ...] = PAD_KINDS,
             pad_outputs: tuple[tuple[int | None, int | None], ...] | None = None) -> Plan:
-    """The plan for ``strategy`` under a run's ``settings`` (the bench JSON's) on inputs with
-    ``dims`` (``{"batch": {input: dims}, "seq": {…}}``): what bench measures, and emits."""
+    """The plan for ``strategy`` under ``compile_mode`` (None: the first of the settings'
+    ``compile_mode``) and a run's ``settings`` (the bench JSON's) on inputs with ``dims``
+    (``{"batch": {input: dims}, "seq": {…}}``): what bench measures, and emits. The settings'
+    capture sizes and re-record limit reach only a mode that records CUDA graphs."""
     row = table.find(strategy)
     buckets: tuple[int, ...] | None = None
     text = str(settings.get("buckets") or "pow2")
@@ -217,8 +264,15 @@ def plan_of(strategy: str, settings: Mapping[str, Any], dims: Mapping[str, Any],
         given = parse_buckets(text)
         buckets = tuple(given) if given is not None else None
     sources = settings.get("dynamic_sources") or [] if table.SOURCES in row.params else []
+    if compile_mode is None:  # settings carry the list of modes measured: the first
+        given = settings.get("compile_mode")
+        compile_mode = str(given[0] if isinstance(given, list) and given else given or "default")
+    graphs = table.mode(compile_mode).cuda_graphs
+    capture = (settings.get("capture_sizes") or []) if graphs else []
+    limit = settings.get("rerecord_limit") if graphs else None
     return Plan(strategy, inputs=from_dims(dims.get("batch", {}), dims.get("seq", {}), fills),
                 buckets=buckets, pad_dims=pad_dims, pad_outputs=pad_outputs,
-                sources=tuple(str(s) for s in sources),
-                compile_mode=str(settings.get("compile_mode") or "default"),
+                sources=tuple(str(s) for s in sources), compile_mode=compile_mode,
+                capture_sizes=tuple(sorted({int(s) for s in capture})) or None,
+                rerecord_limit=limit if isinstance(limit, int) else None,
                 start="warm" if settings.get("start") == "warm" else "cold")

@@ -233,10 +233,13 @@ def _advice(parts: dict[str, np.ndarray], best: str, runner: str, point: dict[st
     if abs(per_request_ms) > 1e-9:
         faster = best if per_request_ms > 0 else runner
         need = math.ceil(Z_SURE * sd_compile / (abs(per_request_ms) / 1000.0))
-        return (f"their compile times are the noise; {faster} serves "
-                f"{abs(per_request_ms):.3g} ms faster per request, which decides on a stream "
-                f"of about {max(need, requests + 1):,} requests (a longer stream, or "
-                "--requests)")
+        said = f"their compile times are the noise; {faster} serves {abs(per_request_ms):.3g} " \
+               "ms faster per request, which decides on "
+        if need > requests:
+            return f"{said}a stream of about {need:,} requests (a longer stream, or --requests)"
+        # the estimate says this stream should already decide, and the bootstrap says it did
+        # not: no number then (it read "about 161 requests" for a stream of 160)
+        return f"{said}a longer stream than these {requests:,} requests (or --requests)"
     return "their compile times are the noise and they serve at the same speed: either will do"
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.bench.core import fields as f
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.stats import p_value
 from dyncli.bench.core.stream_file import MAX_SIZE, StreamError
 from dyncli.logparse.safe import clip
@@ -106,6 +107,8 @@ class StreamCost:
     break_even_projected: bool = False
     pad_waste: float | None = None
     replay: dict[str, float] | None = None  # eager's: the interleaved --replay (measured_s)
+    recordings: int | None = None  # CUDA-graph modes: graphs recorded in the stream
+    record_s: float | None = None  # and their seconds beyond steady calls (in total_s)
 
     def as_dict(self) -> dict[str, Any]:
         """The ``stream`` object of a run in the JSON document (no curve)."""
@@ -120,6 +123,8 @@ class StreamCost:
             out["pad_waste"] = self.pad_waste
         if self.replay is not None:
             out["replay"] = self.replay
+        if self.recordings is not None:
+            out |= {"recordings": self.recordings, "record_s": self.record_s}
         return out
 
     @classmethod
@@ -132,7 +137,9 @@ class StreamCost:
                    break_even_projected=f.flag(d.get("break_even_projected")),
                    pad_waste=f.num(d.get("pad_waste")) if "pad_waste" in d else None,
                    replay={k: f.num(v) for k, v in f.obj(d.get("replay")).items()}
-                   if isinstance(d.get("replay"), dict) else None)
+                   if isinstance(d.get("replay"), dict) else None,
+                   recordings=f.opt_int(d.get("recordings")),
+                   record_s=f.opt_num(d.get("record_s")))
 
 
 def cost(ids: Sequence[int], latency_ms: Sequence[float], events: Sequence[CompileEvent] = (),
@@ -241,8 +248,11 @@ class Recommendation:
     apply: dict[str, Any] | None = None  # the plan (dyncli.bench.core.apply.Plan.as_dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """The top-level ``recommendation`` object."""
-        out = {"strategy": self.strategy, "total_s": self.total_s, "reason": self.reason,
+        """The top-level ``recommendation`` object (``strategy`` is a label in memory —
+        ``automatic@reduce-overhead`` — and a strategy and its ``compile_mode`` in JSON)."""
+        strategy, compile_mode = table.split(self.strategy)
+        out = {"strategy": strategy, "compile_mode": compile_mode, "total_s": self.total_s,
+               "reason": self.reason,
                "runner_up": self.runner_up, "runner_up_total_s": self.runner_up_total_s,
                "p_value": self.p_value}
         if self.confidence is not None:
@@ -254,7 +264,9 @@ class Recommendation:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Recommendation:
         """Read the ``recommendation`` object back."""
-        return cls(f.text(d.get("strategy")), f.num(d.get("total_s")),
+        label = table.label(f.text(d.get("strategy")),
+                            f.text(d.get("compile_mode"), table.DEFAULT_MODE))
+        return cls(label, f.num(d.get("total_s")),
                    f.opt_text(d.get("runner_up")), f.opt_num(d.get("runner_up_total_s")),
                    f.opt_num(d.get("p_value")), f.text(d.get("reason")),
                    f.opt_num(d.get("confidence")),
@@ -263,11 +275,13 @@ class Recommendation:
                    f.opt_obj(d.get("apply")))
 
 
-def recommend(candidates: Sequence[Candidate], requests: int) -> Recommendation | None:
+def recommend(candidates: Sequence[Candidate], requests: int,
+              over_budget: Sequence[str] = ()) -> Recommendation | None:
     """The candidate with the least ``total_s`` among those that passed, with the runner-up.
 
     The p-value (two-sided Mann-Whitney U) compares their stream-weighted steady-state
     latencies: whether, once compiled, one really serves faster than the other.
+    ``over_budget``: runs left out because no way to serve them fits the memory budget.
     """
     ok = sorted((c for c in candidates if c.passed and math.isfinite(c.total_s)),
                 key=lambda c: c.total_s)
@@ -310,6 +324,9 @@ def recommend(candidates: Sequence[Candidate], requests: int) -> Recommendation 
     failed = [c.name for c in candidates if not c.passed]
     if failed:
         parts.append("not considered (did not pass): " + ", ".join(failed))
+    if over_budget:
+        parts.append("not considered (CUDA graphs over --memory-budget): "
+                     + ", ".join(over_budget))
     return Recommendation(best.name, best.total_s, second.name if second else None,
                           second.total_s if second else None,
                           None if p is None or p != p else p, "; ".join(parts))

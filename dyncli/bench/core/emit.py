@@ -105,6 +105,10 @@ def toml_table(plan: Plan) -> str:
              "[bench]", f"strategy = [{toml_str(strategy)}]"]
     if plan.compile_mode != "default":
         lines.append(f"compile_mode = [{toml_str(plan.compile_mode)}]")
+    if plan.capture_sizes:
+        lines.append(f"capture_sizes = [{', '.join(map(str, plan.capture_sizes))}]")
+    if plan.rerecord_limit is not None:
+        lines.append(f"rerecord_limit = {plan.rerecord_limit}")
     if row.pads:
         lines.append("buckets = " + toml_str(",".join(map(str, plan.buckets))
                                               if plan.buckets else "pow2"))

@@ -18,10 +18,12 @@ class Hooks:
     ``progress(strategy, done, total)`` after each variation; ``warning(text)`` once per
     warning; ``run_done(result)`` after each strategy (the command writes partial files here);
     ``tap(call)`` sees every model call the harness makes (tests prove eager and compiled get
-    the same inputs with it).
+    the same inputs with it); ``started()`` once the settings are checked, as the model's
+    building begins (the first seconds without progress).
     """
 
     progress: Callable[[str, int, int], None] | None = None
+    started: Callable[[], None] | None = None
     warning: Callable[[str], None] | None = None
     run_done: Callable[[BenchResult], None] | None = None
     tap: Callable[[Call], None] | None = None

@@ -54,10 +54,10 @@ class Measured:
                        "with it in its own process; latencies of different strategies were "
                        "taken at different moments, so the recommendation prices each by its "
                        "ratio to its own eager")
-        elif strategies > 1 and self.driver == SEQUENTIAL:
+        elif strategies > 1 and self.driver == SEQUENTIAL and not self.why:
+            # with a why (torch < 2.13, kept in one process as asked) a warning says it
             out.append("strategies measured one after another, each from torch._dynamo.reset()"
-                       + (f" ({self.why})" if self.why else "")
-                       + ": each speedup compares a strategy with eager timed beside it; "
+                       ": each speedup compares a strategy with eager timed beside it; "
                        "latencies of different strategies were taken at different moments")
         if not self.caches.fresh:
             out.append(self.caches.words())

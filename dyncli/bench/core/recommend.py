@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from dyncli.bench.core import confidence, cost, restarts
+from dyncli.bench.core import confidence, cost, graph_plans, restarts
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan, plan_of
 from dyncli.bench.core.cost import Candidate, CompileEvent, Recommendation, StreamCost
@@ -42,6 +42,14 @@ def events_of(run: RunResult) -> list[CompileEvent]:
             if v.compiles and v.request is not None and v.first_call_s == v.first_call_s]
 
 
+def steady_s(run: RunResult) -> list[float] | None:
+    """Each shape's steady seconds under ``run`` (by index); None when one is not timed."""
+    by = {v.index: v for v in run.variations}
+    if not by or any(i not in by or not by[i].timed for i in range(max(by) + 1)):
+        return None
+    return [mean(by[i].compiled_samples) / 1000.0 for i in range(max(by) + 1)]
+
+
 def restarts_of(run: RunResult, settings: dict[str, Any]) -> bool:
     """Whether the stream is costed as restarted processes (``--start warm`` or
     ``--requests-per-start``) and the run has the two processes' measurements for it."""
@@ -52,8 +60,14 @@ def restarts_of(run: RunResult, settings: dict[str, Any]) -> bool:
 def stream_events(run: RunResult, ids: list[int],
                   settings: dict[str, Any]) -> list[CompileEvent]:
     """The compiles the stream pays under ``run``: the measured ones in stream order, or, when
-    the stream is costed as restarted processes, every process's (cold, then warm)."""
+    the stream is costed as restarted processes, every process's (cold, then warm); and under a
+    mode that records CUDA graphs, each size's warm-up and recording
+    (:func:`~dyncli.bench.core.capture.graph_events`)."""
     events = events_of(run)
+    steady = steady_s(run)
+    term = graph_plans.term(run, ids, steady) if steady is not None else None
+    if term is not None:
+        events += term.events
     if not restarts_of(run, settings):
         return events
     assert run.start is not None
@@ -81,8 +95,12 @@ def run_cost(run: RunResult, ids: list[int], n_shapes: int,
         events.append(CompileEvent(0, max(0.0, run.prime_s - eager_s), run.prime_compiles))
         overrides = {0: min(run.prime_s, eager_s)}
     out = cost.cost(ids, latency, events, overrides)
+    term = graph_plans.term(run, ids, [ms / 1000.0 for ms in latency])
+    if term is not None:
+        out.recordings, out.record_s = term.recordings, term.record_s
     padded = [by[i].padded_to for i in range(n_shapes)]
-    if table.find(run.strategy).pads and all(p is not None for p in padded):
+    padding = table.find(run.strategy).pads or bool(run.plan and run.plan.capture_sizes)
+    if padding and all(p is not None for p in padded):
         real = [(by[i].batch_size or 0, by[i].seq_len or 1) for i in ids]
         pads = [((to.batch if to else None) or by[i].batch_size or 0,
                  (to.seq if to else None) or by[i].seq_len or 1)
@@ -109,6 +127,7 @@ def apply(result: BenchResult) -> None:
     eager = _eager_samples(result, n_shapes)
     candidates: list[Candidate] = []
     eager_cost = None
+    over_budget: list[str] = []  # CUDA-graph runs no plan of which fits --memory-budget
     if eager is not None:
         eager_cost = cost.cost(ids, [mean(s) for s in eager])
         candidates.append(Candidate(EAGER, eager_cost.total_s, True,
@@ -129,18 +148,27 @@ def apply(result: BenchResult) -> None:
                 eager_cost.weighted_latency_ms)
         by = {v.index: v for v in run.variations}
         samples = cost.weighted_samples(ids, [by[i].compiled_samples for i in range(n_shapes)])
-        candidates.append(Candidate(run.strategy, run.stream.total_s, run.status == Status.PASS,
+        # under a CUDA-graph mode: its best plan within the memory budget (the same strategy
+        # under the default mode prices sizes served without graphs)
+        plain = next((r for r in result.runs if r.strategy == run.strategy
+                      and r.compile_mode == table.DEFAULT_MODE and r.stream is not None), None)
+        total = graph_plans.price(result, run, ids, steady_s(run) or [],
+                                  charged_first_call_s, steady_s(plain) if plain else None)
+        if total is None:
+            over_budget.append(run.label)
+            continue
+        candidates.append(Candidate(run.label, total, run.status == Status.PASS,
                                     tuple(samples), run.stream.weighted_latency_ms,
                                     run.stream.compile_s, run.stream.break_even))
     for run in result.runs:  # a strategy that could not be costed is named, not dropped
         if run.stream is None and run.status != Status.PASS:
-            candidates.append(Candidate(run.strategy, math.nan, False))
+            candidates.append(Candidate(run.label, math.nan, False))
     if not stream_given(result):
         # The seeded variations are a measurement plan, not traffic: each strategy's
         # break-even says when compiling pays back; which to use depends on the user's stream.
         result.recommendation = None
         return
-    rec = cost.recommend(candidates, len(ids))
+    rec = cost.recommend(candidates, len(ids), over_budget)
     if rec is not None:
         rec = with_confidence(result, rec, n_shapes, candidates)
         rec = replace(rec, apply=plan_for(result, rec.strategy).as_dict())
@@ -174,7 +202,7 @@ def windows(result: BenchResult, n_shapes: int) -> list[list[confidence.Window]]
         for v in run.variations:
             if v.timed and 0 <= v.index < n_shapes:
                 out[v.index].append(confidence.Window(
-                    {confidence.EAGER: v.eager_samples, run.strategy: v.compiled_samples}))
+                    {confidence.EAGER: v.eager_samples, run.label: v.compiled_samples}))
     return out
 
 
@@ -196,7 +224,7 @@ def with_confidence(result: BenchResult, rec: Recommendation, n_shapes: int,
         # the compiles the stream cost charged: with restarts, every process's (issue #19)
         compiles = [e.seconds for e in stream_events(run, ids, result.settings)]
         fixed, at = (run.prime_s, (0,)) if run.prime_s is not None else (0.0, ())
-        contenders.append(confidence.Contender(run.strategy, compiles, fixed, at))
+        contenders.append(confidence.Contender(run.label, compiles, fixed, at))
     if rec.strategy not in {c.name for c in contenders}:
         return rec
     repeat = result.settings.get("repeat")
@@ -213,9 +241,13 @@ def with_confidence(result: BenchResult, rec: Recommendation, n_shapes: int,
         lead = (f"{pick}: the simplest to apply of {', '.join(settle.leaders)}, which are "
                 f"within noise of each other ({pick} {totals[pick]:.2f} s predicted, "
                 f"{rec.strategy} {rec.total_s:.2f} s)")
+        # rec.reason ranks by predicted total, where the pick may be "next best": said once,
+        # as what it is (issue #34: "recommendation: X … next best X")
+        ranked = rec.reason.replace(f"; next best {pick}: ", f"; then {pick}: ", 1)
         return replace(rec, strategy=pick, total_s=totals[pick], runner_up=rec.strategy,
                        runner_up_total_s=rec.total_s, confidence=settle.p_best.get(pick, 0.0),
-                       p_best=p_best, reason=f"{lead}; {rec.reason}; {words}")
+                       p_best=p_best,
+                       reason=f"{lead}; by predicted total, {ranked}; {words}")
     return replace(rec, confidence=settle.confidence, p_best=p_best,
                    reason=f"{rec.reason}; {words}" if words else rec.reason)
 
@@ -236,18 +268,23 @@ def stream_given(result: BenchResult) -> bool:
     return result.shapes_source != "plan" or result.settings.get("requests") is not None
 
 
-def plan_for(result: BenchResult, strategy: str) -> Plan:
-    """How to serve the model as bench measured ``strategy`` (``recommendation.apply``).
+def plan_for(result: BenchResult, name: str) -> Plan:
+    """How to serve the model as bench measured run ``name`` (a strategy, or a strategy under
+    a compile mode: :func:`~dyncli.bench.core.strategy.label`; ``recommendation.apply``).
 
     The plan the run measured, with the compiles the stream cost predicts (a run read back from
-    JSON has none: its plan is rebuilt from the settings, as the run built it).
+    JSON has none: its plan is rebuilt from the settings, as the run built it); under a
+    CUDA-graph mode, with the capture sizes or re-record limit of the run's chosen plan.
     """
-    run = next((r for r in result.runs if r.strategy == strategy), None)
+    strategy, compile_mode = table.split(name)
+    run = next((r for r in result.runs if r.label == name), None)
     if run is not None and run.plan is not None:
         plan = run.plan
     else:
-        plan = plan_of(strategy, result.settings, result.dims)
+        plan = plan_of(strategy, result.settings, result.dims, compile_mode=compile_mode)
         if run is not None and run.buckets is not None:  # --buckets auto: what it chose
             plan = replace(plan, buckets=run.buckets.chosen)
+    if run is not None:
+        plan = graph_plans.applied(run, plan)
     predicted = run.stream.compiles if run is not None and run.stream is not None else None
     return replace(plan, predicted_compiles=0 if strategy == EAGER else predicted)

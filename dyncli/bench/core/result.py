@@ -13,9 +13,11 @@ from typing import Any
 
 from dyncli.bench.core import caches, stats
 from dyncli.bench.core import fields as f
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan
 from dyncli.bench.core.cost import Recommendation, StreamCost
 from dyncli.bench.core.cpu_time import CompileCost
+from dyncli.bench.core.graphs import RunGraphs, ShapeGraphs
 from dyncli.bench.core.hooks import Call, Hooks
 from dyncli.bench.core.measured import Measured
 from dyncli.bench.core.run_parts import (
@@ -68,6 +70,7 @@ class VariationResult:
     first_call_cpu_s: float | None = None  # a compiling first call's CPU s: self + workers
     loops: int | None = None  # calls per timed sample (the samples are per call)
     cache_hits: dict[str, int] = field(default_factory=dict)  # caches its compile was served from
+    graphs: ShapeGraphs | None = None  # a CUDA-graph mode on CUDA: its first calls observed
 
     @property
     def timed(self) -> bool:
@@ -96,14 +99,15 @@ class VariationResult:
             "padded_to": self.padded_to.to_dict() if self.padded_to else None,
         } | {k: v for k, v in (("first_call_cpu_s", self.first_call_cpu_s),
                                ("loops", self.loops)) if v is not None} \
-          | ({"cache_hits": self.cache_hits} if self.cache_hits else {})
+          | ({"cache_hits": self.cache_hits} if self.cache_hits else {}) \
+          | ({"cudagraphs": self.graphs.to_dict()} if self.graphs is not None else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> VariationResult:
         """Read a variation back (fields of the wrong type read as absent)."""
         shapes = {str(k): [x for x in v if isinstance(x, int) and not isinstance(x, bool)]
                   for k, v in f.obj(d.get("shapes")).items() if isinstance(v, list)}
-        padded = f.opt_obj(d.get("padded_to"))
+        padded, graphs = f.opt_obj(d.get("padded_to")), f.opt_obj(d.get("cudagraphs"))
         return cls(
             f.integer(d.get("index")), f.opt_int(d.get("batch_size")), f.opt_int(d.get("seq_len")),
             shapes, f.num(d.get("eager_ms")), f.num(d.get("compiled_ms")),
@@ -115,7 +119,8 @@ class VariationResult:
             f.text(d.get("detail")), f.opt_int(d.get("request")),
             PadTarget.from_dict(padded) if padded is not None else None,
             f.opt_num(d.get("first_call_cpu_s")), f.opt_int(d.get("loops")),
-            caches.read_hits(d.get("cache_hits")))
+            caches.read_hits(d.get("cache_hits")),
+            ShapeGraphs.from_dict(graphs) if graphs is not None else None)
 
 
 @dataclass
@@ -150,6 +155,13 @@ class RunResult:
     # The plan this run measured: what its strategy applied on every call (recommendation.apply
     # is the recommended run's, this same object with the predicted compiles).
     plan: Plan | None = field(default=None, repr=False, compare=False)
+    compile_mode: str = table.DEFAULT_MODE  # torch.compile(mode=...): a row of strategy.MODES
+    graphs: RunGraphs | None = None  # a CUDA-graph mode on CUDA: recordings, pool, plans
+
+    @property
+    def label(self) -> str:
+        """The run's name where one is needed: the strategy, with its mode unless default."""
+        return table.label(self.strategy, self.compile_mode)
 
     @property
     def divergent(self) -> bool | None:
@@ -189,7 +201,8 @@ class RunResult:
                  "total_wait_ms": self.total_wait_ms, "slowest_rank": self.slowest_rank,
                  "ranks": [r.to_dict() for r in self.ranks]} if self.ranks else {}
         return extra | {
-            "model": self.model, "strategy": self.strategy, "mode": self.mode,
+            "model": self.model, "strategy": self.strategy, "compile_mode": self.compile_mode,
+            "mode": self.mode,
             "status": self.status, "error": self.error or None, "compiles": self.compiles,
             "compile_time_s": self.compile_time_s, "backend_compile_s": self.backend_compile_s,
             "recompile_limit_hit": self.recompile_limit_hit,
@@ -206,6 +219,7 @@ class RunResult:
           | ({"buckets": self.buckets.to_dict()} if self.buckets is not None else {}) \
           | ({"start": self.start.to_dict()} if self.start is not None else {}) \
           | ({"eager_share": self.eager_share} if self.eager_share is not None else {}) \
+          | ({"cudagraphs": self.graphs.to_dict()} if self.graphs is not None else {}) \
           | ({"plan": self.plan.as_dict()} if self.plan is not None else {})
 
     def _compile_cost_dict(self) -> dict[str, Any] | None:
@@ -235,6 +249,7 @@ class RunResult:
             raise ValueError("a runs[] entry without a model name or strategy")
         stream, replay = f.opt_obj(d.get("stream")), f.opt_obj(d.get("replay"))
         buckets, start = f.opt_obj(d.get("buckets")), f.opt_obj(d.get("start"))
+        graphs = f.opt_obj(d.get("cudagraphs"))
         return cls(
             model=model, strategy=str(strategy), mode=f.text(d.get("mode")),
             variations=[VariationResult.from_dict(v) for v in f.objs(d.get("variations"))],
@@ -256,7 +271,10 @@ class RunResult:
             buckets=BucketChoice.from_dict(buckets) if buckets is not None else None,
             start=WarmStart.from_dict(start) if start is not None else None,
             eager_share=f.opt_num(d.get("eager_share")),
-            plan=_plan(f.opt_obj(d.get("plan"))))
+            plan=_plan(f.opt_obj(d.get("plan"))),
+            # a document from before compile modes measured the default mode
+            compile_mode=f.text(d.get("compile_mode"), table.DEFAULT_MODE),
+            graphs=RunGraphs.from_dict(graphs) if graphs is not None else None)
 
 
 def _plan(d: dict[str, Any] | None) -> Plan | None:

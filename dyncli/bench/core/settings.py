@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.buckets import MAX_BUCKETS
 from dyncli.bench.core.cost import parse_buckets
+from dyncli.bench.core.graphs import parse_bytes
 from dyncli.bench.core.stream_file import MAX_SIZE, StreamError
 from dyncli.config import BenchConfig
 from dyncli.errors import UsageError
@@ -33,6 +34,30 @@ def option_name(key: str) -> str:
     return f"bench.{key}"
 
 
+def check_modes(cfg: BenchConfig, name: Callable[[str], str] = option_name) -> None:
+    """The compile modes and their CUDA-graph options: ``UsageError`` for the first that
+    cannot be (the device and torch are the run's: a mode CPU cannot run is a status)."""
+    if not cfg.compile_mode:
+        raise UsageError(f"{name('compile_mode')}: give at least one compile mode",
+                         hint=f"One of {', '.join(table.MODE_NAMES)}")
+    graphs = [m for m in cfg.compile_mode if table.mode(m).cuda_graphs]
+    for key in ("capture_sizes", "rerecord_limit"):
+        if getattr(cfg, key) not in (None, []) and not graphs:
+            raise UsageError(f"{name(key)}: only a mode that records CUDA graphs uses it",
+                             hint=f"Add {name('compile_mode')} reduce-overhead (or max-autotune)")
+    if cfg.capture_sizes and not (len(cfg.capture_sizes) <= 1000
+                                  and all(1 <= s <= MAX_SIZE for s in cfg.capture_sizes)):
+        raise UsageError(f"{name('capture_sizes')}: at most 1000 sizes in [1, {MAX_SIZE:,}]")
+    if cfg.memory_budget is not None:
+        try:
+            parse_bytes(cfg.memory_budget)
+        except ValueError as e:
+            raise UsageError(f"{name('memory_budget')}: {e}") from None
+    if cfg.nproc > 1 and len(cfg.compile_mode) > 1:
+        raise UsageError(f"{name('nproc')} {cfg.nproc}: ranks run one compile mode",
+                         hint=f"Give one {name('compile_mode')} per --nproc run")
+
+
 def check(cfg: BenchConfig, name: Callable[[str], str] = option_name) -> None:
     """``UsageError`` for the first impossible setting, naming it with ``name(key)``."""
     if not cfg.strategy:
@@ -45,6 +70,7 @@ def check(cfg: BenchConfig, name: Callable[[str], str] = option_name) -> None:
                                   "bench.dynamic_sources (dyncli suggest --format toml writes it)")
     if not cfg.vary:
         raise UsageError(f"{name('vary')}: unknown (empty)", hint="Choose batch, seq or batch,seq")
+    check_modes(cfg, name)
     checks = [(cfg.variations >= 1, "variations", "must be >= 1"),
               (0 <= cfg.spread < 1, "spread", "must be in [0, 1)"),
               (cfg.repeat >= 2, "repeat", "must be >= 2 (medians and p-values need samples)"),

@@ -91,6 +91,7 @@ class CompileMode(NamedTuple):
     cuda_graphs: bool = False  # records CUDA graphs: needs a CUDA device
     autotune: bool = False
     needs_torch: str | None = None
+    simplicity: int = 0  # rank among modes, least to apply first (after the strategy's)
 
 
 def _dynamo(key: str, value: bool | str, env: str | None = None) -> Setting:
@@ -144,11 +145,20 @@ TABLE: tuple[Strategy, ...] = (
 
 MODES: tuple[CompileMode, ...] = (
     CompileMode("default", "inductor's default: no CUDA graphs, no autotuning"),
-    CompileMode("reduce-overhead", "CUDA graphs: one recorded per new size", cuda_graphs=True),
-    CompileMode("max-autotune-no-cudagraphs", "autotuned kernels, no CUDA graphs", autotune=True),
+    CompileMode("reduce-overhead", "CUDA graphs: one recorded per new size", cuda_graphs=True,
+                simplicity=1),
+    CompileMode("max-autotune-no-cudagraphs", "autotuned kernels, no CUDA graphs", autotune=True,
+                simplicity=2),
     CompileMode("max-autotune", "autotuned kernels and CUDA graphs", cuda_graphs=True,
-                autotune=True),
+                autotune=True, simplicity=3),
 )
+DEFAULT_MODE = "default"
+# torch's CUDA-graph knobs a plan may set (torch._inductor.config.triton.*), and the first
+# release that has each (read from torch's _inductor/config.py: cudagraph_capture_sizes 2.8,
+# cudagraph_dynamic_shape_rerecord_limit 2.15, pytorch#197433). Code only: no environment
+# variable sets them.
+CAPTURE_SIZES = ("triton.cudagraph_capture_sizes", "2.8")
+RERECORD_LIMIT = ("triton.cudagraph_dynamic_shape_rerecord_limit", "2.15")
 
 EAGER = "eager"
 # What dyncli.config accepts for bench.strategy: the rows that compile, in table order.
@@ -172,18 +182,38 @@ def mode(name: str) -> CompileMode:
     raise ValueError(f"unknown compile mode {name!r}; one of {', '.join(MODE_NAMES)}")
 
 
+def label(strategy: str, compile_mode: str = DEFAULT_MODE) -> str:
+    """How a (strategy, compile mode) run is named where one name is needed (tables, the
+    recommendation's candidates, same-window columns): the strategy alone under the default
+    mode, ``automatic@reduce-overhead`` otherwise (no strategy or mode has an ``@``)."""
+    return strategy if compile_mode == DEFAULT_MODE else f"{strategy}@{compile_mode}"
+
+
+def split(name: str) -> tuple[str, str]:
+    """``(strategy, compile mode)`` from a :func:`label`."""
+    strategy, _, compile_mode = name.partition("@")
+    return strategy, compile_mode or DEFAULT_MODE
+
+
 def recommendable() -> tuple[str, ...]:
     """The strategies a recommendation may name and ``--emit`` may write, eager first."""
     return tuple(s.name for s in TABLE if s.recommendable)
 
 
 def simplest(names: list[str] | tuple[str, ...]) -> str:
-    """The simplest to apply of ``names`` (by ``simplicity``; unknown names last)."""
+    """The simplest to apply of ``names`` (strategies or labels, :func:`label`: by the
+    strategy's ``simplicity``, then the mode's; unknown names last)."""
     rank = {s.name: s.simplicity for s in TABLE}
-    return min(names, key=lambda n: rank.get(n, len(rank)))
+    modes = {m.name: m.simplicity for m in MODES}
+
+    def key(name: str) -> tuple[int, int]:
+        strategy, compile_mode = split(name)
+        return rank.get(strategy, len(rank)), modes.get(compile_mode, len(modes))
+
+    return min(names, key=key)
 
 
-def _release(version: str) -> tuple[int, int]:
+def release(version: str) -> tuple[int, int]:
     """``(2, 11)`` from ``2.11.0+cu130``, ``2.12.0a0`` or ``2.7``; ``(0, 0)`` if unreadable."""
     parts = version.split("+", 1)[0].split(".")
     try:
@@ -192,12 +222,13 @@ def _release(version: str) -> tuple[int, int]:
         return 0, 0
 
 
+
 def unsupported(row: Strategy, torch_version: str, compile_mode: str = "default",
                 device: str = "cpu") -> str | None:
     """Why ``row`` (under ``compile_mode``) cannot run on this torch and device; None: it can."""
     cm = mode(compile_mode)
     for what, needs in ((row.name, row.needs_torch), (f"mode {cm.name}", cm.needs_torch)):
-        if needs and _release(torch_version) < _release(needs):
+        if needs and release(torch_version) < release(needs):
             return f"{what} needs torch >= {needs} (this is {torch_version})"
     if cm.cuda_graphs and not device.startswith("cuda"):
         return f"mode {cm.name}: CUDA graphs need CUDA (device {device})"

@@ -42,7 +42,7 @@ class ModelOutcome:
                 "stderr_tail": self.stderr_tail or None, "settings": self.settings,
                 "environment": self.environment.to_dict() if self.environment else None,
                 "dims": self.dims, "warnings": self.warnings,
-                "strategies": [r.strategy for r in self.runs]}
+                "strategies": [r.label for r in self.runs]}
 
     @classmethod
     def from_dict(cls, entry: dict[str, Any], runs: list[RunResult]) -> ModelOutcome:

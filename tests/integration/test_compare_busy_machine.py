@@ -1,0 +1,66 @@
+"""Issue #34 on real runs: ``compare`` gates what a changed machine does not move.
+
+One small model (``conftest_bench.py:extra_when_compiled``, a few ms per call on one
+thread) is benched as the machine is, then twice beside a bounded CPU hog (one busy worker per
+core, stopped here): once the same code, once with ``DYNCLI_TEST_COMPILED_EXTRA=1``, which makes
+the compiled path do about 1.5x the work (eager unchanged). ``compare`` must exit 0 on the
+first pair and say the machine changed, and exit 1 on the second: its speedup fell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dyncli.bench.hog import Hog
+
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = f"{Path(__file__).resolve().parent / 'conftest_bench.py'}:extra_when_compiled"
+
+
+def _dyncli(*args: str, extra: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DYNCLI_TEST_COMPILED_EXTRA": "1" if extra else "0"}
+    return subprocess.run([sys.executable, "-m", "dyncli", *args], cwd=ROOT, env=env, text=True,
+                          capture_output=True, timeout=900, check=False)
+
+
+def _bench(path: Path, extra: bool = False) -> Path:
+    proc = _dyncli("bench", MODEL, "--device", "cpu", "--strategy", "static", "--variations", "2",
+                   "--repeat", "10", "--json", str(path), extra=extra)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return path
+
+
+def test_a_busier_machine_is_said_and_a_slower_compiled_model_trips(tmp_path: Path) -> None:
+    base = _bench(tmp_path / "base.json")
+    with Hog(on_s=5.0, off_s=0.0, limit_s=900, workers=os.cpu_count() or 1) as hog:
+        same = _bench(tmp_path / "same.json")
+        slow = _bench(tmp_path / "slow.json", extra=True)
+        assert hog.running()  # the hog was there for both runs
+    loads = [json.loads(p.read_text())["load"] for p in (base, same, slow)]
+    said = f"load min/max: {[(x['load_min'], x['load_max']) for x in loads]}"
+
+    proc = _dyncli("compare", str(base), str(same), "--fail-on", "regression", "--json", "-")
+    assert proc.returncode == 0, (said, proc.stderr[-3000:], proc.stdout[-3000:])
+    doc = json.loads(proc.stdout)
+    assert doc["machine"]["changed"] is True, (said, doc["pairs"][0]["eager_ms"])
+    assert doc["machine"]["said"].startswith("MACHINE CHANGED between runs")
+    assert doc["pairs"][0]["latency_gated"] is False
+    assert doc["pairs"][0]["eager_ms"]["change"] > 0.05  # the hog slowed eager itself
+    table = _dyncli("compare", str(base), str(same))
+    assert table.returncode == 0 and table.stdout.startswith("MACHINE CHANGED between runs")
+
+    proc = _dyncli("compare", str(base), str(slow), "--fail-on", "regression", "--json", "-")
+    assert proc.returncode == 1, (said, proc.stderr[-3000:], proc.stdout[-3000:])
+    doc = json.loads(proc.stdout)
+    pair = doc["pairs"][0]
+    assert any(r.startswith("speedup -") for r in pair["regressions"]), (said, pair)
+    assert pair["speedup"]["change"] < -0.2, (said, pair["speedup"])
+    assert "Error: --fail-on regression: " in proc.stderr and "speedup -" in proc.stderr

@@ -1,0 +1,96 @@
+"""torch_compat on the torch installed here: every function runs, and the release table agrees
+with what this torch has (CI runs this on 2.4.1, 2.11.0, 2.14.1 and 2.15.0)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+import pytest
+import torch
+import torch._dynamo
+import torch._dynamo.config as dynamo_config
+
+from dyncli.bench import torch_compat
+from dyncli.bench.core import strategy as table
+
+pytestmark = pytest.mark.slow
+
+HERE = torch_compat.installed()
+
+
+def _has_compiler_config(name: str) -> bool:
+    try:
+        import torch.compiler.config as compiler_config
+    except ImportError:  # torch.compiler.config: 2.6
+        return False
+    return hasattr(compiler_config, name)
+
+
+# what each strategy needs, looked up on this torch (not read from the table under test)
+PRESENT = {
+    "collectives": lambda: hasattr(dynamo_config, "enable_compiler_collectives"),
+    "unbacked": lambda: hasattr(dynamo_config, "automatic_dynamic_shapes_mark_as"),
+    "pgo": lambda: (hasattr(dynamo_config, "automatic_dynamic_local_pgo")
+                    and _has_compiler_config("job_id")),
+    "eager-then-compile": lambda: (hasattr(torch.compiler, "set_stance") and
+                                   "eager_then_compile" in inspect.getsource(
+                                       torch._dynamo.eval_frame)),
+    "sources": lambda: _has_compiler_config("dynamic_sources"),
+}
+
+
+def test_the_strategy_table_matches_this_torch() -> None:
+    assert set(PRESENT) == {row.name for row in table.TABLE if row.needs_torch}
+    for strategy, present in PRESENT.items():
+        refused = torch_compat.strategy_unsupported(strategy)
+        assert (refused is None) == present(), (strategy, torch.__version__, refused)
+
+
+def test_isolation_is_there_from_2_13() -> None:
+    assert torch_compat.can_isolate_recompiles() == (HERE >= (2, 13))
+    calls = []
+
+    def counting(gm: object, example_inputs: object) -> object:
+        calls.append(1)
+        return gm.forward  # type: ignore[attr-defined]
+
+    fn = torch.compile(lambda x: x * 2, backend=counting, **torch_compat.isolate_kwargs())
+    assert torch.equal(fn(torch.ones(3)), torch.full((3,), 2.0))
+    assert calls
+    torch._dynamo.reset()
+
+
+def test_a_fresh_cache_is_an_empty_directory_of_its_own() -> None:
+    before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    with torch_compat.fresh_cache():
+        inside = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+        assert inside != before and os.path.isdir(inside) and not os.listdir(inside)
+        torch_compat.clear_caches()
+    assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") == before
+
+
+def test_size_memory_stance_inputs_and_worker_wait() -> None:
+    assert torch_compat.reset_code_state() == (HERE >= (2, 6))
+    state = torch_compat.code_state()
+    torch_compat.set_code_state(state)
+    assert torch_compat.code_state() is state
+    assert torch_compat.pgo_state_loaded() in (True, False)
+    examples = torch_compat.stance_examples()
+    torch_compat.set_stance_examples(None)
+    assert torch_compat.stance_examples() is None
+    torch_compat.set_stance_examples(examples)
+    torch_compat.wait_compile_workers(1.0)
+
+
+def test_the_recompile_limit_setting_exists_here() -> None:
+    name = torch_compat.recompile_limit_setting().rsplit(".", 1)[1]
+    assert isinstance(getattr(dynamo_config, name), int)
+    assert torch_compat.recompile_limit_setting() == torch_compat.recompile_limit_setting(
+        torch.__version__)
+
+
+def test_transformers_runs_on_this_torch() -> None:
+    pytest.importorskip("transformers")
+    # CI's venvs hold a transformers that accepts their torch (the lowest, 4.40, with 2.4)
+    assert torch_compat.transformers_refuses_torch() is None
