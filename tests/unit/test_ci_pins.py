@@ -82,7 +82,12 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert "install_onto_torch .venv-2.11 .ci/constraints-2.11.txt /dev/null" in script
     assert ('install_onto_torch .venv-oldest .ci/constraints-oldest.txt '
             '"$ROOT/.ci/constraints-lowest.txt"') in script
-    assert "run_pytest .venv/bin/python -m pytest\n" in script
+    first = script.split("ready previous", 1)[0]  # the newest venv's steps, in this order
+    steps = ["run_pytest .venv/bin/python -m pytest -m timing\n",
+             "run_pytest .venv/bin/python -m pytest -m 'not long'\n",
+             "run_pytest .venv/bin/python -m pytest -m 'long and not timing'\n"]
+    assert all(step in first for step in steps), first
+    assert [first.index(step) for step in steps] == sorted(first.index(step) for step in steps)
     assert ('run_pytest .venv-previous/bin/python -m pytest "${BENCH_VERSION_TESTS[@]}" '
             '"${TORCH_FORMAT_TESTS[@]}"') in script
     assert 'run_pytest .venv-2.11/bin/python -m pytest "${BENCH_VERSION_TESTS[@]}"' in script
