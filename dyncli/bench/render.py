@@ -52,7 +52,7 @@ def _compiled_here(v: Any) -> str:
 
 def _compile_s(run: RunResult) -> str:
     """A strategy's compile seconds, with its compiles' cache hits: ``0.2 (3 FX graph hits)``."""
-    hit = caches.label(caches.total(v.cache_hits for v in run.variations), count=True)
+    hit = caches.label(caches.total([v.cache_hits for v in run.variations]), count=True)
     return _f(run.compile_time_s, 1) + (f" ({hit})" if hit else "")
 
 
