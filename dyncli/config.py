@@ -72,6 +72,7 @@ class BenchConfig:
     device: str = _opt("auto", "auto (CUDA if available, else CPU), cpu or cuda.", ("auto", "cpu", "cuda"))
     dtype: str = _opt("float32", "float32, bfloat16, float16 or amp (autocast).", ("float32", "bfloat16", "float16", "amp"))
     hf_config: dict[str, Any] = _opt({}, "Overrides for HF model configs, e.g. {num_hidden_layers = 2}.")
+    matmul_precision: str | None = _opt(None, "torch.set_float32_matmul_precision for the run: highest, high (TF32 on CUDA) or medium; unset = torch's own (recorded in the result's environment).", ("highest", "high", "medium"))
     fail_on: list[str] = _opt([], "Exit 1 when any of these happened: failures (a strategy or variation did not pass). Exit 1 also when nothing ran at all.", ("failures",))
     nproc: int = _opt(1, "Ranks to run under torch.distributed's launcher (gloo on CPU, NCCL on CUDA); 1 = one process.")
     rank_shapes: str = _opt("same", "With nproc > 1: same plan on every rank, skewed (rank 0 varies, the others keep the base), or independent (a seeded plan per rank).", RANK_SHAPES)

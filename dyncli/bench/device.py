@@ -54,7 +54,7 @@ def environment(device: str, dtype: str) -> Environment:
 
     name = torch.cuda.get_device_name() if device == "cuda" else cpu_name()
     return Environment(__version__, torch.__version__, platform.python_version(), device, name,
-                       dtype, torch.get_num_threads())
+                       dtype, torch.get_num_threads(), torch.get_float32_matmul_precision())
 
 
 def cpu_name() -> str:
@@ -101,6 +101,17 @@ def torch_counts() -> tuple[int, int]:
 
     return (int(counters["stats"]["unique_graphs"]),
             int(counters["inductor"]["fxgraph_cache_hit"]))
+
+
+def break_counts() -> dict[str, int]:
+    """torch's graph-break and unsupported messages counted so far (message -> count)."""
+    from torch._dynamo.utils import counters
+
+    out: dict[str, int] = {}
+    for key in ("graph_break", "unimplemented"):
+        for msg, n in counters[key].items():
+            out[str(msg)] = out.get(str(msg), 0) + int(n)
+    return out
 
 
 def memory_bytes(device: str) -> int | None:

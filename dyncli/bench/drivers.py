@@ -249,6 +249,8 @@ class ProcessEach:
             if self.result.eager_stream is None and got.eager_stream is not None \
                     and got.eager_stream.replay:  # eager replayed once, in the first child
                 self.result.eager_stream = got.eager_stream
+            if self.result.device_warmup is None:  # every child warms its device: the first's
+                self.result.device_warmup = got.device_warmup
             if got.compiler_warmup_s is not None:
                 self.result.compiler_warmup_s = (self.result.compiler_warmup_s or 0.0) \
                     + got.compiler_warmup_s

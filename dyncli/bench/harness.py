@@ -120,6 +120,7 @@ class Harness:
     tap: Callable[[Call], None] | None = None
     phase: str = "first"
     in_calls: float = field(default=0.0)
+    eager_first: dict[int, float] = field(default_factory=dict)  # manners.warm_device's
 
     @classmethod
     def create(cls, cfg: BenchConfig, built: models.Built, device: str, dims: DimPlan,

@@ -47,6 +47,7 @@ from dyncli.bench.core.apply import Plan, plan_of
 from dyncli.bench.core.buckets import from_probe
 from dyncli.bench.core.caches import delta as cache_delta
 from dyncli.bench.core.cpu_time import CompileCost, CpuSnapshot
+from dyncli.bench.core.excess import excess
 from dyncli.bench.core.graphs import RunGraphs
 from dyncli.bench.core.measured import eager_detail, eager_share
 from dyncli.bench.core.plan import StreamPlan
@@ -61,7 +62,7 @@ from dyncli.bench.core.result import (
 from dyncli.bench.core.settings import auto_buckets
 from dyncli.bench.core.shapes import Variation
 from dyncli.bench.core.status import Status, short_error
-from dyncli.bench.device import failure_status, peak_memory, torch_counts
+from dyncli.bench.device import break_counts, failure_status, peak_memory, torch_counts
 from dyncli.bench.harness import Harness
 from dyncli.bench.timing import interleaved
 from dyncli.bench.window import Kept, Window
@@ -204,6 +205,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
         torch.cuda.reset_peak_memory_stats()
     h.in_calls = 0.0
     graphs0, hits0 = torch_counts()
+    breaks0 = break_counts()
     gw = graph_watch.GraphWatch() if table.mode(plan.compile_mode).cuda_graphs \
         and h.device == "cuda" else None
     cg0 = graph_watch.counters() if gw is not None else (0, 0)
@@ -244,6 +246,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
         if run.variations:
             run.eager_share = eager_share({v.index: v.status for v in run.variations},
                                           b.stream.ids)
+        _explain_excess(b, plan, run, breaks0)
         if table.PROFILE in plan.row.passes:
             loaded = torch_compat.pgo_state_loaded()
         if keep:
@@ -251,6 +254,18 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
         else:
             compiling.fresh_start()
     return loaded
+
+
+def _explain_excess(b: Bench, plan: Plan, run: RunResult, breaks0: dict[str, int]) -> None:
+    """Say why, when the strategy compiled more than its row implies (torch's own reasons)."""
+    if not run.variations:
+        return
+    grew = {m: n - breaks0.get(m, 0) for m, n in break_counts().items()
+            if n > breaks0.get(m, 0)}
+    reasons = [r for v in run.variations for r in v.recompile_reasons]
+    text = excess(plan.row, run.compiles, run.variations[0].compiles, grew, reasons)
+    if text:
+        b.warn(text)
 
 
 def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
@@ -263,7 +278,8 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
     h, cfg, strategy = b.h, b.h.cfg, table.label(plan.strategy, plan.compile_mode)
     inputs = h.args(variation.index)
     vr = VariationResult(variation.index, tensors.batch_of(*inputs, h.dims),
-                         variation.seq_len, tensors.shapes_of(*inputs))
+                         variation.seq_len, tensors.shapes_of(*inputs),
+                         eager_first_call_s=h.eager_first.pop(variation.index, None))
     if plan.pad_buckets() is not None:  # a padding row, or capture sizes
         vr.padded_to = padding.target(plan, inputs)
     eager_fn = h.tapped(h.model, strategy, variation.index, "eager")
@@ -286,7 +302,7 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
     seen = gw.state() if gw is not None else (0, 0.0, 0)
     try:
         with gw.counting() if gw is not None else contextlib.nullcontext():
-            res, vr.first_call_s = h.call(step(comp_fn, True))
+            res, vr.first_call_s = h.first_call(step(comp_fn, True))  # synchronized: all of it
     except Exception as e:
         vr.status, vr.detail = failure_status(e, Status.FAIL_TO_COMPILE), short_error(e)
         vr.compiles = backend.compiles - before

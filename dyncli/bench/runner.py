@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dyncli.bench import drivers, models, passes, tensors
+from dyncli.bench import drivers, manners, models, passes, tensors
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
@@ -49,6 +49,18 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
     models.check_name(model_name)
     given = user_stream(cfg)  # a bad --shapes file fails before any work
     device = resolve_device(cfg.device, warn)
+    with manners.manners(cfg.matmul_precision, warn):
+        result = _run(model_name, cfg, hooks, process_each, device, given, warnings, warn)
+        seen = len(warnings)
+    if len(warnings) > seen and hooks.run_done:  # torch's warnings, said once each at the end
+        hooks.run_done(result)
+    return result
+
+
+def _run(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | None,
+         device: str, given: tuple[list[Shape], str] | None, warnings: list[str],
+         warn: Callable[[str], None]) -> BenchResult:
+    """:func:`run_bench` from the device on, under the run's torch manners."""
     settings = {k: getattr(cfg, k) for k in cfg.__dataclass_fields__}
     result = BenchResult(model_name, environment(device, cfg.dtype), settings, warnings=warnings)
     if cfg.nproc > 1:
@@ -78,10 +90,17 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
         # (unfair beside the others) and on the prediction a cold replay is checked against
         if fresh and (len(names) > 1 or given is not None or cfg.replay):
             result.compiler_warmup_s = passes.warm_compiler(h, stream.ids[0])
+        settled, h.eager_first = manners.warm_device(h, first_seen(stream.ids))
+        result.device_warmup = settled.as_dict()
         b = Bench(model_name, h, stream, result, hooks, fresh, total, warn)
         driver = drivers.SameWindow(b) if kind == drivers.SAME_WINDOW else drivers.Sequential(b)
     driver.run(names)
     return result
+
+
+def first_seen(ids: list[int]) -> list[int]:
+    """The distinct shapes in the order the stream first meets them."""
+    return list(dict.fromkeys(ids))
 
 
 def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, hooks: Hooks,

@@ -133,6 +133,13 @@ def hf_style() -> tuple[nn.Module, dict[str, torch.Tensor]]:
                        "attention_mask": torch.ones(4, 12, dtype=torch.long)}
 
 
+def torch_warns() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    """A tiny MLP whose build makes torch warn (a UserWarning from torch's C++ TORCH_WARN)."""
+    torch.manual_seed(0)
+    torch.tensor(torch.ones(2))  # "To copy construct from a tensor, it is recommended ..."
+    return nn.Sequential(nn.Linear(8, 8)), (torch.randn(4, 8),)
+
+
 class ExtraWhenCompiled(nn.Module):
     """A 512 -> 2048 -> 16 MLP whose first matmul dominates a call (a few ms on one CPU core
     at batch 128), so a call's time is its work, not its overhead, and a call is long enough

@@ -174,6 +174,7 @@ def test_apply_costs_runs_eager_and_recommends() -> None:
     static.variations = [variation(0, 8, 2.0, 1.0, True), variation(1, 10, 2.5, 1.0, True)]
     dynamic = RunResult("m", "dynamic", "inference")
     dynamic.variations = [variation(0, 8, 2.0, 1.0, True), variation(1, 10, 2.5, 1.0, False)]
+    dynamic.variations[1].first_call_s = 0.001  # no compile: its first call as its steady state
     for run in (static, dynamic):
         for v in run.variations:
             v.request = v.index * 2

@@ -8,7 +8,11 @@ The cost model (docs/bench.md, "The cost of a request stream"):
 * each distinct shape's steady-state latency is measured once (interleaved eager/compiled);
 * each compile is placed at the request where it happens in stream order, and costs its
   first-call time minus that request's own steady-state latency (counted with the requests);
-* ``total_s`` = compiles + Σ over requests of its shape's steady-state latency;
+* a shape's first request costs more than its steady state even where nothing compiles (eager
+  and every strategy: allocations, kernel and library set-up for a new size): each shape's
+  measured first call beyond its steady state (``new_shape_s``) is charged at its first
+  request, unless a compile sits there (a compiling first call already holds it);
+* ``total_s`` = compiles + new shapes' extra + Σ over requests of its shape's steady latency;
 * ``first_result_s`` = the cost of request 0 (its compile included);
 * ``break_even_requests["eager"]`` = the request count from which this strategy's cumulative
   time stays below eager's; past the stream's end the stream is taken to repeat (no more
@@ -107,6 +111,7 @@ class StreamCost:
     break_even_projected: bool = False
     pad_waste: float | None = None
     replay: dict[str, float] | None = None  # eager's: the interleaved --replay (measured_s)
+    new_shape_s: float = 0.0  # first calls of new shapes beyond their steady state (no compile)
     recordings: int | None = None  # CUDA-graph modes: graphs recorded in the stream
     record_s: float | None = None  # and their seconds beyond steady calls (in total_s)
 
@@ -119,6 +124,8 @@ class StreamCost:
             "break_even_requests": {"eager": self.break_even},
             "break_even_projected": self.break_even_projected,
         }
+        if self.new_shape_s:
+            out["new_shape_s"] = self.new_shape_s
         if self.pad_waste is not None:
             out["pad_waste"] = self.pad_waste
         if self.replay is not None:
@@ -136,19 +143,41 @@ class StreamCost:
                    break_even=f.opt_int(f.obj(d.get("break_even_requests")).get("eager")),
                    break_even_projected=f.flag(d.get("break_even_projected")),
                    pad_waste=f.num(d.get("pad_waste")) if "pad_waste" in d else None,
+                   new_shape_s=f.num(d.get("new_shape_s"), 0.0),
                    replay={k: f.num(v) for k, v in f.obj(d.get("replay")).items()}
                    if isinstance(d.get("replay"), dict) else None,
                    recordings=f.opt_int(d.get("recordings")),
                    record_s=f.opt_num(d.get("record_s")))
 
 
+def new_shape_extra(ids: Sequence[int], new_shape_s: Sequence[float | None],
+                    taken: set[int] | dict[int, float]) -> dict[int, float]:
+    """Per request: a shape's first-call extra seconds, at its first request in ``ids``.
+
+    ``new_shape_s[shape]`` is None or not positive where nothing was measured or nothing is
+    due; a request in ``taken`` (a compile or an override sits there) is charged nothing here.
+    """
+    out: dict[int, float] = {}
+    seen: set[int] = set()
+    for i, shape in enumerate(ids):
+        if shape in seen:
+            continue
+        seen.add(shape)
+        x = new_shape_s[shape] if 0 <= shape < len(new_shape_s) else None
+        if x is not None and x > 0 and i not in taken:
+            out[i] = x
+    return out
+
+
 def cost(ids: Sequence[int], latency_ms: Sequence[float], events: Sequence[CompileEvent] = (),
-         overrides: dict[int, float] | None = None) -> StreamCost:
+         overrides: dict[int, float] | None = None,
+         new_shape_s: Sequence[float | None] = ()) -> StreamCost:
     """The stream's cost from each shape's steady-state latency and the compiles in order.
 
     ``overrides`` replaces a request's cost (seconds) by a measured one (the eager first call
-    under ``eager_then_compile``). One pass over the requests; the curve is an array of
-    doubles (8 bytes a request, not a Python float each).
+    under ``eager_then_compile``). ``new_shape_s``: per shape, its first call's seconds beyond
+    its steady state (:func:`new_shape_extra`). One pass over the requests; the curve is an
+    array of doubles (8 bytes a request, not a Python float each).
     """
     n = len(ids)
     extra: dict[int, float] = {}
@@ -159,13 +188,15 @@ def cost(ids: Sequence[int], latency_ms: Sequence[float], events: Sequence[Compi
             compiles += e.compiles
     per_s = [ms / 1000.0 for ms in latency_ms]
     overrides = {i: s for i, s in (overrides or {}).items() if 0 <= i < n}
+    fresh = new_shape_extra(ids, new_shape_s, set(extra) | set(overrides))
     curve = array("d")
     acc = 0.0
     for i, shape in enumerate(ids):
-        acc += (overrides[i] if i in overrides else per_s[shape]) + extra.get(i, 0.0)
+        acc += (overrides[i] if i in overrides else per_s[shape]) + extra.get(i, 0.0) \
+            + fresh.get(i, 0.0)
         curve.append(acc)
-    first = (overrides[0] if 0 in overrides else per_s[ids[0]]) + extra.get(0, 0.0) if n \
-        else math.nan
+    first = (overrides[0] if 0 in overrides else per_s[ids[0]]) + extra.get(0, 0.0) \
+        + fresh.get(0, 0.0) if n else math.nan
     counts = [0] * len(latency_ms)
     for shape in ids:
         counts[shape] += 1
@@ -173,7 +204,8 @@ def cost(ids: Sequence[int], latency_ms: Sequence[float], events: Sequence[Compi
     return StreamCost(
         requests=n, first_result_s=first, total_s=acc,
         weighted_latency_ms=steady / n if n else math.nan,
-        compile_s=sum(extra.values()), compiles=compiles, curve=curve)
+        compile_s=sum(extra.values()), compiles=compiles, curve=curve,
+        new_shape_s=sum(fresh.values()))
 
 
 def break_even(curve: Sequence[float], eager_curve: Sequence[float], rate_ms: float,

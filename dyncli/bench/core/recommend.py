@@ -94,7 +94,7 @@ def run_cost(run: RunResult, ids: list[int], n_shapes: int,
         eager_s = mean(by[ids[0]].eager_samples) / 1000.0
         events.append(CompileEvent(0, max(0.0, run.prime_s - eager_s), run.prime_compiles))
         overrides = {0: min(run.prime_s, eager_s)}
-    out = cost.cost(ids, latency, events, overrides)
+    out = cost.cost(ids, latency, events, overrides, strategy_new_shape_s(by, n_shapes))
     term = graph_plans.term(run, ids, [ms / 1000.0 for ms in latency])
     if term is not None:
         out.recordings, out.record_s = term.recordings, term.record_s
@@ -107,6 +107,31 @@ def run_cost(run: RunResult, ids: list[int], n_shapes: int,
                 for i, to in ((i, padded[i]) for i in ids)]
         out.pad_waste = cost.pad_waste(real, pads)
     return out
+
+
+def strategy_new_shape_s(by: dict[int, VariationResult], n_shapes: int) -> list[float | None]:
+    """Per shape: a strategy's first call beyond its steady state where it did not compile
+    (a compiling first call is charged as the compile: :func:`events_of`)."""
+    out: list[float | None] = []
+    for i in range(n_shapes):
+        v = by.get(i)
+        ok = v is not None and not v.compiles and v.first_call_s == v.first_call_s \
+            and v.compiled_samples
+        out.append(v.first_call_s - mean(v.compiled_samples) / 1000.0 if ok and v else None)
+    return out
+
+
+def eager_new_shape_s(result: BenchResult, eager_ms: list[float]) -> list[float | None]:
+    """Per shape: eager's first call in the process beyond its steady state (the mean over the
+    runs that measured it: one per process)."""
+    firsts: list[list[float]] = [[] for _ in eager_ms]
+    for run in result.runs:
+        for v in run.variations:
+            x = v.eager_first_call_s
+            if x is not None and x == x and 0 <= v.index < len(eager_ms):
+                firsts[v.index].append(x)
+    return [sum(xs) / len(xs) - ms / 1000.0 if xs else None
+            for xs, ms in zip(firsts, eager_ms, strict=True)]
 
 
 def _eager_samples(result: BenchResult, n_shapes: int) -> list[list[float]] | None:
@@ -129,7 +154,8 @@ def apply(result: BenchResult) -> None:
     eager_cost = None
     over_budget: list[str] = []  # CUDA-graph runs no plan of which fits --memory-budget
     if eager is not None:
-        eager_cost = cost.cost(ids, [mean(s) for s in eager])
+        eager_ms = [mean(s) for s in eager]
+        eager_cost = cost.cost(ids, eager_ms, new_shape_s=eager_new_shape_s(result, eager_ms))
         candidates.append(Candidate(EAGER, eager_cost.total_s, True,
                                     tuple(cost.weighted_samples(ids, eager)),
                                     eager_cost.weighted_latency_ms, 0.0))

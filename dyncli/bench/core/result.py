@@ -71,6 +71,7 @@ class VariationResult:
     loops: int | None = None  # calls per timed sample (the samples are per call)
     cache_hits: dict[str, int] = field(default_factory=dict)  # caches its compile was served from
     graphs: ShapeGraphs | None = None  # a CUDA-graph mode on CUDA: its first calls observed
+    eager_first_call_s: float | None = None  # eager's first call of this shape in the process
 
     @property
     def timed(self) -> bool:
@@ -98,7 +99,8 @@ class VariationResult:
             "request": self.request,
             "padded_to": self.padded_to.to_dict() if self.padded_to else None,
         } | {k: v for k, v in (("first_call_cpu_s", self.first_call_cpu_s),
-                               ("loops", self.loops)) if v is not None} \
+                               ("loops", self.loops),
+                               ("eager_first_call_s", self.eager_first_call_s)) if v is not None} \
           | ({"cache_hits": self.cache_hits} if self.cache_hits else {}) \
           | ({"cudagraphs": self.graphs.to_dict()} if self.graphs is not None else {})
 
@@ -120,7 +122,8 @@ class VariationResult:
             PadTarget.from_dict(padded) if padded is not None else None,
             f.opt_num(d.get("first_call_cpu_s")), f.opt_int(d.get("loops")),
             caches.read_hits(d.get("cache_hits")),
-            ShapeGraphs.from_dict(graphs) if graphs is not None else None)
+            ShapeGraphs.from_dict(graphs) if graphs is not None else None,
+            f.opt_num(d.get("eager_first_call_s")))
 
 
 @dataclass
@@ -305,6 +308,7 @@ class BenchResult:
     load: dict[str, Any] | None = None  # how busy the machine was (dyncli.bench.core.machine)
     same_window: bool = False  # steady state timed round-robin over every strategy per shape
     measured: Measured | None = None  # the driver, why, and the caches compiles started from
+    device_warmup: dict[str, Any] | None = None  # eager until its latency settled (manners)
 
     @property
     def ran(self) -> bool:
@@ -340,7 +344,8 @@ class BenchResult:
             "compiler_warmup_s": self.compiler_warmup_s,
         } | ({"load": self.load} if self.load is not None else {})
           | ({"same_window": True} if self.same_window else {}) \
-          | ({"measured": self.measured.to_dict()} if self.measured is not None else {}))
+          | ({"measured": self.measured.to_dict()} if self.measured is not None else {})
+          | ({"device_warmup": self.device_warmup} if self.device_warmup is not None else {}))
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> BenchResult:
@@ -375,7 +380,8 @@ class BenchResult:
             Recommendation.from_dict(rec) if rec is not None else None,
             f.opt_num(doc.get("compiler_warmup_s")), left_out,
             f.opt_obj(doc.get("load")), f.flag(doc.get("same_window")),
-            Measured.from_dict(m) if (m := f.opt_obj(doc.get("measured"))) is not None else None)
+            Measured.from_dict(m) if (m := f.opt_obj(doc.get("measured"))) is not None else None,
+            f.opt_obj(doc.get("device_warmup")))
 
 
 __all__ = ["FAILURES", "NOT_APPLICABLE", "PASS", "BenchResult", "BucketChoice", "Call",

@@ -252,16 +252,18 @@ class Environment:
     device_name: str
     dtype: str
     threads: int | None = None
+    matmul_precision: str | None = None  # torch.get_float32_matmul_precision() during the run
 
     def to_dict(self) -> dict[str, Any]:
         """The ``environment`` object."""
         return {"dyncli": self.dyncli, "torch": self.torch, "python": self.python,
                 "device": self.device, "device_name": self.device_name, "dtype": self.dtype,
-                "threads": self.threads}
+                "threads": self.threads} | ({"matmul_precision": self.matmul_precision}
+                                            if self.matmul_precision is not None else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Environment:
         """Read ``environment`` back (absent fields: empty strings)."""
         return cls(f.text(d.get("dyncli")), f.text(d.get("torch")), f.text(d.get("python")),
                    f.text(d.get("device")), f.text(d.get("device_name")), f.text(d.get("dtype")),
-                   f.opt_int(d.get("threads")))
+                   f.opt_int(d.get("threads")), f.opt_text(d.get("matmul_precision")))

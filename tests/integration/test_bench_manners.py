@@ -1,0 +1,36 @@
+"""bench's torch manners on a real run: torch's warnings become one dyncli line (issue #32)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = f"{ROOT / 'tests' / 'integration' / 'conftest_bench.py'}:torch_warns"
+
+
+@pytest.mark.slow
+def test_torch_warnings_are_dyncli_lines_and_precision_is_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dyncli", "bench", MODEL, "--device", "cpu", "--strategy",
+         "dynamic", "--variations", "2", "--repeat", "2", "--warmup", "0",
+         "--matmul-precision", "high", "--json", str(out)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout + proc.stderr
+    assert "UserWarning" not in text and "warnings.warn" not in text
+    assert text.count("To copy construct from a tensor") == 1  # dyncli's own line, once
+    doc = json.loads(out.read_text())
+    assert any("warned: To copy construct" in w for w in doc["warnings"])
+    assert doc["environment"]["matmul_precision"] == "high"
+    assert doc["device_warmup"]["rounds"] >= 1
+    # the first call of a new shape, measured for eager before any timed window
+    firsts = [v.get("eager_first_call_s") for v in doc["runs"][0]["variations"]]
+    assert firsts[0] is None and isinstance(firsts[1], float) and firsts[1] > 0

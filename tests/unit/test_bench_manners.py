@@ -1,0 +1,133 @@
+"""Pricing every request as it runs, and bench's device manners (issue #32). No torch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from dyncli.bench import manners
+from dyncli.bench.core import cost, recommend
+from dyncli.bench.core.cost import CompileEvent
+from dyncli.bench.core.result import BenchResult, Environment, RunResult
+from tests.unit.conftest_bench import variation
+
+
+class FakeClock:
+    """Each timed reading returns the next of ``per_call_ms`` (ms per call) times the loops."""
+
+    def __init__(self, per_call_ms: list[float]) -> None:
+        self.per_call = iter(per_call_ms)
+        self.loops = 0
+
+    def synchronize(self) -> None:
+        pass
+
+    def start(self) -> int:
+        self.loops = 0
+        return 0
+
+    def stop(self, token: int) -> float:
+        return next(self.per_call) * self.loops
+
+
+def counting(clock: FakeClock) -> Callable[[], None]:
+    def fn() -> None:
+        clock.loops += 1
+    return fn
+
+
+class FakeWall:
+    def __init__(self, step: float) -> None:
+        self.t, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.t += self.step
+        return self.t
+
+
+def test_settle_waits_until_the_latency_stops_falling() -> None:
+    # calibration reads 10 ms/call twice (1 loop, then 2 reach 20 ms); then a device warming
+    # up: 10, 8, 6.5, 6.0 and steady at 6.0 +- 1 %
+    clock = FakeClock([10.0, 10.0, 10.0, 8.0, 6.5, 6.0, 6.05, 6.02, 6.01])
+    out = manners.settle(clock, counting(clock), wall=FakeWall(0.01))
+    assert out.settled and out.loops == 2
+    assert out.readings_ms == [10.0, 8.0, 6.5, 6.0, 6.05, 6.02]
+    assert out.as_dict()["rounds"] == 6 and out.as_dict()["last_ms"] == 6.02
+
+
+def test_settle_is_bounded_by_rounds_and_seconds() -> None:
+    drifting = [30.0] + [20.0 - i for i in range(19)]  # never three readings within 3 %
+    clock = FakeClock(drifting)
+    out = manners.settle(clock, counting(clock), max_rounds=5, wall=FakeWall(0.01))
+    assert not out.settled and len(out.readings_ms) == 5
+    clock = FakeClock(drifting)
+    out = manners.settle(clock, counting(clock), max_s=0.25, wall=FakeWall(0.1))
+    assert not out.settled and len(out.readings_ms) == 3  # 0.1 s a reading: stopped past 0.25
+    assert out.seconds == pytest.approx(0.4)
+
+
+def test_steady_needs_enough_readings_in_tolerance() -> None:
+    assert not manners.steady([5.0, 5.0])
+    assert manners.steady([9.0, 5.0, 5.1, 5.05])
+    assert not manners.steady([5.0, 5.0, 5.3])
+
+
+def test_a_caught_warning_is_one_line_of_dyncli_with_advice() -> None:
+    tf32 = ("TensorFloat32 tensor cores for float32 matrix multiplication available but not "
+            "enabled. Consider setting `torch.set_float32_matmul_precision('high')`")
+    line = manners.own_line("torch", tf32)
+    assert line.startswith("torch warned: TensorFloat32 tensor cores")
+    assert "--matmul-precision high" in line
+    assert manners.own_line("torch", "\n  first line\nsecond") == "torch warned: first line"
+
+
+def test_a_new_shape_costs_its_first_call_once_where_nothing_compiles() -> None:
+    # shapes 0 and 1, 1 ms and 2 ms steady; shape 1's first call is 50 ms: +48 ms at request 1
+    c = cost.cost([0, 1, 1, 0], [1.0, 2.0], new_shape_s=[None, 0.048])
+    assert c.total_s == pytest.approx(0.006 + 0.048)
+    assert c.new_shape_s == pytest.approx(0.048) and c.compile_s == 0.0
+    assert list(c.curve) == pytest.approx([0.001, 0.051, 0.053, 0.054])
+    # where a compile sits, its first call already holds the new shape's cost
+    c = cost.cost([0, 1], [1.0, 2.0], [CompileEvent(1, 0.5)], new_shape_s=[0.01, 0.048])
+    assert c.total_s == pytest.approx(0.003 + 0.5 + 0.01)
+    assert c.as_dict()["new_shape_s"] == pytest.approx(0.01)
+    assert cost.StreamCost.from_dict(c.as_dict()).new_shape_s == pytest.approx(0.01)
+
+
+def test_apply_charges_eager_and_strategies_their_new_shapes() -> None:
+    run = RunResult("m", "dynamic", "inference")
+    run.variations = [variation(0, 8, 2.0, 1.0, True), variation(1, 10, 2.5, 1.0, False)]
+    run.variations[0].request, run.variations[1].request = 0, 1
+    run.variations[1].first_call_s = 0.011  # no compile: 10 ms beyond its 1 ms steady state
+    run.variations[1].eager_first_call_s = 0.0225  # eager's first call of shape 1: +20 ms
+    run.finish()
+    env = Environment("0", "2.15.0", "3.11", "cpu", "cpu", "float32", 2)
+    result = BenchResult("m", env, {}, runs=[run], shapes_source="sizes")
+    result.stream_ids, result.requests = [0, 1, 1], 3
+    recommend.apply(result)
+    assert result.eager_stream is not None and run.stream is not None
+    assert result.eager_stream.new_shape_s == pytest.approx(0.020)
+    assert result.eager_stream.total_s == pytest.approx(0.007 + 0.020)
+    assert run.stream.new_shape_s == pytest.approx(0.010)
+    assert run.stream.total_s == pytest.approx(0.003 + 0.499 + 0.010)
+
+
+def test_a_strategy_past_its_implied_compiles_says_why_in_torchs_words() -> None:
+    from dyncli.bench.core import excess
+    from dyncli.bench.core import strategy as table
+
+    unbacked, static = table.find("unbacked"), table.find("static")
+    # what torch 2.15 counted for HF BERT under unbacked (issue #32: 7 graphs, 2 due)
+    gb = ("Could not guard on data-dependent expression u0 > 1 (unhinted: u0 > 1).  "
+          "(Size-like symbols: u0)\n\nconsider using data-dependent friendly APIs")
+    line = excess.excess(unbacked, 7, 1, {gb: 3}, ["tensor 'input_ids' size mismatch"])
+    assert line is not None and line.startswith("unbacked compiled 7 graphs where its "
+                                                "definition implies at most 2")
+    assert "u0 > 1" in line and "friendly APIs" not in line
+    assert excess.excess(unbacked, 2, 1, {gb: 1}, []) is None
+    assert excess.excess(static, 9, 1, {}, []) is None  # one per shape: no bound
+    assert excess.per_frame(table.find("dynamic")) == 1
+    assert excess.per_frame(table.find("sources")) == 1
+    line = excess.excess(table.find("dynamic"), 3, 1, {}, ["- 0/1: L['x'].size()[0] < 64"])
+    assert line is not None and line.endswith("torch says '- 0/1: L['x'].size()[0] < 64'")
