@@ -109,3 +109,13 @@ def test_the_docs_name_every_tested_torch() -> None:
         text = (ROOT / doc).read_text()
         for name in TORCH_PINS:
             assert _pins(name)["torch"] in text, (doc, name)
+
+
+def test_test_files_have_unique_names() -> None:
+    # tests/ has no __init__.py files: pytest imports each test module by its basename, so two
+    # files of one name (tests/unit/x.py, tests/integration/x.py) stop the whole run at
+    # collection ("import file mismatch") though each passes alone.
+    names: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert not {n: p for n, p in names.items() if len(p) > 1}
