@@ -158,6 +158,7 @@ def transformer_stream(small: bool, device: str, out: Path) -> dict[str, Any]:
                      "predicted_s": run.stream.total_s if run.stream else None,
                      "replayed_s": replay.measured_s if replay else None,
                      "replay_compiles": replay.compiles if replay else None,
+                     "eager_share": run.eager_share,
                      "new_shape_s": run.stream.new_shape_s if run.stream else None})
     for r in rows:
         r["diff_pct"] = pct(r["predicted_s"], r["replayed_s"]) \
@@ -165,6 +166,7 @@ def transformer_stream(small: bool, device: str, out: Path) -> dict[str, Any]:
     isolated = [r["strategy"] for r in rows if r["strategy"] != "eager"
                 and r["status"] == "pass" and r["compiles"] > 0 and not r["limit_hit"]]
     return {"model": "hf:BertModel", "hf_config": hf, "requests": result.requests,
+            "measured": result.measured.to_dict() if result.measured else None,
             "wall_s": wall, "rows": rows, "isolated": isolated,
             "isolation_ok": sorted(isolated) == sorted(strategies),
             "warnings": result.warnings, "recommendation":
@@ -218,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{fmt(r['eager_diff_pct'], '+.1f'):>6} {fmt(r['bench_compiled_ms']):>9} "
               f"{fmt(r['ref_compiled_ms']):>8} {fmt(r['compiled_diff_pct'], '+.1f'):>6}")
     print(f"stream hf:BertModel {s['hf_config']}: {s['requests']} requests, "
-          f"{s['wall_s']:.0f} s; isolation {'ok' if s['isolation_ok'] else 'FAILED'}")
+          f"{s['wall_s']:.0f} s; {(s['measured'] or {}).get('driver', '?')}; "
+          f"isolation {'ok' if s['isolation_ok'] else 'FAILED'}")
     print(f"  {'strategy':<10} {'status':<16} {'compiles':>8} {'predicted s':>11} "
           f"{'replayed s':>10} {'%':>6}")
     for r in s["rows"]:

@@ -86,7 +86,7 @@ class BenchConfig:
     requests_per_start: int | None = _opt(None, "Cost a service that restarts every N requests (restarts find the caches the first process left); unset = one process.")
     emit: str | None = _opt(None, "Write the recommendation as a plan to apply: python (a module defining compile_for_traffic(model)), env or toml; needs a request stream.", ("python", "env", "toml"))
     emit_file: str | None = _opt(None, "Where --emit writes (- = stdout); unset = dyncli_plan.py, dyncli_plan.env or dyncli_plan.toml.")
-    fresh_cache: bool | None = _opt(None, "Give every strategy an empty inductor cache (cold compiles); unset = on with --shapes/--sizes, off otherwise.")
+    fresh_cache: bool | None = _opt(None, "Give every strategy empty compile caches of its own (inductor's FX graph, AOTAutograd, kernels and autotuning; Triton's) for its measurement and its replay: cold compiles; false = the user's caches as found (hits labelled); unset = on.")
     suite: str | None = _opt(None, "Run a suite instead of one model: a built-in name (dyncli bench --list-suites) or a suite TOML file.")
     resume: bool = _opt(False, "With suite and --json: skip the models already complete in that JSON file.")
     timeout: float | None = _opt(None, "Seconds before a run counts as hung (status timeout): each model of a suite (its process is killed; unset = no limit); with nproc > 1 the process-group timeout of a collective wait (unset = 300).")

@@ -28,9 +28,7 @@ applied by its plan on every call, :mod:`dyncli.bench.served`).
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -38,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import compiling, loops, torch_compat
+from dyncli.bench import caches, compiling, loops, torch_compat
 from dyncli.bench.core.confidence import EAGER, Window
 from dyncli.bench.timing import Clock
 
@@ -94,15 +92,17 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
 class Slot:
     """One strategy's compile-time state, swapped in for its turns of an interleaved replay.
 
+    Its caches start where its measurement's started (:mod:`dyncli.bench.caches`): empty
+    directories of its own (``fresh``), or the user's (``fresh=False``: nothing swapped).
     ``seed`` is a PGO state directory copied into the slot's empty inductor cache (``pgo``'s
     warm start).
     """
 
-    def __init__(self, name: str, seed: Path | None = None) -> None:
+    def __init__(self, name: str, seed: Path | None = None, fresh: bool = True) -> None:
         self.name = name
-        self.cache_dir = tempfile.mkdtemp(prefix=f"dyncli-replay-{name}-")
-        if seed is not None:
-            shutil.copytree(seed, Path(self.cache_dir) / "dynamo", dirs_exist_ok=True)
+        self.cache_dir: Path | None = None
+        if fresh or seed is not None:
+            self.cache_dir = caches.make_dir(name, seed, "replay")
         self._code_state: Any = None
         self._examples: Any = None
         self._dynamism: dict[int, Any] = {}
@@ -110,11 +110,6 @@ class Slot:
     @contextmanager
     def turn(self) -> Iterator[None]:
         """The strategy's cache dir, size memory and stance inputs, restored after."""
-        saved_env = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR",
-                                                    "TRITON_CACHE_DIR")}
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache_dir
-        os.environ["TRITON_CACHE_DIR"] = os.path.join(self.cache_dir, "triton")
-        torch_compat.clear_caches()  # in-memory code caches would serve another's kernels
         saved_examples = torch_compat.stance_examples()
         try:
             compiling.forget_sizes()
@@ -123,7 +118,8 @@ class Slot:
             torch_compat.set_stance_examples(self._examples)
             compiling.give_dynamism(self._dynamism)
             try:
-                yield
+                with caches.pointed(self.cache_dir):
+                    yield
             finally:
                 self._code_state = torch_compat.code_state()
                 self._examples = torch_compat.stance_examples()
@@ -131,16 +127,11 @@ class Slot:
         finally:
             compiling.forget_sizes()
             torch_compat.set_stance_examples(saved_examples)
-            torch_compat.clear_caches()
-            for k, v in saved_env.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
     def close(self) -> None:
-        """Remove the slot's cache directory."""
-        shutil.rmtree(self.cache_dir, ignore_errors=True)
+        """Remove the slot's cache directory (the user's is left alone)."""
+        if self.cache_dir is not None:
+            shutil.rmtree(self.cache_dir, ignore_errors=True)
 
 
 @dataclass

@@ -25,7 +25,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dyncli.bench import accuracy, compiling, graph_watch, padding, passes, tensors, torch_compat
+from dyncli.bench import (
+    accuracy,
+    caches,
+    compiling,
+    graph_watch,
+    padding,
+    passes,
+    tensors,
+    torch_compat,
+)
 from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
@@ -36,9 +45,11 @@ from dyncli.bench.compile_watch import (
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan, plan_of
 from dyncli.bench.core.buckets import from_probe
+from dyncli.bench.core.caches import delta as cache_delta
 from dyncli.bench.core.cpu_time import CompileCost, CpuSnapshot
 from dyncli.bench.core.excess import excess
 from dyncli.bench.core.graphs import RunGraphs
+from dyncli.bench.core.measured import eager_detail, eager_share
 from dyncli.bench.core.plan import StreamPlan
 from dyncli.bench.core.result import (
     BenchResult,
@@ -126,7 +137,7 @@ def measure_strategy(b: Bench, plan: Plan, run: RunResult | None = None) -> RunR
                 return run
             plan = chosen
         run.plan = plan
-        with passes.cache(b.fresh or seed is not None, seed):
+        with caches.scope(plan.strategy, b.fresh, seed):
             loaded = walk(b, plan, run, keep=b.window is not None)
             if table.PROFILE in row.passes:
                 run.passes.append(PgoPass("warm", run.compiles, run.compile_time_s,
@@ -163,7 +174,7 @@ def choose_buckets(b: Bench, plan: Plan, run: RunResult) -> Plan | None:
     sizes = [getattr(stream.variations[i], attr) or 0 for i in stream.ids]
     probe = RunResult(run.model, run.strategy, run.mode, compile_mode=run.compile_mode)
     b.total += len(stream.variations)
-    with passes.cache(b.fresh, None):
+    with caches.scope(plan.strategy, b.fresh):
         walk(b, replace(plan, buckets=None), probe, keep=False)  # timed now: not a contender
     targets = {v.index: getattr(v.padded_to, dim) for v in probe.variations
                if v.padded_to is not None and getattr(v.padded_to, dim) is not None}
@@ -232,6 +243,9 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
         run.wall_s = time.perf_counter() - t_run
         run.in_calls_s = h.in_calls
         run.finish()
+        if run.variations:
+            run.eager_share = eager_share({v.index: v.status for v in run.variations},
+                                          b.stream.ids)
         _explain_excess(b, plan, run, breaks0)
         if table.PROFILE in plan.row.passes:
             loaded = torch_compat.pgo_state_loaded()
@@ -280,7 +294,8 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
     except Exception as e:
         vr.status, vr.detail = failure_status(e, Status.EAGER_FAIL_TO_RUN), short_error(e)
         return vr
-    before = backend.compiles
+    before, graphs, limits, hits = (backend.compiles, backend.graph_calls,
+                                    len(w.limit_messages), caches.hits())
     w.mark()
     snap = CpuSnapshot.now()
     pool0 = graph_watch.pool_bytes() if gw is not None else 0
@@ -294,6 +309,8 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
         return vr
     vr.compiles = backend.compiles - before
     vr.recompiled = vr.compiles > 0
+    vr.cache_hits = cache_delta(hits, caches.hits())
+    ran_eager = eager_detail(backend.graph_calls - graphs, w.limit_messages, limits)
     if vr.recompiled:
         settled = settle_compile_workers()
         vr.first_call_s += settled
@@ -305,7 +322,9 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
     del ref, res
     if not verdict.ok:
         vr.status = Status.FAIL_ACCURACY
-    vr.detail = verdict.detail
+    elif ran_eager:  # what ran was eager: never timed, costed or recommended as compiled
+        vr.status = Status.RAN_EAGER
+    vr.detail = "; ".join(x for x in (ran_eager, verdict.detail) if x)
     if vr.padded_to and vr.padded_to.unpadded:
         vr.detail = "; ".join(x for x in ("above the largest bucket: ran unpadded",
                                           vr.detail) if x)

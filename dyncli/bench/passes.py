@@ -2,7 +2,8 @@
 
 - whether it can run at all here (its row's torch, device and model needs);
 - the compiler warm-up before any strategy (one-time process costs charged to no strategy);
-- an empty inductor cache per strategy, seeded with PGO state for a profiled warm pass;
+- the caches each pass compiles from (:func:`dyncli.bench.caches.scope`: empty and its own
+  per strategy unless ``--warm-cache``, seeded with PGO state for a profiled warm pass);
 - the profiling pass (``pgo``'s cold pass), which records the profile the measured pass
   starts from;
 - the stream's first request under a stance that runs it eager (``eager-then-compile``);
@@ -15,16 +16,13 @@ call goes through its plan (:func:`~dyncli.bench.compiling.compile_plan`).
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import compiling, torch_compat
+from dyncli.bench import caches, compiling
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import recommend, stream_file
 from dyncli.bench.core import strategy as table
@@ -58,24 +56,6 @@ def not_applicable(h: Harness, plan: Plan) -> str | None:
     return None
 
 
-@contextmanager
-def cache(fresh: bool, seed: Path | None = None) -> Iterator[None]:
-    """An empty inductor cache when ``fresh`` (or seeded), seeded with PGO state from ``seed``.
-
-    torch's fresh-cache context (:func:`torch_compat.fresh_cache`) points TORCHINDUCTOR_CACHE_DIR
-    at a new temp dir and clears inductor's in-memory caches, so compiles are cold and their
-    times honest.
-    """
-    if not (fresh or seed is not None):
-        yield
-        return
-    with torch_compat.fresh_cache():
-        if seed is not None:
-            dest = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]) / "dynamo"
-            shutil.copytree(seed, dest, dirs_exist_ok=True)
-        yield
-
-
 def profile(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult,
             isolated: bool = False) -> Path | None:
     """Compile the stream's shapes once, cold, under the plan; keep the profile it wrote.
@@ -94,7 +74,7 @@ def profile(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult,
     keep = Path(tempfile.mkdtemp(prefix="dyncli-pgo-")) / "dynamo"
     found: list[str] = []
     try:
-        with cache(True):
+        with caches.scope(plan.strategy, True) as root:
             for variation, _ in compile_order(stream, plan.row):
                 before = backend.compiles
                 try:
@@ -104,7 +84,8 @@ def profile(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult,
                     break
                 if backend.compiles > before:
                     compile_s += dt + settle_compile_workers()
-            state = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]) / "dynamo"
+            assert root is not None
+            state = root / "dynamo"
             found = sorted(str(p.name) for p in state.glob("code_state_*.pkl"))
             if found:
                 shutil.copytree(state, keep, dirs_exist_ok=True)
@@ -141,7 +122,7 @@ def warm_compiler(h: Harness, first: int) -> float:
     t0 = time.perf_counter()
     for dynamic in (False, True):  # static and symbolic-shape paths each have their own
         try:
-            with torch_compat.fresh_cache():
+            with caches.scope("warm-up", True):
                 # through the same backend wrapper as the strategies: inductor reached
                 # via lookup_backend had its own first-time cost (5.5 s vs 1.1 s after)
                 fn = torch.compile(h.model, dynamic=dynamic, backend=CountingBackend())
@@ -172,7 +153,7 @@ def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bo
     compiled = compiling.compile_plan(h.model, plan, backend)
     steps = {v.index: h.step(compiled, h.args(v.index)) for v in stream.variations}
     try:
-        with cache(fresh or seed is not None, seed):
+        with caches.scope(plan.strategy, fresh, seed):
             t0 = time.perf_counter()
             for sid in stream.ids:
                 before = backend.compiles

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dyncli.bench import render_ranks
+from dyncli.bench.core import caches
 from dyncli.bench.core.recommend import stream_given
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.status import Status
@@ -41,6 +42,27 @@ def _p(x: float) -> str:
     return "-" if x != x else (f"{x:.2g}" if x >= 0.001 else "<0.001")
 
 
+def _compiled_here(v: Any) -> str:
+    """``yes 1.20 s``, with the caches that served the compile: ``yes 0.20 s FX graph hit``."""
+    if not v.recompiled:
+        return "no"
+    hit = caches.label(v.cache_hits)
+    return f"yes {v.compile_time_s:.2f} s" + (f" {hit}" if hit else "")
+
+
+def _compile_s(run: RunResult) -> str:
+    """A strategy's compile seconds, with its compiles' cache hits: ``0.2 (3 FX graph hits)``."""
+    hit = caches.label(caches.total([v.cache_hits for v in run.variations]), count=True)
+    return _f(run.compile_time_s, 1) + (f" ({hit})" if hit else "")
+
+
+def _status(run: RunResult) -> str:
+    """The run's status; a strategy that ran eagerly with the share of requests that did."""
+    if run.status == Status.RAN_EAGER and run.eager_share is not None:
+        return f"{run.status} {run.eager_share:.0%}"
+    return str(run.status)
+
+
 # ---------------------------------------------------------------- terminal
 
 
@@ -57,7 +79,7 @@ def variation_table(run: RunResult) -> Table:
     for v in run.variations:
         shape = " ".join("x".join(map(str, s)) for s in v.shapes.values())
         t.add_row(str(v.index), shape, _ms(v.eager_ms), _ms(v.compiled_ms), _f(v.speedup, 2),
-                  _p(v.p_value), f"yes {v.compile_time_s:.2f} s" if v.recompiled else "no",
+                  _p(v.p_value), _compiled_here(v),
                   v.status if v.status == Status.PASS else f"{v.status}: {v.detail}"[:60])
     return t
 
@@ -70,14 +92,14 @@ def comparison_table(result: BenchResult) -> Table:
     for r in result.runs:
         t.add_column(r.label, justify="right", no_wrap=True)
     rows: list[tuple[str, list[str]]] = [
-        ("status", [r.status for r in result.runs]),
+        ("status", [_status(r) for r in result.runs]),
         ("speedup median", [_f(r.speedup.median, 2) for r in result.runs]),
         ("speedup min", [_f(r.speedup.min, 2) for r in result.runs]),
         ("speedup max", [_f(r.speedup.max, 2) for r in result.runs]),
         ("speedup std", [_f(r.speedup.std, 2) for r in result.runs]),
         ("speedup geomean", [_f(r.speedup.geomean, 2) for r in result.runs]),
         ("compiles", [str(r.compiles) for r in result.runs]),
-        ("compile wall s", [_f(r.compile_time_s, 1) for r in result.runs]),
+        ("compile wall s", [_compile_s(r) for r in result.runs]),
         ("recompile limit hit", ["YES" if r.recompile_limit_hit else "no" for r in result.runs]),
         ("peak memory MB", [f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-"
                             for r in result.runs]),
@@ -112,7 +134,7 @@ def stream_table(result: BenchResult) -> Table:
     for r in result.runs:
         c = r.stream
         if c is None:
-            t.add_row(r.label, r.status, *(["-"] * (len(cols) - 2)))
+            t.add_row(r.label, _status(r), *(["-"] * (len(cols) - 2)))
             continue
         be = "never" if c.break_even is None else \
             f"{c.break_even} req" + ("*" if c.break_even_projected else "")
@@ -227,6 +249,9 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
     else:
         out.table(comparison_table(result))
         out.text("speedup = median eager / median compiled; p = two-sided Mann-Whitney U")
+    if result.measured is not None:
+        for said in result.measured.words(len(result.runs)):
+            out.text(said)
     for run in result.runs:
         for p in run.passes:
             compiles = "-" if p.compiles is None else p.compiles

@@ -73,20 +73,22 @@ def _run(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | N
     if loaded is None:
         return result
     built, dims, stream = loaded
-    names = runs_of(cfg)
+    names = drivers.runs_of(cfg)
     total = len(stream.variations) * len(names)
-    kind = drivers.choose(cfg, stream, given is not None, process_each, warn)
+    kind = drivers.choose(cfg, stream, process_each, warn)
+    result.measured = drivers.measured(cfg, kind)
     driver: drivers.Driver
     if kind == drivers.PROCESS_EACH:
         built.model = None  # each child builds its own; this one would only hold memory
         driver = drivers.ProcessEach(model_name, built.name, cfg, result, hooks, total)
     else:
-        fresh = cfg.fresh_cache if cfg.fresh_cache is not None else (given is not None
-                                                                     or cfg.replay)
+        fresh = result.measured.caches.fresh
         h = Harness.create(cfg, built, device, dims, stream.variations, cfg.seed, hooks.tap)
         import scipy.stats  # noqa: F401  (its ~0.5 s first import is setup, not a strategy's)
 
-        if fresh:
+        # inductor's once-per-process costs would land on the first strategy's cold compiles
+        # (unfair beside the others) and on the prediction a cold replay is checked against
+        if fresh and (len(names) > 1 or given is not None or cfg.replay):
             result.compiler_warmup_s = passes.warm_compiler(h, stream.ids[0])
         settled, h.eager_first = manners.warm_device(h, first_seen(stream.ids))
         result.device_warmup = settled.as_dict()
@@ -101,12 +103,6 @@ def first_seen(ids: list[int]) -> list[int]:
     return list(dict.fromkeys(ids))
 
 
-def runs_of(cfg: BenchConfig) -> list[str]:
-    """The runs to measure, named by :func:`~dyncli.bench.core.strategy.label`: every strategy
-    under every compile mode, strategy by strategy."""
-    return [table.label(s, m) for s in cfg.strategy for m in cfg.compile_mode]
-
-
 def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, hooks: Hooks,
           given: tuple[list[Shape], str] | None, warn: Callable[[str], None]
           ) -> tuple[models.Built, DimPlan, StreamPlan] | None:
@@ -117,7 +113,7 @@ def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, h
     except ModelError:
         raise
     except Exception as e:
-        for name in runs_of(cfg):
+        for name in drivers.runs_of(cfg):
             s, m = table.split(name)
             result.runs.append(RunResult(model_name, s, cfg.mode, status=Status.MODEL_FAIL_TO_LOAD,
                                          error=short_error(e), compile_mode=m))

@@ -73,6 +73,17 @@ def clear_caches() -> None:
     clear()
 
 
+def inductor_cache_dir() -> str:
+    """The directory inductor's first compile would use (``TORCHINDUCTOR_CACHE_DIR`` or its
+    default): ``torch._inductor.runtime.cache_dir_utils.cache_dir`` (2.9),
+    ``runtime_utils.cache_dir`` in 2.4-2.8."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir  # 2.9 on
+    except ImportError:  # 2.4-2.8
+        from torch._inductor.runtime.runtime_utils import cache_dir
+    return str(cache_dir())
+
+
 def can_isolate_recompiles() -> bool:
     """Whether ``torch.compile(..., isolate_recompiles=True)`` exists (2.13).
 

@@ -93,8 +93,9 @@ def probe(h: Harness, plan: StreamPlan, r: Window, label: str) -> None:
 def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
                 warn: Callable[[str], None]) -> None:
     """Round-robin per shape over eager and every kept strategy; the runs' samples."""
-    kept = [k for run in result.runs
-            if run.status == Status.PASS and (k := r.kept.get(run.label)) is not None]
+    # a strategy that ran eagerly is timed too (what ran), never costed as compiled
+    kept = [k for run in result.runs if run.status in (Status.PASS, Status.RAN_EAGER)
+            and (k := r.kept.get(run.label)) is not None]
     if not kept or not r.eager_steps:
         return
     h.phase = "timed"
@@ -125,7 +126,8 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
 
 
 def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> None:
-    """--replay for every strategy and eager, interleaved in chunks, each from empty caches."""
+    """--replay for every strategy and eager, interleaved in chunks, each from the caches its
+    measurement started from (empty ones of its own unless ``--warm-cache``)."""
     recommend.apply(result)  # the predictions to compare with
     runs = [run for run in result.runs
             if run.status == Status.PASS and run.stream is not None and run.plan is not None]
@@ -139,7 +141,8 @@ def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> 
             backend = CountingBackend()
             compiled = compiling.compile_plan(h.model, run.plan, backend, isolated=True)
             steps = {v.index: h.step(compiled, h.args(v.index)) for v in plan.variations}
-            slot = interleave.Slot(run.label, r.pending_replay.get(run.label))
+            slot = interleave.Slot(run.label, r.pending_replay.get(run.label),
+                                   fresh=result.measured is None or result.measured.caches.fresh)
             slots.append(slot)
             players.append(interleave.Player(run.label, steps, slot, backend.count,
                                              settle_compile_workers))

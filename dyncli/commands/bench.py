@@ -99,7 +99,7 @@ def bench(
     buckets: Annotated[str | None, typer.Option("--buckets", metavar="LIST", help="Bucket sizes of the pad strategy: 8,16,32, pow2, or auto (the set that costs your stream least, measured). [default: pow2]", rich_help_panel=STRATEGIES)] = None,
     max_buckets: Annotated[int | None, typer.Option("--max-buckets", metavar="N", help="With --buckets auto: at most N buckets. [default: no limit]", show_default=False, rich_help_panel=STRATEGIES)] = None,
     replay: Annotated[bool | None, typer.Option("--replay/--no-replay", help="Also run the whole stream for real per strategy: measured vs predicted seconds. [default: no-replay]", show_default=False, rich_help_panel=TRAFFIC)] = None,
-    fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="An empty inductor cache per strategy. [default: on with --shapes/--sizes]", show_default=False, rich_help_panel=STRATEGIES)] = None,
+    fresh_cache: Annotated[bool | None, typer.Option("--fresh-cache/--warm-cache", help="Empty compile caches of its own per strategy (inductor: FX graph, AOTAutograd, kernels, autotuning; Triton), or the user's as found (hits labelled). [default: fresh]", show_default=False, rich_help_panel=STRATEGIES)] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", metavar="PATH", help="Write one CSV row per strategy and variation ('-' for stdout).", rich_help_panel=OUTPUT)] = None,
     plot_path: Annotated[str | None, typer.Option("--plot", metavar="PATH", help="Write a PNG of latency against batch size.", rich_help_panel=OUTPUT)] = None,
     nproc: Annotated[int | None, typer.Option("--nproc", metavar="N", help="Run on N ranks under torch.distributed's launcher (gloo on CPU, NCCL on CUDA). [default: 1]", rich_help_panel=SCALE)] = None,

@@ -110,6 +110,29 @@ def killed() -> tuple[nn.Module, tuple[torch.Tensor]]:
     raise AssertionError("unreachable")
 
 
+class HfStyle(nn.Module):
+    """An HF-style forward: ``input_ids`` and ``attention_mask`` by keyword, an embedding, one
+    masked self-attention, a pooled projection (the shape of item 1 of issue #32, tiny)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        h = self.embed(input_ids)
+        scores = (h @ h.transpose(1, 2)) / 4.0
+        scores = scores.masked_fill(attention_mask[:, None, :] == 0, -1e4)
+        return self.proj(torch.softmax(scores, dim=-1) @ h).mean(dim=1)
+
+
+def hf_style() -> tuple[nn.Module, dict[str, torch.Tensor]]:
+    """Batch 4, sequence 12, by keyword."""
+    torch.manual_seed(0)
+    return HfStyle(), {"input_ids": torch.randint(0, 50, (4, 12)),
+                       "attention_mask": torch.ones(4, 12, dtype=torch.long)}
+
+
 def torch_warns() -> tuple[nn.Module, tuple[torch.Tensor]]:
     """A tiny MLP whose build makes torch warn (a UserWarning from torch's C++ TORCH_WARN)."""
     torch.manual_seed(0)

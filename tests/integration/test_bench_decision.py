@@ -45,7 +45,7 @@ def _replayed(result: BenchResult) -> dict[str, float]:
 def test_quiet_and_loaded_runs_decide_alike() -> None:
     if not torch_compat.can_isolate_recompiles():
         pytest.skip("the same-window decision needs torch.compile(isolate_recompiles=True), "
-                    "torch >= 2.13 (before it bench measures strategies one after another)")
+                    "torch >= 2.13 (before it bench measures each strategy in a process of its own)")
     quiet = _bench()
     with Hog(on_s=4.0, off_s=4.0, limit_s=600, workers=os.cpu_count() or 1) as hog:
         loaded = _bench()

@@ -170,4 +170,25 @@ def load_warnings(summary: dict[str, Any], eager_drift: float | None,
     return out
 
 
+def combine(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Several processes' ``load`` summaries as one (strategies measured a process each): the
+    extremes of the load, the largest share other processes took, every eager probe in order
+    and their drift across the processes."""
+    def values(key: str) -> list[float]:
+        return [v for s in summaries if isinstance(v := s.get(key), (int, float))
+                and not isinstance(v, bool)]
+
+    lows, highs, others = values("load_min"), values("load_max"), values("others_cpu_share")
+    steal = values("steal_share")
+    probes = [float(p) for s in summaries if isinstance(s.get("eager_probe_ms"), list)
+              for p in s["eager_probe_ms"] if isinstance(p, (int, float))]
+    cores = values("cores")
+    return {"cores": int(max(cores)) if cores else None,
+            "readings": int(sum(values("readings"))),
+            "load_min": min(lows) if lows else None, "load_max": max(highs) if highs else None,
+            "others_cpu_share": max(others) if others else None,
+            "steal_share": max(steal) if steal else None,
+            "eager_probe_ms": probes, "eager_drift": drift(probes), "processes": len(summaries)}
+
+
 UNSTABLE = "the benchmark result may be unstable"

@@ -163,7 +163,9 @@ def apply(result: BenchResult) -> None:
         eager_cost.replay = result.eager_stream.replay  # measured once, kept across re-costing
     result.eager_stream = eager_cost
     for run in result.runs:
-        run.stream = run_cost(run, ids, n_shapes, result.settings)
+        # a strategy that ran eagerly is not costed: its latencies are not a compiled model's
+        run.stream = None if run.status == Status.RAN_EAGER \
+            else run_cost(run, ids, n_shapes, result.settings)
         if run.stream is None:
             continue
         if eager_cost is not None:

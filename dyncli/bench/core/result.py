@@ -8,17 +8,18 @@ through :meth:`BenchResult.from_dict` / :meth:`RunResult.from_dict`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dyncli.bench.core import caches, stats
 from dyncli.bench.core import fields as f
-from dyncli.bench.core import stats
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan
 from dyncli.bench.core.cost import Recommendation, StreamCost
 from dyncli.bench.core.cpu_time import CompileCost
 from dyncli.bench.core.graphs import RunGraphs, ShapeGraphs
+from dyncli.bench.core.hooks import Call, Hooks
+from dyncli.bench.core.measured import Measured
 from dyncli.bench.core.run_parts import (
     BucketChoice,
     Environment,
@@ -68,6 +69,7 @@ class VariationResult:
     padded_to: PadTarget | None = None  # pad: the bucket this shape ran at
     first_call_cpu_s: float | None = None  # a compiling first call's CPU s: self + workers
     loops: int | None = None  # calls per timed sample (the samples are per call)
+    cache_hits: dict[str, int] = field(default_factory=dict)  # caches its compile was served from
     graphs: ShapeGraphs | None = None  # a CUDA-graph mode on CUDA: its first calls observed
     eager_first_call_s: float | None = None  # eager's first call of this shape in the process
 
@@ -99,6 +101,7 @@ class VariationResult:
         } | {k: v for k, v in (("first_call_cpu_s", self.first_call_cpu_s),
                                ("loops", self.loops),
                                ("eager_first_call_s", self.eager_first_call_s)) if v is not None} \
+          | ({"cache_hits": self.cache_hits} if self.cache_hits else {}) \
           | ({"cudagraphs": self.graphs.to_dict()} if self.graphs is not None else {})
 
     @classmethod
@@ -118,6 +121,7 @@ class VariationResult:
             f.text(d.get("detail")), f.opt_int(d.get("request")),
             PadTarget.from_dict(padded) if padded is not None else None,
             f.opt_num(d.get("first_call_cpu_s")), f.opt_int(d.get("loops")),
+            caches.read_hits(d.get("cache_hits")),
             ShapeGraphs.from_dict(graphs) if graphs is not None else None,
             f.opt_num(d.get("eager_first_call_s")))
 
@@ -150,6 +154,7 @@ class RunResult:
     prime_compiles: int = 0  # compiles torch made during that first request (inner frames)
     buckets: BucketChoice | None = None  # pad, buckets = auto: the chosen list and the plans
     start: WarmStart | None = None  # --start warm / --requests-per-start: two processes
+    eager_share: float | None = None  # of the stream's requests, those that ran eagerly
     # The plan this run measured: what its strategy applied on every call (recommendation.apply
     # is the recommended run's, this same object with the predicted compiles).
     plan: Plan | None = field(default=None, repr=False, compare=False)
@@ -216,6 +221,7 @@ class RunResult:
           | ({"compile_cost": cc} if (cc := self._compile_cost_dict()) else {}) \
           | ({"buckets": self.buckets.to_dict()} if self.buckets is not None else {}) \
           | ({"start": self.start.to_dict()} if self.start is not None else {}) \
+          | ({"eager_share": self.eager_share} if self.eager_share is not None else {}) \
           | ({"cudagraphs": self.graphs.to_dict()} if self.graphs is not None else {}) \
           | ({"plan": self.plan.as_dict()} if self.plan is not None else {})
 
@@ -267,6 +273,7 @@ class RunResult:
             prime_compiles=f.integer(d.get("first_call_eager_compiles")),
             buckets=BucketChoice.from_dict(buckets) if buckets is not None else None,
             start=WarmStart.from_dict(start) if start is not None else None,
+            eager_share=f.opt_num(d.get("eager_share")),
             plan=_plan(f.opt_obj(d.get("plan"))),
             # a document from before compile modes measured the default mode
             compile_mode=f.text(d.get("compile_mode"), table.DEFAULT_MODE),
@@ -300,6 +307,7 @@ class BenchResult:
     left_out: int = 0  # from_dict: runs[] entries that were not runs (not written back)
     load: dict[str, Any] | None = None  # how busy the machine was (dyncli.bench.core.machine)
     same_window: bool = False  # steady state timed round-robin over every strategy per shape
+    measured: Measured | None = None  # the driver, why, and the caches compiles started from
     device_warmup: dict[str, Any] | None = None  # eager until its latency settled (manners)
 
     @property
@@ -335,7 +343,8 @@ class BenchResult:
             "recommendation": self.recommendation.as_dict() if self.recommendation else None,
             "compiler_warmup_s": self.compiler_warmup_s,
         } | ({"load": self.load} if self.load is not None else {})
-          | ({"same_window": True} if self.same_window else {})
+          | ({"same_window": True} if self.same_window else {}) \
+          | ({"measured": self.measured.to_dict()} if self.measured is not None else {})
           | ({"device_warmup": self.device_warmup} if self.device_warmup is not None else {}))
 
     @classmethod
@@ -371,46 +380,8 @@ class BenchResult:
             Recommendation.from_dict(rec) if rec is not None else None,
             f.opt_num(doc.get("compiler_warmup_s")), left_out,
             f.opt_obj(doc.get("load")), f.flag(doc.get("same_window")),
+            Measured.from_dict(m) if (m := f.opt_obj(doc.get("measured"))) is not None else None,
             f.opt_obj(doc.get("device_warmup")))
-
-
-@dataclass
-class Hooks:
-    """Callbacks from the engine to the front end; all optional.
-
-    ``progress(strategy, done, total)`` after each variation; ``warning(text)`` once per
-    warning; ``run_done(result)`` after each strategy (the command writes partial files here);
-    ``tap(call)`` sees every model call the harness makes (tests prove eager and compiled get
-    the same inputs with it); ``started()`` once the settings are checked, as the model's
-    building begins (the first seconds without progress).
-    """
-
-    progress: Callable[[str, int, int], None] | None = None
-    started: Callable[[], None] | None = None
-    warning: Callable[[str], None] | None = None
-    run_done: Callable[[BenchResult], None] | None = None
-    tap: Callable[[Call], None] | None = None
-
-    def warner(self, warnings: list[str]) -> Callable[[str], None]:
-        """``warn(text)``: the text kept in ``warnings`` (the result's) and passed to
-        ``warning``."""
-        def warn(text: str) -> None:
-            warnings.append(text)
-            if self.warning:
-                self.warning(text)
-        return warn
-
-
-@dataclass(frozen=True)
-class Call:
-    """One model call as the harness made it (for ``Hooks.tap``)."""
-
-    strategy: str
-    variation: int
-    phase: str  # first | warmup | timed
-    side: str   # eager | compiled
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
 
 
 __all__ = ["FAILURES", "NOT_APPLICABLE", "PASS", "BenchResult", "BucketChoice", "Call",

@@ -24,6 +24,10 @@ class Status(StrEnum):
     OOM = "OOM"
     FAIL_TO_COMPILE = "fail_to_compile"
     FAIL_ACCURACY = "fail_accuracy"
+    # A compiled callable whose calls no compiled graph served: torch ran the model eagerly
+    # (its recompile limit hit, a frame skipped). Measured as what ran, never as compiled:
+    # not costed, never recommended (issue #32).
+    RAN_EAGER = "ran_eager"
     INTERRUPTED = "interrupted"
     # Read from a document whose status text this dyncli does not know (a newer dyncli, an
     # edited file): shown as such, counted as a failure.
@@ -50,7 +54,8 @@ class Status(StrEnum):
 # suite model's the worst of its runs'.
 FAILURES: tuple[Status, ...] = (
     Status.MODEL_FAIL_TO_LOAD, Status.TIMEOUT, Status.RANK_FAILED, Status.EAGER_FAIL_TO_RUN,
-    Status.OOM, Status.FAIL_TO_COMPILE, Status.FAIL_ACCURACY, Status.INTERRUPTED, Status.UNKNOWN)
+    Status.OOM, Status.FAIL_TO_COMPILE, Status.RAN_EAGER, Status.FAIL_ACCURACY,
+    Status.INTERRUPTED, Status.UNKNOWN)
 
 
 def short_error(err: BaseException) -> str:
