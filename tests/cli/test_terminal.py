@@ -127,6 +127,7 @@ RENDER = ("import json, sys; from dyncli.bench.core.result import BenchResult; "
 
 
 @pytest.mark.slow  # one real torch.compile of examples/model.py (~20 s on 2 quiet cores)
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_short_bench_fits(tmp_path: Path) -> None:
     """One short bench in the terminal at 80 columns (its progress bar included); the same
     result printed again at 120 columns and, for the words, in a 1000-column pipe."""

@@ -27,6 +27,7 @@ EXAMPLE = f"{ROOT / 'examples' / 'model.py'}:build"
 QUICK = {"device": "cpu", "repeat": 2, "warmup": 0}
 
 
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_eager_failure_is_a_status_and_the_rest_go_on() -> None:
     cfg = BenchConfig(variations=5, strategy=["dynamic"], **QUICK)
     result = run_bench(f"{MODELS}:failing_at_ten", cfg)
@@ -70,6 +71,7 @@ def test_recompile_limit_hit_is_detected() -> None:
     assert [v.recompiled for v in run.variations] == [True, True, False, False]
 
 
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_training_mode_automatic() -> None:
     cfg = BenchConfig(variations=3, strategy=["automatic"], mode="training", **QUICK)
     result = run_bench(EXAMPLE, cfg)
@@ -106,6 +108,7 @@ def _plain_dynamic_compiles(hf_config: dict[str, int], shapes: list[tuple[int, i
     return graphs[0]
 
 
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_hf_model_varies_batch_and_seq_with_ids_in_vocab() -> None:
     calls: list[Call] = []
     hf = {"num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2,

@@ -15,6 +15,7 @@ MODEL = f"{ROOT / 'tests' / 'integration' / 'conftest_bench.py'}:torch_warns"
 
 
 @pytest.mark.slow
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_torch_warnings_are_dyncli_lines_and_precision_is_recorded(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -66,6 +66,7 @@ def test_modes_cross_the_strategy_and_the_measured_plan_applies(tmp_path: Path) 
     assert serve_emitted(plan, model, inputs, tmp_path) == tuned.compiles  # applied
 
 
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_each_mode_in_a_process_of_its_own_reads_back_with_its_mode() -> None:
     result = dyncli.bench.run(MODEL, strategy=["static"],
                               compile_mode=["max-autotune-no-cudagraphs", "reduce-overhead"],

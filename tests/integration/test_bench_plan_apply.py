@@ -185,6 +185,7 @@ print(json.dumps({"compiles": len(graphs)}))
 '''
 
 
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_emitted_pgo_plan_needs_its_profiling_run_and_then_compiles_once(
         tmp_path: Path) -> None:
     """pgo's plan, applied as it says: one profiling process, then a serving process that

@@ -58,6 +58,7 @@ def test_a_new_row_is_measured_costed_and_emitted(monkeypatch: pytest.MonkeyPatc
     assert _serve(plan, tmp_path) == run.compiles  # the emitted plan, applied
 
 
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_each_strategy_in_a_process_of_its_own_measures_as_in_one() -> None:
     calls: list[Call] = []
     progress: list[tuple[str, int, int]] = []

@@ -33,6 +33,7 @@ from dyncli.suggest.api import run as suggest  # noqa: E402
 
 
 @pytest.mark.slow
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_fix_is_never_worse_than_torchs_hint(tmp_path: Path) -> None:
     programs = ("int_branch", "zero_one")
     record = [{"program": p, "level": "none", "save": str(tmp_path / f"{p}.pt"),

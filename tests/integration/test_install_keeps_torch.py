@@ -65,6 +65,7 @@ def test_the_bench_extra_keeps_this_torch() -> None:
     assert "torchvision" not in planned, planned["torchvision"]["version"]
 
 
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_without_torchvision_the_readme_pin_keeps_torch(tmp_path: Path) -> None:
     """A machine with torch but no torchvision: the README's install line pins torch to the
     installed release, and pip then picks the torchvision made for it."""

@@ -42,6 +42,7 @@ def _graphs(program: str, cache: Path, **env: str) -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize("program", ["mlp", "intarg", "graphbreak",
                                      pytest.param("hf", marks=pytest.mark.long)])  # BERT: long
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_suggested_sources_compile_less(program: str, tmp_path: Path) -> None:
     if program == "hf":
         pytest.importorskip("transformers")

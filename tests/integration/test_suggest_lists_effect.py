@@ -35,6 +35,7 @@ def _graphs(cache: Path, **env: str) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it
 def test_emitted_lists_compile_a_batch_of_one_with_the_others(tmp_path: Path) -> None:
     cold = _graphs(tmp_path / "pgo", TORCH_COMPILE_JOB_ID="it-serve")
     # The installed torch is the target (the default): the lists it reads, and only those.
