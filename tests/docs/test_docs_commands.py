@@ -135,6 +135,12 @@ CASES: dict[str, Case] = {
     "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu":
         Case("skip", how="PyTorch's CPU index is not reachable from CI; a +cpu torch kept by "
                          "the bench extra is in docs/torch-versions.md"),
+    "PYTHONPATH=. python -m dyncli bench hf:BertModel --device cuda --hf-config "
+    "num_hidden_layers=2 --vary batch,seq --shapes benchmarks/isolation_stream.csv --requests 100 "
+    "--strategy static,automatic,dynamic,pad --replay --json isolation.json":
+        Case("skip", how="needs CUDA (a GPU machine's check, as benchmarks/gpu_check.py's stream); "
+                         "tests/integration/test_bench_isolation.py runs the same strategies on "
+                         "CPU, a process each below torch 2.13"),
     "dyncli --help": Case(check=_has("bench", "diagnose", "suggest", "compare")),
     "dyncli COMMAND --help": Case(run="for c in bench diagnose suggest compare; do dyncli $c --help; done",
                                   how="COMMAND stands for each command",
