@@ -129,3 +129,21 @@ def test_strict_applies_to_the_log_beside_a_trace() -> None:
     # the recording's log holds the program's own stderr (a UserWarning, print()): 6 lines
     with pytest.raises(StrictError, match=r"cuda_run\.log\.gz:2: unrecognized"):
         run([LOG, TRACE], strict=True)
+
+
+def test_a_size_re_recorded_under_the_dynamic_graph_is_a_recording_of_its_own() -> None:
+    # A second real recording (tests/data/2.11.0/gpu-modes/, H200): resnet18 under
+    # reduce-overhead with automatic dynamism, run twice in one process (bench, then an
+    # independent timing). Batch 16 is recorded under the static graph and again under the
+    # dynamic one; diagnose counts what torch logged, 12, over 6 sizes.
+    log = DATA / "2.11.0" / "gpu-modes" / "automatic-reduce-overhead.log.gz"
+    text = gzip.decompress(log.read_bytes()).decode()
+    logged = re.findall(r"\[(\d+/\d+)\] Recording function=\w+, cuda_graph_id=(\d+)", text)
+    assert len(logged) == 12
+    c = run(log).cudagraphs
+    assert c is not None
+    assert [(r.compile_id, str(r.graph_id)) for r in c.recordings] == logged
+    assert [r.key for r in c.recordings[:6]] == ["", "24", "32", "48", "64", "16"]
+    (frame,) = c.frames
+    assert (frame.compile_ids, frame.recordings, frame.distinct_sizes) == (("0/0", "0/1"), 12, 6)
+    assert [s for s, _, _ in frame.sizes][0::5] == ["16x3x224x224", "16x3x224x224 (symint 16)"]
