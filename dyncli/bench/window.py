@@ -93,9 +93,10 @@ def probe(h: Harness, plan: StreamPlan, r: Window, label: str) -> None:
 def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
                 warn: Callable[[str], None]) -> None:
     """Round-robin per shape over eager and every kept strategy; the runs' samples."""
-    # a strategy that ran eagerly is timed too (what ran), never costed as compiled
-    kept = [k for run in result.runs if run.status in (Status.PASS, Status.RAN_EAGER)
-            and (k := r.kept.get(run.label)) is not None]
+    # every shape a strategy kept is timed: a strategy that ran eagerly (what ran, never
+    # costed as compiled), and the shapes that passed of a run that failed at others (an OOM
+    # above some batch); a shape that failed kept nothing
+    kept = [k for run in result.runs if (k := r.kept.get(run.label)) is not None and k.steps]
     if not kept or not r.eager_steps:
         return
     h.phase = "timed"
