@@ -41,16 +41,6 @@ STOPPED = "stopped by the launcher when another rank failed"
 RDZV_TIMEOUT_S = 300
 
 
-def _unsupported(strategy: str, compile_mode: str, device: str) -> str | None:
-    """Why the ranks cannot run ``strategy`` under ``compile_mode`` here (a CUDA-graph mode on
-    CPU); None: they can. The rest is each rank's to find."""
-    import torch
-
-    if not table.mode(compile_mode).cuda_graphs:
-        return None
-    return table.unsupported(table.find(strategy), torch.__version__, compile_mode, device)
-
-
 def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: BenchResult,
                     hooks: Hooks) -> BenchResult:
     """Fill ``result`` with one run per strategy, each measured on ``cfg.nproc`` ranks."""
@@ -66,8 +56,8 @@ def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: Benc
     for strategy in cfg.strategy:
         run = RunResult(model_name, strategy, cfg.mode, compile_mode=compile_mode)
         result.runs.append(run)
-        reason = (torch_compat.strategy_unsupported(strategy)
-                  or _unsupported(strategy, compile_mode, device))
+        reason = table.unsupported(table.find(strategy), torch_compat.installed_text(),
+                                   compile_mode, device)
         if reason:  # no ranks launched for a run this torch or this device cannot do
             run.status, run.error = Status.NOT_APPLICABLE, reason
             done[0] += 1
