@@ -116,9 +116,10 @@ def _compare_json_keys(work: Path, out: str, _err: str) -> None:
     assert "REGRESSION" in out
 
 
+XDIST = "-n auto --dist loadfile"  # pytest-xdist: a worker per core, each file on one worker
 HEAVY = "compiles a full-size model for minutes on a CPU: run as written with DYNCLI_DOCS_FULL=1"
 VENV = ("creates a venv and installs from the index: what .ci/run does on every CI run (its "
-        "`pip install -e '.[dev]'` and `python -m pytest -m 'not long'`)")
+        "`pip install -e '.[dev]'` and `python -m pytest -m 'not long' -n auto --dist loadfile`)")
 REDIS = ("needs a Redis server holding torch's PGO keys: tests/integration/test_suggest_redis.py "
          "runs --redis URL --list-jobs, --redis env and --job-id against a real redis-server")
 
@@ -126,7 +127,8 @@ CASES: dict[str, Case] = {
     # ---- README: quickstart, usage
     "python3 -m venv .venv && .venv/bin/pip install -e '.[bench]' && .venv/bin/dyncli bench resnet50":
         Case("skip", how=VENV + "; its bench command is `dyncli bench resnet50` below"),
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/python -m pytest -m 'not long'":
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/python -m pytest -m 'not long'"
+    " -n auto --dist loadfile":
         Case("skip", how=VENV),
     "pip install -e '.[bench]' \"torch==$(python -c 'import torch; "
     "print(torch.__version__.split(\"+\")[0])')\"":
@@ -369,15 +371,17 @@ def test_ci_runs_the_readmes_test_command_without_the_hog_and_the_timing_tests_b
     written, after the hog is stopped; beside the hog only ``pytest -m timing``; the long tests
     the command leaves out run too, each once."""
     readme = (ROOT / "README.md").read_text()
-    command = re.search(r"\.venv/bin/python -m pytest -m '([^']+)'\n```", readme)
-    assert command is not None and command.group(1) == "not long"
+    command = re.search(r"\.venv/bin/python -m pytest (-m '[^']+'[^\n`]*)\n```", readme)
+    assert command is not None
+    assert command.group(1) == f"-m 'not long' {XDIST}"  # two cores: one worker each
     ci = (ROOT / ".ci" / "run").read_text().split("\n")
     runs = [(i, line.split(" -m pytest ", 1)[1]) for i, line in enumerate(ci)
             if line.startswith("run_pytest .venv/bin/python -m pytest")]
     start = ci.index("start_hog")
     stop = ci.index("stop_hog")
     assert [args for i, args in runs if start < i < stop] == ["-m timing"]
-    assert [args for i, args in runs if i > stop] == ["-m 'not long'", "-m 'long and not timing'"]
+    assert [args for i, args in runs if i > stop] == [command.group(1),
+                                                     f"-m 'long and not timing' {XDIST}"]
     registered = {m.split(":")[0] for m in re.findall(r'^    "(\w+: [^"]*)",$',
                                                        (ROOT / "pyproject.toml").read_text(),
                                                        re.M)}

@@ -84,13 +84,18 @@ def test_ci_runs_every_venv_as_documented() -> None:
             '"$ROOT/.ci/constraints-lowest.txt"') in script
     first = script.split("ready previous", 1)[0]  # the newest venv's steps, in this order
     steps = ["run_pytest .venv/bin/python -m pytest -m timing\n",
-             "run_pytest .venv/bin/python -m pytest -m 'not long'\n",
-             "run_pytest .venv/bin/python -m pytest -m 'long and not timing'\n"]
+             "run_pytest .venv/bin/python -m pytest -m 'not long' -n auto --dist loadfile\n",
+             "run_pytest .venv/bin/python -m pytest -m 'long and not timing' -n auto --dist "
+             "loadfile\n"]
     assert all(step in first for step in steps), first
     assert [first.index(step) for step in steps] == sorted(first.index(step) for step in steps)
-    assert ('run_pytest .venv-previous/bin/python -m pytest "${BENCH_VERSION_TESTS[@]}" '
-            '"${TORCH_FORMAT_TESTS[@]}"') in script
-    assert 'run_pytest .venv-2.11/bin/python -m pytest "${BENCH_VERSION_TESTS[@]}"' in script
+    assert "XDIST=(-n auto --dist loadfile)" in script  # a worker per core, a file on each
+    assert ('run_pytest .venv-previous/bin/python -m pytest "${XDIST[@]}" '
+            '"${BENCH_VERSION_TESTS[@]}" "${TORCH_FORMAT_TESTS[@]}"') in script
+    assert ('run_pytest .venv-2.11/bin/python -m pytest "${XDIST[@]}" '
+            '"${BENCH_VERSION_TESTS[@]}"') in script
+    assert ('run_pytest .venv-oldest/bin/python -m pytest "${XDIST[@]}" '
+            '"${BENCH_VERSION_TESTS[@]}"') in script
     assert "tests/docs/test_docs_parse.py" in script.split("ready oldest", 1)[1]
     for name in ("BENCH_VERSION_TESTS", "TORCH_FORMAT_TESTS"):
         listed = re.search(name + r"=\((.*?)\)", script, re.S)
