@@ -59,17 +59,28 @@ class WindowTiming:
     windows: dict[int, Window] = field(default_factory=dict)
     loops: dict[int, dict[str, int]] = field(default_factory=dict)
     late_compiles: dict[str, int] = field(default_factory=dict)
+    # CUDA graphs recorded during the pass (``recordings`` given): per strategy, by its untimed
+    # calls (count, seconds); per shape, inside the timed rounds (count), which no strategy can
+    # be told from another there: those samples include a recording
+    late_recordings: dict[str, tuple[int, float]] = field(default_factory=dict)
+    timed_recordings: dict[int, int] = field(default_factory=dict)
     wall_s: float = 0.0
 
 
 def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequence[Kept],
                 rounds: int, target_ms: float = loops.TARGET_MS,
-                after_shape: Callable[[str], Any] | None = None) -> WindowTiming:
+                after_shape: Callable[[str], Any] | None = None,
+                recordings: Callable[[], tuple[int, float]] | None = None) -> WindowTiming:
     """Per shape: ``rounds`` round-robin rounds over eager and every kept strategy.
 
     Each callable runs enough calls per sample to reach ``target_ms`` (:func:`loops.calibrate`,
     once per callable and shape); samples are per call. A compile during the pass (it should
     compile nothing: every shape was seen in the strategy's walk) is counted per strategy.
+
+    ``recordings`` reads the CUDA graphs recorded so far (count, seconds;
+    :class:`~dyncli.bench.graph_watch.GraphWatch`): a shape served under a graph compiled for
+    another size records its own graph here (torch's trees record per size), in the untimed
+    calls before the rounds (counted per strategy) or, rarely, inside them (counted per shape).
     """
     out = WindowTiming()
     t0 = time.perf_counter()
@@ -77,16 +88,31 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
     for sid, eager_step in eager.items():
         fns: dict[str, Callable[[], Any]] = {EAGER: eager_step}
         fns.update({k.strategy: k.steps[sid] for k in kept if sid in k.steps})
-        for fn in fns.values():  # one untimed call each: caches and allocator warm
-            fn()
-        n = {name: loops.calibrate(clock, fn, target_ms) for name, fn in fns.items()}
+        n: dict[str, int] = {}
+        for name, fn in fns.items():
+            r0 = recordings() if recordings is not None else (0, 0.0)
+            fn()  # one untimed call each: caches and allocator warm (a new size's warm-up)
+            n[name] = loops.calibrate(clock, fn, target_ms)
+            if recordings is not None:
+                _add_recordings(out.late_recordings, name, r0, recordings())
         out.loops[sid] = n
+        r0 = recordings() if recordings is not None else (0, 0.0)
         out.windows[sid] = Window(loops.round_robin(clock, fns, n, rounds))
+        if recordings is not None and recordings()[0] > r0[0]:
+            out.timed_recordings[sid] = recordings()[0] - r0[0]
         if after_shape is not None:  # e.g. a load reading, labelled by the shape
             after_shape(f"window {sid}")
     out.late_compiles = {k.strategy: k.compiles() - before[k.strategy] for k in kept}
     out.wall_s = time.perf_counter() - t0
     return out
+
+
+def _add_recordings(into: dict[str, tuple[int, float]], name: str, r0: tuple[int, float],
+                    r1: tuple[int, float]) -> None:
+    """Add the recordings between two readings to ``name``'s (nothing when none)."""
+    if r1[0] > r0[0]:
+        n, s = into.get(name, (0, 0.0))
+        into[name] = (n + r1[0] - r0[0], s + r1[1] - r0[1])
 
 
 class Slot:

@@ -17,6 +17,7 @@ the run: its drift says how much the machine changed (:mod:`dyncli.bench.core.ma
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -24,9 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import compiling, interleave, loops
+from dyncli.bench import compiling, graph_watch, interleave, loops
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import machine, recommend
+from dyncli.bench.core import strategy as table
 from dyncli.bench.core.plan import StreamPlan
 from dyncli.bench.core.result import BenchResult, RunResult
 from dyncli.bench.core.run_parts import Replay
@@ -100,8 +102,13 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
     if not kept or not r.eager_steps:
         return
     h.phase = "timed"
-    timing = interleave.same_window(h.clock, r.eager_steps, kept, h.cfg.repeat,
-                                    after_shape=r.load.read)
+    graphs = h.device == "cuda" and any(
+        table.mode(run.compile_mode).cuda_graphs for run in result.runs
+        if run.label in {k.strategy for k in kept})
+    with graph_watch.GraphWatch() if graphs else contextlib.nullcontext() as gw:
+        timing = interleave.same_window(
+            h.clock, r.eager_steps, kept, h.cfg.repeat, after_shape=r.load.read,
+            recordings=(lambda: (gw.recordings or 0, gw.record_s)) if gw is not None else None)
     result.same_window = True
     names = {k.strategy for k in kept}
     for run in result.runs:
@@ -118,12 +125,31 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
             run.compiles += late
             warn(f"{run.label}: compiled {late} more time(s) in the same-window pass "
                  "(a shape its walk had compiled); those calls' times include it")
+        _late_recordings(run, timing.late_recordings.get(run.label), warn)
+    for sid, n in timing.timed_recordings.items():
+        warn(f"{n} CUDA graph recording(s) inside the timed rounds of {shape_words(plan, sid)}: "
+             "that shape's samples include them (not counted to a strategy)")
     sid = reference_shape(plan.ids)
     ref = timing.windows.get(sid)
     if ref is not None:
         for text in machine.sample_warnings(list(ref.columns["eager"]),
                                             f"eager, {shape_words(plan, sid)}"):
             warn(text)
+
+
+def _late_recordings(run: RunResult, late: tuple[int, float] | None,
+                     warn: Callable[[str], None]) -> None:
+    """CUDA graphs a run recorded in the same-window pass, added to its recordings: a shape
+    served there under a graph compiled after the shape's own first calls (a dynamic graph
+    that replaced a static one) records its size again; torch logs that recording too."""
+    if not late or run.graphs is None:
+        return
+    n, seconds = late
+    run.graphs.recordings = (run.graphs.recordings or 0) + n
+    run.graphs.record_s = (run.graphs.record_s or 0.0) + seconds
+    warn(f"{run.label}: recorded {n} more CUDA graph(s) in the same-window pass, before its "
+         f"timed calls ({seconds:.3f} s; a shape served by a graph compiled after its first "
+         "calls records its size again); counted in its recordings")
 
 
 def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> None:

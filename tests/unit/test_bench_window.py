@@ -202,6 +202,66 @@ def test_timed_loops_is_per_call_and_round_robin_rotates() -> None:
     assert firsts == ["eager", "a", "b"]
 
 
+def test_recordings_in_the_window_pass_are_counted_per_strategy_and_never_in_samples() -> None:
+    # the H200 run of issue #35: automatic@reduce-overhead served batch 16 again under its
+    # dynamic graph in the window, and torch recorded that size a second time (warm-up on the
+    # first call, recording on the second, as torch's CUDA-graph trees do); bench counted 5 of
+    # torch's 6. A model of one tree: a strategy's step records its size on its 2nd call.
+    from dyncli.bench import interleave
+
+    clock = StepClock(0.0)
+    recorded = [0, 0.0]
+
+    def tree(name: str, record_at: int):  # type: ignore[no-untyped-def]
+        calls = [0]
+
+        def fn() -> None:
+            calls[0] += 1
+            clock.now += 1.0
+            if calls[0] == record_at:
+                recorded[0] += 1
+                recorded[1] += 0.25
+        return fn
+
+    eager = {16: tree("eager", 0), 32: tree("eager", 0)}
+    kept = [interleave.Kept("static@reduce-overhead", {16: tree("s", 0), 32: tree("s", 0)},
+                            lambda: 0),
+            interleave.Kept("automatic@reduce-overhead", {16: tree("a", 2), 32: tree("a", 0)},
+                            lambda: 0)]
+    t = interleave.same_window(clock, eager, kept, rounds=3, target_ms=1.0,
+                               recordings=lambda: (int(recorded[0]), recorded[1]))
+    assert t.late_recordings == {"automatic@reduce-overhead": (1, 0.25)}
+    assert t.timed_recordings == {}
+    # a recording inside the timed rounds (its calls come after calibration) is said per shape
+    late = [interleave.Kept("automatic@reduce-overhead", {16: tree("a", 5)}, lambda: 0)]
+    t = interleave.same_window(clock, {16: tree("eager", 0)}, late, rounds=3, target_ms=1.0,
+                               recordings=lambda: (int(recorded[0]), recorded[1]))
+    assert t.late_recordings == {} and t.timed_recordings == {16: 1}
+    # without a reader (CPU, or no CUDA-graph mode) nothing is counted
+    t = interleave.same_window(clock, eager, kept[:1], rounds=2, target_ms=1.0)
+    assert t.late_recordings == {} and t.timed_recordings == {}
+
+
+@pytest.mark.torch
+def test_a_runs_late_recordings_join_its_count_and_are_said() -> None:
+    pytest.importorskip("torch")
+    from dyncli.bench import window
+    from dyncli.bench.core.graphs import RunGraphs
+    from dyncli.bench.core.result import RunResult
+
+    run = RunResult("m", "automatic", "inference", compile_mode="reduce-overhead")
+    run.graphs = RunGraphs(recordings=5, record_s=0.06)
+    said: list[str] = []
+    window._late_recordings(run, (1, 0.02), said.append)
+    assert run.graphs.recordings == 6 and run.graphs.record_s == pytest.approx(0.08)
+    assert said == ["automatic@reduce-overhead: recorded 1 more CUDA graph(s) in the "
+                    "same-window pass, before its timed calls (0.020 s; a shape served by a "
+                    "graph compiled after its first calls records its size again); counted in "
+                    "its recordings"]
+    window._late_recordings(run, None, said.append)
+    assert run.graphs.recordings == 6 and len(said) == 1
+
+
 # ---------------------------------------------------------------- compile wall and CPU
 
 
