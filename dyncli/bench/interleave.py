@@ -59,10 +59,10 @@ class WindowTiming:
     windows: dict[int, Window] = field(default_factory=dict)
     loops: dict[int, dict[str, int]] = field(default_factory=dict)
     late_compiles: dict[str, int] = field(default_factory=dict)
-    # CUDA graphs recorded during the pass (``recordings`` given): per strategy, by its untimed
-    # calls (count, seconds); per shape, inside the timed rounds (count), which no strategy can
-    # be told from another there: those samples include a recording
-    late_recordings: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # CUDA graphs recorded during the pass (``recordings`` given): per strategy and shape, by its
+    # untimed calls (count, seconds); per shape, inside the timed rounds (count), where no
+    # strategy can be told from another: those samples include a recording
+    late_recordings: dict[str, dict[int, tuple[int, float]]] = field(default_factory=dict)
     timed_recordings: dict[int, int] = field(default_factory=dict)
     wall_s: float = 0.0
 
@@ -94,7 +94,7 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
             fn()  # one untimed call each: caches and allocator warm (a new size's warm-up)
             n[name] = loops.calibrate(clock, fn, target_ms)
             if recordings is not None:
-                _add_recordings(out.late_recordings, name, r0, recordings())
+                _add_recordings(out.late_recordings, name, sid, r0, recordings())
         out.loops[sid] = n
         r0 = recordings() if recordings is not None else (0, 0.0)
         out.windows[sid] = Window(loops.round_robin(clock, fns, n, rounds))
@@ -107,12 +107,11 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
     return out
 
 
-def _add_recordings(into: dict[str, tuple[int, float]], name: str, r0: tuple[int, float],
-                    r1: tuple[int, float]) -> None:
-    """Add the recordings between two readings to ``name``'s (nothing when none)."""
+def _add_recordings(into: dict[str, dict[int, tuple[int, float]]], name: str, sid: int,
+                    r0: tuple[int, float], r1: tuple[int, float]) -> None:
+    """The recordings between two readings, as ``name``'s at shape ``sid`` (none: nothing)."""
     if r1[0] > r0[0]:
-        n, s = into.get(name, (0, 0.0))
-        into[name] = (n + r1[0] - r0[0], s + r1[1] - r0[1])
+        into.setdefault(name, {})[sid] = (r1[0] - r0[0], r1[1] - r0[1])
 
 
 class Slot:

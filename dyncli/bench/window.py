@@ -137,14 +137,20 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
             warn(text)
 
 
-def _late_recordings(run: RunResult, late: tuple[int, float] | None,
+def _late_recordings(run: RunResult, late: dict[int, tuple[int, float]] | None,
                      warn: Callable[[str], None]) -> None:
-    """CUDA graphs a run recorded in the same-window pass, added to its recordings: a shape
-    served there under a graph compiled after the shape's own first calls (a dynamic graph
-    that replaced a static one) records its size again; torch logs that recording too."""
+    """CUDA graphs a run recorded in the same-window pass, added to its shapes' and its own
+    recordings: a shape served there under a graph compiled after the shape's own first calls
+    (a dynamic graph that replaced a static one) records its size again; torch logs that
+    recording too."""
     if not late or run.graphs is None:
         return
-    n, seconds = late
+    for v in run.variations:
+        n, seconds = late.get(v.index, (0, 0.0))
+        if n and v.graphs is not None:
+            v.graphs.recordings += n
+            v.graphs.record_s += seconds
+    n, seconds = sum(x[0] for x in late.values()), sum(x[1] for x in late.values())
     run.graphs.recordings = (run.graphs.recordings or 0) + n
     run.graphs.record_s = (run.graphs.record_s or 0.0) + seconds
     warn(f"{run.label}: recorded {n} more CUDA graph(s) in the same-window pass, before its "

@@ -230,7 +230,7 @@ def test_recordings_in_the_window_pass_are_counted_per_strategy_and_never_in_sam
                             lambda: 0)]
     t = interleave.same_window(clock, eager, kept, rounds=3, target_ms=1.0,
                                recordings=lambda: (int(recorded[0]), recorded[1]))
-    assert t.late_recordings == {"automatic@reduce-overhead": (1, 0.25)}
+    assert t.late_recordings == {"automatic@reduce-overhead": {16: (1, 0.25)}}
     assert t.timed_recordings == {}
     # a recording inside the timed rounds (its calls come after calibration) is said per shape
     late = [interleave.Kept("automatic@reduce-overhead", {16: tree("a", 5)}, lambda: 0)]
@@ -246,14 +246,20 @@ def test_recordings_in_the_window_pass_are_counted_per_strategy_and_never_in_sam
 def test_a_runs_late_recordings_join_its_count_and_are_said() -> None:
     pytest.importorskip("torch")
     from dyncli.bench import window
-    from dyncli.bench.core.graphs import RunGraphs
-    from dyncli.bench.core.result import RunResult
+    from dyncli.bench.core.graphs import RunGraphs, ShapeGraphs
+    from dyncli.bench.core.result import RunResult, VariationResult
 
     run = RunResult("m", "automatic", "inference", compile_mode="reduce-overhead")
     run.graphs = RunGraphs(recordings=5, record_s=0.06)
+    run.variations = [VariationResult(i, b, None, {"x": [b, 3]}) for i, b in enumerate((16, 24))]
+    for v in run.variations:
+        v.graphs = ShapeGraphs(["no_graph", "recorded", "replayed"], [1.0, 0.1, 0.01], 1, 0.03)
     said: list[str] = []
-    window._late_recordings(run, (1, 0.02), said.append)
+    window._late_recordings(run, {0: (1, 0.02)}, said.append)
     assert run.graphs.recordings == 6 and run.graphs.record_s == pytest.approx(0.08)
+    # the shapes' counts still add up to the run's (the GPU test's invariant)
+    assert [v.graphs.recordings for v in run.variations] == [2, 1]
+    assert run.variations[0].graphs.record_s == pytest.approx(0.05)
     assert said == ["automatic@reduce-overhead: recorded 1 more CUDA graph(s) in the "
                     "same-window pass, before its timed calls (0.020 s; a shape served by a "
                     "graph compiled after its first calls records its size again); counted in "
