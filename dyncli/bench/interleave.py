@@ -169,6 +169,7 @@ class Player:
     compiles: Callable[[], int] = lambda: 0
     settle: Callable[[], float] = lambda: 0.0
     measured_s: float = 0.0
+    compile_s: float = 0.0  # the wall seconds of its requests that compiled
     error: str = ""
     replayed: int = 0
 
@@ -195,10 +196,12 @@ def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clo
                 t0 = time.perf_counter()
                 try:
                     for sid in ids[start:start + size]:
-                        before = p.compiles()
+                        before, t = p.compiles(), time.perf_counter()
                         p.steps[sid]()
                         if p.compiles() > before:
                             p.settle()
+                            clock.synchronize()
+                            p.compile_s += time.perf_counter() - t
                         p.replayed += 1
                     clock.synchronize()
                 except Exception as e:

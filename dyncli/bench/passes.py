@@ -154,12 +154,14 @@ def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bo
     steps = {v.index: h.step(compiled, h.args(v.index)) for v in stream.variations}
     try:
         with caches.scope(plan.strategy, fresh, seed):
-            t0 = time.perf_counter()
+            t0, compile_s = time.perf_counter(), 0.0
             for sid in stream.ids:
-                before = backend.compiles
+                before, t = backend.compiles, time.perf_counter()
                 steps[sid]()
                 if backend.compiles > before:
                     settle_compile_workers()
+                    h.clock.synchronize()
+                    compile_s += time.perf_counter() - t
                 h.clock.synchronize()
             measured = time.perf_counter() - t0
     except Exception as e:
@@ -168,4 +170,4 @@ def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bo
         return
     finally:
         compiling.fresh_start()
-    run.replay = Replay(measured, predicted.total_s, backend.compiles)
+    run.replay = Replay(measured, predicted.total_s, backend.compiles, compile_s=compile_s)

@@ -197,7 +197,7 @@ def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> 
         run = by_name[p.name]
         assert run.stream is not None
         run.replay = Replay(math.nan if p.error else p.measured_s, run.stream.total_s,
-                            p.compiles(), interleaved=True)
+                            p.compiles(), interleaved=True, compile_s=p.compile_s)
         if p.error:
             run.error = run.error or f"replay: {p.error}"
     r.load.read("replay")

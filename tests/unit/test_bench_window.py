@@ -268,6 +268,38 @@ def test_a_runs_late_recordings_join_its_count_and_are_said() -> None:
     assert run.graphs.recordings == 6 and len(said) == 1
 
 
+def test_the_interleaved_replay_times_the_requests_that_compiled() -> None:
+    # the replay's compile wall beside the prediction's charge (the less of wall and CPU):
+    # on a loaded machine they part, and the replay must say by how much (issue #32)
+    from dyncli.bench import interleave
+    from dyncli.bench.core.run_parts import Replay
+
+    clock = StepClock(0.0)
+    compiled = [0]
+
+    def step(ms: float, compile_ms: float | None):  # type: ignore[no-untyped-def]
+        first = [True]
+
+        def fn() -> None:
+            if first[0] and compile_ms is not None:  # a shape's first call compiles
+                compiled[0] += 1
+                time.sleep(compile_ms / 1000.0)
+            first[0] = False
+            clock.now += ms
+        return fn
+
+    strategy = interleave.Player("automatic", {0: step(1.0, 30.0), 1: step(1.0, 20.0)},
+                                 compiles=lambda: compiled[0])
+    eager = interleave.Player("eager", {0: step(2.0, None), 1: step(2.0, None)})
+    interleave.replay_interleaved([0, 1, 0, 1, 0], [strategy, eager], clock, chunk=2)
+    assert strategy.replayed == eager.replayed == 5 and not strategy.error
+    assert compiled[0] == 2 and eager.compile_s == 0.0
+    assert 0.05 <= strategy.compile_s <= strategy.measured_s  # 30 + 20 ms of sleep, and less
+    r = Replay(strategy.measured_s, 0.01, 2, interleaved=True, compile_s=strategy.compile_s)
+    assert Replay.from_dict(r.to_dict()) == r and "compile_s" in r.to_dict()
+    assert "compile_s" not in Replay(1.0, 1.0).to_dict()
+
+
 # ---------------------------------------------------------------- compile wall and CPU
 
 

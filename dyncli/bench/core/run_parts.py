@@ -140,12 +140,19 @@ class Replay:
     predicted_s: float
     compiles: int | None = None
     interleaved: bool = False  # taking turns with every strategy and eager, in chunks
+    # wall seconds of the replay's requests that compiled (their compile, the wait for
+    # inductor's workers, the call): beside the prediction's compile charge (the less of wall
+    # and CPU, stream.compile_s) it tells a compile that waited for the CPU from a steady
+    # state that moved
+    compile_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``runs[].replay`` object."""
         out: dict[str, Any] = {"measured_s": self.measured_s, "predicted_s": self.predicted_s}
         if self.compiles is not None:
             out["compiles"] = self.compiles
+        if self.compile_s is not None:
+            out["compile_s"] = self.compile_s
         if self.interleaved:
             out["interleaved"] = True
         return out
@@ -154,7 +161,8 @@ class Replay:
     def from_dict(cls, d: dict[str, Any]) -> Replay:
         """Read ``replay`` back."""
         return cls(f.num(d.get("measured_s")), f.num(d.get("predicted_s")),
-                   f.opt_int(d.get("compiles")), f.flag(d.get("interleaved")))
+                   f.opt_int(d.get("compiles")), f.flag(d.get("interleaved")),
+                   f.opt_num(d.get("compile_s")))
 
 
 @dataclass(frozen=True)
