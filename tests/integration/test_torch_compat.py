@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -81,6 +83,34 @@ def test_size_memory_stance_inputs_and_worker_wait() -> None:
     assert torch_compat.stance_examples() is None
     torch_compat.set_stance_examples(examples)
     torch_compat.wait_compile_workers(1.0)
+
+
+POOL = """
+import sys, torch
+from torch._inductor import async_compile
+from dyncli.bench.compile_watch import CountingBackend
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+backend = CountingBackend() if sys.argv[1] == "bench" else "inductor"
+with torch.no_grad():
+    torch.compile(model, backend=backend)(torch.randn(8, 16))
+print(len(getattr(async_compile, "_pool_set", ())))
+"""
+
+
+def test_bench_compiles_as_torch_compile_does_without_a_pool_torch_would_not_start() -> None:
+    # dynamo's registered "inductor" backend starts inductor's compile-worker pool at its
+    # first graph (torch 2.14 on); torch.compile(model) on CPU starts none. Bench compiled
+    # through the former and paid the pool (each worker imports torch: 20 % more CPU per
+    # compiling process) where its users do not. With the default worker count of a machine
+    # with cores to spare, both must leave the same pools behind.
+    env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "2"}
+    pools = {}
+    for how in ("plain", "bench"):
+        out = subprocess.run([sys.executable, "-c", POOL, how], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        pools[how] = out.stdout.split()[-1]
+    assert pools["bench"] == pools["plain"], pools
 
 
 def test_the_recompile_limit_setting_exists_here() -> None:
