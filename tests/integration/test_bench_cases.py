@@ -191,10 +191,11 @@ def test_acceptance_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_compile_failure_is_a_status(monkeypatch: pytest.MonkeyPatch) -> None:
-    def failing_backend(gm: object, example_inputs: object, **kwargs: object) -> object:
+    def failing_inductor(self: object, gm: object, example_inputs: object) -> object:
         raise RuntimeError("inductor exploded")
 
-    monkeypatch.setattr(torch._dynamo, "lookup_backend", lambda name: failing_backend)
+    # inductor as torch.compile(model) runs it, which is what every strategy compiles through
+    monkeypatch.setattr(torch._TorchCompileInductorWrapper, "__call__", failing_inductor)
     cfg = BenchConfig(variations=2, strategy=["dynamic", "static"], **QUICK)
     # one process: the patched backend lives in this one (below torch 2.13 two strategies
     # would otherwise run a process each, which the patch does not reach)
