@@ -123,8 +123,8 @@ def warm_compiler(h: Harness, first: int) -> float:
     for dynamic in (False, True):  # static and symbolic-shape paths each have their own
         try:
             with caches.scope("warm-up", True):
-                # through the same backend wrapper as the strategies: inductor reached
-                # via lookup_backend had its own first-time cost (5.5 s vs 1.1 s after)
+                # through the strategies' own backend (CountingBackend): inductor reached
+                # another way had first-time costs of its own (5.5 s vs 1.1 s after)
                 fn = torch.compile(h.model, dynamic=dynamic, backend=CountingBackend())
                 h.step(fn, h.args(first))()
                 settle_compile_workers()
