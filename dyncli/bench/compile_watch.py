@@ -45,7 +45,9 @@ class CountingBackend:
         self.graph_calls = 0  # calls of the graphs it returned: a call that ran none ran eager
 
     def __repr__(self) -> str:
-        return f"CountingBackend({getattr(self._inner, '__name__', self._inner)!s})"
+        inner = self._inner
+        name = getattr(inner, "__name__", None) or getattr(inner, "compiler_name", None)
+        return f"CountingBackend({name or type(inner).__name__})"
 
     def count(self) -> int:
         """The graphs compiled so far (a callable for whoever polls it)."""
