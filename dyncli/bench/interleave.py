@@ -98,8 +98,9 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
         out.loops[sid] = n
         r0 = recordings() if recordings is not None else (0, 0.0)
         out.windows[sid] = Window(loops.round_robin(clock, fns, n, rounds))
-        if recordings is not None and recordings()[0] > r0[0]:
-            out.timed_recordings[sid] = recordings()[0] - r0[0]
+        grew = recordings()[0] - r0[0] if recordings is not None else 0
+        if grew:
+            out.timed_recordings[sid] = grew
         if after_shape is not None:  # e.g. a load reading, labelled by the shape
             after_shape(f"window {sid}")
     out.late_compiles = {k.strategy: k.compiles() - before[k.strategy] for k in kept}

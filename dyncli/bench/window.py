@@ -102,15 +102,14 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
     if not kept or not r.eager_steps:
         return
     h.phase = "timed"
-    graphs = h.device == "cuda" and any(
-        table.mode(run.compile_mode).cuda_graphs for run in result.runs
-        if run.label in {k.strategy for k in kept})
+    names = {k.strategy for k in kept}
+    graphs = h.device == "cuda" and any(table.mode(run.compile_mode).cuda_graphs
+                                        for run in result.runs if run.label in names)
     with graph_watch.GraphWatch() if graphs else contextlib.nullcontext() as gw:
         timing = interleave.same_window(
             h.clock, r.eager_steps, kept, h.cfg.repeat, after_shape=r.load.read,
             recordings=(lambda: (gw.recordings or 0, gw.record_s)) if gw is not None else None)
     result.same_window = True
-    names = {k.strategy for k in kept}
     for run in result.runs:
         if run.label not in names:
             continue
