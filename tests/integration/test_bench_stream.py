@@ -38,7 +38,7 @@ STRATEGIES = ["static", "automatic", "dynamic", "unbacked", "eager-then-compile"
 @pytest.fixture(scope="module")
 def stream() -> BenchResult:
     cfg = BenchConfig(sizes=SIZES, strategy=STRATEGIES, device="cpu", repeat=2, warmup=0,
-                      buckets="8", dynamic_sources=["L['x']:0"])
+                      buckets="8", dynamic_sources=["L['x']:0"], fresh_cache=False)
     return run_bench(MODEL, cfg)
 
 
@@ -179,7 +179,8 @@ def test_pad_above_largest_bucket_runs_unpadded_and_training_is_not_applicable()
     big = next(v for v in run.variations if v.batch_size == 12)
     assert big.padded_to.unpadded and "ran unpadded" in big.detail
     training = run_bench(MODEL, BenchConfig(sizes=[4], strategy=["pad"], device="cpu",
-                                            mode="training", repeat=2, warmup=0))
+                                            mode="training", repeat=2, warmup=0,
+                                            fresh_cache=False))
     assert training.runs[0].status == "not_applicable"
     assert "training" in training.runs[0].error
     assert not training.failed
