@@ -19,6 +19,7 @@ from dyncli.bench import render_ranks
 from dyncli.bench.core import caches
 from dyncli.bench.core.recommend import stream_given
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
+from dyncli.bench.core.run_parts import Replay
 from dyncli.bench.core.status import Status
 from dyncli.output import (
     Output,
@@ -118,7 +119,8 @@ def stream_table(result: BenchResult) -> Table:
     t = FitTable(title=f"request stream · {result.requests} requests from {result.shapes_source}",
                  title_justify="left", box=box.SIMPLE_HEAD)
     show_pad = any(r.stream is not None and r.stream.pad_waste is not None for r in result.runs)
-    show_replay = any(r.replay for r in result.runs)
+    eager = result.eager_stream
+    show_replay = any(r.replay for r in result.runs) or bool(eager and eager.replay)
     cols = ["strategy", "total s", "first s", "compiles (s)", "ms/req", "beats eager"]
     cols += ["pad waste"] * show_pad + ["replay meas/pred s"] * show_replay
     for col in cols:
@@ -127,10 +129,9 @@ def stream_table(result: BenchResult) -> Table:
     def extras(pad: str, replay: str) -> list[str]:
         return [pad] * show_pad + [replay] * show_replay
 
-    eager = result.eager_stream
     if eager is not None:
         t.add_row("eager", f"{eager.total_s:.2f}", f"{eager.first_result_s:.2f}", "0",
-                  _ms(eager.weighted_latency_ms), "-", *extras("-", "-"))
+                  _ms(eager.weighted_latency_ms), "-", *extras("-", _replay(eager.replay)))
     for r in result.runs:
         c = r.stream
         if c is None:
@@ -141,9 +142,13 @@ def stream_table(result: BenchResult) -> Table:
         t.add_row(r.label, f"{c.total_s:.2f}", f"{c.first_result_s:.2f}",
                   f"{c.compiles} ({c.compile_s:.1f})", _ms(c.weighted_latency_ms), be,
                   *extras("-" if c.pad_waste is None else f"{c.pad_waste:.0%}",
-                          f"{r.replay.measured_s:.2f} / {r.replay.predicted_s:.2f}"
-                          if r.replay else "-"))
+                          _replay(r.replay)))
     return t
+
+
+def _replay(replay: Replay | None) -> str:
+    """A replay cell: measured / predicted seconds."""
+    return f"{replay.measured_s:.2f} / {replay.predicted_s:.2f}" if replay else "-"
 
 
 def payback_line(result: BenchResult) -> str:

@@ -189,9 +189,9 @@ def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> 
     for p in players:
         if p.name == recommend.EAGER:
             if result.eager_stream is not None:
-                result.eager_stream.replay = {
-                    "measured_s": math.nan if p.error else p.measured_s,
-                    "predicted_s": result.eager_stream.total_s}
+                result.eager_stream.replay = Replay(
+                    math.nan if p.error else p.measured_s, result.eager_stream.total_s,
+                    interleaved=True)
             continue
         run = by_name[p.name]
         assert run.stream is not None

@@ -134,7 +134,7 @@ def test_short_bench_fits(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     args = ["bench", "examples/model.py:build", "--device", "cpu", "--variations", "2",
             "--repeat", "2", "--warmup", "0", "--strategy", "sources",
-            "--dynamic-sources", "L['x']:0", "--json", "b.json"]
+            "--dynamic-sources", "L['x']:0", "--warm-cache", "--json", "b.json"]
     screens = {80: _screen(args, 80, tmp_path)}
     render = [sys.executable, "-c", RENDER, "b.json"]
     if has_tmux():
@@ -232,8 +232,9 @@ def test_bench_views_fit_80_columns(view: str, tmp_path: Path) -> None:
     command in an 80-column terminal; its saved result through the renderer in a 1000-column
     pipe (what nothing constrains) and in an 80-column one (COLUMNS=80)."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    # --warm-cache: torch's own caches, as the rest of the tests (tests/conftest.py)
     args = ["bench", *BENCH_VIEWS[view], "--device", "cpu", "--variations", "2", "--repeat", "2",
-            "--warmup", "0", "--json", "b.json"]
+            "--warmup", "0", "--warm-cache", "--json", "b.json"]
     screen = _screen(args, 80, tmp_path)
     render = [sys.executable, "-c", RENDER, "b.json"]
 

@@ -93,7 +93,7 @@ def test_training_loss_kinds() -> None:
 def test_timm_classifier_compiles_once_dynamic() -> None:
     # inference: a timm training compile (forward + backward) costs ~1 min of CPU here
     cfg = BenchConfig(variations=2, strategy=["dynamic"], batch_size=4,
-                      device="cpu", repeat=2, warmup=0)
+                      device="cpu", repeat=2, warmup=0, fresh_cache=False)
     result = run_bench("timm:test_resnet", cfg)
     run = result.runs[0]
     assert run.status == "pass", [v.detail for v in run.variations]

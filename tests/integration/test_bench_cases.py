@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = Path(__file__).resolve().parent / "conftest_bench.py"
 EXAMPLE = f"{ROOT / 'examples' / 'model.py'}:build"
-QUICK = {"device": "cpu", "repeat": 2, "warmup": 0}
+QUICK = {"device": "cpu", "repeat": 2, "warmup": 0, "fresh_cache": False}  # tests/conftest.py
 
 
 @pytest.mark.long  # 15-55 s at load 2-3: out of the README's command, CI runs it

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = f"{ROOT / 'examples' / 'model.py'}:build"
 STRATEGIES = ["static", "automatic", "mark-dynamic", "dynamic"]
-CFG = BenchConfig(variations=5, strategy=STRATEGIES, device="cpu", repeat=3, warmup=1, seed=0)
+CFG = BenchConfig(variations=5, strategy=STRATEGIES, device="cpu", repeat=3, warmup=1, seed=0,
+                  fresh_cache=False)
 
 
 @pytest.fixture(scope="module")

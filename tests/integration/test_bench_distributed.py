@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"{ROOT / 'examples' / 'model.py'}:build"
-QUICK = {"device": "cpu", "nproc": 2, "variations": 3, "repeat": 2, "warmup": 0, "timeout": 120.0}
+QUICK = {"device": "cpu", "nproc": 2, "variations": 3, "repeat": 2, "warmup": 0, "timeout": 120.0,
+         "fresh_cache": False}  # tests/conftest.py: the session's warm compile cache
 
 
 def test_skewed_ranks_diverge_and_compiler_collectives_fail_on_gloo(tmp_path: Path) -> None:

@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MODEL = f"{ROOT / 'examples' / 'model.py'}:build"
 HERE = Path(__file__).resolve().parent
 SIZES = [4, 6, 1, 8]
+# twelve distinct batch sizes of conftest_bench.py's wide_mlp, for the replay check
+WIDE_SIZES = [24, 28, 32, 36, 40, 44, 20, 48, 26, 34, 38, 30]
 STRATEGIES = ["static", "automatic", "dynamic", "unbacked", "eager-then-compile", "pgo", "pad",
               "mark-dynamic", "sources"]  # every recommendable strategy
 
@@ -38,7 +40,7 @@ STRATEGIES = ["static", "automatic", "dynamic", "unbacked", "eager-then-compile"
 @pytest.fixture(scope="module")
 def stream() -> BenchResult:
     cfg = BenchConfig(sizes=SIZES, strategy=STRATEGIES, device="cpu", repeat=2, warmup=0,
-                      buckets="8", dynamic_sources=["L['x']:0"])
+                      buckets="8", dynamic_sources=["L['x']:0"], fresh_cache=False)
     return run_bench(MODEL, cfg)
 
 
@@ -68,7 +70,8 @@ def _torch_unique_graphs(strategy: str, sizes: list[int]) -> int:
     dynamic = {"static": False, "dynamic": True}.get(strategy)
     # automatic_dynamic_shapes_mark_as: torch >= 2.6 (where unbacked runs)
     mark_as = {"automatic_dynamic_shapes_mark_as": "unbacked"} if strategy == "unbacked" else {}
-    with torch_compat.fresh_cache(), dynamo_config.patch(**mark_as), torch.no_grad():
+    # torch's own caches (tests/conftest.py): a cache hit is still a compile in torch's count
+    with dynamo_config.patch(**mark_as), torch.no_grad():
         fn = torch.compile(model, dynamic=dynamic)
         gen = torch.Generator().manual_seed(0)
         for b in sizes:
@@ -179,7 +182,8 @@ def test_pad_above_largest_bucket_runs_unpadded_and_training_is_not_applicable()
     big = next(v for v in run.variations if v.batch_size == 12)
     assert big.padded_to.unpadded and "ran unpadded" in big.detail
     training = run_bench(MODEL, BenchConfig(sizes=[4], strategy=["pad"], device="cpu",
-                                            mode="training", repeat=2, warmup=0))
+                                            mode="training", repeat=2, warmup=0,
+                                            fresh_cache=False))
     assert training.runs[0].status == "not_applicable"
     assert "training" in training.runs[0].error
     assert not training.failed
@@ -201,23 +205,29 @@ def one_thread() -> Iterator[None]:
 
 @pytest.mark.long  # 600 requests replayed for every strategy: minutes on 2 cores
 def test_replay_within_15_percent_of_prediction(one_thread: None) -> None:
-    # 600 requests of ~1-2 ms against two compiles; 30 timed pairs per shape for the means.
-    # Measurement and replay run at different moments: another job starting in between
-    # (this machine is shared) moves one and not the other, so up to three tries, and a skip,
-    # not a failure, when every try ran on an overloaded machine.
-    cfg = BenchConfig(sizes=[24, 32, 40], requests=600, strategy=["automatic"], device="cpu",
+    # 600 requests of ~1-2 ms over twelve distinct batch sizes (issue #32: streams with many
+    # shapes, each new one's first call priced) against two compiles; 30 timed pairs per shape
+    # for the means; eager's replay as well as the strategy's. Measurement and replay run at
+    # different moments: another job starting in between (this machine is shared) moves one
+    # and not the other, so up to three tries, and a skip, not a failure, when every try ran
+    # on an overloaded machine.
+    cfg = BenchConfig(sizes=WIDE_SIZES, requests=600, strategy=["automatic"], device="cpu",
                       repeat=30, warmup=1, replay=True)
-    tries: list[dict[str, float]] = []
+    tries: list[dict[str, Any]] = []
     busy = []
     for _ in range(3):
-        run = run_bench(f"{HERE / 'conftest_bench.py'}:wide_mlp", cfg).runs[0]
+        result = run_bench(f"{HERE / 'conftest_bench.py'}:wide_mlp", cfg)
+        run, eager = result.runs[0], result.eager_stream
         assert run.replay is not None and run.stream is not None
+        assert eager is not None and eager.replay is not None
         assert run.replay.predicted_s == pytest.approx(run.stream.total_s)
+        assert eager.replay.predicted_s == pytest.approx(eager.total_s)
         assert run.replay.compiles == run.stream.compiles == 2
-        tries.append(run.replay)
+        replays = {"eager": eager.replay, "automatic": run.replay}
+        tries.append({name: (r.predicted_s, r.measured_s) for name, r in replays.items()})
         busy.append(os.getloadavg()[0] > (os.cpu_count() or 1) + 1)
-        measured, predicted = run.replay.measured_s, run.replay.predicted_s
-        if abs(predicted - measured) <= 0.15 * measured:
+        if all(abs(r.predicted_s - r.measured_s) <= 0.15 * r.measured_s
+               for r in replays.values()):
             return
     if all(busy):
         pytest.skip(f"machine overloaded (load {os.getloadavg()[0]:.1f}); tries: {tries}")

@@ -283,6 +283,17 @@ def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> Non
     assert "pad waste" in text and "replay meas/pred s" in text
     row = next(line for line in text.splitlines() if line.strip().startswith("dynamic"))
     assert row.split()[-4:] == ["25%", "1.50", "/", "1.25"]
+    # eager is replayed too (issue #32: "every strategy, eager included"): its own row says so,
+    # and its replay reads back from the document as a run's does
+    assert result.eager_stream is not None
+    eager_row = next(line for line in text.splitlines() if line.strip().startswith("eager"))
+    assert eager_row.split()[-3:] == ["-", "-", "-"]  # not replayed: no cell pretends it was
+    result.eager_stream.replay = Replay(0.9, 1.0, interleaved=True)
+    eager_row = next(line for line in _stream_text(result).splitlines()
+                     if line.strip().startswith("eager"))
+    assert eager_row.split()[-3:] == ["0.90", "/", "1.00"]
+    back = type(result.eager_stream).from_dict(result.eager_stream.as_dict())
+    assert back.replay == Replay(0.9, 1.0, interleaved=True)
 
 
 def test_recommend_says_when_eager_is_faster_even_compiled() -> None:

@@ -83,7 +83,7 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert ('install_onto_torch .venv-oldest .ci/constraints-oldest.txt '
             '"$ROOT/.ci/constraints-lowest.txt"') in script
     first = script.split("ready previous", 1)[0]  # the newest venv's steps, in this order
-    steps = ["run_pytest .venv/bin/python -m pytest -m timing\n",
+    steps = ['run_pytest .venv/bin/python -m pytest -m timing "${XDIST[@]}"\n',
              "run_pytest .venv/bin/python -m pytest -m 'not long' -n auto --dist loadfile\n",
              "run_pytest .venv/bin/python -m pytest -m 'long and not timing' -n auto --dist "
              "loadfile\n"]
@@ -92,10 +92,12 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert "XDIST=(-n auto --dist loadfile)" in script  # a worker per core, a file on each
     assert ('run_pytest .venv-previous/bin/python -m pytest "${XDIST[@]}" '
             '"${BENCH_VERSION_TESTS[@]}" "${TORCH_FORMAT_TESTS[@]}"') in script
-    assert ('run_pytest .venv-2.11/bin/python -m pytest "${XDIST[@]}" '
+    # 2.11's and the oldest's side by side, each checked when it ends
+    assert ('run_pytest_beside 2.11 .venv-2.11/bin/python -m pytest "${XDIST[@]}" '
             '"${BENCH_VERSION_TESTS[@]}"') in script
-    assert ('run_pytest .venv-oldest/bin/python -m pytest "${XDIST[@]}" '
+    assert ('run_pytest_beside oldest .venv-oldest/bin/python -m pytest "${XDIST[@]}" '
             '"${BENCH_VERSION_TESTS[@]}"') in script
+    assert "finish_pytest 2.11 || failed=1\nfinish_pytest oldest || failed=1\n" in script
     assert "tests/docs/test_docs_parse.py" in script.split("ready oldest", 1)[1]
     for name in ("BENCH_VERSION_TESTS", "TORCH_FORMAT_TESTS"):
         listed = re.search(name + r"=\((.*?)\)", script, re.S)

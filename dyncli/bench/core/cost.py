@@ -29,6 +29,7 @@ from typing import Any
 
 from dyncli.bench.core import fields as f
 from dyncli.bench.core import strategy as table
+from dyncli.bench.core.run_parts import Replay
 from dyncli.bench.core.stats import p_value
 from dyncli.bench.core.stream_file import MAX_SIZE, StreamError
 from dyncli.logparse.safe import clip
@@ -110,7 +111,7 @@ class StreamCost:
     break_even: int | None = None
     break_even_projected: bool = False
     pad_waste: float | None = None
-    replay: dict[str, float] | None = None  # eager's: the interleaved --replay (measured_s)
+    replay: Replay | None = None  # eager's: the interleaved --replay (a run's is its own)
     new_shape_s: float = 0.0  # first calls of new shapes beyond their steady state (no compile)
     recordings: int | None = None  # CUDA-graph modes: graphs recorded in the stream
     record_s: float | None = None  # and their seconds beyond steady calls (in total_s)
@@ -129,7 +130,7 @@ class StreamCost:
         if self.pad_waste is not None:
             out["pad_waste"] = self.pad_waste
         if self.replay is not None:
-            out["replay"] = self.replay
+            out["replay"] = self.replay.to_dict()
         if self.recordings is not None:
             out |= {"recordings": self.recordings, "record_s": self.record_s}
         return out
@@ -144,7 +145,7 @@ class StreamCost:
                    break_even_projected=f.flag(d.get("break_even_projected")),
                    pad_waste=f.num(d.get("pad_waste")) if "pad_waste" in d else None,
                    new_shape_s=f.num(d.get("new_shape_s"), 0.0),
-                   replay={k: f.num(v) for k, v in f.obj(d.get("replay")).items()}
+                   replay=Replay.from_dict(d["replay"])
                    if isinstance(d.get("replay"), dict) else None,
                    recordings=f.opt_int(d.get("recordings")),
                    record_s=f.opt_num(d.get("record_s")))
