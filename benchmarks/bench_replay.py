@@ -45,7 +45,7 @@ def main() -> None:
         if not run.replay:
             print(f"{run.strategy:<20} {run.status}: {run.error}")
             continue
-        p, m = run.replay["predicted_s"], run.replay["measured_s"]
+        p, m = run.replay.predicted_s, run.replay.measured_s
         print(f"{run.strategy:<20} {p:>12.2f} {m:>11.2f} {(p - m) / m:>+7.0%}")
 
 

@@ -69,7 +69,7 @@ def replayed(result: Any) -> dict[str, float]:
     out = {r.strategy: r.replay.measured_s for r in result.runs
            if r.replay and r.replay.measured_s == r.replay.measured_s}
     if result.eager_stream is not None and result.eager_stream.replay:
-        out["eager"] = result.eager_stream.replay["measured_s"]
+        out["eager"] = result.eager_stream.replay.measured_s
     return out
 
 
@@ -101,8 +101,7 @@ def show(label: str, result: Any, wall: float) -> None:
             print(f"{name:<20} {getattr(run, 'status', '')}: {getattr(run, 'error', '')}")
             continue
         p = stream.total_s
-        m = (rep.get("measured_s", math.nan) if isinstance(rep, dict)
-             else rep.measured_s if rep else math.nan)
+        m = rep.measured_s if rep else math.nan
         cpu = sum(v.first_call_cpu_s or 0 for v in run.variations if v.compiles) if run else 0
         limit = "  recompile limit hit: later new sizes ran eager" \
             if run is not None and run.recompile_limit_hit else ""

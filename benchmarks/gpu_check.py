@@ -146,10 +146,10 @@ def transformer_stream(small: bool, device: str, out: Path) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     rows = []
     if result.eager_stream is not None:
-        rep = result.eager_stream.replay or {}
+        rep = result.eager_stream.replay
         rows.append({"strategy": "eager", "status": "pass", "compiles": 0,
                      "predicted_s": result.eager_stream.total_s,
-                     "replayed_s": rep.get("measured_s"),
+                     "replayed_s": rep.measured_s if rep else None,
                      "new_shape_s": result.eager_stream.new_shape_s})
     for run in result.runs:
         replay = run.replay

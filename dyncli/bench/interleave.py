@@ -181,7 +181,10 @@ def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clo
     """Every player replays the whole stream in order, taking turns chunk by chunk.
 
     Turn order rotates from chunk to chunk. Only a player's own requests are timed (the slot
-    switch is not). A player that raises stops there with ``error`` set; the others go on.
+    switch is not), each to its result (the device synchronized after every request, as a
+    server answers one before the next). A player that raises stops there with ``error``
+    set; the others go on. One player with one chunk is the plain replay
+    (:func:`dyncli.bench.passes.replay`).
     """
     n = len(ids)
     size = chunk or max(1, -(-n // REPLAY_CHUNKS))
@@ -203,8 +206,8 @@ def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clo
                             p.settle()
                             clock.synchronize()
                             p.compile_s += time.perf_counter() - t
+                        clock.synchronize()  # a request is served when its result is ready
                         p.replayed += 1
-                    clock.synchronize()
                 except Exception as e:
                     p.error = short_error(e)
                 p.measured_s += time.perf_counter() - t0

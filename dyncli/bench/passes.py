@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import caches, compiling
+from dyncli.bench import caches, compiling, interleave
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import recommend, stream_file
 from dyncli.bench.core import strategy as table
@@ -145,29 +145,28 @@ def prime(h: Harness, compiled: Any, first: int) -> float:
 
 def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bool,
            seed: Path | None) -> None:
-    """--replay: the whole stream for real, in order, from a reset and an empty cache."""
+    """--replay: the whole stream for real, in order, from a reset and an empty cache: the
+    interleaved replay's loop (:func:`dyncli.bench.interleave.replay_interleaved`) with one
+    player, whose one turn is the whole stream."""
     predicted = recommend.run_cost(run, stream.ids, len(stream.variations))
     if predicted is None:
         return
     backend = CountingBackend()
     compiled = compiling.compile_plan(h.model, plan, backend)
-    steps = {v.index: h.step(compiled, h.args(v.index)) for v in stream.variations}
+    player = interleave.Player(
+        plan.strategy, {v.index: h.step(compiled, h.args(v.index)) for v in stream.variations},
+        compiles=lambda: backend.compiles, settle=settle_compile_workers)
     try:
         with caches.scope(plan.strategy, fresh, seed):
-            t0, compile_s = time.perf_counter(), 0.0
-            for sid in stream.ids:
-                before, t = backend.compiles, time.perf_counter()
-                steps[sid]()
-                if backend.compiles > before:
-                    settle_compile_workers()
-                    h.clock.synchronize()
-                    compile_s += time.perf_counter() - t
-                h.clock.synchronize()
-            measured = time.perf_counter() - t0
-    except Exception as e:
-        run.replay = Replay(float("nan"), predicted.total_s)
-        run.error = run.error or f"replay: {short_error(e)}"
-        return
+            interleave.replay_interleaved(stream.ids, [player], h.clock,
+                                          chunk=max(1, len(stream.ids)), short_error=short_error)
+    except Exception as e:  # the cache directories themselves
+        player.error = player.error or short_error(e)
     finally:
         compiling.fresh_start()
-    run.replay = Replay(measured, predicted.total_s, backend.compiles, compile_s=compile_s)
+    if player.error:
+        run.replay = Replay(float("nan"), predicted.total_s)
+        run.error = run.error or f"replay: {player.error}"
+        return
+    run.replay = Replay(player.measured_s, predicted.total_s, backend.compiles,
+                        compile_s=player.compile_s)

@@ -38,7 +38,7 @@ def _bench() -> BenchResult:
 def _replayed(result: BenchResult) -> dict[str, float]:
     out = {r.strategy: r.replay.measured_s for r in result.runs if r.replay}
     assert result.eager_stream is not None and result.eager_stream.replay is not None
-    out["eager"] = result.eager_stream.replay["measured_s"]
+    out["eager"] = result.eager_stream.replay.measured_s
     return out
 
 

@@ -300,6 +300,37 @@ def test_the_interleaved_replay_times_the_requests_that_compiled() -> None:
     assert "compile_s" not in Replay(1.0, 1.0).to_dict()
 
 
+def test_every_replayed_request_is_awaited_one_player_or_many() -> None:
+    # a request is served when its result is ready: the device is synchronized after each
+    # one, in the interleaved replay and in the plain one (one player, one chunk), so a GPU's
+    # queue cannot overlap request i+1's launch with request i's kernels in one and not the other
+    from dyncli.bench import interleave
+
+    class SyncClock(StepClock):
+        def __init__(self) -> None:
+            super().__init__(0.0)
+            self.log: list[str] = []
+
+        def synchronize(self) -> None:
+            self.log.append("sync")
+
+    clock = SyncClock()
+
+    def step(name: str):  # type: ignore[no-untyped-def]
+        return lambda: clock.log.append(name)
+
+    ids = [0, 1, 0, 1, 1, 0]
+    alone = interleave.Player("static", {0: step("a0"), 1: step("a1")})
+    interleave.replay_interleaved(ids, [alone], clock, chunk=len(ids))
+    assert clock.log == [x for i in ids for x in (f"a{i}", "sync")] and alone.replayed == 6
+    clock.log.clear()
+    a = interleave.Player("static", {0: step("a0"), 1: step("a1")})
+    b = interleave.Player("eager", {0: step("b0"), 1: step("b1")})
+    interleave.replay_interleaved(ids, [a, b], clock, chunk=4)
+    assert clock.log.count("sync") == 12 and a.replayed == b.replayed == 6
+    assert all(clock.log[i + 1] == "sync" for i, x in enumerate(clock.log) if x != "sync")
+
+
 # ---------------------------------------------------------------- compile wall and CPU
 
 
