@@ -19,12 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_gpu_check_small_runs_every_check_and_keeps_strategies_apart(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"),
-                           "--out", str(tmp_path), "--small"],
+                           "--out", str(tmp_path), "--small", "--warm-cache"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "isolation ok" in proc.stdout and "Warning" not in proc.stderr
     doc = json.loads((tmp_path / "gpu_check.json").read_text())
-    assert doc["small"] and doc["device"] == "cpu"
+    assert doc["small"] and doc["device"] == "cpu" and doc["fresh_cache"] is False
     q = doc["quickstart"]
     assert q["status"] == "pass" and q["shapes"]
     assert all(r["ref_eager_ms"] and r["eager_diff_pct"] is not None for r in q["shapes"])

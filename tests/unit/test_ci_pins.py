@@ -111,6 +111,16 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert any(m.startswith("torch:") for m in markers)
 
 
+def test_ci_python_writes_byte_code_for_what_the_installs_left_uncompiled() -> None:
+    # pip installs with --no-compile; with PYTHONDONTWRITEBYTECODE=1 inherited from the
+    # machine, every process would compile torch's sources again (22 CPU-s against 8 to import
+    # torch, dynamo and inductor): the script unsets it before it installs or runs anything
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "--no-compile" in script
+    unset = script.index("\nunset PYTHONDONTWRITEBYTECODE\n")
+    assert unset < script.index("\ninstall .venv ") and unset < script.index("\nstart_hog\n")
+
+
 def test_the_docs_name_every_tested_torch() -> None:
     for doc in ("README.md", "docs/torch-versions.md"):
         text = (ROOT / doc).read_text()
