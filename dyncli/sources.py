@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import warnings
 
 # Inputs of the frame itself: a local, optionally indexed (args tuples, kwargs dicts).
 INPUT_RE = re.compile(r"^L\['[^']*'\](?:\[(?:\d+|'[^']*')\])*$")
@@ -16,6 +17,16 @@ _LOCAL_RE = re.compile(r"^L\['([A-Za-z_][A-Za-z0-9_]*)'\](.*)\Z")
 # plain characters. A key with a backslash or a control character could end the literal and
 # make the rest of the name a statement (``L['x']['\']['+os.system(…)+']``): no expression.
 _PLAIN_INDEX_RE = re.compile(r"(?:\[(?:\d+|'[A-Za-z0-9_ .:/-]*')\])*\Z")
+
+
+def source_regex(pattern: str) -> re.Pattern[str]:
+    """A source pattern as torch reads it (``re.match`` in torch's process, this Python): what
+    it means today. Python's FutureWarning about "[[", "--", "&&", "~~" or "||" in a class is
+    kept quiet: it would print Python's own line about text from a log or an option. Raises
+    what ``re.compile`` raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return re.compile(pattern)
 
 
 def is_input(source: str) -> bool:

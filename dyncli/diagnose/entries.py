@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from dyncli.sources import size_source
+from dyncli.sources import size_source, source_regex
 
 _DIM_RE = re.compile(r"^(.*\])(?::\d{1,9})?$")  # L['x']:0 -> L['x']
 _PATTERN_DIM_RE = re.compile(r":\d{1,9}$")
@@ -43,8 +43,8 @@ def covers(pattern: str, entry: str) -> bool:
     pat, _, pdim = pattern.rpartition(":") if _PATTERN_DIM_RE.search(pattern) else (pattern, "", "")
     src, _, dim = entry.rpartition(":") if _ENTRY_DIM_RE.search(entry) else (entry, "", "")
     try:
-        return re.match(pat, src) is not None and (not pdim or pdim == dim)
-    except re.error:
+        return source_regex(pat).match(src) is not None and (not pdim or pdim == dim)
+    except (re.error, RecursionError, OverflowError):
         return False
 
 

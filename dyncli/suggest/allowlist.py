@@ -14,7 +14,7 @@ from dyncli.config import SuggestConfig
 from dyncli.errors import UsageError
 from dyncli.quoting import representable, shell_quote
 from dyncli.sources import left_out as is_left_out
-from dyncli.sources import local_expr
+from dyncli.sources import local_expr, source_regex
 from dyncli.suggest.entry_text import NameIndex, pattern_for
 from dyncli.suggest.pgo_state import Entry, PgoState
 from dyncli.suggest.result import (
@@ -62,7 +62,7 @@ def _compile(pattern: str | None, option: str) -> re.Pattern[str] | None:
     if pattern is None:
         return None
     try:
-        return re.compile(pattern)
+        return source_regex(pattern)
     except (re.error, RecursionError, OverflowError) as e:
         raise UsageError(f"{option}: not a valid regex {pattern[:80]!r}: "
                          f"{e if isinstance(e, re.error) else 'nested too deeply'}") from None

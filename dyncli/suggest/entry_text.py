@@ -13,6 +13,7 @@ the name cannot be written raw; those get an escaped, ``$``-anchored form and a 
 from __future__ import annotations
 
 import re
+import warnings as py_warnings
 from collections.abc import Iterable
 
 
@@ -81,7 +82,15 @@ def pattern_for(name: str, others: NameIndex, warnings: list[str]) -> tuple[str,
         if _SIMPLE_RE.match(name) and not pool:
             return name, False  # fast path: valid, and nothing else it could match
         try:
-            rx = re.compile(name)
+            with py_warnings.catch_warnings():
+                # Python warns (FutureWarning) where a class holds "[[", "--", "&&", "~~" or
+                # "||": later versions may read them as set operations, so torch's reading of
+                # the name is not fixed; printed, the warning would be Python's line, not ours
+                py_warnings.simplefilter("error", FutureWarning)
+                rx = re.compile(name)
+        except FutureWarning:
+            problem = ("holds '[[', '--', '&&', '~~' or '||' inside [...], which Python's re "
+                       "may read as set operations")
         except (re.error, RecursionError, OverflowError):
             problem = "is not a valid regex (torch would raise on it while compiling)"
         else:

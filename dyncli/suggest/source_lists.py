@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dyncli.errors import UsageError
+from dyncli.sources import source_regex
 
 DYNAMIC = "dynamic"
 UNBACKED = "unbacked"
@@ -156,7 +157,7 @@ def parse_entries(value: str | Sequence[str] | None, option: str) -> tuple[Patte
             m = _DIM_RE.match(raw)
             pattern, dim = (m.group("pattern"), int(m.group("dim"))) if m else (raw, None)
             try:
-                rx = re.compile(pattern)
+                rx = source_regex(pattern)
             except (re.error, RecursionError, OverflowError) as e:
                 raise UsageError(f"{option}: {raw!r} is not a valid regex "
                                  f"({e if isinstance(e, re.error) else 'nested too deeply'}); "

@@ -112,6 +112,17 @@ def test_static_entries_are_checked_as_torch_parses_them() -> None:
         parse_entries("x" * 1001, "--static")
 
 
+@pytest.mark.filterwarnings("error")
+def test_a_pattern_python_warns_about_is_read_as_today_without_pythons_warning() -> None:
+    """"[[" in a class: Python's re warns (FutureWarning) and reads it as it does today."""
+    from dyncli.diagnose.entries import covers
+
+    [p] = parse_entries("a[[b]:1", "--static")  # "a" then one of "[" and "b"
+    assert p.pattern == "a[[b]" and p.dim == 1
+    assert p.rx.match("a[") and p.rx.match("ab") and not p.rx.match("ac")
+    assert covers(".*[[x]:0", "L['x']:0") and not covers(".*[[x]:0", "L['x']:1")
+
+
 def test_target_torch_default_is_the_installed_one_else_the_newest_known(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_target("2.13.0") == source_lists.Target("2.13.0", "--torch-version")
     monkeypatch.setattr(source_lists, "installed_torch_version", lambda: "2.14.1+cu130")
