@@ -199,23 +199,24 @@ def main(argv: list[str] | None = None) -> int:
     small = args.small or not cuda
     device = "cuda" if cuda and not args.small else "cpu"
     reps = args.reps or (5 if small else 20)
+    fresh = not args.warm_cache
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     doc: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "torch": torch.__version__, "python": sys.version.split()[0], "device": device,
         "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-        "small": small, "fresh_cache": not args.warm_cache}
+        "small": small, "fresh_cache": fresh}
     path = args.out / "gpu_check.json"
 
     def save() -> None:  # after each part: a run cut short by a time limit keeps what it did
         doc["wall_s"] = time.perf_counter() - t0
         path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
 
-    doc["quickstart"] = quickstart(small, device, reps, not args.warm_cache)
+    doc["quickstart"] = quickstart(small, device, reps, fresh)
     save()
     print(f"quickstart done after {doc['wall_s']:.0f} s", flush=True)
-    doc["stream"] = transformer_stream(small, device, args.out, not args.warm_cache)
+    doc["stream"] = transformer_stream(small, device, args.out, fresh)
     save()
 
     q, s = doc["quickstart"], doc["stream"]
