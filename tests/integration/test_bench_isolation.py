@@ -153,3 +153,19 @@ def test_a_warm_cache_hit_is_labelled_where_the_compile_seconds_are(
     shown = console.export_text()
     for v in compiled:  # "yes 0.21 s FX graph+AOTAutograd hits" (AOTAutograd's: 2.6 on)
         assert f"yes {v.compile_time_s:.2f} s {caches.label(v.cache_hits)}" in shown
+
+
+def test_a_replay_under_warm_caches_says_its_compiles_were_hits() -> None:
+    """--replay --warm-cache: the replay compiles from the entries the measurement wrote (or
+    found), its seconds far below a prediction that priced the measured compiles; bench says
+    so beside the table. A replay from empty caches of its own has no hits
+    (test_replay_within_15_percent_of_prediction)."""
+    from dyncli.bench.render import replay_hits_line
+
+    result = run_bench(MLP, BenchConfig(sizes=[2, 5, 2], strategy=["automatic"], device="cpu",
+                                        repeat=2, warmup=0, replay=True, fresh_cache=False))
+    run = result.runs[0]
+    assert run.replay is not None and run.replay.compiles == run.compiles == 2
+    assert run.replay.cache_hits.get("fxgraph") == 2, run.replay
+    said = replay_hits_line(result)
+    assert said and "automatic 2 FX graph" in said and "those the measurement wrote" in said
