@@ -6,8 +6,10 @@ both turn a source of a frame's own inputs into the expression a user would writ
 
 from __future__ import annotations
 
+import importlib
 import keyword
 import re
+import sys
 import warnings
 
 # Inputs of the frame itself: a local, optionally indexed (args tuples, kwargs dicts).
@@ -27,6 +29,23 @@ def source_regex(pattern: str) -> re.Pattern[str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         return re.compile(pattern)
+
+
+# re's parser: what re.compile runs on a pattern it has not compiled before (``re._parser``
+# from Python 3.11, ``sre_parse`` before).
+_RE_PARSER = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
+
+
+def python_warns_about(pattern: str) -> bool:
+    """Whether this Python's re warns (FutureWarning) that a later Python may read ``pattern``
+    differently: a class holding "[[", "--", "&&", "~~" or "||" (a set operation to come).
+    Parsed afresh each time: ``re.compile`` hands back a pattern it compiled before from its
+    cache without parsing it again, so the warning (and an answer read off it) would depend on
+    what the process compiled earlier. Raises ``re.error`` for an invalid pattern."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", FutureWarning)
+        _RE_PARSER.parse(pattern)
+    return any(issubclass(w.category, FutureWarning) for w in seen)
 
 
 def is_input(source: str) -> bool:

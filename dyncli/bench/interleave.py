@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dyncli.bench import caches, compiling, loops, torch_compat
+from dyncli.bench.core import caches as core_caches
 from dyncli.bench.core.confidence import EAGER, Window
 from dyncli.bench.timing import Clock
 
@@ -173,18 +174,22 @@ class Player:
     compile_s: float = 0.0  # the wall seconds of its requests that compiled
     error: str = ""
     replayed: int = 0
+    cache_hits: dict[str, int] = field(default_factory=dict)  # over its own turns
 
 
 def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clock,
                        chunk: int | None = None,
-                       short_error: Callable[[BaseException], str] = repr) -> None:
+                       short_error: Callable[[BaseException], str] = repr,
+                       hits: Callable[[], Mapping[str, int]] = dict) -> None:
     """Every player replays the whole stream in order, taking turns chunk by chunk.
 
     Turn order rotates from chunk to chunk. Only a player's own requests are timed (the slot
     switch is not), each to its result (the device synchronized after every request, as a
     server answers one before the next). A player that raises stops there with ``error``
     set; the others go on. One player with one chunk is the plain replay
-    (:func:`dyncli.bench.passes.replay`).
+    (:func:`dyncli.bench.passes.replay`). ``hits`` reads torch's cache-hit counters
+    (:func:`dyncli.bench.caches.hits`): what they gain over a player's turn, outside its
+    timing, is its ``cache_hits``.
     """
     n = len(ids)
     size = chunk or max(1, -(-n // REPLAY_CHUNKS))
@@ -197,6 +202,7 @@ def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clo
             with ExitStack() as stack:
                 if p.slot is not None:
                     stack.enter_context(p.slot.turn())
+                hits0 = hits()
                 t0 = time.perf_counter()
                 try:
                     for sid in ids[start:start + size]:
@@ -211,3 +217,4 @@ def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clo
                 except Exception as e:
                     p.error = short_error(e)
                 p.measured_s += time.perf_counter() - t0
+                p.cache_hits = core_caches.total([p.cache_hits, core_caches.delta(hits0, hits())])

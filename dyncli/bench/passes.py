@@ -159,7 +159,8 @@ def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bo
     try:
         with caches.scope(plan.strategy, fresh, seed):
             interleave.replay_interleaved(stream.ids, [player], h.clock,
-                                          chunk=max(1, len(stream.ids)), short_error=short_error)
+                                          chunk=max(1, len(stream.ids)), short_error=short_error,
+                                          hits=caches.hits)
     except Exception as e:  # the cache directories themselves
         player.error = player.error or short_error(e)
     finally:
@@ -169,4 +170,4 @@ def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bo
         run.error = run.error or f"replay: {player.error}"
         return
     run.replay = Replay(player.measured_s, predicted.total_s, backend.compiles,
-                        compile_s=player.compile_s)
+                        compile_s=player.compile_s, cache_hits=player.cache_hits)

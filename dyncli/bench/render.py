@@ -151,6 +151,18 @@ def _replay(replay: Replay | None) -> str:
     return f"{replay.measured_s:.2f} / {replay.predicted_s:.2f}" if replay else "-"
 
 
+def replay_hits_line(result: BenchResult) -> str | None:
+    """Which replays compiled from cache entries already there; None when none did."""
+    hit = [f"{r.label} {caches.label(r.replay.cache_hits, count=True)}" for r in result.runs
+           if r.replay is not None and r.replay.cache_hits]
+    if not hit:
+        return None
+    warm = result.measured is not None and not result.measured.caches.fresh
+    return (f"replay from cache entries: {', '.join(hit)} — compiles served by entries already "
+            "in the caches" + (" (--warm-cache: those the measurement wrote)" if warm else "")
+            + ", so the replay's compile seconds are not the ones the prediction charges")
+
+
 def payback_line(result: BenchResult) -> str:
     """Without the user's traffic: when each strategy's compiling pays back, no verdict."""
     parts = []
@@ -272,6 +284,8 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
                  "CPU) less one steady call, so time spent waiting for a busy machine's cores "
                  "is not charged (compile wall s above counts it); * = projected, taking the "
                  "stream to repeat")
+        if replay_hits := replay_hits_line(result):
+            out.text(replay_hits)
     for run in result.runs:
         for line in (buckets_line(run), start_line(run), graphs_line(run)):
             if line:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyncli.bench import compiling, graph_watch, interleave, loops
+from dyncli.bench import caches, compiling, graph_watch, interleave, loops
 from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import machine, recommend
 from dyncli.bench.core import strategy as table
@@ -181,7 +181,8 @@ def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> 
             by_name[run.label] = run
         players.append(interleave.Player(recommend.EAGER, {
             v.index: h.step(h.model, h.args(v.index)) for v in plan.variations}))
-        interleave.replay_interleaved(plan.ids, players, h.clock, short_error=short_error)
+        interleave.replay_interleaved(plan.ids, players, h.clock, short_error=short_error,
+                                      hits=caches.hits)
     finally:
         for slot in slots:
             slot.close()
@@ -196,7 +197,8 @@ def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> 
         run = by_name[p.name]
         assert run.stream is not None
         run.replay = Replay(math.nan if p.error else p.measured_s, run.stream.total_s,
-                            p.compiles(), interleaved=True, compile_s=p.compile_s)
+                            p.compiles(), interleaved=True, compile_s=p.compile_s,
+                            cache_hits=p.cache_hits)
         if p.error:
             run.error = run.error or f"replay: {p.error}"
     r.load.read("replay")

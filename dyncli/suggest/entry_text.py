@@ -13,8 +13,9 @@ the name cannot be written raw; those get an escaped, ``$``-anchored form and a 
 from __future__ import annotations
 
 import re
-import warnings as py_warnings
 from collections.abc import Iterable
+
+from dyncli.sources import python_warns_about, source_regex
 
 
 def _escaped(name: str) -> str:
@@ -82,20 +83,18 @@ def pattern_for(name: str, others: NameIndex, warnings: list[str]) -> tuple[str,
         if _SIMPLE_RE.match(name) and not pool:
             return name, False  # fast path: valid, and nothing else it could match
         try:
-            with py_warnings.catch_warnings():
-                # Python warns (FutureWarning) where a class holds "[[", "--", "&&", "~~" or
-                # "||": later versions may read them as set operations, so torch's reading of
-                # the name is not fixed; printed, the warning would be Python's line, not ours
-                py_warnings.simplefilter("error", FutureWarning)
-                rx = re.compile(name)
-        except FutureWarning:
-            problem = ("holds '[[', '--', '&&', '~~' or '||' inside [...], which Python's re "
-                       "may read as set operations")
+            # Python warns (FutureWarning) where a class holds "[[", "--", "&&", "~~" or "||":
+            # later versions may read them as set operations, so torch's reading of the name
+            # is not fixed
+            warns = python_warns_about(name)
+            rx = source_regex(name)
         except (re.error, RecursionError, OverflowError):
             problem = "is not a valid regex (torch would raise on it while compiling)"
         else:
-            hits = sorted(n for n in pool if rx.match(n))
-            if hits:
+            if warns:
+                problem = ("holds '[[', '--', '&&', '~~' or '||' inside [...], which Python's re "
+                           "may read as set operations")
+            elif hits := sorted(n for n in pool if rx.match(n)):
                 problem = f"as a regex also matches {', '.join(hits[:3])}" + (" …" if len(hits) > 3 else "")
     if problem is None:
         return name, False

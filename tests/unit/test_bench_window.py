@@ -331,6 +331,46 @@ def test_every_replayed_request_is_awaited_one_player_or_many() -> None:
     assert all(clock.log[i + 1] == "sync" for i, x in enumerate(clock.log) if x != "sync")
 
 
+def test_a_replays_cache_hits_are_its_own_turns_and_read_outside_its_timing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under --warm-cache the replay finds what the measurement wrote: each player's
+    ``cache_hits`` is what torch's counters gained over its own turns, read outside them."""
+    from dyncli.bench import interleave
+    from dyncli.bench.core.run_parts import Replay
+
+    counters = {"fxgraph": 0, "aotautograd": 0}
+    now = [0.0]  # the replay's perf_counter: a request takes 1 s, a reading of the counters 100
+    monkeypatch.setattr(interleave.time, "perf_counter", lambda: now[0])
+    reads = [0]
+
+    def hits() -> dict[str, int]:
+        reads[0] += 1
+        now[0] += 100.0
+        return dict(counters)
+
+    def hit(*kinds: str):  # type: ignore[no-untyped-def]
+        def fn() -> None:
+            for k in kinds:
+                counters[k] += 1
+            now[0] += 1.0
+        return fn
+
+    a = interleave.Player("static", {0: hit("fxgraph", "aotautograd"), 1: hit()})
+    b = interleave.Player("automatic", {0: hit(), 1: hit("fxgraph")})
+    e = interleave.Player("eager", {0: hit(), 1: hit()})
+    interleave.replay_interleaved([0, 1, 0, 1], [a, b, e], StepClock(0.0), chunk=2, hits=hits)
+    assert a.cache_hits == {"fxgraph": 2, "aotautograd": 2}
+    assert b.cache_hits == {"fxgraph": 2} and e.cache_hits == {}
+    assert reads[0] == 2 * 3 * 2  # before and after each player's turn, each chunk
+    assert a.measured_s == b.measured_s == e.measured_s == 4.0  # the readings are not timed
+    r = Replay(1.0, 2.0, 2, cache_hits=a.cache_hits)
+    assert Replay.from_dict(r.to_dict()) == r and r.to_dict()["cache_hits"] == a.cache_hits
+    assert "cache_hits" not in Replay(1.0, 1.0).to_dict()
+    plain = interleave.Player("static", {0: hit("fxgraph"), 1: hit()})
+    interleave.replay_interleaved([0, 1], [plain], StepClock(0.0), chunk=2)  # no counters given
+    assert plain.cache_hits == {}
+
+
 # ---------------------------------------------------------------- compile wall and CPU
 
 

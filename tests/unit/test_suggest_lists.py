@@ -123,6 +123,26 @@ def test_a_pattern_python_warns_about_is_read_as_today_without_pythons_warning()
     assert covers(".*[[x]:0", "L['x']:0") and not covers(".*[[x]:0", "L['x']:1")
 
 
+@pytest.mark.filterwarnings("error")
+def test_whether_python_warns_does_not_depend_on_what_the_process_compiled_before() -> None:
+    """re.compile answers a pattern it compiled before from its cache, without parsing it
+    again and so without the warning: suggest wrote "L['f'][[0]" raw into its lists once
+    diagnose or --exclude had compiled the same text quietly earlier in the process."""
+    from dyncli.sources import python_warns_about, source_regex
+    from dyncli.suggest.entry_text import NameIndex, pattern_for
+
+    name = "L['f'][[0]"
+    source_regex(name)  # in re's cache now, compiled with the warning kept quiet
+    assert python_warns_about(name) and python_warns_about(name)
+    for _ in range(2):
+        said: list[str] = []
+        assert pattern_for(name, NameIndex({name}), said) == (r"L\['f'\]\[\[0\]$", True)
+        assert len(said) == 1 and "set operations" in said[0]
+    assert not python_warns_about("L['x']") and not python_warns_about("a[-b]")
+    with pytest.raises(re.error):
+        python_warns_about("L[")
+
+
 def test_target_torch_default_is_the_installed_one_else_the_newest_known(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_target("2.13.0") == source_lists.Target("2.13.0", "--torch-version")
     monkeypatch.setattr(source_lists, "installed_torch_version", lambda: "2.14.1+cu130")

@@ -12,6 +12,7 @@ from typing import Any
 
 from dyncli.bench.core import fields as f
 from dyncli.bench.core.buckets import BucketPlan
+from dyncli.bench.core.caches import read_hits
 from dyncli.bench.core.status import Status
 
 NAN = float("nan")
@@ -145,6 +146,10 @@ class Replay:
     # and CPU, stream.compile_s) it tells a compile that waited for the CPU from a steady
     # state that moved
     compile_s: float | None = None
+    # the caches torch counted hits of during the replay's requests (``cache_hits`` of a
+    # variation): under --warm-cache the replay finds the entries the measurement wrote, so its
+    # compiles are hits where the prediction priced what the measurement paid
+    cache_hits: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``runs[].replay`` object."""
@@ -155,6 +160,8 @@ class Replay:
             out["compile_s"] = self.compile_s
         if self.interleaved:
             out["interleaved"] = True
+        if self.cache_hits:
+            out["cache_hits"] = dict(self.cache_hits)
         return out
 
     @classmethod
@@ -162,7 +169,7 @@ class Replay:
         """Read ``replay`` back."""
         return cls(f.num(d.get("measured_s")), f.num(d.get("predicted_s")),
                    f.opt_int(d.get("compiles")), f.flag(d.get("interleaved")),
-                   f.opt_num(d.get("compile_s")))
+                   f.opt_num(d.get("compile_s")), read_hits(d.get("cache_hits")))
 
 
 @dataclass(frozen=True)
