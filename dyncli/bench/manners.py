@@ -164,7 +164,11 @@ def manners(precision: str | None, warn: Callable[[str], None]) -> Iterator[str]
             try:
                 yield torch.get_float32_matmul_precision()
             finally:
-                torch.set_float32_matmul_precision(before)
+                # only what was set: torch reads an unset precision ("none", 2.9 on) as
+                # "highest", and setting "highest" back sets "ieee", which no longer follows
+                # torch.backends.fp32_precision and keys inductor's FX graph cache apart
+                if precision:
+                    torch.set_float32_matmul_precision(before)
     finally:
         for h in handlers:
             h.removeFilter(catch)

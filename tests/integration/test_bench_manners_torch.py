@@ -35,3 +35,29 @@ def test_torch_warnings_are_dyncli_lines_and_precision_is_recorded(tmp_path: Pat
     # the first call of a new shape, measured for eager before any timed window
     firsts = [v.get("eager_first_call_s") for v in doc["runs"][0]["variations"]]
     assert firsts[0] is None and isinstance(firsts[1], float) and firsts[1] > 0
+
+
+def test_an_unset_matmul_precision_is_left_unset() -> None:
+    """Without --matmul-precision bench leaves torch's precision as it found it. It set back
+    what it had read: torch reads an unset precision ("none", 2.9 on) as "highest", and
+    setting that sets "ieee", which no longer follows torch.backends.fp32_precision and keys
+    inductor's FX graph cache apart (a second bench in a process missed the cache the first
+    had filled)."""
+    import torch
+
+    from dyncli.bench.manners import manners
+
+    matmul = torch.backends.cuda.matmul
+    if not hasattr(matmul, "fp32_precision"):
+        pytest.skip(f"torch {torch.__version__} has no fp32_precision (2.9 on)")
+    before = matmul.fp32_precision
+    try:
+        matmul.fp32_precision = "none"
+        with manners(None, print) as used:
+            assert used == "highest"
+        assert matmul.fp32_precision == "none"
+        with manners("high", print) as used:  # asked for: set, then torch's API sets it back
+            assert used == "high"
+        assert torch.get_float32_matmul_precision() == "highest"
+    finally:
+        matmul.fp32_precision = before
