@@ -116,7 +116,16 @@ def test_stream_costs_and_recommendation(stream: BenchResult) -> None:
     assert rec is not None and rec.strategy in {"eager", *STRATEGIES}
     totals = {r.strategy: r.stream.total_s for r in stream.runs if r.stream}
     totals["eager"] = stream.eager_stream.total_s
-    assert rec.total_s == min(totals.values())
+    assert rec.total_s == totals[rec.strategy]
+    best = min(totals, key=totals.__getitem__)
+    if rec.strategy != best:
+        # the least predicted total within noise of others: the simplest of those leaders is
+        # recommended (issue #18), the least total named as runner-up. On a busy machine
+        # (CI's previous-release run beside two others, load ~6) eager 0.284 s was
+        # recommended over pad 0.266 s; the assertion had been "the least total" alone.
+        assert rec.runner_up == best and rec.runner_up_total_s == totals[best], rec
+        assert recommend.simplest([rec.strategy, best]) == rec.strategy, rec
+        assert "within noise of each other" in rec.reason, rec.reason
 
 
 def test_the_emitted_plan_is_the_measured_plan_for_every_recommendable_strategy(
