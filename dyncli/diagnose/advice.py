@@ -232,8 +232,9 @@ def _others(diag: Diagnosis) -> list[Advice]:
             message=(f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}; dynamic "
                      "shapes will not fix these."),
             fix=row.fix,
-            evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or "(no reason)")
-                           for r in recs[:3])))
+            evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or (
+                "(torch's reason is empty)" if kind == gt.Checked.NO_GUARD else "(no reason)"))
+                for r in recs[:3])))
     return out
 
 

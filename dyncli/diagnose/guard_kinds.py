@@ -22,6 +22,13 @@ class KindText:
     fix: str
 
 
+# the fix of a backend mismatch, however torch logged it (tests/integration/test_backend_fix.py
+# applies it: a backend made per call, even a new functools.partial as torch's own message
+# suggests, compiles on every call)
+_ONE_BACKEND = ("compile the function once and call that, or pass one backend object to every "
+                "torch.compile: a backend made per call (a lambda, a closure, a new "
+                "functools.partial) is another backend, and each compiles again")
+
 KINDS: dict[str, KindText] = {
     Checked.STRIDE: KindText(
         "a tensor's strides changed (its layout: a view, a transpose, channels-last), not its "
@@ -45,7 +52,7 @@ KINDS: dict[str, KindText] = {
         "torch.no_grad(), or never)"),
     Checked.BACKEND: KindText(
         "the compiled code came from another backend or another torch.compile call",
-        "compile the function once, with one backend, and call that"),
+        _ONE_BACKEND),
     Checked.DTYPE: KindText("a tensor's dtype changed", "pass tensors of one dtype"),
     Checked.DEVICE: KindText("a tensor's device changed", "pass tensors on one device"),
     Checked.REQUIRES_GRAD: KindText("a tensor's requires_grad changed",
@@ -59,9 +66,18 @@ KINDS: dict[str, KindText] = {
     Checked.GUARD_ERROR: KindText(
         "torch's own guard failed to run (a torch bug, not a change of your inputs)",
         "upgrade torch or report it: the guard code torch generated raised an error"),
+    # torch's reason is there and empty: no guard failed. Before 2.10 that is how torch logs
+    # a backend mismatch (2.10's guards.py: "None of the guard entries failed - a backend
+    # match issue", now "BACKEND_MATCH failure"); pytorch#154707's maintainer names the
+    # backend, pytorch#164119 shows it under an infra TorchDispatchMode. recompiles_verbose
+    # names nothing more there.
+    Checked.NO_GUARD: KindText(
+        "torch found no failed guard in the cached code: torch 2.4 to 2.9 log this empty reason "
+        "when that code came from another backend or another torch.compile call (2.3 names "
+        "___check_current_backend, 2.10 and later BACKEND_MATCH)", _ONE_BACKEND),
     Checked.UNKNOWN: KindText(
-        "torch named no guard here (or the paste cut the reason off)",
-        'TORCH_LOGS="recompiles_verbose" names every failed guard'),
+        "the log holds no reason for it (the paste cut it off)",
+        'paste the whole record: TORCH_LOGS="recompiles" prints the guard that failed'),
     Checked.OTHER: KindText("a non-shape guard failed",
                             "keep the guarded property constant across calls"),
 }

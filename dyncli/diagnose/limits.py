@@ -27,12 +27,12 @@ def limit_findings(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
 
 def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) -> Advice:
     limit = (f"torch._dynamo.config.{x.limit_name} ({x.limit})" if x.limit_name else
-             "the recompile limit (its name is not in the paste)")
+             "the recompile limit (the log does not name it)")
     flag = f"torch._dynamo.config.{x.limit_name}" if x.limit_name else "the recompile limit"
     after = ("and raised an error (FailOnRecompileLimitHit: fullgraph=True or "
              "fail_on_recompile_limit_hit), so the program stopped there" if diag.limit_raised
              else "and now runs eagerly (uncompiled) for new inputs")
-    who = x.function or "a function (its name is not in the paste)"
+    who = x.function or "a function (the log does not name it)"
     size = mismatch(x.last_reason) is not None
     pinned = size and x.rank in held
     guard = gt.split_failed(x.last_reason)[1]

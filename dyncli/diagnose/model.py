@@ -82,7 +82,8 @@ class RecompileReport:
     compiled: bool = True  # False when the recompile limit refused it (the frame runs eagerly)
     sizes: tuple[tuple[str, str], ...] = ()  # (source, value) of the symbols it created
     # what each failed guard checks, finer than ``causes`` (guardtext.Checked: size, stride,
-    # scalar, value, identity, type, global_state, backend, …; "unknown": no reason in the log)
+    # scalar, value, identity, type, global_state, backend, …; "no_guard": torch's reason names
+    # no guard; "unknown": no reason in the log)
     kinds: tuple[str, ...] = ()
 
     @property

@@ -274,7 +274,10 @@ class Checked(StrEnum):
     RANK = "rank"  # a tensor's number of dimensions
     TENSOR = "tensor"  # torchdynamo's ___check_tensors: some property of a tensor
     GUARD_ERROR = "guard_error"  # the guard itself failed to run (a torch bug)
-    UNKNOWN = "unknown"  # torch named no guard, or the paste cut it off
+    # torch logged the reason and it names no guard: no guard of the cached entry failed
+    # (torch <= 2.9's backend mismatch; 2.10 on write "BACKEND_MATCH failure" instead)
+    NO_GUARD = "no_guard"
+    UNKNOWN = "unknown"  # no reason in the log (the paste cut it off)
     OTHER = "other"
 
 
@@ -297,13 +300,22 @@ _BARE_ID_RE = re.compile(r"^!?\d{1,9}(?:/\d{1,9})*(?:_\d{1,9})?:?$")
 _VALUE_RE = re.compile(r"(?:==|!=| in |\bnot in\b)|^len\(|\.keys\(\)|___dict_contains|hasattr\(")
 
 
+# torch 2.4's recompile-limit warning when no guard of the cached entries failed
+NO_GUARD_TEXT = "Unable to find recompilation reasons"
+
+
 def checked(reason: str) -> Checked:
-    """The fine kind of one reason's guard (the failed entry already cut)."""
-    # (torch 2.2's report_guard_failure_values appends ", with LHS value: 1"; a reason cut to its
-    # failed entry, "0/0:", names no guard)
+    """The fine kind of one reason's guard (the failed entry already cut).
+
+    A reason torch wrote that names no guard (empty, or only its entry: ``0/0:``; torch
+    2.4's "Unable to find recompilation reasons") is ``no_guard``: torch checked the cached
+    entry and none of its guards failed, which torch 2.4 to 2.9 log for a backend mismatch
+    (guards.py of 2.10: "None of the guard entries failed - a backend match issue"). A log that
+    holds no reason at all is the caller's ``unknown``."""
+    # (torch 2.2's report_guard_failure_values appends ", with LHS value: 1")
     text = guard_text(reason).split(", with LHS value:", 1)[0]
-    if not text or _BARE_ID_RE.match(text):
-        return Checked.UNKNOWN
+    if not text or _BARE_ID_RE.match(text) or text.startswith(NO_GUARD_TEXT):
+        return Checked.NO_GUARD
     found = next((kind for needles, kind in _CHECKED if any(n in text for n in needles)), None)
     if found is not None:
         return found

@@ -75,10 +75,12 @@ def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple
     stack_lines: list[str] = []
     in_stack = False
     groups = 0
+    empty = False  # a blank message line after the header: torch 2.4's empty reason
     for text in lines:
         # "    - 0/0: reason" and "    - User stack trace:" are items; "    -   File …" and
         # "    -     code" (deeper indent) belong to the stack of the item before them.
         body = text.strip()
+        empty = empty or (not body and not failures and not in_stack)
         top = True
         if body.startswith("- "):
             body, top = body[2:], not body[2:].startswith(" ")
@@ -86,7 +88,10 @@ def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple
         if top and body.startswith("User stack trace:"):
             in_stack = True
             continue
-        failed, reason = split_failed(body) if top else ("", body)
+        # "- 0/0: " with nothing after it (the strip took its space): torch checked entry
+        # 0/0 and named no failed guard (torch 2.5-2.9's backend mismatch, pytorch#154707)
+        failed, reason = (split_failed(body + " ") if top and _ENTRY_ONLY_RE.match(body)
+                          else split_failed(body) if top else ("", body))
         groups += top and body.startswith("guard ") and body.endswith(" failures:")
         # (headers such as "triggered by the following guard failure(s):" or, with
         # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons; nor
@@ -99,7 +104,12 @@ def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple
             failures.append(guard_failure(failed, reason))
         elif in_stack:
             stack_lines.append(body)
+    if empty and not failures:  # torch wrote the reason, and it was empty (guardtext.NO_GUARD)
+        failures.append(ev.GuardFailure(failed="", reason=""))
     return tuple(failures), user_stack(stack_lines), groups
+
+
+_ENTRY_ONLY_RE = re.compile(r"^!?\d{1,9}(?:/\d{1,9})+(?:_\d{1,9})?:$")
 
 
 TORCH_HINT = "The following environment variable would enable dynamic compilation"

@@ -4,7 +4,8 @@
 handlers (``dyncli.logparse.trace_map``) read, so that the rest of a trace is never decoded;
 it depends on nothing but the lines, so a parser in another process can filter too. The
 helpers cut what the handlers read out of a guards-tree payload (``_lines_with``, ``_dims``,
-``_comment_loc``, ``_shape_guard``) and a compile's ``fail_reason`` (``_limit_hit``), with
+``_comment_loc``, ``_shape_guard``) and a compile's ``fail_reason`` (``_limit_hit``,
+``_limit_exceeded``), with
 ``str.find`` and anchored, bounded regexes: linear on any line.
 """
 
@@ -130,3 +131,38 @@ def _limit_hit(text: str) -> tuple[str, str] | None:
     at = text.find("currently set to ", start, kind)
     limit = _DIGITS.match(text, at + 17) if at >= 0 else None
     return name[0], limit[0] if limit else ""
+
+
+# torch 2.5-2.10 refuse the compile with an exception of their own, whose fail_reason is only
+# "<limit> reached" (convert_frame.py: ``RecompileLimitExceeded(f"{limit_type} reached")``, the
+# exception named CacheLimitExceeded before 2.7); the limit's value is in the same record's
+# dynamo_config. Unread, the refused compile had counted as one that ran.
+_LIMIT_EXCEPTIONS = ("RecompileLimitExceeded", "CacheLimitExceeded")
+_REACHED = re.compile(r"(\w{1,64}) reached$")
+
+
+def _limit_exceeded(fail_type: str | None, fail_reason: str | None,
+                    dynamo_config: str | None) -> tuple[str, str] | None:
+    """(limit name, limit) of a compile refused by torch 2.5-2.10's limit exception."""
+    if fail_type not in _LIMIT_EXCEPTIONS:
+        return None
+    m = _REACHED.match(fail_reason or "")
+    if m is None:
+        return None
+    key = f'"{m[1]}": '
+    at = dynamo_config.find(key) if dynamo_config else -1
+    limit = _DIGITS.match(dynamo_config or "", at + len(key)) if at >= 0 else None
+    return m[1], limit[0] if limit else ""
+
+
+_LIMIT_KEYS = ('"recompile_limit": ', '"cache_size_limit": ')  # 2.7 on; before 2.7
+
+
+def _limit_setting(dynamo_config: str) -> tuple[str, str] | None:
+    """(name, value) of the recompile limit in a compilation_metrics' ``dynamo_config``."""
+    for key in _LIMIT_KEYS:
+        at = dynamo_config.find(key)
+        value = _DIGITS.match(dynamo_config, at + len(key)) if at >= 0 else None
+        if value is not None:
+            return key[1:-3], value[0]
+    return None

@@ -28,7 +28,9 @@ from dyncli.logparse.trace_lines import (
     _TREE_WORDS,
     _comment_loc,
     _dims,
+    _limit_exceeded,
     _limit_hit,
+    _limit_setting,
     _lines_with,
     _shape_guard,
     install_filters,
@@ -81,6 +83,11 @@ class TraceEventMapper:
         self._cids: dict[tuple[Any, ...], ev.CompileId] = {}
         self._tree_seen = False  # a dynamo_cpp_guards_str went by (see _guards_list)
         self._spans = cg.SpanTimer()  # CUDAGraphNode.record begin/end pairs
+        # compiles that logged recompile reasons / a dynamo_start / a refusal (see _refused)
+        self._reasoned: dict[ev.CompileId, ev.Recompile] = {}
+        self._begun: set[ev.CompileId] = set()
+        self._limited: set[ev.CompileId] = set()
+        self._limit_config = ("", "")  # the last dynamo_config's recompile limit (name, value)
         install_filters(parser)
         # ... and here, where the records are mapped as they come: a source only while a
         # marked tensor awaits it
@@ -111,7 +118,32 @@ class TraceEventMapper:
             except safe.RECORD_ERRORS as exc:
                 self.parser.malformed(rec.line, f"bad {rec.kind} record ({safe.reason(exc)})")
                 continue
+            if rec.kind == "dynamo_start" and ctx["compile_id"] is not None:
+                self._begun.add(ctx["compile_id"])
             yield from out
+        yield from self._refused()
+
+    def _refused(self) -> Iterator[ev.Event]:
+        """The compiles torch logged recompile reasons for and never started: refused by the
+        recompile limit. convert_frame.py logs the reasons, then checks the limit, then
+        writes ``dynamo_start``; torch 2.5-2.8 write nothing else of a refused compile (2.9
+        on write its compilation_metrics, read in _metrics). Unread, the refused compile had
+        counted as one that ran. Only where this file started every compile of the frame
+        before it: a piece of a trace (one record, a cut file) proves no refusal."""
+        for cid, rec in self._reasoned.items():
+            if cid in self._begun or cid in self._limited or cid.compile is None:
+                continue
+            if not all(dataclasses.replace(cid, compile=k, attempt=0) in self._begun
+                       for k in range(cid.compile)):
+                continue
+            name, limit = self._limit_config
+            last = rec.failures[0] if rec.failures else None
+            yield ev.RecompileLimit(
+                limit_name=name, limit=limit, function=rec.function, file=rec.file,
+                first_line=rec.first_line,
+                last_reason=(f"{last.failed}: {last.reason}" if last and last.failed
+                             else last.reason if last else ""),
+                line=rec.line, rank=rec.rank, compile_id=cid)
 
     # ------------------------------------------------------------ helpers
 
@@ -219,8 +251,14 @@ class TraceEventMapper:
             yield from cg.metrics_skip(m, ctx)
         if text("fail_type") == "ConstraintViolationError" and fail_reason:
             yield from self._constraint_violations(fail_reason, ctx)
-        hit = _limit_hit(fail_reason or "")
-        if hit is not None:  # the refused compile; the text log's "hit config.recompile_limit"
+        config = text("dynamo_config")
+        if config:
+            self._limit_config = _limit_setting(config) or self._limit_config
+        hit = _limit_hit(fail_reason or "") or _limit_exceeded(
+            text("fail_type"), fail_reason, config)
+        if hit is not None:
+            if ctx["compile_id"] is not None:
+                self._limited.add(ctx["compile_id"])  # the refused compile; the text log's "hit config.recompile_limit"
             fn, file, line = self.frames.get(self._frame(ctx), ("", "", None))
             yield ev.RecompileLimit(limit_name=hit[0], limit=hit[1], function=fn,
                                     file=file, first_line=line,
@@ -293,8 +331,11 @@ class TraceEventMapper:
                 failure = dataclasses.replace(failure, user=stack[-1])
             failures.append(failure)
         function, file, first = self.frames.get(self._frame(ctx), ("", "", None))
-        return ev.Recompile(function=function, file=file, first_line=first,
-                            failures=tuple(failures), **ctx)
+        recompile = ev.Recompile(function=function, file=file, first_line=first,
+                                 failures=tuple(failures), **ctx)
+        if ctx["compile_id"] is not None and len(self._reasoned) < 65536:  # bounded
+            self._reasoned[ctx["compile_id"]] = recompile
+        return recompile
 
     @staticmethod
     def _graph_break(payload: str, ctx: dict[str, Any]) -> ev.GraphBreak | None:

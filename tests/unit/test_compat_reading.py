@@ -366,3 +366,72 @@ def test_per_rank_compiles_add_up_to_dynamo_start_records(directory: Path) -> No
         views = {(r.rank, r.process): r.compiles for r in d.trace.ranks}
         by_rank = {p.rank: n for p, n in ((p, starts[Path(p.file).name]) for p in d.trace.processes)}
         assert {rank: views[(rank, "")] for rank in by_rank} == by_rank
+
+
+# compat_program.py's ``backend``: a new backend callable for each torch.compile of one
+# function, under a recompile limit of 2. No guard of the cached entry fails; what torch writes
+# for it changed three times: ___check_current_backend (2.3), an empty reason line (2.4; the
+# limit's last reason "Unable to find recompilation reasons"), the entry's id with nothing after
+# it (2.5-2.9, as pasted in
+# pytorch#154707 and #164119), "BACKEND_MATCH failure: …" (2.10 on). Both older forms had been
+# read as a reason the paste cut off, with recompiles_verbose as the fix, which names nothing
+# more there.
+BACKEND_VERSIONS = [v for v in VERSIONS if (compat(v) / "backend.log").exists()]
+_NAMED_FROM = (2, 10)
+
+
+def _backend_kind(version: str) -> str:
+    minor = tuple(int(x) for x in version.split(".")[:2])
+    return "backend" if minor >= _NAMED_FROM or minor < (2, 4) else "no_guard"
+
+
+def test_the_backend_corpus_spans_every_form() -> None:
+    assert {"2.4.1", "2.11.0", "2.15.0"} <= set(BACKEND_VERSIONS)
+    assert {_backend_kind(v) for v in BACKEND_VERSIONS} == {"backend", "no_guard"}
+
+
+@pytest.mark.parametrize("version", BACKEND_VERSIONS)
+def test_a_backend_mismatch_is_read_as_one_in_every_release(version: str) -> None:
+    want = _backend_kind(version)
+    d = diagnose_inputs([compat(version) / "backend.log"])
+    # calls 2 and 3 recompiled (0/1, 0/2); the fourth call's recompile hit the limit of 2
+    # (2.3 logs its recompile records outside the compile: no ids)
+    assert [r.compile_id for r in d.recompiles] == (["", ""] if version == "2.3.1"
+                                                    else ["0/1", "0/2"])
+    assert {k for r in d.recompiles for k in r.kinds} == {want}
+    assert len(d.recompile_limits) == 1
+    (cause,) = [c for c in d.causes if c.kind == "non-shape"]
+    assert cause.fix.startswith("compile the function once and call that")
+    assert "recompiles_verbose" not in cause.fix
+    t = read_trace.diagnose_traces([compat(version) / "backend"], strict=True)
+    # the refused third compile is not a compile in the trace either: torch 2.5-2.10 write
+    # its compilation_metrics with fail_type RecompileLimitExceeded ("recompile_limit
+    # reached"), 2.11 on an Unsupported "Dynamo recompile limit exceeded"
+    assert t.compiles == d.compiles == 2
+    if version not in NO_REASONS:  # the trace's recompile_reasons say the same
+        assert {k for r in t.recompiles for k in r.kinds} == {want}
+        # the refused compile: its compilation_metrics name the limit (2.9 on); 2.5-2.8 write
+        # nothing of it but its recompile reasons (no dynamo_start), and the limit's setting
+        # is in the earlier compiles' dynamo_config from 2.6 (2.5's metrics carry none)
+        (limit,) = t.recompile_limits
+        assert limit.compile_id == "0/2" and limit.function == "shift"
+        named = tuple(int(x) for x in version.split(".")[:2]) >= (2, 6)
+        assert (limit.limit_name, limit.limit) == ((d.recompile_limits[0].limit_name, "2")
+                                                   if named else ("", ""))
+
+
+@pytest.mark.parametrize(("fail_type", "fail_reason", "config", "hit"), [
+    ("RecompileLimitExceeded", "recompile_limit reached",
+     '{"accumulated_recompile_limit": 256, "recompile_limit": 2}', ("recompile_limit", "2")),
+    ("RecompileLimitExceeded", "accumulated_recompile_limit reached",
+     '{"accumulated_recompile_limit": 256, "recompile_limit": 2}',
+     ("accumulated_recompile_limit", "256")),
+    ("CacheLimitExceeded", "cache_size_limit reached", None, ("cache_size_limit", "")),
+    ("RecompileLimitExceeded", "recompile_limit reached; and more", None, None),
+    ("BackendCompilerFailed", "recompile_limit reached", None, None),
+])
+def test_a_limit_exception_in_a_trace_is_the_refused_compile(
+        fail_type: str, fail_reason: str, config: str | None, hit: tuple[str, str] | None) -> None:
+    from dyncli.logparse.trace_lines import _limit_exceeded
+
+    assert _limit_exceeded(fail_type, fail_reason, config) == hit

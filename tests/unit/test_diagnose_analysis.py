@@ -250,3 +250,43 @@ def test_inputs_dynamic_in_the_guards_are_listed_once() -> None:
     auto = [ev.MarkedDynamic(source="L['w']", origin="automatic dynamic/PGO", compile_id=cid)]
     (frame,) = analyze(auto + events).frames  # automatic marks logged: nothing inferred
     assert "dynamic in the guards" not in {d.origin for d in frame.dynamic_inputs}
+
+
+_HEAD = ("V1129 07:26:33.923000 1 torch/_dynamo/guards.py:2611] [0/1] [__recompiles] Recompiling "
+         "function f in /tmp/t.py:3\n"
+         "V1129 07:26:33.923000 1 torch/_dynamo/guards.py:2611] [0/1] [__recompiles]     "
+         "triggered by the following guard failure(s):\n")
+_LINE = "V1129 07:26:33.923000 1 torch/_dynamo/guards.py:2611] [0/1] [__recompiles] "
+
+
+@pytest.mark.parametrize(("body", "kind"), [
+    (_LINE + "\n", "no_guard"),  # torch 2.4: the reason line is there, empty
+    (_LINE + "    - 0/0: \n", "no_guard"),  # 2.5-2.9: the entry, and nothing after it
+    (_LINE + "    - 0/0: BACKEND_MATCH failure: torch.compile detected different backend "
+     "callables.\n", "backend"),  # 2.10 on
+    ("", "unknown"),  # the paste ends at the header: no reason in the log
+    (_LINE + "    - 0/0: tensor 'L['x']' size mismatch at index 0. expected 4, actual 5\n",
+     "size"),
+])
+def test_an_empty_reason_is_no_failed_guard_not_a_cut_paste(tmp_path: Path, body: str,
+                                                             kind: str) -> None:
+    log = tmp_path / "r.log"
+    log.write_text(_HEAD + body)
+    (r,) = diagnose_logs([log]).recompiles
+    assert r.kind == kind
+    if kind == "no_guard":
+        other = next(s for s in diagnose_logs([log]).suggestions
+                     if s.kind == "non-shape-recompile")
+        assert "another backend or another torch.compile call" in other.message
+        assert other.fix.startswith("compile the function once and call that")
+
+
+@pytest.mark.parametrize(("last", "kind"), [
+    ("Unable to find recompilation reasons", "no_guard"),  # torch 2.4
+    ("0/1: ", "no_guard"),  # 2.5-2.9
+    ("0/1: ___check_type_id(L['m'], 94)", "type"),
+])
+def test_a_limits_empty_last_reason_is_no_failed_guard(last: str, kind: str) -> None:
+    from dyncli.logparse.guardtext import checked, split_failed
+
+    assert checked(split_failed(last)[1]) == kind

@@ -158,3 +158,25 @@ def test_compiled_autograd_compile_id() -> None:
     (start,) = trace_events(lines, strict=True)
     assert start.compile_id == ev.CompileId(5, 0, 1, 2)
     assert str(start.compile_id) == "!2/5/0_1" and start.compile_id.key == "!2/5/0"
+
+
+def test_recompile_reasons_of_a_compile_that_never_started_are_the_limits_refusal() -> None:
+    """torch 2.5-2.8 write nothing else of a compile the recompile limit refused: its reasons,
+    and no dynamo_start (tests/data/2.5.1/compat/backend/ is a real one)."""
+    start = {"stack": [{"line": 2, "name": "f", "filename": 0}]}
+    reason = "0/1: ___check_type_id(L['m'], 94)"
+    lines = [*intern("/tmp/prog.py", 0),
+             *rec("dynamo_start", start, frame_id=0, frame_compile_id=0, attempt=0),
+             *rec("dynamo_start", start, **CID),
+             *rec("artifact", {"name": "recompile_reasons", "encoding": "json"},
+                  "0/0: ___check_type_id(L['m'], 93)", **CID),
+             *rec("artifact", {"name": "recompile_reasons", "encoding": "json"}, reason,
+                  frame_id=0, frame_compile_id=2, attempt=0)]
+    events = list(trace_events(lines, strict=True))
+    (limit,) = [e for e in events if isinstance(e, ev.RecompileLimit)]
+    assert limit.compile_id == ev.CompileId(0, 2)
+    assert (limit.function, limit.last_reason, limit.limit_name) == ("f", reason, "")
+    # without 0/0's start (a piece of a trace), nothing proves the refusal
+    cut = [*lines[:len(intern("/tmp/prog.py", 0))],
+           *lines[len(intern("/tmp/prog.py", 0)) + len(rec("dynamo_start", start, **CID)):]]
+    assert not [e for e in trace_events(cut, strict=True) if isinstance(e, ev.RecompileLimit)]
