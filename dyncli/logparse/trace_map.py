@@ -111,15 +111,16 @@ class TraceEventMapper:
                     self.generation += 1
                     self._started.clear()
                 self._started.add(started)
+            cid = self._cid(rec)
             ctx = {"line": rec.line, "rank": rec.rank if rec.rank is not None else self.rank,
-                   "compile_id": self._cid(rec)}
+                   "compile_id": cid}
             try:
                 out = list(handler(rec, ctx))
             except safe.RECORD_ERRORS as exc:
                 self.parser.malformed(rec.line, f"bad {rec.kind} record ({safe.reason(exc)})")
                 continue
-            if rec.kind == "dynamo_start" and ctx["compile_id"] is not None:
-                self._begun.add(ctx["compile_id"])
+            if rec.kind == "dynamo_start" and cid is not None:
+                self._begun.add(cid)
             yield from out
         yield from self._refused()
 
