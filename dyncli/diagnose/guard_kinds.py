@@ -66,9 +66,9 @@ KINDS: dict[str, KindText] = {
     Checked.GUARD_ERROR: KindText(
         "torch's own guard failed to run (a torch bug, not a change of your inputs)",
         "upgrade torch or report it: the guard code torch generated raised an error"),
-    # torch's reason is there and empty: no guard failed. Before 2.10 that is how torch logs
-    # a backend mismatch (2.10's guards.py: "None of the guard entries failed - a backend
-    # match issue", now "BACKEND_MATCH failure"); pytorch#154707's maintainer names the
+    # torch's reason is there and empty: no guard failed. torch 2.4-2.9 log a backend
+    # mismatch so (2.10's guards.py: "None of the guard entries failed - a backend match
+    # issue", now "BACKEND_MATCH failure"); pytorch#154707's maintainer names the
     # backend, pytorch#164119 shows it under an infra TorchDispatchMode. recompiles_verbose
     # names nothing more there.
     Checked.NO_GUARD: KindText(

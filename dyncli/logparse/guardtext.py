@@ -275,7 +275,7 @@ class Checked(StrEnum):
     TENSOR = "tensor"  # torchdynamo's ___check_tensors: some property of a tensor
     GUARD_ERROR = "guard_error"  # the guard itself failed to run (a torch bug)
     # torch logged the reason and it names no guard: no guard of the cached entry failed
-    # (torch <= 2.9's backend mismatch; 2.10 on write "BACKEND_MATCH failure" instead)
+    # (torch 2.4-2.9's backend mismatch; 2.10 on write "BACKEND_MATCH failure" instead)
     NO_GUARD = "no_guard"
     UNKNOWN = "unknown"  # no reason in the log (the paste cut it off)
     OTHER = "other"

@@ -149,20 +149,21 @@ def _limit_exceeded(fail_type: str | None, fail_reason: str | None,
     m = _REACHED.match(fail_reason or "")
     if m is None:
         return None
-    key = f'"{m[1]}": '
-    at = dynamo_config.find(key) if dynamo_config else -1
-    limit = _DIGITS.match(dynamo_config or "", at + len(key)) if at >= 0 else None
-    return m[1], limit[0] if limit else ""
+    return m[1], _config_int(dynamo_config or "", m[1]) or ""
 
 
-_LIMIT_KEYS = ('"recompile_limit": ', '"cache_size_limit": ')  # 2.7 on; before 2.7
+_LIMIT_NAMES = ("recompile_limit", "cache_size_limit")  # 2.7 on; before 2.7
 
 
 def _limit_setting(dynamo_config: str) -> tuple[str, str] | None:
     """(name, value) of the recompile limit in a compilation_metrics' ``dynamo_config``."""
-    for key in _LIMIT_KEYS:
-        at = dynamo_config.find(key)
-        value = _DIGITS.match(dynamo_config, at + len(key)) if at >= 0 else None
-        if value is not None:
-            return key[1:-3], value[0]
-    return None
+    return next(((name, value) for name in _LIMIT_NAMES
+                 if (value := _config_int(dynamo_config, name))), None)
+
+
+def _config_int(dynamo_config: str, name: str) -> str | None:
+    """The digits of ``"name": N`` in a ``dynamo_config`` JSON text (found with str.find)."""
+    key = f'"{name}": '
+    at = dynamo_config.find(key)
+    value = _DIGITS.match(dynamo_config, at + len(key)) if at >= 0 else None
+    return value[0] if value else None

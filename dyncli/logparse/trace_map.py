@@ -12,6 +12,7 @@ emits it (torch 2.14).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -131,11 +132,17 @@ class TraceEventMapper:
         on write its compilation_metrics, read in _metrics). Unread, the refused compile had
         counted as one that ran. Only where this file started every compile of the frame
         before it: a piece of a trace (one record, a cut file) proves no refusal."""
+        started: dict[tuple[Any, ...], set[int]] = {}  # a frame's compiles that began
+        for c in self._begun:
+            if c.compile is not None and c.attempt == 0:
+                started.setdefault((c.frame, c.autograd, c.generation), set()).add(c.compile)
+        # how many of a frame's compiles, from its first, began with none missing (linear)
+        unbroken = {frame: next(k for k in itertools.count() if k not in ks)
+                    for frame, ks in started.items()}
         for cid, rec in self._reasoned.items():
             if cid in self._begun or cid in self._limited or cid.compile is None:
                 continue
-            if not all(dataclasses.replace(cid, compile=k, attempt=0) in self._begun
-                       for k in range(cid.compile)):
+            if unbroken.get((cid.frame, cid.autograd, cid.generation), 0) < cid.compile:
                 continue
             name, limit = self._limit_config
             last = rec.failures[0] if rec.failures else None
