@@ -285,7 +285,7 @@ class Analyzer:
         self._recompiles[key] = RecompileReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
             first_line=e.first_line, cause=causes[0] if causes else "other",
-            reasons=tuple(f"{f.failed}: {f.reason}" if f.failed else f.reason for f in e.failures),
+            reasons=tuple(f.text for f in e.failures),
             causes=causes, kinds=tuple(str(checked(f.reason)) for f in e.failures),
             user=next((f.user for f in e.failures if f.user), None)
             or (e.user_stack[-1] if e.user_stack else None),

@@ -261,6 +261,11 @@ class GuardFailure:
     # code but due to 0/1 specialization in the framework…)" note was on the guard's comment
     first_use: bool = False
 
+    @property
+    def text(self) -> str:
+        """The reason as torch wrote it: ``0/0: guard``, or the guard alone without an entry."""
+        return f"{self.failed}: {self.reason}" if self.failed else self.reason
+
 
 @dataclass(frozen=True, kw_only=True)
 class Recompile(Event):

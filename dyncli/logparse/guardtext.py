@@ -37,8 +37,9 @@ class GuardKind(StrEnum):
 
 # ---------------------------------------------------------------- a reason's parts
 
-# The failed cache entry before the guard: "0/1: ", "!0/1: " (compiled autograd), "0/1_1: "
-FAILED_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?): ")
+# The failed cache entry before the guard: "0/1: ", "!0/1: " (compiled autograd), "0/1_1: ";
+# or the entry alone, "0/0:" at the end (torch 2.5-2.9's empty reason, its space stripped)
+FAILED_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?):(?: |$)")
 # torch >= 2.14's note on a guard it blames on 0/1 specialization (not part of the location)
 FIRST_USE = " (user code shown is first use of this value"
 

@@ -88,10 +88,9 @@ def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple
         if top and body.startswith("User stack trace:"):
             in_stack = True
             continue
-        # "- 0/0: " with nothing after it (the strip took its space): torch checked entry
-        # 0/0 and named no failed guard (torch 2.5-2.9's backend mismatch, pytorch#154707)
-        failed, reason = (split_failed(body + " ") if top and _ENTRY_ONLY_RE.match(body)
-                          else split_failed(body) if top else ("", body))
+        # ("- 0/0: " with nothing after it is entry 0/0 and no guard: torch 2.5-2.9's backend
+        # mismatch, pytorch#154707; split_failed reads the entry alone)
+        failed, reason = split_failed(body) if top else ("", body)
         groups += top and body.startswith("guard ") and body.endswith(" failures:")
         # (headers such as "triggered by the following guard failure(s):" or, with
         # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons; nor
@@ -107,9 +106,6 @@ def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple
     if empty and not failures:  # torch wrote the reason, and it was empty (guardtext.NO_GUARD)
         failures.append(ev.GuardFailure(failed="", reason=""))
     return tuple(failures), user_stack(stack_lines), groups
-
-
-_ENTRY_ONLY_RE = re.compile(r"^!?\d{1,9}(?:/\d{1,9})+(?:_\d{1,9})?:$")
 
 
 TORCH_HINT = "The following environment variable would enable dynamic compilation"

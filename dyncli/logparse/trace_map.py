@@ -145,12 +145,10 @@ class TraceEventMapper:
             if unbroken.get((cid.frame, cid.autograd, cid.generation), 0) < cid.compile:
                 continue
             name, limit = self._limit_config
-            last = rec.failures[0] if rec.failures else None
             yield ev.RecompileLimit(
                 limit_name=name, limit=limit, function=rec.function, file=rec.file,
                 first_line=rec.first_line,
-                last_reason=(f"{last.failed}: {last.reason}" if last and last.failed
-                             else last.reason if last else ""),
+                last_reason=rec.failures[0].text if rec.failures else "",
                 line=rec.line, rank=rec.rank, compile_id=cid)
 
     # ------------------------------------------------------------ helpers
@@ -264,9 +262,9 @@ class TraceEventMapper:
             self._limit_config = _limit_setting(config) or self._limit_config
         hit = _limit_hit(fail_reason or "") or _limit_exceeded(
             text("fail_type"), fail_reason, config)
-        if hit is not None:
+        if hit is not None:  # the refused compile; the text log's "hit config.recompile_limit"
             if ctx["compile_id"] is not None:
-                self._limited.add(ctx["compile_id"])  # the refused compile; the text log's "hit config.recompile_limit"
+                self._limited.add(ctx["compile_id"])
             fn, file, line = self.frames.get(self._frame(ctx), ("", "", None))
             yield ev.RecompileLimit(limit_name=hit[0], limit=hit[1], function=fn,
                                     file=file, first_line=line,
