@@ -107,7 +107,7 @@ def test_ci_runs_every_venv_as_documented() -> None:
         for test in shlex.split(listed.group(1)):  # a test with a parameter id is quoted
             path, _, function = test.partition("::")
             function, _, param = function.partition("[")
-            assert not param or param.endswith("]") and "[" not in param, test
+            assert not param or (param.endswith("]") and "[" not in param), test
             assert (ROOT / path).is_file(), test  # pytest errors on a missing one too; this
             assert not function or re.search(  # says which, without running torch
                 rf"^def {re.escape(function)}\(", (ROOT / path).read_text(), re.M), test
