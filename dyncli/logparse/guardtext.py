@@ -39,7 +39,8 @@ class GuardKind(StrEnum):
 
 # The failed cache entry before the guard: "0/1: ", "!0/1: " (compiled autograd), "0/1_1: ";
 # or the entry alone, "0/0:" at the end (torch 2.5-2.9's empty reason, its space stripped)
-FAILED_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?):(?: |$)")
+# or before a newline (a trace's reason, which goes on to torch 2.15's "User stack trace:")
+FAILED_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?):(?: |(?=\n)|$)")
 # torch >= 2.14's note on a guard it blames on 0/1 specialization (not part of the location)
 FIRST_USE = " (user code shown is first use of this value"
 

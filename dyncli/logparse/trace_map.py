@@ -21,6 +21,7 @@ from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import safe
 from dyncli.logparse import trace_events as te
+from dyncli.logparse.guardtext import split_failed
 from dyncli.logparse.textguards import _STATIC_INDICES_RE, flat_guard, tensor_check
 from dyncli.logparse.textreasons import graph_break_body, guard_failure, user_stack
 from dyncli.logparse.trace import TraceParser
@@ -44,7 +45,6 @@ from dyncli.logparse.trace_phases import metric_numbers
 _INTERNAL = ("/fx/experimental/", "/_logging/", "/utils/_traceback", "/_subclasses/",
              "/utils/_sympy/", "/_dynamo/utils.py", "/__init__.py")
 _VR = re.compile(r"^\[(?P<lo>[^,]+),\s*(?P<hi>[^\]]+)\]$")
-_FAILED = re.compile(r"^(?P<cid>!?[\d/]+(?:_\d+)?):\s(?P<rest>.*)$", re.S)
 _GB_HEAD = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9})$")
 _MARKED_CV = re.compile(r"^\s*- You marked (?P<src>.+?) as dynamic but your code specialized it "
                         r"to be a constant \((?P<val>[^)]*)\)")
@@ -328,8 +328,7 @@ class TraceEventMapper:
         """guards.py ``recompile_reasons``: one reason per cache entry tried, newest first."""
         failures = []
         for reason in decode_recompile_reasons(rec.payload or ""):
-            m = _FAILED.match(reason)
-            failed, rest = (m["cid"], m["rest"]) if m else ("", reason)
+            failed, rest = split_failed(reason)  # a trace's reason may go on past a newline
             head, _, tail = rest.partition("\nUser stack trace:")
             failure = guard_failure(failed, head.strip())  # the text log's own split
             stack = user_stack(tail.splitlines())

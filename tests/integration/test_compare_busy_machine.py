@@ -33,8 +33,11 @@ def _dyncli(*args: str, extra: bool = False) -> subprocess.CompletedProcess[str]
 
 
 def _bench(path: Path, extra: bool = False) -> Path:
+    # --warm-cache: compare gates latency and speedup, not compile seconds, so the runs compile
+    # from torch's own cache (the second one's graph is a hit): 14 CPU-s a run against 21 from
+    # empty caches, and less of the hog's time beside them
     proc = _dyncli("bench", MODEL, "--device", "cpu", "--strategy", "static", "--variations", "2",
-                   "--repeat", "10", "--json", str(path), extra=extra)
+                   "--repeat", "10", "--warm-cache", "--json", str(path), extra=extra)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return path
 

@@ -4,6 +4,7 @@ needed)."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -103,8 +104,10 @@ def test_ci_runs_every_venv_as_documented() -> None:
     for name in ("BENCH_VERSION_TESTS", "PROCESS_EACH_TESTS", "TORCH_FORMAT_TESTS"):
         listed = re.search(name + r"=\((.*?)\)", script, re.S)
         assert listed, name
-        for test in listed.group(1).split():
+        for test in shlex.split(listed.group(1)):  # a test with a parameter id is quoted
             path, _, function = test.partition("::")
+            function, _, param = function.partition("[")
+            assert not param or (param.endswith("]") and "[" not in param), test
             assert (ROOT / path).is_file(), test  # pytest errors on a missing one too; this
             assert not function or re.search(  # says which, without running torch
                 rf"^def {re.escape(function)}\(", (ROOT / path).read_text(), re.M), test

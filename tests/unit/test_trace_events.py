@@ -52,6 +52,19 @@ def test_several_recompile_reasons_with_user_stack() -> None:
     assert second == ev.GuardFailure(failed="0/0", reason="n == 4")
 
 
+def test_a_reason_with_no_guard_before_its_user_stack_keeps_its_entry() -> None:
+    """The trace's reason goes on past a newline: the entry alone before torch's user stack is
+    still the entry (one reader of it, guardtext.FAILED_RE, for the text log and the trace)."""
+    reasons = ["0/1:\nUser stack trace:\n  File \"/tmp/prog.py\", line 5, in f\n    y = g(x)",
+               "0/0: \nUser stack trace:\n  File \"/tmp/prog.py\", line 5, in f\n    y = g(x)"]
+    payload = "[\n" + ",\n".join(json.dumps(r) for r in reasons) + "\n]"
+    (event,) = trace_events(rec("artifact", {"name": "recompile_reasons", "encoding": "json"},
+                                payload, **CID), strict=True)
+    assert isinstance(event, ev.Recompile)
+    assert [(f.failed, f.reason) for f in event.failures] == [("0/1", ""), ("0/0", "")]
+    assert all(f.user == ev.UserLoc("/tmp/prog.py", 5, "f", "y = g(x)") for f in event.failures)
+
+
 def test_symbol_guard_and_specialization_with_user_code() -> None:
     user = [{"line": 5, "name": "f", "filename": 0, "loc": "if n == 33:"}]
     stack = [{"line": 3072, "name": "wrap_tensor", "filename": 1, "loc": ""},
