@@ -241,12 +241,11 @@ def _others(diag: Diagnosis) -> list[Advice]:
 def _graph_breaks(diag: Diagnosis) -> list[Advice]:
     return [Advice(
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
-        sites=(Site(b.file, b.user_line),),
-        message=(f"graph break at {b.file}:{b.user_line} ({b.count}x): "
-                 f"{b.explanation or b.reason}"),
+        sites=(Site(b.file, b.user_line),) if b.file else (),
+        message=(f"graph break at {b.place} ({b.count}x): {b.explanation or b.reason}"),
         fix=b.hints[0] if b.hints else "move the untraceable call out of the compiled function",
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
-                       f"Graph break in user code at {b.file}:{b.user_line}"),), rank=b.rank)
+                       f"Graph break in user code at {b.place}"),), rank=b.rank)
         for b in diag.graph_breaks]
 
 

@@ -98,6 +98,17 @@ def _symbols_in(expr: str) -> set[str]:
     return set(re.findall(r"\b[suq]\d+\b", expr))
 
 
+def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> RecompileLimitReport:
+    """One frame's limit warnings as one report: the one with a reason (else the first) with
+    what it lacks from the other (a paste that began inside the first record keeps its tail)."""
+    base, other = (new, old) if new.last_reason and not old.last_reason else (old, new)
+    return dataclasses.replace(
+        base, limit_name=base.limit_name or other.limit_name, limit=base.limit or other.limit,
+        function=base.function or other.function, file=base.file or other.file,
+        first_line=base.first_line if base.first_line is not None else other.first_line,
+        last_reason=base.last_reason or other.last_reason)
+
+
 class Analyzer:
     """Consumes events one at a time; ``result()`` builds the ``Diagnosis``."""
 
@@ -107,7 +118,9 @@ class Analyzer:
         self._recompiles: dict[tuple[int | None, str], RecompileReport] = {}
         self._specs: dict[tuple[int | None, str, str], SpecializationReport] = {}
         self._breaks: dict[tuple[int | None, str, int, str], GraphBreakReport] = {}
-        self._limits: dict[tuple[int | None, str, str, str, int | None], RecompileLimitReport] = {}
+        # one report per frame where the warnings carry a compile id (several threads each
+        # refused at the limit write one each), else per (limit, function, file, first line)
+        self._limits: dict[tuple[Any, ...], RecompileLimitReport] = {}
         self._unbacked: dict[tuple[int | None, str, str], UnbackedReport] = {}
         self._relations: dict[tuple[int | None, str, str, str], Relation] = {}
         self._zero_one: dict[tuple[int | None, str], tuple[int, str]] = {}
@@ -292,16 +305,20 @@ class Analyzer:
             line=e.line)
 
     def _on_limit(self, e: ev.RecompileLimit) -> None:
+        self._name_frame(e, e.function, e.file, e.first_line)
+        key: tuple[Any, ...]
         if e.compile_id is not None:  # this compile id was refused: it never compiled
-            self._refused.add((e.rank, e.compile_id.key))  # (the ones before it did: proven)
+            self._refused.add((e.rank, e.compile_id.key))  # (see result() for what it proves)
+            key = (e.rank, e.compile_id.frame_key)
         else:
             self._unnumbered.limit(e)
-        key = (e.rank, e.limit_name, e.function, e.file, e.first_line)
-        if key not in self._limits:
-            self._limits[key] = RecompileLimitReport(
-                rank=e.rank, compile_id=str(e.compile_id or ""), limit_name=e.limit_name,
-                limit=e.limit, function=e.function, file=e.file, first_line=e.first_line,
-                last_reason=e.last_reason, line=e.line)
+            key = (e.rank, e.limit_name, e.function, e.file, e.first_line)
+        report = RecompileLimitReport(
+            rank=e.rank, compile_id=str(e.compile_id or ""), limit_name=e.limit_name,
+            limit=e.limit, function=e.function, file=e.file, first_line=e.first_line,
+            last_reason=e.last_reason, line=e.line)
+        old = self._limits.get(key)
+        self._limits[key] = report if old is None else _merged_limit(old, report)
 
     def _on_graph_break(self, e: ev.GraphBreak) -> None:
         reason = e.reason.strip()
@@ -396,10 +413,16 @@ class Analyzer:
         refused_by_rank: dict[int | None, set[str]] = {}
         for rank, key in self._refused:
             refused_by_rank.setdefault(rank, set()).add(key)
+        limits = {(key[0], key[1]): x for key, x in self._limits.items() if len(key) == 2}
         for f in self._frames.values():
-            # a record at [F/N] proves F/0..F/N-1, whether the log shows them or not
-            f.compiles |= proven.implied(f.frame_id, f.compiles)
-            f.compiles -= refused_by_rank.get(f.rank, set())
+            denied = {k for k in refused_by_rank.get(f.rank, set())
+                      if k.rpartition("/")[0] == f.frame_id}
+            limit = limits.get((f.rank, f.frame_id))
+            # a record at [F/N] proves F/0..F/N-1, whether the log shows them or not; but not
+            # past a frame's refusals when there are several (threads refused side by side)
+            f.compiles = proven.compiled(f.frame_id, f.compiles, denied,
+                                         limit.limit if limit else "",
+                                         limit.last_reason if limit else "")
         refused = {(rank, key) for rank, key in self._refused}
         self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
                             for k, r in self._recompiles.items()}

@@ -203,9 +203,10 @@ class _Builder:
             c.fix = a.fix
         if a.frame:  # the recompiles a limit warning proves, that no recompile record claimed
             for f in self.diag.frames:  # (never the frame's first compile: no fix removes it)
-                if f.rank == a.rank and f.frame_id == a.frame and (
-                        a.frame != "?" or f.function == a.function):
-                    ids = f.compile_ids[1:] or tuple(f"?{i}" for i in range(1, f.compiles))
+                if f.rank == a.rank and f.frame_id == a.frame and (a.frame != "?" or (
+                        f.function == a.function and a.frame_line in (None, f.first_line))):
+                    ids = f.compile_ids[1:] or tuple(f"?{f.function}:{f.first_line}/{i}"
+                                                     for i in range(1, f.compiles))
                     for cid in ids:
                         if (f.rank, cid) not in self.claimed:
                             self.claimed.add((f.rank, cid))
@@ -220,8 +221,9 @@ class _Builder:
             return self.allow(a.entries) or ""
         if a.flag is not None:
             return self.config(a.flag).key
-        if a.kind is AdviceKind.GRAPH_BREAK and a.sites:
-            key = f"break:{a.key}:{a.sites[0].file}:{a.sites[0].line}"
+        if a.kind is AdviceKind.GRAPH_BREAK:  # (no site: a break whose place the log lacks)
+            file, line = (a.sites[0].file, a.sites[0].line) if a.sites else ("", 0)
+            key = f"break:{a.key}:{file}:{line}"
             if self.find(key) in self.causes:
                 return self.find(key)
         if a.sites:

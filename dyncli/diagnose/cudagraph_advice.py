@@ -30,6 +30,9 @@ _SKIP_FIX = {
               "of CUDA graphs; torch >= 2.9 partitions around CPU ops by default)",
     "rerecord-limit": "keep static inputs (parameters, buffers) at one address: copy_ into them "
                       "instead of assigning new tensors",
+    # torch 2.0's compile_fx: an input with complex memory overlap (elements sharing memory)
+    "striding": "pass inputs whose elements do not share memory (an .expand()ed or as_strided "
+                "view does): .contiguous() them before the compiled call",
     "managed-input-rerecord": "keep inputs that come from an earlier CUDA graph's outputs at one "
                               "address (clone them before the call)",
 }

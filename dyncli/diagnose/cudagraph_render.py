@@ -29,8 +29,9 @@ def summary(report: CudagraphReport) -> str:
     elif n:
         line += " (no time: TORCH_TRACE of the same run, given beside this log, times them)"
     if not n and report.tree_keys:
-        line += f"; {len(report.tree_keys)} size(s) met (the tree lines: symint keys " + \
-            ", ".join(k or "none" for k in report.tree_keys[:20]) + ")"
+        line += (f"; {report.tree_lines} graph/size pair(s) new to CUDA graphs, recorded on "
+                 f"their next call (the tree lines: symint keys "
+                 + ", ".join(k or "none" for k in report.tree_keys[:20]) + ")")
     if report.skips:
         line += f"; {sum(x.count for x in report.skips)} skip(s)"
     if report.limit_hits:

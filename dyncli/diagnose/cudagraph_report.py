@@ -111,6 +111,7 @@ class CudagraphReport:
     # the symint keys of the tree lines ("Recording cudagraph tree for symint key N": a size
     # met, warmed up, and recorded on its next call): what a log of INFO lines alone shows
     tree_keys: tuple[str, ...] = ()
+    tree_lines: int = 0  # the tree lines themselves: one per graph and key (pytorch#124506: 2, one key)
     timed: bool = False  # recordings carry seconds from a trace's CUDAGraphNode.record spans
     dropped: int = 0  # recordings past the bound kept (counted, not listed)
     notes: tuple[str, ...] = ()  # how the log and the trace were joined, when they were not
@@ -152,7 +153,7 @@ class CudagraphReport:
             "captured_compiles": [split_id(c)[0] for c in self.captured_compiles],
             "partition_reasons": list(self.partition_reasons),
             "distinct_sizes_warned": self.distinct_sizes_warned,
-            "tree_keys": list(self.tree_keys),
+            "tree_keys": list(self.tree_keys), "tree_lines": self.tree_lines,
             "dropped": self.dropped,
             "notes": list(self.notes),
         }

@@ -51,6 +51,7 @@ class CudagraphAccumulator:
         self._reasons: dict[str, None] = {}
         self._warned = 0
         self._trees: dict[str, None] = {}  # the keys of the tree lines (sizes met), in order
+        self._tree_lines = 0  # each a graph at a key new to it (two graphs: two lines, one key)
         self.seen = False
 
     def feed(self, event: ev.Event) -> None:
@@ -60,6 +61,7 @@ class CudagraphAccumulator:
         cid = event.compile_id.key if event.compile_id else ""
         if isinstance(event, cg.CudagraphTree):
             self._pending[proc] = event.key
+            self._tree_lines += 1
             if len(self._trees) < MAX_RECORDINGS:
                 self._trees[event.key] = None
         elif isinstance(event, cg.CudagraphWarmup):
@@ -121,7 +123,7 @@ class CudagraphAccumulator:
             limit_hits=tuple(self._limits),
             captured_compiles=tuple(sorted(self._captured, key=compile_id_key)),
             partition_reasons=tuple(self._reasons), distinct_sizes_warned=self._warned,
-            tree_keys=tuple(self._trees),
+            tree_keys=tuple(self._trees), tree_lines=self._tree_lines,
             timed=any(r.seconds is not None for r in rows), dropped=self._dropped,
             notes=tuple(notes))
 

@@ -102,6 +102,7 @@ class Advice:
     # the frame (its id, ``?`` for one without) whose compiles the finding proves: a limit
     # warning at [F/N] proves N compiles of F that no recompile record of the log claims
     frame: str = ""
+    frame_line: int | None = None  # a frame ``?``'s first line: which of two of one name
     # CUDA-graph recordings it is about, and their seconds (a trace's CUDAGraphNode.record
     # spans; None: no time for them): the cost of a cudagraph cause
     recordings: int = 0

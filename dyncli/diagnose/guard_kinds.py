@@ -43,6 +43,25 @@ KINDS: dict[str, KindText] = {
         "an object's identity changed (the function is guarded on which module, processor or "
         "function it got)", "pass the same object on every call (do not re-create or re-assign "
         "it between calls)"),
+    Checked.INSTANCE: KindText(
+        "the function ran for another object than its cached code was compiled for (its guard "
+        "is on self): one method shared by many objects, such as each layer of a model, "
+        "compiles code of its own for each of them",
+        "compile the model that calls them, once, rather than each object's method (a torch "
+        "that inlines nn.Module calls, inline_inbuilt_nn_modules: on by default in 2.11, off "
+        "in 2.4, traces them all into the caller's graph); or raise the limit to the number of "
+        "objects if each should keep code of its own"),
+    Checked.INVALIDATED: KindText(
+        "torch dropped a cached entry because an object its guards held by identity was freed "
+        "(torch: 'Cache line invalidated because … got deallocated'), so the next call compiles "
+        "again", "create that object once and keep it alive across calls: one made anew for "
+        "each call (a processor list, a closure, a module) is freed after the call, and the "
+        "code compiled for it with it"),
+    Checked.UNEXPECTED: KindText(
+        "torch's guards failed at run time but passed when torch looked for the reason, which "
+        "torch's message calls a bug ('Unexpected recompilation')",
+        "report it to torch with a minimal repro, as its message asks, and say whether several "
+        "threads call the compiled function (pytorch#123177 shows this under threads)"),
     Checked.TYPE: KindText(
         "an input's type changed (another class at the same place)",
         "pass objects of one class at that place"),

@@ -59,7 +59,8 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                 "(dynamic=False, or code that specializes it at every value).")
         fix = (f"raise {flag} if these values are expected, or pass the number as a 0-d tensor; "
                f"a dynamic-sources entry does nothing under dynamic=False; {_RICHER}")
-    elif kind == gt.Checked.GUARD_ERROR:
+    elif kind in (gt.Checked.GUARD_ERROR, gt.Checked.UNEXPECTED, gt.Checked.INSTANCE):
+        # torch's own failure (nothing of the user's changed), or a limit that is the fix
         row = guard_kinds.text(kind)
         note = f" Its last reason: {row.what}."
         fix = row.fix
@@ -75,6 +76,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     return Advice(
         kind=AdviceKind.RECOMPILE_LIMIT, function=x.function,
         frame=cid.frame_key if cid is not None else "?",
+        frame_line=x.first_line if cid is None else None,
         key=f"{x.limit_name}:{'pinned' if pinned else 'size' if size else kind}",
         message=f"{who} hit {limit} {after}." + note, fix=fix, flag=flag_fix,
         evidence=(cite(x.line, x.compile_id, f"last reason: {x.last_reason or '(not in the log)'}"),),

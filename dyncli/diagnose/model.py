@@ -127,6 +127,11 @@ class GraphBreakReport:
     gb_code: str = ""  # torch's graph-break code (GB0025), when the log carries it
     call_sites: tuple[str, ...] = ()  # "file:line in fn" of the callers that reached it
 
+    @property
+    def place(self) -> str:
+        """``file:line``, or what the log lacks (a paste cut before the break's place)."""
+        return f"{self.file}:{self.user_line}" if self.file else "a place the log does not show"
+
 
 @dataclass(frozen=True)
 class RecompileLimitReport:

@@ -22,6 +22,7 @@ from dyncli.logparse import events as ev
 
 MAX_IMPLIED = 4096  # ids implied per frame: a damaged "[0/999999999]" is not a billion compiles
 _LAST_NUMBER = re.compile(r"/(\d{1,9})$")
+_FAILED_ENTRY = re.compile(r"^(?P<frame>\d{1,9})/(?P<n>\d{1,9}): ")  # "0/7: " of a last reason
 
 
 def implied(frame_id: str, keys: set[str]) -> set[str]:
@@ -32,30 +33,69 @@ def implied(frame_id: str, keys: set[str]) -> set[str]:
     return {f"{frame_id}/{i}" for i in range(min(top, MAX_IMPLIED))}
 
 
+def compiled(frame_id: str, keys: set[str], refused: set[str], limit: str,
+             last_reason: str) -> set[str]:
+    """The compile keys of ``frame_id`` the log proves, ``refused`` the ids the recompile limit
+    refused (each a limit warning at ``[F/N]``; torch numbers an attempt before it checks the
+    limit, convert_frame._compile).
+
+    One refusal, as a program's one thread writes it (the frame then runs eagerly): ``[F/N]``
+    proves the N compiles before it. Several refusals of one frame are threads that reached the
+    limit side by side (pytorch#123177: ``[0/15]`` to ``[0/27]`` in 45 ms, recompile_limit 8,
+    last reason ``0/7``): the ids between them, and those before the first the paste shows,
+    may be refusals too. Then the proof is the limit itself (the cache held that many
+    entries), the entry the last reason names (``0/7``: eight), and the ids of records that
+    were not refused.
+    """
+    if len(refused) < 2:
+        return (keys | implied(frame_id, keys)) - refused
+    kept = keys - refused
+    entries = int(limit) if limit.isdigit() and len(limit) < 7 else 0
+    failed = _FAILED_ENTRY.match(last_reason)
+    if failed is not None and failed["frame"] == frame_id:
+        entries = max(entries, int(failed["n"]) + 1)
+    return kept | implied(frame_id, kept) | {f"{frame_id}/{i}" for i in range(min(entries, MAX_IMPLIED))}
+
+
 class Unnumbered:
-    """What records without a compile id prove, per (rank, function, file)."""
+    """What records without a compile id prove, per (rank, function, file, first line): two
+    functions of one name in one file are two code objects (pytorch#97330: torch 2.0's limit
+    warnings for ``<resume in paste_mask_in_image>`` at lines 406 and 407)."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[int | None, str, str], list[int]] = {}  # [recompiles, proven]
+        # [recompiles, proven] per (rank, function, file, first line or None)
+        self._seen: dict[tuple[int | None, str, str, int | None], list[int]] = {}
 
-    def _add(self, rank: int | None, function: str, file: str, proven: int, recompile: bool) -> None:
+    def _add(self, rank: int | None, function: str, file: str, first: int | None, proven: int,
+             recompile: bool) -> None:
         if not function:  # a record the paste began inside: whose function is not known
             return
-        got = self._seen.setdefault((rank, function, file), [0, 0])
+        got = self._seen.setdefault((rank, function, file, first), [0, 0])
         got[0] += recompile
         got[1] = max(got[1], proven, got[0] + 1)
 
     def recompile(self, e: ev.Recompile) -> None:
         """A recompile: one compile before it, and each cache entry it lists as failed."""
-        self._add(e.rank, e.function, e.file, (e.entries or len(e.failures)) + 1, True)
+        self._add(e.rank, e.function, e.file, e.first_line, (e.entries or len(e.failures)) + 1, True)
 
     def limit(self, e: ev.RecompileLimit) -> None:
         """A limit warning: as many cache entries as the limit."""
         n = int(e.limit) if e.limit.isdigit() and len(e.limit) < 7 else 1
-        self._add(e.rank, e.function, e.file, n, False)
+        self._add(e.rank, e.function, e.file, e.first_line, n, False)
 
     def frames(self, known: set[tuple[int | None, str]]) -> list[FrameReport]:
-        """A frame row (id ``?``) for each function no numbered frame already names."""
-        return [FrameReport(rank=rank, frame_id="?", function=fn, file=file, first_line=None,
+        """A frame row (id ``?``) for each function no numbered frame already names. A record
+        without the first line counts toward the one function of its name and file that has
+        one, when there is exactly one."""
+        seen: dict[tuple[int | None, str, str, int | None], int] = {}
+        for (rank, fn, file, first), (_, proven) in self._seen.items():
+            if first is None:
+                lines = [k for k in self._seen if k[:3] == (rank, fn, file) and k[3] is not None]
+                if len(lines) == 1:
+                    seen[lines[0]] = max(seen.get(lines[0], 0), proven)
+                    continue
+            key = (rank, fn, file, first)
+            seen[key] = max(seen.get(key, 0), proven)
+        return [FrameReport(rank=rank, frame_id="?", function=fn, file=file, first_line=first,
                             compiles=proven, at_least=True)
-                for (rank, fn, file), (_, proven) in self._seen.items() if (rank, fn) not in known]
+                for (rank, fn, file, first), proven in seen.items() if (rank, fn) not in known]

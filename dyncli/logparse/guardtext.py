@@ -267,6 +267,15 @@ class Checked(StrEnum):
     SCALAR = "scalar"  # a Python int or float compared to a number
     VALUE = "value"  # another Python value: a string, a tuple, a length, dict keys
     IDENTITY = "identity"  # which object (a module, a processor, a function): ___check_obj_id
+    # which object a method ran for (___check_obj_id of self): one function shared by many
+    # objects, each layer of a model (torchdynamo#466, pytorch#114511)
+    INSTANCE = "instance"
+    # torch dropped a cached entry: an object its guards held by identity was freed
+    # (guards.py: "Cache line invalidated because … got deallocated"), pytorch#141196
+    INVALIDATED = "invalidated"
+    # torch's guards failed at run time and passed when it looked for the reason: torch's own
+    # "Unexpected recompilation … points to a bug" (guards.py), pytorch#123177
+    UNEXPECTED = "unexpected"
     TYPE = "type"  # an object's class: ___check_type_id
     GLOBAL_STATE = "global_state"  # grad mode, inference mode, autocast, default dtype/device
     BACKEND = "backend"  # the compiled code of another backend
@@ -285,12 +294,15 @@ class Checked(StrEnum):
 
 # The words each kind's guard is written with (first match wins; after size and scalar).
 _CHECKED = (
+    (("Cache line invalidated because ",), Checked.INVALIDATED),
+    (("Unexpected recompilation: ",), Checked.UNEXPECTED),
     (("dtype mismatch",), Checked.DTYPE),
     (("device mismatch",), Checked.DEVICE),
     (("requires_grad mismatch",), Checked.REQUIRES_GRAD),
     (("rank mismatch",), Checked.RANK),
     (("stride mismatch", "strides mismatch", ".stride()[", "storage_offset"), Checked.STRIDE),
     (("___check_type_id", "TYPE_MATCH"), Checked.TYPE),
+    (("___check_obj_id(self,", "___check_obj_id(L['self'],"), Checked.INSTANCE),
     (("___check_obj_id", "ID_MATCH"), Checked.IDENTITY),
     (("___check_global_state", "GLOBAL_STATE", "global state", "grad_mode", "autocast",
       "inference_mode"), Checked.GLOBAL_STATE),

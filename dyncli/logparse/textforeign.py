@@ -28,6 +28,20 @@ _RAISED_RE = re.compile(rb"^\s{0,40}(?:raise\s+)?(?:torch\._dynamo\.exc\.)?"
                         rb"(?:FailOnRecompileLimitHit|CacheLimitExceeded)\b")
 
 
+_SKIP_AT = re.compile(rb"(?:skipping|disabling) cudagraph")
+_BAR_END = re.compile(rb"(?:it/s\]|s/it\]|\||\r)\s{0,8}$")  # a progress bar's last chars
+
+
+def _after_bar(raw: bytes) -> bytes:
+    """A CUDA-graph skip message where a progress bar put it: written after the bar, on its
+    line (dInfer#38: ``  0%|…| 0/6 [00:00<?, ?it/s]skipping cudagraphs due to …``); the line
+    itself otherwise (prose that mentions a skip is not one)."""
+    m = _SKIP_AT.search(raw)
+    if m is None or m.start() == 0 or not _BAR_END.search(raw, 0, m.start()):
+        return raw
+    return raw[m.start():]
+
+
 class ForeignLines:
     """The parser's handling of lines without a torch prefix (a mixin of TextLogParser)."""
 
@@ -60,7 +74,8 @@ class ForeignLines:
                 rec.tail = False
             return _NO_EVENTS
         if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
-            found = cg.text_record([raw.decode("utf-8", "replace").strip()], {"line": lineno})
+            found = cg.text_record([_after_bar(raw).decode("utf-8", "replace").strip()],
+                                   {"line": lineno})
             if found:
                 self.stats.recognized += 1
                 self.stats.records += 1

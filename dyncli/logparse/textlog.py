@@ -394,7 +394,9 @@ class TextLogParser(ForeignLines):
             rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
             return self._flat(rec, message, lineno)
         if entry is None and (b"__cudagraphs" in prefix or (
-                b"__perf_hints" in prefix and b"cudagraph" in message)):
+                b"__perf_hints" in prefix and b"cudagraph" in message)
+                or message.startswith((b"skipping cudagraph", b"disabling cudagraph"))):
+            # (a skip is a skip on any logger: torch 2.0 warned on torch._inductor.compile_fx)
             entry = (cg.text_record, True)  # CUDA-graph records: dyncli.logparse.cudagraphs
         if entry is None:
             if any(s in message for s in DYN_SOURCES):

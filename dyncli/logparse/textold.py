@@ -72,9 +72,11 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     tb = next((i for i, t in enumerate(lines) if t.startswith("Traceback (most recent call last)")),
               len(lines))
     stack = user_stack(lines[1:tb])
-    if not head.endswith("from user code at:") or not stack:
+    if not head.endswith("from user code at:"):
         raise ValueError("unparsable graph break")
-    where = stack[-1]
+    # a paste that ends at the header (pytorch#107865) still shows the break and its reason;
+    # its place is unknown
+    where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
     reason = head[:-len("from user code at:")].strip()
     for text in reversed(lines[tb + 1:]):
         em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None

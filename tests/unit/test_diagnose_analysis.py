@@ -290,3 +290,66 @@ def test_a_limits_empty_last_reason_is_no_failed_guard(last: str, kind: str) -> 
     from dyncli.logparse.guardtext import checked, split_failed
 
     assert checked(split_failed(last)[1]) == kind
+
+
+def _limit_warning(cid: str, fn: str = "foo", limit: int = 8, last: str = "0/7: x == 3") -> str:
+    """torch 2.5+'s recompile-limit warning at ``[cid]`` (convert_frame.py's lines)."""
+    p = f"W1129 07:26:33.923000 1 torch/_dynamo/convert_frame.py:1016] [{cid}]"
+    return (f"{p} torch._dynamo hit config.recompile_limit ({limit})\n"
+            f"{p}    function: '{fn}' (/tmp/prog.py:7)\n"
+            f"{p}    last reason: {last}\n"
+            f'{p} To log all recompilation reasons, use TORCH_LOGS="recompiles".\n')
+
+
+@pytest.mark.parametrize(("cids", "last", "compiles"), [
+    (["0/8"], "0/7: x == 3", 8),  # one thread: [0/8] proves 0/0..0/7
+    # one refusal past the limit (entries of other objects did not count, or died): still the
+    # ids before it, each an attempt of the one thread that compiled them
+    (["0/12"], "0/11: x == 3", 12),
+    # threads refused side by side (pytorch#123177): the ids between refusals, and before the
+    # first the paste shows, are refusals too; the limit and the last reason's entry prove 8
+    (["0/15", "0/16", "0/27"], "0/7: x == 3", 8),
+    (["0/15", "0/16"], "0/9: x == 3", 10),  # the entry named proves more than the limit
+])
+def test_refusals_of_one_frame_prove_what_the_limit_and_the_last_reason_do(
+        tmp_path: Path, cids: list[str], last: str, compiles: int) -> None:
+    log = tmp_path / "r.log"
+    log.write_text("".join(_limit_warning(c, last=last) for c in cids))
+    diag = diagnose_logs([log])
+    (frame,) = diag.frames
+    assert (frame.frame_id, frame.function, frame.compiles) == ("0", "foo", compiles)
+    (limit,) = diag.recompile_limits  # one frame's refusals: one hit
+    assert limit.function == "foo" and limit.last_reason == last
+
+
+def test_a_refusal_whose_paste_began_inside_it_joins_its_frames_named_one(tmp_path: Path) -> None:
+    """The orphaned last line of [0/26] (no function, no limit) and the whole [0/27]: one hit
+    of foo, its reason and limit from the record that has them."""
+    p = "W1129 07:26:33.923000 1 torch/_dynamo/convert_frame.py:1016]"
+    log = tmp_path / "r.log"
+    log.write_text(f'{p} [0/26] To log all recompilation reasons, use TORCH_LOGS="recompiles".\n'
+                   + _limit_warning("0/27"))
+    diag = diagnose_logs([log])
+    (limit,) = diag.recompile_limits
+    assert (limit.function, limit.limit, limit.last_reason) == ("foo", "8", "0/7: x == 3")
+    assert [f.function for f in diag.frames] == ["foo"]
+    assert [c.title.split(" hit ")[0] for c in diag.causes] == ["foo"]
+
+
+@pytest.mark.parametrize(("reason", "kind"), [
+    ("0/7: Unexpected recompilation: runtime guards failed even though they passed during "
+     "recompilation-reason analysis. Please open an issue", "unexpected"),
+    ("66/1: Cache line invalidated because list.__getitem__(L['self'], 0) got deallocated",
+     "invalidated"),
+    ("___check_obj_id(self, 140121548765216)", "instance"),
+    ("0/3: ___check_obj_id(L['self'], 140121548765216)", "instance"),
+    ("0/3: ___check_obj_id(L['self'].proc, 140121548765216)", "identity"),
+    ("0/3: ___check_obj_id(L['processor'], 140121548765216)", "identity"),
+])
+def test_torchs_own_failures_and_an_instance_guard_are_kinds_of_their_own(reason: str,
+                                                                         kind: str) -> None:
+    from dyncli.diagnose import guard_kinds
+    from dyncli.logparse.guardtext import checked, split_failed
+
+    assert checked(split_failed(reason)[1]) == kind
+    assert guard_kinds.text(kind) is not guard_kinds.text("other")

@@ -57,20 +57,35 @@ def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
     assert sorted(p.name for p in PASTED.glob("*.log")) == sorted(c["file"] for c in CASES)
 
 
+# every field a case's expectation may have (the manifest's header): a field the test does not
+# read is a claim nobody checks (two cases said "cudagraphs = 4" for years of rounds, unread)
+FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "limits",
+          "limit_names", "graph_breaks", "constraints", "specializations", "user_lines",
+          "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
+          "functions_at"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
 def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     expect = case["expect"]
+    assert set(expect) <= FIELDS, set(expect) - FIELDS
     diag = _read(case)  # a real torch log is never rejected
     counts = _frame_counts(diag)
     for frame, n in expect.get("frames", {}).items():
         assert counts.get(frame) == n, (frame, counts)
     functions = {f.function: f.compiles for f in diag.frames if f.frame_id == "?"}
     assert functions == expect.get("functions", {})
+    at = {f"{f.function}:{f.first_line}": f.compiles for f in diag.frames if f.frame_id == "?"}
+    assert expect.get("functions_at", {}).items() <= at.items(), at
     assert all(f.at_least for f in diag.frames if f.frame_id == "?")
     assert len(diag.recompiles) == expect.get("recompiles", 0)
     assert len(diag.recompile_limits) == expect.get("limits", 0)
     assert set(expect.get("limit_names", [])) <= {x.limit_name for x in diag.recompile_limits}
     assert sum(b.count for b in diag.graph_breaks) == expect.get("graph_breaks", 0)
+    cudagraphs = diag.cudagraphs
+    assert (sum(x.count for x in cudagraphs.skips) if cudagraphs else 0) == \
+        expect.get("cudagraph_skips", 0)
+    assert (cudagraphs.tree_lines if cudagraphs else 0) == expect.get("cudagraph_trees", 0)
     constraints = [s for s in diag.specializations if s.reason == "constraint_violation"]
     assert len(constraints) == expect.get("constraints", 0)
     texts = _texts(diag)

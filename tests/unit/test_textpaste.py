@@ -137,3 +137,27 @@ def test_hostile_pasted_lines_finish(line: bytes) -> None:
     stats = ParseStats()
     list(TextLogParser(stats).parse([line, line]))
     assert stats.lines == 2
+
+
+@pytest.mark.parametrize(("line", "skips"), [
+    # dInfer#38: the skip written after a progress bar, on its line
+    ("  0%|          | 0/6 [00:00<?, ?it/s]skipping cudagraphs due to cpu device (arg3_1)", 1),
+    ("skipping cudagraphs due to cpu device (arg7_1)", 1),
+    # torch 2.0 warned on its compile_fx logger (pytorch#93698's form)
+    ("torchinductor.compile_fx: [WARNING] skipping cudagraphs due to complex input striding", 1),
+    ("[2023-03-22 10:30:39,786] torch._inductor.compile_fx: [WARNING] skipping cudagraphs due "
+     "to multiple devices", 1),
+    # prose that mentions a skip is not one
+    ("I keep seeing skipping cudagraphs due to mutated inputs in my logs", 0),
+    ("see the note: skipping cudagraphs due to cpu device", 0),
+])
+def test_a_cudagraph_skip_is_read_where_a_paste_puts_it(tmp_path: Path, line: str,
+                                                       skips: int) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(line + "\n")
+    try:
+        cg = diagnose_logs([log]).cudagraphs
+    except InputError:  # a file of prose alone is no torch log
+        assert skips == 0
+        return
+    assert (sum(x.count for x in cg.skips) if cg else 0) == skips
