@@ -25,6 +25,7 @@ from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
     Diagnosis,
     FrameReport,
+    GraphBreakReport,
     RecompileReport,
 )
 from dyncli.diagnose.reasons import (
@@ -225,7 +226,7 @@ def _others(diag: Diagnosis) -> list[Advice]:
             by_kind.setdefault(r.kind, []).append(r)
     out = []
     for kind, recs in by_kind.items():
-        row = guard_kinds.text(kind)
+        row = guard_kinds.text(kind, (t for r in recs for t in r.reasons))
         functions = sorted({r.function or "?" for r in recs})
         out.append(Advice(
             kind=AdviceKind.NON_SHAPE, key=kind,
@@ -243,10 +244,24 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
         message=(f"graph break at {b.place} ({b.count}x): {b.explanation or b.reason}"),
-        fix=b.hints[0] if b.hints else "move the untraceable call out of the compiled function",
+        fix=_break_fix(b),
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
                        f"Graph break in user code at {b.place}"),), rank=b.rank)
         for b in diag.graph_breaks]
+
+
+# aten._local_scalar_dense is a tensor's .item() (and each element of .tolist()): the backend
+# failing on it (prime-rl#999, torch 2.9's "Backend compiler exception") is a data-dependent
+# scalar in the graph
+_ITEM = "_local_scalar_dense"
+
+
+def _break_fix(b: GraphBreakReport) -> str:
+    if _ITEM in b.reason or _ITEM in b.explanation:
+        return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
+                "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "
+                "Python number inside the graph)")
+    return b.hints[0] if b.hints else "move the untraceable call out of the compiled function"
 
 
 def no_list_helps(diag: Diagnosis) -> dict[str, str]:

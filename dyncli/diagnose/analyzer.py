@@ -444,7 +444,17 @@ class Analyzer:
         frames += tuple(self._unnumbered.frames({(f.rank, f.function) for f in frames}))
         by_frame = {(f.rank, f.frame_id): f for f in frames}
         level = _level_of(self._kinds)
-        recompiles = tuple(sorted((dataclasses.replace(r, user=resolve(r.user))
+        named = {(f.rank, f.frame_id): f for f in frames if f.function and f.frame_id != "?"}
+
+        def _named(r: RecompileReport) -> RecompileReport:
+            # a record the paste began inside names no function: its frame's other records may
+            # (kjnodes#446: "2 recompile(s) of ?, forward", both of frame 0)
+            cid = ev.CompileId.parse(r.compile_id) if not r.function and r.compile_id else None
+            frame = named.get((r.rank, cid.frame_key)) if cid is not None else None
+            return dataclasses.replace(r, function=frame.function, file=frame.file) \
+                if frame is not None else r
+
+        recompiles = tuple(sorted((dataclasses.replace(_named(r), user=resolve(r.user))
                                    for r in self._recompiles.values()),
                                   key=lambda r: (rank_key(r.rank), compile_id_key(r.compile_id))))
         specs = tuple(sorted((dataclasses.replace(s, user=resolve(s.user))

@@ -9,6 +9,8 @@ writes is one more row here and one more test in ``guardtext.checked``.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dyncli.logparse.guardtext import Checked
@@ -90,10 +92,18 @@ KINDS: dict[str, KindText] = {
     # issue", now "BACKEND_MATCH failure"); pytorch#154707's maintainer names the
     # backend, pytorch#164119 shows it under an infra TorchDispatchMode. recompiles_verbose
     # names nothing more there.
+    # pytorch#164992 (2.10 dev, DebugMode): the same empty reason from a tensor guard that
+    # failed on its dispatch keys, which torch does not print (fixed in torch there)
     Checked.NO_GUARD: KindText(
-        "torch found no failed guard in the cached code: torch 2.4 to 2.9 log this empty reason "
-        "when that code came from another backend or another torch.compile call (2.3 names "
-        "___check_current_backend, 2.10 and later BACKEND_MATCH)", _ONE_BACKEND),
+        "torch found no failed guard it could name in the cached code: torch 2.4 to 2.9 log "
+        "this empty reason when that code came from another backend or another torch.compile "
+        "call (2.3 names ___check_current_backend, 2.10 and later BACKEND_MATCH), and a torch "
+        "from before pytorch#164992 (2025-10) when a tensor guard failed on its dispatch keys, "
+        "which it does not print (a TorchDispatchMode or DebugMode around the call: "
+        "pytorch#164119)",
+        _ONE_BACKEND + "; if no backend changes and a dispatch mode is active around the call, "
+        "call the compiled function the same way every time (the mode on, or off) and report "
+        "it to torch (fixed for DebugMode by pytorch#164992)"),
     Checked.UNKNOWN: KindText(
         "the log holds no reason for it (the paste cut it off)",
         'paste the whole record: TORCH_LOGS="recompiles" prints the guard that failed'),
@@ -103,6 +113,36 @@ KINDS: dict[str, KindText] = {
 SHAPES = frozenset({Checked.SIZE, Checked.SCALAR})  # the kinds the allow-list rules handle
 
 
-def text(kind: str) -> KindText:
-    """The row of ``kind`` (``other``'s for a kind this table does not know)."""
-    return KINDS.get(kind) or KINDS[Checked.OTHER]
+# The parts of torch's global state guard (torch/csrc/dynamo/guards.cpp GlobalStateGuard:
+# "GLOBAL_STATE changed: allow_tf32 "), and the setting of each a program changes
+_STATE = {
+    "grad_mode": "grad mode (torch.no_grad / torch.enable_grad around the call)",
+    "allow_tf32": "torch.backends.cuda.matmul.allow_tf32 (torch.set_float32_matmul_precision "
+                  "sets it)",
+    "allow_fp16_reduce": "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+    "allow_bf16_reduce": "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+    "deterministic_algorithms": "torch.use_deterministic_algorithms",
+    "deterministic_algorithms_warn_only": "torch.use_deterministic_algorithms(warn_only=…)",
+    "default_dtype": "torch.set_default_dtype",
+    "num_threads": "torch.set_num_threads",
+    "torch_function": "a torch function mode (torch._C.DisableTorchFunction and the like)",
+    "torch_function_all_disabled": "a torch function mode (torch._C.DisableTorchFunction and "
+                                   "the like)",
+}
+_STATE_RE = re.compile(r"GLOBAL_STATE changed: ((?:\w{1,60} ?){1,12})")
+
+
+def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
+    """The row of ``kind`` (``other``'s for a kind this table does not know); a global-state
+    row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``)."""
+    row = KINDS.get(kind) or KINDS[Checked.OTHER]
+    if kind != Checked.GLOBAL_STATE:
+        return row
+    names = dict.fromkeys(n for r in reasons if (m := _STATE_RE.search(r))
+                          for n in m[1].split() if n in _STATE)
+    if not names:
+        return row
+    settings = "; ".join(dict.fromkeys(_STATE[n] for n in names))
+    return KindText(f"global state changed between calls ({', '.join(names)})",
+                    f"set it once, before the first compiled call, and keep it: {settings} "
+                    "(each change compiles again)")

@@ -61,14 +61,14 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                f"a dynamic-sources entry does nothing under dynamic=False; {_RICHER}")
     elif kind in (gt.Checked.GUARD_ERROR, gt.Checked.UNEXPECTED, gt.Checked.INSTANCE):
         # torch's own failure (nothing of the user's changed), or a limit that is the fix
-        row = guard_kinds.text(kind)
+        row = guard_kinds.text(kind, (x.last_reason,))
         note = f" Its last reason: {row.what}."
         fix = row.fix
     elif diag.recompiles and any(r.kind == kind for r in diag.recompiles):
         note = ""
         fix = f"fix the recompile cause above; raising {flag} only hides it"
     else:
-        row = guard_kinds.text(kind)
+        row = guard_kinds.text(kind, (x.last_reason,))
         note = f" Its last reason: {row.what}."
         fix = (f"{row.fix}; raising {flag} only hides the recompiles"
                + ("" if diag.recompiles else f" ({_RICHER})"))

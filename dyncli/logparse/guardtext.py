@@ -302,7 +302,11 @@ _CHECKED = (
     (("rank mismatch",), Checked.RANK),
     (("stride mismatch", "strides mismatch", ".stride()[", "storage_offset"), Checked.STRIDE),
     (("___check_type_id", "TYPE_MATCH"), Checked.TYPE),
-    (("___check_obj_id(self,", "___check_obj_id(L['self'],"), Checked.INSTANCE),
+    (("___check_obj_id(self,", "___check_obj_id(L['self'],", "KeyError on self.",
+      "KeyError on L['self']", "IndexError on self.", "IndexError on L['self']"), Checked.INSTANCE),
+    # torch's guard found a key or an index gone (C++ accessors: "KeyError on X['bias']"): the
+    # container changed; on self's (sageattention#12) the method ran for another object
+    (("KeyError on ", "IndexError on "), Checked.VALUE),
     (("___check_obj_id", "ID_MATCH"), Checked.IDENTITY),
     (("___check_global_state", "GLOBAL_STATE", "global state", "grad_mode", "autocast",
       "inference_mode"), Checked.GLOBAL_STATE),

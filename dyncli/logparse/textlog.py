@@ -31,6 +31,7 @@ from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textguards as guards
 from dyncli.logparse import textorphans as orphans
+from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
 from dyncli.logparse.textforeign import ForeignLines
@@ -393,6 +394,8 @@ class TextLogParser(ForeignLines):
             self.stats.recognized += 1
             rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
             return self._flat(rec, message, lineno)
+        if entry is None and (b"_dynamo/exc.py:" in prefix or b"_dynamo\\exc.py:" in prefix):
+            entry = (reasons.exc_warning, True)  # a graph break torch warned of (2.7-2.14)
         if entry is None and (b"__cudagraphs" in prefix or (
                 b"__perf_hints" in prefix and b"cudagraph" in message)
                 or message.startswith((b"skipping cudagraph", b"disabling cudagraph"))):

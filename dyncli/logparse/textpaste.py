@@ -113,12 +113,25 @@ def _decoded(message: bytes) -> bytes:
     return message
 
 
+# A glog time the user masked before pasting (comfyui#10377: "W1017 xx:50:14.963000 …"): the
+# digits they hid read as zeros (the time is not read; the rest of the prefix is torch's)
+_MASKED_RE = re.compile(rb"(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} (?P<time>[\dxX]{2}:[\dxX]{2}:[\dxX]{2}"
+                        rb"\.[\dxX]{6}) \d{1,10} ")
+
+
 def normalize(line: bytes) -> tuple[bytes, str] | None:
     """The glog line a pasted ``line`` stands for, and what was done ("prefixes trimmed" or
     "prefixes rebuilt"); None when no torch prefix is in it (the line is not torch's).
 
     ``line`` has no line end; the parser asks only about lines its prefix regex rejected.
     """
+    if b"x" in line[:200].lower() and (masked := _MASKED_RE.search(line)) is not None:
+        time = masked["time"]
+        if time.lower().count(b"x"):  # (a time of digits alone is not masked)
+            fixed = line[:masked.start("time")] + time.replace(b"x", b"0").replace(b"X", b"0") \
+                + line[masked.end("time"):]
+            found = normalize(fixed)
+            return (found[0], "prefixes rebuilt") if found is not None else None
     head = len(line) - len(line.lstrip(b" \t>"))
     if line[head:head + 1] in (b".", b"[", b"\xe2"):  # a prefix cut short, at the line's start
         cut = _rebuilt(line, head)

@@ -191,6 +191,41 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 
 
+_FX_FILE_RE = re.compile(r"^\s{0,40}# File: (?P<file>.{1,1024}?):(?P<line>\d{1,9}) in "
+                         r"(?P<fn>[^,]{1,200})(?:, code: (?P<code>.{0,1024}))?$")
+_EXECUTING_RE = re.compile(r"^\s{0,40}While executing %(?P<node>\w{1,200}) ")
+_EXC_PARTS = ("Explanation:", "Hint:", "Developer debug context:")
+
+
+def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch's graph-break warning from ``_dynamo/exc.py`` (``unimplemented(log_warning=True)``,
+    torch 2.7-2.14; prime-rl#999: "Backend compiler exception", inductor failing on a
+    ``.item()``): its type, ``  Explanation: …``, ``  Hint: …``, ``  Developer debug context:
+    …``. Its place, when the message shows the FX node that failed (``While executing %item``),
+    is the ``# File:`` comment above that node's line in the graph printed with it; otherwise
+    the log does not show it. A paste that begins inside the message keeps what it has; one
+    with none of those parts is not read as a break."""
+    if not any(t.strip().startswith(_EXC_PARTS) for t in lines):
+        raise ValueError("an exc.py warning without its explanation")
+    first = lines[0].strip()
+    gb_type = "" if first.startswith((*_EXC_PARTS, "While executing")) else first
+    b = graph_break_body(["Graph Break Reason: " + gb_type, *lines[1:]] if gb_type else lines)
+    where = ev.UserLoc("", 0)
+    node = next((m["node"] for t in lines if (m := _EXECUTING_RE.match(t))), None)
+    if node is not None:
+        defined = re.compile(rf"^\s{{0,40}}{re.escape(node)}(?::[^=]{{0,200}})? = ")
+        at = next((i for i, t in enumerate(lines) if defined.match(t)), None)
+        found = next((m for t in reversed(lines[:at]) if (m := _FX_FILE_RE.match(t))), None) \
+            if at is not None else None
+        if found is not None:
+            where = ev.UserLoc(found["file"], int(found["line"]), found["fn"].strip(),
+                               (found["code"] or "").strip())
+    return [ev.GraphBreak(file=where.file, user_line=where.line,
+                          reason=gb_type or b.explanation or "a graph break (its type is not in the log)",
+                          explanation=b.explanation, hints=b.hints,
+                          user_stack=(where,) if where.file else (), gb_type=gb_type, **common)]
+
+
 def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``torch._dynamo hit config.recompile_limit (8)`` + function + last reason (torch 2.0 and
     torchdynamo: ``reasons:``)."""

@@ -17,6 +17,8 @@ from dyncli.diagnose.read import diagnose_logs
 from dyncli.logparse import events as ev
 from dyncli.logparse.guardtext import classify
 
+PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
+
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 
 
@@ -345,6 +347,8 @@ def test_a_refusal_whose_paste_began_inside_it_joins_its_frames_named_one(tmp_pa
     ("0/3: ___check_obj_id(L['self'], 140121548765216)", "instance"),
     ("0/3: ___check_obj_id(L['self'].proc, 140121548765216)", "identity"),
     ("0/3: ___check_obj_id(L['processor'], 140121548765216)", "identity"),
+    ("4/7: KeyError on self._parameters['bias']", "instance"),  # sageattention#12
+    ("4/7: KeyError on L['cache']['k']", "value"),
 ])
 def test_torchs_own_failures_and_an_instance_guard_are_kinds_of_their_own(reason: str,
                                                                          kind: str) -> None:
@@ -353,3 +357,46 @@ def test_torchs_own_failures_and_an_instance_guard_are_kinds_of_their_own(reason
 
     assert checked(split_failed(reason)[1]) == kind
     assert guard_kinds.text(kind) is not guard_kinds.text("other")
+
+
+def test_a_global_state_fix_names_the_setting_torch_says_changed() -> None:
+    """comfy-wavespeed#12: "GLOBAL_STATE changed: allow_tf32" is the TF32 flag, not grad mode."""
+    from dyncli.diagnose import guard_kinds
+
+    row = guard_kinds.text("global_state", ["2/7: GLOBAL_STATE changed: allow_tf32 "])
+    assert "allow_tf32" in row.what and "torch.backends.cuda.matmul.allow_tf32" in row.fix
+    assert "no_grad" not in row.fix
+    both = guard_kinds.text("global_state", ["GLOBAL_STATE changed: grad_mode num_threads "])
+    assert "torch.no_grad" in both.fix and "torch.set_num_threads" in both.fix
+    assert guard_kinds.text("global_state", ["___check_global_state()"]) is \
+        guard_kinds.KINDS["global_state"]  # torch 2.1's form names nothing: the general row
+    diag = diagnose_logs([PASTED / "comfy-wavespeed-12.log"])
+    (finding,) = [s for s in diag.suggestions if s.kind == "recompile-limit"]
+    assert "allow_tf32" in finding.fix and "no_grad" not in finding.fix
+
+
+def test_a_record_begun_before_the_paste_is_named_from_its_frame() -> None:
+    """kjnodes#446: the orphaned record of frame 0 and a whole one: both of forward."""
+    diag = diagnose_logs([PASTED / "kjnodes-446.log"])
+    assert {r.function for r in diag.recompiles} == {"forward"}
+    assert not any("?" in s.message for s in diag.suggestions if s.kind == "non-shape-recompile")
+
+
+def test_a_backend_exception_warning_is_a_graph_break_at_the_failing_nodes_line(
+        tmp_path: Path) -> None:
+    """torch 2.9's exc.py warning (prime-rl#999's head; its graph as prime-rl#996 printed it,
+    the same break of the same run's other rank, joined under one prefix here): the place is the
+    "# File:" comment above the node that failed (%item), and the fix is about .item()."""
+    head = (PASTED / "prime-rl-999.log").read_text().splitlines()
+    body = (PASTED / "prime-rl-996.log").read_text().splitlines()
+    prefix = head[-1].split("] [5/0_2]")[0] + "] [5/0_2]"
+    lines = [t for t in head if "exc.py" in t] + [prefix + t.split("] [5/0_2]", 1)[1]
+                                                   for t in body[1:]]
+    log = tmp_path / "r.log"
+    log.write_text("\n".join(lines) + "\n")
+    diag = diagnose_logs([log])
+    (b,) = diag.graph_breaks
+    assert b.file.endswith("custom_models/layers/moe.py") and b.user_line == 76
+    assert b.gb_type == "Backend compiler exception" and "_local_scalar_dense" in b.explanation
+    (finding,) = [s for s in diag.suggestions if s.kind == "graph-break"]
+    assert ".item()" in finding.fix and diag.stats.malformed == 0

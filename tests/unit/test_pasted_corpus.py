@@ -47,7 +47,8 @@ def _texts(diag: Diagnosis) -> list[str]:
 def _users(diag: Diagnosis) -> list[str]:
     users = [u for u in (*(r.user for r in diag.recompiles), *(s.user for s in diag.specializations))
              if u is not None]
-    return [f"{u.file}:{u.line}" for u in users] + [x.last_reason for x in diag.recompile_limits]
+    return [f"{u.file}:{u.line}" for u in users] + [x.last_reason for x in diag.recompile_limits] \
+        + [f"{b.file}:{b.user_line}" for b in diag.graph_breaks if b.file]
 
 
 def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
