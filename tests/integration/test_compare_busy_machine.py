@@ -33,11 +33,12 @@ def _dyncli(*args: str, extra: bool = False) -> subprocess.CompletedProcess[str]
 
 
 def _bench(path: Path, extra: bool = False) -> Path:
-    # --warm-cache: compare gates latency and speedup, not compile seconds, so the runs compile
-    # from torch's own cache (the second one's graph is a hit): 14 CPU-s a run against 21 from
-    # empty caches, and less of the hog's time beside them
+    # (bench's own empty caches, as CI has always run it: with --warm-cache, 14 CPU-s a run
+    # against 21, a fresh-clone CI run failed this test once, its base run at load 3.2 from other
+    # work beside it: compare gated "latency +61.9%" of identical code. Not reproduced since at
+    # loads 2-5; kept as it passed until the cause is known: docs/compare.md)
     proc = _dyncli("bench", MODEL, "--device", "cpu", "--strategy", "static", "--variations", "2",
-                   "--repeat", "10", "--warm-cache", "--json", str(path), extra=extra)
+                   "--repeat", "10", "--json", str(path), extra=extra)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return path
 
