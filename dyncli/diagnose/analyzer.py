@@ -309,10 +309,10 @@ class Analyzer:
         key: tuple[Any, ...]
         if e.compile_id is not None:  # this compile id was refused: it never compiled
             self._refused.add((e.rank, e.compile_id.key))  # (see result() for what it proves)
-            key = (e.rank, e.compile_id.frame_key)
+            key = ("frame", e.rank, e.compile_id.frame_key)
         else:
             self._unnumbered.limit(e)
-            key = (e.rank, e.limit_name, e.function, e.file, e.first_line)
+            key = ("function", e.rank, e.limit_name, e.function, e.file, e.first_line)
         report = RecompileLimitReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), limit_name=e.limit_name,
             limit=e.limit, function=e.function, file=e.file, first_line=e.first_line,
@@ -413,7 +413,7 @@ class Analyzer:
         refused_by_rank: dict[int | None, set[str]] = {}
         for rank, key in self._refused:
             refused_by_rank.setdefault(rank, set()).add(key)
-        limits = {(key[0], key[1]): x for key, x in self._limits.items() if len(key) == 2}
+        limits = {(key[1], key[2]): x for key, x in self._limits.items() if key[0] == "frame"}
         for f in self._frames.values():
             denied = {k for k in refused_by_rank.get(f.rank, set())
                       if k.rpartition("/")[0] == f.frame_id}

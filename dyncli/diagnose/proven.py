@@ -19,10 +19,10 @@ import re
 
 from dyncli.diagnose.model import FrameReport
 from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import split_failed
 
 MAX_IMPLIED = 4096  # ids implied per frame: a damaged "[0/999999999]" is not a billion compiles
 _LAST_NUMBER = re.compile(r"/(\d{1,9})$")
-_FAILED_ENTRY = re.compile(r"^(?P<frame>\d{1,9})/(?P<n>\d{1,9}): ")  # "0/7: " of a last reason
 
 
 def implied(frame_id: str, keys: set[str]) -> set[str]:
@@ -51,9 +51,9 @@ def compiled(frame_id: str, keys: set[str], refused: set[str], limit: str,
         return (keys | implied(frame_id, keys)) - refused
     kept = keys - refused
     entries = int(limit) if limit.isdigit() and len(limit) < 7 else 0
-    failed = _FAILED_ENTRY.match(last_reason)
-    if failed is not None and failed["frame"] == frame_id:
-        entries = max(entries, int(failed["n"]) + 1)
+    failed = ev.CompileId.parse(split_failed(last_reason)[0]) if last_reason else None
+    if failed is not None and failed.frame_key == frame_id and failed.compile is not None:
+        entries = max(entries, failed.compile + 1)  # the entry the last reason names
     return kept | implied(frame_id, kept) | {f"{frame_id}/{i}" for i in range(min(entries, MAX_IMPLIED))}
 
 
@@ -87,14 +87,14 @@ class Unnumbered:
         """A frame row (id ``?``) for each function no numbered frame already names. A record
         without the first line counts toward the one function of its name and file that has
         one, when there is exactly one."""
+        lines: dict[tuple[int | None, str, str], list[int]] = {}  # the first lines of each name
+        for rank, fn, file, first in self._seen:
+            if first is not None:
+                lines.setdefault((rank, fn, file), []).append(first)
         seen: dict[tuple[int | None, str, str, int | None], int] = {}
         for (rank, fn, file, first), (_, proven) in self._seen.items():
-            if first is None:
-                lines = [k for k in self._seen if k[:3] == (rank, fn, file) and k[3] is not None]
-                if len(lines) == 1:
-                    seen[lines[0]] = max(seen.get(lines[0], 0), proven)
-                    continue
-            key = (rank, fn, file, first)
+            at = lines.get((rank, fn, file), [])
+            key = (rank, fn, file, at[0] if first is None and len(at) == 1 else first)
             seen[key] = max(seen.get(key, 0), proven)
         return [FrameReport(rank=rank, frame_id="?", function=fn, file=file, first_line=first,
                             compiles=proven, at_least=True)
