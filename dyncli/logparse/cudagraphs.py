@@ -84,9 +84,13 @@ _MAX_INPUTS = 16
 SPAN = "CUDAGraphNode.record"
 
 
+SKIP_HEADS = ("skipping cudagraph", "disabling cudagraph")  # how torch's skip messages begin
+SKIP_HEADS_B = tuple(h.encode() for h in SKIP_HEADS)
+
+
 def is_skip(message: str) -> bool:
     """Whether a message is one of torch's cudagraph skip messages."""
-    return message.startswith(("skipping cudagraph", "disabling cudagraph"))
+    return message.startswith(SKIP_HEADS)
 
 
 def text_record(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

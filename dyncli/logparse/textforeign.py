@@ -28,7 +28,7 @@ _RAISED_RE = re.compile(rb"^\s{0,40}(?:raise\s+)?(?:torch\._dynamo\.exc\.)?"
                         rb"(?:FailOnRecompileLimitHit|CacheLimitExceeded)\b")
 
 
-_SKIP_AT = re.compile(rb"(?:skipping|disabling) cudagraph")
+_SKIP_AT = re.compile(b"|".join(re.escape(h) for h in cg.SKIP_HEADS_B))
 _BAR_END = re.compile(rb"(?:it/s\]|s/it\]|\||\r)\s{0,8}$")  # a progress bar's last chars
 
 

@@ -398,7 +398,7 @@ class TextLogParser(ForeignLines):
             entry = (reasons.exc_warning, True)  # a graph break torch warned of (2.7-2.14)
         if entry is None and (b"__cudagraphs" in prefix or (
                 b"__perf_hints" in prefix and b"cudagraph" in message)
-                or message.startswith((b"skipping cudagraph", b"disabling cudagraph"))):
+                or message.startswith(cg.SKIP_HEADS_B)):
             # (a skip is a skip on any logger: torch 2.0 warned on torch._inductor.compile_fx)
             entry = (cg.text_record, True)  # CUDA-graph records: dyncli.logparse.cudagraphs
         if entry is None:

@@ -209,7 +209,7 @@ def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         raise ValueError("an exc.py warning without its explanation")
     first = lines[0].strip()
     gb_type = "" if first.startswith((*_EXC_PARTS, "While executing")) else first
-    b = graph_break_body(["Graph Break Reason: " + gb_type, *lines[1:]] if gb_type else lines)
+    b = graph_break_body(lines)  # (its explanation and hints; the type is the first line)
     where = ev.UserLoc("", 0)
     node = next((m["node"] for t in lines if (m := _EXECUTING_RE.match(t))), None)
     if node is not None:
