@@ -86,6 +86,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += size_changes.zero_one(diag)
     out += _others(diag)
     out += limit_findings(diag, {a.rank for a in out if a.kind == "size-pinned"})
+    out += _unexplained(diag)
     out += _graph_breaks(diag)
     return tuple(_listed_together(out))
 
@@ -236,6 +237,38 @@ def _others(diag: Diagnosis) -> list[Advice]:
             evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or (
                 "(torch's reason is empty)" if kind == gt.Checked.NO_GUARD else "(no reason)"))
                 for r in recs[:3])))
+    return out
+
+
+def _unexplained(diag: Diagnosis) -> list[Advice]:
+    """Recompiles the compile ids prove (``[0/1]`` … ``[0/9]``) of a frame the log shows no
+    recompile record and no limit warning for (a +dynamic or guards log, a paste from the
+    middle of a run: pytorch#111329): said as recompiles whose reason the log lacks, with the
+    log that prints it, never "nothing to fix"."""
+    told = {(r.rank, CompileId.parse(r.compile_id).frame_key) for r in diag.recompiles
+            if CompileId.parse(r.compile_id) is not None}
+    told |= {(x.rank, cid.frame_key) for x in diag.recompile_limits
+             if x.compile_id and (cid := CompileId.parse(x.compile_id)) is not None}
+    out = []
+    for f in diag.frames:
+        if f.compiles < 2 or (f.rank, f.frame_id) in told:
+            continue
+        n = f.compiles - 1
+        who = (f"{f.function} (frame {f.frame_id})" if f.function and f.function != "?"
+               else f"frame {f.frame_id}")
+        ids = [c for c in f.compile_ids if "/" in c]
+        shown = (", ".join(f"[{c}]" for c in ids) if len(ids) <= 2 else f"[{ids[0]}] … [{ids[-1]}]")
+        least = "at least " if f.at_least or diag.partial else ""
+        out.append(Advice(
+            kind=AdviceKind.UNEXPLAINED, function=f.function, frame=f.frame_id, rank=f.rank,
+            key=f"{f.rank}:{f.frame_id}",
+            message=(f"{who} compiled {least}{f.compiles} times: its compile ids prove {least}"
+                     f"{n} recompile(s), but the input holds no reason for any of them (no "
+                     "recompile record, no recompile-limit warning)."),
+            fix=('rerun with TORCH_LOGS="recompiles" (torch prints the guard that failed at '
+                 'every recompile; "recompiles_verbose" prints every failed guard), then fix '
+                 "what it names"),
+            evidence=(f"compile ids {shown}: {f.compiles} compile(s) of frame {f.frame_id}",)))
     return out
 
 

@@ -38,6 +38,7 @@ class AdviceKind(StrEnum):
     ZERO_ONE = "zero-one-specialization"
     NON_SHAPE = "non-shape-recompile"
     RECOMPILE_LIMIT = "recompile-limit"
+    UNEXPLAINED = "unexplained-recompiles"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
     # from a TORCH_TRACE only (dyncli.diagnose.trace)

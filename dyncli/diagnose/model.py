@@ -264,7 +264,8 @@ class Diagnosis:
 
     def found(self, what: str) -> bool:
         """Whether ``--fail-on`` item ``what`` (recompiles, specializations, graph-breaks) hit."""
-        return bool({"recompiles": self.recompiles, "specializations": self.specializations,
+        # (recompiles: those the compile ids prove too, a limit warning's or a +dynamic log's)
+        return bool({"recompiles": self.recompiles_proven, "specializations": self.specializations,
                      "graph-breaks": self.graph_breaks}[what])
 
     @property
