@@ -17,6 +17,7 @@ by the sentences.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 
 from dyncli.diagnose import guard_kinds, size_changes
@@ -88,6 +89,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += limit_findings(diag, {a.rank for a in out if a.kind == "size-pinned"})
     out += _unexplained(diag)
     out += _graph_breaks(diag)
+    out += _data_dependent(diag)
     return tuple(_listed_together(out))
 
 
@@ -241,17 +243,18 @@ def _others(diag: Diagnosis) -> list[Advice]:
 
 
 def _unexplained(diag: Diagnosis) -> list[Advice]:
-    """Recompiles the compile ids prove (``[0/1]`` … ``[0/9]``) of a frame the log shows no
-    recompile record and no limit warning for (a +dynamic or guards log, a paste from the
-    middle of a run: pytorch#111329): said as recompiles whose reason the log lacks, with the
-    log that prints it, never "nothing to fix"."""
-    told = {(r.rank, CompileId.parse(r.compile_id).frame_key) for r in diag.recompiles
-            if CompileId.parse(r.compile_id) is not None}
-    told |= {(x.rank, cid.frame_key) for x in diag.recompile_limits
-             if x.compile_id and (cid := CompileId.parse(x.compile_id)) is not None}
+    """Recompiles the compile ids prove (``[0/1]`` … ``[0/9]``) in an input with no recompile
+    record and no limit warning (a +dynamic or guards log, a paste from the middle of a run:
+    pytorch#111329): said as recompiles whose reason the log lacks, with the log that prints
+    it, never "nothing to fix"."""
+    # a log with any recompile record or limit warning is a recompiles log whose paste cut
+    # some records off, whose records name no compile id, or whose other ranks' reasons are
+    # this rank's too (pytorch-138813): not said there
+    if diag.recompiles or diag.recompile_limits:
+        return []
     out = []
     for f in diag.frames:
-        if f.compiles < 2 or (f.rank, f.frame_id) in told:
+        if f.compiles < 2:
             continue
         n = f.compiles - 1
         who = (f"{f.function} (frame {f.frame_id})" if f.function and f.function != "?"
@@ -269,6 +272,48 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
                  'every recompile; "recompiles_verbose" prints every failed guard), then fix '
                  "what it names"),
             evidence=(f"compile ids {shown}: {f.compiles} compile(s) of frame {f.frame_id}",)))
+    return out
+
+
+_UNBACKED_RE = re.compile(r"\bu\d{1,9}\b")
+_DDE_WHAT = {"guard": "could not decide", "int": "needed a concrete integer for",
+             "evaluate": "failed evaluating"}
+
+
+def _data_dependent(diag: Diagnosis) -> list[Advice]:
+    """A data-dependent error (textdde): the expression torch could not decide, where it
+    asked, and what tells torch the value's range (torch._check) or avoids needing it."""
+    out = []
+    for x in diag.data_dependent_errors:
+        symbols = sorted(set(_UNBACKED_RE.findall(x.expr)), key=lambda u: int(u[1:]))
+        values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
+                  if symbols else "its symbols are values")
+        torch_own = bool(x.culprit) and not x.culprit.startswith(("/", "\\")) and \
+            not re.match(r"^[A-Za-z]:[\\/]", x.culprit)
+        where = (f" in {x.op}'s meta" if x.op else "") + (
+            f"; it asked at {x.culprit}" + (" (torch's own code)" if torch_own else "")
+            if x.culprit else "")
+        during = f" while compiling [{x.compile_id}]" if x.compile_id else ""
+        if x.culprit and not torch_own:
+            fix = (f"the code at {x.culprit.split(' in ')[0]} needs the value itself: "
+                   "torch._check(...) what you know of it before that line (an index: "
+                   "torch._check(i >= 0), torch._check(i < x.size(0)); a size: "
+                   "torch._check_is_size(n)), torch.cond for a branch on it, or keep the "
+                   "computation on tensors")
+        else:
+            fix = ("tell torch what the value allows where your code reads it: torch._check(...) "
+                   "right after the .item()/.tolist() (an index: torch._check(i >= 0), "
+                   "torch._check(i < x.size(0)); a size: torch._check_is_size(n)), or keep the "
+                   "computation on tensors (index with the tensor, not its .item())"
+                   + (f"; the question was torch's own ({x.culprit}): where a torch._check does "
+                      "not reach it, report it to torch with this error" if torch_own else ""))
+        out.append(Advice(
+            kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
+            message=(f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
+                     f"data-dependent expression ({values} read from a tensor's data: .item(), "
+                     f".tolist(), nonzero(), a boolean mask){where}."),
+            fix=fix,
+            evidence=(cite(x.line, x.compile_id, x.expr),)))
     return out
 
 

@@ -39,6 +39,7 @@ class AdviceKind(StrEnum):
     NON_SHAPE = "non-shape-recompile"
     RECOMPILE_LIMIT = "recompile-limit"
     UNEXPLAINED = "unexplained-recompiles"
+    DATA_DEPENDENT = "data-dependent-error"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
     # from a TORCH_TRACE only (dyncli.diagnose.trace)
@@ -164,6 +165,9 @@ class Cause:
         """The one-line summary: cost, what, fix."""
         cost = (f"{self.compile_s:.2f} s, " if self.compile_s is not None else "") + \
             f"{self.compiles} compile(s)"
+        errors = sum(1 for a in self.findings if a.kind is AdviceKind.DATA_DEPENDENT)
+        if errors and not self.compiles:  # what it cost is the compile it stopped, not counted
+            cost = f"{errors} data-dependent error(s)"
         if self.graph_breaks:
             cost += f", {self.graph_breaks} graph break(s)"
         if self.recordings:

@@ -371,10 +371,21 @@ class DataDependent(Event):
     framework: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class DataDependentError(Event):
+    """One fact of a data-dependent error (``dyncli.logparse.textdde``): ``what`` is ``guard``
+    (could not guard on EXPR), ``int`` (could not extract an integer from EXPR), ``evaluate``
+    (torch's evaluate_expr failed on EXPR), ``culprit`` (torch's ``Caused by``: FILE:LINE in FN)
+    or ``op`` (the operator whose meta failed); ``value`` is that text."""
+
+    what: str
+    value: str
+
+
 ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
-    ConstraintViolation, DataDependent, LimitRaised,
+    ConstraintViolation, DataDependent, DataDependentError, LimitRaised,
 )
 
 

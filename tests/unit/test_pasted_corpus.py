@@ -17,6 +17,7 @@ import pytest
 import tomllib
 from rich.console import Console
 
+from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.render import render_terminal
@@ -63,7 +64,7 @@ def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
 FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "limits",
           "limit_names", "graph_breaks", "constraints", "specializations", "user_lines",
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
-          "functions_at"}
+          "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -96,6 +97,16 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
         assert any(spec in t for t in texts), (spec, texts)
     for where in expect.get("user_lines", []):
         assert any(where in u for u in _users(diag)), (where, _users(diag))
+    # frames whose recompiles the compile ids prove and the log gives no reason for: said so,
+    # with the log that gives them (pytorch-111329: "9 recompiles", then "Nothing to fix")
+    unexplained = {(f"r{a.rank}:" if a.rank is not None else "") + a.frame
+                   for a in diag.suggestions if a.kind is AdviceKind.UNEXPLAINED}
+    assert unexplained == set(expect.get("unexplained", [])), unexplained
+    # data-dependent errors: the expressions torch could not decide, and where it asked
+    assert [x.expr for x in diag.data_dependent_errors] == expect.get("data_dependent_errors", [])
+    where = " ".join(f"{x.op} {x.culprit}" for x in diag.data_dependent_errors)
+    for w in expect.get("data_dependent_where", []):
+        assert w in where, (w, where)
     # the limit raised (fullgraph=True): read as the error it was, never as "runs eagerly"
     assert bool(diag.limit_raised) == expect.get("fullgraph_error", False)
     assert diag.recompiles_proven >= sum(1 for r in diag.recompiles if r.compiled)

@@ -1,0 +1,90 @@
+"""Data-dependent errors in TORCH_LOGS text and in pasted tracebacks: the facts of one line. Pure.
+
+torch raises ``GuardOnDataDependentSymNode`` when a branch, a guard or a size needs the value
+of a symbol read from a tensor's data (``u0``: ``.item()``, ``.tolist()``, ``nonzero()``…):
+``Could not guard on data-dependent expression EXPR`` (or ``Could not extract specialized
+integer from data-dependent expression EXPR``; ``ShapeEnv._make_data_dependent_error``), with
+``Caused by: (FILE:LINE in FN)``, the frame that asked. Users paste it in many forms, none of
+them a record of its own (issue 33; tests/data/pasted): the last lines of a traceback logged
+by ``recording.py`` (E-level, ``failed while running evaluate_expr(*(EXPR, None), …)``),
+``symbolic_shapes.py``'s warning ``failed during evaluate_expr(EXPR, hint=…``, fake_tensor's
+``failed while attempting to run meta for aten.OP``, a W-level ``InductorError`` from
+``graph_compile.py``, or the message alone, without any log prefix (dynamo's ``Tried to use
+data-dependent value …`` graph-break text).
+
+So each line is read on its own (:func:`fact`), wherever it stands, and the analysis joins the
+facts of one compile (``dyncli.diagnose.analyzer``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dyncli.logparse import events as ev
+
+# a cheap test first (bytes): a line can hold a fact only if it holds one of these
+MARKS = (b"data-dependent expression", b"evaluate_expr(", b"Caused by: (",
+         b"run meta for ")
+
+_GUARD_RE = re.compile(
+    r"Could not (?P<what>guard on|extract specialized integer from) data-dependent expression "
+    r"(?P<expr>.+?)(?: \(unhinted: .*|\.?\s*\(Size-like symbols:.*|\s*)$")
+# recording.py: "failed while running evaluate_expr(*(u0 >= 9, None), **{'fx_node': None})"
+_RECORDED_RE = re.compile(r"failed while running evaluate_expr\(\*\((?P<expr>.+), [^,()]*\), \*\*")
+# symbolic_shapes.py: "failed during evaluate_expr((u0//3), hint=None, size_oblivious=False, …"
+_DURING_RE = re.compile(r"failed during evaluate_expr\((?P<expr>.+?), hint=")
+_CAUSED_RE = re.compile(r"Caused by: \((?P<where>[^()]+?:\d+ in [\w<>.]+)\)")
+_META_RE = re.compile(r"failed while attempting to run meta for (?P<op>[\w.]+)")
+MAX_EXPR = 300  # characters of an expression kept (torch's can run to pages)
+
+
+def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Event, ...]:
+    """The event of a line that states a fact of a data-dependent error, if it does (a line
+    without one of ``MARKS`` costs four substring searches)."""
+    if not any(m in message for m in MARKS):
+        return ()
+    found = fact(message.decode("utf-8", "replace"))
+    if found is None:
+        return ()
+    return (ev.DataDependentError(what=found[0], value=found[1], **{**common, "line": lineno}),)
+
+
+def fact(text: str) -> tuple[str, str] | None:
+    """The data-dependent fact of one line: ``("guard" | "int" | "evaluate", EXPR)``, ``("culprit",
+    "FILE:LINE in FN")`` or ``("op", "aten.select.int")``; None for any other line."""
+    m = _GUARD_RE.search(text)
+    if m is not None:
+        return ("guard" if m["what"] == "guard on" else "int"), _expr(m["expr"])
+    m = _RECORDED_RE.search(text) or _DURING_RE.search(text)
+    if m is not None:
+        return "evaluate", _expr(m["expr"])
+    m = _CAUSED_RE.search(text)
+    if m is not None:
+        return "culprit", m["where"]
+    m = _META_RE.search(text)
+    if m is not None:
+        return "op", m["op"]
+    return None
+
+
+def _expr(text: str) -> str:
+    """An expression as one text: outer parentheses and a trailing period dropped, bounded."""
+    text = text.strip().rstrip(".").strip()
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1].strip()
+    return text[:MAX_EXPR]
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for c in text:
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def same(a: str, b: str) -> bool:
+    """Whether two readings name one expression (torch prints it with and without spaces)."""
+    return a.replace(" ", "") == b.replace(" ", "")
