@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 
 from dyncli.diagnose import guard_kinds, size_changes
-from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site
+from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
     Diagnosis,
@@ -38,6 +38,7 @@ from dyncli.diagnose.reasons import (
 )
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
+from dyncli.logparse import textdde as dde
 from dyncli.logparse.events import CompileId
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_param, size_source
@@ -288,31 +289,34 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
         symbols = sorted(set(_UNBACKED_RE.findall(x.expr)), key=lambda u: int(u[1:]))
         values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
                   if symbols else "its symbols are values")
-        torch_own = bool(x.culprit) and not x.culprit.startswith(("/", "\\")) and \
-            not re.match(r"^[A-Za-z]:[\\/]", x.culprit)
+        own = bool(x.culprit) and dde.torch_own(x.culprit)
         where = (f" in {x.op}'s meta" if x.op else "") + (
-            f"; it asked at {x.culprit}" + (" (torch's own code)" if torch_own else "")
+            f"; it asked at {x.culprit}" + (" (torch's own code)" if own else "")
             if x.culprit else "")
         during = f" while compiling [{x.compile_id}]" if x.compile_id else ""
-        if x.culprit and not torch_own:
-            fix = (f"the code at {x.culprit.split(' in ')[0]} needs the value itself: "
-                   "torch._check(...) what you know of it before that line (an index: "
-                   "torch._check(i >= 0), torch._check(i < x.size(0)); a size: "
-                   "torch._check_is_size(n)), torch.cond for a branch on it, or keep the "
-                   "computation on tensors")
+        check = ("torch._check(...) what you know of it (an index: torch._check(i >= 0), "
+                 "torch._check(i < x.size(0)); a size: torch._check_is_size(n))")
+        # the line that needs the value: the user's, where torch's message names one, else
+        # the frame that asked where it is not torch's own (non-strict export runs user code)
+        at = (f"your code at {x.user.file}:{x.user.line}"
+              + (f" (`{x.user.code}`)" if x.user.code else "") if x.user is not None
+              else f"the code at {x.culprit.split(' in ')[0]}" if x.culprit and not own else "")
+        if at:
+            fix = (f"{at} needs the value itself: {check} before that line, torch.cond for a "
+                   "branch on it, or keep the computation on tensors")
         else:
-            fix = ("tell torch what the value allows where your code reads it: torch._check(...) "
-                   "right after the .item()/.tolist() (an index: torch._check(i >= 0), "
-                   "torch._check(i < x.size(0)); a size: torch._check_is_size(n)), or keep the "
-                   "computation on tensors (index with the tensor, not its .item())"
+            fix = (f"tell torch what the value allows where your code reads it: {check} right "
+                   "after the .item()/.tolist(), or keep the computation on tensors (index with "
+                   "the tensor, not its .item())"
                    + (f"; the question was torch's own ({x.culprit}): where a torch._check does "
-                      "not reach it, report it to torch with this error" if torch_own else ""))
+                      "not reach it, report it to torch with this error" if own else ""))
         out.append(Advice(
             kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
             message=(f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
                      f"data-dependent expression ({values} read from a tensor's data: .item(), "
                      f".tolist(), nonzero(), a boolean mask){where}."),
             fix=fix,
+            sites=sites_of(x.user),
             evidence=(cite(x.line, x.compile_id, x.expr),)))
     return out
 

@@ -103,12 +103,14 @@ class _DdeFacts:
     exprs: list[tuple[str, str, int]] = field(default_factory=list)  # (what, expr, line)
     op: str = ""
     culprit: str = ""
+    user: ev.UserLoc | None = None
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
             self.op = self.op or e.value
         elif e.what == "culprit":
             self.culprit = self.culprit or e.value
+            self.user = self.user or e.user
         else:
             for i, (what, expr, line) in enumerate(self.exprs):
                 if dde.same(expr, e.value):
@@ -121,7 +123,7 @@ class _DdeFacts:
     def reports(self, rank: int | None, cid: str) -> list[DataDependentReport]:
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
-                                    culprit=self.culprit, line=line)
+                                    culprit=self.culprit, user=self.user, line=line)
                 for what, expr, line in self.exprs]
 
 

@@ -177,6 +177,7 @@ class DataDependentReport:
     what: str
     op: str = ""
     culprit: str = ""
+    user: UserLoc | None = None  # the user's line torch's message names, where it does
     line: int = 0
 
 
@@ -346,8 +347,10 @@ class Diagnosis:
                 "rank": u.rank, **id_fields(u.compile_id), "symbol": u.symbol, "kind": u.kind,
                 "range": [u.lower, u.upper], **_user(u.user), "framework": u.framework,
             } for u in self.unbacked],
-            "data_dependent_errors": [{**dataclasses.asdict(x), **id_fields(x.compile_id)}
-                                      for x in self.data_dependent_errors],
+            "data_dependent_errors": [{
+                "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
+                "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,
+            } for x in self.data_dependent_errors],
             "relations": [{
                 "rank": x.rank, **id_fields(x.compile_id), "relation": f"{x.symbol} = {x.target}",
                 "reason": x.reason, "sources": [x.lhs, x.rhs],

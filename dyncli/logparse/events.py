@@ -380,6 +380,7 @@ class DataDependentError(Event):
 
     what: str
     value: str
+    user: UserLoc | None = None  # a culprit's user line, where torch's SLoc names one
 
 
 ALL_EVENTS: tuple[type[Event], ...] = (

@@ -39,7 +39,11 @@ WARN = "W0815 22:53:17.219000 9155 torch/_functorch/_aot_autograd/graph_compile.
     ("failed during evaluate_expr((u0//3), hint=None, size_oblivious=False, forcing_spec=False",
      ("evaluate", "u0//3")),
     ("Caused by: (_meta_registrations.py:4832 in meta_select)",
-     ("culprit", "_meta_registrations.py:4832 in meta_select")),
+     ("culprit", "_meta_registrations.py:4832 in meta_select", None)),
+    # torch's SLoc with the user's line first (the line tracing was at), the frame in ()
+    ("Caused by: if n > 3:  # ome/me/prog.py:6 in f (_dynamo/variables/tensor.py:1234 in "
+     "evaluate_expr)", ("culprit", "_dynamo/variables/tensor.py:1234 in evaluate_expr",
+                        ev.UserLoc("ome/me/prog.py", 6, "f", "if n > 3:"))),
     ("failed while attempting to run meta for aten.select.int", ("op", "aten.select.int")),
     # the expression's own parentheses are kept, a wrapping pair is not
     ("Could not guard on data-dependent expression Eq(((2*u48)//(u48 + u49)), 0) (unhinted: "
@@ -102,6 +106,13 @@ def test_user_code_that_asked_gets_the_fix_at_its_line() -> None:
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
     assert a.fix.startswith("the code at /home/me/model.py:12 needs the value itself")
     assert "torch's own" not in a.message
+    # the user's line torch's message names comes first, the frame that asked is dynamo's
+    diag, _, _ = _diag(E + "Could not guard on data-dependent expression u0 > 3 (unhinted: x)\n"
+                       + E + "Caused by: if n > 3:  # home/me/prog.py:6 in f "
+                             "(_dynamo/variables/tensor.py:1234 in evaluate_expr)\n")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
+    assert a.fix.startswith("your code at home/me/prog.py:6 (`if n > 3:`) needs the value")
+    assert "(torch's own code)" in a.message and [str(s) for s in a.sites] == ["home/me/prog.py:6"]
 
 
 SS = "I1015 09:19:16.252000 7042 torch/fx/experimental/symbolic_shapes.py:2268] "
