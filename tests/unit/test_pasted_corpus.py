@@ -131,3 +131,12 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     for hint in expect.get("torch_hints", []):
         name = hint.split("=")[0].split(".")[-1].strip()
         assert any(name in s.fix or name in s.message for s in diag.suggestions), hint
+
+
+def test_a_constraint_violation_without_its_line_says_how_to_find_it() -> None:
+    """vllm-ascend-1324: vLLM marked the token dim dynamic, not the user, and torch's error names
+    no line: no empty code quote, no mark_dynamic advice aimed at a call the user never made."""
+    diag = diagnose_logs([PASTED / "vllm-ascend-1324.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CONSTRAINT_VIOLATION]
+    assert "``" not in a.message and "does not show which line" in a.message
+    assert a.fix.startswith('TORCH_LOGS="+dynamic" prints the line') and "framework" in a.fix
