@@ -91,6 +91,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _unexplained(diag)
     out += _graph_breaks(diag)
     out += _data_dependent(diag)
+    out += _guard_errors(diag)
     return tuple(_listed_together(out))
 
 
@@ -318,6 +319,32 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
             fix=fix,
             sites=sites_of(x.user),
             evidence=(cite(x.line, x.compile_id, x.expr),)))
+    return out
+
+
+def _guard_errors(diag: Diagnosis) -> list[Advice]:
+    """A compile that failed making its guards (``Error while creating guard``): for the shape
+    guards (SHAPE_ENV) almost always a ConstraintViolationError, read as such where the log
+    has it (its constraint-violation finding); here the paste stopped before it."""
+    out = []
+    for rank, cid, made, line in diag.guard_errors:
+        shapes = made == "SHAPE_ENV"
+        what = "its shape guards (SHAPE_ENV)" if shapes else f"a guard ({made or 'unnamed'})"
+        pinned = next((x for x in diag.specializations if x.rank == rank and x.user is not None
+                       and x.compile_id.split("_")[0] == cid.split("_")[0]), None)
+        seen = (f"; in this compile {', '.join(pinned.sources) or pinned.symbol} was specialized "
+                f"to {pinned.value} at {location(pinned.user)}, the likely size"
+                if shapes and pinned is not None else "")
+        out.append(Advice(
+            kind=AdviceKind.GUARD_ERROR, rank=rank, key=f"{cid}:{made}",
+            message=(f"compile [{cid or '?'}] failed making {what}: torch logged 'Error while "
+                     "creating guard', and the error it raised is not in the log."),
+            fix=(("torch's error after it names the cause, usually 'Constraints violated': a size "
+                  "marked dynamic (mark_dynamic, or the framework that compiles the model) that "
+                  "code specialized; TORCH_LOGS=\"+dynamic\" prints the line that specialized it"
+                  + seen)
+                 if shapes else "torch's error after it names the cause: paste the log past it"),
+            evidence=(cite(line, cid, f"Error while creating guard: Create Function: {made}"),)))
     return out
 
 

@@ -166,6 +166,7 @@ class Analyzer:
         self._data_dependent = 0
         # (rank, compile id) -> the facts of its data-dependent errors (textdde), joined there
         self._dde: dict[tuple[int | None, str], _DdeFacts] = {}
+        self._guard_errors: list[tuple[int | None, str, str, int]] = []
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
@@ -181,6 +182,7 @@ class Analyzer:
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
             ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
             ev.DataDependentError: self._on_dde_error,
+            ev.GuardError: self._on_guard_error,
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
         }
@@ -446,6 +448,10 @@ class Analyzer:
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
 
+    def _on_guard_error(self, e: ev.GuardError) -> None:
+        if len(self._guard_errors) < _MAX_DDE:
+            self._guard_errors.append((e.rank, str(e.compile_id or ""), e.create_function, e.line))
+
     def _on_dde_error(self, e: ev.DataDependentError) -> None:
         key = (e.rank, str(e.compile_id or ""))
         facts = self._dde.get(key)
@@ -524,6 +530,7 @@ class Analyzer:
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
+            guard_errors=tuple(self._guard_errors),
             data_dependent_errors=tuple(x for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),

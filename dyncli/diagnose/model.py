@@ -210,6 +210,8 @@ class Diagnosis:
     zero_one_guards: tuple[tuple[int | None, str, str], ...] = ()
     data_dependent: int = 0
     data_dependent_errors: tuple[DataDependentReport, ...] = ()
+    # compiles that failed making their guards: (rank, compile id, create function, line)
+    guard_errors: tuple[tuple[int | None, str, str, int], ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -347,6 +349,8 @@ class Diagnosis:
                 "rank": u.rank, **id_fields(u.compile_id), "symbol": u.symbol, "kind": u.kind,
                 "range": [u.lower, u.upper], **_user(u.user), "framework": u.framework,
             } for u in self.unbacked],
+            "guard_errors": [{"rank": rank, **id_fields(cid), "create_function": fn, "line": line}
+                             for rank, cid, fn, line in self.guard_errors],
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,

@@ -372,6 +372,15 @@ class DataDependent(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class GuardError(Event):
+    """torch could not make a compile's guards (``Error while creating guard:`` … ``Create
+    Function: SHAPE_ENV``): the compile failed there; the error that follows in the log (a
+    ``ConstraintViolationError`` for the shape guards) says why, when the log has it."""
+
+    create_function: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class DataDependentError(Event):
     """One fact of a data-dependent error (``dyncli.logparse.textdde``): ``what`` is ``guard``
     (could not guard on EXPR), ``int`` (could not extract an integer from EXPR), ``evaluate``
@@ -386,7 +395,7 @@ class DataDependentError(Event):
 ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
-    ConstraintViolation, DataDependent, DataDependentError, LimitRaised,
+    ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
 )
 
 

@@ -142,3 +142,25 @@ def test_a_log_with_reasons_is_not_said_to_lack_them() -> None:
            "- 0/0: tensor 'L['x']' size mismatch at index 0. expected 2, actual 3\n")
     diag, _, _ = _diag(rec + f"{SS}[3/4] create_env\n")
     assert not [s for s in diag.suggestions if s.kind is AdviceKind.UNEXPLAINED]
+
+
+def test_a_compile_that_failed_making_its_shape_guards_is_not_a_clean_one() -> None:
+    # torch 2.3.1's own log of a mark_dynamic the code specialized (tests/data/make_compat.py):
+    # the ConstraintViolationError is raised, not logged, so the log shows only the guard error
+    from pathlib import Path
+
+    from dyncli.diagnose.read import diagnose_logs
+
+    log = Path(__file__).resolve().parents[1] / "data" / "2.3.1" / "compat" / "text.log"
+    diag = diagnose_logs([log])
+    assert [(cid, fn) for _, cid, fn, _ in diag.guard_errors] == [("4/0", "SHAPE_ENV")]
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GUARD_ERROR]
+    assert a.message.startswith("compile [4/0] failed making its shape guards")
+    assert "L['x'].size()[0] was specialized to 4 at" in a.fix and "compat_program.py:42" in a.fix
+    # where torch's error is in the same record, the constraint violation says it (no twin)
+    both, _, _ = _diag(
+        E + "Error while creating guard:\n" + E + "Name: ''\n" + E + "    Source: shape_env\n"
+        + E + "    Create Function: SHAPE_ENV\n"
+        + E + "  - Not all values of RelaxedUnspecConstraint(L['x'].size()[0]) are valid because "
+              "L['x'].size()[0] was inferred to be a constant (4).\n")
+    assert not both.guard_errors and [s.value for s in both.specializations] == ["4"]

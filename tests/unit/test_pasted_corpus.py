@@ -64,7 +64,8 @@ def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
 FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "limits",
           "limit_names", "graph_breaks", "constraints", "specializations", "user_lines",
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
-          "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where"}
+          "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
+          "guard_errors"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -107,6 +108,8 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     where = " ".join(f"{x.op} {x.culprit}" for x in diag.data_dependent_errors)
     for w in expect.get("data_dependent_where", []):
         assert w in where, (w, where)
+    # a compile that failed making its guards ("Error while creating guard"): never a clean one
+    assert [fn for _, _, fn, _ in diag.guard_errors] == expect.get("guard_errors", [])
     # the limit raised (fullgraph=True): read as the error it was, never as "runs eagerly"
     assert bool(diag.limit_raised) == expect.get("fullgraph_error", False)
     assert diag.recompiles_proven >= sum(1 for r in diag.recompiles if r.compiled)
