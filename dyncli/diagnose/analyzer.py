@@ -531,7 +531,8 @@ class Analyzer:
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
             guard_errors=tuple(self._guard_errors),
-            data_dependent_errors=tuple(x for (rank, cid), facts in self._dde.items()
+            data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
+                                        for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
@@ -581,7 +582,10 @@ def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | Non
         if user is None or not user.file or user.file.startswith("/"):
             return user
         tail = "/" + user.file
-        match = [f for f in absolute if f.endswith(tail)]
+        # (a file whose only common directory with torch's is "/" loses that and its first
+        # letter: torch's shorten_filename cuts len(commonpath) + 1 characters, /tmp -> "mp")
+        match = [f for f in absolute if f.endswith(tail) or (
+            f.endswith(user.file) and len(f) == len(user.file) + 2)]
         return dataclasses.replace(user, file=match[0]) if len(match) == 1 else user
 
     return resolve

@@ -72,9 +72,8 @@ torch.compile(rows, backend="eager", fullgraph=True)(torch.tensor([[1.0, -1.0], 
 def test_a_data_dependent_error_as_the_program_printed_it(tmp_path: Path) -> None:
     program = tmp_path / "branch_on_data.py"
     program.write_text(BRANCH_ON_DATA)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    for name in ("TORCH_LOGS", "TORCH_TRACE"):
-        env.pop(name, None)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCH_TRACE": str(tmp_path / "trace")}
+    env.pop("TORCH_LOGS", None)
     log = tmp_path / "run.log"
     with log.open("wb") as err:
         ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env,
@@ -93,3 +92,13 @@ def test_a_data_dependent_error_as_the_program_printed_it(tmp_path: Path) -> Non
     if x["user_line"] is not None:  # where torch's message names the line (its Caused by)
         assert (x["user_file"].endswith("branch_on_data.py"), x["user_line"]) == (True, branch), x
         assert f"branch_on_data.py:{branch}" in a["fix"]
+    # the trace of the same run: its failed compile's reason holds the same facts, and the
+    # frame's own file resolves the path torch shortened
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(tmp_path / "trace"),
+                          "--json", "-"], cwd=tmp_path, capture_output=True, text=True,
+                         check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (t,) = json.loads(out.stdout)["data_dependent_errors"]
+    assert (t["expr"], t["compile_id"]) == (x["expr"], "0/0"), t
+    if t["user_line"] is not None:
+        assert (t["user_file"], t["user_line"]) == (str(program), branch), t
