@@ -17,10 +17,11 @@ by the sentences.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 
 from dyncli.diagnose import guard_kinds, size_changes
-from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site
+from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
     Diagnosis,
@@ -37,6 +38,7 @@ from dyncli.diagnose.reasons import (
 )
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
+from dyncli.logparse import textdde as dde
 from dyncli.logparse.events import CompileId
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_param, size_source
@@ -86,7 +88,10 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += size_changes.zero_one(diag)
     out += _others(diag)
     out += limit_findings(diag, {a.rank for a in out if a.kind == "size-pinned"})
+    out += _unexplained(diag)
     out += _graph_breaks(diag)
+    out += _data_dependent(diag)
+    out += _guard_errors(diag)
     return tuple(_listed_together(out))
 
 
@@ -236,6 +241,110 @@ def _others(diag: Diagnosis) -> list[Advice]:
             evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or (
                 "(torch's reason is empty)" if kind == gt.Checked.NO_GUARD else "(no reason)"))
                 for r in recs[:3])))
+    return out
+
+
+def _unexplained(diag: Diagnosis) -> list[Advice]:
+    """Recompiles the compile ids prove (``[0/1]`` … ``[0/9]``) in an input with no recompile
+    record and no limit warning (a +dynamic or guards log, a paste from the middle of a run:
+    pytorch#111329): said as recompiles whose reason the log lacks, with the log that prints
+    it, never "nothing to fix"."""
+    # a log with any recompile record or limit warning is a recompiles log whose paste cut
+    # some records off, whose records name no compile id, or whose other ranks' reasons are
+    # this rank's too (pytorch-138813): not said there
+    if diag.recompiles or diag.recompile_limits:
+        return []
+    out = []
+    for f in diag.frames:
+        if f.compiles < 2:
+            continue
+        n = f.compiles - 1
+        who = (f"{f.function} (frame {f.frame_id})" if f.function and f.function != "?"
+               else f"frame {f.frame_id}")
+        ids = [c for c in f.compile_ids if "/" in c]
+        shown = (", ".join(f"[{c}]" for c in ids) if len(ids) <= 2 else f"[{ids[0]}] … [{ids[-1]}]")
+        least = "at least " if f.at_least or diag.partial else ""
+        out.append(Advice(
+            kind=AdviceKind.UNEXPLAINED, function=f.function, frame=f.frame_id, rank=f.rank,
+            key=f"{f.rank}:{f.frame_id}",
+            message=(f"{who} compiled {least}{f.compiles} times: its compile ids prove {least}"
+                     f"{n} recompile(s), but the input holds no reason for any of them (no "
+                     "recompile record, no recompile-limit warning)."),
+            fix=('rerun with TORCH_LOGS="recompiles" (torch prints the guard that failed at '
+                 'every recompile; "recompiles_verbose" prints every failed guard), then fix '
+                 "what it names"),
+            evidence=(f"compile ids {shown}: {f.compiles} compile(s) of frame {f.frame_id}",)))
+    return out
+
+
+_UNBACKED_RE = re.compile(r"\bu\d{1,9}\b")
+_DDE_WHAT = {"guard": "could not decide", "int": "needed a concrete integer for",
+             "evaluate": "failed evaluating"}
+
+
+def _data_dependent(diag: Diagnosis) -> list[Advice]:
+    """A data-dependent error (textdde): the expression torch could not decide, where it
+    asked, and what tells torch the value's range (torch._check) or avoids needing it."""
+    out = []
+    for x in diag.data_dependent_errors:
+        symbols = sorted(set(_UNBACKED_RE.findall(x.expr)), key=lambda u: int(u[1:]))
+        values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
+                  if symbols else "its symbols are values")
+        own = bool(x.culprit) and dde.torch_own(x.culprit)
+        where = (f" in {x.op}'s meta" if x.op else "") + (
+            f"; it asked at {x.culprit}" + (" (torch's own code)" if own else "")
+            if x.culprit else "")
+        during = f" while compiling [{x.compile_id}]" if x.compile_id else ""
+        check = ("torch._check(...) what you know of it (an index: torch._check(i >= 0), "
+                 "torch._check(i < x.size(0)); a size: torch._check_is_size(n))")
+        # the line that needs the value: the user's, where torch's message names one, else
+        # the frame that asked where it is not torch's own (non-strict export runs user code)
+        at = (f"your code at {x.user.file}:{x.user.line}"
+              + (f" (`{x.user.code}`)" if x.user.code else "") if x.user is not None
+              else f"the code at {x.culprit.split(' in ')[0]}" if x.culprit and not own else "")
+        if at:
+            fix = (f"{at} needs the value itself: {check} before that line, torch.cond for a "
+                   "branch on it, or keep the computation on tensors")
+        else:
+            fix = (f"tell torch what the value allows where your code reads it: {check} right "
+                   "after the .item()/.tolist(), or keep the computation on tensors (index with "
+                   "the tensor, not its .item())"
+                   + (f"; the question was torch's own ({x.culprit}): where a torch._check does "
+                      "not reach it, report it to torch with this error" if own else ""))
+        out.append(Advice(
+            kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
+            message=(f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
+                     f"data-dependent expression ({values} read from a tensor's data: .item(), "
+                     f".tolist(), nonzero(), a boolean mask){where}."),
+            fix=fix,
+            sites=sites_of(x.user),
+            evidence=(cite(x.line, x.compile_id, x.expr),)))
+    return out
+
+
+def _guard_errors(diag: Diagnosis) -> list[Advice]:
+    """A compile that failed making its guards (``Error while creating guard``): for the shape
+    guards (SHAPE_ENV) almost always a ConstraintViolationError, read as such where the log
+    has it (its constraint-violation finding); here the paste stopped before it."""
+    out = []
+    for rank, cid, made, line in diag.guard_errors:
+        shapes = made == "SHAPE_ENV"
+        what = "its shape guards (SHAPE_ENV)" if shapes else f"a guard ({made or 'unnamed'})"
+        pinned = next((x for x in diag.specializations if x.rank == rank and x.user is not None
+                       and x.compile_id.split("_")[0] == cid.split("_")[0]), None)
+        seen = (f"; in this compile {', '.join(pinned.sources) or pinned.symbol} was specialized "
+                f"to {pinned.value} at {location(pinned.user)}, the likely size"
+                if shapes and pinned is not None else "")
+        out.append(Advice(
+            kind=AdviceKind.GUARD_ERROR, rank=rank, key=f"{cid}:{made}",
+            message=(f"compile [{cid or '?'}] failed making {what}: torch logged 'Error while "
+                     "creating guard', and the error it raised is not in the log."),
+            fix=(("torch's error after it names the cause, usually 'Constraints violated': a size "
+                  "marked dynamic (mark_dynamic, or the framework that compiles the model) that "
+                  "code specialized; TORCH_LOGS=\"+dynamic\" prints the line that specialized it"
+                  + seen)
+                 if shapes else "torch's error after it names the cause: paste the log past it"),
+            evidence=(cite(line, cid, f"Error while creating guard: Create Function: {made}"),)))
     return out
 
 

@@ -39,6 +39,7 @@ from dyncli.diagnose.cudagraph_advice import cudagraph_advice
 from dyncli.diagnose.cudagraphs import CudagraphAccumulator
 from dyncli.diagnose.entries import whole_source
 from dyncli.diagnose.model import (
+    DataDependentReport,
     Diagnosis,
     DynamicInput,
     FrameReport,
@@ -53,6 +54,7 @@ from dyncli.diagnose.model import (
 )
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textdde as dde
 from dyncli.logparse.guardtext import checked, classify
 from dyncli.sources import is_input
 
@@ -86,6 +88,43 @@ class _Compile:
     symbols: dict[str, str] = field(default_factory=dict)  # symbol -> source
     guards: dict[str, ev.GuardAdded] = field(default_factory=dict)  # symbol -> last guard w/ user
     marked: dict[str, str] = field(default_factory=dict)  # source -> origin
+
+
+_MAX_DDE = 200  # compiles whose data-dependent errors are kept
+_DDE_EXPRS = 8  # expressions kept per compile
+
+
+@dataclass
+class _DdeFacts:
+    """The data-dependent facts of one compile (``textdde``): its expressions in order (a more
+    telling reading of one replaces a vaguer: ``guard`` or ``int`` over ``evaluate``), the
+    operator whose meta asked, and torch's ``Caused by`` frame."""
+
+    exprs: list[tuple[str, str, int]] = field(default_factory=list)  # (what, expr, line)
+    op: str = ""
+    culprit: str = ""
+    user: ev.UserLoc | None = None
+
+    def add(self, e: ev.DataDependentError) -> None:
+        if e.what == "op":
+            self.op = self.op or e.value
+        elif e.what == "culprit":
+            self.culprit = self.culprit or e.value
+            self.user = self.user or e.user
+        else:
+            for i, (what, expr, line) in enumerate(self.exprs):
+                if dde.same(expr, e.value):
+                    if what == "evaluate" and e.what != "evaluate":
+                        self.exprs[i] = (e.what, expr, line)
+                    return
+            if len(self.exprs) < _DDE_EXPRS:
+                self.exprs.append((e.what, e.value, e.line))
+
+    def reports(self, rank: int | None, cid: str) -> list[DataDependentReport]:
+        # (an operator or a culprit alone proves no data-dependent error: no report)
+        return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
+                                    culprit=self.culprit, user=self.user, line=line)
+                for what, expr, line in self.exprs]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -125,6 +164,9 @@ class Analyzer:
         self._relations: dict[tuple[int | None, str, str, str], Relation] = {}
         self._zero_one: dict[tuple[int | None, str], tuple[int, str]] = {}
         self._data_dependent = 0
+        # (rank, compile id) -> the facts of its data-dependent errors (textdde), joined there
+        self._dde: dict[tuple[int | None, str], _DdeFacts] = {}
+        self._guard_errors: list[tuple[int | None, str, str, int]] = []
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
@@ -139,6 +181,8 @@ class Analyzer:
             ev.RecompileLimit: self._on_limit, ev.GraphBreak: self._on_graph_break,
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
             ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
+            ev.DataDependentError: self._on_dde_error,
+            ev.GuardError: self._on_guard_error,
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
         }
@@ -404,6 +448,19 @@ class Analyzer:
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
 
+    def _on_guard_error(self, e: ev.GuardError) -> None:
+        if len(self._guard_errors) < _MAX_DDE:
+            self._guard_errors.append((e.rank, str(e.compile_id or ""), e.create_function, e.line))
+
+    def _on_dde_error(self, e: ev.DataDependentError) -> None:
+        key = (e.rank, str(e.compile_id or ""))
+        facts = self._dde.get(key)
+        if facts is None:
+            if len(self._dde) >= _MAX_DDE:
+                return
+            facts = self._dde[key] = _DdeFacts()
+        facts.add(e)
+
     # ------------------------------------------------------------ result
 
 
@@ -473,6 +530,10 @@ class Analyzer:
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
+            guard_errors=tuple(self._guard_errors),
+            data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
+                                        for (rank, cid), facts in self._dde.items()
+                                        for x in facts.reports(rank, cid)),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))
@@ -521,7 +582,10 @@ def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | Non
         if user is None or not user.file or user.file.startswith("/"):
             return user
         tail = "/" + user.file
-        match = [f for f in absolute if f.endswith(tail)]
+        # (a file whose only common directory with torch's is "/" loses that and its first
+        # letter: torch's shorten_filename cuts len(commonpath) + 1 characters, /tmp -> "mp")
+        match = [f for f in absolute if f.endswith(tail) or (
+            f.endswith(user.file) and len(f) == len(user.file) + 2)]
         return dataclasses.replace(user, file=match[0]) if len(match) == 1 else user
 
     return resolve

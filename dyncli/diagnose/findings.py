@@ -38,6 +38,9 @@ class AdviceKind(StrEnum):
     ZERO_ONE = "zero-one-specialization"
     NON_SHAPE = "non-shape-recompile"
     RECOMPILE_LIMIT = "recompile-limit"
+    UNEXPLAINED = "unexplained-recompiles"
+    DATA_DEPENDENT = "data-dependent-error"
+    GUARD_ERROR = "guard-creation-error"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
     # from a TORCH_TRACE only (dyncli.diagnose.trace)
@@ -163,6 +166,11 @@ class Cause:
         """The one-line summary: cost, what, fix."""
         cost = (f"{self.compile_s:.2f} s, " if self.compile_s is not None else "") + \
             f"{self.compiles} compile(s)"
+        errors = sum(1 for a in self.findings if a.kind is AdviceKind.DATA_DEPENDENT)
+        failed = sum(1 for a in self.findings if a.kind is AdviceKind.GUARD_ERROR)
+        if (errors or failed) and not self.compiles:  # the compile it stopped, not counted
+            cost = ", ".join(x for x in (f"{errors} data-dependent error(s)" if errors else "",
+                                         f"{failed} failed compile(s)" if failed else "") if x)
         if self.graph_breaks:
             cost += f", {self.graph_breaks} graph break(s)"
         if self.recordings:

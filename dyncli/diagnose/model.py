@@ -163,6 +163,25 @@ class UnbackedReport:
 
 
 @dataclass(frozen=True)
+class DataDependentReport:
+    """A data-dependent error: torch could not decide ``expr``, an expression of symbols read
+    from a tensor's data (``u0``: ``.item()``, ``nonzero()``…), in one compile
+    (``dyncli.logparse.textdde``). ``what``: ``guard`` (a branch or guard needed its truth),
+    ``int`` (a concrete integer was needed), ``evaluate`` (only torch's evaluate_expr failure
+    is in the log); ``op``: the operator whose meta asked; ``culprit``: torch's ``Caused by``
+    frame (``_meta_registrations.py:4832 in meta_select``)."""
+
+    rank: int | None
+    compile_id: str
+    expr: str
+    what: str
+    op: str = ""
+    culprit: str = ""
+    user: UserLoc | None = None  # the user's line torch's message names, where it does
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class Relation:
     """An equality torch derived between symbols (``s27 = s16 (solve)``)."""
 
@@ -190,6 +209,9 @@ class Diagnosis:
     dynamic_sources: tuple[str, ...] = ()
     zero_one_guards: tuple[tuple[int | None, str, str], ...] = ()
     data_dependent: int = 0
+    data_dependent_errors: tuple[DataDependentReport, ...] = ()
+    # compiles that failed making their guards: (rank, compile id, create function, line)
+    guard_errors: tuple[tuple[int | None, str, str, int], ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -264,7 +286,8 @@ class Diagnosis:
 
     def found(self, what: str) -> bool:
         """Whether ``--fail-on`` item ``what`` (recompiles, specializations, graph-breaks) hit."""
-        return bool({"recompiles": self.recompiles, "specializations": self.specializations,
+        # (recompiles: those the compile ids prove too, a limit warning's or a +dynamic log's)
+        return bool({"recompiles": self.recompiles_proven, "specializations": self.specializations,
                      "graph-breaks": self.graph_breaks}[what])
 
     @property
@@ -292,6 +315,7 @@ class Diagnosis:
                 "graph_break_sites": len(self.graph_breaks),
                 "recompile_limit_hits": len(self.recompile_limits),
                 "unbacked_symbols": len(self.unbacked), "data_dependent": self.data_dependent,
+                "data_dependent_errors": len(self.data_dependent_errors),
             },
             "frames": [{
                 "rank": f.rank, **id_fields(f.frame_id, "frame_id"), "function": f.function,
@@ -325,6 +349,12 @@ class Diagnosis:
                 "rank": u.rank, **id_fields(u.compile_id), "symbol": u.symbol, "kind": u.kind,
                 "range": [u.lower, u.upper], **_user(u.user), "framework": u.framework,
             } for u in self.unbacked],
+            "guard_errors": [{"rank": rank, **id_fields(cid), "create_function": fn, "line": line}
+                             for rank, cid, fn, line in self.guard_errors],
+            "data_dependent_errors": [{
+                "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
+                "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,
+            } for x in self.data_dependent_errors],
             "relations": [{
                 "rank": x.rank, **id_fields(x.compile_id), "relation": f"{x.symbol} = {x.target}",
                 "reason": x.reason, "sources": [x.lhs, x.rhs],

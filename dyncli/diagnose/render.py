@@ -159,6 +159,14 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             _add(t, ranks, u.rank, u.compile_id, f"{u.symbol} ({u.kind})",
                  f"[{u.lower}, {u.upper}]", where)
         out.print(t)
+    if diag.data_dependent_errors:
+        t = section_table("Data-dependent errors", ["compile", "expression", "torch", "where"],
+                          ranks)
+        for x in cap(diag.data_dependent_errors, "data-dependent errors"):
+            where = ", ".join(w for w in (x.op, x.culprit) if w) or "-"
+            _add(t, ranks, x.rank, x.compile_id or "-", x.expr, _DDE_SAID.get(x.what, x.what),
+                 where)
+        out.print(t)
     if diag.relations:
         t = section_table("Size relations", ["compile", "relation", "sources"], ranks)
         for x in cap(diag.relations, "relations"):
@@ -188,6 +196,10 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         out.print(nothing_found(diag), markup=False, soft_wrap=True)
     if diag.richer_log and (diag.recompiles or diag.recompile_limits or diag.specializations):
         out.print(line_text(f"A richer log: {diag.richer_log}."), markup=False, soft_wrap=True)
+
+
+_DDE_SAID = {"guard": "could not guard on it", "int": "needed an integer of it",
+             "evaluate": "failed evaluating it"}
 
 
 def nothing_found(diag: Diagnosis) -> str:

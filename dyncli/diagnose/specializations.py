@@ -59,12 +59,23 @@ def specializations(diag: Diagnosis) -> list[Advice]:
         if s.reason == "forcing_spec":
             limit.setdefault((s.rank, src), []).append(s)
         elif s.reason == "constraint_violation":
+            demand = ("use torch._dynamo.maybe_mark_dynamic instead of mark_dynamic (a hint, "
+                      "not a demand), or rewrite the comparison so it does not depend on the size")
+            if s.user is not None:
+                code = f": `{s.user.code}`" if s.user.code else ""
+                message = (f"{src} was marked dynamic but the code at {location(s.user)} "
+                           f"specialized it to {s.value}{code}.")
+                fix = demand
+            else:  # torch's error alone (vllm-ascend#1324: vLLM marked it, not the user)
+                message = (f"{src} was marked dynamic (by mark_dynamic, or by the framework that "
+                           f"compiles the model) but code specialized it to {s.value}; the log "
+                           "does not show which line.")
+                fix = ('TORCH_LOGS="+dynamic" prints the line (its `eval Eq(…, '
+                       f'{s.value}) [guard added]` record names the code); then, where your code '
+                       f"calls mark_dynamic, {demand}; where a framework marks it (vLLM marks "
+                       "the number of tokens), the model code it compiles is what to change")
             out.append(Advice(
-                kind=AdviceKind.CONSTRAINT_VIOLATION,
-                message=(f"{src} was marked dynamic but the code at {location(s.user)} "
-                         f"specialized it to {s.value}: `{s.user.code if s.user else ''}`."),
-                fix=("use torch._dynamo.maybe_mark_dynamic instead of mark_dynamic (a hint, not "
-                     "a demand), or rewrite the comparison so it does not depend on the size"),
+                kind=AdviceKind.CONSTRAINT_VIOLATION, message=message, fix=fix,
                 evidence=evidence, rank=s.rank, sites=sites_of(s.user)))
         elif s.user is not None and _user_file(s.user.file, frame_files):
             users.setdefault((s.rank, src, s.user.file, s.user.line), []).append(s)

@@ -371,10 +371,31 @@ class DataDependent(Event):
     framework: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class GuardError(Event):
+    """torch could not make a compile's guards (``Error while creating guard:`` … ``Create
+    Function: SHAPE_ENV``): the compile failed there; the error that follows in the log (a
+    ``ConstraintViolationError`` for the shape guards) says why, when the log has it."""
+
+    create_function: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataDependentError(Event):
+    """One fact of a data-dependent error (``dyncli.logparse.textdde``): ``what`` is ``guard``
+    (could not guard on EXPR), ``int`` (could not extract an integer from EXPR), ``evaluate``
+    (torch's evaluate_expr failed on EXPR), ``culprit`` (torch's ``Caused by``: FILE:LINE in FN)
+    or ``op`` (the operator whose meta failed); ``value`` is that text."""
+
+    what: str
+    value: str
+    user: UserLoc | None = None  # a culprit's user line, where torch's SLoc names one
+
+
 ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
-    ConstraintViolation, DataDependent, LimitRaised,
+    ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
 )
 
 

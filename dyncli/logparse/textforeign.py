@@ -15,6 +15,7 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textdde as dde
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.textkinds import COLLECT, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
@@ -94,6 +95,11 @@ class ForeignLines:
             self.stats.recognized += 1
             self._stray = raw
             return _NO_EVENTS
+        error = dde.events(raw, {}, lineno)
+        if error:  # a data-dependent error's line, pasted without its prefix (or as a message)
+            self.stats.recognized += 1
+            self.stats.records += 1
+            return error
         raised = _RAISED_RE.match(raw)
         if raised is not None:  # the limit raised (fullgraph=True): the program stopped
             self.stats.recognized += 1

@@ -29,6 +29,7 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textdde as dde
 from dyncli.logparse import textguards as guards
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
@@ -215,7 +216,8 @@ class TextLogParser(ForeignLines):
                     sp = raw.find(b" ", plen)
                     word = raw[plen:sp] if sp >= 0 else raw[plen:]
                     if word in SILENT_WORDS:
-                        silent = True
+                        # ("Could not guard on data-dependent expression": a fact, textdde)
+                        silent = word != b"Could" or b"data-dependent" not in raw
                     elif word in GUARD_WORDS:
                         # (the prefix holds no "[guard added]": its file part cannot hold a "]")
                         silent = b"[guard added]" not in raw
@@ -347,6 +349,10 @@ class TextLogParser(ForeignLines):
             out += self._start(key, rec.prefix, message, lineno, common)
             return out
         if rec.mode == UNKNOWN:
+            found = dde.events(message, rec.common, lineno)
+            if found:
+                self.stats.recognized += 1
+                return found
             self.stats.unrecognized += 1
             return _NO_EVENTS
         self.stats.recognized += 1
@@ -383,6 +389,11 @@ class TextLogParser(ForeignLines):
                lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
         common = {**common, "line": lineno}
         self.stats.records += 1
+        found = dde.events(message, common, lineno)
+        if found:  # a line of a data-dependent error: the rest of its record is a traceback
+            self.stats.recognized += 1
+            self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
+            return found
         word = message.split(b" ", 1)[0].split(b"=", 1)[0]
         if not message or word == b"TREE_GUARD_MANAGER:":
             self.stats.recognized += 1

@@ -35,6 +35,10 @@ _CID = rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
 # A glog prefix whose head (level, date, time, pid, directories) was elided.
 _ELIDED_RE = re.compile(rb"(?:\.\.\.|\xe2\x80\xa6)(?P<file>/?[^\s\]]{1,1024}):(?P<lineno>\d{1,9})\]"
                         + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
+# A glog prefix cut at torch's own directory: "torch/fx/experimental/symbolic_shapes.py:3239]
+# [0/0] create_symbol …" (the level, date, time and pid trimmed away: pytorch#125641).
+_TRIMMED_RE = re.compile(rb"(?P<file>torch[/\\][^\s\]]{1,1024}\.py):(?P<lineno>\d{1,9})\]"
+                         + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
 # Cut down to the compile id: "[0/1] [__recompiles] …" or "[0/1] torch.fx…: [INFO] …".
 _CUT_RE = re.compile(
     rb"(?:\[rank(?P<rank>\d{1,9})\]:)?\[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\] "
@@ -87,6 +91,9 @@ def _rebuilt(line: bytes, at: int) -> tuple[bytes, int] | None:
     m = _ELIDED_RE.match(line, at)
     if m is not None:
         return _canonical(None, b"V", m["file"], m["lineno"], m["cid"], m["artifact"]), m.end()
+    m = _TRIMMED_RE.match(line, at)
+    if m is not None:
+        return _canonical(None, b"V", m["file"], m["lineno"], m["cid"], m["artifact"]), m.end()
     m = _CUT_RE.match(line, at)
     if m is not None:
         level = m["lvl"][:1] if m["lvl"] else b"V"
@@ -133,7 +140,8 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
             found = normalize(fixed)
             return (found[0], "prefixes rebuilt") if found is not None else None
     head = len(line) - len(line.lstrip(b" \t>"))
-    if line[head:head + 1] in (b".", b"[", b"\xe2"):  # a prefix cut short, at the line's start
+    if line[head:head + 1] in (b".", b"[", b"\xe2") or line[head:head + 6] in (b"torch/", b"torch\\"):
+        # a prefix cut short, at the line's start
         cut = _rebuilt(line, head)
         if cut is not None:
             return cut[0] + _decoded(line[cut[1]:]), "prefixes rebuilt"

@@ -294,6 +294,14 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
         if found is not None:
             out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "), source=found[0],
                                               value=found[1], user=user, **common))
+    if not out and lines and lines[0].startswith("Error while creating guard"):
+        # the compile failed making a guard; a paste that stops before torch's error after it
+        # (pytorch#141251, #115492) shows only which guard: SHAPE_ENV is the shape guards
+        made = next((t.split(":", 1)[1].strip() for t in lines[1:12]
+                     if t.strip().startswith("Create Function:")), "")
+        if not made and any(t.strip() == "Source: shape_env" for t in lines[1:12]):
+            made = "SHAPE_ENV"  # (a paste cut before the Create Function line: pytorch#145587)
+        out.append(ev.GuardError(create_function=made[:80], **common))
     return out
 
 

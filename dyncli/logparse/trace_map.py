@@ -20,6 +20,7 @@ from typing import Any
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import safe
+from dyncli.logparse import textdde as dde
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import split_failed
 from dyncli.logparse.textguards import _STATIC_INDICES_RE, flat_guard, tensor_check
@@ -257,6 +258,10 @@ class TraceEventMapper:
             yield from cg.metrics_skip(m, ctx)
         if text("fail_type") == "ConstraintViolationError" and fail_reason:
             yield from self._constraint_violations(fail_reason, ctx)
+        if fail_reason and "data-dependent expression" in fail_reason:
+            # the same facts as the text log's (textdde): the expression, torch's Caused by
+            for part in fail_reason.splitlines()[:200]:
+                yield from dde.events(part.encode("utf-8", "replace"), ctx, ctx["line"])
         config = text("dynamo_config")
         if config:
             self._limit_config = _limit_setting(config) or self._limit_config

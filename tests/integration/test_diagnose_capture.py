@@ -45,3 +45,60 @@ def test_fresh_log_is_fully_understood(case: str, tmp_path: Path) -> None:
             ("two_halves", 2), ("torch_dynamo_resume_in_two_halves_at_9", 2)]
         (b,) = doc["graph_breaks"]
         assert (b["line"], b["count"]) == (9, 2)
+
+
+# A branch on the number of nonzero()'s rows: torch cannot decide `u0 > 1` at trace time. Under
+# fullgraph=True that is an error; the program's traceback is what users paste (round 13:
+# five real pastes of it were "not understood" or rejected).
+BRANCH_ON_DATA = '''
+import torch
+import torch._dynamo.config
+
+torch._dynamo.config.capture_dynamic_output_shape_ops = True
+
+
+def rows(x):
+    idx = torch.nonzero(x > 0)
+    if idx.size(0) > 1:
+        return idx * 2
+    return idx
+
+
+torch.compile(rows, backend="eager", fullgraph=True)(torch.tensor([[1.0, -1.0], [2.0, -3.0]]))
+'''
+
+
+@pytest.mark.slow
+def test_a_data_dependent_error_as_the_program_printed_it(tmp_path: Path) -> None:
+    program = tmp_path / "branch_on_data.py"
+    program.write_text(BRANCH_ON_DATA)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCH_TRACE": str(tmp_path / "trace")}
+    env.pop("TORCH_LOGS", None)
+    log = tmp_path / "run.log"
+    with log.open("wb") as err:
+        ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env,
+                             stdout=subprocess.DEVNULL, stderr=err, check=False, timeout=300)
+    assert ran.returncode != 0  # fullgraph=True: the error stops the program
+    assert b"data-dependent expression" in log.read_bytes()
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr  # a traceback is read, not refused
+    doc = json.loads(out.stdout)
+    (x,) = doc["data_dependent_errors"]
+    assert "u0" in x["expr"] and x["what"] in ("guard", "int"), x
+    (a,) = [s for s in doc["suggestions"] if s["kind"] == "data-dependent-error"]
+    assert "torch._check" in a["fix"]
+    branch = BRANCH_ON_DATA.splitlines().index("    if idx.size(0) > 1:") + 1
+    if x["user_line"] is not None:  # where torch's message names the line (its Caused by)
+        assert (x["user_file"].endswith("branch_on_data.py"), x["user_line"]) == (True, branch), x
+        assert f"branch_on_data.py:{branch}" in a["fix"]
+    # the trace of the same run: its failed compile's reason holds the same facts, and the
+    # frame's own file resolves the path torch shortened
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(tmp_path / "trace"),
+                          "--json", "-"], cwd=tmp_path, capture_output=True, text=True,
+                         check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (t,) = json.loads(out.stdout)["data_dependent_errors"]
+    assert (t["expr"], t["compile_id"]) == (x["expr"], "0/0"), t
+    if t["user_line"] is not None:
+        assert (t["user_file"], t["user_line"]) == (str(program), branch), t

@@ -1,0 +1,114 @@
+"""Data-dependent errors in TORCH_LOGS text and in pasted tracebacks: the facts of one line. Pure.
+
+torch raises ``GuardOnDataDependentSymNode`` when a branch, a guard or a size needs the value
+of a symbol read from a tensor's data (``u0``: ``.item()``, ``.tolist()``, ``nonzero()``…):
+``Could not guard on data-dependent expression EXPR`` (or ``Could not extract specialized
+integer from data-dependent expression EXPR``; ``ShapeEnv._make_data_dependent_error``), with
+``Caused by: (FILE:LINE in FN)``, the frame that asked. Users paste it in many forms, none of
+them a record of its own (issue 33; tests/data/pasted): the last lines of a traceback logged
+by ``recording.py`` (E-level, ``failed while running evaluate_expr(*(EXPR, None), …)``),
+``symbolic_shapes.py``'s warning ``failed during evaluate_expr(EXPR, hint=…``, fake_tensor's
+``failed while attempting to run meta for aten.OP``, a W-level ``InductorError`` from
+``graph_compile.py``, or the message alone, without any log prefix (dynamo's ``Tried to use
+data-dependent value …`` graph-break text).
+
+So each line is read on its own (:func:`fact`), wherever it stands, and the analysis joins the
+facts of one compile (``dyncli.diagnose.analyzer``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dyncli.logparse import events as ev
+from dyncli.logparse.textmsg import parse_sloc
+
+# a cheap test first (bytes): a line can hold a fact only if it holds one of these
+MARKS = (b"data-dependent expression", b"evaluate_expr(", b"Caused by: ",
+         b"run meta for ")
+
+_GUARD_RE = re.compile(
+    r"Could not (?P<what>guard on|extract specialized integer from) data-dependent expression "
+    r"(?P<expr>.+?)(?: \(unhinted: .*|\.?\s*\(Size-like symbols:.*|\s*)$")
+# recording.py: "failed while running evaluate_expr(*(u0 >= 9, None), **{'fx_node': None})"
+_RECORDED_RE = re.compile(r"failed while running evaluate_expr\(\*\((?P<expr>.+), [^,()]*\), \*\*")
+# symbolic_shapes.py: "failed during evaluate_expr((u0//3), hint=None, size_oblivious=False, …"
+_DURING_RE = re.compile(r"failed during evaluate_expr\((?P<expr>.+?), hint=")
+# "Caused by: (FRAMEWORK)" or "Caused by: CODE  # FILE:LINE in FN (FRAMEWORK)" (torch's SLoc:
+# the user's line where tracing had one, and the frame that asked, in parentheses)
+_CAUSED_RE = re.compile(r"Caused by: (?P<sloc>.{1,2000})$")
+_META_RE = re.compile(r"failed while attempting to run meta for (?P<op>[\w.]+)")
+MAX_EXPR = 300  # characters of an expression kept (torch's can run to pages)
+
+
+def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Event, ...]:
+    """The event of a line that states a fact of a data-dependent error, if it does (a line
+    without one of ``MARKS`` costs four substring searches)."""
+    at = next((i for m in MARKS if (i := message.find(m)) >= 0), -1)
+    if at < 0 or message.count(b"`", 0, at) % 2:  # (in a document's inline code: an example)
+        return ()
+    found = fact(message.decode("utf-8", "replace"))
+    if found is None:
+        return ()
+    user = found[2] if len(found) > 2 else None
+    return (ev.DataDependentError(what=found[0], value=found[1], user=user,
+                                  **{**common, "line": lineno}),)
+
+
+def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | None:
+    """The data-dependent fact of one line: ``("guard" | "int" | "evaluate", EXPR)``,
+    ``("culprit", "FILE:LINE in FN", user line or None)`` or ``("op", "aten.select.int")``;
+    None for any other line."""
+    m = _GUARD_RE.search(text)
+    if m is not None:
+        return ("guard" if m["what"] == "guard on" else "int"), _expr(m["expr"])
+    m = _RECORDED_RE.search(text) or _DURING_RE.search(text)
+    if m is not None:
+        return "evaluate", _expr(m["expr"])
+    m = _CAUSED_RE.search(text)
+    if m is not None:
+        user, framework = parse_sloc(m["sloc"].strip())
+        if framework or user is not None:
+            return "culprit", framework, user
+    m = _META_RE.search(text)
+    if m is not None:
+        return "op", m["op"]
+    return None
+
+
+def _expr(text: str) -> str:
+    """An expression as one text: outer parentheses and a trailing period dropped, bounded."""
+    text = text.strip().rstrip(".").strip()
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1].strip()
+    return text[:MAX_EXPR]
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for c in text:
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+# the first part of a path torch shortened to its own tree (utils/_traceback.shorten_filename)
+_TORCH_TOP = frozenset({"fx", "nn", "utils", "export", "distributed", "autograd", "cuda",
+                        "functional.py", "overrides.py", "sparse", "ao", "masked", "testing"})
+
+
+def torch_own(where: str) -> bool:
+    """Whether a ``Caused by`` frame (``_meta_registrations.py:4832 in meta_select``) is in
+    torch's own tree: torch prints those relative to it, and its first part is torch's."""
+    path = where.split(":", 1)[0]
+    if not path or path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", path):
+        return False
+    top = re.split(r"[\\/]", path, maxsplit=1)[0]
+    return top.startswith("_") or top in _TORCH_TOP
+
+
+def same(a: str, b: str) -> bool:
+    """Whether two readings name one expression (torch prints it with and without spaces)."""
+    return a.replace(" ", "") == b.replace(" ", "")

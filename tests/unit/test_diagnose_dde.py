@@ -1,0 +1,166 @@
+"""Data-dependent errors (dyncli.logparse.textdde): each line's fact, wherever it stands in a
+paste, and what diagnose says of them; and recompiles the compile ids prove with no reason in
+the log (round 13, tests/data/pasted: pytorch-143249, -131911, -150613, -193693, torchrec-2326,
+pytorch-111329). No torch."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from dyncli.diagnose.analyzer import analyze
+from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.render import render_terminal
+from dyncli.logparse import events as ev
+from dyncli.logparse.textdde import fact
+from dyncli.logparse.textlog import parse_lines
+
+E = "E1213 17:00:12.650000 1661649 torch/fx/experimental/recording.py:299] [0/0] "
+FAKE = "E0726 12:48:36.645000 140715 torch/_subclasses/fake_tensor.py:1761] [0/0] "
+WARN = "W0815 22:53:17.219000 9155 torch/_functorch/_aot_autograd/graph_compile.py:2122] [0/0] "
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on "
+     "data-dependent expression -u0 > 4 (unhinted: -u0 > 4).  (Size-like symbols: none)",
+     ("guard", "-u0 > 4")),
+    ("torch._inductor.exc.InductorError: GuardOnDataDependentSymNode: Could not guard on "
+     "data-dependent expression Eq(Max(1, u0), 1) (unhinted: Eq(Max(1, u0), 1)).  (Size-like "
+     "symbols: u0)", ("guard", "Eq(Max(1, u0), 1)")),
+    ("Could not extract specialized integer from data-dependent expression u0 + 1 (unhinted: "
+     "u0 + 1).", ("int", "u0 + 1")),
+    ("failed while running evaluate_expr(*(u0 >= 9, None), **{'fx_node': None})",
+     ("evaluate", "u0 >= 9")),
+    ("failed while running evaluate_expr(*((u0//3), None), **{'fx_node': False})",
+     ("evaluate", "u0//3")),
+    ("failed during evaluate_expr((u0//3), hint=None, size_oblivious=False, forcing_spec=False",
+     ("evaluate", "u0//3")),
+    ("Caused by: (_meta_registrations.py:4832 in meta_select)",
+     ("culprit", "_meta_registrations.py:4832 in meta_select", None)),
+    # torch's SLoc with the user's line first (the line tracing was at), the frame in ()
+    ("Caused by: if n > 3:  # ome/me/prog.py:6 in f (_dynamo/variables/tensor.py:1234 in "
+     "evaluate_expr)", ("culprit", "_dynamo/variables/tensor.py:1234 in evaluate_expr",
+                        ev.UserLoc("ome/me/prog.py", 6, "f", "if n > 3:"))),
+    ("failed while attempting to run meta for aten.select.int", ("op", "aten.select.int")),
+    # the expression's own parentheses are kept, a wrapping pair is not
+    ("Could not guard on data-dependent expression Eq(((2*u48)//(u48 + u49)), 0) (unhinted: "
+     "x)", ("guard", "Eq(((2*u48)//(u48 + u49)), 0)")),
+    ("failed while running evaluate_expr(*((u0 + 1)*(u1 + 1), None), **{})",
+     ("evaluate", "(u0 + 1)*(u1 + 1)")),
+    ("Could not simplify Eq(u0, 0)", None),
+    ("  File \"torch/fx/experimental/symbolic_shapes.py\", line 6305, in evaluate_expr", None),
+])
+def test_each_line_states_one_fact(line: str, want: tuple[str, str] | None) -> None:
+    assert fact(line) == want
+
+
+def _diag(text: str) -> tuple[Diagnosis, ev.ParseStats, str]:
+    stats = ev.ParseStats()
+    diag = analyze(parse_lines(text.encode().splitlines(keepends=True), stats), stats)
+    out = io.StringIO()
+    render_terminal(diag, console=Console(file=out, width=300, color_system=None))
+    return diag, stats, out.getvalue()
+
+
+def test_a_logged_traceback_gives_one_error_with_its_culprit_and_operator() -> None:
+    # recording.py's record starts inside the traceback (a paste's first line), the expression
+    # comes twice (evaluate_expr's failure, then the exception), fake_tensor names the operator
+    diag, stats, out = _diag(
+        FAKE + "failed while attempting to run meta for aten.select.int\n"
+        + E + "failed while running evaluate_expr(*(-u0 > 4, None), **{'fx_node': None})\n"
+        + E + "  File \"torch/fx/experimental/symbolic_shapes.py\", line 6495, in _evaluate_expr\n"
+        + E + "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard"
+              " on data-dependent expression -u0 > 4 (unhinted: -u0 > 4).  (Size-like symbols: none)\n"
+        + E + "\n"
+        + E + "Caused by: (_meta_registrations.py:4832 in meta_select)\n")
+    (x,) = diag.data_dependent_errors
+    assert (x.compile_id, x.expr, x.what) == ("0/0", "-u0 > 4", "guard")  # the telling reading
+    assert (x.op, x.culprit) == ("aten.select.int", "_meta_registrations.py:4832 in meta_select")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
+    assert "torch._check" in a.fix and "torch's own" in a.fix  # a torch frame asked
+    assert "Data-dependent errors" in out and "Nothing to fix" not in out
+    assert "1 data-dependent error(s)" in out  # its cause's cost, not "0 compile(s)"
+    assert stats.unrecognized == 2  # the traceback's File line and its empty line
+
+
+def test_the_message_pasted_alone_is_read_not_rejected() -> None:
+    # dynamo's graph-break text without any log prefix (torchrec#2326); "Could" starts a
+    # silent record of torch's when it has a prefix: a data-dependent one is not silent
+    diag, stats, _ = _diag(
+        "Tried to use data-dependent value in the subsequent computation. … Could not guard on "
+        "data-dependent expression Eq(u48, 0) (unhinted: Eq(u48, 0)).  (Size-like symbols: u48)\n"
+        "\n"
+        "Potential framework code culprit (scroll up for full backtrace):\n")
+    assert [x.expr for x in diag.data_dependent_errors] == ["Eq(u48, 0)"]
+    assert stats.torch_lines > 0
+    prefixed, _, _ = _diag(E + "Could not guard on data-dependent expression u0 < 3 (unhinted: u0 < 3)\n")
+    assert [x.expr for x in prefixed.data_dependent_errors] == ["u0 < 3"]
+
+
+def test_user_code_that_asked_gets_the_fix_at_its_line() -> None:
+    diag, _, _ = _diag(E + "Could not guard on data-dependent expression Eq(u0, 1) (unhinted: x)\n"
+                       + E + "Caused by: (/home/me/model.py:12 in forward)\n")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
+    assert a.fix.startswith("the code at /home/me/model.py:12 needs the value itself")
+    assert "torch's own" not in a.message
+    # the user's line torch's message names comes first, the frame that asked is dynamo's
+    diag, _, _ = _diag(E + "Could not guard on data-dependent expression u0 > 3 (unhinted: x)\n"
+                       + E + "Caused by: if n > 3:  # home/me/prog.py:6 in f "
+                             "(_dynamo/variables/tensor.py:1234 in evaluate_expr)\n")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
+    assert a.fix.startswith("your code at home/me/prog.py:6 (`if n > 3:`) needs the value")
+    assert "(torch's own code)" in a.message and [str(s) for s in a.sites] == ["home/me/prog.py:6"]
+
+
+SS = "I1015 09:19:16.252000 7042 torch/fx/experimental/symbolic_shapes.py:2268] "
+
+
+def test_recompiles_proven_without_a_reason_are_said_and_trip_fail_on() -> None:
+    text = "".join(f"{SS}[0/{n}] create_env\n" for n in range(2, 6))
+    diag, _, out = _diag(text)
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.UNEXPLAINED]
+    assert "compiled 6 times" in a.message and "5 recompile(s)" in a.message
+    assert 'TORCH_LOGS="recompiles"' in a.fix
+    assert "Nothing to fix" not in out and "5 compile(s)" in out  # its cause's cost
+    import dataclasses
+    assert dataclasses.replace(diag, fail_on=("recompiles",)).tripped == ("recompiles",)
+    one, _, out = _diag(f"{SS}[0/0] create_env\n")
+    assert not one.suggestions and "Nothing to fix" in out
+
+
+def test_a_log_with_reasons_is_not_said_to_lack_them() -> None:
+    # a recompile record names a reason: another frame's (or rank's) proven compiles are that
+    # paste's cut, not a log without reasons (pytorch-138813)
+    rec = ("V1122 01:19:36.607000 7042 torch/_dynamo/guards.py:5621] [0/1] [__recompiles] "
+           "Recompiling function f in /a.py:1\n"
+           "V1122 01:19:36.607000 7042 torch/_dynamo/guards.py:5621] [0/1] [__recompiles]     "
+           "triggered by the following guard failure(s):\n"
+           "V1122 01:19:36.607000 7042 torch/_dynamo/guards.py:5621] [0/1] [__recompiles]     "
+           "- 0/0: tensor 'L['x']' size mismatch at index 0. expected 2, actual 3\n")
+    diag, _, _ = _diag(rec + f"{SS}[3/4] create_env\n")
+    assert not [s for s in diag.suggestions if s.kind is AdviceKind.UNEXPLAINED]
+
+
+def test_a_compile_that_failed_making_its_shape_guards_is_not_a_clean_one() -> None:
+    # torch 2.3.1's own log of a mark_dynamic the code specialized (tests/data/make_compat.py):
+    # the ConstraintViolationError is raised, not logged, so the log shows only the guard error
+    from pathlib import Path
+
+    from dyncli.diagnose.read import diagnose_logs
+
+    log = Path(__file__).resolve().parents[1] / "data" / "2.3.1" / "compat" / "text.log"
+    diag = diagnose_logs([log])
+    assert [(cid, fn) for _, cid, fn, _ in diag.guard_errors] == [("4/0", "SHAPE_ENV")]
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GUARD_ERROR]
+    assert a.message.startswith("compile [4/0] failed making its shape guards")
+    assert "L['x'].size()[0] was specialized to 4 at" in a.fix and "compat_program.py:42" in a.fix
+    # where torch's error is in the same record, the constraint violation says it (no twin)
+    both, _, _ = _diag(
+        E + "Error while creating guard:\n" + E + "Name: ''\n" + E + "    Source: shape_env\n"
+        + E + "    Create Function: SHAPE_ENV\n"
+        + E + "  - Not all values of RelaxedUnspecConstraint(L['x'].size()[0]) are valid because "
+              "L['x'].size()[0] was inferred to be a constant (4).\n")
+    assert not both.guard_errors and [s.value for s in both.specializations] == ["4"]
