@@ -46,6 +46,18 @@ def _spec_cite(s: SpecializationReport, name: str) -> str:
                 + (f" from guard {s.guard}" if s.guard else ""))
 
 
+# torch pinned the value while running an operator on it (dynamo's run_node: the op's fake
+# kernel needed it, e.g. select_scatter's dim, pytorch#141934), not in a comparison of the code
+_OP_FIX = ("no branch to rewrite: the operation on this line needs the value itself (torch "
+           "pinned it while running the op, e.g. a dimension index), so each new value compiles "
+           "once whatever is marked dynamic: keep the values it takes few")
+
+
+def _in_op(s: SpecializationReport) -> bool:
+    """Whether torch specialized ``s`` while running an operator (``… in run_node``)."""
+    return s.framework.endswith(" in run_node")
+
+
 def specializations(diag: Diagnosis) -> list[Advice]:
     """A size or int pinned to one value: by user code (its line), inside torch (that line,
     or how to find it), against a mark_dynamic (the line), or by the guard limit."""
@@ -99,8 +111,9 @@ def specializations(diag: Diagnosis) -> list[Advice]:
             kind=AdviceKind.USER_SPECIALIZATION, sites=sites_of(s.user), inputs=s.sources,
             message=(f"{src} was specialized to {values} by user code at {location(s.user)}: "
                      f"`{s.user.code if s.user else ''}`; each new value of it compiles again."),
-            fix=("rewrite the branch so it does not compare the size/int to a constant "
-                 "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
+            fix=_OP_FIX if all(_in_op(x) for x in specs) else
+            ("rewrite the branch so it does not compare the size/int to a constant "
+             "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
             evidence=tuple(_spec_cite(x, x.symbol) for x in specs[:3]), rank=rank))
     for (rank, src), specs in limit.items():
         out.append(Advice(

@@ -143,3 +143,11 @@ def test_a_constraint_violation_without_its_line_says_how_to_find_it() -> None:
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CONSTRAINT_VIOLATION]
     assert "``" not in a.message and "does not show which line" in a.message
     assert a.fix.startswith('TORCH_LOGS="+dynamic" prints the line') and "framework" in a.fix
+
+
+def test_an_int_an_operator_pinned_is_not_a_branch_to_rewrite() -> None:
+    """pytorch-141934: select_scatter's dim pinned while torch ran the op (run_node): the user
+    line is a call, not a comparison, and no branch rewrite helps."""
+    diag = diagnose_logs([PASTED / "pytorch-141934.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.USER_SPECIALIZATION]
+    assert a.fix.startswith("no branch to rewrite") and "torch.cond" not in a.fix
