@@ -40,6 +40,9 @@ _DURING_RE = re.compile(r"failed during evaluate_expr\((?P<expr>.+?), hint=")
 _CAUSED_RE = re.compile(r"Caused by: (?P<sloc>.{1,2000})$")
 _META_RE = re.compile(r"failed while attempting to run meta for (?P<op>[\w.]+)")
 MAX_EXPR = 300  # characters of an expression kept (torch's can run to pages)
+# characters of a line the regexes read: torch's messages fit, and a hostile line of many
+# "evaluate_expr(" (each a start the lazy and greedy expressions scan from) stays linear-ish
+MAX_TEXT = 8192
 
 
 def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Event, ...]:
@@ -60,6 +63,7 @@ def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | No
     """The data-dependent fact of one line: ``("guard" | "int" | "evaluate", EXPR)``,
     ``("culprit", "FILE:LINE in FN", user line or None)`` or ``("op", "aten.select.int")``;
     None for any other line."""
+    text = text[:MAX_TEXT]
     m = _GUARD_RE.search(text)
     if m is not None:
         return ("guard" if m["what"] == "guard on" else "int"), _expr(m["expr"])

@@ -164,3 +164,14 @@ def test_a_compile_that_failed_making_its_shape_guards_is_not_a_clean_one() -> N
         + E + "  - Not all values of RelaxedUnspecConstraint(L['x'].size()[0]) are valid because "
               "L['x'].size()[0] was inferred to be a constant (4).\n")
     assert not both.guard_errors and [s.value for s in both.specializations] == ["4"]
+
+
+def test_a_hostile_line_is_read_within_its_bound() -> None:
+    # a line of many starts and no end ("evaluate_expr(*(" and "failed during evaluate_expr(",
+    # each a place the expressions scan from): only the first MAX_TEXT characters are read
+    from dyncli.logparse.textdde import MAX_TEXT
+
+    line = "failed while running evaluate_expr(*(" * 50_000 + "failed during evaluate_expr(" * 50_000
+    assert len(line) > 100 * MAX_TEXT and fact(line) is None
+    tail = "x" * (2 * MAX_TEXT) + "Could not guard on data-dependent expression u0 > 1"
+    assert fact(tail) is None  # past the bound: not read (torch's lines are far shorter)
