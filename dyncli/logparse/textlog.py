@@ -389,17 +389,18 @@ class TextLogParser(ForeignLines):
                lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
         common = {**common, "line": lineno}
         self.stats.records += 1
-        found = dde.events(message, common, lineno)
-        if found:  # a line of a data-dependent error: the rest of its record is a traceback
-            self.stats.recognized += 1
-            self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
-            return found
         word = message.split(b" ", 1)[0].split(b"=", 1)[0]
         if not message or word == b"TREE_GUARD_MANAGER:":
             self.stats.recognized += 1
             self._open[key] = _Record(prefix, TREE_WORD, TREE, None, common, message)
             return _NO_EVENTS
         entry = KINDS.get(word) if is_start(word, message) else None
+        if entry is None or word == b"Could":  # (not a record of a kind torch names)
+            found = dde.events(message, common, lineno)
+            if found:  # a line of a data-dependent error: the rest of its record a traceback
+                self.stats.recognized += 1
+                self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
+                return found
         if entry is None and (prefix.endswith(b"[__guards] ") or b".__guards: [" in prefix):
             # torch 2.1–2.3 log their guards one per line, without a tree
             self.stats.recognized += 1

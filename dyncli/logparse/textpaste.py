@@ -88,10 +88,7 @@ def _canonical(rank: bytes | None, level: bytes, file: bytes, lineno: bytes, cid
 
 def _rebuilt(line: bytes, at: int) -> tuple[bytes, int] | None:
     """(canonical prefix, where the message starts) for a partial prefix at ``at``."""
-    m = _ELIDED_RE.match(line, at)
-    if m is not None:
-        return _canonical(None, b"V", m["file"], m["lineno"], m["cid"], m["artifact"]), m.end()
-    m = _TRIMMED_RE.match(line, at)
+    m = _ELIDED_RE.match(line, at) or _TRIMMED_RE.match(line, at)
     if m is not None:
         return _canonical(None, b"V", m["file"], m["lineno"], m["cid"], m["artifact"]), m.end()
     m = _CUT_RE.match(line, at)

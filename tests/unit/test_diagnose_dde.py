@@ -175,3 +175,16 @@ def test_a_hostile_line_is_read_within_its_bound() -> None:
     assert len(line) > 100 * MAX_TEXT and fact(line) is None
     tail = "x" * (2 * MAX_TEXT) + "Could not guard on data-dependent expression u0 > 1"
     assert fact(tail) is None  # past the bound: not read (torch's lines are far shorter)
+
+
+def test_a_graph_break_whose_reason_is_data_dependent_stays_a_graph_break() -> None:
+    # torch 2.1-2.5's one-line form: the reason inline, the user's frames after it
+    gb = "V1122 01:19:36.607000 7042 torch/_dynamo/symbolic_convert.py:1200] [0/0] [__graph_breaks] "
+    diag, _, _ = _diag(
+        gb + "Graph break: Could not guard on data-dependent expression u0 > 1 (unhinted: u0 > 1)"
+             " from user code at:\n"
+        + gb + '  File "/home/me/prog.py", line 10, in rows\n'
+        + gb + "    if idx.size(0) > 1:\n")
+    (b,) = diag.graph_breaks
+    assert (b.file, b.user_line) == ("/home/me/prog.py", 10)
+    assert "data-dependent expression u0 > 1" in b.reason
