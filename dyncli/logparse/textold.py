@@ -69,6 +69,8 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     inline = head[at + len(_FROM_USER):].strip() if at >= 0 else ""
     if inline.startswith("File "):
         head, lines = head[:at + len(_FROM_USER)] + ":", [lines[0], inline, *lines[1:]]
+    if head.startswith("Traceback (most recent call last)"):
+        return _traceback_break(lines, common)
     tb = next((i for i, t in enumerate(lines) if t.startswith("Traceback (most recent call last)")),
               len(lines))
     stack = user_stack(lines[1:tb])
@@ -88,6 +90,32 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 
 _FROM_USER = "from user code at"
+# an exception's line at the end of a traceback: "torch.fx.experimental.symbolic_shapes.
+# GuardOnDataDependentSymNode: Could not guard on …", "torch._dynamo.exc.Unsupported: …"
+_RAISED_RE = re.compile(r"^(?:[A-Za-z_]\w{0,63}\.){0,8}(?P<exc>[A-Z]\w{0,63}): (?P<msg>.+)$")
+
+
+def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch 2.3's graph break whose reason is a traceback (``Graph break: Traceback (most
+    recent call last):``, its frames, the exception, ``… from user code at:`` and the user's
+    frames: pytorch#119309). The reason is the last exception line before the user's frames;
+    a paste cut inside the traceback is a break at a place the log does not show."""
+    end = next((i for i, t in enumerate(lines) if t.rstrip().endswith(_FROM_USER + ":")),
+               len(lines))
+    reason = ""
+    for text in reversed(lines[:end + 1]):
+        text = text.rstrip()
+        if text.endswith(_FROM_USER + ":"):
+            text = text[:-len(_FROM_USER + ":")].rstrip()
+        m = _RAISED_RE.match(text)
+        if m is not None:
+            reason = m["msg"] if m["exc"] == "Unsupported" else f"{m['exc']}: {m['msg']}"
+            break
+    stack = user_stack(lines[end + 1:]) if end < len(lines) else ()
+    where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
+    return [ev.GraphBreak(file=where.file, user_line=where.line,
+                          reason=reason[:2000] or "its reason is not in the log (the paste ends "
+                          "inside torch's traceback)", user_stack=stack, **common)]
 
 
 

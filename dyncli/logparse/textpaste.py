@@ -39,6 +39,9 @@ _ELIDED_RE = re.compile(rb"(?:\.\.\.|\xe2\x80\xa6)(?P<file>/?[^\s\]]{1,1024}):(?
 # [0/0] create_symbol …" (the level, date, time and pid trimmed away: pytorch#125641).
 _TRIMMED_RE = re.compile(rb"(?P<file>torch[/\\][^\s\]]{1,1024}\.py):(?P<lineno>\d{1,9})\]"
                          + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
+# a rank tag right before a layout the start expression found (its first alternative, glog,
+# takes it itself; the logging layouts' own expressions read it at their start)
+_RANK_BEFORE_RE = re.compile(rb"\[rank\d{1,9}\]:$")
 # Cut down to the compile id: "[0/1] [__recompiles] …" or "[0/1] torch.fx…: [INFO] …".
 _CUT_RE = re.compile(
     rb"(?:\[rank(?P<rank>\d{1,9})\]:)?\[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\] "
@@ -152,6 +155,9 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
     if before.count(b"`") % 2 and before.lstrip(b" >") != b"```":
         return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)
     at = start.start()
+    rank = _RANK_BEFORE_RE.search(line, max(at - 24, 0), at)
+    if rank is not None:  # "[trainer0]:[rank0]:[2024-02-06 …] …": the rank before the layout
+        at = rank.start()  # (pytorch#119309; a launcher's own tag in front of it)
     m = GLOG_RE.match(line, at)
     if m is not None:
         message = _decoded(line[m.end():])

@@ -188,3 +188,20 @@ def test_a_graph_break_whose_reason_is_data_dependent_stays_a_graph_break() -> N
     (b,) = diag.graph_breaks
     assert (b.file, b.user_line) == ("/home/me/prog.py", 10)
     assert "data-dependent expression u0 > 1" in b.reason
+
+
+def test_a_graph_break_whose_reason_is_a_traceback_names_its_exception_and_place() -> None:
+    # torch 2.3's form (pytorch#119309): "Graph break: Traceback …", the exception, then
+    # "from user code at:" and the user's frames; here a data-dependent error in torch.split
+    gb = "[2024-02-06 11:16:47,415] [22/0] torch._dynamo.symbolic_convert.__graph_breaks: [DEBUG] "
+    diag, stats, _ = _diag(
+        gb + "Graph break: Traceback (most recent call last):\n"
+        + gb + '  File "/x/torch/_dynamo/utils.py", line 1628, in run_node\n'
+        + gb + "    return node.target(*args, **kwargs)\n"
+        + gb + "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard "
+               "on data-dependent expression Eq(u0, 0) from user code at:\n"
+        + gb + '  File "/home/me/model.py", line 41, in forward\n'
+        + gb + "    a, b = torch.split(x, sizes)\n")
+    (b,) = diag.graph_breaks
+    assert (b.file, b.user_line) == ("/home/me/model.py", 41) and stats.malformed == 0
+    assert b.reason == "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 0)"
