@@ -164,12 +164,13 @@ class _TraceReader:
 
 def _unexplained(diag: Diagnosis) -> tuple[str, ...]:
     """A trace that shows recompiles by their ids but holds no reason for any of them
-    (torch 2.3 and 2.4 write no ``recompile_reasons`` artifact): say so, not "0 recompiles"."""
+    (torch 2.3 and 2.4 write no ``recompile_reasons`` artifact): say why, beside the
+    unexplained-recompiles finding that says what to run (``advice._unexplained``)."""
     implied = sum(max(0, f.compiles - 1) for f in diag.frames)
     if not implied or diag.recompiles:
         return ()
     return (f"{implied} recompile(s) by their compile ids, but this trace holds no recompile "
-            "reasons (torch 2.3 and 2.4 write none): TORCH_LOGS=recompiles prints them",)
+            "reasons (torch 2.3 and 2.4 write none)",)
 
 
 def _parse(source: Source, proc: Process, strict: bool) -> tuple[TraceParser, Iterator[Any]]:
