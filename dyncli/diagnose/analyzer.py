@@ -90,7 +90,7 @@ class _Compile:
     marked: dict[str, str] = field(default_factory=dict)  # source -> origin
 
 
-_MAX_DDE = 200  # compiles whose data-dependent errors are kept
+_MAX_ERRORS = 200  # compiles whose data-dependent errors, and guard errors, are kept
 _DDE_EXPRS = 8  # expressions kept per compile
 
 
@@ -449,14 +449,14 @@ class Analyzer:
         self._data_dependent += 1
 
     def _on_guard_error(self, e: ev.GuardError) -> None:
-        if len(self._guard_errors) < _MAX_DDE:
+        if len(self._guard_errors) < _MAX_ERRORS:
             self._guard_errors.append((e.rank, str(e.compile_id or ""), e.create_function, e.line))
 
     def _on_dde_error(self, e: ev.DataDependentError) -> None:
         key = (e.rank, str(e.compile_id or ""))
         facts = self._dde.get(key)
         if facts is None:
-            if len(self._dde) >= _MAX_DDE:
+            if len(self._dde) >= _MAX_ERRORS:
                 return
             facts = self._dde[key] = _DdeFacts()
         facts.add(e)

@@ -83,7 +83,7 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     for text in reversed(lines[tb + 1:]):
         em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
         if em is not None:
-            reason = reason or (em["msg"] if em["exc"] == "Unsupported" else f"{em['exc']}: {em['msg']}")
+            reason = reason or _reason_of(em)
             break
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
                           user_stack=stack, **common)]
@@ -93,6 +93,12 @@ _FROM_USER = "from user code at"
 # an exception's line at the end of a traceback: "torch.fx.experimental.symbolic_shapes.
 # GuardOnDataDependentSymNode: Could not guard on …", "torch._dynamo.exc.Unsupported: …"
 _RAISED_RE = re.compile(r"^(?:[A-Za-z_]\w{0,63}\.){0,8}(?P<exc>[A-Z]\w{0,63}): (?P<msg>.+)$")
+
+
+def _reason_of(m: re.Match[str]) -> str:
+    """A graph break's reason from its exception line: dynamo's ``Unsupported`` says only its
+    message; any other exception keeps its name."""
+    return m["msg"] if m["exc"] == "Unsupported" else f"{m['exc']}: {m['msg']}"
 
 
 def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -109,7 +115,7 @@ def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
             text = text[:-len(_FROM_USER + ":")].rstrip()
         m = _RAISED_RE.match(text)
         if m is not None:
-            reason = m["msg"] if m["exc"] == "Unsupported" else f"{m['exc']}: {m['msg']}"
+            reason = _reason_of(m)
             break
     stack = user_stack(lines[end + 1:]) if end < len(lines) else ()
     where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
