@@ -8,16 +8,10 @@ torch's guard limit (``guard-limit-specialization``). ``dyncli.diagnose.advice.a
 
 from __future__ import annotations
 
-import re
-
 from dyncli.diagnose.findings import Advice, AdviceKind, Site, sites_of
 from dyncli.diagnose.model import Diagnosis, FrameReport, SpecializationReport
 from dyncli.diagnose.reasons import cite, location
-
-# A specialization's location inside torch (the frame, when no compiled frame has that file).
-_TORCH_FILE_RE = re.compile(r"(?:^|/)torch/|^(?:nn|_dynamo|_refs|_decomp|_prims|fx|_inductor|"
-                            r"_higher_order_ops|_subclasses|utils)/|^_meta_registrations\.py$"
-                            r"|^functional\.py$|^_tensor\.py$")
+from dyncli.logparse.torchtree import is_torch_file
 
 
 def _framework_site(framework: str) -> tuple[Site, ...]:
@@ -32,7 +26,7 @@ def _user_file(file: str, frame_files: set[tuple[str, str]]) -> bool:
     norm = file.replace("\\", "/")
     if any(full.endswith(norm) or norm.endswith(raw) for full, raw in frame_files):
         return True
-    return _TORCH_FILE_RE.search(norm) is None
+    return not is_torch_file(norm)
 
 
 def _frame_files(frames: tuple[FrameReport, ...]) -> set[tuple[str, str]]:
