@@ -7,8 +7,8 @@ The checked-in logs pin torch 2.14.1; this catches a newer torch that changes a 
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
