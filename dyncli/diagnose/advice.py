@@ -38,8 +38,8 @@ from dyncli.diagnose.reasons import (
 )
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
-from dyncli.logparse import textdde as dde
 from dyncli.logparse.events import CompileId
+from dyncli.logparse.torchtree import is_torch_location
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_param, size_source
 
@@ -290,7 +290,7 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
         symbols = sorted(set(_UNBACKED_RE.findall(x.expr)), key=lambda u: int(u[1:]))
         values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
                   if symbols else "its symbols are values")
-        own = bool(x.culprit) and dde.torch_own(x.culprit)
+        own = bool(x.culprit) and is_torch_location(x.culprit)
         where = (f" in {x.op}'s meta" if x.op else "") + (
             f"; it asked at {x.culprit}" + (" (torch's own code)" if own else "")
             if x.culprit else "")

@@ -156,6 +156,8 @@ class Analyzer:
         self._compiles: dict[int | None, OrderedDict[str, _Compile]] = {}
         self._recompiles: dict[tuple[int | None, str], RecompileReport] = {}
         self._specs: dict[tuple[int | None, str, str], SpecializationReport] = {}
+        # violations whose user line came from torch's User stack, not from a guard
+        self._cv_stack: set[tuple[int | None, str, str]] = set()
         self._breaks: dict[tuple[int | None, str, int, str], GraphBreakReport] = {}
         # one report per frame where the warnings carry a compile id (several threads each
         # refused at the limit write one each), else per (limit, function, file, first line)
@@ -421,13 +423,32 @@ class Analyzer:
 
     def _on_constraint(self, e: ev.ConstraintViolation) -> None:
         # Replaces the plain specialization of the same symbol: one row, the stronger reason.
+        # One violation, however many times the log tells it: produce_guards' track_symint
+        # line, the E-level "Error while creating guard" record, and the exception's text
+        # that the program printed as it ended (no compile id): the first row stays, the later
+        # ones add the user's line it lacked, and an id-less row gives way to its compile's.
         ckey = e.compile_id.key if e.compile_id else ""
         comp = self._compile(e)
         symbol = next((s for s, src in comp.symbols.items() if src == e.source), "")
         key = (e.rank, ckey, symbol or "constraint:" + e.source)
         old = self._specs.get(key)
+        if old is None:
+            same = next((k for k, x in self._specs.items()
+                         if x.reason == "constraint_violation" and x.sources == (e.source,)
+                         and x.value == e.value and (k[1] == "" or ckey == "")
+                         and (k[0] is None or e.rank is None or k[0] == e.rank)), None)
+            if same is not None and ckey == "":
+                key = same  # the exception's text of a violation a record told
+                old = self._specs[key]
+            elif same is not None:
+                old = self._specs.pop(same)  # the record of a violation first read id-less
         if old is not None and old.reason == "constraint_violation":
+            if e.user is not None and key not in self._cv_stack:  # torch's own User stack
+                self._cv_stack.add(key)
+                self._specs[key] = dataclasses.replace(old, user=e.user, message=e.message)
             return
+        if e.user is not None:
+            self._cv_stack.add(key)
         guard = comp.guards.get(symbol) if symbol else None
         self._specs[key] = SpecializationReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), symbol=symbol,

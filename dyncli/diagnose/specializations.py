@@ -8,16 +8,10 @@ torch's guard limit (``guard-limit-specialization``). ``dyncli.diagnose.advice.a
 
 from __future__ import annotations
 
-import re
-
 from dyncli.diagnose.findings import Advice, AdviceKind, Site, sites_of
 from dyncli.diagnose.model import Diagnosis, FrameReport, SpecializationReport
 from dyncli.diagnose.reasons import cite, location
-
-# A specialization's location inside torch (the frame, when no compiled frame has that file).
-_TORCH_FILE_RE = re.compile(r"(?:^|/)torch/|^(?:nn|_dynamo|_refs|_decomp|_prims|fx|_inductor|"
-                            r"_higher_order_ops|_subclasses|utils)/|^_meta_registrations\.py$"
-                            r"|^functional\.py$|^_tensor\.py$")
+from dyncli.logparse.torchtree import is_torch_file
 
 
 def _framework_site(framework: str) -> tuple[Site, ...]:
@@ -32,7 +26,7 @@ def _user_file(file: str, frame_files: set[tuple[str, str]]) -> bool:
     norm = file.replace("\\", "/")
     if any(full.endswith(norm) or norm.endswith(raw) for full, raw in frame_files):
         return True
-    return _TORCH_FILE_RE.search(norm) is None
+    return not is_torch_file(norm)
 
 
 def _frame_files(frames: tuple[FrameReport, ...]) -> set[tuple[str, str]]:
@@ -51,6 +45,16 @@ def _spec_cite(s: SpecializationReport, name: str) -> str:
 _OP_FIX = ("no branch to rewrite: the operation on this line needs the value itself (torch "
            "pinned it while running the op, e.g. a dimension index), so each new value compiles "
            "once whatever is marked dynamic: keep the values it takes few")
+
+
+# A backed size is a symbol only from 2 up (its hint), so a violation's constant 0 or 1 is
+# always the example's size (produce_guards.track_symint: a range is violated by a constant,
+# a plain mark_dynamic is not by 0 or 1). backed_size_oblivious: tests/integration/
+# test_diagnose_capture.py runs the program with it (one graph for sizes 1, 5, 1, 9).
+_ZERO_ONE_FIX = ("let one graph serve sizes 0 and 1 too: torch.fx.experimental._config."
+                 "backed_size_oblivious = True before compiling (torch 2.11 and 2.15 have it); "
+                 "or do not mark inputs of size 0 or 1 (torch._dynamo.maybe_mark_dynamic: "
+                 "they compile a graph of their own)")
 
 
 def _in_op(s: SpecializationReport) -> bool:
@@ -73,7 +77,13 @@ def specializations(diag: Diagnosis) -> list[Advice]:
         elif s.reason == "constraint_violation":
             demand = ("use torch._dynamo.maybe_mark_dynamic instead of mark_dynamic (a hint, "
                       "not a demand), or rewrite the comparison so it does not depend on the size")
-            if s.user is not None:
+            if s.value in ("0", "1"):  # no line of code: the input's size (pytorch#135005)
+                message = (f"{src} was marked dynamic with a range (mark_dynamic's min=/max=) "
+                           f"but the input torch compiled had size {s.value}: torch compiles "
+                           "sizes 0 and 1 as constants (its 0/1 specialization), so the "
+                           "compile failed; no line of code specialized it.")
+                fix = _ZERO_ONE_FIX
+            elif s.user is not None:
                 code = f": `{s.user.code}`" if s.user.code else ""
                 message = (f"{src} was marked dynamic but the code at {location(s.user)} "
                            f"specialized it to {s.value}{code}.")

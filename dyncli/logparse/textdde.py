@@ -98,21 +98,6 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-# the first part of a path torch shortened to its own tree (utils/_traceback.shorten_filename)
-_TORCH_TOP = frozenset({"fx", "nn", "utils", "export", "distributed", "autograd", "cuda",
-                        "functional.py", "overrides.py", "sparse", "ao", "masked", "testing"})
-
-
-def torch_own(where: str) -> bool:
-    """Whether a ``Caused by`` frame (``_meta_registrations.py:4832 in meta_select``) is in
-    torch's own tree: torch prints those relative to it, and its first part is torch's."""
-    path = where.split(":", 1)[0]
-    if not path or path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", path):
-        return False
-    top = re.split(r"[\\/]", path, maxsplit=1)[0]
-    return top.startswith("_") or top in _TORCH_TOP
-
-
 def same(a: str, b: str) -> bool:
     """Whether two readings name one expression (torch prints it with and without spaces)."""
     return a.replace(" ", "") == b.replace(" ", "")

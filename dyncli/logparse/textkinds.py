@@ -42,9 +42,10 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"Step": (msg.step, False),
     b"torchdynamo": (old.torchdynamo, True),  # torchdynamo's limit warnings, before 2.0
     b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
+    b"track_symint": (msg.track_symint, False),  # read only where mark_dynamic's demand shows
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
-        b"create_env", b"produce_guards", b"track_symint", b"track_symfloat", b"Skipping",
+        b"create_env", b"produce_guards", b"track_symfloat", b"Skipping",
         b"lru_cache_stats", b"Guard", b"Python", b"compute_unbacked_bindings",
         b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
         b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",

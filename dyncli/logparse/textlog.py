@@ -221,6 +221,8 @@ class TextLogParser(ForeignLines):
                     elif word in GUARD_WORDS:
                         # (the prefix holds no "[guard added]": its file part cannot hold a "]")
                         silent = b"[guard added]" not in raw
+                    elif word == b"track_symint":  # a line per size: read where it can fail
+                        silent = b"warn_only=False" not in raw
                     elif word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
                         word = word.split(b"=", 1)[0]
                         silent = word in SILENT_WORDS

@@ -198,3 +198,32 @@ def data_dependent(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     user, framework = parse_sloc(m["sloc"])
     return [ev.DataDependent(expr=m["expr"], assumed=m["val"], user=user, framework=framework,
                              **common)]
+
+
+# produce_guards' ``track_symint SOURCE VALUE CONSTRAINT`` (+dynamic): VALUE an int is a size
+# that compiled static; CONSTRAINT what mark_dynamic demanded of it (torch 2.1-2.15 repr:
+# ``StrictMinMaxConstraint(warn_only=False, vr=VR[1, 8196])``, before 2.3 ``vr=ValueRanges(
+# lower=1, upper=8196, is_bool=False)``; ``RelaxedUnspecConstraint(warn_only=False)``)
+_TRACK_RE = re.compile(
+    r"^track_symint (?P<src>\S.{0,300}?) (?P<val>-?\d{1,19}) (?P<kind>StrictMinMax|RelaxedUnspec)"
+    r"Constraint\(warn_only=False(?:, vr=(?:VR\[(?P<lo>[^,\]]{1,40}), (?P<hi>[^\]]{1,40})\]"
+    r"|ValueRanges\(lower=(?P<lo2>[^,]{1,40}), upper=(?P<hi2>[^,)]{1,40})))?")
+
+
+def track_symint(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A size mark_dynamic demanded dynamic that compiled as a constant: the compile raises
+    ConstraintViolationError (``produce_guards.track_symint``'s rule, read in torch 2.15's
+    symbolic_shapes.py): a range is violated unless it is that one value; a plain mark unless
+    the value is 0 or 1, which torch always specializes. Other lines say nothing here."""
+    m = _TRACK_RE.match(lines[0])
+    if m is None:
+        return []
+    val = m["val"]
+    if m["kind"] == "StrictMinMax":
+        lo, hi = m["lo"] or m["lo2"], m["hi"] or m["hi2"]
+        if lo is None or lo.strip() == hi.strip() == val:
+            return []
+    elif val in ("0", "1"):
+        return []
+    return [ev.ConstraintViolation(message=lines[0].strip(), source=m["src"], value=val,
+                                   **common)]

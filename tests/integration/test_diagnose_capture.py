@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,66 @@ def test_a_data_dependent_error_as_the_program_printed_it(tmp_path: Path) -> Non
     assert (t["expr"], t["compile_id"]) == (x["expr"], "0/0"), t
     if t["user_line"] is not None:
         assert (t["user_file"], t["user_line"]) == (str(program), branch), t
+
+
+# mark_dynamic with a range on an input of size 1 (pytorch#135005): torch compiles sizes 0 and 1
+# as constants, so the range is violated by the example itself, not by a line of code. The
+# program serves four sizes, the first of them 1; `# FIX` is where the printed fix goes.
+MARKED_ONE = '''
+import torch
+from torch._dynamo.testing import CompileCounter
+# FIX
+counter = CompileCounter()
+
+
+def double(x):
+    return x * 2
+
+
+f = torch.compile(double, backend=counter)
+for n in (1, 5, 1, 9):
+    x = torch.randn(n, 4)
+    torch._dynamo.mark_dynamic(x, 0, min=1, max=8196)
+    f(x)
+print("frames", counter.frame_count)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("logs", ["", "+dynamic"])
+def test_a_range_marked_on_a_size_one_input_is_read_and_its_fix_runs(
+        logs: str, tmp_path: Path) -> None:
+    program = tmp_path / "marked_one.py"
+    program.write_text(MARKED_ONE)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCH_LOGS": logs}
+    env.pop("TORCH_TRACE", None)
+    if not logs:  # torch's default: the program's own exception text only
+        env.pop("TORCH_LOGS")
+    log = tmp_path / "run.log"
+    with log.open("wb") as err:
+        ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env,
+                             stdout=subprocess.DEVNULL, stderr=err, check=False, timeout=300)
+    assert ran.returncode != 0 and b"ConstraintViolationError" in log.read_bytes()
+    if logs:  # +dynamic: produce_guards' line, torch's E-level record and the exception
+        assert b"track_symint L['x'].size()[0] 1 StrictMinMaxConstraint" in log.read_bytes()
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    # one violation, however many times the log tells it
+    (s,) = doc["specializations"]
+    assert (s["sources"], s["value"], s["reason"]) == (["L['x'].size()[0]"], "1",
+                                                       "constraint_violation"), s
+    (a,) = [x for x in doc["suggestions"] if x["kind"] == "constraint-violation"]
+    assert "size 1" in a["message"] and "0/1 specialization" in a["message"], a
+    assert "maybe_mark_dynamic instead" not in a["fix"] and "TORCH_LOGS" not in a["fix"], a
+    # the fix, run: its statement before compiling serves 1, 5, 1, 9 with one graph
+    statements = re.findall(r"torch(?:\.\w+)+ = True", a["fix"])
+    assert statements, a["fix"]
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(MARKED_ONE.replace("# FIX", "\n".join(statements)))
+    env.pop("TORCH_LOGS", None)
+    done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["frames", "1"], done.stdout

@@ -293,3 +293,33 @@ def test_the_users_line_of_a_guard_torch_joins_from_two_origins() -> None:
     assert failure.user is not None and (failure.user.file, failure.user.line) == (
         "ome/alice/project/gpu/cuda_logs.py", 23)
     assert failure.user.code.startswith("if x.shape[1] > 40:")
+
+
+# ---------------------------------------------------------------- track_symint (produce_guards)
+
+TS = "V1129 15:18:14.839000 32153 torch/fx/experimental/symbolic_shapes.py:6444] [0/0] track_symint"
+OLD_TS = "[2023-12-09 15:28:05,619] [0/0] torch.fx.experimental.symbolic_shapes: [DEBUG] track_symint"
+
+
+@pytest.mark.parametrize(("line", "violated"), [
+    # torch 2.15's own line (tests/integration/test_diagnose_capture.py's program), pytorch#135005
+    (f"{TS} L['x'].size()[0] 1 StrictMinMaxConstraint(warn_only=False, vr=VR[1, 8196])", ("L['x'].size()[0]", "1")),
+    (f"{TS} L['args1'][0].size()[0] 1 StrictMinMaxConstraint(warn_only=False, vr=VR[1, 8196])",
+     ("L['args1'][0].size()[0]", "1")),
+    # torch before 2.3 printed the range as ValueRanges(...)
+    (f"{OLD_TS} L['x'].size()[0] 3 StrictMinMaxConstraint(warn_only=False, vr=ValueRanges(lower=2, upper=64, is_bool=False))",
+     ("L['x'].size()[0]", "3")),
+    (f"{TS} L['x'].size()[0] 8 RelaxedUnspecConstraint(warn_only=False)", ("L['x'].size()[0]", "8")),
+    # not violated: a plain mark on 0 or 1, a range of that one value, a symbol, a hint
+    (f"{TS} L['x'].size()[0] 1 RelaxedUnspecConstraint(warn_only=False)", None),
+    (f"{TS} L['x'].size()[0] 4 StrictMinMaxConstraint(warn_only=False, vr=VR[4, 4])", None),
+    (f"{TS} L['x'].size()[0] s77 StrictMinMaxConstraint(warn_only=False, vr=VR[1, 8196])", None),
+    (f"{TS} L['x'].stride()[0] 4 RelaxedUnspecConstraint(warn_only=True)", None),
+    (f"{TS} L['x'].size()[1] 4 None", None),
+])
+def test_track_symint_reads_what_mark_dynamic_demanded(
+        line: str, violated: tuple[str, str] | None) -> None:
+    events, stats = parse(line + "\n")
+    cv = [(e.source, e.value) for e in events if isinstance(e, ev.ConstraintViolation)]
+    assert cv == ([violated] if violated else [])
+    assert (stats.recognized, stats.unrecognized) == (1, 0)

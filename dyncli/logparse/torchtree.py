@@ -1,0 +1,56 @@
+"""Whether a file a log names is torch's own: one answer for every reader of text logs. Pure.
+
+torch prints its own files relative to its package (``utils/_traceback.shorten_filename``:
+``_dynamo/variables/builder.py``, ``nn/modules/linear.py``), a user's file as given (a relative
+main script: ``train.py``), or absolute (``/home/u/proj/model.py``), and sometimes cut by that
+same function's off-by-one (``mp/x.py`` for ``/tmp/x.py``). A path is torch's when it runs
+through a ``torch/`` directory, or when its first part is a name of torch's own top level.
+
+The names are those of torch's Python modules and packages, 2.1 to 2.15 (``_``-prefixed ones
+are all torch's: private modules a user's relative path does not start with); directories
+without Python code (``bin``, ``include``, ``lib``, ``share``, ``csrc``) are left out, so a
+user's ``lib/model.py`` stays the user's. A user's own ``utils/`` or ``testing/`` read as
+torch's is the price of reading torch's shortened paths at all; where a log shows the compiled
+frames, the diagnosis asks them first (``dyncli.diagnose.specializations``).
+"""
+
+from __future__ import annotations
+
+import re
+
+# torch's top level (``ls site-packages/torch``, 2.1 to 2.15), the Python parts only
+TOP = frozenset({
+    "accelerator", "amp", "ao", "autograd", "backends", "compiler", "contrib", "cpu", "cuda",
+    "distributed", "distributions", "export", "fft", "func", "futures", "fx", "jit", "linalg",
+    "masked", "monitor", "mps", "mtia", "multiprocessing", "nativert", "nested", "nn", "numa",
+    "onnx", "optim", "package", "profiler", "quantization", "signal", "sparse", "special",
+    "testing", "utils", "xpu", "foreach",
+    "functional.py", "hub.py", "library.py", "overrides.py", "quasirandom.py", "random.py",
+    "return_types.py", "serialization.py", "storage.py", "torch_version.py", "types.py",
+    "version.py",
+})
+
+_THROUGH_TORCH_RE = re.compile(r"(?:^|/)torch/")
+_DRIVE_RE = re.compile(r"^[A-Za-z]:/")
+
+
+def is_torch_file(path: str) -> bool:
+    """Whether ``path`` (a file as a log prints it, ``\\`` or ``/`` separators) is torch's."""
+    norm = path.replace("\\", "/")
+    if _THROUGH_TORCH_RE.search(norm):
+        return True
+    if norm.startswith("/") or _DRIVE_RE.match(norm):
+        return False  # absolute and not under a torch/ directory
+    top = norm.split("/", 1)[0]
+    if top.startswith("_"):
+        return True
+    # a bare module name is torch's only where it is one of torch's files (functional.py);
+    # a directory name only with something under it (``nn/modules/linear.py``, not ``nn``)
+    return top in TOP and (top.endswith(".py") or "/" in norm)
+
+
+def is_torch_location(where: str) -> bool:
+    """:func:`is_torch_file` of a location ``FILE:LINE`` or ``FILE:LINE in FN``."""
+    head = where.split(" in ", 1)[0]
+    file, sep, line = head.rpartition(":")
+    return is_torch_file(file if sep and line.strip().isdigit() else head)
