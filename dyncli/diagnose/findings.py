@@ -167,7 +167,9 @@ class Cause:
         cost = (f"{self.compile_s:.2f} s, " if self.compile_s is not None else "") + \
             f"{self.compiles} compile(s)"
         errors = sum(1 for a in self.findings if a.kind is AdviceKind.DATA_DEPENDENT)
-        failed = sum(1 for a in self.findings if a.kind is AdviceKind.GUARD_ERROR)
+        # a guard torch could not make, a mark_dynamic torch could not keep: the compile raised
+        failed = sum(1 for a in self.findings
+                     if a.kind in (AdviceKind.GUARD_ERROR, AdviceKind.CONSTRAINT_VIOLATION))
         if (errors or failed) and not self.compiles:  # the compile it stopped, not counted
             cost = ", ".join(x for x in (f"{errors} data-dependent error(s)" if errors else "",
                                          f"{failed} failed compile(s)" if failed else "") if x)
