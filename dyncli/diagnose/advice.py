@@ -92,6 +92,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _graph_breaks(diag)
     out += _data_dependent(diag)
     out += _guard_errors(diag)
+    out += _mode_skips(diag)
     return tuple(_listed_together(out))
 
 
@@ -319,6 +320,30 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
             fix=fix,
             sites=sites_of(x.user),
             evidence=(cite(x.line, x.compile_id, x.expr),)))
+    return out
+
+
+def _mode_skips(diag: Diagnosis) -> list[Advice]:
+    """A function torch.compile never compiled in the log because its first calls came under a
+    TorchDispatchMode (FlopCounterMode, a debugging or profiling mode): dynamo skips such a
+    frame, and torch 2.11 keeps the skip on the code object, so the calls after the mode ran
+    eagerly too (pytorch#186085; 2.15 compiles them). Run here (tests/integration/
+    test_diagnose_capture.py): 2.11 compiled 0 frames, 1 with a call outside the mode first."""
+    out = []
+    for rank, fn, file, n, line in diag.mode_skips:
+        if any(f.rank == rank and f.function == fn and f.compiles
+               and (not f.file or not file or f.file == file) for f in diag.frames):
+            continue  # compiled in this log after all: the skipped calls cost nothing lasting
+        out.append(Advice(
+            kind=AdviceKind.MODE_SKIP, rank=rank, function=fn, key=f"{fn}:{file}",
+            message=(f"{fn} ({file}) was never compiled in this log: torch.compile skipped it "
+                     f"{n} time(s) because a TorchDispatchMode was active (FlopCounterMode, a "
+                     "debugging or profiling mode), and torch 2.11 keeps that skip for every "
+                     "later call, outside the mode too (pytorch#186085; 2.15 does not)."),
+            fix=(f"call the compiled {fn} once outside the mode before the calls under it "
+                 "(torch then compiles it, and the calls outside the mode use that), or use "
+                 "torch 2.15"),
+            evidence=(cite(line, "", f"skipping: {fn} (non-infra torch dispatch mode)"),)))
     return out
 
 

@@ -169,6 +169,8 @@ class Analyzer:
         # (rank, compile id) -> the facts of its data-dependent errors (textdde), joined there
         self._dde: dict[tuple[int | None, str], _DdeFacts] = {}
         self._guard_errors: list[tuple[int | None, str, str, int]] = []
+        # frames run eagerly under a dispatch mode: (rank, function, file) -> [count, first line]
+        self._mode_skips: dict[tuple[int | None, str, str], list[int]] = {}
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
@@ -184,7 +186,7 @@ class Analyzer:
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
             ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
             ev.DataDependentError: self._on_dde_error,
-            ev.GuardError: self._on_guard_error,
+            ev.GuardError: self._on_guard_error, ev.ModeSkip: self._on_mode_skip,
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
         }
@@ -473,6 +475,13 @@ class Analyzer:
         if len(self._guard_errors) < _MAX_ERRORS:
             self._guard_errors.append((e.rank, str(e.compile_id or ""), e.create_function, e.line))
 
+    def _on_mode_skip(self, e: ev.ModeSkip) -> None:
+        seen = self._mode_skips.get((e.rank, e.function, e.file))
+        if seen is not None:
+            seen[0] += 1
+        elif len(self._mode_skips) < _MAX_ERRORS:
+            self._mode_skips[(e.rank, e.function, e.file)] = [1, e.line]
+
     def _on_dde_error(self, e: ev.DataDependentError) -> None:
         key = (e.rank, str(e.compile_id or ""))
         facts = self._dde.get(key)
@@ -552,6 +561,8 @@ class Analyzer:
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
             guard_errors=tuple(self._guard_errors),
+            mode_skips=tuple((rank, fn, file, n, line) for (rank, fn, file), (n, line)
+                             in self._mode_skips.items()),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
                                         for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),

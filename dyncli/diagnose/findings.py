@@ -41,6 +41,7 @@ class AdviceKind(StrEnum):
     UNEXPLAINED = "unexplained-recompiles"
     DATA_DEPENDENT = "data-dependent-error"
     GUARD_ERROR = "guard-creation-error"
+    MODE_SKIP = "dispatch-mode-skip"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
     # from a TORCH_TRACE only (dyncli.diagnose.trace)
@@ -170,7 +171,9 @@ class Cause:
         # a guard torch could not make, a mark_dynamic torch could not keep: the compile raised
         failed = sum(1 for a in self.findings
                      if a.kind in (AdviceKind.GUARD_ERROR, AdviceKind.CONSTRAINT_VIOLATION))
-        if (errors or failed) and not self.compiles:  # the compile it stopped, not counted
+        if not self.compiles and any(a.kind is AdviceKind.MODE_SKIP for a in self.findings):
+            cost = "never compiled"  # every call ran eagerly
+        elif (errors or failed) and not self.compiles:  # the compile it stopped, not counted
             cost = ", ".join(x for x in (f"{errors} data-dependent error(s)" if errors else "",
                                          f"{failed} failed compile(s)" if failed else "") if x)
         if self.graph_breaks:

@@ -212,6 +212,8 @@ class Diagnosis:
     data_dependent_errors: tuple[DataDependentReport, ...] = ()
     # compiles that failed making their guards: (rank, compile id, create function, line)
     guard_errors: tuple[tuple[int | None, str, str, int], ...] = ()
+    # frames dynamo skipped under a TorchDispatchMode: (rank, function, file, times, first line)
+    mode_skips: tuple[tuple[int | None, str, str, int, int], ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -351,6 +353,8 @@ class Diagnosis:
             } for u in self.unbacked],
             "guard_errors": [{"rank": rank, **id_fields(cid), "create_function": fn, "line": line}
                              for rank, cid, fn, line in self.guard_errors],
+            "mode_skips": [{"rank": rank, "function": fn, "file": file, "count": n, "line": line}
+                           for rank, fn, file, n, line in self.mode_skips],
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,

@@ -372,6 +372,17 @@ class DataDependent(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ModeSkip(Event):
+    """dynamo skipped a frame because a TorchDispatchMode was active (``skipping: FN (reason:
+    non-infra torch dispatch mode present, …, file: FILE)``, DEBUG, ``TORCH_LOGS=+dynamo``):
+    that call ran eagerly. torch 2.11 keeps the skip on the code object, so later calls outside
+    the mode run eagerly too; 2.15 does not (pytorch#186085)."""
+
+    function: str
+    file: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class GuardError(Event):
     """torch could not make a compile's guards (``Error while creating guard:`` … ``Create
     Function: SHAPE_ENV``): the compile failed there; the error that follows in the log (a

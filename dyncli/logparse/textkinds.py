@@ -43,6 +43,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"torchdynamo": (old.torchdynamo, True),  # torchdynamo's limit warnings, before 2.0
     b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
     b"track_symint": (msg.track_symint, False),  # read only where mark_dynamic's demand shows
+    b"skipping:": (msg.mode_skip, False),  # read only where a dispatch mode caused it
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
         b"create_env", b"produce_guards", b"track_symfloat", b"Skipping",
@@ -50,7 +51,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
         b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",
         b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack",
-        b"TRACE", b"Restarting", b"skipping:", b"create_unspecified_symbol",
+        b"TRACE", b"Restarting", b"create_unspecified_symbol",
         b"_update_version_counter", b"__guards",
     )},
 }

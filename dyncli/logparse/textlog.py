@@ -223,6 +223,8 @@ class TextLogParser(ForeignLines):
                         silent = b"[guard added]" not in raw
                     elif word == b"track_symint":  # a line per size: read where it can fail
                         silent = b"warn_only=False" not in raw
+                    elif word == b"skipping:":  # a line per skipped frame: read a mode's skip
+                        silent = b"dispatch mode" not in raw
                     elif word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
                         word = word.split(b"=", 1)[0]
                         silent = word in SILENT_WORDS

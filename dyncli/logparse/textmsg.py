@@ -227,3 +227,15 @@ def track_symint(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         return []
     return [ev.ConstraintViolation(message=lines[0].strip(), source=m["src"], value=val,
                                    **common)]
+
+
+# convert_frame.py (2.11, 2.15): "skipping: mm (reason: non-infra torch dispatch mode present,
+# this is not supported today in torch.compile, file: /tmp/flop.py)"
+_MODE_SKIP_RE = re.compile(r"^skipping: (?P<fn>\S{1,200}) \(reason: non-infra torch dispatch mode "
+                           r"present[^)]*?, file: (?P<file>.{1,1000})\)\s*$")
+
+
+def mode_skip(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A frame dynamo skipped because a TorchDispatchMode was active; other skips say nothing."""
+    m = _MODE_SKIP_RE.match(lines[0])
+    return [ev.ModeSkip(function=m["fn"], file=m["file"], **common)] if m else []

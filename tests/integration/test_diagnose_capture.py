@@ -166,3 +166,42 @@ def test_a_range_marked_on_a_size_one_input_is_read_and_its_fix_runs(
                           capture_output=True, text=True, check=False, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["frames", "1"], done.stdout
+
+
+# A compiled function first called under FlopCounterMode (a TorchDispatchMode): dynamo skips
+# the frame; torch 2.11 keeps the skip for every later call (pytorch#186085), 2.15 does not.
+# `# FIX` is where the printed fix's call goes.
+UNDER_A_MODE = (PROGRAMS / "under_a_mode.py").read_text()
+
+
+@pytest.mark.slow
+def test_a_function_first_called_under_a_dispatch_mode(tmp_path: Path) -> None:
+    program = tmp_path / "under_a_mode.py"
+    program.write_text(UNDER_A_MODE)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCH_LOGS": "+dynamo"}
+    env.pop("TORCH_TRACE", None)
+    log = tmp_path / "run.log"
+    with log.open("wb") as err:
+        ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=err, check=True, timeout=300)
+    frames = int(ran.stdout.split()[-1])
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    (skip,) = doc["mode_skips"]
+    assert (skip["function"], skip["file"], skip["count"]) == ("mm", str(program), 1), skip
+    found = [s for s in doc["suggestions"] if s["kind"] == "dispatch-mode-skip"]
+    if frames:  # this torch compiled it once the mode was gone: nothing lasting to fix
+        assert frames == 1 and found == [], found
+        return
+    (a,) = found  # this torch kept the skip: mm ran eagerly all along
+    assert "never compiled" in a["message"], a
+    assert "once outside the mode" in a["fix"], a
+    # the fix, run: one call outside the mode first, and the function compiles
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(UNDER_A_MODE.replace("# FIX", "f(a, b)"))
+    env.pop("TORCH_LOGS")
+    done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True, timeout=300)
+    assert done.stdout.split() == ["frames", "1"], done.stdout
