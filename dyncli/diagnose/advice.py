@@ -327,7 +327,7 @@ def _mode_skips(diag: Diagnosis) -> list[Advice]:
     """A function torch.compile never compiled in the log because its first calls came under a
     TorchDispatchMode (FlopCounterMode, a debugging or profiling mode): dynamo skips such a
     frame, and torch 2.11 keeps the skip on the code object, so the calls after the mode ran
-    eagerly too (pytorch#186085; 2.15 compiles them). Run here (tests/integration/
+    eagerly too (pytorch#186085; 2.14.1 and 2.15 compile them). Run here (tests/integration/
     test_diagnose_capture.py): 2.11 compiled 0 frames, 1 with a call outside the mode first."""
     out = []
     for rank, fn, file, n, line in diag.mode_skips:
@@ -339,10 +339,10 @@ def _mode_skips(diag: Diagnosis) -> list[Advice]:
             message=(f"{fn} ({file}) was never compiled in this log: torch.compile skipped it "
                      f"{n} time(s) because a TorchDispatchMode was active (FlopCounterMode, a "
                      "debugging or profiling mode), and torch 2.11 keeps that skip for every "
-                     "later call, outside the mode too (pytorch#186085; 2.15 does not)."),
+                     "later call, outside the mode too (pytorch#186085; 2.14 and 2.15 do not)."),
             fix=(f"call the compiled {fn} once outside the mode before the calls under it "
                  "(torch then compiles it, and the calls outside the mode use that), or use "
-                 "torch 2.15"),
+                 "torch 2.14 or later"),
             evidence=(cite(line, "", f"skipping: {fn} (non-infra torch dispatch mode)"),)))
     return out
 

@@ -158,6 +158,9 @@ class Analyzer:
         self._specs: dict[tuple[int | None, str, str], SpecializationReport] = {}
         # violations whose user line came from torch's User stack, not from a guard
         self._cv_stack: set[tuple[int | None, str, str]] = set()
+        # (source, value) -> the key of its first violation row, and of its id-less one
+        self._cv_first: dict[tuple[str, str], tuple[int | None, str, str]] = {}
+        self._cv_idless: dict[tuple[str, str], tuple[int | None, str, str]] = {}
         self._breaks: dict[tuple[int | None, str, int, str], GraphBreakReport] = {}
         # one report per frame where the warnings carry a compile id (several threads each
         # refused at the limit write one each), else per (limit, function, file, first line)
@@ -434,29 +437,38 @@ class Analyzer:
         symbol = next((s for s, src in comp.symbols.items() if src == e.source), "")
         key = (e.rank, ckey, symbol or "constraint:" + e.source)
         old = self._specs.get(key)
-        if old is None:
-            same = next((k for k, x in self._specs.items()
-                         if x.reason == "constraint_violation" and x.sources == (e.source,)
-                         and x.value == e.value and (k[1] == "" or ckey == "")
-                         and (k[0] is None or e.rank is None or k[0] == e.rank)), None)
-            if same is not None and ckey == "":
-                key = same  # the exception's text of a violation a record told
-                old = self._specs[key]
-            elif same is not None:
-                old = self._specs.pop(same)  # the record of a violation first read id-less
+        pair = (e.source, e.value)
+        carried: ev.UserLoc | None = None  # the user line of an id-less row this one replaces
+        if ckey == "":  # the exception's text of a violation a record told: that row
+            same = self._cv_first.get(pair) if old is None else None
+            if same is not None and same in self._specs and (
+                    same[0] is None or e.rank is None or same[0] == e.rank):
+                key, old = same, self._specs[same]
+        elif (same := self._cv_idless.pop(pair, None)) is not None and same in self._specs \
+                and (same[0] is None or e.rank is None or same[0] == e.rank):
+            # a violation first read id-less (the exception pasted before the log): this
+            # compile's row replaces it (dicts, not a scan of every row: a log may hold many)
+            moved = self._specs.pop(same)
+            carried = moved.user if same in self._cv_stack else None
+            if self._cv_first.get(pair) == same:
+                del self._cv_first[pair]
         if old is not None and old.reason == "constraint_violation":
             if e.user is not None and key not in self._cv_stack:  # torch's own User stack
                 self._cv_stack.add(key)
                 self._specs[key] = dataclasses.replace(old, user=e.user, message=e.message)
             return
-        if e.user is not None:
+        user = e.user or carried
+        if user is not None:
             self._cv_stack.add(key)
+        self._cv_first.setdefault(pair, key)
+        if ckey == "":
+            self._cv_idless.setdefault(pair, key)
         guard = comp.guards.get(symbol) if symbol else None
         self._specs[key] = SpecializationReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), symbol=symbol,
             sources=(e.source,) if e.source else (), value=e.value,
             reason="constraint_violation", guard=guard.expr if guard else "",
-            user=e.user or (guard.user if guard else None),
+            user=user or (guard.user if guard else None),
             framework=guard.framework if guard else "", line=old.line if old else e.line,
             message=e.message)
 

@@ -376,7 +376,7 @@ class ModeSkip(Event):
     """dynamo skipped a frame because a TorchDispatchMode was active (``skipping: FN (reason:
     non-infra torch dispatch mode present, …, file: FILE)``, DEBUG, ``TORCH_LOGS=+dynamo``):
     that call ran eagerly. torch 2.11 keeps the skip on the code object, so later calls outside
-    the mode run eagerly too; 2.15 does not (pytorch#186085)."""
+    the mode run eagerly too; 2.14 and 2.15 do not (pytorch#186085)."""
 
     function: str
     file: str

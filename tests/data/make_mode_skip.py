@@ -3,7 +3,7 @@
     python tests/data/make_mode_skip.py    # under each venv: writes tests/data/<torch>/mode_skip/
 
 torch 2.11 keeps dynamo's skip of a frame first called under a TorchDispatchMode for every
-later call (the function never compiles); 2.15 compiles it once the mode is gone
+later call (the function never compiles); 2.14.1 and 2.15 compile it once the mode is gone
 (pytorch#186085). tests/unit/test_diagnose_constraints.py reads both logs.
 """
 

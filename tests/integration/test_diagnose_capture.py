@@ -169,7 +169,7 @@ def test_a_range_marked_on_a_size_one_input_is_read_and_its_fix_runs(
 
 
 # A compiled function first called under FlopCounterMode (a TorchDispatchMode): dynamo skips
-# the frame; torch 2.11 keeps the skip for every later call (pytorch#186085), 2.15 does not.
+# the frame; torch 2.11 keeps the skip for every later call (pytorch#186085), 2.14.1 and 2.15 do not.
 # `# FIX` is where the printed fix's call goes.
 UNDER_A_MODE = (PROGRAMS / "under_a_mode.py").read_text()
 

@@ -38,3 +38,20 @@ def test_one_violation_told_twice_is_one_row_with_torch_s_user_stack() -> None:
     assert s.user.file.startswith("/")
     (c,) = d.causes
     assert c.line().startswith("[1 failed compile(s)] ")
+
+
+def test_the_exception_read_before_the_record_is_still_one_row(tmp_path: Path) -> None:
+    """A paste with the program's exception first and torch's log after it (users paste the
+    error, then the log): the id-less row takes the record's compile, it is not lost."""
+    log = (DATA / "logs" / "constraint_violation.log").read_text()
+    marked = next(line for line in log.splitlines() if "You marked" in line)
+    item = marked[marked.index("- You marked"):]
+    exception = ("torch.fx.experimental.symbolic_shapes.ConstraintViolationError: Constraints "
+                 "violated (L['x'].size()[0])! For more information, run with "
+                 'TORCH_LOGS="+dynamic".\n  ' + item + "\n")
+    pasted = tmp_path / "pasted.log"
+    pasted.write_text(exception + log)
+    d = diagnose(str(pasted))
+    (s,) = d.specializations
+    assert (s.reason, s.value, s.compile_id) == ("constraint_violation", "8", "0/0")
+    assert s.user is not None and s.user.line == 9
