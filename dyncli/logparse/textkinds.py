@@ -80,6 +80,13 @@ def is_start(word: bytes, message: bytes) -> bool:
 
 # Records logged once per compile attempt, at its start (see TextLogParser._compile_seen).
 MARKERS = frozenset({b"create_env", b"Recompiling", b"Step"})
-SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None)
-# eval/runtime_assert lines without "[guard added]" ([statically known], [trivial]) add nothing.
-GUARD_WORDS = frozenset({b"eval", b"runtime_assert"})
+# Kinds logged for many lines of which only those holding a mark say something: read those, the
+# rest are known and silent (a line per size, per guard, per skipped frame).
+READ_WHERE: dict[bytes, bytes] = {
+    b"eval": b"[guard added]",  # not [statically known], [trivial] (the prefix holds no "]")
+    b"runtime_assert": b"[guard added]",
+    b"track_symint": b"warn_only=False",  # where mark_dynamic demanded the size
+    b"skipping:": b"dispatch mode",  # a frame skipped under a TorchDispatchMode
+    b"Could": b"data-dependent",  # "Could not guard on data-dependent expression": textdde
+}
+SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None and k not in READ_WHERE)

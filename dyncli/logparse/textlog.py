@@ -41,11 +41,11 @@ from dyncli.logparse.textkinds import (
     DYN_SOURCES,
     FIRST,
     FLAT,
-    GUARD_WORDS,
     KINDS,
     KNOWN_TEXT,
     MARKERS,
     MAX_RECORD_LINES,
+    READ_WHERE,
     SILENT,
     SILENT_WORDS,
     TREE,
@@ -216,15 +216,9 @@ class TextLogParser(ForeignLines):
                     sp = raw.find(b" ", plen)
                     word = raw[plen:sp] if sp >= 0 else raw[plen:]
                     if word in SILENT_WORDS:
-                        # ("Could not guard on data-dependent expression": a fact, textdde)
-                        silent = word != b"Could" or b"data-dependent" not in raw
-                    elif word in GUARD_WORDS:
-                        # (the prefix holds no "[guard added]": its file part cannot hold a "]")
-                        silent = b"[guard added]" not in raw
-                    elif word == b"track_symint":  # a line per size: read where it can fail
-                        silent = b"warn_only=False" not in raw
-                    elif word == b"skipping:":  # a line per skipped frame: read a mode's skip
-                        silent = b"dispatch mode" not in raw
+                        silent = True
+                    elif (mark := READ_WHERE.get(word)) is not None:
+                        silent = mark not in raw
                     elif word[:8] == b"symbol_g":  # "symbol_guard_limit_before_specialize=2 exceeded"
                         word = word.split(b"=", 1)[0]
                         silent = word in SILENT_WORDS
