@@ -134,11 +134,18 @@ def independent(model_name: str, cfg: Any, device: str, reps: int,
     return out
 
 
+def save_result(out: Path, name: str, result: Any) -> None:
+    """bench's whole JSON document (every run's compile and replay seconds, per shape)."""
+    (out / f"bench_{name}.json").write_text(json.dumps(result.to_dict(), indent=1,
+                                                       default=str) + "\n")
+
+
 def pct(a: float, b: float) -> float | None:
     return (a - b) / b * 100.0 if b and a == a and b == b else None
 
 
-def quickstart(small: bool, device: str, reps: int, fresh: bool) -> dict[str, Any]:
+def quickstart(small: bool, device: str, reps: int, fresh: bool,
+               out: Path) -> dict[str, Any]:
     from dyncli.bench.runner import run_bench
     from dyncli.config import BenchConfig
 
@@ -149,9 +156,10 @@ def quickstart(small: bool, device: str, reps: int, fresh: bool) -> dict[str, An
     # compiled again: bench's eager read 22-61 % above the timing after it from the third
     # shape on (an H200, torch 2.11): whether the machine or bench's own calls
     before = {r["index"]: r for r in independent(model, cfg, device, reps, compile=False)}
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     result = run_bench(model, cfg)
     wall = time.perf_counter() - t0
+    save_result(out, "quickstart", result)
     run = result.runs[0]
     mine = {r["index"]: r for r in independent(model, cfg, device, reps)}
     rows = []
@@ -169,7 +177,7 @@ def quickstart(small: bool, device: str, reps: int, fresh: bool) -> dict[str, An
                      "before_eager_loops_ms": pre.get("eager_loops_ms"),
                      "bench_loops": v.loops, "bench_eager_samples": v.eager_samples,
                      "bench_compiled_samples": v.compiled_samples})
-    return {"model": model, "wall_s": wall, "status": str(run.status),
+    return {"model": model, "wall_s": wall, "started_unix": started, "status": str(run.status),
             "compiles": run.compiles, "compile_time_s": run.compile_time_s,
             "environment": result.environment.to_dict(), "warnings": result.warnings,
             "device_warmup": result.device_warmup, "load": result.load,
@@ -187,9 +195,10 @@ def transformer_stream(small: bool, device: str, out: Path, fresh: bool) -> dict
     cfg = BenchConfig(device=device, vary=["batch", "seq"], hf_config=hf, shapes=str(path),
                       strategy=strategies, replay=True, fresh_cache=fresh,
                       **({"repeat": 3, "warmup": 1} if small else {"repeat": 5}))
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     result = run_bench("hf:BertModel", cfg)
     wall = time.perf_counter() - t0
+    save_result(out, "stream", result)
     rows = []
     if result.eager_stream is not None:
         rep = result.eager_stream.replay
@@ -213,7 +222,7 @@ def transformer_stream(small: bool, device: str, out: Path, fresh: bool) -> dict
                 and r["status"] == "pass" and r["compiles"] > 0 and not r["limit_hit"]]
     return {"model": "hf:BertModel", "hf_config": hf, "requests": result.requests,
             "measured": result.measured.to_dict() if result.measured else None,
-            "wall_s": wall, "rows": rows, "isolated": isolated,
+            "wall_s": wall, "started_unix": started, "rows": rows, "isolated": isolated,
             "isolation_ok": sorted(isolated) == sorted(strategies),
             "warnings": result.warnings, "recommendation":
             result.recommendation.strategy if result.recommendation else None}
@@ -260,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"gpu_check: torch {doc['torch']} on {doc['device_name']} ({device})", flush=True)
     if "quickstart" in parts:
-        doc["quickstart"] = q = quickstart(small, device, reps, fresh)
+        doc["quickstart"] = q = quickstart(small, device, reps, fresh, args.out)
         save()
         print(f"quickstart {q['model']}: {q['status']}, {q['compiles']} compiles, "
               f"{q['wall_s']:.0f} s; bench vs independent timing per shape (% apart; "

@@ -45,7 +45,7 @@ part() {
   case "$PARTS" in *" $name "*) ;; *) return 0 ;; esac
   limit=$(awk -v l="$limit" -v s="$SCALE" 'BEGIN { printf "%d", l * s }')
   start=$(date +%s)
-  note "== $name (limit ${limit}s): $*"
+  note "== $name (limit ${limit}s, $(date -u +%H:%M:%S) UTC): $*"
   timeout --kill-after=5 "$limit" "$@" >"$work/$name.txt" 2>&1 || rc=$?
   note "-- $name: exit $rc after $(( $(date +%s) - start ))s$([ "$rc" -eq 124 ] && echo ' (ran out of time)')"
   tail -n 40 "$work/$name.txt" >>"$work/summary.txt"
@@ -73,6 +73,25 @@ EOF
 } >"$work/machine.txt" 2>&1
 cat "$work/machine.txt" | tee -a "$work/summary.txt"
 
+# The GPU's clocks, power and temperature every 250 ms, from a process of its own (no thread in
+# the measured ones) for the whole round: on the H200 every GPU timing of bench and of the
+# independent one ran ~1.45x slower for seconds at a time (eager and compiled alike), and
+# whether that is the SM clock is what this log says. The event reasons go to a file of their
+# own: a driver that does not know the field fails only that one.
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,pstate \
+    --format=csv -lms 250 >"$work/gpu_clocks.csv" 2>&1 &
+  clocks_pid=$!
+  nvidia-smi --query-gpu=timestamp,clocks_event_reasons.active --format=csv -lms 250 \
+    >"$work/gpu_clock_reasons.csv" 2>&1 &
+  reasons_pid=$!
+fi
+# and which processes were busy, every 250 ms (benchmarks/cpu_sampler.py: about 1 % of a core)
+"$PY" benchmarks/cpu_sampler.py "$work/cpu_samples.csv" >/dev/null 2>&1 &
+sampler_pid=$!
+stop_loggers() { kill "$sampler_pid" ${clocks_pid:-} ${reasons_pid:-} 2>/dev/null; }
+trap stop_loggers EXIT
+
 # The README's options parse with the typer this machine has (issue #32: typer 0.27.2 showed
 # --DEVICE where --device should be).
 part cli 20 bash -c '"$0" -m dyncli bench --help && "$0" -m dyncli bench --help | grep -q -- "--device"' "$PY"
@@ -92,6 +111,7 @@ part gpu_modes "${GPU_MODES_LIMIT:-190}" "$PY" benchmarks/gpu_modes.py --out "$w
 part cudagraphs 70 "$PY" tests/data/make_cudagraphs.py --out "$work/cudagraphs"
 
 note "== done: $failed part(s) failed"
+stop_loggers
 cp "$work/summary.txt" "$OUT/summary.txt"
 tar -czf "$OUT/results.tar.gz" -C "$work" .
 exit "$failed"
