@@ -191,3 +191,25 @@ def test_a_plus_dynamo_log_is_read_to_the_end() -> None:
     assert d.stats.unread == 0 and d.stats.recognized == d.stats.lines == 145
     r = CliRunner().invoke(app, ["diagnose", str(log)], env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert r.exit_code == 0 and "Nothing to fix" in r.stdout and "cannot tell" not in r.stdout
+
+
+def test_a_traceback_after_the_limit_means_the_program_raised(tmp_path: Path) -> None:
+    """pyg#8418, pytorch#111329 and #164119 (fullgraph=True each, as their threads show): the
+    limit's warning, then a traceback cut off before its exception. Not "now runs eagerly"; a
+    traceback before the warning, or in another input, says nothing about the limit."""
+    paste = (PASTED / "pytorch-geometric-8418.log").read_text()
+    d = diagnose_logs([PASTED / "pytorch-geometric-8418.log"])
+    (a,) = [x for x in d.suggestions if x.kind == "recompile-limit"]
+    assert d.stopped_after_limit == 9 and "then the program raised" in a.message
+    assert "now runs eagerly" not in a.message and d.to_json()["stopped_after_limit"] == 9
+    head, _, tail = paste.partition("Traceback (most recent call last):")
+    before = tmp_path / "before.log"
+    before.write_text("Traceback (most recent call last):" + tail + head)
+    d = diagnose_logs([before])
+    (a,) = [x for x in d.suggestions if x.kind == "recompile-limit"]
+    assert d.stopped_after_limit is None and "now runs eagerly" in a.message
+    assert "stopped_after_limit" not in d.to_json()
+    limit_only, other = tmp_path / "limit.log", tmp_path / "other.log"
+    limit_only.write_text(head)
+    other.write_text(head + "Traceback (most recent call last):" + tail)  # its own limit
+    assert diagnose_logs([limit_only, other]).stopped_after_limit is None
