@@ -56,8 +56,18 @@ def stream_file(out: Path, shapes: list[tuple[int, int]], requests: int) -> Path
     return path
 
 
-def independent(model_name: str, cfg: Any, device: str, reps: int) -> list[dict[str, Any]]:
-    """Per shape: eager and ``torch.compile`` timed here, with torch's own events."""
+def independent(model_name: str, cfg: Any, device: str, reps: int,
+                compile: bool = True) -> list[dict[str, Any]]:
+    """Per shape: eager and ``torch.compile`` timed here, with torch's own events.
+
+    Two ways each: one call between CUDA events after a synchronize (``*_ms``, the reference),
+    and bench's own way, calls back to back between one synchronized start and stop
+    (``*_loops_ms``, :func:`dyncli.bench.loops.timed_loops`, as many calls as reach 20 ms): on
+    a GPU a call whose launches take longer than its kernels reads the launches either way,
+    and where the kernels take longer the back-to-back calls overlap one call's launches with
+    the last one's kernels. ``compile=False``: eager only (before bench's run, the machine as
+    bench found it).
+    """
     import torch
 
     from dyncli.bench.core.plan import stream_plan
@@ -67,8 +77,22 @@ def independent(model_name: str, cfg: Any, device: str, reps: int) -> list[dict[
     built, dims = load(model_name, cfg, device)
     plan = stream_plan(cfg, built.name, built.batch_size, built.seq_len, None)
     h = Harness.create(cfg, built, device, dims, plan.variations, cfg.seed)
-    compiled = torch.compile(h.model)
+    compiled = torch.compile(h.model) if compile else None
     cuda = device.startswith("cuda")
+    from dyncli.bench import loops
+    from dyncli.bench.harness import make_clock
+
+    clock = make_clock(device)
+
+    def loops_ms(fn: Any, args: Any) -> float:
+        a, kw = args
+
+        def call() -> Any:
+            with torch.no_grad():
+                return fn(*a, **kw)
+        call()
+        n = loops.calibrate(clock, call)
+        return statistics.median(loops.timed_loops(clock, call, n) for _ in range(reps))
 
     def median_ms(fn: Any, args: Any) -> float:
         a, kw = args
@@ -100,41 +124,64 @@ def independent(model_name: str, cfg: Any, device: str, reps: int) -> list[dict[
     out = []
     for v in plan.variations:
         args = h.args(v.index)
-        out.append({"index": v.index, "eager_ms": median_ms(h.model, args),
-                    "compiled_ms": median_ms(compiled, args)})
+        row = {"index": v.index, "batch": v.batch_size, "eager_ms": median_ms(h.model, args),
+               "eager_loops_ms": loops_ms(h.model, args)}
+        if compiled is not None:
+            row |= {"compiled_ms": median_ms(compiled, args),
+                    "compiled_loops_ms": loops_ms(compiled, args)}
+        out.append(row)
     torch._dynamo.reset()
     return out
+
+
+def save_result(out: Path, name: str, result: Any) -> None:
+    """bench's whole JSON document (every run's compile and replay seconds, per shape)."""
+    (out / f"bench_{name}.json").write_text(json.dumps(result.to_dict(), indent=1,
+                                                       default=str) + "\n")
 
 
 def pct(a: float, b: float) -> float | None:
     return (a - b) / b * 100.0 if b and a == a and b == b else None
 
 
-def quickstart(small: bool, device: str, reps: int, fresh: bool) -> dict[str, Any]:
+def quickstart(small: bool, device: str, reps: int, fresh: bool,
+               out: Path) -> dict[str, Any]:
     from dyncli.bench.runner import run_bench
     from dyncli.config import BenchConfig
 
     model = f"{ROOT / 'examples' / 'model.py'}:build" if small else "resnet50"
     cfg = BenchConfig(device=device, fresh_cache=fresh,
                       **({"variations": 4, "repeat": 5, "warmup": 1} if small else {}))
-    t0 = time.perf_counter()
+    # eager alone before bench (the machine as bench finds it), then bench, then eager and
+    # compiled again: bench's eager read 22-61 % above the timing after it from the third
+    # shape on (an H200, torch 2.11): whether the machine or bench's own calls
+    before = {r["index"]: r for r in independent(model, cfg, device, reps, compile=False)}
+    t0, started = time.perf_counter(), time.time()
     result = run_bench(model, cfg)
     wall = time.perf_counter() - t0
+    save_result(out, "quickstart", result)
     run = result.runs[0]
     mine = {r["index"]: r for r in independent(model, cfg, device, reps)}
     rows = []
+    nan = float("nan")
     for v in run.variations:
-        ref = mine.get(v.index, {})
+        ref, pre = mine.get(v.index, {}), before.get(v.index, {})
         rows.append({"batch": v.batch_size, "bench_eager_ms": v.eager_ms,
                      "bench_compiled_ms": v.compiled_ms, "ref_eager_ms": ref.get("eager_ms"),
                      "ref_compiled_ms": ref.get("compiled_ms"),
-                     "eager_diff_pct": pct(v.eager_ms, ref.get("eager_ms", float("nan"))),
-                     "compiled_diff_pct": pct(v.compiled_ms,
-                                              ref.get("compiled_ms", float("nan")))})
-    return {"model": model, "wall_s": wall, "status": str(run.status),
+                     "eager_diff_pct": pct(v.eager_ms, ref.get("eager_ms", nan)),
+                     "compiled_diff_pct": pct(v.compiled_ms, ref.get("compiled_ms", nan)),
+                     "ref_eager_loops_ms": ref.get("eager_loops_ms"),
+                     "ref_compiled_loops_ms": ref.get("compiled_loops_ms"),
+                     "before_eager_ms": pre.get("eager_ms"),
+                     "before_eager_loops_ms": pre.get("eager_loops_ms"),
+                     "bench_loops": v.loops, "bench_eager_samples": v.eager_samples,
+                     "bench_compiled_samples": v.compiled_samples})
+    return {"model": model, "wall_s": wall, "started_unix": started, "status": str(run.status),
             "compiles": run.compiles, "compile_time_s": run.compile_time_s,
             "environment": result.environment.to_dict(), "warnings": result.warnings,
-            "device_warmup": result.device_warmup, "shapes": rows}
+            "device_warmup": result.device_warmup, "load": result.load,
+            "same_window": result.same_window, "shapes": rows}
 
 
 def transformer_stream(small: bool, device: str, out: Path, fresh: bool) -> dict[str, Any]:
@@ -148,9 +195,10 @@ def transformer_stream(small: bool, device: str, out: Path, fresh: bool) -> dict
     cfg = BenchConfig(device=device, vary=["batch", "seq"], hf_config=hf, shapes=str(path),
                       strategy=strategies, replay=True, fresh_cache=fresh,
                       **({"repeat": 3, "warmup": 1} if small else {"repeat": 5}))
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     result = run_bench("hf:BertModel", cfg)
     wall = time.perf_counter() - t0
+    save_result(out, "stream", result)
     rows = []
     if result.eager_stream is not None:
         rep = result.eager_stream.replay
@@ -174,7 +222,7 @@ def transformer_stream(small: bool, device: str, out: Path, fresh: bool) -> dict
                 and r["status"] == "pass" and r["compiles"] > 0 and not r["limit_hit"]]
     return {"model": "hf:BertModel", "hf_config": hf, "requests": result.requests,
             "measured": result.measured.to_dict() if result.measured else None,
-            "wall_s": wall, "rows": rows, "isolated": isolated,
+            "wall_s": wall, "started_unix": started, "rows": rows, "isolated": isolated,
             "isolation_ok": sorted(isolated) == sorted(strategies),
             "warnings": result.warnings, "recommendation":
             result.recommendation.strategy if result.recommendation else None}
@@ -192,7 +240,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=0, help="independent timings per shape")
     parser.add_argument("--warm-cache", action="store_true",
                         help="compile from torch's own caches, not empty ones per run")
+    parser.add_argument("--parts", default="quickstart,stream",
+                        help="which checks, comma-separated: quickstart, stream (both by "
+                             "default; benchmarks/gpu_round.sh runs each under its own limit)")
     args = parser.parse_args(argv)
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    if not parts or parts - {"quickstart", "stream"}:
+        parser.error(f"--parts: quickstart and/or stream, not {args.parts!r}")
     import torch
 
     cuda = torch.cuda.is_available()
@@ -213,33 +267,39 @@ def main(argv: list[str] | None = None) -> int:
         doc["wall_s"] = time.perf_counter() - t0
         path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
 
-    doc["quickstart"] = quickstart(small, device, reps, fresh)
-    save()
-    print(f"quickstart done after {doc['wall_s']:.0f} s", flush=True)
-    doc["stream"] = transformer_stream(small, device, args.out, fresh)
-    save()
-
-    q, s = doc["quickstart"], doc["stream"]
-    print(f"gpu_check: torch {doc['torch']} on {doc['device_name']} ({device}), "
-          f"{doc['wall_s']:.0f} s")
-    print(f"quickstart {q['model']}: {q['status']}, {q['compiles']} compiles, "
-          f"{q['wall_s']:.0f} s; bench vs independent timing per shape (% apart)")
-    print(f"  {'batch':>5} {'eager ms':>9} {'ref':>8} {'%':>6} {'compiled':>9} {'ref':>8} {'%':>6}")
-    for r in q["shapes"]:
-        print(f"  {r['batch']!s:>5} {fmt(r['bench_eager_ms']):>9} {fmt(r['ref_eager_ms']):>8} "
-              f"{fmt(r['eager_diff_pct'], '+.1f'):>6} {fmt(r['bench_compiled_ms']):>9} "
-              f"{fmt(r['ref_compiled_ms']):>8} {fmt(r['compiled_diff_pct'], '+.1f'):>6}")
-    print(f"stream hf:BertModel {s['hf_config']}: {s['requests']} requests, "
-          f"{s['wall_s']:.0f} s; {(s['measured'] or {}).get('driver', '?')}; "
-          f"isolation {'ok' if s['isolation_ok'] else 'FAILED'}")
-    print(f"  {'strategy':<10} {'status':<16} {'compiles':>8} {'predicted s':>11} "
-          f"{'replayed s':>10} {'%':>6}")
-    for r in s["rows"]:
-        print(f"  {r['strategy']:<10} {r['status']:<16} {r['compiles']:>8} "
-              f"{fmt(r['predicted_s']):>11} {fmt(r['replayed_s']):>10} "
-              f"{fmt(r['diff_pct'], '+.0f'):>6}")
-    print(f"wrote {args.out / 'gpu_check.json'}")
-    return 0 if s["isolation_ok"] else 1
+    print(f"gpu_check: torch {doc['torch']} on {doc['device_name']} ({device})", flush=True)
+    if "quickstart" in parts:
+        doc["quickstart"] = q = quickstart(small, device, reps, fresh, args.out)
+        save()
+        print(f"quickstart {q['model']}: {q['status']}, {q['compiles']} compiles, "
+              f"{q['wall_s']:.0f} s; bench vs independent timing per shape (% apart; "
+              "'loops': calls back to back, bench's way; 'before': eager before bench)")
+        print(f"  {'batch':>5} {'eager ms':>9} {'ref':>8} {'%':>6} {'loops':>7} {'before':>7} "
+              f"{'compiled':>9} {'ref':>8} {'%':>6} {'loops':>7}")
+        for r in q["shapes"]:
+            print(f"  {r['batch']!s:>5} {fmt(r['bench_eager_ms']):>9} "
+                  f"{fmt(r['ref_eager_ms']):>8} {fmt(r['eager_diff_pct'], '+.1f'):>6} "
+                  f"{fmt(r['ref_eager_loops_ms']):>7} {fmt(r['before_eager_ms']):>7} "
+                  f"{fmt(r['bench_compiled_ms']):>9} {fmt(r['ref_compiled_ms']):>8} "
+                  f"{fmt(r['compiled_diff_pct'], '+.1f'):>6} "
+                  f"{fmt(r['ref_compiled_loops_ms']):>7}")
+        print(f"  load: {q['load']}", flush=True)
+    ok = True
+    if "stream" in parts:
+        doc["stream"] = s = transformer_stream(small, device, args.out, fresh)
+        save()
+        print(f"stream hf:BertModel {s['hf_config']}: {s['requests']} requests, "
+              f"{s['wall_s']:.0f} s; {(s['measured'] or {}).get('driver', '?')}; "
+              f"isolation {'ok' if s['isolation_ok'] else 'FAILED'}")
+        print(f"  {'strategy':<10} {'status':<16} {'compiles':>8} {'predicted s':>11} "
+              f"{'replayed s':>10} {'%':>6}")
+        for r in s["rows"]:
+            print(f"  {r['strategy']:<10} {r['status']:<16} {r['compiles']:>8} "
+                  f"{fmt(r['predicted_s']):>11} {fmt(r['replayed_s']):>10} "
+                  f"{fmt(r['diff_pct'], '+.0f'):>6}")
+        ok = s["isolation_ok"]
+    print(f"wrote {args.out / 'gpu_check.json'} ({doc['wall_s']:.0f} s)")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

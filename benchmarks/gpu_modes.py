@@ -217,6 +217,9 @@ def parent(args: argparse.Namespace) -> int:
     model = SMALL_MODEL if args.small else args.model
     sizes = SMALL_SIZES if args.small else SIZES
     rows_spec = SMALL_ROWS if args.small else ROWS
+    if args.rows:
+        rows_spec = [(strategy, mode or "default") for r in args.rows.split(",") if r.strip()
+                     for strategy, _, mode in [r.strip().partition("@")]]
     ends = (str(min(sizes)), str(max(sizes)))
     cache = tempfile.mkdtemp(prefix="gpu-modes-cache-")  # shared: the timing reuses bench's
     env = os.environ | {"TORCH_LOGS": "cudagraphs", "TORCHINDUCTOR_CACHE_DIR": cache,
@@ -297,6 +300,8 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=10, help="bench's timed repetitions")
     p.add_argument("--samples", type=int, default=5, help="independent timings per size")
     p.add_argument("--calls", type=int, default=20, help="calls per independent timing")
+    p.add_argument("--rows", help="the rows, in order, as STRATEGY or STRATEGY@MODE, "
+                   "comma-separated (default: the table's four; the first also times eager)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:

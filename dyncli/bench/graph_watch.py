@@ -16,6 +16,11 @@ from torch's ``_inductor/cudagraph_trees.py``, ``_dynamo/callback.py``, ``cuda/g
   ``segment_pool_id`` is not ``(0, 0)`` belong to a private pool — the CUDA-graph trees' (2.4+);
 * **torch's own counters**: ``counters["inductor"]["cudagraph_skips"]`` and
   ``["cudagraph_recorded_non_static_inputs"]``.
+
+``torch._dynamo.reset()`` clears every registered callback (``callback_handler.clear()``, 2.11
+and 2.15): a watch entered before a reset counts nothing after it. On an H200 (torch 2.11) a
+watch entered around code that reset first read 0 recordings where torch recorded 1; a watch
+whose callbacks are gone when it ends now reads ``recordings`` None (unknown) and ``lost``.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ class GraphWatch:
         self.replays = 0
         self._t0: float | None = None
         self._trigger: Any = None
+        self.lost = False  # torch dropped the callbacks while entered (torch._dynamo.reset())
 
     def __enter__(self) -> GraphWatch:
         try:
@@ -61,6 +67,10 @@ class GraphWatch:
             return
         from torch._dynamo.callback import callback_handler
 
+        starts = getattr(callback_handler, "start_callbacks", None)
+        if isinstance(starts, list) and self._start not in starts:
+            self.lost, self.recordings = True, None  # a count that stopped is no count
+            return
         for remove, fn in ((callback_handler.remove_start_callback, self._start),
                            (callback_handler.remove_end_callback, self._end)):
             with contextlib.suppress(ValueError):

@@ -180,6 +180,7 @@ class Analyzer:
         self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
         self._unnumbered = proven.Unnumbered()  # what records without a compile id prove
         self._raised: list[str] = []  # the limit raised (fullgraph=True): the error lines
+        self._tracebacks: list[int] = []  # lines of the first Python tracebacks (a few)
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -192,6 +193,7 @@ class Analyzer:
             ev.GuardError: self._on_guard_error, ev.ModeSkip: self._on_mode_skip,
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
+            ev.Traceback: self._on_traceback,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
@@ -480,6 +482,10 @@ class Analyzer:
         if len(self._raised) < 8 and e.message not in self._raised:
             self._raised.append(e.message)
 
+    def _on_traceback(self, e: ev.Traceback) -> None:
+        if len(self._tracebacks) < 8:
+            self._tracebacks.append(e.line)
+
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
 
@@ -509,6 +515,7 @@ class Analyzer:
     def result(self, stats: ev.ParseStats | None = None,
                inputs: Iterable[str] = ()) -> Diagnosis:
         """Build the Diagnosis from everything fed so far (suggestions included)."""
+        inputs = tuple(inputs)
         refused_by_rank: dict[int | None, set[str]] = {}
         for rank, key in self._refused:
             refused_by_rank.setdefault(rank, set()).add(key)
@@ -572,6 +579,10 @@ class Analyzer:
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
+            # the first traceback after a limit's warning: the program raised after it (one
+            # input: line numbers of several inputs do not say which came after which)
+            stopped_after_limit=next((t for t in sorted(self._tracebacks) if any(
+                t > x.line for x in self._limits.values())), None) if len(inputs) <= 1 else None,
             guard_errors=tuple(self._guard_errors),
             mode_skips=tuple((rank, fn, file, n, line) for (rank, fn, file), (n, line)
                              in self._mode_skips.items()),

@@ -31,6 +31,10 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     flag = f"torch._dynamo.config.{x.limit_name}" if x.limit_name else "the recompile limit"
     after = ("and raised an error (FailOnRecompileLimitHit: fullgraph=True or "
              "fail_on_recompile_limit_hit), so the program stopped there" if diag.limit_raised
+             else "and then the program raised: the input shows a Python traceback after the "
+             f"warning (line {diag.stopped_after_limit}), so it may not have run on eagerly: "
+             "under fullgraph=True (or fail_on_recompile_limit_hit) the limit raises instead"
+             if diag.stopped_after_limit is not None
              else "and now runs eagerly (uncompiled) for new inputs")
     who = x.function or "a function (the log does not name it)"
     size = mismatch(x.last_reason) is not None

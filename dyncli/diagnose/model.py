@@ -232,6 +232,9 @@ class Diagnosis:
     # the recompile limit raised an error (FailOnRecompileLimitHit: fullgraph=True) instead of
     # falling back to eager: the lines of the log that say so
     limit_raised: tuple[str, ...] = ()
+    # the line of a Python traceback that follows a limit's warning in the input (the program
+    # raised after the limit; the exception may be cut from a paste); None: none follows
+    stopped_after_limit: int | None = None
     # CUDA-graph recordings, skips and re-record limits (dyncli.diagnose.cudagraphs); None
     # when the input holds no CUDA-graph record. Its to_json() is the ``cudagraphs`` key.
     cudagraphs: CudagraphReport | None = None
@@ -379,6 +382,8 @@ class Diagnosis:
             "warnings": list(self.warnings),
             "partial": self.partial,
             "limit_raised": list(self.limit_raised),
+            **({"stopped_after_limit": self.stopped_after_limit}
+               if self.stopped_after_limit is not None else {}),
             "read_as": self.read_as,
             "log_level": self.log_level,
             "richer_log": self.richer_log,

@@ -306,6 +306,14 @@ class LimitRaised(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Traceback(Event):
+    """``Traceback (most recent call last):`` in the input: the program raised there (the
+    exception itself may be cut from a paste). After a recompile limit's warning it means the
+    call did not fall back to eager as the warning's usual reading says (pyg#8418, pytorch
+    #111329: ``fullgraph=True``, under which the limit raises)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class GraphBreak(Event):
     """``Graph break in user code at FILE:LINE`` with its reason and user stack.
 
@@ -407,6 +415,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
     ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
+    Traceback,
 )
 
 

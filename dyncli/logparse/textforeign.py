@@ -100,6 +100,10 @@ class ForeignLines:
             self.stats.recognized += 1
             self.stats.records += 1
             return error
+        if raw.rstrip().endswith(b"Traceback (most recent call last):"):  # the program raised
+            self.stats.unrecognized += 1  # (the line is Python's, not torch's: not understood)
+            self._sample(lineno, raw)
+            return (ev.Traceback(line=lineno),)
         raised = _RAISED_RE.match(raw)
         if raised is not None:  # the limit raised (fullgraph=True): the program stopped
             self.stats.recognized += 1

@@ -53,13 +53,24 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack",
         b"TRACE", b"Restarting", b"create_unspecified_symbol",
         b"_update_version_counter", b"__guards",
+        # dynamo's own progress under TORCH_LOGS=+dynamo (torch 2.11 and 2.15 read; 2.1's
+        # restore_graphstate): what it traced and compiled, nothing about sizes that the
+        # records above do not say
+        b"ChromiumEventLogger", b"wrap_to_fake", b"create_graph_input", b"COMPILING",
+        b"TRACED", b"put_code_state:", b"get_code_state", b"run_gc_after_compile:",
+        b"TorchDynamo", b"restore_graphstate:", b"break_graph_if_unsupported",
     )},
 }
 TREE_WORD = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
 DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynamic via dynamic-sources")
 # Known records whose first word varies ("1 Warning only constraints violated").
 KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values",
-               b"No CUDA runtime is found")
+               b"No CUDA runtime is found",
+               # dynamo's and inductor's DEBUG lines whose first word is a common one
+               # ("return", "empty", "Using", "Not"): known by their phrase, not their word
+               b"return triggered compile", b"empty checkpoint", b"Using FallbackKernel",
+               b"Not enough SMs to use max_autotune", b"reduction over non-contiguous dims",
+               b"incorrect arg count", b"a decomposition exists, we should switch")
 # torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized
 # (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
 TORCH_NOISE = (b"No CUDA runtime is found, using CUDA_HOME",)

@@ -3,7 +3,10 @@ serving inputs (outputs checked against eager), its compiles counted."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +14,13 @@ from dyncli.bench.core.apply import Plan
 from dyncli.bench.core.emit import emit
 
 
-def serve_emitted(plan: Plan, model: Any, inputs: list[Any], tmp_path: Path) -> int:
-    """Serve each of ``inputs`` through the emitted module; the graphs it compiled."""
+def serve_emitted(plan: Plan, model: Any, inputs: list[Any], tmp_path: Path,
+                  around: Callable[[], AbstractContextManager[Any]] | None = None) -> int:
+    """Serve each of ``inputs`` through the emitted module; the graphs it compiled.
+
+    ``around`` (e.g. a GraphWatch) is entered after the ``torch._dynamo.reset()`` that starts
+    the serving: a reset clears the callbacks a watch entered before it had registered.
+    """
     import torch
 
     path = tmp_path / f"emitted_{plan.strategy.replace('-', '_')}.py"
@@ -38,7 +46,7 @@ def serve_emitted(plan: Plan, model: Any, inputs: list[Any], tmp_path: Path) -> 
     before = counters["stats"]["unique_graphs"]
     serve = mod.compile_for_traffic(model)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), around() if around is not None else contextlib.nullcontext():
             for x in inputs:
                 torch.testing.assert_close(serve(x), model(x))
     finally:

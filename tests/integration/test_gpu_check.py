@@ -28,6 +28,14 @@ def test_gpu_check_small_runs_every_check_and_keeps_strategies_apart(tmp_path: P
     q = doc["quickstart"]
     assert q["status"] == "pass" and q["shapes"]
     assert all(r["ref_eager_ms"] and r["eager_diff_pct"] is not None for r in q["shapes"])
+    # the H200's phases were told apart with these: eager before bench, bench's own way of
+    # timing (calls back to back) beside one call, and bench's samples per shape
+    for r in q["shapes"]:
+        assert r["before_eager_ms"] > 0 and r["ref_eager_loops_ms"] > 0
+        assert r["ref_compiled_loops_ms"] > 0 and len(r["bench_eager_samples"]) >= 3
+    assert q["load"]["eager_probe_ms"] and q["same_window"] is True
+    for name in ("quickstart", "stream"):  # bench's whole document, every run's seconds
+        assert json.loads((tmp_path / f"bench_{name}.json").read_text())["runs"]
     s = doc["stream"]
     assert s["requests"] == 12 and s["isolation_ok"]
     rows = {r["strategy"]: r for r in s["rows"]}

@@ -65,7 +65,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "limit_names", "graph_breaks", "constraints", "specializations", "user_lines",
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
-          "guard_errors"}
+          "guard_errors", "stopped_after_limit"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -112,6 +112,9 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert [fn for _, _, fn, _ in diag.guard_errors] == expect.get("guard_errors", [])
     # the limit raised (fullgraph=True): read as the error it was, never as "runs eagerly"
     assert bool(diag.limit_raised) == expect.get("fullgraph_error", False)
+    # a traceback after the limit's warning: the program raised there, whatever the cut-off
+    # exception was (pyg#8418, pytorch#111329): never read as "runs eagerly" either
+    assert (diag.stopped_after_limit is not None) == expect.get("stopped_after_limit", False)
     assert diag.recompiles_proven >= sum(1 for r in diag.recompiles if r.compiled)
     # no conclusion the log contradicts: "Nothing to fix" only when every torch record was
     # understood and none showed a recompile, a limit, a graph break or a specialization
@@ -121,7 +124,7 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
             or diag.specializations or diag.recompiles_proven:
         assert "Nothing to fix" not in out.getvalue()
     said = out.getvalue() + " ".join(f"{s.message} {s.fix}" for s in diag.suggestions)
-    if diag.limit_raised:
+    if diag.limit_raised or diag.stopped_after_limit is not None:
         assert "now runs eagerly" not in said
     if not diag.recompiles:
         assert "the recompile cause above" not in said  # no cause is listed above

@@ -101,13 +101,21 @@ def test_json_is_not_a_torch_log(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "not a torch log" in r.stderr
 
 
-def test_strict_fails_on_torch_lines_it_did_not_understand() -> None:
-    """pytorch-138813's quoted [__perf_hints] records are torch's lines of no kind dyncli reads:
-    the paste is read, they are named as not understood, and they fail --strict."""
+def test_strict_fails_on_torch_lines_it_did_not_understand(tmp_path: Path) -> None:
+    """A torch record of no kind dyncli knows, inside a quoted paste: the paste is read, the
+    record named as not understood, and it fails --strict. pytorch-138813's [__perf_hints]
+    records (`Using FallbackKernel`, `reduction over non-contiguous dims`) are known now: they
+    say nothing about sizes, and no longer make every such paste "cannot tell"."""
     d = diagnose_logs([PASTED / "pytorch-138813.log"])
-    assert d.recompiles and d.stats.unread == 3
+    assert d.recompiles and d.stats.unread == 0
+    paste = tmp_path / "paste.log"
+    paste.write_bytes((PASTED / "pytorch-138813.log").read_bytes() + (
+        b"> [rank1]:I1029 11:10:16.700000 2621392 site-packages/torch/_inductor/graph.py:9] "
+        b"[1/4] [__perf_hints] frobnicated 3 buffers\n"))
+    d = diagnose_logs([paste])
+    assert d.recompiles and d.stats.unread == 1
     with pytest.raises(StrictError):
-        diagnose_logs([PASTED / "pytorch-138813.log"], strict=True)
+        diagnose_logs([paste], strict=True)
 
 
 def test_the_human_view_says_how_the_paste_was_read() -> None:
@@ -161,3 +169,47 @@ def test_a_cudagraph_skip_is_read_where_a_paste_puts_it(tmp_path: Path, line: st
         assert skips == 0
         return
     assert (sum(x.count for x in cg.skips) if cg else 0) == skips
+
+
+@pytest.mark.parametrize("name", ["pytorch-107865.log", "pytorch-93698-breaks.log",
+                                  "pytorch-99091.log", "comfyui-9972.log", "pytorch-138813.log"])
+def test_dynamo_and_inductor_progress_records_are_known(name: str) -> None:
+    """DEBUG/INFO records that say what dynamo traced or inductor chose, nothing about sizes
+    (`restore_graphstate:`, `empty checkpoint`, `incorrect arg count`, `a decomposition
+    exists`, `Not enough SMs`, `Using FallbackKernel`): each of these pastes left one to three
+    "not understood", and with them the verdict "the log cannot tell"."""
+    assert diagnose_logs([PASTED / name]).stats.unread == 0
+
+
+def test_a_plus_dynamo_log_is_read_to_the_end() -> None:
+    """torch 2.15 under TORCH_LOGS=+dynamo (tests/data/make_mode_skip.py): ChromiumEventLogger,
+    wrap_to_fake, create_graph_input, `return triggered compile`, COMPILING GRAPH, TRACED GRAPH,
+    put_code_state, run_gc_after_compile and TorchDynamo's summaries were 12 records "not
+    understood", so every +dynamo log ended in "the log cannot tell"."""
+    log = Path(__file__).resolve().parents[1] / "data" / "2.15.0" / "mode_skip" / "under_a_mode.log"
+    d = diagnose_logs([log])
+    assert d.stats.unread == 0 and d.stats.recognized == d.stats.lines == 145
+    r = CliRunner().invoke(app, ["diagnose", str(log)], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert r.exit_code == 0 and "Nothing to fix" in r.stdout and "cannot tell" not in r.stdout
+
+
+def test_a_traceback_after_the_limit_means_the_program_raised(tmp_path: Path) -> None:
+    """pyg#8418, pytorch#111329 and #164119 (fullgraph=True each, as their threads show): the
+    limit's warning, then a traceback cut off before its exception. Not "now runs eagerly"; a
+    traceback before the warning, or in another input, says nothing about the limit."""
+    paste = (PASTED / "pytorch-geometric-8418.log").read_text()
+    d = diagnose_logs([PASTED / "pytorch-geometric-8418.log"])
+    (a,) = [x for x in d.suggestions if x.kind == "recompile-limit"]
+    assert d.stopped_after_limit == 9 and "then the program raised" in a.message
+    assert "now runs eagerly" not in a.message and d.to_json()["stopped_after_limit"] == 9
+    head, _, tail = paste.partition("Traceback (most recent call last):")
+    before = tmp_path / "before.log"
+    before.write_text("Traceback (most recent call last):" + tail + head)
+    d = diagnose_logs([before])
+    (a,) = [x for x in d.suggestions if x.kind == "recompile-limit"]
+    assert d.stopped_after_limit is None and "now runs eagerly" in a.message
+    assert "stopped_after_limit" not in d.to_json()
+    limit_only, other = tmp_path / "limit.log", tmp_path / "other.log"
+    limit_only.write_text(head)
+    other.write_text(head + "Traceback (most recent call last):" + tail)  # its own limit
+    assert diagnose_logs([limit_only, other]).stopped_after_limit is None
