@@ -51,7 +51,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--interval", type=float, default=0.25)
     p.add_argument("--top", type=int, default=3)
     a = p.parse_args(argv)
-    tick = float(os.sysconf("SC_CLK_TCK"))
     with open(a.out, "w", buffering=1, encoding="utf-8") as fh:
         busy0, total0 = cpu_busy()
         seen = procs()
