@@ -180,7 +180,7 @@ class Analyzer:
         self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
         self._unnumbered = proven.Unnumbered()  # what records without a compile id prove
         self._raised: list[str] = []  # the limit raised (fullgraph=True): the error lines
-        self._tracebacks: list[int] = []  # lines of the first Python tracebacks (a few)
+        self._traceback: int | None = None  # the line of the last Python traceback
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -483,8 +483,7 @@ class Analyzer:
             self._raised.append(e.message)
 
     def _on_traceback(self, e: ev.Traceback) -> None:
-        if len(self._tracebacks) < 8:
-            self._tracebacks.append(e.line)
+        self._traceback = max(e.line, self._traceback or 0)
 
     def _on_dde(self, e: ev.DataDependent) -> None:
         self._data_dependent += 1
@@ -579,10 +578,11 @@ class Analyzer:
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
-            # the first traceback after a limit's warning: the program raised after it (one
-            # input: line numbers of several inputs do not say which came after which)
-            stopped_after_limit=next((t for t in sorted(self._tracebacks) if any(
-                t > x.line for x in self._limits.values())), None) if len(inputs) <= 1 else None,
+            # a traceback after a limit's warning: the program raised after it (one input:
+            # line numbers of several inputs do not say which came after which)
+            stopped_after_limit=self._traceback if self._traceback is not None
+            and len(inputs) <= 1 and any(self._traceback > x.line for x in self._limits.values())
+            else None,
             guard_errors=tuple(self._guard_errors),
             mode_skips=tuple((rank, fn, file, n, line) for (rank, fn, file), (n, line)
                              in self._mode_skips.items()),
