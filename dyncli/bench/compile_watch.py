@@ -191,7 +191,7 @@ def settle_compile_workers(timeout: float = 60.0) -> float:
     right after a compile ran 10-100x slower in our measurements. Waiting here keeps that out
     of the timed reps; the caller counts the wait as compile time
     (:func:`~dyncli.bench.torch_compat.wait_compile_workers`: a no-op when the pool was never
-    created, and before torch 2.14, which cannot wait for it).
+    created, and before torch 2.9, which cannot wait for it).
     """
     from dyncli.bench import torch_compat
 

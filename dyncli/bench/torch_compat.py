@@ -172,14 +172,20 @@ def set_stance_examples(examples: Any) -> None:
 
 
 def wait_compile_workers(timeout: float) -> None:
-    """Block until inductor's compile-worker pool, if one is starting, is ready:
-    ``AsyncCompile.wait_process_pool_ready`` (2.14, private). Before 2.14 there is no such
-    wait: returns at once (the pool warms up on its own; compile times may carry its start)."""
+    """Block until inductor's compile-worker pool, if one is starting, is ready (private
+    APIs): ``AsyncCompile.wait_process_pool_ready`` (2.14 on), ``AsyncCompile.wait_pool_ready``
+    (2.9-2.13; 2.14 and 2.15 keep it). Read in each release's ``_inductor/async_compile.py``:
+    2.4.1, 2.6.0 and 2.8.0 have neither, so there it returns at once (the pool warms up on its
+    own; compile times may carry its start). torch 2.11, which GPU images ship, has only
+    ``wait_pool_ready``: bench did not wait there, so one strategy's compiles could meet the
+    pool still starting (a worker per core, each importing torch) where a later one's, or its
+    replay's, met it ready."""
     from torch._inductor import async_compile
 
     if not getattr(async_compile, "_pool_set", None):
         return
-    wait = getattr(async_compile.AsyncCompile, "wait_process_pool_ready", None)
+    cls = async_compile.AsyncCompile
+    wait = getattr(cls, "wait_process_pool_ready", None) or getattr(cls, "wait_pool_ready", None)
     if wait is not None:
         wait(timeout=timeout)
 

@@ -41,7 +41,7 @@ from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.torchtree import is_torch_location
 from dyncli.quoting import shell_quote
-from dyncli.sources import from_reason, is_param, size_source
+from dyncli.sources import from_reason, is_attribute, is_param, size_source
 
 
 def dynamic_sources(frames: tuple[FrameReport, ...],
@@ -112,12 +112,15 @@ def _listed_together(found: list[Advice]) -> list[Advice]:
         every = tuple(union.get(a.rank, ()))
         if a.listed and len(every) > len(a.entries):
             others = ", ".join(e for e in every if e not in a.entries)
+            attrs = [e for e in every if is_attribute(e)]
             a = dataclasses.replace(
                 a, entries=every,
-                fix=f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(every))}",
+                fix=f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(every))}" + (
+                    f"; {', '.join(attrs)}: {_MODULE_INT}" if attrs else ""),
                 message=a.message + f" Listed with {others}: they change in the same run, and "
                         "one list makes them dynamic together (either alone leaves the other's "
-                        "recompiles; torch's own hint lists them together too).")
+                        "recompiles; torch's own hint, where it prints one, lists them "
+                        "together too).")
         out.append(a)
     return out
 
@@ -126,6 +129,16 @@ def _num(compile_id: str) -> int:
     """The compile number of a compile id's text (0 when it is not one)."""
     cid = CompileId.parse(compile_id)
     return cid.compile or 0 if cid else 0
+
+
+# What a dynamic-sources entry does for an int attribute of a module, said once.
+# (allow_unspec_int_on_nn_module = True, the hint torch 2.15 attaches to such a guard, makes
+# it dynamic too, but only after one more recompile: run on module_int_attr, 2 compiles
+# against the entry's 1; so it is named in the message, not offered as the fix)
+_MODULE_INT = ("the entry makes it a symbol from the first compile, but code that branches on "
+               "it or indexes with it (a layer's index into a cache) specializes it again, one "
+               "compile per value as now: then compile the model once rather than each module, "
+               "or raise the recompile limit to the number of values")
 
 
 def _scalars(diag: Diagnosis) -> list[Advice]:
@@ -160,7 +173,7 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
         # compile) or at every value (``range(n)``: it saves none). The log cannot tell which.
         coarse = diag.log_level in ("recompiles", "warnings") and bool(later)
         again = len(specialized.get(source, ())) >= 2 or (
-            not source.startswith("L['self']") and (len(later) >= 2 or coarse))
+            not is_attribute(source) and (len(later) >= 2 or coarse))
         listed = richer = False
         if gt.is_float(value):
             fix = ("pass it as a 0-d tensor to compile once: torch makes a float dynamic after "
@@ -182,6 +195,12 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
                    "compiles again whatever the allow-list says; pass it as a 0-d tensor or "
                    "keep it constant")
             what = "a Python int that the code specializes"
+        elif is_attribute(source):  # (transformers#36484, pytorch#127483)
+            fix = f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(source)}; {_MODULE_INT}"
+            what = ("an int attribute of a module (torch keeps those static by design: it never "
+                    "became dynamic by itself; allow_unspec_int_on_nn_module = True would make it "
+                    "dynamic after one more recompile)")
+            listed = True
         else:
             fix = (f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(source)} to make the int dynamic "
                    "from the first compile")

@@ -16,6 +16,8 @@ from dyncli.diagnose.model import Diagnosis, RecompileLimitReport
 from dyncli.diagnose.reasons import cite, mismatch
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
+from dyncli.quoting import shell_quote
+from dyncli.sources import from_reason, is_attribute
 
 _RICHER = 'TORCH_LOGS="recompiles" shows the reason of every recompile'
 
@@ -57,6 +59,18 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         fix = (f"apply the mark-dynamic fix; raising {flag} only hides the recompiles (but under "
                f"torch.compile(dynamic=False) no list makes a size dynamic: if that was chosen on "
                f"purpose, raise {flag} to the number of sizes expected)")
+    elif kind == gt.Checked.SCALAR and is_attribute(
+            attr := from_reason(gt.compared(gt.guard_text(guard))[0] or "")):
+        # transformers#36484: each decoder layer's layer_idx, one forward for every layer
+        note = (f" Its last reason is an int attribute of a module that changed "
+                f"({guard.split('  #')[0].strip()}): torch keeps those static by design "
+                "(allow_unspec_int_on_nn_module is off), one compile per value. A method shared "
+                "by several modules, each with its own value (a layer's index), compiles once "
+                "per module.")
+        fix = (f"compile the model that calls them, once, rather than each module; or raise "
+               f"{flag} to the number of values if each should keep code of its own; where the "
+               f"code neither branches on it nor indexes with it, "
+               f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(attr)} makes it dynamic")
     elif kind == gt.Checked.SCALAR:
         note = (f" Its last reason is a Python number that changed ({guard.split('  #')[0].strip()}),"
                 " still static at that compile: automatic dynamic did not make it dynamic "

@@ -38,9 +38,11 @@ def _after_bar(raw: bytes) -> bytes:
     line (dInfer#38: ``  0%|…| 0/6 [00:00<?, ?it/s]skipping cudagraphs due to …``); the line
     itself otherwise (prose that mentions a skip is not one)."""
     m = _SKIP_AT.search(raw)
-    if m is None or m.start() == 0 or not _BAR_END.search(raw, 0, m.start()):
+    if m is None or m.start() == 0:
         return raw
-    return raw[m.start():]
+    if not raw[:m.start()].strip(b" \t>") or _BAR_END.search(raw, 0, m.start()):
+        return raw[m.start():]  # after a bar, or a quote's "> " (pytorch#119241's comment)
+    return raw
 
 
 class ForeignLines:

@@ -59,6 +59,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"ChromiumEventLogger", b"wrap_to_fake", b"create_graph_input", b"COMPILING",
         b"TRACED", b"put_code_state:", b"get_code_state", b"run_gc_after_compile:",
         b"TorchDynamo", b"restore_graphstate:", b"break_graph_if_unsupported",
+        b"LazyTraceHandler:",  # TORCH_TRACE's handler saying it is off (torch 2.2-2.4)
     )},
 }
 TREE_WORD = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
@@ -68,7 +69,8 @@ KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic
                b"No CUDA runtime is found",
                # dynamo's and inductor's DEBUG lines whose first word is a common one
                # ("return", "empty", "Using", "Not"): known by their phrase, not their word
-               b"return triggered compile", b"empty checkpoint", b"Using FallbackKernel",
+               b" triggered compile", b"empty checkpoint", b"Using FallbackKernel",
+               b"_remote_module_non_scriptable.py",  # torch.distributed's INFO "Writing …"
                b"Not enough SMs to use max_autotune", b"reduction over non-contiguous dims",
                b"incorrect arg count", b"a decomposition exists, we should switch")
 # torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized

@@ -154,17 +154,20 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
     before = line[:start.start()]
     if before.count(b"`") % 2 and before.lstrip(b" >") != b"```":
         return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)
-    at = start.start()
-    rank = _RANK_BEFORE_RE.search(line, max(at - 24, 0), at)
-    if rank is not None:  # "[trainer0]:[rank0]:[2024-02-06 …] …": the rank before the layout
-        at = rank.start()  # (pytorch#119309; a launcher's own tag in front of it)
-    m = GLOG_RE.match(line, at)
-    if m is not None:
-        message = _decoded(line[m.end():])
-        done = "prefixes trimmed" if at else ("links undone" if message != line[m.end():] else "")
-        return line[at:m.end()] + message, done
-    rebuilt = _rebuilt(line, at)
-    if rebuilt is None:
-        return None
-    prefix, end = rebuilt
-    return prefix + _decoded(line[end:]), "prefixes rebuilt"
+    layout_at = start.start()
+    rank = _RANK_BEFORE_RE.search(line, max(layout_at - 24, 0), layout_at)
+    # "[trainer0]:[rank0]:[2024-02-06 …] …": the rank before the layout (pytorch#119309; a
+    # launcher's own tag in front of it); "[rank3]:[rank3]:W1209 …" (torchtitan#2130: torchrun's
+    # tag before torch's own): the layout with its own tag, where the one before it is extra
+    for at in ((rank.start(), layout_at) if rank is not None else (layout_at,)):
+        m = GLOG_RE.match(line, at)
+        if m is not None:
+            message = _decoded(line[m.end():])
+            done = "prefixes trimmed" if at else (
+                "links undone" if message != line[m.end():] else "")
+            return line[at:m.end()] + message, done
+        rebuilt = _rebuilt(line, at)
+        if rebuilt is not None:
+            prefix, end = rebuilt
+            return prefix + _decoded(line[end:]), "prefixes rebuilt"
+    return None

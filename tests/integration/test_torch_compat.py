@@ -113,6 +113,43 @@ def test_bench_compiles_as_torch_compile_does_without_a_pool_torch_would_not_sta
     assert pools["bench"] == pools["plain"], pools
 
 
+WAIT = """
+import sys
+from torch._inductor import async_compile as ac
+from dyncli.bench import torch_compat
+if sys.argv[1] == "without-2.14s-wait":  # as torch 2.9-2.13 are (2.11: GPU images' torch)
+    delattr(ac.AsyncCompile, "wait_process_pool_ready")
+ac.AsyncCompile.wakeup()  # what compile_fx does at a CUDA graph: start the pool, ask if ready
+started = ac.AsyncCompile._ready_future is not None
+torch_compat.wait_compile_workers(300)
+print(started, started and ac.AsyncCompile._ready_future.done())
+ac.shutdown_compile_workers()
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("torch._inductor.async_compile").
+                                _inductor.async_compile.AsyncCompile, "wait_pool_ready"),
+                    reason="torch < 2.9 cannot wait for its compile-worker pool")
+def test_bench_waits_for_a_starting_compile_worker_pool() -> None:
+    """The pool a CUDA compile starts (a worker per core, each importing torch) is ready when
+    bench's wait returns, on every torch that can wait: 2.14 on through wait_process_pool_ready,
+    2.9-2.13 through wait_pool_ready (bench did not wait there before; CI runs this on 2.11)."""
+    from torch._inductor import async_compile as ac
+
+    env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "2"}
+    ways = ["as-this-torch"]
+    if hasattr(ac.AsyncCompile, "wait_process_pool_ready"):
+        ways.append("without-2.14s-wait")
+    for way in ways:
+        out = subprocess.run([sys.executable, "-c", WAIT, way], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        started, ready = out.stdout.split()[-2:]
+        if started == "False":
+            pytest.skip("this torch starts no compile-worker pool here")
+        assert ready == "True", (way, out.stdout, out.stderr[-2000:])
+
+
 def test_the_recompile_limit_setting_exists_here() -> None:
     name = torch_compat.recompile_limit_setting().rsplit(".", 1)[1]
     assert isinstance(getattr(dynamo_config, name), int)

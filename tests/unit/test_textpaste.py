@@ -213,3 +213,20 @@ def test_a_traceback_after_the_limit_means_the_program_raised(tmp_path: Path) ->
     limit_only.write_text(head)
     other.write_text(head + "Traceback (most recent call last):" + tail)  # its own limit
     assert diagnose_logs([limit_only, other]).stopped_after_limit is None
+
+
+def test_an_int_attribute_of_a_module_is_not_advised_as_an_argument() -> None:
+    """transformers#36484: each decoder layer's layer_idx (one forward for every layer) hit the
+    limit, and dyncli said "pass the number as a 0-d tensor", a fix that index cannot take.
+    pytorch#127483: L['self'].mode selects a branch; a dynamic list alone does not help."""
+    d = diagnose_logs([PASTED / "transformers-36484.log"])
+    (a,) = [x for x in d.suggestions if x.kind == "recompile-limit"]
+    assert "int attribute of a module" in a.message and "once per module" in a.message
+    assert "0-d tensor" not in a.fix and "compile the model that calls them" in a.fix
+    assert "neither branches on it nor indexes with it" in a.fix
+    d = diagnose_logs([PASTED / "pytorch-127483.log"])
+    fixes = [x.fix for x in d.suggestions if x.kind == "scalar-recompile"]
+    assert fixes and all("L['self'].mode: the entry makes it a symbol" in f for f in fixes)
+    assert all("specializes it again" in f for f in fixes)
+    said = " ".join(x.message for x in d.suggestions)
+    assert "where it prints one" in said  # no claim that this log holds torch's hint
