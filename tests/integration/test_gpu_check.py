@@ -42,3 +42,5 @@ def test_gpu_check_small_runs_every_check_and_keeps_strategies_apart(tmp_path: P
     assert set(rows) == {"eager", "static", "dynamic"}
     assert all(r["replayed_s"] and r["predicted_s"] for r in rows.values())
     assert rows["static"]["compiles"] >= 3  # three shapes, each its own graph
+    for name in ("static", "dynamic"):  # where a prediction and its replay part: compiling
+        assert rows[name]["predicted_compile_s"] > 0 and rows[name]["replayed_compile_s"] > 0
