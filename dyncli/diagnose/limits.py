@@ -60,10 +60,10 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                f"torch.compile(dynamic=False) no list makes a size dynamic: if that was chosen on "
                f"purpose, raise {flag} to the number of sizes expected)")
     elif kind == gt.Checked.SCALAR and is_attribute(
-            attr := from_reason(gt.compared(gt.guard_text(guard))[0] or "")):
+            attr := from_reason(gt.compared(text := gt.guard_text(guard))[0] or "")):
         # transformers#36484: each decoder layer's layer_idx, one forward for every layer
         note = (f" Its last reason is an int attribute of a module that changed "
-                f"({guard.split('  #')[0].strip()}): torch keeps those static by design "
+                f"({text}): torch keeps those static by design "
                 "(allow_unspec_int_on_nn_module is off), one compile per value. A method shared "
                 "by several modules, each with its own value (a layer's index), compiles once "
                 "per module.")

@@ -12,6 +12,7 @@ import pytest
 import torch
 import torch._dynamo
 import torch._dynamo.config as dynamo_config
+from torch._inductor import async_compile
 
 from dyncli.bench import torch_compat
 from dyncli.bench.core import strategy as table
@@ -127,19 +128,16 @@ ac.shutdown_compile_workers()
 """
 
 
-@pytest.mark.skipif(not hasattr(__import__("torch._inductor.async_compile").
-                                _inductor.async_compile.AsyncCompile, "wait_pool_ready"),
+@pytest.mark.skipif(not hasattr(async_compile.AsyncCompile, "wait_pool_ready"),
                     reason="torch < 2.9 cannot wait for its compile-worker pool")
 def test_bench_waits_for_a_starting_compile_worker_pool() -> None:
     """The pool a CUDA compile starts (a worker per core, each importing torch) is ready when
     bench's wait returns, on every torch that can wait: 2.14 on through wait_process_pool_ready,
     2.9-2.13 through wait_pool_ready (bench did not wait there before; CI runs this on 2.11)."""
-    from torch._inductor import async_compile as ac
-
     env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "2"}
     # one way per torch (each starts a pool whose workers import torch: ~25 CPU-s): where 2.14's
     # wait exists, without it (the 2.9-2.13 path, which bench did not take before); else as is
-    way = ("without-2.14s-wait" if hasattr(ac.AsyncCompile, "wait_process_pool_ready")
+    way = ("without-2.14s-wait" if hasattr(async_compile.AsyncCompile, "wait_process_pool_ready")
            else "as-this-torch")
     out = subprocess.run([sys.executable, "-c", WAIT, way], env=env, capture_output=True,
                          text=True, timeout=600)
