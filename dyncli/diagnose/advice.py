@@ -255,8 +255,7 @@ def _others(diag: Diagnosis) -> list[Advice]:
         functions = sorted({r.function or "?" for r in recs})
         out.append(Advice(
             kind=AdviceKind.NON_SHAPE, key=kind,
-            message=(f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}; dynamic "
-                     "shapes will not fix these."),
+            message=f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}; {row.dynamic}.",
             fix=row.fix,
             evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or (
                 "(torch's reason is empty)" if kind == gt.Checked.NO_GUARD else "(no reason)"))

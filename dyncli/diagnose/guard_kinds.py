@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from dyncli.logparse import guardtext as gt
 from dyncli.logparse.guardtext import Checked
 
 
 @dataclass(frozen=True)
 class KindText:
-    """``what``: the change, for a sentence ("an object's identity changed"); ``fix``."""
+    """``what``: the change, for a sentence ("an object's identity changed"); ``fix``;
+    ``dynamic``: what dynamic shapes do about it."""
 
     what: str
     fix: str
+    dynamic: str = "dynamic shapes will not fix these"
 
 
 # the fix of a backend mismatch, however torch logged it (tests/integration/test_backend_fix.py
@@ -32,11 +35,22 @@ _ONE_BACKEND = ("compile the function once and call that, or pass one backend ob
                 "functools.partial) is another backend, and each compiles again")
 
 KINDS: dict[str, KindText] = {
+    # torchtune#1402 (`input_pos`, a slice of a tensor whose length grew). Measured (torch 2.11
+    # and 2.15, tests/integration/test_stride_fix.py): a slice x[:, :10] of bases 356, 357, 358
+    # wide compiles 2 graphs by default, 1 with dynamic=True, mark_dynamic (any dim) or
+    # .contiguous(); transposed views compile 2 with dynamic=True, 1 contiguous
     Checked.STRIDE: KindText(
-        "a tensor's strides changed (its layout: a view, a transpose, channels-last), not its "
-        "size", "pass tensors of one layout (call .contiguous() before the compiled call); a "
-        "parameter's strides changed by the backend itself (inductor's layout optimization: "
-        "TORCHINDUCTOR_LAYOUT_OPTIMIZATION=0) are a torch issue"),
+        "a tensor's strides changed, not its sizes (a slice or view of a tensor whose size "
+        "changed, a transpose, channels-last)",
+        "pass it contiguous ({t}.contiguous() before the compiled call: one graph for every "
+        "layout, for a copy per call); for a slice of a tensor whose size changes, marking it "
+        "dynamic up front (torch._dynamo.mark_dynamic({t}, 0), any of its dims, or "
+        "dynamic=True) makes its strides dynamic too, without the copy; a parameter's strides "
+        "changed by the backend itself (inductor's layout optimization: "
+        "TORCHINDUCTOR_LAYOUT_OPTIMIZATION=0) are a torch issue",
+        dynamic=("automatic dynamic makes the strides dynamic at this recompile, as it does a "
+                 "size (one recompile, not one per stride), but each new layout (a transpose, "
+                 "channels-last) compiles again")),
     Checked.VALUE: KindText(
         "a Python value the code reads changed (a string, a tuple, a length, dict keys)",
         "keep it the same across calls, or move it out of the compiled function; each new "
@@ -132,10 +146,24 @@ _STATE = {
 _STATE_RE = re.compile(r"GLOBAL_STATE changed: ((?:\w{1,60} ?){1,12})")
 
 
+_IDENT_RE = re.compile(r"^[A-Za-z_]\w{0,80}$")
+
+
+def _stride(row: KindText, reasons: Iterable[str]) -> KindText:
+    """The stride row with the tensor the reasons name (``input_pos`` for torch's ``tensor
+    'L['input_pos']' stride mismatch``) where they name one local, else ``x``."""
+    names = {gt.plain_name(m.name) for r in reasons
+             if (m := gt.mismatch(gt.guard_text(gt.split_failed(r)[1]))) is not None}
+    one = next(iter(names)) if len(names) == 1 else ""
+    return replace(row, fix=row.fix.format(t=one if _IDENT_RE.match(one) else "x"))
+
+
 def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
     """The row of ``kind`` (``other``'s for a kind this table does not know); a global-state
     row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``)."""
     row = KINDS.get(kind) or KINDS[Checked.OTHER]
+    if kind == Checked.STRIDE:
+        return _stride(row, reasons)
     if kind != Checked.GLOBAL_STATE:
         return row
     names = dict.fromkeys(n for r in reasons if (m := _STATE_RE.search(r))

@@ -23,6 +23,12 @@ from dyncli.logparse.guardtext import GuardKind
 
 CAUSES = tuple(str(k) for k in GuardKind)
 
+
+def shown_causes(by: dict[str, int]) -> list[str]:
+    """The causes a summary names: each but ``stride`` always, ``stride`` (rare in torch's
+    logs) only where it has recompiles, so the usual ``size, scalar, other`` stays as it was."""
+    return [c for c in by if c != GuardKind.STRIDE or by[c]]
+
 _DIGITS = re.compile(r"\d{1,18}")
 
 

@@ -155,7 +155,8 @@ def test_multi_rank_is_per_rank() -> None:
 
 @pytest.mark.parametrize(("reason", "cause"), [
     ("tensor 'x' size mismatch at index 0. expected 4, actual 6", "size"),
-    ("tensor 'x' stride mismatch at index 0. expected 8, actual 4", "size"),
+    ("tensor 'x' stride mismatch at index 0. expected 8, actual 4", "stride"),
+    ("x.stride()[0] == 12", "stride"),
     ("2 <= x.size()[0]", "size"),
     ("n == 31", "scalar"),
     ("self.k != 4", "scalar"),

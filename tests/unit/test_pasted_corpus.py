@@ -65,7 +65,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "limit_names", "graph_breaks", "constraints", "specializations", "user_lines",
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
-          "guard_errors", "stopped_after_limit"}
+          "guard_errors", "stopped_after_limit", "causes"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -133,6 +133,9 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     kinds = {k for r in diag.recompiles for k in (*r.kinds, r.kind)}
     kinds |= {str(checked(split_failed(x.last_reason)[1])) for x in diag.recompile_limits if x.last_reason}
     assert set(expect.get("kinds", [])) <= kinds, (expect.get("kinds"), kinds)
+    # and each recompile's coarse cause (a stride is not a size: torchtune-1402)
+    causes = {c for r in diag.recompiles for c in (*r.causes, r.cause)}
+    assert set(expect.get("causes", [])) <= causes, (expect.get("causes"), causes)
     # torch's own hint in the log is in dyncli's advice (never worse than torch's hint)
     for hint in expect.get("torch_hints", []):
         name = hint.split("=")[0].split(".")[-1].strip()
