@@ -86,6 +86,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _scalars(diag)
     out += _static_module_state(diag)
     out += size_changes.zero_one(diag)
+    out += _duck_sizing(diag)
     out += _others(diag)
     out += limit_findings(diag, {a.rank for a in out if a.kind == "size-pinned"})
     out += _unexplained(diag)
@@ -242,12 +243,39 @@ def _static_module_state(diag: Diagnosis) -> list[Advice]:
         evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in params[:3]))]
 
 
+def _duck_sizing(diag: Diagnosis) -> list[Advice]:
+    """Recompiles whose failed guard is an equality duck sizing made: two sizes were equal when
+    torch compiled, so they got one symbol, and a call where they differ compiles again
+    (torch's comment on the guard says so and names the flag; measured on 2.11 and 2.15 with
+    dynamic=True, sizes (4, 4), (6, 7), (8, 9): 2 compiles, 1 with the flag off)."""
+    by_function: dict[tuple[int | None, str], list[RecompileReport]] = {}
+    for r in diag.recompiles:
+        if gt.Checked.DUCK in r.kinds:
+            by_function.setdefault((r.rank, r.function or "?"), []).append(r)
+    out = []
+    for (rank, function), recs in by_function.items():
+        guards = dict.fromkeys(gt.guard_of(x) for r in recs for x, k in zip(r.reasons, r.kinds, strict=True)
+                               if k == gt.Checked.DUCK)
+        shown = ", ".join(f"`{g}`" for g in list(guards)[:3])
+        out.append(Advice(
+            kind=AdviceKind.DUCK_SIZING, rank=rank, function=function, key=function,
+            flag=guard_kinds.DUCK_FLAG,
+            message=(f"{len(recs)} recompile(s) of {function}: torch assumed {shown} because "
+                     "those sizes were equal when it compiled (duck sizing gives equal sizes "
+                     "one symbol), and a later call had them differ."),
+            fix=(f"{guard_kinds.DUCK_FLAG} before the first compiled call (torch's own hint on this guard): "
+                 "equal sizes then get symbols of their own, and calls where they differ run "
+                 "the same graph"),
+            evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3])))
+    return out
+
+
 def _others(diag: Diagnosis) -> list[Advice]:
     """One finding per kind of guard that no dynamic-shape setting covers (issue 33: a stride,
     an object's identity, a type, global state, a Python value, …), each with its fix."""
     by_kind: dict[str, list[RecompileReport]] = {}
     for r in diag.recompiles:
-        if r.kind not in guard_kinds.SHAPES:
+        if r.kind not in guard_kinds.OWN_RULES:
             by_kind.setdefault(r.kind, []).append(r)
     out = []
     for kind, recs in by_kind.items():

@@ -55,7 +55,7 @@ from dyncli.diagnose.model import (
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
-from dyncli.logparse.guardtext import checked, classify
+from dyncli.logparse.guardtext import Checked, checked, classify
 from dyncli.sources import is_input
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
@@ -352,7 +352,8 @@ class Analyzer:
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
             first_line=e.first_line, cause=causes[0] if causes else "other",
             reasons=tuple(f.text for f in e.failures),
-            causes=causes, kinds=tuple(str(checked(f.reason)) for f in e.failures),
+            causes=causes, kinds=tuple(str(Checked.DUCK if f.duck else checked(f.reason))
+                                       for f in e.failures),
             user=next((f.user for f in e.failures if f.user), None)
             or (e.user_stack[-1] if e.user_stack else None),
             line=e.line)

@@ -65,7 +65,7 @@ def describe(c: Draft, printed: set[str]) -> None:
         flag = c.flag
         c.fix = next((a.fix for a in c.findings if a.flag is not None
                       and a.flag.name == flag.name), "") or str(flag)
-        c.title = f"static by default: {flag.name}"
+        c.title = flag.title or f"static by default: {flag.name}"
     elif c.kind is CauseKind.GRAPH_BREAK:
         b = c.graph_break
         if b is not None:

@@ -42,6 +42,7 @@ class AdviceKind(StrEnum):
     DATA_DEPENDENT = "data-dependent-error"
     GUARD_ERROR = "guard-creation-error"
     MODE_SKIP = "dispatch-mode-skip"
+    DUCK_SIZING = "duck-sizing"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
     # from a TORCH_TRACE only (dyncli.diagnose.trace)
@@ -77,6 +78,7 @@ class ConfigFlag:
     name: str
     value: str
     module: str = "torch._dynamo.config"
+    title: str = ""  # its cause's title ("static by default: NAME" without one)
 
     def __str__(self) -> str:
         return f"{self.module}.{self.name} = {self.value}"

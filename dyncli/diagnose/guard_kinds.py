@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from dyncli.diagnose.findings import ConfigFlag
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.guardtext import Checked
 
@@ -125,6 +126,12 @@ KINDS: dict[str, KindText] = {
                             "keep the guarded property constant across calls"),
 }
 SHAPES = frozenset({Checked.SIZE, Checked.SCALAR})  # the kinds the allow-list rules handle
+# the kinds a rule of their own handles (not one finding per kind of advice._others): the
+# allow-list's, and duck sizing's (advice._duck_sizing: torch's use_duck_shape flag)
+OWN_RULES = SHAPES | {Checked.DUCK}
+# torch's own hint on a guard that duck sizing added (guardtext.DUCK_NOTE)
+DUCK_FLAG = ConfigFlag("use_duck_shape", "False", module="torch.fx.experimental._config",
+                       title="duck sizing: sizes equal at a compile share one symbol")
 
 
 # The parts of torch's global state guard (torch/csrc/dynamo/guards.cpp GlobalStateGuard:

@@ -46,6 +46,11 @@ class GuardKind(StrEnum):
 FAILED_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?):(?: |(?=\n)|$)")
 # torch >= 2.14's note on a guard it blames on 0/1 specialization (not part of the location)
 FIRST_USE = " (user code shown is first use of this value"
+# torch's comment on an equality of two sizes it made because they were equal at the compile
+# (symbolic_shapes.py produce_guards, torch 2.11 on: "duck sizing added this equality because
+# these variables had the same size 4 (to avoid this specialization, set
+# torch.fx.experimental._config.use_duck_shape = False)")
+DUCK_NOTE = "duck sizing added this equality"
 
 
 def split_failed(reason: str) -> tuple[str, str]:
@@ -296,6 +301,9 @@ class Checked(StrEnum):
     # torch logged the reason and it names no guard: no guard of the cached entry failed
     # (torch 2.4-2.9's backend mismatch; 2.10 on write "BACKEND_MATCH failure" instead)
     NO_GUARD = "no_guard"
+    # an equality of two sizes torch assumed because they were equal at the compile (duck
+    # sizing: equal sizes share one symbol); torch's comment on the guard says so (DUCK_NOTE)
+    DUCK = "duck"
     UNKNOWN = "unknown"  # no reason in the log (the paste cut it off)
     OTHER = "other"
 

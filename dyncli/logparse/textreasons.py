@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.guardtext import comment_of, guard_part, split_failed
+from dyncli.logparse.guardtext import DUCK_NOTE, comment_of, guard_part, split_failed
 from dyncli.logparse.textmsg import _need, parse_sloc
 from dyncli.logparse.textpaste import clean, unlink
 
@@ -125,9 +125,10 @@ def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
     markdown links are undone first.
     """
     comment, note = comment_of(clean(reason))
-    user = parse_sloc(comment)[0] if comment else None
+    duck = DUCK_NOTE in comment
+    user = parse_sloc(comment)[0] if comment and not duck else None
     return ev.GuardFailure(failed=failed, reason=clean(guard_part(reason)).rstrip(), user=user,
-                           first_use=note)
+                           first_use=note, duck=duck)
 
 
 @dataclass(frozen=True, slots=True)

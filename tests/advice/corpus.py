@@ -370,6 +370,16 @@ def module_tensor_attr(ctx: Any) -> None:
         ctx.call(cm, _r(1, 2))
 
 
+@program("dynamic=True, two inputs of equal size at the first call: duck sizing gives them one "
+         "symbol, and the next call, where they differ, compiles again")
+def duck_sizes(ctx: Any) -> None:
+    def f(x, y):
+        return x.sum() + y.sum()
+    cf = ctx.compile(f, dynamic=True)
+    for a, b in ((4, 4), (6, 7), (8, 9)):
+        ctx.call(cf, _r(a), _r(b))
+
+
 # ----------------------------------------------------------------- not shapes
 
 @program("dtype changes: no shape fix applies")
