@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from dyncli.diagnose.findings import ConfigFlag
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.guardtext import Checked
+from dyncli.logparse.textmsg import parse_sloc
 
 
 @dataclass(frozen=True)
@@ -165,12 +166,62 @@ def _stride(row: KindText, reasons: Iterable[str]) -> KindText:
     return replace(row, fix=row.fix.format(t=one if _IDENT_RE.match(one) else "x"))
 
 
+# an identity guard on a value that was on the stack when torch's resume function started:
+# an object alive across a graph break (comfy-aimdo#13: ___check_obj_id(___stack0, …))
+_STACK = "___check_obj_id(___stack"
+# the guarded object's class as torch prints it: type=<class 'pkg.mod.fn.<locals>.Holder'>
+_LOCAL_TYPE_RE = re.compile(r"type=<class '(?:[\w.]{0,300}\.)?(?P<fn>\w{1,200})\.<locals>\."
+                            r"(?P<name>[\w.<>]{1,300})'>")
+
+
+def _made(reasons: tuple[str, ...]) -> str:
+    """`` (made at file:line: `code`)`` from torch's comment on the first such guard."""
+    for r in reasons:
+        user = parse_sloc(gt.comment_of(gt.split_failed(r)[1])[0])[0]
+        if user is not None and user.file:
+            return f" (at {user.file}:{user.line}" + (f": `{user.code}`" if user.code else "") + ")"
+    return ""
+
+
+def _local_class(reasons: tuple[str, ...]) -> KindText | None:
+    """The identity row for a class (or function) defined inside the compiled function: a new
+    object on every call, so its identity guard fails on every call. Measured (torch 2.11,
+    2.15; tests/integration/test_local_class_fix.py): a function that defines a class and
+    breaks the graph compiled 10 graphs over 5 calls, the class at module level 2."""
+    m = next((m for r in reasons if (m := _LOCAL_TYPE_RE.search(r))), None)
+    if m is None:
+        return None
+    where = f"{m['fn']}.<locals>.{m['name']}"
+    return KindText(
+        f"the guarded object is {where}, a class or function defined inside {m['fn']}: each "
+        f"call makes a new one{_made(reasons)}, and torch guards which one it compiled for",
+        f"define {m['name']} at module level, once, outside {m['fn']} (a class statement in a "
+        "compiled function also breaks the graph there); it is not an object the caller passes")
+
+
+def _across_break(reasons: tuple[str, ...]) -> KindText:
+    """The identity row for an object the function holds across a graph break, which the
+    function makes: the caller cannot pass "the same object"."""
+    return KindText(
+        "an object the function holds across a graph break (a value on the stack when torch's "
+        f"resume function starts) is a new one on every call{_made(reasons)}",
+        "make it once outside the compiled code and reuse it, or remove the graph break it "
+        "lives across so that it stays inside one graph; it is not an object the caller passes")
+
+
 def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
     """The row of ``kind`` (``other``'s for a kind this table does not know); a global-state
     row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``)."""
     row = KINDS.get(kind) or KINDS[Checked.OTHER]
+    reasons = tuple(reasons)
     if kind == Checked.STRIDE:
         return _stride(row, reasons)
+    if kind in (Checked.IDENTITY, Checked.INSTANCE):
+        local = _local_class(reasons)
+        if local is not None:
+            return local
+    if kind == Checked.IDENTITY and any(_STACK in r for r in reasons):
+        return _across_break(reasons)
     if kind != Checked.GLOBAL_STATE:
         return row
     names = dict.fromkeys(n for r in reasons if (m := _STATE_RE.search(r))

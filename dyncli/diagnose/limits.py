@@ -97,5 +97,9 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         frame_line=x.first_line if cid is None else None,
         key=f"{x.limit_name}:{'pinned' if pinned else 'size' if size else kind}",
         message=f"{who} hit {limit} {after}." + note, fix=fix, flag=flag_fix,
-        evidence=(cite(x.line, x.compile_id, f"last reason: {x.last_reason or '(not in the log)'}"),),
+        # (the line cited is the warning's first, so its words lead: the last reason is a
+        # later line of the same record; kjnodes-292 and comfy-aimdo-13 read as misquotes)
+        evidence=(cite(x.line, x.compile_id, f"torch._dynamo hit config.{x.limit_name}"
+                       + (f" ({x.limit})" if x.limit else "") + "; last reason: "
+                       f"{x.last_reason or '(not in the log)'}"),),
         rank=x.rank)

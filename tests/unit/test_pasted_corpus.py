@@ -157,3 +157,25 @@ def test_an_int_an_operator_pinned_is_not_a_branch_to_rewrite() -> None:
     diag = diagnose_logs([PASTED / "pytorch-141934.log"])
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.USER_SPECIALIZATION]
     assert a.fix.startswith("no branch to rewrite") and "torch.cond" not in a.fix
+
+
+def test_a_class_made_in_the_function_is_moved_out_not_passed_the_same() -> None:
+    """comfy-aimdo-13: a Holder class defined in get_tensor_from_raw_ptr, a new one per call, at
+    the limit. The caller cannot "pass the same object"; the class belongs at module level. The
+    evidence cites the warning's own first line with its words, then the last reason."""
+    diag = diagnose_logs([PASTED / "comfy-aimdo-13.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "get_tensor_from_raw_ptr.<locals>.Holder" in a.message
+    assert a.fix.startswith("define Holder at module level, once, outside get_tensor_from_raw_ptr")
+    assert "same object" not in a.fix
+    assert a.evidence[0].startswith(
+        "line 7: [10/64] torch._dynamo hit config.recompile_limit (64); last reason: 10/63: ")
+
+
+def test_a_stride_change_is_not_a_size_change() -> None:
+    """torchtune-1402: input_pos's strides changed (a slice of a longer tensor), not its size."""
+    diag = diagnose_logs([PASTED / "torchtune-1402.log"])
+    (r,) = diag.recompiles
+    assert (r.cause, r.kind) == ("stride", "stride")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
+    assert "will not fix" not in a.message and "input_pos.contiguous()" in a.fix
