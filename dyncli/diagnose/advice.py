@@ -423,10 +423,14 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
     return [Advice(
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
-        message=(f"graph break at {b.place} ({b.count}x): {b.explanation or b.reason}"),
+        message=(f"graph break at {b.place} ({b.count}x): "
+                 f"{b.explanation or b.reason or '(its reason is not in the log)'}"),
         fix=_break_fix(b),
+        # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
-                       f"Graph break in user code at {b.place}"),), rank=b.rank)
+                       f"graph break at {b.place}"
+                       + (f", reached from {b.call_sites[0]}" if b.call_sites else "")),),
+        rank=b.rank)
         for b in diag.graph_breaks]
 
 

@@ -382,9 +382,13 @@ class Analyzer:
         cid = str(e.compile_id or "")
         if cid and cid not in ids and len(ids) < _MAX_IDS:
             ids = (*ids, cid)
-        user = e.user_stack[-1] if e.user_stack else None
+        # the stack's last frame is the break's place; where the place is not in the log (a
+        # record cut short: pytorch#126026), it is the last frame known on the way there
+        placed = bool(e.file)
+        user = e.user_stack[-1] if e.user_stack and placed else None
         sites = old.call_sites if old else ()
-        caller = e.user_stack[-2] if len(e.user_stack) > 1 else None
+        caller = (e.user_stack[-2] if len(e.user_stack) > 1 else None) if placed else (
+            e.user_stack[-1] if e.user_stack else None)
         site = f"{caller.file}:{caller.line} in {caller.function}" if caller else ""
         if site and site not in sites and len(sites) < _MAX_IDS:
             sites = (*sites, site)

@@ -68,7 +68,13 @@ class Site:
 
 def sites_of(*users: UserLoc | None) -> tuple[Site, ...]:
     """The lines of user-code locations, as a finding's ``sites`` (those without a file left out)."""
-    return tuple(Site(u.file, u.line) for u in users if u is not None and u.file)
+    return tuple(Site(u.file, u.line) for u in users if u is not None and u.file and u.line)
+
+
+def place(u: UserLoc) -> str:
+    """``file:line``; ``file in function`` for a place a paste lost the line of (a stack
+    without line numbers: comfyui#6866)."""
+    return f"{u.file}:{u.line}" if u.line else f"{u.file} in {u.function or '?'}"
 
 
 @dataclass(frozen=True, slots=True)

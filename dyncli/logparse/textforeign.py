@@ -51,6 +51,15 @@ class ForeignLines:
     stats: ev.ParseStats
     _open: dict[tuple[Any, ...], Any]
     _stray: bytes | None
+    # a CUDA-graph skip pasted without its prefix whose message ends "Found from :": its user
+    # stack follows on indented lines (comfyui#6866), collected until a line that is not one
+    _skip_lines: list[str] | None = None
+    _skip_at = 0
+
+    def _skip_done(self) -> list[ev.Event]:
+        """The events of the pending skip message with the stack collected under it."""
+        lines, self._skip_lines = self._skip_lines, None
+        return cg.text_record(lines, {"line": self._skip_at}) if lines else []
 
     def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
         raise NotImplementedError
@@ -69,6 +78,12 @@ class ForeignLines:
     def _foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
         """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
         (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix."""
+        if self._skip_lines is not None:
+            if raw[:1] in (b" ", b"\t") and raw.strip() and len(self._skip_lines) < MAX_RECORD_LINES:
+                self.stats.recognized += 1
+                self._skip_lines.append(raw.decode("utf-8", "replace").rstrip())
+                return _NO_EVENTS
+            return [*self._skip_done(), *self._foreign(raw, lineno, key)]
         rec = self._open.get(key)
         if not raw.strip() or any(s in raw for s in TORCH_NOISE):
             self.stats.recognized += 1
@@ -77,8 +92,13 @@ class ForeignLines:
                 rec.tail = False
             return _NO_EVENTS
         if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
-            found = cg.text_record([_after_bar(raw).decode("utf-8", "replace").strip()],
-                                   {"line": lineno})
+            text = _after_bar(raw).decode("utf-8", "replace").strip()
+            if cg.is_skip(text) and text.replace(" ", "").endswith("Foundfrom:"):
+                self.stats.recognized += 1
+                self.stats.records += 1
+                self._skip_lines, self._skip_at = [text], lineno
+                return _NO_EVENTS
+            found = cg.text_record([text], {"line": lineno})
             if found:
                 self.stats.recognized += 1
                 self.stats.records += 1

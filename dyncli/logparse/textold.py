@@ -85,6 +85,11 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         if em is not None:
             reason = reason or _reason_of(em)
             break
+    if not reason:
+        # torch 2.3 wrote the reason after the stack (the exception's traceback): a record
+        # without one was cut short, and its last frame is a frame on the way, not
+        # necessarily the break's place (pytorch#126026's paste stops at a call in line 612)
+        where = ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
                           user_stack=stack, **common)]
 

@@ -71,8 +71,15 @@ def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
     """Whether ``line``, which has no torch prefix, belongs to the open record of ``kind``
     whose first line is ``first``: torch 2.0's and torchdynamo's warnings put the prefix on
     their first line only (a recompile-limit warning's ``function:`` and ``reasons:`` lines;
-    the user stack after a one-line graph break, until a blank line: ``tail``), and an editor
+    the user stack after a one-line graph break, until a blank line: ``tail``), as does
+    ``logging.basicConfig``'s layout (the indented stack under "from user code at:"), and an editor
     can push a record's text to the next line (``W… [2/128]    ⏎function: 'forward' (…)``)."""
     if kind in (b"torch._dynamo", b"torchdynamo"):
         return _LIMIT_BODY.match(line) is not None
-    return tail and kind == b"Graph" and b" from user code at   File " in first
+    if not tail or kind != b"Graph":
+        return False
+    # torch 2.0's one-line form; torch 2.1-2.3's "Graph break: from user code at:" with the
+    # stack on the lines after it, which logging.basicConfig's layout leaves without a prefix
+    # (pytorch#126026: "DEBUG:torch._dynamo.symbolic_convert.__graph_breaks:Graph break: …")
+    return b" from user code at   File " in first or (
+        first.rstrip().endswith(b"from user code at:") and line[:1] in (b" ", b"\t"))

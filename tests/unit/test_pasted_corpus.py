@@ -48,8 +48,10 @@ def _texts(diag: Diagnosis) -> list[str]:
 def _users(diag: Diagnosis) -> list[str]:
     users = [u for u in (*(r.user for r in diag.recompiles), *(s.user for s in diag.specializations))
              if u is not None]
+    skips = [x.user for x in diag.cudagraphs.skips if x.user] if diag.cudagraphs else []
     return [f"{u.file}:{u.line}" for u in users] + [x.last_reason for x in diag.recompile_limits] \
-        + [f"{b.file}:{b.user_line}" for b in diag.graph_breaks if b.file]
+        + [f"{b.file}:{b.user_line}" for b in diag.graph_breaks if b.file] \
+        + [f"{u.file} in {u.function}" for u in skips]
 
 
 def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
@@ -179,3 +181,23 @@ def test_a_stride_change_is_not_a_size_change() -> None:
     assert (r.cause, r.kind) == ("stride", "stride")
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
     assert "will not fix" not in a.message and "input_pos.contiguous()" in a.fix
+
+
+def test_stacks_pasted_without_a_prefix_are_read_with_their_record() -> None:
+    """pytorch-126026 (logging.basicConfig's layout: the stack under "from user code at:" has
+    no prefix) and comfyui-6866 (a CUDA-graph skip's "Found from :" stack, pasted bare, without
+    line numbers): every line understood. 126026's paste stops before the reason and the
+    innermost frame: its last frame shown is on the way, not the break's place."""
+    gb = diagnose_logs([PASTED / "pytorch-126026.log"])
+    assert gb.stats.unrecognized == 0
+    (b,) = gb.graph_breaks
+    assert (b.file, b.reason) == ("", "")
+    assert b.call_sites == (
+        "/data/users/ezyang/b/transformers/src/transformers/models/bert/modeling_bert.py:612 in forward",)
+    (a,) = [s for s in gb.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.message.endswith("(its reason is not in the log)")
+    assert "Graph break in user code" not in a.evidence[0]  # torch never wrote those words here
+    skip = diagnose_logs([PASTED / "comfyui-6866.log"])
+    assert skip.stats.unrecognized == 0
+    (s,) = [s for s in skip.suggestions if s.kind is AdviceKind.CUDAGRAPH_SKIP]
+    assert s.message.endswith("cpu device (arg7_1) (comfy\\ops.py in forward_comfy_cast_weights).")
