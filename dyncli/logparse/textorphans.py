@@ -53,6 +53,18 @@ def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Even
                           gb_code=b.gb_code, partial=True, **common)]
 
 
+# The body of torch's "Error while creating guard:" record (_guards.py: the guard's fields,
+# then the traceback), from a paste that began inside it (pytorch#147264 starts at "Source:")
+_GUARD_ERROR_BODY = re.compile(rb"^(?:Source: \S|Create Function: [A-Z_]{1,64}$|Guard Types: "
+                               rb"|Code List: |Object Weakref: |Guarded Class Weakref: )")
+
+
+def orphan_guard_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The body of a guard-creation error whose ``Error while creating guard:`` line is not in
+    the log: the compile failed making that guard (SHAPE_ENV: the shape guards)."""
+    return reasons.constraint_violations(["Error while creating guard:", *lines], common)
+
+
 def orphan(prefix: bytes, message: bytes) -> Handler | None:
     """The handler for a record that begins with ``message``, a line from inside a record of
     a known kind (a paste that began there); None when it is no such line."""
@@ -64,6 +76,10 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
         return orphan_recompile
     if b"__graph_breaks" in prefix and body:
         return orphan_graph_break
+    # (an error record of torch/_guards.py, behind a rank tag or not: "[rank0]:E0215 …")
+    if b"_guards.py:" in prefix and (prefix[:1] == b"E" or b"]:E" in prefix[:24]) \
+            and _GUARD_ERROR_BODY.match(body):
+        return orphan_guard_error
     return None
 
 
