@@ -356,6 +356,7 @@ class Analyzer:
                                        for f in e.failures),
             user=next((f.user for f in e.failures if f.user), None)
             or (e.user_stack[-1] if e.user_stack else None),
+            unknown_origin=next((f.unknown_origin for f in e.failures if f.unknown_origin), ""),
             line=e.line)
 
     def _on_limit(self, e: ev.RecompileLimit) -> None:

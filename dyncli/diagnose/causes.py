@@ -156,6 +156,9 @@ class _Builder:
         if not other.title:  # a size guard no rule explains (a bound, a relation): say which
             other.title = (f"{r.function or '?'} recompiled: its {r.cause} guard "
                            f"`{guard.strip()}` failed")
+            if r.unknown_origin:  # torch's own words: report it to torch (sglang#7230)
+                other.title += (f"; torch cannot say which code made it {r.unknown_origin}, "
+                                "so report it to torch with a repro")
         return other.key
 
     def line_key(self, file: str, line: int, what: str) -> str:

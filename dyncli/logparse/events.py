@@ -264,6 +264,9 @@ class GuardFailure:
     # equality because these variables had the same size 4 (to avoid this specialization, set
     # torch.fx.experimental._config.use_duck_shape = False)"; symbolic_shapes.py, 2.11 on)
     duck: bool = False
+    # torch's own note that it cannot say where the guard came from ("(unknown var s1, please
+    # file a bug)", "(unknown source L['x'], please file a bug)"; symbolic_shapes.py)
+    unknown_origin: str = ""
 
     @property
     def text(self) -> str:

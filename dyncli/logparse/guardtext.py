@@ -51,6 +51,9 @@ FIRST_USE = " (user code shown is first use of this value"
 # these variables had the same size 4 (to avoid this specialization, set
 # torch.fx.experimental._config.use_duck_shape = False)")
 DUCK_NOTE = "duck sizing added this equality"
+# torch's comment on a shape guard it cannot trace to code: "(unknown var s1, please file a
+# bug)" or "(unknown source L['x'], please file a bug)" (symbolic_shapes.py, sglang#7230)
+UNKNOWN_ORIGIN_RE = re.compile(r"\(unknown (?:var|source) [^()]{1,200}, please file a bug\)")
 
 
 def split_failed(reason: str) -> tuple[str, str]:

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.guardtext import DUCK_NOTE, comment_of, guard_part, split_failed
+from dyncli.logparse.guardtext import (
+    DUCK_NOTE,
+    UNKNOWN_ORIGIN_RE,
+    comment_of,
+    guard_part,
+    split_failed,
+)
 from dyncli.logparse.textmsg import _need, parse_sloc
 from dyncli.logparse.textpaste import clean, unlink
 
@@ -126,9 +132,11 @@ def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
     """
     comment, note = comment_of(clean(reason))
     duck = DUCK_NOTE in comment
-    user = parse_sloc(comment)[0] if comment and not duck else None
+    unknown = UNKNOWN_ORIGIN_RE.search(comment) if comment else None
+    user = parse_sloc(comment)[0] if comment and not duck and unknown is None else None
     return ev.GuardFailure(failed=failed, reason=clean(guard_part(reason)).rstrip(), user=user,
-                           first_use=note, duck=duck)
+                           first_use=note, duck=duck,
+                           unknown_origin=unknown.group(0) if unknown else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -201,3 +201,13 @@ def test_stacks_pasted_without_a_prefix_are_read_with_their_record() -> None:
     assert skip.stats.unrecognized == 0
     (s,) = [s for s in skip.suggestions if s.kind is AdviceKind.CUDAGRAPH_SKIP]
     assert s.message.endswith("cpu device (arg7_1) (comfy\\ops.py in forward_comfy_cast_weights).")
+
+
+def test_torchs_note_that_it_cannot_trace_a_guard_is_said_with_it() -> None:
+    """sglang-7230: torch wrote "(unknown var s1, please file a bug)" on the failed guard: it
+    cannot say which code made it. Said in the cause, never read as a user line."""
+    diag = diagnose_logs([PASTED / "sglang-7230.log"])
+    (r,) = [r for r in diag.recompiles if r.reasons]
+    assert (r.unknown_origin, r.user) == ("(unknown var s1, please file a bug)", None)
+    assert any("torch cannot say which code made it (unknown var s1, please file a bug)"
+               in c.title for c in diag.causes)
