@@ -73,6 +73,12 @@ _NO_COMMON: dict[str, Any] = {}
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 
 
+# the one "Step 1:" line that starts a compile (its "Step 1: torchdynamo done tracing fn
+# (RETURN_VALUE)" under the same id ends it: read as a start, every +dynamo log counted each
+# compile twice, the second as a reset)
+_STEP1_START = b"Step 1: torchdynamo start tracing"
+
+
 class _Record:
     __slots__ = ("common", "handler", "kind", "lines", "mode", "prefix", "tail")
 
@@ -291,7 +297,7 @@ class TextLogParser(ForeignLines):
         """
         pid = key[1]
         seen = self._seen.setdefault(pid, set())
-        if word in MARKERS and (word != b"Step" or message.startswith(b"Step 1:")):
+        if word in MARKERS and (word != b"Step" or message.startswith(_STEP1_START)):
             started = self._started.setdefault(pid, {})
             kinds = started.setdefault(cid_b, set())
             if word in kinds:  # this id started before: torch._dynamo.reset() came between

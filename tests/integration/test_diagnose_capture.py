@@ -205,3 +205,51 @@ def test_a_function_first_called_under_a_dispatch_mode(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=True, timeout=300)
     assert done.stdout.split() == ["frames", "1"], done.stdout
+
+
+# Three sizes under automatic dynamic: two compiles of one frame, then a graph break in a
+# second function (two frames of its own). torch's counters give the compiles to expect.
+COUNTED = """
+import torch
+from torch._dynamo.utils import counters
+def fn(x):
+    return x * 2
+def broken(x):
+    y = x + 1
+    torch._dynamo.graph_break()
+    return y * 2
+f, g = torch.compile(fn, backend="eager"), torch.compile(broken, backend="eager")
+for n in (3, 5, 7):
+    f(torch.randn(n))
+g(torch.randn(4))
+print("compiles", counters["frames"]["ok"])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("logs", ["+dynamo", "+dynamo,recompiles"])
+def test_a_dynamo_debug_log_counts_each_compile_once(tmp_path: Path, logs: str) -> None:
+    """A +dynamo log writes "Step 1: torchdynamo start tracing" and "Step 1: torchdynamo done
+    tracing" under one compile id: the second was read as a second start (a reset), and every
+    compile counted twice (paste hunt 5: a 2-compile run read as 3 frames and 5 compiles)."""
+    program = tmp_path / "counted.py"
+    program.write_text(COUNTED)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCH_LOGS": logs}
+    env.pop("TORCH_TRACE", None)
+    log = tmp_path / "run.log"
+    with log.open("wb") as err:
+        ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=err, check=True, timeout=300)
+    compiles = int(ran.stdout.split()[-1])
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["summary"]["compiles"] == compiles == 4, (compiles, doc["summary"])
+    frames = {f["function"]: f["compiles"] for f in doc["frames"]}
+    assert frames["fn"] == 2 and frames["broken"] == 1, frames
+    assert doc["summary"]["frames"] == 3, frames  # fn, broken and broken's resume function
+    # fn's one recompile, whose reason only a recompiles log gives; never one per frame
+    unexplained = [s["evidence"] for s in doc["suggestions"] if s["kind"] == "unexplained-recompiles"]
+    assert unexplained == ([] if "recompiles" in logs else
+                           [["compile ids [0/0], [0/1]: 2 compile(s) of frame 0"]]), unexplained
