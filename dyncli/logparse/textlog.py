@@ -31,6 +31,7 @@ from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textguards as guards
+from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
@@ -351,7 +352,10 @@ class TextLogParser(ForeignLines):
                      message: bytes, lineno: int) -> Iterable[ev.Event]:
         """A line repeating the open record's prefix: a continuation, or a new record that
         shares it (one-line records from one call site within the same millisecond)."""
-        if is_start(word, message):
+        if is_start(word, message) and not (
+                rec.kind == b"Graph" and message.startswith(old.OLD_BREAK.encode())
+                and rec.lines and old.CONSIDER_RE.match(rec.lines[0].decode("utf-8", "replace"))):
+            # (the Tensor.item() warning's own "Graph break: from user code at:" continues it)
             out = list(self._close(key))
             common = rec.common if rec.common is not _NO_COMMON else self._common_of(rec.prefix)
             out += self._start(key, rec.prefix, message, lineno, common)

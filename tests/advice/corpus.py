@@ -380,6 +380,16 @@ def duck_sizes(ctx: Any) -> None:
         ctx.call(cf, _r(a), _r(b))
 
 
+@program("a Tensor.item() in the function: torch warns, breaks the graph and names its setting")
+def item_break(ctx: Any) -> None:
+    def f(x):
+        s = x.sum().item()
+        return x * s
+    cf = ctx.compile(f)
+    for _ in range(2):
+        ctx.call(cf, _r(4))
+
+
 # ----------------------------------------------------------------- not shapes
 
 @program("dtype changes: no shape fix applies")

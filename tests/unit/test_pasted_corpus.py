@@ -211,3 +211,17 @@ def test_torchs_note_that_it_cannot_trace_a_guard_is_said_with_it() -> None:
     assert (r.unknown_origin, r.user) == ("(unknown var s1, please file a bug)", None)
     assert any("torch cannot say which code made it (unknown var s1, please file a bug)"
                in c.title for c in diag.causes)
+
+
+def test_torchs_item_warning_is_one_break_with_torchs_setting() -> None:
+    """distrifuser-26: torch's default warning at a Tensor.item() ("Graph break from
+    `Tensor.item()`, consider setting: … capture_scalar_outputs = True", then its stack) is one
+    graph break whose fix is torch's setting. The paste ends on a frame's File line: that
+    frame is on the way, not the break's place."""
+    diag = diagnose_logs([PASTED / "distrifuser-26.log"])
+    assert diag.stats.malformed == 0
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("Tensor.item()") and b.file == ""
+    assert b.call_sites[0].endswith("distri_sdxl_unet_pp.py:94 in forward")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith("torch._dynamo.config.capture_scalar_outputs = True (torch's own hint")
