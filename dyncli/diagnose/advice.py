@@ -39,6 +39,7 @@ from dyncli.diagnose.reasons import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
+from dyncli.logparse.textreasons import builtin_hint, builtin_name
 from dyncli.logparse.torchtree import is_torch_location
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_attribute, is_param, size_source
@@ -283,7 +284,8 @@ def _others(diag: Diagnosis) -> list[Advice]:
         functions = sorted({r.function or "?" for r in recs})
         out.append(Advice(
             kind=AdviceKind.NON_SHAPE, key=kind,
-            message=f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}; {row.dynamic}.",
+            message=(f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}"
+                     + (f"; {row.dynamic}." if row.dynamic else ".")),
             fix=row.fix,
             evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or (
                 "(torch's reason is empty)" if kind == gt.Checked.NO_GUARD else "(no reason)"))
@@ -441,6 +443,9 @@ _ITEM = "_local_scalar_dense"
 
 
 def _break_fix(b: GraphBreakReport) -> str:
+    builtin = builtin_name(b.explanation)
+    if builtin is not None:  # (torch's first hint there asks to file an issue)
+        return builtin_hint(builtin)
     if _ITEM in b.reason or _ITEM in b.explanation:
         return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
                 "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "

@@ -66,7 +66,22 @@ _KEEP_COMPILES = 16  # per-compile symbol tables kept per rank (interleaved thre
 _MAX_IDS = 50  # compile ids remembered per graph-break site
 
 
+def _one_break_per_builtin(breaks: Iterable[GraphBreakReport]) -> list[GraphBreakReport]:
+    """The breaks without torch's warning of a builtin it cannot trace where the same run's
+    exception names that builtin: under fullgraph=True torch warns, then raises for the same
+    call, and the exception has the place (``from user code:``)."""
+    breaks = list(breaks)
+    said = " ".join(b.explanation for b in breaks if b.file)
+    return [b for b in breaks if b.file or not (m := _WARNED_BUILTIN.match(b.reason))
+            or f"`{m[1]}" not in said]
+
+
+# textreasons.warned_break's reason
+_WARNED_BUILTIN = re.compile(r"^a call of (\S{1,300}), a builtin or C/C\+\+ function")
+
+
 @dataclass
+
 class _Frame:
     rank: int | None
     frame_id: str
@@ -571,7 +586,8 @@ class Analyzer:
         specs = tuple(sorted((dataclasses.replace(s, user=resolve(s.user))
                               for s in self._specs.values()),
                              key=lambda s: (rank_key(s.rank), s.line)))
-        breaks = tuple(sorted(self._breaks.values(), key=lambda b: (rank_key(b.rank), b.line)))
+        breaks = tuple(sorted(_one_break_per_builtin(self._breaks.values()),
+                              key=lambda b: (rank_key(b.rank), b.line)))
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,

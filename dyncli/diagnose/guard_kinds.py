@@ -122,7 +122,8 @@ KINDS: dict[str, KindText] = {
         "it to torch (fixed for DebugMode by pytorch#164992)"),
     Checked.UNKNOWN: KindText(
         "the log holds no reason for it (the paste cut it off)",
-        'paste the whole record: TORCH_LOGS="recompiles" prints the guard that failed'),
+        'paste the whole record: TORCH_LOGS="recompiles" prints the guard that failed',
+        dynamic=""),  # (without the reason, what dynamic shapes do for it is not known)
     Checked.OTHER: KindText("a non-shape guard failed",
                             "keep the guarded property constant across calls"),
 }

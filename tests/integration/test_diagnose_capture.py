@@ -253,3 +253,69 @@ def test_a_dynamo_debug_log_counts_each_compile_once(tmp_path: Path, logs: str) 
     unexplained = [s["evidence"] for s in doc["suggestions"] if s["kind"] == "unexplained-recompiles"]
     assert unexplained == ([] if "recompiles" in logs else
                            [["compile ids [0/0], [0/1]: 2 compile(s) of frame 0"]]), unexplained
+
+
+# A C function dynamo cannot trace, with no TORCH_LOGS: torch's own UserWarning is all a user
+# sees (sageattention#73, #337). With fullgraph=True torch also raises, naming the place.
+BUILTIN = """
+import sys, zlib
+import torch
+from torch._dynamo.utils import counters
+def f(x):
+    return x + zlib.crc32(b"abc")
+full = sys.argv[1] == "fullgraph"
+try:
+    torch.compile(f, backend="eager", fullgraph=full)(torch.randn(4))
+except Exception:
+    import traceback
+    traceback.print_exc()
+print("graphs", counters["stats"]["unique_graphs"])
+"""
+
+
+BUILTIN_FIXED = """
+import zlib
+import torch
+from torch._dynamo.utils import counters
+@torch.library.custom_op("dyncli_test::crc_add", mutates_args=())
+def crc_add(x: torch.Tensor) -> torch.Tensor:
+    return x + zlib.crc32(b"abc")
+@crc_add.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return crc_add(x)
+x = torch.randn(4)
+got = torch.compile(f, backend="eager", fullgraph=True)(x)
+print("graphs", counters["stats"]["unique_graphs"], "equal", torch.equal(got, x + zlib.crc32(b"abc")))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["default", "fullgraph"])
+def test_torchs_own_warning_of_a_builtin_is_a_break_and_its_fix_compiles_whole(
+        tmp_path: Path, how: str) -> None:
+    program = tmp_path / "builtin.py"
+    program.write_text(BUILTIN)
+    env = {k: v for k, v in os.environ.items() if k not in ("TORCH_LOGS", "TORCH_TRACE")}
+    env["OMP_NUM_THREADS"] = "1"
+    log = tmp_path / "run.log"
+    with log.open("wb") as err:
+        subprocess.run([sys.executable, str(program), how], cwd=tmp_path, env=env,
+                       stdout=subprocess.DEVNULL, stderr=err, check=True, timeout=300)
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr  # (it was "not a torch log", exit 2)
+    doc = json.loads(out.stdout)
+    (b,) = doc["graph_breaks"]
+    if how == "fullgraph":  # the exception names the place; the warning is the same break
+        assert (Path(b["file"]).name, b["line"]) == ("builtin.py", 6), b
+    (a,) = [s for s in doc["suggestions"] if s["kind"] == "graph-break"]
+    assert a["fix"].startswith("wrap zlib.crc32 in a custom operator (torch.library.custom_op)")
+
+    # the fix, applied: the call inside a custom operator compiles in one graph, no break
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(BUILTIN_FIXED)
+    done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True, timeout=300)
+    assert done.stdout.split() == ["graphs", "1", "equal", "True"], (done.stdout, done.stderr[-2000:])

@@ -225,3 +225,20 @@ def test_torchs_item_warning_is_one_break_with_torchs_setting() -> None:
     assert b.call_sites[0].endswith("distri_sdxl_unet_pp.py:94 in forward")
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
     assert a.fix.startswith("torch._dynamo.config.capture_scalar_outputs = True (torch's own hint")
+
+
+def test_torchs_own_words_without_torch_logs_are_read() -> None:
+    """What users see with no TORCH_LOGS set, rejected as "not a torch log" before: torch's
+    Python warning at a builtin it cannot trace (its fix: a custom op, or allow_in_graph),
+    a graph break's message as an exception prints it, with torch's gb code."""
+    for name, builtin in (("sageattention-73", "sageattention._fused.PyCapsule.quant_per_warp_int8_cuda"),
+                          ("sageattention-337", "sageattention._fused.pybind11_detail_function_record"
+                           "_v1_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1.scale_fuse_quant_cuda")):
+        diag = diagnose_logs([PASTED / f"{name}.log"])
+        assert len({(b.file, b.reason) for b in diag.graph_breaks}) == 1, name  # one site
+        (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+        assert a.fix.startswith(f"wrap {builtin} in a custom operator"), (name, a.fix)
+    diag = diagnose_logs([PASTED / "pytorch-174138.log"])
+    (b,) = diag.graph_breaks
+    assert (b.gb_code, b.reason) == ("GB0059", "Failed to trace builtin operator")
+    assert diag.stats.unrecognized == 0
