@@ -242,3 +242,18 @@ def test_torchs_own_words_without_torch_logs_are_read() -> None:
     (b,) = diag.graph_breaks
     assert (b.gb_code, b.reason) == ("GB0059", "Failed to trace builtin operator")
     assert diag.stats.unrecognized == 0
+
+
+def test_a_limit_the_program_raised_is_not_only_hiding() -> None:
+    """intel-xpu-triton-5838: recompile_limit (100), above torch's 8: the program set it (a
+    shape sweep under dynamic=False), and raising it to the number of sizes is the fix there:
+    "raising the limit only hides the recompiles" was all dyncli said."""
+    diag = diagnose_logs([PASTED / "intel-xpu-triton-5838.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "the limit here (100) is above torch's default (8), so the program set it" in a.fix
+    # comfy-aimdo-13: 64, raised too, on an identity guard no size sweep explains
+    other = diagnose_logs([PASTED / "comfy-aimdo-13.log"])
+    (b,) = [s for s in other.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert ("the limit here (64) is above torch's default (8), so the program set "
+                          "it; raising torch._dynamo.config.recompile_limit further only hides "
+                          "the recompiles") in b.fix
