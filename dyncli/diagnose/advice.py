@@ -40,7 +40,7 @@ from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
-from dyncli.logparse.torchtree import is_torch_location
+from dyncli.logparse.torchtree import is_torch_file, is_torch_location
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_attribute, is_param, size_source
 
@@ -450,6 +450,15 @@ def _break_fix(b: GraphBreakReport) -> str:
         return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
                 "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "
                 "Python number inside the graph)")
+    if b.file and is_torch_file(b.file):
+        # pytorch#152185: FSDP1's _flat_param.py; the line is torch's, not one to move
+        inside = ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
+                  "use FSDP2 (fully_shard), made to work with torch.compile"
+                  if "/distributed/fsdp/" in b.file.replace("\\", "/") else
+                  "compile a part of the model that does not go through it, or report it to torch")
+        reached = f" (reached from {b.call_sites[0]})" if b.call_sites else ""
+        return (f"the break is in torch's own code ({b.file}:{b.user_line}){reached}, not a line "
+                f"of yours to move: {inside}")
     return b.hints[0] if b.hints else "move the untraceable call out of the compiled function"
 
 

@@ -257,3 +257,31 @@ def test_a_limit_the_program_raised_is_not_only_hiding() -> None:
     assert ("the limit here (64) is above torch's default (8), so the program set "
                           "it; raising torch._dynamo.config.recompile_limit further only hides "
                           "the recompiles") in b.fix
+
+
+def test_a_break_in_torchs_own_code_is_not_the_users_line_to_move() -> None:
+    """pytorch-152185: the break is in torch's FSDP1 wrapper (_flat_param.py:2776)."""
+    diag = diagnose_logs([PASTED / "pytorch-152185.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith("the break is in torch's own code (") and "FSDP2" in a.fix
+    assert "move the untraceable call" not in a.fix
+
+
+def test_inputs_marked_dynamic_up_front_are_read_in_each_torchs_words(tmp_path: Path) -> None:
+    """vllm-13284 (torch 2.6's builder.py: "automatic dynamic L['input_ids'] marked dynamic", a
+    dim marked up front) and torch 2.11's words for a dynamic-sources entry (recorded on 2.11:
+    "due to dynamic source allowlist pattern", "via source whitelist"; 2.15 says
+    "dynamic-sources entry")."""
+    diag = diagnose_logs([PASTED / "vllm-13284.log"])
+    assert diag.stats.unrecognized == 0
+    assert {d.source for f in diag.frames for d in f.dynamic_inputs} == {"L['input_ids']"}
+    log = tmp_path / "211.log"
+    log.write_text(
+        "V1129 21:50:08.482000 8819 torch/_dynamo/variables/builder.py:3619] [0/0] L['x'] was "
+        "marked dynamic due to dynamic source allowlist pattern: L['x']\n"
+        "V1129 21:50:08.482000 8819 torch/_dynamo/variables/builder.py:3879] [0/0] L['x'] "
+        "marked dynamic via source whitelist\n")
+    d = diagnose_logs([log])
+    assert d.stats.unrecognized == 0
+    assert {(x.source, x.origin) for f in d.frames for x in f.dynamic_inputs} == {
+        ("L['x']", "dynamic-sources")}
