@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from importlib.util import find_spec
 from typing import Any
 
@@ -10,6 +11,7 @@ from dyncli.bench.core.result import BenchResult, Hooks
 from dyncli.bench.device import quiet_torch_noise
 from dyncli.config import BenchConfig, config_or_options
 from dyncli.errors import UsageError
+from dyncli.quoting import shell_quote
 
 quiet_torch_noise()  # before anything this API runs imports torch
 
@@ -35,6 +37,29 @@ def check_extra() -> None:
                               "(diagnose and suggest work without it)")
 
 
+def check_torch_imports() -> None:
+    """``UsageError`` (exit 2) when ``import torch`` raises here, in one line with torch's own.
+
+    torch parses ``TORCH_LOGS`` as it is imported, and raises for a value it refuses
+    (``help``, a name it does not know) and, in 2.11 and 2.15 at least, for one set but empty
+    (``_parse_log_settings("")`` returns a dict where a LogState is used: 'dict' object has no
+    attribute 'get_log_level_pairs'): bench printed torch's traceback."""
+    try:
+        import torch  # noqa: F401
+    except Exception as e:  # whatever torch raised as it was imported: said, never a traceback
+        text = str(e).strip()
+        said = f"{type(e).__name__}: {text.splitlines()[0][:300]}" if text else type(e).__name__
+        logs = os.environ.get("TORCH_LOGS")
+        if logs is not None:
+            raise UsageError(
+                f"torch failed to import with TORCH_LOGS={shell_quote(logs)}: {said}",
+                hint="unset TORCH_LOGS" + (" (set but empty, it fails torch's import: "
+                                            "torch 2.11 and 2.15 measured)" if not logs else "")
+                     + ", or give it names torch knows (TORCH_LOGS=recompiles)") from None
+        raise UsageError(f"torch failed to import: {said}",
+                         hint="python -c 'import torch' shows torch's whole error") from None
+
+
 def run(model: str, *, config: BenchConfig | None = None, hooks: Hooks | None = None,
         process_each: bool | None = None, **options: Any) -> BenchResult:
     """Benchmark ``model`` eager and compiled on varied shapes, one run per strategy.
@@ -54,6 +79,7 @@ def run(model: str, *, config: BenchConfig | None = None, hooks: Hooks | None = 
     cfg: BenchConfig = config_or_options("bench", config, options, where="dyncli.bench.run")
     settings.check(cfg)
     check_extra()
+    check_torch_imports()
     from dyncli.bench.runner import run_bench
 
     return run_bench(model, cfg, hooks, process_each=process_each)

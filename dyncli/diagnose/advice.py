@@ -39,7 +39,8 @@ from dyncli.diagnose.reasons import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
-from dyncli.logparse.torchtree import is_torch_location
+from dyncli.logparse.textreasons import builtin_hint, builtin_name
+from dyncli.logparse.torchtree import is_torch_file, is_torch_location
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_attribute, is_param, size_source
 
@@ -86,6 +87,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _scalars(diag)
     out += _static_module_state(diag)
     out += size_changes.zero_one(diag)
+    out += _duck_sizing(diag)
     out += _others(diag)
     out += limit_findings(diag, {a.rank for a in out if a.kind == "size-pinned"})
     out += _unexplained(diag)
@@ -242,12 +244,39 @@ def _static_module_state(diag: Diagnosis) -> list[Advice]:
         evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in params[:3]))]
 
 
+def _duck_sizing(diag: Diagnosis) -> list[Advice]:
+    """Recompiles whose failed guard is an equality duck sizing made: two sizes were equal when
+    torch compiled, so they got one symbol, and a call where they differ compiles again
+    (torch's comment on the guard says so and names the flag; measured on 2.11 and 2.15 with
+    dynamic=True, sizes (4, 4), (6, 7), (8, 9): 2 compiles, 1 with the flag off)."""
+    by_function: dict[tuple[int | None, str], list[RecompileReport]] = {}
+    for r in diag.recompiles:
+        if gt.Checked.DUCK in r.kinds:
+            by_function.setdefault((r.rank, r.function or "?"), []).append(r)
+    out = []
+    for (rank, function), recs in by_function.items():
+        guards = dict.fromkeys(gt.guard_of(x) for r in recs for x, k in zip(r.reasons, r.kinds, strict=True)
+                               if k == gt.Checked.DUCK)
+        shown = ", ".join(f"`{g}`" for g in list(guards)[:3])
+        out.append(Advice(
+            kind=AdviceKind.DUCK_SIZING, rank=rank, function=function, key=function,
+            flag=guard_kinds.DUCK_FLAG,
+            message=(f"{len(recs)} recompile(s) of {function}: torch assumed {shown} because "
+                     "those sizes were equal when it compiled (duck sizing gives equal sizes "
+                     "one symbol), and a later call had them differ."),
+            fix=(f"{guard_kinds.DUCK_FLAG} before the first compiled call (torch's own hint on this guard): "
+                 "equal sizes then get symbols of their own, and calls where they differ run "
+                 "the same graph"),
+            evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3])))
+    return out
+
+
 def _others(diag: Diagnosis) -> list[Advice]:
     """One finding per kind of guard that no dynamic-shape setting covers (issue 33: a stride,
     an object's identity, a type, global state, a Python value, …), each with its fix."""
     by_kind: dict[str, list[RecompileReport]] = {}
     for r in diag.recompiles:
-        if r.kind not in guard_kinds.SHAPES:
+        if r.kind not in guard_kinds.OWN_RULES:
             by_kind.setdefault(r.kind, []).append(r)
     out = []
     for kind, recs in by_kind.items():
@@ -255,8 +284,8 @@ def _others(diag: Diagnosis) -> list[Advice]:
         functions = sorted({r.function or "?" for r in recs})
         out.append(Advice(
             kind=AdviceKind.NON_SHAPE, key=kind,
-            message=(f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}; dynamic "
-                     "shapes will not fix these."),
+            message=(f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}"
+                     + (f"; {row.dynamic}." if row.dynamic else ".")),
             fix=row.fix,
             evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or (
                 "(torch's reason is empty)" if kind == gt.Checked.NO_GUARD else "(no reason)"))
@@ -396,10 +425,14 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
     return [Advice(
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
-        message=(f"graph break at {b.place} ({b.count}x): {b.explanation or b.reason}"),
+        message=(f"graph break at {b.place} ({b.count}x): "
+                 f"{b.explanation or b.reason or '(its reason is not in the log)'}"),
         fix=_break_fix(b),
+        # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
-                       f"Graph break in user code at {b.place}"),), rank=b.rank)
+                       f"graph break at {b.place}"
+                       + (f", reached from {b.call_sites[0]}" if b.call_sites else "")),),
+        rank=b.rank)
         for b in diag.graph_breaks]
 
 
@@ -410,10 +443,22 @@ _ITEM = "_local_scalar_dense"
 
 
 def _break_fix(b: GraphBreakReport) -> str:
+    builtin = builtin_name(b.explanation)
+    if builtin is not None:  # (torch's first hint there asks to file an issue)
+        return builtin_hint(builtin)
     if _ITEM in b.reason or _ITEM in b.explanation:
         return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
                 "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "
                 "Python number inside the graph)")
+    if b.file and is_torch_file(b.file):
+        # pytorch#152185: FSDP1's _flat_param.py; the line is torch's, not one to move
+        inside = ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
+                  "use FSDP2 (fully_shard), made to work with torch.compile"
+                  if "/distributed/fsdp/" in b.file.replace("\\", "/") else
+                  "compile a part of the model that does not go through it, or report it to torch")
+        reached = f" (reached from {b.call_sites[0]})" if b.call_sites else ""
+        return (f"the break is in torch's own code ({b.file}:{b.user_line}){reached}, not a line "
+                f"of yours to move: {inside}")
     return b.hints[0] if b.hints else "move the untraceable call out of the compiled function"
 
 

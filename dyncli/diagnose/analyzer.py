@@ -55,7 +55,7 @@ from dyncli.diagnose.model import (
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
-from dyncli.logparse.guardtext import checked, classify
+from dyncli.logparse.guardtext import Checked, checked, classify
 from dyncli.sources import is_input
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
@@ -66,7 +66,22 @@ _KEEP_COMPILES = 16  # per-compile symbol tables kept per rank (interleaved thre
 _MAX_IDS = 50  # compile ids remembered per graph-break site
 
 
+def _one_break_per_builtin(breaks: Iterable[GraphBreakReport]) -> list[GraphBreakReport]:
+    """The breaks without torch's warning of a builtin it cannot trace where the same run's
+    exception names that builtin: under fullgraph=True torch warns, then raises for the same
+    call, and the exception has the place (``from user code:``)."""
+    breaks = list(breaks)
+    said = " ".join(b.explanation for b in breaks if b.file)
+    return [b for b in breaks if b.file or not (m := _WARNED_BUILTIN.match(b.reason))
+            or f"`{m[1]}" not in said]
+
+
+# textreasons.warned_break's reason
+_WARNED_BUILTIN = re.compile(r"^a call of (\S{1,300}), a builtin or C/C\+\+ function")
+
+
 @dataclass
+
 class _Frame:
     rank: int | None
     frame_id: str
@@ -352,9 +367,11 @@ class Analyzer:
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
             first_line=e.first_line, cause=causes[0] if causes else "other",
             reasons=tuple(f.text for f in e.failures),
-            causes=causes, kinds=tuple(str(checked(f.reason)) for f in e.failures),
+            causes=causes, kinds=tuple(str(Checked.DUCK if f.duck else checked(f.reason))
+                                       for f in e.failures),
             user=next((f.user for f in e.failures if f.user), None)
             or (e.user_stack[-1] if e.user_stack else None),
+            unknown_origin=next((f.unknown_origin for f in e.failures if f.unknown_origin), ""),
             line=e.line)
 
     def _on_limit(self, e: ev.RecompileLimit) -> None:
@@ -381,9 +398,13 @@ class Analyzer:
         cid = str(e.compile_id or "")
         if cid and cid not in ids and len(ids) < _MAX_IDS:
             ids = (*ids, cid)
-        user = e.user_stack[-1] if e.user_stack else None
+        # the stack's last frame is the break's place; where the place is not in the log (a
+        # record cut short: pytorch#126026), it is the last frame known on the way there
+        placed = bool(e.file)
+        user = e.user_stack[-1] if e.user_stack and placed else None
         sites = old.call_sites if old else ()
-        caller = e.user_stack[-2] if len(e.user_stack) > 1 else None
+        caller = (e.user_stack[-2] if len(e.user_stack) > 1 else None) if placed else (
+            e.user_stack[-1] if e.user_stack else None)
         site = f"{caller.file}:{caller.line} in {caller.function}" if caller else ""
         if site and site not in sites and len(sites) < _MAX_IDS:
             sites = (*sites, site)
@@ -565,7 +586,8 @@ class Analyzer:
         specs = tuple(sorted((dataclasses.replace(s, user=resolve(s.user))
                               for s in self._specs.values()),
                              key=lambda s: (rank_key(s.rank), s.line)))
-        breaks = tuple(sorted(self._breaks.values(), key=lambda b: (rank_key(b.rank), b.line)))
+        breaks = tuple(sorted(_one_break_per_builtin(self._breaks.values()),
+                              key=lambda b: (rank_key(b.rank), b.line)))
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,

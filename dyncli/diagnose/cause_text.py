@@ -65,11 +65,12 @@ def describe(c: Draft, printed: set[str]) -> None:
         flag = c.flag
         c.fix = next((a.fix for a in c.findings if a.flag is not None
                       and a.flag.name == flag.name), "") or str(flag)
-        c.title = f"static by default: {flag.name}"
+        c.title = flag.title or f"static by default: {flag.name}"
     elif c.kind is CauseKind.GRAPH_BREAK:
         b = c.graph_break
         if b is not None:
-            c.title = f"graph break{' ' + b.gb_code if b.gb_code else ''} at {b.place}: {b.reason}"
+            c.title = (f"graph break{' ' + b.gb_code if b.gb_code else ''} at {b.place}: "
+                       f"{b.reason or '(its reason is not in the log)'}")
             c.fix = c.fix or (b.hints[0] if b.hints else "")
     elif c.kind is CauseKind.ZERO_ONE and not c.title:
         c.title = "sizes 0 and 1 are always specialized: a dynamic graph cannot serve them"

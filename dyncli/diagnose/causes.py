@@ -134,6 +134,8 @@ class _Builder:
             return self.line_key(spec.user.file, spec.user.line,
                                  f"{r.function}: user code{code} specialized "
                                  f"{', '.join(spec.sources) or spec.symbol} to {spec.value}")
+        if r.kind == gt.Checked.DUCK:  # torch's flag (advice._duck_sizing)
+            return self.config(guard_kinds.DUCK_FLAG).key
         if r.kind not in guard_kinds.SHAPES:  # one cause per kind (its finding: advice._others)
             return self.cause(f"{CauseKind.NON_SHAPE}:{r.kind}", CauseKind.NON_SHAPE).key
         if gt.about_param(r.reasons[0] if r.reasons else ""):
@@ -154,6 +156,9 @@ class _Builder:
         if not other.title:  # a size guard no rule explains (a bound, a relation): say which
             other.title = (f"{r.function or '?'} recompiled: its {r.cause} guard "
                            f"`{guard.strip()}` failed")
+            if r.unknown_origin:  # torch's own words: report it to torch (sglang#7230)
+                other.title += (f"; torch cannot say which code made it {r.unknown_origin}, "
+                                "so report it to torch with a repro")
         return other.key
 
     def line_key(self, file: str, line: int, what: str) -> str:

@@ -17,7 +17,7 @@ thread-local (DESIGN.md), and ``options={"triton.cudagraphs": True, …}`` is wh
 from __future__ import annotations
 
 from dyncli.diagnose.cudagraph_report import CudagraphReport, FrameRecordings, Recording
-from dyncli.diagnose.findings import Advice, AdviceKind, sites_of
+from dyncli.diagnose.findings import Advice, AdviceKind, place, sites_of
 from dyncli.diagnose.model import Diagnosis
 
 CAPTURE = "triton.cudagraph_capture_sizes"  # torch >= 2.8
@@ -107,8 +107,9 @@ def _trees(report: CudagraphReport) -> list[Advice]:
 def _skips(report: CudagraphReport) -> list[Advice]:
     out = []
     for x in report.skips:
-        first = x.reason.split("\n", 1)[0].rstrip(" :.")
-        where = f" ({x.user.file}:{x.user.line})" if x.user else ""
+        # (its first line without torch's "Found from :", whose stack is the place below)
+        first = x.reason.split("\n", 1)[0].rstrip(" :.").removesuffix(". Found from")
+        where = f" ({place(x.user)})" if x.user else ""
         out.append(Advice(
             kind=AdviceKind.CUDAGRAPH_SKIP, rank=x.rank, fix=_SKIP_FIX.get(x.kind, ""),
             key=f"skip:{x.kind}:{x.compile_id}", sites=sites_of(x.user),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from dyncli.diagnose.cudagraph_report import CudagraphReport, FrameRecordings
+from dyncli.diagnose.findings import place
 from dyncli.diagnose.model import Diagnosis
 from dyncli.output import add_text_row, section_table
 
@@ -69,7 +70,7 @@ def render_cudagraphs(diag: Diagnosis, out: Console, limit: int = 20) -> None:
         for x in report.skips[:limit]:
             add_text_row(t, *pre(x.rank), x.compile_id or "-", x.kind,
                          x.reason.split("\n", 1)[0],
-                         f"{x.user.file}:{x.user.line}" if x.user else "-", str(x.count))
+                         place(x.user) if x.user else "-", str(x.count))
         out.print(t)
     for hit in report.limit_hits[:limit]:
         out.print(f"[{hit.compile_id}] {hit.mode} graph hit cudagraph_dynamic_shape_rerecord_limit"

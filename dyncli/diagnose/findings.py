@@ -42,6 +42,7 @@ class AdviceKind(StrEnum):
     DATA_DEPENDENT = "data-dependent-error"
     GUARD_ERROR = "guard-creation-error"
     MODE_SKIP = "dispatch-mode-skip"
+    DUCK_SIZING = "duck-sizing"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
     # from a TORCH_TRACE only (dyncli.diagnose.trace)
@@ -67,7 +68,13 @@ class Site:
 
 def sites_of(*users: UserLoc | None) -> tuple[Site, ...]:
     """The lines of user-code locations, as a finding's ``sites`` (those without a file left out)."""
-    return tuple(Site(u.file, u.line) for u in users if u is not None and u.file)
+    return tuple(Site(u.file, u.line) for u in users if u is not None and u.file and u.line)
+
+
+def place(u: UserLoc) -> str:
+    """``file:line``; ``file in function`` for a place a paste lost the line of (a stack
+    without line numbers: comfyui#6866)."""
+    return f"{u.file}:{u.line}" if u.line else f"{u.file} in {u.function or '?'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +84,7 @@ class ConfigFlag:
     name: str
     value: str
     module: str = "torch._dynamo.config"
+    title: str = ""  # its cause's title ("static by default: NAME" without one)
 
     def __str__(self) -> str:
         return f"{self.module}.{self.name} = {self.value}"

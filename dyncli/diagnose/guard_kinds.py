@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from dyncli.diagnose.findings import ConfigFlag
+from dyncli.logparse import guardtext as gt
 from dyncli.logparse.guardtext import Checked
+from dyncli.logparse.textmsg import parse_sloc
 
 
 @dataclass(frozen=True)
 class KindText:
-    """``what``: the change, for a sentence ("an object's identity changed"); ``fix``."""
+    """``what``: the change, for a sentence ("an object's identity changed"); ``fix``;
+    ``dynamic``: what dynamic shapes do about it."""
 
     what: str
     fix: str
+    dynamic: str = "dynamic shapes will not fix these"
 
 
 # the fix of a backend mismatch, however torch logged it (tests/integration/test_backend_fix.py
@@ -32,11 +37,22 @@ _ONE_BACKEND = ("compile the function once and call that, or pass one backend ob
                 "functools.partial) is another backend, and each compiles again")
 
 KINDS: dict[str, KindText] = {
+    # torchtune#1402 (`input_pos`, a slice of a tensor whose length grew). Measured (torch 2.11
+    # and 2.15, tests/integration/test_stride_fix.py): a slice x[:, :10] of bases 356, 357, 358
+    # wide compiles 2 graphs by default, 1 with dynamic=True, mark_dynamic (any dim) or
+    # .contiguous(); transposed views compile 2 with dynamic=True, 1 contiguous
     Checked.STRIDE: KindText(
-        "a tensor's strides changed (its layout: a view, a transpose, channels-last), not its "
-        "size", "pass tensors of one layout (call .contiguous() before the compiled call); a "
-        "parameter's strides changed by the backend itself (inductor's layout optimization: "
-        "TORCHINDUCTOR_LAYOUT_OPTIMIZATION=0) are a torch issue"),
+        "a tensor's strides changed, not its sizes (a slice or view of a tensor whose size "
+        "changed, a transpose, channels-last)",
+        "pass it contiguous ({t}.contiguous() before the compiled call: one graph for every "
+        "layout, for a copy per call); for a slice of a tensor whose size changes, marking it "
+        "dynamic up front (torch._dynamo.mark_dynamic({t}, 0), any of its dims, or "
+        "dynamic=True) makes its strides dynamic too, without the copy; a parameter's strides "
+        "changed by the backend itself (inductor's layout optimization: "
+        "TORCHINDUCTOR_LAYOUT_OPTIMIZATION=0) are a torch issue",
+        dynamic=("automatic dynamic makes the strides dynamic at this recompile, as it does a "
+                 "size (one recompile, not one per stride), but each new layout (a transpose, "
+                 "channels-last) compiles again")),
     Checked.VALUE: KindText(
         "a Python value the code reads changed (a string, a tuple, a length, dict keys)",
         "keep it the same across calls, or move it out of the compiled function; each new "
@@ -106,11 +122,18 @@ KINDS: dict[str, KindText] = {
         "it to torch (fixed for DebugMode by pytorch#164992)"),
     Checked.UNKNOWN: KindText(
         "the log holds no reason for it (the paste cut it off)",
-        'paste the whole record: TORCH_LOGS="recompiles" prints the guard that failed'),
+        'paste the whole record: TORCH_LOGS="recompiles" prints the guard that failed',
+        dynamic=""),  # (without the reason, what dynamic shapes do for it is not known)
     Checked.OTHER: KindText("a non-shape guard failed",
                             "keep the guarded property constant across calls"),
 }
 SHAPES = frozenset({Checked.SIZE, Checked.SCALAR})  # the kinds the allow-list rules handle
+# the kinds a rule of their own handles (not one finding per kind of advice._others): the
+# allow-list's, and duck sizing's (advice._duck_sizing: torch's use_duck_shape flag)
+OWN_RULES = SHAPES | {Checked.DUCK}
+# torch's own hint on a guard that duck sizing added (guardtext.DUCK_NOTE)
+DUCK_FLAG = ConfigFlag("use_duck_shape", "False", module="torch.fx.experimental._config",
+                       title="duck sizing: sizes equal at a compile share one symbol")
 
 
 # The parts of torch's global state guard (torch/csrc/dynamo/guards.cpp GlobalStateGuard:
@@ -132,10 +155,74 @@ _STATE = {
 _STATE_RE = re.compile(r"GLOBAL_STATE changed: ((?:\w{1,60} ?){1,12})")
 
 
+_IDENT_RE = re.compile(r"^[A-Za-z_]\w{0,80}$")
+
+
+def _stride(row: KindText, reasons: Iterable[str]) -> KindText:
+    """The stride row with the tensor the reasons name (``input_pos`` for torch's ``tensor
+    'L['input_pos']' stride mismatch``) where they name one local, else ``x``."""
+    names = {gt.plain_name(m.name) for r in reasons
+             if (m := gt.mismatch(gt.guard_text(gt.split_failed(r)[1]))) is not None}
+    one = next(iter(names)) if len(names) == 1 else ""
+    return replace(row, fix=row.fix.format(t=one if _IDENT_RE.match(one) else "x"))
+
+
+# an identity guard on a value that was on the stack when torch's resume function started:
+# an object alive across a graph break (comfy-aimdo#13: ___check_obj_id(___stack0, …))
+_STACK = "___check_obj_id(___stack"
+# the guarded object's class as torch prints it: type=<class 'pkg.mod.fn.<locals>.Holder'>
+_LOCAL_TYPE_RE = re.compile(r"type=<class '(?:[\w.]{0,300}\.)?(?P<fn>\w{1,200})\.<locals>\."
+                            r"(?P<name>[\w.<>]{1,300})'>")
+
+
+def _made(reasons: tuple[str, ...]) -> str:
+    """`` (made at file:line: `code`)`` from torch's comment on the first such guard."""
+    for r in reasons:
+        user = parse_sloc(gt.comment_of(gt.split_failed(r)[1])[0])[0]
+        if user is not None and user.file:
+            return f" (at {user.file}:{user.line}" + (f": `{user.code}`" if user.code else "") + ")"
+    return ""
+
+
+def _local_class(reasons: tuple[str, ...]) -> KindText | None:
+    """The identity row for a class (or function) defined inside the compiled function: a new
+    object on every call, so its identity guard fails on every call. Measured (torch 2.11,
+    2.15; tests/integration/test_local_class_fix.py): a function that defines a class and
+    breaks the graph compiled 10 graphs over 5 calls, the class at module level 2."""
+    m = next((m for r in reasons if (m := _LOCAL_TYPE_RE.search(r))), None)
+    if m is None:
+        return None
+    where = f"{m['fn']}.<locals>.{m['name']}"
+    return KindText(
+        f"the guarded object is {where}, a class or function defined inside {m['fn']}: each "
+        f"call makes a new one{_made(reasons)}, and torch guards which one it compiled for",
+        f"define {m['name']} at module level, once, outside {m['fn']} (a class statement in a "
+        "compiled function also breaks the graph there); it is not an object the caller passes")
+
+
+def _across_break(reasons: tuple[str, ...]) -> KindText:
+    """The identity row for an object the function holds across a graph break, which the
+    function makes: the caller cannot pass "the same object"."""
+    return KindText(
+        "an object the function holds across a graph break (a value on the stack when torch's "
+        f"resume function starts) is a new one on every call{_made(reasons)}",
+        "make it once outside the compiled code and reuse it, or remove the graph break it "
+        "lives across so that it stays inside one graph; it is not an object the caller passes")
+
+
 def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
     """The row of ``kind`` (``other``'s for a kind this table does not know); a global-state
     row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``)."""
     row = KINDS.get(kind) or KINDS[Checked.OTHER]
+    reasons = tuple(reasons)
+    if kind == Checked.STRIDE:
+        return _stride(row, reasons)
+    if kind in (Checked.IDENTITY, Checked.INSTANCE):
+        local = _local_class(reasons)
+        if local is not None:
+            return local
+    if kind == Checked.IDENTITY and any(_STACK in r for r in reasons):
+        return _across_break(reasons)
     if kind != Checked.GLOBAL_STATE:
         return row
     names = dict.fromkeys(n for r in reasons if (m := _STATE_RE.search(r))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli import __version__
-from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.logparse.events import UserLoc
 from dyncli.output import write_text
 
@@ -39,7 +39,7 @@ code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 code{background:#f0f2f5;padding:1px 4px;border-radius:3px}
 pre{background:#f6f7f9;border:1px solid #eceef2;padding:8px;white-space:pre-wrap;margin:4px 0}
 .cause{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;color:#fff}
-.cause.size{background:#2f7d4f}.cause.scalar{background:#9a6a00}.cause.other{background:#8a3b3b}
+.cause.size{background:#2f7d4f}.cause.stride{background:#2f6a7d}.cause.scalar{background:#9a6a00}.cause.other{background:#8a3b3b}
 .muted{color:#6b7385}.empty{color:#6b7385;font-style:italic}
 .sugg{border-left:4px solid #3b6fd8;padding:4px 10px;margin:8px 0;background:#f7f9fe}
 .sugg .kind{font-size:11px;text-transform:uppercase;color:#3b6fd8;letter-spacing:.04em}
@@ -105,7 +105,8 @@ def _summary(d: Diagnosis) -> str:
     by = d.recompiles_by_cause()
     cards = [("frames", len(d.frames), False), ("compiles", d.compiles, False),
              ("recompiles", len(d.recompiles), bool(d.recompiles)),
-             ("size / scalar / other", f"{by['size']} / {by['scalar']} / {by['other']}", False),
+             (" / ".join(shown_causes(by)), " / ".join(str(by[c]) for c in shown_causes(by)),
+              False),
              ("specializations", len(d.specializations), bool(d.specializations)),
              ("graph breaks", sum(b.count for b in d.graph_breaks), bool(d.graph_breaks)),
              ("unbacked symbols", len(d.unbacked), False)]

@@ -27,6 +27,28 @@ def limit_findings(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
     return [_finding(diag, x, held) for x in diag.recompile_limits]
 
 
+# torch's default of each limit (torch/_dynamo/config.py, 2.4-2.15): a warning naming another
+# value shows a limit the program set itself
+_DEFAULTS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile_limit": 256,
+             "accumulated_cache_size_limit": 256}
+
+
+def _raising(flag: str, x: RecompileLimitReport, sweep: bool = True) -> str:
+    """What raising the limit does: hides the recompiles; unless the log shows the limit
+    already raised (intel-xpu-backend-for-triton#5838: 100, a benchmark that compiles
+    flex_attention with dynamic=False for each of its shapes on purpose), where it may be the
+    program's own choice."""
+    default = _DEFAULTS.get(x.limit_name)
+    if default is None or not x.limit.isdigit() or len(x.limit) > 9 or int(x.limit) <= default:
+        return f"raising {flag} only hides the recompiles"
+    raised = f"the limit here ({x.limit}) is above torch's default ({default}), so the program set it"
+    if not sweep:  # (a guard no size sweep explains: more of the limit hides more)
+        return f"{raised}; raising {flag} further only hides the recompiles"
+    return (f"{raised}: if each size is meant to compile a graph of its own (a sweep under "
+            f"dynamic=False), raise it to the number of sizes; otherwise raising {flag} only "
+            "hides the recompiles")
+
+
 def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) -> Advice:
     limit = (f"torch._dynamo.config.{x.limit_name} ({x.limit})" if x.limit_name else
              "the recompile limit (the log does not name it)")
@@ -53,10 +75,10 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     elif pinned:
         note = (" Its last reason is a size this log cannot tell the cause of (see the "
                 "size-pinned finding).")
-        fix = f"find what keeps the size static (size-pinned); raising {flag} only hides the recompiles"
+        fix = f"find what keeps the size static (size-pinned); {_raising(flag, x)}"
     elif size:
         note = " Its last reason is a size change: the mark-dynamic suggestion removes those recompiles."
-        fix = (f"apply the mark-dynamic fix; raising {flag} only hides the recompiles (but under "
+        fix = (f"apply the mark-dynamic fix; {_raising(flag, x)} (but under "
                f"torch.compile(dynamic=False) no list makes a size dynamic: if that was chosen on "
                f"purpose, raise {flag} to the number of sizes expected)")
     elif kind == gt.Checked.SCALAR and is_attribute(
@@ -88,7 +110,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     else:
         row = guard_kinds.text(kind, (x.last_reason,))
         note = f" Its last reason: {row.what}."
-        fix = (f"{row.fix}; raising {flag} only hides the recompiles"
+        fix = (f"{row.fix}; {_raising(flag, x, sweep=False)}"
                + ("" if diag.recompiles else f" ({_RICHER})"))
     cid = CompileId.parse(x.compile_id) if x.compile_id else None
     return Advice(
@@ -97,5 +119,9 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         frame_line=x.first_line if cid is None else None,
         key=f"{x.limit_name}:{'pinned' if pinned else 'size' if size else kind}",
         message=f"{who} hit {limit} {after}." + note, fix=fix, flag=flag_fix,
-        evidence=(cite(x.line, x.compile_id, f"last reason: {x.last_reason or '(not in the log)'}"),),
+        # (the line cited is the warning's first, so its words lead: the last reason is a
+        # later line of the same record; kjnodes-292 and comfy-aimdo-13 read as misquotes)
+        evidence=(cite(x.line, x.compile_id, f"torch._dynamo hit config.{x.limit_name}"
+                       + (f" ({x.limit})" if x.limit else "") + "; last reason: "
+                       f"{x.last_reason or '(not in the log)'}"),),
         rank=x.rank)

@@ -23,6 +23,12 @@ from dyncli.logparse.guardtext import GuardKind
 
 CAUSES = tuple(str(k) for k in GuardKind)
 
+
+def shown_causes(by: dict[str, int]) -> list[str]:
+    """The causes a summary names: each but ``stride`` always, ``stride`` (rare in torch's
+    logs) only where it has recompiles, so the usual ``size, scalar, other`` stays as it was."""
+    return [c for c in by if c != GuardKind.STRIDE or by[c]]
+
 _DIGITS = re.compile(r"\d{1,18}")
 
 
@@ -85,6 +91,9 @@ class RecompileReport:
     # scalar, value, identity, type, global_state, backend, …; "no_guard": torch's reason names
     # no guard; "unknown": no reason in the log)
     kinds: tuple[str, ...] = ()
+    # torch's note that it cannot say which code made a failed guard ("(unknown var s1, please
+    # file a bug)"), where it wrote one
+    unknown_origin: str = ""
 
     @property
     def kind(self) -> str:
@@ -336,6 +345,8 @@ class Diagnosis:
                 "reasons": list(r.reasons), "causes": list(r.causes), "compiled": r.compiled,
                 "kind": r.kind, "kinds": list(r.kinds),
                 **_user(r.user),
+                # (only where torch wrote it: "(unknown var s1, please file a bug)")
+                **({"unknown_origin": r.unknown_origin} if r.unknown_origin else {}),
             } for r in self.recompiles],
             "specializations": [{
                 "rank": s.rank, **id_fields(s.compile_id), "symbol": s.symbol,

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dyncli.diagnose.cudagraph_render import render_cudagraphs
-from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.diagnose.phases import PHASES
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import UserLoc
@@ -62,7 +62,7 @@ def summary_line(diag: Diagnosis) -> str:
     by = diag.recompiles_by_cause()
     ranks = [r for r in diag.ranks if r is not None]
     least = "at least " if diag.partial or any(f.at_least for f in diag.frames) else ""
-    causes = f"size {by['size']}, scalar {by['scalar']}, other {by['other']}"
+    causes = ", ".join(f"{c} {by[c]}" for c in shown_causes(by))
     proven = diag.recompiles_proven
     compiled = sum(1 for r in diag.recompiles if r.compiled)
     recompiles = (f"{len(diag.recompiles)} recompile(s) ({causes})" if proven <= compiled else

@@ -287,7 +287,7 @@ class TraceAccumulator:
         out = []
         by_frame: dict[tuple[int | None, str], list[str]] = defaultdict(list)
         for r in diag.recompiles:  # indexed once: frames x recompiles grows with generations
-            if r.cause == "size":
+            if r.cause in ("size", "stride"):  # what PGO's state records
                 by_frame[(r.rank, r.compile_id.split("_")[0].rsplit("/", 1)[0])].append(r.compile_id)
         explain = _Explainer(diag)
         for f in diag.frames:

@@ -107,13 +107,30 @@ def text_record(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
             while i < len(lines) and not _starts(lines[i]):
                 stack.append(lines[i])
                 i += 1
-            users = user_stack(stack)
+            users = user_stack(stack) or _unnumbered(stack)
             reason = "\n".join([text, *stack]).strip()
             out.append(CudagraphSkip(reason=reason[:4000], kind=skip_kind(text),
                                      user=users[-1] if users else None, **fields))
         elif (event := _one_line(text, fields)) is not None:
             out.append(event)
     return out
+
+
+# a stack frame pasted without its line number: ``File "comfy\ops.py", in cast_bias_weight``
+_UNNUMBERED_RE = re.compile(r'^\s{0,40}File "(?P<file>[^"]{1,1024})", in (?P<fn>[^\s]{1,200})\s*$')
+
+
+def _unnumbered(stack: list[str]) -> tuple[ev.UserLoc, ...]:
+    """The frames of a stack whose line numbers a paste dropped (comfyui#6866), line 0, each
+    with the code line under it: the innermost is the place the skip came from."""
+    out = []
+    for i, text in enumerate(stack):
+        m = _UNNUMBERED_RE.match(text)
+        if m is not None:
+            code = stack[i + 1].strip() if i + 1 < len(stack) and not \
+                _UNNUMBERED_RE.match(stack[i + 1]) else ""
+            out.append(ev.UserLoc(m["file"], 0, m["fn"], code))
+    return tuple(out)
 
 
 def _starts(text: str) -> bool:

@@ -260,6 +260,13 @@ class GuardFailure:
     # torch's "(user code shown is first use of this value--the guard itself is not due user
     # code but due to 0/1 specialization in the framework…)" note was on the guard's comment
     first_use: bool = False
+    # torch's note that duck sizing made this equality of two sizes ("duck sizing added this
+    # equality because these variables had the same size 4 (to avoid this specialization, set
+    # torch.fx.experimental._config.use_duck_shape = False)"; symbolic_shapes.py, 2.11 on)
+    duck: bool = False
+    # torch's own note that it cannot say where the guard came from ("(unknown var s1, please
+    # file a bug)", "(unknown source L['x'], please file a bug)"; symbolic_shapes.py)
+    unknown_origin: str = ""
 
     @property
     def text(self) -> str:

@@ -25,12 +25,15 @@ from enum import StrEnum
 class GuardKind(StrEnum):
     """What a failed guard is about: a recompile's ``cause`` in ``--json``.
 
-    torch writes more kinds (stride, object identity, type, global state, backend match): today
-    a stride guard counts as ``size`` and the others as ``other`` (see :func:`non_shape`); a new
-    kind is one more member here and one more test in :func:`classify`.
+    torch writes more kinds (object identity, type, global state, backend match): they count as
+    ``other`` (see :func:`non_shape`, and :class:`Checked` for the fine kind); a new kind is one
+    more member here and one more test in :func:`classify`. A stride guard is ``stride``, not
+    ``size``: the tensor's sizes did not change (torchtune#1402's ``input_pos``, a slice whose
+    base grew), and automatic dynamic makes its strides dynamic as it does sizes.
     """
 
     SIZE = "size"
+    STRIDE = "stride"
     SCALAR = "scalar"
     OTHER = "other"
 
@@ -43,6 +46,14 @@ class GuardKind(StrEnum):
 FAILED_RE = re.compile(r"^(?P<cid>!?\d+(?:/\d+)*(?:_\d+)?):(?: |(?=\n)|$)")
 # torch >= 2.14's note on a guard it blames on 0/1 specialization (not part of the location)
 FIRST_USE = " (user code shown is first use of this value"
+# torch's comment on an equality of two sizes it made because they were equal at the compile
+# (symbolic_shapes.py produce_guards, torch 2.11 on: "duck sizing added this equality because
+# these variables had the same size 4 (to avoid this specialization, set
+# torch.fx.experimental._config.use_duck_shape = False)")
+DUCK_NOTE = "duck sizing added this equality"
+# torch's comment on a shape guard it cannot trace to code: "(unknown var s1, please file a
+# bug)" or "(unknown source L['x'], please file a bug)" (symbolic_shapes.py, sglang#7230)
+UNKNOWN_ORIGIN_RE = re.compile(r"\(unknown (?:var|source) [^()]{1,200}, please file a bug\)")
 
 
 def split_failed(reason: str) -> tuple[str, str]:
@@ -99,6 +110,9 @@ def user_comment(comment: str) -> tuple[str, bool]:
 # A guard on a tensor's geometry: torch's TENSOR_MATCH message or a shape guard on a size symbol.
 _SIZE_RE = re.compile(r"size mismatch|stride mismatch|storage_offset|\.size\(\)|\.stride\(\)"
                       r"|\.shape\b|numel\(\)|_dynamo_dynamic_indices")
+# a guard on a tensor's layout, not its sizes (a TENSOR_MATCH stride failure, a stride symbol)
+# (the words Checked.STRIDE is read by, below)
+_STRIDE_RE = re.compile(r"strides? mismatch|\.stride\(\)\[|storage_offset")
 # ``tensor 'x' size mismatch at index 0. expected 2, actual 3`` (the name as torch's
 # strip_local_scope prints it: dyncli.sources.from_reason turns it back into a source)
 _MISMATCH_RE = re.compile(r"^tensor '(?P<name>.+)' (?P<what>size|stride) mismatch at index "
@@ -245,6 +259,8 @@ _NON_SHAPE = (
 def classify(reason: str) -> GuardKind:
     """What one reason's guard is about (the failed entry already cut)."""
     text = guard_text(reason)
+    if _STRIDE_RE.search(text):
+        return GuardKind.STRIDE
     if _SIZE_RE.search(text):
         return GuardKind.SIZE
     if _SCALAR_RE.match(text) and not _CONSTANT_RE.search(text):
@@ -288,6 +304,9 @@ class Checked(StrEnum):
     # torch logged the reason and it names no guard: no guard of the cached entry failed
     # (torch 2.4-2.9's backend mismatch; 2.10 on write "BACKEND_MATCH failure" instead)
     NO_GUARD = "no_guard"
+    # an equality of two sizes torch assumed because they were equal at the compile (duck
+    # sizing: equal sizes share one symbol); torch's comment on the guard says so (DUCK_NOTE)
+    DUCK = "duck"
     UNKNOWN = "unknown"  # no reason in the log (the paste cut it off)
     OTHER = "other"
 

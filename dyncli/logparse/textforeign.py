@@ -18,6 +18,7 @@ from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
+from dyncli.logparse.safe import RECORD_ERRORS
 from dyncli.logparse.textkinds import COLLECT, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
 from dyncli.logparse.textpaste import normalize
 
@@ -45,12 +46,63 @@ def _after_bar(raw: bytes) -> bytes:
     return raw
 
 
+# torch's own words that a user sees without TORCH_LOGS: a Python warning torch raised
+# ("…/torch/_dynamo/variables/functions.py:725: UserWarning: Graph break due to unsupported
+# builtin X", sageattention#73; "UserWarning: Dynamo does not know how to trace the builtin `X`",
+# sageattention#337), a graph break's message as an exception prints it ("Unsupported: Failed
+# to trace builtin operator" with its Explanation and Hints, pytorch#174138;
+# "torch._dynamo.exc.Unsupported: call_method …", righttyper#93: fullgraph=True raised it), and
+# error_on_recompile's "torch._dynamo.exc.RecompileError: Recompiling function f in …"
+_PY_WARNING_RE = re.compile(rb"^(?:\S{0,1024}torch[/\\]_dynamo[/\\][\w/\\]{1,200}\.py:\d{1,9}: )?"
+                            rb"UserWarning: (?P<msg>(?:Graph break|Dynamo does not know how to trace)"
+                            rb".{0,4000})$")
+_UNSUPPORTED_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?Unsupported: (?P<msg>\S.{0,4000})$")
+_RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
+                                 rb"(?P<msg>Recompiling function .{1,4000})$")
+
+
+def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
+    """(reader, first line) of torch's message that a line without a prefix begins, or None."""
+    line = raw.rstrip()
+    if b"UserWarning: " in line[:1300] and (m := _PY_WARNING_RE.match(line.lstrip())) is not None:
+        return reasons.warned_break, m["msg"].decode("utf-8", "replace")
+    if b"Unsupported: " in line[:40] and (m := _UNSUPPORTED_RE.match(line)) is not None:
+        return reasons.unsupported_break, "Unsupported: " + m["msg"].decode("utf-8", "replace")
+    if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
+        return reasons.recompiling, m["msg"].decode("utf-8", "replace")
+    return None
+
+
 class ForeignLines:
     """The parser's handling of lines without a torch prefix (a mixin of TextLogParser)."""
 
     stats: ev.ParseStats
     _open: dict[tuple[Any, ...], Any]
     _stray: bytes | None
+    # torch's message that a paste (or torch itself: a warning, an exception) put without a
+    # prefix, whose body follows on indented lines: a CUDA-graph skip's "Found from :" stack
+    # (comfyui#6866), a graph break's "Unsupported: …" block with its Explanation and Hints
+    # (pytorch#174138), a RecompileError's guard failures; collected until a line that is none
+    _skip_lines: list[str] | None = None
+    _skip_at = 0
+    _skip_read: Any = None  # (lines, common) -> events
+    _skip_blank = 0
+
+    def _skip_done(self) -> list[ev.Event]:
+        """The events of the pending message with the lines collected under it."""
+        lines, self._skip_lines = self._skip_lines, None
+        if not lines:
+            return []
+        try:
+            return list(self._skip_read(lines, {"line": self._skip_at}))
+        except RECORD_ERRORS:
+            return []
+
+    def _pend(self, read: Any, text: str, lineno: int) -> Iterable[ev.Event]:
+        self.stats.recognized += 1
+        self.stats.records += 1
+        self._skip_lines, self._skip_at, self._skip_read, self._skip_blank = [text], lineno, read, 0
+        return _NO_EVENTS
 
     def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
         raise NotImplementedError
@@ -69,6 +121,22 @@ class ForeignLines:
     def _foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
         """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
         (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix."""
+        if self._skip_lines is not None:
+            blank = not raw.strip()
+            # (an Unsupported block has blank lines between its parts: two in a row end it)
+            if len(self._skip_lines) < MAX_RECORD_LINES and (
+                    (raw[:1] in (b" ", b"\t") and not blank)
+                    # (the builtin warning's own hint lines begin unindented, as does an
+                    # exception's "from user code:" before its stack)
+                    or (self._skip_read is reasons.warned_break and raw.startswith(b"If it is "))
+                    or (self._skip_read is reasons.unsupported_break
+                        and raw.startswith(b"from user code:"))
+                    or (blank and self._skip_read is not cg.text_record and self._skip_blank < 1)):
+                self.stats.recognized += 1
+                self._skip_blank = self._skip_blank + 1 if blank else 0
+                self._skip_lines.append(raw.decode("utf-8", "replace").rstrip())
+                return _NO_EVENTS
+            return [*self._skip_done(), *self._foreign(raw, lineno, key)]
         rec = self._open.get(key)
         if not raw.strip() or any(s in raw for s in TORCH_NOISE):
             self.stats.recognized += 1
@@ -77,8 +145,10 @@ class ForeignLines:
                 rec.tail = False
             return _NO_EVENTS
         if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
-            found = cg.text_record([_after_bar(raw).decode("utf-8", "replace").strip()],
-                                   {"line": lineno})
+            text = _after_bar(raw).decode("utf-8", "replace").strip()
+            if cg.is_skip(text) and text.replace(" ", "").endswith("Foundfrom:"):
+                return self._pend(cg.text_record, text, lineno)
+            found = cg.text_record([text], {"line": lineno})
             if found:
                 self.stats.recognized += 1
                 self.stats.records += 1
@@ -89,6 +159,10 @@ class ForeignLines:
             if len(rec.lines) < MAX_RECORD_LINES:
                 rec.lines.append(raw)
             return _NO_EVENTS
+        said = said_without_prefix(raw)
+        if said is not None:
+            read, text = said
+            return self._pend(read, text, lineno)
         if any(s in raw for s in TORCH_HEADS):
             self.stats.recognized += 1
             self.stats.records += 1

@@ -44,12 +44,16 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
     b"track_symint": (msg.track_symint, False),  # read only where mark_dynamic's demand shows
     b"skipping:": (msg.mode_skip, False),  # read only where a dispatch mode caused it
+    # "automatic dynamic L['x'] marked dynamic": a dim marked up front (read only there)
+    b"automatic": (msg.dynamic_sources, False),
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
         b"create_env", b"produce_guards", b"track_symfloat", b"Skipping",
         b"lru_cache_stats", b"Guard", b"Python", b"compute_unbacked_bindings",
         b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
-        b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals", b"automatic",
+        b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals",
+        # +dynamo's inlining of a call, +dynamic's lifting of a symbol (paste hunt 5)
+        b"INLINING", b"_lift_symbols_in_symint",
         b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack",
         b"TRACE", b"Restarting", b"create_unspecified_symbol",
         b"_update_version_counter", b"__guards",
@@ -63,13 +67,20 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     )},
 }
 TREE_WORD = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
-DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynamic via dynamic-sources")
+# (torch 2.15's words; 2.11's: "… due to dynamic source allowlist pattern: …", "… via source
+# whitelist"; and builder.py's "automatic dynamic L['x'] marked dynamic" for a dim marked up
+# front, by mark_dynamic or such an entry: vllm#13284)
+DYN_SOURCES = (b" marked dynamic due to dynamic-sources entry", b" marked dynamic via dynamic-sources",
+               b" marked dynamic due to dynamic source allowlist", b" marked dynamic via source whitelist",
+               b"automatic dynamic ")
 # Known records whose first word varies ("1 Warning only constraints violated").
 KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic via dynamic-values",
                b"No CUDA runtime is found",
                # dynamo's and inductor's DEBUG lines whose first word is a common one
                # ("return", "empty", "Using", "Not"): known by their phrase, not their word
                b" triggered compile", b"empty checkpoint", b"Using FallbackKernel",
+               # dynamo's summary of the frames a call traced (+dynamo, pytorch#137297)
+               b", torchdynamo attempted to trace the following frames:",
                b"_remote_module_non_scriptable.py",  # torch.distributed's INFO "Writing …"
                b"Not enough SMs to use max_autotune", b"reduction over non-contiguous dims",
                b"incorrect arg count", b"a decomposition exists, we should switch")
@@ -100,6 +111,7 @@ READ_WHERE: dict[bytes, bytes] = {
     b"runtime_assert": b"[guard added]",
     b"track_symint": b"warn_only=False",  # where mark_dynamic demanded the size
     b"skipping:": b"dispatch mode",  # a frame skipped under a TorchDispatchMode
+    b"automatic": b" marked dynamic",
     b"Could": b"data-dependent",  # "Could not guard on data-dependent expression": textdde
 }
 SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None and k not in READ_WHERE)

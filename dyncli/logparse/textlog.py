@@ -31,6 +31,7 @@ from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textguards as guards
+from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
@@ -71,6 +72,12 @@ _STATIC = b"_dynamo_static_indices', set())"
 _NO_COMMON: dict[str, Any] = {}
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
+
+
+# the one "Step 1:" line that starts a compile (its "Step 1: torchdynamo done tracing fn
+# (RETURN_VALUE)" under the same id ends it: read as a start, every +dynamo log counted each
+# compile twice, the second as a reset)
+_STEP1_START = b"Step 1: torchdynamo start tracing"
 
 
 class _Record:
@@ -203,6 +210,8 @@ class TextLogParser(ForeignLines):
                         if out:
                             yield from out
                         continue
+                    if self._skip_lines is not None:  # a prefixed line ends a pasted skip's stack
+                        yield from self._skip_done()
                     plen = m.end()
                     last_prefix = raw[:plen]
                     if plen == len(raw) and last_prefix[-1:] != b" ":
@@ -262,6 +271,8 @@ class TextLogParser(ForeignLines):
                         yield from out
                     cur = open_[key]
                     mode = cur.mode
+            if self._skip_lines is not None:
+                yield from self._skip_done()
             for key in list(open_):
                 yield from self._close(key)
             for waiting in self._waiting.values():  # no compile came after them
@@ -287,7 +298,7 @@ class TextLogParser(ForeignLines):
         """
         pid = key[1]
         seen = self._seen.setdefault(pid, set())
-        if word in MARKERS and (word != b"Step" or message.startswith(b"Step 1:")):
+        if word in MARKERS and (word != b"Step" or message.startswith(_STEP1_START)):
             started = self._started.setdefault(pid, {})
             kinds = started.setdefault(cid_b, set())
             if word in kinds:  # this id started before: torch._dynamo.reset() came between
@@ -341,7 +352,10 @@ class TextLogParser(ForeignLines):
                      message: bytes, lineno: int) -> Iterable[ev.Event]:
         """A line repeating the open record's prefix: a continuation, or a new record that
         shares it (one-line records from one call site within the same millisecond)."""
-        if is_start(word, message):
+        if is_start(word, message) and not (
+                rec.kind == b"Graph" and message.startswith(old.OLD_BREAK.encode())
+                and rec.lines and old.CONSIDER_RE.match(rec.lines[0].decode("utf-8", "replace"))):
+            # (the Tensor.item() warning's own "Graph break: from user code at:" continues it)
             out = list(self._close(key))
             common = rec.common if rec.common is not _NO_COMMON else self._common_of(rec.prefix)
             out += self._start(key, rec.prefix, message, lineno, common)

@@ -41,10 +41,16 @@ _BARE_REPLACEMENT_RE = re.compile(r"^set_replacement \S{1,64} = \S{1,64}$")
 VAR_RANGE_RE = re.compile(
     r"^_update_var_to_range (?P<sym>\S+) = VR\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\](?: \((?P<how>\w+)\))?")
 _MARKING = " as dynamic (from "
+MARKED_UP_FRONT = "marked up front (mark_dynamic or a dynamic-sources entry)"
 SOURCES_ENTRY_RE = re.compile(
-    r"^(?P<src>.+?) was marked dynamic due to dynamic-sources entry: (?P<entry>.+)$")
+    r"^(?P<src>.+?) was marked dynamic due to (?:dynamic-sources entry|dynamic source allowlist "
+    r"pattern): (?P<entry>.+)$")
 SOURCES_LIST_RE = re.compile(
-    r"^(?P<src>.+?)(?: dim (?P<dim>\d{1,9}))? marked dynamic via dynamic-sources list")
+    r"^(?P<src>.+?)(?: dim (?P<dim>\d{1,9}))? marked dynamic via (?:dynamic-sources list|source "
+    r"whitelist)")
+# builder.py: a dim marked dynamic before the compile (mark_dynamic, maybe_mark_dynamic, or a
+# dynamic-sources entry); the line does not say which dim
+MARKED_UP_FRONT_RE = re.compile(r"^automatic dynamic (?P<src>\S.{0,1024}?) marked dynamic$")
 START_TRACING_RE = re.compile(
     r"^Step \d{1,9}: torchdynamo start tracing (?P<fn>\S+) (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
 DDE_RE = re.compile(
@@ -177,6 +183,11 @@ def dynamic_sources(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         dim = entry.rsplit(":", 1)[1] if ":" in entry.rsplit("]", 1)[-1] else None
         return [ev.MarkedDynamic(source=m["src"], origin="dynamic-sources", entry=entry,
                                  dim=small_int(dim) if dim else None, **common)]
+    m = MARKED_UP_FRONT_RE.match(lines[0])
+    if m is not None:
+        return [ev.MarkedDynamic(source=m["src"], origin=MARKED_UP_FRONT, **common)]
+    if lines[0].startswith("automatic "):
+        return []  # builder.py's other "automatic dynamic …" lines say nothing more here
     m = _need(SOURCES_LIST_RE.match(lines[0]), "dynamic-sources")
     return [ev.MarkedDynamic(source=m["src"], origin="dynamic-sources",
                              dim=int(m["dim"]) if m["dim"] else None, **common)]

@@ -85,6 +85,11 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         if em is not None:
             reason = reason or _reason_of(em)
             break
+    if not reason:
+        # torch 2.3 wrote the reason after the stack (the exception's traceback): a record
+        # without one was cut short, and its last frame is a frame on the way, not
+        # necessarily the break's place (pytorch#126026's paste stops at a call in line 612)
+        where = ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
                           user_stack=stack, **common)]
 
@@ -136,11 +141,39 @@ def old_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                               last_reason=last_listed(om["rest"]), **common)]
 
 
+# torch's warning at a Tensor.item() it does not capture (variables/tensor.py, 2.4-2.15; on by
+# default, no TORCH_LOGS): "Graph break from `Tensor.item()`, consider setting:", the config
+# line and the env form of it, then "Graph break: from user code at:" and the stack, all one
+# record (distrifuser#26, pytorch_scatter#457)
+CONSIDER_RE = re.compile(r"^Graph break from `(?P<what>[^`]{1,200})`, consider setting:\s*$")
+_SETTING_RE = re.compile(r"^\s{1,40}(?P<set>(?:torch\.[\w.]{1,200} = \S{1,40})|(?:env \w{1,100}=\S{1,40}))\s*$")
+
+
+def consider_setting(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch's Tensor.item() warning: its reason, torch's setting as the hint, and the place
+    (the last frame of its stack)."""
+    what = _need(CONSIDER_RE.match(lines[0]), "graph break").group("what")
+    settings = [m["set"] for t in lines[1:12] if (m := _SETTING_RE.match(t))]
+    at = next((i for i, t in enumerate(lines) if t.startswith(OLD_BREAK)), len(lines))
+    stack = user_stack(lines[at + 1:])
+    # the last frame is the place when torch's code line under it is there; a paste that ends
+    # on a frame's File line (distrifuser#26, pytorch_scatter#457) ends on the way there
+    where = stack[-1] if stack and stack[-1].code else ev.UserLoc("", 0, "", "")
+    hint = (f"{settings[0]} (torch's own hint" + (f"; or {settings[1]}" if len(settings) > 1 else "")
+            + f"): the graph then captures {what} instead of breaking") if settings else ""
+    return [ev.GraphBreak(file=where.file, user_line=where.line,
+                          reason=f"{what}, which torch does not capture by default",
+                          hints=(hint,) if hint else (), user_stack=stack, **common)]
+
+
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """A graph-break record of any release: ``Graph break in user code at …`` (torch >= 2.6,
-    ``textreasons.graph_break``) or the older ``Graph break: … from user code at …``."""
+    ``textreasons.graph_break``), the older ``Graph break: … from user code at …``, or the
+    warning at a Tensor.item() (``Graph break from `Tensor.item()`, consider setting:``)."""
     if lines[0].startswith(OLD_BREAK):
         return old_graph_break(lines, common)
+    if CONSIDER_RE.match(lines[0]):
+        return consider_setting(lines, common)
     return reasons.graph_break(lines, common)
 
 

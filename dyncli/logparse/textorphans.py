@@ -53,6 +53,18 @@ def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Even
                           gb_code=b.gb_code, partial=True, **common)]
 
 
+# The body of torch's "Error while creating guard:" record (_guards.py: the guard's fields,
+# then the traceback), from a paste that began inside it (pytorch#147264 starts at "Source:")
+_GUARD_ERROR_BODY = re.compile(rb"^(?:Source: \S|Create Function: [A-Z_]{1,64}$|Guard Types: "
+                               rb"|Code List: |Object Weakref: |Guarded Class Weakref: )")
+
+
+def orphan_guard_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The body of a guard-creation error whose ``Error while creating guard:`` line is not in
+    the log: the compile failed making that guard (SHAPE_ENV: the shape guards)."""
+    return reasons.constraint_violations(["Error while creating guard:", *lines], common)
+
+
 def orphan(prefix: bytes, message: bytes) -> Handler | None:
     """The handler for a record that begins with ``message``, a line from inside a record of
     a known kind (a paste that began there); None when it is no such line."""
@@ -64,6 +76,10 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
         return orphan_recompile
     if b"__graph_breaks" in prefix and body:
         return orphan_graph_break
+    # (an error record of torch/_guards.py, behind a rank tag or not: "[rank0]:E0215 …")
+    if b"_guards.py:" in prefix and (prefix[:1] == b"E" or b"]:E" in prefix[:24]) \
+            and _GUARD_ERROR_BODY.match(body):
+        return orphan_guard_error
     return None
 
 
@@ -71,8 +87,15 @@ def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
     """Whether ``line``, which has no torch prefix, belongs to the open record of ``kind``
     whose first line is ``first``: torch 2.0's and torchdynamo's warnings put the prefix on
     their first line only (a recompile-limit warning's ``function:`` and ``reasons:`` lines;
-    the user stack after a one-line graph break, until a blank line: ``tail``), and an editor
+    the user stack after a one-line graph break, until a blank line: ``tail``), as does
+    ``logging.basicConfig``'s layout (the indented stack under "from user code at:"), and an editor
     can push a record's text to the next line (``W… [2/128]    ⏎function: 'forward' (…)``)."""
     if kind in (b"torch._dynamo", b"torchdynamo"):
         return _LIMIT_BODY.match(line) is not None
-    return tail and kind == b"Graph" and b" from user code at   File " in first
+    if not tail or kind != b"Graph":
+        return False
+    # torch 2.0's one-line form; torch 2.1-2.3's "Graph break: from user code at:" with the
+    # stack on the lines after it, which logging.basicConfig's layout leaves without a prefix
+    # (pytorch#126026: "DEBUG:torch._dynamo.symbolic_convert.__graph_breaks:Graph break: …")
+    return b" from user code at   File " in first or (
+        first.rstrip().endswith(b"from user code at:") and line[:1] in (b" ", b"\t"))

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.guardtext import comment_of, guard_part, split_failed
+from dyncli.logparse.guardtext import (
+    DUCK_NOTE,
+    UNKNOWN_ORIGIN_RE,
+    comment_of,
+    guard_part,
+    split_failed,
+)
 from dyncli.logparse.textmsg import _need, parse_sloc
 from dyncli.logparse.textpaste import clean, unlink
 
@@ -125,9 +131,12 @@ def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
     markdown links are undone first.
     """
     comment, note = comment_of(clean(reason))
-    user = parse_sloc(comment)[0] if comment else None
+    duck = DUCK_NOTE in comment
+    unknown = UNKNOWN_ORIGIN_RE.search(comment) if comment else None
+    user = parse_sloc(comment)[0] if comment and not duck and unknown is None else None
     return ev.GuardFailure(failed=failed, reason=clean(guard_part(reason)).rstrip(), user=user,
-                           first_use=note)
+                           first_use=note, duck=duck,
+                           unknown_origin=unknown.group(0) if unknown else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +204,53 @@ _FX_FILE_RE = re.compile(r"^\s{0,40}# File: (?P<file>.{1,1024}?):(?P<line>\d{1,9
                          r"(?P<fn>[^,]{1,200})(?:, code: (?P<code>.{0,1024}))?$")
 _EXECUTING_RE = re.compile(r"^\s{0,40}While executing %(?P<node>\w{1,200}) ")
 _EXC_PARTS = ("Explanation:", "Hint:", "Developer debug context:")
+
+
+# (a paste may cut the message before its closing backtick: sageattention#337's second copy)
+_BUILTIN_RE = re.compile(r"(?:unsupported builtin (?P<a>[\w.]{1,300}?)\.(?:\s|$)"
+                         r"|trace the builtin `(?P<b>[^`\s]{1,300}))")
+
+
+def warned_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch's Python warning at a call it cannot trace (``UserWarning: Graph break due to
+    unsupported builtin X. …``, torch 2.5; ``UserWarning: Dynamo does not know how to trace the
+    builtin `X.` …``, 2.6 on): a graph break at a place the warning does not name, and torch's
+    hint (a custom op, or allow_in_graph if it is traceable)."""
+    text = " ".join(t.strip() for t in lines)
+    m = _BUILTIN_RE.search(text)
+    if m is None:
+        reason = lines[0].split(". ", 1)[0].strip()
+        return [ev.GraphBreak(file="", user_line=0, reason=reason[:300], **common)]
+    name = (m["a"] or m["b"]).rstrip(".")
+    return [ev.GraphBreak(file="", user_line=0,
+                          reason=f"a call of {name}, a builtin or C/C++ function dynamo cannot trace",
+                          hints=(builtin_hint(name),), **common)]
+
+
+def builtin_name(text: str) -> str | None:
+    """The builtin torch's words say it cannot trace (``zlib.crc32``), or None."""
+    m = _BUILTIN_RE.search(text)
+    return (m["a"] or m["b"]).rstrip(".") if m else None
+
+
+def builtin_hint(name: str) -> str:
+    """torch's hints for a builtin it cannot trace, as one fix."""
+    return (f"wrap {name} in a custom operator (torch.library.custom_op) or, if it is "
+            f"traceable, torch.compiler.allow_in_graph({name}) (torch's own hint); or call it "
+            "outside the compiled function")
+
+
+def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A graph break's message as an exception prints it (``Unsupported: Failed to trace
+    builtin operator`` with its ``Explanation:`` and ``Hint:`` lines and torch's gb link;
+    ``torch._dynamo.exc.Unsupported: call_method …`` at the end of a traceback: fullgraph=True
+    raised it), and its user stack where ``from user code:`` follows."""
+    first = lines[0].split("Unsupported: ", 1)[1].strip()
+    b = graph_break_body(lines[1:])
+    where = b.stack[-1] if b.stack else ev.UserLoc("", 0, "", "")
+    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=first[:300],
+                          explanation=b.explanation, hints=b.hints, gb_type=first[:300],
+                          gb_code=b.gb_code, user_stack=b.stack, **common)]
 
 
 def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

@@ -370,6 +370,26 @@ def module_tensor_attr(ctx: Any) -> None:
         ctx.call(cm, _r(1, 2))
 
 
+@program("dynamic=True, two inputs of equal size at the first call: duck sizing gives them one "
+         "symbol, and the next call, where they differ, compiles again")
+def duck_sizes(ctx: Any) -> None:
+    def f(x, y):
+        return x.sum() + y.sum()
+    cf = ctx.compile(f, dynamic=True)
+    for a, b in ((4, 4), (6, 7), (8, 9)):
+        ctx.call(cf, _r(a), _r(b))
+
+
+@program("a Tensor.item() in the function: torch warns, breaks the graph and names its setting")
+def item_break(ctx: Any) -> None:
+    def f(x):
+        s = x.sum().item()
+        return x * s
+    cf = ctx.compile(f)
+    for _ in range(2):
+        ctx.call(cf, _r(4))
+
+
 # ----------------------------------------------------------------- not shapes
 
 @program("dtype changes: no shape fix applies")

@@ -286,3 +286,26 @@ def test_api_errors_name_the_option_and_cli_errors_the_flag(runner: CliRunner) -
     assert err.value.hint == "Add bench.nproc 2 (or more)"
     cli = runner.invoke(app, ["bench", "resnet50", "--repeat", "1"], env=ENV)
     assert cli.exit_code == 2 and cli.stderr.startswith("Error: --repeat must be >= 2")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("logs", ["", "bogus"])
+def test_a_torch_logs_torch_refuses_is_one_line_not_its_traceback(logs: str) -> None:
+    """torch parses TORCH_LOGS as it is imported and raises for a value it refuses, and (torch
+    2.11, 2.15) for one set but empty: bench printed torch's traceback."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TORCH_LOGS": logs}
+    if subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True,
+                      timeout=300).returncode == 0:
+        pytest.skip(f"this torch imports with TORCH_LOGS={logs!r}")
+    model = Path(__file__).resolve().parents[2] / "examples" / "model.py"
+    proc = subprocess.run([sys.executable, "-m", "dyncli", "bench", f"{model}:build", "--device",
+                           "cpu", "--variations", "2"], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    first = proc.stderr.splitlines()[0]
+    assert first.startswith(f'Error: torch failed to import with TORCH_LOGS="{logs}": ')
+    assert ("set but empty" in proc.stderr) == (logs == "")

@@ -73,6 +73,10 @@ KNOWN: dict[tuple[str, str], tuple[str, str]] = {
     ("mark_dynamic_indices", "suggest --pgo-dir"): ("", ""),  # no trace of mark_dynamic in the state
     ("float_input", "suggest --pgo-dir"): (NUMBER, "L['scale']"),
     ("int_loop", "suggest --pgo-dir"): (NUMBER, "L['n']"),
+    # the float .item() returns, on the stack of the resume function after the break: the
+    # state shows a float, which no list makes dynamic (torch's hint lists it too: 3 -> 3);
+    # diagnose's fix, torch's capture_scalar_outputs, removes the break (3 -> 1)
+    ("item_break", "suggest --pgo-dir"): (NUMBER, "L['___stack0']"),
 }
 
 

@@ -205,3 +205,117 @@ def test_a_function_first_called_under_a_dispatch_mode(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=True, timeout=300)
     assert done.stdout.split() == ["frames", "1"], done.stdout
+
+
+# Three sizes under automatic dynamic: two compiles of one frame, then a graph break in a
+# second function (two frames of its own). torch's counters give the compiles to expect.
+COUNTED = """
+import torch
+from torch._dynamo.utils import counters
+def fn(x):
+    return x * 2
+def broken(x):
+    y = x + 1
+    torch._dynamo.graph_break()
+    return y * 2
+f, g = torch.compile(fn, backend="eager"), torch.compile(broken, backend="eager")
+for n in (3, 5, 7):
+    f(torch.randn(n))
+g(torch.randn(4))
+print("compiles", counters["frames"]["ok"])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("logs", ["+dynamo", "+dynamo,recompiles"])
+def test_a_dynamo_debug_log_counts_each_compile_once(tmp_path: Path, logs: str) -> None:
+    """A +dynamo log writes "Step 1: torchdynamo start tracing" and "Step 1: torchdynamo done
+    tracing" under one compile id: the second was read as a second start (a reset), and every
+    compile counted twice (paste hunt 5: a 2-compile run read as 3 frames and 5 compiles)."""
+    program = tmp_path / "counted.py"
+    program.write_text(COUNTED)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCH_LOGS": logs}
+    env.pop("TORCH_TRACE", None)
+    log = tmp_path / "run.log"
+    with log.open("wb") as err:
+        ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=err, check=True, timeout=300)
+    compiles = int(ran.stdout.split()[-1])
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["summary"]["compiles"] == compiles == 4, (compiles, doc["summary"])
+    frames = {f["function"]: f["compiles"] for f in doc["frames"]}
+    assert frames["fn"] == 2 and frames["broken"] == 1, frames
+    assert doc["summary"]["frames"] == 3, frames  # fn, broken and broken's resume function
+    # fn's one recompile, whose reason only a recompiles log gives; never one per frame
+    unexplained = [s["evidence"] for s in doc["suggestions"] if s["kind"] == "unexplained-recompiles"]
+    assert unexplained == ([] if "recompiles" in logs else
+                           [["compile ids [0/0], [0/1]: 2 compile(s) of frame 0"]]), unexplained
+
+
+# A C function dynamo cannot trace, with no TORCH_LOGS: torch's own UserWarning is all a user
+# sees (sageattention#73, #337). With fullgraph=True torch also raises, naming the place.
+BUILTIN = """
+import sys, zlib
+import torch
+from torch._dynamo.utils import counters
+def f(x):
+    return x + zlib.crc32(b"abc")
+full = sys.argv[1] == "fullgraph"
+try:
+    torch.compile(f, backend="eager", fullgraph=full)(torch.randn(4))
+except Exception:
+    import traceback
+    traceback.print_exc()
+print("graphs", counters["stats"]["unique_graphs"])
+"""
+
+
+BUILTIN_FIXED = """
+import zlib
+import torch
+from torch._dynamo.utils import counters
+@torch.library.custom_op("dyncli_test::crc_add", mutates_args=())
+def crc_add(x: torch.Tensor) -> torch.Tensor:
+    return x + zlib.crc32(b"abc")
+@crc_add.register_fake
+def _(x):
+    return torch.empty_like(x)
+def f(x):
+    return crc_add(x)
+x = torch.randn(4)
+got = torch.compile(f, backend="eager", fullgraph=True)(x)
+print("graphs", counters["stats"]["unique_graphs"], "equal", torch.equal(got, x + zlib.crc32(b"abc")))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["default", "fullgraph"])
+def test_torchs_own_warning_of_a_builtin_is_a_break_and_its_fix_compiles_whole(
+        tmp_path: Path, how: str) -> None:
+    program = tmp_path / "builtin.py"
+    program.write_text(BUILTIN)
+    env = {k: v for k, v in os.environ.items() if k not in ("TORCH_LOGS", "TORCH_TRACE")}
+    env["OMP_NUM_THREADS"] = "1"
+    log = tmp_path / "run.log"
+    with log.open("wb") as err:
+        subprocess.run([sys.executable, str(program), how], cwd=tmp_path, env=env,
+                       stdout=subprocess.DEVNULL, stderr=err, check=True, timeout=300)
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr  # (it was "not a torch log", exit 2)
+    doc = json.loads(out.stdout)
+    (b,) = doc["graph_breaks"]
+    if how == "fullgraph":  # the exception names the place; the warning is the same break
+        assert (Path(b["file"]).name, b["line"]) == ("builtin.py", 6), b
+    (a,) = [s for s in doc["suggestions"] if s["kind"] == "graph-break"]
+    assert a["fix"].startswith("wrap zlib.crc32 in a custom operator (torch.library.custom_op)")
+
+    # the fix, applied: the call inside a custom operator compiles in one graph, no break
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(BUILTIN_FIXED)
+    done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True, timeout=300)
+    assert done.stdout.split() == ["graphs", "1", "equal", "True"], (done.stdout, done.stderr[-2000:])

@@ -155,7 +155,8 @@ def test_multi_rank_is_per_rank() -> None:
 
 @pytest.mark.parametrize(("reason", "cause"), [
     ("tensor 'x' size mismatch at index 0. expected 4, actual 6", "size"),
-    ("tensor 'x' stride mismatch at index 0. expected 8, actual 4", "size"),
+    ("tensor 'x' stride mismatch at index 0. expected 8, actual 4", "stride"),
+    ("x.stride()[0] == 12", "stride"),
     ("2 <= x.size()[0]", "size"),
     ("n == 31", "scalar"),
     ("self.k != 4", "scalar"),
@@ -400,3 +401,27 @@ def test_a_backend_exception_warning_is_a_graph_break_at_the_failing_nodes_line(
     assert b.gb_type == "Backend compiler exception" and "_local_scalar_dense" in b.explanation
     (finding,) = [s for s in diag.suggestions if s.kind == "graph-break"]
     assert ".item()" in finding.fix and diag.stats.malformed == 0
+
+
+# torch 2.15.0's log of tests/advice/corpus.py's duck_sizes (dynamic=True, sizes (4, 4), (6, 7))
+DUCK_LOG = """\
+V1129 20:11:28.589000 10449 torch/_dynamo/guards.py:6374] [0/1] [__recompiles] Recompiling function f in /tmp/duck/duck.py:2
+V1129 20:11:28.589000 10449 torch/_dynamo/guards.py:6374] [0/1] [__recompiles]     triggered by the following guard failure(s):
+V1129 20:11:28.589000 10449 torch/_dynamo/guards.py:6374] [0/1] [__recompiles]     - 0/0: y.size()[0] == x.size()[0]  # duck sizing added this equality because these variables had the same size 4 (to avoid this specialization, set torch.fx.experimental._config.use_duck_shape = False)
+"""
+
+
+def test_a_guard_duck_sizing_added_gets_torchs_flag_not_a_user_line(tmp_path: Path) -> None:
+    from dyncli.diagnose.read import diagnose_logs
+
+    log = tmp_path / "duck.log"
+    log.write_text(DUCK_LOG)
+    d = diagnose_logs([log])
+    (r,) = d.recompiles
+    assert (r.cause, r.kinds, r.user) == ("size", ("duck",), None)  # the note is no location
+    (a,) = [s for s in d.suggestions if s.kind == "duck-sizing"]
+    assert "`y.size()[0] == x.size()[0]`" in a.message
+    assert a.fix.startswith("torch.fx.experimental._config.use_duck_shape = False before")
+    assert not [s for s in d.suggestions if s.kind == "non-shape-recompile"]
+    (c,) = d.causes
+    assert c.title.startswith("duck sizing") and c.fix == a.fix and c.compiles == 1

@@ -48,8 +48,10 @@ def _texts(diag: Diagnosis) -> list[str]:
 def _users(diag: Diagnosis) -> list[str]:
     users = [u for u in (*(r.user for r in diag.recompiles), *(s.user for s in diag.specializations))
              if u is not None]
+    skips = [x.user for x in diag.cudagraphs.skips if x.user] if diag.cudagraphs else []
     return [f"{u.file}:{u.line}" for u in users] + [x.last_reason for x in diag.recompile_limits] \
-        + [f"{b.file}:{b.user_line}" for b in diag.graph_breaks if b.file]
+        + [f"{b.file}:{b.user_line}" for b in diag.graph_breaks if b.file] \
+        + [f"{u.file} in {u.function}" for u in skips]
 
 
 def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
@@ -65,7 +67,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "limit_names", "graph_breaks", "constraints", "specializations", "user_lines",
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
-          "guard_errors", "stopped_after_limit"}
+          "guard_errors", "stopped_after_limit", "causes"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -133,6 +135,9 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     kinds = {k for r in diag.recompiles for k in (*r.kinds, r.kind)}
     kinds |= {str(checked(split_failed(x.last_reason)[1])) for x in diag.recompile_limits if x.last_reason}
     assert set(expect.get("kinds", [])) <= kinds, (expect.get("kinds"), kinds)
+    # and each recompile's coarse cause (a stride is not a size: torchtune-1402)
+    causes = {c for r in diag.recompiles for c in (*r.causes, r.cause)}
+    assert set(expect.get("causes", [])) <= causes, (expect.get("causes"), causes)
     # torch's own hint in the log is in dyncli's advice (never worse than torch's hint)
     for hint in expect.get("torch_hints", []):
         name = hint.split("=")[0].split(".")[-1].strip()
@@ -154,3 +159,129 @@ def test_an_int_an_operator_pinned_is_not_a_branch_to_rewrite() -> None:
     diag = diagnose_logs([PASTED / "pytorch-141934.log"])
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.USER_SPECIALIZATION]
     assert a.fix.startswith("no branch to rewrite") and "torch.cond" not in a.fix
+
+
+def test_a_class_made_in_the_function_is_moved_out_not_passed_the_same() -> None:
+    """comfy-aimdo-13: a Holder class defined in get_tensor_from_raw_ptr, a new one per call, at
+    the limit. The caller cannot "pass the same object"; the class belongs at module level. The
+    evidence cites the warning's own first line with its words, then the last reason."""
+    diag = diagnose_logs([PASTED / "comfy-aimdo-13.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "get_tensor_from_raw_ptr.<locals>.Holder" in a.message
+    assert a.fix.startswith("define Holder at module level, once, outside get_tensor_from_raw_ptr")
+    assert "same object" not in a.fix
+    assert a.evidence[0].startswith(
+        "line 7: [10/64] torch._dynamo hit config.recompile_limit (64); last reason: 10/63: ")
+
+
+def test_a_stride_change_is_not_a_size_change() -> None:
+    """torchtune-1402: input_pos's strides changed (a slice of a longer tensor), not its size."""
+    diag = diagnose_logs([PASTED / "torchtune-1402.log"])
+    (r,) = diag.recompiles
+    assert (r.cause, r.kind) == ("stride", "stride")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
+    assert "will not fix" not in a.message and "input_pos.contiguous()" in a.fix
+
+
+def test_stacks_pasted_without_a_prefix_are_read_with_their_record() -> None:
+    """pytorch-126026 (logging.basicConfig's layout: the stack under "from user code at:" has
+    no prefix) and comfyui-6866 (a CUDA-graph skip's "Found from :" stack, pasted bare, without
+    line numbers): every line understood. 126026's paste stops before the reason and the
+    innermost frame: its last frame shown is on the way, not the break's place."""
+    gb = diagnose_logs([PASTED / "pytorch-126026.log"])
+    assert gb.stats.unrecognized == 0
+    (b,) = gb.graph_breaks
+    assert (b.file, b.reason) == ("", "")
+    assert b.call_sites == (
+        "/data/users/ezyang/b/transformers/src/transformers/models/bert/modeling_bert.py:612 in forward",)
+    (a,) = [s for s in gb.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.message.endswith("(its reason is not in the log)")
+    assert "Graph break in user code" not in a.evidence[0]  # torch never wrote those words here
+    skip = diagnose_logs([PASTED / "comfyui-6866.log"])
+    assert skip.stats.unrecognized == 0
+    (s,) = [s for s in skip.suggestions if s.kind is AdviceKind.CUDAGRAPH_SKIP]
+    assert s.message.endswith("cpu device (arg7_1) (comfy\\ops.py in forward_comfy_cast_weights).")
+
+
+def test_torchs_note_that_it_cannot_trace_a_guard_is_said_with_it() -> None:
+    """sglang-7230: torch wrote "(unknown var s1, please file a bug)" on the failed guard: it
+    cannot say which code made it. Said in the cause, never read as a user line."""
+    diag = diagnose_logs([PASTED / "sglang-7230.log"])
+    (r,) = [r for r in diag.recompiles if r.reasons]
+    assert (r.unknown_origin, r.user) == ("(unknown var s1, please file a bug)", None)
+    assert any("torch cannot say which code made it (unknown var s1, please file a bug)"
+               in c.title for c in diag.causes)
+
+
+def test_torchs_item_warning_is_one_break_with_torchs_setting() -> None:
+    """distrifuser-26: torch's default warning at a Tensor.item() ("Graph break from
+    `Tensor.item()`, consider setting: … capture_scalar_outputs = True", then its stack) is one
+    graph break whose fix is torch's setting. The paste ends on a frame's File line: that
+    frame is on the way, not the break's place."""
+    diag = diagnose_logs([PASTED / "distrifuser-26.log"])
+    assert diag.stats.malformed == 0
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("Tensor.item()") and b.file == ""
+    assert b.call_sites[0].endswith("distri_sdxl_unet_pp.py:94 in forward")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith("torch._dynamo.config.capture_scalar_outputs = True (torch's own hint")
+
+
+def test_torchs_own_words_without_torch_logs_are_read() -> None:
+    """What users see with no TORCH_LOGS set, rejected as "not a torch log" before: torch's
+    Python warning at a builtin it cannot trace (its fix: a custom op, or allow_in_graph),
+    a graph break's message as an exception prints it, with torch's gb code."""
+    for name, builtin in (("sageattention-73", "sageattention._fused.PyCapsule.quant_per_warp_int8_cuda"),
+                          ("sageattention-337", "sageattention._fused.pybind11_detail_function_record"
+                           "_v1_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1.scale_fuse_quant_cuda")):
+        diag = diagnose_logs([PASTED / f"{name}.log"])
+        assert len({(b.file, b.reason) for b in diag.graph_breaks}) == 1, name  # one site
+        (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+        assert a.fix.startswith(f"wrap {builtin} in a custom operator"), (name, a.fix)
+    diag = diagnose_logs([PASTED / "pytorch-174138.log"])
+    (b,) = diag.graph_breaks
+    assert (b.gb_code, b.reason) == ("GB0059", "Failed to trace builtin operator")
+    assert diag.stats.unrecognized == 0
+
+
+def test_a_limit_the_program_raised_is_not_only_hiding() -> None:
+    """intel-xpu-triton-5838: recompile_limit (100), above torch's 8: the program set it (a
+    shape sweep under dynamic=False), and raising it to the number of sizes is the fix there:
+    "raising the limit only hides the recompiles" was all dyncli said."""
+    diag = diagnose_logs([PASTED / "intel-xpu-triton-5838.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "the limit here (100) is above torch's default (8), so the program set it" in a.fix
+    # comfy-aimdo-13: 64, raised too, on an identity guard no size sweep explains
+    other = diagnose_logs([PASTED / "comfy-aimdo-13.log"])
+    (b,) = [s for s in other.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert ("the limit here (64) is above torch's default (8), so the program set "
+                          "it; raising torch._dynamo.config.recompile_limit further only hides "
+                          "the recompiles") in b.fix
+
+
+def test_a_break_in_torchs_own_code_is_not_the_users_line_to_move() -> None:
+    """pytorch-152185: the break is in torch's FSDP1 wrapper (_flat_param.py:2776)."""
+    diag = diagnose_logs([PASTED / "pytorch-152185.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith("the break is in torch's own code (") and "FSDP2" in a.fix
+    assert "move the untraceable call" not in a.fix
+
+
+def test_inputs_marked_dynamic_up_front_are_read_in_each_torchs_words(tmp_path: Path) -> None:
+    """vllm-13284 (torch 2.6's builder.py: "automatic dynamic L['input_ids'] marked dynamic", a
+    dim marked up front) and torch 2.11's words for a dynamic-sources entry (recorded on 2.11:
+    "due to dynamic source allowlist pattern", "via source whitelist"; 2.15 says
+    "dynamic-sources entry")."""
+    diag = diagnose_logs([PASTED / "vllm-13284.log"])
+    assert diag.stats.unrecognized == 0
+    assert {d.source for f in diag.frames for d in f.dynamic_inputs} == {"L['input_ids']"}
+    log = tmp_path / "211.log"
+    log.write_text(
+        "V1129 21:50:08.482000 8819 torch/_dynamo/variables/builder.py:3619] [0/0] L['x'] was "
+        "marked dynamic due to dynamic source allowlist pattern: L['x']\n"
+        "V1129 21:50:08.482000 8819 torch/_dynamo/variables/builder.py:3879] [0/0] L['x'] "
+        "marked dynamic via source whitelist\n")
+    d = diagnose_logs([log])
+    assert d.stats.unrecognized == 0
+    assert {(x.source, x.origin) for f in d.frames for x in f.dynamic_inputs} == {
+        ("L['x']", "dynamic-sources")}
