@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -174,21 +175,36 @@ def test_a_range_marked_on_a_size_one_input_is_read_and_its_fix_runs(
 UNDER_A_MODE = (PROGRAMS / "under_a_mode.py").read_text()
 
 
-@pytest.mark.slow
-def test_a_function_first_called_under_a_dispatch_mode(tmp_path: Path) -> None:
-    program = tmp_path / "under_a_mode.py"
-    program.write_text(UNDER_A_MODE)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCH_LOGS": "+dynamo"}
-    env.pop("TORCH_TRACE", None)
+def _env() -> dict[str, str]:
+    """This environment without TORCH_LOGS and TORCH_TRACE, one OpenMP thread."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TORCH_LOGS", "TORCH_TRACE")}
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def _logged(tmp_path: Path, name: str, source: str, logs: str | None,
+            *args: str) -> tuple[Path, bytes, dict[str, Any]]:
+    """Run ``source`` as ``name`` under TORCH_LOGS=``logs`` (None: unset, torch's default
+    warnings), its stderr the log; (the program, its stdout, ``dyncli diagnose --json`` of it)."""
+    program = tmp_path / name
+    program.write_text(source)
+    env = _env()
+    if logs is not None:
+        env["TORCH_LOGS"] = logs
     log = tmp_path / "run.log"
     with log.open("wb") as err:
-        ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env,
+        ran = subprocess.run([sys.executable, str(program), *args], cwd=tmp_path, env=env,
                              stdout=subprocess.PIPE, stderr=err, check=True, timeout=300)
-    frames = int(ran.stdout.split()[-1])
     out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
                          cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
     assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+    return program, ran.stdout, json.loads(out.stdout)
+
+
+@pytest.mark.slow
+def test_a_function_first_called_under_a_dispatch_mode(tmp_path: Path) -> None:
+    program, stdout, doc = _logged(tmp_path, "under_a_mode.py", UNDER_A_MODE, "+dynamo")
+    frames = int(stdout.split()[-1])
     (skip,) = doc["mode_skips"]
     assert (skip["function"], skip["file"], skip["count"]) == ("mm", str(program), 1), skip
     found = [s for s in doc["suggestions"] if s["kind"] == "dispatch-mode-skip"]
@@ -201,8 +217,7 @@ def test_a_function_first_called_under_a_dispatch_mode(tmp_path: Path) -> None:
     # the fix, run: one call outside the mode first, and the function compiles
     fixed = tmp_path / "fixed.py"
     fixed.write_text(UNDER_A_MODE.replace("# FIX", "f(a, b)"))
-    env.pop("TORCH_LOGS")
-    done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=_env(),
                           capture_output=True, text=True, check=True, timeout=300)
     assert done.stdout.split() == ["frames", "1"], done.stdout
 
@@ -232,19 +247,8 @@ def test_a_dynamo_debug_log_counts_each_compile_once(tmp_path: Path, logs: str) 
     """A +dynamo log writes "Step 1: torchdynamo start tracing" and "Step 1: torchdynamo done
     tracing" under one compile id: the second was read as a second start (a reset), and every
     compile counted twice (paste hunt 5: a 2-compile run read as 3 frames and 5 compiles)."""
-    program = tmp_path / "counted.py"
-    program.write_text(COUNTED)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TORCH_LOGS": logs}
-    env.pop("TORCH_TRACE", None)
-    log = tmp_path / "run.log"
-    with log.open("wb") as err:
-        ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env,
-                             stdout=subprocess.PIPE, stderr=err, check=True, timeout=300)
-    compiles = int(ran.stdout.split()[-1])
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+    _, stdout, doc = _logged(tmp_path, "counted.py", COUNTED, logs)
+    compiles = int(stdout.split()[-1])
     assert doc["summary"]["compiles"] == compiles == 4, (compiles, doc["summary"])
     frames = {f["function"]: f["compiles"] for f in doc["frames"]}
     assert frames["fn"] == 2 and frames["broken"] == 1, frames
@@ -295,18 +299,9 @@ print("graphs", counters["stats"]["unique_graphs"], "equal", torch.equal(got, x 
 @pytest.mark.parametrize("how", ["default", "fullgraph"])
 def test_torchs_own_warning_of_a_builtin_is_a_break_and_its_fix_compiles_whole(
         tmp_path: Path, how: str) -> None:
-    program = tmp_path / "builtin.py"
-    program.write_text(BUILTIN)
-    env = {k: v for k, v in os.environ.items() if k not in ("TORCH_LOGS", "TORCH_TRACE")}
-    env["OMP_NUM_THREADS"] = "1"
-    log = tmp_path / "run.log"
-    with log.open("wb") as err:
-        subprocess.run([sys.executable, str(program), how], cwd=tmp_path, env=env,
-                       stdout=subprocess.DEVNULL, stderr=err, check=True, timeout=300)
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
-    assert out.returncode == 0, out.stderr  # (it was "not a torch log", exit 2)
-    doc = json.loads(out.stdout)
+    # (diagnose read it: it was "not a torch log", exit 2)
+    _, _, doc = _logged(tmp_path, "builtin.py", BUILTIN, None, how)
+    env = _env()
     (b,) = doc["graph_breaks"]
     if how == "fullgraph":  # the exception names the place; the warning is the same break
         assert (Path(b["file"]).name, b["line"]) == ("builtin.py", 6), b
