@@ -167,9 +167,6 @@ def _stride(row: KindText, reasons: Iterable[str]) -> KindText:
     return replace(row, fix=row.fix.format(t=one if _IDENT_RE.match(one) else "x"))
 
 
-# an identity guard on a value that was on the stack when torch's resume function started:
-# an object alive across a graph break (comfy-aimdo#13: ___check_obj_id(___stack0, …))
-_STACK = "___check_obj_id(___stack"
 # the guarded object's class as torch prints it: type=<class 'pkg.mod.fn.<locals>.Holder'>
 _LOCAL_TYPE_RE = re.compile(r"type=<class '(?:[\w.]{0,300}\.)?(?P<fn>\w{1,200})\.<locals>\."
                             r"(?P<name>[\w.<>]{1,300})'>")
@@ -200,16 +197,6 @@ def _local_class(reasons: tuple[str, ...]) -> KindText | None:
         "compiled function also breaks the graph there); it is not an object the caller passes")
 
 
-def _across_break(reasons: tuple[str, ...]) -> KindText:
-    """The identity row for an object the function holds across a graph break, which the
-    function makes: the caller cannot pass "the same object"."""
-    return KindText(
-        "an object the function holds across a graph break (a value on the stack when torch's "
-        f"resume function starts) is a new one on every call{_made(reasons)}",
-        "make it once outside the compiled code and reuse it, or remove the graph break it "
-        "lives across so that it stays inside one graph; it is not an object the caller passes")
-
-
 def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
     """The row of ``kind`` (``other``'s for a kind this table does not know); a global-state
     row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``)."""
@@ -221,8 +208,6 @@ def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
         local = _local_class(reasons)
         if local is not None:
             return local
-    if kind == Checked.IDENTITY and any(_STACK in r for r in reasons):
-        return _across_break(reasons)
     if kind != Checked.GLOBAL_STATE:
         return row
     names = dict.fromkeys(n for r in reasons if (m := _STATE_RE.search(r))
