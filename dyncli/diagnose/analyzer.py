@@ -56,6 +56,7 @@ from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
 from dyncli.logparse.guardtext import Checked, checked, classify
+from dyncli.logparse.textreasons import builtin_name, warned_builtin
 from dyncli.sources import is_input
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
@@ -71,17 +72,11 @@ def _one_break_per_builtin(breaks: Iterable[GraphBreakReport]) -> list[GraphBrea
     exception names that builtin: under fullgraph=True torch warns, then raises for the same
     call, and the exception has the place (``from user code:``)."""
     breaks = list(breaks)
-    said = " ".join(b.explanation for b in breaks if b.file)
-    return [b for b in breaks if b.file or not (m := _WARNED_BUILTIN.match(b.reason))
-            or f"`{m[1]}" not in said]
-
-
-# textreasons.warned_break's reason
-_WARNED_BUILTIN = re.compile(r"^a call of (\S{1,300}), a builtin or C/C\+\+ function")
+    placed = {builtin_name(b.explanation) for b in breaks if b.file} - {None}
+    return [b for b in breaks if b.file or warned_builtin(b.reason) not in placed]
 
 
 @dataclass
-
 class _Frame:
     rank: int | None
     frame_id: str

@@ -73,6 +73,18 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     return None
 
 
+# What else continues a pending message of each reader besides its indented lines: the
+# unindented lines it begins with (the builtin warning's own hints; an exception's "from user
+# code:" before its stack), and whether single blank lines do (between an Unsupported block's
+# parts; a skip's stack has none)
+_CONTINUES: dict[Any, tuple[tuple[bytes, ...], bool]] = {
+    cg.text_record: ((), False),
+    reasons.warned_break: ((b"If it is ",), True),
+    reasons.unsupported_break: ((b"from user code:",), True),
+    reasons.recompiling: ((), True),
+}
+
+
 class ForeignLines:
     """The parser's handling of lines without a torch prefix (a mixin of TextLogParser)."""
 
@@ -83,25 +95,25 @@ class ForeignLines:
     # prefix, whose body follows on indented lines: a CUDA-graph skip's "Found from :" stack
     # (comfyui#6866), a graph break's "Unsupported: …" block with its Explanation and Hints
     # (pytorch#174138), a RecompileError's guard failures; collected until a line that is none
-    _skip_lines: list[str] | None = None
-    _skip_at = 0
-    _skip_read: Any = None  # (lines, common) -> events
-    _skip_blank = 0
+    _pending: list[str] | None = None
+    _pending_at = 0
+    _pending_read: Any = None  # (lines, common) -> events
+    _pending_blank = 0
 
-    def _skip_done(self) -> list[ev.Event]:
+    def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
-        lines, self._skip_lines = self._skip_lines, None
+        lines, self._pending = self._pending, None
         if not lines:
             return []
         try:
-            return list(self._skip_read(lines, {"line": self._skip_at}))
+            return list(self._pending_read(lines, {"line": self._pending_at}))
         except RECORD_ERRORS:
             return []
 
     def _pend(self, read: Any, text: str, lineno: int) -> Iterable[ev.Event]:
         self.stats.recognized += 1
         self.stats.records += 1
-        self._skip_lines, self._skip_at, self._skip_read, self._skip_blank = [text], lineno, read, 0
+        self._pending, self._pending_at, self._pending_read, self._pending_blank = [text], lineno, read, 0
         return _NO_EVENTS
 
     def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
@@ -121,22 +133,18 @@ class ForeignLines:
     def _foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
         """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
         (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix."""
-        if self._skip_lines is not None:
+        if self._pending is not None:
             blank = not raw.strip()
-            # (an Unsupported block has blank lines between its parts: two in a row end it)
-            if len(self._skip_lines) < MAX_RECORD_LINES and (
-                    (raw[:1] in (b" ", b"\t") and not blank)
-                    # (the builtin warning's own hint lines begin unindented, as does an
-                    # exception's "from user code:" before its stack)
-                    or (self._skip_read is reasons.warned_break and raw.startswith(b"If it is "))
-                    or (self._skip_read is reasons.unsupported_break
-                        and raw.startswith(b"from user code:"))
-                    or (blank and self._skip_read is not cg.text_record and self._skip_blank < 1)):
+            # (two blank lines in a row end any of them)
+            heads, blanks = _CONTINUES[self._pending_read]
+            if len(self._pending) < MAX_RECORD_LINES and (
+                    (raw[:1] in (b" ", b"\t") and not blank) or (heads and raw.startswith(heads))
+                    or (blank and blanks and self._pending_blank < 1)):
                 self.stats.recognized += 1
-                self._skip_blank = self._skip_blank + 1 if blank else 0
-                self._skip_lines.append(raw.decode("utf-8", "replace").rstrip())
+                self._pending_blank = self._pending_blank + 1 if blank else 0
+                self._pending.append(raw.decode("utf-8", "replace").rstrip())
                 return _NO_EVENTS
-            return [*self._skip_done(), *self._foreign(raw, lineno, key)]
+            return [*self._pending_done(), *self._foreign(raw, lineno, key)]
         rec = self._open.get(key)
         if not raw.strip() or any(s in raw for s in TORCH_NOISE):
             self.stats.recognized += 1

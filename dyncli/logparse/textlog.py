@@ -210,8 +210,8 @@ class TextLogParser(ForeignLines):
                         if out:
                             yield from out
                         continue
-                    if self._skip_lines is not None:  # a prefixed line ends a pasted skip's stack
-                        yield from self._skip_done()
+                    if self._pending is not None:  # a prefixed line ends a pending message
+                        yield from self._pending_done()
                     plen = m.end()
                     last_prefix = raw[:plen]
                     if plen == len(raw) and last_prefix[-1:] != b" ":
@@ -271,8 +271,8 @@ class TextLogParser(ForeignLines):
                         yield from out
                     cur = open_[key]
                     mode = cur.mode
-            if self._skip_lines is not None:
-                yield from self._skip_done()
+            if self._pending is not None:
+                yield from self._pending_done()
             for key in list(open_):
                 yield from self._close(key)
             for waiting in self._waiting.values():  # no compile came after them

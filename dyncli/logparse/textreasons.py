@@ -216,15 +216,24 @@ def warned_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     unsupported builtin X. …``, torch 2.5; ``UserWarning: Dynamo does not know how to trace the
     builtin `X.` …``, 2.6 on): a graph break at a place the warning does not name, and torch's
     hint (a custom op, or allow_in_graph if it is traceable)."""
-    text = " ".join(t.strip() for t in lines)
-    m = _BUILTIN_RE.search(text)
-    if m is None:
+    name = builtin_name(" ".join(t.strip() for t in lines))
+    if name is None:
         reason = lines[0].split(". ", 1)[0].strip()
         return [ev.GraphBreak(file="", user_line=0, reason=reason[:300], **common)]
-    name = (m["a"] or m["b"]).rstrip(".")
-    return [ev.GraphBreak(file="", user_line=0,
-                          reason=f"a call of {name}, a builtin or C/C++ function dynamo cannot trace",
+    return [ev.GraphBreak(file="", user_line=0, reason=_WARNED.format(name),
                           hints=(builtin_hint(name),), **common)]
+
+
+# warned_break's reason, and its reader (diagnose merges the warning into the exception that
+# names the same builtin: under fullgraph=True torch prints both for one break)
+_WARNED = "a call of {}, a builtin or C/C++ function dynamo cannot trace"
+_WARNED_RE = re.compile(r"^a call of (\S{1,300}), a builtin or C/C\+\+ function dynamo cannot trace$")
+
+
+def warned_builtin(reason: str) -> str | None:
+    """The builtin of a break ``warned_break`` read (its reason), or None."""
+    m = _WARNED_RE.match(reason)
+    return m[1] if m else None
 
 
 def builtin_name(text: str) -> str | None:
