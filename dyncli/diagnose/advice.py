@@ -95,6 +95,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _data_dependent(diag)
     out += _guard_errors(diag)
     out += _mode_skips(diag)
+    out += _not_converted(diag)
     return tuple(_listed_together(out))
 
 
@@ -395,6 +396,33 @@ def _mode_skips(diag: Diagnosis) -> list[Advice]:
     return out
 
 
+def _not_converted(diag: Diagnosis) -> list[Advice]:
+    """A frame torch gave up compiling (``WON'T CONVERT``): its compile raised and torch
+    suppressed the error, so the frame runs eagerly; run here (tests/integration/
+    test_diagnose_capture.py): a backend that fails on the graph after a break."""
+    out = []
+    for x in diag.not_converted:
+        where = f"{x.file}:{x.first_line}" if x.file else "its file is not in the log"
+        why = (f"its compile raised {x.error}" if x.error else
+               "its compile raised (the error is past the end of the paste)")
+        out.append(Advice(
+            kind=AdviceKind.NOT_CONVERTED, rank=x.rank, function=x.function,
+            key=f"{x.function}:{x.file}:{x.first_line}",
+            message=(f"{x.function} ({where}) is not compiled: {why}, and torch ran it eagerly "
+                     "instead of failing (torch._dynamo.config.suppress_errors, or an "
+                     f"unsupported construct torch treats as a soft failure)"
+                     + (f"; {x.count} times" if x.count > 1 else "") + "."),
+            fix=("fix what the error names (a failing backend, an unsupported construct), then "
+                 "check that the frame compiles with torch._dynamo.config.suppress_errors = "
+                 "False, which raises the error where it happens"
+                 if x.error else
+                 "paste the record past 'due to:' (the traceback ends in the error), or run with "
+                 "torch._dynamo.config.suppress_errors = False to raise it"),
+            evidence=(cite(x.line, x.compile_id, f"WON'T CONVERT {x.function} {x.file} line "
+                                                 f"{x.first_line}"),)))
+    return out
+
+
 def _guard_errors(diag: Diagnosis) -> list[Advice]:
     """A compile that failed making its guards (``Error while creating guard``): for the shape
     guards (SHAPE_ENV) almost always a ConstraintViolationError, read as such where the log
@@ -422,7 +450,7 @@ def _guard_errors(diag: Diagnosis) -> list[Advice]:
 
 
 def _graph_breaks(diag: Diagnosis) -> list[Advice]:
-    return [Advice(
+    return [_resumed_break(b) if b.resumed_in else Advice(
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
         message=(f"graph break at {b.place} ({b.count}x): "
@@ -434,6 +462,24 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
                        + (f", reached from {b.call_sites[0]}" if b.call_sites else "")),),
         rank=b.rank)
         for b in diag.graph_breaks]
+
+
+def _resumed_break(b: GraphBreakReport) -> Advice:
+    """A break the log proves only by the name of the code torch resumed after it
+    (dyncli.diagnose.resumed): its place, not its reason."""
+    where = f"{b.place} in {b.function}" if b.file else b.place
+    return Advice(
+        kind=AdviceKind.GRAPH_BREAK, key=b.resumed_in,
+        sites=(Site(b.file, b.user_line),) if b.file else (),
+        message=(f"graph break at {where}: torch compiled {b.function} in pieces and resumed "
+                 f"after line {b.user_line} in a function of its own ({b.resumed_in}); the log "
+                 "does not say what broke there"),
+        fix=(_break_fix(b) if b.file and is_torch_file(b.file) else
+             'TORCH_LOGS="graph_breaks" prints what breaks there (fullgraph=True raises at it); '
+             "then move that call out of the compiled function or make it traceable"),
+        evidence=(cite(b.line, "", f"{b.resumed_in}: {b.function} resumed after a graph break "
+                                   f"at line {b.user_line}"),),
+        rank=b.rank)
 
 
 # aten._local_scalar_dense is a tensor's .item() (and each element of .tolist()): the backend

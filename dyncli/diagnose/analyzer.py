@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.diagnose import advice, branches, proven
+from dyncli.diagnose import advice, branches, proven, resumed
 from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.cudagraph_advice import cudagraph_advice
 from dyncli.diagnose.cudagraphs import CudagraphAccumulator
@@ -44,6 +44,7 @@ from dyncli.diagnose.model import (
     DynamicInput,
     FrameReport,
     GraphBreakReport,
+    NotConvertedReport,
     RecompileLimitReport,
     RecompileReport,
     Relation,
@@ -89,6 +90,7 @@ class _Frame:
     dims: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     marking: dict[str, None] = field(default_factory=dict)  # compile ids, in order
     dynamic_at: dict[str, tuple[str, int]] = field(default_factory=dict)  # first size=None
+    named_at: int = 0  # the log line of the record that named it
 
 
 @dataclass
@@ -184,6 +186,7 @@ class Analyzer:
         self._guard_errors: list[tuple[int | None, str, str, int]] = []
         # frames run eagerly under a dispatch mode: (rank, function, file) -> [count, first line]
         self._mode_skips: dict[tuple[int | None, str, str], list[int]] = {}
+        self._not_converted: dict[tuple[int | None, str, str, int | None], NotConvertedReport] = {}
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
@@ -203,7 +206,7 @@ class Analyzer:
             ev.GuardError: self._on_guard_error, ev.ModeSkip: self._on_mode_skip,
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
-            ev.Traceback: self._on_traceback,
+            ev.Traceback: self._on_traceback, ev.NotConverted: self._on_not_converted,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
@@ -247,7 +250,7 @@ class Analyzer:
         if frame.function and not (frame.from_user_loc and not from_user):
             return
         frame.function, frame.file, frame.first_line = function, file, first
-        frame.from_user_loc = from_user
+        frame.from_user_loc, frame.named_at = from_user, event.line
 
     def _see_user(self, event: ev.Event, user: ev.UserLoc | None) -> None:
         if user is not None and user.function:
@@ -508,6 +511,18 @@ class Analyzer:
         if len(self._guard_errors) < _MAX_ERRORS:
             self._guard_errors.append((e.rank, str(e.compile_id or ""), e.create_function, e.line))
 
+    def _on_not_converted(self, e: ev.NotConverted) -> None:
+        self._name_frame(e, e.function, e.file, e.first_line)
+        key = (e.rank, e.function, e.file, e.first_line)
+        old = self._not_converted.get(key)
+        if old is not None:  # the same frame given up on again: counted, its first error kept
+            self._not_converted[key] = dataclasses.replace(
+                old, count=old.count + 1, error=old.error or e.error)
+        elif len(self._not_converted) < _MAX_ERRORS:
+            self._not_converted[key] = NotConvertedReport(
+                rank=e.rank, function=e.function, file=e.file, first_line=e.first_line,
+                error=e.error, line=e.line, compile_id=str(e.compile_id or ""))
+
     def _on_mode_skip(self, e: ev.ModeSkip) -> None:
         seen = self._mode_skips.get((e.rank, e.function, e.file))
         if seen is not None:
@@ -581,7 +596,19 @@ class Analyzer:
         specs = tuple(sorted((dataclasses.replace(s, user=resolve(s.user))
                               for s in self._specs.values()),
                              key=lambda s: (rank_key(s.rank), s.line)))
-        breaks = tuple(sorted(_one_break_per_builtin(self._breaks.values()),
+        recorded = _one_break_per_builtin(self._breaks.values())
+        # breaks proven by the names of the functions torch resumed after them
+        evidence: list[resumed.Named] = [
+            (x.rank, x.function, x.file, x.first_line, x.line) for x in self._limits.values()]
+        evidence += [(x.rank, x.function, x.file, x.first_line, x.line)
+                     for x in self._recompiles.values()]
+        evidence += [(x.rank, x.function, x.file, x.first_line, x.line)
+                     for x in self._not_converted.values()]
+        evidence += [(f.rank, f.function, _resolved(resolve, f.file), f.first_line, f.named_at)
+                     for f in self._frames.values()]
+        evidence += [(f.rank, f.function, f.file, f.first_line, 0)
+                     for f in frames if f.frame_id == "?"]
+        breaks = tuple(sorted(recorded + resumed.proven_breaks(evidence, recorded),
                               key=lambda b: (rank_key(b.rank), b.line)))
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
@@ -603,6 +630,7 @@ class Analyzer:
             guard_errors=tuple(self._guard_errors),
             mode_skips=tuple((rank, fn, file, n, line) for (rank, fn, file), (n, line)
                              in self._mode_skips.items()),
+            not_converted=tuple(self._not_converted.values()),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
                                         for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),

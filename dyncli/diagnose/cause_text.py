@@ -68,7 +68,10 @@ def describe(c: Draft, printed: set[str]) -> None:
         c.title = flag.title or f"static by default: {flag.name}"
     elif c.kind is CauseKind.GRAPH_BREAK:
         b = c.graph_break
-        if b is not None:
+        if b is not None and b.resumed_in:  # proven by a resume function's name only
+            c.title = (f"graph break at {b.place}{' in ' + b.function if b.file else ''}: "
+                       f"torch resumed after it in {b.resumed_in}; its reason is not in the log")
+        elif b is not None:
             c.title = (f"graph break{' ' + b.gb_code if b.gb_code else ''} at {b.place}: "
                        f"{b.reason or '(its reason is not in the log)'}")
             c.fix = c.fix or (b.hints[0] if b.hints else "")

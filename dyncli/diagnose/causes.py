@@ -35,7 +35,13 @@ from dyncli.diagnose import guard_kinds
 from dyncli.diagnose.branches import crossing
 from dyncli.diagnose.cause_text import Draft, describe
 from dyncli.diagnose.findings import Advice, AdviceKind, Cause, CauseKind, ConfigFlag
-from dyncli.diagnose.model import Diagnosis, GraphBreakReport, RecompileReport, SpecializationReport
+from dyncli.diagnose.model import (
+    Diagnosis,
+    GraphBreakReport,
+    RecompileReport,
+    SpecializationReport,
+    call_site,
+)
 from dyncli.diagnose.reasons import resume_line
 from dyncli.logparse import guardtext as gt
 from dyncli.sources import from_reason
@@ -51,14 +57,10 @@ _PARAMS = ConfigFlag("force_parameter_static_shapes", "False")
 
 
 def _break_key(b: GraphBreakReport) -> str:
-    return f"break:{b.gb_code or b.reason}:{b.file}:{b.user_line}"
+    # (a break placed only by its resume function's name, without a file: by that name)
+    return f"break:{b.gb_code or b.reason or b.resumed_in}:{b.file}:{b.user_line if b.file else 0}"
 
 
-def _call_line(site: str) -> int | None:
-    """The line of a graph break's call site (``file:12 in fn``)."""
-    head, _, tail = site.rpartition(":")
-    number, _, rest = tail.partition(" ")
-    return int(number) if head and number.isdigit() and rest.startswith("in ") else None
 
 
 class _Builder:
@@ -188,12 +190,14 @@ class _Builder:
             c.graph_break = c.graph_break or b
             c.graph_breaks += b.count
             c.ranks[b.rank] = None
-            lines = {b.user_line} | {n for s in b.call_sites if (n := _call_line(s)) is not None}
+            lines = {b.user_line} | {at[1] for s in b.call_sites if (at := call_site(s)) is not None}
             for f in self.diag.frames:  # the frames a break made: torch's resume functions
-                resumed = resume_line(f.function)
+                resumed = resume_line(f.function, f.first_line)
                 if f.rank != b.rank or resumed is None or resumed not in lines:
                     continue
-                for cid in f.compile_ids:
+                # a break the log proves only by that name has no reason to blame for the
+                # frame's recompiles: its first compile only (the others' records say why)
+                for cid in f.compile_ids[:1] if b.resumed_in else f.compile_ids:
                     if (f.rank, cid) not in self.claimed:
                         self.claimed.add((f.rank, cid))
                         c.compile_ids[(f.rank, cid)] = None
@@ -263,8 +267,10 @@ class _Builder:
             seconds = sum(self.seconds.get(k, 0.0) for k in c.compile_ids) if timed else None
             out.append((c.order, c.freeze(seconds)))
         # the seconds a fix spares: compiles, and CUDA-graph recordings (both paid at warm-up)
+        # (a frame that runs eagerly costs every call: before a graph break's split)
         out.sort(key=lambda oc: (-(oc[1].compile_s or 0.0) - (oc[1].record_s or 0.0),
-                                 -oc[1].compiles, -oc[1].recompiles, -oc[1].graph_breaks,
+                                 -oc[1].compiles, -oc[1].recompiles, not oc[1].runs_eagerly,
+                                 -oc[1].graph_breaks,
                                  -oc[1].recordings, oc[0]))
         return [c for _, c in out]
 

@@ -42,6 +42,7 @@ class AdviceKind(StrEnum):
     DATA_DEPENDENT = "data-dependent-error"
     GUARD_ERROR = "guard-creation-error"
     MODE_SKIP = "dispatch-mode-skip"
+    NOT_CONVERTED = "frame-not-compiled"
     DUCK_SIZING = "duck-sizing"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
@@ -171,6 +172,11 @@ class Cause:
         times = [a.record_s for a in self.findings if a.record_s is not None]
         return sum(times) if times else None
 
+    @property
+    def runs_eagerly(self) -> bool:
+        """A frame torch skipped or gave up on (every such call runs uncompiled)."""
+        return any(a.kind in (AdviceKind.MODE_SKIP, AdviceKind.NOT_CONVERTED) for a in self.findings)
+
     def line(self) -> str:
         """The one-line summary: cost, what, fix."""
         cost = (f"{self.compile_s:.2f} s, " if self.compile_s is not None else "") + \
@@ -181,6 +187,8 @@ class Cause:
                      if a.kind in (AdviceKind.GUARD_ERROR, AdviceKind.CONSTRAINT_VIOLATION))
         if not self.compiles and any(a.kind is AdviceKind.MODE_SKIP for a in self.findings):
             cost = "never compiled"  # every call ran eagerly
+        elif not self.compiles and self.runs_eagerly:
+            cost = "runs eagerly"  # torch gave up compiling it
         elif (errors or failed) and not self.compiles:  # the compile it stopped, not counted
             cost = ", ".join(x for x in (f"{errors} data-dependent error(s)" if errors else "",
                                          f"{failed} failed compile(s)" if failed else "") if x)
@@ -227,6 +235,14 @@ class DistinctBreak:
     frames: tuple[str, ...]  # "function (frame id)" of the frames the break split
     compile_ids: tuple[str, ...]
     ranks: tuple[int | None, ...]
+    function: str = ""  # the function that broke, where only a resume function's name says
+
+    @property
+    def place(self) -> str:
+        """``file:line``, ``line N of f``, or that the log lacks it."""
+        if self.file:
+            return f"{self.file}:{self.line}"
+        return f"line {self.line} of {self.function}" if self.function else "not in the log"
 
     def to_json(self) -> dict[str, Any]:
         """One item of ``distinct_graph_breaks`` in ``--json``."""

@@ -113,14 +113,14 @@ def distinct_breaks(diag: Diagnosis, reg: Registry | None) -> tuple[DistinctBrea
     ``reg``: the registry that names and explains the codes (None: the log's words only)."""
     if not diag.graph_breaks:
         return ()
-    groups: dict[tuple[str, str, int], list[Any]] = defaultdict(list)
+    groups: dict[tuple[str, str, int, str], list[Any]] = defaultdict(list)
     for b in diag.graph_breaks:
         gb_type = b.gb_type or b.reason
         code = b.gb_code or (reg.by_type.get(gb_type, "") if reg else "")
-        groups[(code or gb_type, b.file, b.user_line)].append((b, code, gb_type))
+        groups[(code or gb_type, b.file, b.user_line, b.function)].append((b, code, gb_type))
     names = {(f.rank, f.frame_id): f.function for f in diag.frames}
     out = []
-    for (_, file, line), members in groups.items():
+    for (_, file, line, function), members in groups.items():
         first, code, gb_type = members[0]
         known = bool(reg and code in reg.by_code)
         reg_type, reg_expl, reg_hints = reg.by_code[code] if reg and known else ("", "", ())
@@ -131,8 +131,10 @@ def distinct_breaks(diag: Diagnosis, reg: Registry | None) -> tuple[DistinctBrea
                 frames[f"{names.get((b.rank, frame)) or '?'} ({frame})"] = None
         out.append(DistinctBreak(
             code=code, known=known, gb_type=gb_type or reg_type,
-            explanation=first.explanation or reg_expl, hints=first.hints or reg_hints,
-            file=file, line=line, user_code=first.code, count=sum(b.count for b, _, _ in members),
+            explanation=first.explanation or reg_expl or (
+                f"the log proves it by the name of the code torch resumed after it "
+                f"({first.resumed_in}), not its reason" if first.resumed_in else ""),
+            hints=first.hints or reg_hints, file=file, line=line, function=function, user_code=first.code, count=sum(b.count for b, _, _ in members),
             call_sites=tuple(dict.fromkeys(s for b, _, _ in members for s in b.call_sites)),
             frames=tuple(frames),
             compile_ids=tuple(dict.fromkeys(c for b, _, _ in members for c in b.compile_ids)),

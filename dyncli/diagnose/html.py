@@ -153,7 +153,7 @@ def _specializations(d: Diagnosis) -> str:
 
 
 def _graph_breaks(d: Diagnosis) -> str:
-    rows = [[_e(b.code) or "—", f"{_e(b.file)}:{b.line}", f"<code>{_e(b.user_code)}</code>",
+    rows = [[_e(b.code) or "—", _e(b.place), f"<code>{_e(b.user_code)}</code>",
              _e(b.gb_type) + (f"<br><span class=\"muted\">{_e(b.explanation)}</span>" if b.explanation else "")
              + "".join(f"<br>hint: {_e(h)}" for h in b.hints),
              str(b.count), "<br>".join(_e(s) for s in b.call_sites) or "—",

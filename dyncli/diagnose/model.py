@@ -135,11 +135,43 @@ class GraphBreakReport:
     gb_type: str = ""  # torch's graph-break type (its registry's Gb_type)
     gb_code: str = ""  # torch's graph-break code (GB0025), when the log carries it
     call_sites: tuple[str, ...] = ()  # "file:line in fn" of the callers that reached it
+    # a break the log proves only by the name of the code torch resumed after it
+    # (dyncli.diagnose.resumed): that name, and the function that broke
+    resumed_in: str = ""
+    function: str = ""
 
     @property
     def place(self) -> str:
         """``file:line``, or what the log lacks (a paste cut before the break's place)."""
-        return f"{self.file}:{self.user_line}" if self.file else "a place the log does not show"
+        if self.file:
+            return f"{self.file}:{self.user_line}"
+        if self.function:
+            return f"line {self.user_line} of {self.function}"
+        return "a place the log does not show"
+
+
+_CALL_SITE = re.compile(r"^(?P<file>.+):(?P<line>\d{1,9}) in ")
+
+
+def call_site(site: str) -> tuple[str, int] | None:
+    """(file, line) of a graph break's call site (``file:12 in fn``)."""
+    m = _CALL_SITE.match(site)
+    return (m["file"], int(m["line"])) if m else None
+
+
+@dataclass(frozen=True)
+class NotConvertedReport:
+    """A frame dynamo gave up on (``WON'T CONVERT``): its compile raised, torch suppressed the
+    error, and the frame runs eagerly."""
+
+    rank: int | None
+    function: str
+    file: str
+    first_line: int | None
+    error: str  # the exception's text ("" where the paste ends before it)
+    count: int = 1
+    line: int = 0
+    compile_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -223,6 +255,8 @@ class Diagnosis:
     guard_errors: tuple[tuple[int | None, str, str, int], ...] = ()
     # frames dynamo skipped under a TorchDispatchMode: (rank, function, file, times, first line)
     mode_skips: tuple[tuple[int | None, str, str, int, int], ...] = ()
+    # frames dynamo gave up on after an error it suppressed (WON'T CONVERT): they run eagerly
+    not_converted: tuple[NotConvertedReport, ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -358,6 +392,7 @@ class Diagnosis:
                 "count": b.count, "code": b.code, "explanation": b.explanation,
                 "hints": list(b.hints), "compile_ids": list(b.compile_ids),
                 "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
+                **({"resumed_in": b.resumed_in, "function": b.function} if b.resumed_in else {}),
             } for b in self.graph_breaks],
             "recompile_limits": [{**dataclasses.asdict(x), **id_fields(x.compile_id)}
                                  for x in self.recompile_limits],
@@ -369,6 +404,7 @@ class Diagnosis:
                              for rank, cid, fn, line in self.guard_errors],
             "mode_skips": [{"rank": rank, "function": fn, "file": file, "count": n, "line": line}
                            for rank, fn, file, n, line in self.mode_skips],
+            "not_converted": [dataclasses.asdict(x) for x in self.not_converted],
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,

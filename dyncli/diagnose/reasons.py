@@ -9,6 +9,8 @@ torch matches them, compile numbers, user locations. The rules are in
 
 from __future__ import annotations
 
+import re
+
 from dyncli.diagnose.model import Diagnosis, SpecializationReport
 from dyncli.logparse import guardtext
 from dyncli.logparse.events import CompileId
@@ -32,18 +34,41 @@ def failed_entry(reason: str) -> int | None:
     return cid.compile if cid is not None else None
 
 
+_NEW_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.{1,400})_at_(?P<line>\d{1,9})$")
+_OLD_RESUME = re.compile(r"^(?:<resume in (?P<fn>[^<>]{1,400})>|resume_in_(?P<fn2>\w{1,400}))$")
+_MAX_DEPTH = 16  # nested names: a resume function of a resume function…
+
+
 def is_resume(function: str) -> bool:
-    """Whether a frame is torch's resume function after a graph break (no user call to mark)."""
-    return function.startswith(_RESUME)
+    """Whether a frame is torch's resume function after a graph break (no user call to mark):
+    ``torch_dynamo_resume_in_f_at_12`` (torch 2.3 on), ``resume_in_f`` (2.2), ``<resume in f>``
+    (2.0, 2.1)."""
+    return function.startswith(_RESUME) or _OLD_RESUME.match(function) is not None
 
 
-def resume_line(function: str) -> int | None:
+def broke_at(name: str, first_line: int | None = None) -> list[tuple[str, int]]:
+    """``(function, line)`` of each graph break a resume function's name proves, the first
+    break first (dyncli.diagnose.resumed); [] for another name, or an old-style one (torch
+    2.0-2.2) whose first line is not known: that alone holds the line there."""
+    out: list[tuple[str, int]] = []
+    for _ in range(_MAX_DEPTH):
+        m = _NEW_RESUME.match(name)
+        if m is None:
+            break
+        name = m["fn"]
+        out.append((name, int(m["line"])))
+    if out:
+        return [(name, line) for _, line in reversed(out)]
+    m = _OLD_RESUME.match(name)
+    if m is None or first_line is None or first_line <= 0:
+        return []
+    return [(m["fn"] or m["fn2"], first_line)]
+
+
+def resume_line(function: str, first_line: int | None = None) -> int | None:
     """The line a resume function resumes at (``torch_dynamo_resume_in_f_at_12`` → 12)."""
-    if not is_resume(function):
-        return None
-    head, sep, line = function.rpartition("_at_")
-    ok = sep and len(head) > len(_RESUME) and line.isdigit() and line.isascii() and len(line) <= 9
-    return int(line) if ok else None
+    found = broke_at(function, first_line)
+    return found[-1][1] if found else None
 
 
 def size_pins(diag: Diagnosis) -> dict[tuple[int | None, str, int], list[SpecializationReport]]:

@@ -135,7 +135,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         for d in cap(diag.distinct_graph_breaks, "graph breaks"):
             code = (d.code or "-") + ("" if d.known or not d.code else "\n(unknown to torch "
                                       "installed here)")
-            place = f"{_short(d.file)}:{d.line}" if d.file else "not in the log"
+            place = f"{_short(d.file)}:{d.line}" if d.file else d.place
             add_text_row(t, code, place + (f"\n{d.user_code}" if d.user_code else ""),
                          str(d.count), d.gb_type + (f"\n{d.explanation}" if d.explanation else ""),
                          "\n".join(_short(s) for s in d.call_sites) or "-",

@@ -313,6 +313,19 @@ class LimitRaised(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class NotConverted(Event):
+    """``WON'T CONVERT fn file line N`` / ``due to:`` / a traceback (``convert_frame``'s
+    ``format_error_msg``): dynamo's compile of a frame raised and torch suppressed the error
+    (``suppress_errors``, WARNING; an ``Unsupported`` it treats as soft, INFO): the frame runs
+    eagerly. ``error``: the exception's own lines (empty where the paste ends before them)."""
+
+    function: str
+    file: str = ""
+    first_line: int | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Traceback(Event):
     """``Traceback (most recent call last):`` in the input: the program raised there (the
     exception itself may be cut from a paste). After a recompile limit's warning it means the
@@ -422,7 +435,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
     ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
-    Traceback,
+    NotConverted, Traceback,
 )
 
 

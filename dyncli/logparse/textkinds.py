@@ -44,6 +44,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
     b"track_symint": (msg.track_symint, False),  # read only where mark_dynamic's demand shows
     b"skipping:": (msg.mode_skip, False),  # read only where a dispatch mode caused it
+    b"WON'T": (reasons.wont_convert, True),  # a frame dynamo gave up on: it runs eagerly
     # "automatic dynamic L['x'] marked dynamic": a dim marked up front (read only there)
     b"automatic": (msg.dynamic_sources, False),
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
@@ -84,6 +85,26 @@ KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic
                b"_remote_module_non_scriptable.py",  # torch.distributed's INFO "Writing …"
                b"Not enough SMs to use max_autotune", b"reduction over non-contiguous dims",
                b"incorrect arg count", b"a decomposition exists, we should switch")
+# Artifacts that dump code or graphs (torch/_logging/_registrations.py, 2.15): their lines are
+# source, bytecode or graph text, never a record the diagnosis reads; a line of one whose
+# record's first line a paste cut ("[__trace_source]             return {'out': out}",
+# pytorch#164924) is known by its tag.
+DUMPS = frozenset({b"bytecode", b"graph", b"graph_code", b"graph_code_verbose", b"graph_sizes",
+                   b"trace_source", b"trace_call", b"trace_bytecode", b"aot_graphs",
+                   b"aot_joint_graph", b"pre_grad_graphs", b"post_grad_graphs",
+                   b"ir_pre_fusion", b"ir_post_fusion", b"output_code", b"kernel_code",
+                   b"ddp_graphs"})
+
+
+def artifact(prefix: bytes) -> bytes:
+    """The artifact tag a glog prefix ends with (``… [0/0] [__trace_source] ``), or b""."""
+    end = prefix.rstrip()
+    if not end.endswith(b"]"):
+        return b""
+    i = end.rfind(b"[__")
+    return end[i + 3:-1] if i >= 0 else b""
+
+
 # torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized
 # (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
 TORCH_NOISE = (b"No CUDA runtime is found, using CUDA_HOME",)

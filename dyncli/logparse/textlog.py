@@ -39,6 +39,7 @@ from dyncli.logparse.safe import RECORD_ERRORS, reason
 from dyncli.logparse.textforeign import ForeignLines
 from dyncli.logparse.textkinds import (
     COLLECT,
+    DUMPS,
     DYN_SOURCES,
     FIRST,
     FLAT,
@@ -53,6 +54,7 @@ from dyncli.logparse.textkinds import (
     TREE_WORD,
     UNKNOWN,
     Handler,
+    artifact,
     is_start,
 )
 from dyncli.logparse.textmsg import dynamic_sources
@@ -428,7 +430,7 @@ class TextLogParser(ForeignLines):
         if entry is None:
             if any(s in message for s in DYN_SOURCES):
                 entry = (dynamic_sources, False)
-            elif any(s in message for s in KNOWN_TEXT):
+            elif any(s in message for s in KNOWN_TEXT) or artifact(prefix) in DUMPS:
                 entry = (None, False)
             elif (orphan := orphans.orphan(prefix, message)) is not None:
                 # a line from inside a record whose first line the paste left out

@@ -51,8 +51,12 @@ SOURCES_LIST_RE = re.compile(
 # builder.py: a dim marked dynamic before the compile (mark_dynamic, maybe_mark_dynamic, or a
 # dynamic-sources entry); the line does not say which dim
 MARKED_UP_FRONT_RE = re.compile(r"^automatic dynamic (?P<src>\S.{0,1024}?) marked dynamic$")
+# (a resume function of torch 2.0/2.1 is "<resume in f>"; its "done tracing" line has no file)
 START_TRACING_RE = re.compile(
-    r"^Step \d{1,9}: torchdynamo start tracing (?P<fn>\S+) (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
+    r"^Step \d{1,9}: torchdynamo start tracing (?P<fn><[^<>]{1,400}>|\S+) (?P<file>.+):"
+    r"(?P<line>\d{1,9})[ \t]*$")
+DONE_TRACING_RE = re.compile(
+    r"^Step \d{1,9}: torchdynamo done tracing (?P<fn><[^<>]{1,400}>|\S+) \(")
 DDE_RE = re.compile(
     r"^could not evaluate (?P<expr>.+?) due to data dependency, it was assumed to be "
     r"(?P<val>\w+) with no runtime assertions ?(?P<sloc>.*)$")
@@ -194,11 +198,15 @@ def dynamic_sources(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 
 def step(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """``Step 1: torchdynamo start tracing f /path/a.py:7`` (TORCH_LOGS=+dynamo): names a frame."""
+    """``Step 1: torchdynamo start tracing f /path/a.py:7`` (TORCH_LOGS=+dynamo), or its ``done
+    tracing f (…)``: names a frame (the other steps say nothing here)."""
     m = START_TRACING_RE.match(lines[0])
-    if m is None:
-        return []  # the other steps (done tracing, calling compiler…) add nothing here
-    return [ev.CompileStart(function=m["fn"], file=m["file"], first_line=int(m["line"]), **common)]
+    if m is not None:
+        return [ev.CompileStart(function=m["fn"], file=m["file"], first_line=int(m["line"]),
+                                **common)]
+    # "done tracing f (RETURN_VALUE)" names the frame where the paste cut its start (pytorch#164924)
+    done = DONE_TRACING_RE.match(lines[0])
+    return [ev.CompileStart(function=done["fn"], **common)] if done is not None else []
 
 
 def data_dependent(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

@@ -392,3 +392,35 @@ def _constant(text: str, tail: str, head: str, cut: str = "") -> tuple[str, str]
     if not source:
         return None
     return source, text[end + len(tail):close]
+
+
+# convert_frame's format_error_msg (2.1-2.15): "WON'T CONVERT {co_name} {co_filename} line
+# {co_firstlineno} " then "due to: " and the traceback (format_error_msg_verbose: "line N" ends
+# the first line and "===== TorchDynamo Stack Trace =====" follows)
+_WONT_RE = re.compile(r"^WON'T CONVERT (?P<fn><[^<>]{1,400}>|\S{1,400}) (?P<file>.{1,4096}?) "
+                      r"line (?P<line>\d{1,9})\s*$")
+_MAX_ERROR = 600  # characters of an exception's text kept
+
+
+def wont_convert(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A frame dynamo gave up on (``ev.NotConverted``), with the exception its traceback ends
+    in: the first line at the left margin after the traceback's frames, and the lines that
+    continue it up to a blank one (``BackendCompilerFailed: backend='x' raised:`` /
+    ``RuntimeError: …``)."""
+    m = _WONT_RE.match(lines[0])
+    if m is None:
+        return []
+    error: list[str] = []
+    in_frames = False
+    for text in lines[1:]:
+        if text.startswith(" "):  # a traceback's frame, or its source line
+            in_frames = True
+            if error:
+                break
+            continue
+        if in_frames and text.strip():
+            error.append(text.strip())
+        elif error:  # the blank line after the exception's text
+            break
+    return [ev.NotConverted(function=m["fn"], file=m["file"], first_line=int(m["line"]),
+                            error=" ".join(error)[:_MAX_ERROR], **common)]

@@ -314,3 +314,80 @@ def test_torchs_own_warning_of_a_builtin_is_a_break_and_its_fix_compiles_whole(
     done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=True, timeout=300)
     assert done.stdout.split() == ["graphs", "1", "equal", "True"], (done.stdout, done.stderr[-2000:])
+
+
+# A backend that fails on the graph after a graph break, under suppress_errors: torch logs
+# "WON'T CONVERT torch_dynamo_resume_in_f_at_N" at its default level and runs that code eagerly
+# (ComfyUI-NAG#33). No record of the break is in that log: the resume function's name places it.
+NOT_CONVERTED = """
+import sys
+import torch
+import torch._dynamo.config
+from torch._dynamo.utils import counters
+failing = sys.argv[1] == "failing"
+torch._dynamo.config.suppress_errors = failing
+def picky(gm, inputs):
+    if failing and any("cos" in str(n.target) for n in gm.graph.nodes):
+        raise RuntimeError("picky backend cannot compile cos")
+    return gm.forward
+def f(x):
+    y = x.sin() + 1
+    print("between")
+    return y.cos() * 2
+g = torch.compile(f, backend=picky)
+for _ in range(2):
+    g(torch.randn(4))
+print("graphs", counters["stats"]["unique_graphs"])
+"""
+
+
+@pytest.mark.slow
+def test_a_frame_torch_gave_up_compiling_and_the_break_before_it(tmp_path: Path) -> None:
+    program, stdout, doc = _logged(tmp_path, "not_converted.py", NOT_CONVERTED, None, "failing")
+    assert stdout.split()[-2:] == [b"graphs", b"1"], stdout  # torch compiled f's first graph only
+    line = NOT_CONVERTED.split("\n").index('    print("between")') + 1
+    (x,) = doc["not_converted"]
+    assert x["function"] == f"torch_dynamo_resume_in_f_at_{line}", x
+    assert "RuntimeError: picky backend cannot compile cos" in x["error"], x
+    (b,) = doc["graph_breaks"]
+    assert (b["file"], b["line"], b["function"], b["resumed_in"]) == (
+        str(program), line, "f", x["function"]), b
+    first = doc["causes"][0]  # a frame that runs eagerly comes before the split it follows
+    assert first["title"].startswith(f"{x['function']} ({program}:{line}) is not compiled"), first
+    assert "suppress_errors = False" in first["fix"], first
+
+    # the fix, applied (the backend compiles what it is given), with suppress_errors off: both
+    # graphs compile, and torch warns of nothing
+    done = subprocess.run([sys.executable, str(program), "fixed"], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, check=True, timeout=300)
+    assert done.stdout.split()[-2:] == ["graphs", "2"], done.stdout
+    assert "WON'T CONVERT" not in done.stderr, done.stderr[-2000:]
+
+
+# A graph break whose resume function recompiles (n changes after the break): a recompiles log
+# names only torch_dynamo_resume_in_f_at_N; a log with graph_breaks too has the break's record.
+RESUMED = """
+import torch
+def f(x, n):
+    y = x * 2
+    torch._dynamo.graph_break()
+    return y + n
+g = torch.compile(f, backend="eager")
+for n in (1, 2, 3):
+    g(torch.randn(4), n)
+"""
+
+
+@pytest.mark.slow
+def test_a_break_a_recompiles_log_proves_by_its_resume_function(tmp_path: Path) -> None:
+    line = RESUMED.split("\n").index("    torch._dynamo.graph_break()") + 1
+    places = []
+    for logs in ("recompiles", "recompiles,graph_breaks"):
+        program, _, doc = _logged(tmp_path, "resumed.py", RESUMED, logs)
+        assert {r["function"] for r in doc["recompiles"]} == {f"torch_dynamo_resume_in_f_at_{line}"}
+        (b,) = doc["graph_breaks"]  # one break, whether its own record is there or not
+        places.append((b["file"], b["line"], "resumed_in" in b))
+        if "graph_breaks" not in logs:
+            (a,) = [s for s in doc["suggestions"] if s["kind"] == "graph-break"]
+            assert 'TORCH_LOGS="graph_breaks"' in a["fix"], a
+    assert places == [(str(program), line, True), (str(program), line, False)], places

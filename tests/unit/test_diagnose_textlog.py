@@ -231,8 +231,10 @@ def test_dynamo_step_names_the_frame() -> None:
     pre = "I1122 01:19:36.607000 7042 torch/_dynamo/symbolic_convert.py:5584] [0/0]"
     events, stats = parse(f"{pre} Step 1: torchdynamo start tracing fwd /w/m.py:12\n"
                           f"{pre.replace('5584', '5861')} Step 1: torchdynamo done tracing fwd (RETURN_VALUE)\n")
-    (e,) = events
+    e, done = events
     assert isinstance(e, ev.CompileStart) and (e.function, e.file, e.first_line) == ("fwd", "/w/m.py", 12)
+    # "done tracing" names the frame too, where a paste cut its start (pytorch#164924)
+    assert isinstance(done, ev.CompileStart) and (done.function, done.file) == ("fwd", "")
     assert stats.recognized == 2
 
 
