@@ -96,6 +96,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _guard_errors(diag)
     out += _mode_skips(diag)
     out += _not_converted(diag)
+    out += _no_compiled_frames(diag)
     return tuple(_listed_together(out))
 
 
@@ -420,6 +421,57 @@ def _not_converted(diag: Diagnosis) -> list[Advice]:
                  "torch._dynamo.config.suppress_errors = False to raise it"),
             evidence=(cite(x.line, x.compile_id, f"WON'T CONVERT {x.function} {x.file} line "
                                                  f"{x.first_line}"),)))
+    return out
+
+
+# torch's reasons for skipping a frame (convert_frame.py, 2.15) -> what to do about it
+_SKIP_FIXES = {
+    # config.disable: TORCH_COMPILE_DISABLE=1. TORCHDYNAMO_DISABLE=1 makes torch.compile return
+    # the function itself (eval_frame.optimize's _NullDecorator): run here, 2.14.1 and 2.15
+    # raise for the first and not the second (tests/integration/test_diagnose_capture.py)
+    "Dynamo tracing is disabled": (
+        "TORCH_COMPILE_DISABLE=1 (torch._dynamo.config.disable) is set, and under "
+        "fullgraph=True torch raises for the frames it then skips (pytorch#181247; 2.12.0 "
+        "warned): turn compiling off with TORCHDYNAMO_DISABLE=1 instead (torch.compile then "
+        "returns the function unchanged), or unset it"),
+    "non-infra torch dispatch mode present": (
+        "call the compiled function outside the TorchDispatchMode (FlopCounterMode, a "
+        "debugging or profiling mode), or compile it without fullgraph=True"),
+    "frame is in the Dynamo skipfiles list": (
+        "torch skips that file (its own code, or a library on its skip list): compile a "
+        "function of yours that calls it"),
+    "no tensor-related objects found in frame": (
+        "the function has no tensor for torch to compile: pass its tensors as arguments, or "
+        "do not compile it"),
+    "an error was suppressed during compilation": (
+        "the WON'T CONVERT warning before it names the error "
+        "(torch._dynamo.config.suppress_errors = False raises it)"),
+}
+
+
+def _no_compiled_frames(diag: Diagnosis) -> list[Advice]:
+    """A fullgraph call that compiled no frame: torch (2.12 on) raises, naming the frames it
+    skipped and why; the fix is the skip's."""
+    out = []
+    for x in diag.no_compiled_frames:
+        skipped = "; ".join(f"{fn} ({file}:{first}) was skipped: {why}"
+                            for fn, file, first, why in x.skipped)
+        fixes = list(dict.fromkeys(
+            next((fix for head, fix in _SKIP_FIXES.items() if why.startswith(head)),
+                 f"torch's reason is {why!r}; without fullgraph=True the call runs eagerly")
+            for _, _, _, why in x.skipped))
+        out.append(Advice(
+            kind=AdviceKind.NO_COMPILED_FRAMES, rank=x.rank,
+            key=";".join(f"{fn}:{file}:{first}" for fn, file, first, _ in x.skipped),
+            sites=tuple(Site(file, first) for _, file, first, _ in x.skipped if file),
+            message=("torch.compile(fullgraph=True) compiled no frame of the call and raised: "
+                     + (skipped or "the message names no skipped frame") + "."),
+            fix="; ".join(fixes) if fixes else (
+                'TORCH_LOGS="+dynamo" prints why each frame was skipped ("skipping: f (reason: '
+                '…)"); where TORCH_COMPILE_DISABLE=1 is set, TORCHDYNAMO_DISABLE=1 turns '
+                "compiling off without this error (pytorch#181247)"),
+            evidence=(cite(x.line, "", "torch.compile with fullgraph=True found no compiled "
+                                       "frames"),)))
     return out
 
 

@@ -44,6 +44,7 @@ from dyncli.diagnose.model import (
     DynamicInput,
     FrameReport,
     GraphBreakReport,
+    NoCompiledFramesReport,
     NotConvertedReport,
     RecompileLimitReport,
     RecompileReport,
@@ -187,6 +188,9 @@ class Analyzer:
         # frames run eagerly under a dispatch mode: (rank, function, file) -> [count, first line]
         self._mode_skips: dict[tuple[int | None, str, str], list[int]] = {}
         self._not_converted: dict[tuple[int | None, str, str, int | None], NotConvertedReport] = {}
+        # fullgraph calls that compiled nothing, one per distinct list of skipped frames
+        self._no_frames: dict[tuple[int | None, tuple[tuple[str, str, int, str], ...]],
+                              NoCompiledFramesReport] = {}
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
@@ -207,6 +211,7 @@ class Analyzer:
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
             ev.Traceback: self._on_traceback, ev.NotConverted: self._on_not_converted,
+            ev.NoCompiledFrames: self._on_no_compiled_frames,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
@@ -523,6 +528,12 @@ class Analyzer:
                 rank=e.rank, function=e.function, file=e.file, first_line=e.first_line,
                 error=e.error, line=e.line, compile_id=str(e.compile_id or ""))
 
+    def _on_no_compiled_frames(self, e: ev.NoCompiledFrames) -> None:
+        key = (e.rank, e.skipped)
+        if key not in self._no_frames and len(self._no_frames) < _MAX_ERRORS:
+            self._no_frames[key] = NoCompiledFramesReport(rank=e.rank, skipped=e.skipped,
+                                                          line=e.line)
+
     def _on_mode_skip(self, e: ev.ModeSkip) -> None:
         seen = self._mode_skips.get((e.rank, e.function, e.file))
         if seen is not None:
@@ -631,6 +642,7 @@ class Analyzer:
             mode_skips=tuple((rank, fn, file, n, line) for (rank, fn, file), (n, line)
                              in self._mode_skips.items()),
             not_converted=tuple(self._not_converted.values()),
+            no_compiled_frames=tuple(self._no_frames.values()),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
                                         for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),

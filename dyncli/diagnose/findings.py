@@ -43,6 +43,7 @@ class AdviceKind(StrEnum):
     GUARD_ERROR = "guard-creation-error"
     MODE_SKIP = "dispatch-mode-skip"
     NOT_CONVERTED = "frame-not-compiled"
+    NO_COMPILED_FRAMES = "fullgraph-compiled-nothing"
     DUCK_SIZING = "duck-sizing"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
@@ -189,6 +190,9 @@ class Cause:
             cost = "never compiled"  # every call ran eagerly
         elif not self.compiles and self.runs_eagerly:
             cost = "runs eagerly"  # torch gave up compiling it
+        elif not self.compiles and any(a.kind is AdviceKind.NO_COMPILED_FRAMES
+                                       for a in self.findings):
+            cost = "compiled nothing, raised"  # a fullgraph call: the program stopped
         elif (errors or failed) and not self.compiles:  # the compile it stopped, not counted
             cost = ", ".join(x for x in (f"{errors} data-dependent error(s)" if errors else "",
                                          f"{failed} failed compile(s)" if failed else "") if x)

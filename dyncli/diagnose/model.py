@@ -175,6 +175,16 @@ class NotConvertedReport:
 
 
 @dataclass(frozen=True)
+class NoCompiledFramesReport:
+    """A fullgraph call that compiled no frame (torch raised ``found no compiled frames``),
+    with the frames torch skipped: (function, file, first line, torch's reason) each."""
+
+    rank: int | None
+    skipped: tuple[tuple[str, str, int, str], ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class RecompileLimitReport:
     """``torch._dynamo hit config.recompile_limit``: the function stopped being compiled."""
 
@@ -257,6 +267,8 @@ class Diagnosis:
     mode_skips: tuple[tuple[int | None, str, str, int, int], ...] = ()
     # frames dynamo gave up on after an error it suppressed (WON'T CONVERT): they run eagerly
     not_converted: tuple[NotConvertedReport, ...] = ()
+    # fullgraph calls that compiled no frame (torch 2.12 on raises "found no compiled frames")
+    no_compiled_frames: tuple[NoCompiledFramesReport, ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -405,6 +417,9 @@ class Diagnosis:
             "mode_skips": [{"rank": rank, "function": fn, "file": file, "count": n, "line": line}
                            for rank, fn, file, n, line in self.mode_skips],
             "not_converted": [dataclasses.asdict(x) for x in self.not_converted],
+            "no_compiled_frames": [{"rank": x.rank, "line": x.line, "skipped": [
+                {"function": fn, "file": file, "first_line": first, "reason": why}
+                for fn, file, first, why in x.skipped]} for x in self.no_compiled_frames],
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,

@@ -326,6 +326,16 @@ class NotConverted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class NoCompiledFrames(Event):
+    """``RuntimeError: torch.compile with fullgraph=True found no compiled frames.`` (torch
+    2.12 on; 2.12.0 warned instead): a fullgraph call compiled nothing. ``skipped``: torch's
+    list, (function, file, first line, reason) each (``  - f (/a.py:2): Dynamo tracing is
+    disabled``); empty where torch gave none (2.12's "The frame was likely skipped …")."""
+
+    skipped: tuple[tuple[str, str, int, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Traceback(Event):
     """``Traceback (most recent call last):`` in the input: the program raised there (the
     exception itself may be cut from a paste). After a recompile limit's warning it means the
@@ -435,7 +445,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
     ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
-    NotConverted, Traceback,
+    NotConverted, NoCompiledFrames, Traceback,
 )
 
 

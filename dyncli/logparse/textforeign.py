@@ -61,9 +61,17 @@ _RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
                                  rb"(?P<msg>Recompiling function .{1,4000})$")
 
 
+# compile_wrapper's error when a fullgraph call compiled nothing (torch 2.12 on), as the
+# program's traceback ends in it or a wrapper quotes it (vLLM's "Worker failed with error
+# 'torch.compile with fullgraph=True found no compiled frames. …'", pytorch#181247)
+_NO_FRAMES = b"torch.compile with fullgraph=True found no compiled frames."
+
+
 def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     """(reader, first line) of torch's message that a line without a prefix begins, or None."""
     line = raw.rstrip()
+    if _NO_FRAMES in line[:4000]:
+        return reasons.no_compiled_frames, line[line.find(_NO_FRAMES):].decode("utf-8", "replace")
     if b"UserWarning: " in line[:1300] and (m := _PY_WARNING_RE.match(line.lstrip())) is not None:
         return reasons.warned_break, m["msg"].decode("utf-8", "replace")
     if b"Unsupported: " in line[:40] and (m := _UNSUPPORTED_RE.match(line)) is not None:
@@ -82,6 +90,7 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], bool]] = {
     reasons.warned_break: ((b"If it is ",), True),
     reasons.unsupported_break: ((b"from user code:",), True),
     reasons.recompiling: ((), True),
+    reasons.no_compiled_frames: ((), False),
 }
 
 

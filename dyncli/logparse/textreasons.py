@@ -424,3 +424,20 @@ def wont_convert(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
             break
     return [ev.NotConverted(function=m["fn"], file=m["file"], first_line=int(m["line"]),
                             error=" ".join(error)[:_MAX_ERROR], **common)]
+
+
+# eval_frame.py's compile_wrapper (2.15): "torch.compile with fullgraph=True found no compiled
+# frames." then " Skipped frames:" and a "  - {co_name} ({co_filename}:{co_firstlineno}):
+# {reason}" line per frame (add_skip_reason), or " Compilation was not attempted and no cached
+# compiled code was found."
+_SKIPPED_RE = re.compile(r"^\s{0,40}- (?P<fn><[^<>]{1,400}>|\S{1,400}) \((?P<file>.{1,4096}):"
+                         r"(?P<line>\d{1,9})\): (?P<reason>.{1,2000})$")
+_MAX_SKIPPED = 64
+
+
+def no_compiled_frames(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A fullgraph call that compiled no frame (``ev.NoCompiledFrames``), with the frames
+    torch says it skipped and why."""
+    skipped = [(m["fn"], m["file"], int(m["line"]), m["reason"].strip())
+               for text in lines[1:_MAX_SKIPPED + 1] if (m := _SKIPPED_RE.match(text))]
+    return [ev.NoCompiledFrames(skipped=tuple(skipped), **common)]

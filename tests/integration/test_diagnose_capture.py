@@ -391,3 +391,39 @@ def test_a_break_a_recompiles_log_proves_by_its_resume_function(tmp_path: Path) 
             (a,) = [s for s in doc["suggestions"] if s["kind"] == "graph-break"]
             assert 'TORCH_LOGS="graph_breaks"' in a["fix"], a
     assert places == [(str(program), line, True), (str(program), line, False)], places
+
+
+# TORCH_COMPILE_DISABLE=1 under fullgraph=True: torch 2.14.1 and 2.15 skip the frame and raise
+# "found no compiled frames" (pytorch#181247: vLLM's CPU tests; 2.12.0 warned, 2.11 ran eagerly)
+NOTHING_COMPILED = """
+import torch
+def f(x):
+    return x * 2
+print("ran", torch.compile(f, backend="eager", fullgraph=True)(torch.randn(4)).shape[0])
+"""
+
+
+@pytest.mark.slow
+def test_a_fullgraph_call_that_compiled_nothing_and_its_fix(tmp_path: Path) -> None:
+    program = tmp_path / "nothing.py"
+    program.write_text(NOTHING_COMPILED)
+    ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path,
+                         env={**_env(), "TORCH_COMPILE_DISABLE": "1"}, capture_output=True,
+                         text=True, check=False, timeout=300)
+    if ran.returncode == 0:
+        pytest.skip("this torch runs a fullgraph call it skipped eagerly")
+    log = tmp_path / "run.log"
+    log.write_text(ran.stderr)
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
+    doc = json.loads(out.stdout)
+    (x,) = doc["no_compiled_frames"]
+    assert x["skipped"] == [{"function": "f", "file": str(program), "first_line": 3,
+                             "reason": "Dynamo tracing is disabled"}], x
+    (a,) = [s for s in doc["suggestions"] if s["kind"] == "fullgraph-compiled-nothing"]
+    assert "TORCHDYNAMO_DISABLE=1 instead" in a["fix"], a
+    # the fix, applied: compiling off the other way, and the call runs
+    done = subprocess.run([sys.executable, str(program)], cwd=tmp_path,
+                          env={**_env(), "TORCHDYNAMO_DISABLE": "1"}, capture_output=True,
+                          text=True, check=True, timeout=300)
+    assert done.stdout.split() == ["ran", "4"], done.stdout

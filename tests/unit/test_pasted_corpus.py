@@ -67,7 +67,8 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "limit_names", "graph_breaks", "constraints", "specializations", "user_lines",
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
-          "guard_errors", "stopped_after_limit", "causes", "not_converted"}
+          "guard_errors", "stopped_after_limit", "causes", "not_converted",
+          "no_compiled_frames"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -88,6 +89,7 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert set(expect.get("limit_names", [])) <= {x.limit_name for x in diag.recompile_limits}
     assert sum(b.count for b in diag.graph_breaks) == expect.get("graph_breaks", 0)
     assert len(diag.not_converted) == expect.get("not_converted", 0)
+    assert len(diag.no_compiled_frames) == expect.get("no_compiled_frames", 0)
     cudagraphs = diag.cudagraphs
     assert (sum(x.count for x in cudagraphs.skips) if cudagraphs else 0) == \
         expect.get("cudagraph_skips", 0)
