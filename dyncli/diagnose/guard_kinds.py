@@ -181,19 +181,28 @@ def _made(reasons: tuple[str, ...]) -> str:
     return ""
 
 
-def _local_class(reasons: tuple[str, ...]) -> KindText | None:
-    """The identity row for a class (or function) defined inside the compiled function: a new
-    object on every call, so its identity guard fails on every call. Measured (torch 2.11,
-    2.15; tests/integration/test_local_class_fix.py): a function that defines a class and
-    breaks the graph compiled 10 graphs over 5 calls, the class at module level 2."""
+def _local_class(reasons: tuple[str, ...], kind: str) -> KindText | None:
+    """The identity or type row for a class defined inside a function, a new class on every
+    call of it. Identity (the class object itself, comfy-aimdo#13): a function that defines a
+    class and breaks the graph compiled 10 graphs over 5 calls, the class at module level 2.
+    Type (an object of such a class passed in: ``___check_type_id(cfg, …), type=<class
+    '….make.<locals>.Cfg'>``): 5 compiles over 5 calls, 1 with the class at module level.
+    Measured on torch 2.11 and 2.15 (tests/integration/test_local_class_fix.py)."""
     m = next((m for r in reasons if (m := _LOCAL_TYPE_RE.search(r))), None)
     if m is None:
         return None
-    where = f"{m['fn']}.<locals>.{m['name']}"
+    fn, name = m["fn"], m["name"]
+    where = f"{fn}.<locals>.{name}"
+    if kind == Checked.TYPE:
+        return KindText(
+            f"the input's class is {where}, defined inside {fn}: each call of {fn} defines a "
+            f"new class, so each object made there has another type{_made(reasons)}, and torch "
+            "guards the type it compiled for",
+            f"define {name} at module level, once, outside {fn}, and make the objects from it")
     return KindText(
-        f"the guarded object is {where}, a class or function defined inside {m['fn']}: each "
+        f"the guarded object is {where}, a class or function defined inside {fn}: each "
         f"call makes a new one{_made(reasons)}, and torch guards which one it compiled for",
-        f"define {m['name']} at module level, once, outside {m['fn']} (a class statement in a "
+        f"define {name} at module level, once, outside {fn} (a class statement in a "
         "compiled function also breaks the graph there); it is not an object the caller passes")
 
 
@@ -204,8 +213,8 @@ def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
     reasons = tuple(reasons)
     if kind == Checked.STRIDE:
         return _stride(row, reasons)
-    if kind in (Checked.IDENTITY, Checked.INSTANCE):
-        local = _local_class(reasons)
+    if kind in (Checked.IDENTITY, Checked.INSTANCE, Checked.TYPE):
+        local = _local_class(reasons, kind)
         if local is not None:
             return local
     if kind != Checked.GLOBAL_STATE:

@@ -1,4 +1,4 @@
-"""An identity guard on a class defined inside the compiled function (comfy-aimdo#13).
+"""Guards on a class defined inside a function: its identity (comfy-aimdo#13) or an object's type.
 
 comfy_aimdo's ``get_tensor_from_raw_ptr`` defined a ``Holder`` class in its body: every call made a
 new class, torch guarded the identity of the one it compiled for, and the function hit the
@@ -104,3 +104,66 @@ def test_a_class_defined_in_the_function_is_named_and_moving_it_out_compiles_onc
     assert _compiles(local_class) == 2 * CALLS
     # the fix: the two frames of its one graph break, once
     assert _compiles(module_class) == 2
+
+
+# An object of a class defined inside a function, passed in: each call of the function makes a
+# new class, so the object's type guard fails on every call (___check_type_id(cfg, …),
+# type=<class '….make.<locals>.Cfg'>). diagnose said "pass objects of one class at that place"
+TYPE_PROGRAM = f"""
+import torch
+def make():
+    class Cfg:
+        scale = 2
+    return Cfg()
+def scaled(x, cfg):
+    return x * cfg.scale
+compiled = torch.compile(scaled, backend="eager")
+for _ in range({CALLS}):
+    compiled(torch.randn(3), make())
+"""
+
+
+class Cfg:
+    scale = 2
+
+
+def make_local() -> Any:
+    class Cfg:
+        scale = 2
+    return Cfg()
+
+
+def make_module() -> Any:  # the fix: Cfg defined once, at module level
+    return Cfg()
+
+
+def scaled(x: Any, cfg: Any) -> Any:
+    return x * cfg.scale
+
+
+def test_an_object_of_a_class_made_per_call_is_named_and_moving_the_class_out_compiles_once(
+        tmp_path: Path) -> None:
+    log = tmp_path / "type.log"
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {
+        "OMP_NUM_THREADS": "1", "TORCH_LOGS": "recompiles"}
+    with open(log, "wb") as err:
+        subprocess.run([sys.executable, "-c", TYPE_PROGRAM], env=env, stderr=err, check=True,
+                       timeout=300)
+    d = diagnose_inputs([log])
+    (a,) = [s for s in d.suggestions if "<locals>.Cfg" in s.message]
+    assert "the input's class is make.<locals>.Cfg, defined inside make" in a.message, a.message
+    assert a.fix.startswith("define Cfg at module level, once, outside make"), a.fix
+    assert not any(s.fix == "pass objects of one class at that place" for s in d.suggestions)
+
+    from torch._dynamo.utils import counters
+
+    def compiles(make: Callable[[], Any]) -> int:
+        torch._dynamo.reset()
+        before = counters["stats"]["unique_graphs"]
+        compiled = torch.compile(scaled, backend="eager")
+        for _ in range(CALLS):
+            compiled(torch.randn(3), make())
+        return int(counters["stats"]["unique_graphs"] - before)
+
+    assert compiles(make_local) == CALLS  # a new type per call, a compile per call
+    assert compiles(make_module) == 1  # the fix
