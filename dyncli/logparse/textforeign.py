@@ -65,12 +65,16 @@ _RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
 # program's traceback ends in it or a wrapper quotes it (vLLM's "Worker failed with error
 # 'torch.compile with fullgraph=True found no compiled frames. …'", pytorch#181247)
 _NO_FRAMES = b"torch.compile with fullgraph=True found no compiled frames."
+# at a line's start (a traceback's last line), behind a markdown quote, or in a wrapper's
+# "… error '…'" — not prose that mentions it
+_NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error ')?"
+                           + re.escape(_NO_FRAMES))
 
 
 def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     """(reader, first line) of torch's message that a line without a prefix begins, or None."""
     line = raw.rstrip()
-    if _NO_FRAMES in line[:4000]:
+    if _NO_FRAMES in line[:4000] and _NO_FRAMES_RE.match(line) is not None:
         return reasons.no_compiled_frames, line[line.find(_NO_FRAMES):].decode("utf-8", "replace")
     if b"UserWarning: " in line[:1300] and (m := _PY_WARNING_RE.match(line.lstrip())) is not None:
         return reasons.warned_break, m["msg"].decode("utf-8", "replace")

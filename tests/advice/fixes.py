@@ -16,6 +16,8 @@ _ENV_RE = re.compile(r"\b(TORCH_COMPILE_[A-Z_]+)=(?:\"([^\"]*)\"|'([^']*)')")
 _CONFIG_RE = re.compile(
     r"\b(torch\.(?:_dynamo|compiler|_inductor)\.config|torch\.fx\.experimental\._config)"
     r"\.(\w+) = (True|False|None|-?\d+|\"[^\"]*\"|'[^']*')")
+# a compile argument: "torch.compile(…, dynamic=True)"
+_COMPILE_RE = re.compile(r"\btorch\.compile\((?:…|\.\.\.), (\w+)=(True|False|None)\)")
 _EACH_CALL_RE = re.compile(r"^before each call of (?P<fn>[\w.<>]+)[^:]*: (?P<lines>.+)$")
 _IN_CODE = re.compile(r"\((?:or, )?in code, ")
 
@@ -34,7 +36,8 @@ def _in_code(text: str) -> str:
 
 @dataclass(frozen=True)
 class Fix:
-    """One applicable form: env variables, config lines, or a python text (runner's format)."""
+    """One applicable form: env variables, config lines, a python text (runner's format), or
+    torch.compile arguments."""
 
     where: str  # which output printed it (``diagnose full: mark-dynamic``)
     form: str  # env | config | python
@@ -42,11 +45,12 @@ class Fix:
     env: tuple[tuple[str, str], ...] = ()
     config: tuple[tuple[str, str, str], ...] = ()
     python: str = ""
+    compile: tuple[tuple[str, str], ...] = ()  # torch.compile arguments (name, literal)
     extra: dict[str, str] = field(default_factory=dict, compare=False)
 
     def job(self) -> dict[str, object]:
         return {"env": dict(self.env), "config": [list(c) for c in self.config],
-                "python": self.python}
+                "python": self.python, "compile": dict(self.compile)}
 
 
 def from_text(where: str, text: str) -> list[Fix]:
@@ -58,6 +62,9 @@ def from_text(where: str, text: str) -> list[Fix]:
     config = tuple((m[1], m[2], m[3]) for m in _CONFIG_RE.finditer(text))
     if config:
         out.append(Fix(where, "config", text, config=config))
+    compile_args = tuple((m[1], m[2]) for m in _COMPILE_RE.finditer(text))
+    if compile_args:
+        out.append(Fix(where, "compile", text, compile=compile_args))
     code = _in_code(text)
     if code:
         blocks = []

@@ -9,6 +9,8 @@
 - ``env``: ``{NAME: value}``: environment variables of a fix, applied as torch reads them
   (the config entry whose ``env_name_default``/``env_name_force`` is NAME, read at import);
 - ``config``: ``[[module, attr, python literal], ...]``: config lines of a fix;
+- ``compile``: ``{name: python literal}``: torch.compile arguments of a fix (``dynamic``),
+  replacing the program's own;
 - ``python``: the python form of a fix: module-level lines run once, ``# FILE:LINE FUNC:``
   blocks run on the arguments of every call of FUNC (names bound as FUNC's parameters,
   ``args``/``kwargs`` too), as the comment tells a user;
@@ -128,6 +130,8 @@ class Ctx:
         return gm.forward
 
     def compile(self, fn: Any, **kw: Any) -> Any:
+        # a fix's torch.compile arguments replace the program's own
+        kw.update({k: ast.literal_eval(v) for k, v in (self.job.get("compile") or {}).items()})
         compiled = torch.compile(fn, backend=self.backend, **kw)
         target = fn.forward if isinstance(fn, torch.nn.Module) else fn
         self.targets[id(compiled)] = target

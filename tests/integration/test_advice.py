@@ -143,7 +143,7 @@ def _printed(p: str, work: Path) -> tuple[list[Fix], dict[str, Any]]:
 
 
 def _key(f: Fix) -> tuple[Any, ...]:
-    return (f.form, f.env, f.config, f.python)
+    return (f.form, f.env, f.config, f.python, f.compile)
 
 
 _DONE: dict[str, Any] = {}
