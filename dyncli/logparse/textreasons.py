@@ -243,7 +243,14 @@ def builtin_name(text: str) -> str | None:
 
 
 def builtin_hint(name: str) -> str:
-    """torch's hints for a builtin it cannot trace, as one fix."""
+    """torch's hints for a builtin it cannot trace, as one fix; for torch's own private C
+    functions (``torch._C._dynamo.guards.assert_size_stride``, pytorch#154536: reached from
+    inductor's cached output code, never called by the user) a report to torch instead."""
+    if name.startswith("torch._C.") or name.startswith("torch._"):
+        return (f"{name} is torch's own, reached from code torch generated or called, not a "
+                "call of yours to move or wrap: report it to torch with a repro; where it "
+                "appears only on a second run, when torch reuses its cached compiled code, "
+                "TORCHINDUCTOR_FX_GRAPH_CACHE=0 avoided it (pytorch#154536)")
     return (f"wrap {name} in a custom operator (torch.library.custom_op) or, if it is "
             f"traceable, torch.compiler.allow_in_graph({name}) (torch's own hint); or call it "
             "outside the compiled function")
