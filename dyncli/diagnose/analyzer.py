@@ -69,6 +69,16 @@ _KEEP_COMPILES = 16  # per-compile symbol tables kept per rank (interleaved thre
 _MAX_IDS = 50  # compile ids remembered per graph-break site
 
 
+def _limits_told_once(limits: Iterable[RecompileLimitReport]) -> tuple[RecompileLimitReport, ...]:
+    """The limit hits without the exception's telling of one the warning told: under
+    fullgraph=True torch warns (``hit config.recompile_limit (8)``, with the function) and then
+    raises an Unsupported that names only the limit; one hit, as the warning has it."""
+    limits = tuple(limits)
+    told = {(x.rank, x.limit_name) for x in limits if x.function or x.compile_id}
+    return tuple(x for x in limits if x.function or x.compile_id or x.last_reason
+                 or (x.rank, x.limit_name) not in told)
+
+
 def _one_break_per_builtin(breaks: Iterable[GraphBreakReport]) -> list[GraphBreakReport]:
     """The breaks without torch's warning of a builtin it cannot trace where the same run's
     exception names that builtin: under fullgraph=True torch warns, then raises for the same
@@ -624,7 +634,7 @@ class Analyzer:
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,
-            recompile_limits=tuple(self._limits.values()),
+            recompile_limits=_limits_told_once(self._limits.values()),
             unbacked=tuple(self._unbacked.values()), relations=tuple(self._relations.values()),
             # the frames' own inputs only: what `dyncli suggest` gives by default (module
             # attributes and parameters are left out there too; their advice names a flag)
@@ -632,7 +642,10 @@ class Analyzer:
                                   if is_input(_DIM_SUFFIX.sub("", x))),
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
-            data_dependent=self._data_dependent, limit_raised=tuple(self._raised),
+            data_dependent=self._data_dependent,
+            # the exception's own line over a traceback's "raise FailOnRecompileLimitHit("
+            limit_raised=tuple(m for m in self._raised if not m.startswith("raise "))
+            or tuple(self._raised),
             # a traceback after a limit's warning: the program raised after it (one input:
             # line numbers of several inputs do not say which came after which)
             stopped_after_limit=self._traceback if self._traceback is not None

@@ -146,7 +146,9 @@ class _Builder:
         # L['self'].k: the config flags removed fewer compiles, or none, in the advice corpus)
         zero_one = gt.zero_one(guard)
         numbers = gt.expected_actual(guard)
-        if (zero_one is not None and zero_one[2]) or (numbers is not None and numbers[1] in (0, 1)):
+        # (a size that became 0 or 1, or one the first compile saw as 0 or 1: sglang#23428)
+        if (zero_one is not None and zero_one[2]) or (numbers is not None and (
+                numbers[1] in (0, 1) or numbers[0] in (0, 1))):
             return self.cause(str(CauseKind.ZERO_ONE), CauseKind.ZERO_ONE).key
         mm = gt.mismatch(guard)
         if mm is not None and mm.what == "size":

@@ -104,6 +104,22 @@ def _trees(report: CudagraphReport) -> list[Advice]:
                  "recorded as a graph of its own that keeps memory in the pool."))]
 
 
+def _warned(report: CudagraphReport, found: list[Advice]) -> list[Advice]:
+    """torch's warning of many sizes (``We have observed N distinct sizes``) where the log
+    holds no recording or tree line that a sizes finding came from (pytorch#188150: a
+    training loop with per-batch padding, reduce-overhead, 9 sizes and rising step time)."""
+    n = report.distinct_sizes_warned
+    if n < 2 or any(a.kind is AdviceKind.CUDAGRAPH_SIZES for a in found):
+        return []
+    return [Advice(
+        kind=AdviceKind.CUDAGRAPH_SIZES, key="sizes:warned", recordings=n,
+        fix=(_sizes_fix([]) + '; or run graphs with dynamic shapes without CUDA graphs: '
+             'options={"triton.cudagraph_skip_dynamic_graphs": True} (torch\'s own option b)'),
+        message=(f"torch warned that CUDA graphs were recorded for {n} distinct sizes: under "
+                 "reduce-overhead each new size pays a warm-up run and a recording, and its "
+                 "graph keeps memory in the pool."))]
+
+
 def _skips(report: CudagraphReport) -> list[Advice]:
     out = []
     for x in report.skips:
@@ -124,4 +140,5 @@ def cudagraph_advice(diag: Diagnosis) -> tuple[Advice, ...]:
     report = diag.cudagraphs
     if report is None:
         return ()
-    return tuple(_sizes(report) + _trees(report) + _skips(report))
+    found = _sizes(report) + _trees(report)
+    return tuple(found + _warned(report, found) + _skips(report))

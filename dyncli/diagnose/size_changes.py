@@ -152,8 +152,14 @@ def mark_dynamic_up_front(diag: Diagnosis,
         # A recompile away from a compile the code pinned (expected the pinned value) is the
         # specialization's, not one that marking up front saves.
         pinned = {s.value for s in specs}
+        # Nor is one away from a compile made at size 0 or 1: torch specializes those even
+        # when marked dynamic (the advice corpus's one_first: the list left 2 compiles at 2);
+        # the zero-one advice has the unbacked list for it
+        if d.recompiles and all(d.expected.get(cid) in (0, 1) for cid in d.recompiles):
+            continue
         d.recompiles = {cid: r for cid, r in d.recompiles.items()
-                        if str(d.expected.get(cid, "")) not in pinned}
+                        if str(d.expected.get(cid, "")) not in pinned
+                        and d.expected.get(cid) not in (0, 1)}
         by_rank.setdefault(rank, []).append((source, dim, d))
     out = _held_static(held)
     dynamic_log = diag.log_level in ("dynamic", "trace")
@@ -309,8 +315,11 @@ def marking_changes(diag: Diagnosis) -> list[Advice]:
 
 
 def zero_one(diag: Diagnosis) -> list[Advice]:
-    """Recompiles because a size became 0 or 1 (torch specializes both): the unbacked list."""
+    """Recompiles because a size became 0 or 1 (torch specializes both), or because the first
+    compile saw one (a warm-up at batch 1: sglang#23428, whose fix was mark_unbacked): the
+    unbacked list."""
     recs = []
+    first = False  # a compile made at 0 or 1 failed for a larger size
     dims: dict[tuple[int | None, str, int], dict[str, None]] = {}
     for r in diag.recompiles:
         if r.cause != "size" or crossing(r) is not None:
@@ -321,8 +330,9 @@ def zero_one(diag: Diagnosis) -> list[Advice]:
             mm = mismatch(x)
             if m is not None:
                 key = (r.rank, from_reason(m[0]), m[1])
-            elif mm is not None and mm[3] in (0, 1):
+            elif mm is not None and (mm[3] in (0, 1) or mm[2] in (0, 1)):
                 key = (r.rank, mm[0], mm[1])
+                first = first or mm[2] in (0, 1)
             else:
                 continue
             hit = True
@@ -344,10 +354,14 @@ def zero_one(diag: Diagnosis) -> list[Advice]:
     code = " / ".join(parts)
     return [Advice(
         kind=AdviceKind.ZERO_ONE,
-        message=(f"{len(recs)} recompile(s) because a size became 0 or 1: torch always "
-                 "specializes sizes 0 and 1, so a dynamic graph (guarded `2 <= size`) cannot "
-                 "serve them. An unbacked size serves them all (code must not branch on it)."),
+        message=(f"{len(recs)} recompile(s) because a size "
+                 + ("was 0 or 1 at a compile (a first call with a batch of 1 compiles for "
+                    "that size only) or became 0 or 1" if first else "became 0 or 1")
+                 + ": torch always specializes sizes 0 and 1, so a dynamic graph (guarded "
+                 "`2 <= size`) cannot serve them, even under dynamic=True. An unbacked size "
+                 "serves them all (code must not branch on it)."),
         fix=(f"TORCH_COMPILE_UNBACKED_SOURCES={shell_quote(','.join(entries))}"
              + (f"  (or, in code, {code})" if code else "")
+             + ("; or make the first call (a warm-up) with a size of 2 or more" if first else "")
              + "; or accept one extra compile"),
         evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]

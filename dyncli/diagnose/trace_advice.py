@@ -34,6 +34,12 @@ def trace_advice(report: TraceReport, existing: tuple[Advice, ...] = ()) -> tupl
         inputs = ", ".join(f"{src} ({' vs '.join(sizes)})" for src, sizes in s.inputs)
         entries = [f"{src}:{d}" for src, sizes in s.inputs for d in _differing_dims(sizes)
                    if src not in decided]
+        # a dim one graph has at size 0 or 1: torch specializes those even when marked dynamic
+        # (the advice corpus's one_first: the list left 2 compiles at 2); the zero-one advice
+        # has the unbacked list
+        entries = [e for e in entries if e not in _zero_one_dims(s.inputs)]
+        if not entries and any(_zero_one_dims(s.inputs)):
+            continue
         out.append(Advice(
             fix=f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"' if entries else "",
             kind=AdviceKind.SIMILAR_GRAPHS, rank=s.rank, entries=tuple(entries),
@@ -92,3 +98,12 @@ def _differing_dims(sizes: tuple[str, ...]) -> list[int]:
     return [i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1]
 
 
+
+
+def _zero_one_dims(inputs: tuple[tuple[str, tuple[str, ...]], ...]) -> set[str]:
+    """``src:dim`` of the differing dims some graph has at size 0 or 1."""
+    out: set[str] = set()
+    for src, sizes in inputs:
+        rows = [[p.strip() for p in x.strip("[]").split(",")] for x in sizes]
+        out |= {f"{src}:{d}" for d in _differing_dims(sizes) if any(r[d] in ("0", "1") for r in rows)}
+    return out

@@ -75,6 +75,29 @@ _RERECORD = re.compile(r"^Re-recording function=(?P<fn>[^,]{0,200}), (?:mode=(?P
 _LIMIT = re.compile(r"^(?P<mode>forward|backward|inference) graph hit "
                     r"cudagraph_dynamic_shape_rerecord_limit=(?P<n>\d{1,9})")
 _SIZES = re.compile(r"We have observed (?P<n>\d{1,9}) distinct sizes")
+# torch's warning of many sizes (_inductor/cudagraph_utils.py, 2.5-2.15), one line as torch
+# logs it; a paste re-wrapped over several lines (pytorch#188150) is read by joining the lines
+# that are pieces of it
+MANY_SIZES_HEAD = b"CUDAGraph supports dynamic shapes"
+_MANY_SIZES_TEXT = (
+    "CUDAGraph supports dynamic shapes by recording a new graph for each distinct input size. "
+    "Recording too many CUDAGraphs may lead to extra overhead. We have observed N distinct "
+    "sizes. Please consider the following options for better performance: a) padding inputs "
+    "to a few fixed number of shapes; or b) set "
+    "torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True. Set "
+    "torch._inductor.config.triton.cudagraph_dynamic_shape_warn_limit=None to silence this "
+    "warning.")
+
+
+def continues_many_sizes(raw: bytes) -> bool:
+    """Whether a line is a piece of torch's many-sizes warning (re-wrapped by a paste)."""
+    text = " ".join(raw.decode("utf-8", "replace").split())
+    return bool(text) and re.sub(r"\d{1,9}", "N", text) in _MANY_SIZES_TEXT
+
+
+def many_sizes(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The many-sizes warning from the lines a paste wrapped it into."""
+    return text_record([" ".join(" ".join(lines).split())], common)
 _PARTS = re.compile(r"^Created (?P<n>\d{1,9}) graph partitions: (?P<yes>\d{1,9}) cudagraphable, "
                     r"(?P<no>\d{1,9}) non-cudagraphable")
 _OP = re.compile(r"^\s{1,8}(?P<op>[\w.]{1,200}): reason=")

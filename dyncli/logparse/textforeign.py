@@ -95,6 +95,7 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], bool]] = {
     reasons.unsupported_break: ((b"from user code:",), True),
     reasons.recompiling: ((), True),
     reasons.no_compiled_frames: ((), False),
+    cg.many_sizes: ((), False),  # (and any line that is a piece of torch's warning)
 }
 
 
@@ -152,7 +153,8 @@ class ForeignLines:
             heads, blanks = _CONTINUES[self._pending_read]
             if len(self._pending) < MAX_RECORD_LINES and (
                     (raw[:1] in (b" ", b"\t") and not blank) or (heads and raw.startswith(heads))
-                    or (blank and blanks and self._pending_blank < 1)):
+                    or (blank and blanks and self._pending_blank < 1)
+                    or (self._pending_read is cg.many_sizes and cg.continues_many_sizes(raw))):
                 self.stats.recognized += 1
                 self._pending_blank = self._pending_blank + 1 if blank else 0
                 self._pending.append(raw.decode("utf-8", "replace").rstrip())
@@ -165,6 +167,9 @@ class ForeignLines:
             if rec is not None:
                 rec.tail = False
             return _NO_EVENTS
+        if raw.startswith(cg.MANY_SIZES_HEAD) and b"distinct sizes" not in raw:
+            # torch's warning of many sizes, re-wrapped over lines (pytorch#188150)
+            return self._pend(cg.many_sizes, raw.decode("utf-8", "replace").strip(), lineno)
         if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
             text = _after_bar(raw).decode("utf-8", "replace").strip()
             if cg.is_skip(text) and text.replace(" ", "").endswith("Foundfrom:"):

@@ -243,10 +243,38 @@ def builtin_name(text: str) -> str | None:
 
 
 def builtin_hint(name: str) -> str:
-    """torch's hints for a builtin it cannot trace, as one fix."""
+    """torch's hints for a builtin it cannot trace, as one fix; for torch's own private C
+    functions (``torch._C._dynamo.guards.assert_size_stride``, pytorch#154536: reached from
+    inductor's cached output code, never called by the user) a report to torch instead."""
+    if name.startswith("torch._C.") or name.startswith("torch._"):
+        return (f"{name} is torch's own, reached from code torch generated or called, not a "
+                "call of yours to move or wrap: report it to torch with a repro; where it "
+                "appears only on a second run, when torch reuses its cached compiled code, "
+                "TORCHINDUCTOR_FX_GRAPH_CACHE=0 avoided it (pytorch#154536)")
     return (f"wrap {name} in a custom operator (torch.library.custom_op) or, if it is "
             f"traceable, torch.compiler.allow_in_graph({name}) (torch's own hint); or call it "
             "outside the compiled function")
+
+
+# convert_frame.raise_unimplemented_cache_limit_exceeded (2.12-2.15): the recompile limit as
+# an Unsupported (GB0039), which fullgraph=True re-raises as FailOnRecompileLimitHit: a limit
+# hit, not a graph break (torchtitan#3898 read it as a break "to move out")
+_LIMIT_GB = "Dynamo recompile limit exceeded"
+_LIMIT_SET_RE = re.compile(r"exceeding the (?P<name>\w{1,80}) cache size limit "
+                           r"\(currently set to (?P<limit>\d{1,9})\)")
+_LIMIT_TYPE_RE = re.compile(r"Limit type: (?P<name>\w{1,80})")
+
+
+def _limit_exceeded(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The recompile limit torch raised as an Unsupported: the limit's name and value from
+    its Explanation (``… exceeding the recompile_limit cache size limit (currently set to
+    8)``) or its debug context (``Limit type: recompile_limit``); the function is not named."""
+    text = " ".join(lines)
+    m = _LIMIT_SET_RE.search(text)
+    t = _LIMIT_TYPE_RE.search(text)
+    name = (m["name"] if m else "") or (t["name"] if t else "") or "recompile_limit"
+    return [ev.RecompileLimit(limit_name=name, limit=m["limit"] if m else "", partial=True,
+                              **common)]
 
 
 def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -255,6 +283,8 @@ def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event
     ``torch._dynamo.exc.Unsupported: call_method …`` at the end of a traceback: fullgraph=True
     raised it), and its user stack where ``from user code:`` follows."""
     first = lines[0].split("Unsupported: ", 1)[1].strip()
+    if first.startswith(_LIMIT_GB):
+        return _limit_exceeded(lines, common)
     b = graph_break_body(lines[1:])
     where = b.stack[-1] if b.stack else ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=first[:300],

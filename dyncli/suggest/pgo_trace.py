@@ -26,7 +26,7 @@ from pathlib import Path
 
 from dyncli.errors import InputError
 from dyncli.inputs import STDIN, Source, display_name, open_input, trace_files
-from dyncli.logparse.guardtext import guard_of, zero_one
+from dyncli.logparse.guardtext import guard_of, mismatch, zero_one
 from dyncli.logparse.safe import clip
 from dyncli.logparse.trace import TraceParser
 from dyncli.logparse.trace_format import PAYLOAD_ARTIFACTS
@@ -207,15 +207,23 @@ def read_trace_files(files: Iterable[str | Path], state: PgoState | None = None)
 
 
 def zero_one_dims(reasons: Iterable[str]) -> dict[str, set[int]]:
-    """Dims a size 0 or 1 reached after they turned dynamic, from a run's recompile reasons:
+    """Dims a size 0 or 1 reached after they turned dynamic, or that a compile made at 0 or 1
+    kept static, from a run's recompile reasons:
     ``{"L['x']": {0}}``. torch's PGO state keeps no size of a dynamic dim, so only the trace
     shows them (its ``recompile_reasons``, as the text log's recompiles)."""
     out: dict[str, set[int]] = {}
     for reason in reasons:
         # the bound alone: "2 <= x.size()[1] <= 40" fails above 40 too, proving nothing of 0/1
-        found = zero_one(guard_of(reason))
+        guard = guard_of(reason)
+        found = zero_one(guard)
         if found is not None and found[2]:
             out.setdefault(from_reason(found[0]), set()).add(found[1])
+        # a compile made at size 0 or 1 that a larger size failed (a warm-up at batch 1,
+        # sglang#23428: "size mismatch at index 0. expected 1, actual 3"): marked dynamic, the
+        # dim would still compile at 1 first; unbacked, one graph serves it all
+        mm = mismatch(guard)
+        if mm is not None and mm.what == "size" and mm.expected in (0, 1):
+            out.setdefault(from_reason(mm.name), set()).add(mm.dim)
     return out
 
 

@@ -79,6 +79,16 @@ def zero_one(ctx: Any) -> None:
         ctx.call(cf, _r(b, 4))
 
 
+@program("a first call with a batch of 1 (a warm-up), then larger batches: the first compile "
+         "specialized the size to 1 (sglang#23428)")
+def one_first(ctx: Any) -> None:
+    def f(x):
+        return x * 3
+    cf = ctx.compile(f)
+    for b in (1, 3, 5):
+        ctx.call(cf, _r(b, 4))
+
+
 @program("user code branches on a size (== 3): a specialization, not an allow-list fix")
 def size_branch(ctx: Any) -> None:
     def f(x):

@@ -427,3 +427,44 @@ def test_a_fullgraph_call_that_compiled_nothing_and_its_fix(tmp_path: Path) -> N
                           env={**_env(), "TORCHDYNAMO_DISABLE": "1"}, capture_output=True,
                           text=True, check=True, timeout=300)
     assert done.stdout.split() == ["ran", "4"], done.stdout
+
+
+# fullgraph=True at the recompile limit: torch warns, then raises Unsupported("Dynamo recompile
+# limit exceeded", GB0039) chained into FailOnRecompileLimitHit (torchtitan#3898, where it was
+# read as a graph break "to move out"). The fix it names, applied: the number as a 0-d tensor.
+LIMIT_FULLGRAPH = """
+import sys
+import torch
+from torch._dynamo.utils import counters
+torch._dynamo.config.recompile_limit = 2
+@torch.compile(fullgraph=True, backend="eager", dynamic=False)
+def f(x, n):
+    return x * n
+for n in range(5):
+    f(torch.ones(3), torch.tensor(float(n)) if sys.argv[1] == "tensor" else n)
+print("graphs", counters["stats"]["unique_graphs"])
+"""
+
+
+@pytest.mark.slow
+def test_the_recompile_limit_under_fullgraph_is_a_limit_not_a_break(tmp_path: Path) -> None:
+    program = tmp_path / "limit.py"
+    program.write_text(LIMIT_FULLGRAPH)
+    ran = subprocess.run([sys.executable, str(program), "int"], cwd=tmp_path, env=_env(),
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert ran.returncode != 0 and "FailOnRecompileLimitHit" in ran.stderr, ran.stderr[-2000:]
+    log = tmp_path / "run.log"
+    log.write_text(ran.stderr)
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
+    doc = json.loads(out.stdout)
+    assert doc["graph_breaks"] == [], doc["graph_breaks"]
+    (x,) = doc["recompile_limits"]
+    assert (x["function"], x["limit_name"], x["limit"]) == ("f", "recompile_limit", "2"), x
+    assert doc["limit_raised"] and not any(m.startswith("raise ") for m in doc["limit_raised"])
+    (a,) = [s for s in doc["suggestions"] if s["kind"] == "recompile-limit"]
+    assert "raised an error" in a["message"] and "0-d tensor" in a["fix"], a
+    # the fix, applied: the number as a 0-d tensor compiles once and runs to the end
+    done = subprocess.run([sys.executable, str(program), "tensor"], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, check=True, timeout=300)
+    assert done.stdout.split() == ["graphs", "1"], done.stdout

@@ -147,3 +147,32 @@ def test_a_size_re_recorded_under_the_dynamic_graph_is_a_recording_of_its_own() 
     (frame,) = c.frames
     assert (frame.compile_ids, frame.recordings, frame.distinct_sizes) == (("0/0", "0/1"), 12, 6)
     assert [s for s, _, _ in frame.sizes][0::5] == ["16x3x224x224", "16x3x224x224 (symint 16)"]
+
+
+# torch's warning of many sizes (cudagraph_utils.maybe_warning_due_to_dynamic_shape), as torch
+# logs it on one line and as pytorch#188150's reporter re-wrapped it: read either way, and a
+# finding with torch's own options where nothing else in the log names the sizes
+WARNED = ("CUDAGraph supports dynamic shapes by recording a new graph for each distinct input "
+          "size. Recording too many CUDAGraphs may lead to extra overhead. We have observed 9 "
+          "distinct sizes. Please consider the following options for better performance: a) "
+          "padding inputs to a few fixed number of shapes; or b) set "
+          "torch._inductor.config.triton.cudagraph_skip_dynamic_graphs=True. Set "
+          "torch._inductor.config.triton.cudagraph_dynamic_shape_warn_limit=None to silence "
+          "this warning.")
+
+
+@pytest.mark.parametrize("text", [
+    WARNED,
+    "CUDAGraph supports dynamic shapes by recording a new graph for each distinct\n"
+    "input size. Recording too many CUDAGraphs may lead to extra overhead.\n"
+    "We have observed 9 distinct sizes.\n"
+    "training step 12 took 25.1 s\n"])  # the program's own line ends it
+def test_torchs_warning_of_many_sizes_is_a_finding(tmp_path: Path, text: str) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(text)
+    d = run(log)
+    assert d.cudagraphs is not None and d.cudagraphs.distinct_sizes_warned == 9
+    (a,) = [s for s in d.suggestions if s.key == "sizes:warned"]
+    assert "9 distinct sizes" in a.message
+    assert "cudagraph_skip_dynamic_graphs" in a.fix and "cudagraph_capture_sizes" in a.fix
+    assert d.stats.unrecognized == (1 if "training step" in text else 0)

@@ -97,3 +97,12 @@ def test_a_cut_record_of_a_code_dump_is_known_by_its_tag() -> None:
     events, stats = _events(f"{pre}             return {{'out': out}}")
     assert stats.unrecognized == 0 and stats.recognized == 1
     assert [type(e) for e in events] == [ev.CreateEnv]
+
+
+def test_a_builtin_of_torchs_own_is_reported_not_wrapped() -> None:
+    from dyncli.logparse.textreasons import builtin_hint
+
+    # pytorch#154536: reached from inductor's cached output code, never the user's call
+    fix = builtin_hint("torch._C._dynamo.guards.assert_size_stride")
+    assert "report it to torch" in fix and "custom operator" not in fix
+    assert "custom operator" in builtin_hint("zlib.crc32")

@@ -68,7 +68,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
-          "no_compiled_frames"}
+          "no_compiled_frames", "cudagraph_sizes_warned"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -91,6 +91,8 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert len(diag.not_converted) == expect.get("not_converted", 0)
     assert len(diag.no_compiled_frames) == expect.get("no_compiled_frames", 0)
     cudagraphs = diag.cudagraphs
+    assert (cudagraphs.distinct_sizes_warned if cudagraphs else 0) == \
+        expect.get("cudagraph_sizes_warned", 0)
     assert (sum(x.count for x in cudagraphs.skips) if cudagraphs else 0) == \
         expect.get("cudagraph_skips", 0)
     assert (cudagraphs.tree_lines if cudagraphs else 0) == expect.get("cudagraph_trees", 0)
