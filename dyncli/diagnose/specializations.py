@@ -11,6 +11,7 @@ from __future__ import annotations
 from dyncli.diagnose.findings import Advice, AdviceKind, Site, sites_of
 from dyncli.diagnose.model import Diagnosis, FrameReport, SpecializationReport
 from dyncli.diagnose.reasons import cite, location
+from dyncli.logparse.textreasons import export_dim
 from dyncli.logparse.torchtree import is_torch_file
 
 
@@ -68,12 +69,16 @@ def specializations(diag: Diagnosis) -> list[Advice]:
     out = []
     limit: dict[tuple[int | None, str], list[SpecializationReport]] = {}
     users: dict[tuple[int | None, str, str, int], list[SpecializationReport]] = {}
+    exports: dict[tuple[int | None, str, str, str], list[SpecializationReport]] = {}
     frame_files = _frame_files(diag.frames)
     for s in diag.specializations:
         src = ", ".join(s.sources) or s.symbol
         evidence = (_spec_cite(s, s.symbol or src),)
+        dim = export_dim(s.message) if s.reason == "constraint_violation" else None
         if s.reason == "forcing_spec":
             limit.setdefault((s.rank, src), []).append(s)
+        elif dim is not None:  # torch.export's named Dim: one error, every input that shares it
+            exports.setdefault((s.rank, s.compile_id, dim, s.value), []).append(s)
         elif s.reason == "constraint_violation":
             demand = ("use torch._dynamo.maybe_mark_dynamic instead of mark_dynamic (a hint, "
                       "not a demand), or rewrite the comparison so it does not depend on the size")
@@ -125,6 +130,20 @@ def specializations(diag: Diagnosis) -> list[Advice]:
             ("rewrite the branch so it does not compare the size/int to a constant "
              "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
             evidence=tuple(_spec_cite(x, x.symbol) for x in specs[:3]), rank=rank))
+    for (rank, _, dim, value), specs in exports.items():
+        srcs = ", ".join(dict.fromkeys(x for sp in specs for x in sp.sources if x != dim))
+        at = next((sp.user for sp in specs if sp.user is not None), None)
+        out.append(Advice(
+            kind=AdviceKind.CONSTRAINT_VIOLATION, rank=rank, sites=sites_of(at),
+            message=(f"torch.export's Dim {dim}{f' ({srcs})' if srcs else ''} is dynamic in "
+                     "dynamic_shapes, but "
+                     + (f"the code at {location(at)} specialized it" if at is not None
+                        else "the model specialized it") + f" to {value}, so the export failed."),
+            fix=(f"declare {dim} Dim.AUTO (torch keeps it static where the model needs it), or "
+                 f"Dim.STATIC / {dim} = {value} (torch's suggested fix) if the model only "
+                 "takes that size; to make it dynamic, change the line that pins it: "
+                 f'TORCH_LOGS="+dynamic" prints it (`eval Eq(…, {value}) [guard added]`)'),
+            evidence=tuple(_spec_cite(x, x.symbol or ", ".join(x.sources)) for x in specs[:3])))
     for (rank, src), specs in limit.items():
         out.append(Advice(
             kind=AdviceKind.GUARD_LIMIT_SPECIALIZATION, key=src,

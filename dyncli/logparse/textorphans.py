@@ -55,9 +55,6 @@ def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Even
 
 # The body of torch's "Error while creating guard:" record (_guards.py: the guard's fields,
 # then the traceback), from a paste that began inside it (pytorch#147264 starts at "Source:")
-_GUARD_ERROR_BODY = re.compile(rb"^(?:Source: \S|Create Function: [A-Z_]{1,64}$|Guard Types: "
-                               rb"|Code List: |Object Weakref: |Guarded Class Weakref: )")
-
 
 def orphan_guard_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The body of a guard-creation error whose ``Error while creating guard:`` line is not in
@@ -77,8 +74,9 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
     if b"__graph_breaks" in prefix and body:
         return orphan_graph_break
     # (an error record of torch/_guards.py, behind a rank tag or not: "[rank0]:E0215 …")
-    if b"_guards.py:" in prefix and (prefix[:1] == b"E" or b"]:E" in prefix[:24]) \
-            and _GUARD_ERROR_BODY.match(body):
+    # (every line of it: the error's fields, or the traceback torch logs with it, whose
+    # ConstraintViolationError items are read: pytorch#140011, #133653)
+    if b"_guards.py:" in prefix and (prefix[:1] == b"E" or b"]:E" in prefix[:24]) and body:
         return orphan_guard_error
     return None
 

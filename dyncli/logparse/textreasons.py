@@ -387,8 +387,9 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
             # torch <= 2.6 names the constraint, not the source: RelaxedUnspecConstraint(L['x']…)
             found = (found[0][len(_RELAXED):-1], found[1])
         if found is not None:
-            out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "), source=found[0],
-                                              value=found[1], user=user, **common))
+            out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "),
+                                              source=_constrained(found[0]), value=found[1],
+                                              user=user, **common))
     if not out and lines and lines[0].startswith("Error while creating guard"):
         # the compile failed making a guard; a paste that stops before torch's error after it
         # (pytorch#141251, #115492) shows only which guard: SHAPE_ENV is the shape guards
@@ -396,8 +397,32 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
                      if t.strip().startswith("Create Function:")), "")
         if not made and any(t.strip() == "Source: shape_env" for t in lines[1:12]):
             made = "SHAPE_ENV"  # (a paste cut before the Create Function line: pytorch#145587)
+        if not made and any("GuardBuilder.SHAPE_ENV" in t or "produce_guards" in t
+                            for t in lines[1:60]):
+            made = "SHAPE_ENV"  # (the traceback alone: pytorch#133653, #140011)
         out.append(ev.GuardError(create_function=made[:80], **common))
     return out
+
+
+# torch.export's named Dim: "Not all values of seq_len = L['x'].size()[1] in the specified
+# range seq_len <= 128 are valid …" (symbolic_shapes' var_with_range; pytorch#140011)
+# … and torch 2.15's "You marked seq_len as dynamic but your code specialized it …" (the Dim's
+# name where mark_dynamic's item names a source, L['x'].size()[0])
+_DIM_NAMED = re.compile(r"^(?:(?:Not all values of |You marked )(?P<name>\w{1,200}) = "
+                        r"|You marked (?P<bare>\w{1,200}) as dynamic )")
+
+
+def _constrained(source: str) -> str:
+    """The source of a violation's item without torch's dim name and range around it."""
+    source = source.split(" in the specified range ", 1)[0]
+    name, sep, rest = source.partition(" = ")
+    return rest if sep and name.isidentifier() else source
+
+
+def export_dim(message: str) -> str | None:
+    """The name of torch.export's Dim a violation's item names (``seq_len``), or None."""
+    m = _DIM_NAMED.match(message)
+    return (m["name"] or m["bare"]) if m else None
 
 
 def _constant(text: str, tail: str, head: str, cut: str = "") -> tuple[str, str] | None:

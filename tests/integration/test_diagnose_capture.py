@@ -468,3 +468,42 @@ def test_the_recompile_limit_under_fullgraph_is_a_limit_not_a_break(tmp_path: Pa
     done = subprocess.run([sys.executable, str(program), "tensor"], cwd=tmp_path, env=_env(),
                           capture_output=True, text=True, check=True, timeout=300)
     assert done.stdout.split() == ["graphs", "1"], done.stdout
+
+
+# torch.export with a Dim the model pins (pytorch#140011: seq_len inferred to be a constant):
+# one failed export, whatever the number of inputs sharing the Dim; the fix is torch.export's
+# own (Dim.AUTO), not mark_dynamic's, and it is applied here
+EXPORT = """
+import sys
+import torch
+from torch.export import Dim, export
+class M(torch.nn.Module):
+    def forward(self, input_ids, attention_mask):
+        return (input_ids + attention_mask).reshape(2, 6)
+seq = Dim.AUTO if sys.argv[1] == "auto" else Dim("seq_len", max=128)
+ids = torch.ones(2, 6, dtype=torch.long)
+ep = export(M(), (ids, ids.clone()), dynamic_shapes={"input_ids": {1: seq}, "attention_mask": {1: seq}})
+print("exported", len(ep.graph.nodes) > 0)
+"""
+
+
+@pytest.mark.slow
+def test_an_export_dim_the_model_pins_is_one_failure_with_exports_fix(tmp_path: Path) -> None:
+    program = tmp_path / "export.py"
+    program.write_text(EXPORT)
+    ran = subprocess.run([sys.executable, str(program), "named"], cwd=tmp_path, env=_env(),
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert ran.returncode != 0 and "Constraints violated" in ran.stderr, ran.stderr[-2000:]
+    log = tmp_path / "run.log"
+    log.write_text(ran.stderr)
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
+    doc = json.loads(out.stdout)
+    # one finding for the one failed export (both inputs share the Dim)
+    (a,) = [s for s in doc["suggestions"] if s["kind"] == "constraint-violation"]
+    assert a["message"].startswith("torch.export's Dim seq_len"), a
+    assert "Dim.AUTO" in a["fix"] and "mark_dynamic" not in a["fix"], a
+    # the fix, applied: Dim.AUTO, and the export goes through
+    done = subprocess.run([sys.executable, str(program), "auto"], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, check=True, timeout=300)
+    assert done.stdout.split() == ["exported", "True"], done.stdout
