@@ -124,6 +124,8 @@ _BOUND_RE = re.compile(r"^(?:(?P<lo>\d{1,18}) (?P<lop><=|<) )?(?P<expr>\S+?)\.si
                        r"\[(?P<dim>\d{1,9})\](?: (?P<hop><=|<) (?P<hi>\d{1,18}))?$")
 # automatic dynamic's lower bound: a dynamic size is >= 2 (sizes 0 and 1 are specialized)
 _ZERO_ONE_RE = re.compile(r"^2 <= (?P<name>\S+?)\.size\(\)\[(?P<dim>\d+)\]")
+NO_UPPER = 2**31 - 1  # a size's upper bound at or past this is no bound
+_NO_UPPER_RE = re.compile(r"\s*<=\s*(?:(?P<n>\d{10,19})|int_oo)\s*")
 # ``_dynamo_dynamic_indices not a subset: runtime {0, 1} is not a subset of compiled {0}``
 INDICES_RE = re.compile(r"_dynamo_dynamic_indices not a subset: runtime \{(?P<rt>[\d, ]*)\} "
                         r"is not a subset of compiled \{(?P<c>[\d, ]*)\}")
@@ -190,9 +192,11 @@ def size_bound(guard: str) -> Bound | None:
     m = _BOUND_RE.match(guard)
     if m is None:
         return None
+    hi = int(m["hi"]) if m["hi"] and len(m["hi"]) < 20 else None
     return Bound(expr=m["expr"], dim=int(m["dim"]), lo=int(m["lo"]) if m["lo"] else None,
-                 hi=int(m["hi"]) if m["hi"] else None, lo_strict=m["lop"] == "<",
-                 hi_strict=m["hop"] == "<")
+                 # an upper bound of int32's max or more is none (automatic dynamic's range)
+                 hi=hi if hi is not None and hi < NO_UPPER else None,
+                 lo_strict=m["lop"] == "<", hi_strict=m["hop"] == "<")
 
 
 def zero_one(guard: str) -> tuple[str, int, bool] | None:
@@ -201,7 +205,11 @@ def zero_one(guard: str) -> tuple[str, int, bool] | None:
     m = _ZERO_ONE_RE.match(guard)
     if m is None:
         return None
-    return m["name"], int(m["dim"]), m.end() == len(guard)
+    # (an upper bound of int32's max or more is no bound: automatic dynamic's own range, as
+    # sglang#23428's torch printed it, "2 <= input_.size()[0] <= 2147483647")
+    top = _NO_UPPER_RE.fullmatch(guard, m.end())
+    return m["name"], int(m["dim"]), m.end() == len(guard) or (
+        top is not None and (top["n"] is None or int(top["n"]) >= NO_UPPER))
 
 
 def dynamic_indices(reason: str) -> tuple[str, str] | None:

@@ -90,6 +90,11 @@ def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
     can push a record's text to the next line (``W… [2/128]    ⏎function: 'forward' (…)``)."""
     if kind in (b"torch._dynamo", b"torchdynamo"):
         return _LIMIT_BODY.match(line) is not None
+    if kind == b"Recompiling" and tail and line[:1] in (b" ", b"\t"):
+        # a recompile record whose lines after the first lost their prefix (sglang#23428: the
+        # reporter kept "[rank0]: [0/1] [__recompiles]" on the first line only): its own body
+        body = line.lstrip()
+        return body.startswith((*_RECOMPILE_BODY, b"# ")) or _VERBOSE_HEAD.match(body) is not None
     if not tail or kind != b"Graph":
         return False
     # torch 2.0's one-line form; torch 2.1-2.3's "Graph break: from user code at:" with the

@@ -42,9 +42,10 @@ _TRIMMED_RE = re.compile(rb"(?P<file>torch[/\\][^\s\]]{1,1024}\.py):(?P<lineno>\
 # a rank tag right before a layout the start expression found (its first alternative, glog,
 # takes it itself; the logging layouts' own expressions read it at their start)
 _RANK_BEFORE_RE = re.compile(rb"\[rank\d{1,9}\]:$")
-# Cut down to the compile id: "[0/1] [__recompiles] …" or "[0/1] torch.fx…: [INFO] …".
+# Cut down to the compile id: "[0/1] [__recompiles] …" or "[0/1] torch.fx…: [INFO] …" (behind
+# a rank tag, with a blank after it too: "[rank0]: [0/1] [__recompiles] …", sglang#23428).
 _CUT_RE = re.compile(
-    rb"(?:\[rank(?P<rank>\d{1,9})\]:)?\[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\] "
+    rb"(?:\[rank(?P<rank>\d{1,9})\]: ?)?\[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\] "
     rb"(?:\[__(?P<artifact>\w{1,64})\]|(?P<logger>torch[\w.]{0,200}?)(?:\.__(?P<art2>\w{1,64}))?:"
     rb" \[(?P<lvl>[A-Z]{1,10})\])(?: |$)")
 # Python logging's own layouts: "[date] [0/1] torch.x.__art: [LVL] " (torch 2.0-2.2, also

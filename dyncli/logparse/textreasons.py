@@ -29,7 +29,8 @@ from dyncli.logparse.textpaste import clean, unlink
 
 # Patterns ending in "\s*$" after a free-form group are quadratic in a run of blanks (each
 # position re-scans the run); these take the group up to the end and strip it in code.
-RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<where>.+)$")
+# (" in FILE:LINE" cut from a paste too: sglang#23428's "Recompiling function f")
+RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+)(?: in (?P<where>.+))?\s*$")
 FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<fn>.+)$')
 GRAPH_BREAK_RE = re.compile(
     r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
@@ -66,9 +67,10 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     torch 2.0's tuple names the file without a line; a path an editor made a markdown link
     (``in [/a/b.py:38](https://…)``) is read as the path."""
     m = _need(RECOMPILING_RE.match(unlink(lines[0])), "Recompiling")
-    file, _, line = m["where"].rstrip(" \t").rpartition(":")
+    where = (m["where"] or "").rstrip(" \t")
+    file, _, line = where.rpartition(":")
     if not (line.isdigit() and len(line) <= 9 and file):
-        file, line = m["where"].rstrip(" \t"), ""
+        file, line = where, ""
     failures, stack, entries = recompile_body(lines[1:])
     return [ev.Recompile(function=m["fn"], file=file, first_line=int(line) if line else None,
                          failures=failures, user_stack=stack, entries=entries, **common)]
@@ -93,6 +95,12 @@ def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple
             body = body.strip()
         if top and body.startswith("User stack trace:"):
             in_stack = True
+            continue
+        if top and body.startswith("#") and failures and not in_stack:
+            # the guard's comment a paste wrapped onto lines of its own ("# due to 0/1
+            # specialization in the framework;" / "# to avoid …", sglang#23428)
+            prev = failures[-1]
+            failures[-1] = guard_failure(prev.failed, f"{prev.reason}  {body}")
             continue
         # ("- 0/0: " with nothing after it is entry 0/0 and no guard: torch 2.5-2.9's backend
         # mismatch, pytorch#154707; split_failed reads the entry alone)

@@ -290,3 +290,31 @@ def test_inputs_marked_dynamic_up_front_are_read_in_each_torchs_words(tmp_path: 
     assert d.stats.unrecognized == 0
     assert {(x.source, x.origin) for f in d.frames for x in f.dynamic_inputs} == {
         ("L['x']", "dynamic-sources")}
+
+
+def test_round_17s_pastes_get_the_threads_fix() -> None:
+    """Paste hunts 5 and 6: what each thread did about it is what the finding says."""
+    # sglang-23428: a warm-up at batch 1 (merged fix: mark_unbacked); the wrapped comment joined
+    diag = diagnose_logs([PASTED / "sglang-23428.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.ZERO_ONE]
+    assert "mark_unbacked(input_, 0)" in a.fix
+    assert not any(s.kind is AdviceKind.SIZE_BRANCH for s in diag.suggestions)
+    # torchtitan-3898: the limit torch raised under fullgraph=True, not a graph break
+    diag = diagnose_logs([PASTED / "torchtitan-3898.log"])
+    assert not diag.graph_breaks and [x.limit for x in diag.recompile_limits] == ["8"]
+    # pytorch-188150: torch's warning of 9 sizes, its options as the fix
+    diag = diagnose_logs([PASTED / "pytorch-188150.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CUDAGRAPH_SIZES]
+    assert "cudagraph_skip_dynamic_graphs" in a.fix
+    # pytorch-154536: torch's own builtin, reported (the reporter's workaround named)
+    diag = diagnose_logs([PASTED / "pytorch-154536.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "report it to torch" in a.fix and "TORCHINDUCTOR_FX_GRAPH_CACHE=0" in a.fix
+    # pytorch-140011: the export's Dim, export's fix
+    diag = diagnose_logs([PASTED / "pytorch-140011.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CONSTRAINT_VIOLATION]
+    assert "Dim seq_len" in a.message and "Dim.AUTO" in a.fix
+    # comfyui-nag-33: the frame torch gave up on, and the break before it
+    diag = diagnose_logs([PASTED / "comfyui-nag-33.log"])
+    assert [x.function for x in diag.not_converted] == ["torch_dynamo_resume_in_forward_at_209"]
+    assert [(b.user_line, b.function) for b in diag.graph_breaks] == [(209, "forward")]
