@@ -65,6 +65,8 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"TRACED", b"put_code_state:", b"get_code_state", b"run_gc_after_compile:",
         b"TorchDynamo", b"restore_graphstate:", b"break_graph_if_unsupported",
         b"LazyTraceHandler:",  # TORCH_TRACE's handler saying it is off (torch 2.2-2.4)
+        # "AOTAutograd cache miss for key …" (its cache's own logger, pytorch#141790)
+        b"AOTAutograd",
     )},
 }
 TREE_WORD = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:

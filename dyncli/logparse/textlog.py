@@ -103,7 +103,8 @@ class TextLogParser(ForeignLines):
         self.stats = stats if stats is not None else ev.ParseStats()
         self._open: dict[_Key, _Record] = {}
         self._pid_rank: dict[bytes, bytes] = {}
-        self._cids: dict[tuple[bytes, int], ev.CompileId | None] = {}
+        self._cids: dict[tuple[bytes, int, str], ev.CompileId | None] = {}
+        self._first_pid: bytes | None = None  # the first process without a rank tag
         # per process (pid): compile ids seen, compile starts seen, resets seen (generation)
         self._seen: dict[bytes, set[bytes]] = {}
         self._started: dict[bytes, dict[bytes, set[bytes]]] = {}
@@ -340,13 +341,23 @@ class TextLogParser(ForeignLines):
     def _make_common(self, key: _Key, cid_b: bytes | None, gen: int,
                      rank_b: bytes | None) -> dict[str, Any]:
         cid = None
+        # Two processes without rank tags (pytorch#141790: two runs of a program in one log)
+        # number their compiles from 0/0 each: the second's ids carry its pid, so that they
+        # count as its own. (pid 0 is a prefix a paste lost and dyncli rebuilt: any process.)
+        process = ""
+        pid = key[1]
+        if rank_b is None and pid and pid != b"0":
+            if self._first_pid is None:
+                self._first_pid = pid
+            elif pid != self._first_pid:
+                process = f"pid{int(pid)}"
         if cid_b is not None:
-            cid = self._cids.get((cid_b, gen))
+            cid = self._cids.get((cid_b, gen, process))
             if cid is None:
                 cid = ev.CompileId.parse(cid_b.decode())
-                if cid is not None and gen:
-                    cid = dataclasses.replace(cid, generation=gen)
-                self._cids[(cid_b, gen)] = cid
+                if cid is not None and (gen or process):
+                    cid = dataclasses.replace(cid, generation=gen, process=process)
+                self._cids[(cid_b, gen, process)] = cid
         return {"rank": int(rank_b) if rank_b is not None else None, "pid": int(key[1] or 0),
                 "compile_id": cid}
 

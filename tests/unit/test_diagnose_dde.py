@@ -19,7 +19,9 @@ from dyncli.logparse.textdde import fact
 from dyncli.logparse.textlog import parse_lines
 
 E = "E1213 17:00:12.650000 1661649 torch/fx/experimental/recording.py:299] [0/0] "
-FAKE = "E0726 12:48:36.645000 140715 torch/_subclasses/fake_tensor.py:1761] [0/0] "
+# (fake_tensor's record in the same process as recording.py's: a second pid without a rank tag
+# is a second process, whose compile ids are its own)
+FAKE = "E1213 17:00:12.645000 1661649 torch/_subclasses/fake_tensor.py:1761] [0/0] "
 WARN = "W0815 22:53:17.219000 9155 torch/_functorch/_aot_autograd/graph_compile.py:2122] [0/0] "
 
 

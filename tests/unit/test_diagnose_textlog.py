@@ -325,3 +325,16 @@ def test_track_symint_reads_what_mark_dynamic_demanded(
     cv = [(e.source, e.value) for e in events if isinstance(e, ev.ConstraintViolation)]
     assert cv == ([violated] if violated else [])
     assert (stats.recognized, stats.unrecognized) == (1, 0)
+
+
+def test_two_processes_without_rank_tags_count_their_own_compiles() -> None:
+    """Two runs in one log (pytorch#141790) each compile [0/0]: two compiles. A prefix a paste
+    lost and dyncli rebuilt has pid 0, which is any process, not a third one."""
+    rec = "torch/_dynamo/guards.py:5621] [0/1] [__recompiles] Recompiling function f in /a.py:3\n"
+    a = f"V1128 17:54:16.961000 1579551 {rec}"
+    b = f"V1128 17:54:26.680000 1582644 {rec}"
+    events, _ = parse(a + b)
+    assert [str(e.compile_id) for e in events if isinstance(e, ev.Recompile)] == [
+        "0/1", "pid1582644:0/1"]
+    events, _ = parse(a + "[0/1] [__recompiles] Recompiling function f in /a.py:3\n")
+    assert {str(e.compile_id) for e in events if isinstance(e, ev.Recompile)} == {"0/1"}
