@@ -201,6 +201,24 @@ def _logged(tmp_path: Path, name: str, source: str, logs: str | None,
     return program, ran.stdout, json.loads(out.stdout)
 
 
+def _raised(tmp_path: Path, name: str, source: str, arg: str,
+            env: dict[str, str] | None = None) -> tuple[Path, str, dict[str, Any] | None]:
+    """Run ``source`` as ``name`` with ``arg`` and no TORCH_LOGS (what a user sees by default):
+    (the program, its stderr, ``dyncli diagnose --json`` of that stderr, or None where the
+    program did not raise)."""
+    program = tmp_path / name
+    program.write_text(source)
+    ran = subprocess.run([sys.executable, str(program), arg], cwd=tmp_path, env={**_env(), **(env or {})},
+                         capture_output=True, text=True, check=False, timeout=300)
+    if ran.returncode == 0:
+        return program, ran.stderr, None
+    log = tmp_path / "run.log"
+    log.write_text(ran.stderr)
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
+    return program, ran.stderr, json.loads(out.stdout)
+
+
 @pytest.mark.slow
 def test_a_function_first_called_under_a_dispatch_mode(tmp_path: Path) -> None:
     program, stdout, doc = _logged(tmp_path, "under_a_mode.py", UNDER_A_MODE, "+dynamo")
@@ -405,18 +423,10 @@ print("ran", torch.compile(f, backend="eager", fullgraph=True)(torch.randn(4)).s
 
 @pytest.mark.slow
 def test_a_fullgraph_call_that_compiled_nothing_and_its_fix(tmp_path: Path) -> None:
-    program = tmp_path / "nothing.py"
-    program.write_text(NOTHING_COMPILED)
-    ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path,
-                         env={**_env(), "TORCH_COMPILE_DISABLE": "1"}, capture_output=True,
-                         text=True, check=False, timeout=300)
-    if ran.returncode == 0:
+    program, _, doc = _raised(tmp_path, "nothing.py", NOTHING_COMPILED, "",
+                              {"TORCH_COMPILE_DISABLE": "1"})
+    if doc is None:
         pytest.skip("this torch runs a fullgraph call it skipped eagerly")
-    log = tmp_path / "run.log"
-    log.write_text(ran.stderr)
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
-    doc = json.loads(out.stdout)
     (x,) = doc["no_compiled_frames"]
     assert x["skipped"] == [{"function": "f", "file": str(program), "first_line": 3,
                              "reason": "Dynamo tracing is disabled"}], x
@@ -448,16 +458,8 @@ print("graphs", counters["stats"]["unique_graphs"])
 
 @pytest.mark.slow
 def test_the_recompile_limit_under_fullgraph_is_a_limit_not_a_break(tmp_path: Path) -> None:
-    program = tmp_path / "limit.py"
-    program.write_text(LIMIT_FULLGRAPH)
-    ran = subprocess.run([sys.executable, str(program), "int"], cwd=tmp_path, env=_env(),
-                         capture_output=True, text=True, check=False, timeout=300)
-    assert ran.returncode != 0 and "FailOnRecompileLimitHit" in ran.stderr, ran.stderr[-2000:]
-    log = tmp_path / "run.log"
-    log.write_text(ran.stderr)
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
-    doc = json.loads(out.stdout)
+    program, stderr, doc = _raised(tmp_path, "limit.py", LIMIT_FULLGRAPH, "int")
+    assert doc is not None and "FailOnRecompileLimitHit" in stderr, stderr[-2000:]
     assert doc["graph_breaks"] == [], doc["graph_breaks"]
     (x,) = doc["recompile_limits"]
     assert (x["function"], x["limit_name"], x["limit"]) == ("f", "recompile_limit", "2"), x
@@ -489,16 +491,8 @@ print("exported", len(ep.graph.nodes) > 0)
 
 @pytest.mark.slow
 def test_an_export_dim_the_model_pins_is_one_failure_with_exports_fix(tmp_path: Path) -> None:
-    program = tmp_path / "export.py"
-    program.write_text(EXPORT)
-    ran = subprocess.run([sys.executable, str(program), "named"], cwd=tmp_path, env=_env(),
-                         capture_output=True, text=True, check=False, timeout=300)
-    assert ran.returncode != 0 and "Constraints violated" in ran.stderr, ran.stderr[-2000:]
-    log = tmp_path / "run.log"
-    log.write_text(ran.stderr)
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
-    doc = json.loads(out.stdout)
+    program, stderr, doc = _raised(tmp_path, "export.py", EXPORT, "named")
+    assert doc is not None and "Constraints violated" in stderr, stderr[-2000:]
     # one finding for the one failed export (both inputs share the Dim)
     (a,) = [s for s in doc["suggestions"] if s["kind"] == "constraint-violation"]
     assert a["message"].startswith("torch.export's Dim seq_len"), a
