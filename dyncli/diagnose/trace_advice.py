@@ -37,8 +37,9 @@ def trace_advice(report: TraceReport, existing: tuple[Advice, ...] = ()) -> tupl
         # a dim one graph has at size 0 or 1: torch specializes those even when marked dynamic
         # (the advice corpus's one_first: the list left 2 compiles at 2); the zero-one advice
         # has the unbacked list
-        entries = [e for e in entries if e not in _zero_one_dims(s.inputs)]
-        if not entries and any(_zero_one_dims(s.inputs)):
+        small = _zero_one_dims(s.inputs)
+        entries = [e for e in entries if e not in small]
+        if not entries and small:
             continue
         out.append(Advice(
             fix=f'TORCH_COMPILE_DYNAMIC_SOURCES="{",".join(entries)}"' if entries else "",
