@@ -63,6 +63,14 @@ def _break_key(b: GraphBreakReport) -> str:
 
 
 
+# a guard on an expression of sizes that a user line made (no plain bound: not a size branch)
+_RELATION_FIX = ("that line's code guards on how these sizes relate, and each outcome compiles a "
+                 "graph of its own: rewrite it so it does not depend on the relation (compute "
+                 "it without the sizes, or torch.where / torch.cond), or keep the sizes on one "
+                 'side of it; TORCH_LOGS="+dynamic" prints the guard\'s `[guard added]` line '
+                 "and stack")
+
+
 class _Builder:
     def __init__(self, diag: Diagnosis) -> None:
         self.diag = diag
@@ -156,6 +164,16 @@ class _Builder:
         name = gt.compared_name(guard) if r.cause == gt.GuardKind.SCALAR else None
         if name is not None:
             return self.allow([from_reason(name)]) or ""
+        if r.cause == gt.GuardKind.SIZE and r.user is not None and r.user.file \
+                and not r.unknown_origin:
+            # a guard on sizes no rule explains, made by a line of the user's (pytorch#150702:
+            # `math.trunc(…) != (hidden_states.size()[3] // …patch_size)`, AuraFlow): that line
+            key = self.line_key(r.user.file, r.user.line,
+                                f"{r.user.function or r.function or '?'}: a guard on sizes made here "
+                                f"(`{guard.strip()}`) failed for a new size")
+            at = self.causes[self.find(key)]
+            at.fix = at.fix or _RELATION_FIX
+            return key
         other = self.cause(f"recompile:{r.function}:{r.cause}", CauseKind.OTHER)
         if not other.title:  # a size guard no rule explains (a bound, a relation): say which
             other.title = (f"{r.function or '?'} recompiled: its {r.cause} guard "

@@ -318,3 +318,8 @@ def test_round_17s_pastes_get_the_threads_fix() -> None:
     diag = diagnose_logs([PASTED / "comfyui-nag-33.log"])
     assert [x.function for x in diag.not_converted] == ["torch_dynamo_resume_in_forward_at_209"]
     assert [(b.user_line, b.function) for b in diag.graph_breaks] == [(209, "forward")]
+    # pytorch-150702: a guard on how sizes relate, made by a user line: that line, and a fix
+    diag = diagnose_logs([PASTED / "pytorch-150702.log"])
+    (c,) = diag.causes
+    assert c.title.startswith("pe_selection_index_based_on_dim: a guard on sizes made here")
+    assert "auraflow_transformer_2d.py:85" in c.title and "each outcome compiles" in c.fix
