@@ -123,5 +123,11 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         # later line of the same record; kjnodes-292 and comfy-aimdo-13 read as misquotes)
         evidence=(cite(x.line, x.compile_id, f"torch._dynamo hit config.{x.limit_name}"
                        + (f" ({x.limit})" if x.limit else "") + "; last reason: "
-                       f"{x.last_reason or '(not in the log)'}"),),
+                       f"{x.last_reason or '(not in the log)'}")
+                  if x.function or x.compile_id or x.last_reason else
+                  # torch's exception alone (torchtitan#3898: "Unsupported: Dynamo recompile
+                  # limit exceeded"): no warning to quote, so dyncli's words
+                  cite(x.line, "", f"config.{x.limit_name}"
+                       + (f" ({x.limit})" if x.limit else "") + " exceeded, as torch's "
+                       "exception says; the function and its last reason are not in the log"),),
         rank=x.rank)

@@ -302,6 +302,8 @@ def test_round_17s_pastes_get_the_threads_fix() -> None:
     # torchtitan-3898: the limit torch raised under fullgraph=True, not a graph break
     diag = diagnose_logs([PASTED / "torchtitan-3898.log"])
     assert not diag.graph_breaks and [x.limit for x in diag.recompile_limits] == ["8"]
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "hit config" not in a.evidence[0]  # that log holds no warning to quote
     # pytorch-188150: torch's warning of 9 sizes, its options as the fix
     diag = diagnose_logs([PASTED / "pytorch-188150.log"])
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CUDAGRAPH_SIZES]
