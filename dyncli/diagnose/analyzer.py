@@ -668,8 +668,6 @@ class Analyzer:
                                      + cudagraph_advice(diag))
 
 
-
-
 _RICHER = {
     "warnings": ("torch's default warnings name only the last reason of a function that hit "
                  'the recompile limit; TORCH_LOGS="recompiles" shows every recompile, and '

@@ -61,8 +61,6 @@ def _break_key(b: GraphBreakReport) -> str:
     return f"break:{b.gb_code or b.reason or b.resumed_in}:{b.file}:{b.user_line if b.file else 0}"
 
 
-
-
 # a guard on an expression of sizes that a user line made (no plain bound: not a size branch)
 _RELATION_FIX = ("that line's code guards on how these sizes relate, and each outcome compiles a "
                  "graph of its own: rewrite it so it does not depend on the relation (compute "

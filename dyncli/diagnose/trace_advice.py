@@ -99,8 +99,6 @@ def _differing_dims(sizes: tuple[str, ...]) -> list[int]:
     return [i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1]
 
 
-
-
 def _zero_one_dims(inputs: tuple[tuple[str, tuple[str, ...]], ...]) -> set[str]:
     """``src:dim`` of the differing dims some graph has at size 0 or 1."""
     out: set[str] = set()

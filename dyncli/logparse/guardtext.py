@@ -192,7 +192,7 @@ def size_bound(guard: str) -> Bound | None:
     m = _BOUND_RE.match(guard)
     if m is None:
         return None
-    hi = int(m["hi"]) if m["hi"] and len(m["hi"]) < 20 else None
+    hi = int(m["hi"]) if m["hi"] else None
     return Bound(expr=m["expr"], dim=int(m["dim"]), lo=int(m["lo"]) if m["lo"] else None,
                  # an upper bound of int32's max or more is none (automatic dynamic's range)
                  hi=hi if hi is not None and hi < NO_UPPER else None,

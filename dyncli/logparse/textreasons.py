@@ -206,8 +206,6 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                           **common)]
 
 
-
-
 _FX_FILE_RE = re.compile(r"^\s{0,40}# File: (?P<file>.{1,1024}?):(?P<line>\d{1,9}) in "
                          r"(?P<fn>[^,]{1,200})(?:, code: (?P<code>.{0,1024}))?$")
 _EXECUTING_RE = re.compile(r"^\s{0,40}While executing %(?P<node>\w{1,200}) ")
