@@ -179,7 +179,10 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
         again = len(specialized.get(source, ())) >= 2 or (
             not is_attribute(source) and (len(later) >= 2 or coarse))
         listed = richer = False
-        if gt.is_float(value):
+        if gt.is_float(value) and (optim := guard_kinds.optimizer_fix(source)) is not None:
+            fix = optim
+            what = "an optimizer's float hyperparameter"
+        elif gt.is_float(value):
             fix = ("pass it as a 0-d tensor to compile once: torch makes a float dynamic after "
                    "one recompile (specialize_float=False), and no allow-list entry changes that; "
                    f"or compile with torch.compile(…, dynamic=True), {_FLOAT_DYNAMIC}")

@@ -66,6 +66,10 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     guard = gt.split_failed(x.last_reason)[1]
     kind = str(gt.checked(guard)) if x.last_reason else "unknown"
     flag_fix = None
+    # a guard on a Python number: the name it compares, and the value
+    text = gt.guard_text(guard)
+    operands = gt.compared(text)
+    attr, value = from_reason(operands[0] or ""), operands[-1]
     if size and gt.about_param(x.last_reason):  # torch's own hint, in the warning itself
         flag_fix = ConfigFlag("force_parameter_static_shapes", "False")
         note = (" Its last reason is a parameter's size: torch keeps parameters static "
@@ -81,8 +85,13 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         fix = (f"apply the mark-dynamic fix; {_raising(flag, x)} (but under "
                f"torch.compile(dynamic=False) no list makes a size dynamic: if that was chosen on "
                f"purpose, raise {flag} to the number of sizes expected)")
-    elif kind == gt.Checked.SCALAR and is_attribute(
-            attr := from_reason(gt.compared(text := gt.guard_text(guard))[0] or "")):
+    elif kind == gt.Checked.SCALAR and (optim := guard_kinds.optimizer_fix(attr)) is not None:
+        # pytorch#107076: AdamW's step, a float lr its scheduler changes (was read as a
+        # module's int: ``self`` is the optimizer)
+        note = (f" Its last reason is an optimizer's float hyperparameter that changed "
+                f"({text}): each value its scheduler writes compiles again.")
+        fix = f"{optim}; raising {flag} only hides the recompiles"
+    elif kind == gt.Checked.SCALAR and is_attribute(attr) and not gt.is_float(value):
         # transformers#36484: each decoder layer's layer_idx, one forward for every layer
         note = (f" Its last reason is an int attribute of a module that changed "
                 f"({text}): torch keeps those static by design "
