@@ -168,7 +168,9 @@ def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> Recom
         base, limit_name=base.limit_name or other.limit_name, limit=base.limit or other.limit,
         function=base.function or other.function, file=base.file or other.file,
         first_line=base.first_line if base.first_line is not None else other.first_line,
-        last_reason=base.last_reason or other.last_reason)
+        last_reason=base.last_reason or other.last_reason,
+        before_2_2=base.before_2_2 or other.before_2_2,
+        reasons_off=base.reasons_off or other.reasons_off)
 
 
 class Analyzer:
@@ -399,7 +401,8 @@ class Analyzer:
         report = RecompileLimitReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), limit_name=e.limit_name,
             limit=e.limit, function=e.function, file=e.file, first_line=e.first_line,
-            last_reason=e.last_reason, line=e.line)
+            last_reason=e.last_reason, line=e.line, before_2_2=e.before_2_2,
+            reasons_off=e.reasons_off)
         old = self._limits.get(key)
         self._limits[key] = report if old is None else _merged_limit(old, report)
 

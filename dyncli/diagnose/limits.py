@@ -28,9 +28,12 @@ def limit_findings(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
 
 
 # torch's default of each limit (torch/_dynamo/config.py, 2.4-2.15): a warning naming another
-# value shows a limit the program set itself
+# value shows a limit the program set itself. cache_size_limit was 64 in torchdynamo, torch 2.0
+# and 2.1 (their config.py; 8 from 2.2), whose warnings have a form of their own (before_2_2:
+# pytorch#93468's 2.1 warning of 64 was torch's default, not the program's)
 _DEFAULTS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile_limit": 256,
              "accumulated_cache_size_limit": 256}
+_DEFAULT_BEFORE_2_2 = 64
 
 
 def _raising(flag: str, x: RecompileLimitReport, sweep: bool = True) -> str:
@@ -38,7 +41,7 @@ def _raising(flag: str, x: RecompileLimitReport, sweep: bool = True) -> str:
     already raised (intel-xpu-backend-for-triton#5838: 100, a benchmark that compiles
     flex_attention with dynamic=False for each of its shapes on purpose), where it may be the
     program's own choice."""
-    default = _DEFAULTS.get(x.limit_name)
+    default = _DEFAULT_BEFORE_2_2 if x.before_2_2 else _DEFAULTS.get(x.limit_name)
     if default is None or not x.limit.isdigit() or len(x.limit) > 9 or int(x.limit) <= default:
         return f"raising {flag} only hides the recompiles"
     raised = f"the limit here ({x.limit}) is above torch's default ({default}), so the program set it"
@@ -108,6 +111,16 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                 "(dynamic=False, or code that specializes it at every value).")
         fix = (f"raise {flag} if these values are expected, or pass the number as a 0-d tensor; "
                f"a dynamic-sources entry does nothing under dynamic=False; {_RICHER}")
+    elif x.reasons_off and not x.last_reason:
+        # torch 2.1 prints the reason only under TORCHDYNAMO_REPORT_GUARD_FAILURES=1, and says
+        # so where the reason would stand (pytorch#93468): nothing was cut
+        # (2.1 and the 2.2 nightlies of 2023: pytorch-geometric#8418's says 8)
+        note = (" torch printed no reason for it: its releases of 2023 (2.1, early 2.2 "
+                "nightlies) name the guard that failed only under "
+                "TORCHDYNAMO_REPORT_GUARD_FAILURES=1, as the warning says; nothing was cut.")
+        fix = ("run it again with TORCHDYNAMO_REPORT_GUARD_FAILURES=1 (this release), or "
+               'TORCH_LOGS="recompiles" (torch 2.2 and later), for the guard that failed; '
+               + _raising(flag, x, sweep=False))
     elif kind in (gt.Checked.GUARD_ERROR, gt.Checked.UNEXPECTED, gt.Checked.INSTANCE):
         # torch's own failure (nothing of the user's changed), or a limit that is the fix
         row = guard_kinds.text(kind, (x.last_reason,))

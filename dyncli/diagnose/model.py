@@ -197,6 +197,8 @@ class RecompileLimitReport:
     first_line: int | None
     last_reason: str
     line: int = 0
+    before_2_2: bool = False  # torchdynamo's, 2.0's or 2.1's form: torch's default was 64
+    reasons_off: bool = False  # torch 2.1 printed no reason (TORCHDYNAMO_REPORT_GUARD_FAILURES)
 
 
 @dataclass(frozen=True)
@@ -406,8 +408,10 @@ class Diagnosis:
                 "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
                 **({"resumed_in": b.resumed_in, "function": b.function} if b.resumed_in else {}),
             } for b in self.graph_breaks],
-            "recompile_limits": [{**dataclasses.asdict(x), **id_fields(x.compile_id)}
-                                 for x in self.recompile_limits],
+            # (a torch 2.1 form's two flags only where set, as its readers have none)
+            "recompile_limits": [{**{k: v for k, v in dataclasses.asdict(x).items()
+                                     if v or k not in ("before_2_2", "reasons_off")},
+                                  **id_fields(x.compile_id)} for x in self.recompile_limits],
             "unbacked": [{
                 "rank": u.rank, **id_fields(u.compile_id), "symbol": u.symbol, "kind": u.kind,
                 "range": [u.lower, u.upper], **_user(u.user), "framework": u.framework,

@@ -301,6 +301,12 @@ class RecompileLimit(Event):
     first_line: int | None = None
     last_reason: str = ""
     partial: bool = False  # the paste began inside the warning: its first lines are missing
+    # the form of torchdynamo, torch 2.0 or 2.1 (``reasons:``, the one-line warning of 2022, or
+    # 2.1's line asking for TORCHDYNAMO_REPORT_GUARD_FAILURES=1): torch's default limit was 64
+    before_2_2: bool = False
+    # torch 2.1 printed no reason: its line asking for TORCHDYNAMO_REPORT_GUARD_FAILURES=1
+    # stands where the reason would (nothing was cut)
+    reasons_off: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -40,9 +40,11 @@ def orphan_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
 def orphan_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The body of a recompile-limit warning whose first line is not in the log: the limit
     was hit at this compile id, its name and value are not known."""
-    fn, file, line, last = reasons.limit_body(lines)
-    return [ev.RecompileLimit(limit_name="", function=fn, file=file, first_line=line,
-                              last_reason=last, partial=True, **common)]
+    body = reasons.limit_body(lines)
+    return [ev.RecompileLimit(limit_name="", function=body.function, file=body.file,
+                              first_line=body.line, last_reason=body.last, partial=True,
+                              before_2_2=body.before_2_2, reasons_off=body.reasons_off,
+                              **common)]
 
 
 def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
