@@ -83,6 +83,11 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
     return None
 
 
+# the line an exception's traceback ends in: "AssertionError: …", "torch._dynamo.exc.Unsupported: …"
+_EXCEPTION_LINE = re.compile(rb"^[A-Za-z_][\w.]{0,200}(?:Error|Exception|Unsupported|Exit|Interrupt)\b"
+                             rb"[^\s:]{0,80}:")
+
+
 def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
     """Whether ``line``, which has no torch prefix, belongs to the open record of ``kind``
     whose first line is ``first``: torch 2.0's and torchdynamo's warnings put the prefix on
@@ -97,6 +102,11 @@ def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
         # reporter kept "[rank0]: [0/1] [__recompiles]" on the first line only): its own body
         body = line.lstrip()
         return body.startswith((*_RECOMPILE_BODY, b"# ")) or _VERBOSE_HEAD.match(body) is not None
+    if kind == b"WON'T" and tail:
+        # torchdynamo's and torch 2.0's WON'T CONVERT (torchdynamo#1010): "due to:", the
+        # traceback and the exception it ends in, up to the first blank line
+        return (line.startswith((b"due to:", b"Traceback (most recent call last):", b" ", b"\t"))
+                or _EXCEPTION_LINE.match(line) is not None)
     if not tail or kind != b"Graph":
         return False
     # torch 2.0's one-line form; torch 2.1-2.3's "Graph break: from user code at:" with the
