@@ -44,6 +44,7 @@ from dyncli.diagnose.model import (
     DynamicInput,
     FrameReport,
     GraphBreakReport,
+    GuardSelfCheckReport,
     NoCompiledFramesReport,
     NotConvertedReport,
     RecompileLimitReport,
@@ -203,6 +204,7 @@ class Analyzer:
         # fullgraph calls that compiled nothing, one per distinct list of skipped frames
         self._no_frames: dict[tuple[int | None, tuple[tuple[str, str, int, str], ...]],
                               NoCompiledFramesReport] = {}
+        self._self_checks: dict[tuple[int | None, str, str], GuardSelfCheckReport] = {}
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
@@ -224,6 +226,7 @@ class Analyzer:
             ev.LimitRaised: self._on_limit_raised,
             ev.Traceback: self._on_traceback, ev.NotConverted: self._on_not_converted,
             ev.NoCompiledFrames: self._on_no_compiled_frames,
+            ev.GuardSelfCheck: self._on_guard_self_check,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
@@ -547,6 +550,12 @@ class Analyzer:
             self._no_frames[key] = NoCompiledFramesReport(rank=e.rank, skipped=e.skipped,
                                                           line=e.line)
 
+    def _on_guard_self_check(self, e: ev.GuardSelfCheck) -> None:
+        key = (e.rank, e.entry, e.reason)
+        if key not in self._self_checks and len(self._self_checks) < _MAX_ERRORS:
+            self._self_checks[key] = GuardSelfCheckReport(rank=e.rank, entry=e.entry,
+                                                          reason=e.reason, line=e.line)
+
     def _on_mode_skip(self, e: ev.ModeSkip) -> None:
         seen = self._mode_skips.get((e.rank, e.function, e.file))
         if seen is not None:
@@ -659,6 +668,7 @@ class Analyzer:
                              in self._mode_skips.items()),
             not_converted=tuple(self._not_converted.values()),
             no_compiled_frames=tuple(self._no_frames.values()),
+            guard_self_checks=tuple(self._self_checks.values()),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
                                         for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),

@@ -175,6 +175,17 @@ class NotConvertedReport:
 
 
 @dataclass(frozen=True)
+class GuardSelfCheckReport:
+    """A compile whose guards failed on the frame they were made from (torch's AssertionError
+    "Guard failed on the same frame it was created"): the compile raised."""
+
+    rank: int | None
+    entry: str  # the compile id torch names ("51/0"), "" where the paste cut it
+    reason: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class NoCompiledFramesReport:
     """A fullgraph call that compiled no frame (torch raised ``found no compiled frames``),
     with the frames torch skipped: (function, file, first line, torch's reason) each."""
@@ -271,6 +282,8 @@ class Diagnosis:
     not_converted: tuple[NotConvertedReport, ...] = ()
     # fullgraph calls that compiled no frame (torch 2.12 on raises "found no compiled frames")
     no_compiled_frames: tuple[NoCompiledFramesReport, ...] = ()
+    # compiles whose guards failed on their own frame (torch's "Guard failed on the same frame")
+    guard_self_checks: tuple[GuardSelfCheckReport, ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -424,6 +437,7 @@ class Diagnosis:
             "no_compiled_frames": [{"rank": x.rank, "line": x.line, "skipped": [
                 {"function": fn, "file": file, "first_line": first, "reason": why}
                 for fn, file, first, why in x.skipped]} for x in self.no_compiled_frames],
+            "guard_self_checks": [dataclasses.asdict(x) for x in self.guard_self_checks],
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,

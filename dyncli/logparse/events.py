@@ -342,6 +342,18 @@ class NoCompiledFrames(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class GuardSelfCheck(Event):
+    """torch's ``AssertionError: Guard failed on the same frame it was created. This is a bug -
+    please create an issue.Guard fail reason: 51/0: …`` (guards.py, after a compile, 2.11-2.15):
+    the guards made for a compile failed on the very frame they were made from, so the compile
+    raised. ``entry``: the compile id torch names; ``reason``: the failed guard, without the
+    parameter hint torch appends to any parameter's size guard."""
+
+    entry: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Traceback(Event):
     """``Traceback (most recent call last):`` in the input: the program raised there (the
     exception itself may be cut from a paste). After a recompile limit's warning it means the
@@ -451,7 +463,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
     ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
-    NotConverted, NoCompiledFrames, Traceback,
+    NotConverted, NoCompiledFrames, GuardSelfCheck, Traceback,
 )
 
 

@@ -71,6 +71,9 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
                            + re.escape(_NO_FRAMES))
 
 
+_SELF_CHECK = reasons.SELF_CHECK.encode()
+
+
 def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     """(reader, first line) of torch's message that a line without a prefix begins, or None."""
     line = raw.rstrip()
@@ -185,6 +188,12 @@ class ForeignLines:
             if len(rec.lines) < MAX_RECORD_LINES:
                 rec.lines.append(raw)
             return _NO_EVENTS
+        if _SELF_CHECK in raw:  # torch's AssertionError, as raised or quoted by a wrapper
+            found = reasons.guard_self_check(raw.decode("utf-8", "replace"), {"line": lineno})
+            if found:
+                self.stats.recognized += 1
+                self.stats.records += 1
+                return found
         said = said_without_prefix(raw)
         if said is not None:
             read, text = said

@@ -513,6 +513,31 @@ def wont_convert(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                             error=" ".join(error)[:_MAX_ERROR], **common)]
 
 
+# guards.py's check of a compile's guards on the frame they were made from (2.11-2.15):
+# "Guard failed on the same frame it was created. This is a bug - please create an issue."
+# f"Guard fail reason: {reasons}", the reasons "51/0: tensor 'x' size mismatch …" (one, or
+# several joined by "; "); an AssertionError, often re-raised as InternalTorchDynamoError and
+# quoted by a wrapper's own error line (ComfyUI-SeedVR2#427)
+SELF_CHECK = "Guard failed on the same frame it was created"
+# (where torch or a wrapper puts it: a line's start or after an exception's or a wrapper's
+# "…: ", and with torch's "Guard fail reason:"; a document quoting the sentence is no log)
+_SELF_CHECK_RE = re.compile(r"(?:^|: )Guard failed on the same frame it was created\.(?: This is a "
+                            r"bug - please create an issue\.)?\s{0,4}Guard fail reason: "
+                            r"(?:(?P<entry>\d{1,9}/\d{1,9}(?:_\d{1,9})?): )?(?P<reason>.{0,4000})")
+# what torch appends to any parameter's size guard (guards.cpp): advice for recompiles
+_PARAM_HINT = " Guard failed on a parameter, consider using"
+
+
+def guard_self_check(text: str, common: dict[str, Any]) -> list[ev.Event]:
+    """The compile whose guards failed on their own frame (``ev.GuardSelfCheck``), from a line
+    that holds torch's sentence wherever it stands."""
+    m = _SELF_CHECK_RE.search(text)
+    if m is None:
+        return []
+    reason = m["reason"].split(_PARAM_HINT, 1)[0].strip()
+    return [ev.GuardSelfCheck(entry=m["entry"] or "", reason=reason[:_MAX_ERROR], **common)]
+
+
 # eval_frame.py's compile_wrapper (2.15): "torch.compile with fullgraph=True found no compiled
 # frames." then " Skipped frames:" and a "  - {co_name} ({co_filename}:{co_firstlineno}):
 # {reason}" line per frame (add_skip_reason), or " Compilation was not attempted and no cached
