@@ -341,8 +341,13 @@ class Diagnosis:
 
     @property
     def compiles(self) -> int:
-        """Total compiles over all frames and ranks (restart attempts not counted)."""
-        return sum(f.compiles for f in self.frames)
+        """Total compiles over all frames and ranks (restart attempts not counted); never fewer
+        than the recompile records prove where the log names no frame (a headless record
+        pasted alone, pytorch#133898: one recompile is two compiles, not "at least 0")."""
+        if self.frames:
+            return sum(f.compiles for f in self.frames)
+        compiled = sum(1 for r in self.recompiles if r.compiled)
+        return compiled + 1 if compiled else 0
 
     @property
     def recompiles_proven(self) -> int:
