@@ -58,7 +58,7 @@ from dyncli.diagnose.model import (
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
-from dyncli.logparse.guardtext import Checked, checked, classify
+from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
 from dyncli.logparse.textreasons import builtin_name, warned_builtin
 from dyncli.sources import is_input
 
@@ -383,7 +383,7 @@ class Analyzer:
         causes = tuple(str(classify(f.reason)) for f in e.failures)
         self._recompiles[key] = RecompileReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
-            first_line=e.first_line, cause=causes[0] if causes else "other",
+            first_line=e.first_line, cause=causes[0] if causes else str(GuardKind.UNKNOWN),
             reasons=tuple(f.text for f in e.failures),
             causes=causes, kinds=tuple(str(Checked.DUCK if f.duck else checked(f.reason))
                                        for f in e.failures),

@@ -25,9 +25,10 @@ CAUSES = tuple(str(k) for k in GuardKind)
 
 
 def shown_causes(by: dict[str, int]) -> list[str]:
-    """The causes a summary names: each but ``stride`` always, ``stride`` (rare in torch's
-    logs) only where it has recompiles, so the usual ``size, scalar, other`` stays as it was."""
-    return [c for c in by if c != GuardKind.STRIDE or by[c]]
+    """The causes a summary names: ``size``, ``scalar``, ``other`` always; ``stride`` (rare in
+    torch's logs) and ``unknown`` (a record without its reason) only where it has recompiles,
+    so the usual ``size, scalar, other`` stays as it was."""
+    return [c for c in by if c not in (GuardKind.STRIDE, GuardKind.UNKNOWN) or by[c]]
 
 _DIGITS = re.compile(r"\d{1,18}")
 
