@@ -30,7 +30,8 @@ _START_RE = re.compile(
     rb"(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d"  # glog
     rb"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] "  # torch 2.0-2.2 logging layout
     rb"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):torch"  # logging.basicConfig
-    rb"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) torch(?:dynamo|inductor)\.\w"  # their 2022 layout
+    # torchdynamo's and torchinductor's 2022 layout, where a line (or a quote of it) starts
+    rb"|(?:^|(?<=[\s>|]))(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) torch(?:dynamo|inductor)\.\w"
     rb"|(?<![\w.])torch(?:dynamo|inductor)?\.[\w.]{1,200}: \[[A-Z]{1,10}\] ")  # logger: [LEVEL]
 _CID = rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
 # A glog prefix whose head (level, date, time, pid, directories) was elided.
