@@ -98,6 +98,17 @@ def is_attribute(source: str) -> bool:
     return source.startswith("L['self']") and source != "L['self']"
 
 
+# ``L['self'].param_groups[0]['lr']``, ``…['betas'][0]``: a hyperparameter of a torch.optim
+# optimizer (its step() compiled, ``self`` the optimizer); the name is the group's key
+_OPTIM_RE = re.compile(r"\.param_groups\[\d{1,6}\]\['(?P<name>[A-Za-z_]\w{0,60})'\]")
+
+
+def optimizer_hyper(source: str) -> str | None:
+    """The param-group key (``lr``, ``betas``) of an optimizer's hyperparameter, or None."""
+    m = _OPTIM_RE.search(source)
+    return m["name"] if m else None
+
+
 def is_param(source: str) -> bool:
     """A parameter or buffer (``…_parameters['w']``): torch keeps its shape static by default."""
     return "._parameters[" in source or "._buffers[" in source

@@ -94,6 +94,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _graph_breaks(diag)
     out += _data_dependent(diag)
     out += _guard_errors(diag)
+    out += _guard_self_checks(diag)
     out += _mode_skips(diag)
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
@@ -179,7 +180,10 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
         again = len(specialized.get(source, ())) >= 2 or (
             not is_attribute(source) and (len(later) >= 2 or coarse))
         listed = richer = False
-        if gt.is_float(value):
+        if gt.is_float(value) and (optim := guard_kinds.optimizer_fix(source)) is not None:
+            fix = optim
+            what = "an optimizer's float hyperparameter"
+        elif gt.is_float(value):
             fix = ("pass it as a 0-d tensor to compile once: torch makes a float dynamic after "
                    "one recompile (specialize_float=False), and no allow-list entry changes that; "
                    f"or compile with torch.compile(…, dynamic=True), {_FLOAT_DYNAMIC}")
@@ -500,6 +504,29 @@ def _guard_errors(diag: Diagnosis) -> list[Advice]:
                  if shapes else "torch's error after it names the cause: paste the log past it"),
             evidence=(cite(line, cid, f"Error while creating guard: Create Function: {made}"),)))
     return out
+
+
+def _guard_self_checks(diag: Diagnosis) -> list[Advice]:
+    """A compile whose guards failed on the frame they were made from (torch's AssertionError,
+    "This is a bug"): what a guard checks changed between the moment torch read it while
+    tracing and the end of the compile, so the compile raised (ComfyUI-SeedVR2#427: a
+    quantized weight of 2560, then 2720, under a block swap). Not a recompile: torch's
+    parameter hint, which it appends to any parameter's size guard, is not the fix."""
+    return [Advice(
+        kind=AdviceKind.GUARD_SELF_CHECK, rank=x.rank, key=f"self-check:{x.entry}:{x.reason}",
+        message=(f"compile [{x.entry or '?'}] raised: its guards failed on the very frame they "
+                 "were made from, which torch calls a bug. The guard: "
+                 f"{x.reason.rstrip('.') or 'not in the log'}. What it checks changed while "
+                 "torch compiled the frame (a tensor replaced or resized by code that ran during "
+                 "the compile), or torch made a guard that cannot hold."),
+        fix=("change what the guard names (swap, load, resize the tensor) before the compiled "
+             "call, not in code torch runs while it compiles (an assume_constant_result "
+             "function, a tensor subclass's or a loader's hook); if nothing changes it, report "
+             "it to torch with the log, as its message asks. torch's parameter hint in the "
+             "message is its text for recompiles and does not address this"),
+        evidence=(cite(x.line, "", f"Guard failed on the same frame it was created: "
+                                   f"{x.entry + ': ' if x.entry else ''}{x.reason}"),))
+        for x in diag.guard_self_checks]
 
 
 # measured (the advice corpus's float_input: 2 compiles -> 1, torch 2.11, 2.14.1, 2.15;

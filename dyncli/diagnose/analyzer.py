@@ -44,6 +44,7 @@ from dyncli.diagnose.model import (
     DynamicInput,
     FrameReport,
     GraphBreakReport,
+    GuardSelfCheckReport,
     NoCompiledFramesReport,
     NotConvertedReport,
     RecompileLimitReport,
@@ -57,7 +58,7 @@ from dyncli.diagnose.model import (
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
-from dyncli.logparse.guardtext import Checked, checked, classify
+from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
 from dyncli.logparse.textreasons import builtin_name, warned_builtin
 from dyncli.sources import is_input
 
@@ -168,7 +169,9 @@ def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> Recom
         base, limit_name=base.limit_name or other.limit_name, limit=base.limit or other.limit,
         function=base.function or other.function, file=base.file or other.file,
         first_line=base.first_line if base.first_line is not None else other.first_line,
-        last_reason=base.last_reason or other.last_reason)
+        last_reason=base.last_reason or other.last_reason,
+        before_2_2=base.before_2_2 or other.before_2_2,
+        reasons_off=base.reasons_off or other.reasons_off)
 
 
 class Analyzer:
@@ -201,6 +204,7 @@ class Analyzer:
         # fullgraph calls that compiled nothing, one per distinct list of skipped frames
         self._no_frames: dict[tuple[int | None, tuple[tuple[str, str, int, str], ...]],
                               NoCompiledFramesReport] = {}
+        self._self_checks: dict[tuple[int | None, str, str], GuardSelfCheckReport] = {}
         self._refused: set[tuple[int | None, str]] = set()
         self._kinds: set[type] = set()  # event types seen: what level of logging this is
         self._auto_marks = False  # an automatic-dynamic marking was logged (see _from_guards)
@@ -222,6 +226,7 @@ class Analyzer:
             ev.LimitRaised: self._on_limit_raised,
             ev.Traceback: self._on_traceback, ev.NotConverted: self._on_not_converted,
             ev.NoCompiledFrames: self._on_no_compiled_frames,
+            ev.GuardSelfCheck: self._on_guard_self_check,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
@@ -378,7 +383,7 @@ class Analyzer:
         causes = tuple(str(classify(f.reason)) for f in e.failures)
         self._recompiles[key] = RecompileReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
-            first_line=e.first_line, cause=causes[0] if causes else "other",
+            first_line=e.first_line, cause=causes[0] if causes else str(GuardKind.UNKNOWN),
             reasons=tuple(f.text for f in e.failures),
             causes=causes, kinds=tuple(str(Checked.DUCK if f.duck else checked(f.reason))
                                        for f in e.failures),
@@ -399,7 +404,8 @@ class Analyzer:
         report = RecompileLimitReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), limit_name=e.limit_name,
             limit=e.limit, function=e.function, file=e.file, first_line=e.first_line,
-            last_reason=e.last_reason, line=e.line)
+            last_reason=e.last_reason, line=e.line, before_2_2=e.before_2_2,
+            reasons_off=e.reasons_off)
         old = self._limits.get(key)
         self._limits[key] = report if old is None else _merged_limit(old, report)
 
@@ -544,6 +550,12 @@ class Analyzer:
             self._no_frames[key] = NoCompiledFramesReport(rank=e.rank, skipped=e.skipped,
                                                           line=e.line)
 
+    def _on_guard_self_check(self, e: ev.GuardSelfCheck) -> None:
+        key = (e.rank, e.entry, e.reason)
+        if key not in self._self_checks and len(self._self_checks) < _MAX_ERRORS:
+            self._self_checks[key] = GuardSelfCheckReport(rank=e.rank, entry=e.entry,
+                                                          reason=e.reason, line=e.line)
+
     def _on_mode_skip(self, e: ev.ModeSkip) -> None:
         seen = self._mode_skips.get((e.rank, e.function, e.file))
         if seen is not None:
@@ -656,6 +668,7 @@ class Analyzer:
                              in self._mode_skips.items()),
             not_converted=tuple(self._not_converted.values()),
             no_compiled_frames=tuple(self._no_frames.values()),
+            guard_self_checks=tuple(self._self_checks.values()),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
                                         for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),

@@ -41,6 +41,7 @@ class AdviceKind(StrEnum):
     UNEXPLAINED = "unexplained-recompiles"
     DATA_DEPENDENT = "data-dependent-error"
     GUARD_ERROR = "guard-creation-error"
+    GUARD_SELF_CHECK = "guard-self-check"
     MODE_SKIP = "dispatch-mode-skip"
     NOT_CONVERTED = "frame-not-compiled"
     NO_COMPILED_FRAMES = "fullgraph-compiled-nothing"
@@ -185,7 +186,8 @@ class Cause:
         errors = sum(1 for a in self.findings if a.kind is AdviceKind.DATA_DEPENDENT)
         # a guard torch could not make, a mark_dynamic torch could not keep: the compile raised
         failed = sum(1 for a in self.findings
-                     if a.kind in (AdviceKind.GUARD_ERROR, AdviceKind.CONSTRAINT_VIOLATION))
+                     if a.kind in (AdviceKind.GUARD_ERROR, AdviceKind.GUARD_SELF_CHECK,
+                                   AdviceKind.CONSTRAINT_VIOLATION))
         if not self.compiles and any(a.kind is AdviceKind.MODE_SKIP for a in self.findings):
             cost = "never compiled"  # every call ran eagerly
         elif not self.compiles and self.runs_eagerly:

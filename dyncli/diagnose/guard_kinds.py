@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from dyncli import sources
 from dyncli.diagnose.findings import ConfigFlag
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.guardtext import Checked
@@ -227,3 +228,32 @@ def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
     return KindText(f"global state changed between calls ({', '.join(names)})",
                     f"set it once, before the first compiled call, and keep it: {settings} "
                     "(each change compiles again)")
+
+
+def optimizer_fix(source: str) -> str | None:
+    """The fix of a float hyperparameter of a compiled ``optimizer.step`` (its source
+    ``L['self'].param_groups[0]['lr']``), or None for any other source. ``self`` is the
+    optimizer, not a module: no module rule applies. A scheduler writes a new float into
+    ``param_groups`` at every step, each a value to guard on:
+
+    - ``lr`` (pytorch#107076: AdamW's step hit the limit): the thread's fix, and PyTorch's
+      recipe "Running the compiled optimizer with an LR Scheduler", is the LR as a tensor,
+      which schedulers fill in place (``_update_param_group_val``);
+    - ``betas`` and ``momentum`` (pytorch#133898, OneCycleLR): OneCycleLR and CyclicLR cycle
+      beta1 or momentum by default and write a new tuple or float each step, replacing any
+      tensor passed in (their ``get_lr``, 2.11 and 2.15), so the fix is cycle_momentum=False.
+
+    Applied in tests/integration/test_optimizer_lr_fix.py (torch 2.11 and 2.15, AdamW, 8-10
+    steps): LambdaLR 2 graphs with lr=0.01, 1 with lr=torch.tensor(0.01); OneCycleLR 2 graphs,
+    1 with cycle_momentum=False."""
+    name = sources.optimizer_hyper(source)
+    if name is None:
+        return None
+    if name in ("betas", "momentum"):
+        return (f"the scheduler writes {name} at every step: OneCycleLR and CyclicLR cycle it "
+                "by default (cycle_momentum=True), as a new float that replaces even a tensor "
+                "passed in; cycle_momentum=False keeps it constant and step() compiles once")
+    return (f"create the optimizer with {name} as a tensor (e.g. torch.optim.AdamW(params, "
+            f"{name}=torch.tensor(0.01))): a scheduler then updates the tensor in place of "
+            "writing a new float at every step, and step() compiles once (PyTorch's recipe, "
+            "\"Running the compiled optimizer with an LR Scheduler\")")

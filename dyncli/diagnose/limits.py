@@ -28,9 +28,12 @@ def limit_findings(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
 
 
 # torch's default of each limit (torch/_dynamo/config.py, 2.4-2.15): a warning naming another
-# value shows a limit the program set itself
+# value shows a limit the program set itself. cache_size_limit was 64 in torchdynamo, torch 2.0
+# and 2.1 (their config.py; 8 from 2.2), whose warnings have a form of their own (before_2_2:
+# pytorch#93468's 2.1 warning of 64 was torch's default, not the program's)
 _DEFAULTS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile_limit": 256,
              "accumulated_cache_size_limit": 256}
+_DEFAULT_BEFORE_2_2 = 64
 
 
 def _raising(flag: str, x: RecompileLimitReport, sweep: bool = True) -> str:
@@ -38,7 +41,7 @@ def _raising(flag: str, x: RecompileLimitReport, sweep: bool = True) -> str:
     already raised (intel-xpu-backend-for-triton#5838: 100, a benchmark that compiles
     flex_attention with dynamic=False for each of its shapes on purpose), where it may be the
     program's own choice."""
-    default = _DEFAULTS.get(x.limit_name)
+    default = _DEFAULT_BEFORE_2_2 if x.before_2_2 else _DEFAULTS.get(x.limit_name)
     if default is None or not x.limit.isdigit() or len(x.limit) > 9 or int(x.limit) <= default:
         return f"raising {flag} only hides the recompiles"
     raised = f"the limit here ({x.limit}) is above torch's default ({default}), so the program set it"
@@ -66,6 +69,10 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     guard = gt.split_failed(x.last_reason)[1]
     kind = str(gt.checked(guard)) if x.last_reason else "unknown"
     flag_fix = None
+    # a guard on a Python number: the name it compares, and the value
+    text = gt.guard_text(guard)
+    operands = gt.compared(text)
+    attr, value = from_reason(operands[0] or ""), operands[-1]
     if size and gt.about_param(x.last_reason):  # torch's own hint, in the warning itself
         flag_fix = ConfigFlag("force_parameter_static_shapes", "False")
         note = (" Its last reason is a parameter's size: torch keeps parameters static "
@@ -81,8 +88,13 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         fix = (f"apply the mark-dynamic fix; {_raising(flag, x)} (but under "
                f"torch.compile(dynamic=False) no list makes a size dynamic: if that was chosen on "
                f"purpose, raise {flag} to the number of sizes expected)")
-    elif kind == gt.Checked.SCALAR and is_attribute(
-            attr := from_reason(gt.compared(text := gt.guard_text(guard))[0] or "")):
+    elif kind == gt.Checked.SCALAR and (optim := guard_kinds.optimizer_fix(attr)) is not None:
+        # pytorch#107076: AdamW's step, a float lr its scheduler changes (was read as a
+        # module's int: ``self`` is the optimizer)
+        note = (f" Its last reason is an optimizer's float hyperparameter that changed "
+                f"({text}): each value its scheduler writes compiles again.")
+        fix = f"{optim}; raising {flag} only hides the recompiles"
+    elif kind == gt.Checked.SCALAR and is_attribute(attr) and not gt.is_float(value):
         # transformers#36484: each decoder layer's layer_idx, one forward for every layer
         note = (f" Its last reason is an int attribute of a module that changed "
                 f"({text}): torch keeps those static by design "
@@ -99,6 +111,16 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                 "(dynamic=False, or code that specializes it at every value).")
         fix = (f"raise {flag} if these values are expected, or pass the number as a 0-d tensor; "
                f"a dynamic-sources entry does nothing under dynamic=False; {_RICHER}")
+    elif x.reasons_off and not x.last_reason:
+        # torch 2.1 prints the reason only under TORCHDYNAMO_REPORT_GUARD_FAILURES=1, and says
+        # so where the reason would stand (pytorch#93468): nothing was cut
+        # (2.1 and the 2.2 nightlies of 2023: pytorch-geometric#8418's says 8)
+        note = (" torch printed no reason for it: its releases of 2023 (2.1, early 2.2 "
+                "nightlies) name the guard that failed only under "
+                "TORCHDYNAMO_REPORT_GUARD_FAILURES=1, as the warning says; nothing was cut.")
+        fix = ("run it again with TORCHDYNAMO_REPORT_GUARD_FAILURES=1 (this release), or "
+               'TORCH_LOGS="recompiles" (torch 2.2 and later), for the guard that failed; '
+               + _raising(flag, x, sweep=False))
     elif kind in (gt.Checked.GUARD_ERROR, gt.Checked.UNEXPECTED, gt.Checked.INSTANCE):
         # torch's own failure (nothing of the user's changed), or a limit that is the fix
         row = guard_kinds.text(kind, (x.last_reason,))

@@ -25,9 +25,10 @@ CAUSES = tuple(str(k) for k in GuardKind)
 
 
 def shown_causes(by: dict[str, int]) -> list[str]:
-    """The causes a summary names: each but ``stride`` always, ``stride`` (rare in torch's
-    logs) only where it has recompiles, so the usual ``size, scalar, other`` stays as it was."""
-    return [c for c in by if c != GuardKind.STRIDE or by[c]]
+    """The causes a summary names: ``size``, ``scalar``, ``other`` always; ``stride`` (rare in
+    torch's logs) and ``unknown`` (a record without its reason) only where it has recompiles,
+    so the usual ``size, scalar, other`` stays as it was."""
+    return [c for c in by if c not in (GuardKind.STRIDE, GuardKind.UNKNOWN) or by[c]]
 
 _DIGITS = re.compile(r"\d{1,18}")
 
@@ -175,6 +176,17 @@ class NotConvertedReport:
 
 
 @dataclass(frozen=True)
+class GuardSelfCheckReport:
+    """A compile whose guards failed on the frame they were made from (torch's AssertionError
+    "Guard failed on the same frame it was created"): the compile raised."""
+
+    rank: int | None
+    entry: str  # the compile id torch names ("51/0"), "" where the paste cut it
+    reason: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class NoCompiledFramesReport:
     """A fullgraph call that compiled no frame (torch raised ``found no compiled frames``),
     with the frames torch skipped: (function, file, first line, torch's reason) each."""
@@ -197,6 +209,8 @@ class RecompileLimitReport:
     first_line: int | None
     last_reason: str
     line: int = 0
+    before_2_2: bool = False  # torchdynamo's, 2.0's or 2.1's form: torch's default was 64
+    reasons_off: bool = False  # torch 2.1 printed no reason (TORCHDYNAMO_REPORT_GUARD_FAILURES)
 
 
 @dataclass(frozen=True)
@@ -269,6 +283,8 @@ class Diagnosis:
     not_converted: tuple[NotConvertedReport, ...] = ()
     # fullgraph calls that compiled no frame (torch 2.12 on raises "found no compiled frames")
     no_compiled_frames: tuple[NoCompiledFramesReport, ...] = ()
+    # compiles whose guards failed on their own frame (torch's "Guard failed on the same frame")
+    guard_self_checks: tuple[GuardSelfCheckReport, ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -326,8 +342,13 @@ class Diagnosis:
 
     @property
     def compiles(self) -> int:
-        """Total compiles over all frames and ranks (restart attempts not counted)."""
-        return sum(f.compiles for f in self.frames)
+        """Total compiles over all frames and ranks (restart attempts not counted); never fewer
+        than the recompile records prove where the log names no frame (a headless record
+        pasted alone, pytorch#133898: one recompile is two compiles, not "at least 0")."""
+        if self.frames:
+            return sum(f.compiles for f in self.frames)
+        compiled = sum(1 for r in self.recompiles if r.compiled)
+        return compiled + 1 if compiled else 0
 
     @property
     def recompiles_proven(self) -> int:
@@ -406,8 +427,10 @@ class Diagnosis:
                 "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
                 **({"resumed_in": b.resumed_in, "function": b.function} if b.resumed_in else {}),
             } for b in self.graph_breaks],
-            "recompile_limits": [{**dataclasses.asdict(x), **id_fields(x.compile_id)}
-                                 for x in self.recompile_limits],
+            # (a torch 2.1 form's two flags only where set, as its readers have none)
+            "recompile_limits": [{**{k: v for k, v in dataclasses.asdict(x).items()
+                                     if v or k not in ("before_2_2", "reasons_off")},
+                                  **id_fields(x.compile_id)} for x in self.recompile_limits],
             "unbacked": [{
                 "rank": u.rank, **id_fields(u.compile_id), "symbol": u.symbol, "kind": u.kind,
                 "range": [u.lower, u.upper], **_user(u.user), "framework": u.framework,
@@ -420,6 +443,7 @@ class Diagnosis:
             "no_compiled_frames": [{"rank": x.rank, "line": x.line, "skipped": [
                 {"function": fn, "file": file, "first_line": first, "reason": why}
                 for fn, file, first, why in x.skipped]} for x in self.no_compiled_frames],
+            "guard_self_checks": [dataclasses.asdict(x) for x in self.guard_self_checks],
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,

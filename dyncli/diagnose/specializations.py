@@ -58,6 +58,24 @@ _ZERO_ONE_FIX = ("let one graph serve sizes 0 and 1 too: torch.fx.experimental._
                  "they compile a graph of their own)")
 
 
+# torch equated two sizes while broadcasting an elementwise op (fake_impls.py's infer_size,
+# the refs' _broadcast_shapes): this input's size against another operand's fixed one, which it
+# must equal for the op to run at all (pytorch#107200: BERT's token_type_ids buffer expanded
+# to the benchmark's batch of 16, under dynamic=True; ezyang: "a problem with the benchmarking
+# setup"). Seen on 2.11 and 2.15: `x + self.tt`, a buffer of 16 rows, `Eq(s77, 16)` "in
+# infer_size" (tests/integration/test_broadcast_fix.py applies the fix: one graph for 3 batches)
+_BROADCAST_FIX = ("no branch to rewrite: make the other operand follow this input's size (a "
+                  "buffer or tensor made for one size: slice or expand it to the input's size, "
+                  "or build it from the input), or keep this dim static; as it is, another "
+                  "size of it cannot broadcast at all")
+_BROADCASTS = (" in infer_size", " in _broadcast_shapes", " in broadcast_shapes")
+
+
+def _in_broadcast(s: SpecializationReport) -> bool:
+    """Whether torch pinned ``s`` making two operands' sizes equal to broadcast them."""
+    return s.framework.endswith(_BROADCASTS)
+
+
 def _in_op(s: SpecializationReport) -> bool:
     """Whether torch specialized ``s`` while running an operator (``… in run_node``)."""
     return s.framework.endswith(" in run_node")
@@ -122,11 +140,15 @@ def specializations(diag: Diagnosis) -> list[Advice]:
     for (rank, src, _, _), specs in users.items():
         s = specs[0]
         values = ", ".join(dict.fromkeys(x.value for x in specs if x.value)) or s.value
+        broadcast = all(_in_broadcast(x) for x in specs)
         out.append(Advice(
             kind=AdviceKind.USER_SPECIALIZATION, sites=sites_of(s.user), inputs=s.sources,
             message=(f"{src} was specialized to {values} by user code at {location(s.user)}: "
-                     f"`{s.user.code if s.user else ''}`; each new value of it compiles again."),
-            fix=_OP_FIX if all(_in_op(x) for x in specs) else
+                     f"`{s.user.code if s.user else ''}`; "
+                     + (f"an elementwise op there broadcasts it against a tensor whose size is "
+                        f"fixed at {values} (torch's infer_size), so the two must be equal."
+                        if broadcast else "each new value of it compiles again.")),
+            fix=_BROADCAST_FIX if broadcast else _OP_FIX if all(_in_op(x) for x in specs) else
             ("rewrite the branch so it does not compare the size/int to a constant "
              "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
             evidence=tuple(_spec_cite(x, x.symbol) for x in specs[:3]), rank=rank))

@@ -18,6 +18,7 @@ _SKIP_KINDS = (
     ("cudagraph-managed input re-recording threshold", "managed-input-rerecord"),
     ("mutat", "mutated-inputs"),
     ("cpu device", "device"), ("multiple devices", "device"), ("non-cuda", "device"),
+    ("multple devices", "device"),  # (torchinductor's own spelling, 2022: torchdynamo#748)
     ("incompatible op", "incompatible-op"), ("control flow operator", "incompatible-op"),
     ("index_put_", "incompatible-op"), ("sparsity", "incompatible-op"),
     ("unbacked", "unbacked"), ("striding", "striding"), ("non-Tensor inputs", "non-tensor-inputs"),

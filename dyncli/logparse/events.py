@@ -301,6 +301,12 @@ class RecompileLimit(Event):
     first_line: int | None = None
     last_reason: str = ""
     partial: bool = False  # the paste began inside the warning: its first lines are missing
+    # the form of torchdynamo, torch 2.0 or 2.1 (``reasons:``, the one-line warning of 2022, or
+    # 2.1's line asking for TORCHDYNAMO_REPORT_GUARD_FAILURES=1): torch's default limit was 64
+    before_2_2: bool = False
+    # torch 2.1 printed no reason: its line asking for TORCHDYNAMO_REPORT_GUARD_FAILURES=1
+    # stands where the reason would (nothing was cut)
+    reasons_off: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -333,6 +339,18 @@ class NoCompiledFrames(Event):
     disabled``); empty where torch gave none (2.12's "The frame was likely skipped …")."""
 
     skipped: tuple[tuple[str, str, int, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuardSelfCheck(Event):
+    """torch's ``AssertionError: Guard failed on the same frame it was created. This is a bug -
+    please create an issue.Guard fail reason: 51/0: …`` (guards.py, after a compile, 2.11-2.15):
+    the guards made for a compile failed on the very frame they were made from, so the compile
+    raised. ``entry``: the compile id torch names; ``reason``: the failed guard, without the
+    parameter hint torch appends to any parameter's size guard."""
+
+    entry: str
+    reason: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -445,7 +463,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
     ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
-    NotConverted, NoCompiledFrames, Traceback,
+    NotConverted, NoCompiledFrames, GuardSelfCheck, Traceback,
 )
 
 

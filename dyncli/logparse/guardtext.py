@@ -36,6 +36,9 @@ class GuardKind(StrEnum):
     STRIDE = "stride"
     SCALAR = "scalar"
     OTHER = "other"
+    # no reason in the log (a record the paste cut before its failures): not ``other``, which
+    # says dynamic shapes will not fix it (parler-tts#93 counted one so)
+    UNKNOWN = "unknown"
 
 
 # ---------------------------------------------------------------- a reason's parts

@@ -71,6 +71,10 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
                            + re.escape(_NO_FRAMES))
 
 
+_SELF_CHECK = reasons.SELF_CHECK.encode()
+_EXPLANATION = b"  Explanation: "
+
+
 def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     """(reader, first line) of torch's message that a line without a prefix begins, or None."""
     line = raw.rstrip()
@@ -113,6 +117,9 @@ class ForeignLines:
     _pending_at = 0
     _pending_read: Any = None  # (lines, common) -> events
     _pending_blank = 0
+    # the last line read as nobody's (and its number): a wrapper's head of torch's message
+    # when torch's "  Explanation:" follows it
+    _unread: tuple[bytes, int] | None = None
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -185,6 +192,29 @@ class ForeignLines:
             if len(rec.lines) < MAX_RECORD_LINES:
                 rec.lines.append(raw)
             return _NO_EVENTS
+        if _SELF_CHECK in raw:  # torch's AssertionError, as raised or quoted by a wrapper
+            found = reasons.guard_self_check(raw.decode("utf-8", "replace"), {"line": lineno})
+            if found:
+                self.stats.recognized += 1
+                self.stats.records += 1
+                return found
+        if raw.startswith(_EXPLANATION) and self._unread is not None \
+                and self._unread[1] == lineno - 1 and b": " in self._unread[0]:
+            # torch's graph-break message whose "Unsupported: " a wrapper replaced with its own
+            # words (intel/llm-scaler#333: "❌ [ERROR] Error in Phase 1 (Encoding): Data-dependent
+            # branching"), known by torch's Explanation line under it: the text after the
+            # wrapper's last ": " is torch's gb type
+            head, at = self._unread
+            self._unread = None
+            self.stats.unrecognized -= 1
+            if self.stats.samples and self.stats.samples[-1][0] == at:
+                self.stats.samples.pop()
+            gb = head.rstrip().rsplit(b": ", 1)[1].decode("utf-8", "replace").strip()
+            self._pend(reasons.unsupported_break, "Unsupported: " + gb, at)
+            self.stats.recognized += 1
+            assert self._pending is not None
+            self._pending.append(raw.decode("utf-8", "replace").rstrip())
+            return _NO_EVENTS
         said = said_without_prefix(raw)
         if said is not None:
             read, text = said
@@ -219,6 +249,7 @@ class ForeignLines:
                 return found
         self.stats.unrecognized += 1
         self._sample(lineno, raw)
+        self._unread = (raw, lineno)
         return _NO_EVENTS
 
 

@@ -138,7 +138,7 @@ def old_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     file, _, line = om["where"].rpartition(":")
     return [ev.RecompileLimit(limit_name="cache_size_limit", limit=om["limit"], function=om["fn"],
                               file=file, first_line=int(line) if line.isdigit() and len(line) < 10 else None,
-                              last_reason=last_listed(om["rest"]), **common)]
+                              last_reason=last_listed(om["rest"]), before_2_2=True, **common)]
 
 
 # torch's warning at a Tensor.item() it does not capture (variables/tensor.py, 2.4-2.15; on by

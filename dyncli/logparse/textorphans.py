@@ -40,9 +40,11 @@ def orphan_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
 def orphan_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The body of a recompile-limit warning whose first line is not in the log: the limit
     was hit at this compile id, its name and value are not known."""
-    fn, file, line, last = reasons.limit_body(lines)
-    return [ev.RecompileLimit(limit_name="", function=fn, file=file, first_line=line,
-                              last_reason=last, partial=True, **common)]
+    body = reasons.limit_body(lines)
+    return [ev.RecompileLimit(limit_name="", function=body.function, file=body.file,
+                              first_line=body.line, last_reason=body.last, partial=True,
+                              before_2_2=body.before_2_2, reasons_off=body.reasons_off,
+                              **common)]
 
 
 def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -81,6 +83,11 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
     return None
 
 
+# the line an exception's traceback ends in: "AssertionError: …", "torch._dynamo.exc.Unsupported: …"
+_EXCEPTION_LINE = re.compile(rb"^[A-Za-z_][\w.]{0,200}(?:Error|Exception|Unsupported|Exit|Interrupt)\b"
+                             rb"[^\s:]{0,80}:")
+
+
 def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
     """Whether ``line``, which has no torch prefix, belongs to the open record of ``kind``
     whose first line is ``first``: torch 2.0's and torchdynamo's warnings put the prefix on
@@ -95,6 +102,11 @@ def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
         # reporter kept "[rank0]: [0/1] [__recompiles]" on the first line only): its own body
         body = line.lstrip()
         return body.startswith((*_RECOMPILE_BODY, b"# ")) or _VERBOSE_HEAD.match(body) is not None
+    if kind == b"WON'T" and tail:
+        # torchdynamo's and torch 2.0's WON'T CONVERT (torchdynamo#1010): "due to:", the
+        # traceback and the exception it ends in, up to the first blank line
+        return (line.startswith((b"due to:", b"Traceback (most recent call last):", b" ", b"\t"))
+                or _EXCEPTION_LINE.match(line) is not None)
     if not tail or kind != b"Graph":
         return False
     # torch 2.0's one-line form; torch 2.1-2.3's "Graph break: from user code at:" with the

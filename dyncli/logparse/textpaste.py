@@ -30,6 +30,8 @@ _START_RE = re.compile(
     rb"(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d"  # glog
     rb"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] "  # torch 2.0-2.2 logging layout
     rb"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):torch"  # logging.basicConfig
+    # torchdynamo's and torchinductor's 2022 layout, where a line (or a quote of it) starts
+    rb"|(?:^|(?<=[\s>|]))(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) torch(?:dynamo|inductor)\.\w"
     rb"|(?<![\w.])torch(?:dynamo|inductor)?\.[\w.]{1,200}: \[[A-Z]{1,10}\] ")  # logger: [LEVEL]
 _CID = rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
 # A glog prefix whose head (level, date, time, pid, directories) was elided.
@@ -59,6 +61,11 @@ _LOGGING_RE = re.compile(
 _BASIC_RE = re.compile(
     rb"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):"
     rb"(?P<logger>torch(?:dynamo|inductor)?(?:\.[\w]{1,64}){0,10}?)(?:\.__(?P<artifact>\w{1,64}))?:")
+# torchinductor's and torchdynamo's own layout of 2022, "LEVEL logger: " (torchdynamo#748:
+# "WARNING torchinductor.compile_fx: skipping cudagraphs due to multple devices")
+_SPACED_RE = re.compile(
+    rb"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+    rb"(?P<logger>torch(?:dynamo|inductor)?(?:\.\w{1,64}){1,10}?)(?:\.__(?P<artifact>\w{1,64}))?: ")
 # torchdynamo's one-line limit warning of 2022, pasted without any prefix (often quoted): the
 # only record whose message alone says what it is and where (function, file, limit, guards).
 _BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=torchdynamo hit recompilation cache limit \(\d)")
@@ -107,6 +114,9 @@ def _rebuilt(line: bytes, at: int) -> tuple[bytes, int] | None:
         return (_canonical(m["rank"], _LEVELS.get(m["lvl"], b"V"), m["logger"], b"0", m["cid"],
                            m["artifact"]), m.end())
     m = _BASIC_RE.match(line, at)
+    if m is not None:
+        return _canonical(None, _LEVELS[m["lvl"]], m["logger"], b"0", None, m["artifact"]), m.end()
+    m = _SPACED_RE.match(line, at)
     if m is not None:
         return _canonical(None, _LEVELS[m["lvl"]], m["logger"], b"0", None, m["artifact"]), m.end()
     return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.guardtext import (
@@ -331,14 +331,37 @@ def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """``torch._dynamo hit config.recompile_limit (8)`` + function + last reason (torch 2.0 and
     torchdynamo: ``reasons:``)."""
     m = _need(LIMIT_RE.match(lines[0]), "recompile limit")
-    fn, file, line, last = limit_body(lines[1:])
-    return [ev.RecompileLimit(limit_name=m["name"], limit=m["limit"], function=fn, file=file,
-                              first_line=line, last_reason=last, **common)]
+    body = limit_body(lines[1:])
+    return [ev.RecompileLimit(limit_name=m["name"], limit=m["limit"], function=body.function,
+                              file=body.file, first_line=body.line, last_reason=body.last,
+                              before_2_2=body.before_2_2, reasons_off=body.reasons_off,
+                              **common)]
 
 
-def limit_body(lines: list[str]) -> tuple[str, str, int | None, str]:
-    """(function, file, line, last reason) of a recompile-limit warning's lines after its first."""
+class LimitBody(NamedTuple):
+    """What a recompile-limit warning's lines after its first say. ``before_2_2``: the form of
+    torchdynamo, torch 2.0 and 2.1 (``reasons:``, or torch 2.1's line asking for
+    TORCHDYNAMO_REPORT_GUARD_FAILURES=1), whose default limit was 64; ``reasons_off``: that
+    line, which stands where the reason would (torch 2.1 printed none unless asked)."""
+
+    function: str
+    file: str
+    line: int | None
+    last: str
+    before_2_2: bool
+    reasons_off: bool
+
+
+# torch 2.1's warning without TORCHDYNAMO_REPORT_GUARD_FAILURES (convert_frame.py): "to diagnose
+# recompilation issues, set env variable TORCHDYNAMO_REPORT_GUARD_FAILURES=1 and also see …"
+_REPORT_OFF = "set env variable TORCHDYNAMO_REPORT_GUARD_FAILURES=1"
+
+
+def limit_body(lines: list[str]) -> LimitBody:
+    """The function, its file and line, the last reason and the release's form of a
+    recompile-limit warning's lines after its first."""
     fn, file, line, last = "", "", None, ""
+    old = off = False
     for text in lines:
         fm = LIMIT_FN_RE.match(unlink(text))
         body = text.strip()
@@ -348,7 +371,10 @@ def limit_body(lines: list[str]) -> tuple[str, str, int | None, str]:
             last = body.split("last reason:", 1)[1].strip()
         elif body.startswith("reasons:"):  # torch 2.0 and torchdynamo: the reason, or a list
             last = last_listed(body.split("reasons:", 1)[1].strip())
-    return fn, file, line, last
+            old = True
+        elif _REPORT_OFF in body:
+            old = off = True
+    return LimitBody(fn, file, line, last, old, off)
 
 
 _QUOTED_RE = re.compile(r"'((?:[^'\\]|\\.){0,4096})'|\"((?:[^\"\\]|\\.){0,4096})\"")
@@ -485,6 +511,31 @@ def wont_convert(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
             break
     return [ev.NotConverted(function=m["fn"], file=m["file"], first_line=int(m["line"]),
                             error=" ".join(error)[:_MAX_ERROR], **common)]
+
+
+# guards.py's check of a compile's guards on the frame they were made from (2.11-2.15):
+# "Guard failed on the same frame it was created. This is a bug - please create an issue."
+# f"Guard fail reason: {reasons}", the reasons "51/0: tensor 'x' size mismatch …" (one, or
+# several joined by "; "); an AssertionError, often re-raised as InternalTorchDynamoError and
+# quoted by a wrapper's own error line (ComfyUI-SeedVR2#427)
+SELF_CHECK = "Guard failed on the same frame it was created"
+# (where torch or a wrapper puts it: a line's start or after an exception's or a wrapper's
+# "…: ", and with torch's "Guard fail reason:"; a document quoting the sentence is no log)
+_SELF_CHECK_RE = re.compile(r"(?:^|: )Guard failed on the same frame it was created\.(?: This is a "
+                            r"bug - please create an issue\.)?\s{0,4}Guard fail reason: "
+                            r"(?:(?P<entry>\d{1,9}/\d{1,9}(?:_\d{1,9})?): )?(?P<reason>.{0,4000})")
+# what torch appends to any parameter's size guard (guards.cpp): advice for recompiles
+_PARAM_HINT = " Guard failed on a parameter, consider using"
+
+
+def guard_self_check(text: str, common: dict[str, Any]) -> list[ev.Event]:
+    """The compile whose guards failed on their own frame (``ev.GuardSelfCheck``), from a line
+    that holds torch's sentence wherever it stands."""
+    m = _SELF_CHECK_RE.search(text)
+    if m is None:
+        return []
+    reason = m["reason"].split(_PARAM_HINT, 1)[0].strip()
+    return [ev.GuardSelfCheck(entry=m["entry"] or "", reason=reason[:_MAX_ERROR], **common)]
 
 
 # eval_frame.py's compile_wrapper (2.15): "torch.compile with fullgraph=True found no compiled

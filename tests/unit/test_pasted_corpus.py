@@ -68,7 +68,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
-          "no_compiled_frames", "cudagraph_sizes_warned"}
+          "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -90,6 +90,7 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert sum(b.count for b in diag.graph_breaks) == expect.get("graph_breaks", 0)
     assert len(diag.not_converted) == expect.get("not_converted", 0)
     assert len(diag.no_compiled_frames) == expect.get("no_compiled_frames", 0)
+    assert len(diag.guard_self_checks) == expect.get("guard_self_checks", 0)
     cudagraphs = diag.cudagraphs
     assert (cudagraphs.distinct_sizes_warned if cudagraphs else 0) == \
         expect.get("cudagraph_sizes_warned", 0)
@@ -325,3 +326,44 @@ def test_round_17s_pastes_get_the_threads_fix() -> None:
     (c,) = diag.causes
     assert c.title.startswith("pe_selection_index_based_on_dim: a guard on sizes made here")
     assert "auraflow_transformer_2d.py:85" in c.title and "each outcome compiles" in c.fix
+
+
+def test_round_18s_pastes_get_the_threads_fix() -> None:
+    """Paste hunt 7: what each thread did about it, or what torch's own release says, is what
+    the finding says."""
+    # pytorch-107076: the optimizer's float lr at the limit: lr as a tensor, no module's int
+    diag = diagnose_logs([PASTED / "pytorch-107076.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "optimizer's float hyperparameter" in a.message and "lr=torch.tensor(0.01)" in a.fix
+    assert "module" not in a.message + a.fix
+    # pytorch-133898: beta1 cycled by OneCycleLR; a headless record is two compiles
+    diag = diagnose_logs([PASTED / "pytorch-133898.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.SCALAR_RECOMPILE]
+    assert "cycle_momentum=False" in a.fix and diag.compiles == 2
+    # pytorch-93468: torch 2.1's warning: its default was 64, and it printed no reason
+    diag = diagnose_logs([PASTED / "pytorch-93468.log"])
+    (x,) = diag.recompile_limits
+    assert x.before_2_2 and x.reasons_off
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "TORCHDYNAMO_REPORT_GUARD_FAILURES=1" in a.fix and "program set it" not in a.fix
+    assert "cut" not in a.message.replace("nothing was cut", "")
+    # torchdynamo-1010: the error is in the paste
+    diag = diagnose_logs([PASTED / "torchdynamo-1010.log"])
+    (n,) = diag.not_converted
+    assert n.error.startswith("AssertionError: torch.* op returned non-Tensor bool")
+    # seedvr2-427: a compile that raised on its own guard; torch's parameter hint is not the fix
+    diag = diagnose_logs([PASTED / "seedvr2-427.log"])
+    (g,) = diag.guard_self_checks
+    assert g.entry == "51/0" and g.reason.endswith("expected 2560, actual 2720.")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GUARD_SELF_CHECK]
+    assert "force_parameter_static_shapes = False" not in a.fix
+    # llm-scaler-333: the break torch's message gives, under the wrapper's words
+    diag = diagnose_logs([PASTED / "llm-scaler-333.log"])
+    (b,) = diag.graph_breaks
+    assert b.gb_type == "Data-dependent branching" and diag.stats.unrecognized == 0
+    # torchdynamo-748: "multple devices" is the device skip, with its fix
+    diag = diagnose_logs([PASTED / "torchdynamo-748.log"])
+    assert diag.cudagraphs is not None and {x.kind for x in diag.cudagraphs.skips} == {"device"}
+    # parler-tts-93: a reason the paste cut is not "other"
+    diag = diagnose_logs([PASTED / "parler-tts-93.log"])
+    assert diag.recompiles_by_cause()["unknown"] == 1 and diag.recompiles_by_cause()["other"] == 0
