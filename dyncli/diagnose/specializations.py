@@ -143,8 +143,8 @@ def specializations(diag: Diagnosis) -> list[Advice]:
         broadcast = all(_in_broadcast(x) for x in specs)
         out.append(Advice(
             kind=AdviceKind.USER_SPECIALIZATION, sites=sites_of(s.user), inputs=s.sources,
-            message=(f"{src} was specialized to {values} by user code at {location(s.user)}: "
-                     f"`{s.user.code if s.user else ''}`; "
+            message=(f"{src} was specialized to {values} by user code at {location(s.user)}"
+                     + (f": `{s.user.code}`; " if s.user and s.user.code else "; ")
                      + (f"an elementwise op there broadcasts it against a tensor whose size is "
                         f"fixed at {values} (torch's infer_size), so the two must be equal."
                         if broadcast else "each new value of it compiles again.")),

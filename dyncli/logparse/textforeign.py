@@ -19,8 +19,8 @@ from dyncli.logparse import textdde as dde
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
-from dyncli.logparse.textkinds import COLLECT, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
-from dyncli.logparse.textpaste import normalize
+from dyncli.logparse.textkinds import COLLECT, FIRST, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
+from dyncli.logparse.textpaste import normalize, rejoined_location
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 # The exception torch raises at the recompile limit when it may not fall back to eager
@@ -73,6 +73,7 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
 
 _SELF_CHECK = reasons.SELF_CHECK.encode()
 _EXPLANATION = b"  Explanation: "
+_GUARD_WORDS = (b"eval", b"runtime_assert")  # guard records whose location a paste may wrap
 
 
 def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
@@ -186,6 +187,13 @@ class ForeignLines:
                 self.stats.recognized += 1
                 self.stats.records += 1
                 return found
+        if rec is not None and rec.mode == FIRST and rec.kind in _GUARD_WORDS and rec.tail \
+                and (joined := rejoined_location(rec.lines[0], raw)) is not None:
+            # a guard's user line that the paste wrapped onto the next line (pytorch#107200:
+            # "… at transformers/…/modeling_" then "bert.py:235 in forward (…infer_size)")
+            self.stats.recognized += 1
+            rec.lines[0], rec.tail = joined, False
+            return _NO_EVENTS
         if rec is not None and rec.mode == COLLECT \
                 and orphans.continues(rec.kind, rec.lines[0], raw, rec.tail):
             self.stats.recognized += 1

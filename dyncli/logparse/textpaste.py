@@ -182,3 +182,21 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
             prefix, end = rebuilt
             return prefix + _decoded(line[end:]), "prefixes rebuilt"
     return None
+
+
+# A record's location cut at the end of its line by a paste's wrap ("… [guard added] at
+# transformers/src/transformers/models/bert/modeling_") and its rest at the start of the next,
+# behind the paste's quote marks ("||          bert.py:235 in forward (…)"): pytorch#107200
+_CUT_AT_RE = re.compile(rb" at [^\s:()]{1,1024}$")
+_AT_REST_RE = re.compile(rb"^[\s|>]{0,64}(?P<rest>[^\s:()|>]{1,1024}:\d{1,9} in \S.{0,4000})$")
+
+
+def rejoined_location(first: bytes, line: bytes) -> bytes | None:
+    """``first`` with ``line`` joined to it where ``first`` ends inside a location (`` at``
+    and a path without its ``:line``) and ``line`` begins with the path's rest, else None."""
+    first = first.rstrip()
+    if _CUT_AT_RE.search(first[-1100:]) is None:
+        return None
+    m = _AT_REST_RE.match(line.rstrip(b"\r\n"))
+    return first + m["rest"] if m is not None else None
+

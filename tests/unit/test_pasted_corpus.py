@@ -367,3 +367,8 @@ def test_round_18s_pastes_get_the_threads_fix() -> None:
     # parler-tts-93: a reason the paste cut is not "other"
     diag = diagnose_logs([PASTED / "parler-tts-93.log"])
     assert diag.recompiles_by_cause()["unknown"] == 1 and diag.recompiles_by_cause()["other"] == 0
+    # pytorch-107200: the user line the paste wrapped, and a broadcast, not a branch
+    diag = diagnose_logs([PASTED / "pytorch-107200.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.USER_SPECIALIZATION]
+    assert "modeling_bert.py:235" in a.message and "``" not in a.message
+    assert a.fix.startswith("no branch to rewrite: make the other operand follow")
