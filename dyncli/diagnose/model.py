@@ -348,7 +348,7 @@ class Diagnosis:
         if self.frames:
             return sum(f.compiles for f in self.frames)
         compiled = sum(1 for r in self.recompiles if r.compiled)
-        return compiled + 1 if compiled else 0
+        return compiled + 1 if self.recompiles else 0
 
     @property
     def recompiles_proven(self) -> int:

@@ -75,8 +75,13 @@ class Unnumbered:
         got[1] = max(got[1], proven, got[0] + 1)
 
     def recompile(self, e: ev.Recompile) -> None:
-        """A recompile: one compile before it, and each cache entry it lists as failed."""
-        self._add(e.rank, e.function, e.file, e.first_line, (e.entries or len(e.failures)) + 1, True)
+        """A recompile: one compile before it, and each cache entry it lists as failed; one that
+        torch refused (fail_on_recompile) compiled nothing of its own."""
+        failed = e.entries or len(e.failures)
+        if e.refused:
+            self._add(e.rank, e.function, e.file, e.first_line, max(failed, 1), False)
+        else:
+            self._add(e.rank, e.function, e.file, e.first_line, failed + 1, True)
 
     def limit(self, e: ev.RecompileLimit) -> None:
         """A limit warning: as many cache entries as the limit."""

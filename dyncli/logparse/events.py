@@ -288,6 +288,8 @@ class Recompile(Event):
     # cache entries the failures are of, where not one each: recompiles_verbose groups them
     # ("guard 0 failures:"), torch 2.2's tuple lists every failed guard of one entry
     entries: int = 0
+    # torch raised instead of recompiling (set_stance("fail_on_recompile")): no compile came of it
+    refused: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

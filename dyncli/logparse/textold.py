@@ -145,7 +145,9 @@ def old_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 # default, no TORCH_LOGS): "Graph break from `Tensor.item()`, consider setting:", the config
 # line and the env form of it, then "Graph break: from user code at:" and the stack, all one
 # record (distrifuser#26, pytorch_scatter#457)
-CONSIDER_RE = re.compile(r"^Graph break from `(?P<what>[^`]{1,200})`, consider setting:\s*$")
+# (the backticks are torch's; a paste outside a code fence, or copied from a rendered page, loses
+# them: transformers#37944)
+CONSIDER_RE = re.compile(r"^Graph break from `?(?P<what>[^`,]{1,200}?)`?, consider setting:\s*$")
 _SETTING_RE = re.compile(r"^\s{1,40}(?P<set>(?:torch\.[\w.]{1,200} = \S{1,40})|(?:env \w{1,100}=\S{1,40}))\s*$")
 
 

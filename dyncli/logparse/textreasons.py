@@ -76,6 +76,25 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                          failures=failures, user_stack=stack, entries=entries, **common)]
 
 
+# eval_frame.py's fail_callback under torch.compiler.set_stance("fail_on_recompile") (2.6 on):
+# "Detected recompile when torch.compile stance is 'fail_on_recompile'", from 2.9 with ". filename:
+# '…', function name: '…', line number: N", from 2.15 with torch's guard failures under it
+# (pytorch#139202, #163500, #165445): a recompile the stance refused, the run stopped there
+STANCE_RE = re.compile(r"^(?:[\w.]{0,100}Error: )?Detected recompile when torch\.compile stance is "
+                       r"'fail_on_recompile'(?:\. filename: '(?P<file>[^']{1,4096})', function name: "
+                       r"'(?P<fn>[^']{1,400})', line number: (?P<line>\d{1,9}))?")
+
+
+def stance_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The recompile ``fail_on_recompile`` refused, with the function and the guard failures
+    where torch's error gives them."""
+    m = _need(STANCE_RE.match(lines[0].strip()), "fail_on_recompile")
+    failures, stack, entries = recompile_body(lines[1:])
+    return [ev.Recompile(function=m["fn"] or "", file=m["file"] or "",
+                         first_line=int(m["line"]) if m["line"] else None, failures=failures,
+                         user_stack=stack, entries=entries, refused=True, **common)]
+
+
 def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple[ev.UserLoc, ...], int]:
     """The guard failures, the user stack and the number of ``guard N failures:`` groups
     (recompiles_verbose: one per cache entry) of a recompile message's lines after its first."""

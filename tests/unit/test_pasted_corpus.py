@@ -372,3 +372,13 @@ def test_round_18s_pastes_get_the_threads_fix() -> None:
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.USER_SPECIALIZATION]
     assert "modeling_bert.py:235" in a.message and "``" not in a.message
     assert a.fix.startswith("no branch to rewrite: make the other operand follow")
+    # pytorch-139202: the stance's error, a refused recompile: one compile, not two
+    diag = diagnose_logs([PASTED / "pytorch-139202.log"])
+    (r,) = diag.recompiles
+    assert not r.compiled and diag.compiles == 1
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
+    assert "fail_on_recompile error of this release names no guard" in a.message
+    # transformers-37944: torch's item() warning without its backticks
+    diag = diagnose_logs([PASTED / "transformers-37944.log"])
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("Tensor.item()")
