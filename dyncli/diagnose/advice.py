@@ -599,7 +599,18 @@ def _break_fix(b: GraphBreakReport) -> str:
         reached = f" (reached from {b.call_sites[0]})" if b.call_sites else ""
         return (f"the break is in torch's own code ({b.file}:{b.user_line}){reached}, not a line "
                 f"of yours to move: {inside}")
+    if b.reason.startswith(_BRANCH) or b.gb_type == "Data-dependent branching":
+        return _BRANCH_FIX
     return b.hints[0] if b.hints else "move the untraceable call out of the compiled function"
+
+
+# a Python branch on a tensor's value: "generic_jump TensorVariable()" (torch's reason up to
+# 2.6, explain()'s too: torchdynamo#1100, lightning-thunder#1810), GB0170 "Data-dependent
+# branching" (2.7 on, whose first hint calls it fundamental); torch's own answer is torch.cond
+_BRANCH = "generic_jump"
+_BRANCH_FIX = ("a Python `if`/`while` on a tensor's value: compute both outcomes and pick with "
+               "torch.where, or express it with torch.cond (torch's hint); or move the check "
+               "out of the compiled function")
 
 
 def no_list_helps(diag: Diagnosis) -> dict[str, str]:

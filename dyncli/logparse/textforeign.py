@@ -74,6 +74,7 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
 _SELF_CHECK = reasons.SELF_CHECK.encode()
 _EXPLANATION = b"  Explanation: "
 _STANCE = b"Detected recompile when torch.compile stance is"
+_EXPLAIN_HEADS = tuple(h.encode() for h in reasons.EXPLAIN_HEADS)
 _GUARD_WORDS = (b"eval", b"runtime_assert")  # guard records whose location a paste may wrap
 
 
@@ -88,6 +89,8 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
         return reasons.unsupported_break, "Unsupported: " + m["msg"].decode("utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return reasons.recompiling, m["msg"].decode("utf-8", "replace")
+    if line.strip() in _EXPLAIN_HEADS:
+        return reasons.explained_breaks, line.strip().decode("utf-8", "replace")
     if _STANCE in line[:200]:
         text = line.strip().decode("utf-8", "replace")
         if reasons.STANCE_RE.match(text) is not None:
@@ -105,6 +108,8 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], bool]] = {
     reasons.unsupported_break: ((b"from user code:",), True),
     reasons.recompiling: ((), True),
     reasons.stance_recompile: ((), True),
+    # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
+    reasons.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), True),
     reasons.no_compiled_frames: ((), False),
     cg.many_sizes: ((), False),  # (and any line that is a piece of torch's warning)
 }

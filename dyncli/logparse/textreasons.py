@@ -572,3 +572,42 @@ def no_compiled_frames(lines: list[str], common: dict[str, Any]) -> list[ev.Even
     skipped = [(m["fn"], m["file"], int(m["line"]), m["reason"].strip())
                for text in lines[1:_MAX_SKIPPED + 1] if (m := _SKIPPED_RE.match(text))]
     return [ev.NoCompiledFrames(skipped=tuple(skipped), **common)]
+
+
+# torch._dynamo.explain()'s report (ExplainOutput.__str__, backends/debugging.py: 2.1-2.15):
+# "Break Reasons:", then per break "  Break Reason N:", "    Reason: …", "    User Stack:" and a
+# "<FrameSummary file F, line N in fn>" per frame; torchdynamo's of 2022: " Break reasons:",
+# then "N. reason" and its 'File "F", line N, in fn' lines (torchdynamo#1100, fairseq)
+EXPLAIN_HEADS = ("Break Reasons:", "Break reasons:")
+_EXPLAIN_REASON_RE = re.compile(r"^\s{0,12}(?:Reason: |\d{1,4}\. )(?P<reason>.{0,2000}?)\s*$")
+_FRAME_SUMMARY_RE = re.compile(r"^\s{0,16}<FrameSummary file (?P<file>.{1,4096}), line "
+                               r"(?P<line>\d{1,9}) in (?P<fn>[^>]{1,400})>\s*$")
+_MAX_EXPLAINED = 256
+
+
+def explained_breaks(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """One graph break per reason of torch._dynamo.explain()'s report, placed at the last
+    frame of its user stack (torch's own order: the innermost last). The report's counts are
+    not compiles: explain() compiles the function again to count them."""
+    out: list[ev.Event] = []
+    reason: str | None = None
+    stack: list[ev.UserLoc] = []
+
+    def done() -> None:
+        if reason is not None and len(out) < _MAX_EXPLAINED:
+            at = stack[-1] if stack else ev.UserLoc("", 0)
+            out.append(ev.GraphBreak(file=at.file, user_line=at.line, reason=reason,
+                                     user_stack=tuple(stack), **common))
+
+    for text in lines[1:]:
+        m = _EXPLAIN_REASON_RE.match(text)
+        if m is not None and not text.strip().startswith("File "):
+            done()
+            reason, stack = m["reason"] or "(no reason given)", []
+            continue
+        f = _FRAME_SUMMARY_RE.match(text) or FILE_RE.match(text)
+        if f is not None and reason is not None:
+            stack.append(ev.UserLoc(f["file"], int(f["line"]), f["fn"].strip()))
+    done()
+    return out
+
