@@ -10,13 +10,11 @@ for batches 16, 24 and 32, where the program as it was cannot run another batch 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from logged import run_logged
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -56,10 +54,7 @@ class AsItWas(torch.nn.Module):
 def test_a_size_pinned_by_a_broadcast_is_said_so_and_the_operand_following_the_input_compiles_once(
         tmp_path: Path) -> None:
     log = tmp_path / "broadcast.log"
-    env = os.environ | {"OMP_NUM_THREADS": "1", "TORCH_LOGS": "+dynamic"}
-    with open(log, "wb") as err:
-        subprocess.run([sys.executable, "-c", PROGRAM], env=env, stderr=err, check=True,
-                       timeout=300)
+    run_logged(PROGRAM, log, "+dynamic", check=True)
     d = diagnose_inputs([log])
     (a,) = [s for s in d.suggestions if "L['x'].size()[0] was specialized to 16" in s.message]
     assert "broadcasts it against a tensor whose size is fixed at 16" in a.message, a.message

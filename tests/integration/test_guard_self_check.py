@@ -11,12 +11,11 @@ is applied: the program runs, one graph.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from logged import run_logged
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -41,11 +40,8 @@ print(counters["stats"]["unique_graphs"])
 
 
 def _run(log: Path, *, fixed: bool) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {"OMP_NUM_THREADS": "1"}
-    code = PROGRAM.format(call="1" if fixed else "grow()", before="grow()" if fixed else "")
-    with open(log, "wb") as err:
-        return subprocess.run([sys.executable, "-c", code], env=env, stderr=err, timeout=300,
-                              stdout=subprocess.PIPE, text=True)
+    return run_logged(PROGRAM.format(call="1" if fixed else "grow()",
+                                     before="grow()" if fixed else ""), log)
 
 
 def test_guards_failing_on_their_own_frame_are_a_failed_compile_and_the_fix_runs(

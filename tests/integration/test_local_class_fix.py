@@ -9,14 +9,12 @@ compiles fall from two per call to the two frames of the one graph break.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from logged import run_logged
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -84,12 +82,7 @@ def test_a_class_defined_in_the_function_is_named_and_moving_it_out_compiles_onc
     log = tmp_path / "local.log"
     # (no TORCH_LOGS at all for torch's default warnings: torch 2.15 fails to import under an
     # empty TORCH_LOGS, 'dict' object has no attribute 'get_log_level_pairs')
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {"OMP_NUM_THREADS": "1"}
-    if logs:
-        env["TORCH_LOGS"] = logs
-    with open(log, "wb") as err:
-        subprocess.run([sys.executable, "-c", PROGRAM], env=env, stderr=err, check=True,
-                       timeout=300)
+    run_logged(PROGRAM, log, logs, check=True)
     d = diagnose_inputs([log])
     said = [(s.message, s.fix) for s in d.suggestions
             if "<locals>.Holder" in s.message]
@@ -144,11 +137,7 @@ def scaled(x: Any, cfg: Any) -> Any:
 def test_an_object_of_a_class_made_per_call_is_named_and_moving_the_class_out_compiles_once(
         tmp_path: Path) -> None:
     log = tmp_path / "type.log"
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {
-        "OMP_NUM_THREADS": "1", "TORCH_LOGS": "recompiles"}
-    with open(log, "wb") as err:
-        subprocess.run([sys.executable, "-c", TYPE_PROGRAM], env=env, stderr=err, check=True,
-                       timeout=300)
+    run_logged(TYPE_PROGRAM, log, "recompiles", check=True)
     d = diagnose_inputs([log])
     (a,) = [s for s in d.suggestions if "<locals>.Cfg" in s.message]
     assert "the input's class is make.<locals>.Cfg, defined inside make" in a.message, a.message

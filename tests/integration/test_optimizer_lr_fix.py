@@ -10,12 +10,10 @@ OneCycleLR) is written as a new float whatever was passed in: there the fix is
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from logged import run_logged
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -50,14 +48,8 @@ def _run(tmp_path: Path, logs: str, *, lr: str = "0.01", sched: str = LAMBDA,
          limit: int = 0) -> tuple[Path, int]:
     """The program's log (TORCH_LOGS=logs; none: torch's default warnings) and its graphs."""
     log = tmp_path / "opt.log"
-    # (no TORCH_LOGS at all for the default warnings: torch 2.15 fails to import under an empty one)
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {"OMP_NUM_THREADS": "1"}
-    if logs:
-        env["TORCH_LOGS"] = logs
-    code = PROGRAM.format(lr=lr, sched=sched, limit=limit, steps=STEPS)
-    with open(log, "wb") as err:
-        out = subprocess.run([sys.executable, "-c", code], env=env, stderr=err, check=True,
-                             timeout=300, stdout=subprocess.PIPE, text=True)
+    out = run_logged(PROGRAM.format(lr=lr, sched=sched, limit=limit, steps=STEPS), log, logs,
+                     check=True)
     return log, int(out.stdout.split()[-1])
 
 

@@ -9,12 +9,11 @@ compile of its own), with its reason and the fix, which is applied here: the run
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from logged import run_logged
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -34,10 +33,7 @@ print("ran")
 
 
 def _run(log: Path, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {"OMP_NUM_THREADS": "1"}
-    with open(log, "wb") as err:
-        return subprocess.run([sys.executable, "-c", PROGRAM], env=env | extra, stderr=err,
-                              stdout=subprocess.PIPE, text=True, timeout=300)
+    return run_logged(PROGRAM, log, env=extra)
 
 
 def test_the_stances_error_is_a_refused_recompile_and_its_fix_lets_the_run_go_on(
