@@ -26,7 +26,9 @@ import re
 from dataclasses import dataclass
 
 GLOG_RE = re.compile(
-    rb"(?:\[rank(?P<rank>\d{1,9})\]:)?"
+    # (the colon after the rank tag is torch's; a paste can lose it: pytorch#148439's
+    # "[rank3]V0304 17:57:43…")
+    rb"(?:\[rank(?P<rank>\d{1,9})\]:?)?"
     rb"(?P<level>[VIWEC])(?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d{1,9}) (?P<pid>\d{1,20}) "
     rb"(?P<file>[^\s\]][^\]\n]{0,1023}):(?P<lineno>\d{1,9})\]"
     rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"

@@ -119,6 +119,18 @@ def test_interleaved_processes_do_not_split_records() -> None:
     assert stats.unrecognized == 0 and stats.recognized == 7
 
 
+def test_a_rank_tag_whose_colon_a_paste_lost_keeps_its_rank() -> None:
+    """pytorch#148439's paste: "[rank3]V0304 17:57:43…" (torch writes "[rank3]:V…")."""
+    events, stats = parse("\n".join([
+        f"[rank3]{P} Recompiling function f in a.py:1",
+        f"[rank3]{P}     triggered by the following guard failure(s):",
+        f"[rank3]{P}     - 0/0: n == 3",
+    ]))
+    (rec,) = [e for e in events if isinstance(e, ev.Recompile)]
+    assert rec.rank == 3 and [f.reason for f in rec.failures] == ["n == 3"]
+    assert stats.unrecognized == 0 and not stats.pasted
+
+
 def test_identical_prefix_one_line_records_are_separate() -> None:
     # Two set_replacement calls in the same microsecond from the same line share the prefix.
     pre = "I1122 01:19:39.593000 7081 torch/fx/experimental/symbolic_shapes.py:8081] [0/0]"
