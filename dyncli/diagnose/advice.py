@@ -288,14 +288,8 @@ def _others(diag: Diagnosis) -> list[Advice]:
     out = []
     for kind, recs in by_kind.items():
         row = guard_kinds.text(kind, (t for r in recs for t in r.reasons))
-        if kind == gt.Checked.UNKNOWN and not any(r.compiled for r in recs):
-            # set_stance("fail_on_recompile")'s error named no guard until pytorch#165445
-            # (2025-10; 2.11's lists them): nothing was cut (pytorch#139202, #163500)
-            row = dataclasses.replace(row, what=(
-                "torch's fail_on_recompile error of this release names no guard (it lists them "
-                "from pytorch#165445 on, in 2.11 and later): it refused the recompile and "
-                "stopped the run"), fix=(
-                'TORCH_LOGS="recompiles", or a newer torch, names the guard that failed'))
+        if kind == gt.Checked.UNKNOWN and all(r.stance for r in recs):
+            row = guard_kinds.STANCE_UNKNOWN  # (not a recompile the limit refused)
         functions = sorted({r.function or "?" for r in recs})
         out.append(Advice(
             kind=AdviceKind.NON_SHAPE, key=kind,

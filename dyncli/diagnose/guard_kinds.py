@@ -230,6 +230,15 @@ def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
                     "(each change compiles again)")
 
 
+# A recompile set_stance("fail_on_recompile") refused, its error naming no guard: the error
+# named none until pytorch#165445 (2025-10; 2.11's lists them), so nothing was cut
+# (pytorch#139202, #163500)
+STANCE_UNKNOWN = KindText(
+    "torch's fail_on_recompile error of this release names no guard (it lists them from "
+    "pytorch#165445 on, in 2.11 and later): it refused the recompile and stopped the run",
+    'TORCH_LOGS="recompiles", or a newer torch, names the guard that failed', dynamic="")
+
+
 def optimizer_fix(source: str) -> str | None:
     """The fix of a float hyperparameter of a compiled ``optimizer.step`` (its source
     ``L['self'].param_groups[0]['lr']``), or None for any other source. ``self`` is the

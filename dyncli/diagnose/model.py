@@ -87,6 +87,8 @@ class RecompileReport:
     user: UserLoc | None = None
     line: int = 0
     compiled: bool = True  # False when the recompile limit refused it (the frame runs eagerly)
+    # refused by set_stance("fail_on_recompile"), which raised instead (also not compiled)
+    stance: bool = False
     sizes: tuple[tuple[str, str], ...] = ()  # (source, value) of the symbols it created
     # what each failed guard checks, finer than ``causes`` (guardtext.Checked: size, stride,
     # scalar, value, identity, type, global_state, backend, …; "no_guard": torch's reason names

@@ -117,7 +117,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         t = section_table("Recompiles", ["compile", "function", "cause", "guard failures", "user code"], ranks)
         for r in cap(diag.recompiles, "recompiles"):
             code = f"{_loc(r.user)} {r.user.code}" if r.user else "-"
-            cause = r.cause if r.compiled else f"{r.cause}\n(refused: recompile limit)"
+            cause = r.cause if r.compiled else (
+                f"{r.cause}\n(refused: {'fail_on_recompile' if r.stance else 'recompile limit'})")
             _add(t, ranks, r.rank, r.compile_id, r.function, cause, "\n".join(r.reasons), code)
         out.print(t)
     if diag.specializations:
