@@ -21,9 +21,10 @@ import re
 from collections.abc import Mapping
 
 from dyncli.diagnose import guard_kinds, size_changes
-from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, sites_of
+from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
+    CompileCrashReport,
     Diagnosis,
     FrameReport,
     GraphBreakReport,
@@ -40,7 +41,7 @@ from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
-from dyncli.logparse.torchtree import is_torch_file, is_torch_location
+from dyncli.logparse.torchtree import is_compiler_file, is_torch_file, is_torch_location
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_attribute, is_param, size_source
 
@@ -95,6 +96,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _data_dependent(diag)
     out += _guard_errors(diag)
     out += _guard_self_checks(diag)
+    out += _compile_crashes(diag)
     out += _mode_skips(diag)
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
@@ -529,6 +531,65 @@ def _guard_self_checks(diag: Diagnosis) -> list[Advice]:
         evidence=(cite(x.line, "", f"Guard failed on the same frame it was created: "
                                    f"{x.entry + ': ' if x.entry else ''}{x.reason}"),))
         for x in diag.guard_self_checks]
+
+
+# the backends torch ships (torch._dynamo.list_backends(exclude_tags=()), 2.0 to 2.15): a
+# BackendCompilerFailed of another is that backend's failure, not torch's
+_TORCH_BACKENDS = frozenset({"inductor", "aot_eager", "eager", "aot_eager_decomp_partition",
+                             "aot_eager_default_partitioner", "cudagraphs", "aot_ts_nvfuser",
+                             "nvprims_nvfuser", "aot_ts", "aot_cudagraphs", "ts",
+                             "aot_inductor_debug"})
+_BACKEND_RE = re.compile(r"backend='(?P<name>[^']{1,200})' raised")
+
+
+def _crash_fix(x: CompileCrashReport) -> str:
+    """What to do about a compile that raised: whose code raised decides it."""
+    text = f"{x.error} {x.cause}"
+    backend = _BACKEND_RE.search(text)
+    if backend is not None and backend["name"] not in _TORCH_BACKENDS:
+        return (f"the backend {backend['name']!r} (not one of torch's) raised on the graph torch "
+                "gave it: fix it, or report it to its authors with the graph "
+                "(TORCH_LOGS=\"graph_code\" prints it)")
+    if x.deepest is not None and x.at is not None and x.deepest != x.at \
+            and not is_torch_file(x.deepest.file) and not is_compiler_file(x.deepest.file) \
+            and (x.user is None or x.deepest != x.user):
+        return (f"the deepest frame, {place(x.deepest)} in {x.deepest.function}, is not torch's: "
+                "a package that patches or hooks torch's compiler raised there; update it or "
+                "run without it")
+    if "TorchRuntimeError" in text:
+        return ("torch ran an operation of the code on fake tensors while tracing it and the "
+                "operation raised: run the same call without torch.compile; if it raises the "
+                "same error, fix it in your code; if it runs, report it to PyTorch")
+    return ("an error in torch's compiler, not in the shapes of your code: try a newer torch "
+            "release, and report it to PyTorch with the whole traceback "
+            "(TORCHDYNAMO_VERBOSE=1 prints dynamo's part); meanwhile "
+            "torch._dynamo.config.suppress_errors = True lets the program go on, running the "
+            "frame whose compile fails eagerly (or torch.compiler.disable on that function)")
+
+
+def _compile_crashes(diag: Diagnosis) -> list[Advice]:
+    """The program stopped on an error torch's compiler raised: never "Nothing to fix"
+    (keras#22282: an AssertionError in dynamo's bytecode_transformation.py; depyf#9: a package's
+    patch raised inside dynamo)."""
+    out = []
+    for x in diag.compile_crashes:
+        error = x.error or "an exception"
+        if x.cut:
+            error += " (the paste ends before its message)" if x.error else \
+                " (the paste ends inside the traceback, before the exception)"
+        if x.cause:
+            error += f", raised from {x.cause}"
+        where = (f" at {place(x.at)} in {x.at.function}" if x.at is not None else "")
+        user = f", called from {place(x.user)}" if x.user is not None else ""
+        after = f" (the last compile the log shows before it: [{x.compile_id}])" \
+            if x.compile_id else ""
+        out.append(Advice(
+            kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
+            sites=sites_of(x.user),
+            message=(f"the program stopped: torch's compiler raised {error}{where}{user}{after}."),
+            fix=_crash_fix(x),
+            evidence=(cite(x.line, "", f"Traceback … {x.error or 'cut'}"[:300]),)))
+    return out
 
 
 # measured (the advice corpus's float_input: 2 compiles -> 1, torch 2.11, 2.14.1, 2.15;

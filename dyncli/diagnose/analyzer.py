@@ -39,6 +39,7 @@ from dyncli.diagnose.cudagraph_advice import cudagraph_advice
 from dyncli.diagnose.cudagraphs import CudagraphAccumulator
 from dyncli.diagnose.entries import whole_source
 from dyncli.diagnose.model import (
+    CompileCrashReport,
     DataDependentReport,
     Diagnosis,
     DynamicInput,
@@ -212,6 +213,8 @@ class Analyzer:
         self._unnumbered = proven.Unnumbered()  # what records without a compile id prove
         self._raised: list[str] = []  # the limit raised (fullgraph=True): the error lines
         self._traceback: int | None = None  # the line of the last Python traceback
+        self._crashes: dict[tuple[str, str], CompileCrashReport] = {}
+        self._last_cid = ""  # the compile id of the last event that had one
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -227,6 +230,7 @@ class Analyzer:
             ev.Traceback: self._on_traceback, ev.NotConverted: self._on_not_converted,
             ev.NoCompiledFrames: self._on_no_compiled_frames,
             ev.GuardSelfCheck: self._on_guard_self_check,
+            ev.CompileCrash: self._on_compile_crash,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
@@ -238,6 +242,7 @@ class Analyzer:
         cid = event.compile_id
         if cid is not None and cid.frame is not None:
             self._frame(event.rank, cid).compiles.add(cid.key)
+            self._last_cid = str(cid)
         self._kinds.add(type(event))
         handler = self._dispatch.get(type(event))
         if handler is not None:
@@ -557,6 +562,21 @@ class Analyzer:
             self._self_checks[key] = GuardSelfCheckReport(rank=e.rank, entry=e.entry,
                                                           reason=e.reason, line=e.line)
 
+    def _on_compile_crash(self, e: ev.CompileCrash) -> None:
+        key = (e.error, str(e.at))
+        if key not in self._crashes and len(self._crashes) < _MAX_ERRORS:
+            self._crashes[key] = CompileCrashReport(
+                rank=e.rank, error=e.error, cause=e.cause, cut=e.cut, at=e.at,
+                deepest=e.deepest, user=e.user, compile_id=self._last_cid, line=e.line)
+
+    def _crashes_told(self) -> tuple[CompileCrashReport, ...]:
+        """The crashes; a traceback the paste cut before its exception only where no other
+        record reads the compile's failure (pytorch#150613's data-dependent error, then its
+        traceback cut short)."""
+        failed = bool(self._dde or self._data_dependent or self._guard_errors or self._raised
+                      or self._self_checks or self._not_converted or self._no_frames)
+        return tuple(x for x in self._crashes.values() if x.error or not failed)
+
     def _on_mode_skip(self, e: ev.ModeSkip) -> None:
         seen = self._mode_skips.get((e.rank, e.function, e.file))
         if seen is not None:
@@ -670,6 +690,7 @@ class Analyzer:
             not_converted=tuple(self._not_converted.values()),
             no_compiled_frames=tuple(self._no_frames.values()),
             guard_self_checks=tuple(self._self_checks.values()),
+            compile_crashes=self._crashes_told(),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
                                         for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),

@@ -42,6 +42,7 @@ class AdviceKind(StrEnum):
     DATA_DEPENDENT = "data-dependent-error"
     GUARD_ERROR = "guard-creation-error"
     GUARD_SELF_CHECK = "guard-self-check"
+    COMPILE_CRASH = "compile-crash"
     MODE_SKIP = "dispatch-mode-skip"
     NOT_CONVERTED = "frame-not-compiled"
     NO_COMPILED_FRAMES = "fullgraph-compiled-nothing"
@@ -187,7 +188,7 @@ class Cause:
         # a guard torch could not make, a mark_dynamic torch could not keep: the compile raised
         failed = sum(1 for a in self.findings
                      if a.kind in (AdviceKind.GUARD_ERROR, AdviceKind.GUARD_SELF_CHECK,
-                                   AdviceKind.CONSTRAINT_VIOLATION))
+                                   AdviceKind.CONSTRAINT_VIOLATION, AdviceKind.COMPILE_CRASH))
         if not self.compiles and any(a.kind is AdviceKind.MODE_SKIP for a in self.findings):
             cost = "never compiled"  # every call ran eagerly
         elif not self.compiles and self.runs_eagerly:

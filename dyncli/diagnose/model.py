@@ -189,6 +189,22 @@ class GuardSelfCheckReport:
 
 
 @dataclass(frozen=True)
+class CompileCrashReport:
+    """The program stopped on an exception raised inside torch's compiler (a traceback through
+    dynamo, AOTAutograd or inductor, or one of their exceptions: ``ev.CompileCrash``)."""
+
+    rank: int | None
+    error: str  # the exception's text; IPython's head gives its type alone; "" if cut
+    cause: str = ""  # the exception it was raised from, where error does not say it
+    cut: bool = False  # the paste ends inside the traceback
+    at: UserLoc | None = None  # the deepest frame of torch's compiler
+    deepest: UserLoc | None = None  # the deepest frame (a package's, where not torch's)
+    user: UserLoc | None = None  # the program's own deepest frame
+    compile_id: str = ""  # the last compile the log shows before the traceback
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class NoCompiledFramesReport:
     """A fullgraph call that compiled no frame (torch raised ``found no compiled frames``),
     with the frames torch skipped: (function, file, first line, torch's reason) each."""
@@ -287,6 +303,8 @@ class Diagnosis:
     no_compiled_frames: tuple[NoCompiledFramesReport, ...] = ()
     # compiles whose guards failed on their own frame (torch's "Guard failed on the same frame")
     guard_self_checks: tuple[GuardSelfCheckReport, ...] = ()
+    # the program's tracebacks that end in torch's compiler: the compile raised, it stopped
+    compile_crashes: tuple[CompileCrashReport, ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -446,6 +464,7 @@ class Diagnosis:
                 {"function": fn, "file": file, "first_line": first, "reason": why}
                 for fn, file, first, why in x.skipped]} for x in self.no_compiled_frames],
             "guard_self_checks": [dataclasses.asdict(x) for x in self.guard_self_checks],
+            "compile_crashes": [dataclasses.asdict(x) for x in self.compile_crashes],
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,

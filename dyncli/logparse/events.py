@@ -364,6 +364,24 @@ class Traceback(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CompileCrash(Event):
+    """A program's traceback that ends in torch's compiler (``dyncli.logparse.textcrash``):
+    the compile raised and the program stopped. ``error``: the exception's text as the
+    traceback ends in it ("" where the paste cut it; IPython's head gives its type alone);
+    ``cause``: the exception it was raised from (a chain), where its text is not in
+    ``error``; ``at``: the deepest frame of torch's compiler; ``deepest``: the deepest frame
+    (a package that patches torch, where it is not torch's); ``user``: the program's own
+    deepest frame. ``line``: where the traceback begins."""
+
+    error: str
+    cause: str = ""
+    cut: bool = False
+    at: UserLoc | None = None
+    deepest: UserLoc | None = None
+    user: UserLoc | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class GraphBreak(Event):
     """``Graph break in user code at FILE:LINE`` with its reason and user stack.
 
@@ -465,7 +483,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
     ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
-    NotConverted, NoCompiledFrames, GuardSelfCheck, Traceback,
+    NotConverted, NoCompiledFrames, GuardSelfCheck, Traceback, CompileCrash,
 )
 
 

@@ -19,10 +19,14 @@ from dyncli.logparse import textdde as dde
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
+from dyncli.logparse.textcrash import CrashReader
 from dyncli.logparse.textkinds import COLLECT, FIRST, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
 from dyncli.logparse.textpaste import normalize, rejoined_location
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
+_TRACEBACK = (b"Traceback (most recent call last):", b"Traceback (most recent call last)")
+_TRACEBACK_RE = re.compile(rb"^(?:.{0,400}Traceback \(most recent call last\):|"
+                           rb"[A-Za-z_][\w.]{0,200}\s{2,}Traceback \(most recent call last\))\s*$")
 # The exception torch raises at the recompile limit when it may not fall back to eager
 # (FailOnRecompileLimitHit: fullgraph=True; CacheLimitExceeded: torch 2.5's name), on its own
 # line or as a traceback's raise statement.
@@ -132,6 +136,7 @@ class ForeignLines:
     # the last line read as nobody's (and its number): a wrapper's head of torch's message
     # when torch's "  Explanation:" follows it
     _unread: tuple[bytes, int] | None = None
+    _crashes: CrashReader
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -165,7 +170,16 @@ class ForeignLines:
 
     def _foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
         """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
-        (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix."""
+        (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix;
+        then shown to the tracebacks' reader (``textcrash``), with whether anyone read it."""
+        unread = self.stats.unrecognized
+        out = self._read_foreign(raw, lineno, key)
+        crashed = self._crashes.observe(raw, lineno, self.stats.unrecognized > unread)
+        if crashed:
+            return [*out, *crashed]
+        return out
+
+    def _read_foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
         if self._pending is not None:
             blank = not raw.strip()
             # (two blank lines in a row end any of them)
@@ -178,7 +192,7 @@ class ForeignLines:
                 self._pending_blank = self._pending_blank + 1 if blank else 0
                 self._pending.append(raw.decode("utf-8", "replace").rstrip())
                 return _NO_EVENTS
-            return [*self._pending_done(), *self._foreign(raw, lineno, key)]
+            return [*self._pending_done(), *self._read_foreign(raw, lineno, key)]
         rec = self._open.get(key)
         if not raw.strip() or any(s in raw for s in TORCH_NOISE):
             self.stats.recognized += 1
@@ -251,15 +265,16 @@ class ForeignLines:
             self.stats.recognized += 1
             self.stats.records += 1
             return error
-        if raw.rstrip().endswith(b"Traceback (most recent call last):"):  # the program raised
-            self.stats.unrecognized += 1  # (the line is Python's, not torch's: not understood)
-            self._sample(lineno, raw)
-            return (ev.Traceback(line=lineno),)
         raised = _RAISED_RE.match(raw)
         if raised is not None:  # the limit raised (fullgraph=True): the program stopped
             self.stats.recognized += 1
             text = raw.decode("utf-8", "replace").strip()
             return (ev.LimitRaised(message=text[:300], line=lineno),)
+        if raw.rstrip().endswith(_TRACEBACK) and _TRACEBACK_RE.match(raw) is not None:
+            # the program raised (Python's head, or IPython's: "AssertionError    Traceback …")
+            self.stats.unrecognized += 1  # (the line is Python's, not torch's: not understood)
+            self._sample(lineno, raw)
+            return (ev.Traceback(line=lineno),)
         if b"as dynamic but your code specialized it" in raw or b" was inferred to be a constant (" in raw:
             found = reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
             if found:

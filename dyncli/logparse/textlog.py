@@ -36,6 +36,7 @@ from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
+from dyncli.logparse.textcrash import CrashReader
 from dyncli.logparse.textforeign import ForeignLines
 from dyncli.logparse.textkinds import (
     COLLECT,
@@ -113,6 +114,7 @@ class TextLogParser(ForeignLines):
         self._prefix_re = GLOG_RE  # OLD_PREFIX_RE once a line of torch 2.1/2.2's layout is seen
         self._waiting: dict[bytes, list[ev.Event]] = {}  # pid -> events for its next compile id
         self._stray: bytes | None = None  # an unprefixed "function: '…'" line before an orphan
+        self._crashes = CrashReader()  # the program's tracebacks: did torch's compiler raise
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
         """Parse every line (bytes, with or without line ends) and flush at the end."""
@@ -276,6 +278,7 @@ class TextLogParser(ForeignLines):
                     mode = cur.mode
             if self._pending is not None:
                 yield from self._pending_done()
+            yield from self._crashes.done()
             for key in list(open_):
                 yield from self._close(key)
             for waiting in self._waiting.values():  # no compile came after them

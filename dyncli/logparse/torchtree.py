@@ -49,6 +49,20 @@ def is_torch_file(path: str) -> bool:
     return top in TOP and (top.endswith(".py") or "/" in norm)
 
 
+# torch's compiler, 2.0 to 2.15: dynamo, AOTAutograd, inductor and what they trace with (fake
+# tensors, FX, the decompositions, the symbolic shapes' sympy), and the modules inductor
+# writes (its cache directory, torchinductor_<user>/, as a traceback names them)
+_COMPILER_RE = re.compile(r"(?:^|/)(?:torch/(?:_dynamo|_inductor|_functorch|_subclasses|fx|_export|"
+                          r"export|_higher_order_ops|_prims|_refs|_decomp|_guards\.py|"
+                          r"utils/_sympy)(?:/|$)|torchinductor_[^/]{0,200}/)")
+
+
+def is_compiler_file(path: str) -> bool:
+    """Whether ``path`` is a file of torch's compiler or code it generated (a traceback's
+    frame: ``/…/torch/_dynamo/bytecode_transformation.py``)."""
+    return _COMPILER_RE.search(path.replace("\\", "/")) is not None
+
+
 def is_torch_location(where: str) -> bool:
     """:func:`is_torch_file` of a location ``FILE:LINE`` or ``FILE:LINE in FN``."""
     head = where.split(" in ", 1)[0]

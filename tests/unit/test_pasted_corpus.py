@@ -68,7 +68,8 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "fullgraph_error", "torch_hints", "cudagraph_skips", "cudagraph_trees", "fix",
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
-          "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks"}
+          "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
+          "compile_crashes"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -91,6 +92,7 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert len(diag.not_converted) == expect.get("not_converted", 0)
     assert len(diag.no_compiled_frames) == expect.get("no_compiled_frames", 0)
     assert len(diag.guard_self_checks) == expect.get("guard_self_checks", 0)
+    assert len(diag.compile_crashes) == expect.get("compile_crashes", 0)
     cudagraphs = diag.cudagraphs
     assert (cudagraphs.distinct_sizes_warned if cudagraphs else 0) == \
         expect.get("cudagraph_sizes_warned", 0)
@@ -382,3 +384,18 @@ def test_round_18s_pastes_get_the_threads_fix() -> None:
     diag = diagnose_logs([PASTED / "transformers-37944.log"])
     (b,) = diag.graph_breaks
     assert b.reason.startswith("Tensor.item()")
+
+
+def test_round_19s_pastes_get_the_threads_fix() -> None:
+    # keras-22282: a crash in dynamo, never "Nothing to fix"; where it raised, what called it
+    diag = diagnose_logs([PASTED / "keras-22282.log"])
+    (c,) = diag.compile_crashes
+    assert c.error == "AssertionError" and c.cut and c.compile_id == "1/0_1"
+    assert c.at is not None and c.at.function == "compute_exception_table" and c.at.line == 990
+    assert c.user is not None and c.user.line == 2
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert "suppress_errors = True" in a.fix and "paste ends before its message" in a.message
+    # depyf-9: the patch that raised is named, not torch
+    diag = diagnose_logs([PASTED / "depyf-9.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert "patched_lazy_format_graph_code.py:34" in a.fix and "not torch's" in a.fix

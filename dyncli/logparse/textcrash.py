@@ -1,0 +1,209 @@
+"""A program's traceback that ends in torch's compiler: the compile raised and the program
+stopped (``ev.CompileCrash``). Pure; fed by ``textforeign.ForeignLines`` every line without a
+torch prefix, after the readers had their turn.
+
+A Python traceback (``Traceback (most recent call last):``, ``  File "F", line N, in fn``, the
+exception's line at the left margin) or IPython's (``AssertionError    Traceback (most recent
+call last)``; ``File F:N, in fn(…)``, Colab's ``[F](url) in fn(…)`` with ``--> N`` under it,
+older IPython's ``F in fn(…)``), chained (``The above exception was the direct cause …``) or
+cut by the paste. It is a crash of the compile when its exception is one of torch's compiler
+(``BackendCompilerFailed``, ``InductorError``, ``InternalTorchDynamoError`` …) or when its
+deepest frame is torch's compiler or code inductor wrote (keras#22282: an ``AssertionError`` in
+``torch/_dynamo/bytecode_transformation.py``). An exception another reader understood (a
+graph break's ``Unsupported``, a data-dependent error, the recompile limit's) is that reader's:
+the observer is told whether the line was read (``unread``) and ends the traceback there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from dyncli.logparse import events as ev
+from dyncli.logparse.torchtree import is_compiler_file, is_torch_file
+
+_HEAD_RE = re.compile(r"^(?:(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,})?Traceback \(most recent call "
+                      r"last\):?\s*$")
+_FRAME_RE = re.compile(r'^\s{0,40}File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
+                       r"(?P<fn>.{1,400})$")
+# IPython 8: "File /usr/…/eval_frame.py:489, in _TorchDynamoContext.__call__.<locals>._fn(*args)"
+_IPY_FILE_RE = re.compile(r"^File (?P<file>\S.{0,4096}?):(?P<line>\d{1,9}), in (?P<fn>[^\s(]{1,400})")
+# Colab: "[/usr/…/bytecode_transformation.py](https://localhost:8080/#) in compute_exception_table(…)"
+_IPY_LINK_RE = re.compile(r"^\[(?P<file>[^\]]{1,4096})\]\([^)]{0,2000}\) in "
+                          r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})")
+# older IPython: "/usr/…/convert_frame.py in _compile(code, globals, …)"
+_IPY_OLD_RE = re.compile(r"^(?P<file>(?:/|~/|[A-Za-z]:\\)\S{1,4096}\.py) in "
+                         r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})\(")
+_ARROW_RE = re.compile(r"^-{1,4}> ?(?P<line>\d{1,9})\b")
+_CONNECTORS = ("The above exception was the direct cause of the following exception:",
+               "During handling of the above exception, another exception occurred:")
+# the exception's line: "AssertionError", "torch._dynamo.exc.BackendCompilerFailed: backend=…"
+_EXC_RE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w{0,100}\.){0,8}(?P<name>[A-Za-z_]\w{0,100}))"
+                     r"(?::(?: .{0,4000})?)?$")
+_EXC_ENDS = ("Error", "Exception", "Failed", "Exceeded", "Interrupt", "Exit")
+# torch's exceptions for a compile that failed, wherever the traceback's last frame is
+COMPILER_ERRORS = frozenset({
+    "BackendCompilerFailed", "InductorError", "InternalTorchDynamoError", "LoweringException",
+    "CppCompileError", "TorchRuntimeError", "MissingOperatorWithoutDecomp",
+    "MissingOperatorWithDecomp", "CompilationError", "CUDACompileError",
+})
+# eval_frame.py: the wrapper every call of a compiled function runs through (pytorch#124006's
+# paste ends there, on a compiled call that had just recompiled)
+_WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
+_MAX_FRAMES = 256
+_MAX_ERROR = 600  # characters of the exception's text kept
+_MAX_ERROR_LINES = 4
+_LIBRARY_RE = re.compile(r"(?:^|[/\\])(?:site-packages|dist-packages|lib[/\\]python\d[\d.]{0,6})[/\\]"
+                         r"|^<frozen ")
+
+
+def _frame(text: str) -> ev.UserLoc | None:
+    """The frame a traceback's line names (its line number 0 where the line comes after it)."""
+    m = _FRAME_RE.match(text) or _IPY_FILE_RE.match(text)
+    if m is not None:
+        return ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
+    m = _IPY_LINK_RE.match(text) or _IPY_OLD_RE.match(text)
+    if m is not None:
+        return ev.UserLoc(m["file"], 0, m["fn"].strip())
+    return None
+
+
+def _user(loc: ev.UserLoc) -> bool:
+    """Whether a frame is the program's own (not torch's, not an installed package's, not
+    Python's)."""
+    return not is_torch_file(loc.file) and not is_compiler_file(loc.file) \
+        and _LIBRARY_RE.search(loc.file) is None
+
+
+def exception_name(text: str) -> str:
+    """The exception's class name of an exception's line ("" for a line that is none)."""
+    m = _EXC_RE.match(text)
+    if m is None:
+        return ""
+    name = m["name"]
+    if name.endswith(_EXC_ENDS) or name in COMPILER_ERRORS or name == "Unsupported":
+        return name
+    return ""
+
+
+@dataclass
+class _Traceback:
+    line: int
+    head: str = ""  # IPython's head names the exception before the frames
+    frames: list[ev.UserLoc] = field(default_factory=list)
+    error: list[str] | None = None  # the exception's lines, once its line came
+    cause: _Traceback | None = None  # the traceback this one was raised from (a chain)
+    chained: bool = False  # a connector line came after its exception
+
+
+class CrashReader:
+    """Tracebacks of the lines it is shown; ``observe`` returns the crashes that ended."""
+
+    def __init__(self) -> None:
+        self._tb: _Traceback | None = None  # the traceback being read
+        self._done: _Traceback | None = None  # ended with its exception: a chain may follow
+
+    def observe(self, raw: bytes, lineno: int, unread: bool) -> list[ev.Event]:
+        """Read one line; ``unread``: no reader understood it (it may be the exception's)."""
+        text = raw.decode("utf-8", "replace").rstrip()
+        tb = self._tb
+        if tb is not None and tb.error is not None:  # the exception's text, continued
+            if text and text[0] not in " \t" and tb.error[-1].endswith(":") \
+                    and len(tb.error) < _MAX_ERROR_LINES:
+                tb.error.append(text.strip())  # "backend='inductor' raised:" then the error
+                return []
+            self._tb, self._done = None, tb
+            tb = None
+        head = _HEAD_RE.match(text)
+        if head is not None:
+            out: list[ev.Event] = []
+            cause = None
+            if self._done is not None and self._done.chained:
+                cause, self._done = self._done, None
+            else:
+                out += self._finish_done()
+            if tb is not None:  # a traceback cut before its exception, then another one
+                out += self._crash(tb)
+            self._tb = _Traceback(lineno, head=head["ipy"] or "", cause=cause)
+            return out
+        if not unread and text.strip():
+            # a reader's line: a traceback it is in is that reader's (the recompile limit's
+            # "raise FailOnRecompileLimitHit(", a CUDA-graph skip's stack)
+            self._tb = None
+            return self._finish_done() if tb is None else []
+        loc = _frame(text)
+        if tb is None:
+            if loc is not None:  # a paste that begins inside a traceback (depyf#9)
+                out = self._finish_done()
+                self._tb = _Traceback(lineno, frames=[loc])
+                return out
+            if self._done is not None and text.strip():
+                if text.strip() in _CONNECTORS:
+                    self._done.chained = True
+                    return []
+                return self._finish_done()
+            return []
+        if loc is not None:
+            if len(tb.frames) >= _MAX_FRAMES:
+                del tb.frames[0]  # the deepest frames are the ones that matter
+            tb.frames.append(loc)
+            return []
+        arrow = _ARROW_RE.match(text)
+        if arrow is not None:  # IPython's line of the frame above
+            if tb.frames and not tb.frames[-1].line:
+                last = tb.frames[-1]
+                tb.frames[-1] = ev.UserLoc(last.file, int(arrow["line"]), last.function)
+            return []
+        if not text or text[0] in " \t" or text.endswith(" frames") or text.startswith("[... "):
+            return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
+        if exception_name(text.strip()):
+            tb.error = [text.strip()]
+            return []
+        # a line at the margin that no traceback has: a reader took the exception (a graph
+        # break's Unsupported, a data-dependent error: not a crash), or the output went on
+        self._tb = None
+        return []
+
+    def done(self) -> list[ev.Event]:
+        """The crash of the input's last traceback (the paste may end inside it)."""
+        tb, self._tb = self._tb, None
+        out = self._finish_done()
+        if tb is not None:
+            if tb.error is None and tb.cause is not None:
+                tb = tb.cause  # a chain cut inside its next traceback: the cause is whole
+            out += self._crash(tb)
+        return out
+
+    def _finish_done(self) -> list[ev.Event]:
+        tb, self._done = self._done, None
+        return self._crash(tb) if tb is not None else []
+
+    def _crash(self, tb: _Traceback) -> list[ev.Event]:
+        """The crash a traceback (and the chain it ends) shows, if torch's compiler raised it."""
+        chain = [tb]
+        while chain[-1].cause is not None and len(chain) < 8:
+            chain.append(chain[-1].cause)
+        frames = [f for t in reversed(chain) for f in t.frames]  # the innermost's first
+        error = " ".join(tb.error) if tb.error else ""
+        cut = tb.error is None
+        name = exception_name(tb.error[0]) if tb.error else tb.head.rsplit(".", 1)[-1]
+        if cut and tb.head:
+            error = tb.head  # IPython's head: the exception's type, its message cut
+        causes = [" ".join(t.error) for t in chain[1:] if t.error]
+        cause = next((c for c in causes if c not in error), "")
+        names = {name, *(exception_name(c) for c in causes)}
+        # where it raised: the deepest frame of the innermost traceback of the chain (the
+        # cause, printed first), and the deepest of torch's compiler there
+        deepest = next((t.frames[-1] for t in reversed(chain) if t.frames), None)
+        at = next((f for t in reversed(chain) for f in reversed(t.frames)
+                   if is_compiler_file(f.file)), None)
+        if not (names & COMPILER_ERRORS) and not (deepest and is_compiler_file(deepest.file)):
+            return []
+        if not error and deepest is not None and _WRAPPER_RE.search(deepest.file):
+            return []  # cut where every compiled call passes: nothing says the compile raised
+        # the program's call: its deepest own frame in the traceback it stopped with
+        user = next((f for f in reversed(tb.frames) if _user(f)), None) or next(
+            (f for f in reversed(frames) if _user(f)), None)
+        return [ev.CompileCrash(
+            error=error[:_MAX_ERROR], cause=cause[:_MAX_ERROR], cut=cut, at=at,
+            deepest=deepest, user=user, line=chain[-1].line)]
