@@ -94,6 +94,7 @@ class _Traceback:
     error: list[str] | None = None  # the exception's lines, once its line came
     cause: _Traceback | None = None  # the traceback this one was raised from (a chain)
     chained: bool = False  # a connector line came after its exception
+    rank: int | None = None
 
 
 class CrashReader:
@@ -103,8 +104,10 @@ class CrashReader:
         self._tb: _Traceback | None = None  # the traceback being read
         self._done: _Traceback | None = None  # ended with its exception: a chain may follow
 
-    def observe(self, raw: bytes, lineno: int, unread: bool) -> list[ev.Event]:
-        """Read one line; ``unread``: no reader understood it (it may be the exception's)."""
+    def observe(self, raw: bytes, lineno: int, unread: bool,
+                rank: int | None = None) -> list[ev.Event]:
+        """Read one line; ``unread``: no reader understood it (it may be the exception's);
+        ``rank``: the rank torchrun's tag gave it."""
         text = raw.decode("utf-8", "replace").rstrip()
         tb = self._tb
         if tb is not None and tb.error is not None:  # the exception's text, continued
@@ -124,7 +127,7 @@ class CrashReader:
                 out += self._finish_done()
             if tb is not None:  # a traceback cut before its exception, then another one
                 out += self._crash(tb)
-            self._tb = _Traceback(lineno, head=head["ipy"] or "", cause=cause)
+            self._tb = _Traceback(lineno, head=head["ipy"] or "", cause=cause, rank=rank)
             return out
         if not unread and text.strip():
             # a reader's line: a traceback it is in is that reader's (the recompile limit's
@@ -135,7 +138,7 @@ class CrashReader:
         if tb is None:
             if loc is not None:  # a paste that begins inside a traceback (depyf#9)
                 out = self._finish_done()
-                self._tb = _Traceback(lineno, frames=[loc])
+                self._tb = _Traceback(lineno, frames=[loc], rank=rank)
                 return out
             if self._done is not None and text.strip():
                 if text.strip() in _CONNECTORS:
@@ -206,4 +209,4 @@ class CrashReader:
             (f for f in reversed(frames) if _user(f)), None)
         return [ev.CompileCrash(
             error=error[:_MAX_ERROR], cause=cause[:_MAX_ERROR], cut=cut, at=at,
-            deepest=deepest, user=user, line=chain[-1].line)]
+            deepest=deepest, user=user, line=chain[-1].line, rank=chain[-1].rank)]

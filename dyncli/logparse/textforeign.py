@@ -34,6 +34,18 @@ _RAISED_RE = re.compile(rb"^\s{0,40}(?:raise\s+)?(?:torch\._dynamo\.exc\.)?"
                         rb"(?:FailOnRecompileLimitHit|CacheLimitExceeded)\b")
 
 
+# torchrun's tag on a line of a rank's output: its role and local rank ("[default0]:", the
+# default role; "[rank0]:" with --role rank; two where a launcher's own is in front), a
+# paste's indent before it (xDiT#705: "  [rank0]: RuntimeError: …")
+_RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
+                          rb"\[[A-Za-z_]{1,40}(?P<rank>\d{1,6})\]:")
+
+
+def safe_rank(text: bytes) -> int | None:
+    """A rank tag's number (None for a damaged one)."""
+    return int(text) if len(text) <= 6 else None
+
+
 _SKIP_AT = re.compile(b"|".join(re.escape(h) for h in cg.SKIP_HEADS_B))
 _BAR_END = re.compile(rb"(?:it/s\]|s/it\]|\||\r)\s{0,8}$")  # a progress bar's last chars
 
@@ -104,18 +116,19 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
 
 # What else continues a pending message of each reader besides its indented lines: the
 # unindented lines it begins with (the builtin warning's own hints; an exception's "from user
-# code:" before its stack), and whether single blank lines do (between an Unsupported block's
-# parts; a skip's stack has none)
-_CONTINUES: dict[Any, tuple[tuple[bytes, ...], bool]] = {
-    cg.text_record: ((), False),
-    reasons.warned_break: ((b"If it is ",), True),
-    reasons.unsupported_break: ((b"from user code:",), True),
-    reasons.recompiling: ((), True),
-    reasons.stance_recompile: ((), True),
+# code:" before its stack), and how many blank lines in a row do (between an Unsupported
+# block's parts: two where torch has no Hint for the break, 2.8-2.15's empty hints section,
+# sageattention#92; a skip's stack has none)
+_CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
+    cg.text_record: ((), 0),
+    reasons.warned_break: ((b"If it is ",), 1),
+    reasons.unsupported_break: ((b"from user code:",), 2),
+    reasons.recompiling: ((), 1),
+    reasons.stance_recompile: ((), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
-    reasons.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), True),
-    reasons.no_compiled_frames: ((), False),
-    cg.many_sizes: ((), False),  # (and any line that is a piece of torch's warning)
+    reasons.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
+    reasons.no_compiled_frames: ((), 0),
+    cg.many_sizes: ((), 0),  # (and any line that is a piece of torch's warning)
 }
 
 
@@ -137,6 +150,9 @@ class ForeignLines:
     # when torch's "  Explanation:" follows it
     _unread: tuple[bytes, int] | None = None
     _crashes: CrashReader
+    _line_rank: int | None = None  # the rank torchrun's tag gave the line being read
+    _pending_rank: int | None = None
+    _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -144,7 +160,8 @@ class ForeignLines:
         if not lines:
             return []
         try:
-            return list(self._pending_read(lines, {"line": self._pending_at}))
+            return list(self._pending_read(lines, {"line": self._pending_at,
+                                                   "rank": self._pending_rank}))
         except RECORD_ERRORS:
             return []
 
@@ -152,6 +169,7 @@ class ForeignLines:
         self.stats.recognized += 1
         self.stats.records += 1
         self._pending, self._pending_at, self._pending_read, self._pending_blank = [text], lineno, read, 0
+        self._pending_rank = self._line_rank
         return _NO_EVENTS
 
     def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
@@ -172,21 +190,41 @@ class ForeignLines:
         """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
         (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix;
         then shown to the tracebacks' reader (``textcrash``), with whether anyone read it."""
+        tag = _RANK_TAG_RE.match(raw)
+        self._line_rank = None
+        if tag is not None:  # torchrun's tag on a line of the program's output
+            raw = self._untagged(raw, tag)
         unread = self.stats.unrecognized
         out = self._read_foreign(raw, lineno, key)
-        crashed = self._crashes.observe(raw, lineno, self.stats.unrecognized > unread)
+        crashed = self._crashes.observe(raw, lineno, self.stats.unrecognized > unread,
+                                        self._line_rank)
         if crashed:
             return [*out, *crashed]
         return out
 
+    def _untagged(self, raw: bytes, tag: re.Match[bytes]) -> bytes:
+        """A line without torchrun's ``[default0]:`` (tail_log.py's header, 2.1-2.15: ``f"[{role}
+        {local_rank}]:"`` before every line of a rank's output with ``--tee``; ``[rank0]:``
+        with ``--role rank``, ezpz#236 with a blank after it), its rank noted for its events. A
+        bare tag is a blank line. torch's header has no blank after it, so a line it put at
+        the margin reads ``[rank0]:Traceback``; a paste whose every tag has one (another
+        launcher's) loses it too, until a line shows torch's form."""
+        rest = raw[tag.end():]
+        if rest[:1] not in (b"", b" ", b"\t"):
+            self._tag_blank = False
+        elif rest[:1] == b" " and self._tag_blank:
+            rest = rest[1:]
+        self._line_rank = safe_rank(tag["rank"])
+        return rest
+
     def _read_foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
         if self._pending is not None:
             blank = not raw.strip()
-            # (two blank lines in a row end any of them)
+            # (blank lines in a row beyond the reader's count end it)
             heads, blanks = _CONTINUES[self._pending_read]
             if len(self._pending) < MAX_RECORD_LINES and (
                     (raw[:1] in (b" ", b"\t") and not blank) or (heads and raw.startswith(heads))
-                    or (blank and blanks and self._pending_blank < 1)
+                    or (blank and self._pending_blank < blanks)
                     or (self._pending_read is cg.many_sizes and cg.continues_many_sizes(raw))):
                 self.stats.recognized += 1
                 self._pending_blank = self._pending_blank + 1 if blank else 0
@@ -207,7 +245,7 @@ class ForeignLines:
             text = _after_bar(raw).decode("utf-8", "replace").strip()
             if cg.is_skip(text) and text.replace(" ", "").endswith("Foundfrom:"):
                 return self._pend(cg.text_record, text, lineno)
-            found = cg.text_record([text], {"line": lineno})
+            found = cg.text_record([text], {"line": lineno, "rank": self._line_rank})
             if found:
                 self.stats.recognized += 1
                 self.stats.records += 1
@@ -226,7 +264,8 @@ class ForeignLines:
                 rec.lines.append(raw)
             return _NO_EVENTS
         if _SELF_CHECK in raw:  # torch's AssertionError, as raised or quoted by a wrapper
-            found = reasons.guard_self_check(raw.decode("utf-8", "replace"), {"line": lineno})
+            found = reasons.guard_self_check(raw.decode("utf-8", "replace"),
+                                             {"line": lineno, "rank": self._line_rank})
             if found:
                 self.stats.recognized += 1
                 self.stats.records += 1

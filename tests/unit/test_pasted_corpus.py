@@ -399,3 +399,11 @@ def test_round_19s_pastes_get_the_threads_fix() -> None:
     diag = diagnose_logs([PASTED / "depyf-9.log"])
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
     assert "patched_lazy_format_graph_code.py:34" in a.fix and "not torch's" in a.fix
+    # ezpz-236: torch's message behind a launcher's "[rank0]: " tags: rank 0's break
+    diag = diagnose_logs([PASTED / "ezpz-236.log"])
+    (b,) = diag.graph_breaks
+    assert b.rank == 0 and b.file.endswith("external_utils.py") and b.user_line == 70
+    # sageattention-92: a break without Hints (two blank lines) keeps its "from user code:"
+    diag = diagnose_logs([PASTED / "sageattention-92.log"])
+    (b,) = diag.graph_breaks
+    assert b.file.endswith("layers.py") and b.user_line == 235 and b.gb_code == "GB0208"
