@@ -49,7 +49,8 @@ from dyncli.sources import from_reason
 # Finding kinds that lead to a cause of their own kind (one cause per key of the rule's)
 OWN_CAUSE = {AdviceKind.ZERO_ONE: CauseKind.ZERO_ONE, AdviceKind.NON_SHAPE: CauseKind.NON_SHAPE,
              AdviceKind.CUDAGRAPH_SIZES: CauseKind.CUDAGRAPH,
-             AdviceKind.CUDAGRAPH_SKIP: CauseKind.CUDAGRAPH}
+             AdviceKind.CUDAGRAPH_SKIP: CauseKind.CUDAGRAPH,
+             AdviceKind.CUDAGRAPH_ERROR: CauseKind.CUDAGRAPH}
 # Finding kinds about a function as a whole: they join the cause of most of its recompiles
 JOINS_FUNCTION = frozenset({AdviceKind.RECOMPILE_LIMIT})
 # torch keeps parameters' shapes static (force_parameter_static_shapes)

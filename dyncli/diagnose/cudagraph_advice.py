@@ -33,9 +33,82 @@ _SKIP_FIX = {
     # torch 2.0's compile_fx: an input with complex memory overlap (elements sharing memory)
     "striding": "pass inputs whose elements do not share memory (an .expand()ed or as_strided "
                 "view does): .contiguous() them before the compiled call",
+    # compile_fx (2.3-2.15) skips the whole graph for one such op only where graph partitioning
+    # is off (config.graph_partition: 2.9 on, on by default; pytorch#168185: index_put_ with
+    # accumulate under torch.use_deterministic_algorithms(True) falls back to aten)
+    "incompatible-op": "this op cannot run inside a CUDA graph, and without graph partitioning "
+                       "it keeps the whole graph out: torch >= 2.9 partitions the graph around "
+                       "it and records the rest (torch._inductor.config.graph_partition, on by "
+                       "default; TORCHINDUCTOR_GRAPH_PARTITION=1), else move the op out of the "
+                       "compiled function",
+    "skip-dynamic-graphs": "the program set triton.cudagraph_skip_dynamic_graphs=True, which "
+                           "runs graphs with dynamic shapes without CUDA graphs: to record "
+                           "them, pad the inputs to a few sizes and leave the option off",
     "managed-input-rerecord": "keep inputs that come from an earlier CUDA graph's outputs at one "
                               "address (clone them before the call)",
 }
+
+
+# where CUDA graphs come from: a user of max-autotune often does not know (ComfyUI-
+# WanVideoWrapper#1584, senpai#1597): torch._inductor.list_mode_options
+_MODES = ('mode="reduce-overhead" and mode="max-autotune" record CUDA graphs; '
+          'mode="max-autotune-no-cudagraphs" or the default mode do not')
+# The CUDA-graph trees' errors (cudagraph_trees.py, 2.3-2.15) -> what happened, and what the
+# threads that hit them did
+_ERRORS: dict[str, tuple[str, str]] = {
+    "overwritten": (
+        "a tensor a CUDA graph returned was read after a later run of the graph wrote over its "
+        "memory (CUDA graphs reuse their output buffers each run)",
+        "clone that output before the next call of the compiled function (out = out.clone()), "
+        "and do not keep graph outputs across calls (an attribute set in forward, a cache); "
+        "gpt-fast#232 and torchtune#1371 cloned it, transformers#30775 stopped assigning it in "
+        "forward. cudagraph_mark_step_begin() marks a new step, it does not keep old outputs "
+        "alive; torch 2.14 on can clone them itself: options={\"triton."
+        "cudagraph_trees_generation_cloning\": \"user_visible\"}"),
+    "overwritten-grad": (
+        "a .grad tensor allocated while a CUDA graph was recorded was overwritten by a later "
+        "run (gradient accumulation under reduce-overhead)",
+        "allocate the .grad buffers outside the recording (one eager warm-up step, or zeroed "
+        ".grad tensors made up front), or set .grad to None before each backward if nothing "
+        "accumulates (torch's own advice)"),
+    "deallocated-while-recording": (
+        "an input tensor was freed while torch recorded a CUDA graph and not when it replayed "
+        "it: non-reentrant activation checkpointing or backward(retain_graph=True) around a "
+        "module compiled with CUDA graphs (pytorch#154306)",
+        "compile that module without CUDA graphs (mode=\"max-autotune-no-cudagraphs\" or the "
+        "default mode), or use reentrant checkpointing there (SimpleTuner#3155 and senpai#1597 "
+        "turned CUDA graphs off for it)"),
+    "untracked-pool-tensors": (
+        "tensors the CUDA graph allocated outlive it without being its outputs: a write "
+        "through .data (or in place) to a parameter or buffer in the compiled forward "
+        "(pytorch#183313: self.weight.data *= mask)",
+        "compute the value instead of writing it into the parameter (w = self.weight * "
+        "self.mask), or compile that module without CUDA graphs"),
+    "pending-backward": (
+        "the graph's outputs from the previous call still waited for their backward when the "
+        "next call came, so CUDA graphs ran on their slow path (a warning: the run goes on, "
+        "slower)",
+        "call backward (or detach the outputs) before the next forward, run inference under "
+        "torch.no_grad(), or mark each step with torch.compiler.cudagraph_mark_step_begin(); "
+        "under torch.func transforms no_grad does not apply (pytorch#176846)"),
+}
+
+
+def _errors(report: CudagraphReport) -> list[Advice]:
+    """The CUDA-graph trees' errors the program hit while its graphs ran: a crash (or the
+    slow path), never "Nothing to fix" (paste hunt 10: six threads of the overwritten-output
+    error, every one refused before round 19)."""
+    out = []
+    for x in report.errors:
+        what, fix = _ERRORS.get(x.kind, ("an error of the CUDA-graph trees", ""))
+        where = f" at {place(x.user)} in {x.user.function}" if x.user else ""
+        times = f" ({x.count}x)" if x.count > 1 else ""
+        out.append(Advice(
+            kind=AdviceKind.CUDAGRAPH_ERROR, rank=x.rank, key=f"error:{x.kind}:{x.user}",
+            sites=sites_of(x.user), fix=f"{fix} ({_MODES})" if fix else _MODES,
+            message=f"CUDA graphs: {what}{where}{times}.",
+            evidence=(f"line {x.line}: {x.message[:200]}",)))
+    return out
 
 
 def _ms(seconds: float | None) -> str:
@@ -136,9 +209,10 @@ def _skips(report: CudagraphReport) -> list[Advice]:
 
 
 def cudagraph_advice(diag: Diagnosis) -> tuple[Advice, ...]:
-    """Findings of ``diag.cudagraphs``: sizes that each recorded a graph, and skips."""
+    """Findings of ``diag.cudagraphs``: errors of the graphs as they ran, sizes that each
+    recorded a graph, and skips."""
     report = diag.cudagraphs
     if report is None:
         return ()
     found = _sizes(report) + _trees(report)
-    return tuple(found + _warned(report, found) + _skips(report))
+    return tuple(_errors(report) + found + _warned(report, found) + _skips(report))

@@ -37,6 +37,8 @@ def summary(report: CudagraphReport) -> str:
         line += f"; {sum(x.count for x in report.skips)} skip(s)"
     if report.limit_hits:
         line += f"; re-record limit hit {len(report.limit_hits)}x"
+    if report.errors:
+        line += f"; {sum(e.count for e in report.errors)} error(s) of the graphs as they ran"
     if report.distinct_sizes_warned:
         line += f"; torch warned of {report.distinct_sizes_warned} distinct sizes"
     return line
@@ -71,6 +73,12 @@ def render_cudagraphs(diag: Diagnosis, out: Console, limit: int = 20) -> None:
             add_text_row(t, *pre(x.rank), x.compile_id or "-", x.kind,
                          x.reason.split("\n", 1)[0],
                          place(x.user) if x.user else "-", str(x.count))
+        out.print(t)
+    if report.errors:
+        t = section_table("CUDA-graph errors", ["kind", "message", "user code", "count"], ranks)
+        for e in report.errors[:limit]:
+            add_text_row(t, *pre(e.rank), e.kind, e.message,
+                         f"{place(e.user)} in {e.user.function}" if e.user else "-", str(e.count))
         out.print(t)
     for hit in report.limit_hits[:limit]:
         out.print(f"[{hit.compile_id}] {hit.mode} graph hit cudagraph_dynamic_shape_rerecord_limit"

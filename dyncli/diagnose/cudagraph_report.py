@@ -85,6 +85,19 @@ class Skip:
 
 
 @dataclass(frozen=True)
+class GraphError:
+    """An error (or warning) of the CUDA-graph trees while the graphs ran, one row per kind
+    and place (``dyncli.logparse.cudagraph_events.ERROR_KINDS``)."""
+
+    rank: int | None
+    kind: str
+    message: str
+    user: UserLoc | None = None  # the innermost frame of the stack torch names
+    count: int = 1
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class LimitHit:
     """2.15's ``cudagraph_dynamic_shape_rerecord_limit`` reached: new sizes of it run eager."""
 
@@ -103,6 +116,7 @@ class CudagraphReport:
     frames: tuple[FrameRecordings, ...] = ()
     skips: tuple[Skip, ...] = ()
     limit_hits: tuple[LimitHit, ...] = ()
+    errors: tuple[GraphError, ...] = ()
     # compiles whose graph partitions were captured (cudagraphable), and the reasons torch
     # kept ops out of them where it did with CUDA graphs on
     captured_compiles: tuple[str, ...] = ()
@@ -148,6 +162,12 @@ class CudagraphReport:
                 "user_file": x.user.file if x.user else None,
                 "user_line": x.user.line if x.user else None,
             } for x in self.skips],
+            "errors": [{
+                "rank": x.rank, "kind": x.kind, "message": x.message, "count": x.count,
+                "line": x.line, "user_file": x.user.file if x.user else None,
+                "user_line": x.user.line if x.user else None,
+                "user_function": x.user.function if x.user else None,
+            } for x in self.errors],
             "limit_hits": [{"rank": x.rank, **_id(x.compile_id), "mode": x.mode,
                             "limit": x.limit, "line": x.line} for x in self.limit_hits],
             "captured_compiles": [split_id(c)[0] for c in self.captured_compiles],

@@ -11,6 +11,7 @@ recordings of the whole run are joined in order when both count the same).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -19,6 +20,7 @@ from dyncli.diagnose.cudagraph_report import (
     UNKNOWN,
     CudagraphReport,
     FrameRecordings,
+    GraphError,
     LimitHit,
     Recording,
     Skip,
@@ -47,6 +49,7 @@ class CudagraphAccumulator:
         self._fn_key: dict[tuple[Any, ...], str] = {}  # (rank, pid, compile, function) -> key
         self._skips: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._limits: list[LimitHit] = []
+        self._errors: dict[tuple[Any, ...], GraphError] = {}
         self._captured: dict[str, None] = {}
         self._reasons: dict[str, None] = {}
         self._warned = 0
@@ -79,6 +82,15 @@ class CudagraphAccumulator:
         elif isinstance(event, cg.CudagraphLimit) and len(self._limits) < 1000:
             self._limits.append(LimitHit(event.rank, str(event.compile_id or ""), event.mode,
                                          event.limit, event.line))
+        elif isinstance(event, cg.CudagraphError):
+            place = (event.user.file, event.user.line) if event.user else None
+            seen = self._errors.get((event.rank, event.kind, place))
+            if seen is not None:
+                self._errors[(event.rank, event.kind, place)] = dataclasses.replace(
+                    seen, count=seen.count + 1)
+            elif len(self._errors) < 1000:
+                self._errors[(event.rank, event.kind, place)] = GraphError(event.rank, event.kind, event.message,
+                                               event.user, 1, event.line)
         elif isinstance(event, cg.CudagraphManySizes):
             self._warned = max(self._warned, event.sizes)
         elif isinstance(event, cg.CudagraphPartitions):
@@ -120,7 +132,7 @@ class CudagraphAccumulator:
                       for e, c in ((r["event"], r["counts"]) for r in self._skips.values()))
         return CudagraphReport(
             recordings=tuple(rows), frames=_per_frame(rows, names), skips=skips,
-            limit_hits=tuple(self._limits),
+            limit_hits=tuple(self._limits), errors=tuple(self._errors.values()),
             captured_compiles=tuple(sorted(self._captured, key=compile_id_key)),
             partition_reasons=tuple(self._reasons), distinct_sizes_warned=self._warned,
             tree_keys=tuple(self._trees), tree_lines=self._tree_lines,

@@ -57,6 +57,7 @@ class AdviceKind(StrEnum):
     # CUDA graphs under reduce-overhead (dyncli.diagnose.cudagraph_advice)
     CUDAGRAPH_SIZES = "cudagraph-sizes"
     CUDAGRAPH_SKIP = "cudagraph-skip"
+    CUDAGRAPH_ERROR = "cudagraph-error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +197,12 @@ class Cause:
         elif not self.compiles and any(a.kind is AdviceKind.NO_COMPILED_FRAMES
                                        for a in self.findings):
             cost = "compiled nothing, raised"  # a fullgraph call: the program stopped
+        elif not self.compiles and any(a.kind is AdviceKind.CUDAGRAPH_ERROR
+                                       for a in self.findings):
+            cost = "CUDA-graph error"  # the graphs failed as they ran: not a compile's cost
+        elif not self.compiles and self.findings and all(
+                a.kind is AdviceKind.CUDAGRAPH_SKIP for a in self.findings):
+            cost = "ran without CUDA graphs"
         elif (errors or failed) and not self.compiles:  # the compile it stopped, not counted
             cost = ", ".join(x for x in (f"{errors} data-dependent error(s)" if errors else "",
                                          f"{failed} failed compile(s)" if failed else "") if x)

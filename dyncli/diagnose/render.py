@@ -228,7 +228,9 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
            f"{recorded})" if diag.trace is not None and diag.trace.timed
            else f"compiles each fix removes (of {diag.compiles} in all)")
     more = f"; {len(causes) - top} more in --json and --html" if len(causes) > top else ""
-    out.print(f"What to fix first ({len(causes)} cause(s), ranked by the {how}{more}):",
+    # (a log without a compile, of CUDA-graph errors or skips alone: nothing to rank by)
+    ranked = f", ranked by the {how}" if diag.compiles or diag.trace is not None else ""
+    out.print(f"What to fix first ({len(causes)} cause(s){ranked}{more}):",
               markup=False, soft_wrap=True)
     for i, c in enumerate(causes[:top], 1):  # one line each: cost, cause, fix
         out.print(line_text(f"{i}. {c.line()}"), markup=False, soft_wrap=True)

@@ -107,9 +107,31 @@ class CudagraphRecordTime(ev.Event):
     backward: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
+class CudagraphError(ev.Event):
+    """An error (or warning) of the CUDA-graph trees while graphs run (cudagraph_trees.py,
+    raised or warned: no logger prints it), of a ``kind`` of ``ERROR_KINDS``; ``user``: the
+    innermost frame of the stack torch puts in it (the line whose output was overwritten)."""
+
+    kind: str
+    message: str = ""
+    user: ev.UserLoc | None = None
+
+
+# torch's words (_inductor/cudagraph_trees.py, 2.3-2.15) -> the kind of the error
+ERROR_KINDS = (
+    ("accessing gradient tensor output of CUDAGraphs that has been overwritten", "overwritten-grad"),
+    ("accessing tensor output of CUDAGraphs that has been overwritten", "overwritten"),
+    ("graph recording observed an input tensor deallocate", "deallocated-while-recording"),
+    ("tensor(s) in the cudagraph pool not tracked as outputs", "untracked-pool-tensors"),
+    ("Unable to hit fast path of CUDAGraphs", "pending-backward"),
+)
+
+
 EVENTS: tuple[type[ev.Event], ...] = (
     CudagraphTree, CudagraphWarmup, CudagraphRecording, CudagraphRerecord, CudagraphSkip,
-    CudagraphLimit, CudagraphManySizes, CudagraphPartitions, CudagraphRecordTime)
+    CudagraphLimit, CudagraphManySizes, CudagraphPartitions, CudagraphRecordTime,
+    CudagraphError)
 
 
 def skip_kind(reason: str) -> str:

@@ -49,6 +49,8 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse import safe
 from dyncli.logparse.cudagraph_events import (
+    ERROR_KINDS,
+    CudagraphError,
     CudagraphLimit,
     CudagraphManySizes,
     CudagraphPartitions,
@@ -116,6 +118,26 @@ def is_skip(message: str) -> bool:
     return message.startswith(SKIP_HEADS)
 
 
+_INLINE_RE = re.compile(r' Found from (?P<frame>\s{0,8}File ".{1,4096})$')
+
+
+def _inline_stack(text: str) -> tuple[str, str]:
+    """A skip whose stack begins on its own line (compile_fx's incompatible-op and
+    skip-dynamic-graphs skips: ``f"{disable} Found from {stack_trace}"``, the trace's first
+    frame right after it): the message up to "Found from", and that frame ("" if none)."""
+    m = _INLINE_RE.search(text)
+    if m is None:
+        return text, ""
+    return text[:m.start()], m["frame"]
+
+
+def skip_with_stack(text: str) -> bool:
+    """Whether a skip message's stack follows on the next lines: ``Found from :`` at its end
+    (cudagraph_utils), or a frame after ``Found from`` (compile_fx)."""
+    return is_skip(text) and (text.replace(" ", "").endswith("Foundfrom:")
+                              or bool(_inline_stack(text)[1]))
+
+
 def text_record(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The events of one ``[__cudagraphs]`` (or cudagraph ``perf_hints``) record: its first line
     and the lines that repeat its prefix (several one-line records of one call site, or one
@@ -127,6 +149,9 @@ def text_record(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         i += 1
         if is_skip(text):
             stack = []
+            head, inline = _inline_stack(text)
+            if inline:  # compile_fx's "… Found from   File "x.py", line 6, in fn" (2.3-2.15)
+                text, stack = head, [inline]
             while i < len(lines) and not _starts(lines[i]):
                 stack.append(lines[i])
                 i += 1
@@ -217,6 +242,54 @@ def created(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """A record whose first word is ``Created``: the graph partitions of the cudagraphs
     artifact (2.9+), or another of torch's ``Created …`` lines (nothing)."""
     return text_record(lines, common) if lines and lines[0].startswith("Created ") else []
+
+
+# The CUDA-graph trees' errors as a program's traceback ends in them, a warning prints them,
+# or a paste quotes them: after an exception's or a warning's head ("RuntimeError: Error: …",
+# "…/cudagraph_trees.py:3291: UserWarning: Unable to hit …"), a quote's "> " (ComfyUI-
+# WanVideoWrapper#1584), a table cell (minerva-benchmarks#41: "<td>Error: …", its stack on the
+# same line with literal "\n"s); not prose that mentions them
+ERROR_MARKS_B = tuple(words.encode() for words, _ in ERROR_KINDS)
+_ERROR_HEAD_RE = re.compile(r"^[\s>*`]{0,12}(?:<td>)?(?:\S{0,1024}\.py:\d{1,9}: )?"
+                            r"(?:[\w.]{1,120}(?:Error|Warning|Exception): )?(?:Error: |TODO: )?$")
+_STACK_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
+                             r"(?P<fn>[\w<>.]{1,400})")
+_MAX_STACK_TEXT = 64_000
+_COUNT_RE = re.compile(r"Detected \d{1,9} $")
+
+
+def error_start(raw: bytes) -> str | None:
+    """The text of a CUDA-graph trees' error a line begins (from torch's first word of it:
+    "Error: accessing …", "TODO: graph recording …", "Unable to hit …"), or None."""
+    head = raw[:2000]
+    at = next((i for mark in ERROR_MARKS_B if (i := head.find(mark)) >= 0), -1)
+    if at < 0:
+        return None
+    text = raw.decode("utf-8", "replace")
+    lead = text[:len(raw[:at].decode("utf-8", "replace"))]
+    for word in ("Error: ", "TODO: "):  # torch's own first word, kept with the message
+        if lead.endswith(word):
+            lead = lead[:-len(word)]
+    if (count := _COUNT_RE.search(lead)) is not None:  # "Detected 6 tensor(s) in the pool …"
+        lead = lead[:count.start()]
+    if _ERROR_HEAD_RE.match(lead) is None:
+        return None
+    return text[len(lead):].strip()
+
+
+def runtime_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The error of the CUDA-graph trees a message holds, with the innermost frame of the
+    stack torch puts in it ("Stack trace: File …", on its line or the next ones)."""
+    text = "\n".join(lines)[:_MAX_STACK_TEXT].replace("\\n", "\n")
+    kind = next((k for words, k in ERROR_KINDS if words in text[:2000]), None)
+    if kind is None:
+        return []
+    frames = [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
+              for m in _STACK_FRAME_RE.finditer(text)]
+    first = text.split("\n", 1)[0]
+    message = first.split(" Stack trace:", 1)[0].strip()
+    return [CudagraphError(kind=kind, message=message[:600], user=frames[-1] if frames else None,
+                           **common)]
 
 
 # ---------------------------------------------------------------- trace

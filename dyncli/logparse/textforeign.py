@@ -105,6 +105,9 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
         return reasons.unsupported_break, "Unsupported: " + m["msg"].decode("utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return reasons.recompiling, m["msg"].decode("utf-8", "replace")
+    if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \
+            and (text := cg.error_start(line)) is not None:
+        return cg.runtime_error, text
     if line.strip() in _EXPLAIN_HEADS:
         return reasons.explained_breaks, line.strip().decode("utf-8", "replace")
     if _STANCE in line[:200]:
@@ -129,6 +132,8 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     reasons.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
     reasons.no_compiled_frames: ((), 0),
     cg.many_sizes: ((), 0),  # (and any line that is a piece of torch's warning)
+    # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
+    cg.runtime_error: ((), 1),
 }
 
 
@@ -243,7 +248,7 @@ class ForeignLines:
             return self._pend(cg.many_sizes, raw.decode("utf-8", "replace").strip(), lineno)
         if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
             text = _after_bar(raw).decode("utf-8", "replace").strip()
-            if cg.is_skip(text) and text.replace(" ", "").endswith("Foundfrom:"):
+            if cg.skip_with_stack(text):
                 return self._pend(cg.text_record, text, lineno)
             found = cg.text_record([text], {"line": lineno, "rank": self._line_rank})
             if found:

@@ -49,9 +49,11 @@ def _users(diag: Diagnosis) -> list[str]:
     users = [u for u in (*(r.user for r in diag.recompiles), *(s.user for s in diag.specializations))
              if u is not None]
     skips = [x.user for x in diag.cudagraphs.skips if x.user] if diag.cudagraphs else []
+    errors = [x.user for x in diag.cudagraphs.errors if x.user] if diag.cudagraphs else []
     return [f"{u.file}:{u.line}" for u in users] + [x.last_reason for x in diag.recompile_limits] \
         + [f"{b.file}:{b.user_line}" for b in diag.graph_breaks if b.file] \
-        + [f"{u.file} in {u.function}" for u in skips]
+        + [f"{u.file} in {u.function}" for u in skips] \
+        + [f"{u.file}:{u.line}" for u in errors]
 
 
 def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
@@ -69,7 +71,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
-          "compile_crashes"}
+          "compile_crashes", "cudagraph_errors"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -99,6 +101,8 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert (sum(x.count for x in cudagraphs.skips) if cudagraphs else 0) == \
         expect.get("cudagraph_skips", 0)
     assert (cudagraphs.tree_lines if cudagraphs else 0) == expect.get("cudagraph_trees", 0)
+    assert ([x.kind for x in cudagraphs.errors] if cudagraphs else []) == \
+        expect.get("cudagraph_errors", [])
     constraints = [s for s in diag.specializations if s.reason == "constraint_violation"]
     assert len(constraints) == expect.get("constraints", 0)
     texts = _texts(diag)
@@ -407,3 +411,15 @@ def test_round_19s_pastes_get_the_threads_fix() -> None:
     diag = diagnose_logs([PASTED / "sageattention-92.log"])
     (b,) = diag.graph_breaks
     assert b.file.endswith("layers.py") and b.user_line == 235 and b.gb_code == "GB0208"
+    # paste hunt 10: the CUDA-graph trees' errors, at the line the thread fixed, and its fix
+    diag = diagnose_logs([PASTED / "gpt-fast-232.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CUDAGRAPH_ERROR]
+    assert "generate.py:42" in a.message and "clone" in a.fix and "max-autotune" in a.fix
+    assert diag.causes[0].line().startswith("[CUDA-graph error]")
+    # pytorch-168185: compile_fx's skip names its first frame on its own line
+    diag = diagnose_logs([PASTED / "pytorch-168185.log"])
+    assert diag.cudagraphs is not None
+    (x,) = diag.cudagraphs.skips
+    assert x.kind == "incompatible-op" and x.user is not None and x.user.line == 6
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CUDAGRAPH_SKIP]
+    assert "graph_partition" in a.fix and "Found from" not in a.message
