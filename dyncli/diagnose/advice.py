@@ -637,7 +637,18 @@ def _resumed_break(b: GraphBreakReport) -> Advice:
 _ITEM = "_local_scalar_dense"
 
 
+# torch's own setting in a reason before 2.7 ("dynamic shape operator: aten.nonzero.default; to
+# enable, set torch._dynamo.config.capture_dynamic_output_shape_ops = True": cuEquivariance#77)
+_ENABLE_RE = re.compile(r"; to enable, set (?P<flag>torch\._dynamo\.config\.\w{1,80} = True)")
+
+
 def _break_fix(b: GraphBreakReport) -> str:
+    enable = _ENABLE_RE.search(b.reason)
+    if enable is not None and _ITEM not in b.reason:
+        return (f"set {enable['flag']} before compiling (torch's own answer in the message: the "
+                "op's data-dependent output size becomes an unbacked size in the graph), or use "
+                "an op whose output size does not depend on the data, or move it out of the "
+                "compiled function")
     builtin = builtin_name(b.explanation)
     if builtin is not None:  # (torch's first hint there asks to file an issue)
         return builtin_hint(builtin)

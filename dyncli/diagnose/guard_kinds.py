@@ -207,11 +207,61 @@ def _local_class(reasons: tuple[str, ...], kind: str) -> KindText | None:
         "compiled function also breaks the graph there); it is not an object the caller passes")
 
 
+# a guard on something a module instance holds (not ``self`` itself: that is INSTANCE): a
+# member reached through self; and an index a model's blocks are named by, in its value
+_MEMBER_RE = re.compile(r"^(?:___check_obj_id\()?(?:self|L\['self'\])(?:\.|\[)")
+_BLOCK_RE = re.compile(r"(?:^|[._'\"])(?:blocks|layers|layer|h|block|transformer_blocks|"
+                       r"single_transformer_blocks|double_blocks|single_blocks)\.(?P<index>"
+                       r"\d{1,6})(?:[._'\"]|$)")
+_LIMIT = "torch._dynamo.config.recompile_limit"
+
+
+def per_instance(kind: str, reasons: Iterable[str], flag: str = _LIMIT) -> KindText | None:
+    """The row for a value or object that each instance of a module holds (a patch, its key),
+    where every reason guards one: one forward shared by many instances compiles once per
+    instance, on the first pass already, not per call (pytorch#114511; ComfyUI#14536 and
+    ComfyUI-TeaCache#150: Wan's blocks, each with its own LoRA patch). Raising the limit to the
+    number of instances is then a fix, not a way to hide recompiles (ComfyUI-WanVideoWrapper
+    #366). Applied on 2.11, 2.14.1, 2.15 (tests/integration/test_per_block_fix.py)."""
+    if kind not in (Checked.VALUE, Checked.IDENTITY):
+        return None
+    values = []
+    for reason in reasons:
+        guard = gt.guard_text(gt.split_failed(reason)[1])
+        parts = gt.compared(guard)
+        subject = parts[0] if kind == Checked.VALUE and parts else guard
+        if not subject or _MEMBER_RE.match(subject.strip()) is None:
+            return None
+        values.append(parts[-1] if kind == Checked.VALUE and parts else "")
+    if not values:
+        return None
+    blocks = sorted({int(m["index"]) for v in values if (m := _BLOCK_RE.search(v))})
+    what = "a value" if kind == Checked.VALUE else "an object"
+    shown = ", ".join(map(str, blocks[:8])) + (", …" if len(blocks) > 8 else "")
+    named = (f"; the values name blocks of a model ({'block' if len(blocks) == 1 else 'blocks'} "
+             f"{shown}): "
+             "each block holds its own, and the code compiled for one fails the guard of the "
+             "next" if blocks else "")
+    return KindText(
+        f"{what} that a module instance holds (guarded through self) changed: one forward "
+        "shared by many instances (each block of a model, each with its own patch or key) "
+        "compiles code of its own for each of them, already on the first pass through the "
+        f"model, not only when a call changes it{named}",
+        f"compile the model that calls the blocks, once, rather than each block (their code "
+        f"is then inlined into one graph); or set {flag} to at least the number of blocks, so "
+        "that each keeps code of its own (each change of the patches, a LoRA's, compiles every "
+        "block again); only if one instance gets a new "
+        f"{'value' if kind == Checked.VALUE else 'object'} on every call, keep it the same "
+        "across calls instead")
+
+
 def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
     """The row of ``kind`` (``other``'s for a kind this table does not know); a global-state
     row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``)."""
     row = KINDS.get(kind) or KINDS[Checked.OTHER]
     reasons = tuple(reasons)
+    if (instance := per_instance(kind, reasons)) is not None:
+        return instance
     if kind == Checked.STRIDE:
         return _stride(row, reasons)
     if kind in (Checked.IDENTITY, Checked.INSTANCE, Checked.TYPE):

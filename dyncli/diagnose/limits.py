@@ -126,6 +126,10 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         row = guard_kinds.text(kind, (x.last_reason,))
         note = f" Its last reason: {row.what}."
         fix = row.fix
+    elif (each := guard_kinds.per_instance(kind, (x.last_reason,), flag)) is not None:
+        # ComfyUI#14536, ComfyUI-TeaCache#150: one forward for each of Wan's blocks, each
+        # with its own LoRA patch and key: one compile per block, on the first pass already
+        note, fix = f" Its last reason: {each.what}.", each.fix
     elif diag.recompiles and any(r.kind == kind for r in diag.recompiles):
         note = ""
         fix = f"fix the recompile cause above; raising {flag} only hides it"

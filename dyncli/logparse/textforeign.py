@@ -108,6 +108,10 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \
             and (text := cg.error_start(line)) is not None:
         return cg.runtime_error, text
+    if line.startswith(b"Graph break ") and (text := line.decode("utf-8", "replace").strip()) \
+            and reasons.GRAPH_BREAK_RE.match(text) is not None:
+        # torch 2.4-2.6's graph-break record as a plain formatter prints it (bitsandbytes#1578)
+        return reasons.graph_break, text
     if line.strip() in _EXPLAIN_HEADS:
         return reasons.explained_breaks, line.strip().decode("utf-8", "replace")
     if _STANCE in line[:200]:
@@ -132,6 +136,7 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     reasons.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
     reasons.no_compiled_frames: ((), 0),
     cg.many_sizes: ((), 0),  # (and any line that is a piece of torch's warning)
+    reasons.graph_break: ((b"Reason: ", b"User code traceback:", b"Graph Break Reason: "), 0),
     # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
     cg.runtime_error: ((), 1),
 }
@@ -199,6 +204,8 @@ class ForeignLines:
         self._line_rank = None
         if tag is not None:  # torchrun's tag on a line of the program's output
             raw = self._untagged(raw, tag)
+        if raw[:2] == b"**" and raw.rstrip()[-2:] == b"**" and len(raw.strip()) > 4:
+            raw = raw.strip()[2:-2]  # a paste's markdown bold around a line (cuEquivariance#77)
         unread = self.stats.unrecognized
         out = self._read_foreign(raw, lineno, key)
         crashed = self._crashes.observe(raw, lineno, self.stats.unrecognized > unread,

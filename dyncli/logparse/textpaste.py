@@ -137,6 +137,9 @@ _MASKED_RE = re.compile(rb"(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} (?P<time>[\dxX]{2}:
                         rb"\.[\dxX]{6}) \d{1,10} ")
 
 
+_NO_LEVEL_RE = re.compile(rb"\d{4} \d\d:\d\d:\d\d\.\d{6} {1,3}\d{1,10} \S{1,1024}\.py:\d{1,9}\] ")
+
+
 def normalize(line: bytes) -> tuple[bytes, str] | None:
     """The glog line a pasted ``line`` stands for, and what was done ("prefixes trimmed" or
     "prefixes rebuilt"); None when no torch prefix is in it (the line is not torch's).
@@ -151,6 +154,12 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
             found = normalize(fixed)
             return (found[0], "prefixes rebuilt") if found is not None else None
     head = len(line) - len(line.lstrip(b" \t>"))
+    if line[head:head + 1].isdigit() and _NO_LEVEL_RE.match(line, head) is not None:
+        # a glog prefix whose level letter the paste cut off (sd-webui-forge-classic#1006:
+        # "0422 10:42:21.639000 23752 venv\Lib\…\utils.py:1731] [18/4] …"): its level unknown,
+        # read as a warning's (the records a user sees without TORCH_LOGS)
+        found = normalize(b"W" + line[head:])
+        return (found[0], "prefixes rebuilt") if found is not None else None
     if line[head:head + 1] in (b".", b"[", b"\xe2") or line[head:head + 6] in (b"torch/", b"torch\\"):
         # a prefix cut short, at the line's start
         cut = _rebuilt(line, head)

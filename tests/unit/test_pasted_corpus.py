@@ -423,3 +423,11 @@ def test_round_19s_pastes_get_the_threads_fix() -> None:
     assert x.kind == "incompatible-op" and x.user is not None and x.user.line == 6
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CUDAGRAPH_SKIP]
     assert "graph_partition" in a.fix and "Found from" not in a.message
+    # comfyui-14536: one compile per block, and raising the limit is the fix, not hiding
+    diag = diagnose_logs([PASTED / "comfyui-14536.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "(block 6)" in a.message and "only hides" not in a.fix
+    # cuequivariance-77: torch's own setting in the reason is the fix
+    diag = diagnose_logs([PASTED / "cuequivariance-77.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith("set torch._dynamo.config.capture_dynamic_output_shape_ops = True")
