@@ -87,6 +87,8 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
                            + re.escape(_NO_FRAMES))
 
 
+# a wrapper's words before torch's gb type: its last ": ", ComfyUI's "!!! " and ":** "
+_WRAPPED_GB_RE = re.compile(rb"(?:: |!!! |:\*\* )(?P<gb>[^:!]{1,300})$")
 _SELF_CHECK = reasons.SELF_CHECK.encode()
 _EXPLANATION = b"  Explanation: "
 _STANCE = b"Detected recompile when torch.compile stance is"
@@ -283,17 +285,20 @@ class ForeignLines:
                 self.stats.records += 1
                 return found
         if raw.startswith(_EXPLANATION) and self._unread is not None \
-                and self._unread[1] == lineno - 1 and b": " in self._unread[0]:
+                and self._unread[1] == lineno - 1 \
+                and (gb_b := _WRAPPED_GB_RE.search(self._unread[0].rstrip())) is not None:
             # torch's graph-break message whose "Unsupported: " a wrapper replaced with its own
-            # words (intel/llm-scaler#333: "❌ [ERROR] Error in Phase 1 (Encoding): Data-dependent
-            # branching"), known by torch's Explanation line under it: the text after the
-            # wrapper's last ": " is torch's gb type
-            head, at = self._unread
+            # words, known by torch's Explanation line under it: the text after the wrapper's
+            # words is torch's gb type (intel/llm-scaler#333: "❌ [ERROR] Error in Phase 1
+            # (Encoding): Data-dependent branching"; ComfyUI's console, KJNodes#533: "!!!
+            # Exception during processing !!! Unsupported method call"; its error report,
+            # ComfyUI#10114: "- **Exception Message:** torch.* op returned non-Tensor")
+            at = self._unread[1]
             self._unread = None
             self.stats.unrecognized -= 1
             if self.stats.samples and self.stats.samples[-1][0] == at:
                 self.stats.samples.pop()
-            gb = head.rstrip().rsplit(b": ", 1)[1].decode("utf-8", "replace").strip()
+            gb = gb_b["gb"].decode("utf-8", "replace").strip()
             self._pend(reasons.unsupported_break, "Unsupported: " + gb, at)
             self.stats.recognized += 1
             assert self._pending is not None
