@@ -52,6 +52,21 @@ def _raising(flag: str, x: RecompileLimitReport, sweep: bool = True) -> str:
             "hides the recompiles")
 
 
+def _oldest_named(x: RecompileLimitReport) -> str | None:
+    """The entry ``F/0`` where a warning at ``[F/N]`` (N >= 2) names it as its last reason:
+    torch 2.5 and 2.6 printed ``recompile_reasons[-1]`` of a walk from the newest cache entry
+    to the oldest (convert_frame.py, 2.6.0: 904), so the reason is the first compile's; 2.7 on
+    print ``reasons[0]``, the newest entry (``F/N-1``), and never name ``F/0`` there."""
+    cid = CompileId.parse(x.compile_id) if x.compile_id else None
+    head = x.last_reason.split(":", 1)[0].strip()
+    entry = CompileId.parse(head) if "/" in head else None
+    if cid is None or entry is None or cid.frame is None or cid.compile is None:
+        return None
+    if entry.frame == cid.frame and entry.compile == 0 and cid.compile >= 2:
+        return head
+    return None
+
+
 def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) -> Advice:
     limit = (f"torch._dynamo.config.{x.limit_name} ({x.limit})" if x.limit_name else
              "the recompile limit (the log does not name it)")
@@ -65,6 +80,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
              else "and now runs eagerly (uncompiled) for new inputs")
     who = x.function or "a function (the log does not name it)"
     size = mismatch(x.last_reason) is not None
+    oldest = _oldest_named(x)
     pinned = size and x.rank in held
     guard = gt.split_failed(x.last_reason)[1]
     kind = str(gt.checked(guard)) if x.last_reason else "unknown"
@@ -79,6 +95,19 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                 "(force_parameter_static_shapes), and says so in the warning.")
         fix = (f"{flag_fix} (torch's own hint; every parameter may then become dynamic, after "
                f"one more recompile); raising {flag} only hides the recompiles")
+    elif size and oldest is not None:
+        # 3DRS#8: "[7/8] … last reason: 7/0: tensor 'L['input_ids']' size mismatch …"
+        note = (f" Its last reason names entry {oldest}, the frame's first compile: torch 2.5 "
+                "and 2.6 print the oldest cached entry's failure there (2.7 on, the newest's). "
+                "A size change against the first, static compile is the one automatic dynamic "
+                f"answers with one recompile ({oldest.split('/')[0]}/1), unless the function is "
+                "compiled with dynamic=False; what the recompiles after it failed on is not in "
+                "this log.")
+        fix = (f"{_RICHER}, for the guards the later recompiles failed on: under automatic "
+               f"dynamic the mark-dynamic fix removes only the first of them; {_raising(flag, x)} "
+               "(but under torch.compile(dynamic=False) each size compiles again and no list "
+               f"makes a size dynamic: if that was chosen on purpose, raise {flag} to the number "
+               "of sizes expected)")
     elif pinned:
         note = (" Its last reason is a size this log cannot tell the cause of (see the "
                 "size-pinned finding).")
@@ -143,7 +172,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         kind=AdviceKind.RECOMPILE_LIMIT, function=x.function,
         frame=cid.frame_key if cid is not None else "?",
         frame_line=x.first_line if cid is None else None,
-        key=f"{x.limit_name}:{'pinned' if pinned else 'size' if size else kind}",
+        key=f"{x.limit_name}:{'oldest' if size and oldest else 'pinned' if pinned else 'size' if size else kind}",
         message=f"{who} hit {limit} {after}." + note, fix=fix, flag=flag_fix,
         # (the line cited is the warning's first, so its words lead: the last reason is a
         # later line of the same record; kjnodes-292 and comfy-aimdo-13 read as misquotes)

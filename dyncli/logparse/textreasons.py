@@ -35,7 +35,7 @@ FILE_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?
 GRAPH_BREAK_RE = re.compile(
     r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
 # "torch._dynamo hit config.recompile_limit (8)"; torchdynamo's before 2.0: "torchdynamo hit …"
-LIMIT_RE = re.compile(r"^torch(?:\._dynamo|dynamo) hit config\.(?P<name>\w+) \((?P<limit>[^)]*)\)")
+LIMIT_RE = re.compile(r"^torch(?:\._dynamo|dynamo) hit config\.(?P<name>\w+) \((?P<limit>[^)]*)(?:\)|$)")
 LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d{1,9})\)")
 _YOU_MARKED = (" as dynamic but your code specialized it to be a constant (", "You marked ")
 _INFERRED = (" was inferred to be a constant (", "Not all values of ")

@@ -431,3 +431,8 @@ def test_round_19s_pastes_get_the_threads_fix() -> None:
     diag = diagnose_logs([PASTED / "cuequivariance-77.log"])
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
     assert a.fix.startswith("set torch._dynamo.config.capture_dynamic_output_shape_ops = True")
+    # 3drs-8: torch 2.6's last reason is the oldest entry's: not all seven to mark-dynamic
+    diag = diagnose_logs([PASTED / "3drs-8.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert "names entry 7/0, the frame's first compile" in a.message
+    assert a.fix.startswith('TORCH_LOGS="recompiles"') and "removes only the first" in a.fix
