@@ -50,7 +50,7 @@ def dynamic_sources(frames: tuple[FrameReport, ...],
                     recompiles: tuple[RecompileReport, ...]) -> tuple[str, ...]:
     """TORCH_COMPILE_DYNAMIC_SOURCES entries for inputs that automatic dynamic made dynamic.
 
-    Tensors become ``SOURCE:DIM`` (per-dim form, torch >= 2.6) from the dims the guards show
+    Tensors become ``SOURCE:DIM`` (per-dim form, torch >= 2.13) from the dims the guards show
     as dynamic; a tensor with no TENSOR_MATCH evidence stays a whole-source entry; ints are
     whole sources. Parameters and module attributes are left out (they are forced static on
     purpose; see the static-parameters suggestion).
@@ -100,7 +100,26 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _mode_skips(diag)
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
-    return tuple(_listed_together(out))
+    return tuple(_before_per_dim(a) for a in _listed_together(out))
+
+
+_DIM_RE = re.compile(r":\d{1,4}$")
+
+
+def _before_per_dim(a: Advice) -> Advice:
+    """A listed fix whose entries name a dim (``L['x']:1``, ``.*:1``), with the form torch
+    before 2.13 reads: 2.11's and 2.12's ``is_dynamic_source`` match an entry against the whole
+    input's name, so ``:1`` matches nothing and the list does nothing (read in their
+    variables/builder.py; 2.13 added the dim); an entry without it makes every dim of the
+    input dynamic there. Applied on 2.11 and 2.15 (tests/integration/test_per_dim_sources.py)."""
+    if not a.listed or not any(_DIM_RE.search(e) for e in a.entries) or not a.fix:
+        return a
+    whole = list(dict.fromkeys(_DIM_RE.sub("", e) for e in a.entries))
+    every = " (every dim of every input, as dynamic=True)" if ".*" in whole else \
+        " (every dim of those inputs)"
+    return dataclasses.replace(a, fix=(
+        f"{a.fix}  [a list entry's ':N' needs torch 2.13; before it, ':N' matches nothing: "
+        f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(whole))}{every}]"))
 
 
 def _listed_together(found: list[Advice]) -> list[Advice]:

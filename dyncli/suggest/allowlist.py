@@ -39,9 +39,12 @@ from dyncli.suggest.source_lists import (
 from dyncli.suggest.stale import StaleFrame
 from dyncli.textsafe import visible
 
-# The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18); torch 2.14.1
-# is the oldest release it was verified in here, so older targets get whole-source entries.
-DIM_SUFFIX_SINCE = (2, 14)
+# The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18): 2.13.0's
+# variables/builder.py parses it (``_parse_source_entry``, ``is_dynamic_source(name, dim)``),
+# 2.12.0's and 2.11.0's match an entry against the whole name, so ``:N`` matches nothing there
+# (read round 19; tests/integration/test_per_dim_sources.py runs it on 2.11): older targets get
+# whole-source entries.
+DIM_SUFFIX_SINCE = (2, 13)
 
 _RESUME_PREFIX = "torch_dynamo_resume_in_"
 
