@@ -503,6 +503,21 @@ def _no_compiled_frames(diag: Diagnosis) -> list[Advice]:
     return out
 
 
+# torch 2.2-2.6's NN_MODULE guard (guards.py): a module without ``.training`` (one whose
+# __init__ had not run when torch traced it: Lightning's _ResultMetric, pytorch#120932) is
+# exc.unimplemented("Guard setup for uninitialized class …"), a soft failure torch logs at
+# ERROR and then gives up on the frame quietly (the reason at INFO only); gone in 2.11
+_NN_MODULE_GUARD = (" For a module's guard (NN_MODULE) that is torch 2.2-2.6's 'Guard setup for "
+                    "uninitialized class': the module had no .training (built, or its __init__ "
+                    "not run, while torch traced; the Object Weakref line names its class), and "
+                    "torch then runs the frame eagerly without raising: nothing further is in "
+                    "the log (torch's maintainers call it benign).")
+_NN_MODULE_FIX = ("nothing to do unless that frame should be compiled: then create the module "
+                  "before the compiled call (not inside it), or use torch 2.11 or later, which "
+                  "no longer guards a module this way; TORCH_LOGS=\"+dynamo\" prints the frame "
+                  "torch gave up on")
+
+
 def _guard_errors(diag: Diagnosis) -> list[Advice]:
     """A compile that failed making its guards (``Error while creating guard``): for the shape
     guards (SHAPE_ENV) almost always a ConstraintViolationError, read as such where the log
@@ -516,15 +531,18 @@ def _guard_errors(diag: Diagnosis) -> list[Advice]:
         seen = (f"; in this compile {', '.join(pinned.sources) or pinned.symbol} was specialized "
                 f"to {pinned.value} at {location(pinned.user)}, the likely size"
                 if shapes and pinned is not None else "")
+        module = made == "NN_MODULE"
         out.append(Advice(
             kind=AdviceKind.GUARD_ERROR, rank=rank, key=f"{cid}:{made}",
             message=(f"compile [{cid or '?'}] failed making {what}: torch logged 'Error while "
-                     "creating guard', and the error it raised is not in the log."),
+                     "creating guard', and the error it raised is not in the log."
+                     + (_NN_MODULE_GUARD if module else "")),
             fix=(("torch's error after it names the cause, usually 'Constraints violated': a size "
                   "marked dynamic (mark_dynamic, or the framework that compiles the model) that "
                   "code specialized; TORCH_LOGS=\"+dynamic\" prints the line that specialized it"
                   + seen)
-                 if shapes else "torch's error after it names the cause: paste the log past it"),
+                 if shapes else _NN_MODULE_FIX if module else
+                 "torch's error after it names the cause: paste the log past it"),
             evidence=(cite(line, cid, f"Error while creating guard: Create Function: {made}"),)))
     return out
 
