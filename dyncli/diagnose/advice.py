@@ -431,13 +431,16 @@ def _not_converted(diag: Diagnosis) -> list[Advice]:
     test_diagnose_capture.py): a backend that fails on the graph after a break."""
     out = []
     for x in diag.not_converted:
-        where = f"{x.file}:{x.first_line}" if x.file else "its file is not in the log"
+        # (a record whose head the paste cut names the frame by its user stack: no first line)
+        where = (f"{x.file}:{x.first_line}" if x.file and x.first_line is not None
+                 else x.file or "its file is not in the log")
+        name = x.function if x.function != "?" else "a frame whose name the paste cut"
         why = (f"its compile raised {x.error}" if x.error else
                "its compile raised (the error is past the end of the paste)")
         out.append(Advice(
             kind=AdviceKind.NOT_CONVERTED, rank=x.rank, function=x.function,
             key=f"{x.function}:{x.file}:{x.first_line}",
-            message=(f"{x.function} ({where}) is not compiled: {why}, and torch ran it eagerly "
+            message=(f"{name} ({where}) is not compiled: {why}, and torch ran it eagerly "
                      "instead of failing (torch._dynamo.config.suppress_errors, or an "
                      f"unsupported construct torch treats as a soft failure)"
                      + (f"; {x.count} times" if x.count > 1 else "") + "."),
@@ -448,7 +451,9 @@ def _not_converted(diag: Diagnosis) -> list[Advice]:
                  "paste the record past 'due to:' (the traceback ends in the error), or run with "
                  "torch._dynamo.config.suppress_errors = False to raise it"),
             evidence=(cite(x.line, x.compile_id, f"WON'T CONVERT {x.function} {x.file} line "
-                                                 f"{x.first_line}"),)))
+                                                 f"{x.first_line}") if x.first_line is not None
+                      else cite(x.line, x.compile_id, f"{x.error[:160]} (a WON'T CONVERT "
+                                                      "record whose head the paste cut)"),)))
     return out
 
 

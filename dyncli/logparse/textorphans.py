@@ -64,6 +64,36 @@ def orphan_guard_error(lines: list[str], common: dict[str, Any]) -> list[ev.Even
     return reasons.constraint_violations(["Error while creating guard:", *lines], common)
 
 
+# convert_frame's record of a frame it gave up on (format_error_msg: "WON'T CONVERT fn file line
+# N", "due to:", the traceback, the exception, "from user code:"), at INFO for an Unsupported
+# torch treats as soft and at WARNING under suppress_errors; its head cut by the paste
+# (pytorch#93720: 2.1's "[INFO]" lines from "torch._dynamo.exc.Unsupported: assert with
+# non-string message"; unsloth#1175: 2.5's "W… convert_frame.py:1009]" lines from
+# "BackendCompilerFailed: backend='inductor' raised:")
+_EXC_HEAD_RE = re.compile(r"^(?:[A-Za-z_]\w{0,100}\.){0,8}\w{0,100}(?:Error|Exception|Failed|"
+                          r"Unsupported)\b:")
+
+
+def orphan_not_converted(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The body of a ``WON'T CONVERT`` record whose head the paste cut: the frame torch gave up
+    on, named by the innermost frame of its ``from user code:`` stack where it has one, and
+    the exception it raised; nothing when the body holds no exception (not that record)."""
+    at = next((i for i, t in enumerate(lines) if _EXC_HEAD_RE.match(t)), None)
+    if at is None:
+        return []
+    error = [lines[at].strip()]
+    for text in lines[at + 1:at + 4]:  # "backend='inductor' raised:" then the error
+        if not text.strip() or text[:1] in (" ", "\t") or not error[-1].endswith(":"):
+            break
+        error.append(text.strip())
+    tail = lines[at:]
+    start = next((i for i, t in enumerate(tail) if t.strip() == "from user code:"), None)
+    stack = reasons.user_stack(tail[start + 1:]) if start is not None else ()
+    user = stack[-1] if stack else None
+    return [ev.NotConverted(function=user.function if user else "?", file=user.file if user else "",
+                            first_line=None, error=" ".join(error)[:600], **common)]
+
+
 def orphan(prefix: bytes, message: bytes) -> Handler | None:
     """The handler for a record that begins with ``message``, a line from inside a record of
     a known kind (a paste that began there); None when it is no such line."""
@@ -80,6 +110,9 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
     # ConstraintViolationError items are read: pytorch#140011, #133653)
     if b"_guards.py:" in prefix and (prefix[:1] == b"E" or b"]:E" in prefix[:24]) and body:
         return orphan_guard_error
+    if (b"convert_frame.py:" in prefix and prefix.lstrip(b"[rank0123456789]:")[:1] in (b"I", b"W")
+            or b"convert_frame: [INFO]" in prefix or b"convert_frame: [WARNING]" in prefix) and body:
+        return orphan_not_converted
     return None
 
 

@@ -436,3 +436,7 @@ def test_round_19s_pastes_get_the_threads_fix() -> None:
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
     assert "names entry 7/0, the frame's first compile" in a.message
     assert a.fix.startswith('TORCH_LOGS="recompiles"') and "removes only the first" in a.fix
+    # pytorch-93720: a WON'T CONVERT body whose head the paste cut: the frame, the error
+    diag = diagnose_logs([PASTED / "pytorch-93720.log"])
+    (n,) = diag.not_converted
+    assert n.function == "test_capture" and n.error.endswith("assert with non-string message")
