@@ -39,6 +39,14 @@ def summary(report: CudagraphReport) -> str:
         line += f"; re-record limit hit {len(report.limit_hits)}x"
     if report.errors:
         line += f"; {sum(e.count for e in report.errors)} error(s) of the graphs as they ran"
+    outside = [(c, n, other) for c, n, other in report.partitions if other]
+    if outside:
+        kept = ", ".join(f"{r} ({ir} x{n})" if ir else f"{r} x{n}"
+                         for r, ir, n in report.kept_out[:4])
+        line += ("; graph partitions outside CUDA graphs (their ops run eagerly between the "
+                 "graphs' replays): " + ", ".join(f"[{c}] {other} of {n}" for c, n, other
+                                                 in outside[:6])
+                 + (f": {kept}" if kept else ""))
     if report.distinct_sizes_warned:
         line += f"; torch warned of {report.distinct_sizes_warned} distinct sizes"
     return line

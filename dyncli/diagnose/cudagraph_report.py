@@ -121,6 +121,10 @@ class CudagraphReport:
     # kept ops out of them where it did with CUDA graphs on
     captured_compiles: tuple[str, ...] = ()
     partition_reasons: tuple[str, ...] = ()
+    # per compile that logged its partitions (2.9+): (compile id, partitions, outside CUDA
+    # graphs); and the ops kept out, (reason, IR, count): what runs eagerly between replays
+    partitions: tuple[tuple[str, int, int], ...] = ()
+    kept_out: tuple[tuple[str, str, int], ...] = ()
     distinct_sizes_warned: int = 0  # the largest N of torch's "observed N distinct sizes"
     # the symint keys of the tree lines ("Recording cudagraph tree for symint key N": a size
     # met, warmed up, and recorded on its next call): what a log of INFO lines alone shows
@@ -172,6 +176,9 @@ class CudagraphReport:
                             "limit": x.limit, "line": x.line} for x in self.limit_hits],
             "captured_compiles": [split_id(c)[0] for c in self.captured_compiles],
             "partition_reasons": list(self.partition_reasons),
+            "partitions": [{**_id(c), "partitions": n, "outside": other}
+                           for c, n, other in self.partitions],
+            "kept_out": [{"reason": r, "ir": ir, "count": n} for r, ir, n in self.kept_out],
             "distinct_sizes_warned": self.distinct_sizes_warned,
             "tree_keys": list(self.tree_keys), "tree_lines": self.tree_lines,
             "dropped": self.dropped,

@@ -52,6 +52,8 @@ class CudagraphAccumulator:
         self._errors: dict[tuple[Any, ...], GraphError] = {}
         self._captured: dict[str, None] = {}
         self._reasons: dict[str, None] = {}
+        self._parts: dict[str, tuple[int, int]] = {}  # compile -> (partitions, outside)
+        self._kept: Counter[tuple[str, str]] = Counter()  # (reason, IR) of the ops kept out
         self._warned = 0
         self._trees: dict[str, None] = {}  # the keys of the tree lines (sizes met), in order
         self._tree_lines = 0  # each a graph at a key new to it (two graphs: two lines, one key)
@@ -96,9 +98,14 @@ class CudagraphAccumulator:
         elif isinstance(event, cg.CudagraphPartitions):
             if event.cudagraphable and len(self._captured) < MAX_RECORDINGS:
                 self._captured[str(event.compile_id or "")] = None
-            for reason in event.reasons:
+            if (event.cudagraphable or event.other) and len(self._parts) < MAX_RECORDINGS:
+                self._parts[str(event.compile_id or "")] = (event.cudagraphable + event.other,
+                                                            event.other)
+            for i, reason in enumerate(event.reasons):
                 if _DISABLED not in reason and len(self._reasons) < 50:
                     self._reasons[reason] = None
+                if _DISABLED not in reason and len(self._kept) < 200:
+                    self._kept[(reason, event.ops[i] if i < len(event.ops) else "")] += 1
 
     def _keep(self, rows: list[Any], row: Any) -> None:
         if len(rows) < MAX_RECORDINGS:
@@ -135,6 +142,8 @@ class CudagraphAccumulator:
             limit_hits=tuple(self._limits), errors=tuple(self._errors.values()),
             captured_compiles=tuple(sorted(self._captured, key=compile_id_key)),
             partition_reasons=tuple(self._reasons), distinct_sizes_warned=self._warned,
+            partitions=tuple((c, n, other) for c, (n, other) in self._parts.items()),
+            kept_out=tuple((r, ir, n) for (r, ir), n in self._kept.items()),
             tree_keys=tuple(self._trees), tree_lines=self._tree_lines,
             timed=any(r.seconds is not None for r in rows), dropped=self._dropped,
             notes=tuple(notes))

@@ -97,6 +97,7 @@ class CudagraphPartitions(ev.Event):
     cudagraphable: int = 0
     other: int = 0
     reasons: tuple[str, ...] = ()
+    ops: tuple[str, ...] = ()  # the IR of each op kept out (``AssertScalar``), beside its reason
 
 
 @dataclass(frozen=True, kw_only=True)

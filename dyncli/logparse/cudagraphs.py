@@ -219,7 +219,8 @@ def _one_line(text: str, fields: dict[str, Any]) -> ev.Event | None:
     if (m := _PARTS.match(text)) is not None:
         return CudagraphPartitions(cudagraphable=int(m["yes"]), other=int(m["no"]), **fields)
     if (m := _OP.match(text)) is not None:  # an op kept out of the graphs, and why
-        return CudagraphPartitions(reasons=(text[m.end():].split(", ir=", 1)[0][:300],), **fields)
+        reason, _, ir = text[m.end():].partition(", ir=")
+        return CudagraphPartitions(reasons=(reason[:300],), ops=(ir.strip()[:100],), **fields)
     return None
 
 

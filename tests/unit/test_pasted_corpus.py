@@ -440,3 +440,8 @@ def test_round_19s_pastes_get_the_threads_fix() -> None:
     diag = diagnose_logs([PASTED / "pytorch-93720.log"])
     (n,) = diag.not_converted
     assert n.function == "test_capture" and n.error.endswith("assert with non-string message")
+    # pytorch-170217: the partitions outside CUDA graphs are said, with the ops kept out
+    diag = diagnose_logs([PASTED / "pytorch-170217.log"])
+    assert diag.cudagraphs is not None
+    assert diag.cudagraphs.partitions == (("0/1", 4, 2),)
+    assert diag.cudagraphs.kept_out == (("cpu ops", "AssertScalar", 6),)
