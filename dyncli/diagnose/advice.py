@@ -580,13 +580,23 @@ def _guard_self_checks(diag: Diagnosis) -> list[Advice]:
 _TORCH_BACKENDS = frozenset({"inductor", "aot_eager", "eager", "aot_eager_decomp_partition",
                              "aot_eager_default_partitioner", "cudagraphs", "aot_ts_nvfuser",
                              "nvprims_nvfuser", "aot_ts", "aot_cudagraphs", "ts",
-                             "aot_inductor_debug"})
+                             "aot_inductor_debug",
+                             "compile_fn"})  # (DDPOptimizer's wrapper of the backend under DDP)
 _BACKEND_RE = re.compile(r"backend='(?P<name>[^']{1,200})' raised")
 
 
 def _crash_fix(x: CompileCrashReport) -> str:
     """What to do about a compile that raised: whose code raised decides it."""
     text = f"{x.error} {x.cause}"
+    if "Cannot find a working triton installation" in text:  # (nnU-Net#2349, TeaCache#40)
+        return ("inductor needs Triton to compile for the GPU and this Python has none that "
+                "works: install the Triton your torch release pins (pip install triton; "
+                "triton-windows on Windows), or run without inductor (torch.compile(..., "
+                "backend=\"aot_eager\"), or without torch.compile); not a bug to report")
+    if "too old to be supported by the triton GPU compiler" in text:
+        return ("this GPU's CUDA capability is below what Triton supports (7.0), so inductor "
+                "cannot compile for it: run without inductor on this machine (torch.compile(..., "
+                "backend=\"aot_eager\"), or without torch.compile); not a bug to report")
     backend = _BACKEND_RE.search(text)
     if backend is not None and backend["name"] not in _TORCH_BACKENDS:
         return (f"the backend {backend['name']!r} (not one of torch's) raised on the graph torch "
@@ -602,6 +612,11 @@ def _crash_fix(x: CompileCrashReport) -> str:
         return ("torch ran an operation of the code on fake tensors while tracing it and the "
                 "operation raised: run the same call without torch.compile; if it raises the "
                 "same error, fix it in your code; if it runs, report it to PyTorch")
+    if x.cut and not x.error:  # (vllm#38884, pytorch#137087: cut deep in torch's compiler)
+        return ("the exception is past the end of the paste, and its last lines say whose error "
+                "it is (a data-dependent size, the code's, torch's): paste them, or rerun with "
+                "TORCHDYNAMO_VERBOSE=1; where it is torch's own, a newer torch and a report, "
+                "and meanwhile torch._dynamo.config.suppress_errors = True runs the frame eagerly")
     return ("an error in torch's compiler, not in the shapes of your code: try a newer torch "
             "release, and report it to PyTorch with the whole traceback "
             "(TORCHDYNAMO_VERBOSE=1 prints dynamo's part); meanwhile "

@@ -567,7 +567,8 @@ class Analyzer:
         if key not in self._crashes and len(self._crashes) < _MAX_ERRORS:
             self._crashes[key] = CompileCrashReport(
                 rank=e.rank, error=e.error, cause=e.cause, cut=e.cut, at=e.at,
-                deepest=e.deepest, user=e.user, compile_id=self._last_cid, line=e.line)
+                deepest=e.deepest, user=e.user, resumes=e.resumes, compile_id=self._last_cid,
+                line=e.line)
 
     def _crashes_told(self) -> tuple[CompileCrashReport, ...]:
         """The crashes; a traceback the paste cut before its exception only where no other
@@ -662,6 +663,8 @@ class Analyzer:
                      for f in self._frames.values()]
         evidence += [(f.rank, f.function, f.file, f.first_line, 0)
                      for f in frames if f.frame_id == "?"]
+        evidence += [(x.rank, r.function, r.file, None, x.line)
+                     for x in self._crashes.values() for r in x.resumes]
         breaks = tuple(sorted(recorded + resumed.proven_breaks(evidence, recorded),
                               key=lambda b: (rank_key(b.rank), b.line)))
         diag = Diagnosis(

@@ -287,7 +287,8 @@ class _Builder:
             out.append((c.order, c.freeze(seconds)))
         # the seconds a fix spares: compiles, and CUDA-graph recordings (both paid at warm-up)
         # (a frame that runs eagerly costs every call: before a graph break's split)
-        out.sort(key=lambda oc: (-(oc[1].compile_s or 0.0) - (oc[1].record_s or 0.0),
+        # (a crash of the compile first: the program stopped there, nothing after it ran)
+        out.sort(key=lambda oc: (not oc[1].stops, -(oc[1].compile_s or 0.0) - (oc[1].record_s or 0.0),
                                  -oc[1].compiles, -oc[1].recompiles, not oc[1].runs_eagerly,
                                  -oc[1].graph_breaks,
                                  -oc[1].recordings, oc[0]))

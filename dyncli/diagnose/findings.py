@@ -177,6 +177,11 @@ class Cause:
         return sum(times) if times else None
 
     @property
+    def stops(self) -> bool:
+        """The program stopped on it: torch's compiler raised (a compile-crash finding)."""
+        return any(a.kind is AdviceKind.COMPILE_CRASH for a in self.findings)
+
+    @property
     def runs_eagerly(self) -> bool:
         """A frame torch skipped or gave up on (every such call runs uncompiled)."""
         return any(a.kind in (AdviceKind.MODE_SKIP, AdviceKind.NOT_CONVERTED) for a in self.findings)

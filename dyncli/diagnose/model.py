@@ -200,6 +200,7 @@ class CompileCrashReport:
     at: UserLoc | None = None  # the deepest frame of torch's compiler
     deepest: UserLoc | None = None  # the deepest frame (a package's, where not torch's)
     user: UserLoc | None = None  # the program's own deepest frame
+    resumes: tuple[UserLoc, ...] = ()  # resume functions' frames in it: breaks they prove
     compile_id: str = ""  # the last compile the log shows before the traceback
     line: int = 0
 

@@ -379,6 +379,7 @@ class CompileCrash(Event):
     at: UserLoc | None = None
     deepest: UserLoc | None = None
     user: UserLoc | None = None
+    resumes: tuple[UserLoc, ...] = ()  # frames of resume functions: each proves a graph break
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from dyncli.logparse import events as ev
 from dyncli.logparse.torchtree import is_compiler_file, is_torch_file
 
-_HEAD_RE = re.compile(r"^(?:(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,})?Traceback \(most recent call "
-                      r"last\):?\s*$")
+# Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback
+# …"), or IPython's, which names the exception before it
+_HEAD_RE = re.compile(r"^(?:(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,}Traceback \(most recent call last\)"
+                      r"|.{0,400}Traceback \(most recent call last\):)\s*$")
 _FRAME_RE = re.compile(r'^\s{0,40}File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
                        r"(?P<fn>.{1,400})$")
 # IPython 8: "File /usr/…/eval_frame.py:489, in _TorchDynamoContext.__call__.<locals>._fn(*args)"
@@ -45,11 +47,16 @@ _EXC_ENDS = ("Error", "Exception", "Failed", "Exceeded", "Interrupt", "Exit")
 COMPILER_ERRORS = frozenset({
     "BackendCompilerFailed", "InductorError", "InternalTorchDynamoError", "LoweringException",
     "CppCompileError", "TorchRuntimeError", "MissingOperatorWithoutDecomp",
-    "MissingOperatorWithDecomp", "CompilationError", "CUDACompileError",
+    "MissingOperatorWithDecomp", "CompilationError", "CUDACompileError", "TritonMissing",
+    "GPUTooOldForTriton",
 })
 # eval_frame.py: the wrapper every call of a compiled function runs through (pytorch#124006's
 # paste ends there, on a compiled call that had just recompiled)
 _WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
+# inductor's errors about the machine, not the code (_inductor/exc.py 2.15: TritonMissing,
+# GPUTooOldForTriton; a RuntimeError with the same words before): a crash wherever they stand
+ENVIRONMENT = ("Cannot find a working triton installation",
+               "which is too old to be supported by the triton GPU compiler")
 _MAX_FRAMES = 256
 _MAX_ERROR = 600  # characters of the exception's text kept
 _MAX_ERROR_LINES = 4
@@ -94,6 +101,8 @@ class _Traceback:
     error: list[str] | None = None  # the exception's lines, once its line came
     cause: _Traceback | None = None  # the traceback this one was raised from (a chain)
     chained: bool = False  # a connector line came after its exception
+    from_user: bool = False  # dynamo's "from user code:" came after its exception
+    user_frames: list[ev.UserLoc] = field(default_factory=list)  # the frames under it
     rank: int | None = None
 
 
@@ -136,15 +145,29 @@ class CrashReader:
             return self._finish_done() if tb is None else []
         loc = _frame(text)
         if tb is None:
+            done = self._done
+            if done is not None and done.from_user and text[:1] in (" ", "\t"):
+                if loc is not None and len(done.user_frames) < _MAX_FRAMES:
+                    done.user_frames.append(loc)  # (its code lines are skipped)
+                return []
             if loc is not None:  # a paste that begins inside a traceback (depyf#9)
                 out = self._finish_done()
                 self._tb = _Traceback(lineno, frames=[loc], rank=rank)
                 return out
-            if self._done is not None and text.strip():
+            if done is not None and text.strip():
                 if text.strip() in _CONNECTORS:
-                    self._done.chained = True
+                    done.chained = True
+                    return []
+                if text.strip() == "from user code:":  # dynamo's user stack after the error
+                    done.from_user = True
                     return []
                 return self._finish_done()
+            if unread and text[:1] not in (" ", "\t") and (
+                    exception_name(text.strip()) in COMPILER_ERRORS
+                    or (exception_name(text.strip()) and any(m in text for m in ENVIRONMENT))):
+                # one of torch's compiler exceptions without its traceback (sglang#6342: the
+                # exception first, then the program's own traceback "during handling" of it)
+                self._tb = _Traceback(lineno, error=[text.strip()], rank=rank)
             return []
         if loc is not None:
             if len(tb.frames) >= _MAX_FRAMES:
@@ -200,13 +223,22 @@ class CrashReader:
         deepest = next((t.frames[-1] for t in reversed(chain) if t.frames), None)
         at = next((f for t in reversed(chain) for f in reversed(t.frames)
                    if is_compiler_file(f.file)), None)
-        if not (names & COMPILER_ERRORS) and not (deepest and is_compiler_file(deepest.file)):
+        if not (names & COMPILER_ERRORS) and not (deepest and is_compiler_file(deepest.file)) \
+                and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
             return []
         if not error and deepest is not None and _WRAPPER_RE.search(deepest.file):
             return []  # cut where every compiled call passes: nothing says the compile raised
-        # the program's call: its deepest own frame in the traceback it stopped with
-        user = next((f for f in reversed(tb.frames) if _user(f)), None) or next(
+        # the user's line: dynamo's "from user code:" stack names it where the paste has it,
+        # else the program's deepest own frame in the traceback it stopped with
+        users = [f for t in reversed(chain) for f in t.user_frames]
+        user = users[-1] if users else next(
+            (f for f in reversed(tb.frames) if _user(f)), None) or next(
             (f for f in reversed(frames) if _user(f)), None)
+        frames += users
+        # frames of the code torch resumed after a graph break (torch_dynamo_resume_in_f_at_N):
+        # each proves a break (sglang#1923's "… in torch_dynamo_resume_in_forward_at_57")
+        resumes = tuple(dict.fromkeys(f for f in frames if "resume_in" in f.function))[:16]
         return [ev.CompileCrash(
             error=error[:_MAX_ERROR], cause=cause[:_MAX_ERROR], cut=cut, at=at,
-            deepest=deepest, user=user, line=chain[-1].line, rank=chain[-1].rank)]
+            deepest=deepest, user=user, resumes=resumes, line=chain[-1].line,
+            rank=chain[-1].rank)]

@@ -41,6 +41,16 @@ _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
                           rb"\[[A-Za-z_]{1,40}(?P<rank>\d{1,6})\]:")
 
 
+# What a serving stack or a container puts before each line of a program's output: vLLM's
+# logger ("%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] ", datefmt "%m-%d %H:%M:%S"),
+# behind its engine process's "(EngineCore_DP0 pid=1162690) " (vllm#38884: a traceback logged
+# with logger.exception, each line stamped); docker compose's "service  | " (sglang#11218)
+_WRAPPER_TAG_RE = re.compile(
+    rb"^(?:\([A-Za-z_]\w{0,40}(?: pid=\d{1,10})?\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+    rb"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[[^\]\s]{1,200}:\d{1,9}\] "
+    rb"|^[A-Za-z0-9][\w.-]{0,63} {1,24}\| ")
+
+
 def safe_rank(text: bytes) -> int | None:
     """A rank tag's number (None for a damaged one)."""
     return int(text) if len(text) <= 6 else None
@@ -202,6 +212,10 @@ class ForeignLines:
         """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
         (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix;
         then shown to the tracebacks' reader (``textcrash``), with whether anyone read it."""
+        for _ in range(3):  # a serving stack's or a container's stamps on the line (nested)
+            if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None:
+                break
+            raw = raw[wrapped.end():]
         tag = _RANK_TAG_RE.match(raw)
         self._line_rank = None
         if tag is not None:  # torchrun's tag on a line of the program's output
@@ -212,7 +226,8 @@ class ForeignLines:
         out = self._read_foreign(raw, lineno, key)
         crashed = self._crashes.observe(raw, lineno, self.stats.unrecognized > unread,
                                         self._line_rank)
-        if crashed:
+        if crashed:  # (a crash of torch's compiler is a torch record: a paste of it alone is read)
+            self.stats.records += len(crashed)
             return [*out, *crashed]
         return out
 

@@ -278,7 +278,9 @@ class TextLogParser(ForeignLines):
                     mode = cur.mode
             if self._pending is not None:
                 yield from self._pending_done()
-            yield from self._crashes.done()
+            crashed = self._crashes.done()
+            self.stats.records += len(crashed)
+            yield from crashed
             for key in list(open_):
                 yield from self._close(key)
             for waiting in self._waiting.values():  # no compile came after them

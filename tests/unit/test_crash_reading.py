@@ -162,3 +162,34 @@ RuntimeError: unsupported node
 torch._dynamo.exc.TorchRuntimeError: Failed running call_function <built-in function add>(*(FakeTensor(..., size=(3,)), FakeTensor(..., size=(4,))), **{{}}):
 """
     assert "run the same call without torch.compile" in fix(fake)
+
+
+def test_a_serving_stacks_stamps_and_a_lone_exception() -> None:
+    # vLLM's logger on every line of the engine's traceback, docker compose's service column
+    frames = f'''(EngineCore_DP0 pid=77) ERROR 04-03 06:14:31 [core.py:1108] Traceback (most recent call last):
+(EngineCore_DP0 pid=77) ERROR 04-03 06:14:31 [core.py:1108]   File "/app/serve.py", line 9, in run
+(EngineCore_DP0 pid=77) ERROR 04-03 06:14:31 [core.py:1108]     model(x)
+(EngineCore_DP0 pid=77) ERROR 04-03 06:14:31 [core.py:1108]   File "{_SITE}/_inductor/lowering.py", line 400, in wrapped
+(EngineCore_DP0 pid=77) ERROR 04-03 06:14:31 [core.py:1108]     assert len(args) == 2
+(EngineCore_DP0 pid=77) ERROR 04-03 06:14:31 [core.py:1108] AssertionError
+'''
+    (c,) = _crashes(frames)
+    assert c.error == "AssertionError" and c.user is not None and c.user.file == "/app/serve.py"
+    (c,) = _crashes("\n".join(f"server-1   | {line}" for line in frames.splitlines()))
+    assert c.at is not None and c.at.function == "wrapped"
+    # torch's compiler exception on its own line, its continuation with it
+    (c,) = _crashes("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                    "RuntimeError: Cannot find a working triton installation.\n")
+    assert c.error.endswith("RuntimeError: Cannot find a working triton installation.")
+    # dynamo's "from user code:" after the exception is the user's line, and its resume
+    # function's name a graph break's proof
+    (c,) = _crashes(f'''  File "{_SITE}/_dynamo/variables/lists.py", line 106, in getitem_const
+    assert isinstance(index, (int, torch.SymInt))
+AssertionError:
+
+from user code:
+   File "/app/attention.py", line 58, in torch_dynamo_resume_in_forward_at_57
+    return self.impl(q)
+''')
+    assert c.user is not None and (c.user.file, c.user.line) == ("/app/attention.py", 58)
+    assert [r.function for r in c.resumes] == ["torch_dynamo_resume_in_forward_at_57"]

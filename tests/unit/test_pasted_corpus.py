@@ -445,3 +445,11 @@ def test_round_19s_pastes_get_the_threads_fix() -> None:
     assert diag.cudagraphs is not None
     assert diag.cudagraphs.partitions == (("0/1", 4, 2),)
     assert diag.cudagraphs.kept_out == (("cpu ops", "AssertScalar", 6),)
+    # hunt 11/12: crashes pasted alone; the machine's errors are not torch's bugs
+    diag = diagnose_logs([PASTED / "nnunet-2349.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert "below what Triton supports (7.0)" in a.fix and "not a bug to report" in a.fix
+    diag = diagnose_logs([PASTED / "sglang-1923.log"])
+    (b,) = diag.graph_breaks
+    assert b.resumed_in == "torch_dynamo_resume_in_forward_at_57" and b.user_line == 57
+    assert diag.causes[0].stops  # the crash first: the program stopped there
