@@ -34,15 +34,19 @@ def failed_entry(reason: str) -> int | None:
     return cid.compile if cid is not None else None
 
 
-_NEW_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.{1,400})_at_(?P<line>\d{1,9})$")
-_OLD_RESUME = re.compile(r"^(?:<resume in (?P<fn>[^<>]{1,400})>|resume_in_(?P<fn2>\w{1,400}))$")
+# (2.3's nightlies of early 2024 wrote "resume_in_f_at_217" before the prefix came:
+# float8_experimental#192)
+_NEW_RESUME = re.compile(r"^(?:torch_dynamo_)?resume_in_(?P<fn>.{1,400})_at_(?P<line>\d{1,9})$")
+# (torch 2.0 named it "<graph break in f>": resume_execution.py 2.0.1; Lightning#17214)
+_OLD_RESUME = re.compile(r"^(?:<(?:resume|graph break) in (?P<fn>[^<>]{1,400})>"
+                         r"|resume_in_(?P<fn2>\w{1,400}))$")
 _MAX_DEPTH = 16  # nested names: a resume function of a resume function…
 
 
 def is_resume(function: str) -> bool:
     """Whether a frame is torch's resume function after a graph break (no user call to mark):
     ``torch_dynamo_resume_in_f_at_12`` (torch 2.3 on), ``resume_in_f`` (2.2), ``<resume in f>``
-    (2.0, 2.1)."""
+    (2.1), ``<graph break in f>`` (2.0)."""
     return function.startswith(_RESUME) or _OLD_RESUME.match(function) is not None
 
 

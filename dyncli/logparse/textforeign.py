@@ -175,6 +175,7 @@ class ForeignLines:
     _line_rank: int | None = None  # the rank torchrun's tag gave the line being read
     _pending_rank: int | None = None
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
+    _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -216,6 +217,10 @@ class ForeignLines:
             if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None:
                 break
             raw = raw[wrapped.end():]
+        if raw[:1] == b"E" and (raw[1:2] in (b" ", b"") or raw[1:].isspace()):
+            raw = self._pytest_line(raw)
+        else:
+            self._pytest_indent = None
         tag = _RANK_TAG_RE.match(raw)
         self._line_rank = None
         if tag is not None:  # torchrun's tag on a line of the program's output
@@ -230,6 +235,19 @@ class ForeignLines:
             self.stats.records += len(crashed)
             return [*out, *crashed]
         return out
+
+    def _pytest_line(self, raw: bytes) -> bytes:
+        """A line of pytest's report of an exception (``E       torch._dynamo.exc.Unsupported:
+        …``, then ``E         Explanation: …``: pytorch#170433, vLLM's CI) without its ``E``
+        and the indent of its block (the least of the block's lines: the exception's own),
+        so that the message's own indent stays."""
+        body = raw[1:].rstrip()
+        if not body:
+            return b""
+        indent = len(body) - len(body.lstrip(b" "))
+        if self._pytest_indent is None or indent < self._pytest_indent:
+            self._pytest_indent = indent
+        return body[self._pytest_indent:]
 
     def _untagged(self, raw: bytes, tag: re.Match[bytes]) -> bytes:
         """A line without torchrun's ``[default0]:`` (tail_log.py's header, 2.1-2.15: ``f"[{role}

@@ -140,6 +140,17 @@ _MASKED_RE = re.compile(rb"(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} (?P<time>[\dxX]{2}:
 _NO_LEVEL_RE = re.compile(rb"\d{4} \d\d:\d\d:\d\d\.\d{6} {1,3}\d{1,10} \S{1,1024}\.py:\d{1,9}\] ")
 
 
+# torch's TORCH_LOGS_FORMAT example "%(levelname)s: %(message)s" (torch/_logging/_internal.py,
+# 2.2 on: float8_experimental#192), a record's first line with its level and nothing else: read
+# only where a kind of record begins there
+_LEVEL_ONLY_RE = re.compile(rb"^(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL): (?P<word>[^\s:]{1,60})")
+# torchdynamo's layout of August 2022 (its logger named "Torchdynamo": torchdynamo#930, #955)
+_LEVEL_ONLY_WORDS = frozenset({b"torch._dynamo", b"torchdynamo", b"Recompiling", b"Graph", b"WON'T",
+                               b"skipping", b"Step", b"create_symbol", b"eval", b"set_replacement",
+                               b"produce_guards", b"create_env", b"Recording"})
+_TORCHDYNAMO_RE = re.compile(rb"^Torchdynamo: \[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ")
+
+
 def normalize(line: bytes) -> tuple[bytes, str] | None:
     """The glog line a pasted ``line`` stands for, and what was done ("prefixes trimmed" or
     "prefixes rebuilt"); None when no torch prefix is in it (the line is not torch's).
@@ -153,6 +164,13 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
                 + line[masked.end("time"):]
             found = normalize(fixed)
             return (found[0], "prefixes rebuilt") if found is not None else None
+    if line[:1] in b"DIWECT" and (level := _LEVEL_ONLY_RE.match(line)) is not None \
+            and level["word"] in _LEVEL_ONLY_WORDS:
+        return (_canonical(None, _LEVELS[level["lvl"]], b"?", b"0", None, None)
+                + line[level.start("word"):], "prefixes rebuilt")
+    if line[:12] == b"Torchdynamo:" and (old := _TORCHDYNAMO_RE.match(line)) is not None:
+        return (_canonical(None, _LEVELS[old["lvl"]], b"torchdynamo", b"0", None, None)
+                + line[old.end():], "prefixes rebuilt")
     head = len(line) - len(line.lstrip(b" \t>"))
     if line[head:head + 1].isdigit() and _NO_LEVEL_RE.match(line, head) is not None:
         # a glog prefix whose level letter the paste cut off (sd-webui-forge-classic#1006:
