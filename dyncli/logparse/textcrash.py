@@ -20,14 +20,13 @@ import re
 from dataclasses import dataclass, field
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.textreasons import FILE_RE
 from dyncli.logparse.torchtree import is_compiler_file, is_torch_file
 
 # Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback
 # …"), or IPython's, which names the exception before it
 _HEAD_RE = re.compile(r"^(?:(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,}Traceback \(most recent call last\)"
                       r"|.{0,400}Traceback \(most recent call last\):)\s*$")
-_FRAME_RE = re.compile(r'^\s{0,40}File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
-                       r"(?P<fn>.{1,400})$")
 # IPython 8: "File /usr/…/eval_frame.py:489, in _TorchDynamoContext.__call__.<locals>._fn(*args)"
 _IPY_FILE_RE = re.compile(r"^File (?P<file>\S.{0,4096}?):(?P<line>\d{1,9}), in (?P<fn>[^\s(]{1,400})")
 # Colab: "[/usr/…/bytecode_transformation.py](https://localhost:8080/#) in compute_exception_table(…)"
@@ -66,7 +65,7 @@ _LIBRARY_RE = re.compile(r"(?:^|[/\\])(?:site-packages|dist-packages|lib[/\\]pyt
 
 def _frame(text: str) -> ev.UserLoc | None:
     """The frame a traceback's line names (its line number 0 where the line comes after it)."""
-    m = _FRAME_RE.match(text) or _IPY_FILE_RE.match(text)
+    m = FILE_RE.match(text) or _IPY_FILE_RE.match(text)
     if m is not None:
         return ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
     m = _IPY_LINK_RE.match(text) or _IPY_OLD_RE.match(text)
