@@ -53,7 +53,7 @@ def test_the_list_printed_for_each_torch_compiles_once(tmp_path: Path) -> None:
     per_dim, whole = _LIST_RE.findall(a.fix)
     # (a recompiles log names only the first guard that failed: the list is of every input)
     assert (per_dim, whole) in ((".*:1", ".*"), ("L['x']:1", "L['x']"))
-    assert "before 2.13" in a.fix
+    assert "needs torch 2.13" in a.fix
     if _before_2_13():
         assert _graphs(tmp_path, "per_dim", per_dim) == 2  # ':1' matches nothing here
         assert _graphs(tmp_path, "whole", whole) == 1
