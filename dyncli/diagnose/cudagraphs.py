@@ -102,9 +102,11 @@ class CudagraphAccumulator:
                 self._parts[str(event.compile_id or "")] = (event.cudagraphable + event.other,
                                                             event.other)
             for i, reason in enumerate(event.reasons):
-                if _DISABLED not in reason and len(self._reasons) < 50:
+                if _DISABLED in reason:
+                    continue
+                if len(self._reasons) < 50:
                     self._reasons[reason] = None
-                if _DISABLED not in reason and len(self._kept) < 200:
+                if len(self._kept) < 200:
                     self._kept[(reason, event.ops[i] if i < len(event.ops) else "")] += 1
 
     def _keep(self, rows: list[Any], row: Any) -> None:

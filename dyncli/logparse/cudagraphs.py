@@ -267,7 +267,7 @@ def error_start(raw: bytes) -> str | None:
     if at < 0:
         return None
     text = raw.decode("utf-8", "replace")
-    lead = text[:len(raw[:at].decode("utf-8", "replace"))]
+    lead = raw[:at].decode("utf-8", "replace")  # (the mark is ASCII: text begins with this)
     for word in ("Error: ", "TODO: "):  # torch's own first word, kept with the message
         if lead.endswith(word):
             lead = lead[:-len(word)]

@@ -161,9 +161,8 @@ class CrashReader:
                     done.from_user = True
                     return []
                 return self._finish_done()
-            if unread and text[:1] not in (" ", "\t") and (
-                    exception_name(text.strip()) in COMPILER_ERRORS
-                    or (exception_name(text.strip()) and any(m in text for m in ENVIRONMENT))):
+            name = exception_name(text.strip()) if unread and text[:1] not in (" ", "\t") else ""
+            if name in COMPILER_ERRORS or (name and any(m in text for m in ENVIRONMENT)):
                 # one of torch's compiler exceptions without its traceback (sglang#6342: the
                 # exception first, then the program's own traceback "during handling" of it)
                 self._tb = _Traceback(lineno, error=[text.strip()], rank=rank)
