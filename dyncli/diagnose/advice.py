@@ -29,6 +29,7 @@ from dyncli.diagnose.model import (
     FrameReport,
     GraphBreakReport,
     RecompileReport,
+    call_site,
 )
 from dyncli.diagnose.reasons import (
     cite,
@@ -706,6 +707,9 @@ def _break_fix(b: GraphBreakReport) -> str:
                 "op's data-dependent output size becomes an unbacked size in the graph), or use "
                 "an op whose output size does not depend on the data, or move it out of the "
                 "compiled function")
+    logging_fix = _logging_fix(b)
+    if logging_fix:
+        return logging_fix
     builtin = builtin_name(b.explanation)
     if builtin is not None:  # (torch's first hint there asks to file an issue)
         return builtin_hint(builtin)
@@ -713,6 +717,8 @@ def _break_fix(b: GraphBreakReport) -> str:
         return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
                 "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "
                 "Python number inside the graph)")
+    if _in_ddp_wrapper(b):
+        return _DDP_WRAPPER_FIX
     if b.file and is_torch_file(b.file):
         # pytorch#152185: FSDP1's _flat_param.py; the line is torch's, not one to move
         inside = ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
@@ -725,6 +731,62 @@ def _break_fix(b: GraphBreakReport) -> str:
     if b.reason.startswith(_BRANCH) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
     return b.hints[0] if b.hints else "move the untraceable call out of the compiled function"
+
+
+# a logger's method in the compiled code: torch 2.4-2.10 word it "Logger not supported for
+# non-export cases. … adding logging methods to config.ignore_logger_methods" (variables/misc.py,
+# one line, no hint: trl#3839 read "move the untraceable call out", for transformers' own
+# logger.warning_once); 2.11 on, GB0291, whose hints name the class's method and
+# ignore_logging_functions (ignore_logger_methods is its alias there). Torch checks the bound
+# method and its __func__ against the set, so the class's method covers every logger of the
+# class. Applied: tests/integration/test_logger_fix.py (transformers' warning_once).
+_LOGGER_OLD = "Logger not supported for non-export cases"
+_LOGGER_GB = "logging.Logger method not supported for non-export cases"
+_CLASS_METHOD_RE = re.compile(r"add the class method `(?P<m>[\w.]{1,200})`")
+_CALLED_RE = re.compile(r"^[\w.]{0,200}\.(?P<m>\w{1,80})\s*\(")
+
+
+def _logging_fix(b: GraphBreakReport) -> str:
+    """The setting that skips a logger's method under compile, named for the call that broke
+    (``logging.Logger.warning_once``), or "" where the break is not a logger's."""
+    old = _LOGGER_OLD in b.reason
+    if not old and b.gb_type != _LOGGER_GB:
+        return ""
+    setting = ("torch._dynamo.config.ignore_logger_methods" if old else
+               "torch._dynamo.config.ignore_logging_functions")
+    named = next((m["m"] for h in b.hints if (m := _CLASS_METHOD_RE.search(h))), "")
+    if not named and (m := _CALLED_RE.search(b.code.strip())):
+        named = f"logging.Logger.{m['m']}"
+    what = (f"{setting}.add({named}) before compiling" if named else
+            f"add the logger method called there to {setting} before compiling")
+    return (f"{what} (torch's own answer: dynamo skips the call, so that message is not logged "
+            "while the code runs compiled; a method of the logger's class covers every logger of "
+            "that class, a library's too); or call the logger outside the compiled function")
+
+
+# compiling the DDP wrapper: distributed.py marks _inside_ddp_forward skipped ("dynamo only kicks
+# in for the 'module_to_run' underneath"), so DDP's own forward (its logger, its buffer sync)
+# breaks by design; 2 gloo ranks on torch 2.15 (test_ddp_fixes.py) break at that context manager
+# and at Logger.set_runtime_stats_and_log, and the module inside compiles as a frame of its own
+_DDP_FILE = "nn/parallel/distributed.py"
+_DDP_SKIP = "DistributedDataParallel._inside_ddp_forward"
+_DDP_WRAPPER_FIX = (
+    "the break is in DDP's own forward, which torch leaves uncompiled on purpose when the DDP "
+    "wrapper is compiled: the module inside DDP still compiles as a frame of its own "
+    "(distributed.py: _inside_ddp_forward is skipped so that \"dynamo only kicks in for the "
+    "module_to_run underneath\"); nothing of yours to move. DDP(torch.compile(model)) has no such "
+    "break, at the cost of DDP's bucket-by-bucket overlap of the gradient all-reduce")
+
+
+def _in_ddp_wrapper(b: GraphBreakReport) -> bool:
+    """A break in DDP's forward: at distributed.py, at the skipped context manager torch names,
+    or (a paste cut before the break's place) reached from DDP's forward."""
+    if _DDP_SKIP in b.explanation or _DDP_SKIP in b.reason:
+        return True
+    if b.file:
+        return b.file.replace("\\", "/").endswith(_DDP_FILE)
+    return any((at := call_site(s)) is not None and at[0].replace("\\", "/").endswith(_DDP_FILE)
+               for s in b.call_sites)
 
 
 # a Python branch on a tensor's value: "generic_jump TensorVariable()" (torch's reason up to

@@ -270,7 +270,10 @@ def builtin_name(text: str) -> str | None:
 def builtin_hint(name: str) -> str:
     """torch's hints for a builtin it cannot trace, as one fix; for torch's own private C
     functions (``torch._C._dynamo.guards.assert_size_stride``, pytorch#154536: reached from
-    inductor's cached output code, never called by the user) a report to torch instead."""
+    inductor's cached output code, never called by the user) a report to torch instead, and
+    for DDP's buffer broadcast the settings that keep it out of the compiled forward."""
+    if name.startswith("torch._C._distributed_c10d") and name.endswith("._broadcast_coalesced"):
+        return DDP_BUFFERS_FIX
     if name.startswith("torch._C.") or name.startswith("torch._"):
         return (f"{name} is torch's own, reached from code torch generated or called, not a "
                 "call of yours to move or wrap: report it to torch with a repro; where it "
@@ -279,6 +282,20 @@ def builtin_hint(name: str) -> str:
     return (f"wrap {name} in a custom operator (torch.library.custom_op) or, if it is "
             f"traceable, torch.compiler.allow_in_graph({name}) (torch's own hint); or call it "
             "outside the compiled function")
+
+
+# DDP's forward broadcasts the module's buffers from rank 0 (_pre_forward -> _sync_buffers ->
+# dist._broadcast_coalesced) when the DDP wrapper itself is compiled (pytorch#141827, #139440).
+# Measured with 2 gloo ranks, torch 2.15 (tests/integration/test_ddp_fixes.py): the break is gone
+# with broadcast_buffers=False, with forward_sync_buffers=False (2.15's name; broadcast_buffers
+# is deprecated there), and with DDP(torch.compile(model)).
+DDP_BUFFERS_FIX = (
+    "DDP's forward broadcasts the module's buffers (BatchNorm's running statistics, say) from "
+    "rank 0 at every call, a collective dynamo cannot trace (pytorch#141827): "
+    "DistributedDataParallel(model, broadcast_buffers=False) where the buffers need not match "
+    "across ranks (torch 2.15 names it forward_sync_buffers=False), or compile the module and "
+    "wrap that in DDP, DDP(torch.compile(model)), which has no break but one backward graph, so "
+    "DDP's gradient all-reduce no longer overlaps the backward bucket by bucket")
 
 
 # convert_frame.raise_unimplemented_cache_limit_exceeded (2.12-2.15): the recompile limit as

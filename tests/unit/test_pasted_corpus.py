@@ -453,3 +453,28 @@ def test_round_19s_pastes_get_the_threads_fix() -> None:
     (b,) = diag.graph_breaks
     assert b.resumed_in == "torch_dynamo_resume_in_forward_at_57" and b.user_line == 57
     assert diag.causes[0].stops  # the crash first: the program stopped there
+
+
+def test_ddps_own_forward_is_not_a_call_of_the_users_to_move() -> None:
+    """pytorch-141827 and -139440: DDP's buffer broadcast (``_broadcast_coalesced``) when the DDP
+    wrapper is compiled. Its fix was a report to torch and TORCHINDUCTOR_FX_GRAPH_CACHE=0 (a
+    sentence from pytorch#154536); the settings that remove the break are applied in
+    tests/integration/test_ddp_fixes.py. pytorch-121386: a break reached from DDP's forward,
+    cut before its reason."""
+    for name in ("pytorch-141827", "pytorch-139440"):
+        (a,) = [s for s in diagnose_logs([PASTED / f"{name}.log"]).suggestions
+                if s.kind is AdviceKind.GRAPH_BREAK]
+        assert "broadcast_buffers=False" in a.fix and "DDP(torch.compile(model))" in a.fix, name
+        assert "FX_GRAPH_CACHE" not in a.fix
+    (a,) = [s for s in diagnose_logs([PASTED / "pytorch-121386.log"]).suggestions
+            if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith("the break is in DDP's own forward")
+
+
+def test_a_libraries_logger_call_gets_torchs_setting_for_its_method() -> None:
+    """trl-3839: transformers' logger.warning_once, in torch's one-line wording of 2.6-2.10,
+    which names the setting but no method (applied in tests/integration/test_logger_fix.py)."""
+    (a,) = [s for s in diagnose_logs([PASTED / "trl-3839.log"]).suggestions
+            if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith(
+        "torch._dynamo.config.ignore_logger_methods.add(logging.Logger.warning_once)")
