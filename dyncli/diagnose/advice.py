@@ -31,6 +31,7 @@ from dyncli.diagnose.model import (
     RecompileReport,
     call_site,
 )
+from dyncli.diagnose.ranges import range_findings
 from dyncli.diagnose.reasons import (
     cite,
     location,
@@ -95,6 +96,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _unexplained(diag)
     out += _graph_breaks(diag)
     out += _data_dependent(diag)
+    out += range_findings(diag)
     out += _guard_errors(diag)
     out += _guard_self_checks(diag)
     out += _compile_crashes(diag)

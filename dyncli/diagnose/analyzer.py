@@ -48,6 +48,7 @@ from dyncli.diagnose.model import (
     GuardSelfCheckReport,
     NoCompiledFramesReport,
     NotConvertedReport,
+    RangeViolationReport,
     RecompileLimitReport,
     RecompileReport,
     Relation,
@@ -199,6 +200,8 @@ class Analyzer:
         # (rank, compile id) -> the facts of its data-dependent errors (textdde), joined there
         self._dde: dict[tuple[int | None, str], _DdeFacts] = {}
         self._guard_errors: list[tuple[int | None, str, str, int]] = []
+        self._ranges: dict[tuple[int | None, str, str], RangeViolationReport] = {}
+        self._suggested: list[tuple[str, str]] = []
         # frames run eagerly under a dispatch mode: (rank, function, file) -> [count, first line]
         self._mode_skips: dict[tuple[int | None, str, str], list[int]] = {}
         self._not_converted: dict[tuple[int | None, str, str, int | None], NotConvertedReport] = {}
@@ -223,6 +226,7 @@ class Analyzer:
             ev.RecompileLimit: self._on_limit, ev.GraphBreak: self._on_graph_break,
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
             ev.ConstraintViolation: self._on_constraint, ev.DataDependent: self._on_dde,
+            ev.RangeViolation: self._on_range, ev.SuggestedFix: self._on_suggested,
             ev.DataDependentError: self._on_dde_error,
             ev.GuardError: self._on_guard_error, ev.ModeSkip: self._on_mode_skip,
             ev.MarkedStatic: self._on_marked_static,
@@ -585,6 +589,28 @@ class Analyzer:
         elif len(self._mode_skips) < _MAX_ERRORS:
             self._mode_skips[(e.rank, e.function, e.file)] = [1, e.line]
 
+    def _on_range(self, e: ev.RangeViolation) -> None:
+        # one row per (rank, source): torch lists each guard the range fails as an item, and
+        # the same items again where the exception's text follows its record
+        key = (e.rank, e.source, e.dim)
+        old = self._ranges.get(key)
+        if old is None:
+            if len(self._ranges) >= _MAX_ERRORS:
+                return
+            self._ranges[key] = RangeViolationReport(
+                rank=e.rank, compile_id=str(e.compile_id or ""), source=e.source, dim=e.dim,
+                range=e.range, guards=(e.guard,) if e.guard else (), user=e.user, line=e.line)
+            return
+        guards = old.guards if not e.guard or e.guard in old.guards or \
+            len(old.guards) >= _MAX_IDS else (*old.guards, e.guard)
+        self._ranges[key] = dataclasses.replace(
+            old, guards=guards, compile_id=old.compile_id or str(e.compile_id or ""),
+            range=old.range or e.range, user=old.user or e.user)
+
+    def _on_suggested(self, e: ev.SuggestedFix) -> None:
+        if (e.name, e.value) not in self._suggested and len(self._suggested) < _MAX_IDS:
+            self._suggested.append((e.name, e.value))
+
     def _on_dde_error(self, e: ev.DataDependentError) -> None:
         key = (e.rank, str(e.compile_id or ""))
         facts = self._dde.get(key)
@@ -694,6 +720,9 @@ class Analyzer:
             no_compiled_frames=tuple(self._no_frames.values()),
             guard_self_checks=tuple(self._self_checks.values()),
             compile_crashes=self._crashes_told(),
+            range_violations=tuple(dataclasses.replace(x, user=resolve(x.user))
+                                   for x in self._ranges.values()),
+            suggested_fixes=tuple(self._suggested),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
                                         for (rank, cid), facts in self._dde.items()
                                         for x in facts.reports(rank, cid)),

@@ -266,6 +266,23 @@ class DataDependentReport:
 
 
 @dataclass(frozen=True)
+class RangeViolationReport:
+    """A range the program gave a size, ``mark_dynamic(x, 0, min=, max=)`` or an export Dim,
+    that the code narrows: torch raised (``Constraints violated``) and names the guards the
+    code needs over it (``4 <= L['x'].size()[0]``). ``dim``: export's Dim name ("" for
+    mark_dynamic); ``range``: torch's rendering (a bound at its default left out)."""
+
+    rank: int | None
+    compile_id: str
+    source: str
+    dim: str
+    range: str
+    guards: tuple[str, ...]
+    user: UserLoc | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class Relation:
     """An equality torch derived between symbols (``s27 = s16 (solve)``)."""
 
@@ -306,6 +323,10 @@ class Diagnosis:
     guard_self_checks: tuple[GuardSelfCheckReport, ...] = ()
     # the program's tracebacks that end in torch's compiler: the compile raised, it stopped
     compile_crashes: tuple[CompileCrashReport, ...] = ()
+    # ranges given to a size (mark_dynamic's min/max, export's Dims) that the code narrows
+    range_violations: tuple[RangeViolationReport, ...] = ()
+    # torch's "Suggested fixes:" lines, (name, value) as the log has them (export's answer)
+    suggested_fixes: tuple[tuple[str, str], ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
@@ -466,6 +487,11 @@ class Diagnosis:
                 for fn, file, first, why in x.skipped]} for x in self.no_compiled_frames],
             "guard_self_checks": [dataclasses.asdict(x) for x in self.guard_self_checks],
             "compile_crashes": [dataclasses.asdict(x) for x in self.compile_crashes],
+            "range_violations": [{
+                "rank": x.rank, **id_fields(x.compile_id), "source": x.source, "dim": x.dim,
+                "range": x.range, "guards": list(x.guards), **_user(x.user), "line": x.line,
+            } for x in self.range_violations],
+            "suggested_fixes": [f"{name} = {value}" for name, value in self.suggested_fixes],
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,

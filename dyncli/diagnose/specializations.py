@@ -162,7 +162,9 @@ def specializations(diag: Diagnosis) -> list[Advice]:
                      + (f"the code at {location(at)} specialized it" if at is not None
                         else "the model specialized it") + f" to {value}, so the export failed."),
             fix=(f"declare {dim} Dim.AUTO (torch keeps it static where the model needs it), or "
-                 f"Dim.STATIC / {dim} = {value} (torch's suggested fix) if the model only "
+                 f"Dim.STATIC / {dim} = {value}"
+                 + (" (torch's suggested fix)" if (dim, value) in diag.suggested_fixes else "")
+                 + " if the model only "
                  "takes that size; to make it dynamic, change the line that pins it: "
                  f'TORCH_LOGS="+dynamic" prints it (`eval Eq(…, {value}) [guard added]`)'),
             evidence=tuple(_spec_cite(x, x.symbol or ", ".join(x.sources)) for x in specs[:3])))

@@ -439,6 +439,31 @@ class ConstraintViolation(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RangeViolation(Event):
+    """``Not all values of X in the specified range R satisfy the generated guard G``: a range
+    given to ``mark_dynamic(min=, max=)`` or a ``torch.export`` Dim that the code narrows
+    (symbolic_shapes' StrictMinMaxConstraint; 2.1-2.15). ``dim`` is export's Dim name (empty for
+    mark_dynamic's item, which names the source twice); ``range`` is torch's rendering of it,
+    which leaves out a bound at its default (``b <= 64``; empty when both are)."""
+
+    message: str
+    source: str = ""
+    dim: str = ""
+    range: str = ""
+    guard: str = ""
+    user: UserLoc | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuggestedFix(Event):
+    """One line of torch's ``Suggested fixes:`` after a constraint violation (``b = 2*_b``,
+    ``_b = Dim('_b', min=1, max=32)``): export's own answer, as the paste has it."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class DataDependent(Event):
     """``could not evaluate Eq(u0, 0) due to data dependency, it was assumed to be False …``."""
 
@@ -483,7 +508,8 @@ class DataDependentError(Event):
 ALL_EVENTS: tuple[type[Event], ...] = (
     CompileStart, CreateEnv, CreateSymbol, CreateUnbacked, GuardAdded, SetReplacement,
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
-    ConstraintViolation, DataDependent, DataDependentError, GuardError, LimitRaised,
+    ConstraintViolation, RangeViolation, SuggestedFix, DataDependent, DataDependentError,
+    GuardError, LimitRaised,
     NotConverted, NoCompiledFrames, GuardSelfCheck, Traceback, CompileCrash,
 )
 

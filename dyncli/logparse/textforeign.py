@@ -25,6 +25,11 @@ from dyncli.logparse.textpaste import normalize, rejoined_location
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 _TRACEBACK = (b"Traceback (most recent call last):", b"Traceback (most recent call last)")
+# a constraint violation's item, pasted without its record (ConstraintViolationError's text,
+# export's UserError: tensorrt#2794, pytorch#124507), and export's answer after the items
+_VIOLATIONS = (b"as dynamic but your code specialized it", b" was inferred to be a constant (",
+               b" satisfy the generated guard ")
+_SUGGESTED = reasons.SUGGESTED_FIXES.encode()
 _TRACEBACK_RE = re.compile(rb"^(?:.{0,400}Traceback \(most recent call last\):|"
                            rb"[A-Za-z_][\w.]{0,200}\s{2,}Traceback \(most recent call last\))\s*$")
 # The exception torch raises at the recompile limit when it may not fall back to eager
@@ -175,6 +180,7 @@ class ForeignLines:
     _line_rank: int | None = None  # the rank torchrun's tag gave the line being read
     _pending_rank: int | None = None
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
+    _suggesting = False  # inside torch's "Suggested fixes:" block
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
 
     def _pending_done(self) -> list[ev.Event]:
@@ -278,6 +284,15 @@ class ForeignLines:
                 self._pending.append(raw.decode("utf-8", "replace").rstrip())
                 return _NO_EVENTS
             return [*self._pending_done(), *self._read_foreign(raw, lineno, key)]
+        suggesting, self._suggesting = self._suggesting, False
+        if suggesting and (fix := reasons.suggested_fix(raw.decode("utf-8", "replace"))):
+            self.stats.recognized += 1
+            self._suggesting = True
+            return (ev.SuggestedFix(name=fix[0], value=fix[1], line=lineno, rank=self._line_rank),)
+        if raw.strip() == _SUGGESTED:
+            self.stats.recognized += 1
+            self._suggesting = True
+            return _NO_EVENTS
         rec = self._open.get(key)
         if not raw.strip() or any(s in raw for s in TORCH_NOISE):
             self.stats.recognized += 1
@@ -364,7 +379,7 @@ class ForeignLines:
             self.stats.unrecognized += 1  # (the line is Python's, not torch's: not understood)
             self._sample(lineno, raw)
             return (ev.Traceback(line=lineno),)
-        if b"as dynamic but your code specialized it" in raw or b" was inferred to be a constant (" in raw:
+        if any(s in raw for s in _VIOLATIONS):
             found = reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
             if found:
                 self.stats.recognized += 1

@@ -449,7 +449,17 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
         frames = user_stack(lines[stack_from + 1:end])
         user = frames[-1] if frames else None
     out: list[ev.Event] = []
+    suggesting = False
     for text in lines:
+        if suggesting and (fix := suggested_fix(text)) is not None:
+            out.append(ev.SuggestedFix(name=fix[0], value=fix[1], **common))
+            continue
+        suggesting = text.strip() == SUGGESTED_FIXES
+        ranged = range_violation(text)
+        if ranged is not None:
+            out.append(ev.RangeViolation(message=text.strip().lstrip("- ")[:600], user=user,
+                                         **ranged, **common))
+            continue
         found = _constant(text, *_YOU_MARKED) or _constant(text, *_INFERRED, " are valid because ")
         if found is not None and found[0].startswith(_RELAXED) and found[0].endswith(")"):
             # torch <= 2.6 names the constraint, not the source: RelaxedUnspecConstraint(L['x']…)
@@ -480,9 +490,59 @@ _DIM_NAMED = re.compile(r"^(?:(?:Not all values of |You marked )(?P<name>\w{1,20
                         r"|You marked (?P<bare>\w{1,200}) as dynamic )")
 
 
+# symbolic_shapes' StrictMinMaxConstraint item (produce_guards: 2.1 :2900, 2.3 :3212, 2.15 :6834):
+# "Not all values of {var_with_range} satisfy the generated guard {guard}." where var_with_range
+# is "{name} = {source} in the specified range {rendered}" (export's Dim) or "{source} = {source}
+# in the specified range …" (mark_dynamic's min/max); 2.1 numbers the items ("  1. "), 2.3 on
+# bullets them ("  - "); pytest (tensorrt#2794) and ONNX (onnxscript#2539) print them as given
+_RANGE_HEAD = "Not all values of "
+_RANGE_MID = " in the specified range"
+_RANGE_TAIL = " satisfy the generated guard "
+_MAX_GUARD = 600  # characters of a guard kept
+_ITEM_LEAD = re.compile(r"\s{0,12}(?:- |\d{1,3}\. )?")  # the item's bullet (2.3 on) or number (2.1)
+
+
+def range_violation(text: str) -> dict[str, Any] | None:
+    """source, dim, range and guard of a StrictMinMaxConstraint item, found with str.find
+    (no lazy regex over a hostile line), or None."""
+    tail = text.find(_RANGE_TAIL)
+    if tail < 0:
+        return None
+    head = text.rfind(_RANGE_HEAD, 0, tail)
+    if head < 0 or _ITEM_LEAD.fullmatch(text[:head]) is None:
+        return None  # (the words inside other text, a doc's sentence: not torch's item)
+    var = text[head + len(_RANGE_HEAD):tail]
+    mid = var.find(_RANGE_MID)
+    if mid < 0:
+        return None
+    named, rendered = var[:mid], var[mid + len(_RANGE_MID):].strip()
+    name, sep, source = named.partition(" = ")
+    if not sep:
+        name, source = "", named
+    guard = text[tail + len(_RANGE_TAIL):].strip()
+    more = guard.find(" For more information")
+    guard = (guard[:more] if more >= 0 else guard).rstrip(".").strip()
+    dim = name if name.isidentifier() and name != source else ""
+    return {"source": source.strip()[:300], "dim": dim[:100], "range": rendered[:300],
+            "guard": guard[:_MAX_GUARD]}
+
+
+# torch.export's own answer after the items: "Suggested fixes:" then one "  name = value" line
+# each (symbolic_shapes' DimConstraints.prettify_results; export's _collect_and_set_constraint
+# …): "_b = Dim('_b', min=1, max=32)", "b = 2*_b", "b = 6"
+SUGGESTED_FIXES = "Suggested fixes:"
+_SUGGESTED_RE = re.compile(r"^\s{1,12}(?P<name>[A-Za-z_]\w{0,99}) = (?P<value>\S.{0,299})$")
+
+
+def suggested_fix(text: str) -> tuple[str, str] | None:
+    """(name, value) of one line of torch's ``Suggested fixes:`` block, or None."""
+    m = _SUGGESTED_RE.match(text.rstrip())
+    return (m["name"], m["value"].strip()) if m else None
+
+
 def _constrained(source: str) -> str:
     """The source of a violation's item without torch's dim name and range around it."""
-    source = source.split(" in the specified range ", 1)[0]
+    source = source.split(_RANGE_MID, 1)[0]
     name, sep, rest = source.partition(" = ")
     return rest if sep and name.isidentifier() else source
 

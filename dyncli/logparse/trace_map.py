@@ -24,7 +24,14 @@ from dyncli.logparse import textdde as dde
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import split_failed
 from dyncli.logparse.textguards import _STATIC_INDICES_RE, flat_guard, tensor_check
-from dyncli.logparse.textreasons import graph_break_body, guard_failure, user_stack
+from dyncli.logparse.textreasons import (
+    SUGGESTED_FIXES,
+    graph_break_body,
+    guard_failure,
+    range_violation,
+    suggested_fix,
+    user_stack,
+)
 from dyncli.logparse.trace import TraceParser
 from dyncli.logparse.trace_format import TraceRecord
 from dyncli.logparse.trace_lines import (
@@ -279,10 +286,18 @@ class TraceEventMapper:
     def _constraint_violations(text: str, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         stack = user_stack(text.splitlines())
         user = stack[-1] if stack else None
+        suggesting = False
         for line in text.splitlines():
+            if suggesting and (fix := suggested_fix(line)) is not None:
+                yield ev.SuggestedFix(name=fix[0], value=fix[1], **ctx)
+                continue
+            suggesting = line.strip() == SUGGESTED_FIXES
             if m := _MARKED_CV.match(line):
                 yield ev.ConstraintViolation(message=line.strip().lstrip("- "), source=m["src"],
                                              value=m["val"], user=user, **ctx)
+            elif (ranged := range_violation(line)) is not None:
+                yield ev.RangeViolation(message=line.strip().lstrip("- ")[:600], user=user,
+                                        **ranged, **ctx)
 
     def _create_symbol(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """symbolic_shapes.py ``create_symbol``: symbol, hint value, source, range."""

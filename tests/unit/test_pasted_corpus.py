@@ -71,7 +71,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
-          "compile_crashes", "cudagraph_errors"}
+          "compile_crashes", "cudagraph_errors", "range_violations"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -103,6 +103,9 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert (cudagraphs.tree_lines if cudagraphs else 0) == expect.get("cudagraph_trees", 0)
     assert ([x.kind for x in cudagraphs.errors] if cudagraphs else []) == \
         expect.get("cudagraph_errors", [])
+    # a range given to a size that the code narrows (the compile or the export raised)
+    assert [x.dim or x.source for x in diag.range_violations] == \
+        expect.get("range_violations", [])
     constraints = [s for s in diag.specializations if s.reason == "constraint_violation"]
     assert len(constraints) == expect.get("constraints", 0)
     texts = _texts(diag)
@@ -478,3 +481,37 @@ def test_a_libraries_logger_call_gets_torchs_setting_for_its_method() -> None:
             if s.kind is AdviceKind.GRAPH_BREAK]
     assert a.fix.startswith(
         "torch._dynamo.config.ignore_logger_methods.add(logging.Logger.warning_once)")
+
+
+def test_a_range_the_code_narrows_gets_torchs_suggested_dims_or_the_range_it_allows() -> None:
+    """Export's "Not all values of X in the specified range … satisfy the generated guard":
+    torch's own suggested Dims where the paste has them whole (onnxscript-2539), said to be cut
+    where it is not (pytorch-124502), never a suggestion that restates the range given
+    (pytorch-124507); without one, the bound the guard sets (ultralytics-20370: batch != 1).
+    Before round 20 each read "Nothing to fix" (or was refused). Applied in
+    tests/integration/test_range_fixes.py."""
+    def fix(name: str) -> str:
+        (a,) = [s for s in diagnose_logs([PASTED / f"{name}.log"]).suggestions
+                if s.kind is AdviceKind.CONSTRAINT_VIOLATION]
+        assert "wider than the code allows" in a.message
+        assert ("Dim.AUTO" if "Dim " in a.message else "maybe_mark_dynamic") in a.fix
+        return a.fix
+    assert fix("onnxscript-2539").startswith(
+        "torch's suggested fix: `_W = Dim('_W', min=1, max=2); W = 64*_W`")
+    assert "the paste cut torch's suggested fix" in fix("pytorch-124502")
+    assert "suggested fix" not in fix("pytorch-124507")
+    assert fix("ultralytics-20370").startswith(
+        "narrow the range to what the code allows: Dim('batch', min=2); and pass an example of "
+        "at least 2")
+    assert "mark_dynamic(x, 0, min=4, max=8)" in fix("tensorrt-2794")
+
+
+def test_an_export_dims_sources_and_torchs_suggestion_are_as_the_paste_has_them() -> None:
+    """pytorch-132381: torch renders a default range as "in the specified range are valid",
+    which left " in the specified range" in the sources; its paste ends at a bare "Suggested
+    fixes:", so the fix does not claim to quote torch's suggestion."""
+    diag = diagnose_logs([PASTED / "pytorch-132381.log"])
+    assert {s.sources for s in diag.specializations} == {
+        ("L['stream_idx'].size()[0]",), ("L['x'].size()[0]",)}
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CONSTRAINT_VIOLATION]
+    assert "Dim.STATIC / streams = 2" in a.fix and "suggested" not in a.fix
