@@ -478,3 +478,21 @@ def test_a_libraries_logger_call_gets_torchs_setting_for_its_method() -> None:
             if s.kind is AdviceKind.GRAPH_BREAK]
     assert a.fix.startswith(
         "torch._dynamo.config.ignore_logger_methods.add(logging.Logger.warning_once)")
+
+
+def test_a_wont_convert_body_of_frames_alone_is_a_frame_run_eagerly() -> None:
+    """Paste hunt 14: a W-level convert_frame record of traceback frames alone can only be
+    format_error_msg's WON'T CONVERT (its head and exception cut): never "Nothing to fix"."""
+    for name, raised_in in (("chattts-106", "the backend (inductor)"), ("chattts-106-b", ""),
+                            ("sglang-5870", ""), ("comfyui-wanvideowrapper-1011", "")):
+        diag = diagnose_logs([PASTED / f"{name}.log"])
+        (n,) = diag.not_converted
+        assert (n.function, n.error, n.raised_in) == ("?", "", raised_in), name
+        (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NOT_CONVERTED]
+        assert "the error is past the end of the paste" in a.message
+        assert "suppress_errors = False" in a.fix
+    assert diag.not_converted[0].rank is None
+    assert diagnose_logs([PASTED / "sglang-5870.log"]).not_converted[0].rank == 0
+    (a,) = [s for s in diagnose_logs([PASTED / "chattts-106.log"]).suggestions
+            if s.kind is AdviceKind.NOT_CONVERTED]
+    assert "its compile raised in the backend (inductor)" in a.message
