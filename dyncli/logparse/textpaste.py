@@ -41,6 +41,12 @@ _ELIDED_RE = re.compile(rb"(?:\.\.\.|\xe2\x80\xa6)(?P<file>/?[^\s\]]{1,1024}):(?
 # [0/0] create_symbol …" (the level, date, time and pid trimmed away: pytorch#125641).
 _TRIMMED_RE = re.compile(rb"(?P<file>torch[/\\][^\s\]]{1,1024}\.py):(?P<lineno>\d{1,9})\]"
                          + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
+# A glog prefix with its time and pid removed, the level and date kept: "V0627
+# torch/_dynamo/exc.py:209] [0/0] [__graph_breaks] WON'T CONVERT …" (lovely-tensors#24: the user
+# shortened every prefix); read where the file is torch's
+_DATED_RE = re.compile(rb"(?:\[rank(?P<rank>\d{1,9})\]:)?(?P<lvl>[VIWEC])\d{4} "
+                       rb"(?P<file>[^\s\]]{1,1024}\.py):(?P<lineno>\d{1,9})\]"
+                       + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
 # a rank tag right before a layout the start expression found (its first alternative, glog,
 # takes it itself; the logging layouts' own expressions read it at their start)
 _RANK_BEFORE_RE = re.compile(rb"\[rank\d{1,9}\]:$")
@@ -178,6 +184,11 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
         # read as a warning's (the records a user sees without TORCH_LOGS)
         found = normalize(b"W" + line[head:])
         return (found[0], "prefixes rebuilt") if found is not None else None
+    if line[head:head + 1] in (b"V", b"I", b"W", b"E", b"C", b"[") \
+            and (dated := _DATED_RE.match(line, head)) is not None \
+            and (b"torch/" in dated["file"] or b"torch\\" in dated["file"]):
+        return (_canonical(dated["rank"], dated["lvl"], dated["file"], dated["lineno"], dated["cid"],
+                           dated["artifact"]) + _decoded(line[dated.end():]), "prefixes rebuilt")
     if line[head:head + 1] in (b".", b"[", b"\xe2") or line[head:head + 6] in (b"torch/", b"torch\\"):
         # a prefix cut short, at the line's start
         cut = _rebuilt(line, head)

@@ -37,6 +37,8 @@ def _lines(case: str) -> list[bytes]:
     ("torchdynamo-330.log", 1, "prefixes rebuilt", b"W0101 00:00:00.000000 0 torchdynamo.convert_frame:0] torchdynamo hit"),
     ("pytorch-93698.log", 1, "prefixes rebuilt", b"W0101 00:00:00.000000 0 torchdynamo.convert_frame:0] torchdynamo hit"),
     ("torchdynamo-281.log", 0, "prefixes rebuilt", b"W0101 00:00:00.000000 0 ?:0] torchdynamo hit recompilation"),
+    # lovely-tensors#24: glog's level and date kept, its time and pid removed by the user
+    ("lovely-tensors-24.log", 0, "prefixes rebuilt", b"V0101 00:00:00.000000 0 torch/_dynamo/exc.py:209] [0/0] [__graph_breaks] WON'T CONVERT forward"),
 ])
 def test_normalize_finds_the_record(case: str, index: int, done: str, head: bytes) -> None:
     line, what = normalize(_lines(case)[index]) or (b"", "")
@@ -49,6 +51,7 @@ def test_normalize_finds_the_record(case: str, index: int, done: str, head: byte
     b"$ TORCH_LOGS=+recompiles python global_recompile.py", b"## Debug logs", b"```python",
     b"The guard `torch._dynamo hit config.recompile_limit (8)` means...", b"{\"frames\": []}",
     b"Recompiling function f in a.py:3",  # torch's words without torch's prefix: not a record
+    b"W0627 mylib/train.py:12] step 3",  # a dated head of a file that is not torch's
 ])
 def test_normalize_leaves_text_that_is_not_a_record(text: bytes) -> None:
     assert normalize(text) is None
@@ -140,6 +143,7 @@ LONG = 200_000  # characters (as tests/cli/test_hostile_inputs.py): linear patte
     b"> " * (LONG // 2) + b"torchdynamo hit recompilation cache limit (6",
     b"&#39;" * (LONG // 5) + b" V1122 01:19:56.129000 7476 torch/x.py:1] [0/0] y",
     b"   reasons:  [" + b"['a'], " * (LONG // 7), b"`" * LONG + b"[0/1] [__recompiles] x",
+    b"V0627 " + b"torch/a" * (LONG // 7) + b".py:1]", b"W0627 " + b"a.py:" * (LONG // 5),
 ])
 def test_hostile_pasted_lines_finish(line: bytes) -> None:
     stats = ParseStats()
