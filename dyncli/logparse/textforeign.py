@@ -21,7 +21,7 @@ from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
 from dyncli.logparse.textcrash import CrashReader
 from dyncli.logparse.textkinds import COLLECT, FIRST, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
-from dyncli.logparse.textpaste import normalize, rejoined_location
+from dyncli.logparse.textpaste import normalize, rejoined_location, wrapper_of
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 _TRACEBACK = (b"Traceback (most recent call last):", b"Traceback (most recent call last)")
@@ -176,6 +176,7 @@ class ForeignLines:
     _pending_rank: int | None = None
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
+    _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -205,6 +206,8 @@ class ForeignLines:
         if found is None:
             return None
         line, done = found
+        if done == "prefixes trimmed" and self._wrapper is None:
+            self._wrapper = wrapper_of(raw)
         if done:
             self.stats.pasted[done] = self.stats.pasted.get(done, 0) + 1
         return line
@@ -213,6 +216,10 @@ class ForeignLines:
         """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
         (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix;
         then shown to the tracebacks' reader (``textcrash``), with whether anyone read it."""
+        if self._wrapper is not None and (stamp := self._wrapper.match(raw)) is not None:
+            # the stamp a tool put on every line, torch's too (GitHub Actions, Ray, srun,
+            # journald, a container's log): the program's traceback behind it is read
+            raw = raw[stamp.end():]
         for _ in range(3):  # a serving stack's or a container's stamps on the line (nested)
             if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None:
                 break
