@@ -439,7 +439,8 @@ def _not_converted(diag: Diagnosis) -> list[Advice]:
                  else x.file or "its file is not in the log")
         name = x.function if x.function != "?" else "a frame whose name the paste cut"
         why = (f"its compile raised {x.error}" if x.error else
-               "its compile raised (the error is past the end of the paste)")
+               f"its compile raised{' in ' + x.raised_in if x.raised_in else ''} (the error is "
+               "past the end of the paste)")
         out.append(Advice(
             kind=AdviceKind.NOT_CONVERTED, rank=x.rank, function=x.function,
             key=f"{x.function}:{x.file}:{x.first_line}",

@@ -552,7 +552,8 @@ class Analyzer:
         elif len(self._not_converted) < _MAX_ERRORS:
             self._not_converted[key] = NotConvertedReport(
                 rank=e.rank, function=e.function, file=e.file, first_line=e.first_line,
-                error=e.error, line=e.line, compile_id=str(e.compile_id or ""))
+                error=e.error, line=e.line, compile_id=str(e.compile_id or ""),
+                raised_in=e.raised_in)
 
     def _on_no_compiled_frames(self, e: ev.NoCompiledFrames) -> None:
         key = (e.rank, e.skipped)

@@ -175,6 +175,7 @@ class NotConvertedReport:
     count: int = 1
     line: int = 0
     compile_id: str = ""
+    raised_in: str = ""  # where the error was cut: the compiler part that raised ("" unknown)
 
 
 @dataclass(frozen=True)

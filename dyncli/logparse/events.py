@@ -325,12 +325,15 @@ class NotConverted(Event):
     """``WON'T CONVERT fn file line N`` / ``due to:`` / a traceback (``convert_frame``'s
     ``format_error_msg``): dynamo's compile of a frame raised and torch suppressed the error
     (``suppress_errors``, WARNING; an ``Unsupported`` it treats as soft, INFO): the frame runs
-    eagerly. ``error``: the exception's own lines (empty where the paste ends before them)."""
+    eagerly. ``error``: the exception's own lines (empty where the paste ends before them);
+    ``raised_in``: where the paste cut them, the part of the compiler its deepest frame is in
+    ("the backend (inductor)"; "" where not known)."""
 
     function: str
     file: str = ""
     first_line: int | None = None
     error: str = ""
+    raised_in: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,12 +16,13 @@ from typing import Any
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
+from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
 from dyncli.logparse.textcrash import CrashReader
 from dyncli.logparse.textkinds import COLLECT, FIRST, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
-from dyncli.logparse.textpaste import normalize, rejoined_location
+from dyncli.logparse.textpaste import normalize, rejoined_location, wrapper_of
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 _TRACEBACK = (b"Traceback (most recent call last):", b"Traceback (most recent call last)")
@@ -106,6 +107,7 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
 _WRAPPED_GB_RE = re.compile(rb"(?:: |!!! |:\*\* )(?P<gb>[^:!]{1,300})$")
 _SELF_CHECK = reasons.SELF_CHECK.encode()
 _EXPLANATION = b"  Explanation: "
+_TRIGGERED = b"triggered by the following guard failure"
 _STANCE = b"Detected recompile when torch.compile stance is"
 _EXPLAIN_HEADS = tuple(h.encode() for h in reasons.EXPLAIN_HEADS)
 _GUARD_WORDS = (b"eval", b"runtime_assert")  # guard records whose location a paste may wrap
@@ -182,6 +184,7 @@ class ForeignLines:
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _suggesting = False  # inside torch's "Suggested fixes:" block
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
+    _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -201,6 +204,21 @@ class ForeignLines:
         self._pending_rank = self._line_rank
         return _NO_EVENTS
 
+    def _claim_unread(self, read: Any, text: str, raw: bytes) -> Iterable[ev.Event]:
+        """The last line read as nobody's, now known by ``raw`` under it as the first line
+        (``text``) of torch's message: its count undone, the message pending with ``raw``."""
+        assert self._unread is not None
+        at = self._unread[1]
+        self._unread = None
+        self.stats.unrecognized -= 1
+        if self.stats.samples and self.stats.samples[-1][0] == at:
+            self.stats.samples.pop()
+        self._pend(read, text, at)
+        self.stats.recognized += 1
+        assert self._pending is not None
+        self._pending.append(raw.decode("utf-8", "replace").rstrip())
+        return _NO_EVENTS
+
     def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
         raise NotImplementedError
 
@@ -211,6 +229,8 @@ class ForeignLines:
         if found is None:
             return None
         line, done = found
+        if done == "prefixes trimmed" and self._wrapper is None:
+            self._wrapper = wrapper_of(raw)
         if done:
             self.stats.pasted[done] = self.stats.pasted.get(done, 0) + 1
         return line
@@ -219,6 +239,10 @@ class ForeignLines:
         """A line without a torch prefix: stdout noise, a Python traceback, a blank line, or
         (torch 2.0 and torchdynamo) the rest of the record whose first line had the prefix;
         then shown to the tracebacks' reader (``textcrash``), with whether anyone read it."""
+        if self._wrapper is not None and (stamp := self._wrapper.match(raw)) is not None:
+            # the stamp a tool put on every line, torch's too (GitHub Actions, Ray, srun,
+            # journald, a container's log): the program's traceback behind it is read
+            raw = raw[stamp.end():]
         for _ in range(3):  # a serving stack's or a container's stamps on the line (nested)
             if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None:
                 break
@@ -341,16 +365,21 @@ class ForeignLines:
             # (Encoding): Data-dependent branching"; ComfyUI's console, KJNodes#533: "!!!
             # Exception during processing !!! Unsupported method call"; its error report,
             # ComfyUI#10114: "- **Exception Message:** torch.* op returned non-Tensor")
-            at = self._unread[1]
-            self._unread = None
-            self.stats.unrecognized -= 1
-            if self.stats.samples and self.stats.samples[-1][0] == at:
-                self.stats.samples.pop()
             gb = gb_b["gb"].decode("utf-8", "replace").strip()
-            self._pend(reasons.unsupported_break, "Unsupported: " + gb, at)
+            return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
+        if raw.lstrip().startswith(_TRIGGERED) and self._unread is not None \
+                and self._unread[1] == lineno - 1 \
+                and reasons.RECOMPILING_RE.match(head := self._unread[0].decode("utf-8", "replace")
+                                                 .strip()[:4000]) is not None:
+            # a recompile without a prefix, known by torch's failure line under its first
+            # line: torch's docs render it so (programming_model.recompilation), and a notebook
+            # whose handler drops the prefix
+            return self._claim_unread(reasons.recompiling, head, raw)
+        if (note := notes.note_line(raw)) is not None:
+            # torch's note on what it did (inductor's "Online softmax is disabled …", a
+            # UserWarning whose message follows its head): nothing to fix, understood
             self.stats.recognized += 1
-            assert self._pending is not None
-            self._pending.append(raw.decode("utf-8", "replace").rstrip())
+            self.stats.records += note in notes.FIRST_LINES
             return _NO_EVENTS
         said = said_without_prefix(raw)
         if said is not None:

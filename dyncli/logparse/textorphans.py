@@ -74,13 +74,34 @@ _EXC_HEAD_RE = re.compile(r"^(?:[A-Za-z_]\w{0,100}\.){0,8}\w{0,100}(?:Error|Exce
                           r"Unsupported)\b:")
 
 
+# the directory of torch's a traceback frame is in -> the part of the compiler that raised,
+# where the paste cut the exception off (chattts#106: frames through inductor's codegen)
+_RAISED_IN = (("_inductor", "the backend (inductor)"),)
+
+
+def _raised_in(lines: list[str]) -> str:
+    """Who raised, told by the deepest ``File "…", line N, in`` frame of a cut traceback: a
+    row of ``_RAISED_IN`` whose torch directory holds it ("" for any other, or no frame)."""
+    deepest = ""
+    for text in lines:
+        if text.lstrip().startswith('File "') and (m := reasons.FILE_RE.match(text)) is not None:
+            deepest = m["file"].replace("\\", "/")
+    return next((who for part, who in _RAISED_IN if f"torch/{part}/" in deepest), "")
+
+
 def orphan_not_converted(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The body of a ``WON'T CONVERT`` record whose head the paste cut: the frame torch gave up
     on, named by the innermost frame of its ``from user code:`` stack where it has one, and
-    the exception it raised; nothing when the body holds no exception (not that record)."""
+    the exception it raised. A body of traceback frames alone is that record still: the
+    only W/I records of ``convert_frame`` with ``File "…", line N, in`` lines are
+    format_error_msg's, logged with exc_info under suppress_errors (2.3 convert_frame.py:824,
+    2.7 :1280, 2.15 :2493; its other warnings, the recompile limit's and cProfile's, have
+    none): its function and error are past the paste's ends. Nothing for any other body."""
     at = next((i for i, t in enumerate(lines) if _EXC_HEAD_RE.match(t)), None)
     if at is None:
-        return []
+        if not any(t.lstrip().startswith('File "') and reasons.FILE_RE.match(t) for t in lines):
+            return []
+        return [ev.NotConverted(function="?", raised_in=_raised_in(lines), **common)]
     error = [lines[at].strip()]
     for text in lines[at + 1:at + 4]:  # "backend='inductor' raised:" then the error
         if not text.strip() or text[:1] in (" ", "\t") or not error[-1].endswith(":"):

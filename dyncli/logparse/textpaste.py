@@ -41,6 +41,12 @@ _ELIDED_RE = re.compile(rb"(?:\.\.\.|\xe2\x80\xa6)(?P<file>/?[^\s\]]{1,1024}):(?
 # [0/0] create_symbol …" (the level, date, time and pid trimmed away: pytorch#125641).
 _TRIMMED_RE = re.compile(rb"(?P<file>torch[/\\][^\s\]]{1,1024}\.py):(?P<lineno>\d{1,9})\]"
                          + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
+# A glog prefix with its time and pid removed, the level and date kept: "V0627
+# torch/_dynamo/exc.py:209] [0/0] [__graph_breaks] WON'T CONVERT …" (lovely-tensors#24: the user
+# shortened every prefix); read where the file is torch's
+_DATED_RE = re.compile(rb"(?:\[rank(?P<rank>\d{1,9})\]:)?(?P<lvl>[VIWEC])\d{4} "
+                       rb"(?P<file>[^\s\]]{1,1024}\.py):(?P<lineno>\d{1,9})\]"
+                       + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
 # a rank tag right before a layout the start expression found (its first alternative, glog,
 # takes it itself; the logging layouts' own expressions read it at their start)
 _RANK_BEFORE_RE = re.compile(rb"\[rank\d{1,9}\]:$")
@@ -151,12 +157,55 @@ _LEVEL_ONLY_WORDS = frozenset({b"torch._dynamo", b"torchdynamo", b"Recompiling",
 _TORCHDYNAMO_RE = re.compile(rb"^Torchdynamo: \[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ")
 
 
+# torchrun's tag on a line of a rank's output under a role of its own ("[default0]:", tail_log.py
+# 2.1-2.15 with --tee; "[trainer0]:"): its local rank, written as torch's "[rank0]:" tag so
+# that torch's records on the line are that rank's, as the program's other lines under the
+# tag are (textforeign's _untagged): one limit hit is one, not one with a rank and one without
+_ROLE_TAG_RE = re.compile(rb"[ \t]{0,8}\[(?P<role>[A-Za-z_]{1,40})(?P<n>\d{1,6})\]:")
+
+# What a tool writes before every line of a program's output, torch's glog lines and its
+# tracebacks alike; one is taken off the lines without torch's prefix only where torch's own
+# lines showed it (``wrapper_of``), so that a line of a log that merely starts like one keeps
+# its text:
+WRAPPERS = (
+    # GitHub Actions' raw log: each line's time, 7 digits after the second ("…04.7440000Z ")
+    re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z(?: |$)"),
+    # Ray's tag of a worker's output on the driver: "(RayWorkerWrapper pid=4321) ", "(pid=4321) ",
+    # ", ip=10.0.0.2" for another node's
+    re.compile(rb"\((?:[A-Za-z_][\w:]{0,63} )?pid=\d{1,10}(?:, ip=[0-9a-fA-F.:]{3,45})?\)(?: |$)"),
+    # srun --label: the task's number, padded to the widest ("0: ", " 3: ")
+    re.compile(rb" {0,6}\d{1,7}:(?: |$)"),
+    # journalctl's short format: "Nov 30 06:53:04 host program[pid]: "
+    re.compile(rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} [\w.@/-]{1,64}\[\d{1,10}\]:(?: |$)"),
+    # a Kubernetes container's log file (CRI): "2025-11-30T06:53:04.744Z stderr F ", a
+    # collector's pod name in front of it or not
+    re.compile(rb"(?:[a-z0-9][a-z0-9.-]{0,252} )?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?"
+               rb"(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) [FP](?: |$)"),
+)
+
+
+def wrapper_of(line: bytes) -> re.Pattern[bytes] | None:
+    """The form of ``WRAPPERS`` in front of torch's glog line ``line`` (a rank tag of torch's
+    or torchrun's may come between), or None."""
+    for form in WRAPPERS:
+        m = form.match(line)
+        if m is not None:
+            tag = _ROLE_TAG_RE.match(line, m.end())
+            if GLOG_RE.match(line, tag.end() if tag is not None else m.end()) is not None:
+                return form
+    return None
+
+
 def normalize(line: bytes) -> tuple[bytes, str] | None:
     """The glog line a pasted ``line`` stands for, and what was done ("prefixes trimmed" or
     "prefixes rebuilt"); None when no torch prefix is in it (the line is not torch's).
 
     ``line`` has no line end; the parser asks only about lines its prefix regex rejected.
     """
+    if line[:1] in (b"[", b" ", b"\t") and (role := _ROLE_TAG_RE.match(line)) is not None \
+            and role["role"] != b"rank":
+        found = normalize(b"[rank" + role["n"] + b"]:" + line[role.end():])
+        return (found[0], found[1] or "prefixes trimmed") if found is not None else None
     if b"x" in line[:200].lower() and (masked := _MASKED_RE.search(line)) is not None:
         time = masked["time"]
         if time.lower().count(b"x"):  # (a time of digits alone is not masked)
@@ -178,6 +227,11 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
         # read as a warning's (the records a user sees without TORCH_LOGS)
         found = normalize(b"W" + line[head:])
         return (found[0], "prefixes rebuilt") if found is not None else None
+    if line[head:head + 1] in (b"V", b"I", b"W", b"E", b"C", b"[") \
+            and (dated := _DATED_RE.match(line, head)) is not None \
+            and (b"torch/" in dated["file"] or b"torch\\" in dated["file"]):
+        return (_canonical(dated["rank"], dated["lvl"], dated["file"], dated["lineno"], dated["cid"],
+                           dated["artifact"]) + _decoded(line[dated.end():]), "prefixes rebuilt")
     if line[head:head + 1] in (b".", b"[", b"\xe2") or line[head:head + 6] in (b"torch/", b"torch\\"):
         # a prefix cut short, at the line's start
         cut = _rebuilt(line, head)

@@ -515,3 +515,20 @@ def test_an_export_dims_sources_and_torchs_suggestion_are_as_the_paste_has_them(
         ("L['stream_idx'].size()[0]",), ("L['x'].size()[0]",)}
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.CONSTRAINT_VIOLATION]
     assert "Dim.STATIC / streams = 2" in a.fix and "suggested" not in a.fix
+
+def test_a_wont_convert_body_of_frames_alone_is_a_frame_run_eagerly() -> None:
+    """Paste hunt 14: a W-level convert_frame record of traceback frames alone can only be
+    format_error_msg's WON'T CONVERT (its head and exception cut): never "Nothing to fix"."""
+    for name, raised_in in (("chattts-106", "the backend (inductor)"), ("chattts-106-b", ""),
+                            ("sglang-5870", ""), ("comfyui-wanvideowrapper-1011", "")):
+        diag = diagnose_logs([PASTED / f"{name}.log"])
+        (n,) = diag.not_converted
+        assert (n.function, n.error, n.raised_in) == ("?", "", raised_in), name
+        (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NOT_CONVERTED]
+        assert "the error is past the end of the paste" in a.message
+        assert "suppress_errors = False" in a.fix
+    assert diag.not_converted[0].rank is None
+    assert diagnose_logs([PASTED / "sglang-5870.log"]).not_converted[0].rank == 0
+    (a,) = [s for s in diagnose_logs([PASTED / "chattts-106.log"]).suggestions
+            if s.kind is AdviceKind.NOT_CONVERTED]
+    assert "its compile raised in the backend (inductor)" in a.message

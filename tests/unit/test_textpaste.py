@@ -37,6 +37,8 @@ def _lines(case: str) -> list[bytes]:
     ("torchdynamo-330.log", 1, "prefixes rebuilt", b"W0101 00:00:00.000000 0 torchdynamo.convert_frame:0] torchdynamo hit"),
     ("pytorch-93698.log", 1, "prefixes rebuilt", b"W0101 00:00:00.000000 0 torchdynamo.convert_frame:0] torchdynamo hit"),
     ("torchdynamo-281.log", 0, "prefixes rebuilt", b"W0101 00:00:00.000000 0 ?:0] torchdynamo hit recompilation"),
+    # lovely-tensors#24: glog's level and date kept, its time and pid removed by the user
+    ("lovely-tensors-24.log", 0, "prefixes rebuilt", b"V0101 00:00:00.000000 0 torch/_dynamo/exc.py:209] [0/0] [__graph_breaks] WON'T CONVERT forward"),
 ])
 def test_normalize_finds_the_record(case: str, index: int, done: str, head: bytes) -> None:
     line, what = normalize(_lines(case)[index]) or (b"", "")
@@ -49,6 +51,7 @@ def test_normalize_finds_the_record(case: str, index: int, done: str, head: byte
     b"$ TORCH_LOGS=+recompiles python global_recompile.py", b"## Debug logs", b"```python",
     b"The guard `torch._dynamo hit config.recompile_limit (8)` means...", b"{\"frames\": []}",
     b"Recompiling function f in a.py:3",  # torch's words without torch's prefix: not a record
+    b"W0627 mylib/train.py:12] step 3",  # a dated head of a file that is not torch's
 ])
 def test_normalize_leaves_text_that_is_not_a_record(text: bytes) -> None:
     assert normalize(text) is None
@@ -140,6 +143,9 @@ LONG = 200_000  # characters (as tests/cli/test_hostile_inputs.py): linear patte
     b"> " * (LONG // 2) + b"torchdynamo hit recompilation cache limit (6",
     b"&#39;" * (LONG // 5) + b" V1122 01:19:56.129000 7476 torch/x.py:1] [0/0] y",
     b"   reasons:  [" + b"['a'], " * (LONG // 7), b"`" * LONG + b"[0/1] [__recompiles] x",
+    b"V0627 " + b"torch/a" * (LONG // 7) + b".py:1]", b"W0627 " + b"a.py:" * (LONG // 5),
+    b"torch/_inductor/" * (LONG // 16) + b"a.py:1: UserWarning: ",
+    b"0: " * (LONG // 3), b"(pid=1) " * (LONG // 8),
 ])
 def test_hostile_pasted_lines_finish(line: bytes) -> None:
     stats = ParseStats()
@@ -230,3 +236,35 @@ def test_an_int_attribute_of_a_module_is_not_advised_as_an_argument() -> None:
     assert all("specializes it again" in f for f in fixes)
     said = " ".join(x.message for x in d.suggestions)
     assert "where it prints one" in said  # no claim that this log holds torch's hint
+
+
+# torch's docs page of recompilations (compile/programming_model.recompilation) renders the
+# record without a prefix, as a notebook's handler may print it (paste hunt 14's variant)
+_DOCS_RECOMPILES = """Recompiling function fn in /tmp/ipykernel_967/3647755280.py:1
+    triggered by the following guard failure(s):
+    - 2/0: c == 0.5
+Recompiling function fn in /tmp/ipykernel_967/3647755280.py:1
+    triggered by the following guard failure(s):
+    - 2/1: tensor 'x' size mismatch at index 0. expected 1, actual 2
+    - 2/0: c == 0.5
+"""
+
+
+def test_a_recompile_as_torchs_docs_render_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "docs.log"
+    path.write_text(_DOCS_RECOMPILES)
+    diag = diagnose_logs([path])
+    assert [r.function for r in diag.recompiles] == ["fn", "fn"]
+    assert diag.stats.unrecognized == 0
+    assert any("size mismatch at index 0" in t for r in diag.recompiles for t in r.reasons)
+    # its first line alone is torch's words, not a record: still refused
+    path.write_text(_DOCS_RECOMPILES.splitlines()[0] + "\n")
+    with pytest.raises(InputError, match="not a torch log"):
+        diagnose_logs([path])
+
+
+def test_inductors_online_softmax_note_is_torchs_and_nothing_to_fix() -> None:
+    """pytorch-153241: the UserWarning's head, then its message at the margin."""
+    diag = diagnose_logs([PASTED / "pytorch-153241.log"])
+    assert diag.stats.unrecognized == 0 and diag.stats.records == 1
+    assert not diag.suggestions and not diag.compile_crashes
