@@ -307,7 +307,8 @@ class CrashReader:
 # E-level records are a launch's ("Failed during launch …") and a hook's ("jit_post_compile_hook
 # failed"), and neither quotes a kernel's source
 TRITON_LOGGER = b"triton_heuristics.py:"
-_TRITON_FAILED = "Triton compilation failed: "
+TRITON_FAILED = b"Triton compilation failed: "
+_TRITON_FAILED = TRITON_FAILED.decode()
 _KERNEL_NAME_RE = re.compile(r"^(?P<name>triton_\w{1,200})$")
 # a line of a Triton kernel's body as inductor writes it ("    xmask = tl.full([XBLOCK], …")
 _TRITON_SOURCE_RE = re.compile(r"^\s{1,16}\w{1,100} = .{0,400}\btl\.\w{1,100}\(")
