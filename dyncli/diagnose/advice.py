@@ -42,6 +42,7 @@ from dyncli.diagnose.reasons import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
+from dyncli.logparse.textcrash import exception_name, machine_error
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
 from dyncli.logparse.torchtree import is_compiler_file, is_torch_file, is_torch_location
 from dyncli.quoting import shell_quote
@@ -83,6 +84,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     """
     pins = size_pins(diag)
     out: list[Advice] = []
+    out += _compile_crashes(diag)  # the program stopped there: before what it would cost
     out += size_changes.mark_dynamic_up_front(diag, pins)
     out += size_changes.marking_changes(diag)
     out += size_changes.marked_static(diag)
@@ -99,7 +101,6 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += range_findings(diag)
     out += _guard_errors(diag)
     out += _guard_self_checks(diag)
-    out += _compile_crashes(diag)
     out += _mode_skips(diag)
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
@@ -589,18 +590,58 @@ _TORCH_BACKENDS = frozenset({"inductor", "aot_eager", "eager", "aot_eager_decomp
 _BACKEND_RE = re.compile(r"backend='(?P<name>[^']{1,200})' raised")
 
 
+# what to do about an error of the machine (textcrash.MACHINE_ERRORS: the kind its words name):
+# never torch's bug to report, never fixed by a newer torch alone
+_MACHINE_FIX = {
+    # (nnU-Net#2349, TeaCache#40)
+    "triton-missing": (
+        "inductor needs Triton to compile for the GPU and this Python has none that works: "
+        "install the Triton your torch release pins (pip install triton; triton-windows on "
+        "Windows), or run without inductor (torch.compile(..., backend=\"aot_eager\"), or "
+        "without torch.compile); not a bug to report"),
+    "gpu-too-old": (
+        "this GPU's CUDA capability is below what Triton supports (7.0), so inductor cannot "
+        "compile for it: run without inductor on this machine (torch.compile(..., "
+        "backend=\"aot_eager\"), or without torch.compile); not a bug to report"),
+    # (WanVideoWrapper#252, #1007, #724; triton-windows#3, #25, #28: the threads' fix)
+    "fp8e4nv": (
+        "Triton compiles fp8_e4m3fn (its fp8e4nv) only on CUDA arch 8.9 and up (Ada, Hopper), "
+        "and this GPU is older (Ampere sm_80/86 or before): on it use fp8_e5m2 or fp16/bf16 "
+        "weights, or do not compile the layers that use them; fp8 brings no speed there; "
+        "not a bug to report"),
+    # (legacy-rocm-build#4499; ROCm/TheRock#2006's fix)
+    "rocm-lld": (
+        "Triton's AMD backend cannot find ROCm's linker: set TRITON_HIP_LLD_PATH to ROCm's "
+        "llvm/bin/ld.lld (export TRITON_HIP_LLD_PATH=\"$(rocm-sdk path --root)/llvm/bin/ld.lld\" "
+        "with ROCm's Python packages), or install the pytorch-triton-rocm your torch pins, "
+        "which finds it; not a bug to report"),
+    # (pytorch#125254: inductor's "Device mps not supported"; 2.7's codegen/mps.py is the
+    # first MPS backend, 2.8 the release that announces it)
+    "no-mps": (
+        "inductor cannot compile for MPS in this torch (it has no MPS backend before 2.7; "
+        "2.8 is the release that supports it): use torch.compile(..., backend=\"aot_eager\") "
+        "on the Mac, or torch >= 2.8, or no torch.compile there; not a bug to report"),
+    # (pytorch#96976: torch 2.0 on a Mac, inductor compiling for a device this torch lacks)
+    "no-cuda": (
+        "this torch has no CUDA, and inductor compiled for a device it cannot (on a Mac: "
+        "inductor has no MPS backend before torch 2.7/2.8): use torch.compile(..., "
+        "backend=\"aot_eager\") there, or torch >= 2.8 on MPS, or no torch.compile; "
+        "not a bug to report"),
+}
+
+
 def _crash_fix(x: CompileCrashReport) -> str:
     """What to do about a compile that raised: whose code raised decides it."""
     text = f"{x.error} {x.cause}"
-    if "Cannot find a working triton installation" in text:  # (nnU-Net#2349, TeaCache#40)
-        return ("inductor needs Triton to compile for the GPU and this Python has none that "
-                "works: install the Triton your torch release pins (pip install triton; "
-                "triton-windows on Windows), or run without inductor (torch.compile(..., "
-                "backend=\"aot_eager\"), or without torch.compile); not a bug to report")
-    if "too old to be supported by the triton GPU compiler" in text:
-        return ("this GPU's CUDA capability is below what Triton supports (7.0), so inductor "
-                "cannot compile for it: run without inductor on this machine (torch.compile(..., "
-                "backend=\"aot_eager\"), or without torch.compile); not a bug to report")
+    machine = machine_error(text)
+    if machine:
+        return _MACHINE_FIX[machine]
+    if x.kernel:  # (WanVideoWrapper#252: Triton's CompilationError, its reason cut)
+        return ("Triton could not compile a kernel inductor generated: its reason is the line "
+                "after the '^' under Triton's CompilationError (paste it), commonly a dtype "
+                "this GPU lacks (fp8_e4m3fn below CUDA arch 8.9, bf16 below 8.0): use a dtype "
+                "the GPU has, or do not compile that part; where the reason is none of these, "
+                "a newer torch and Triton, and a report with the kernel")
     backend = _BACKEND_RE.search(text)
     if backend is not None and backend["name"] not in _TORCH_BACKENDS:
         return (f"the backend {backend['name']!r} (not one of torch's) raised on the graph torch "
@@ -612,7 +653,7 @@ def _crash_fix(x: CompileCrashReport) -> str:
         return (f"the deepest frame, {place(x.deepest)} in {x.deepest.function}, is not torch's: "
                 "a package that patches or hooks torch's compiler raised there; update it or "
                 "run without it")
-    if "TorchRuntimeError" in text:
+    if "TorchRuntimeError" in text or exception_name(x.error) == "TorchRuntimeError":
         return ("torch ran an operation of the code on fake tensors while tracing it and the "
                 "operation raised: run the same call without torch.compile; if it raises the "
                 "same error, fix it in your code; if it runs, report it to PyTorch")
@@ -644,12 +685,22 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         user = f", called from {place(x.user)}" if x.user is not None else ""
         after = f" (the last compile the log shows before it: [{x.compile_id}])" \
             if x.compile_id else ""
+        raised = f"torch's compiler raised {error}"
+        if x.kernel:  # inductor's record of the kernel, or Triton's error quoting it
+            kernel = "a kernel inductor generated (its name is before the paste)" \
+                if x.kernel == "?" else f"{x.kernel}, a kernel inductor generated"
+            raised = f"Triton could not compile {kernel}" + (f": {error}" if x.error or x.cause
+                                                           else "")
+        # a traceback's exception, or an exception (a record) printed without one
+        shown = f"Traceback … {x.error or 'cut'}" if x.deepest is not None else \
+            (x.error or x.cause or (f"Triton compilation failed: {x.kernel}" if x.kernel != "?"
+                                    else "inductor's record of a kernel Triton could not compile"))
         out.append(Advice(
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
             sites=sites_of(x.user),
-            message=(f"the program stopped: torch's compiler raised {error}{where}{user}{after}."),
+            message=f"the program stopped: {raised}{where}{user}{after}.",
             fix=_crash_fix(x),
-            evidence=(cite(x.line, "", f"Traceback … {x.error or 'cut'}"[:300]),)))
+            evidence=(cite(x.line, "", shown[:300]),)))
     return out
 
 

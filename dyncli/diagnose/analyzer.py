@@ -572,7 +572,8 @@ class Analyzer:
         if key not in self._crashes and len(self._crashes) < _MAX_ERRORS:
             self._crashes[key] = CompileCrashReport(
                 rank=e.rank, error=e.error, cause=e.cause, cut=e.cut, at=e.at,
-                deepest=e.deepest, user=e.user, resumes=e.resumes, compile_id=self._last_cid,
+                deepest=e.deepest, user=e.user, resumes=e.resumes, kernel=e.kernel,
+                compile_id=self._last_cid,
                 line=e.line)
 
     def _crashes_told(self) -> tuple[CompileCrashReport, ...]:

@@ -202,6 +202,7 @@ class CompileCrashReport:
     deepest: UserLoc | None = None  # the deepest frame (a package's, where not torch's)
     user: UserLoc | None = None  # the program's own deepest frame
     resumes: tuple[UserLoc, ...] = ()  # resume functions' frames in it: breaks they prove
+    kernel: str = ""  # the Triton kernel inductor wrote that Triton could not compile
     compile_id: str = ""  # the last compile the log shows before the traceback
     line: int = 0
 

@@ -383,6 +383,7 @@ class CompileCrash(Event):
     deepest: UserLoc | None = None
     user: UserLoc | None = None
     resumes: tuple[UserLoc, ...] = ()  # frames of resume functions: each proves a graph break
+    kernel: str = ""  # the Triton kernel inductor wrote that Triton could not compile
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,9 @@ the observer is told whether the line was read (``unread``) and ends the traceba
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.textreasons import FILE_RE
@@ -52,13 +54,50 @@ COMPILER_ERRORS = frozenset({
 # eval_frame.py: the wrapper every call of a compiled function runs through (pytorch#124006's
 # paste ends there, on a compiled call that had just recompiled)
 _WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
-# inductor's errors about the machine, not the code (_inductor/exc.py 2.15: TritonMissing,
-# GPUTooOldForTriton; a RuntimeError with the same words before): a crash wherever they stand
-ENVIRONMENT = ("Cannot find a working triton installation",
-               "which is too old to be supported by the triton GPU compiler")
+# errors about the machine, not the code: (words, the machine's lack they name, whether they
+# alone prove a compile crash). inductor's own (_inductor/exc.py 2.15: TritonMissing,
+# GPUTooOldForTriton; a RuntimeError with the same words before) are a crash wherever they
+# stand; the others are Triton's or torch's runtime's words, a crash where the traceback is
+# one (Triton's own kernels, a .cuda() call on a Mac raise them outside any compile)
+MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
+    ("Cannot find a working triton installation", "triton-missing", True),
+    ("which is too old to be supported by the triton GPU compiler", "gpu-too-old", True),
+    # Triton's fp8e4nv (torch.float8_e4m3fn) needs CUDA arch 8.9: its ValueError (3.x's
+    # semantic checks) and its AssertionError (semantic.py's allow_fp8e4nv, triton-windows#3)
+    ("fp8e4nv not supported in this architecture", "fp8e4nv", False),
+    ("fp8e4nv data type is not supported on CUDA arch < 89", "fp8e4nv", False),
+    # Triton's AMD backend (backends/amd/compiler.py path_to_rocm_lld)
+    ("Set 'TRITON_HIP_LLD_PATH'", "rocm-lld", False),
+    # inductor before MPSInductor (2.8): no wrapper codegen for mps (2.3 graph.py:1135), and
+    # torch 2.0's CUDA assert on a Mac (pytorch#96976)
+    ("Device mps not supported", "no-mps", False),
+    ("Torch not compiled with CUDA enabled", "no-cuda", False),
+)
+ENVIRONMENT = tuple(words for words, _, alone in MACHINE_ERRORS if alone)
+
+
+def machine_error(text: str) -> str:
+    """The machine's lack an error's text names (``MACHINE_ERRORS``), or ""."""
+    return next((kind for words, kind, _ in MACHINE_ERRORS if words in text), "")
+
+
+# torch's exceptions as a tool prints them without their class (ComfyUI's "!!! Exception during
+# processing !!! " + str(e), WanVideoWrapper#287, #1666): the message's start -> the class
+_CLASSLESS = {"Dynamo failed to run FX node with fake tensors:": "TorchRuntimeError"}
+_CLASSLESS_RE = re.compile(r"^`?(?:!!! Exception during processing !!! )?(?P<msg>(?:"
+                           + "|".join(map(re.escape, _CLASSLESS)) + r").{0,4000})$")
+# a kernel inductor generated, as Triton's CompilationError quotes it ("def triton_poi_…(")
+_KERNEL_RE = re.compile(r"(?:^|\s)def (?P<name>triton_\w{1,200})\(")
+
+
+def kernel_of(text: str) -> str:
+    """The name of the Triton kernel inductor wrote that ``text`` quotes, or ""."""
+    m = _KERNEL_RE.search(text)
+    return m["name"] if m is not None else ""
 _MAX_FRAMES = 256
 _MAX_ERROR = 600  # characters of the exception's text kept
 _MAX_ERROR_LINES = 4
+_STDLIB_RE = re.compile(r"[/\\][Ll]ib[/\\](?P<mod>[A-Za-z_]\w{0,100})(?:\.py$|[/\\])")
 _LIBRARY_RE = re.compile(r"(?:^|[/\\])(?:site-packages|dist-packages|lib[/\\]python\d[\d.]{0,6})[/\\]"
                          r"|^<frozen ")
 
@@ -74,18 +113,34 @@ def _frame(text: str) -> ev.UserLoc | None:
     return None
 
 
+def _stdlib(path: str) -> bool:
+    """Whether a file is Python's own library where its directory does not say the version
+    (Windows and conda: ``…\\anaconda3\\lib\\contextlib.py``, ``…\\Lib\\asyncio\\events.py``)."""
+    m = _STDLIB_RE.search(path)
+    return m is not None and m["mod"] in sys.stdlib_module_names
+
+
 def _user(loc: ev.UserLoc) -> bool:
     """Whether a frame is the program's own (not torch's, not an installed package's, not
     Python's)."""
     return not is_torch_file(loc.file) and not is_compiler_file(loc.file) \
-        and _LIBRARY_RE.search(loc.file) is None
+        and _LIBRARY_RE.search(loc.file) is None and not _stdlib(loc.file)
+
+
+def exception_text(text: str) -> str:
+    """An exception's line as its text is kept: a message a tool printed without its class
+    loses the tool's words in front (ComfyUI's "!!! Exception during processing !!! ")."""
+    classless = _CLASSLESS_RE.match(text)
+    return classless["msg"] if classless is not None else text
 
 
 def exception_name(text: str) -> str:
     """The exception's class name of an exception's line ("" for a line that is none)."""
     m = _EXC_RE.match(text)
     if m is None:
-        return ""
+        classless = _CLASSLESS_RE.match(text)
+        return _CLASSLESS[next(k for k in _CLASSLESS if classless["msg"].startswith(k))] \
+            if classless is not None else ""
     name = m["name"]
     if name.endswith(_EXC_ENDS) or name in COMPILER_ERRORS or name == "Unsupported":
         return name
@@ -165,7 +220,7 @@ class CrashReader:
             if name in COMPILER_ERRORS or (name and any(m in text for m in ENVIRONMENT)):
                 # one of torch's compiler exceptions without its traceback (sglang#6342: the
                 # exception first, then the program's own traceback "during handling" of it)
-                self._tb = _Traceback(lineno, error=[text.strip()], rank=rank)
+                self._tb = _Traceback(lineno, error=[exception_text(text.strip())], rank=rank)
             return []
         if loc is not None:
             if len(tb.frames) >= _MAX_FRAMES:
@@ -181,7 +236,7 @@ class CrashReader:
         if not text or text[0] in " \t" or text.endswith(" frames") or text.startswith("[... "):
             return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
         if exception_name(text.strip()):
-            tb.error = [text.strip()]
+            tb.error = [exception_text(text.strip())]
             return []
         # a line at the margin that no traceback has: a reader took the exception (a graph
         # break's Unsupported, a data-dependent error: not a crash), or the output went on
@@ -193,8 +248,6 @@ class CrashReader:
         tb, self._tb = self._tb, None
         out = self._finish_done()
         if tb is not None:
-            if tb.error is None and tb.cause is not None:
-                tb = tb.cause  # a chain cut inside its next traceback: the cause is whole
             out += self._crash(tb)
         return out
 
@@ -214,14 +267,19 @@ class CrashReader:
         if cut and tb.head:
             error = tb.head  # IPython's head: the exception's type, its message cut
         causes = [" ".join(t.error) for t in chain[1:] if t.error]
-        cause = next((c for c in causes if c not in error), "")
+        # the first traceback's exception is the cause (triton-windows#3: Triton's
+        # AssertionError, then the traceback through dynamo that the paste cut)
+        cause = next((c for c in reversed(causes) if c not in error), "")
         names = {name, *(exception_name(c) for c in causes)}
         # where it raised: the deepest frame of the innermost traceback of the chain (the
         # cause, printed first), and the deepest of torch's compiler there
         deepest = next((t.frames[-1] for t in reversed(chain) if t.frames), None)
         at = next((f for t in reversed(chain) for f in reversed(t.frames)
                    if is_compiler_file(f.file)), None)
-        if not (names & COMPILER_ERRORS) and not (deepest and is_compiler_file(deepest.file)) \
+        # a chain is a crash of the compile where any of its tracebacks ends in torch's
+        # compiler, whatever the others end in
+        reaches = any(t.frames and is_compiler_file(t.frames[-1].file) for t in chain)
+        if not (names & COMPILER_ERRORS) and not reaches \
                 and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
             return []
         if not error and deepest is not None and _WRAPPER_RE.search(deepest.file):
@@ -238,5 +296,45 @@ class CrashReader:
         resumes = tuple(dict.fromkeys(f for f in frames if "resume_in" in f.function))[:16]
         return [ev.CompileCrash(
             error=error[:_MAX_ERROR], cause=cause[:_MAX_ERROR], cut=cut, at=at,
+            kernel=kernel_of(f"{error} {' '.join(causes)}"),
             deepest=deepest, user=user, resumes=resumes, line=chain[-1].line,
             rank=chain[-1].rank)]
+
+
+# inductor's record of a kernel Triton could not compile: log.exception("Triton compilation
+# failed: %s\n%s\nmetadata: %s", kernel, its source, …) and then raise (_inductor/runtime/
+# triton_heuristics.py 2.3 :365, 2.7 :539, 2.15 :1442): the compile failed. The module's other
+# E-level records are a launch's ("Failed during launch …") and a hook's ("jit_post_compile_hook
+# failed"), and neither quotes a kernel's source
+TRITON_LOGGER = b"triton_heuristics.py:"
+TRITON_FAILED = b"Triton compilation failed: "
+_TRITON_FAILED = TRITON_FAILED.decode()
+_KERNEL_NAME_RE = re.compile(r"^(?P<name>triton_\w{1,200})$")
+# a line of a Triton kernel's body as inductor writes it ("    xmask = tl.full([XBLOCK], …")
+_TRITON_SOURCE_RE = re.compile(r"^\s{1,16}\w{1,100} = .{0,400}\btl\.\w{1,100}\(")
+
+
+def triton_failed(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """An E-level record of ``triton_heuristics``, whole or begun before the paste: a crash of
+    the compile where it is inductor's "Triton compilation failed" (its head, or the kernel's
+    source and Triton's ``CompilationError`` below it)."""
+    head = lines[0].strip() if lines else ""
+    named = _KERNEL_NAME_RE.match(head[len(_TRITON_FAILED):].strip()) \
+        if head.startswith(_TRITON_FAILED) else None
+    kernel = named["name"] if named is not None else next(
+        (k for t in lines if (k := kernel_of(t))), "")
+    if not kernel and any(_TRITON_SOURCE_RE.match(t) for t in lines):
+        kernel = "?"  # the kernel's source, its name before the paste (triton-windows#28)
+    if not kernel:
+        return []
+    # the exception the record ends in: Triton's CompilationError ("at 1:0:", the kernel's
+    # line, "^", then the reason: ValueError("type fp8e4nv not supported …"))
+    at = next((i for i in range(len(lines) - 1, -1, -1)
+               if lines[i][:1] not in (" ", "\t") and exception_name(lines[i].strip())), None)
+    error = lines[at].strip() if at is not None else ""
+    tail = lines[at + 1:] if at is not None else []
+    caret = next((i for i, t in enumerate(tail) if t.strip() == "^"), None)
+    reason = next((t.strip() for t in tail[caret + 1:] if t.strip()), "") \
+        if caret is not None else ""
+    return [ev.CompileCrash(error=error[:_MAX_ERROR], cause=reason[:_MAX_ERROR],
+                            cut=not reason, kernel=kernel, **common)]

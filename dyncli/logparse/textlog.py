@@ -36,7 +36,7 @@ from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
-from dyncli.logparse.textcrash import CrashReader
+from dyncli.logparse.textcrash import TRITON_FAILED, TRITON_LOGGER, CrashReader, triton_failed
 from dyncli.logparse.textforeign import ForeignLines
 from dyncli.logparse.textkinds import (
     COLLECT,
@@ -436,6 +436,11 @@ class TextLogParser(ForeignLines):
             self.stats.recognized += 1
             rec = self._open[key] = _Record(prefix, b"?", FLAT, None, common, message)
             return self._flat(rec, message, lineno)
+        if entry is None and TRITON_LOGGER in prefix and (
+                prefix[:1] == b"E" or b"]:E" in prefix[:24] or message.startswith(TRITON_FAILED)):
+            # a kernel Triton could not compile (textcrash; its head where the paste cut the
+            # level letter, stand-in-preprocessor#10)
+            entry = (triton_failed, True)
         if entry is None and (b"_dynamo/exc.py:" in prefix or b"_dynamo\\exc.py:" in prefix):
             entry = (reasons.exc_warning, True)  # a graph break torch warned of (2.7-2.14)
         if entry is None and (b"__cudagraphs" in prefix or (

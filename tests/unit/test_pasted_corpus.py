@@ -532,3 +532,81 @@ def test_a_wont_convert_body_of_frames_alone_is_a_frame_run_eagerly() -> None:
     (a,) = [s for s in diagnose_logs([PASTED / "chattts-106.log"]).suggestions
             if s.kind is AdviceKind.NOT_CONVERTED]
     assert "its compile raised in the backend (inductor)" in a.message
+
+def _crash(name: str) -> tuple[Diagnosis, Any]:
+    diag = diagnose_logs([PASTED / f"{name}.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    return diag, a
+
+
+def test_triton_without_fp8e4nv_is_the_machine_not_torchs_bug() -> None:
+    """Paste hunt 14 #2 and #5: Triton has no fp8e4nv (fp8_e4m3fn) below CUDA arch 8.9, in its
+    ValueError (inductor's E-level record, WanVideoWrapper#1007) and in its own assert, the
+    cause of a chained traceback cut inside dynamo's part (triton-windows#3, refused before)."""
+    for name in ("comfyui-wanvideowrapper-1007", "triton-windows-3"):
+        diag, a = _crash(name)
+        assert diag.suggestions[0] is a, name
+        assert "fp8_e5m2" in a.fix and "not a bug to report" in a.fix, name
+        assert "report it to PyTorch" not in a.fix, name
+    (c,) = diagnose_logs([PASTED / "triton-windows-3.log"]).compile_crashes
+    assert c.cause == "AssertionError: fp8e4nv data type is not supported on CUDA arch < 89"
+    assert c.cut and c.at is not None and c.at.function == "__call__"  # after_dynamo.py
+    diag, a = _crash("comfyui-wanvideowrapper-1007")
+    assert a.message.startswith("the program stopped: Triton could not compile "
+                                "triton_poi_fused__to_copy_mul_0, a kernel inductor generated")
+    assert "Traceback" not in a.evidence[0]  # inductor's record, not a traceback
+
+
+def test_a_kernel_triton_could_not_compile_is_said_before_unexplained_recompiles() -> None:
+    """stand-in-10 ("Triton compilation failed: …", cut before its error), WanVideoWrapper#252
+    (Triton's CompilationError quoting the kernel, its reason cut) and triton-windows-28 (the
+    kernel's source alone): Triton rejected inductor's kernel; its reason is what to paste,
+    not a report to PyTorch first."""
+    for name in ("stand-in-preprocessor-comfyui-10", "comfyui-wanvideowrapper-252",
+                 "triton-windows-28"):
+        diag, a = _crash(name)
+        assert diag.suggestions[0] is a and diag.causes[0].stops, name
+        assert a.fix.startswith("Triton could not compile a kernel inductor generated: its "
+                                "reason is the line after the '^'"), name
+        assert "fp8_e4m3fn below CUDA arch 8.9" in a.fix, name
+    diag, a = _crash("stand-in-preprocessor-comfyui-10")
+    assert "triton_poi_fused__to_copy_0" in a.message
+    assert [s.kind for s in diag.suggestions][1] is AdviceKind.UNEXPLAINED
+    _, a = _crash("triton-windows-28")
+    assert "(its name is before the paste)" in a.message
+
+
+def test_comfyuis_classless_torch_runtime_error_is_read_with_its_break() -> None:
+    """Paste hunt 14 #3: ComfyUI prints torch's TorchRuntimeError without its class (after
+    "!!! Exception during processing !!! ", or bare); refused before. Its fix is the
+    TorchRuntimeError one, and the resume name in dynamo's user stack proves a break."""
+    for name in ("comfyui-wanvideowrapper-287", "comfyui-wanvideowrapper-1666"):
+        diag, a = _crash(name)
+        (c,) = diag.compile_crashes
+        assert c.error.startswith("Dynamo failed to run FX node with fake tensors:"), name
+        assert a.fix.startswith("torch ran an operation of the code on fake tensors"), name
+        assert "Traceback" not in a.evidence[0], name
+    diag = diagnose_logs([PASTED / "comfyui-wanvideowrapper-1666.log"])
+    (b,) = diag.graph_breaks
+    assert (b.user_line, b.resumed_in) == (1127, "torch_dynamo_resume_in_forward_at_1127")
+
+
+def test_rocm_and_mps_toolchain_errors_get_their_fix() -> None:
+    """Paste hunt 14 #4: ROCm's ld.lld not found (its own fix: TRITON_HIP_LLD_PATH), inductor's
+    "Device mps not supported" (2.3) and torch 2.0's CUDA assert on a Mac: not torch's bug."""
+    _, a = _crash("legacy-rocm-build-4499")
+    assert a.fix.startswith("Triton's AMD backend cannot find ROCm's linker: set "
+                            "TRITON_HIP_LLD_PATH to ROCm's llvm/bin/ld.lld")
+    for name in ("pytorch-125254", "pytorch-96976"):
+        _, a = _crash(name)
+        assert 'backend="aot_eager"' in a.fix and "torch >= 2.8" in a.fix, name
+        assert "report it to PyTorch" not in a.fix, name
+        assert not a.evidence[0].startswith("line 1: Traceback"), name  # the paste has none
+
+
+def test_called_from_skips_pythons_own_library() -> None:
+    """chattts-ui-18: conda's ``…\\anaconda3\\lib\\contextlib.py`` is Python's, not the
+    program's: no "called from" where the paste shows no frame of the program."""
+    diag, a = _crash("chattts-ui-18")
+    (c,) = diag.compile_crashes
+    assert c.user is None and "called from" not in a.message
