@@ -254,7 +254,11 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
 
 def _static_module_state(diag: Diagnosis) -> list[Advice]:
     """Parameters whose shape changes: torch keeps them static (force_parameter_static_shapes)."""
-    params = [r for r in diag.recompiles if any(gt.about_param(x) for x in r.reasons)]
+    # (a parameter's size only: torch's hint to set the flag follows every failure of a
+    # parameter, its dtype, device or requires_grad too, which the flag does not change)
+    params = [r for r in diag.recompiles
+              if any(gt.about_param(x) and k == gt.Checked.SIZE
+                     for x, k in zip(r.reasons, r.kinds, strict=False))]
     if not params:
         return []
     entries: dict[str, None] = {}
@@ -303,6 +307,18 @@ def _duck_sizing(diag: Diagnosis) -> list[Advice]:
     return out
 
 
+# a parameter's dtype, device, dispatch keys or requires_grad: the module's weights changed
+# between calls. torch's hint after it (force_parameter_static_shapes = False) does not apply:
+# measured on 2.15 (paste hunt 13's param_hint.py: requires_grad, then dtype), the flag set,
+# the same 3 graphs
+_PARAM_CHANGED = (", on a parameter: the module's weights changed between calls (moved by "
+                  "offloading or a partial load, cast, frozen or unfrozen)")
+_PARAM_FIX = ("; keep the module's weights as they are across calls (load it whole rather than "
+              "offloading; cast or freeze before compiling). torch's hint to set "
+              "force_parameter_static_shapes = False does not apply: that flag makes parameter "
+              "sizes dynamic, nothing else")
+
+
 def _others(diag: Diagnosis) -> list[Advice]:
     """One finding per kind of guard that no dynamic-shape setting covers (issue 33: a stride,
     an object's identity, a type, global state, a Python value, …), each with its fix."""
@@ -316,11 +332,13 @@ def _others(diag: Diagnosis) -> list[Advice]:
         if kind == gt.Checked.UNKNOWN and all(r.stance for r in recs):
             row = guard_kinds.STANCE_UNKNOWN  # (not a recompile the limit refused)
         functions = sorted({r.function or "?" for r in recs})
+        weights = all(r.reasons and all(gt.PARAM_HINT in t for t in r.reasons[:1]) for r in recs)
         out.append(Advice(
             kind=AdviceKind.NON_SHAPE, key=kind,
             message=(f"{len(recs)} recompile(s) of {', '.join(functions)}: {row.what}"
+                     + (_PARAM_CHANGED if weights else "")
                      + (f"; {row.dynamic}." if row.dynamic else ".")),
-            fix=row.fix,
+            fix=row.fix + (_PARAM_FIX if weights else ""),
             evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons) or (
                 "(torch's reason is empty)" if kind == gt.Checked.NO_GUARD else "(no reason)"))
                 for r in recs[:3])))

@@ -95,6 +95,10 @@ KINDS: dict[str, KindText] = {
     Checked.DEVICE: KindText("a tensor's device changed", "pass tensors on one device"),
     Checked.REQUIRES_GRAD: KindText("a tensor's requires_grad changed",
                                     "pass tensors with the same requires_grad"),
+    Checked.DISPATCH_KEYS: KindText(
+        "a tensor's dispatch keys changed (what it dispatches to: its device, CPU to CUDA, or "
+        "a wrapper such as autograd or a tensor subclass)",
+        "pass tensors on one device, wrapped the same way"),
     Checked.RANK: KindText("a tensor's number of dimensions changed",
                            "pass tensors of one rank (each rank compiles its own graph)"),
     Checked.TENSOR: KindText(

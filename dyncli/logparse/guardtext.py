@@ -259,6 +259,7 @@ _NON_SHAPE = (
     ("dtype mismatch", "dtype"),
     ("device mismatch", "device"),
     ("requires_grad mismatch", "requires_grad"),
+    ("dispatch key set mismatch", "dispatch keys"),
     ("rank mismatch", "rank"),
     ("___check_type_id", "type"),
     ("___check_obj_id", "object identity"),
@@ -309,6 +310,9 @@ class Checked(StrEnum):
     DTYPE = "dtype"
     DEVICE = "device"
     REQUIRES_GRAD = "requires_grad"
+    # the backends and wrappers a tensor dispatches to (C++ TENSOR_MATCH's "dispatch key set
+    # mismatch": a device move, CPU to CUDA in comfy-wavespeed#106, or autograd, a subclass)
+    DISPATCH_KEYS = "dispatch_keys"
     RANK = "rank"  # a tensor's number of dimensions
     TENSOR = "tensor"  # torchdynamo's ___check_tensors: some property of a tensor
     GUARD_ERROR = "guard_error"  # the guard itself failed to run (a torch bug)
@@ -329,6 +333,7 @@ _CHECKED = (
     (("dtype mismatch",), Checked.DTYPE),
     (("device mismatch",), Checked.DEVICE),
     (("requires_grad mismatch",), Checked.REQUIRES_GRAD),
+    (("dispatch key set mismatch",), Checked.DISPATCH_KEYS),
     (("rank mismatch",), Checked.RANK),
     (("stride mismatch", "strides mismatch", ".stride()[", "storage_offset"), Checked.STRIDE),
     (("___check_type_id", "TYPE_MATCH"), Checked.TYPE),
@@ -378,3 +383,10 @@ def checked(reason: str) -> Checked:
 def about_param(text: str) -> bool:
     """Whether a reason or a source is about a parameter or buffer."""
     return PARAM_RE.search(text) is not None
+
+
+# torch's C++ TENSOR_MATCH appends this to every failure of an nn.Parameter, whatever failed
+# (guards.cpp check_verbose_nopybind): a size, but also a dtype, device, dispatch keys or
+# requires_grad, which force_parameter_static_shapes (parameter sizes only) does not touch
+# (paste hunt 13: comfy-wavespeed#106, a weight moved CPU to CUDA by a partial load)
+PARAM_HINT = " Guard failed on a parameter, consider using"

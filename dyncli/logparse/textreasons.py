@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from dyncli.logparse import events as ev
 from dyncli.logparse.guardtext import (
     DUCK_NOTE,
+    PARAM_HINT,
     UNKNOWN_ORIGIN_RE,
     comment_of,
     guard_part,
@@ -621,7 +622,6 @@ _SELF_CHECK_RE = re.compile(r"(?:^|: )Guard failed on the same frame it was crea
                             r"bug - please create an issue\.)?\s{0,4}Guard fail reason: "
                             r"(?:(?P<entry>\d{1,9}/\d{1,9}(?:_\d{1,9})?): )?(?P<reason>.{0,4000})")
 # what torch appends to any parameter's size guard (guards.cpp): advice for recompiles
-_PARAM_HINT = " Guard failed on a parameter, consider using"
 
 
 def guard_self_check(text: str, common: dict[str, Any]) -> list[ev.Event]:
@@ -630,7 +630,7 @@ def guard_self_check(text: str, common: dict[str, Any]) -> list[ev.Event]:
     m = _SELF_CHECK_RE.search(text)
     if m is None:
         return []
-    reason = m["reason"].split(_PARAM_HINT, 1)[0].strip()
+    reason = m["reason"].split(PARAM_HINT, 1)[0].strip()
     return [ev.GuardSelfCheck(entry=m["entry"] or "", reason=reason[:_MAX_ERROR], **common)]
 
 

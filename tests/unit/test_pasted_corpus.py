@@ -610,3 +610,15 @@ def test_called_from_skips_pythons_own_library() -> None:
     diag, a = _crash("chattts-ui-18")
     (c,) = diag.compile_crashes
     assert c.user is None and "called from" not in a.message
+
+
+def test_a_parameters_device_change_is_not_given_torchs_size_flag() -> None:
+    """comfy-wavespeed-106: a weight's dispatch keys changed (CPU to CUDA: a partial load), and
+    torch's C++ guard appended its parameter hint, which it does to every parameter failure.
+    The flag it names makes parameter sizes dynamic, nothing else (applied in
+    tests/integration/test_param_change_fix.py)."""
+    diag = diagnose_logs([PASTED / "comfy-wavespeed-106.log"])
+    assert not [s for s in diag.suggestions if s.kind is AdviceKind.STATIC_PARAMETERS]
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
+    assert "dispatch keys changed" in a.message and "on a parameter" in a.message
+    assert "load it whole rather than offloading" in a.fix and "does not apply" in a.fix
