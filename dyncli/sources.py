@@ -21,6 +21,26 @@ _LOCAL_RE = re.compile(r"^L\['([A-Za-z_][A-Za-z0-9_]*)'\](.*)\Z")
 _PLAIN_INDEX_RE = re.compile(r"(?:\[(?:\d+|'[A-Za-z0-9_ .:/-]*')\])*\Z")
 
 
+# A dynamic-sources entry's ``:N`` names one dim of the input (``L['x']:0``, ``.*:1``).
+# pytorch/pytorch#184120 (merged 2026-05-18): 2.13.0's variables/builder.py parses it
+# (``_parse_source_entry``, ``is_dynamic_source(name, dim)``); 2.12.0's and 2.11.0's match an
+# entry against the whole name, so there ``:N`` matches nothing and the entry does nothing
+# (read round 19; tests/integration/test_per_dim_sources.py runs it on 2.11).
+PER_DIM_SINCE = (2, 13)
+_DIM_SUFFIX_RE = re.compile(r":\d{1,9}\Z")
+
+
+def has_dim(entry: str) -> bool:
+    """Whether a dynamic-sources entry names a dim (``L['x']:0``)."""
+    return _DIM_SUFFIX_RE.search(entry) is not None
+
+
+def without_dim(entry: str) -> str:
+    """The entry for the whole input (``L['x']:0`` → ``L['x']``): what a torch before
+    :data:`PER_DIM_SINCE` can read."""
+    return _DIM_SUFFIX_RE.sub("", entry)
+
+
 def source_regex(pattern: str) -> re.Pattern[str]:
     """A source pattern as torch reads it (``re.match`` in torch's process, this Python): what
     it means today. Python's FutureWarning about "[[", "--", "&&", "~~" or "||" in a class is

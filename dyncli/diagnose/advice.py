@@ -46,7 +46,17 @@ from dyncli.logparse.textcrash import exception_name, machine_error
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
 from dyncli.logparse.torchtree import is_compiler_file, is_torch_file, is_torch_location
 from dyncli.quoting import shell_quote
-from dyncli.sources import from_reason, is_attribute, is_param, size_source
+from dyncli.sources import (
+    PER_DIM_SINCE,
+    from_reason,
+    has_dim,
+    is_attribute,
+    is_param,
+    size_source,
+    without_dim,
+)
+
+PER_DIM = ".".join(map(str, PER_DIM_SINCE))
 
 
 def dynamic_sources(frames: tuple[FrameReport, ...],
@@ -107,22 +117,19 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     return tuple(_before_per_dim(a) for a in _listed_together(out))
 
 
-_DIM_RE = re.compile(r":\d{1,4}$")
-
-
 def _before_per_dim(a: Advice) -> Advice:
     """A listed fix whose entries name a dim (``L['x']:1``, ``.*:1``), with the form torch
     before 2.13 reads: 2.11's and 2.12's ``is_dynamic_source`` match an entry against the whole
     input's name, so ``:1`` matches nothing and the list does nothing (read in their
     variables/builder.py; 2.13 added the dim); an entry without it makes every dim of the
     input dynamic there. Applied on 2.11 and 2.15 (tests/integration/test_per_dim_sources.py)."""
-    if not a.listed or not any(_DIM_RE.search(e) for e in a.entries) or not a.fix:
+    if not a.listed or not any(has_dim(e) for e in a.entries) or not a.fix:
         return a
-    whole = list(dict.fromkeys(_DIM_RE.sub("", e) for e in a.entries))
+    whole = list(dict.fromkeys(without_dim(e) for e in a.entries))
     every = " (every dim of every input, as dynamic=True)" if ".*" in whole else \
         " (every dim of those inputs)"
     return dataclasses.replace(a, fix=(
-        f"{a.fix}  [a list entry's ':N' needs torch 2.13; before it, ':N' matches nothing: "
+        f"{a.fix}  [a list entry's ':N' needs torch {PER_DIM}; before it, ':N' matches nothing: "
         f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(whole))}{every}]"))
 
 

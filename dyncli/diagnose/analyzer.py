@@ -62,7 +62,7 @@ from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
 from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
 from dyncli.logparse.textreasons import builtin_name, warned_builtin
-from dyncli.sources import is_input
+from dyncli.sources import is_input, without_dim
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
 
@@ -703,7 +703,7 @@ class Analyzer:
             # the frames' own inputs only: what `dyncli suggest` gives by default (module
             # attributes and parameters are left out there too; their advice names a flag)
             dynamic_sources=tuple(x for x in advice.dynamic_sources(frames, recompiles)
-                                  if is_input(_DIM_SUFFIX.sub("", x))),
+                                  if is_input(without_dim(x))),
             zero_one_guards=tuple((rank, expr, cid) for (rank, expr), (_, cid)
                                   in self._zero_one.items()),
             data_dependent=self._data_dependent,
@@ -760,9 +760,6 @@ def _level_of(kinds: set[type]) -> str:
     if kinds & {ev.Recompile, ev.GraphBreak}:
         return "recompiles"
     return "warnings" if ev.RecompileLimit in kinds else ""
-
-
-_DIM_SUFFIX = re.compile(r":\d{1,9}$")
 
 
 def _resolver(files: set[str]) -> Callable[[ev.UserLoc | None], ev.UserLoc | None]:

@@ -13,8 +13,8 @@ import re
 from dyncli.config import SuggestConfig
 from dyncli.errors import UsageError
 from dyncli.quoting import representable, shell_quote
+from dyncli.sources import PER_DIM_SINCE, local_expr, source_regex
 from dyncli.sources import left_out as is_left_out
-from dyncli.sources import local_expr, source_regex
 from dyncli.suggest.entry_text import NameIndex, pattern_for
 from dyncli.suggest.pgo_state import Entry, PgoState
 from dyncli.suggest.result import (
@@ -39,12 +39,9 @@ from dyncli.suggest.source_lists import (
 from dyncli.suggest.stale import StaleFrame
 from dyncli.textsafe import visible
 
-# The ``:N`` per-dim suffix landed in pytorch/pytorch#184120 (merged 2026-05-18): 2.13.0's
-# variables/builder.py parses it (``_parse_source_entry``, ``is_dynamic_source(name, dim)``),
-# 2.12.0's and 2.11.0's match an entry against the whole name, so ``:N`` matches nothing there
-# (read round 19; tests/integration/test_per_dim_sources.py runs it on 2.11): older targets get
-# whole-source entries.
-DIM_SUFFIX_SINCE = (2, 13)
+# older targets get whole-source entries (dyncli.sources.PER_DIM_SINCE: the release that reads
+# an entry's ``:N``)
+DIM_SUFFIX_SINCE = PER_DIM_SINCE
 
 _RESUME_PREFIX = "torch_dynamo_resume_in_"
 

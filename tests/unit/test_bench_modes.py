@@ -193,3 +193,20 @@ def test_compare_reads_the_mode_column_of_a_dyncli_csv(tmp_path: Path) -> None:
     c = compare.run(tmp_path / "b.csv", tmp_path / "a.csv")
     assert [p.label for p in c.pairs] == ["m/static"]
     assert c.only_new == ["m/static@reduce-overhead"]
+
+
+@pytest.mark.parametrize(("version", "applicable"), [
+    ("2.11.0+cu130", False), ("2.12.0", False), ("2.13.0", True), ("2.15.0", True)])
+def test_a_per_dim_sources_list_needs_the_torch_that_reads_it(version: str, applicable: bool) -> None:
+    """``L['x']:0`` on torch 2.11 or 2.12 matches nothing (their is_dynamic_source matches the
+    whole name): measured there, the sources strategy would report plain torch as the list's
+    (round 20). It is not_applicable, with the whole-input list that torch reads."""
+    plan = Plan("sources", inputs=INPUTS, sources=("L['x']:0", "L['mask']:0", "L['n']"))
+    got = plan.unsupported(version, "cpu")
+    if applicable:
+        assert got is None
+    else:
+        assert got is not None and "needs torch >= 2.13" in got
+        assert got.endswith("give whole inputs: L['x'],L['mask'],L['n']"), got
+    # a whole-input list runs on every release that has the strategy
+    assert Plan("sources", inputs=INPUTS, sources=("L['x']",)).unsupported(version, "cpu") is None

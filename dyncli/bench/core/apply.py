@@ -19,6 +19,7 @@ from dyncli.bench.core import fields as f
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.cost import parse_buckets
 from dyncli.bench.core.settings import auto_buckets
+from dyncli.sources import PER_DIM_SINCE, has_dim, without_dim
 
 PAD_KINDS = ("batch", "seq")
 
@@ -118,6 +119,17 @@ class Plan:
                                     (table.RERECORD_LIMIT, self.rerecord_limit)):
             if value is not None and table.release(torch_version) < table.release(needs):
                 return f"{key.split('.', 1)[1]} needs torch >= {needs} (this is {torch_version})"
+        dims = [s for s in self.sources if has_dim(s)]
+        if dims and table.SOURCES in self.row.params and \
+                table.release(torch_version) < PER_DIM_SINCE:
+            # (the list as given would do nothing: 2.11's and 2.12's torch match the entry
+            # against the whole input's name; measuring it would report no list as the list's)
+            whole = ",".join(dict.fromkeys(without_dim(s) for s in self.sources))
+            return (f"{self.strategy}: the entries {', '.join(dims[:3])}"
+                    + (" …" if len(dims) > 3 else "")
+                    + f" name a dim (':N'), which needs torch >= "
+                    f"{'.'.join(map(str, PER_DIM_SINCE))} (this is {torch_version}, where ':N' "
+                    f"matches nothing); on this torch give whole inputs: {whole}")
         if self.capture_sizes and self.row.dynamic is False:
             return (f"{self.strategy}: static graphs have no size key, and torch runs them "
                     "without CUDA graphs when capture sizes are set; capture sizes need a "
