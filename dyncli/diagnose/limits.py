@@ -10,6 +10,8 @@ the log has recompile records with causes; a name the paste cut off is said to b
 
 from __future__ import annotations
 
+import dataclasses
+
 from dyncli.diagnose import guard_kinds
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag
 from dyncli.diagnose.model import Diagnosis, RecompileLimitReport
@@ -24,7 +26,28 @@ _RICHER = 'TORCH_LOGS="recompiles" shows the reason of every recompile'
 
 def limit_findings(diag: Diagnosis, held: set[int | None]) -> list[Advice]:
     """One finding per limit warning. ``held``: ranks where a size-pinned finding stands."""
-    return [_finding(diag, x, held) for x in diag.recompile_limits]
+    return [_finding(diag, _read_from_sibling(x, diag.recompile_limits), held)
+            for x in diag.recompile_limits]
+
+
+def _read_from_sibling(x: RecompileLimitReport,
+                       limits: tuple[RecompileLimitReport, ...]) -> RecompileLimitReport:
+    """A rank's copy of a limit warning that the paste cut (no function, no reason), read as
+    another rank's whole copy at the same compile id: ranks of one SPMD job run the same code
+    and hit the limit at the same compile (ParaAttention#22: ranks 0, 2 and 3 at ``[2/8]`` in
+    the same millisecond, rank 2's whole; three causes, the cut ones first, before round 20).
+    Its own line stays its evidence; the one fix is then one cause across the ranks."""
+    if x.rank is None or not x.compile_id or (x.function and x.last_reason):
+        return x
+    whole = next((y for y in limits if y.rank is not None and y.rank != x.rank
+                  and y.compile_id == x.compile_id and y.function and y.last_reason), None)
+    if whole is None:
+        return x
+    return dataclasses.replace(
+        x, function=x.function or whole.function, file=x.file or whole.file,
+        first_line=x.first_line if x.first_line is not None else whole.first_line,
+        last_reason=whole.last_reason, limit_name=x.limit_name or whole.limit_name,
+        limit=x.limit or whole.limit)
 
 
 # torch's default of each limit (torch/_dynamo/config.py, 2.4-2.15): a warning naming another

@@ -622,3 +622,15 @@ def test_a_parameters_device_change_is_not_given_torchs_size_flag() -> None:
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
     assert "dispatch keys changed" in a.message and "on a parameter" in a.message
     assert "load it whole rather than offloading" in a.fix and "does not apply" in a.fix
+
+
+def test_ranks_cut_copies_of_one_limit_warning_are_one_cause() -> None:
+    """paraattention-22: ranks 0, 2 and 3 hit the limit at [2/8] in the same millisecond; the
+    paste cut ranks 0's and 3's copies. One cause, rank 2's reading (one code, one guard), not
+    three with the cut copies first."""
+    from dyncli.diagnose.causes import rank_causes
+    diag = diagnose_logs([PASTED / "paraattention-22.log"])
+    (cause,) = rank_causes(diag)
+    assert set(cause.ranks) == {0, 2, 3}
+    assert cause.title.startswith("forward hit torch._dynamo.config.cache_size_limit (8)")
+    assert cause.fix.startswith("compile the model that calls the blocks, once")
