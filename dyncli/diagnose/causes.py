@@ -43,7 +43,15 @@ from dyncli.diagnose.model import (
     call_site,
 )
 from dyncli.diagnose.reasons import resume_line
+from dyncli.diagnose.side_libraries import (
+    SIDE_LIBRARIES,
+    is_stdlib,
+    library_file,
+    side_fix,
+    side_library,
+)
 from dyncli.logparse import guardtext as gt
+from dyncli.logparse.textreasons import builtin_name, warned_builtin
 from dyncli.sources import from_reason
 
 # Finding kinds that lead to a cause of their own kind (one cause per key of the rule's)
@@ -270,7 +278,48 @@ class _Builder:
 
     # ------------------------------------------------------------ result
 
+    def side_libraries(self) -> None:
+        """Causes whose every compile and place is in one package called for its side effects
+        (matplotlib, a logger: ``side_libraries``) become one cause with that package's fix:
+        its recompiles' guards, breaks and limits are the package's own, and none of their
+        fixes is the user's to make (a step reaching matplotlib read as 16 causes about its
+        internals, "make L['vmin'] dynamic" first)."""
+        files = {(f.rank, f.frame_id): f.file for f in self.diag.frames}
+        by_library: dict[str, list[str]] = {}
+        for c in sorted(self.causes.values(), key=lambda c: c.order):
+            places = [files.get((rank, cid.split("/")[0]), "") for rank, cid in c.compile_ids]
+            places += [site.file for a in c.findings for site in a.sites]
+            # (a limit warning's function, where its compiles have no frame id: torch 2.0/2.1)
+            places += [f.file for a in c.findings if a.function for f in self.diag.frames
+                       if f.rank == a.rank and f.function == a.function
+                       and a.frame in ("?", f.frame_id)]
+            if c.graph_break is not None:
+                b = c.graph_break
+                name = builtin_name(b.explanation) or warned_builtin(b.reason) or ""
+                # (a package's C function dynamo cannot trace: matplotlib._path.affine_transform;
+                # a break in Python's own copy.py or weakref.py: the package that called it)
+                places += ([at[0] for s in b.call_sites if (at := call_site(s)) is not None]
+                           if b.file and is_stdlib(b.file) else [b.file or library_file(name)])
+            # (a place the log lacks is unknown; Python's own files, copy.py reached from the
+            # package, say nothing of whose code it is)
+            found = {side_library(p) for p in places
+                     if p and (side_library(p) is not None or not is_stdlib(p))}
+            if len(found) == 1 and (lib := found.pop()) is not None and c.kind not in (
+                    CauseKind.CUDAGRAPH,) and not any(a.kind is AdviceKind.COMPILE_CRASH
+                                                      for a in c.findings):
+                by_library.setdefault(lib[0], []).append(c.key)
+        for name, keys in by_library.items():
+            for key in keys[1:]:
+                self.union(keys[0], key)
+            c = self.causes[self.find(keys[0])]
+            what = SIDE_LIBRARIES[name]
+            c.kind = CauseKind.LIBRARY
+            c.title = (f"compiled code reaches {name} ({what}): torch compiles its functions "
+                       "again for each call's new values and objects")
+            c.fix = side_fix(what)
+
     def finish(self) -> list[Cause]:
+        self.side_libraries()
         printed = {e for a in self.diag.suggestions if a.listed for e in a.entries if e}
         by_fix: dict[str, str] = {}
         for c in sorted(self.causes.values(), key=lambda c: c.order):

@@ -141,6 +141,9 @@ class CauseKind(StrEnum):
     ZERO_ONE = "zero-one"
     NON_SHAPE = "non-shape"
     CUDAGRAPH = "cudagraph"
+    # every compile and break of it in a package called for its side effects (plotting,
+    # logging: dyncli.diagnose.side_libraries): one fix, keep the call out of compiled code
+    LIBRARY = "library"
     OTHER = "other"
 
 

@@ -16,6 +16,7 @@ from dyncli.diagnose import guard_kinds
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag
 from dyncli.diagnose.model import Diagnosis, RecompileLimitReport
 from dyncli.diagnose.reasons import cite, mismatch
+from dyncli.diagnose.side_libraries import side_fix, side_library
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.quoting import shell_quote
@@ -112,7 +113,14 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     text = gt.guard_text(guard)
     operands = gt.compared(text)
     attr, value = from_reason(operands[0] or ""), operands[-1]
-    if size and gt.about_param(x.last_reason):  # torch's own hint, in the warning itself
+    side = side_library(x.file)
+    if side is not None:
+        # Lightning#17214: matplotlib's draw_text under a compiled validation step that logs an
+        # image; the limit's advice was about the number it guards ("a 0-d tensor")
+        note = (f" The function is {side[0]}'s ({side[1]}), not the model's: the compiled code "
+                "calls into it, and each call's new values compile it again.")
+        fix = f"{side_fix(side[1])}; raising {flag} only hides the recompiles"
+    elif size and gt.about_param(x.last_reason):  # torch's own hint, in the warning itself
         flag_fix = ConfigFlag("force_parameter_static_shapes", "False")
         note = (" Its last reason is a parameter's size: torch keeps parameters static "
                 "(force_parameter_static_shapes), and says so in the warning.")

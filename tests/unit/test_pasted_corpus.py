@@ -634,3 +634,17 @@ def test_ranks_cut_copies_of_one_limit_warning_are_one_cause() -> None:
     assert set(cause.ranks) == {0, 2, 3}
     assert cause.title.startswith("forward hit torch._dynamo.config.cache_size_limit (8)")
     assert cause.fix.startswith("compile the model that calls the blocks, once")
+
+
+def test_a_limit_in_matplotlib_is_the_plotting_kept_out_of_compiled_code() -> None:
+    """pytorch-lightning-17214: a compiled step that logs an image reached matplotlib's
+    draw_text, which hit the limit; its fix was "pass the number as a 0-d tensor". Now the
+    plotting kept out of compiled code (applied in tests/integration/test_side_library_fix.py)."""
+    from dyncli.diagnose.causes import rank_causes
+    from dyncli.diagnose.findings import CauseKind
+    diag = diagnose_logs([PASTED / "pytorch-lightning-17214.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert a.fix.startswith("keep the plotting out of the compiled function")
+    assert "0-d tensor" not in a.fix
+    first = rank_causes(diag)[0]
+    assert first.kind is CauseKind.LIBRARY and first.graph_breaks == 1
