@@ -130,6 +130,7 @@ class _DdeFacts:
     op: str = ""
     culprit: str = ""
     user: ev.UserLoc | None = None
+    made: ev.UserLoc | None = None  # where a symbol of it was made (its allocation stack)
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
@@ -137,7 +138,15 @@ class _DdeFacts:
         elif e.what == "culprit":
             self.culprit = self.culprit or e.value
             self.user = self.user or e.user
+        elif e.what == "symbol":  # an expression over it: the expression, where a line names it
+            self.made = self.made or e.user
+            if not any(e.value in _symbols_in(expr) for _, expr, _ in self.exprs) \
+                    and len(self.exprs) < _DDE_EXPRS:
+                self.exprs.append((e.what, e.value, e.line))
         else:
+            # a symbol's fact gives way to the expression that names it
+            self.exprs = [x for x in self.exprs
+                          if x[0] != "symbol" or x[1] not in _symbols_in(e.value)]
             for i, (what, expr, line) in enumerate(self.exprs):
                 if dde.same(expr, e.value):
                     if what == "evaluate" and e.what != "evaluate":
@@ -149,7 +158,8 @@ class _DdeFacts:
     def reports(self, rank: int | None, cid: str) -> list[DataDependentReport]:
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
-                                    culprit=self.culprit, user=self.user, line=line)
+                                    culprit=self.culprit, user=self.user, made=self.made,
+                                    line=line)
                 for what, expr, line in self.exprs]
 
 
@@ -160,7 +170,7 @@ def _bare_id(text: str) -> ev.CompileId | None:
 
 
 def _symbols_in(expr: str) -> set[str]:
-    return set(re.findall(r"\b[suq]\d+\b", expr))
+    return set(re.findall(r"\b[suqi]\d+\b", expr))  # (i: torch 2.1's unbacked ints)
 
 
 def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> RecompileLimitReport:
