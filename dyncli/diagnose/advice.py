@@ -651,7 +651,8 @@ _MACHINE_FIX = {
 # a kernel or a backend without symbolic-shape support asked a dynamic tensor for its concrete
 # sizes (pytorch#122171: one_hot's meta; #115307: inductor's save_args pickling the inputs).
 # Running the call without compile proves nothing (eager sizes are concrete): keep that input
-# static or drop the call. Applied in tests/integration/test_symbolic_sizes_fix.py.
+# static or drop the call. (Not reproduced on 2.15 CPU: inductor and fake tensors there no
+# longer ask; read from the pastes only.)
 _SYMBOLIC_SIZES_RE = re.compile(r"Cannot call \w{1,40}\(\) on tensor with symbolic sizes/strides")
 _SYMBOLIC_SIZES_FIX = (
     "an op, kernel or backend without symbolic-shape support asked a dynamic tensor for its "

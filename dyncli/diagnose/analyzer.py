@@ -169,6 +169,18 @@ def _bare_id(text: str) -> ev.CompileId | None:
     return ev.CompileId.parse(text)
 
 
+def _joined_symbols(reports: list[DataDependentReport]) -> list[DataDependentReport]:
+    """A symbol's fact (its allocation record, with a compile id) gives way to the expression
+    over it that the same rank's exception names (printed without one); the expression takes
+    where the symbol was made."""
+    made = {(x.rank, x.expr): x.made for x in reports if x.what == "symbol"}
+    named = {(x.rank, sym) for x in reports if x.what != "symbol" for sym in _symbols_in(x.expr)}
+    return [x if x.what == "symbol" or x.made is not None else dataclasses.replace(
+        x, made=next((m for sym in sorted(_symbols_in(x.expr))
+                      if (m := made.get((x.rank, sym))) is not None), None))
+        for x in reports if x.what != "symbol" or (x.rank, x.expr) not in named]
+
+
 def _symbols_in(expr: str) -> set[str]:
     return set(re.findall(r"\b[suqi]\d+\b", expr))  # (i: torch 2.1's unbacked ints)
 
@@ -736,8 +748,9 @@ class Analyzer:
                                    for x in self._ranges.values()),
             suggested_fixes=tuple(self._suggested),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
-                                        for (rank, cid), facts in self._dde.items()
-                                        for x in facts.reports(rank, cid)),
+                                        for x in _joined_symbols(
+                                            [x for (rank, cid), facts in self._dde.items()
+                                             for x in facts.reports(rank, cid)])),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))
