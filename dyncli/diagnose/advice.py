@@ -385,9 +385,13 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
     return out
 
 
-_UNBACKED_RE = re.compile(r"\bu\d{1,9}\b")
+_UNBACKED_RE = re.compile(r"\b[ui]\d{1,9}\b")  # (i: torch 2.1's name of an unbacked int)
 _DDE_WHAT = {"guard": "could not decide", "int": "needed a concrete integer for",
-             "evaluate": "failed evaluating"}
+             "evaluate": "failed evaluating", "symbol": "could not decide an expression over"}
+# what tells torch a value's range: torch._check (2.1-2.15); torch stopped suggesting
+# torch._check_is_size (pytorch#164664), so a size is torch._check(n >= 0) too
+_CHECK = ("torch._check(...) what you know of it (an index: torch._check(i >= 0), "
+          "torch._check(i < x.size(0)); a size: torch._check(n >= 0))")
 
 
 def _data_dependent(diag: Diagnosis) -> list[Advice]:
@@ -403,16 +407,27 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
             f"; it asked at {x.culprit}" + (" (torch's own code)" if own else "")
             if x.culprit else "")
         during = f" while compiling [{x.compile_id}]" if x.compile_id else ""
-        check = ("torch._check(...) what you know of it (an index: torch._check(i >= 0), "
-                 "torch._check(i < x.size(0)); a size: torch._check_is_size(n))")
+        check = _CHECK
         # the line that needs the value: the user's, where torch's message names one, else
         # the frame that asked where it is not torch's own (non-strict export runs user code)
         at = (f"your code at {x.user.file}:{x.user.line}"
               + (f" (`{x.user.code}`)" if x.user.code else "") if x.user is not None
               else f"the code at {x.culprit.split(' in ')[0]}" if x.culprit and not own else "")
+        # torch's allocation stack is Python's: under dynamo its last frame outside torch is
+        # the call into the compiled code (the traced lines are not Python frames there);
+        # under non-strict export, the line itself
+        made = (f"; the value was made under the call at {x.made.file}:{x.made.line}"
+                + (f" (`{x.made.code}`)" if x.made.code else "")
+                + ", the last frame outside torch in torch's allocation stack"
+                if x.made is not None else "")
         if at:
             fix = (f"{at} needs the value itself: {check} before that line, torch.cond for a "
                    "branch on it, or keep the computation on tensors")
+        elif x.made is not None:
+            fix = (f"tell torch what the value allows right after the .item()/.tolist()/"
+                   f"nonzero() that makes it (in the code that {x.made.file}:{x.made.line} "
+                   f"runs): {check}; or keep the computation on tensors "
+                   '(TORCH_LOGS="+dynamic" prints the expression and the line that needs it)')
         else:
             fix = (f"tell torch what the value allows where your code reads it: {check} right "
                    "after the .item()/.tolist(), or keep the computation on tensors (index with "
@@ -423,10 +438,11 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
             kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
             message=(f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
                      f"data-dependent expression ({values} read from a tensor's data: .item(), "
-                     f".tolist(), nonzero(), a boolean mask){where}."),
+                     f".tolist(), nonzero(), a boolean mask){where}{made}."),
             fix=fix,
-            sites=sites_of(x.user),
-            evidence=(cite(x.line, x.compile_id, x.expr),)))
+            sites=sites_of(x.user or x.made),
+            evidence=(cite(x.line, x.compile_id, f"Data dependent variable '{x.expr}' allocated "
+                           "at" if x.what == "symbol" else x.expr),)))
     return out
 
 
@@ -655,6 +671,32 @@ _MACHINE_FIX = {
 }
 
 
+# c10's TensorImpl::throw_cannot_call_with_symbolic (2.1-2.15): "Cannot call sizes() on tensor
+# with symbolic sizes/strides" (numel(), strides(), storage_offset(), is_contiguous()…): an op,
+# a kernel or a backend without symbolic-shape support asked a dynamic tensor for its concrete
+# sizes (pytorch#122171: one_hot's meta; #115307: inductor's save_args pickling the inputs).
+# Running the call without compile proves nothing (eager sizes are concrete): keep that input
+# static or drop the call. (Not reproduced on 2.15 CPU: inductor and fake tensors there no
+# longer ask; read from the pastes only.)
+_SYMBOLIC_SIZES_RE = re.compile(r"Cannot call \w{1,40}\(\) on tensor with symbolic sizes/strides")
+_SYMBOLIC_SIZES_FIX = (
+    "an op, kernel or backend without symbolic-shape support asked a dynamic tensor for its "
+    "concrete sizes: keep that input static (torch.compile(..., dynamic=False), or "
+    "torch._dynamo.mark_static(x) on it before the call), or remove the call that needs "
+    "concrete sizes (a debug option that saves the inputs: torch._inductor.config.save_args = "
+    "False); report it to the op's or backend's owner (torch, for torch's own ops). Running "
+    "it without torch.compile proves nothing here: eager sizes are always concrete")
+# torch.export's own checks of what the user asked (dynamic_shapes, the inputs): a UserError or
+# ValueError raised in torch/export/ or torch/_export/ is the specification's, not the
+# compiler's, and suppress_errors does nothing for export (paste hunt 13)
+_EXPORT_FILE_RE = re.compile(r"(?:^|/)torch/_?export/")
+_EXPORT_USER_FIX = (
+    "torch.export rejected what it was asked (its message says which input or Dim): an error "
+    "of the dynamic_shapes specification or the example inputs, not a bug in torch's compiler: "
+    "change the specification as the message says (Dim.AUTO lets export choose where a Dim "
+    "cannot stay dynamic); torch._dynamo.config.suppress_errors does nothing for export")
+
+
 def _crash_fix(x: CompileCrashReport) -> str:
     """What to do about a compile that raised: whose code raised decides it."""
     text = f"{x.error} {x.cause}"
@@ -678,6 +720,11 @@ def _crash_fix(x: CompileCrashReport) -> str:
         return (f"the deepest frame, {place(x.deepest)} in {x.deepest.function}, is not torch's: "
                 "a package that patches or hooks torch's compiler raised there; update it or "
                 "run without it")
+    if _SYMBOLIC_SIZES_RE.search(text) is not None:
+        return _SYMBOLIC_SIZES_FIX
+    if x.at is not None and _EXPORT_FILE_RE.search(x.at.file.replace("\\", "/")) is not None \
+            and exception_name(x.error) in ("UserError", "ValueError"):
+        return _EXPORT_USER_FIX
     if "TorchRuntimeError" in text or exception_name(x.error) == "TorchRuntimeError":
         return ("torch ran an operation of the code on fake tensors while tracing it and the "
                 "operation raised: run the same call without torch.compile; if it raises the "

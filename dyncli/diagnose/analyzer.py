@@ -130,6 +130,7 @@ class _DdeFacts:
     op: str = ""
     culprit: str = ""
     user: ev.UserLoc | None = None
+    made: ev.UserLoc | None = None  # where a symbol of it was made (its allocation stack)
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
@@ -137,7 +138,15 @@ class _DdeFacts:
         elif e.what == "culprit":
             self.culprit = self.culprit or e.value
             self.user = self.user or e.user
+        elif e.what == "symbol":  # an expression over it: the expression, where a line names it
+            self.made = self.made or e.user
+            if not any(e.value in _symbols_in(expr) for _, expr, _ in self.exprs) \
+                    and len(self.exprs) < _DDE_EXPRS:
+                self.exprs.append((e.what, e.value, e.line))
         else:
+            # a symbol's fact gives way to the expression that names it
+            self.exprs = [x for x in self.exprs
+                          if x[0] != "symbol" or x[1] not in _symbols_in(e.value)]
             for i, (what, expr, line) in enumerate(self.exprs):
                 if dde.same(expr, e.value):
                     if what == "evaluate" and e.what != "evaluate":
@@ -149,7 +158,8 @@ class _DdeFacts:
     def reports(self, rank: int | None, cid: str) -> list[DataDependentReport]:
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
-                                    culprit=self.culprit, user=self.user, line=line)
+                                    culprit=self.culprit, user=self.user, made=self.made,
+                                    line=line)
                 for what, expr, line in self.exprs]
 
 
@@ -159,8 +169,20 @@ def _bare_id(text: str) -> ev.CompileId | None:
     return ev.CompileId.parse(text)
 
 
+def _joined_symbols(reports: list[DataDependentReport]) -> list[DataDependentReport]:
+    """A symbol's fact (its allocation record, with a compile id) gives way to the expression
+    over it that the same rank's exception names (printed without one); the expression takes
+    where the symbol was made."""
+    made = {(x.rank, x.expr): x.made for x in reports if x.what == "symbol"}
+    named = {(x.rank, sym) for x in reports if x.what != "symbol" for sym in _symbols_in(x.expr)}
+    return [x if x.what == "symbol" or x.made is not None else dataclasses.replace(
+        x, made=next((m for sym in sorted(_symbols_in(x.expr))
+                      if (m := made.get((x.rank, sym))) is not None), None))
+        for x in reports if x.what != "symbol" or (x.rank, x.expr) not in named]
+
+
 def _symbols_in(expr: str) -> set[str]:
-    return set(re.findall(r"\b[suq]\d+\b", expr))
+    return set(re.findall(r"\b[suqi]\d+\b", expr))  # (i: torch 2.1's unbacked ints)
 
 
 def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> RecompileLimitReport:
@@ -726,8 +748,9 @@ class Analyzer:
                                    for x in self._ranges.values()),
             suggested_fixes=tuple(self._suggested),
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
-                                        for (rank, cid), facts in self._dde.items()
-                                        for x in facts.reports(rank, cid)),
+                                        for x in _joined_symbols(
+                                            [x for (rank, cid), facts in self._dde.items()
+                                             for x in facts.reports(rank, cid)])),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))

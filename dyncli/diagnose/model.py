@@ -254,8 +254,9 @@ class DataDependentReport:
     from a tensor's data (``u0``: ``.item()``, ``nonzero()``…), in one compile
     (``dyncli.logparse.textdde``). ``what``: ``guard`` (a branch or guard needed its truth),
     ``int`` (a concrete integer was needed), ``evaluate`` (only torch's evaluate_expr failure
-    is in the log); ``op``: the operator whose meta asked; ``culprit``: torch's ``Caused by``
-    frame (``_meta_registrations.py:4832 in meta_select``)."""
+    is in the log), ``symbol`` (only the symbol is: ``expr`` is it); ``op``: the operator
+    whose meta asked; ``culprit``: torch's ``Caused by`` frame
+    (``_meta_registrations.py:4832 in meta_select``)."""
 
     rank: int | None
     compile_id: str
@@ -265,6 +266,7 @@ class DataDependentReport:
     culprit: str = ""
     user: UserLoc | None = None  # the user's line torch's message names, where it does
     line: int = 0
+    made: UserLoc | None = None  # where its symbol was made (torch's allocation stack)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dyncli.diagnose.findings import Advice, AdviceKind, Site, sites_of
 from dyncli.diagnose.model import Diagnosis, FrameReport, SpecializationReport
 from dyncli.diagnose.reasons import cite, location
-from dyncli.logparse.textreasons import export_dim
+from dyncli.logparse.textreasons import FORCED, HINT_01, HINT_STATIC, export_dim, export_form
 from dyncli.logparse.torchtree import is_torch_file
 
 
@@ -87,16 +87,21 @@ def specializations(diag: Diagnosis) -> list[Advice]:
     out = []
     limit: dict[tuple[int | None, str], list[SpecializationReport]] = {}
     users: dict[tuple[int | None, str, str, int], list[SpecializationReport]] = {}
-    exports: dict[tuple[int | None, str, str, str], list[SpecializationReport]] = {}
+    exports: dict[tuple[int | None, str, str, str, bool], list[SpecializationReport]] = {}
     frame_files = _frame_files(diag.frames)
     for s in diag.specializations:
         src = ", ".join(s.sources) or s.symbol
         evidence = (_spec_cite(s, s.symbol or src),)
+        form = export_form(s.message) if s.reason == "constraint_violation" else ""
         dim = export_dim(s.message) if s.reason == "constraint_violation" else None
         if s.reason == "forcing_spec":
             limit.setdefault((s.rank, src), []).append(s)
-        elif dim is not None:  # torch.export's named Dim: one error, every input that shares it
-            exports.setdefault((s.rank, s.compile_id, dim, s.value), []).append(s)
+        elif form in (HINT_01, HINT_STATIC):  # export's Dim.DYNAMIC hint it could not keep
+            out.append(_export_hint(s, src, form, evidence))
+        elif dim is not None or form == FORCED:
+            # torch.export's named Dim: one error, every input that shares it
+            exports.setdefault((s.rank, s.compile_id, dim or src, s.value, form == FORCED),
+                               []).append(s)
         elif s.reason == "constraint_violation":
             demand = ("use torch._dynamo.maybe_mark_dynamic instead of mark_dynamic (a hint, "
                       "not a demand), or rewrite the comparison so it does not depend on the size")
@@ -152,9 +157,12 @@ def specializations(diag: Diagnosis) -> list[Advice]:
             ("rewrite the branch so it does not compare the size/int to a constant "
              "(e.g. torch.where, torch.cond), or keep it static if only a few values occur"),
             evidence=tuple(_spec_cite(x, x.symbol) for x in specs[:3]), rank=rank))
-    for (rank, _, dim, value), specs in exports.items():
+    for (rank, _, dim, value, forced), specs in exports.items():
         srcs = ", ".join(dict.fromkeys(x for sp in specs for x in sp.sources if x != dim))
         at = next((sp.user for sp in specs if sp.user is not None), None)
+        if forced:
+            out.append(_export_forced(rank, dim, srcs, value, specs, at))
+            continue
         out.append(Advice(
             kind=AdviceKind.CONSTRAINT_VIOLATION, rank=rank, sites=sites_of(at),
             message=(f"torch.export's Dim {dim}{f' ({srcs})' if srcs else ''} is dynamic in "
@@ -180,3 +188,47 @@ def specializations(diag: Diagnosis) -> list[Advice]:
             evidence=tuple(cite(x.line, x.compile_id, f"{x.symbol} forced ({x.guard})")
                            for x in specs[:3]), rank=rank))
     return out
+
+
+def _export_forced(rank: int | None, dim: str, srcs: str, value: str,
+                   specs: list[SpecializationReport], at: object) -> Advice:
+    """export's "Specializations unexpectedly required": solving the guards the model made
+    on a Dim left one value (pytorch#126127: batch = 4 and audio_signal__2 = 256, "too
+    complex"), so export needs that Dim to be that constant."""
+    return Advice(
+        kind=AdviceKind.CONSTRAINT_VIOLATION, rank=rank, key=f"forced:{dim}:{value}",
+        sites=(),
+        message=(f"torch.export's Dim {dim}{f' ({srcs})' if srcs else ''} is dynamic in "
+                 f"dynamic_shapes, but solving the guards the model generated for it left one "
+                 f"value, so export needs {dim} = {value} (\"Specializations unexpectedly "
+                 "required\"), and the export failed."),
+        fix=(f"Dim.STATIC for {dim} (or its example's size, {value}) if the model only takes "
+             f"that size; to keep it dynamic, change the code that relates {dim} to other "
+             'sizes (TORCH_LOGS="+dynamic" prints the guards on it): where two dims must be '
+             "equal, one Dim for both or a derived Dim (b1 = b3, x = 2*_x)"),
+        evidence=tuple(_spec_cite(x, x.symbol or dim) for x in specs[:3]))
+
+
+def _export_hint(s: SpecializationReport, src: str, form: str,
+                 evidence: tuple[str, ...]) -> Advice:
+    """export's conflict of a Dim.DYNAMIC hint (2.15 non_strict_utils.py:868, a ValueError):
+    the example's size along it was 0 or 1, which export specializes, or tracing made it
+    static. The user's specification, not torch's bug: suppress_errors does nothing for
+    export. Applied in tests/integration/test_export_hint_fixes.py."""
+    if form == HINT_01:
+        message = (f"{src} is Dim.DYNAMIC in dynamic_shapes, but the example input has size "
+                   f"{s.value} along it and export specializes sizes 0 and 1, so export needs "
+                   f"{src} = {s.value} and the export failed (the specification's conflict, "
+                   "not a bug in torch).")
+        fix = (f"pass an example input of size 2 or more along {src} (export generalizes "
+               "from the example; a size of 1 still runs the exported program), or declare "
+               "it Dim.AUTO, which keeps it static where the example pins it instead of "
+               "raising")
+    else:
+        message = (f"{src} is Dim.DYNAMIC in dynamic_shapes, but tracing made it static at "
+                   f"{s.value}, so export needs {src} = {s.value} and the export failed.")
+        fix = (f"Dim.STATIC (or Dim.AUTO, which accepts it) for {src} if the model only takes "
+               f"{s.value}; to keep it dynamic, change the line that pins it: "
+               f'TORCH_LOGS="+dynamic" prints it (`eval Eq(…, {s.value}) [guard added]`)')
+    return Advice(kind=AdviceKind.CONSTRAINT_VIOLATION, rank=s.rank, key=f"hint:{src}",
+                  message=message, fix=fix, evidence=evidence, sites=sites_of(s.user))

@@ -501,12 +501,14 @@ class GuardError(Event):
 class DataDependentError(Event):
     """One fact of a data-dependent error (``dyncli.logparse.textdde``): ``what`` is ``guard``
     (could not guard on EXPR), ``int`` (could not extract an integer from EXPR), ``evaluate``
-    (torch's evaluate_expr failed on EXPR), ``culprit`` (torch's ``Caused by``: FILE:LINE in FN)
-    or ``op`` (the operator whose meta failed); ``value`` is that text."""
+    (torch's evaluate_expr failed on EXPR), ``culprit`` (torch's ``Caused by``: FILE:LINE in FN),
+    ``op`` (the operator whose meta failed) or ``symbol`` (torch's ``Data dependent variable
+    'u0' allocated at:``: an expression over that symbol); ``value`` is that text."""
 
     what: str
     value: str
-    user: UserLoc | None = None  # a culprit's user line, where torch's SLoc names one
+    # a culprit's user line, where torch's SLoc names one; a symbol's: where it was made
+    user: UserLoc | None = None
 
 
 ALL_EVENTS: tuple[type[Event], ...] = (

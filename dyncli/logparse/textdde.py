@@ -23,6 +23,8 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.textmsg import parse_sloc
+from dyncli.logparse.textreasons import user_stack
+from dyncli.logparse.torchtree import is_torch_file
 
 # a cheap test first (bytes): a line can hold a fact only if it holds one of these
 MARKS = (b"data-dependent expression", b"evaluate_expr(", b"Caused by: ",
@@ -101,3 +103,22 @@ def _balanced(text: str) -> bool:
 def same(a: str, b: str) -> bool:
     """Whether two readings name one expression (torch prints it with and without spaces)."""
     return a.replace(" ", "") == b.replace(" ", "")
+
+
+# ShapeEnv._make_data_dependent_error logs, at DEBUG, "Data dependent variable '%s' allocated
+# at:\n%s" for each free symbol of the expression it could not decide, and only while it builds
+# the GuardOnDataDependentSymNode (2.1 symbolic_shapes.py:3265, 2.3 :3672, 2.15 :7970): the
+# record proves a data-dependent error on that symbol (2.1 names unbacked ints i1, 2.2 on u1),
+# and its stack is where the value was made (pytorch#116703: nonzero under dynamic=True)
+_ALLOCATED_RE = re.compile(r"^Data dependent variable '(?P<sym>[a-z]{1,3}\d{1,9})' allocated at:")
+
+
+def allocated(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The symbol of a ``Data dependent variable 'u0' allocated at:`` record, with the last
+    frame of its stack outside torch (where the value was made), as a ``symbol`` fact."""
+    m = _ALLOCATED_RE.match(lines[0].strip()) if lines else None
+    if m is None:
+        return []
+    frames = user_stack(lines[1:])
+    made = next((f for f in reversed(frames) if not is_torch_file(f.file)), None)
+    return [ev.DataDependentError(what="symbol", value=m["sym"], user=made, **common)]

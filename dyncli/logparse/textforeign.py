@@ -29,7 +29,8 @@ _TRACEBACK = (b"Traceback (most recent call last):", b"Traceback (most recent ca
 # a constraint violation's item, pasted without its record (ConstraintViolationError's text,
 # export's UserError: tensorrt#2794, pytorch#124507), and export's answer after the items
 _VIOLATIONS = (b"as dynamic but your code specialized it", b" was inferred to be a constant (",
-               b" satisfy the generated guard ")
+               b" satisfy the generated guard ", b" because the guards generated for it are too",
+               b"solving the guards generated for ", b"Received user-specified dim hint ")
 _SUGGESTED = reasons.SUGGESTED_FIXES.encode()
 _TRACEBACK_RE = re.compile(rb"^(?:.{0,400}Traceback \(most recent call last\):|"
                            rb"[A-Za-z_][\w.]{0,200}\s{2,}Traceback \(most recent call last\))\s*$")

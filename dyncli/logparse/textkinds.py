@@ -12,6 +12,7 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textdde as dde
 from dyncli.logparse import textmsg as msg
 from dyncli.logparse import textold as old
 from dyncli.logparse import textreasons as reasons
@@ -39,6 +40,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"torch._dynamo": (reasons.recompile_limit, True),
     b"Error": (reasons.constraint_violations, True),
     b"could": (msg.data_dependent, False),
+    b"Data": (dde.allocated, True),  # "Data dependent variable 'u0' allocated at:" + its stack
     b"Step": (msg.step, False),
     b"torchdynamo": (old.torchdynamo, True),  # torchdynamo's limit warnings, before 2.0
     b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
@@ -55,7 +57,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals",
         # +dynamo's inlining of a call, +dynamic's lifting of a symbol (paste hunt 5)
         b"INLINING", b"_lift_symbols_in_symint",
-        b"runtime_asserts_frozen", b"SPECIALIZATION", b"Data", b"Stack",
+        b"runtime_asserts_frozen", b"SPECIALIZATION", b"Stack",
         b"TRACE", b"Restarting", b"create_unspecified_symbol",
         b"_update_version_counter", b"__guards",
         # dynamo's own progress under TORCH_LOGS=+dynamo (torch 2.11 and 2.15 read; 2.1's
@@ -111,7 +113,10 @@ def artifact(prefix: bytes) -> bytes:
 # (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
 TORCH_NOISE = (b"No CUDA runtime is found, using CUDA_HOME",)
 # torch's own lines that head a message whose items the parser reads (ConstraintViolationError)
-TORCH_HEADS = (b"Constraints violated (",)
+# (and export's: DimConstraints' forced specializations, non_strict_utils' Dim-hint conflicts,
+# raised as UserError and ValueError: read as the Dims' findings, never as a compiler crash)
+TORCH_HEADS = (b"Constraints violated (", b"Specializations unexpectedly required (",
+               b"Found the following conflicts between user-specified ranges and inferred ranges")
 
 
 def is_start(word: bytes, message: bytes) -> bool:

@@ -461,7 +461,8 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
             out.append(ev.RangeViolation(message=text.strip().lstrip("- ")[:600], user=user,
                                          **ranged, **common))
             continue
-        found = _constant(text, *_YOU_MARKED) or _constant(text, *_INFERRED, " are valid because ")
+        found = _constant(text, *_YOU_MARKED) or _constant(text, *_INFERRED, " are valid because ") \
+            or export_specialized(text)
         if found is not None and found[0].startswith(_RELAXED) and found[0].endswith(")"):
             # torch <= 2.6 names the constraint, not the source: RelaxedUnspecConstraint(L['x']…)
             found = (found[0][len(_RELAXED):-1], found[1])
@@ -488,7 +489,9 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
 # … and torch 2.15's "You marked seq_len as dynamic but your code specialized it …" (the Dim's
 # name where mark_dynamic's item names a source, L['x'].size()[0])
 _DIM_NAMED = re.compile(r"^(?:(?:Not all values of |You marked )(?P<name>\w{1,200}) = "
-                        r"|You marked (?P<bare>\w{1,200}) as dynamic )")
+                        r"|You marked (?P<bare>\w{1,200}) as dynamic "
+                        r"|(?:solving the guards generated for )?(?P<forced>\w{1,200}) = \S)")
+FORCED, HINT_01, HINT_STATIC = "forced", "hint01", "hint_static"
 
 
 # symbolic_shapes' StrictMinMaxConstraint item (produce_guards: 2.1 :2900, 2.3 :3212, 2.15 :6834):
@@ -551,7 +554,58 @@ def _constrained(source: str) -> str:
 def export_dim(message: str) -> str | None:
     """The name of torch.export's Dim a violation's item names (``seq_len``), or None."""
     m = _DIM_NAMED.match(message)
-    return (m["name"] or m["bare"]) if m else None
+    return (m["name"] or m["bare"] or m["forced"]) if m else None
+
+
+# export's other answers about a Dim (paste hunt 13, pytorch#126127), each "export needs X = V":
+# - DimConstraints.prettify_results, under "Specializations unexpectedly required (b, c)!":
+#   2.3/2.4 "  - {b} = {source} must be specialized to {V} because the guards generated for it
+#   are too complex." (symbolic_shapes.py 2.3 :1691); 2.15 "  - solving the guards generated
+#   for {b} = {source} resulted in a specialized value of {V}." (:3840)
+# - non_strict_utils' conflicts of a Dim.DYNAMIC hint (2.15 :868, :873; a ValueError under
+#   "Found the following conflicts between user-specified ranges and inferred ranges from model
+#   tracing:"): "- Received user-specified dim hint Dim.DYNAMIC(min=None, max=None), but export
+#   0/1 specialized due to hint of {1} for dimension inputs['x'].shape[0]." and "…, but tracing
+#   inferred a static shape of {V} for dimension {path}."
+# (head, tail before the value, form): found with str.find, never a lazy regex over the line
+_EXPORT_FORMS = (
+    ("", " must be specialized to ", " because the guards generated for it are too complex",
+     FORCED),
+    ("solving the guards generated for ", " resulted in a specialized value of ", "", FORCED),
+    ("Received user-specified dim hint ", ", but export 0/1 specialized due to hint of ",
+     " for dimension ", HINT_01),
+    ("Received user-specified dim hint ", ", but tracing inferred a static shape of ",
+     " for dimension ", HINT_STATIC),
+)
+_EXPORT_HEADS = {form: head for head, _, _, form in _EXPORT_FORMS}
+
+
+def export_specialized(text: str) -> tuple[str, str] | None:
+    """(what, value) of one of export's items above: what is ``b = L['x'].size()[0]`` (the
+    Dim and its source) or the dimension's path ``inputs['x'].shape[0]``; or None."""
+    item = _ITEM_LEAD.match(text)
+    rest = text[item.end() if item else 0:].rstrip().rstrip(".")
+    for head, mid, tail, form in _EXPORT_FORMS:
+        if not rest.startswith(head) or (at := rest.find(mid)) < 0:
+            continue
+        what, value = rest[len(head):at], rest[at + len(mid):]
+        if form == FORCED:
+            if tail:
+                if not value.endswith(tail):
+                    continue
+                value = value[:-len(tail)]
+            return (what[:300], value[:40]) if what and value.isdigit() else None
+        value, sep, path = value.partition(tail)
+        return (path[:300], value[:40]) if sep and path and value.lstrip("-").isdigit() else None
+    return None
+
+
+def export_form(message: str) -> str:
+    """Which of export's items above a violation's message is (``FORCED``, ``HINT_01``,
+    ``HINT_STATIC``), or "" for the others."""
+    rest = message.lstrip("- ")
+    return next((form for head, mid, _, form in _EXPORT_FORMS
+                 if rest.startswith(head) and mid in rest), "")
 
 
 def _constant(text: str, tail: str, head: str, cut: str = "") -> tuple[str, str] | None:
