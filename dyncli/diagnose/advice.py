@@ -20,7 +20,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from dyncli.diagnose import guard_kinds, size_changes
+from dyncli.diagnose import compile_metrics, guard_kinds, size_changes
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
@@ -104,6 +104,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _mode_skips(diag)
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
+    out += compile_metrics.long_compiles(diag)
     return tuple(_before_per_dim(a) for a in _listed_together(out))
 
 

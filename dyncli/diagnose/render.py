@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from dyncli.diagnose.compile_metrics import summary_line as compile_time_said
 from dyncli.diagnose.cudagraph_render import render_cudagraphs
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.diagnose.phases import PHASES
@@ -94,6 +95,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     if diag.read_as:
         out.print(diag.read_as, markup=False, soft_wrap=True)
     out.print(summary_line(diag), markup=False, soft_wrap=True)
+    if timed := compile_time_said(diag):
+        out.print(line_text(timed), markup=False, soft_wrap=True)
     for w in diag.warnings:
         warn(w)
     render_causes(diag, out)
