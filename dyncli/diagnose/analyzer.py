@@ -44,6 +44,7 @@ from dyncli.diagnose.model import (
     DataDependentReport,
     Diagnosis,
     DynamicInput,
+    ExplainCountsReport,
     FrameReport,
     GraphBreakReport,
     GuardSelfCheckReport,
@@ -220,6 +221,7 @@ class Analyzer:
         self._crashes: dict[tuple[str, str], CompileCrashReport] = {}
         # torch's compile-time table, the last of each process (it logs one, at exit)
         self._metrics: dict[tuple[int | None, int], CompileMetricsReport] = {}
+        self._explained: dict[int | None, ExplainCountsReport] = {}  # explain()'s head, per rank
         self._last_cid = ""  # the compile id of the last event that had one
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
@@ -239,6 +241,7 @@ class Analyzer:
             ev.GuardSelfCheck: self._on_guard_self_check,
             ev.CompileCrash: self._on_compile_crash,
             ev.CompileMetrics: self._on_compile_metrics,
+            ev.ExplainCount: self._on_explain_count,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
@@ -575,6 +578,12 @@ class Analyzer:
         if (e.rank, e.pid) in self._metrics or len(self._metrics) < _MAX_ERRORS:
             self._metrics[(e.rank, e.pid)] = compile_metrics.report(e)
 
+    def _on_explain_count(self, e: ev.ExplainCount) -> None:
+        if e.rank in self._explained or len(self._explained) < _MAX_ERRORS:
+            was = self._explained.get(e.rank) or ExplainCountsReport(rank=e.rank, line=e.line)
+            field = "graph_count" if e.what == "graphs" else "graph_break_count"
+            self._explained[e.rank] = dataclasses.replace(was, **{field: e.count})
+
     def _on_compile_crash(self, e: ev.CompileCrash) -> None:
         key = (e.error, str(e.at))
         if key not in self._crashes and len(self._crashes) < _MAX_ERRORS:
@@ -731,6 +740,7 @@ class Analyzer:
             guard_self_checks=tuple(self._self_checks.values()),
             compile_crashes=self._crashes_told(),
             compile_metrics=tuple(sorted(self._metrics.values(), key=lambda x: rank_key(x.rank))),
+            explain_counts=tuple(sorted(self._explained.values(), key=lambda x: rank_key(x.rank))),
             range_violations=tuple(dataclasses.replace(x, user=resolve(x.user))
                                    for x in self._ranges.values()),
             suggested_fixes=tuple(self._suggested),

@@ -193,6 +193,17 @@ class CompileMetricsReport:
 
 
 @dataclass(frozen=True)
+class ExplainCountsReport:
+    """The head of a torch._dynamo.explain() report: its own counts (None: not in the paste),
+    which a paste cut after some of its ``Break Reason N:`` blocks still has."""
+
+    rank: int | None
+    graph_count: int | None = None
+    graph_break_count: int | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class GuardSelfCheckReport:
     """A compile whose guards failed on the frame they were made from (torch's AssertionError
     "Guard failed on the same frame it was created"): the compile raised."""
@@ -339,6 +350,8 @@ class Diagnosis:
     guard_self_checks: tuple[GuardSelfCheckReport, ...] = ()
     # torch's compile-time table at exit, one per process (TORCH_LOGS=dynamo: dump_compile_times)
     compile_metrics: tuple[CompileMetricsReport, ...] = ()
+    # the counts at the head of torch._dynamo.explain() reports ("Graph Break Count: 15")
+    explain_counts: tuple[ExplainCountsReport, ...] = ()
     # the program's tracebacks that end in torch's compiler: the compile raised, it stopped
     compile_crashes: tuple[CompileCrashReport, ...] = ()
     # ranges given to a size (mark_dynamic's min/max, export's Dims) that the code narrows
@@ -399,6 +412,12 @@ class Diagnosis:
             done.append(f"{st.partial} record(s) begun before the paste")
         records = f"{st.records} record" + ("" if st.records == 1 else "s")
         return f"read as pasted text: {records}, " + ", ".join(done)
+
+    @property
+    def explain_breaks(self) -> int | None:
+        """The most graph breaks an explain() report's head counts (None: no such head)."""
+        return max((x.graph_break_count for x in self.explain_counts
+                    if x.graph_break_count is not None), default=None)
 
     @property
     def compiles(self) -> int:
@@ -510,6 +529,7 @@ class Diagnosis:
                 "backend_s": x.backend_s, "cut": x.cut, "line": x.line,
                 "rows": [{"function": name, "seconds": sec} for name, sec in x.rows],
             } for x in self.compile_metrics],
+            "explain_counts": [dataclasses.asdict(x) for x in self.explain_counts],
             "range_violations": [{
                 "rank": x.rank, **id_fields(x.compile_id), "source": x.source, "dim": x.dim,
                 "range": x.range, "guards": list(x.guards), **_user(x.user), "line": x.line,

@@ -69,11 +69,14 @@ def summary_line(diag: Diagnosis) -> str:
     recompiles = (f"{len(diag.recompiles)} recompile(s) ({causes})" if proven <= compiled else
                   f"{least}{proven} recompile(s) ({len(diag.recompiles)} with their reasons in "
                   f"the log: {causes})")
+    breaks = sum(b.count for b in diag.graph_breaks)
+    counted = diag.explain_breaks  # an explain() report's own count, where its paste was cut
+    read = (f"at least {breaks} graph break(s) (the explain report counts {counted})"
+            if counted is not None and counted > breaks else f"{breaks} graph break(s)")
     parts = [
         f"{len(diag.frames)} frame(s)", f"{least}{diag.compiles} compile(s)", recompiles,
         f"{len(diag.specializations)} specialization(s)",
-        f"{sum(b.count for b in diag.graph_breaks)} graph break(s) at "
-        f"{len(diag.graph_breaks)} site(s)",
+        f"{read} at {len(diag.graph_breaks)} site(s)",
     ]
     if diag.recompile_limits:
         parts.append(f"{len(diag.recompile_limits)} recompile-limit hit(s)")

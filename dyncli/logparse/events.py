@@ -369,6 +369,16 @@ class CompileMetrics(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ExplainCount(Event):
+    """A count in the head of torch._dynamo.explain()'s report (``Graph Count: 16``,
+    ``Graph Break Count: 15``): ``what`` is ``graphs`` or ``breaks``. A paste cut after a few
+    of its ``Break Reason N:`` blocks still says how many there were."""
+
+    what: str
+    count: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Traceback(Event):
     """``Traceback (most recent call last):`` in the input: the program raised there (the
     exception itself may be cut from a paste). After a recompile limit's warning it means the
@@ -525,6 +535,7 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     ConstraintViolation, RangeViolation, SuggestedFix, DataDependent, DataDependentError,
     GuardError, LimitRaised,
     NotConverted, NoCompiledFrames, GuardSelfCheck, Traceback, CompileCrash, CompileMetrics,
+    ExplainCount,
 )
 
 
