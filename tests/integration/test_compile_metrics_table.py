@@ -5,8 +5,8 @@ torch logs it from an ``atexit`` hook (``dump_compile_times``, torch/_dynamo/uti
 ``tabulate`` package where it is installed (columns, the layout of pytorch#118492's paste) and
 joins the cells with ", " where it is not. A tiny program recompiles once for a new size; the
 seconds diagnose reads must be those torch printed (its ``compile_times(repr="csv")``, the same
-counters with more digits), and the automatic-dynamic marking at [0/1] is that recompile's
-reason, not an unexplained one.
+counters with more digits), and the automatic-dynamic marking at [0/1], where torch logs it, is
+that recompile's reason, not an unexplained one.
 """
 
 from __future__ import annotations
@@ -66,7 +66,12 @@ def test_compile_seconds_read_are_those_torch_printed(layout: str, tmp_path: Pat
     assert x.total_s == pytest.approx(printed[total], abs=1e-3)
     assert x.backend_s == pytest.approx(printed["OutputGraph.call_user_compiler"], abs=1e-3)
     assert dict(x.rows) == pytest.approx(printed, abs=1e-3)
-    # the recompile for size 5 is automatic dynamic's marking of L['x'] at [0/1]: its reason
-    assert not [a for a in d.suggestions if a.kind is AdviceKind.UNEXPLAINED]
-    (cause,) = [c for c in d.causes if c.compiles]
-    assert cause.compiles == 1 and "L['x']" in cause.fix
+    # the recompile for size 5 is automatic dynamic's marking of L['x'] at [0/1], its reason,
+    # where torch logs it under TORCH_LOGS=dynamo (2.15's pgo.py; not 2.11's, whose log then
+    # proves the recompile and no reason for it)
+    marked = "marking L['x'] as dynamic" in run.stderr
+    unexplained = [a for a in d.suggestions if a.kind is AdviceKind.UNEXPLAINED]
+    assert bool(unexplained) != marked
+    if marked:
+        (cause,) = [c for c in d.causes if c.compiles]
+        assert cause.compiles == 1 and "L['x']" in cause.fix
