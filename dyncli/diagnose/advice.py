@@ -20,7 +20,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from dyncli.diagnose import guard_kinds, size_changes
+from dyncli.diagnose import compile_metrics, guard_kinds, size_changes
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
@@ -114,6 +114,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _mode_skips(diag)
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
+    out += compile_metrics.long_compiles(diag)
     return tuple(_before_per_dim(a) for a in _listed_together(out))
 
 
@@ -364,9 +365,14 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
         return []
     out = []
     for f in diag.frames:
-        if f.compiles < 2:
+        # automatic dynamic's "[0/1] marking L['x'] as dynamic (from automatic dynamic/PGO)":
+        # torch logs it (pgo.py's update_automatic_dynamic) where the input's size, stride or
+        # value differs from what an earlier compile of the frame recorded, so it is that
+        # compile's reason (the mark-dynamic finding says it), not an unexplained one
+        explained = sum(1 for c in f.marking_compiles if c in f.compile_ids[1:])
+        if f.compiles - explained < 2:
             continue
-        n = f.compiles - 1
+        n = f.compiles - 1 - explained
         who = (f"{f.function} (frame {f.frame_id})" if f.function and f.function != "?"
                else f"frame {f.frame_id}")
         ids = [c for c in f.compile_ids if "/" in c]
@@ -376,7 +382,9 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
             kind=AdviceKind.UNEXPLAINED, function=f.function, frame=f.frame_id, rank=f.rank,
             key=f"{f.rank}:{f.frame_id}",
             message=(f"{who} compiled {least}{f.compiles} times: its compile ids prove {least}"
-                     f"{n} recompile(s), but the input holds no reason for any of them (no "
+                     f"{n} recompile(s)" + (f" besides the {explained} automatic dynamic's "
+                                            "markings explain" if explained else "")
+                     + ", but the input holds no reason for any of them (no "
                      "recompile record, no recompile-limit warning)."),
             fix=('rerun with TORCH_LOGS="recompiles" (torch prints the guard that failed at '
                  'every recompile; "recompiles_verbose" prints every failed guard), then fix '
@@ -840,9 +848,17 @@ def _break_fix(b: GraphBreakReport) -> str:
     if builtin is not None:  # (torch's first hint there asks to file an issue)
         return builtin_hint(builtin)
     if _ITEM in b.reason or _ITEM in b.explanation:
+        # torch's own setting where its reason names it ("data dependent operator:
+        # aten._local_scalar_dense.default; to enable, set …capture_scalar_outputs = True",
+        # explain()'s report, pytensor#1110), as the Tensor.item() warning's hint gives it
+        # (torch's env form too: config.py reads TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS)
+        named = ("; or set torch._dynamo.config.capture_scalar_outputs = True (env "
+                 "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's own answer in the message): the "
+                 "graph then captures the .item() instead of breaking"
+                 if enable is not None and "capture_scalar_outputs" in enable["flag"] else "")
         return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
                 "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "
-                "Python number inside the graph)")
+                f"Python number inside the graph){named}")
     if _in_ddp_wrapper(b):
         return _DDP_WRAPPER_FIX
     if b.file and is_torch_file(b.file):

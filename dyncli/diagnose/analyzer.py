@@ -33,16 +33,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dyncli.diagnose import advice, branches, proven, resumed
+from dyncli.diagnose import advice, branches, compile_metrics, proven, resumed
 from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.cudagraph_advice import cudagraph_advice
 from dyncli.diagnose.cudagraphs import CudagraphAccumulator
 from dyncli.diagnose.entries import whole_source
 from dyncli.diagnose.model import (
     CompileCrashReport,
+    CompileMetricsReport,
     DataDependentReport,
     Diagnosis,
     DynamicInput,
+    ExplainCountsReport,
     FrameReport,
     GraphBreakReport,
     GuardSelfCheckReport,
@@ -239,6 +241,9 @@ class Analyzer:
         self._raised: list[str] = []  # the limit raised (fullgraph=True): the error lines
         self._traceback: int | None = None  # the line of the last Python traceback
         self._crashes: dict[tuple[str, str], CompileCrashReport] = {}
+        # torch's compile-time table, the last of each process (it logs one, at exit)
+        self._metrics: dict[tuple[int | None, int], CompileMetricsReport] = {}
+        self._explained: dict[int | None, ExplainCountsReport] = {}  # explain()'s head, per rank
         self._last_cid = ""  # the compile id of the last event that had one
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
@@ -257,6 +262,8 @@ class Analyzer:
             ev.NoCompiledFrames: self._on_no_compiled_frames,
             ev.GuardSelfCheck: self._on_guard_self_check,
             ev.CompileCrash: self._on_compile_crash,
+            ev.CompileMetrics: self._on_compile_metrics,
+            ev.ExplainCount: self._on_explain_count,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
@@ -589,6 +596,16 @@ class Analyzer:
             self._self_checks[key] = GuardSelfCheckReport(rank=e.rank, entry=e.entry,
                                                           reason=e.reason, line=e.line)
 
+    def _on_compile_metrics(self, e: ev.CompileMetrics) -> None:
+        if (e.rank, e.pid) in self._metrics or len(self._metrics) < _MAX_ERRORS:
+            self._metrics[(e.rank, e.pid)] = compile_metrics.report(e)
+
+    def _on_explain_count(self, e: ev.ExplainCount) -> None:
+        if e.rank in self._explained or len(self._explained) < _MAX_ERRORS:
+            was = self._explained.get(e.rank) or ExplainCountsReport(rank=e.rank, line=e.line)
+            field = "graph_count" if e.what == "graphs" else "graph_break_count"
+            self._explained[e.rank] = dataclasses.replace(was, **{field: e.count})
+
     def _on_compile_crash(self, e: ev.CompileCrash) -> None:
         key = (e.error, str(e.at))
         if key not in self._crashes and len(self._crashes) < _MAX_ERRORS:
@@ -744,6 +761,8 @@ class Analyzer:
             no_compiled_frames=tuple(self._no_frames.values()),
             guard_self_checks=tuple(self._self_checks.values()),
             compile_crashes=self._crashes_told(),
+            compile_metrics=tuple(sorted(self._metrics.values(), key=lambda x: rank_key(x.rank))),
+            explain_counts=tuple(sorted(self._explained.values(), key=lambda x: rank_key(x.rank))),
             range_violations=tuple(dataclasses.replace(x, user=resolve(x.user))
                                    for x in self._ranges.values()),
             suggested_fixes=tuple(self._suggested),

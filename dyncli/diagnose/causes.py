@@ -248,6 +248,24 @@ class _Builder:
                             self.claimed.add((f.rank, cid))
                             c.compile_ids[(f.rank, cid)] = None
 
+        if a.kind is AdviceKind.MARK_DYNAMIC and a.entries:
+            self.claim_markings(a, c)
+
+    def claim_markings(self, a: Advice, c: Draft) -> None:
+        """The compiles in which automatic dynamic marked an input the finding lists: each is a
+        recompile for that input's change (torch's pgo.py logs the marking only then), which
+        marking it up front removes, where no recompile record claimed it."""
+        whole = {en.whole_source(e) for e in a.entries}
+        for f in self.diag.frames:
+            if f.rank != a.rank or not any(d.origin.startswith("automatic")
+                                           and en.whole_source(d.source) in whole
+                                           for d in f.dynamic_inputs):
+                continue
+            for cid in f.marking_compiles:
+                if cid in f.compile_ids[1:] and (f.rank, cid) not in self.claimed:
+                    self.claimed.add((f.rank, cid))
+                    c.compile_ids[(f.rank, cid)] = None
+
     def finding_key(self, a: Advice) -> str:
         """The cause a finding joins, from its fields (the module docstring, 2.)."""
         own = OWN_CAUSE.get(a.kind)

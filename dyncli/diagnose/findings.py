@@ -49,6 +49,7 @@ class AdviceKind(StrEnum):
     DUCK_SIZING = "duck-sizing"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
+    COMPILE_TIME = "compile-time"  # torch's compile-time table at exit (compile_metrics)
     # from a TORCH_TRACE only (dyncli.diagnose.trace)
     SIMILAR_GRAPHS = "similar-graphs"
     PGO_RECOMPILE = "pgo-recompile"

@@ -179,6 +179,31 @@ class NotConvertedReport:
 
 
 @dataclass(frozen=True)
+class CompileMetricsReport:
+    """torch's ``TorchDynamo compilation metrics:`` table of one process (logged at exit under
+    ``TORCH_LOGS=dynamo``): the run's compile seconds by the function torch timed."""
+
+    rank: int | None
+    rows: tuple[tuple[str, float], ...]  # (function, seconds) as logged; rows nest
+    total_row: str  # the row of the whole frame compiles (``_compile.compile_inner``), or ""
+    total_s: float | None  # its seconds (None: the table has no such row)
+    backend_s: float | None  # ``OutputGraph.call_user_compiler``: the backend's share
+    cut: bool = False  # a row without its number: the paste ends inside the table
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class ExplainCountsReport:
+    """The head of a torch._dynamo.explain() report: its own counts (None: not in the paste),
+    which a paste cut after some of its ``Break Reason N:`` blocks still has."""
+
+    rank: int | None
+    graph_count: int | None = None
+    graph_break_count: int | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class GuardSelfCheckReport:
     """A compile whose guards failed on the frame they were made from (torch's AssertionError
     "Guard failed on the same frame it was created"): the compile raised."""
@@ -325,6 +350,10 @@ class Diagnosis:
     no_compiled_frames: tuple[NoCompiledFramesReport, ...] = ()
     # compiles whose guards failed on their own frame (torch's "Guard failed on the same frame")
     guard_self_checks: tuple[GuardSelfCheckReport, ...] = ()
+    # torch's compile-time table at exit, one per process (TORCH_LOGS=dynamo: dump_compile_times)
+    compile_metrics: tuple[CompileMetricsReport, ...] = ()
+    # the counts at the head of torch._dynamo.explain() reports ("Graph Break Count: 15")
+    explain_counts: tuple[ExplainCountsReport, ...] = ()
     # the program's tracebacks that end in torch's compiler: the compile raised, it stopped
     compile_crashes: tuple[CompileCrashReport, ...] = ()
     # ranges given to a size (mark_dynamic's min/max, export's Dims) that the code narrows
@@ -385,6 +414,12 @@ class Diagnosis:
             done.append(f"{st.partial} record(s) begun before the paste")
         records = f"{st.records} record" + ("" if st.records == 1 else "s")
         return f"read as pasted text: {records}, " + ", ".join(done)
+
+    @property
+    def explain_breaks(self) -> int | None:
+        """The most graph breaks an explain() report's head counts (None: no such head)."""
+        return max((x.graph_break_count for x in self.explain_counts
+                    if x.graph_break_count is not None), default=None)
 
     @property
     def compiles(self) -> int:
@@ -491,6 +526,12 @@ class Diagnosis:
                 for fn, file, first, why in x.skipped]} for x in self.no_compiled_frames],
             "guard_self_checks": [dataclasses.asdict(x) for x in self.guard_self_checks],
             "compile_crashes": [dataclasses.asdict(x) for x in self.compile_crashes],
+            "compile_metrics": [{
+                "rank": x.rank, "total_s": x.total_s, "total_row": x.total_row,
+                "backend_s": x.backend_s, "cut": x.cut, "line": x.line,
+                "rows": [{"function": name, "seconds": sec} for name, sec in x.rows],
+            } for x in self.compile_metrics],
+            "explain_counts": [dataclasses.asdict(x) for x in self.explain_counts],
             "range_violations": [{
                 "rank": x.rank, **id_fields(x.compile_id), "source": x.source, "dim": x.dim,
                 "range": x.range, "guards": list(x.guards), **_user(x.user), "line": x.line,

@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from dyncli.diagnose.compile_metrics import summary_line as compile_time_said
 from dyncli.diagnose.cudagraph_render import render_cudagraphs
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.diagnose.phases import PHASES
@@ -68,11 +69,14 @@ def summary_line(diag: Diagnosis) -> str:
     recompiles = (f"{len(diag.recompiles)} recompile(s) ({causes})" if proven <= compiled else
                   f"{least}{proven} recompile(s) ({len(diag.recompiles)} with their reasons in "
                   f"the log: {causes})")
+    breaks = sum(b.count for b in diag.graph_breaks)
+    counted = diag.explain_breaks  # an explain() report's own count, where its paste was cut
+    read = (f"at least {breaks} graph break(s) (the explain report counts {counted})"
+            if counted is not None and counted > breaks else f"{breaks} graph break(s)")
     parts = [
         f"{len(diag.frames)} frame(s)", f"{least}{diag.compiles} compile(s)", recompiles,
         f"{len(diag.specializations)} specialization(s)",
-        f"{sum(b.count for b in diag.graph_breaks)} graph break(s) at "
-        f"{len(diag.graph_breaks)} site(s)",
+        f"{read} at {len(diag.graph_breaks)} site(s)",
     ]
     if diag.recompile_limits:
         parts.append(f"{len(diag.recompile_limits)} recompile-limit hit(s)")
@@ -94,6 +98,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     if diag.read_as:
         out.print(diag.read_as, markup=False, soft_wrap=True)
     out.print(summary_line(diag), markup=False, soft_wrap=True)
+    if timed := compile_time_said(diag):
+        out.print(line_text(timed), markup=False, soft_wrap=True)
     for w in diag.warnings:
         warn(w)
     render_causes(diag, out)

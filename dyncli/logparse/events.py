@@ -359,6 +359,26 @@ class GuardSelfCheck(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CompileMetrics(Event):
+    """torch's ``TorchDynamo compilation metrics:`` table, logged at exit under
+    ``TORCH_LOGS=dynamo`` (textmetrics): ``rows`` are (function torch timed, seconds over the
+    run) as logged, nested; ``cut``: a row without its number (the paste ends inside it)."""
+
+    rows: tuple[tuple[str, float], ...] = ()
+    cut: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainCount(Event):
+    """A count in the head of torch._dynamo.explain()'s report (``Graph Count: 16``,
+    ``Graph Break Count: 15``): ``what`` is ``graphs`` or ``breaks``. A paste cut after a few
+    of its ``Break Reason N:`` blocks still says how many there were."""
+
+    what: str
+    count: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Traceback(Event):
     """``Traceback (most recent call last):`` in the input: the program raised there (the
     exception itself may be cut from a paste). After a recompile limit's warning it means the
@@ -516,7 +536,8 @@ ALL_EVENTS: tuple[type[Event], ...] = (
     VarToRange, MarkedDynamic, Recompile, RecompileLimit, GraphBreak, TensorMatch, ShapeGuard,
     ConstraintViolation, RangeViolation, SuggestedFix, DataDependent, DataDependentError,
     GuardError, LimitRaised,
-    NotConverted, NoCompiledFrames, GuardSelfCheck, Traceback, CompileCrash,
+    NotConverted, NoCompiledFrames, GuardSelfCheck, Traceback, CompileCrash, CompileMetrics,
+    ExplainCount,
 )
 
 

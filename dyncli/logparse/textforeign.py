@@ -314,6 +314,11 @@ class ForeignLines:
             self.stats.recognized += 1
             self._suggesting = True
             return (ev.SuggestedFix(name=fix[0], value=fix[1], line=lineno, rank=self._line_rank),)
+        if b"Count: " in raw[:40] and (counted := reasons.explain_count(
+                raw.decode("utf-8", "replace"), {"line": lineno, "rank": self._line_rank})) is not None:
+            self.stats.recognized += 1  # explain()'s head: "Graph Break Count: 15"
+            self.stats.records += len(counted)
+            return counted
         if raw.strip() == _SUGGESTED:
             self.stats.recognized += 1
             self._suggesting = True

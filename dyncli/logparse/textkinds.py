@@ -13,6 +13,7 @@ from typing import Any
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
+from dyncli.logparse import textmetrics as metrics
 from dyncli.logparse import textmsg as msg
 from dyncli.logparse import textold as old
 from dyncli.logparse import textreasons as reasons
@@ -49,6 +50,8 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"WON'T": (reasons.wont_convert, True),  # a frame dynamo gave up on: it runs eagerly
     # "automatic dynamic L['x'] marked dynamic": a dim marked up front (read only there)
     b"automatic": (msg.dynamic_sources, False),
+    # "TorchDynamo compilation metrics:", the run's compile seconds at exit (read only there)
+    b"TorchDynamo": (metrics.compile_metrics, True),
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
         b"create_env", b"produce_guards", b"track_symfloat", b"Skipping",
@@ -65,7 +68,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         # records above do not say
         b"ChromiumEventLogger", b"wrap_to_fake", b"create_graph_input", b"COMPILING",
         b"TRACED", b"put_code_state:", b"get_code_state", b"run_gc_after_compile:",
-        b"TorchDynamo", b"restore_graphstate:", b"break_graph_if_unsupported",
+        b"restore_graphstate:", b"break_graph_if_unsupported",
         b"LazyTraceHandler:",  # TORCH_TRACE's handler saying it is off (torch 2.2-2.4)
         # "AOTAutograd cache miss for key …" (its cache's own logger, pytorch#141790)
         b"AOTAutograd",
@@ -140,6 +143,7 @@ READ_WHERE: dict[bytes, bytes] = {
     b"track_symint": b"warn_only=False",  # where mark_dynamic demanded the size
     b"skipping:": b"dispatch mode",  # a frame skipped under a TorchDispatchMode
     b"automatic": b" marked dynamic",
+    b"TorchDynamo": b"TorchDynamo compilation metrics:",  # not "… attempted to trace …"
     b"Could": b"data-dependent",  # "Could not guard on data-dependent expression": textdde
 }
 SILENT_WORDS = frozenset(k for k, (h, _) in KINDS.items() if h is None and k not in READ_WHERE)

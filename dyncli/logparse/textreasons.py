@@ -714,6 +714,21 @@ _EXPLAIN_REASON_RE = re.compile(r"^\s{0,12}(?:Reason: |\d{1,4}\. )(?P<reason>.{0
 _FRAME_SUMMARY_RE = re.compile(r"^\s{0,16}<FrameSummary file (?P<file>.{1,4096}), line "
                                r"(?P<line>\d{1,9}) in (?P<fn>[^>]{1,400})>\s*$")
 _MAX_EXPLAINED = 256
+# the counts at the report's head (ExplainOutput.__str__: "Graph Count: {n}", "Graph Break
+# Count: {n}", "Op Count: {n}", 2.1-2.15)
+_EXPLAIN_COUNT_RE = re.compile(r"^\s{0,12}(?P<what>Graph Count|Graph Break Count|Op Count): "
+                               r"(?P<n>\d{1,9})\s{0,40}$")
+_EXPLAIN_COUNTED = {"Graph Count": "graphs", "Graph Break Count": "breaks"}
+
+
+def explain_count(text: str, common: dict[str, Any]) -> list[ev.Event] | None:
+    """The count of an explain() report's head line (``ev.ExplainCount``; none for its op
+    count), or None where ``text`` is no such line."""
+    m = _EXPLAIN_COUNT_RE.match(text)
+    if m is None:
+        return None
+    what = _EXPLAIN_COUNTED.get(m["what"])
+    return [ev.ExplainCount(what=what, count=int(m["n"]), **common)] if what else []
 
 
 def explained_breaks(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

@@ -71,7 +71,8 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "functions_at", "unexplained", "data_dependent_errors", "data_dependent_where",
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
-          "compile_crashes", "cudagraph_errors", "range_violations"}
+          "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
+          "explain_breaks"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -108,6 +109,10 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
         expect.get("range_violations", [])
     constraints = [s for s in diag.specializations if s.reason == "constraint_violation"]
     assert len(constraints) == expect.get("constraints", 0)
+    # torch's compile-time table at exit: the run's compile seconds, one per table
+    assert [x.total_s for x in diag.compile_metrics] == expect.get("compile_s", [])
+    # an explain() report's own count of breaks, whatever of its blocks the paste kept
+    assert diag.explain_breaks == expect.get("explain_breaks")
     texts = _texts(diag)
     for reason in expect.get("reasons", []):
         assert any(reason in t for t in texts), (reason, texts)
