@@ -217,9 +217,8 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
             fix = optim
             what = "an optimizer's float hyperparameter"
         elif gt.is_float(value):
-            fix = ("pass it as a 0-d tensor to compile once: torch makes a float dynamic after "
-                   "one recompile (specialize_float=False), and no allow-list entry changes that; "
-                   f"or compile with torch.compile(…, dynamic=True), {_FLOAT_DYNAMIC}")
+            fix = (f"pass it as a 0-d tensor to compile once (every torch release; no "
+                   f"allow-list entry changes a float); {guard_kinds.FLOAT_RELEASES}")
             what = "a Python float"
         elif again and coarse and len(specialized.get(source, ())) < 2:
             user = next((r.user for r, _, _ in items if r.user is not None), None)
@@ -784,12 +783,6 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
     return out
 
 
-# measured (the advice corpus's float_input: 2 compiles -> 1, torch 2.11, 2.14.1, 2.15;
-# pytorch#149406's maintainers: dynamic=True makes a float dynamic up front since #149564)
-_FLOAT_DYNAMIC = ("which makes the float dynamic from the first compile, and every tensor dim "
-                  "with it (dynamic kernels, which can be slower)")
-
-
 def _graph_breaks(diag: Diagnosis) -> list[Advice]:
     return [_resumed_break(b) if b.resumed_in else Advice(
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
@@ -981,7 +974,6 @@ def no_list_helps(diag: Diagnosis) -> dict[str, str]:
             parts = gt.compared(text)
             if gt.classify(text) == "scalar" and len(parts) == 2 and gt.is_float(parts[1]):
                 out.setdefault(from_reason(parts[0]),
-                               "a float: no list makes it dynamic (torch makes a float dynamic "
-                               "after one recompile); pass it as a 0-d tensor, or compile "
-                               "with dynamic=True")
+                               "a float: no list makes it dynamic; pass it as a 0-d tensor "
+                               f"({guard_kinds.FLOAT_RELEASES})")
     return out

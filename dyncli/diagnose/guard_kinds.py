@@ -19,6 +19,17 @@ from dyncli.logparse import guardtext as gt
 from dyncli.logparse.guardtext import Checked
 from dyncli.logparse.textmsg import parse_sloc
 
+# Which torch makes a Python float dynamic, and how (read in each release's source; applied in
+# tests/integration/test_float_fix.py on 2.4, 2.11, 2.14.1, 2.15): before 2.6 never
+# (specialize_float defaulted to True until pytorch#137782: every value compiles again, under
+# any dynamic=; pytorch#149406 on 2.5.1 used dynamic=True and recompiled); 2.6 and 2.7 after one
+# recompile, by automatic dynamic only (2.7 builder.py:2079); from 2.8 also from the first
+# compile under dynamic=True (pytorch#149564), making every tensor dim dynamic with it
+FLOAT_RELEASES = ("otherwise torch before 2.6 compiles every value of a float again, whatever "
+                  "dynamic= says; 2.6 and later make it dynamic after one recompile; from 2.8 "
+                  "torch.compile(…, dynamic=True) makes it dynamic from the first compile, and "
+                  "every tensor dim with it (dynamic kernels, which can be slower)")
+
 
 @dataclass(frozen=True)
 class KindText:

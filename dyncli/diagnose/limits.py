@@ -165,6 +165,15 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                f"{flag} to the number of values if each should keep code of its own; where the "
                f"code neither branches on it nor indexes with it, "
                f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(attr)} makes it dynamic")
+    elif kind == gt.Checked.SCALAR and gt.is_float(value):
+        # modula#1 (torch 2.3: "dynamic=False, or code that specializes it" was said; torch
+        # specialized every float then); pytorch#149406 (2.5.1, under dynamic=True)
+        note = (f" Its last reason is a Python float that changed ({guard.split('  #')[0].strip()}),"
+                " still static at that compile: torch before 2.6 never makes a float dynamic; "
+                "later releases do after one recompile unless dynamic=False or code specializes "
+                "it at every value.")
+        fix = (f"pass the number as a 0-d tensor to compile once (every torch release), or raise "
+               f"{flag} if these values are expected and few; {guard_kinds.FLOAT_RELEASES}")
     elif kind == gt.Checked.SCALAR:
         note = (f" Its last reason is a Python number that changed ({guard.split('  #')[0].strip()}),"
                 " still static at that compile: automatic dynamic did not make it dynamic "

@@ -107,6 +107,7 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
 # a wrapper's words before torch's gb type: its last ": ", ComfyUI's "!!! " and ":** "
 _WRAPPED_GB_RE = re.compile(rb"(?:: |!!! |:\*\* )(?P<gb>[^:!]{1,300})$")
 _SELF_CHECK = reasons.SELF_CHECK.encode()
+_SELF_CHECK_OLD = reasons.SELF_CHECK_OLD.encode()
 _EXPLANATION = b"  Explanation: "
 _TRIGGERED = b"triggered by the following guard failure"
 _STANCE = b"Detected recompile when torch.compile stance is"
@@ -355,7 +356,8 @@ class ForeignLines:
             if len(rec.lines) < MAX_RECORD_LINES:
                 rec.lines.append(raw)
             return _NO_EVENTS
-        if _SELF_CHECK in raw:  # torch's AssertionError, as raised or quoted by a wrapper
+        if _SELF_CHECK in raw or _SELF_CHECK_OLD in raw:  # torch's AssertionError, as raised
+            # or quoted by a wrapper
             found = reasons.guard_self_check(raw.decode("utf-8", "replace"),
                                              {"line": lineno, "rank": self._line_rank})
             if found:

@@ -664,17 +664,22 @@ def wont_convert(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                             error=" ".join(error)[:_MAX_ERROR], **common)]
 
 
-# guards.py's check of a compile's guards on the frame they were made from (2.11-2.15):
+# guards.py's check of a compile's guards on the frame they were made from (2.11-2.15's words):
 # "Guard failed on the same frame it was created. This is a bug - please create an issue."
 # f"Guard fail reason: {reasons}", the reasons "51/0: tensor 'x' size mismatch …" (one, or
 # several joined by "; "); an AssertionError, often re-raised as InternalTorchDynamoError and
 # quoted by a wrapper's own error line (ComfyUI-SeedVR2#427)
+# 2.6-2.10 raised the same check as f"Guard check failed: {reasons}" (guards.py 2.6.0:2335,
+# 2.7.0:2510): torchao's smoothquant test (pytorch#145733), DebugMode (pytorch#165012)
 SELF_CHECK = "Guard failed on the same frame it was created"
+SELF_CHECK_OLD = "Guard check failed: "
 # (where torch or a wrapper puts it: a line's start or after an exception's or a wrapper's
-# "…: ", and with torch's "Guard fail reason:"; a document quoting the sentence is no log)
-_SELF_CHECK_RE = re.compile(r"(?:^|: )Guard failed on the same frame it was created\.(?: This is a "
-                            r"bug - please create an issue\.)?\s{0,4}Guard fail reason: "
-                            r"(?:(?P<entry>\d{1,9}/\d{1,9}(?:_\d{1,9})?): )?(?P<reason>.{0,4000})")
+# "…: ", and with torch's "Guard fail reason:"; a document quoting the sentence is no log;
+# the older words only with the failed entry after them, as torch wrote them)
+_SELF_CHECK_RE = re.compile(r"(?:^|: )(?:Guard failed on the same frame it was created\.(?: This is "
+                            r"a bug - please create an issue\.)?\s{0,4}Guard fail reason: "
+                            r"(?:(?P<entry>\d{1,9}/\d{1,9}(?:_\d{1,9})?): )?|Guard check failed: "
+                            r"(?P<old>\d{1,9}/\d{1,9}(?:_\d{1,9})?): )(?P<reason>.{0,4000})")
 # what torch appends to any parameter's size guard (guards.cpp): advice for recompiles
 
 
@@ -685,7 +690,8 @@ def guard_self_check(text: str, common: dict[str, Any]) -> list[ev.Event]:
     if m is None:
         return []
     reason = m["reason"].split(PARAM_HINT, 1)[0].strip()
-    return [ev.GuardSelfCheck(entry=m["entry"] or "", reason=reason[:_MAX_ERROR], **common)]
+    return [ev.GuardSelfCheck(entry=m["entry"] or m["old"] or "", reason=reason[:_MAX_ERROR],
+                              **common)]
 
 
 # eval_frame.py's compile_wrapper (2.15): "torch.compile with fullgraph=True found no compiled

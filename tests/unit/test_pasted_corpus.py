@@ -653,3 +653,17 @@ def test_a_limit_in_matplotlib_is_the_plotting_kept_out_of_compiled_code() -> No
     assert "0-d tensor" not in a.fix
     first = rank_causes(diag)[0]
     assert first.kind is CauseKind.LIBRARY and first.graph_breaks == 1
+
+
+def test_a_float_gets_the_fix_that_works_on_every_torch_first() -> None:
+    """pytorch-149406 (2.5.1, under dynamic=True) and modula-1 (2.3): torch before 2.6 never
+    makes a float dynamic, and dynamic=True does so only from 2.8; the first fix is the 0-d
+    tensor, which works on every release (applied in tests/integration/test_float_fix.py)."""
+    (a,) = [s for s in diagnose_logs([PASTED / "pytorch-149406.log"]).suggestions
+            if "float" in s.fix]
+    assert a.fix.startswith("pass it as a 0-d tensor to compile once (every torch release")
+    assert "torch before 2.6 compiles every value of a float again" in a.fix
+    limits = [s for s in diagnose_logs([PASTED / "modula-1.log"]).suggestions
+              if s.kind is AdviceKind.RECOMPILE_LIMIT and "float" in s.message]
+    assert limits and "torch before 2.6 never makes a float dynamic" in limits[0].message
+    assert "dynamic=False, or code that specializes" not in limits[0].message
