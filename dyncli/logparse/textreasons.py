@@ -233,8 +233,11 @@ _EXC_PARTS = ("Explanation:", "Hint:", "Developer debug context:")
 
 
 # (a paste may cut the message before its closing backtick: sageattention#337's second copy)
+# (torch names a function whose module it cannot find "<unknown module>.list.copy": a method of
+# a Python builtin type, reached from matplotlib's code in a compiled step)
 _BUILTIN_RE = re.compile(r"(?:unsupported builtin (?P<a>[\w.]{1,300}?)\.(?:\s|$)"
-                         r"|trace the builtin `(?P<b>[^`\s]{1,300}))")
+                         r"|trace the builtin `(?P<b>(?:<unknown module>)?[^`\s]{1,300}))")
+_UNKNOWN_MODULE = "<unknown module>."
 
 
 def warned_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -253,7 +256,8 @@ def warned_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 # warned_break's reason, and its reader (diagnose merges the warning into the exception that
 # names the same builtin: under fullgraph=True torch prints both for one break)
 _WARNED = "a call of {}, a builtin or C/C++ function dynamo cannot trace"
-_WARNED_RE = re.compile(r"^a call of (\S{1,300}), a builtin or C/C\+\+ function dynamo cannot trace$")
+_WARNED_RE = re.compile(r"^a call of ((?:<unknown module>\.)?\S{1,300}), a builtin or C/C\+\+ "
+                        r"function dynamo cannot trace$")
 
 
 def warned_builtin(reason: str) -> str | None:
@@ -275,6 +279,12 @@ def builtin_hint(name: str) -> str:
     for DDP's buffer broadcast the settings that keep it out of the compiled forward."""
     if name.startswith("torch._C._distributed_c10d") and name.endswith("._broadcast_coalesced"):
         return DDP_BUFFERS_FIX
+    if name.startswith(_UNKNOWN_MODULE) or name.startswith("builtins."):
+        # (torch's first hint for a Python builtin: file an issue; no custom op wraps it)
+        short = name.removeprefix(_UNKNOWN_MODULE).removeprefix("builtins.")
+        return (f"{short} is Python's own (a builtin dynamo does not trace there): torch's hint "
+                "is to report it to PyTorch; meanwhile call it outside the compiled function, or "
+                "compile less of the code that reaches it")
     if name.startswith("torch._C.") or name.startswith("torch._"):
         return (f"{name} is torch's own, reached from code torch generated or called, not a "
                 "call of yours to move or wrap: report it to torch with a repro; where it "

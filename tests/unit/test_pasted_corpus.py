@@ -667,3 +667,18 @@ def test_a_float_gets_the_fix_that_works_on_every_torch_first() -> None:
               if s.kind is AdviceKind.RECOMPILE_LIMIT and "float" in s.message]
     assert limits and "torch before 2.6 never makes a float dynamic" in limits[0].message
     assert "dynamic=False, or code that specializes" not in limits[0].message
+
+
+def test_a_python_builtin_of_no_module_is_named_whole_and_not_wrapped_in_a_custom_op() -> None:
+    """torch 2.15 names a builtin type's method "<unknown module>.list.copy" (a compiled step
+    reaching matplotlib); the name was cut at the space ("a call of <unknown") and the fix was
+    "wrap <unknown in a custom operator"."""
+    from dyncli.logparse.textreasons import builtin_hint, builtin_name, warned_builtin
+    text = ("UserWarning: Dynamo does not know how to trace the builtin `<unknown module>.list."
+            "copy.` This function is either a Python builtin (e.g. _warnings.warn) or a …")
+    name = builtin_name(text)
+    assert name == "<unknown module>.list.copy"
+    assert warned_builtin(f"a call of {name}, a builtin or C/C++ function dynamo cannot "
+                          "trace") == name
+    assert builtin_hint(name).startswith("list.copy is Python's own")
+    assert "custom operator" not in builtin_hint(name)
