@@ -251,7 +251,12 @@ def created(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 # WanVideoWrapper#1584), a table cell (minerva-benchmarks#41: "<td>Error: …", its stack on the
 # same line with literal "\n"s); not prose that mentions them
 ERROR_MARKS_B = tuple(words.encode() for words, _ in ERROR_KINDS)
+# (and an application's logging head with its one clause: fish-speech's API server,
+# "ERROR:fish_speech_api.routes.speech:Request failed: Error: accessing …", docker-fish-speech-
+# server#4: logging.basicConfig's LEVEL:name: and the app's own words before torch's)
 _ERROR_HEAD_RE = re.compile(r"^[\s>*`]{0,12}(?:<td>)?(?:\S{0,1024}\.py:\d{1,9}: )?"
+                            r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,200}:"
+                            r"(?:[\w ,'-]{1,80}: )?)?"
                             r"(?:[\w.]{1,120}(?:Error|Warning|Exception): )?(?:Error: |TODO: )?$")
 _STACK_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
                              r"(?P<fn>[\w<>.]{1,400})")
