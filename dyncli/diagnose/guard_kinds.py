@@ -308,9 +308,9 @@ def _self_type(row: KindText, reasons: tuple[str, ...], flag: str) -> KindText:
     return replace(row, what=(
         f"the module the method ran for has another class than its cached code was compiled "
         f"for (the guard is on self's type), and torch names the same class, {name}, for "
-        f"{len(ids)} class objects: the same class name, a new class object each time, a class "
-        "made per instance (FSDP2's fully_shard before torch 2.5 made FSDP<cls> for each "
-        "module, pytorch#134135)"))
+        f"{len(ids)} class objects: each module instance has a class of its own, the same "
+        "class name, a new class object each time, a class made per instance (FSDP2's "
+        "fully_shard before torch 2.5 made FSDP<cls> for each module, pytorch#134135)"))
 
 
 # the tensor of torch 2.1-2.12's ``hasattr(L['x'], '_dynamo_dynamic_indices') == False``
