@@ -95,6 +95,36 @@ KINDS: dict[str, KindText] = {
     Checked.TYPE: KindText(
         "an input's type changed (another class at the same place)",
         "pass objects of one class at that place"),
+    # torchtune#1232 (torch 2.4, FSDP2, each layer compiled): fully_shard set each module's
+    # class to a new type(f"FSDP{cls.__name__}", …) per module until pytorch#134135 (2.5)
+    # cached one per class; tests/integration/test_self_class_fix.py imitates it
+    Checked.INSTANCE_TYPE: KindText(
+        "the module the method ran for has another class than its cached code was compiled "
+        "for (the guard is on self's type): each module instance has a class of its own, a "
+        "class made per instance (FSDP2's fully_shard before torch 2.5 made FSDP<cls> for each "
+        "module, pytorch#134135) or really different block types sharing one method",
+        "upgrade to torch >= 2.5 (fully_shard makes one FSDP class per module class there), or "
+        "give the instances one shared class; otherwise raise {flag} to the number of modules, "
+        "so that each keeps code of its own (here raising the limit is the fix: each class "
+        "needs code of its own)"),
+    # a mark from the second call on (a loader or library that marks inputs late):
+    # tests/integration/test_dim_marking_fix.py, 2 compiles, 1 marked from the first call
+    Checked.DIM_MARKING: KindText(
+        "{t} was marked dynamic (mark_dynamic / maybe_mark_dynamic / mark_unbacked) at this "
+        "call but not when the code was compiled: torch guards the marks a tensor carries",
+        "mark it before the first compiled call, and on every call "
+        "(torch._dynamo.mark_dynamic({n}, dim) before each call, the first included); a mark "
+        "that only some calls carry compiles twice",
+        dynamic=("the mark itself changed, not a size: marking the same dims on every call "
+                 "makes it one compile")),
+    # deeplink.framework#607 (2.1: CURRENT_DEVICE ==), 2.15's mode stack (set_default_device
+    # pushes a TorchFunctionMode): tests/integration/test_default_device_fix.py
+    Checked.DEFAULT_DEVICE: KindText(
+        "the default device (torch.set_default_device, `with torch.device(...)`) or another "
+        "TorchFunctionMode around the call differed from the compile's (dynamo's default-device "
+        "or torch-function-mode guard): no value of the code changed",
+        "set the default device once, before the first compiled call, and keep it (or enter "
+        "the same mode around every call, the first included)"),
     Checked.GLOBAL_STATE: KindText(
         "global state changed between calls (grad mode, inference mode, autocast, default "
         "dtype or device)", "call the compiled function under one mode (e.g. always inside "
@@ -270,15 +300,68 @@ def per_instance(kind: str, reasons: Iterable[str], flag: str = _LIMIT) -> KindT
         "across calls instead")
 
 
-def text(kind: str, reasons: Iterable[str] = ()) -> KindText:
+# self's class as torch 2.15 prints it after the guard: ``___check_type_id(self, 943…),
+# type=<class '__main__.FSDPBlock'>``
+_SELF_TYPE_RE = re.compile(r"___check_type_id\((?:self|L\['self'\]), (?P<id>\d{1,20})\)"
+                           r"(?:, type=<class '(?P<name>[\w.<>]{1,300})'>)?")
+
+
+def _self_type(row: KindText, reasons: tuple[str, ...], flag: str) -> KindText:
+    """The row of a guard on self's class, with the limit's name; where torch names one class
+    for guards of two or more class ids, that class is made anew for each instance."""
+    found = [m for r in reasons if (m := _SELF_TYPE_RE.search(r))]
+    names = {m["name"] for m in found}
+    ids = {m["id"] for m in found}
+    row = replace(row, fix=row.fix.format(flag=flag))
+    if len(ids) < 2 or len(names) != 1 or None in names:
+        return row
+    name = next(iter(names)).rsplit(".", 1)[-1]
+    return replace(row, what=(
+        f"the module the method ran for has another class than its cached code was compiled "
+        f"for (the guard is on self's type), and torch names the same class, {name}, for "
+        f"{len(ids)} class objects: each module instance has a class of its own, the same "
+        "class name, a new class object each time, a class made per instance (FSDP2's "
+        "fully_shard before torch 2.5 made FSDP<cls> for each module, pytorch#134135)"))
+
+
+# the tensor of torch 2.1-2.12's ``hasattr(L['x'], '_dynamo_dynamic_indices') == False``
+_MARKED_RE = re.compile(r"hasattr\((?P<name>[^,()]{1,300}), '_dynamo_\w{1,40}_indices'\) == False")
+
+
+def _dim_marking(row: KindText, reasons: tuple[str, ...]) -> KindText:
+    """The dimension-marking row with the tensor the reasons name (2.15's C++ message names
+    none)."""
+    names = {gt.plain_name(m["name"].strip()) for r in reasons if (m := _MARKED_RE.search(r))}
+    one = next(iter(names)) if len(names) == 1 else ""
+    one = one if _IDENT_RE.match(one) else ""
+    return replace(row, what=row.what.format(t=one or "a tensor (torch's message does not "
+                                                      "name which)"),
+                   fix=row.fix.format(n=one or "x"))
+
+
+# deeplink.framework#607: torch_dipu replaced torch.device, so the device stored by
+# set_default_device never equalled the guard's and every call compiled again (2.1)
+_MOCKED_DEVICE = ("; if it fails on every call though the device never changes, a library that "
+                  "replaces torch.device (torch_dipu, deeplink.framework#607) makes the two "
+                  "unequal: import it before torch, or do not set the default device")
+
+
+def text(kind: str, reasons: Iterable[str] = (), flag: str = _LIMIT) -> KindText:
     """The row of ``kind`` (``other``'s for a kind this table does not know); a global-state
-    row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``)."""
+    row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``).
+    ``flag``: the recompile limit's name where the row's fix raises it."""
     row = KINDS.get(kind) or KINDS[Checked.OTHER]
     reasons = tuple(reasons)
     if (instance := per_instance(kind, reasons)) is not None:
         return instance
     if kind == Checked.STRIDE:
         return _stride(row, reasons)
+    if kind == Checked.INSTANCE_TYPE:
+        return _self_type(row, reasons, flag)
+    if kind == Checked.DIM_MARKING:
+        return _dim_marking(row, reasons)
+    if kind == Checked.DEFAULT_DEVICE and any("CURRENT_DEVICE ==" in r for r in reasons):
+        return replace(row, fix=row.fix + _MOCKED_DEVICE)
     if kind in (Checked.IDENTITY, Checked.INSTANCE, Checked.TYPE):
         local = _local_class(reasons, kind)
         if local is not None:

@@ -190,9 +190,14 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         fix = ("run it again with TORCHDYNAMO_REPORT_GUARD_FAILURES=1 (this release), or "
                'TORCH_LOGS="recompiles" (torch 2.2 and later), for the guard that failed; '
                + _raising(flag, x, sweep=False))
-    elif kind in (gt.Checked.GUARD_ERROR, gt.Checked.UNEXPECTED, gt.Checked.INSTANCE):
+    elif kind in (gt.Checked.GUARD_ERROR, gt.Checked.UNEXPECTED, gt.Checked.INSTANCE,
+                  gt.Checked.INSTANCE_TYPE):
         # torch's own failure (nothing of the user's changed), or a limit that is the fix
-        row = guard_kinds.text(kind, (x.last_reason,))
+        # (torchtune#1232: a class per FSDP2 module, one compile per layer)
+        # (with the frame's recompile reasons: their class names show a class per instance)
+        row = guard_kinds.text(kind, (x.last_reason, *(
+            t for r in diag.recompiles if r.kind == kind and r.rank == x.rank
+            and r.function == x.function for t in r.reasons)), flag)
         note = f" Its last reason: {row.what}."
         fix = row.fix
     elif (each := guard_kinds.per_instance(kind, (x.last_reason,), flag)) is not None:

@@ -268,9 +268,26 @@ _NON_SHAPE = (
 )
 
 
+# The dimension-marking guard (mark_dynamic, maybe_mark_dynamic, mark_unbacked, mark_static
+# record dims on the tensor): torch 2.1-2.12's code part ``hasattr(L['x'],
+# '_dynamo_dynamic_indices') == False`` (2.6 guards.py:2045, 2.12 :3502), and 2.13-2.15's C++
+# dimension-marking guard, "_has_dynamo_dim_marking is present on runtime tensor but was absent
+# at compile time" and "<attr> should be absent but is present on runtime tensor" (their
+# libtorch_python.so): a tensor marked at this call and not at the compile. Not a size change.
+DIM_MARKING = ("_indices') == False", "_has_dynamo_dim_marking",
+               "should be absent but is present on runtime tensor")
+
+
+def dim_marking(reason: str) -> bool:
+    """Whether a reason is the dimension-marking guard (a mark that the compile did not see)."""
+    return any(n in reason for n in DIM_MARKING)
+
+
 def classify(reason: str) -> GuardKind:
     """What one reason's guard is about (the failed entry already cut)."""
     text = guard_text(reason)
+    if dim_marking(text):  # (a mark, not a size: its name holds ``_dynamo_dynamic_indices``)
+        return GuardKind.OTHER
     if _STRIDE_RE.search(text):
         return GuardKind.STRIDE
     if _SIZE_RE.search(text):
@@ -305,6 +322,17 @@ class Checked(StrEnum):
     # "Unexpected recompilation … points to a bug" (guards.py), pytorch#123177
     UNEXPECTED = "unexpected"
     TYPE = "type"  # an object's class: ___check_type_id
+    # the class of the module a method ran for (___check_type_id of self): a class per
+    # instance (FSDP2's fully_shard before torch 2.5, pytorch#134135) or different block types
+    INSTANCE_TYPE = "instance_type"
+    # a tensor marked dynamic (mark_dynamic, maybe_mark_dynamic, mark_unbacked) at this call and
+    # not when the code was compiled: torch's dimension-marking guard (DIM_MARKING)
+    DIM_MARKING = "dim_marking"
+    # the default device (torch.set_default_device, ``with torch.device(...)``) or another
+    # TorchFunctionMode differed from the compile's: dynamo's DEFAULT_DEVICE guard (2.1-2.x,
+    # ``utils_device.CURRENT_DEVICE == device(...)``) and its mode-stack guard (2.6 on,
+    # ``___check_torch_function_mode_stack()``; set_default_device pushes a mode there)
+    DEFAULT_DEVICE = "default_device"
     GLOBAL_STATE = "global_state"  # grad mode, inference mode, autocast, default dtype/device
     BACKEND = "backend"  # the compiled code of another backend
     DTYPE = "dtype"
@@ -336,6 +364,10 @@ _CHECKED = (
     (("dispatch key set mismatch",), Checked.DISPATCH_KEYS),
     (("rank mismatch",), Checked.RANK),
     (("stride mismatch", "strides mismatch", ".stride()[", "storage_offset"), Checked.STRIDE),
+    (DIM_MARKING, Checked.DIM_MARKING),
+    (("utils_device.CURRENT_DEVICE ==", "___check_torch_function_mode_stack()"),
+     Checked.DEFAULT_DEVICE),
+    (("___check_type_id(self,", "___check_type_id(L['self'],"), Checked.INSTANCE_TYPE),
     (("___check_type_id", "TYPE_MATCH"), Checked.TYPE),
     (("___check_obj_id(self,", "___check_obj_id(L['self'],", "KeyError on self.",
       "KeyError on L['self']", "IndexError on self.", "IndexError on L['self']"), Checked.INSTANCE),

@@ -682,3 +682,28 @@ def test_a_python_builtin_of_no_module_is_named_whole_and_not_wrapped_in_a_custo
                           "trace") == name
     assert builtin_hint(name).startswith("list.copy is Python's own")
     assert "custom operator" not in builtin_hint(name)
+
+def test_a_guard_on_self_s_class_is_a_class_per_module_and_the_limit_is_a_fix() -> None:
+    """torchtune-1232: forward of each FSDP2 layer guarded on ``L['self']``'s class: fully_shard
+    made a class per module before torch 2.5 (pytorch#134135), so "pass objects of one class"
+    (an input's fix) cannot be done, and raising the limit to the number of layers is a fix
+    (applied in tests/integration/test_self_class_fix.py)."""
+    diag = diagnose_logs([PASTED / "torchtune-1232.log"])
+    limits = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
+    assert len(limits) == 2
+    for a in limits:
+        assert "a class of its own" in a.message and "pytorch#134135" in a.message
+        assert a.fix.startswith("upgrade to torch >= 2.5")
+        assert "raise torch._dynamo.config.cache_size_limit to the number of modules" in a.fix
+        assert "pass objects of one class" not in a.fix and "only hides" not in a.fix
+
+
+def test_the_default_device_guard_is_not_a_value_of_the_code() -> None:
+    """deeplink.framework-607: torch 2.1's DEFAULT_DEVICE guard (``utils_device.CURRENT_DEVICE
+    == device(…)``) is the default device, set once before the first call (applied in
+    tests/integration/test_default_device_fix.py), not a value to move out of the function."""
+    diag = diagnose_logs([PASTED / "deeplink.framework-607.log"])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
+    assert a.key == "default_device" and "default device" in a.message
+    assert a.fix.startswith("set the default device once, before the first compiled call")
+    assert "replaces torch.device" in a.fix and "move it out" not in a.fix
