@@ -24,7 +24,7 @@ import pytest
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # two programs under TORCH_LOGS=dynamo: 20-40 s
 pytest.importorskip("torch")
 
 PROGRAM = """

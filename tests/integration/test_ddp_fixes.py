@@ -21,7 +21,7 @@ import pytest
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # two gloo ranks under torchrun, three times: 20-40 s
 torch = pytest.importorskip("torch")
 
 PROGRAM = """

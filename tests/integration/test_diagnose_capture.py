@@ -271,9 +271,12 @@ def test_a_dynamo_debug_log_counts_each_compile_once(tmp_path: Path, logs: str) 
     frames = {f["function"]: f["compiles"] for f in doc["frames"]}
     assert frames["fn"] == 2 and frames["broken"] == 1, frames
     assert doc["summary"]["frames"] == 3, frames  # fn, broken and broken's resume function
-    # fn's one recompile, whose reason only a recompiles log gives; never one per frame
+    # fn's one recompile: its reason is the recompiles log's, or, in +dynamo alone, torch's
+    # automatic-dynamic marking at [0/1] ("marking L['x'] as dynamic", 2.15; round 20); never
+    # an unexplained recompile per frame
     unexplained = [s["evidence"] for s in doc["suggestions"] if s["kind"] == "unexplained-recompiles"]
-    assert unexplained == ([] if "recompiles" in logs else
+    marked = "marking L['x'] as dynamic" in (tmp_path / "run.log").read_text()
+    assert unexplained == ([] if "recompiles" in logs or marked else
                            [["compile ids [0/0], [0/1]: 2 compile(s) of frame 0"]]), unexplained
 
 

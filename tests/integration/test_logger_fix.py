@@ -18,7 +18,7 @@ import pytest
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # imports transformers twice: 10-20 s
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 

@@ -20,7 +20,7 @@ from logged import run_logged
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # four programs, an export among them: 30-60 s
 torch = pytest.importorskip("torch")
 
 COMPILE = """

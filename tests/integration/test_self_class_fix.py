@@ -18,7 +18,7 @@ from logged import run_logged
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # three programs of twelve blocks: 15-30 s
 torch = pytest.importorskip("torch")
 
 PROGRAM = """

@@ -18,7 +18,7 @@ from dyncli.diagnose.causes import rank_causes
 from dyncli.diagnose.findings import CauseKind
 from dyncli.diagnose.read import diagnose_inputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # torch traces matplotlib: 25-60 s
 torch = pytest.importorskip("torch")
 pytest.importorskip("matplotlib")
 
