@@ -42,7 +42,7 @@ import torch, torch._dynamo, torch._inductor.config
 from torch._dynamo.utils import counters
 start = torch._dynamo.config.save_config(), torch._inductor.config.save_config()
 failed = []
-for i, code in enumerate(codes):
+for i, (code, filename, argv) in enumerate(codes):
     if i:
         torch._dynamo.reset()
         counters.clear()
@@ -52,8 +52,10 @@ for i, code in enumerate(codes):
             torch._inductor.config.load_config(start[1])
     print(mark, flush=True)
     print(mark, file=sys.stderr, flush=True)
+    sys.argv[:] = argv
+    scope = {"__name__": "__main__"} | ({} if filename == "<string>" else {"__file__": filename})
     try:
-        exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
+        exec(compile(code, filename, "exec"), scope)
     except Exception as e:
         traceback.print_exception(type(e), e, e.__traceback__.tb_next)
         failed.append(i)
@@ -62,6 +64,14 @@ for i, code in enumerate(codes):
 print(mark, flush=True)
 print(json.dumps(failed), flush=True)
 '''
+
+
+@dataclass(frozen=True)
+class Script:
+    """A program in a file, run as ``python PATH ARGS``: its frames name the file."""
+
+    path: Path
+    args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,14 +87,17 @@ class Variant:
         return self.log.read_text()
 
 
-def run_variants(programs: Mapping[str, str], where: Path, logs: str = "",
+def run_variants(programs: Mapping[str, str | Script], where: Path, logs: str = "",
                  env: Mapping[str, str] | None = None) -> dict[str, Variant]:
-    """Run ``programs`` (name: code) one after another in one Python under TORCH_LOGS=``logs``
-    and ``env`` (as run_logged), each from a reset dynamo; each one's stderr in
+    """Run ``programs`` (name: code for ``python -c``, or a Script) one after another in one Python under TORCH_LOGS=``logs``
+    and ``env`` (as run_logged), in ``where``, each from a reset dynamo; each one's stderr in
     ``where``/NAME.log. A variant that raises is ``raised``; the process itself must not fail."""
     mark = f"--- dyncli variant {os.getpid()} {id(programs)} ---"
     codes = where / "variants.json"
-    codes.write_text(json.dumps(list(programs.values())))
+    codes.write_text(json.dumps([
+        [p, "<string>", ["-c"]] if isinstance(p, str)
+        else [p.path.read_text(), str(p.path), [str(p.path), *p.args]]
+        for p in programs.values()]))
     runner = where / "variants_runner.py"
     runner.write_text(_RUNNER)
     full = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {"OMP_NUM_THREADS": "1"}
@@ -92,7 +105,7 @@ def run_variants(programs: Mapping[str, str], where: Path, logs: str = "",
         full["TORCH_LOGS"] = logs
     ran = subprocess.run([sys.executable, str(runner), str(codes), mark],
                          env=full | dict(env or {}), capture_output=True, text=True,
-                         timeout=300, check=False)
+                         timeout=300, check=False, cwd=where)
     assert ran.returncode == 0, ran.stderr[-4000:]
     outs = ran.stdout.split(mark + "\n")
     errs = ran.stderr.split(mark + "\n")
