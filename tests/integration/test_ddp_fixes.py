@@ -51,7 +51,7 @@ for setup in sys.argv[1:]:  # each from a reset dynamo, its lines after a mark o
     run(x).sum().backward()
     with torch.no_grad():
         run(x)
-    print("ran", setup, dist.get_rank(), flush=True)
+    sys.stdout.write(f"ran {setup} {dist.get_rank()}\\n")  # (one write: ranks interleave)
 sys.stdout.flush(), sys.stderr.flush()
 dist.barrier()
 dist.destroy_process_group()
@@ -73,7 +73,7 @@ def _run(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         capture_output=True, env=env, timeout=300, cwd=tmp_path, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     for setup in SETUPS:  # (the ranks' lines may interleave)
-        assert run.stdout.count(f"ran {setup} ") == 2, run.stdout
+        assert run.stdout.count(f"ran {setup}") == 2, run.stdout
     parts = run.stderr.split(MARK)
     assert len(parts) == len(SETUPS) + 1, run.stderr[-3000:]
     logs = {}
