@@ -40,7 +40,7 @@ import json, sys, traceback, warnings
 codes, mark = json.load(open(sys.argv[1])), sys.argv[2]
 import torch, torch._dynamo, torch._inductor.config
 from torch._dynamo.utils import counters
-start = torch._dynamo.config.save_config(), torch._inductor.config.save_config()
+start = torch._dynamo.config.get_config_copy(), torch._inductor.config.get_config_copy()
 failed = []
 for i, (code, filename, argv) in enumerate(codes):
     if i:
