@@ -12,9 +12,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from logged import Script, Variant, run_variants
 
 pytest.importorskip("torch")
 
@@ -201,6 +202,28 @@ def _logged(tmp_path: Path, name: str, source: str, logs: str | None,
     return program, ran.stdout, json.loads(out.stdout)
 
 
+def _doc(tmp_path: Path, log: Path) -> dict[str, Any]:
+    """``dyncli diagnose --json`` of ``log``."""
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return cast(dict[str, Any], json.loads(out.stdout))
+
+
+def _variants(tmp_path: Path, name: str, source: str, *argvs: tuple[str, ...],
+              **extra: str) -> tuple[Path, dict[str, Variant]]:
+    """``source`` written as ``name``, run with each of ``argvs`` in one Python (as `python
+    NAME ARGS`; each from a reset dynamo, logged.run_variants), no TORCH_LOGS; ``extra``:
+    programs of their own, by name (a fixed copy)."""
+    program = tmp_path / name
+    program.write_text(source)
+    scripts: dict[str, str | Script] = {" ".join(a): Script(program, a) for a in argvs}
+    for other, text in extra.items():
+        (tmp_path / f"{other}.py").write_text(text)
+        scripts[other] = Script(tmp_path / f"{other}.py")
+    return program, run_variants(scripts, tmp_path)
+
+
 def _raised(tmp_path: Path, name: str, source: str, arg: str,
             env: dict[str, str] | None = None) -> tuple[Path, str, dict[str, Any] | None]:
     """Run ``source`` as ``name`` with ``arg`` and no TORCH_LOGS (what a user sees by default):
@@ -321,8 +344,10 @@ print("graphs", counters["stats"]["unique_graphs"], "equal", torch.equal(got, x 
 def test_torchs_own_warning_of_a_builtin_is_a_break_and_its_fix_compiles_whole(
         tmp_path: Path, how: str) -> None:
     # (diagnose read it: it was "not a torch log", exit 2)
-    _, _, doc = _logged(tmp_path, "builtin.py", BUILTIN, None, how)
-    env = _env()
+    # (and the fix, a custom operator, applied below)
+    _, ran = _variants(tmp_path, "builtin.py", BUILTIN, (how,), fixed=BUILTIN_FIXED)
+    assert not any(v.raised for v in ran.values()), ran
+    doc = _doc(tmp_path, ran[how].log)
     (b,) = doc["graph_breaks"]
     if how == "fullgraph":  # the exception names the place; the warning is the same break
         assert (Path(b["file"]).name, b["line"]) == ("builtin.py", 6), b
@@ -330,11 +355,8 @@ def test_torchs_own_warning_of_a_builtin_is_a_break_and_its_fix_compiles_whole(
     assert a["fix"].startswith("wrap zlib.crc32 in a custom operator (torch.library.custom_op)")
 
     # the fix, applied: the call inside a custom operator compiles in one graph, no break
-    fixed = tmp_path / "fixed.py"
-    fixed.write_text(BUILTIN_FIXED)
-    done = subprocess.run([sys.executable, str(fixed)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, check=True, timeout=300)
-    assert done.stdout.split() == ["graphs", "1", "equal", "True"], (done.stdout, done.stderr[-2000:])
+    done = ran["fixed"]
+    assert done.stdout.split() == ["graphs", "1", "equal", "True"], (done.stdout, done.text[-2000:])
 
 
 # A backend that fails on the graph after a graph break, under suppress_errors: torch logs
@@ -364,8 +386,12 @@ print("graphs", counters["stats"]["unique_graphs"])
 
 @pytest.mark.slow
 def test_a_frame_torch_gave_up_compiling_and_the_break_before_it(tmp_path: Path) -> None:
-    program, stdout, doc = _logged(tmp_path, "not_converted.py", NOT_CONVERTED, None, "failing")
-    assert stdout.split()[-2:] == [b"graphs", b"1"], stdout  # torch compiled f's first graph only
+    # (and the fix: the backend compiles what it is given, suppress_errors off)
+    program, ran = _variants(tmp_path, "not_converted.py", NOT_CONVERTED, ("failing",), ("fixed",))
+    assert not any(v.raised for v in ran.values()), ran
+    doc = _doc(tmp_path, ran["failing"].log)
+    stdout = ran["failing"].stdout
+    assert stdout.split()[-2:] == ["graphs", "1"], stdout  # torch compiled f's first graph only
     line = NOT_CONVERTED.split("\n").index('    print("between")') + 1
     (x,) = doc["not_converted"]
     assert x["function"] == f"torch_dynamo_resume_in_f_at_{line}", x
@@ -379,10 +405,9 @@ def test_a_frame_torch_gave_up_compiling_and_the_break_before_it(tmp_path: Path)
 
     # the fix, applied (the backend compiles what it is given), with suppress_errors off: both
     # graphs compile, and torch warns of nothing
-    done = subprocess.run([sys.executable, str(program), "fixed"], cwd=tmp_path, env=_env(),
-                          capture_output=True, text=True, check=True, timeout=300)
+    done = ran["fixed"]
     assert done.stdout.split()[-2:] == ["graphs", "2"], done.stdout
-    assert "WON'T CONVERT" not in done.stderr, done.stderr[-2000:]
+    assert "WON'T CONVERT" not in done.text, done.text[-2000:]
 
 
 # A graph break whose resume function recompiles (n changes after the break): a recompiles log
@@ -461,8 +486,11 @@ print("graphs", counters["stats"]["unique_graphs"])
 
 @pytest.mark.slow
 def test_the_recompile_limit_under_fullgraph_is_a_limit_not_a_break(tmp_path: Path) -> None:
-    program, stderr, doc = _raised(tmp_path, "limit.py", LIMIT_FULLGRAPH, "int")
-    assert doc is not None and "FailOnRecompileLimitHit" in stderr, stderr[-2000:]
+    # (and the fix: the number as a 0-d tensor)
+    _, ran = _variants(tmp_path, "limit.py", LIMIT_FULLGRAPH, ("int",), ("tensor",))
+    stderr = ran["int"].text
+    assert ran["int"].raised and "FailOnRecompileLimitHit" in stderr, stderr[-2000:]
+    doc = _doc(tmp_path, ran["int"].log)
     assert doc["graph_breaks"] == [], doc["graph_breaks"]
     (x,) = doc["recompile_limits"]
     assert (x["function"], x["limit_name"], x["limit"]) == ("f", "recompile_limit", "2"), x
@@ -470,9 +498,8 @@ def test_the_recompile_limit_under_fullgraph_is_a_limit_not_a_break(tmp_path: Pa
     (a,) = [s for s in doc["suggestions"] if s["kind"] == "recompile-limit"]
     assert "raised an error" in a["message"] and "0-d tensor" in a["fix"], a
     # the fix, applied: the number as a 0-d tensor compiles once and runs to the end
-    done = subprocess.run([sys.executable, str(program), "tensor"], cwd=tmp_path, env=_env(),
-                          capture_output=True, text=True, check=True, timeout=300)
-    assert done.stdout.split() == ["graphs", "1"], done.stdout
+    done = ran["tensor"]
+    assert not done.raised and done.stdout.split() == ["graphs", "1"], done.stdout
 
 
 # torch.export with a Dim the model pins (pytorch#140011: seq_len inferred to be a constant):
@@ -494,13 +521,15 @@ print("exported", len(ep.graph.nodes) > 0)
 
 @pytest.mark.slow
 def test_an_export_dim_the_model_pins_is_one_failure_with_exports_fix(tmp_path: Path) -> None:
-    program, stderr, doc = _raised(tmp_path, "export.py", EXPORT, "named")
-    assert doc is not None and "Constraints violated" in stderr, stderr[-2000:]
+    # (and the fix: Dim.AUTO)
+    _, ran = _variants(tmp_path, "export.py", EXPORT, ("named",), ("auto",))
+    stderr = ran["named"].text
+    assert ran["named"].raised and "Constraints violated" in stderr, stderr[-2000:]
+    doc = _doc(tmp_path, ran["named"].log)
     # one finding for the one failed export (both inputs share the Dim)
     (a,) = [s for s in doc["suggestions"] if s["kind"] == "constraint-violation"]
     assert a["message"].startswith("torch.export's Dim seq_len"), a
     assert "Dim.AUTO" in a["fix"] and "mark_dynamic" not in a["fix"], a
     # the fix, applied: Dim.AUTO, and the export goes through
-    done = subprocess.run([sys.executable, str(program), "auto"], cwd=tmp_path, env=_env(),
-                          capture_output=True, text=True, check=True, timeout=300)
-    assert done.stdout.split() == ["exported", "True"], done.stdout
+    done = ran["auto"]
+    assert not done.raised and done.stdout.split() == ["exported", "True"], done.stdout

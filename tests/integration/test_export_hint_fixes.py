@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import run_logged
+from logged import run_logged, run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
@@ -39,10 +39,11 @@ print("exported", ep.module()(torch.randn({run}, 3)).shape)
 
 
 def test_dim_dynamic_on_a_size_one_example_gets_the_example_and_auto_fixes(tmp_path: Path) -> None:
-    log = tmp_path / "raised.log"
-    run = run_logged(EXPORT.format(n=1, run=1, dim="Dim.DYNAMIC"), log)
-    assert run.returncode != 0 and "0/1 specialized due to hint of 1" in log.read_text()
-    diag = diagnose_inputs([log])
+    ran = run_variants({"raised": EXPORT.format(n=1, run=1, dim="Dim.DYNAMIC"),
+                        "two": EXPORT.format(n=2, run=1, dim="Dim.DYNAMIC"),
+                        "auto": EXPORT.format(n=1, run=1, dim="Dim.AUTO")}, tmp_path)
+    assert ran["raised"].raised and "0/1 specialized due to hint of 1" in ran["raised"].text
+    diag = diagnose_inputs([ran["raised"].log])
     assert not diag.compile_crashes
     (a,) = diag.suggestions
     assert a.kind is AdviceKind.CONSTRAINT_VIOLATION and "inputs['x'].shape[0]" in a.message
@@ -50,14 +51,12 @@ def test_dim_dynamic_on_a_size_one_example_gets_the_example_and_auto_fixes(tmp_p
     # the example printed: size 2 along that dim, the Dim kept dynamic
     assert "example input of size 2 or more" in a.fix
     # (and, as the fix says, the exported program still takes a size of 1)
-    run = run_logged(EXPORT.format(n=2, run=1, dim="Dim.DYNAMIC"), tmp_path / "two.log",
-                     check=True)
-    assert run.stdout.startswith("exported torch.Size([1, 3])"), run.stdout
+    assert not ran["two"].raised, ran["two"].text
+    assert ran["two"].stdout.startswith("exported torch.Size([1, 3])"), ran["two"].stdout
     # the other printed: Dim.AUTO keeps the size-1 example and exports without raising
     assert "Dim.AUTO" in a.fix
-    run = run_logged(EXPORT.format(n=1, run=1, dim="Dim.AUTO"), tmp_path / "auto.log",
-                     check=True)
-    assert run.stdout.startswith("exported torch.Size([1, 3])"), run.stdout
+    assert not ran["auto"].raised, ran["auto"].text
+    assert ran["auto"].stdout.startswith("exported torch.Size([1, 3])"), ran["auto"].stdout
 
 
 CHECKED = """

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import run_logged
+from logged import run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
@@ -44,18 +44,17 @@ def test_the_fake_tensor_errors_fix_finds_the_codes_error_and_the_fixed_code_com
     assert "run the same call without torch.compile; if it raises the same error, fix it in " \
         "your code" in a.fix
     compiled = 'torch.compile(f, backend="eager")'
-    log = tmp_path / "compiled.log"
-    run = run_logged(PROGRAM.format(tokens=5, run=compiled), log)
-    assert "ran" not in run.stdout
-    text = log.read_text()
+    ran = run_variants({"compiled": PROGRAM.format(tokens=5, run=compiled),
+                        "eager": PROGRAM.format(tokens=5, run="f"),
+                        "fixed": PROGRAM.format(tokens=6, run=compiled)}, tmp_path)
+    assert not any(v.raised for v in ran.values())
+    assert "ran" not in ran["compiled"].stdout
+    text = ran["compiled"].text
     assert "Dynamo failed to run FX node with fake tensors" in text
     assert "torch_dynamo_resume_in_f_at_5" in text and "Attempting to broadcast" in text
     # the fix: the same call without torch.compile raises the same error: the code's
-    eager = tmp_path / "eager.log"
-    run = run_logged(PROGRAM.format(tokens=5, run="f"), eager)
-    assert "ran" not in run.stdout
+    assert "ran" not in ran["eager"].stdout
     # (in ATen's words: "The size of tensor a (6) must match the size of tensor b (5) …")
-    assert "must match the size of tensor b (5) at non-singleton dimension 1" in eager.read_text()
+    assert "must match the size of tensor b (5) at non-singleton dimension 1" in ran["eager"].text
     # so the code is fixed (freqs of q's tokens), and the compiled call runs
-    run = run_logged(PROGRAM.format(tokens=6, run=compiled), tmp_path / "fixed.log", check=True)
-    assert "ran (1, 6, 3, 4)" in run.stdout
+    assert "ran (1, 6, 3, 4)" in ran["fixed"].stdout

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import run_logged
+from logged import run_variants
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -35,21 +35,19 @@ print(counters["stats"]["unique_graphs"])
 """
 
 
-def _graphs(tmp_path: Path, name: str, dynamic: str = "", value: str = "v") -> int:
-    run = run_logged(PROGRAM.format(dynamic=dynamic, value=value), tmp_path / f"{name}.log",
-                     logs="recompiles", check=True)
-    return int(run.stdout.split()[-1])
-
-
 def test_a_changing_float_gets_the_fix_that_works_on_this_torch(tmp_path: Path) -> None:
     release = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
-    plain = _graphs(tmp_path, "plain")
-    assert plain == (3 if release < (2, 6) else 2)  # every value, or dynamic after one
-    assert _graphs(tmp_path, "dynamic", dynamic=", dynamic=True") == (
-        3 if release < (2, 6) else 2 if release < (2, 8) else 1)
+    ran = run_variants({
+        "plain": PROGRAM.format(dynamic="", value="v"),
+        "dynamic": PROGRAM.format(dynamic=", dynamic=True", value="v"),
+        "tensor": PROGRAM.format(dynamic="", value="torch.tensor(v)"),  # the fix printed first
+    }, tmp_path, logs="recompiles")
+    graphs = {name: int(v.stdout.split()[-1]) for name, v in ran.items() if not v.raised}
+    assert graphs["plain"] == (3 if release < (2, 6) else 2)  # every value, or dynamic after one
+    assert graphs["dynamic"] == (3 if release < (2, 6) else 2 if release < (2, 8) else 1)
     # the fix diagnose gives first, on the plain run's log: a 0-d tensor, one graph everywhere
-    diag = diagnose_inputs([tmp_path / "plain.log"])
+    diag = diagnose_inputs([ran["plain"].log])
     fixes = [s.fix for s in diag.suggestions if "float" in s.fix]
     assert fixes and all(f.startswith("pass it as a 0-d tensor to compile once") for f in fixes)
     assert "from 2.8 torch.compile(…, dynamic=True)" in fixes[0]
-    assert _graphs(tmp_path, "tensor", value="torch.tensor(v)") == 1
+    assert graphs["tensor"] == 1

@@ -11,11 +11,10 @@ is applied: the program runs, one graph.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from logged import run_logged
+from logged import run_variants
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -39,16 +38,15 @@ print(counters["stats"]["unique_graphs"])
 """
 
 
-def _run(log: Path, *, fixed: bool) -> subprocess.CompletedProcess[str]:
-    return run_logged(PROGRAM.format(call="1" if fixed else "grow()",
-                                     before="grow()" if fixed else ""), log)
 
 
 def test_guards_failing_on_their_own_frame_are_a_failed_compile_and_the_fix_runs(
         tmp_path: Path) -> None:
-    log = tmp_path / "selfcheck.log"
-    ran = _run(log, fixed=False)
-    if ran.returncode == 0:  # (torch 2.11 traces it without the check failing)
+    # (and the fix: the weight resized before the compiled call)
+    ran = run_variants({"selfcheck": PROGRAM.format(call="grow()", before=""),
+                        "fixed": PROGRAM.format(call="1", before="grow()")}, tmp_path)
+    log = ran["selfcheck"].log
+    if not ran["selfcheck"].raised:  # (torch 2.11 traces it without the check failing)
         pytest.skip(f"torch {torch.__version__} does not raise for this program")
     assert "Guard failed on the same frame it was created" in log.read_text()
     d = diagnose_inputs([log])
@@ -58,7 +56,7 @@ def test_guards_failing_on_their_own_frame_are_a_failed_compile_and_the_fix_runs
     assert "force_parameter_static_shapes" not in a.fix
     assert a.fix.startswith("change what the guard names")
     assert d.causes[0].line().startswith("[1 failed compile(s)] compile [0/0] raised")
-    # the fix: the weight resized before the compiled call; it compiles and runs, once
-    fixed = _run(tmp_path / "fixed.log", fixed=True)
-    assert fixed.returncode == 0, (tmp_path / "fixed.log").read_text()[-2000:]
+    # the fix: it compiles and runs, once
+    fixed = ran["fixed"]
+    assert not fixed.raised, fixed.text[-2000:]
     assert int(fixed.stdout.split()[-1]) == 1

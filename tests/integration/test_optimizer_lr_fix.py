@@ -11,9 +11,10 @@ OneCycleLR) is written as a new float whatever was passed in: there the fix is
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from logged import run_logged
+from logged import run_variants
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -44,20 +45,23 @@ ONE_CYCLE = ("torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.01, total_steps=
              "cycle_momentum={cycle})")
 
 
-def _run(tmp_path: Path, logs: str, *, lr: str = "0.01", sched: str = LAMBDA,
-         limit: int = 0) -> tuple[Path, int]:
-    """The program's log (TORCH_LOGS=logs; none: torch's default warnings) and its graphs."""
-    log = tmp_path / "opt.log"
-    out = run_logged(PROGRAM.format(lr=lr, sched=sched, limit=limit, steps=STEPS), log, logs,
-                     check=True)
-    return log, int(out.stdout.split()[-1])
+def _run(tmp_path: Path, logs: str, **variants: dict[str, Any]) -> dict[str, tuple[Path, int]]:
+    """Each variant of the program (its lr, sched, limit) in one process (TORCH_LOGS=logs; none:
+    torch's default warnings): its log and its graphs."""
+    ran = run_variants({name: PROGRAM.format(**({"lr": "0.01", "sched": LAMBDA, "limit": 0} | v),
+                                             steps=STEPS)
+                        for name, v in variants.items()}, tmp_path, logs)
+    assert not any(v.raised for v in ran.values()), ran
+    return {name: (v.log, int(v.stdout.split()[-1])) for name, v in ran.items()}
 
 
 @pytest.mark.parametrize("logs,limit", [("recompiles", 0), ("", 1)],
                          ids=["recompile-record", "limit-warning"])
 def test_a_float_lr_is_an_optimizer_hyperparameter_and_a_tensor_lr_compiles_once(
         tmp_path: Path, logs: str, limit: int) -> None:
-    log, graphs = _run(tmp_path, logs, limit=limit)
+    # (and the fix: the lr as a tensor, which the scheduler fills in place)
+    ran = _run(tmp_path, logs, opt={"limit": limit}, fixed={"lr": "torch.tensor(0.01)"})
+    log, graphs = ran["opt"]
     d = diagnose_inputs([log])
     said = [s for s in d.suggestions if "param_groups[0]['lr']" in s.message]
     assert said, [(s.kind, s.message) for s in d.suggestions]
@@ -69,17 +73,17 @@ def test_a_float_lr_is_an_optimizer_hyperparameter_and_a_tensor_lr_compiles_once
         assert any(s.kind == "recompile-limit" for s in said)
         return
     assert graphs == 2
-    # the fix: the lr as a tensor, which the scheduler fills in place
-    assert _run(tmp_path, "", lr="torch.tensor(0.01)")[1] == 1
+    assert ran["fixed"][1] == 1
 
 
 def test_a_cycled_beta1_is_the_schedulers_and_cycle_momentum_false_compiles_once(
         tmp_path: Path) -> None:
-    log, graphs = _run(tmp_path, "recompiles", lr="torch.tensor(0.001)",
-                       sched=ONE_CYCLE.format(cycle=True))
+    ran = _run(tmp_path, "recompiles",
+               opt={"lr": "torch.tensor(0.001)", "sched": ONE_CYCLE.format(cycle=True)},
+               fixed={"lr": "torch.tensor(0.001)", "sched": ONE_CYCLE.format(cycle=False)})
+    log, graphs = ran["opt"]
     d = diagnose_inputs([log])
     (s,) = [s for s in d.suggestions if "param_groups[0]['betas'][0]" in s.message]
     assert "cycle_momentum=False" in s.fix, s.fix
     assert graphs == 2
-    fixed = _run(tmp_path, "", lr="torch.tensor(0.001)", sched=ONE_CYCLE.format(cycle=False))
-    assert fixed[1] == 1
+    assert ran["fixed"][1] == 1

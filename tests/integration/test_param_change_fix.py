@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import run_logged
+from logged import run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
@@ -38,11 +38,17 @@ print("graphs", counters["stats"]["unique_graphs"])
 
 
 def test_a_parameter_frozen_between_calls_gets_no_flag_that_cannot_help(tmp_path: Path) -> None:
-    log = tmp_path / "run.log"
-    run = run_logged(PROGRAM.format(flag="", before=""), log, logs="recompiles", check=True)
-    if run.stdout.strip() == "graphs 1":  # (torch 2.11 does not guard it: measured)
+    ran = run_variants({
+        "run": PROGRAM.format(flag="", before=""),
+        "flag": PROGRAM.format(flag="torch._dynamo.config.force_parameter_static_shapes = False",
+                               before=""),
+        "fixed": PROGRAM.format(flag="", before="m.weight.requires_grad_(False)"),
+    }, tmp_path, logs="recompiles")
+    assert not any(v.raised for v in ran.values())
+    log = ran["run"].log
+    if ran["run"].stdout.strip() == "graphs 1":  # (torch 2.11 does not guard it: measured)
         pytest.skip("this torch does not recompile when a parameter's requires_grad changes")
-    assert run.stdout.strip() == "graphs 2"
+    assert ran["run"].stdout.strip() == "graphs 2"
     assert "Guard failed on a parameter" in log.read_text()
     diag = diagnose_inputs([log])
     assert not [s for s in diag.suggestions if s.kind is AdviceKind.STATIC_PARAMETERS]
@@ -51,11 +57,6 @@ def test_a_parameter_frozen_between_calls_gets_no_flag_that_cannot_help(tmp_path
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
     assert "on a parameter" in a.message and "freeze before compiling" in a.fix
     # torch's hint, applied: the same two graphs
-    run = run_logged(PROGRAM.format(
-        flag="torch._dynamo.config.force_parameter_static_shapes = False", before=""),
-        tmp_path / "flag.log", check=True)
-    assert run.stdout.strip() == "graphs 2"
+    assert ran["flag"].stdout.strip() == "graphs 2"
     # the printed fix: frozen before the compiled call, one graph
-    run = run_logged(PROGRAM.format(flag="", before="m.weight.requires_grad_(False)"),
-                     tmp_path / "fixed.log", check=True)
-    assert run.stdout.strip() == "graphs 1"
+    assert ran["fixed"].stdout.strip() == "graphs 1"

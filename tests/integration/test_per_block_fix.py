@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import run_logged
+from logged import run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
@@ -64,14 +64,19 @@ print(first, counters["stats"]["unique_graphs"])
 EACH = "for b in blocks:\n    b.compile(backend='eager')"
 
 
-def _run(tmp_path: Path, name: str, limit: str = "", compile: str = EACH) -> tuple[Path, list[int]]:
-    log = tmp_path / f"{name}.log"
-    run = run_logged(PROGRAM.format(limit=limit, n=BLOCKS, compile=compile), log, check=True)
-    return log, [int(x) for x in run.stdout.split()]
+def _run(tmp_path: Path, **variants: dict[str, str]) -> dict[str, tuple[Path, list[int]]]:
+    ran = run_variants({name: PROGRAM.format(**({"limit": "", "compile": EACH} | v), n=BLOCKS)
+                        for name, v in variants.items()}, tmp_path)
+    assert not any(v.raised for v in ran.values()), ran
+    return {name: (v.log, [int(x) for x in v.stdout.split()]) for name, v in ran.items()}
 
 
 def test_blocks_that_each_hold_their_key_compile_once_each(tmp_path: Path) -> None:
-    log, graphs = _run(tmp_path, "each")
+    # (and the fixes printed below: the limit, and the model compiled once)
+    ran = _run(tmp_path, each={},
+               limit={"limit": f"torch._dynamo.config.recompile_limit = {BLOCKS}"},
+               parent={"compile": "model.compile(backend='eager')"})
+    log, graphs = ran["each"]
     assert graphs == [8, 8]  # the ninth block and on ran eagerly, both passes
     diag = diagnose_inputs([log])
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.RECOMPILE_LIMIT]
@@ -80,12 +85,11 @@ def test_blocks_that_each_hold_their_key_compile_once_each(tmp_path: Path) -> No
     assert "only hides" not in a.fix
     # the fix as printed: the limit set to the number of blocks
     assert "set torch._dynamo.config.recompile_limit to at least the number of blocks" in a.fix
-    log, graphs = _run(tmp_path, "limit",
-                       limit=f"torch._dynamo.config.recompile_limit = {BLOCKS}")
+    log, graphs = ran["limit"]
     assert graphs == [BLOCKS, BLOCKS]  # every block compiled once, the second pass nothing
     assert "hit config.recompile_limit" not in log.read_text()
     # the other: the model that calls the blocks, compiled once
     assert "compile the model that calls the blocks, once" in a.fix
-    log, graphs = _run(tmp_path, "parent", compile="model.compile(backend='eager')")
+    log, graphs = ran["parent"]
     assert graphs == [1, 1]
     assert "hit config.recompile_limit" not in log.read_text()

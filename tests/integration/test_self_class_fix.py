@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from logged import run_logged
+from logged import run_logged, run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
@@ -67,10 +67,10 @@ def test_a_class_per_module_is_fixed_by_one_class_or_the_limit(tmp_path: Path) -
     m = re.search(r"raise (torch\._dynamo\.config\.\w+) to the number of modules", limit.fix)
     assert m is not None, limit.fix
     # the limit raised to the number of modules: each layer compiled, none eager
-    run = run_logged(PROGRAM.format(limit=f"{m[1]} = 12", shared=False), tmp_path / "limit.log",
-                     check=True)
-    assert run.stdout.strip() == "graphs 12"
-    assert "hit config" not in (tmp_path / "limit.log").read_text()
-    # one shared class (what fully_shard does from torch 2.5): one graph for every layer
-    run = run_logged(PROGRAM.format(limit="", shared=True), tmp_path / "shared.log", check=True)
-    assert run.stdout.strip() == "graphs 1"
+    # and one shared class (what fully_shard does from torch 2.5): one graph for every layer
+    ran = run_variants({"limit": PROGRAM.format(limit=f"{m[1]} = 12", shared=False),
+                        "shared": PROGRAM.format(limit="", shared=True)}, tmp_path)
+    assert not any(v.raised for v in ran.values()), ran
+    assert ran["limit"].stdout.strip() == "graphs 12"
+    assert "hit config" not in ran["limit"].text
+    assert ran["shared"].stdout.strip() == "graphs 1"
