@@ -320,11 +320,11 @@ class _Builder:
                            if b.file and is_stdlib(b.file) else [b.file or library_file(name)])
             # (a place the log lacks is unknown; Python's own files, copy.py reached from the
             # package, say nothing of whose code it is)
-            found = {side_library(p) for p in places
-                     if p and (side_library(p) is not None or not is_stdlib(p))}
-            if len(found) == 1 and (lib := found.pop()) is not None and c.kind not in (
-                    CauseKind.CUDAGRAPH,) and not any(a.kind is AdviceKind.COMPILE_CRASH
-                                                      for a in c.findings):
+            found = {lib for p in places if p
+                     if (lib := side_library(p)) is not None or not is_stdlib(p)}
+            if len(found) == 1 and (lib := found.pop()) is not None \
+                    and c.kind is not CauseKind.CUDAGRAPH \
+                    and not any(a.kind is AdviceKind.COMPILE_CRASH for a in c.findings):
                 by_library.setdefault(lib[0], []).append(c.key)
         for name, keys in by_library.items():
             for key in keys[1:]:

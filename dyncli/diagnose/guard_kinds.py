@@ -108,13 +108,16 @@ KINDS: dict[str, KindText] = {
         "so that each keeps code of its own (here raising the limit is the fix: each class "
         "needs code of its own)"),
     # a mark from the second call on (a loader or library that marks inputs late):
-    # tests/integration/test_dim_marking_fix.py, 2 compiles, 1 marked from the first call
+    # tests/integration/test_dim_marking_fix.py, 2 compiles, 1 marked from the first call;
+    # 2.13-2.15's one C++ guard (guards.py: dim_marking_attrs) covers _dynamo_dynamic_indices,
+    # _weak_dynamic_, _unbacked_, _strict_unbacked_ and _static_indices, and fails both ways
     Checked.DIM_MARKING: KindText(
-        "{t} was marked dynamic (mark_dynamic / maybe_mark_dynamic / mark_unbacked) at this "
-        "call but not when the code was compiled: torch guards the marks a tensor carries",
+        "{t} was marked dynamic (mark_dynamic / maybe_mark_dynamic / mark_unbacked; torch "
+        "2.13 on also guards mark_static) at this call but not when the code was compiled, or "
+        "the other way round: torch guards the marks a tensor carries",
         "mark it before the first compiled call, and on every call "
-        "(torch._dynamo.mark_dynamic({n}, dim) before each call, the first included); a mark "
-        "that only some calls carry compiles twice",
+        "(torch._dynamo.mark_dynamic({n}, dim), or the mark it carries, before each call, the "
+        "first included); a mark that only some calls carry compiles twice",
         dynamic=("the mark itself changed, not a size: marking the same dims on every call "
                  "makes it one compile")),
     # deeplink.framework#607 (2.1: CURRENT_DEVICE ==), 2.15's mode stack (set_default_device
