@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textreasons import FILE_RE
 from dyncli.logparse.torchtree import is_compiler_file, is_torch_file
 
@@ -84,7 +85,7 @@ def machine_error(text: str) -> str:
 # torch's exceptions as a tool prints them without their class (ComfyUI's "!!! Exception during
 # processing !!! " + str(e), WanVideoWrapper#287, #1666): the message's start -> the class
 _CLASSLESS = {"Dynamo failed to run FX node with fake tensors:": "TorchRuntimeError"}
-_CLASSLESS_RE = re.compile(r"^`?(?:!!! Exception during processing !!! )?(?P<msg>(?:"
+_CLASSLESS_RE = re.compile(r"^`?(?:" + re.escape(COMFYUI_HEADS[0]) + r")?(?P<msg>(?:"
                            + "|".join(map(re.escape, _CLASSLESS)) + r").{0,4000})$")
 # a kernel inductor generated, as Triton's CompilationError quotes it ("def triton_poi_…(")
 _KERNEL_RE = re.compile(r"(?:^|\s)def (?P<name>triton_\w{1,200})\(")
