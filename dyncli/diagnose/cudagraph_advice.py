@@ -53,6 +53,10 @@ _SKIP_FIX = {
 # WanVideoWrapper#1584, senpai#1597): torch._inductor.list_mode_options
 MODES = ('mode="reduce-overhead" and mode="max-autotune" record CUDA graphs; '
          'mode="max-autotune-no-cudagraphs" or the default mode do not')
+# how to run a compiled graph without them, where an error came as the graphs ran
+# (advice._crash_fix); torch.compile takes a mode or options=, never both (torch/__init__.py)
+WITHOUT_CUDAGRAPHS = (f"compile without CUDA graphs ({MODES}; where torch.compile is given "
+                      'options= rather than a mode: "triton.cudagraphs": False)')
 # The CUDA-graph trees' errors (cudagraph_trees.py, 2.3-2.15) -> what happened, and what the
 # threads that hit them did
 _ERRORS: dict[str, tuple[str, str]] = {

@@ -55,6 +55,11 @@ COMPILER_ERRORS = frozenset({
 # eval_frame.py: the wrapper every call of a compiled function runs through (pytorch#124006's
 # paste ends there, on a compiled call that had just recompiled)
 _WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
+# the CUDA-graph trees: built at the compiled graph's first calls, not at its compile
+# (compile_fx.cudagraphify's run calls cudagraph_trees' deferred_cudagraphify lazily, 2.1-2.15),
+# and run on every call (run, _run, run_eager, check_memory_pool, add_function): a traceback
+# through them raised as the graph ran (pytorch#163257, ComfyUI#6831, ultralytics#21998)
+_CUDAGRAPH_TREES_RE = re.compile(r"(?:^|[/\\])_inductor[/\\]cudagraph_trees\.py$")
 # errors about the machine, not the code: (words, the machine's lack they name, whether they
 # alone prove a compile crash). inductor's own (_inductor/exc.py 2.15: TritonMissing,
 # GPUTooOldForTriton; a RuntimeError with the same words before) are a crash wherever they
@@ -299,6 +304,7 @@ class CrashReader:
             error=error[:_MAX_ERROR], cause=cause[:_MAX_ERROR], cut=cut, at=at,
             kernel=kernel_of(f"{error} {' '.join(causes)}"),
             deepest=deepest, user=user, resumes=resumes, line=chain[-1].line,
+            cudagraph_run=any(_CUDAGRAPH_TREES_RE.search(f.file) for f in frames),
             rank=chain[-1].rank)]
 
 
