@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 
 from dyncli.diagnose import compile_metrics, guard_kinds, size_changes
+from dyncli.diagnose.cudagraph_advice import WITHOUT_CUDAGRAPHS
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
@@ -704,6 +705,32 @@ _EXPORT_USER_FIX = (
     "cannot stay dynamic); torch._dynamo.config.suppress_errors does nothing for export")
 
 
+# An error raised as the compiled graph ran under CUDA graphs (a traceback through the
+# CUDA-graph trees): suppress_errors wraps frame conversion only (2.15 _dynamo/convert_frame.py,
+# the `except` around _inner_convert), so it does nothing for it (paste hunt 16: pytorch#163257,
+# ComfyUI#6831, ultralytics#21998 were all told to set it)
+_RAN = ("the error came as the compiled graph ran under CUDA graphs, not while compiling, so "
+        "torch._dynamo.config.suppress_errors (which covers compiling only) does not apply")
+# inductor's runtime: a kernel it generated, launched (triton_heuristics.py's run)
+_RUNTIME_FILE_RE = re.compile(r"(?:^|/)torch/_inductor/runtime/")
+
+
+def _ran_fix(x: CompileCrashReport) -> str:
+    """What to do about an error raised as the compiled graph ran under CUDA graphs."""
+    cut = x.cut and not x.error
+    if x.at is not None and _RUNTIME_FILE_RE.search(x.at.file.replace("\\", "/")):
+        # (ultralytics#21998: Triton's launch on Windows, OverflowError, fixed in triton-windows)
+        return (f"{_RAN}: a kernel inductor generated raised as it launched, and its "
+                f"exception{', past the end of the paste,' if cut else ''} says why (paste it); "
+                "where it is Triton's, a newer Triton (triton-windows on Windows) and torch; to "
+                f"tell whether CUDA graphs play a part, {WITHOUT_CUDAGRAPHS}")
+    paste = ("; its exception is past the end of the paste: paste it (an allocator other than "
+             "the native one, as cudaMallocAsync, raises \"does not yet support "
+             "checkPoolLiveAllocations\" here, which has a fix of its own)" if cut else "")
+    return (f"{_RAN}: {WITHOUT_CUDAGRAPHS}{paste}; and try a newer torch, or report it to "
+            "PyTorch with the whole traceback")
+
+
 def _crash_fix(x: CompileCrashReport) -> str:
     """What to do about a compile that raised: whose code raised decides it."""
     text = f"{x.error} {x.cause}"
@@ -716,6 +743,8 @@ def _crash_fix(x: CompileCrashReport) -> str:
                 "this GPU lacks (fp8_e4m3fn below CUDA arch 8.9, bf16 below 8.0): use a dtype "
                 "the GPU has, or do not compile that part; where the reason is none of these, "
                 "a newer torch and Triton, and a report with the kernel")
+    if x.cudagraph_run:
+        return _ran_fix(x)
     backend = _BACKEND_RE.search(text)
     if backend is not None and backend["name"] not in _TORCH_BACKENDS:
         return (f"the backend {backend['name']!r} (not one of torch's) raised on the graph torch "
@@ -765,6 +794,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         after = f" (the last compile the log shows before it: [{x.compile_id}])" \
             if x.compile_id else ""
         raised = f"torch's compiler raised {error}"
+        if x.cudagraph_run:  # (not a compile: the graph ran; its fix is _ran_fix's)
+            raised = f"{error} came as the compiled graph ran under CUDA graphs (not while compiling)"
         if x.kernel:  # inductor's record of the kernel, or Triton's error quoting it
             kernel = "a kernel inductor generated (its name is before the paste)" \
                 if x.kernel == "?" else f"{x.kernel}, a kernel inductor generated"
@@ -776,7 +807,7 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
                                     else "inductor's record of a kernel Triton could not compile"))
         out.append(Advice(
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
-            sites=sites_of(x.user),
+            sites=sites_of(x.user), ran=x.cudagraph_run,
             message=f"the program stopped: {raised}{where}{user}{after}.",
             fix=_crash_fix(x),
             evidence=(cite(x.line, "", shown[:300]),)))

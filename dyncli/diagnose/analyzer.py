@@ -612,7 +612,7 @@ class Analyzer:
             self._crashes[key] = CompileCrashReport(
                 rank=e.rank, error=e.error, cause=e.cause, cut=e.cut, at=e.at,
                 deepest=e.deepest, user=e.user, resumes=e.resumes, kernel=e.kernel,
-                compile_id=self._last_cid,
+                compile_id=self._last_cid, cudagraph_run=e.cudagraph_run,
                 line=e.line)
 
     def _crashes_told(self) -> tuple[CompileCrashReport, ...]:

@@ -51,8 +51,12 @@ _SKIP_FIX = {
 
 # where CUDA graphs come from: a user of max-autotune often does not know (ComfyUI-
 # WanVideoWrapper#1584, senpai#1597): torch._inductor.list_mode_options
-_MODES = ('mode="reduce-overhead" and mode="max-autotune" record CUDA graphs; '
-          'mode="max-autotune-no-cudagraphs" or the default mode do not')
+MODES = ('mode="reduce-overhead" and mode="max-autotune" record CUDA graphs; '
+         'mode="max-autotune-no-cudagraphs" or the default mode do not')
+# how to run a compiled graph without them, where an error came as the graphs ran
+# (advice._crash_fix); torch.compile takes a mode or options=, never both (torch/__init__.py)
+WITHOUT_CUDAGRAPHS = (f"compile without CUDA graphs ({MODES}; where torch.compile is given "
+                      'options= rather than a mode: "triton.cudagraphs": False)')
 # The CUDA-graph trees' errors (cudagraph_trees.py, 2.3-2.15) -> what happened, and what the
 # threads that hit them did
 _ERRORS: dict[str, tuple[str, str]] = {
@@ -91,6 +95,19 @@ _ERRORS: dict[str, tuple[str, str]] = {
         "call backward (or detach the outputs) before the next forward, run inference under "
         "torch.no_grad(), or mark each step with torch.compiler.cudagraph_mark_step_begin(); "
         "under torch.func transforms no_grad does not apply (pytorch#176846)"),
+    # raised by the allocator's checkPoolLiveAllocations, which only the native caching
+    # allocator has (c10/cuda/CUDACachingAllocator.h); the trees call it at a warm-up's
+    # check_memory_pool (triton.slow_path_cudagraph_asserts, on by default)
+    "allocator-no-pool-check": (
+        "as the compiled graph ran (not while compiling), the CUDA-graph trees "
+        "(mode=\"reduce-overhead\" or \"max-autotune\") asked the CUDA allocator to check "
+        "their memory pool, which only PyTorch's native caching allocator can, and the backend "
+        "in use (its name begins the message: cudaMallocAsync, or a pluggable allocator) "
+        "cannot (pytorch#158641 asks for it)",
+        "use the native caching allocator in that process: take backend:cudaMallocAsync out of "
+        "PYTORCH_CUDA_ALLOC_CONF (ComfyUI sets it unless started with --disable-cuda-malloc: "
+        "ComfyUI#6831, ComfyUI-WanVideoWrapper#1584) and install no pluggable allocator "
+        "(torch.cuda.memory.change_current_allocator); or compile without CUDA graphs"),
 }
 
 
@@ -105,7 +122,7 @@ def _errors(report: CudagraphReport) -> list[Advice]:
         times = f" ({x.count}x)" if x.count > 1 else ""
         out.append(Advice(
             kind=AdviceKind.CUDAGRAPH_ERROR, rank=x.rank, key=f"error:{x.kind}:{x.user}",
-            sites=sites_of(x.user), fix=f"{fix} ({_MODES})" if fix else _MODES,
+            sites=sites_of(x.user), fix=f"{fix} ({MODES})" if fix else MODES,
             message=f"CUDA graphs: {what}{where}{times}.",
             evidence=(f"line {x.line}: {x.message[:200]}",)))
     return out

@@ -125,6 +125,8 @@ class Advice:
     # spans; None: no time for them): the cost of a cudagraph cause
     recordings: int = 0
     record_s: float | None = None
+    # a crash raised as the compiled graph ran (the CUDA-graph trees), not by a compile
+    ran: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """One item of ``suggestions`` (and of a cause's ``findings``) in ``--json``."""
@@ -182,7 +184,8 @@ class Cause:
 
     @property
     def stops(self) -> bool:
-        """The program stopped on it: torch's compiler raised (a compile-crash finding)."""
+        """The program stopped on it: torch's compiler raised (a compile-crash finding), or
+        the compiled graph as it ran under CUDA graphs (its ``ran``)."""
         return any(a.kind is AdviceKind.COMPILE_CRASH for a in self.findings)
 
     @property
@@ -198,7 +201,8 @@ class Cause:
         # a guard torch could not make, a mark_dynamic torch could not keep: the compile raised
         failed = sum(1 for a in self.findings
                      if a.kind in (AdviceKind.GUARD_ERROR, AdviceKind.GUARD_SELF_CHECK,
-                                   AdviceKind.CONSTRAINT_VIOLATION, AdviceKind.COMPILE_CRASH))
+                                   AdviceKind.CONSTRAINT_VIOLATION, AdviceKind.COMPILE_CRASH)
+                     and not a.ran)
         if not self.compiles and any(a.kind is AdviceKind.MODE_SKIP for a in self.findings):
             cost = "never compiled"  # every call ran eagerly
         elif not self.compiles and self.runs_eagerly:
@@ -206,7 +210,7 @@ class Cause:
         elif not self.compiles and any(a.kind is AdviceKind.NO_COMPILED_FRAMES
                                        for a in self.findings):
             cost = "compiled nothing, raised"  # a fullgraph call: the program stopped
-        elif not self.compiles and any(a.kind is AdviceKind.CUDAGRAPH_ERROR
+        elif not self.compiles and any(a.kind is AdviceKind.CUDAGRAPH_ERROR or a.ran
                                        for a in self.findings):
             cost = "CUDA-graph error"  # the graphs failed as they ran: not a compile's cost
         elif not self.compiles and self.findings and all(

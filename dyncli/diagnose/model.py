@@ -230,6 +230,8 @@ class CompileCrashReport:
     kernel: str = ""  # the Triton kernel inductor wrote that Triton could not compile
     compile_id: str = ""  # the last compile the log shows before the traceback
     line: int = 0
+    # a frame is the CUDA-graph trees': it raised as the compiled graph ran, not in a compile
+    cudagraph_run: bool = False
 
 
 @dataclass(frozen=True)

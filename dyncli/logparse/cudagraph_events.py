@@ -126,6 +126,11 @@ ERROR_KINDS = (
     ("graph recording observed an input tensor deallocate", "deallocated-while-recording"),
     ("tensor(s) in the cudagraph pool not tracked as outputs", "untracked-pool-tensors"),
     ("Unable to hit fast path of CUDAGraphs", "pending-backward"),
+    # c10's CUDAAllocator::checkPoolLiveAllocations of an allocator backend other than the
+    # native one ("cudaMallocAsync does not yet support …", "pluggable …": its name() first),
+    # which torch calls only from the trees' check_memory_pool (torch._C.
+    # _cuda_checkPoolLiveAllocations, under triton.slow_path_cudagraph_asserts, on by default)
+    ("does not yet support checkPoolLiveAllocations", "allocator-no-pool-check"),
 )
 
 

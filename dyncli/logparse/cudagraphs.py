@@ -62,6 +62,7 @@ from dyncli.logparse.cudagraph_events import (
     CudagraphWarmup,
     skip_kind,
 )
+from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textreasons import user_stack
 
 _CID = re.compile(r"^\[(?P<cid>[!\d/_]{1,60})\] ")  # CompileId.parse says whether it is one
@@ -254,21 +255,31 @@ ERROR_MARKS_B = tuple(words.encode() for words, _ in ERROR_KINDS)
 # (and an application's logging head with its one clause: fish-speech's API server,
 # "ERROR:fish_speech_api.routes.speech:Request failed: Error: accessing …", docker-fish-speech-
 # server#4: logging.basicConfig's LEVEL:name: and the app's own words before torch's)
-_ERROR_HEAD_RE = re.compile(r"^[\s>*`]{0,12}(?:<td>)?(?:\S{0,1024}\.py:\d{1,9}: )?"
+# (and ComfyUI's words before the message it prints without the class: its console's and its
+# error report's, textpaste.COMFYUI_HEADS: comfyui_yue#11, ComfyUI#6831)
+_ERROR_HEAD_RE = re.compile(r"^[\s>*`]{0,12}(?:<td>)?"
+                            r"(?:" + "|".join(map(re.escape, COMFYUI_HEADS)) + r")?"
+                            r"(?:\S{0,1024}\.py:\d{1,9}: )?"
                             r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,200}:"
                             r"(?:[\w ,'-]{1,80}: )?)?"
                             r"(?:[\w.]{1,120}(?:Error|Warning|Exception): )?(?:Error: |TODO: )?$")
 _STACK_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
                              r"(?P<fn>[\w<>.]{1,400})")
 _MAX_STACK_TEXT = 64_000
-_COUNT_RE = re.compile(r"Detected \d{1,9} $")
+# torch's words before a kind's mark, kept with the message: the pool's count ("Detected 6
+# tensor(s) in the cudagraph pool …"), the allocator's name (c10's CUDAAllocator::name():
+# "cudaMallocAsync does not yet support …", "pluggable …")
+_SUBJECT_RE = {"untracked-pool-tensors": re.compile(r"Detected \d{1,9} $"),
+               "allocator-no-pool-check": re.compile(r"\b[A-Za-z]\w{0,60} $")}
 
 
 def error_start(raw: bytes) -> str | None:
     """The text of a CUDA-graph trees' error a line begins (from torch's first word of it:
-    "Error: accessing …", "TODO: graph recording …", "Unable to hit …"), or None."""
+    "Error: accessing …", "TODO: graph recording …", "Unable to hit …", an allocator's name),
+    or None."""
     head = raw[:2000]
-    at = next((i for mark in ERROR_MARKS_B if (i := head.find(mark)) >= 0), -1)
+    at, kind = next(((i, kind) for mark, (_, kind) in zip(ERROR_MARKS_B, ERROR_KINDS, strict=True)
+                     if (i := head.find(mark)) >= 0), (-1, ""))
     if at < 0:
         return None
     text = raw.decode("utf-8", "replace")
@@ -276,11 +287,16 @@ def error_start(raw: bytes) -> str | None:
     for word in ("Error: ", "TODO: "):  # torch's own first word, kept with the message
         if lead.endswith(word):
             lead = lead[:-len(word)]
-    if (count := _COUNT_RE.search(lead)) is not None:  # "Detected 6 tensor(s) in the pool …"
-        lead = lead[:count.start()]
+    if kind in _SUBJECT_RE and (subject := _SUBJECT_RE[kind].search(lead)) is not None:
+        lead = lead[:subject.start()]
     if _ERROR_HEAD_RE.match(lead) is None:
         return None
     return text[len(lead):].strip()
+
+
+# kinds whose message holds no stack of torch's: the frames under it are a traceback's (a
+# ComfyUI error report puts the exception first: torch's check_memory_pool is not user code)
+_NO_STACK = frozenset({"allocator-no-pool-check"})
 
 
 def runtime_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -290,8 +306,8 @@ def runtime_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     kind = next((k for words, k in ERROR_KINDS if words in text[:2000]), None)
     if kind is None:
         return []
-    frames = [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
-              for m in _STACK_FRAME_RE.finditer(text)]
+    frames = [] if kind in _NO_STACK else [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
+                                           for m in _STACK_FRAME_RE.finditer(text)]
     first = text.split("\n", 1)[0]
     message = first.split(" Stack trace:", 1)[0].strip()
     return [CudagraphError(kind=kind, message=message[:600], user=frames[-1] if frames else None,

@@ -394,7 +394,9 @@ class CompileCrash(Event):
     ``cause``: the exception it was raised from (a chain), where its text is not in
     ``error``; ``at``: the deepest frame of torch's compiler; ``deepest``: the deepest frame
     (a package that patches torch, where it is not torch's); ``user``: the program's own
-    deepest frame. ``line``: where the traceback begins."""
+    deepest frame; ``cudagraph_run``: a frame is the CUDA-graph trees' (the compiled graph
+    raised as it ran under CUDA graphs, not in a compile). ``line``: where the traceback
+    begins."""
 
     error: str
     cause: str = ""
@@ -404,6 +406,7 @@ class CompileCrash(Event):
     user: UserLoc | None = None
     resumes: tuple[UserLoc, ...] = ()  # frames of resume functions: each proves a graph break
     kernel: str = ""  # the Triton kernel inductor wrote that Triton could not compile
+    cudagraph_run: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textreasons import FILE_RE
 from dyncli.logparse.torchtree import is_compiler_file, is_torch_file
 
@@ -54,6 +55,11 @@ COMPILER_ERRORS = frozenset({
 # eval_frame.py: the wrapper every call of a compiled function runs through (pytorch#124006's
 # paste ends there, on a compiled call that had just recompiled)
 _WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
+# the CUDA-graph trees: built at the compiled graph's first calls, not at its compile
+# (compile_fx.cudagraphify's run calls cudagraph_trees' deferred_cudagraphify lazily, 2.1-2.15),
+# and run on every call (run, _run, run_eager, check_memory_pool, add_function): a traceback
+# through them raised as the graph ran (pytorch#163257, ComfyUI#6831, ultralytics#21998)
+_CUDAGRAPH_TREES_RE = re.compile(r"(?:^|[/\\])_inductor[/\\]cudagraph_trees\.py$")
 # errors about the machine, not the code: (words, the machine's lack they name, whether they
 # alone prove a compile crash). inductor's own (_inductor/exc.py 2.15: TritonMissing,
 # GPUTooOldForTriton; a RuntimeError with the same words before) are a crash wherever they
@@ -84,7 +90,7 @@ def machine_error(text: str) -> str:
 # torch's exceptions as a tool prints them without their class (ComfyUI's "!!! Exception during
 # processing !!! " + str(e), WanVideoWrapper#287, #1666): the message's start -> the class
 _CLASSLESS = {"Dynamo failed to run FX node with fake tensors:": "TorchRuntimeError"}
-_CLASSLESS_RE = re.compile(r"^`?(?:!!! Exception during processing !!! )?(?P<msg>(?:"
+_CLASSLESS_RE = re.compile(r"^`?(?:" + re.escape(COMFYUI_HEADS[0]) + r")?(?P<msg>(?:"
                            + "|".join(map(re.escape, _CLASSLESS)) + r").{0,4000})$")
 # a kernel inductor generated, as Triton's CompilationError quotes it ("def triton_poi_…(")
 _KERNEL_RE = re.compile(r"(?:^|\s)def (?P<name>triton_\w{1,200})\(")
@@ -298,6 +304,7 @@ class CrashReader:
             error=error[:_MAX_ERROR], cause=cause[:_MAX_ERROR], cut=cut, at=at,
             kernel=kernel_of(f"{error} {' '.join(causes)}"),
             deepest=deepest, user=user, resumes=resumes, line=chain[-1].line,
+            cudagraph_run=any(_CUDAGRAPH_TREES_RE.search(f.file) for f in frames),
             rank=chain[-1].rank)]
 
 

@@ -75,6 +75,9 @@ _SPACED_RE = re.compile(
 # torchdynamo's one-line limit warning of 2022, pasted without any prefix (often quoted): the
 # only record whose message alone says what it is and where (function, file, limit, guards).
 _BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=torchdynamo hit recompilation cache limit \(\d)")
+# ComfyUI's words before an exception's message, which it prints without the exception's class:
+# its console's (execution.py) and its error report's
+COMFYUI_HEADS = ("!!! Exception during processing !!! ", "- **Exception Message:** ")
 _LEVELS = {b"DEBUG": b"V", b"INFO": b"I", b"WARNING": b"W", b"ERROR": b"E", b"CRITICAL": b"C"}
 # A markdown link an editor made of a path: "[model.py](http://_vscodecontentref_/3):120" or
 # "[/a/b.py:38](https://file+.vscode-resource.vscode-cdn.net/a/b.py:38)".

@@ -1,0 +1,114 @@
+"""Errors that come as a compiled graph runs under CUDA graphs, not while it compiles (paste
+hunt 16): suppress_errors wraps frame conversion only (torch 2.15 _dynamo/convert_frame.py), so
+it is never their fix; compiling without CUDA graphs is. The pastes are in tests/data/pasted
+(read only: CUDA graphs need CUDA)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dyncli.diagnose.cudagraph_advice import MODES, WITHOUT_CUDAGRAPHS
+from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.logparse.cudagraphs import error_start
+
+PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
+_ALLOCATOR = ("cudaMallocAsync does not yet support checkPoolLiveAllocations. If you need it, "
+              "please file an issue describing your use case.")
+
+
+@pytest.mark.parametrize("line", [
+    f"RuntimeError: {_ALLOCATOR}",
+    f"!!! Exception during processing !!! {_ALLOCATOR}",  # ComfyUI's console
+    f"- **Exception Message:** {_ALLOCATOR}",  # ComfyUI's error report
+    f"> {_ALLOCATOR}",  # a quote (ComfyUI-WanVideoWrapper#1584)
+    _ALLOCATOR,
+])
+def test_the_allocators_message_is_read_behind_the_heads_that_print_it(line: str) -> None:
+    assert error_start(line.encode()) == _ALLOCATOR
+
+
+def test_prose_about_the_allocators_message_is_not_the_error() -> None:
+    assert error_start(f"I also get {_ALLOCATOR}".encode()) is None
+
+
+@pytest.mark.parametrize("name,backend", [
+    ("comfyui_yue-11", "cudaMallocAsync"), ("comfyui-6831", "cudaMallocAsync"),
+    ("pytorch-163257", "pluggable")])
+def test_an_allocator_without_the_pool_check_is_a_cudagraph_error_of_its_own(
+        name: str, backend: str) -> None:
+    """ComfyUI's message alone (refused as "not a torch log" before round 21) and the
+    traceback that ends in it (a crash of the compile, "suppress_errors", before): the
+    CUDA-graph trees under an allocator backend other than the native caching allocator."""
+    diag = diagnose_logs([PASTED / f"{name}.log"])
+    assert not diag.compile_crashes
+    assert diag.cudagraphs is not None
+    (x,) = diag.cudagraphs.errors
+    assert x.kind == "allocator-no-pool-check" and x.user is None
+    assert x.message.startswith(f"{backend} does not yet support checkPoolLiveAllocations")
+    (a,) = diag.suggestions
+    assert a.kind is AdviceKind.CUDAGRAPH_ERROR
+    assert "not while compiling" in a.message and "native caching allocator" in a.message
+    assert a.fix.startswith("use the native caching allocator in that process: take "
+                            "backend:cudaMallocAsync out of PYTORCH_CUDA_ALLOC_CONF (ComfyUI "
+                            "sets it unless started with --disable-cuda-malloc")
+    assert a.fix.endswith(f"or compile without CUDA graphs ({MODES})")
+    assert "suppress_errors" not in a.fix
+    assert diag.causes[0].line().startswith("[CUDA-graph error]")
+    (row,) = diag.to_json()["cudagraphs"]["errors"]
+    assert row["kind"] == "allocator-no-pool-check"
+
+
+def test_a_traceback_through_the_cudagraph_trees_ran_and_is_not_a_failed_compile() -> None:
+    """ComfyUI#6831's stack, cut at add_function: the trees are built at the compiled graph's
+    first call. The fix is the graphs off, never suppress_errors = True (which does nothing)."""
+    diag = diagnose_logs([PASTED / "comfyui-6831-b.log"])
+    (c,) = diag.compile_crashes
+    assert c.cudagraph_run and c.cut
+    (a,) = diag.suggestions
+    assert a.kind is AdviceKind.COMPILE_CRASH and a.ran
+    assert "came as the compiled graph ran under CUDA graphs (not while compiling)" in a.message
+    assert a.fix.startswith("the error came as the compiled graph ran under CUDA graphs, not "
+                            "while compiling, so torch._dynamo.config.suppress_errors (which "
+                            f"covers compiling only) does not apply: {WITHOUT_CUDAGRAPHS}")
+    assert '"triton.cudagraphs": False' in a.fix and "checkPoolLiveAllocations" in a.fix
+    assert "suppress_errors = True" not in a.fix
+    cause = diag.causes[0]
+    assert cause.stops and cause.line().startswith("[CUDA-graph error] ")
+    assert diag.to_json()["compile_crashes"][0]["cudagraph_run"] is True
+
+
+def test_a_kernels_launch_in_the_cudagraph_warmup_asks_for_its_exception() -> None:
+    """ultralytics#21998: the kernel's launch inside the trees' warm-up (triton-windows'
+    OverflowError past the excerpt): said as a launch, CUDA graphs off only to tell whether
+    they play a part, never suppress_errors = True."""
+    diag = diagnose_logs([PASTED / "ultralytics-21998-tb.log"])
+    (c,) = diag.compile_crashes
+    assert c.cudagraph_run and c.at is not None and c.at.function == "run"
+    (a,) = diag.suggestions
+    assert "a kernel inductor generated raised as it launched" in a.fix
+    assert "triton-windows" in a.fix and a.fix.endswith(
+        f"to tell whether CUDA graphs play a part, {WITHOUT_CUDAGRAPHS}")
+    assert "suppress_errors = True" not in a.fix
+
+
+def test_the_crash_under_cudagraphs_ranks_before_recompiles(tmp_path: Path) -> None:
+    """It stopped the program: first, before a recompile limit the same log shows."""
+    log = tmp_path / "run.log"
+    log.write_bytes((PASTED / "comfyui-8342.log").read_bytes()
+                    + (PASTED / "comfyui-6831-b.log").read_bytes())
+    diag = diagnose_logs([log])
+    assert len(diag.causes) >= 2
+    first = diag.causes[0]
+    assert first.stops and [a.kind for a in first.findings] == [AdviceKind.COMPILE_CRASH]
+
+
+def test_a_compile_that_raised_keeps_suppress_errors() -> None:
+    """keras-22282: dynamo's own frame raised while compiling: suppress_errors applies."""
+    diag = diagnose_logs([PASTED / "keras-22282.log"])
+    (c,) = diag.compile_crashes
+    assert not c.cudagraph_run
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert "suppress_errors = True" in a.fix and not a.ran
