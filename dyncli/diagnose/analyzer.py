@@ -59,6 +59,7 @@ from dyncli.diagnose.model import (
     compile_id_key,
     rank_key,
 )
+from dyncli.diagnose.notes import NoteAccumulator, torch_note_findings
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
@@ -267,6 +268,8 @@ class Analyzer:
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
+        self._notes = NoteAccumulator()  # torch's output that needs no fix: dyncli.diagnose.notes
+        self._dispatch[ev.TorchNote] = self._notes.feed
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -774,8 +777,9 @@ class Analyzer:
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))
                                 for (rank, src), dims in self._static.items()),
-            cudagraphs=self._cudagraphs.finish(frames))
-        return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag)
+            cudagraphs=self._cudagraphs.finish(frames), torch_notes=self._notes.finish())
+        return diag.with_suggestions(tuple(torch_note_findings(diag))
+                                     + advice.advise(diag, by_frame) + branches.advise(diag)
                                      + cudagraph_advice(diag))
 
 

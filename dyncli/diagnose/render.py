@@ -186,15 +186,20 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     if diag.dynamic_sources:
         out.print("Dynamic sources (for TORCH_COMPILE_DYNAMIC_SOURCES): "
                   + ",".join(diag.dynamic_sources), markup=False, soft_wrap=True)
-    if diag.suggestions:
-        out.print("Suggestions:", markup=False, soft_wrap=True)
-        for i, s in enumerate(cap(diag.suggestions, "suggestions"), 1):
+    for title, found, said in (("Suggestions", diag.suggestions, "fix"),
+                               ("Notes", diag.notes, "what to do")):
+        if not found:
+            continue
+        out.print(f"{title}:", markup=False, soft_wrap=True)
+        for i, s in enumerate(cap(found, title.lower()), 1):
             who = f" [rank {s.rank}]" if s.rank is not None else ""
             out.print(line_text(f"{i}. ({s.kind}){who} {s.message}"), markup=False, soft_wrap=True)
             if s.fix:
-                out.print(line_text(f"   fix: {s.fix}"), markup=False, soft_wrap=True)
+                out.print(line_text(f"   {said}: {s.fix}"), markup=False, soft_wrap=True)
             for e in s.evidence:
                 out.print(line_text(f"   evidence: {e}"), markup=False, soft_wrap=True)
+    if diag.suggestions:
+        pass  # (what to do is said above)
     elif diag.trace is not None and diag.trace.failures:
         out.print(f"{len(diag.trace.failures)} compile(s) failed (see Failed compiles above): "
                   "fix the error first.", markup=False, soft_wrap=True)
@@ -217,7 +222,8 @@ def nothing_found(diag: Diagnosis) -> str:
         return (f"No recompile, specialization or graph break was read, but {unread} torch "
                 "record(s) were not understood (--verbose shows them): the log cannot tell "
                 "whether there is something to fix.")
-    return "Nothing to fix: no recompiles, specializations or graph breaks found."
+    return "Nothing to fix: no recompiles, specializations or graph breaks found." + (
+        " The notes above say what torch's other output means." if diag.notes else "")
 
 
 TOP_CAUSES = 5

@@ -379,6 +379,20 @@ class ExplainCount(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TorchNote(Event):
+    """torch's own output that needs no fix, which diagnose explains as a note
+    (``dyncli.logparse.textnotes``, ``textautotune``). ``kind``: ``autotune`` (max-autotune's
+    tuning report and its failed candidates), ``empty-cudagraph`` (a CUDA graph captured with
+    no kernel), ``gemm-templates-off`` (too few SMs for inductor's GEMM templates); ``what``:
+    the part of it (autotune: ``table``, ``summary``, ``stats``, ``failed``, ``fallback``,
+    ``other``); ``text``: its line, bounded."""
+
+    kind: str
+    what: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Traceback(Event):
     """``Traceback (most recent call last):`` in the input: the program raised there (the
     exception itself may be cut from a paste). After a recompile limit's warning it means the

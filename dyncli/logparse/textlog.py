@@ -29,8 +29,10 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textautotune as autotune
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textguards as guards
+from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
@@ -441,6 +443,10 @@ class TextLogParser(ForeignLines):
             # a kernel Triton could not compile (textcrash; its head where the paste cut the
             # level letter, stand-in-preprocessor#10)
             entry = (triton_failed, True)
+        if entry is None and (autotune.LOGGER in prefix or autotune.OLD_LOGGER in prefix):
+            entry = (autotune.record, True)  # inductor's autotuning: its failed candidates
+        if entry is None and message.startswith(notes.STARTS):
+            entry = (notes.noted, False)  # torch's note: "Not enough SMs to use max_autotune_gemm"
         if entry is None and (b"_dynamo/exc.py:" in prefix or b"_dynamo\\exc.py:" in prefix):
             entry = (reasons.exc_warning, True)  # a graph break torch warned of (2.7-2.14)
         if entry is None and (b"__cudagraphs" in prefix or (

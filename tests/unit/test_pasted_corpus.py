@@ -72,7 +72,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
-          "explain_breaks"}
+          "explain_breaks", "notes"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -125,6 +125,11 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     unexplained = {(f"r{a.rank}:" if a.rank is not None else "") + a.frame
                    for a in diag.suggestions if a.kind is AdviceKind.UNEXPLAINED}
     assert unexplained == set(expect.get("unexplained", [])), unexplained
+    # torch's own output that needs no fix (max-autotune's tables, an empty CUDA graph, too few
+    # SMs): said as notes, never a cause
+    notes = sorted(str(a.kind) for a in diag.notes)
+    assert notes == sorted(expect.get("notes", [])), notes
+    assert not {str(a.kind) for c in diag.causes for a in c.findings} & set(notes)
     # data-dependent errors: the expressions torch could not decide, and where it asked
     assert [x.expr for x in diag.data_dependent_errors] == expect.get("data_dependent_errors", [])
     where = " ".join(f"{x.op} {x.culprit}" for x in diag.data_dependent_errors)
