@@ -70,6 +70,9 @@ class FrameReport:
     dynamic_dims: tuple[tuple[str, tuple[int, ...]], ...] = ()  # from the guards' TENSOR_MATCH
     marking_compiles: tuple[str, ...] = ()  # compiles in which automatic dynamic marked inputs
     at_least: bool = False  # compiles is a lower bound: the log does not number this frame's
+    # of ``compiles``, those only the backend's records prove (compile ids on inductor's
+    # records that no dynamo record shows: its autotuning at [15/4], pytorch#150980)
+    backend_proven: int = 0
 
 
 @dataclass(frozen=True)

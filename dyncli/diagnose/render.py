@@ -14,6 +14,7 @@ from rich.table import Table
 
 from dyncli.diagnose.compile_metrics import summary_line as compile_time_said
 from dyncli.diagnose.cudagraph_render import render_cudagraphs
+from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.diagnose.phases import PHASES
 from dyncli.diagnose.trace_report import TraceReport
@@ -218,6 +219,11 @@ def nothing_found(diag: Diagnosis) -> str:
     """What to say when no finding was read: "Nothing to fix" only when every torch record was
     understood; otherwise that some were not, so the log cannot tell (issue 33)."""
     unread = diag.stats.unread + diag.stats.malformed
+    if diag.recompiles_proven and any(a.kind is AdviceKind.UNEXPLAINED for a in diag.notes):
+        # (its finding is a note: only the backend's compile ids prove them)
+        return (f"No recompile record, specialization or graph break was read; the compile ids "
+                f"prove {diag.recompiles_proven} recompile(s) whose reasons the log does not "
+                "hold (see the notes).")
     if unread:
         return (f"No recompile, specialization or graph break was read, but {unread} torch "
                 "record(s) were not understood (--verbose shows them): the log cannot tell "

@@ -1,13 +1,15 @@
 """torch's own output that needs no fix, read as notes (paste hunt 16, problems 3-5 and 8):
 max-autotune's tuning report and the candidates that failed while tuning (inductor's
 select_algorithm.py writes them itself, in every release's form), a CUDA graph captured empty
-(CUDAGraph.cpp's warning), too few SMs for inductor's GEMM templates (utils.is_big_gpu). The
+(CUDAGraph.cpp's warning), too few SMs for inductor's GEMM templates (utils.is_big_gpu); and
+recompiles that only inductor's compile ids prove, a note rather than what to fix first. The
 real pastes are in tests/data/pasted (sam2-501, openpi-654, heavyball-30, pytorch-150980,
 pytorch-149653, kernl-331, zonos-168, …)."""
 
 from __future__ import annotations
 
 import io
+import json
 import time
 from pathlib import Path
 
@@ -138,6 +140,47 @@ def test_the_failures_note_says_they_are_benign(tmp_path: Path) -> None:
     assert "1 candidate(s) failed" in note.message and "tunes on" in note.message
     assert 'TORCH_LOGS="-inductor"' in note.fix
     assert not diag.causes and not diag.stats.unread
+
+
+def test_compile_ids_only_inductors_records_carry_are_a_note_not_what_to_fix(
+        tmp_path: Path) -> None:
+    """pytorch#150980: [15/4] on select_algorithm's record proves five compiles of frame 15;
+    ranked first, "fix the recompiles" pointed away from the paste (SGLang compiles a graph per
+    batch size). The count stays; its finding is a note."""
+    text = ("SingleProcess AUTOTUNE benchmarking takes 0.3201 seconds and 3.5530 seconds "
+            "precompiling for 18 choices\n"
+            "[rank0]:E0410 07:53:02.558000 255947 torch/_inductor/select_algorithm.py:1905] "
+            "[15/4] Exception No valid triton configs.\n")
+    diag = _read(tmp_path, text)
+    assert diag.compiles == 5 and diag.recompiles_proven == 4
+    assert diag.frames[0].backend_proven == 5  # (the first compile too)
+    assert not diag.causes and not diag.suggestions
+    assert [a.kind for a in diag.notes] == [AdviceKind.AUTOTUNE_OUTPUT, AdviceKind.UNEXPLAINED]
+    assert "Only inductor's records carry those ids" in diag.notes[1].message
+    said = _said(diag)
+    assert "What to fix first" not in said and "Nothing to fix" not in said
+    assert "the compile ids prove 4 recompile(s) whose reasons the log does not hold" in said
+    doc = json.loads(json.dumps(diag.to_json()))
+    assert [n["kind"] for n in doc["notes"]] == ["autotune-output", "unexplained-recompiles"]
+    assert doc["torch_notes"][0]["counts"] == {"summary": 1, "failed": 1}
+
+
+def test_a_dynamo_record_of_the_ids_keeps_the_recompiles_a_cause(tmp_path: Path) -> None:
+    """The same id on a dynamo record (after inductor's, as a paste that begins mid-compile has
+    it) is dynamo's proof: the unexplained recompiles rank as before."""
+    backend = ("E0410 07:53:02.558000 7 torch/_inductor/select_algorithm.py:1905] [15/4] "
+               "Exception No valid triton configs.\n")
+    dynamo = ("I0410 07:53:03.000000 7 torch/_dynamo/convert_frame.py:1000] [15/4] Step 1: "
+              "torchdynamo start tracing forward /app/model.py:5\n")
+    for text in (backend + dynamo, dynamo + backend):
+        diag = _read(tmp_path, text)
+        assert diag.frames[0].backend_proven == 0 and not diag.notes[1:]
+        assert [a.kind for a in diag.suggestions] == [AdviceKind.UNEXPLAINED]
+        assert diag.causes and "Only inductor's" not in diag.suggestions[0].message
+    # dynamo proves [15/1] only: the compiles after it are inductor's proof alone
+    diag = _read(tmp_path, dynamo.replace("[15/4]", "[15/1]") + backend)
+    assert diag.frames[0].compiles == 5 and diag.frames[0].backend_proven == 3
+    assert [a.kind for a in diag.suggestions] == [AdviceKind.UNEXPLAINED]
 
 
 _EMPTY = ("/home/u/.venv/lib/python3.12/site-packages/torch/cuda/graphs.py:84: UserWarning: The "
