@@ -64,6 +64,9 @@ def line_kind(raw: bytes, in_table: bool) -> str | None:
     """What part of the tuning output a line without a prefix is: ``table`` (a table's head),
     ``row``, ``head`` (2.11's strides and dtypes under the head, read only in a table),
     ``summary``, ``stats`` and its ``payload``; None for any other line."""
+    if not (b" ms " in raw or b"AUTOTUNE" in raw[:100] or b"Autotune Choices" in raw[:100]
+            or b'{"num_choices' in raw[:40] or in_table):
+        return None  # (most lines: no copy, a few substring tests)
     line = raw.strip()
     if b" ms " in line:
         return "row" if _ROW_RE.match(line) is not None else None

@@ -70,9 +70,9 @@ def warned(raw: bytes) -> str | None:
     """The message of ``PHRASES`` that a line without a prefix holds: a Python warning's head
     with it (``…/torch/cuda/graphs.py:84: UserWarning: The CUDA Graph is empty. …``), or the
     message pasted alone; None for any other line."""
-    line = raw.strip()
-    if not any(start in line[:1400] for start in STARTS):
+    if not any(start in raw[:1400] for start in STARTS):
         return None
+    line = raw.strip()
     m = _WARNING_RE.match(line) if b"UserWarning: " in line[:1300] else None
     m = m or _BARE_RE.match(line)
     msg = (m["msg"] or b"").strip() if m is not None else b""

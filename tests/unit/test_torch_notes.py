@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.html import render_html
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.render import render_terminal
@@ -87,6 +88,7 @@ def test_every_releases_tuning_report_is_read_whole_as_one_note(tmp_path: Path) 
         assert not diag.causes, release
         assert "TORCHINDUCTOR_AUTOTUNE_NUM_CHOICES_DISPLAYED=0" in note.fix
         assert "autotune_num_choices_displayed = 0 (torch 2.6 on" in note.fix
+        assert 'id="notes"' in render_html(diag), release
         assert ("TORCHINDUCTOR_MAX_AUTOTUNE_REPORT_CHOICES_STATS=0" in note.fix) == (
             release == "2.15"), release
         assert "Nothing to fix" in _said(diag), release
