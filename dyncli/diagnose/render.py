@@ -221,9 +221,10 @@ def nothing_found(diag: Diagnosis) -> str:
     unread = diag.stats.unread + diag.stats.malformed
     if diag.recompiles_proven and any(a.kind is AdviceKind.UNEXPLAINED for a in diag.notes):
         # (its finding is a note: only the backend's compile ids prove them)
+        least = "at least " if diag.partial or any(f.at_least for f in diag.frames) else ""
         return (f"No recompile record, specialization or graph break was read; the compile ids "
-                f"prove {diag.recompiles_proven} recompile(s) whose reasons the log does not "
-                "hold (see the notes).")
+                f"prove {least}{diag.recompiles_proven} recompile(s) whose reasons the log does "
+                "not hold (see the notes).")
     if unread:
         return (f"No recompile, specialization or graph break was read, but {unread} torch "
                 "record(s) were not understood (--verbose shows them): the log cannot tell "

@@ -162,6 +162,11 @@ def test_compile_ids_only_inductors_records_carry_are_a_note_not_what_to_fix(
     said = _said(diag)
     assert "What to fix first" not in said and "Nothing to fix" not in said
     assert "the compile ids prove 4 recompile(s) whose reasons the log does not hold" in said
+    # (a partial paste's count is a lower bound, as its summary says)
+    # (sd-webui-forge-classic#1006: a glog head the paste cut, "at least 5 compile(s)")
+    partial = diagnose_logs([Path(__file__).parents[1] / "data" / "pasted"
+                             / "sd-webui-forge-classic-1006.log"])
+    assert "prove at least 4 recompile(s)" in _said(partial)
     doc = json.loads(json.dumps(diag.to_json()))
     assert [n["kind"] for n in doc["notes"]] == ["autotune-output", "unexplained-recompiles"]
     assert doc["torch_notes"][0]["counts"] == {"summary": 1, "failed": 1}
