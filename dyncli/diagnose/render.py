@@ -199,13 +199,11 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                 out.print(line_text(f"   {said}: {s.fix}"), markup=False, soft_wrap=True)
             for e in s.evidence:
                 out.print(line_text(f"   evidence: {e}"), markup=False, soft_wrap=True)
-    if diag.suggestions:
-        pass  # (what to do is said above)
-    elif diag.trace is not None and diag.trace.failures:
+    if not diag.suggestions and diag.trace is not None and diag.trace.failures:
         out.print(f"{len(diag.trace.failures)} compile(s) failed (see Failed compiles above): "
                   "fix the error first.", markup=False, soft_wrap=True)
-    elif not (diag.recompiles or diag.specializations or diag.graph_breaks
-              or diag.recompile_limits):
+    elif not (diag.suggestions or diag.recompiles or diag.specializations
+              or diag.graph_breaks or diag.recompile_limits):
         out.print(nothing_found(diag), markup=False, soft_wrap=True)
     if diag.richer_log and (diag.recompiles or diag.recompile_limits or diag.specializations):
         out.print(line_text(f"A richer log: {diag.richer_log}."), markup=False, soft_wrap=True)
