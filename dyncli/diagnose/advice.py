@@ -357,7 +357,10 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
     """Recompiles the compile ids prove (``[0/1]`` … ``[0/9]``) in an input with no recompile
     record and no limit warning (a +dynamic or guards log, a paste from the middle of a run:
     pytorch#111329): said as recompiles whose reason the log lacks, with the log that prints
-    it, never "nothing to fix"."""
+    it, never "nothing to fix". Where dynamo's records prove none of them, only the compile ids
+    of the backend's (inductor's autotuning at ``[15/4]``, pytorch#150980; its "Not enough SMs"
+    at ``[18/4]``), it is a note: such a log is not a recompile log, and the count does not say
+    whether the compiles are the program's design (a graph per batch size) or a cost."""
     # a log with any recompile record or limit warning is a recompiles log whose paste cut
     # some records off, whose records name no compile id, or whose other ranks' reasons are
     # this rank's too (pytorch-138813): not said there
@@ -373,6 +376,8 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
         if f.compiles - explained < 2:
             continue
         n = f.compiles - 1 - explained
+        # (what the dynamo records alone prove: no recompile of their own, a note)
+        note = f.compiles - f.backend_proven - explained < 2
         who = (f"{f.function} (frame {f.frame_id})" if f.function and f.function != "?"
                else f"frame {f.frame_id}")
         ids = [c for c in f.compile_ids if "/" in c]
@@ -380,12 +385,17 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
         least = "at least " if f.at_least or diag.partial else ""
         out.append(Advice(
             kind=AdviceKind.UNEXPLAINED, function=f.function, frame=f.frame_id, rank=f.rank,
-            key=f"{f.rank}:{f.frame_id}",
+            key=f"{f.rank}:{f.frame_id}", note=note,
             message=(f"{who} compiled {least}{f.compiles} times: its compile ids prove {least}"
                      f"{n} recompile(s)" + (f" besides the {explained} automatic dynamic's "
                                             "markings explain" if explained else "")
                      + ", but the input holds no reason for any of them (no "
-                     "recompile record, no recompile-limit warning)."),
+                     "recompile record, no recompile-limit warning)."
+                     + (" Only inductor's records carry those ids (its autotuning, a kernel's "
+                        "compile, its graph partitions), none of dynamo's: they prove the "
+                        "compiles, not whether they are the program's design (one graph per "
+                        "size) or a cost to fix."
+                        if note else "")),
             fix=('rerun with TORCH_LOGS="recompiles" (torch prints the guard that failed at '
                  'every recompile; "recompiles_verbose" prints every failed guard), then fix '
                  "what it names"),

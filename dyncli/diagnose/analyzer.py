@@ -59,6 +59,7 @@ from dyncli.diagnose.model import (
     compile_id_key,
     rank_key,
 )
+from dyncli.diagnose.notes import NoteAccumulator, torch_note_findings
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
@@ -107,6 +108,11 @@ class _Frame:
     marking: dict[str, None] = field(default_factory=dict)  # compile ids, in order
     dynamic_at: dict[str, tuple[str, int]] = field(default_factory=dict)  # first size=None
     named_at: int = 0  # the log line of the record that named it
+    # compile ids a record of the backend (inductor) showed, and those a record of dynamo did
+    # (the text reader's CreateEnv events)
+    backend_ids: set[str] = field(default_factory=set)
+    dynamo_ids: set[str] = field(default_factory=set)
+    backend_proven: int = 0  # of the compiles proven, those the backend's records alone prove
 
 
 @dataclass
@@ -264,9 +270,12 @@ class Analyzer:
             ev.CompileCrash: self._on_compile_crash,
             ev.CompileMetrics: self._on_compile_metrics,
             ev.ExplainCount: self._on_explain_count,
+            ev.CreateEnv: self._on_create_env,
         }
         self._cudagraphs = CudagraphAccumulator()  # CUDA-graph events: dyncli.diagnose.cudagraphs
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
+        self._notes = NoteAccumulator()  # torch's output that needs no fix: dyncli.diagnose.notes
+        self._dispatch[ev.TorchNote] = self._notes.feed
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -315,6 +324,11 @@ class Analyzer:
             self._name_frame(event, user.function, user.file, None, from_user=True)
 
     # ------------------------------------------------------------ handlers
+
+    def _on_create_env(self, e: ev.CreateEnv) -> None:
+        if e.compile_id is not None and e.compile_id.frame is not None:
+            frame = self._frame(e.rank, e.compile_id)
+            (frame.backend_ids if e.backend else frame.dynamo_ids).add(e.compile_id.key)
 
     def _on_compile_start(self, e: ev.CompileStart) -> None:
         self._name_frame(e, e.function, e.file, e.first_line)
@@ -678,9 +692,14 @@ class Analyzer:
             limit = limits.get((f.rank, f.frame_id))
             # a record at [F/N] proves F/0..F/N-1, whether the log shows them or not; but not
             # past a frame's refusals when there are several (threads refused side by side)
-            f.compiles = proven.compiled(f.frame_id, f.compiles, denied,
+            seen = f.compiles
+            f.compiles = proven.compiled(f.frame_id, seen, denied,
                                          limit.limit if limit else "",
                                          limit.last_reason if limit else "")
+            if only := f.backend_ids - f.dynamo_ids:  # ids only the backend's records show
+                f.backend_proven = len(f.compiles - proven.compiled(
+                    f.frame_id, seen - only, denied, limit.limit if limit else "",
+                    limit.last_reason if limit else ""))
         refused = {(rank, key) for rank, key in self._refused}
         self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
                             for k, r in self._recompiles.items()}
@@ -696,7 +715,7 @@ class Analyzer:
                 dynamic_dims=tuple((src, tuple(i for i, s in enumerate(sizes) if s is None))
                                    for src, sizes in sorted(f.dims.items())
                                    if any(s is None for s in sizes)),
-                marking_compiles=tuple(f.marking))
+                marking_compiles=tuple(f.marking), backend_proven=f.backend_proven)
             for f in sorted(self._frames.values(), key=lambda f: (rank_key(f.rank),
                                                                    compile_id_key(f.frame_id))))
         frames += tuple(self._unnumbered.frames({(f.rank, f.function) for f in frames}))
@@ -774,8 +793,11 @@ class Analyzer:
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))
                                 for (rank, src), dims in self._static.items()),
-            cudagraphs=self._cudagraphs.finish(frames))
-        return diag.with_suggestions(advice.advise(diag, by_frame) + branches.advise(diag)
+            cudagraphs=self._cudagraphs.finish(frames), torch_notes=self._notes.finish())
+        # (torch's output explained first among the notes: a paste's own subject, before
+        # unexplained recompiles that only its compile ids prove, pytorch#150980)
+        return diag.with_suggestions(tuple(torch_note_findings(diag))
+                                     + advice.advise(diag, by_frame) + branches.advise(diag)
                                      + cudagraph_advice(diag))
 
 

@@ -59,6 +59,10 @@ class AdviceKind(StrEnum):
     CUDAGRAPH_SIZES = "cudagraph-sizes"
     CUDAGRAPH_SKIP = "cudagraph-skip"
     CUDAGRAPH_ERROR = "cudagraph-error"
+    # notes on torch's own output, nothing to fix (dyncli.diagnose.notes)
+    AUTOTUNE_OUTPUT = "autotune-output"  # max-autotune's tuning report, failed candidates
+    EMPTY_CUDAGRAPH = "empty-cudagraph"  # a CUDA graph captured without a kernel
+    GEMM_TEMPLATES_OFF = "gemm-templates-off"  # too few SMs for inductor's GEMM templates
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +131,9 @@ class Advice:
     record_s: float | None = None
     # a crash raised as the compiled graph ran (the CUDA-graph trees), not by a compile
     ran: bool = False
+    # a note: what the log shows, nothing there to fix (``Diagnosis.notes``): said under
+    # Notes, never a root cause
+    note: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """One item of ``suggestions`` (and of a cause's ``findings``) in ``--json``."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli import __version__
+from dyncli.diagnose.findings import Advice
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.logparse.events import UserLoc
 from dyncli.output import write_text
@@ -189,19 +190,31 @@ def _dynamic_sources(d: Diagnosis) -> str:
             f'<pre class="sources">{_e(",".join(d.dynamic_sources))}</pre>')
 
 
-def _suggestions(d: Diagnosis) -> str:
-    if not d.suggestions:
-        return _section("suggestions", "Suggestions", 0,
-                        _dynamic_sources(d) + '<p class="empty">Nothing to suggest.</p>')
-    items = [_dynamic_sources(d)]
-    for s in d.suggestions:
+def _findings(found: tuple[Advice, ...]) -> list[str]:
+    items = []
+    for s in found:
         fix = f"<pre>{_e(s.fix)}</pre>" if s.fix else ""
         ev = (f"<details><summary>evidence ({len(s.evidence)})</summary><pre>"
               f"{_e(chr(10).join(s.evidence))}</pre></details>") if s.evidence else ""
         rank = f" · rank {s.rank}" if s.rank is not None else ""
         items.append(f'<div class="sugg"><div class="kind">{_e(s.kind)}{rank}</div>'
                      f"<div>{_e(s.message)}</div>{fix}{ev}</div>")
+    return items
+
+
+def _suggestions(d: Diagnosis) -> str:
+    if not d.suggestions:
+        return _section("suggestions", "Suggestions", 0,
+                        _dynamic_sources(d) + '<p class="empty">Nothing to suggest.</p>')
+    items = [_dynamic_sources(d), *_findings(d.suggestions)]
     return _section("suggestions", "Suggestions", len(d.suggestions), "".join(items))
+
+
+def _notes(d: Diagnosis) -> str:
+    """Notes: what the log shows with nothing there to fix (none: no section)."""
+    if not d.notes:
+        return ""
+    return _section("notes", "Notes", len(d.notes), "".join(_findings(d.notes)))
 
 
 def _trace_sections(d: Diagnosis) -> list[str]:
@@ -276,7 +289,7 @@ def render_html(d: Diagnosis) -> str:
         ("specializations", "specializations"), ("graph-breaks", "graph breaks"),
         ("suggestions", "suggestions"), ("compiles", "compiles"), ("ranks", "ranks"),
         *((("cudagraphs", "CUDA graphs"),) if d.cudagraphs is not None else ())))
-    body = [_summary(d), _causes(d), _suggestions(d), _frames(d), _recompiles(d), _specializations(d),
+    body = [_summary(d), _causes(d), _suggestions(d), _notes(d), _frames(d), _recompiles(d), _specializations(d),
             _graph_breaks(d), *_trace_sections(d), _cudagraphs(d)]
     inputs = ", ".join(d.inputs) or "stdin"
     return (

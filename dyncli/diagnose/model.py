@@ -70,6 +70,9 @@ class FrameReport:
     dynamic_dims: tuple[tuple[str, tuple[int, ...]], ...] = ()  # from the guards' TENSOR_MATCH
     marking_compiles: tuple[str, ...] = ()  # compiles in which automatic dynamic marked inputs
     at_least: bool = False  # compiles is a lower bound: the log does not number this frame's
+    # of ``compiles``, those only the backend's records prove (compile ids on inductor's
+    # records that no dynamo record shows: its autotuning at [15/4], pytorch#150980)
+    backend_proven: int = 0
 
 
 @dataclass(frozen=True)
@@ -314,6 +317,27 @@ class RangeViolationReport:
 
 
 @dataclass(frozen=True)
+class TorchNoteReport:
+    """torch's own output of one kind that needs no fix (``TorchNote``: ``autotune``,
+    ``empty-cudagraph``, ``gemm-templates-off``): how many of each of its parts the log holds,
+    the first line of each part (line number, text), and the ranks that wrote it."""
+
+    kind: str
+    counts: tuple[tuple[str, int], ...] = ()
+    lines: tuple[tuple[int, str], ...] = ()
+    ranks: tuple[int | None, ...] = ()
+
+    def count(self, what: str) -> int:
+        """How many parts ``what`` (``table``, ``failed``…; "" for a kind without parts)."""
+        return dict(self.counts).get(what, 0)
+
+    @property
+    def total(self) -> int:
+        """Its parts, all together."""
+        return sum(n for _, n in self.counts)
+
+
+@dataclass(frozen=True)
 class Relation:
     """An equality torch derived between symbols (``s27 = s16 (solve)``)."""
 
@@ -358,12 +382,18 @@ class Diagnosis:
     explain_counts: tuple[ExplainCountsReport, ...] = ()
     # the program's tracebacks that end in torch's compiler: the compile raised, it stopped
     compile_crashes: tuple[CompileCrashReport, ...] = ()
+    # torch's own output that needs no fix (max-autotune's tuning report, an empty CUDA graph,
+    # too few SMs for GEMM templates), one row per kind: explained by the notes
+    torch_notes: tuple[TorchNoteReport, ...] = ()
     # ranges given to a size (mark_dynamic's min/max, export's Dims) that the code narrows
     range_violations: tuple[RangeViolationReport, ...] = ()
     # torch's "Suggested fixes:" lines, (name, value) as the log has them (export's answer)
     suggested_fixes: tuple[tuple[str, str], ...] = ()
     ranks: tuple[int | None, ...] = ()
     suggestions: tuple[Advice, ...] = ()
+    # findings that are notes (``Advice.note``): what the log shows, with nothing there to fix;
+    # never a cause (``rank_causes`` reads the suggestions only)
+    notes: tuple[Advice, ...] = ()
     stats: ParseStats = field(default_factory=ParseStats)
     warnings: tuple[str, ...] = ()  # input problems that did not stop the analysis
     # Set for TORCH_TRACE inputs only (dyncli.diagnose.read_trace): time, failures, similar
@@ -395,8 +425,10 @@ class Diagnosis:
     graph_break_registry: str | None = None
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
-        """A copy with ``suggestions`` set."""
-        return dataclasses.replace(self, suggestions=suggestions)
+        """A copy with ``suggestions`` set: the findings to act on, and ``notes`` (those that
+        are notes: ``Advice.note``) apart, each in its order."""
+        return dataclasses.replace(self, suggestions=tuple(a for a in suggestions if not a.note),
+                                   notes=tuple(a for a in suggestions if a.note))
 
     @property
     def partial(self) -> bool:
@@ -549,6 +581,14 @@ class Diagnosis:
             } for x in self.relations],
             "dynamic_sources": list(self.dynamic_sources),
             "suggestions": [s.to_json() for s in self.suggestions],
+            # notes: findings with nothing there to fix (torch's own output explained; unexplained
+            # recompiles that only the backend's compile ids prove), and that output, by kind
+            # (only where the input has any, as "cudagraphs")
+            **({"notes": [s.to_json() for s in self.notes],
+                "torch_notes": [{"kind": x.kind, "counts": dict(x.counts),
+                                 "lines": [{"line": n, "text": t} for n, t in x.lines],
+                                 "ranks": list(x.ranks)} for x in self.torch_notes]}
+               if self.notes or self.torch_notes else {}),
             "stats": {
                 "lines": self.stats.lines, "recognized": self.stats.recognized,
                 "unrecognized": self.stats.unrecognized, "malformed": self.stats.malformed,

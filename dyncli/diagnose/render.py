@@ -14,6 +14,7 @@ from rich.table import Table
 
 from dyncli.diagnose.compile_metrics import summary_line as compile_time_said
 from dyncli.diagnose.cudagraph_render import render_cudagraphs
+from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.diagnose.phases import PHASES
 from dyncli.diagnose.trace_report import TraceReport
@@ -186,20 +187,23 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     if diag.dynamic_sources:
         out.print("Dynamic sources (for TORCH_COMPILE_DYNAMIC_SOURCES): "
                   + ",".join(diag.dynamic_sources), markup=False, soft_wrap=True)
-    if diag.suggestions:
-        out.print("Suggestions:", markup=False, soft_wrap=True)
-        for i, s in enumerate(cap(diag.suggestions, "suggestions"), 1):
+    for title, found, said in (("Suggestions", diag.suggestions, "fix"),
+                               ("Notes", diag.notes, "what to do")):
+        if not found:
+            continue
+        out.print(f"{title}:", markup=False, soft_wrap=True)
+        for i, s in enumerate(cap(found, title.lower()), 1):
             who = f" [rank {s.rank}]" if s.rank is not None else ""
             out.print(line_text(f"{i}. ({s.kind}){who} {s.message}"), markup=False, soft_wrap=True)
             if s.fix:
-                out.print(line_text(f"   fix: {s.fix}"), markup=False, soft_wrap=True)
+                out.print(line_text(f"   {said}: {s.fix}"), markup=False, soft_wrap=True)
             for e in s.evidence:
                 out.print(line_text(f"   evidence: {e}"), markup=False, soft_wrap=True)
-    elif diag.trace is not None and diag.trace.failures:
+    if not diag.suggestions and diag.trace is not None and diag.trace.failures:
         out.print(f"{len(diag.trace.failures)} compile(s) failed (see Failed compiles above): "
                   "fix the error first.", markup=False, soft_wrap=True)
-    elif not (diag.recompiles or diag.specializations or diag.graph_breaks
-              or diag.recompile_limits):
+    elif not (diag.suggestions or diag.recompiles or diag.specializations
+              or diag.graph_breaks or diag.recompile_limits):
         out.print(nothing_found(diag), markup=False, soft_wrap=True)
     if diag.richer_log and (diag.recompiles or diag.recompile_limits or diag.specializations):
         out.print(line_text(f"A richer log: {diag.richer_log}."), markup=False, soft_wrap=True)
@@ -213,11 +217,18 @@ def nothing_found(diag: Diagnosis) -> str:
     """What to say when no finding was read: "Nothing to fix" only when every torch record was
     understood; otherwise that some were not, so the log cannot tell (issue 33)."""
     unread = diag.stats.unread + diag.stats.malformed
+    if diag.recompiles_proven and any(a.kind is AdviceKind.UNEXPLAINED for a in diag.notes):
+        # (its finding is a note: only the backend's compile ids prove them)
+        least = "at least " if diag.partial or any(f.at_least for f in diag.frames) else ""
+        return (f"No recompile record, specialization or graph break was read; the compile ids "
+                f"prove {least}{diag.recompiles_proven} recompile(s) whose reasons the log does "
+                "not hold (see the notes).")
     if unread:
         return (f"No recompile, specialization or graph break was read, but {unread} torch "
                 "record(s) were not understood (--verbose shows them): the log cannot tell "
                 "whether there is something to fix.")
-    return "Nothing to fix: no recompiles, specializations or graph breaks found."
+    return "Nothing to fix: no recompiles, specializations or graph breaks found." + (
+        " The notes above say what torch's other output means." if diag.notes else "")
 
 
 TOP_CAUSES = 5

@@ -151,7 +151,16 @@ class CompileStart(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class CreateEnv(Event):
-    """``create_env``: a new ShapeEnv, i.e. the start of a (re)compile's shape reasoning."""
+    """``create_env``: a new ShapeEnv, i.e. the start of a (re)compile's shape reasoning.
+
+    The text reader makes one for the first record of each compile id, whatever the record;
+    ``backend``: that record is the backend's (inductor's: its autotuning, a kernel's compile),
+    not dynamo's. A later dynamo record of the same id makes one more, without it: a compile
+    id only the backend's records carry proves the compile, not that the log is a recompile
+    log (pytorch#150980: select_algorithm's ``[15/4]``).
+    """
+
+    backend: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -376,6 +385,20 @@ class ExplainCount(Event):
 
     what: str
     count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TorchNote(Event):
+    """torch's own output that needs no fix, which diagnose explains as a note
+    (``dyncli.logparse.textnotes``, ``textautotune``). ``kind``: ``autotune`` (max-autotune's
+    tuning report and its failed candidates), ``empty-cudagraph`` (a CUDA graph captured with
+    no kernel), ``gemm-templates-off`` (too few SMs for inductor's GEMM templates); ``what``:
+    the part of it (autotune: ``table``, ``summary``, ``stats``, ``failed``, ``fallback``,
+    ``other``); ``text``: its line, bounded."""
+
+    kind: str
+    what: str = ""
+    text: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textautotune as autotune
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textorphans as orphans
@@ -160,6 +161,7 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     reasons.graph_break: ((b"Reason: ", b"User code traceback:", b"Graph Break Reason: "), 0),
     # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
     cg.runtime_error: ((), 1),
+    notes.noted: ((), 0),  # a warning's code line, indented under it
 }
 
 
@@ -187,6 +189,7 @@ class ForeignLines:
     _suggesting = False  # inside torch's "Suggested fixes:" block
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
+    _tuning = False  # inside a table of max-autotune's tuning output (textautotune)
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -268,6 +271,19 @@ class ForeignLines:
             return [*out, *crashed]
         return out
 
+    def _autotune(self, part: str, raw: bytes, lineno: int) -> Iterable[ev.Event]:
+        """A line of max-autotune's tuning output: a note for each table (a row outside one
+        is a table the paste began inside), summary and stats head; rows, the lines under a
+        table's head and the stats' payload are understood parts of those."""
+        self.stats.recognized += 1
+        if part in ("row", "head", "payload"):
+            if self._tuning or part == "payload":
+                return _NO_EVENTS
+            part = "table"
+        self._tuning = part == "table"
+        self.stats.records += 1
+        return (autotune.note(part, raw, {"line": lineno, "rank": self._line_rank}),)
+
     def _pytest_line(self, raw: bytes) -> bytes:
         """A line of pytest's report of an exception (``E       torch._dynamo.exc.Unsupported:
         …``, then ``E         Explanation: …``: pytorch#170433, vLLM's CI) without its ``E``
@@ -331,6 +347,14 @@ class ForeignLines:
             if rec is not None:
                 rec.tail = False
             return _NO_EVENTS
+        part = autotune.line_kind(raw, self._tuning)
+        if part is not None:  # max-autotune's tuning output, which inductor writes itself
+            return self._autotune(part, raw, lineno)
+        self._tuning = False
+        if (noted := notes.warned(raw)) is not None:
+            # torch's message of a note ("The CUDA Graph is empty. …" as Python warns it, the
+            # code line under it; "Not enough SMs …" without its prefix)
+            return self._pend(notes.noted, noted, lineno)
         if raw.startswith(cg.MANY_SIZES_HEAD) and b"distinct sizes" not in raw:
             # torch's warning of many sizes, re-wrapped over lines (pytorch#188150)
             return self._pend(cg.many_sizes, raw.decode("utf-8", "replace").strip(), lineno)

@@ -90,7 +90,8 @@ KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic
                # dynamo's summary of the frames a call traced (+dynamo, pytorch#137297)
                b", torchdynamo attempted to trace the following frames:",
                b"_remote_module_non_scriptable.py",  # torch.distributed's INFO "Writing …"
-               b"Not enough SMs to use max_autotune", b"reduction over non-contiguous dims",
+               # (inductor's "Not enough SMs to use max_autotune_gemm mode": a note, textnotes)
+               b"reduction over non-contiguous dims",
                b"incorrect arg count", b"a decomposition exists, we should switch")
 # Artifacts that dump code or graphs (torch/_logging/_registrations.py, 2.15): their lines are
 # source, bytecode or graph text, never a record the diagnosis reads; a line of one whose

@@ -29,8 +29,10 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textautotune as autotune
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textguards as guards
+from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
@@ -83,6 +85,12 @@ _NO_EVENTS: tuple[ev.Event, ...] = ()
 _STEP1_START = b"Step 1: torchdynamo start tracing"
 
 
+def _backend(prefix: bytes) -> bool:
+    """Whether a record is the backend's, inductor's, not dynamo's: by its prefix's file
+    (``torch/_inductor/select_algorithm.py:1905]``) or logger (torch 2.1/2.2's layout)."""
+    return b"_inductor/" in prefix or b"_inductor\\" in prefix or b"torch._inductor." in prefix
+
+
 class _Record:
     __slots__ = ("common", "handler", "kind", "lines", "mode", "prefix", "tail")
 
@@ -108,6 +116,7 @@ class TextLogParser(ForeignLines):
         self._first_pid: bytes | None = None  # the first process without a rank tag
         # per process (pid): compile ids seen, compile starts seen, resets seen (generation)
         self._seen: dict[bytes, set[bytes]] = {}
+        self._backend_seen: dict[bytes, set[bytes]] = {}  # ids only the backend's records showed
         self._started: dict[bytes, dict[bytes, set[bytes]]] = {}
         self._gen: dict[bytes, int] = {}
         self._commons: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -240,7 +249,8 @@ class TextLogParser(ForeignLines):
                         silent = False
                     cid_b = m.group(_CID)
                     if cid_b is not None and (cid_b not in seen_get(key[1], ()) or word in MARKERS):
-                        out = self._compile_seen(key, cid_b, word, raw[plen:], base + fast + slow)
+                        out = self._compile_seen(key, cid_b, word, raw[plen:], base + fast + slow,
+                                                 _backend(last_prefix))
                         if out:
                             yield from out
                     rec = open_.get(key)
@@ -292,7 +302,7 @@ class TextLogParser(ForeignLines):
             stats.records += starts
 
     def _compile_seen(self, key: _Key, cid_b: bytes, word: bytes, message: bytes,
-                      lineno: int) -> Iterable[ev.Event]:
+                      lineno: int, backend: bool = False) -> Iterable[ev.Event]:
         """Count every compile and notice ``torch._dynamo.reset()``, per process (pid).
 
         A compile is counted from the first record carrying its id, whatever the record (a
@@ -303,8 +313,18 @@ class TextLogParser(ForeignLines):
         has already started means the ids started over after a reset: what follows is the
         next generation (``CompileId.generation``), as the trace reader does on
         ``dynamo_start``.
+
+        A record of the backend (``backend``: inductor's file) counts its id too, marked so
+        (``CreateEnv.backend``), and leaves it unseen: the first dynamo record of that id
+        makes a ``CreateEnv`` of its own.
         """
         pid = key[1]
+        if backend:
+            shown = self._backend_seen.setdefault(pid, set())
+            if cid_b in shown:
+                return _NO_EVENTS
+            shown.add(cid_b)
+            return (ev.CreateEnv(**self._common(key, cid_b), line=lineno, backend=True),)
         seen = self._seen.setdefault(pid, set())
         if word in MARKERS and (word != b"Step" or message.startswith(_STEP1_START)):
             started = self._started.setdefault(pid, {})
@@ -313,6 +333,7 @@ class TextLogParser(ForeignLines):
                 self._gen[pid] = self._gen.get(pid, 0) + 1
                 started.clear()
                 seen.clear()
+                self._backend_seen.pop(pid, None)
                 started[cid_b] = {word}
             else:
                 kinds.add(word)
@@ -441,6 +462,10 @@ class TextLogParser(ForeignLines):
             # a kernel Triton could not compile (textcrash; its head where the paste cut the
             # level letter, stand-in-preprocessor#10)
             entry = (triton_failed, True)
+        if entry is None and (autotune.LOGGER in prefix or autotune.OLD_LOGGER in prefix):
+            entry = (autotune.record, True)  # inductor's autotuning: its failed candidates
+        if entry is None and message.startswith(notes.STARTS):
+            entry = (notes.noted, False)  # torch's note: "Not enough SMs to use max_autotune_gemm"
         if entry is None and (b"_dynamo/exc.py:" in prefix or b"_dynamo\\exc.py:" in prefix):
             entry = (reasons.exc_warning, True)  # a graph break torch warned of (2.7-2.14)
         if entry is None and (b"__cudagraphs" in prefix or (

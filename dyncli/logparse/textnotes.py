@@ -1,15 +1,20 @@
-"""torch's own Python warnings that are notes on what it did, with nothing to fix.
+"""torch's own messages that are notes on what it did, with nothing to fix.
 
-Python prints a warning as ``FILE:LINE: UserWarning: MESSAGE``; torch's inductor writes some
-messages that start on the line after (``textwrap.dedent`` of a text that begins with a line
-end), so a paste has the head alone, then the message's lines at the margin. Such a paste is
-torch's output (never "not a torch log") and says nothing to fix: each note of ``NOTES`` is
-read as an understood torch record. Linear in the line: bounded quantifiers.
+Python prints a warning as ``FILE:LINE: UserWarning: MESSAGE`` and then the line of code that
+raised it, indented; torch's inductor writes some messages that start on the line after
+(``textwrap.dedent`` of a text that begins with a line end), so a paste has the head alone,
+then the message's lines at the margin. Such a paste is torch's output (never "not a torch
+log"): each note of ``NOTES`` is read as an understood torch record, and each message of
+``PHRASES`` (a warning, or a glog record) as a ``TorchNote`` that diagnose explains
+(``dyncli.diagnose.notes``). Linear in the line: bounded quantifiers.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from dyncli.logparse import events as ev
 
 # each note's text as torch writes it, one line a line
 NOTES = (
@@ -26,6 +31,52 @@ _LINES = frozenset(line.encode() for note in NOTES for line in note.splitlines()
 # UserWarning: " (its message on the line, or on the lines after)
 _HEAD_RE = re.compile(rb"^\S{0,1024}torch[/\\]_inductor[/\\][\w/\\]{1,200}\.py:\d{1,9}: "
                       rb"UserWarning:(?: (?P<msg>.{0,4000}))?$")
+# the same of a warning raised in inductor's or torch.cuda's code, its message on the line
+# ("…/torch/cuda/graphs.py:84: UserWarning: The CUDA Graph is empty. …")
+_WARNING_RE = re.compile(rb"^\S{0,1024}torch[/\\](?:_inductor|cuda)[/\\][\w/\\]{1,200}\.py:"
+                         rb"\d{1,9}: UserWarning: (?P<msg>.{1,4000})$")
+# the message alone, or behind Python's category only (a paste that dropped the path)
+_BARE_RE = re.compile(rb"^(?:UserWarning: )?(?P<msg>.{1,4000})$")
+
+# torch's messages diagnose explains as notes, by how they start: (start, the note's kind)
+PHRASES = (
+    # inductor's utils.is_big_gpu, the GPU below its SM threshold: max-autotune tunes no GEMM
+    # template there (2.6-2.15 :1134/:2144, 68 SMs; 2.3 :945's lower case, 80; ROCm's by arch)
+    (b"Not enough SMs to use max_autotune_gemm", "gemm-templates-off"),
+    (b"not enough SMs to use max_autotune_gemm", "gemm-templates-off"),
+    (b"GPU arch does not support max_autotune_gemm", "gemm-templates-off"),
+    # CUDAGraph.cpp's TORCH_WARN at the end of a capture that recorded no kernel, raised from
+    # torch/cuda/graphs.py's capture_end ("ususally" in releases of 2023: kernl#331)
+    (b"The CUDA Graph is empty.", "empty-cudagraph"),
+)
+STARTS = tuple(start for start, _ in PHRASES)
+TEXT_CHARS = 300  # of a message kept as a note's evidence
+
+
+def kind_of(message: bytes) -> str | None:
+    """The note kind of a message that starts as one of ``PHRASES`` (None: of none)."""
+    return next((kind for start, kind in PHRASES if message.startswith(start)), None)
+
+
+def noted(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The note of a record (a glog record, or a warning and its code line) whose first line
+    is one of ``PHRASES``."""
+    text = lines[0].strip() if lines else ""
+    kind = kind_of(text.encode())
+    return [ev.TorchNote(kind=kind, text=text[:TEXT_CHARS], **common)] if kind else []
+
+
+def warned(raw: bytes) -> str | None:
+    """The message of ``PHRASES`` that a line without a prefix holds: a Python warning's head
+    with it (``…/torch/cuda/graphs.py:84: UserWarning: The CUDA Graph is empty. …``), or the
+    message pasted alone; None for any other line."""
+    if not any(start in raw[:1400] for start in STARTS):
+        return None
+    line = raw.strip()
+    m = _WARNING_RE.match(line) if b"UserWarning: " in line[:1300] else None
+    m = m or _BARE_RE.match(line)
+    msg = (m["msg"] or b"").strip() if m is not None else b""
+    return msg.decode("utf-8", "replace") if kind_of(msg) else None
 
 
 def note_line(raw: bytes) -> bytes | None:
