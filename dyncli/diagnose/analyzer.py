@@ -693,13 +693,11 @@ class Analyzer:
             # a record at [F/N] proves F/0..F/N-1, whether the log shows them or not; but not
             # past a frame's refusals when there are several (threads refused side by side)
             seen = f.compiles
-            f.compiles = proven.compiled(f.frame_id, seen, denied,
-                                         limit.limit if limit else "",
-                                         limit.last_reason if limit else "")
+            at_limit = (limit.limit, limit.last_reason) if limit else ("", "")
+            f.compiles = proven.compiled(f.frame_id, seen, denied, *at_limit)
             if only := f.backend_ids - f.dynamo_ids:  # ids only the backend's records show
                 f.backend_proven = len(f.compiles - proven.compiled(
-                    f.frame_id, seen - only, denied, limit.limit if limit else "",
-                    limit.last_reason if limit else ""))
+                    f.frame_id, seen - only, denied, *at_limit))
         refused = {(rank, key) for rank, key in self._refused}
         self._recompiles = {k: dataclasses.replace(r, compiled=False) if k in refused else r
                             for k, r in self._recompiles.items()}

@@ -34,9 +34,9 @@ import re
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.textnotes import TEXT_CHARS
 
 KIND = "autotune"
-TEXT_CHARS = 300  # of a line kept as a note's evidence
 # a log viewer's line number before each line ("  36   triton_bmm_36 …", heavyball#30)
 _GUTTER = rb"(?:\d{1,7}[ \t]{1,8})?"
 _HEADER_RE = re.compile(rb"^" + _GUTTER + rb"AUTOTUNE [\w.]{1,200}\(.{0,4000}\)$")
