@@ -11,16 +11,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+def _environment(logs: str, env: Mapping[str, str] | None) -> dict[str, str]:
+    """This environment under TORCH_LOGS=``logs`` (empty: unset) and ``env``, one OpenMP
+    thread."""
+    full = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {"OMP_NUM_THREADS": "1"}
+    if logs:
+        full["TORCH_LOGS"] = logs
+    return full | dict(env or {})
+
+
 def run_logged(code: str, log: Path, logs: str = "", env: Mapping[str, str] | None = None,
                check: bool = False) -> subprocess.CompletedProcess[str]:
     """Run ``code`` (``python -c``) under TORCH_LOGS=``logs`` (empty: unset, torch's default
     warnings: torch 2.15 fails to import under an empty TORCH_LOGS) and ``env``, one OpenMP
     thread, its stderr written to ``log``; its stdout as text."""
-    full = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {"OMP_NUM_THREADS": "1"}
-    if logs:
-        full["TORCH_LOGS"] = logs
     with open(log, "wb") as err:
-        return subprocess.run([sys.executable, "-c", code], env=full | dict(env or {}),
+        return subprocess.run([sys.executable, "-c", code], env=_environment(logs, env),
                               stderr=err, stdout=subprocess.PIPE, text=True, check=check,
                               timeout=300)
 
@@ -89,9 +95,9 @@ class Variant:
 
 def run_variants(programs: Mapping[str, str | Script], where: Path, logs: str = "",
                  env: Mapping[str, str] | None = None) -> dict[str, Variant]:
-    """Run ``programs`` (name: code for ``python -c``, or a Script) one after another in one Python under TORCH_LOGS=``logs``
-    and ``env`` (as run_logged), in ``where``, each from a reset dynamo; each one's stderr in
-    ``where``/NAME.log. A variant that raises is ``raised``; the process itself must not fail."""
+    """Run ``programs`` (name: code for ``python -c``, or a Script) one after another in one
+    Python under TORCH_LOGS=``logs`` and ``env`` (as run_logged), in ``where``, each from a
+    reset dynamo; each one's stderr in ``where``/NAME.log. A variant that raises is ``raised``; the process itself must not fail."""
     mark = f"--- dyncli variant {os.getpid()} {id(programs)} ---"
     codes = where / "variants.json"
     codes.write_text(json.dumps([
@@ -100,11 +106,8 @@ def run_variants(programs: Mapping[str, str | Script], where: Path, logs: str = 
         for p in programs.values()]))
     runner = where / "variants_runner.py"
     runner.write_text(_RUNNER)
-    full = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"} | {"OMP_NUM_THREADS": "1"}
-    if logs:
-        full["TORCH_LOGS"] = logs
     ran = subprocess.run([sys.executable, str(runner), str(codes), mark],
-                         env=full | dict(env or {}), capture_output=True, text=True,
+                         env=_environment(logs, env), capture_output=True, text=True,
                          timeout=300, check=False, cwd=where)
     assert ran.returncode == 0, ran.stderr[-4000:]
     outs = ran.stdout.split(mark + "\n")

@@ -23,6 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "data" / "programs"
 
 
+def _doc(tmp_path: Path, log: Path) -> dict[str, Any]:
+    """``dyncli diagnose --json`` of ``log``."""
+    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
+                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return cast(dict[str, Any], json.loads(out.stdout))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["int_specialization", "graph_break_frames"])
 def test_fresh_log_is_fully_understood(case: str, tmp_path: Path) -> None:
@@ -83,10 +91,7 @@ def test_a_data_dependent_error_as_the_program_printed_it(tmp_path: Path) -> Non
                              stdout=subprocess.DEVNULL, stderr=err, check=False, timeout=300)
     assert ran.returncode != 0  # fullgraph=True: the error stops the program
     assert b"data-dependent expression" in log.read_bytes()
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
-    assert out.returncode == 0, out.stderr  # a traceback is read, not refused
-    doc = json.loads(out.stdout)
+    doc = _doc(tmp_path, log)  # a traceback is read, not refused
     (x,) = doc["data_dependent_errors"]
     assert "u0" in x["expr"] and x["what"] in ("guard", "int"), x
     (a,) = [s for s in doc["suggestions"] if s["kind"] == "data-dependent-error"]
@@ -97,11 +102,7 @@ def test_a_data_dependent_error_as_the_program_printed_it(tmp_path: Path) -> Non
         assert f"branch_on_data.py:{branch}" in a["fix"]
     # the trace of the same run: its failed compile's reason holds the same facts, and the
     # frame's own file resolves the path torch shortened
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(tmp_path / "trace"),
-                          "--json", "-"], cwd=tmp_path, capture_output=True, text=True,
-                         check=False, timeout=120)
-    assert out.returncode == 0, out.stderr
-    (t,) = json.loads(out.stdout)["data_dependent_errors"]
+    (t,) = _doc(tmp_path, tmp_path / "trace")["data_dependent_errors"]
     assert (t["expr"], t["compile_id"]) == (x["expr"], "0/0"), t
     if t["user_line"] is not None:
         assert (t["user_file"], t["user_line"]) == (str(program), branch), t
@@ -147,10 +148,7 @@ def test_a_range_marked_on_a_size_one_input_is_read_and_its_fix_runs(
     assert ran.returncode != 0 and b"ConstraintViolationError" in log.read_bytes()
     if logs:  # +dynamic: produce_guards' line, torch's E-level record and the exception
         assert b"track_symint L['x'].size()[0] 1 StrictMinMaxConstraint" in log.read_bytes()
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+    doc = _doc(tmp_path, log)
     # one violation, however many times the log tells it
     (s,) = doc["specializations"]
     assert (s["sources"], s["value"], s["reason"]) == (["L['x'].size()[0]"], "1",
@@ -196,18 +194,7 @@ def _logged(tmp_path: Path, name: str, source: str, logs: str | None,
     with log.open("wb") as err:
         ran = subprocess.run([sys.executable, str(program), *args], cwd=tmp_path, env=env,
                              stdout=subprocess.PIPE, stderr=err, check=True, timeout=300)
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return program, ran.stdout, json.loads(out.stdout)
-
-
-def _doc(tmp_path: Path, log: Path) -> dict[str, Any]:
-    """``dyncli diagnose --json`` of ``log``."""
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return cast(dict[str, Any], json.loads(out.stdout))
+    return program, ran.stdout, _doc(tmp_path, log)
 
 
 def _variants(tmp_path: Path, name: str, source: str, *argvs: tuple[str, ...],
@@ -237,9 +224,7 @@ def _raised(tmp_path: Path, name: str, source: str, arg: str,
         return program, ran.stderr, None
     log = tmp_path / "run.log"
     log.write_text(ran.stderr)
-    out = subprocess.run([sys.executable, "-m", "dyncli", "diagnose", str(log), "--json", "-"],
-                         cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
-    return program, ran.stderr, json.loads(out.stdout)
+    return program, ran.stderr, _doc(tmp_path, log)
 
 
 @pytest.mark.slow
