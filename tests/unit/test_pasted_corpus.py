@@ -72,7 +72,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
-          "explain_breaks", "notes"}
+          "explain_breaks", "notes", "cudagraph_raised"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -104,6 +104,13 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert (cudagraphs.tree_lines if cudagraphs else 0) == expect.get("cudagraph_trees", 0)
     assert ([x.kind for x in cudagraphs.errors] if cudagraphs else []) == \
         expect.get("cudagraph_errors", [])
+    # those the paste shows raised stopped the program: their cause is a stop, ranked first
+    raised = [x.kind for x in cudagraphs.errors if x.raised] if cudagraphs else []
+    assert raised == expect.get("cudagraph_raised", [])
+    if raised:
+        assert diag.causes[0].stops, diag.causes[0].title
+    assert sum(a.ran for a in diag.suggestions if a.kind is AdviceKind.CUDAGRAPH_ERROR) == \
+        len(raised)
     # a range given to a size that the code narrows (the compile or the export raised)
     assert [x.dim or x.source for x in diag.range_violations] == \
         expect.get("range_violations", [])
