@@ -575,6 +575,22 @@ def test_triton_without_fp8e4nv_is_the_machine_not_torchs_bug() -> None:
     assert "Traceback" not in a.evidence[0]  # inductor's record, not a traceback
 
 
+def test_a_kernel_that_converts_no_dtype_is_not_told_it_is_a_dtype() -> None:
+    """ultralytics#21998 (Windows, an RTX 3050): inductor's record of a batch norm's backward
+    kernel, its exception past the excerpt (the thread's: triton-windows' OverflowError,
+    fixed there). Nothing in its name converts a dtype, where fp8 weights fail on an older GPU
+    (the _to_copy kernels of the three above): it asks for the exception and names Triton's
+    own fix, never "commonly a dtype this GPU lacks"."""
+    diag, a = _crash("ultralytics-21998")
+    assert diag.causes[0].stops and diag.suggestions[0] is a
+    assert a.message.startswith("the program stopped: Triton could not compile triton_poi_fused_"
+                                "_native_batch_norm_legit_functional_add_convolution_backward")
+    assert "dtype this GPU lacks" not in a.fix and "fp8_e4m3fn" not in a.fix
+    assert "paste it" in a.fix and "no dtype conversion" in a.fix
+    assert "triton-windows" in a.fix and "triton-lang/triton#5454" in a.fix
+    assert "suppress_errors" not in a.fix
+
+
 def test_a_kernel_triton_could_not_compile_is_said_before_unexplained_recompiles() -> None:
     """stand-in-10 ("Triton compilation failed: …", cut before its error), WanVideoWrapper#252
     (Triton's CompilationError quoting the kernel, its reason cut) and triton-windows-28 (the
