@@ -741,6 +741,34 @@ def _ran_fix(x: CompileCrashReport) -> str:
             "PyTorch with the whole traceback")
 
 
+# A kernel whose ops convert a dtype: aten's _to_copy (or prims' convert_element_type) in the
+# name inductor gives it. A dtype the GPU lacks fails there: fp8_e4m3fn weights converted on an
+# older GPU (WanVideoWrapper#252, #1007, Stand-In_Preprocessor#10: triton_poi_fused__to_copy_*;
+# triton-windows#28's, its name cut, "?", converts too)
+_CASTS = ("_to_copy", "convert_element_type")
+
+
+def _kernel_fix(x: CompileCrashReport) -> str:
+    """A kernel Triton could not compile, the reason cut from the paste: the dtype guess only
+    where the kernel converts one (or its name is cut); a kernel whose name shows no
+    conversion asks for the exception and names Triton's own failures (ultralytics#21998: a
+    batch norm's backward on Windows, triton-windows' OverflowError past the excerpt)."""
+    if x.kernel != "?" and not any(cast in x.kernel for cast in _CASTS):
+        return ("Triton could not compile a kernel inductor generated, and why is past the end "
+                "of the paste: the exception after inductor's record (or the line after the "
+                "'^' under Triton's CompilationError) says it, paste it. The kernel's name shows "
+                "no dtype conversion (_to_copy, where a dtype the GPU lacks fails); where the "
+                "exception is Triton's own, a newer Triton and torch (on Windows the "
+                "triton-windows package: ultralytics#21998's OverflowError \"Python int too "
+                "large to convert to C long\" is fixed there, triton-lang/triton#5454); else a "
+                "report to PyTorch with the kernel")
+    return ("Triton could not compile a kernel inductor generated: its reason is the line "
+            "after the '^' under Triton's CompilationError (paste it), commonly a dtype "
+            "this GPU lacks (fp8_e4m3fn below CUDA arch 8.9, bf16 below 8.0): use a dtype "
+            "the GPU has, or do not compile that part; where the reason is none of these, "
+            "a newer torch and Triton, and a report with the kernel")
+
+
 def _crash_fix(x: CompileCrashReport) -> str:
     """What to do about a compile that raised: whose code raised decides it."""
     text = f"{x.error} {x.cause}"
@@ -748,11 +776,7 @@ def _crash_fix(x: CompileCrashReport) -> str:
     if machine:
         return _MACHINE_FIX[machine]
     if x.kernel:  # (WanVideoWrapper#252: Triton's CompilationError, its reason cut)
-        return ("Triton could not compile a kernel inductor generated: its reason is the line "
-                "after the '^' under Triton's CompilationError (paste it), commonly a dtype "
-                "this GPU lacks (fp8_e4m3fn below CUDA arch 8.9, bf16 below 8.0): use a dtype "
-                "the GPU has, or do not compile that part; where the reason is none of these, "
-                "a newer torch and Triton, and a report with the kernel")
+        return _kernel_fix(x)
     if x.cudagraph_run:
         return _ran_fix(x)
     backend = _BACKEND_RE.search(text)

@@ -114,16 +114,19 @@ _ERRORS: dict[str, tuple[str, str]] = {
 def _errors(report: CudagraphReport) -> list[Advice]:
     """The CUDA-graph trees' errors the program hit while its graphs ran: a crash (or the
     slow path), never "Nothing to fix" (paste hunt 10: six threads of the overwritten-output
-    error, every one refused before round 19)."""
+    error, every one refused before round 19). One the log shows raised stopped the program:
+    it ranks first, as a compile's crash does (``ran``); one it shows warned, or says without
+    its exception, keeps its place."""
     out = []
     for x in report.errors:
         what, fix = _ERRORS.get(x.kind, ("an error of the CUDA-graph trees", ""))
         where = f" at {place(x.user)} in {x.user.function}" if x.user else ""
         times = f" ({x.count}x)" if x.count > 1 else ""
+        stopped = "the program stopped: " if x.raised else ""
         out.append(Advice(
             kind=AdviceKind.CUDAGRAPH_ERROR, rank=x.rank, key=f"error:{x.kind}:{x.user}",
-            sites=sites_of(x.user), fix=f"{fix} ({MODES})" if fix else MODES,
-            message=f"CUDA graphs: {what}{where}{times}.",
+            sites=sites_of(x.user), fix=f"{fix} ({MODES})" if fix else MODES, ran=x.raised,
+            message=f"{stopped}CUDA graphs: {what}{where}{times}.",
             evidence=(f"line {x.line}: {x.message[:200]}",)))
     return out
 

@@ -95,6 +95,7 @@ class GraphError:
     user: UserLoc | None = None  # the innermost frame of the stack torch names
     count: int = 1
     line: int = 0
+    raised: bool = False  # the log shows one of them raised: the program stopped there
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,7 @@ class CudagraphReport:
                 "line": x.line, "user_file": x.user.file if x.user else None,
                 "user_line": x.user.line if x.user else None,
                 "user_function": x.user.function if x.user else None,
+                "raised": x.raised,
             } for x in self.errors],
             "limit_hits": [{"rank": x.rank, **_id(x.compile_id), "mode": x.mode,
                             "limit": x.limit, "line": x.line} for x in self.limit_hits],

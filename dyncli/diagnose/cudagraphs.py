@@ -86,13 +86,14 @@ class CudagraphAccumulator:
                                          event.limit, event.line))
         elif isinstance(event, cg.CudagraphError):
             place = (event.user.file, event.user.line) if event.user else None
-            seen = self._errors.get((event.rank, event.kind, place))
-            if seen is not None:
-                self._errors[(event.rank, event.kind, place)] = dataclasses.replace(
-                    seen, count=seen.count + 1)
+            err_key = (event.rank, event.kind, place)
+            seen = self._errors.get(err_key)
+            if seen is not None:  # (raised where any of them was)
+                self._errors[err_key] = dataclasses.replace(
+                    seen, count=seen.count + 1, raised=seen.raised or event.raised)
             elif len(self._errors) < 1000:
-                self._errors[(event.rank, event.kind, place)] = GraphError(event.rank, event.kind, event.message,
-                                               event.user, 1, event.line)
+                self._errors[err_key] = GraphError(event.rank, event.kind, event.message,
+                                                   event.user, 1, event.line, raised=event.raised)
         elif isinstance(event, cg.CudagraphManySizes):
             self._warned = max(self._warned, event.sizes)
         elif isinstance(event, cg.CudagraphPartitions):

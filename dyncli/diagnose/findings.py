@@ -129,7 +129,9 @@ class Advice:
     # spans; None: no time for them): the cost of a cudagraph cause
     recordings: int = 0
     record_s: float | None = None
-    # a crash raised as the compiled graph ran (the CUDA-graph trees), not by a compile
+    # an error raised as the compiled graph ran (the CUDA-graph trees), not by a compile: a
+    # compile-crash traceback through them, or a cudagraph-error the log shows raised; the
+    # program stopped on it
     ran: bool = False
     # a note: what the log shows, nothing there to fix (``Diagnosis.notes``): said under
     # Notes, never a root cause
@@ -193,7 +195,7 @@ class Cause:
     def stops(self) -> bool:
         """The program stopped on it: torch's compiler raised (a compile-crash finding), or
         the compiled graph as it ran under CUDA graphs (its ``ran``)."""
-        return any(a.kind is AdviceKind.COMPILE_CRASH for a in self.findings)
+        return any(a.kind is AdviceKind.COMPILE_CRASH or a.ran for a in self.findings)
 
     @property
     def runs_eagerly(self) -> bool:

@@ -112,11 +112,15 @@ class CudagraphRecordTime(ev.Event):
 class CudagraphError(ev.Event):
     """An error (or warning) of the CUDA-graph trees while graphs run (cudagraph_trees.py,
     raised or warned: no logger prints it), of a ``kind`` of ``ERROR_KINDS``; ``user``: the
-    innermost frame of the stack torch puts in it (the line whose output was overwritten)."""
+    innermost frame of the stack torch puts in it (the line whose output was overwritten);
+    ``raised``: the log shows it raised (an exception's class before it, as a traceback ends in
+    it, or ComfyUI's head for an exception): the program stopped there. Not where it shows a
+    warning, or torch's words alone (quoted, in a table cell, an application's log line)."""
 
     kind: str
     message: str = ""
     user: ev.UserLoc | None = None
+    raised: bool = False
 
 
 # torch's words (_inductor/cudagraph_trees.py, 2.3-2.15) -> the kind of the error

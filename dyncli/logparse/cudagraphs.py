@@ -258,11 +258,20 @@ ERROR_MARKS_B = tuple(words.encode() for words, _ in ERROR_KINDS)
 # (and ComfyUI's words before the message it prints without the class: its console's and its
 # error report's, textpaste.COMFYUI_HEADS: comfyui_yue#11, ComfyUI#6831)
 _ERROR_HEAD_RE = re.compile(r"^[\s>*`]{0,12}(?:<td>)?"
-                            r"(?:" + "|".join(map(re.escape, COMFYUI_HEADS)) + r")?"
+                            r"(?P<comfy>" + "|".join(map(re.escape, COMFYUI_HEADS)) + r")?"
                             r"(?:\S{0,1024}\.py:\d{1,9}: )?"
                             r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,200}:"
                             r"(?:[\w ,'-]{1,80}: )?)?"
-                            r"(?:[\w.]{1,120}(?:Error|Warning|Exception): )?(?:Error: |TODO: )?$")
+                            r"(?P<exc>[\w.]{1,120}(?:Error|Warning|Exception): )?(?:Error: |TODO: )?$")
+# The head error_start keeps before torch's words, which runtime_error reads and takes off: an
+# exception's class ("RuntimeError: ", a traceback's last line or the exception printed) or
+# ComfyUI's heads, which it prints only for an exception that stopped the run: the program
+# raised it (gpt-fast#232, pytorch#163257, ComfyUI_YuE#11, ComfyUI#6831). A warning's class
+# ("UserWarning: ", pytorch#176846) is not a raise; neither is torch's message alone, a quote,
+# a table cell, or an application's log line that reports it and goes on (fish-speech's API
+# server's "Request failed: "): the paste does not show that the program stopped
+_KEPT_HEAD_RE = re.compile(r"^(?P<comfy>" + "|".join(map(re.escape, COMFYUI_HEADS)) + r")?"
+                           r"(?P<exc>[\w.]{1,120}?(?:(?P<warned>Warning)|Error|Exception): )?")
 _STACK_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
                              r"(?P<fn>[\w<>.]{1,400})")
 _MAX_STACK_TEXT = 64_000
@@ -275,8 +284,9 @@ _SUBJECT_RE = {"untracked-pool-tensors": re.compile(r"Detected \d{1,9} $"),
 
 def error_start(raw: bytes) -> str | None:
     """The text of a CUDA-graph trees' error a line begins (from torch's first word of it:
-    "Error: accessing …", "TODO: graph recording …", "Unable to hit …", an allocator's name),
-    or None."""
+    "Error: accessing …", "TODO: graph recording …", "Unable to hit …", an allocator's name,
+    behind the heads that say it was raised or warned: an exception's class, ComfyUI's), or
+    None."""
     head = raw[:2000]
     at, kind = next(((i, kind) for mark, (_, kind) in zip(ERROR_MARKS_B, ERROR_KINDS, strict=True)
                      if (i := head.find(mark)) >= 0), (-1, ""))
@@ -289,9 +299,11 @@ def error_start(raw: bytes) -> str | None:
             lead = lead[:-len(word)]
     if kind in _SUBJECT_RE and (subject := _SUBJECT_RE[kind].search(lead)) is not None:
         lead = lead[:subject.start()]
-    if _ERROR_HEAD_RE.match(lead) is None:
+    m = _ERROR_HEAD_RE.match(lead)
+    if m is None:
         return None
-    return text[len(lead):].strip()
+    # (with the heads that say it was raised or warned, for runtime_error: _KEPT_HEAD_RE)
+    return (m["comfy"] or "") + (m["exc"] or "") + text[len(lead):].strip()
 
 
 # kinds whose message holds no stack of torch's: the frames under it are a traceback's (a
@@ -301,17 +313,21 @@ _NO_STACK = frozenset({"allocator-no-pool-check"})
 
 def runtime_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The error of the CUDA-graph trees a message holds, with the innermost frame of the
-    stack torch puts in it ("Stack trace: File …", on its line or the next ones)."""
+    stack torch puts in it ("Stack trace: File …", on its line or the next ones), and whether
+    the head error_start kept before it shows it raised."""
     text = "\n".join(lines)[:_MAX_STACK_TEXT].replace("\\n", "\n")
     kind = next((k for words, k in ERROR_KINDS if words in text[:2000]), None)
     if kind is None:
         return []
+    head = _KEPT_HEAD_RE.match(text)  # (it always matches: both its parts are optional)
+    raised = head is not None and bool(head["comfy"] or head["exc"]) and not head["warned"]
+    text = text[head.end():] if head is not None else text
     frames = [] if kind in _NO_STACK else [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
                                            for m in _STACK_FRAME_RE.finditer(text)]
     first = text.split("\n", 1)[0]
     message = first.split(" Stack trace:", 1)[0].strip()
     return [CudagraphError(kind=kind, message=message[:600], user=frames[-1] if frames else None,
-                           **common)]
+                           raised=raised, **common)]
 
 
 # ---------------------------------------------------------------- trace

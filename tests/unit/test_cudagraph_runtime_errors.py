@@ -12,22 +12,52 @@ import pytest
 from dyncli.diagnose.cudagraph_advice import MODES, WITHOUT_CUDAGRAPHS
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
-from dyncli.logparse.cudagraphs import error_start
+from dyncli.logparse.cudagraph_events import CudagraphError
+from dyncli.logparse.cudagraphs import error_start, runtime_error
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
 _ALLOCATOR = ("cudaMallocAsync does not yet support checkPoolLiveAllocations. If you need it, "
               "please file an issue describing your use case.")
 
 
-@pytest.mark.parametrize("line", [
-    f"RuntimeError: {_ALLOCATOR}",
-    f"!!! Exception during processing !!! {_ALLOCATOR}",  # ComfyUI's console
-    f"- **Exception Message:** {_ALLOCATOR}",  # ComfyUI's error report
-    f"> {_ALLOCATOR}",  # a quote (ComfyUI-WanVideoWrapper#1584)
-    _ALLOCATOR,
+@pytest.mark.parametrize("line,raised", [
+    (f"RuntimeError: {_ALLOCATOR}", True),
+    (f"!!! Exception during processing !!! {_ALLOCATOR}", True),  # ComfyUI's console
+    (f"- **Exception Message:** {_ALLOCATOR}", True),  # ComfyUI's error report
+    (f"> {_ALLOCATOR}", False),  # a quote (ComfyUI-WanVideoWrapper#1584)
+    (_ALLOCATOR, False),
 ])
-def test_the_allocators_message_is_read_behind_the_heads_that_print_it(line: str) -> None:
-    assert error_start(line.encode()) == _ALLOCATOR
+def test_the_allocators_message_is_read_behind_the_heads_that_print_it(
+        line: str, raised: bool) -> None:
+    """The message is torch's words whatever the head; the head says whether it was raised."""
+    text = error_start(line.encode())
+    assert text is not None
+    (e,) = runtime_error([text], {"line": 1})
+    assert isinstance(e, CudagraphError)
+    assert (e.kind, e.message, e.raised) == ("allocator-no-pool-check", _ALLOCATOR, raised)
+
+
+_OVERWRITTEN = ("Error: accessing tensor output of CUDAGraphs that has been overwritten by a "
+                "subsequent run.")
+
+
+@pytest.mark.parametrize("line,raised", [
+    (f"RuntimeError: {_OVERWRITTEN}", True),  # a traceback's last line (gpt-fast#232)
+    (f"torch.AcceleratorError: {_OVERWRITTEN}", True),
+    (f"  <td>{_OVERWRITTEN}</td>", False),  # a table cell (minerva-benchmarks#41)
+    (f"ERROR:app.routes:Request failed: {_OVERWRITTEN}", False),  # a server that goes on
+    (f"{_OVERWRITTEN}", False),
+    # torch's warning (2.10's wording) is never a raise, whatever file prints it
+    ("/x/torch/_inductor/cudagraph_trees.py:3291: UserWarning: Unable to hit fast path of "
+     "CUDAGraphs because of pending, uninvoked backwards.", False),
+])
+def test_an_error_is_raised_only_where_its_exception_shows(line: str, raised: bool) -> None:
+    text = error_start(line.encode())
+    assert text is not None
+    (e,) = runtime_error([text], {"line": 1})
+    assert isinstance(e, CudagraphError)
+    assert e.raised is raised
+    assert not e.message.startswith(("RuntimeError", "torch.", "UserWarning", "ERROR"))
 
 
 def test_prose_about_the_allocators_message_is_not_the_error() -> None:
@@ -112,3 +142,45 @@ def test_a_compile_that_raised_keeps_suppress_errors() -> None:
     assert not c.cudagraph_run
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
     assert "suppress_errors = True" in a.fix and not a.ran
+
+
+def _log(tmp_path: Path, *names: str) -> Path:
+    log = tmp_path / "run.log"
+    log.write_bytes(b"\n".join((PASTED / name).read_bytes() for name in names))
+    return log
+
+
+@pytest.mark.parametrize("name", ["gpt-fast-232.log", "pytorch-183313.log", "senpai-1597.log",
+                                  "comfyui_yue-11.log", "pytorch-163257.log"])
+def test_a_cudagraph_error_the_log_shows_raised_ranks_first_as_a_stop(
+        tmp_path: Path, name: str) -> None:
+    """The paste shows its exception (RuntimeError, a traceback's end, ComfyUI's exception
+    heads): the program stopped there, so it is first, before a recompile limit's 8 compiles
+    that the same log shows, as a compile's crash would be."""
+    diag = diagnose_logs([_log(tmp_path, "comfyui-8342.log", name)])
+    assert diag.cudagraphs is not None and all(x.raised for x in diag.cudagraphs.errors)
+    assert diag.to_json()["cudagraphs"]["errors"][0]["raised"] is True
+    first = diag.causes[0]
+    assert first.stops and [a.kind for a in first.findings] == [AdviceKind.CUDAGRAPH_ERROR]
+    (a,) = first.findings
+    assert a.ran and a.message.startswith("the program stopped: CUDA graphs: ")
+    assert first.line().startswith("[CUDA-graph error] the program stopped: ")
+    assert any(c.recompiles or c.compiles for c in diag.causes[1:])
+
+
+@pytest.mark.parametrize("name", ["pytorch-176846.log", "simpletuner-3155.log",
+                                  "docker-fish-speech-server-4.log", "minerva-benchmarks-41.log",
+                                  "comfyui-wanvideowrapper-1584.log"])
+def test_a_cudagraph_error_warned_or_said_without_its_exception_keeps_its_place(
+        tmp_path: Path, name: str) -> None:
+    """A warning (the slow path: the run goes on), torch's words alone, a table cell, a
+    server's log line, a quote: nothing shows that the program stopped; the limit's compiles
+    rank first, as before."""
+    diag = diagnose_logs([_log(tmp_path, "comfyui-8342.log", name)])
+    assert diag.cudagraphs is not None and diag.cudagraphs.errors
+    assert not any(x.raised for x in diag.cudagraphs.errors)
+    assert not any(c.stops for c in diag.causes)
+    assert diag.causes[0].compiles and not any(
+        a.kind is AdviceKind.CUDAGRAPH_ERROR for a in diag.causes[0].findings)
+    errors = [a for a in diag.suggestions if a.kind is AdviceKind.CUDAGRAPH_ERROR]
+    assert errors and not any(a.ran or "stopped" in a.message for a in errors)

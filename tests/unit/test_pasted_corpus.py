@@ -72,7 +72,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
-          "explain_breaks", "notes"}
+          "explain_breaks", "notes", "cudagraph_raised"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -104,6 +104,13 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert (cudagraphs.tree_lines if cudagraphs else 0) == expect.get("cudagraph_trees", 0)
     assert ([x.kind for x in cudagraphs.errors] if cudagraphs else []) == \
         expect.get("cudagraph_errors", [])
+    # those the paste shows raised stopped the program: their cause is a stop, ranked first
+    raised = [x.kind for x in cudagraphs.errors if x.raised] if cudagraphs else []
+    assert raised == expect.get("cudagraph_raised", [])
+    if raised:
+        assert diag.causes[0].stops, diag.causes[0].title
+    assert sum(a.ran for a in diag.suggestions if a.kind is AdviceKind.CUDAGRAPH_ERROR) == \
+        len(raised)
     # a range given to a size that the code narrows (the compile or the export raised)
     assert [x.dim or x.source for x in diag.range_violations] == \
         expect.get("range_violations", [])
@@ -566,6 +573,22 @@ def test_triton_without_fp8e4nv_is_the_machine_not_torchs_bug() -> None:
     assert a.message.startswith("the program stopped: Triton could not compile "
                                 "triton_poi_fused__to_copy_mul_0, a kernel inductor generated")
     assert "Traceback" not in a.evidence[0]  # inductor's record, not a traceback
+
+
+def test_a_kernel_that_converts_no_dtype_is_not_told_it_is_a_dtype() -> None:
+    """ultralytics#21998 (Windows, an RTX 3050): inductor's record of a batch norm's backward
+    kernel, its exception past the excerpt (the thread's: triton-windows' OverflowError,
+    fixed there). Nothing in its name converts a dtype, where fp8 weights fail on an older GPU
+    (the _to_copy kernels of the three above): it asks for the exception and names Triton's
+    own fix, never "commonly a dtype this GPU lacks"."""
+    diag, a = _crash("ultralytics-21998")
+    assert diag.causes[0].stops and diag.suggestions[0] is a
+    assert a.message.startswith("the program stopped: Triton could not compile triton_poi_fused_"
+                                "_native_batch_norm_legit_functional_add_convolution_backward")
+    assert "dtype this GPU lacks" not in a.fix and "fp8_e4m3fn" not in a.fix
+    assert "paste it" in a.fix and "no dtype conversion" in a.fix
+    assert "triton-windows" in a.fix and "triton-lang/triton#5454" in a.fix
+    assert "suppress_errors" not in a.fix
 
 
 def test_a_kernel_triton_could_not_compile_is_said_before_unexplained_recompiles() -> None:
