@@ -68,8 +68,14 @@ def is_compiler_file(path: str) -> bool:
     """Whether ``path`` is a file of torch's compiler or code it generated (a traceback's
     frame: ``/…/torch/_dynamo/bytecode_transformation.py``, ``/tmp/torchinductor_u/xy/cxy….py``).
     Generated code is never the user's line."""
+    return _COMPILER_RE.search(path.replace("\\", "/")) is not None or is_generated_file(path)
+
+
+def is_generated_file(path: str) -> bool:
+    """Whether ``path`` is a module inductor wrote (in torchinductor_<user>/ or named by its
+    hash wherever the cache is)."""
     norm = path.replace("\\", "/")
-    return _COMPILER_RE.search(norm) is not None or _GENERATED_RE.search(norm) is not None
+    return "torchinductor_" in norm or _GENERATED_RE.search(norm) is not None
 
 
 def is_torch_location(where: str) -> bool:
