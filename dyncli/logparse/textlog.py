@@ -295,6 +295,9 @@ class TextLogParser(ForeignLines):
             crashed = self._crashes.done()
             self.stats.records += len(crashed)
             yield from crashed
+            for kind, n in self._crashes.refused.items():
+                self.stats.seen[kind] = self.stats.seen.get(kind, 0) + n
+            self._crashes.refused.clear()
             for key in list(open_):
                 yield from self._close(key)
             for waiting in self._waiting.values():  # no compile came after them
