@@ -49,7 +49,8 @@ _SEEN = {
         "frames under the wrapper say whether torch's compiler raised or the program's code."),
     "traceback": (
         "a Python traceback with nothing of torch's compiler in it (no frame or exception of "
-        "dynamo, inductor, Triton or the CUDA-graph trees): no compile error to read",
+        "dynamo, AOTAutograd or inductor, its CUDA-graph trees and generated code included): "
+        "no compile error to read",
         "If the program failed under torch.compile, paste the traceback whole, or capture "
         f"what torch.compile did with: {_CAPTURE}"),
     "torch-warning": (

@@ -61,17 +61,17 @@ _WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
 # through them raised as the graph ran (pytorch#163257, ComfyUI#6831, ultralytics#21998)
 _CUDAGRAPH_TREES_RE = re.compile(r"(?:^|[/\\])_inductor[/\\]cudagraph_trees\.py$")
 # the compiler at work, for a traceback's reading: dynamo, AOTAutograd, inductor (its CUDA-graph
-# trees too), the code inductor wrote, and Triton, the compiler inductor hands its kernels to
-# (triton/compiler/compiler.py, triton/runtime/jit.py); not the torch code that only calls
-# torch.compile or runs under it (torch.cond's _higher_order_ops/cond.py: pytorch#111329)
-_AT_WORK_RE = re.compile(r"(?:^|/)(?:torch/(?:_dynamo|_functorch|_inductor)/"
-                         r"|triton/(?:compiler|runtime|backends|language|_C)/)")
+# trees too) and the code inductor wrote; not the torch code that only calls torch.compile or
+# runs under it (torch.cond's _higher_order_ops/cond.py: pytorch#111329), and not Triton's own
+# frames, which a program's own kernel has too (test_machine_errors: inductor's frames above
+# them make the crash)
+_AT_WORK_RE = re.compile(r"(?:^|/)torch/(?:_dynamo|_functorch|_inductor)/")
 # dynamo's files that every compiled call, and the program's code inside it, runs through:
 # eval_frame.py (the wrapper) and external_utils.py (hooks and inlined calls at run time)
 _RUNS_UNDER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\](?:eval_frame|external_utils)\.py$")
-# an exception of torch's compiler by its module (torch._inductor.exc.X, triton.compiler.errors.X)
-_COMPILER_MODULE_RE = re.compile(r"^(?:torch\._(?:dynamo|inductor|functorch)(?:\.\w{1,100}){0,3}\.exc"
-                                 r"|triton(?:\.\w{1,100}){0,3}\.errors)\.\w{1,100}$")
+# an exception of torch's compiler by its module (torch._inductor.exc.InvalidCxxCompiler)
+_COMPILER_MODULE_RE = re.compile(r"^torch\._(?:dynamo|inductor|functorch)(?:\.\w{1,100}){0,3}\.exc"
+                                 r"\.\w{1,100}$")
 # errors about the machine, not the code: (words, the machine's lack they name, whether they
 # alone prove a compile crash). inductor's own (_inductor/exc.py 2.15: TritonMissing,
 # GPUTooOldForTriton; a RuntimeError with the same words before) are a crash wherever they
@@ -180,7 +180,7 @@ class _Traceback:
 
 def compiler_exception(text: str) -> bool:
     """Whether an exception's line is one of torch's compiler: by its class (``COMPILER_ERRORS``)
-    or its module (``torch._inductor.exc.…``, ``triton.compiler.errors.…``)."""
+    or its module (``torch._inductor.exc.…``)."""
     m = _EXC_RE.match(text)
     return exception_name(text) in COMPILER_ERRORS or (
         m is not None and _COMPILER_MODULE_RE.match(m["type"]) is not None)

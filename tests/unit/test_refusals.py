@@ -65,6 +65,12 @@ def test_a_piece_with_nothing_to_read_is_refused_as_what_it_is(
      b"    y = m(x)\n  File \"/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py\", "
      b"line 125, in forward\n    return F.linear(input, self.weight, self.bias)\n"
      b"RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 5x6)\n", _NO_COMPILER),
+    # the program's own Triton kernel, cut in Triton's launcher: Triton's frames alone are not
+    # torch's compiler (test_machine_errors), inductor's above them would be
+    (b"Traceback (most recent call last):\n  File \"/home/u/run.py\", line 3, in <module>\n"
+     b"    k[(1,)](x)\n  File \"/usr/lib/python3.11/site-packages/triton/runtime/jit.py\", line 345, "
+     b"in <lambda>\n    return lambda *args, **kwargs: self.run(grid=grid, *args, **kwargs)\n",
+     _NO_COMPILER),
     # the same raised in the program's code under the wrapper
     (b"Traceback (most recent call last):\n  File \"/home/u/train.py\", line 3, in <module>\n"
      b"    y = f(x)\n  File \"/usr/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py\", "
@@ -124,10 +130,6 @@ def test_a_cut_piece_of_torch_s_compiler_is_read(tmp_path: Path, case: str, firs
     # an exception of inductor by its module, alone (torch/_inductor/exc.py's InvalidCxxCompiler)
     b"torch._inductor.exc.InvalidCxxCompiler: No working C++ compiler found in "
     b"torch._inductor.config.cpp.cxx: (None, 'g++')\n",
-    # a frame of Triton's compiler, cut
-    b"Traceback (most recent call last):\n  File \"/home/u/run.py\", line 3, in <module>\n"
-    b"    k[(1,)](x)\n  File \"/usr/lib/python3.11/site-packages/triton/runtime/jit.py\", line 345, "
-    b"in <lambda>\n    return lambda *args, **kwargs: self.run(grid=grid, *args, **kwargs)\n",
 ])
 def test_made_pieces_of_torch_s_compiler_are_read(tmp_path: Path, text: bytes) -> None:
     paste = tmp_path / "piece.log"
