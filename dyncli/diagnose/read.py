@@ -38,13 +38,43 @@ def _read_log(source: Source, analyzer: Analyzer, strict: bool) -> ParseStats:
     return stats
 
 
+_CAPTURE = 'TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" python train.py 2> run.log'
+# what a paste with nothing to read held (ParseStats.seen), the first found in this order:
+# (what it is, the hint)
+_SEEN = {
+    "traceback-wrapper": (
+        "a Python traceback whose only frame of torch's compiler is torch.compile's wrapper "
+        "(torch/_dynamo/eval_frame.py): it does not show the compile raising",
+        "Paste the traceback to its end (its deepest frames and the exception's line): the "
+        "frames under the wrapper say whether torch's compiler raised or the program's code."),
+    "traceback": (
+        "a Python traceback with nothing of torch's compiler in it (no frame or exception of "
+        "dynamo, AOTAutograd or inductor, its CUDA-graph trees and generated code included): "
+        "no compile error to read",
+        "If the program failed under torch.compile, paste the traceback whole, or capture "
+        f"what torch.compile did with: {_CAPTURE}"),
+    "torch-warning": (
+        "a warning torch raised (not an error) and nothing diagnose reads",
+        "A Python warning from torch's code: the program went on (a deprecation warning of "
+        "torch's own code, such as torch 2.1's 'has_cuda', is harmless and gone in newer "
+        f"torch). For what torch.compile did: {_CAPTURE}"),
+    "perf-hint": (
+        "inductor's performance hint that it did not tile a reduction over non-contiguous "
+        "dims, and nothing diagnose reads",
+        "A note on a kernel's speed, not on shapes or recompiles (torch 2.15 names "
+        "config.triton.tile_reductions for it). For what torch.compile did: " + _CAPTURE),
+}
+
+
 def _check(name: str, stats: ParseStats, strict: bool) -> None:
     # blank lines are recognized but say nothing: a markdown or Python file is not a log
     if stats.lines and not stats.records and stats.torch_lines <= 0:
+        seen = next((kind for kind in _SEEN if stats.seen.get(kind)), None)
+        if seen is not None:  # torch's own text, or a traceback: said as what it is
+            what, hint = _SEEN[seen]
+            raise InputError(f"{name}: {what}", hint=hint)
         raise InputError(f"{name}: not a torch log: none of its {stats.lines} lines is a "
-                         "torch log line",
-                         hint='Capture one with: TORCH_LOGS="+dynamic,recompiles,guards,'
-                              'graph_breaks" python train.py 2> run.log')
+                         "torch log line", hint=f"Capture one with: {_CAPTURE}")
     if strict and (stats.unrecognized or stats.malformed):
         line, text = (stats.samples or [(0, "")])[0]
         what = "malformed" if stats.malformed and not stats.unrecognized else "unrecognized"

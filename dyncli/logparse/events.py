@@ -600,6 +600,11 @@ class ParseStats:
     pasted: dict[str, int] = field(default_factory=dict)
     partial: int = 0
     unread: int = 0  # torch records of no kind the parser knows (and not a paste's fragment)
+    # what the lines with nothing to read were, by kind (lines, or tracebacks): torch's own
+    # text without a prefix ("perf-hint", "torch-warning") and the program's tracebacks that
+    # are no crash of torch's compiler ("traceback", "traceback-wrapper": textcrash); what a
+    # paste of nothing else is refused as
+    seen: dict[str, int] = field(default_factory=dict)
 
     @property
     def torch_lines(self) -> int:
@@ -620,6 +625,8 @@ class ParseStats:
         self.unread += other.unread
         for what, n in other.pasted.items():
             self.pasted[what] = self.pasted.get(what, 0) + n
+        for what, n in other.seen.items():
+            self.seen[what] = self.seen.get(what, 0) + n
         for why, n in other.reasons.items():
             self.reasons[why] = self.reasons.get(why, 0) + n
         for line, text in other.samples or []:

@@ -24,7 +24,7 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textreasons import FILE_RE
-from dyncli.logparse.torchtree import is_compiler_file, is_torch_file
+from dyncli.logparse.torchtree import is_compiler_file, is_generated_file, is_torch_file
 
 # Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback
 # …"), or IPython's, which names the exception before it
@@ -60,6 +60,18 @@ _WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
 # and run on every call (run, _run, run_eager, check_memory_pool, add_function): a traceback
 # through them raised as the graph ran (pytorch#163257, ComfyUI#6831, ultralytics#21998)
 _CUDAGRAPH_TREES_RE = re.compile(r"(?:^|[/\\])_inductor[/\\]cudagraph_trees\.py$")
+# the compiler at work, for a traceback's reading: dynamo, AOTAutograd, inductor (its CUDA-graph
+# trees too) and the code inductor wrote; not the torch code that only calls torch.compile or
+# runs under it (torch.cond's _higher_order_ops/cond.py: pytorch#111329), and not Triton's own
+# frames, which a program's own kernel has too (test_machine_errors: inductor's frames above
+# them make the crash)
+_AT_WORK_RE = re.compile(r"(?:^|/)torch/(?:_dynamo|_functorch|_inductor)/")
+# dynamo's files that every compiled call, and the program's code inside it, runs through:
+# eval_frame.py (the wrapper) and external_utils.py (hooks and inlined calls at run time)
+_RUNS_UNDER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\](?:eval_frame|external_utils)\.py$")
+# an exception of torch's compiler by its module (torch._inductor.exc.InvalidCxxCompiler)
+_COMPILER_MODULE_RE = re.compile(r"^torch\._(?:dynamo|inductor|functorch)(?:\.\w{1,100}){0,3}\.exc"
+                                 r"\.\w{1,100}$")
 # errors about the machine, not the code: (words, the machine's lack they name, whether they
 # alone prove a compile crash). inductor's own (_inductor/exc.py 2.15: TritonMissing,
 # GPUTooOldForTriton; a RuntimeError with the same words before) are a crash wherever they
@@ -166,12 +178,35 @@ class _Traceback:
     rank: int | None = None
 
 
+def compiler_exception(text: str) -> bool:
+    """Whether an exception's line is one of torch's compiler: by its class (``COMPILER_ERRORS``)
+    or its module (``torch._inductor.exc.…``)."""
+    m = _EXC_RE.match(text)
+    return exception_name(text) in COMPILER_ERRORS or (
+        m is not None and _COMPILER_MODULE_RE.match(m["type"]) is not None)
+
+
+def _compiler_frame(loc: ev.UserLoc) -> bool:
+    """A frame of torch's compiler at work (``_AT_WORK_RE``, or code inductor wrote), not one
+    the program's code runs under (``_RUNS_UNDER_RE``)."""
+    return _RUNS_UNDER_RE.search(loc.file) is None and (
+        _AT_WORK_RE.search(loc.file.replace("\\", "/")) is not None or is_generated_file(loc.file))
+
+
 class CrashReader:
-    """Tracebacks of the lines it is shown; ``observe`` returns the crashes that ended."""
+    """Tracebacks of the lines it is shown; ``observe`` returns the crashes that ended.
+
+    A traceback, or a piece of one, is a crash of torch's compiler when its exception is the
+    compiler's (``compiler_exception``) or names the machine's lack (``ENVIRONMENT``), or when
+    any of its frames is the compiler at work (``_compiler_frame``); one that is not is
+    counted in ``refused`` by what it has: ``traceback-wrapper`` where torch.compile's wrapper
+    (eval_frame.py) is its only frame of torch's compiler, ``traceback`` where it has none.
+    """
 
     def __init__(self) -> None:
         self._tb: _Traceback | None = None  # the traceback being read
         self._done: _Traceback | None = None  # ended with its exception: a chain may follow
+        self.refused: dict[str, int] = {}  # tracebacks that are no crash, by kind (above)
 
     def observe(self, raw: bytes, lineno: int, unread: bool,
                 rank: int | None = None) -> list[ev.Event]:
@@ -222,8 +257,10 @@ class CrashReader:
                     done.from_user = True
                     return []
                 return self._finish_done()
-            name = exception_name(text.strip()) if unread and text[:1] not in (" ", "\t") else ""
-            if name in COMPILER_ERRORS or (name and any(m in text for m in ENVIRONMENT)):
+            margin = unread and text[:1] not in (" ", "\t")
+            name = exception_name(text.strip()) if margin else ""
+            if (margin and compiler_exception(text.strip())) or (
+                    name and any(m in text for m in ENVIRONMENT)):
                 # one of torch's compiler exceptions without its traceback (sglang#6342: the
                 # exception first, then the program's own traceback "during handling" of it)
                 self._tb = _Traceback(lineno, error=[exception_text(text.strip())], rank=rank)
@@ -241,7 +278,7 @@ class CrashReader:
             return []
         if not text or text[0] in " \t" or text.endswith(" frames") or text.startswith("[... "):
             return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
-        if exception_name(text.strip()):
+        if exception_name(text.strip()) or compiler_exception(text.strip()):
             tb.error = [exception_text(text.strip())]
             return []
         # a line at the margin that no traceback has: a reader took the exception (a graph
@@ -261,6 +298,10 @@ class CrashReader:
         tb, self._done = self._done, None
         return self._crash(tb) if tb is not None else []
 
+    def _refuse(self, frames: list[ev.UserLoc]) -> None:
+        kind = "traceback-wrapper" if any(_WRAPPER_RE.search(f.file) for f in frames) else "traceback"
+        self.refused[kind] = self.refused.get(kind, 0) + 1
+
     def _crash(self, tb: _Traceback) -> list[ev.Event]:
         """The crash a traceback (and the chain it ends) shows, if torch's compiler raised it."""
         chain = [tb]
@@ -277,6 +318,7 @@ class CrashReader:
         # AssertionError, then the traceback through dynamo that the paste cut)
         cause = next((c for c in reversed(causes) if c not in error), "")
         names = {name, *(exception_name(c) for c in causes)}
+        raised = any(compiler_exception(e) for e in (tb.error[0] if tb.error else "", *causes))
         # where it raised: the deepest frame of the innermost traceback of the chain (the
         # cause, printed first), and the deepest of torch's compiler there
         deepest = next((t.frames[-1] for t in reversed(chain) if t.frames), None)
@@ -285,10 +327,15 @@ class CrashReader:
         # a chain is a crash of the compile where any of its tracebacks ends in torch's
         # compiler, whatever the others end in
         reaches = any(t.frames and is_compiler_file(t.frames[-1].file) for t in chain)
-        if not (names & COMPILER_ERRORS) and not reaches \
+        # (or the compiler at work anywhere in it: a piece cut above where it raised, a user's
+        # function dynamo or AOTAutograd called)
+        works = any(_compiler_frame(f) for f in frames)
+        if not (names & COMPILER_ERRORS) and not raised and not reaches and not works \
                 and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
+            self._refuse(frames)
             return []
-        if not error and deepest is not None and _WRAPPER_RE.search(deepest.file):
+        if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file):
+            self._refuse(frames)
             return []  # cut where every compiled call passes: nothing says the compile raised
         # the user's line: dynamo's "from user code:" stack names it where the paste has it,
         # else the program's deepest own frame in the traceback it stopped with

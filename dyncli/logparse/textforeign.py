@@ -190,6 +190,7 @@ class ForeignLines:
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     _tuning = False  # inside a table of max-autotune's tuning output (textautotune)
+    _warned = -1  # the line number of the last warning torch raised (textnotes.unread_kind)
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -446,6 +447,16 @@ class ForeignLines:
                 self.stats.recognized += 1
                 self.stats.records += 1
                 return found
+        kind = notes.unread_kind(raw)
+        if kind is None and self._warned == lineno - 1 and raw[:1] in (b" ", b"\t"):
+            kind = "torch-warning"  # the warning's code line, indented under it
+        if kind is not None:
+            # torch's own text with nothing to read: torch's, but no evidence of a log
+            self.stats.recognized += 1
+            self.stats.blank += 1
+            self.stats.seen[kind] = self.stats.seen.get(kind, 0) + 1
+            self._warned = lineno if kind == "torch-warning" and raw[:1] not in (b" ", b"\t") else -1
+            return _NO_EVENTS
         self.stats.unrecognized += 1
         self._sample(lineno, raw)
         self._unread = (raw, lineno)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -61,6 +62,7 @@ from dyncli.logparse.textkinds import (
     is_start,
 )
 from dyncli.logparse.textmsg import dynamic_sources
+from dyncli.logparse.textpaste import rank_cut
 
 _RANK, _PID, _CID = (GLOG_RE.groupindex[g] for g in ("rank", "pid", "cid"))
 _Key = tuple[Any, ...]  # (rank or None, pid) as bytes, from the glog match: one per process
@@ -75,6 +77,7 @@ _STATIC = b"_dynamo_static_indices', set())"
 
 
 _NO_COMMON: dict[str, Any] = {}
+_RANK_LOOKAHEAD = 256  # lines read ahead for the rank of a first line whose tag a paste cut
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 
@@ -140,6 +143,7 @@ class TextLogParser(ForeignLines):
         such a line of a silent record costs one ``startswith`` (no line number is kept per
         line: it is counted from ``fast`` and ``slow`` where an event needs it).
         """
+        parts = self._rank_restored(parts)
         stats, open_, pid_rank = self.stats, self._open, self._pid_rank
         match: Callable[[bytes], Any] = self._prefix_re.match
         # The open record of the previous line's process; a sentinel no line starts with.
@@ -291,6 +295,9 @@ class TextLogParser(ForeignLines):
             crashed = self._crashes.done()
             self.stats.records += len(crashed)
             yield from crashed
+            for kind, n in self._crashes.refused.items():
+                self.stats.seen[kind] = self.stats.seen.get(kind, 0) + n
+            self._crashes.refused.clear()
             for key in list(open_):
                 yield from self._close(key)
             for waiting in self._waiting.values():  # no compile came after them
@@ -300,6 +307,38 @@ class TextLogParser(ForeignLines):
             stats.lines += fast + slow
             stats.recognized += fast + known
             stats.records += starts
+
+    def _rank_restored(self, parts: Iterable[bytes | Iterable[bytes]]
+                       ) -> Iterator[bytes | Iterable[bytes]]:
+        """``parts``, their first line's rank tag restored where the paste began inside it
+        (``textpaste.rank_cut``: ":V0707 … 123 torch/…" under "[rank0]:V0707 … 123 …" lines):
+        the rank is the one the same pid's first tagged line shows, looked for in the next
+        ``_RANK_LOOKAHEAD`` lines. Without it the record counted as another process than the
+        rest of its own (its rank unknown until a later line showed the pid's)."""
+        parts = iter(parts)
+        for part in parts:
+            lines = iter(io.BytesIO(part) if isinstance(part, bytes) else part)
+            first = next(lines, None)
+            if first is None:
+                continue
+            cut = rank_cut(first.rstrip(b"\r\n"))
+            if cut is None:
+                yield (first,)
+                yield lines
+                yield from parts
+                return
+            rest = itertools.chain(lines, (line for p in parts for line in (
+                io.BytesIO(p) if isinstance(p, bytes) else p)))
+            held = list(itertools.islice(rest, _RANK_LOOKAHEAD))
+            rank = next((m["rank"] for line in held if (m := GLOG_RE.match(line)) is not None
+                         and m["rank"] is not None and m["pid"] == cut[1]), None)
+            if rank is not None:
+                first = b"[rank" + rank + b"]:" + first[cut[0]:]
+                self.stats.pasted["rank tags restored"] = \
+                    self.stats.pasted.get("rank tags restored", 0) + 1
+            yield (first, *held)
+            yield rest
+            return
 
     def _compile_seen(self, key: _Key, cid_b: bytes, word: bytes, message: bytes,
                       lineno: int, backend: bool = False) -> Iterable[ev.Event]:

@@ -89,3 +89,30 @@ def note_line(raw: bytes) -> bytes | None:
         msg = (m["msg"] or b"").strip()
         return msg if not msg or msg in FIRST_LINES else None
     return None
+
+
+# torch's own text that diagnose has no reading for, pasted without a prefix: known by its
+# form, so that a paste of nothing else is refused for what it is (``ParseStats.seen``), and
+# a paste with more counts it as torch's, not as unrecognized
+# inductor's perf hint that it did not tile a reduction (TORCH_LOGS=perf_hints): one line
+# before 2.15 (pytorch#103715, #138813), 2.15's codegen/simd.py a dedented two (the second
+# names config.triton.tile_reductions)
+_PERF_HINT_LINES = frozenset({b"reduction over non-contiguous dims",
+                              b"Reduction over non-contiguous dims.",
+                              b"Consider setting config.triton.tile_reductions to True."})
+# a Python warning raised in torch's code, as warnings.showwarning prints it ("…/torch/
+# _inductor/cudagraph_trees.py:85: UserWarning: 'has_cuda' is deprecated, …": torch 2.1's own
+# "if torch.has_cuda:", which torch/__init__.py's __getattr__ warns of, _deprecated_attrs)
+_TORCH_WARNING_RE = re.compile(rb"^\S{0,1024}torch[/\\][\w/\\.-]{1,300}\.py:\d{1,9}: "
+                               rb"[A-Z]\w{0,60}Warning: \S")
+
+
+def unread_kind(raw: bytes) -> str | None:
+    """The kind of torch's own text without a reading that a line without a prefix is
+    ("perf-hint", "torch-warning"), or None. (Readers of torch's warnings go first.)"""
+    line = raw.strip().lstrip(b"> ")
+    if line in _PERF_HINT_LINES:
+        return "perf-hint"
+    if b"Warning: " in line[:1400] and _TORCH_WARNING_RE.match(line) is not None:
+        return "torch-warning"
+    return None

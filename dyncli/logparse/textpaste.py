@@ -268,6 +268,21 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
     return None
 
 
+# The tail of torch's rank tag ("[rank0]:") before a glog prefix, at a paste's first line: the
+# paste began inside the tag (":V0707 …", "0]:V0707 …"), so the line lost its rank
+_RANK_CUT_RE = re.compile(rb"(?:(?:(?:(?:r?a)?n)?k)?\d{1,9}\]|\])?:")
+
+
+def rank_cut(line: bytes) -> tuple[int, bytes] | None:
+    """(where torch's prefix starts, its pid) where ``line`` begins inside a rank tag; None
+    for any other line."""
+    m = _RANK_CUT_RE.match(line)
+    if m is None:
+        return None
+    glog = GLOG_RE.match(line, m.end())
+    return (m.end(), glog["pid"]) if glog is not None and glog["rank"] is None else None
+
+
 # A record's location cut at the end of its line by a paste's wrap ("… [guard added] at
 # transformers/src/transformers/models/bert/modeling_") and its rest at the start of the next,
 # behind the paste's quote marks ("||          bert.py:235 in forward (…)"): pytorch#107200

@@ -57,10 +57,25 @@ _COMPILER_RE = re.compile(r"(?:^|/)(?:torch/(?:_dynamo|_inductor|_functorch|_sub
                           r"utils/_sympy)(?:/|$)|torchinductor_[^/]{0,200}/)")
 
 
+# a module inductor wrote, wherever its cache is (TORCHINDUCTOR_CACHE_DIR moves it out of
+# torchinductor_<user>/: ultralytics#21998's …/temp/inductor/gg/cggv7….py): named
+# by its code's hash, "c" and 51 base32 letters, in the directory of the hash's first two
+# (_inductor/codecache.py get_path and cache_key.py's CODE_CACHE_KEY_STRATEGY, 2.0-2.15)
+_GENERATED_RE = re.compile(r"(?:^|/)(?P<sub>[a-z2-7]{2})/c(?P=sub)[a-z2-7]{49}\.py$")
+
+
 def is_compiler_file(path: str) -> bool:
     """Whether ``path`` is a file of torch's compiler or code it generated (a traceback's
-    frame: ``/…/torch/_dynamo/bytecode_transformation.py``)."""
-    return _COMPILER_RE.search(path.replace("\\", "/")) is not None
+    frame: ``/…/torch/_dynamo/bytecode_transformation.py``, ``/tmp/torchinductor_u/xy/cxy….py``).
+    Generated code is never the user's line."""
+    return _COMPILER_RE.search(path.replace("\\", "/")) is not None or is_generated_file(path)
+
+
+def is_generated_file(path: str) -> bool:
+    """Whether ``path`` is a module inductor wrote (in torchinductor_<user>/ or named by its
+    hash wherever the cache is)."""
+    norm = path.replace("\\", "/")
+    return "torchinductor_" in norm or _GENERATED_RE.search(norm) is not None
 
 
 def is_torch_location(where: str) -> bool:

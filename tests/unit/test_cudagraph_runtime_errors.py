@@ -14,6 +14,7 @@ from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.logparse.cudagraph_events import CudagraphError
 from dyncli.logparse.cudagraphs import error_start, runtime_error
+from dyncli.logparse.torchtree import is_compiler_file
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
 _ALLOCATOR = ("cudaMallocAsync does not yet support checkPoolLiveAllocations. If you need it, "
@@ -122,6 +123,21 @@ def test_a_kernels_launch_in_the_cudagraph_warmup_asks_for_its_exception() -> No
     assert "triton-windows" in a.fix and a.fix.endswith(
         f"to tell whether CUDA graphs play a part, {WITHOUT_CUDAGRAPHS}")
     assert "suppress_errors = True" not in a.fix
+    # the module inductor wrote (TORCHINDUCTOR_CACHE_DIR moved it out of torchinductor_<user>/)
+    # is never the user's line: every frame of the excerpt is torch's or generated
+    assert c.user is None and "called from" not in diag.causes[0].findings[0].message
+    assert c.deepest is not None and c.deepest.file.endswith("triton_heuristics.py")
+
+
+@pytest.mark.parametrize("path,generated", [
+    (r"C:\tools\train\temp\inductor\gg\cggv7ohpsvpnb5ijrbgckcrbtl4tnuf65mdh2q7twndn2t6ghlmr.py", True),
+    ("/tmp/cache/ab/cabcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrs.py", True),
+    ("/tmp/torchinductor_u/ab/cabzz.py", True),  # (inductor's default directory, any name)
+    ("/home/u/ab/cabcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrs.py", True),
+    ("/home/u/ab/cxyzdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrs.py", False),  # not its dir
+    ("/home/u/proj/ab/cab.py", False), ("/home/u/proj/model.py", False)])
+def test_code_inductor_wrote_is_the_compiler_s_wherever_its_cache_is(path: str, generated: bool) -> None:
+    assert is_compiler_file(path) is generated
 
 
 def test_the_crash_under_cudagraphs_ranks_before_recompiles(tmp_path: Path) -> None:

@@ -268,3 +268,45 @@ def test_inductors_online_softmax_note_is_torchs_and_nothing_to_fix() -> None:
     diag = diagnose_logs([PASTED / "pytorch-153241.log"])
     assert diag.stats.unrecognized == 0 and diag.stats.records == 1
     assert not diag.suggestions and not diag.compile_crashes
+
+
+@pytest.mark.parametrize("cut", [b":", b"]:", b"6]:", b"k6]:", b"nk6]:", b"ank6]:"])
+def test_a_first_line_that_lost_its_rank_tag_is_its_pid_s_rank(cut: bytes) -> None:
+    """pytorch-139474's rank 6 lines, the paste begun inside the first one's "[rank6]:"
+    (":W1101 … 143 …"): its record is rank 6's, as the same pid's other lines say, not a
+    process of its own. (Made from the real lines: no public paste showed the cut.)"""
+    whole = _lines("pytorch-139474.log")[1:]
+    assert whole[0].startswith(b"[rank6]:W1101 ")
+    cut_paste = [cut + whole[0][len(b"[rank6]:"):], *whole[1:]]
+    seen = []
+    for lines in (whole, cut_paste):
+        stats = ParseStats()
+        events = list(TextLogParser(stats).parse(lines))
+        seen.append([(type(e).__name__, e.rank, e.pid, getattr(e, "compile_id", None)) for e in events])
+        assert {e.rank for e in events} == {6, 3} and stats.unrecognized == 0
+    assert seen[0] == seen[1]
+    assert stats.pasted == {"rank tags restored": 1}
+
+
+def test_a_recompile_whose_first_line_lost_its_rank_tag_is_one_process() -> None:
+    """Before: the cut record was a process without a rank (frame 0 twice in the table, one
+    recompile "unknown"); now one process, rank 0, its guard failure its own."""
+    head = b"V0707 12:00:00.000000 123 torch/_dynamo/guards.py:2772] [0/1] [__recompiles] "
+    lines = [b":" + head + b"Recompiling function forward in /home/u/m.py:10",
+             b"[rank0]:" + head + b"    triggered by the following guard failure(s):",
+             b"[rank0]:" + head + b"    - 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8"]
+    events = list(TextLogParser().parse(lines))
+    (r,) = [e for e in events if type(e).__name__ == "Recompile"]
+    assert (r.rank, r.pid, str(r.compile_id)) == (0, 123, "0/1") and len(r.failures) == 1
+    assert {e.rank for e in events} == {0}
+
+
+@pytest.mark.parametrize("line", [
+    b":V0707 12:00:00.000000 123 torch/_dynamo/guards.py:2772] [0/1] Recompiling",  # its pid untagged
+    b"V0707 12:00:00.000000 123 torch/_dynamo/guards.py:2772] [0/1] Recompiling",
+    b": not a prefix at all"])
+def test_a_line_without_a_tagged_line_of_its_pid_keeps_no_rank(line: bytes) -> None:
+    other = b"[rank1]:V0707 12:00:00.000000 456 torch/_dynamo/guards.py:2772] [0/1] Recompiling x"
+    stats = ParseStats()
+    list(TextLogParser(stats).parse([line, other]))
+    assert "rank tags restored" not in stats.pasted
