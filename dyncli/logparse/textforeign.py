@@ -379,7 +379,7 @@ class ForeignLines:
                 and orphans.continues(rec.kind, rec.lines[0], raw, rec.tail):
             self.stats.recognized += 1
             if len(rec.lines) < MAX_RECORD_LINES:
-                rec.lines.append(raw)
+                rec.lines.append(orphans.unquoted(raw))
             return _NO_EVENTS
         if _SELF_CHECK in raw or _SELF_CHECK_OLD in raw:  # torch's AssertionError, as raised
             # or quoted by a wrapper

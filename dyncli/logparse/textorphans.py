@@ -25,6 +25,10 @@ Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
 # The body lines of a recompile-limit warning, with or without their prefix.
 _LIMIT_BODY = re.compile(rb"^\s*(?:function: '|last reason: |reasons: |To log all recompilation "
                          rb"reasons|To diagnose recompilation issues|to diagnose recompilation issues)")
+# a markdown quote's marks before a line of a warning quoted whole ("> torch._dynamo hit
+# config.recompile_limit (8)", ">    function: 'f' (…)"): the head is read behind them
+# (textpaste's bare rule), and so is the body
+_QUOTE_RE = re.compile(rb"^(?:>[ \t]?){1,8}")
 _RECOMPILE_BODY = (b"triggered by the following guard failure", b"- ")
 _VERBOSE_HEAD = re.compile(rb"^guard \d{1,9} failures:")
 LIMIT_FN = re.compile(rb"^\s*function: '[^']{0,1024}' \(")
@@ -142,6 +146,12 @@ _EXCEPTION_LINE = re.compile(rb"^[A-Za-z_][\w.]{0,200}(?:Error|Exception|Unsuppo
                              rb"[^\s:]{0,80}:")
 
 
+def unquoted(line: bytes) -> bytes:
+    """``line`` without a markdown quote's marks at its start (the line itself if it has none)."""
+    m = _QUOTE_RE.match(line) if line[:1] == b">" else None
+    return line[m.end():] if m is not None else line
+
+
 def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
     """Whether ``line``, which has no torch prefix, belongs to the open record of ``kind``
     whose first line is ``first``: torch 2.0's and torchdynamo's warnings put the prefix on
@@ -150,7 +160,7 @@ def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
     ``logging.basicConfig``'s layout (the indented stack under "from user code at:"), and an editor
     can push a record's text to the next line (``W… [2/128]    ⏎function: 'forward' (…)``)."""
     if kind in (b"torch._dynamo", b"torchdynamo"):
-        return _LIMIT_BODY.match(line) is not None
+        return _LIMIT_BODY.match(unquoted(line)) is not None
     if kind == b"Recompiling" and tail and line[:1] in (b" ", b"\t"):
         # a recompile record whose lines after the first lost their prefix (sglang#23428: the
         # reporter kept "[rank0]: [0/1] [__recompiles]" on the first line only): its own body

@@ -72,9 +72,16 @@ _BASIC_RE = re.compile(
 _SPACED_RE = re.compile(
     rb"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"(?P<logger>torch(?:dynamo|inductor)?(?:\.\w{1,64}){1,10}?)(?:\.__(?P<artifact>\w{1,64}))?: ")
-# torchdynamo's one-line limit warning of 2022, pasted without any prefix (often quoted): the
-# only record whose message alone says what it is and where (function, file, limit, guards).
-_BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=torchdynamo hit recompilation cache limit \(\d)")
+# torch's recompile-limit warning pasted without any prefix (often quoted), as a terminal or a
+# handler without torch's format shows it: the only record whose message alone says what it is
+# and where (function, file, limit, last reason). torchdynamo's one line of 2022 ("torchdynamo
+# hit recompilation cache limit (64) for function 'f' (…)"), and the head of the warning of
+# every later release, its function and reason on the lines under it: "torchdynamo hit
+# config.cache_size_limit (64)" (torchdynamo, late 2022), "torch._dynamo hit
+# config.cache_size_limit (64)" (2.0-2.5; 8 from 2.2), config.accumulated_cache_size_limit
+# (2.2-2.5), config.recompile_limit / accumulated_recompile_limit (2.6-2.15: convert_frame.py)
+_BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=torchdynamo hit recompilation cache limit \(\d"
+                      rb"|torch(?:\._dynamo|dynamo) hit config\.\w{1,64} \(\d)")
 # ComfyUI's words before an exception's message, which it prints without the exception's class:
 # its console's (execution.py) and its error report's
 COMFYUI_HEADS = ("!!! Exception during processing !!! ", "- **Exception Message:** ")

@@ -1,0 +1,137 @@
+"""torch's recompile-limit warning pasted bare, as a terminal shows it: without the logger's
+prefix (``W0101 12:00:00.000000 123 torch/_dynamo/convert_frame.py:1000] [0/8] ``), in each
+release's wording (torch/_dynamo/convert_frame.py: torchdynamo's "torchdynamo hit
+config.cache_size_limit (64)" with ``reasons:``, 2.0's "torch._dynamo hit …", 2.1's line asking
+for TORCHDYNAMO_REPORT_GUARD_FAILURES=1, 2.2-2.5's ``last reason:`` and
+accumulated_cache_size_limit, 2.6-2.15's recompile_limit). The real paste is torchdynamo-494
+(tests/data/pasted); the others are torch's text of each release with the prefix taken off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.logparse.events import ParseStats, RecompileLimit
+from dyncli.logparse.glog import GLOG_RE
+from dyncli.logparse.textlog import parse_lines
+from dyncli.logparse.textpaste import normalize
+
+_PREFIX = "W0101 12:00:00.000000 123 torch/_dynamo/convert_frame.py:1000] [0/8] "
+# 2.6-2.15 (convert_frame.py:2062 in 2.15)
+_2_15 = """torch._dynamo hit config.recompile_limit (8)
+   function: 'forward' (/path/model.py:42)
+   last reason: 0/7: tensor 'x' size mismatch at index 0. expected 8, actual 16
+To log all recompilation reasons, use TORCH_LOGS="recompiles".
+To diagnose recompilation issues, see https://pytorch.org/docs/main/torch.compiler_troubleshooting.html
+"""
+_ACCUMULATED = """torch._dynamo hit config.accumulated_recompile_limit (256)
+   function: 'lora_linear_forward' (C:\\envs\\wan\\Lib\\site-packages\\mmgp\\offload.py:2202)
+   last reason: 3/255: submodule_name == 'blocks.25.cross_attn.k'
+To log all recompilation reasons, use TORCH_LOGS="recompiles".
+To diagnose recompilation issues, see https://pytorch.org/docs/main/torch.compiler_troubleshooting.html.
+"""
+# 2.0: "reasons:" (one reason), "to diagnose" in lower case
+_2_0 = """torch._dynamo hit config.cache_size_limit (64)
+   function: 'forward' (/a/resnet.py:284)
+   reasons:  tensor 'x' strides mismatch at index 0. expected 562500, actual 2447991
+to diagnose recompilation issues, see https://pytorch.org/docs/master/dynamo/troubleshooting.html.
+"""
+# 2.1 without TORCHDYNAMO_REPORT_GUARD_FAILURES: no reason, that line where it would be
+_2_1_OFF = """torch._dynamo hit config.cache_size_limit (8)
+   function: 'forward' (/a/m.py:10)
+   to diagnose recompilation issues, set env variable TORCHDYNAMO_REPORT_GUARD_FAILURES=1 and also see https://pytorch.org/docs/master/compile/troubleshooting.html.
+"""
+
+
+def _limits(text: str) -> tuple[list[RecompileLimit], ParseStats]:
+    stats = ParseStats()
+    found = [e for e in parse_lines(text.encode().splitlines(), stats) if isinstance(e, RecompileLimit)]
+    return found, stats
+
+
+def _fields(limit: RecompileLimit) -> tuple[Any, ...]:
+    return (limit.limit_name, limit.limit, limit.function, limit.file, limit.first_line,
+            limit.last_reason, limit.before_2_2, limit.reasons_off, limit.partial)
+
+
+@pytest.mark.parametrize("head", [
+    b"torch._dynamo hit config.recompile_limit (8)", b"torch._dynamo hit config.cache_size_limit (64)",
+    b"torch._dynamo hit config.accumulated_cache_size_limit (256)",
+    b"torchdynamo hit config.cache_size_limit (64)", b"> torch._dynamo hit config.recompile_limit (8)",
+])
+def test_a_bare_limit_head_gets_a_prefix(head: bytes) -> None:
+    line, done = normalize(head) or (b"", "")
+    assert done == "prefixes rebuilt" and GLOG_RE.match(line) is not None
+    assert line.endswith(head.lstrip(b"> "))
+
+
+@pytest.mark.parametrize("text", [
+    b"I keep getting torch._dynamo hit config.recompile_limit (8) on every run",  # prose
+    b"torch._dynamo hit config.recompile_limit",  # no value: a name, not torch's warning
+])
+def test_words_about_the_limit_are_not_its_warning(text: bytes) -> None:
+    assert normalize(text) is None
+
+
+@pytest.mark.parametrize("text", [_2_15, _ACCUMULATED, _2_0, _2_1_OFF])
+def test_a_bare_limit_warning_is_the_limit_hit_its_prefixed_form_is(text: str) -> None:
+    """Every field the prefixed warning gives (name, value, function, file:line, last reason,
+    the release's form) comes from the bare one, and every line of it is understood."""
+    (bare,), stats = _limits(text)
+    assert stats.unrecognized == 0 and stats.malformed == 0
+    # torch 2.2+ prefix every line; 2.0/2.1 (logging's layout) only the first
+    lines = text.splitlines()
+    prefixed = "\n".join(_PREFIX + t for t in lines) if "last reason" in text else \
+        "\n".join([f"[2023-01-01 00:00:00,000] torch._dynamo.convert_frame: [WARNING] {lines[0]}", *lines[1:]])
+    (with_prefix,), _ = _limits(prefixed)
+    assert _fields(bare) == _fields(with_prefix)
+    assert bare.function and bare.first_line and bare.limit
+
+
+def test_the_bare_fields_are_torchs() -> None:
+    (a,), _ = _limits(_ACCUMULATED)
+    assert (a.limit_name, a.limit, a.function, a.first_line) == (
+        "accumulated_recompile_limit", "256", "lora_linear_forward", 2202)
+    assert a.file.endswith("offload.py") and a.last_reason == "3/255: submodule_name == 'blocks.25.cross_attn.k'"
+    (old,), _ = _limits(_2_1_OFF)
+    assert old.before_2_2 and old.reasons_off and not old.last_reason
+
+
+def test_a_quoted_bare_warning_is_read_whole() -> None:
+    (a,), stats = _limits("".join(f"> {t}\n" for t in _2_15.splitlines()))
+    (b,), _ = _limits(_2_15)
+    assert _fields(a) == _fields(b) and stats.unrecognized == 0
+
+
+def _causes(path: Path) -> list[tuple[Any, ...]]:
+    return [(c["title"], c["fix"], c["compiles"]) for c in diagnose_logs([path]).to_json()["causes"]]
+
+
+def test_a_bare_warning_is_ranked_and_fixed_as_the_prefixed_one(tmp_path: Path) -> None:
+    bare, prefixed = tmp_path / "bare.log", tmp_path / "prefixed.log"
+    bare.write_text(_2_15)
+    prefixed.write_text("".join(_PREFIX + t + "\n" for t in _2_15.splitlines()))
+    causes = _causes(bare)
+    assert causes and causes == _causes(prefixed)
+    assert causes[0][2] == 7 and "hit torch._dynamo.config.recompile_limit (8)" in causes[0][0]
+
+
+def test_in_a_longer_paste_it_is_read_once(tmp_path: Path) -> None:
+    """The warning between a program's prints and a traceback, twice for one function (two
+    steps that hit it): one limit hit, its body understood, the rest the program's."""
+    paste = tmp_path / "mixed.log"
+    paste.write_text("epoch 1 loss 0.53\n" + _2_15 + "step 2\n" + _2_15
+                     + "Traceback (most recent call last):\n"
+                     '  File "/home/u/train.py", line 8, in main\n    raise ValueError("bad")\n'
+                     "ValueError: bad\n")
+    d = diagnose_logs([paste])
+    assert len(d.recompile_limits) == 1
+    doc = d.to_json()
+    assert doc["summary"]["recompile_limit_hits"] == 1 and doc["summary"]["frames"] == 1
+    assert doc["summary"]["compiles"] == 8  # not 16: one frame's eight, however often it warned
+    assert [s.kind for s in d.suggestions].count("recompile-limit") == 1
+    assert d.stopped_after_limit is not None  # the traceback came after the warning
+    assert d.stats.unrecognized == 6  # the two prints and the traceback's four lines
