@@ -403,7 +403,9 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
     return out
 
 
-_UNBACKED_RE = re.compile(r"\b[ui]\d{1,9}\b")  # (i: torch 2.1's name of an unbacked int)
+# (i and f: torch 2.1's names of an unbacked int and float; zuf: 2.2 on, an unbacked float, as
+# a float tensor's .item() makes under capture_scalar_outputs: executorch#12732's Ne(zuf0, 0.0))
+_UNBACKED_RE = re.compile(r"\b(?:[uif]|zuf)\d{1,9}\b")
 _DDE_WHAT = {"guard": "could not decide", "int": "needed a concrete integer for",
              "evaluate": "failed evaluating", "symbol": "could not decide an expression over"}
 # what tells torch a value's range: torch._check (2.1-2.15); torch stopped suggesting
@@ -417,10 +419,15 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
     asked, and what tells torch the value's range (torch._check) or avoids needing it."""
     out = []
     for x in diag.data_dependent_errors:
-        symbols = sorted(set(_UNBACKED_RE.findall(x.expr)), key=lambda u: int(u[1:]))
+        symbols = sorted(set(_UNBACKED_RE.findall(x.expr)),
+                         key=lambda u: (u.rstrip("0123456789"), int(u.lstrip("fiuz"))))
         values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
                   if symbols else "its symbols are values")
         own = bool(x.culprit) and is_torch_location(x.culprit)
+        # FX's generated code (`# <eval_with_key>.1057:23 in forward`: a graph module torch
+        # traced and runs, pytorch#157355) is nobody's line to edit: the frame that asked is
+        user = x.user if x.user is not None and not x.user.file.startswith("<eval_with_key>") \
+            else None
         where = (f" in {x.op}'s meta" if x.op else "") + (
             f"; it asked at {x.culprit}" + (" (torch's own code)" if own else "")
             if x.culprit else "")
@@ -428,8 +435,8 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
         check = _CHECK
         # the line that needs the value: the user's, where torch's message names one, else
         # the frame that asked where it is not torch's own (non-strict export runs user code)
-        at = (f"your code at {x.user.file}:{x.user.line}"
-              + (f" (`{x.user.code}`)" if x.user.code else "") if x.user is not None
+        at = (f"your code at {user.file}:{user.line}"
+              + (f" (`{user.code}`)" if user.code else "") if user is not None
               else f"the code at {x.culprit.split(' in ')[0]}" if x.culprit and not own else "")
         # torch's allocation stack is Python's: under dynamo its last frame outside torch is
         # the call into the compiled code (the traced lines are not Python frames there);
@@ -452,13 +459,18 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                    "the tensor, not its .item())"
                    + (f"; the question was torch's own ({x.culprit}): where a torch._check does "
                       "not reach it, report it to torch with this error" if own else ""))
+        if x.hint:
+            fix += (f"; torch's own message names {x.hint} for the code that asked"
+                    + (f" ({x.culprit})" if x.culprit else "") + ": that is framework code (a "
+                    "custom op's fake or meta kernel, or torch's own), where it fits only if "
+                    "that code is yours to change")
         out.append(Advice(
             kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
             message=(f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
                      f"data-dependent expression ({values} read from a tensor's data: .item(), "
                      f".tolist(), nonzero(), a boolean mask){where}{made}."),
             fix=fix,
-            sites=sites_of(x.user or x.made),
+            sites=sites_of(user or x.made),
             evidence=(cite(x.line, x.compile_id, f"Data dependent variable '{x.expr}' allocated "
                            "at" if x.what == "symbol" else x.expr),)))
     return out

@@ -139,10 +139,13 @@ class _DdeFacts:
     culprit: str = ""
     user: ev.UserLoc | None = None
     made: ev.UserLoc | None = None  # where a symbol of it was made (its allocation stack)
+    hint: str = ""  # torch's own answer in the message (guard_size_oblivious, guard_or_false…)
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
             self.op = self.op or e.value
+        elif e.what == "hint":
+            self.hint = self.hint or e.value
         elif e.what == "culprit":
             self.culprit = self.culprit or e.value
             self.user = self.user or e.user
@@ -167,7 +170,7 @@ class _DdeFacts:
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
                                     culprit=self.culprit, user=self.user, made=self.made,
-                                    line=line)
+                                    line=line, hint=self.hint)
                 for what, expr, line in self.exprs]
 
 
@@ -190,7 +193,8 @@ def _joined_symbols(reports: list[DataDependentReport]) -> list[DataDependentRep
 
 
 def _symbols_in(expr: str) -> set[str]:
-    return set(re.findall(r"\b[suqi]\d+\b", expr))  # (i: torch 2.1's unbacked ints)
+    # (i and f: torch 2.1's unbacked ints and floats; zuf: 2.2 on, an unbacked float)
+    return set(re.findall(r"\b(?:[suqif]|zuf)\d+\b", expr))
 
 
 def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> RecompileLimitReport:

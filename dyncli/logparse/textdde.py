@@ -28,7 +28,8 @@ from dyncli.logparse.torchtree import is_torch_file
 
 # a cheap test first (bytes): a line can hold a fact only if it holds one of these
 MARKS = (b"data-dependent expression", b"evaluate_expr(", b"Caused by: ",
-         b"run meta for ")
+         b"run meta for ", b"we were trying to evaluate is ", b"guard_size_oblivious would fix",
+         b"data-dependent friendly APIs")
 
 _GUARD_RE = re.compile(
     r"Could not (?P<what>guard on|extract specialized integer from) data-dependent expression "
@@ -41,6 +42,20 @@ _DURING_RE = re.compile(r"failed during evaluate_expr\((?P<expr>.+?), hint=")
 # the user's line where tracing had one, and the frame that asked, in parentheses)
 _CAUSED_RE = re.compile(r"Caused by: (?P<sloc>.{1,2000})$")
 _META_RE = re.compile(r"failed while attempting to run meta for (?P<op>[\w.]+)")
+# torch 2.1-2.2's message (ShapeEnv._make_data_dependent_error): "It appears that you're trying
+# to get a value out of symbolic int/float whose value is data-dependent (and thus we do not
+# know the true value.)  The expression we were trying to evaluate is Eq(32*i0, 0) (unhinted:
+# …).  Scroll up …" (pytorch#116336); it does not say whether a guard or an int was asked
+_OLD_RE = re.compile(r"The expression we were trying to evaluate is (?P<expr>.+?) \(unhinted: ")
+# torch's own hint in the message: 2.4-2.6 "ATTENTION: guard_size_oblivious would fix the error,
+# evaluating expression to True." (with "Maybe you need to add guard_size_oblivious to framework
+# code": FBGEMM#2923's fake kernel); 2.8-2.15 "consider using data-dependent friendly APIs such
+# as guard_or_false, guard_or_true and statically_known_true." (pytorch#193693). Both are about
+# the code that asked (framework code: torch's, or a custom op's fake kernel), not the user's
+_ATTENTION_RE = re.compile(r"ATTENTION: guard_size_oblivious would fix the error, evaluating "
+                           r"expression to (?P<val>True|False)")
+_FRIENDLY = "data-dependent friendly APIs such as guard_or_false, guard_or_true and " \
+    "statically_known_true"
 MAX_EXPR = 300  # characters of an expression kept (torch's can run to pages)
 # characters of a line the regexes read: torch's messages fit, and a hostile line of many
 # "evaluate_expr(" (each a start the lazy and greedy expressions scan from) stays linear-ish
@@ -63,15 +78,20 @@ def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Even
 
 def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | None:
     """The data-dependent fact of one line: ``("guard" | "int" | "evaluate", EXPR)``,
-    ``("culprit", "FILE:LINE in FN", user line or None)`` or ``("op", "aten.select.int")``;
-    None for any other line."""
+    ``("culprit", "FILE:LINE in FN", user line or None)``, ``("op", "aten.select.int")`` or
+    ``("hint", WHAT)`` (torch's own answer for the code that asked); None for any other line."""
     text = text[:MAX_TEXT]
     m = _GUARD_RE.search(text)
     if m is not None:
         return ("guard" if m["what"] == "guard on" else "int"), _expr(m["expr"])
-    m = _RECORDED_RE.search(text) or _DURING_RE.search(text)
+    m = _RECORDED_RE.search(text) or _DURING_RE.search(text) or _OLD_RE.search(text)
     if m is not None:
         return "evaluate", _expr(m["expr"])
+    m = _ATTENTION_RE.search(text)
+    if m is not None:
+        return "hint", f"guard_size_oblivious (it would evaluate the expression to {m['val']})"
+    if _FRIENDLY in text:
+        return "hint", "guard_or_false, guard_or_true or statically_known_true"
     m = _CAUSED_RE.search(text)
     if m is not None:
         user, framework = parse_sloc(m["sloc"].strip())
