@@ -20,7 +20,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from dyncli.diagnose import compile_metrics, guard_kinds, size_changes
+from dyncli.diagnose import compile_metrics, guard_kinds, size_changes, unbacked
 from dyncli.diagnose.cudagraph_advice import WITHOUT_CUDAGRAPHS
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
@@ -802,6 +802,10 @@ def _crash_fix(x: CompileCrashReport) -> str:
         return (f"the deepest frame, {place(x.deepest)} in {x.deepest.function}, is not torch's: "
                 "a package that patches or hooks torch's compiler raised there; update it or "
                 "run without it")
+    deepest = x.deepest or x.at
+    data = unbacked.crash_fix(text, deepest.code if x.cut and not x.error and deepest else "")
+    if data is not None:  # (pytorch#157355: "an error in torch's compiler" for one)
+        return data
     if _SYMBOLIC_SIZES_RE.search(text) is not None:
         return _SYMBOLIC_SIZES_FIX
     if x.at is not None and _EXPORT_FILE_RE.search(x.at.file.replace("\\", "/")) is not None \
@@ -906,6 +910,13 @@ _ENABLE_RE = re.compile(r"; to enable, set (?P<flag>torch\._dynamo\.config\.\w{1
 
 def _break_fix(b: GraphBreakReport) -> str:
     enable = _ENABLE_RE.search(b.reason)
+    if enable is None and _ITEM not in b.reason:
+        # the same break before torch said how (2.1's "dynamic shape operator: aten.nonzero.
+        # default", pytorch#114220) and after (2.7 on: the type, its Hint the setting,
+        # pytorch#165421): torch's own answer, not "move the call out"
+        data = unbacked.break_fix(f"{b.reason}\n{b.explanation}")
+        if data is not None:
+            return data
     if enable is not None and _ITEM not in b.reason:
         return (f"set {enable['flag']} before compiling (torch's own answer in the message: the "
                 "op's data-dependent output size becomes an unbacked size in the graph), or use "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dyncli.logparse import events as ev
@@ -176,6 +176,7 @@ class _Traceback:
     from_user: bool = False  # dynamo's "from user code:" came after its exception
     user_frames: list[ev.UserLoc] = field(default_factory=list)  # the frames under it
     rank: int | None = None
+    last_code: str = ""  # the code line under the deepest frame, where the paste has it
 
 
 def compiler_exception(text: str) -> bool:
@@ -269,6 +270,7 @@ class CrashReader:
             if len(tb.frames) >= _MAX_FRAMES:
                 del tb.frames[0]  # the deepest frames are the ones that matter
             tb.frames.append(loc)
+            tb.last_code = ""
             return []
         arrow = _ARROW_RE.match(text)
         if arrow is not None:  # IPython's line of the frame above
@@ -276,6 +278,10 @@ class CrashReader:
                 last = tb.frames[-1]
                 tb.frames[-1] = ev.UserLoc(last.file, int(arrow["line"]), last.function)
             return []
+        if text[:1] in (" ", "\t") and tb.frames and not tb.last_code:
+            # the first code line under the deepest frame so far (a cut traceback's last line
+            # may say what it raises: `raise DynamicOutputShapeException(func)`, pytorch#106130)
+            tb.last_code = text.strip()[:200]
         if not text or text[0] in " \t" or text.endswith(" frames") or text.startswith("[... "):
             return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
         if exception_name(text.strip()) or compiler_exception(text.strip()):
@@ -322,6 +328,9 @@ class CrashReader:
         # where it raised: the deepest frame of the innermost traceback of the chain (the
         # cause, printed first), and the deepest of torch's compiler there
         deepest = next((t.frames[-1] for t in reversed(chain) if t.frames), None)
+        if cut and deepest is not None and tb.frames and deepest is tb.frames[-1] \
+                and tb.last_code:
+            deepest = replace(deepest, code=tb.last_code)
         at = next((f for t in reversed(chain) for f in reversed(t.frames)
                    if is_compiler_file(f.file)), None)
         # a chain is a crash of the compile where any of its tracebacks ends in torch's
