@@ -445,7 +445,13 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                 + (f" (`{x.made.code}`)" if x.made.code else "")
                 + ", the last frame outside torch in torch's allocation stack"
                 if x.made is not None else "")
-        if at:
+        if x.checks:
+            # torch.export's own answer: its checks, the condition and its negation, with the
+            # user's names for the symbols (symbolic_shapes._suggest_torch_checks)
+            fix = (f"insert before {at or 'the call torch names'} the one of torch's own "
+                   f"suggested checks that holds for your data: {' or '.join(x.checks)} "
+                   "(export's answer: it then traces the branch that check decides)")
+        elif at:
             fix = (f"{at} needs the value itself: {check} before that line, torch.cond for a "
                    "branch on it, or keep the computation on tensors")
         elif x.made is not None:

@@ -140,12 +140,16 @@ class _DdeFacts:
     user: ev.UserLoc | None = None
     made: ev.UserLoc | None = None  # where a symbol of it was made (its allocation stack)
     hint: str = ""  # torch's own answer in the message (guard_size_oblivious, guard_or_false…)
+    checks: list[str] = field(default_factory=list)  # export's own torch._check suggestions
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
             self.op = self.op or e.value
         elif e.what == "hint":
             self.hint = self.hint or e.value
+        elif e.what == "check":
+            if e.value not in self.checks and len(self.checks) < 4:
+                self.checks.append(e.value)
         elif e.what == "culprit":
             self.culprit = self.culprit or e.value
             self.user = self.user or e.user
@@ -170,7 +174,7 @@ class _DdeFacts:
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
                                     culprit=self.culprit, user=self.user, made=self.made,
-                                    line=line, hint=self.hint)
+                                    line=line, hint=self.hint, checks=tuple(self.checks))
                 for what, expr, line in self.exprs]
 
 

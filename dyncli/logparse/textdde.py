@@ -23,7 +23,7 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.textmsg import parse_sloc
-from dyncli.logparse.textreasons import user_stack
+from dyncli.logparse.textreasons import FILE_RE, user_stack
 from dyncli.logparse.torchtree import is_torch_file
 
 # a cheap test first (bytes): a line can hold a fact only if it holds one of these
@@ -142,3 +142,44 @@ def allocated(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     frames = user_stack(lines[1:])
     made = next((f for f in reversed(frames) if not is_torch_file(f.file)), None)
     return [ev.DataDependentError(what="symbol", value=m["sym"], user=made, **common)]
+
+
+# Headings of torch's message whose next lines say more (bare, as an exception prints them):
+# the frame torch blamed in 2.3-2.5 ("Potential framework code culprit (scroll up for full
+# backtrace):" then a `File` line: torch's own frame, torchrec#2326, pytorch#134230); the
+# user's call in non-strict export ("The following call raised this error:" then its `File`
+# line, 2.5-2.15 symbolic_shapes._blame_user_code); and export's own fixes, numbered
+# torch._check lines (2.4 "Suggested fixes (please choose one of the following):", 2.5-2.15
+# "To fix the error, insert one of the following checks before this call:",
+# _suggest_torch_checks; pytorch#125378, #132393)
+HEADS = {
+    b"Potential framework code culprit (scroll up for full backtrace):": "framework",
+    b"The following call raised this error:": "call",
+    b"Suggested fixes (please choose one of the following):": "checks",
+    b"To fix the error, insert one of the following checks before this call:": "checks",
+}
+_CHECK_RE = re.compile(r"^\s{0,8}\d{1,2}\. (?P<check>torch\._check\(.{1,300}\))\"?$")
+
+
+def heading(raw: bytes) -> str:
+    """The kind of a heading of torch's data-dependent message (``HEADS``), or ""."""
+    return HEADS.get(raw.strip(), "")
+
+
+def under(kind: str, raw: bytes, lineno: int, rank: int | None) -> ev.DataDependentError | None:
+    """The fact a line under a heading of ``kind`` states: the blamed frame (``framework``: a
+    culprit; ``call``: the user's call), or one of torch's suggested checks; None if it is not
+    the line such a heading is followed by."""
+    text = raw.decode("utf-8", "replace")[:MAX_TEXT].rstrip()
+    common: dict[str, Any] = {"line": lineno, "rank": rank}
+    if kind == "checks":
+        m = _CHECK_RE.match(text)
+        return ev.DataDependentError(what="check", value=m["check"], **common) if m else None
+    m = FILE_RE.match(text)
+    if m is None:
+        return None
+    loc = ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
+    if kind == "framework":
+        return ev.DataDependentError(what="culprit", value=f"{loc.file}:{loc.line} in "
+                                     f"{loc.function}", **common)
+    return ev.DataDependentError(what="culprit", value="", user=loc, **common)
