@@ -414,6 +414,9 @@ _CHECK = ("torch._check(...) what you know of it (an index: torch._check(i >= 0)
           "torch._check(i < x.size(0)); a size: torch._check(n >= 0))")
 
 
+_HOOK_RE = re.compile(r"(?:^|/)_export/non_strict_utils\.py:\d{1,9} in __torch_function__$")
+
+
 def _data_dependent(diag: Diagnosis) -> list[Advice]:
     """A data-dependent error (textdde): the expression torch could not decide, where it
     asked, and what tells torch the value's range (torch._check) or avoids needing it."""
@@ -423,13 +426,19 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                          key=lambda u: (u.rstrip("0123456789"), int(u.lstrip("fiuz"))))
         values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
                   if symbols else "its symbols are values")
-        own = bool(x.culprit) and is_torch_location(x.culprit)
+        # non-strict export's __torch_function__ hook sees every torch call the traced code
+        # makes, and torch names it where the call came from that code (pytorch#153955): the
+        # question is the caller's, one frame above it, not torch's own
+        hooked = bool(_HOOK_RE.search(x.culprit.replace("\\", "/")))
+        own = bool(x.culprit) and is_torch_location(x.culprit) and not hooked
         # FX's generated code (`# <eval_with_key>.1057:23 in forward`: a graph module torch
         # traced and runs, pytorch#157355) is nobody's line to edit: the frame that asked is
         user = x.user if x.user is not None and not x.user.file.startswith("<eval_with_key>") \
             else None
         where = (f" in {x.op}'s meta" if x.op else "") + (
             f"; it asked at {x.culprit}" + (" (torch's own code)" if own else "")
+            + (" (non-strict export's hook around a torch call of the traced code: the call "
+               "is in the frame above it, your code's or a library's)" if hooked else "")
             if x.culprit else "")
         during = f" while compiling [{x.compile_id}]" if x.compile_id else ""
         check = _CHECK
@@ -437,7 +446,8 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
         # the frame that asked where it is not torch's own (non-strict export runs user code)
         at = (f"your code at {user.file}:{user.line}"
               + (f" (`{user.code}`)" if user.code else "") if user is not None
-              else f"the code at {x.culprit.split(' in ')[0]}" if x.culprit and not own else "")
+              else f"the code at {x.culprit.split(' in ')[0]}"
+              if x.culprit and not own and not hooked else "")
         # torch's allocation stack is Python's: under dynamo its last frame outside torch is
         # the call into the compiled code (the traced lines are not Python frames there);
         # under non-strict export, the line itself

@@ -167,3 +167,12 @@ def test_hostile_lines_stay_bounded_and_never_raise() -> None:
     out = io.StringIO()
     render_terminal(diag, console=Console(file=out, width=120, color_system=None))
     assert all(len(x.expr) <= dde.MAX_EXPR for x in diag.data_dependent_errors)
+
+
+def test_non_strict_exports_hook_is_not_called_torchs_own_question() -> None:
+    # pytorch#153955: torch names its __torch_function__ hook, around a call of the traced code
+    diag = diagnose_logs([PASTED / "pytorch-153955.log"])
+    said = _fixes(diag, AdviceKind.DATA_DEPENDENT)
+    assert "the question was torch's own" not in said
+    assert "(torch's own code)" not in said
+    assert "the call is in the frame above it" in said
