@@ -480,15 +480,26 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                     + (f" ({x.culprit})" if x.culprit else "") + ": that is framework code (a "
                     "custom op's fake or meta kernel, or torch's own), where it fits only if "
                     "that code is yours to change")
+        said = (f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
+                f"data-dependent expression ({values} read from a tensor's data: .item(), "
+                f".tolist(), nonzero(), a boolean mask){where}{made}." if x.expr else
+                f"torch raised a data-dependent error{during} (its exportdb link, "
+                "#constrain-as-size-example, is the one torch gives a "
+                "GuardOnDataDependentSymNode); the paste cut its message, and with it the "
+                "expression (dynamo's `from user code:` stack under it, where the paste has it, "
+                f"ends at the line that needs the value){where}{made}.")
+        if not x.expr and not x.checks:
+            fix = ("paste the error's message whole (its 'Could not guard on data-dependent "
+                   "expression …' and 'Caused by' name the expression and the line), or rerun "
+                   'with TORCH_LOGS="+dynamic"; the fix is at that line: ' + fix)
         out.append(Advice(
             kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
-            message=(f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
-                     f"data-dependent expression ({values} read from a tensor's data: .item(), "
-                     f".tolist(), nonzero(), a boolean mask){where}{made}."),
+            message=said,
             fix=fix,
             sites=sites_of(user or x.made),
             evidence=(cite(x.line, x.compile_id, f"Data dependent variable '{x.expr}' allocated "
-                           "at" if x.what == "symbol" else x.expr),)))
+                           "at" if x.what == "symbol" else x.expr or
+                           "exportdb#constrain-as-size-example"),)))
     return out
 
 

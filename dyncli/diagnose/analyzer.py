@@ -141,12 +141,15 @@ class _DdeFacts:
     made: ev.UserLoc | None = None  # where a symbol of it was made (its allocation stack)
     hint: str = ""  # torch's own answer in the message (guard_size_oblivious, guard_or_false…)
     checks: list[str] = field(default_factory=list)  # export's own torch._check suggestions
+    linked: int = 0  # the line of the exportdb link that proves one whose expression is cut
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
             self.op = self.op or e.value
         elif e.what == "hint":
             self.hint = self.hint or e.value
+        elif e.what == "linked":
+            self.linked = self.linked or e.line
         elif e.what == "check":
             if e.value not in self.checks and len(self.checks) < 4:
                 self.checks.append(e.value)
@@ -175,7 +178,8 @@ class _DdeFacts:
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
                                     culprit=self.culprit, user=self.user, made=self.made,
                                     line=line, hint=self.hint, checks=tuple(self.checks))
-                for what, expr, line in self.exprs]
+                for what, expr, line in (self.exprs or (
+                    [("unnamed", "", self.linked)] if self.linked else []))]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -187,7 +191,11 @@ def _bare_id(text: str) -> ev.CompileId | None:
 def _joined_symbols(reports: list[DataDependentReport]) -> list[DataDependentReport]:
     """A symbol's fact (its allocation record, with a compile id) gives way to the expression
     over it that the same rank's exception names (printed without one); the expression takes
-    where the symbol was made."""
+    where the symbol was made. A link's error without an expression gives way likewise."""
+    # an exportdb link alone (its message cut) gives way to any expression the rank's log names
+    # (a bare link line has no compile id: another key than the records')
+    ranks = {x.rank for x in reports if x.what != "unnamed"}
+    reports = [x for x in reports if x.what != "unnamed" or x.rank not in ranks]
     made = {(x.rank, x.expr): x.made for x in reports if x.what == "symbol"}
     named = {(x.rank, sym) for x in reports if x.what != "symbol" for sym in _symbols_in(x.expr)}
     return [x if x.what == "symbol" or x.made is not None else dataclasses.replace(

@@ -284,7 +284,8 @@ class DataDependentReport:
     from a tensor's data (``u0``: ``.item()``, ``nonzero()``…), in one compile
     (``dyncli.logparse.textdde``). ``what``: ``guard`` (a branch or guard needed its truth),
     ``int`` (a concrete integer was needed), ``evaluate`` (only torch's evaluate_expr failure
-    is in the log), ``symbol`` (only the symbol is: ``expr`` is it); ``op``: the operator
+    is in the log), ``symbol`` (only the symbol is: ``expr`` is it), ``unnamed`` (only dynamo's
+    exportdb link for one is: ``expr`` is ""); ``op``: the operator
     whose meta asked; ``culprit``: torch's ``Caused by`` frame
     (``_meta_registrations.py:4832 in meta_select``); ``hint``: torch's own answer in its
     message, for the code that asked (``guard_size_oblivious``, ``guard_or_false``…);

@@ -29,7 +29,7 @@ from dyncli.logparse.torchtree import is_torch_file
 # a cheap test first (bytes): a line can hold a fact only if it holds one of these
 MARKS = (b"data-dependent expression", b"evaluate_expr(", b"Caused by: ",
          b"run meta for ", b"we were trying to evaluate is ", b"guard_size_oblivious would fix",
-         b"data-dependent friendly APIs")
+         b"data-dependent friendly APIs", b"#constrain-as-size-example")
 
 _GUARD_RE = re.compile(
     r"Could not (?P<what>guard on|extract specialized integer from) data-dependent expression "
@@ -56,6 +56,11 @@ _ATTENTION_RE = re.compile(r"ATTENTION: guard_size_oblivious would fix the error
                            r"expression to (?P<val>True|False)")
 _FRIENDLY = "data-dependent friendly APIs such as guard_or_false, guard_or_true and " \
     "statically_known_true"
+# dynamo's UserError for a GuardOnDataDependentSymNode ends with its exportdb link, case
+# "constrain_as_size_example" (_dynamo/utils.py get_fake_value, variables/tensor.py, export's
+# _trace.py: 2.1-2.15 use that case for nothing else): the line proves a data-dependent error
+# where the paste cut its message (executorch#8988: only the link and `from user code:` left)
+_LINK = "exportdb/index.html#constrain-as-size-example"
 MAX_EXPR = 300  # characters of an expression kept (torch's can run to pages)
 # characters of a line the regexes read: torch's messages fit, and a hostile line of many
 # "evaluate_expr(" (each a start the lazy and greedy expressions scan from) stays linear-ish
@@ -79,7 +84,8 @@ def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Even
 def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | None:
     """The data-dependent fact of one line: ``("guard" | "int" | "evaluate", EXPR)``,
     ``("culprit", "FILE:LINE in FN", user line or None)``, ``("op", "aten.select.int")`` or
-    ``("hint", WHAT)`` (torch's own answer for the code that asked); None for any other line."""
+    ``("hint", WHAT)`` (torch's own answer for the code that asked) or ``("linked", CASE)`` (the
+    exportdb link of dynamo's data-dependent UserError); None for any other line."""
     text = text[:MAX_TEXT]
     m = _GUARD_RE.search(text)
     if m is not None:
@@ -87,6 +93,8 @@ def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | No
     m = _RECORDED_RE.search(text) or _DURING_RE.search(text) or _OLD_RE.search(text)
     if m is not None:
         return "evaluate", _expr(m["expr"])
+    if _LINK in text:
+        return "linked", "constrain-as-size-example"
     m = _ATTENTION_RE.search(text)
     if m is not None:
         return "hint", f"guard_size_oblivious (it would evaluate the expression to {m['val']})"

@@ -176,3 +176,16 @@ def test_non_strict_exports_hook_is_not_called_torchs_own_question() -> None:
     assert "the question was torch's own" not in said
     assert "(torch's own code)" not in said
     assert "the call is in the frame above it" in said
+
+
+def test_the_exportdb_link_alone_proves_a_data_dependent_error() -> None:
+    # executorch#8988: the message cut, the link and dynamo's user stack left (refused before)
+    diag = diagnose_logs([PASTED / "executorch-8988.log"])
+    assert [(x.expr, x.what) for x in diag.data_dependent_errors] == [("", "unnamed")]
+    said = _fixes(diag, AdviceKind.DATA_DEPENDENT)
+    assert "paste the error's message whole" in said
+    # with the expression in the log, the link adds nothing of its own
+    named = _diag("Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).\n"
+                  "For more information about this error, see: https://pytorch.org/docs/main/"
+                  "generated/exportdb/index.html#constrain-as-size-example\n")
+    assert [x.expr for x in named.data_dependent_errors] == ["Eq(u0, 1)"]
