@@ -32,6 +32,10 @@ _HEAD_RE = re.compile(r"^(?:(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,}Traceback \(most
                       r"|.{0,400}Traceback \(most recent call last\):)\s*$")
 # IPython 8: "File /usr/…/eval_frame.py:489, in _TorchDynamoContext.__call__.<locals>._fn(*args)"
 _IPY_FILE_RE = re.compile(r"^File (?P<file>\S.{0,4096}?):(?P<line>\d{1,9}), in (?P<fn>[^\s(]{1,400})")
+# IPython 8 in Jupyter, copied with its links: "File [/…/torch/_dynamo/utils.py:2150](http://
+# localhost:8888/…#line=2149), in run_node(tracer, …)" (pytorch#145970)
+_IPY_FILE_LINK_RE = re.compile(r"^File \[(?P<file>[^\]]{1,4096}?):(?P<line>\d{1,9})\]\([^)]{0,2000}\), "
+                               r"in (?P<fn><[^<>]{1,200}>|[^\s(]{1,400})")
 # Colab: "[/usr/…/bytecode_transformation.py](https://localhost:8080/#) in compute_exception_table(…)"
 _IPY_LINK_RE = re.compile(r"^\[(?P<file>[^\]]{1,4096})\]\([^)]{0,2000}\) in "
                           r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})")
@@ -122,7 +126,7 @@ _LIBRARY_RE = re.compile(r"(?:^|[/\\])(?:site-packages|dist-packages|lib[/\\]pyt
 
 def _frame(text: str) -> ev.UserLoc | None:
     """The frame a traceback's line names (its line number 0 where the line comes after it)."""
-    m = FILE_RE.match(text) or _IPY_FILE_RE.match(text)
+    m = FILE_RE.match(text) or _IPY_FILE_RE.match(text) or _IPY_FILE_LINK_RE.match(text)
     if m is not None:
         return ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
     m = _IPY_LINK_RE.match(text) or _IPY_OLD_RE.match(text)

@@ -189,3 +189,11 @@ def test_the_exportdb_link_alone_proves_a_data_dependent_error() -> None:
                   "For more information about this error, see: https://pytorch.org/docs/main/"
                   "generated/exportdb/index.html#constrain-as-size-example\n")
     assert [x.expr for x in named.data_dependent_errors] == ["Eq(u0, 1)"]
+
+
+def test_ipython_frames_copied_with_their_links_are_a_traceback() -> None:
+    # pytorch#145970: JupyterLab's copy of IPython 8's frames ("File [path:N](url), in fn(…)")
+    diag = diagnose_logs([PASTED / "pytorch-145970.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.at is not None and crash.at.file.endswith("torch/_dynamo/utils.py")
+    assert crash.at.line == 2132 and crash.at.function == "run_node"
