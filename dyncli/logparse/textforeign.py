@@ -151,7 +151,9 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
 _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     cg.text_record: ((), 0),
     reasons.warned_break: ((b"If it is ",), 1),
-    reasons.unsupported_break: ((b"from user code:",), 2),
+    # (its parts at the margin too: a paste that lost torch's two-space indent, pytorch#165421)
+    reasons.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
+                                 b"Developer debug context: "), 2),
     reasons.recompiling: ((), 1),
     reasons.stance_recompile: ((), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)

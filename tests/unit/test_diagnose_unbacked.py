@@ -197,3 +197,14 @@ def test_ipython_frames_copied_with_their_links_are_a_traceback() -> None:
     (crash,) = diag.compile_crashes
     assert crash.at is not None and crash.at.file.endswith("torch/_dynamo/utils.py")
     assert crash.at.line == 2132 and crash.at.function == "run_node"
+
+
+def test_a_graph_break_message_that_lost_its_indent_keeps_its_parts() -> None:
+    # pytorch#165421: "Explanation:" and "Hint:" at the margin under the Unsupported line
+    diag = diagnose_logs([PASTED / "pytorch-165421.log"])
+    (b,) = diag.graph_breaks
+    assert "aten.masked_select.default" in b.explanation
+    assert b.hints == ("Enable tracing of dynamic shape operators with "
+                       "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`",)
+    assert "aten.masked_select.default's output size" in _fixes(diag, AdviceKind.GRAPH_BREAK)
+    assert diag.stats.unrecognized == 0
