@@ -17,8 +17,9 @@ Three of torch's exceptions say the data decided something tracing could not kno
 - ``GuardOnDataDependentSymNode`` (its words: "Could not guard on data-dependent expression",
   2.1-2.2's "…get a value out of symbolic int/float whose value is data-dependent", 2.3-2.5's
   "Tried to use data-dependent value"): a branch or size needed an unbacked value. A compile
-  that stops on it stopped on the code's use of the value, not on a bug of the compiler; the
-  data-dependent error's own finding (``dyncli.diagnose.advice``) says which expression.
+  that stops on it is not "an error in torch's compiler, not in your shapes" by default: the
+  data-dependent error's own finding (``dyncli.diagnose.advice``) says which expression, and
+  whose code asked.
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ _OWN_FAKE_MODE = ("; a FakeTensorMode of your own (no torch.compile) needs a Sha
                   "that size: FakeTensorMode(shape_env=ShapeEnv())")
 _DDE_CRASH_FIX = (
     "the compile stopped on a data-dependent error (torch's message says so: a branch, a guard "
-    "or a size needed a value read from a tensor's data), not on a bug of the compiler: the "
-    "data-dependent error's own finding says which expression and where; fix it there "
-    "(torch._check what you know of the value, or keep the computation on tensors)")
+    "or a size needed a value read from a tensor's data): the data-dependent error's finding "
+    "says which expression and where it asked; where that is your code, torch._check what you "
+    "know of the value there or keep the computation on tensors; where torch's own code asked, "
+    "a newer torch or a report to it")
 
 
 def dynamic_shape_fix(op: str, own_mode: bool = False) -> str:
