@@ -174,12 +174,13 @@ def heading(raw: bytes) -> str:
     return HEADS.get(raw.strip(), "")
 
 
-def under(kind: str, raw: bytes, lineno: int, rank: int | None) -> ev.DataDependentError | None:
+def under(kind: str, raw: bytes, lineno: int) -> ev.DataDependentError | None:
     """The fact a line under a heading of ``kind`` states: the blamed frame (``framework``: a
     culprit; ``call``: the user's call), or one of torch's suggested checks; None if it is not
-    the line such a heading is followed by."""
+    the line such a heading is followed by. (Without a rank, as :func:`events` reads the
+    message's own lines where they have no prefix: the facts of one message join.)"""
     text = raw.decode("utf-8", "replace")[:MAX_TEXT].rstrip()
-    common: dict[str, Any] = {"line": lineno, "rank": rank}
+    common: dict[str, Any] = {"line": lineno}
     if kind == "checks":
         m = _CHECK_RE.match(text)
         return ev.DataDependentError(what="check", value=m["check"], **common) if m else None

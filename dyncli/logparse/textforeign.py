@@ -345,7 +345,7 @@ class ForeignLines:
             self._suggesting = True
             return _NO_EVENTS
         under, self._dde_under = self._dde_under, ""
-        if under and (fact := dde.under(under, raw, lineno, self._line_rank)) is not None:
+        if under and (fact := dde.under(under, raw, lineno)) is not None:
             self.stats.recognized += 1
             self._dde_under = under if under == "checks" else ""  # (checks come numbered)
             return (fact,)

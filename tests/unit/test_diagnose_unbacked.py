@@ -151,9 +151,9 @@ def test_a_heading_without_its_line_reads_nothing_and_a_check_alone_is_not_a_fac
     diag = _diag("Potential framework code culprit (scroll up for full backtrace):\n"
                  "see the docs\n  1. torch._check(x >= 0)\n")
     assert diag.data_dependent_errors == ()
-    assert dde.under("checks", b"  1. torch._check(x >= 0)", 3, None) is not None
-    assert dde.under("checks", b"see the docs", 3, None) is None
-    assert dde.under("call", b"not a frame", 3, None) is None
+    assert dde.under("checks", b"  1. torch._check(x >= 0)", 3) is not None
+    assert dde.under("checks", b"see the docs", 3) is None
+    assert dde.under("call", b"not a frame", 3) is None
 
 
 def test_hostile_lines_stay_bounded_and_never_raise() -> None:
