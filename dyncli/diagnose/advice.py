@@ -830,7 +830,9 @@ def _crash_fix(x: CompileCrashReport) -> str:
                 "a package that patches or hooks torch's compiler raised there; update it or "
                 "run without it")
     deepest = x.deepest or x.at
-    data = unbacked.crash_fix(text, deepest.code if x.cut and not x.error and deepest else "")
+    cut = x.cut and not x.error and deepest is not None
+    data = unbacked.crash_fix(text, deepest.code if cut and deepest else "",
+                              deepest.function if cut and deepest else "")
     if data is not None:  # (pytorch#157355: "an error in torch's compiler" for one)
         return data
     if _SYMBOLIC_SIZES_RE.search(text) is not None:

@@ -94,10 +94,11 @@ def break_fix(text: str) -> str | None:
     return data_output_fix(m["op"]) if m is not None else None
 
 
-def crash_fix(text: str, last_code: str = "") -> str | None:
+def crash_fix(text: str, last_code: str = "", last_fn: str = "") -> str | None:
     """The fix for a compile that raised one of torch's data-dependent exceptions: ``text`` is
-    the exception (and its cause), ``last_code`` the deepest frame's line where the paste cut
-    the traceback before its exception; None where neither names one."""
+    the exception (and its cause), ``last_code`` and ``last_fn`` the deepest frame's line and
+    function where the paste cut the traceback before its exception; None where neither names
+    one."""
     m = _DYN_SHAPE_RE.search(text)
     if m is not None:
         return dynamic_shape_fix(m["op"])
@@ -109,6 +110,17 @@ def crash_fix(text: str, last_code: str = "") -> str | None:
     raised = _RAISES_RE.match(last_code.strip())
     if raised is None:
         return None
+    if raised["exc"] == "DynamicOutputShapeException" and last_fn == "dyn_shape":
+        # fake_impls' dyn_shape raises for an op the release has no data-dependent-size kernel
+        # for, whatever the settings: nonzero in 2.0 (pytorch#106130), in 2.15 the ops other
+        # than nonzero, boolean indexing and repeat_interleave without one
+        return ("the traceback ends in torch's fake tensors' dyn_shape, which raises "
+                "DynamicOutputShapeException for an op whose output size depends on the data "
+                "and that this release cannot trace with such a size, whatever the settings: "
+                "keep the op out of the compiled (or traced) function, or a newer torch; for "
+                "nonzero, masked_select and boolean indexing torch 2.1 on traces them with "
+                "capture_dynamic_output_shape_ops = True (a FakeTensorMode of your own needs a "
+                "ShapeEnv: FakeTensorMode(shape_env=ShapeEnv()))")
     if raised["exc"] == "DynamicOutputShapeException":
         return ("the traceback ends where torch's fake tensors raise DynamicOutputShapeException "
                 "(the exception's line is past the end of the paste): " +
