@@ -20,7 +20,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from dyncli.diagnose import compile_metrics, guard_kinds, size_changes
+from dyncli.diagnose import compile_metrics, guard_kinds, size_changes, unbacked
 from dyncli.diagnose.cudagraph_advice import WITHOUT_CUDAGRAPHS
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
@@ -403,7 +403,9 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
     return out
 
 
-_UNBACKED_RE = re.compile(r"\b[ui]\d{1,9}\b")  # (i: torch 2.1's name of an unbacked int)
+# (i and f: torch 2.1's names of an unbacked int and float; zuf: 2.2 on, an unbacked float, as
+# a float tensor's .item() makes under capture_scalar_outputs: executorch#12732's Ne(zuf0, 0.0))
+_UNBACKED_RE = re.compile(r"\b(?:[uif]|zuf)\d{1,9}\b")
 _DDE_WHAT = {"guard": "could not decide", "int": "needed a concrete integer for",
              "evaluate": "failed evaluating", "symbol": "could not decide an expression over"}
 # what tells torch a value's range: torch._check (2.1-2.15); torch stopped suggesting
@@ -412,25 +414,40 @@ _CHECK = ("torch._check(...) what you know of it (an index: torch._check(i >= 0)
           "torch._check(i < x.size(0)); a size: torch._check(n >= 0))")
 
 
+_HOOK_RE = re.compile(r"(?:^|/)_export/non_strict_utils\.py:\d{1,9} in __torch_function__$")
+
+
 def _data_dependent(diag: Diagnosis) -> list[Advice]:
     """A data-dependent error (textdde): the expression torch could not decide, where it
     asked, and what tells torch the value's range (torch._check) or avoids needing it."""
     out = []
     for x in diag.data_dependent_errors:
-        symbols = sorted(set(_UNBACKED_RE.findall(x.expr)), key=lambda u: int(u[1:]))
+        symbols = sorted(set(_UNBACKED_RE.findall(x.expr)),
+                         key=lambda u: (u.rstrip("0123456789"), int(u.lstrip("fiuz"))))
         values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
                   if symbols else "its symbols are values")
-        own = bool(x.culprit) and is_torch_location(x.culprit)
+        # non-strict export's __torch_function__ hook sees every torch call the traced code
+        # makes, and torch names it where the call came from that code (pytorch#153955): the
+        # question is the caller's, one frame above it, not torch's own
+        hooked = bool(_HOOK_RE.search(x.culprit.replace("\\", "/")))
+        own = bool(x.culprit) and is_torch_location(x.culprit) and not hooked
+        # FX's generated code (`# <eval_with_key>.1057:23 in forward`: a graph module torch
+        # traced and runs, pytorch#157355) is nobody's line to edit: the frame that asked is
+        user = x.user if x.user is not None and not x.user.file.startswith("<eval_with_key>") \
+            else None
         where = (f" in {x.op}'s meta" if x.op else "") + (
             f"; it asked at {x.culprit}" + (" (torch's own code)" if own else "")
+            + (" (non-strict export's hook around a torch call of the traced code: the call "
+               "is in the frame above it, your code's or a library's)" if hooked else "")
             if x.culprit else "")
         during = f" while compiling [{x.compile_id}]" if x.compile_id else ""
         check = _CHECK
         # the line that needs the value: the user's, where torch's message names one, else
         # the frame that asked where it is not torch's own (non-strict export runs user code)
-        at = (f"your code at {x.user.file}:{x.user.line}"
-              + (f" (`{x.user.code}`)" if x.user.code else "") if x.user is not None
-              else f"the code at {x.culprit.split(' in ')[0]}" if x.culprit and not own else "")
+        at = (f"your code at {user.file}:{user.line}"
+              + (f" (`{user.code}`)" if user.code else "") if user is not None
+              else f"the code at {x.culprit.split(' in ')[0]}"
+              if x.culprit and not own and not hooked else "")
         # torch's allocation stack is Python's: under dynamo its last frame outside torch is
         # the call into the compiled code (the traced lines are not Python frames there);
         # under non-strict export, the line itself
@@ -438,7 +455,13 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                 + (f" (`{x.made.code}`)" if x.made.code else "")
                 + ", the last frame outside torch in torch's allocation stack"
                 if x.made is not None else "")
-        if at:
+        if x.checks:
+            # torch.export's own answer: its checks, the condition and its negation, with the
+            # user's names for the symbols (symbolic_shapes._suggest_torch_checks)
+            fix = (f"insert before {at or 'the call torch names'} the one of torch's own "
+                   f"suggested checks that holds for your data: {' or '.join(x.checks)} "
+                   "(export's answer: it then traces the branch that check decides)")
+        elif at:
             fix = (f"{at} needs the value itself: {check} before that line, torch.cond for a "
                    "branch on it, or keep the computation on tensors")
         elif x.made is not None:
@@ -452,15 +475,31 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                    "the tensor, not its .item())"
                    + (f"; the question was torch's own ({x.culprit}): where a torch._check does "
                       "not reach it, report it to torch with this error" if own else ""))
+        if x.hint:
+            fix += (f"; torch's own message names {x.hint} for the code that asked"
+                    + (f" ({x.culprit})" if x.culprit else "") + ": that is framework code (a "
+                    "custom op's fake or meta kernel, or torch's own), where it fits only if "
+                    "that code is yours to change")
+        said = (f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
+                f"data-dependent expression ({values} read from a tensor's data: .item(), "
+                f".tolist(), nonzero(), a boolean mask){where}{made}." if x.expr else
+                f"torch raised a data-dependent error{during} (its exportdb link, "
+                "#constrain-as-size-example, is the one torch gives a "
+                "GuardOnDataDependentSymNode); the paste cut its message, and with it the "
+                "expression (dynamo's `from user code:` stack under it, where the paste has it, "
+                f"ends at the line that needs the value){where}{made}.")
+        if not x.expr and not x.checks:
+            fix = ("paste the error's message whole (its 'Could not guard on data-dependent "
+                   "expression …' and 'Caused by' name the expression and the line), or rerun "
+                   'with TORCH_LOGS="+dynamic"; the fix is at that line: ' + fix)
         out.append(Advice(
             kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
-            message=(f"torch {_DDE_WHAT.get(x.what, 'could not decide')} `{x.expr}`{during}: a "
-                     f"data-dependent expression ({values} read from a tensor's data: .item(), "
-                     f".tolist(), nonzero(), a boolean mask){where}{made}."),
+            message=said,
             fix=fix,
-            sites=sites_of(x.user or x.made),
+            sites=sites_of(user or x.made),
             evidence=(cite(x.line, x.compile_id, f"Data dependent variable '{x.expr}' allocated "
-                           "at" if x.what == "symbol" else x.expr),)))
+                           "at" if x.what == "symbol" else x.expr or
+                           "exportdb#constrain-as-size-example"),)))
     return out
 
 
@@ -790,6 +829,12 @@ def _crash_fix(x: CompileCrashReport) -> str:
         return (f"the deepest frame, {place(x.deepest)} in {x.deepest.function}, is not torch's: "
                 "a package that patches or hooks torch's compiler raised there; update it or "
                 "run without it")
+    deepest = x.deepest or x.at
+    cut = x.cut and not x.error and deepest is not None
+    data = unbacked.crash_fix(text, deepest.code if cut and deepest else "",
+                              deepest.function if cut and deepest else "")
+    if data is not None:  # (pytorch#157355: "an error in torch's compiler" for one)
+        return data
     if _SYMBOLIC_SIZES_RE.search(text) is not None:
         return _SYMBOLIC_SIZES_FIX
     if x.at is not None and _EXPORT_FILE_RE.search(x.at.file.replace("\\", "/")) is not None \
@@ -894,6 +939,13 @@ _ENABLE_RE = re.compile(r"; to enable, set (?P<flag>torch\._dynamo\.config\.\w{1
 
 def _break_fix(b: GraphBreakReport) -> str:
     enable = _ENABLE_RE.search(b.reason)
+    if enable is None and _ITEM not in b.reason:
+        # the same break before torch said how (2.1's "dynamic shape operator: aten.nonzero.
+        # default", pytorch#114220) and after (2.7 on: the type, its Hint the setting,
+        # pytorch#165421): torch's own answer, not "move the call out"
+        data = unbacked.break_fix(f"{b.reason}\n{b.explanation}")
+        if data is not None:
+            return data
     if enable is not None and _ITEM not in b.reason:
         return (f"set {enable['flag']} before compiling (torch's own answer in the message: the "
                 "op's data-dependent output size becomes an unbacked size in the graph), or use "

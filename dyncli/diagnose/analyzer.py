@@ -139,10 +139,20 @@ class _DdeFacts:
     culprit: str = ""
     user: ev.UserLoc | None = None
     made: ev.UserLoc | None = None  # where a symbol of it was made (its allocation stack)
+    hint: str = ""  # torch's own answer in the message (guard_size_oblivious, guard_or_false…)
+    checks: list[str] = field(default_factory=list)  # export's own torch._check suggestions
+    linked: int = 0  # the line of the exportdb link that proves one whose expression is cut
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
             self.op = self.op or e.value
+        elif e.what == "hint":
+            self.hint = self.hint or e.value
+        elif e.what == "linked":
+            self.linked = self.linked or e.line
+        elif e.what == "check":
+            if e.value not in self.checks and len(self.checks) < 4:
+                self.checks.append(e.value)
         elif e.what == "culprit":
             self.culprit = self.culprit or e.value
             self.user = self.user or e.user
@@ -167,8 +177,9 @@ class _DdeFacts:
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
                                     culprit=self.culprit, user=self.user, made=self.made,
-                                    line=line)
-                for what, expr, line in self.exprs]
+                                    line=line, hint=self.hint, checks=tuple(self.checks))
+                for what, expr, line in (self.exprs or (
+                    [("unnamed", "", self.linked)] if self.linked else []))]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -180,7 +191,11 @@ def _bare_id(text: str) -> ev.CompileId | None:
 def _joined_symbols(reports: list[DataDependentReport]) -> list[DataDependentReport]:
     """A symbol's fact (its allocation record, with a compile id) gives way to the expression
     over it that the same rank's exception names (printed without one); the expression takes
-    where the symbol was made."""
+    where the symbol was made. A link's error without an expression gives way likewise."""
+    # an exportdb link alone (its message cut) gives way to any expression the rank's log names
+    # (a bare link line has no compile id: another key than the records')
+    ranks = {x.rank for x in reports if x.what != "unnamed"}
+    reports = [x for x in reports if x.what != "unnamed" or x.rank not in ranks]
     made = {(x.rank, x.expr): x.made for x in reports if x.what == "symbol"}
     named = {(x.rank, sym) for x in reports if x.what != "symbol" for sym in _symbols_in(x.expr)}
     return [x if x.what == "symbol" or x.made is not None else dataclasses.replace(
@@ -190,7 +205,8 @@ def _joined_symbols(reports: list[DataDependentReport]) -> list[DataDependentRep
 
 
 def _symbols_in(expr: str) -> set[str]:
-    return set(re.findall(r"\b[suqi]\d+\b", expr))  # (i: torch 2.1's unbacked ints)
+    # (i and f: torch 2.1's unbacked ints and floats; zuf: 2.2 on, an unbacked float)
+    return set(re.findall(r"\b(?:[suqif]|zuf)\d+\b", expr))
 
 
 def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> RecompileLimitReport:

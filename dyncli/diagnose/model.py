@@ -284,9 +284,12 @@ class DataDependentReport:
     from a tensor's data (``u0``: ``.item()``, ``nonzero()``…), in one compile
     (``dyncli.logparse.textdde``). ``what``: ``guard`` (a branch or guard needed its truth),
     ``int`` (a concrete integer was needed), ``evaluate`` (only torch's evaluate_expr failure
-    is in the log), ``symbol`` (only the symbol is: ``expr`` is it); ``op``: the operator
+    is in the log), ``symbol`` (only the symbol is: ``expr`` is it), ``unnamed`` (only dynamo's
+    exportdb link for one is: ``expr`` is ""); ``op``: the operator
     whose meta asked; ``culprit``: torch's ``Caused by`` frame
-    (``_meta_registrations.py:4832 in meta_select``)."""
+    (``_meta_registrations.py:4832 in meta_select``); ``hint``: torch's own answer in its
+    message, for the code that asked (``guard_size_oblivious``, ``guard_or_false``…);
+    ``checks``: the torch._check lines non-strict export suggests, one of which holds."""
 
     rank: int | None
     compile_id: str
@@ -297,6 +300,8 @@ class DataDependentReport:
     user: UserLoc | None = None  # the user's line torch's message names, where it does
     line: int = 0
     made: UserLoc | None = None  # where its symbol was made (torch's allocation stack)
+    hint: str = ""  # torch's own answer in its message, for the code that asked
+    checks: tuple[str, ...] = ()  # torch.export's own suggested torch._check lines
 
 
 @dataclass(frozen=True)
@@ -574,6 +579,7 @@ class Diagnosis:
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,
+                "torch_hint": x.hint, "torch_checks": list(x.checks),
             } for x in self.data_dependent_errors],
             "relations": [{
                 "rank": x.rank, **id_fields(x.compile_id), "relation": f"{x.symbol} = {x.target}",

@@ -172,7 +172,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                           ranks)
         for x in cap(diag.data_dependent_errors, "data-dependent errors"):
             where = ", ".join(w for w in (x.op, x.culprit) if w) or "-"
-            _add(t, ranks, x.rank, x.compile_id or "-", x.expr, _DDE_SAID.get(x.what, x.what),
+            _add(t, ranks, x.rank, x.compile_id or "-", x.expr or "(cut from the paste)",
+                 _DDE_SAID.get(x.what, x.what),
                  where)
         out.print(t)
     if diag.relations:
@@ -210,7 +211,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
 
 
 _DDE_SAID = {"guard": "could not guard on it", "int": "needed an integer of it",
-             "evaluate": "failed evaluating it"}
+             "evaluate": "failed evaluating it", "unnamed": "raised (its exportdb link)"}
 
 
 def nothing_found(diag: Diagnosis) -> str:

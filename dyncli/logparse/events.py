@@ -547,9 +547,11 @@ class GuardError(Event):
 class DataDependentError(Event):
     """One fact of a data-dependent error (``dyncli.logparse.textdde``): ``what`` is ``guard``
     (could not guard on EXPR), ``int`` (could not extract an integer from EXPR), ``evaluate``
-    (torch's evaluate_expr failed on EXPR), ``culprit`` (torch's ``Caused by``: FILE:LINE in FN),
-    ``op`` (the operator whose meta failed) or ``symbol`` (torch's ``Data dependent variable
-    'u0' allocated at:``: an expression over that symbol); ``value`` is that text."""
+    (torch's evaluate_expr failed on EXPR, or torch 2.1-2.2's "The expression we were trying to
+    evaluate is EXPR"), ``culprit`` (torch's ``Caused by``: FILE:LINE in FN), ``op`` (the
+    operator whose meta failed), ``symbol`` (torch's ``Data dependent variable 'u0' allocated
+    at:``: an expression over that symbol) or ``hint`` (torch's own answer for the code that
+    asked: guard_size_oblivious, guard_or_false…); ``value`` is that text."""
 
     what: str
     value: str

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dyncli.logparse import events as ev
@@ -32,6 +32,10 @@ _HEAD_RE = re.compile(r"^(?:(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,}Traceback \(most
                       r"|.{0,400}Traceback \(most recent call last\):)\s*$")
 # IPython 8: "File /usr/…/eval_frame.py:489, in _TorchDynamoContext.__call__.<locals>._fn(*args)"
 _IPY_FILE_RE = re.compile(r"^File (?P<file>\S.{0,4096}?):(?P<line>\d{1,9}), in (?P<fn>[^\s(]{1,400})")
+# IPython 8 in Jupyter, copied with its links: "File [/…/torch/_dynamo/utils.py:2150](http://
+# localhost:8888/…#line=2149), in run_node(tracer, …)" (pytorch#145970)
+_IPY_FILE_LINK_RE = re.compile(r"^File \[(?P<file>[^\]]{1,4096}?):(?P<line>\d{1,9})\]\([^)]{0,2000}\), "
+                               r"in (?P<fn><[^<>]{1,200}>|[^\s(]{1,400})")
 # Colab: "[/usr/…/bytecode_transformation.py](https://localhost:8080/#) in compute_exception_table(…)"
 _IPY_LINK_RE = re.compile(r"^\[(?P<file>[^\]]{1,4096})\]\([^)]{0,2000}\) in "
                           r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})")
@@ -122,7 +126,7 @@ _LIBRARY_RE = re.compile(r"(?:^|[/\\])(?:site-packages|dist-packages|lib[/\\]pyt
 
 def _frame(text: str) -> ev.UserLoc | None:
     """The frame a traceback's line names (its line number 0 where the line comes after it)."""
-    m = FILE_RE.match(text) or _IPY_FILE_RE.match(text)
+    m = FILE_RE.match(text) or _IPY_FILE_RE.match(text) or _IPY_FILE_LINK_RE.match(text)
     if m is not None:
         return ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
     m = _IPY_LINK_RE.match(text) or _IPY_OLD_RE.match(text)
@@ -176,6 +180,7 @@ class _Traceback:
     from_user: bool = False  # dynamo's "from user code:" came after its exception
     user_frames: list[ev.UserLoc] = field(default_factory=list)  # the frames under it
     rank: int | None = None
+    last_code: str = ""  # the code line under the deepest frame, where the paste has it
 
 
 def compiler_exception(text: str) -> bool:
@@ -269,6 +274,7 @@ class CrashReader:
             if len(tb.frames) >= _MAX_FRAMES:
                 del tb.frames[0]  # the deepest frames are the ones that matter
             tb.frames.append(loc)
+            tb.last_code = ""
             return []
         arrow = _ARROW_RE.match(text)
         if arrow is not None:  # IPython's line of the frame above
@@ -276,6 +282,10 @@ class CrashReader:
                 last = tb.frames[-1]
                 tb.frames[-1] = ev.UserLoc(last.file, int(arrow["line"]), last.function)
             return []
+        if text[:1] in (" ", "\t") and tb.frames and not tb.last_code:
+            # the first code line under the deepest frame so far (a cut traceback's last line
+            # may say what it raises: `raise DynamicOutputShapeException(func)`, pytorch#106130)
+            tb.last_code = text.strip()[:200]
         if not text or text[0] in " \t" or text.endswith(" frames") or text.startswith("[... "):
             return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
         if exception_name(text.strip()) or compiler_exception(text.strip()):
@@ -322,6 +332,9 @@ class CrashReader:
         # where it raised: the deepest frame of the innermost traceback of the chain (the
         # cause, printed first), and the deepest of torch's compiler there
         deepest = next((t.frames[-1] for t in reversed(chain) if t.frames), None)
+        if cut and deepest is not None and tb.frames and deepest is tb.frames[-1] \
+                and tb.last_code:
+            deepest = replace(deepest, code=tb.last_code)
         at = next((f for t in reversed(chain) for f in reversed(t.frames)
                    if is_compiler_file(f.file)), None)
         # a chain is a crash of the compile where any of its tracebacks ends in torch's

@@ -23,12 +23,13 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.textmsg import parse_sloc
-from dyncli.logparse.textreasons import user_stack
+from dyncli.logparse.textreasons import FILE_RE, user_stack
 from dyncli.logparse.torchtree import is_torch_file
 
 # a cheap test first (bytes): a line can hold a fact only if it holds one of these
 MARKS = (b"data-dependent expression", b"evaluate_expr(", b"Caused by: ",
-         b"run meta for ")
+         b"run meta for ", b"we were trying to evaluate is ", b"guard_size_oblivious would fix",
+         b"data-dependent friendly APIs", b"#constrain-as-size-example")
 
 _GUARD_RE = re.compile(
     r"Could not (?P<what>guard on|extract specialized integer from) data-dependent expression "
@@ -41,6 +42,25 @@ _DURING_RE = re.compile(r"failed during evaluate_expr\((?P<expr>.+?), hint=")
 # the user's line where tracing had one, and the frame that asked, in parentheses)
 _CAUSED_RE = re.compile(r"Caused by: (?P<sloc>.{1,2000})$")
 _META_RE = re.compile(r"failed while attempting to run meta for (?P<op>[\w.]+)")
+# torch 2.1-2.2's message (ShapeEnv._make_data_dependent_error): "It appears that you're trying
+# to get a value out of symbolic int/float whose value is data-dependent (and thus we do not
+# know the true value.)  The expression we were trying to evaluate is Eq(32*i0, 0) (unhinted:
+# …).  Scroll up …" (pytorch#116336); it does not say whether a guard or an int was asked
+_OLD_RE = re.compile(r"The expression we were trying to evaluate is (?P<expr>.+?) \(unhinted: ")
+# torch's own hint in the message: 2.4-2.6 "ATTENTION: guard_size_oblivious would fix the error,
+# evaluating expression to True." (with "Maybe you need to add guard_size_oblivious to framework
+# code": FBGEMM#2923's fake kernel); 2.8-2.15 "consider using data-dependent friendly APIs such
+# as guard_or_false, guard_or_true and statically_known_true." (pytorch#193693). Both are about
+# the code that asked (framework code: torch's, or a custom op's fake kernel), not the user's
+_ATTENTION_RE = re.compile(r"ATTENTION: guard_size_oblivious would fix the error, evaluating "
+                           r"expression to (?P<val>True|False)")
+_FRIENDLY = "data-dependent friendly APIs such as guard_or_false, guard_or_true and " \
+    "statically_known_true"
+# dynamo's UserError for a GuardOnDataDependentSymNode ends with its exportdb link, case
+# "constrain_as_size_example" (_dynamo/utils.py get_fake_value, variables/tensor.py, export's
+# _trace.py: 2.1-2.15 use that case for nothing else): the line proves a data-dependent error
+# where the paste cut its message (executorch#8988: only the link and `from user code:` left)
+_LINK = "exportdb/index.html#constrain-as-size-example"
 MAX_EXPR = 300  # characters of an expression kept (torch's can run to pages)
 # characters of a line the regexes read: torch's messages fit, and a hostile line of many
 # "evaluate_expr(" (each a start the lazy and greedy expressions scan from) stays linear-ish
@@ -63,15 +83,23 @@ def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Even
 
 def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | None:
     """The data-dependent fact of one line: ``("guard" | "int" | "evaluate", EXPR)``,
-    ``("culprit", "FILE:LINE in FN", user line or None)`` or ``("op", "aten.select.int")``;
-    None for any other line."""
+    ``("culprit", "FILE:LINE in FN", user line or None)``, ``("op", "aten.select.int")`` or
+    ``("hint", WHAT)`` (torch's own answer for the code that asked) or ``("linked", CASE)`` (the
+    exportdb link of dynamo's data-dependent UserError); None for any other line."""
     text = text[:MAX_TEXT]
     m = _GUARD_RE.search(text)
     if m is not None:
         return ("guard" if m["what"] == "guard on" else "int"), _expr(m["expr"])
-    m = _RECORDED_RE.search(text) or _DURING_RE.search(text)
+    m = _RECORDED_RE.search(text) or _DURING_RE.search(text) or _OLD_RE.search(text)
     if m is not None:
         return "evaluate", _expr(m["expr"])
+    if _LINK in text:
+        return "linked", "constrain-as-size-example"
+    m = _ATTENTION_RE.search(text)
+    if m is not None:
+        return "hint", f"guard_size_oblivious (it would evaluate the expression to {m['val']})"
+    if _FRIENDLY in text:
+        return "hint", "guard_or_false, guard_or_true or statically_known_true"
     m = _CAUSED_RE.search(text)
     if m is not None:
         user, framework = parse_sloc(m["sloc"].strip())
@@ -122,3 +150,45 @@ def allocated(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     frames = user_stack(lines[1:])
     made = next((f for f in reversed(frames) if not is_torch_file(f.file)), None)
     return [ev.DataDependentError(what="symbol", value=m["sym"], user=made, **common)]
+
+
+# Headings of torch's message whose next lines say more (bare, as an exception prints them):
+# the frame torch blamed in 2.3-2.5 ("Potential framework code culprit (scroll up for full
+# backtrace):" then a `File` line: torch's own frame, torchrec#2326, pytorch#134230); the
+# user's call in non-strict export ("The following call raised this error:" then its `File`
+# line, 2.5-2.15 symbolic_shapes._blame_user_code); and export's own fixes, numbered
+# torch._check lines (2.4 "Suggested fixes (please choose one of the following):", 2.5-2.15
+# "To fix the error, insert one of the following checks before this call:",
+# _suggest_torch_checks; pytorch#125378, #132393)
+HEADS = {
+    b"Potential framework code culprit (scroll up for full backtrace):": "framework",
+    b"The following call raised this error:": "call",
+    b"Suggested fixes (please choose one of the following):": "checks",
+    b"To fix the error, insert one of the following checks before this call:": "checks",
+}
+_CHECK_RE = re.compile(r"^\s{0,8}\d{1,2}\. (?P<check>torch\._check\(.{1,300}\))\"?$")
+
+
+def heading(raw: bytes) -> str:
+    """The kind of a heading of torch's data-dependent message (``HEADS``), or ""."""
+    return HEADS.get(raw.strip(), "")
+
+
+def under(kind: str, raw: bytes, lineno: int) -> ev.DataDependentError | None:
+    """The fact a line under a heading of ``kind`` states: the blamed frame (``framework``: a
+    culprit; ``call``: the user's call), or one of torch's suggested checks; None if it is not
+    the line such a heading is followed by. (Without a rank, as :func:`events` reads the
+    message's own lines where they have no prefix: the facts of one message join.)"""
+    text = raw.decode("utf-8", "replace")[:MAX_TEXT].rstrip()
+    common: dict[str, Any] = {"line": lineno}
+    if kind == "checks":
+        m = _CHECK_RE.match(text)
+        return ev.DataDependentError(what="check", value=m["check"], **common) if m else None
+    m = FILE_RE.match(text)
+    if m is None:
+        return None
+    loc = ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
+    if kind == "framework":
+        return ev.DataDependentError(what="culprit", value=f"{loc.file}:{loc.line} in "
+                                     f"{loc.function}", **common)
+    return ev.DataDependentError(what="culprit", value="", user=loc, **common)

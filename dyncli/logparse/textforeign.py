@@ -151,7 +151,9 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
 _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     cg.text_record: ((), 0),
     reasons.warned_break: ((b"If it is ",), 1),
-    reasons.unsupported_break: ((b"from user code:",), 2),
+    # (its parts at the margin too: a paste that lost torch's two-space indent, pytorch#165421)
+    reasons.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
+                                 b"Developer debug context: "), 2),
     reasons.recompiling: ((), 1),
     reasons.stance_recompile: ((), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
@@ -187,6 +189,7 @@ class ForeignLines:
     _pending_rank: int | None = None
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _suggesting = False  # inside torch's "Suggested fixes:" block
+    _dde_under = ""  # the heading of torch's data-dependent message just read (textdde.HEADS)
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     _tuning = False  # inside a table of max-autotune's tuning output (textautotune)
@@ -340,6 +343,15 @@ class ForeignLines:
         if raw.strip() == _SUGGESTED:
             self.stats.recognized += 1
             self._suggesting = True
+            return _NO_EVENTS
+        under, self._dde_under = self._dde_under, ""
+        if under and (fact := dde.under(under, raw, lineno)) is not None:
+            self.stats.recognized += 1
+            self._dde_under = under if under == "checks" else ""  # (checks come numbered)
+            return (fact,)
+        if (head := dde.heading(raw)):
+            self.stats.recognized += 1
+            self._dde_under = head
             return _NO_EVENTS
         rec = self._open.get(key)
         if not raw.strip() or any(s in raw for s in TORCH_NOISE):

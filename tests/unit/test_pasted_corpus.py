@@ -53,7 +53,8 @@ def _users(diag: Diagnosis) -> list[str]:
     return [f"{u.file}:{u.line}" for u in users] + [x.last_reason for x in diag.recompile_limits] \
         + [f"{b.file}:{b.user_line}" for b in diag.graph_breaks if b.file] \
         + [f"{u.file} in {u.function}" for u in skips] \
-        + [f"{u.file}:{u.line}" for u in errors]
+        + [f"{u.file}:{u.line}" for u in errors] \
+        + [f"{x.user.file}:{x.user.line}" for x in diag.data_dependent_errors if x.user]
 
 
 def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
@@ -72,7 +73,8 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "guard_errors", "stopped_after_limit", "causes", "not_converted",
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
-          "explain_breaks", "notes", "cudagraph_raised"}
+          "explain_breaks", "notes", "cudagraph_raised", "data_dependent_checks",
+          "data_dependent_hints"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -143,6 +145,16 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     where = " ".join(f"{x.op} {x.culprit}" for x in diag.data_dependent_errors)
     for w in expect.get("data_dependent_where", []):
         assert w in where, (w, where)
+    # torch's own answers in its message: export's torch._check lines, the framework hint; both
+    # in dyncli's fix (never worse than torch's own)
+    checks = [c for x in diag.data_dependent_errors for c in x.checks]
+    assert checks == expect.get("data_dependent_checks", []), checks
+    ddfix = " ".join(s.fix for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT)
+    for c in checks:
+        assert c in ddfix, (c, ddfix)
+    for h in expect.get("data_dependent_hints", []):
+        assert any(h in x.hint for x in diag.data_dependent_errors), h
+        assert h in ddfix, (h, ddfix)
     # a compile that failed making its guards ("Error while creating guard"): never a clean one
     assert [fn for _, _, fn, _ in diag.guard_errors] == expect.get("guard_errors", [])
     # the limit raised (fullgraph=True): read as the error it was, never as "runs eagerly"

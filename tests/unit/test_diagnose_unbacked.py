@@ -1,0 +1,217 @@
+"""Data-dependent errors as users paste them, round 22 (paste hunt 17, tests/data/pasted:
+pytorch-116336, -157355, -114220, -165421, -106130, -125378, -132393, -134230,
+executorch-12732, fbgemm-2923, torchdynamo-1885): every release's wording, torch's own answers
+in its message, and the fix for ops whose output the data decides. No torch."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from dyncli.diagnose import unbacked
+from dyncli.diagnose.analyzer import analyze
+from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.render import render_terminal
+from dyncli.logparse import textdde as dde
+from dyncli.logparse.textlog import parse_lines
+
+PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
+
+
+def _diag(text: str) -> Diagnosis:
+    return analyze(parse_lines(text.encode().splitlines()))
+
+
+def _fixes(diag: Diagnosis, kind: AdviceKind) -> str:
+    return " ".join(f"{s.message} {s.fix}" for s in diag.suggestions if s.kind is kind)
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    # torch 2.1-2.2's message (pytorch#116336)
+    ("It appears that you're trying to get a value out of symbolic int/float whose value is "
+     "data-dependent (and thus we do not know the true value.)  The expression we were trying "
+     "to evaluate is Eq(32*i0, 0) (unhinted: Eq(32*i0, 0)).  Scroll up to see where each of "
+     "these data-dependent accesses originally occurred.", ("evaluate", "Eq(32*i0, 0)")),
+    ("ATTENTION: guard_size_oblivious would fix the error, evaluating expression to True.",
+     ("hint", "guard_size_oblivious (it would evaluate the expression to True)")),
+    ("consider using data-dependent friendly APIs such as guard_or_false, guard_or_true and "
+     "statically_known_true.", ("hint", "guard_or_false, guard_or_true or statically_known_true")),
+    ("Could not guard on data-dependent expression Ne(zuf0, 0.0) (unhinted: Ne(zuf0, 0.0)).  "
+     "(Size-like symbols: none)", ("guard", "Ne(zuf0, 0.0)")),
+    # a document's example in inline code is an example, not a log
+    ("`ATTENTION: guard_size_oblivious would fix the error`", None),
+])
+def test_each_wording_states_its_fact(line: str, want: tuple[str, str] | None) -> None:
+    got = dde.fact(line)
+    assert (got[:2] if got else None) == want
+
+
+def test_torch_21s_wording_is_read_not_refused() -> None:
+    diag = diagnose_logs([PASTED / "pytorch-116336.log"])
+    assert [(x.expr, x.what) for x in diag.data_dependent_errors] == [("Eq(32*i0, 0)", "evaluate")]
+    assert "i0 is a value read from a tensor's data" in _fixes(diag, AdviceKind.DATA_DEPENDENT)
+
+
+def test_an_unbacked_float_is_named_as_the_value() -> None:
+    diag = diagnose_logs([PASTED / "executorch-12732.log"])
+    said = _fixes(diag, AdviceKind.DATA_DEPENDENT)
+    assert "zuf0 is a value read from a tensor's data" in said
+    assert "its symbols are values" not in said
+
+
+def test_torchs_framework_hint_is_in_the_fix_and_scoped_to_framework_code() -> None:
+    diag = diagnose_logs([PASTED / "fbgemm-2923.log"])
+    fix = _fixes(diag, AdviceKind.DATA_DEPENDENT)
+    assert "guard_size_oblivious (it would evaluate the expression to True)" in fix
+    assert "only if that code is yours to change" in fix  # (never "add it to your code")
+
+
+def test_a_compile_stopped_on_a_data_dependent_error_is_not_called_a_compiler_bug() -> None:
+    diag = diagnose_logs([PASTED / "pytorch-157355.log"])
+    crash = _fixes(diag, AdviceKind.COMPILE_CRASH)
+    assert "not in the shapes of your code" not in crash
+    assert "stopped on a data-dependent error" in crash
+    dde_fix = _fixes(diag, AdviceKind.DATA_DEPENDENT)
+    # FX's generated code is nobody's line; the question was torch's own ao observer's
+    assert "<eval_with_key>" not in dde_fix
+    assert "the question was torch's own (ao/quantization/observer.py:1266 in forward)" in dde_fix
+
+
+@pytest.mark.parametrize("name", ["pytorch-114220.log", "pytorch-165421.log"])
+def test_a_dynamic_shape_operator_break_gets_torchs_setting(name: str) -> None:
+    fix = _fixes(diagnose_logs([PASTED / name]), AdviceKind.GRAPH_BREAK)
+    assert "torch._dynamo.config.capture_dynamic_output_shape_ops = True" in fix
+    assert "move the untraceable call out" not in fix
+
+
+def test_a_traceback_cut_at_the_raise_of_dynamic_output_shape_names_it() -> None:
+    fix = _fixes(diagnose_logs([PASTED / "pytorch-106130.log"]), AdviceKind.COMPILE_CRASH)
+    assert "DynamicOutputShapeException" in fix
+    # 2.0.1's dyn_shape raised for nonzero whatever the settings: not "set the flag" alone
+    assert "whatever the settings" in fix and "a newer torch" in fix
+    assert "FakeTensorMode(shape_env=ShapeEnv())" in fix  # (the paste's own fake mode)
+
+
+def test_data_dependent_output_names_its_op_and_torchs_hint() -> None:
+    fix = _fixes(diagnose_logs([PASTED / "torchdynamo-1885.log"]), AdviceKind.COMPILE_CRASH)
+    assert "aten.equal.default returns a Python value" in fix
+    assert "(a == b).all()" in fix
+    assert "paste them" not in fix  # (the cause is in the paste)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("DataDependentOutputException: aten._local_scalar_dense.default", "capture_scalar_outputs"),
+    ("torch._subclasses.fake_tensor.DynamicOutputShapeException: aten.nonzero.default",
+     "capture_dynamic_output_shape_ops"),
+    ("RuntimeError: Failed running call_function …: Could not guard on data-dependent expression "
+     "Eq(u0, 1)", "stopped on a data-dependent error"),
+    ("torch._dynamo.exc.UserError: Tried to use data-dependent value in the subsequent "
+     "computation.", "stopped on a data-dependent error"),
+    ("AssertionError: something else", None),
+])
+def test_crash_fix_by_torchs_exception(text: str, want: str | None) -> None:
+    got = unbacked.crash_fix(text)
+    assert (got is None) if want is None else (got is not None and want in got)
+
+
+def test_a_break_torch_cannot_trace_even_so_is_not_told_the_setting() -> None:
+    # 2.15's "(no meta kernel)": torch's hint is a report; the setting does not help
+    assert unbacked.break_fix("Dynamic shape operator (no meta kernel)\nOperator `aten.foo` "
+                              "does not have a meta kernel that supports dynamic output shapes") \
+        is None
+    assert "aten.masked_select.default's output size" in (unbacked.break_fix(
+        "Dynamic shape operator\nOperator `aten.masked_select.default`'s output shape depends "
+        "on input Tensor data.") or "")
+
+
+def test_exports_own_checks_and_the_call_it_blames_are_the_fix() -> None:
+    diag = diagnose_logs([PASTED / "pytorch-132393.log"])
+    (x,) = diag.data_dependent_errors
+    assert x.checks == ("torch._check(items[2] >= 0)", "torch._check(items[2] < 0)")
+    assert x.user is not None and (x.user.file, x.user.line) == ("test/export/test_export.py", 1950)
+    fix = _fixes(diag, AdviceKind.DATA_DEPENDENT)
+    assert "torch._check(items[2] >= 0) or torch._check(items[2] < 0)" in fix
+    assert "test/export/test_export.py:1950" in fix
+
+
+def test_the_old_framework_culprit_heading_gives_the_culprit() -> None:
+    diag = diagnose_logs([PASTED / "pytorch-134230.log"])
+    (x,) = diag.data_dependent_errors
+    assert x.culprit == "/data/users/ezyang/b/pytorch/torch/utils/_stats.py:21 in wrapper"
+    assert "the question was torch's own" in _fixes(diag, AdviceKind.DATA_DEPENDENT)
+
+
+def test_a_heading_without_its_line_reads_nothing_and_a_check_alone_is_not_a_fact() -> None:
+    # the heading, then prose: no culprit; a numbered torch._check with no heading: not a log's
+    diag = _diag("Potential framework code culprit (scroll up for full backtrace):\n"
+                 "see the docs\n  1. torch._check(x >= 0)\n")
+    assert diag.data_dependent_errors == ()
+    assert dde.under("checks", b"  1. torch._check(x >= 0)", 3) is not None
+    assert dde.under("checks", b"see the docs", 3) is None
+    assert dde.under("call", b"not a frame", 3) is None
+
+
+def test_hostile_lines_stay_bounded_and_never_raise() -> None:
+    hostile = ("To fix the error, insert one of the following checks before this call:\n"
+               + "  1. torch._check(" + "(" * 200_000 + ")\n"
+               + "The expression we were trying to evaluate is " + "Eq(" * 100_000 + "\n"
+               + "ATTENTION: guard_size_oblivious would fix the error" * 2000 + "\n")
+    start = time.perf_counter()
+    diag = _diag(hostile)
+    assert time.perf_counter() - start < 5
+    out = io.StringIO()
+    render_terminal(diag, console=Console(file=out, width=120, color_system=None))
+    assert all(len(x.expr) <= dde.MAX_EXPR for x in diag.data_dependent_errors)
+
+
+def test_non_strict_exports_hook_is_not_called_torchs_own_question() -> None:
+    # pytorch#153955: torch names its __torch_function__ hook, around a call of the traced code
+    diag = diagnose_logs([PASTED / "pytorch-153955.log"])
+    said = _fixes(diag, AdviceKind.DATA_DEPENDENT)
+    assert "the question was torch's own" not in said
+    assert "(torch's own code)" not in said
+    assert "the call is in the frame above it" in said
+
+
+def test_the_exportdb_link_alone_proves_a_data_dependent_error() -> None:
+    # executorch#8988: the message cut, the link and dynamo's user stack left (refused before)
+    diag = diagnose_logs([PASTED / "executorch-8988.log"])
+    assert [(x.expr, x.what) for x in diag.data_dependent_errors] == [("", "unnamed")]
+    said = _fixes(diag, AdviceKind.DATA_DEPENDENT)
+    assert "paste the error's message whole" in said
+    # with the expression in the log, the link adds nothing of its own
+    named = _diag("Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).\n"
+                  "For more information about this error, see: https://pytorch.org/docs/main/"
+                  "generated/exportdb/index.html#constrain-as-size-example\n")
+    assert [x.expr for x in named.data_dependent_errors] == ["Eq(u0, 1)"]
+
+
+def test_ipython_frames_copied_with_their_links_are_a_traceback() -> None:
+    # pytorch#145970: JupyterLab's copy of IPython 8's frames ("File [path:N](url), in fn(…)")
+    diag = diagnose_logs([PASTED / "pytorch-145970.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.at is not None and crash.at.file.endswith("torch/_dynamo/utils.py")
+    assert crash.at.line == 2132 and crash.at.function == "run_node"
+
+
+def test_a_graph_break_message_that_lost_its_indent_keeps_its_parts() -> None:
+    # pytorch#165421: "Explanation:" and "Hint:" at the margin under the Unsupported line
+    diag = diagnose_logs([PASTED / "pytorch-165421.log"])
+    (b,) = diag.graph_breaks
+    assert "aten.masked_select.default" in b.explanation
+    assert b.hints == ("Enable tracing of dynamic shape operators with "
+                       "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`",)
+    assert "aten.masked_select.default's output size" in _fixes(diag, AdviceKind.GRAPH_BREAK)
+    assert diag.stats.unrecognized == 0
+
+
+def test_a_cut_raise_elsewhere_than_dyn_shape_gets_the_setting() -> None:
+    fix = unbacked.crash_fix("", "raise DynamicOutputShapeException(func)", "nonzero")
+    assert fix is not None and "capture_dynamic_output_shape_ops = True before compiling" in fix
+    assert "whatever the settings" not in fix
