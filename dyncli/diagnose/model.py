@@ -580,6 +580,9 @@ class Diagnosis:
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,
                 "torch_hint": x.hint, "torch_checks": list(x.checks),
+                "made": None if x.made is None else {
+                    "file": x.made.file, "line": x.made.line, "function": x.made.function,
+                    "code": x.made.code},
             } for x in self.data_dependent_errors],
             "relations": [{
                 "rank": x.rank, **id_fields(x.compile_id), "relation": f"{x.symbol} = {x.target}",

@@ -215,3 +215,14 @@ def test_a_cut_raise_elsewhere_than_dyn_shape_gets_the_setting() -> None:
     fix = unbacked.crash_fix("", "raise DynamicOutputShapeException(func)", "nonzero")
     assert fix is not None and "capture_dynamic_output_shape_ops = True before compiling" in fix
     assert "whatever the settings" not in fix
+
+
+def test_where_the_symbol_was_made_is_in_the_json() -> None:
+    """pytorch#116703: torch's allocation stack of i1 ends at the user's call; the JSON carries
+    it as ``made`` (docs/diagnose.md), as the advice names it."""
+    diag = diagnose_logs([PASTED / "pytorch-116703.log"])
+    (row,) = [x for x in diag.to_dict()["data_dependent_errors"] if x["made"]]
+    assert row["expr"] == "i1"
+    assert row["made"]["line"] == 45 and row["made"]["function"] == "<module>"
+    assert row["made"]["file"].endswith("nonzero_backward_guard_exception.py")
+    assert row["made"]["code"] == "vr_binned_x_ij = forward_aot(x)"
