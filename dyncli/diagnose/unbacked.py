@@ -31,6 +31,8 @@ _OP = r"(?P<op>aten\.[\w.]{1,200})"
 _DYN_SHAPE_RE = re.compile(r"(?:DynamicOutputShapeException:?|[Dd]ynamic shape operator:)\s*"
                            + _OP)
 _DATA_OUT_RE = re.compile(r"DataDependentOutputException:?\s*" + _OP)
+# 2.7 on: the op in the "Dynamic shape operator" break's explanation
+_OPERATOR_RE = re.compile(r"Operator `" + _OP + "`")
 # torch's words for a GuardOnDataDependentSymNode, every release's
 _DDE_RE = re.compile(r"GuardOnDataDependentSymNode|data-dependent expression|Tried to use "
                      r"data-dependent value|get a value out of symbolic int/float whose value "
@@ -88,7 +90,7 @@ def break_fix(text: str) -> str | None:
     if m is not None:
         return dynamic_shape_fix(m["op"])
     if text.startswith("Dynamic shape operator"):
-        found = re.search(r"Operator `" + _OP + "`", text)
+        found = _OPERATOR_RE.search(text)
         return dynamic_shape_fix(found["op"] if found else "")
     m = _DATA_OUT_RE.search(text)
     return data_output_fix(m["op"]) if m is not None else None

@@ -257,8 +257,9 @@ ERROR_MARKS_B = tuple(words.encode() for words, _ in ERROR_KINDS)
 # server#4: logging.basicConfig's LEVEL:name: and the app's own words before torch's)
 # (and ComfyUI's words before the message it prints without the class: its console's and its
 # error report's, textpaste.COMFYUI_HEADS: comfyui_yue#11, ComfyUI#6831)
+_COMFY_HEADS = "|".join(map(re.escape, COMFYUI_HEADS))
 _ERROR_HEAD_RE = re.compile(r"^[\s>*`]{0,12}(?:<td>)?"
-                            r"(?P<comfy>" + "|".join(map(re.escape, COMFYUI_HEADS)) + r")?"
+                            r"(?P<comfy>" + _COMFY_HEADS + r")?"
                             r"(?:\S{0,1024}\.py:\d{1,9}: )?"
                             r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,200}:"
                             r"(?:[\w ,'-]{1,80}: )?)?"
@@ -270,7 +271,7 @@ _ERROR_HEAD_RE = re.compile(r"^[\s>*`]{0,12}(?:<td>)?"
 # ("UserWarning: ", pytorch#176846) is not a raise; neither is torch's message alone, a quote,
 # a table cell, or an application's log line that reports it and goes on (fish-speech's API
 # server's "Request failed: "): the paste does not show that the program stopped
-_KEPT_HEAD_RE = re.compile(r"^(?P<comfy>" + "|".join(map(re.escape, COMFYUI_HEADS)) + r")?"
+_KEPT_HEAD_RE = re.compile(r"^(?P<comfy>" + _COMFY_HEADS + r")?"
                            r"(?P<exc>[\w.]{1,120}?(?:(?P<warned>Warning)|Error|Exception): )?")
 _STACK_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
                              r"(?P<fn>[\w<>.]{1,400})")

@@ -550,8 +550,10 @@ class DataDependentError(Event):
     (torch's evaluate_expr failed on EXPR, or torch 2.1-2.2's "The expression we were trying to
     evaluate is EXPR"), ``culprit`` (torch's ``Caused by``: FILE:LINE in FN), ``op`` (the
     operator whose meta failed), ``symbol`` (torch's ``Data dependent variable 'u0' allocated
-    at:``: an expression over that symbol) or ``hint`` (torch's own answer for the code that
-    asked: guard_size_oblivious, guard_or_false…); ``value`` is that text."""
+    at:``: an expression over that symbol), ``hint`` (torch's own answer for the code that
+    asked: guard_size_oblivious, guard_or_false…), ``check`` (one of the torch._check lines
+    non-strict export suggests) or ``linked`` (dynamo's exportdb link for one, its message cut);
+    ``value`` is that text."""
 
     what: str
     value: str
