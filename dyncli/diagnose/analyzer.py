@@ -464,9 +464,17 @@ class Analyzer:
     def _on_limit(self, e: ev.RecompileLimit) -> None:
         self._name_frame(e, e.function, e.file, e.first_line)
         key: tuple[Any, ...]
+        failed = proven.failed_entry(e.last_reason) if e.compile_id is None else None
         if e.compile_id is not None:  # this compile id was refused: it never compiled
             self._refused.add((e.rank, e.compile_id.key))  # (see result() for what it proves)
             key = ("frame", e.rank, e.compile_id.frame_key)
+        elif failed is not None:
+            # a warning without its prefix (pasted bare): the frame is the one of the entry its
+            # last reason names, and the entries it proves are that frame's compiles
+            self._frame(e.rank, failed).compiles.update(proven.entries(failed, e.limit))
+            self._name_frame(dataclasses.replace(e, compile_id=failed), e.function, e.file,
+                             e.first_line)
+            key = ("frame", e.rank, failed.frame_key)
         else:
             self._unnumbered.limit(e)
             key = ("function", e.rank, e.limit_name, e.function, e.file, e.first_line)
