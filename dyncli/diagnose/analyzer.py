@@ -142,6 +142,9 @@ class _DdeFacts:
     hint: str = ""  # torch's own answer in the message (guard_size_oblivious, guard_or_false…)
     checks: list[str] = field(default_factory=list)  # export's own torch._check suggestions
     linked: int = 0  # the line of the exportdb link that proves one whose expression is cut
+    # the innermost user frame of dynamo's ``from user code:`` stack under the error (the
+    # line that needed the value), where torch's own Caused by names no user line
+    stack: ev.UserLoc | None = None
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
@@ -156,6 +159,8 @@ class _DdeFacts:
         elif e.what == "culprit":
             self.culprit = self.culprit or e.value
             self.user = self.user or e.user
+        elif e.what == "stack":  # (the stack's frames in order: the innermost is the last)
+            self.stack = e.user
         elif e.what == "symbol":  # an expression over it: the expression, where a line names it
             self.made = self.made or e.user
             if not any(e.value in _symbols_in(expr) for _, expr, _ in self.exprs) \
@@ -176,7 +181,8 @@ class _DdeFacts:
     def reports(self, rank: int | None, cid: str) -> list[DataDependentReport]:
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
-                                    culprit=self.culprit, user=self.user, made=self.made,
+                                    culprit=self.culprit, user=self.user or self.stack,
+                                    made=self.made,
                                     line=line, hint=self.hint, checks=tuple(self.checks))
                 for what, expr, line in (self.exprs or (
                     [("unnamed", "", self.linked)] if self.linked else []))]
