@@ -486,10 +486,15 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                 f"torch raised a data-dependent error{during} (its exportdb link, "
                 "#constrain-as-size-example, is the one torch gives a "
                 "GuardOnDataDependentSymNode); the paste cut its message, and with it the "
-                "expression (dynamo's `from user code:` stack under it, where the paste has it, "
-                f"ends at the line that needs the value){where}{made}.")
+                + (f"expression; {at}, where dynamo's `from user code:` stack under it ends, is "
+                   "the line that needs the value" if user is not None and not x.culprit else
+                   "expression (dynamo's `from user code:` stack under it, where the paste has "
+                   "it, ends at the line that needs the value)") + f"{where}{made}.")
         if not x.expr and not x.checks:
             fix = ("paste the error's message whole (its 'Could not guard on data-dependent "
+                   "expression …' names the expression), or rerun with TORCH_LOGS=\"+dynamic\"; "
+                   + fix if user is not None else
+                   "paste the error's message whole (its 'Could not guard on data-dependent "
                    "expression …' and 'Caused by' name the expression and the line), or rerun "
                    'with TORCH_LOGS="+dynamic"; the fix is at that line: ' + fix)
         out.append(Advice(

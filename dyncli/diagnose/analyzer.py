@@ -142,6 +142,9 @@ class _DdeFacts:
     hint: str = ""  # torch's own answer in the message (guard_size_oblivious, guard_or_false…)
     checks: list[str] = field(default_factory=list)  # export's own torch._check suggestions
     linked: int = 0  # the line of the exportdb link that proves one whose expression is cut
+    # the innermost user frame of dynamo's ``from user code:`` stack under the error (the
+    # line that needed the value), where torch's own Caused by names no user line
+    stack: ev.UserLoc | None = None
 
     def add(self, e: ev.DataDependentError) -> None:
         if e.what == "op":
@@ -156,6 +159,8 @@ class _DdeFacts:
         elif e.what == "culprit":
             self.culprit = self.culprit or e.value
             self.user = self.user or e.user
+        elif e.what == "stack":  # (the stack's frames in order: the innermost is the last)
+            self.stack = e.user
         elif e.what == "symbol":  # an expression over it: the expression, where a line names it
             self.made = self.made or e.user
             if not any(e.value in _symbols_in(expr) for _, expr, _ in self.exprs) \
@@ -176,7 +181,8 @@ class _DdeFacts:
     def reports(self, rank: int | None, cid: str) -> list[DataDependentReport]:
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
-                                    culprit=self.culprit, user=self.user, made=self.made,
+                                    culprit=self.culprit, user=self.user or self.stack,
+                                    made=self.made,
                                     line=line, hint=self.hint, checks=tuple(self.checks))
                 for what, expr, line in (self.exprs or (
                     [("unnamed", "", self.linked)] if self.linked else []))]
@@ -464,9 +470,17 @@ class Analyzer:
     def _on_limit(self, e: ev.RecompileLimit) -> None:
         self._name_frame(e, e.function, e.file, e.first_line)
         key: tuple[Any, ...]
+        failed = proven.failed_entry(e.last_reason) if e.compile_id is None else None
         if e.compile_id is not None:  # this compile id was refused: it never compiled
             self._refused.add((e.rank, e.compile_id.key))  # (see result() for what it proves)
             key = ("frame", e.rank, e.compile_id.frame_key)
+        elif failed is not None:
+            # a warning without its prefix (pasted bare): the frame is the one of the entry its
+            # last reason names, and the entries it proves are that frame's compiles
+            self._frame(e.rank, failed).compiles.update(proven.entries(failed, e.limit))
+            self._name_frame(dataclasses.replace(e, compile_id=failed), e.function, e.file,
+                             e.first_line)
+            key = ("frame", e.rank, failed.frame_key)
         else:
             self._unnumbered.limit(e)
             key = ("function", e.rank, e.limit_name, e.function, e.file, e.first_line)

@@ -83,10 +83,14 @@ def render_cudagraphs(diag: Diagnosis, out: Console, limit: int = 20) -> None:
                          place(x.user) if x.user else "-", str(x.count))
         out.print(t)
     if report.errors:
-        t = section_table("CUDA-graph errors", ["kind", "message", "user code", "count"], ranks)
+        # "raised": yes where the log shows one raised (the program stopped there), "-" where
+        # it does not (warned, quoted, logged by a server that went on, or torch's words alone)
+        t = section_table("CUDA-graph errors", ["kind", "message", "user code", "count",
+                                                "raised"], ranks)
         for e in report.errors[:limit]:
             add_text_row(t, *pre(e.rank), e.kind, e.message,
-                         f"{place(e.user)} in {e.user.function}" if e.user else "-", str(e.count))
+                         f"{place(e.user)} in {e.user.function}" if e.user else "-", str(e.count),
+                         "yes" if e.raised else "-")
         out.print(t)
     for hit in report.limit_hits[:limit]:
         out.print(f"[{hit.compile_id}] {hit.mode} graph hit cudagraph_dynamic_shape_rerecord_limit"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from dyncli.diagnose import guard_kinds
+from dyncli.diagnose import guard_kinds, proven
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag
 from dyncli.diagnose.model import Diagnosis, RecompileLimitReport
 from dyncli.diagnose.reasons import cite, mismatch
@@ -213,10 +213,12 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         fix = (f"{row.fix}; {_raising(flag, x, sweep=False)}"
                + ("" if diag.recompiles else f" ({_RICHER})"))
     cid = CompileId.parse(x.compile_id) if x.compile_id else None
+    # a warning pasted bare has no compile id: its frame is the one its last reason names
+    at = cid or proven.failed_entry(x.last_reason)
     return Advice(
         kind=AdviceKind.RECOMPILE_LIMIT, function=x.function,
-        frame=cid.frame_key if cid is not None else "?",
-        frame_line=x.first_line if cid is None else None,
+        frame=at.frame_key if at is not None else "?",
+        frame_line=x.first_line if at is None else None,
         key=f"{x.limit_name}:{'oldest' if size and oldest else 'pinned' if pinned else 'size' if size else kind}",
         message=f"{who} hit {limit} {after}." + note, fix=fix, flag=flag_fix,
         # (the line cited is the warning's first, so its words lead: the last reason is a

@@ -57,6 +57,31 @@ def compiled(frame_id: str, keys: set[str], refused: set[str], limit: str,
     return kept | implied(frame_id, kept) | {f"{frame_id}/{i}" for i in range(min(entries, MAX_IMPLIED))}
 
 
+def failed_entry(last_reason: str) -> ev.CompileId | None:
+    """The cache entry a limit warning's last reason names (``0/7: tensor 'x' …``), where it
+    is a plain frame's: torch writes each guard failure as ``f"{compile_id}: {reasons}"``
+    (guards.get_guard_fail_reason, 2.5-2.15), the compile id of the cache entry whose guards
+    failed. Every entry of a code object carries the frame id of that code object's compiles
+    (convert_frame.get_compile_id: one id per frame state), so ``F`` is the warning's frame,
+    and ``M`` its (M+1)-th compile. None for compiled autograd's ids and for reasons without one
+    (torch before 2.5, and 2.1's reasons-off line)."""
+    head = split_failed(last_reason)[0] if last_reason else ""
+    failed = ev.CompileId.parse(head) if head else None
+    if failed is None or failed.frame is None or failed.compile is None \
+            or failed.autograd is not None:
+        return None
+    return failed
+
+
+def entries(failed: ev.CompileId, limit: str) -> set[str]:
+    """The compile keys a bare limit warning proves of the frame its last reason names: the
+    entry named and those before it (``F/0``..``F/M``), and as many as the limit (the cache
+    held that many entries when torch refused: 2.5/2.6 name the oldest entry, ``F/0``)."""
+    n = int(limit) if limit.isdigit() and len(limit) < 7 else 0
+    n = max(n, (failed.compile or 0) + 1)
+    return {f"{failed.frame_key}/{i}" for i in range(min(n, MAX_IMPLIED))}
+
+
 class Unnumbered:
     """What records without a compile id prove, per (rank, function, file, first line): two
     functions of one name in one file are two code objects (pytorch#97330: torch 2.0's limit

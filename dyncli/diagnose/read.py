@@ -42,6 +42,16 @@ _CAPTURE = 'TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" python train.py
 # what a paste with nothing to read held (ParseStats.seen), the first found in this order:
 # (what it is, the hint)
 _SEEN = {
+    "traceback-export-violation": (
+        "a Python traceback of torch.export cut before its exception: torch._dynamo.export "
+        "re-raises there (`raise constraint_violation_error`, eval_frame.py) the "
+        "ConstraintViolationError its tracing raised, so export stopped on a dim given as "
+        "dynamic (a Dim in dynamic_shapes) whose values the traced code does not all allow "
+        "(it specialized or narrowed it); the paste cut which dim and which guard",
+        "Paste the traceback to its end: the exception's 'Constraints violated (…)' items "
+        "('Not all values of … satisfy the generated guard …', 'You marked … as dynamic but "
+        "your code specialized it …') name the dim, the guard and the fix; or rerun the export "
+        'with TORCH_LOGS="+dynamic", which logs the guard and the line that made it.'),
     "traceback-wrapper": (
         "a Python traceback whose only frame of torch's compiler is torch.compile's wrapper "
         "(torch/_dynamo/eval_frame.py): it does not show the compile raising",

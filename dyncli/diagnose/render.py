@@ -171,7 +171,9 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         t = section_table("Data-dependent errors", ["compile", "expression", "torch", "where"],
                           ranks)
         for x in cap(diag.data_dependent_errors, "data-dependent errors"):
-            where = ", ".join(w for w in (x.op, x.culprit) if w) or "-"
+            # (the user's line where only it is known: export's blamed call, dynamo's stack)
+            where = ", ".join(w for w in (x.op, x.culprit) if w) or (
+                f"{_loc(x.user)} in {x.user.function}" if x.user else "-")
             _add(t, ranks, x.rank, x.compile_id or "-", x.expr or "(cut from the paste)",
                  _DDE_SAID.get(x.what, x.what),
                  where)

@@ -552,7 +552,8 @@ class DataDependentError(Event):
     operator whose meta failed), ``symbol`` (torch's ``Data dependent variable 'u0' allocated
     at:``: an expression over that symbol), ``hint`` (torch's own answer for the code that
     asked: guard_size_oblivious, guard_or_false…), ``check`` (one of the torch._check lines
-    non-strict export suggests) or ``linked`` (dynamo's exportdb link for one, its message cut);
+    non-strict export suggests), ``linked`` (dynamo's exportdb link for one, its message cut)
+    or ``stack`` (a user frame of dynamo's ``from user code:`` stack under it, in ``user``);
     ``value`` is that text."""
 
     what: str

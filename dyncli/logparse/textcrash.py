@@ -59,6 +59,7 @@ COMPILER_ERRORS = frozenset({
 # eval_frame.py: the wrapper every call of a compiled function runs through (pytorch#124006's
 # paste ends there, on a compiled call that had just recompiled)
 _WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
+_EXPORT_RERAISE = "raise constraint_violation_error"
 # the CUDA-graph trees: built at the compiled graph's first calls, not at its compile
 # (compile_fx.cudagraphify's run calls cudagraph_trees' deferred_cudagraphify lazily, 2.1-2.15),
 # and run on every call (run, _run, run_eager, check_memory_pool, add_function): a traceback
@@ -181,6 +182,10 @@ class _Traceback:
     user_frames: list[ev.UserLoc] = field(default_factory=list)  # the frames under it
     rank: int | None = None
     last_code: str = ""  # the code line under the deepest frame, where the paste has it
+    # torch._dynamo.export's `raise constraint_violation_error` (eval_frame.py, 2.1-2.15): it
+    # re-raises the ConstraintViolationError its tracing (`opt_f(...)`) raised, so the
+    # traceback is export's constraint violation whatever the paste cut below it
+    export_violation: bool = False
 
 
 def compiler_exception(text: str) -> bool:
@@ -204,8 +209,10 @@ class CrashReader:
     A traceback, or a piece of one, is a crash of torch's compiler when its exception is the
     compiler's (``compiler_exception``) or names the machine's lack (``ENVIRONMENT``), or when
     any of its frames is the compiler at work (``_compiler_frame``); one that is not is
-    counted in ``refused`` by what it has: ``traceback-wrapper`` where torch.compile's wrapper
-    (eval_frame.py) is its only frame of torch's compiler, ``traceback`` where it has none.
+    counted in ``refused`` by what it has: ``traceback-export-violation`` where export's
+    re-raise of a constraint violation is among its frames (its exception cut),
+    ``traceback-wrapper`` where torch.compile's wrapper (eval_frame.py) is its only frame of
+    torch's compiler, ``traceback`` where it has none.
     """
 
     def __init__(self) -> None:
@@ -286,6 +293,8 @@ class CrashReader:
             # the first code line under the deepest frame so far (a cut traceback's last line
             # may say what it raises: `raise DynamicOutputShapeException(func)`, pytorch#106130)
             tb.last_code = text.strip()[:200]
+            if tb.last_code == _EXPORT_RERAISE and _WRAPPER_RE.search(tb.frames[-1].file):
+                tb.export_violation = True
         if not text or text[0] in " \t" or text.endswith(" frames") or text.startswith("[... "):
             return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
         if exception_name(text.strip()) or compiler_exception(text.strip()):
@@ -308,8 +317,9 @@ class CrashReader:
         tb, self._done = self._done, None
         return self._crash(tb) if tb is not None else []
 
-    def _refuse(self, frames: list[ev.UserLoc]) -> None:
-        kind = "traceback-wrapper" if any(_WRAPPER_RE.search(f.file) for f in frames) else "traceback"
+    def _refuse(self, frames: list[ev.UserLoc], export_violation: bool = False) -> None:
+        kind = "traceback-export-violation" if export_violation else "traceback-wrapper" \
+            if any(_WRAPPER_RE.search(f.file) for f in frames) else "traceback"
         self.refused[kind] = self.refused.get(kind, 0) + 1
 
     def _crash(self, tb: _Traceback) -> list[ev.Event]:
@@ -345,11 +355,13 @@ class CrashReader:
         works = any(_compiler_frame(f) for f in frames)
         if not (names & COMPILER_ERRORS) and not raised and not reaches and not works \
                 and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
-            self._refuse(frames)
+            self._refuse(frames, any(t.export_violation for t in chain))
             return []
         if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file):
-            self._refuse(frames)
-            return []  # cut where every compiled call passes: nothing says the compile raised
+            # cut where every compiled call passes: nothing says the compile raised, unless
+            # export's re-raise of its tracing's constraint violation is among the frames
+            self._refuse(frames, any(t.export_violation for t in chain))
+            return []
         # the user's line: dynamo's "from user code:" stack names it where the paste has it,
         # else the program's deepest own frame in the traceback it stopped with
         users = [f for t in reversed(chain) for f in t.user_frames]

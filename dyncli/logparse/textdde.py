@@ -169,6 +169,36 @@ HEADS = {
 _CHECK_RE = re.compile(r"^\s{0,8}\d{1,2}\. (?P<check>torch\._check\(.{1,300}\))\"?$")
 
 
+# dynamo's stack under an error it raised (``from user code:``, exc.format_error_msg_verbose /
+# augment_exc_message, 2.1-2.15): the frames traced, the innermost last; under a data-dependent
+# error the last frame that is not torch's is the user's line that needed the value
+# (executorch#8988: utils.py:355 ``tmp_A == tmp_B``). Read only within this many lines after one
+# of the error's own facts, so a graph break's stack elsewhere in a paste is never joined to it.
+STACK_HEAD = b"from user code:"
+STACK_AFTER = 64
+
+
+def in_stack(raw: bytes, last: ev.UserLoc | None,
+             lineno: int) -> tuple[bool, ev.DataDependentError | None]:
+    """Whether ``raw`` is a line of dynamo's stack under ``from user code:`` (a ``File`` line, or
+    the code line under one: indented), and the fact it states: a user frame (``stack``: not
+    torch's; the code line gives ``last``, that frame, its code). A blank line or any other
+    ends the stack."""
+    text = raw.decode("utf-8", "replace")[:MAX_TEXT].rstrip()
+    m = FILE_RE.match(text)
+    common: dict[str, Any] = {"line": lineno}
+    if m is not None:
+        loc = ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
+        return True, (None if is_torch_file(loc.file)
+                      else ev.DataDependentError(what="stack", value="", user=loc, **common))
+    if not text.strip() or text[:1] not in (" ", "\t"):
+        return False, None
+    if last is None:  # the code line of a torch frame
+        return True, None
+    code = ev.UserLoc(last.file, last.line, last.function, text.strip()[:300])
+    return True, ev.DataDependentError(what="stack", value="", user=code, **common)
+
+
 def heading(raw: bytes) -> str:
     """The kind of a heading of torch's data-dependent message (``HEADS``), or ""."""
     return HEADS.get(raw.strip(), "")

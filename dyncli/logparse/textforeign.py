@@ -190,6 +190,8 @@ class ForeignLines:
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _suggesting = False  # inside torch's "Suggested fixes:" block
     _dde_under = ""  # the heading of torch's data-dependent message just read (textdde.HEADS)
+    _dde_seen = -(1 << 30)  # the line of the last data-dependent fact read without a prefix
+    _dde_frame: ev.UserLoc | None = None  # the user frame of dynamo's stack just read
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     _tuning = False  # inside a table of max-autotune's tuning output (textautotune)
@@ -345,7 +347,23 @@ class ForeignLines:
             self._suggesting = True
             return _NO_EVENTS
         under, self._dde_under = self._dde_under, ""
-        if under and (fact := dde.under(under, raw, lineno)) is not None:
+        if under == "stack":  # dynamo's stack under a data-dependent error: its user frame
+            inside, stated = dde.in_stack(raw, self._dde_frame, lineno)
+            if inside:
+                self.stats.recognized += 1
+                self._dde_under, self._dde_seen = "stack", lineno
+                # the frame whose code line may come next: a user frame's File line (a torch
+                # frame's code, a code line's carets under it, are nobody's)
+                self._dde_frame = stated.user if stated is not None and stated.user is not None \
+                    and not stated.user.code else None
+                return (stated,) if stated is not None else _NO_EVENTS
+            self._dde_frame = None
+        elif raw.strip() == dde.STACK_HEAD and 0 <= lineno - self._dde_seen <= dde.STACK_AFTER:
+            self.stats.recognized += 1
+            self._dde_under = "stack"
+            return _NO_EVENTS
+        if under and under != "stack" and (fact := dde.under(under, raw, lineno)) is not None:
+            self._dde_seen = lineno
             self.stats.recognized += 1
             self._dde_under = under if under == "checks" else ""  # (checks come numbered)
             return (fact,)
@@ -440,6 +458,7 @@ class ForeignLines:
             return _NO_EVENTS
         error = dde.events(raw, {}, lineno)
         if error:  # a data-dependent error's line, pasted without its prefix (or as a message)
+            self._dde_seen = lineno
             self.stats.recognized += 1
             self.stats.records += 1
             return error

@@ -82,6 +82,45 @@ _SPACED_RE = re.compile(
 # (2.2-2.5), config.recompile_limit / accumulated_recompile_limit (2.6-2.15: convert_frame.py)
 _BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=torchdynamo hit recompilation cache limit \(\d"
                       rb"|torch(?:\._dynamo|dynamo) hit config\.\w{1,64} \(\d)")
+_BARE_HEAD_RE = re.compile(rb"torchdynamo hit recompilation cache limit \(\d"
+                           rb"|torch(?:\._dynamo|dynamo) hit config\.\w{1,64} \(\d")
+# What a terminal shows before that bare head on its line, other than a quote (every other
+# text before it is prose about the warning, not the warning): a progress bar that was drawn
+# there (tqdm's rate and "]" end it; a raw capture keeps its carriage returns), torchrun's
+# rank tag (tail_log.py; "[rank0]: " with a blank too), or the stamp of the handler that
+# printed torch's record in a format of its own (TORCH_LOGS_FORMAT, or a server's logging
+# config: "%(asctime)s %(levelname)s", its logger's name, uvicorn's padded "INFO:     "), whose
+# formatter stamps a message's first line only, so the lines under it stay bare.
+_BAR_BEFORE_RE = re.compile(rb"\|[^|]{0,200}(?:it/s|s/it)\]\s{0,4}$")
+_RANK_ONLY_RE = re.compile(rb"\[rank(?P<rank>\d{1,6})\]: ?$")
+_STAMP_RE = re.compile(
+    rb"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]?(?:[ \t]{1,4}(?:-[ \t]{1,4})?"
+    rb"(?:torch[\w.]{0,200}[ \t]{1,4}-[ \t]{1,4})?\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]?:?"
+    rb"(?:[ \t]{1,4}-)?)?[ \t]{1,12}$"
+    rb"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL):[ \t]{1,12}$")
+
+
+def _bare_head(line: bytes) -> tuple[bytes | None, int] | None:
+    """(rank, where torch's text starts) of a bare recompile-limit head in ``line``: at its
+    start (after a quote's marks), or after one of the leaders above; None elsewhere."""
+    bare = _BARE_RE.match(line)
+    if bare is not None:
+        return None, bare.end()
+    if b" hit " not in line:
+        return None
+    head = _BARE_HEAD_RE.search(line)
+    if head is None:
+        return None
+    before = line[:head.start()]
+    if b"\r" in before:  # a raw capture: what the terminal shows is after the last return
+        before = before[before.rfind(b"\r") + 1:]
+        if not before.strip():
+            return None, head.start()
+    if (rank := _RANK_ONLY_RE.match(before)) is not None:
+        return rank["rank"], head.start()
+    if _BAR_BEFORE_RE.search(before[-256:]) is not None or _STAMP_RE.match(before) is not None:
+        return None, head.start()
+    return None
 # ComfyUI's words before an exception's message, which it prints without the exception's class:
 # its console's (execution.py) and its error report's
 COMFYUI_HEADS = ("!!! Exception during processing !!! ", "- **Exception Message:** ")
@@ -249,10 +288,10 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
             return cut[0] + _decoded(line[cut[1]:]), "prefixes rebuilt"
     start = _START_RE.search(line)
     if start is None:
-        bare = _BARE_RE.match(line)
+        bare = _bare_head(line)
         if bare is None:
             return None
-        return _canonical(None, b"W", b"?", b"0", None, None) + line[bare.end():], "prefixes rebuilt"
+        return _canonical(bare[0], b"W", b"?", b"0", None, None) + line[bare[1]:], "prefixes rebuilt"
     before = line[:start.start()]
     if before.count(b"`") % 2 and before.lstrip(b" >") != b"```":
         return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)

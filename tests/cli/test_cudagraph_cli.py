@@ -31,3 +31,28 @@ def test_stdin_log_beside_a_trace(runner: CliRunner) -> None:
     assert r.exit_code == 0, r.output
     assert "CUDA graphs: 5 recording(s) in 1 frame(s) for 5 size(s), 5.67 ms" in r.stdout
     assert "(cudagraph-sizes) forward: 5 CUDA graph(s) recorded for 5 sizes" in r.stdout
+
+
+PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
+
+
+def test_the_error_table_says_which_errors_raised(runner: CliRunner) -> None:
+    """The JSON's errors[].raised (round 22) in the terminal's table too (round 23): "yes"
+    where the paste shows the error raised (gpt-fast#232: the program's traceback ends in it),
+    "-" where it does not (ComfyUI-WanVideoWrapper#1584: torch's words logged, the run went
+    on); a row per error, wide or as a block per row in 80 columns."""
+    for cols in ("160", "80"):
+        env = {**ENV, "COLUMNS": cols}
+        stopped = runner.invoke(app, ["diagnose", str(PASTED / "gpt-fast-232.log")], env=env)
+        went_on = runner.invoke(app, ["diagnose", str(PASTED / "comfyui-wanvideowrapper-1584.log")],
+                                env=env)
+        for r in (stopped, went_on):
+            assert r.exit_code == 0, r.output
+            assert max(len(ln) for ln in r.stdout.split("CUDA-graph errors")[1]
+                       .split("Suggestions:")[0].splitlines()) <= int(cols)
+        table = stopped.stdout.split("CUDA-graph errors")[1].split("Suggestions:")[0]
+        assert [ln.split() for ln in table.splitlines() if ln.strip().startswith("raised")] \
+            == [["raised", "yes"]]
+        table = went_on.stdout.split("CUDA-graph errors")[1].split("Suggestions:")[0]
+        assert [ln.split() for ln in table.splitlines() if ln.strip().startswith("raised")] \
+            == [["raised", "-"], ["raised", "-"]]

@@ -100,6 +100,16 @@ def test_diagnose_fits(cols: int, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("cols", [80, 120])
+def test_diagnose_cudagraph_errors_fit(cols: int, tmp_path: Path) -> None:
+    """The CUDA-graph error table with its "raised" column (round 23): a paste whose error
+    raised (gpt-fast#232) and one whose error it does not show raised (SimpleTuner#3155)."""
+    for case in ("gpt-fast-232", "simpletuner-3155"):
+        shutil.copy(DATA / "pasted" / f"{case}.log", tmp_path)
+        screen = _check(["diagnose", f"{case}.log"], cols, tmp_path)
+        assert "CUDA-graph errors" in screen and "raised" in screen
+
+
+@pytest.mark.parametrize("cols", [80, 120])
 def test_diagnose_trace_fits(cols: int, tmp_path: Path) -> None:
     shutil.copytree(DATA / "traces" / "two_rank_diverge", tmp_path / "trace")
     assert "Compile time" in _check(["diagnose", "trace"], cols, tmp_path)

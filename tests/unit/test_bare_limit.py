@@ -48,7 +48,9 @@ _2_1_OFF = """torch._dynamo hit config.cache_size_limit (8)
 
 def _limits(text: str) -> tuple[list[RecompileLimit], ParseStats]:
     stats = ParseStats()
-    found = [e for e in parse_lines(text.encode().splitlines(), stats) if isinstance(e, RecompileLimit)]
+    # (lines as the reader cuts them: at "\n" only, a carriage return stays in its line)
+    lines = text.encode().removesuffix(b"\n").split(b"\n")
+    found = [e for e in parse_lines(lines, stats) if isinstance(e, RecompileLimit)]
     return found, stats
 
 
@@ -135,3 +137,80 @@ def test_in_a_longer_paste_it_is_read_once(tmp_path: Path) -> None:
     assert [s.kind for s in d.suggestions].count("recompile-limit") == 1
     assert d.stopped_after_limit is not None  # the traceback came after the warning
     assert d.stats.unrecognized == 6  # the two prints and the traceback's four lines
+
+
+# Round 23: the bare head where a terminal shows it behind something else on its line. Built
+# from real pastes' lines: comfy-wavespeed-12's progress bar and warning (tests/data/pasted,
+# 2.5's words; its glog prefix taken off, as a handler without torch's format prints it), and
+# torchtitan-2130's warning under torchrun's "[rank3]:" tag (the tag tail_log.py puts before
+# every line of a rank's output). A logging formatter of the program's own (TORCH_LOGS_FORMAT,
+# a server's logging config) stamps a message's first line only: the lines under it are bare.
+# (torch's GLOBAL_STATE reason ends in a blank, kept: "\x20")
+_BAR = "  0%|" + " " * 110 + "| 0/28 [00:00<?, ?it/s]"
+_WAVESPEED = """torch._dynamo hit config.cache_size_limit (8)
+   function: 'forward' (/root/autodl-tmp/ComfyUI/comfy/ops.py:66)
+   last reason: 2/0: GLOBAL_STATE changed: allow_tf32\x20
+To log all recompilation reasons, use TORCH_LOGS="recompiles".
+To diagnose recompilation issues, see https://pytorch.org/docs/main/torch.compiler_troubleshooting.html.
+"""
+_TITAN = """torch._dynamo hit config.recompile_limit (8)
+   function: 'forward' (/fsx/ferdinandmom/ferdinand-hf/huggingface/torchtitan/env_torchtitan_official/lib/python3.12/site-packages/transformers/models/qwen3/modeling_qwen3.py:224)
+   last reason: 0/7: ___dict_contains(148, self._modules['_checkpoint_wrapped_module']._modules['self_attn']._forward_pre_hooks_with_kwargs)
+To log all recompilation reasons, use TORCH_LOGS="recompiles".
+To diagnose recompilation issues, see https://pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html
+"""
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("progress bar", _BAR + _WAVESPEED),
+    ("raw capture", "\r" + _BAR + "\r" + _BAR.replace("0/28", "1/28") + _WAVESPEED),
+    ("asctime levelname", "2025-01-09 10:23:44,277 WARNING " + _WAVESPEED),
+    ("asctime name levelname", (
+        "2025-01-09 10:23:44,277 - torch._dynamo.convert_frame - WARNING - " + _WAVESPEED)),
+    ("uvicorn's padded level", "WARNING:  " + _WAVESPEED),
+    ("ComfyUI's stamp", "[2025-01-09 10:23:44.277] " + _WAVESPEED),
+])
+def test_a_bare_warning_behind_a_bar_or_a_stamp_is_read(name: str, text: str) -> None:
+    """Behind a progress bar or a logger's stamp the warning read nothing before round 23:
+    "Nothing to fix". It is the warning torch wrote at the line's start."""
+    (limit,), stats = _limits(text)
+    (alone,), _ = _limits(_WAVESPEED)
+    assert _fields(limit) == _fields(alone) and stats.unrecognized == 0, name
+
+
+@pytest.mark.parametrize("blank", ["", " "])
+def test_a_bare_warning_under_torchruns_tag_is_that_ranks(blank: str) -> None:
+    text = "".join(f"[rank3]:{blank}{t}\n" for t in _TITAN.splitlines())
+    (limit,), stats = _limits(text)
+    (alone,), _ = _limits(_TITAN)
+    assert _fields(limit) == _fields(alone) and limit.rank == 3 and stats.unrecognized == 0
+
+
+@pytest.mark.parametrize("text", [
+    b"I keep getting torch._dynamo hit config.recompile_limit (8) on every run",
+    b"see | the docs [it/s] and torch._dynamo hit config.recompile_limit (8)",  # no bar's end
+    b"2025-01-09 10:23:44 we saw torch._dynamo hit config.recompile_limit (8)",  # a stamp, prose
+])
+def test_prose_behind_other_words_is_not_the_warning(text: bytes) -> None:
+    assert normalize(text) is None
+
+
+def test_the_frame_is_the_one_the_last_reason_names(tmp_path: Path) -> None:
+    """The frame of a bare warning was "?". torch writes a guard failure as
+    ``f"{compile_id}: {reasons}"``, the compile id of the cache entry whose guards failed
+    (guards.get_guard_fail_reason), and every entry of a code object has that code object's
+    frame id (convert_frame.get_compile_id): "2/0" is frame 2. The entries proven are the
+    limit's (2.5 named the oldest entry, 2/0) and, on 2.7+, those up to the one named."""
+    for text, frame, compiles in ((_BAR + _WAVESPEED, "2", 8), (_TITAN, "0", 8),
+                                  (_2_15.replace("0/7:", "3/11:"), "3", 12)):
+        paste = tmp_path / "bare.log"
+        paste.write_text(text)
+        d = diagnose_logs([paste])
+        (f,) = d.frames
+        assert (f.frame_id, f.compiles, f.function) == (frame, compiles, "forward")
+        (a,) = [s for s in d.suggestions if s.kind == "recompile-limit"]
+        assert a.frame == frame
+        assert d.causes[0].compiles == compiles - 1  # the limit's cause keeps its recompiles
+    # where the reason names no entry (torch before 2.5, compiled autograd), still "?"
+    paste.write_text(_2_0)
+    assert [f.frame_id for f in diagnose_logs([paste]).frames] == ["?"]

@@ -6,6 +6,7 @@ pytorch-111329). No torch."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -207,3 +208,36 @@ def test_a_graph_break_whose_reason_is_a_traceback_names_its_exception_and_place
     (b,) = diag.graph_breaks
     assert (b.file, b.user_line) == ("/home/me/model.py", 41) and stats.malformed == 0
     assert b.reason == "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 0)"
+
+
+PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
+
+
+def test_dynamos_user_stack_under_the_error_is_its_line() -> None:
+    """executorch-8988 (tests/data/pasted): the paste kept dynamo's UserError's exportdb link and
+    its `from user code:` stack, whose last frame outside torch (utils.py:355, `tmp_A == tmp_B`)
+    is the line that needed the value. It was in the paste and not in the report before round
+    23; torch's frames in the stack (external_utils, module, _contextlib) are not it."""
+    diag, stats, _ = _diag((PASTED / "executorch-8988.log").read_text())
+    (x,) = diag.data_dependent_errors
+    assert x.user is not None and (x.user.file.endswith("llama/utils.py"), x.user.line,
+                                   x.user.function, x.user.code) == \
+        (True, 355, "evaluate_posterior", "tmp_A == tmp_B")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
+    assert "utils.py:355 (`tmp_A == tmp_B`) needs the value itself" in a.fix
+    assert [str(s).rsplit("/", 1)[-1] for s in a.sites] == ["utils.py:355"]
+    assert stats.unrecognized == 4  # the user frames' tail above the error, and torch's C++ hint
+
+
+def test_a_stack_not_under_a_data_dependent_error_is_not_joined_to_one() -> None:
+    """A `from user code:` stack far from the error's lines (another error's, a graph break's)
+    says nothing of it: the error keeps "-" for its place."""
+    text = (PASTED / "executorch-8988.log").read_text()
+    head, _, stack = text.partition("from user code:")
+    far = head + "step 1\n" * 80 + "from user code:" + stack
+    diag, _, _ = _diag(far)
+    (x,) = diag.data_dependent_errors
+    assert x.user is None
+    # and a stack with no data-dependent error before it gives none
+    diag, _, _ = _diag("from user code:" + stack)
+    assert not diag.data_dependent_errors

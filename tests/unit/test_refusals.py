@@ -21,6 +21,7 @@ _WRAPPER = "only frame of torch's compiler is torch.compile's wrapper"
 _NO_COMPILER = "a Python traceback with nothing of torch's compiler in it"
 _WARNING = "a warning torch raised (not an error) and nothing diagnose reads"
 _PERF_HINT = "inductor's performance hint that it did not tile a reduction"
+_EXPORT_VIOLATION = "torch._dynamo.export re-raises there (`raise constraint_violation_error`"
 
 
 def _cut(case: str, first: int, last: int) -> bytes:
@@ -39,6 +40,9 @@ def _refusal(tmp_path: Path, text: bytes) -> str:
 @pytest.mark.parametrize("case,first,last,said", [
     # a traceback cut at eval_frame's _fn: its frames under the wrapper are past the paste
     ("pytorch-124006.log", 6, 14, _WRAPPER),
+    # pytorch#133653's traceback without the guard record above it (round 22 said "_WRAPPER"):
+    # export's re-raise of the ConstraintViolationError its tracing raised is among its frames
+    ("pytorch-133653.log", 3, 13, _EXPORT_VIOLATION),
     # the program's own frame only (the head of a hook's failure)
     ("pytorch-154536.log", 5, 8, _NO_COMPILER),
     # torch 2.1's has_cuda deprecation warning and its code line, then the perf hints with it
@@ -71,6 +75,18 @@ def test_a_piece_with_nothing_to_read_is_refused_as_what_it_is(
      b"    k[(1,)](x)\n  File \"/usr/lib/python3.11/site-packages/triton/runtime/jit.py\", line 345, "
      b"in <lambda>\n    return lambda *args, **kwargs: self.run(grid=grid, *args, **kwargs)\n",
      _NO_COMPILER),
+    # pytorch#133653's traceback as the thread's description goes on (two frames of torch.nn
+    # under export's; the issue store's excerpt): still export's cut constraint violation
+    (b"Traceback (most recent call last):\n  File \"/private/tmp/.venv/lib/python3.12/site-packages/"
+     b"torch/export/_trace.py\", line 512, in _export_to_torch_ir\n    gm_torch_level, _ = "
+     b"torch._dynamo.export(\n  File \"/private/tmp/.venv/lib/python3.12/site-packages/torch/"
+     b"_dynamo/eval_frame.py\", line 1425, in inner\n    raise constraint_violation_error\n"
+     b"  File \"/private/tmp/.venv/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py\", "
+     b"line 1379, in inner\n    result_traced = opt_f(*args, **kwargs)\n  File \"/private/tmp/"
+     b".venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 1553, in "
+     b"_wrapped_call_impl\n    return self._call_impl(*args, **kwargs)\n  File \"/private/tmp/"
+     b".venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 1562, in _call_impl"
+     b"\n    return forward_call(*args, **kwargs)\n", _EXPORT_VIOLATION),
     # the same raised in the program's code under the wrapper
     (b"Traceback (most recent call last):\n  File \"/home/u/train.py\", line 3, in <module>\n"
      b"    y = f(x)\n  File \"/usr/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py\", "
