@@ -90,6 +90,27 @@ def test_a_dynamic_shape_operator_break_gets_torchs_setting(name: str) -> None:
     assert "move the untraceable call out" not in fix
 
 
+def test_every_releases_dynamic_shape_operator_break_gets_one_fix() -> None:
+    """2.1's words (pytorch#114220), 2.2-2.6's with torch's own setting after them
+    (cuEquivariance#77: round 22 wrote that one's fix a second time, in other words) and 2.7's
+    type (pytorch#165421): one sentence, naming the op."""
+    fixes = [s.fix for name in ("pytorch-114220.log", "cuequivariance-77.log",
+                                "pytorch-165421.log")
+             for s in diagnose_logs([PASTED / name]).suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert fixes[0] == fixes[1] == unbacked.dynamic_shape_fix("aten.nonzero.default")
+    assert fixes[2] == unbacked.dynamic_shape_fix("aten.masked_select.default")
+    assert fixes[0].startswith("aten.nonzero.default's output size depends on the tensor's "
+                               "data: set torch._dynamo.config.capture_dynamic_output_shape_ops")
+
+
+def test_a_custom_ops_dynamic_output_shape_names_its_op() -> None:
+    # a fake kernel's ctx.new_dynamic_size() raises for a custom op too: torch's words name it
+    text = ("dynamic shape operator: torchvision.nms.default; to enable, set "
+            "torch._dynamo.config.capture_dynamic_output_shape_ops = True")
+    fix = unbacked.break_fix(text)
+    assert fix is not None and fix.startswith("torchvision.nms.default's output size depends")
+
+
 def test_a_traceback_cut_at_the_raise_of_dynamic_output_shape_names_it() -> None:
     fix = _fixes(diagnose_logs([PASTED / "pytorch-106130.log"]), AdviceKind.COMPILE_CRASH)
     assert "DynamicOutputShapeException" in fix
