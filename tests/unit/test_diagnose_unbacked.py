@@ -111,6 +111,13 @@ def test_a_custom_ops_dynamic_output_shape_names_its_op() -> None:
     assert fix is not None and fix.startswith("torchvision.nms.default's output size depends")
 
 
+def test_an_op_that_fails_with_the_setting_on_is_not_told_to_set_it() -> None:
+    # 2.2-2.6's words for 2.15's "no meta kernel" break: the setting is on already
+    assert unbacked.break_fix(
+        "dynamic shape operator: aten.bincount.default; Operator does not have a meta kernel "
+        "that supports dynamic output shapes, please report an issue to PyTorch") is None
+
+
 def test_a_traceback_cut_at_the_raise_of_dynamic_output_shape_names_it() -> None:
     fix = _fixes(diagnose_logs([PASTED / "pytorch-106130.log"]), AdviceKind.COMPILE_CRASH)
     assert "DynamicOutputShapeException" in fix
