@@ -44,6 +44,7 @@ from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textcrash import exception_name, machine_error
+from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
 from dyncli.logparse.torchtree import is_compiler_file, is_torch_file, is_torch_location
 from dyncli.quoting import shell_quote
@@ -403,9 +404,6 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
     return out
 
 
-# (i and f: torch 2.1's names of an unbacked int and float; zuf: 2.2 on, an unbacked float, as
-# a float tensor's .item() makes under capture_scalar_outputs: executorch#12732's Ne(zuf0, 0.0))
-_UNBACKED_RE = re.compile(r"\b(?:[uif]|zuf)\d{1,9}\b")
 _DDE_WHAT = {"guard": "could not decide", "int": "needed a concrete integer for",
              "evaluate": "failed evaluating", "symbol": "could not decide an expression over"}
 # what tells torch a value's range: torch._check (2.1-2.15); torch stopped suggesting
@@ -422,7 +420,7 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
     asked, and what tells torch the value's range (torch._check) or avoids needing it."""
     out = []
     for x in diag.data_dependent_errors:
-        symbols = sorted(set(_UNBACKED_RE.findall(x.expr)),
+        symbols = sorted(unbacked_in(x.expr),
                          key=lambda u: (u.rstrip("0123456789"), int(u.lstrip("fiuz"))))
         values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
                   if symbols else "its symbols are values")

@@ -20,6 +20,7 @@ from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.render import render_terminal
 from dyncli.logparse import textdde as dde
 from dyncli.logparse.textlog import parse_lines
+from dyncli.logparse.textmsg import symbols_in, unbacked_in
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
 
@@ -254,3 +255,11 @@ def test_where_the_symbol_was_made_is_in_the_json() -> None:
     assert row["made"]["line"] == 45 and row["made"]["function"] == "<module>"
     assert row["made"]["file"].endswith("nonzero_backward_guard_exception.py")
     assert row["made"]["code"] == "vr_binned_x_ij = forward_aot(x)"
+
+
+def test_one_list_of_symbol_names_reads_sizes_and_unbacked_values() -> None:
+    """The analyzer's symbols (joining a symbol's record to the expression that names it) and
+    the advice's unbacked values ("u0 is a value") are one list: every release's names."""
+    expr = "Eq(s0*u1, 32*i0) & Ne(zuf0, 0.0) & (f2 < s10) & us0 & u1_"
+    assert symbols_in(expr) == {"s0", "u1", "i0", "zuf0", "f2", "s10"}
+    assert unbacked_in(expr) == {"u1", "i0", "zuf0", "f2"}
