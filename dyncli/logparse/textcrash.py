@@ -24,7 +24,7 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textreasons import FILE_RE
-from dyncli.logparse.torchtree import is_compiler_file, is_torch_file
+from dyncli.logparse.torchtree import AT_WORK, is_compiler_file, is_torch_file
 
 # Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback
 # …"), or IPython's, which names the exception before it
@@ -68,7 +68,7 @@ _CUDAGRAPH_TREES_RE = re.compile(r"(?:^|[/\\])_inductor[/\\]cudagraph_trees\.py$
 # eval_frame.py (the wrapper) and external_utils.py (hooks and inlined calls at run time)
 _RUNS_UNDER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\](?:eval_frame|external_utils)\.py$")
 # an exception of torch's compiler by its module (torch._inductor.exc.InvalidCxxCompiler)
-_COMPILER_MODULE_RE = re.compile(r"^torch\._(?:dynamo|inductor|functorch)(?:\.\w{1,100}){0,3}\.exc"
+_COMPILER_MODULE_RE = re.compile(r"^torch\.(?:" + "|".join(AT_WORK) + r")(?:\.\w{1,100}){0,3}\.exc"
                                  r"\.\w{1,100}$")
 # errors about the machine, not the code: (words, the machine's lack they name, whether they
 # alone prove a compile crash). inductor's own (_inductor/exc.py 2.15: TritonMissing,

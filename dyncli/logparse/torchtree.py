@@ -51,8 +51,9 @@ def is_torch_file(path: str) -> bool:
 
 # torch's compiler, 2.0 to 2.15: dynamo, AOTAutograd and inductor at work, and what they trace
 # with (fake tensors, FX, export, the higher-order ops, the decompositions, the symbolic shapes'
-# sympy), under torch/; and the modules inductor writes (is_generated_file)
-_AT_WORK = ("_dynamo", "_functorch", "_inductor")
+# sympy), under torch/; and the modules inductor writes (is_generated_file). AT_WORK's are
+# torch's packages too (torch._dynamo.exc: textcrash reads an exception's module by them)
+AT_WORK = ("_dynamo", "_functorch", "_inductor")
 _TRACED_WITH = ("_subclasses", "fx", "_export", "export", "_higher_order_ops", "_prims", "_refs",
                 "_decomp", r"_guards\.py", "utils/_sympy")
 
@@ -61,8 +62,8 @@ def _under_torch(parts: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?:^|/)torch/(?:" + "|".join(parts) + r")(?:/|$)")
 
 
-_AT_WORK_RE = _under_torch(_AT_WORK)
-_COMPILER_RE = _under_torch(_AT_WORK + _TRACED_WITH)
+_AT_WORK_RE = _under_torch(AT_WORK)
+_COMPILER_RE = _under_torch(AT_WORK + _TRACED_WITH)
 
 
 # a module inductor wrote, wherever its cache is (TORCHINDUCTOR_CACHE_DIR moves it out of
