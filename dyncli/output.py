@@ -212,6 +212,17 @@ def add_text_row(table: Table, *cells: object) -> None:
     table.add_row(*(input_text(c, MAX_CELL) for c in cells))
 
 
+def rank_cell(rank: int | None) -> str:
+    """A row's rank as a table cell ("-": a row of no rank, beside ranked ones)."""
+    return "-" if rank is None else str(rank)
+
+
+def add_ranked_row(table: Table, ranks: bool, rank: int | None, *cells: object) -> None:
+    """``add_text_row`` with the row's cell of section_table's ``rank`` column first, where the
+    table has one (``ranks``, as section_table was given it)."""
+    add_text_row(table, *([rank_cell(rank)] if ranks else []), *cells)
+
+
 def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Wrap a command's JSON payload with ``schema_version``, the dyncli version and command."""
     return {"schema_version": SCHEMA_VERSION, "dyncli": __version__, "command": command, **payload}

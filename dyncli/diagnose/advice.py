@@ -44,6 +44,7 @@ from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textcrash import exception_name, machine_error
+from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
 from dyncli.logparse.torchtree import is_compiler_file, is_torch_file, is_torch_location
 from dyncli.quoting import shell_quote
@@ -403,9 +404,6 @@ def _unexplained(diag: Diagnosis) -> list[Advice]:
     return out
 
 
-# (i and f: torch 2.1's names of an unbacked int and float; zuf: 2.2 on, an unbacked float, as
-# a float tensor's .item() makes under capture_scalar_outputs: executorch#12732's Ne(zuf0, 0.0))
-_UNBACKED_RE = re.compile(r"\b(?:[uif]|zuf)\d{1,9}\b")
 _DDE_WHAT = {"guard": "could not decide", "int": "needed a concrete integer for",
              "evaluate": "failed evaluating", "symbol": "could not decide an expression over"}
 # what tells torch a value's range: torch._check (2.1-2.15); torch stopped suggesting
@@ -422,7 +420,7 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
     asked, and what tells torch the value's range (torch._check) or avoids needing it."""
     out = []
     for x in diag.data_dependent_errors:
-        symbols = sorted(set(_UNBACKED_RE.findall(x.expr)),
+        symbols = sorted(unbacked_in(x.expr),
                          key=lambda u: (u.rstrip("0123456789"), int(u.lstrip("fiuz"))))
         values = (f"{', '.join(symbols)} {'is a value' if len(symbols) == 1 else 'are values'}"
                   if symbols else "its symbols are values")
@@ -935,27 +933,21 @@ def _resumed_break(b: GraphBreakReport) -> Advice:
 # failing on it (prime-rl#999, torch 2.9's "Backend compiler exception") is a data-dependent
 # scalar in the graph
 _ITEM = "_local_scalar_dense"
-
-
-# torch's own setting in a reason before 2.7 ("dynamic shape operator: aten.nonzero.default; to
-# enable, set torch._dynamo.config.capture_dynamic_output_shape_ops = True": cuEquivariance#77)
-_ENABLE_RE = re.compile(r"; to enable, set (?P<flag>torch\._dynamo\.config\.\w{1,80} = True)")
+# torch's own setting in that break's reason before 2.7 ("data dependent operator: aten.
+# _local_scalar_dense.default; to enable, set torch._dynamo.config.capture_scalar_outputs = True")
+_CAPTURE_SCALARS = "to enable, set torch._dynamo.config.capture_scalar_outputs = True"
 
 
 def _break_fix(b: GraphBreakReport) -> str:
-    enable = _ENABLE_RE.search(b.reason)
-    if enable is None and _ITEM not in b.reason:
-        # the same break before torch said how (2.1's "dynamic shape operator: aten.nonzero.
-        # default", pytorch#114220) and after (2.7 on: the type, its Hint the setting,
-        # pytorch#165421): torch's own answer, not "move the call out"
+    if _ITEM not in b.reason:
+        # an op of a data-dependent output size, every release's words (2.1's "dynamic shape
+        # operator: aten.nonzero.default", pytorch#114220; 2.2-2.6's with "; to enable, set
+        # torch._dynamo.config.capture_dynamic_output_shape_ops = True", cuEquivariance#77;
+        # 2.7 on the type, its Hint the setting, pytorch#165421): torch's own answer, not
+        # "move the call out"
         data = unbacked.break_fix(f"{b.reason}\n{b.explanation}")
         if data is not None:
             return data
-    if enable is not None and _ITEM not in b.reason:
-        return (f"set {enable['flag']} before compiling (torch's own answer in the message: the "
-                "op's data-dependent output size becomes an unbacked size in the graph), or use "
-                "an op whose output size does not depend on the data, or move it out of the "
-                "compiled function")
     logging_fix = _logging_fix(b)
     if logging_fix:
         return logging_fix
@@ -970,7 +962,7 @@ def _break_fix(b: GraphBreakReport) -> str:
         named = ("; or set torch._dynamo.config.capture_scalar_outputs = True (env "
                  "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's own answer in the message): the "
                  "graph then captures the .item() instead of breaking"
-                 if enable is not None and "capture_scalar_outputs" in enable["flag"] else "")
+                 if _CAPTURE_SCALARS in b.reason else "")
         return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
                 "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "
                 f"Python number inside the graph){named}")

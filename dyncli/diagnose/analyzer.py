@@ -64,6 +64,7 @@ from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
 from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
+from dyncli.logparse.textmsg import symbols_in
 from dyncli.logparse.textreasons import builtin_name, warned_builtin
 from dyncli.sources import is_input, without_dim
 
@@ -163,13 +164,13 @@ class _DdeFacts:
             self.stack = e.user
         elif e.what == "symbol":  # an expression over it: the expression, where a line names it
             self.made = self.made or e.user
-            if not any(e.value in _symbols_in(expr) for _, expr, _ in self.exprs) \
+            if not any(e.value in symbols_in(expr) for _, expr, _ in self.exprs) \
                     and len(self.exprs) < _DDE_EXPRS:
                 self.exprs.append((e.what, e.value, e.line))
         else:
             # a symbol's fact gives way to the expression that names it
             self.exprs = [x for x in self.exprs
-                          if x[0] != "symbol" or x[1] not in _symbols_in(e.value)]
+                          if x[0] != "symbol" or x[1] not in symbols_in(e.value)]
             for i, (what, expr, line) in enumerate(self.exprs):
                 if dde.same(expr, e.value):
                     if what == "evaluate" and e.what != "evaluate":
@@ -203,16 +204,11 @@ def _joined_symbols(reports: list[DataDependentReport]) -> list[DataDependentRep
     ranks = {x.rank for x in reports if x.what != "unnamed"}
     reports = [x for x in reports if x.what != "unnamed" or x.rank not in ranks]
     made = {(x.rank, x.expr): x.made for x in reports if x.what == "symbol"}
-    named = {(x.rank, sym) for x in reports if x.what != "symbol" for sym in _symbols_in(x.expr)}
+    named = {(x.rank, sym) for x in reports if x.what != "symbol" for sym in symbols_in(x.expr)}
     return [x if x.what == "symbol" or x.made is not None else dataclasses.replace(
-        x, made=next((m for sym in sorted(_symbols_in(x.expr))
+        x, made=next((m for sym in sorted(symbols_in(x.expr))
                       if (m := made.get((x.rank, sym))) is not None), None))
         for x in reports if x.what != "symbol" or (x.rank, x.expr) not in named]
-
-
-def _symbols_in(expr: str) -> set[str]:
-    # (i and f: torch 2.1's unbacked ints and floats; zuf: 2.2 on, an unbacked float)
-    return set(re.findall(r"\b(?:[suqif]|zuf)\d+\b", expr))
 
 
 def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> RecompileLimitReport:
@@ -374,11 +370,11 @@ class Analyzer:
 
     def _on_guard(self, e: ev.GuardAdded) -> None:
         comp = self._compile(e)
-        for sym in _symbols_in(e.expr):
+        for sym in symbols_in(e.expr):
             if e.user is not None or sym not in comp.guards:
                 comp.guards[sym] = e
         if e.forcing_spec:
-            syms = sorted(_symbols_in(e.expr))
+            syms = sorted(symbols_in(e.expr))
             if syms:
                 self._add_spec(e, syms[0], value="", reason="forcing_spec", guard=e)
             return

@@ -11,7 +11,7 @@ from rich.console import Console
 from dyncli.diagnose.cudagraph_report import CudagraphReport, FrameRecordings
 from dyncli.diagnose.findings import place
 from dyncli.diagnose.model import Diagnosis
-from dyncli.output import add_text_row, section_table
+from dyncli.output import add_ranked_row, section_table
 
 
 def ms(seconds: float | None) -> str:
@@ -63,22 +63,21 @@ def render_cudagraphs(diag: Diagnosis, out: Console, limit: int = 20) -> None:
     report = diag.cudagraphs
     if report is None:
         return
-    ranks = any(r is not None for r in diag.ranks)
-    pre = (lambda rank: ["-" if rank is None else str(rank)]) if ranks else (lambda rank: [])
+    ranks = diag.ranked
     out.print(summary(report), markup=False, soft_wrap=True)
     if report.frames:
         t = section_table("CUDA-graph recordings per frame and size",
                           ["frame", "function", "compiles", "recordings", "re-records",
                            "ms", "per size: recordings (ms)"], ranks)
         for f in report.frames[:limit]:
-            add_text_row(t, *pre(f.rank), f.frame_id, f.function or "?", ", ".join(f.compile_ids),
+            add_ranked_row(t, ranks, f.rank, f.frame_id, f.function or "?", ", ".join(f.compile_ids),
                          str(f.recordings), str(f.rerecords), ms(f.seconds), size_cells(f))
         out.print(t)
     if report.skips:
         t = section_table("Ran without CUDA graphs", ["compile", "kind", "reason", "user code",
                                                      "count"], ranks)
         for x in report.skips[:limit]:
-            add_text_row(t, *pre(x.rank), x.compile_id or "-", x.kind,
+            add_ranked_row(t, ranks, x.rank, x.compile_id or "-", x.kind,
                          x.reason.split("\n", 1)[0],
                          place(x.user) if x.user else "-", str(x.count))
         out.print(t)
@@ -88,9 +87,9 @@ def render_cudagraphs(diag: Diagnosis, out: Console, limit: int = 20) -> None:
         t = section_table("CUDA-graph errors", ["kind", "message", "user code", "count",
                                                 "raised"], ranks)
         for e in report.errors[:limit]:
-            add_text_row(t, *pre(e.rank), e.kind, e.message,
-                         f"{place(e.user)} in {e.user.function}" if e.user else "-", str(e.count),
-                         "yes" if e.raised else "-")
+            add_ranked_row(t, ranks, e.rank, e.kind, e.message,
+                           f"{place(e.user)} in {e.user.function}" if e.user else "-",
+                           str(e.count), "yes" if e.raised else "-")
         out.print(t)
     for hit in report.limit_hits[:limit]:
         out.print(f"[{hit.compile_id}] {hit.mode} graph hit cudagraph_dynamic_shape_rerecord_limit"

@@ -436,6 +436,11 @@ class Diagnosis:
                                    notes=tuple(a for a in suggestions if a.note))
 
     @property
+    def ranked(self) -> bool:
+        """Whether the input names ranks: the terminal's tables then have a rank column."""
+        return any(r is not None for r in self.ranks)
+
+    @property
     def partial(self) -> bool:
         """Whether the log is a partial paste (records cut at their start, prefixes rebuilt):
         its counts are what it proves, at least."""

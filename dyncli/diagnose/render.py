@@ -10,7 +10,6 @@ import os
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from dyncli.diagnose.compile_metrics import summary_line as compile_time_said
 from dyncli.diagnose.cudagraph_render import render_cudagraphs
@@ -20,9 +19,11 @@ from dyncli.diagnose.phases import PHASES
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import UserLoc
 from dyncli.output import (
+    add_ranked_row,
     add_text_row,
     info,
     line_text,
+    rank_cell,
     section_table,
     stdout_console,
     warn,
@@ -49,14 +50,6 @@ def render_parse_notes(diag: Diagnosis) -> None:
         info(f"{st.unrecognized} unrecognized and {st.malformed} malformed line(s); first ones:")
         for line, text in st.samples or []:
             info(f"  line {line}: {text}")
-
-
-def _rank(rank: int | None) -> str:
-    return "-" if rank is None else str(rank)
-
-
-def _add(table: Table, ranks: bool, rank: int | None, *cells: Any) -> None:
-    add_text_row(table, *([_rank(rank)] if ranks else []), *cells)
 
 
 def summary_line(diag: Diagnosis) -> str:
@@ -91,7 +84,7 @@ def summary_line(diag: Diagnosis) -> str:
 def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = None) -> None:
     """Summary, then Frames, Recompiles, Specializations, Graph breaks, … and Suggestions."""
     out = console or stdout_console()
-    ranks = any(r is not None for r in diag.ranks)
+    ranks = diag.ranked
     st = diag.stats
     out.print(f"dyncli diagnose: {', '.join(diag.inputs)} ({st.lines} lines, {st.recognized} "
               f"recognized, {st.unrecognized} unrecognized, {st.malformed} malformed)",
@@ -118,7 +111,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                             f" ({d.origin}, {d.compile_id})" for d in f.dynamic_inputs) or "-"
             where = f"{_short(f.file)}:{f.first_line}" if f.first_line else (_short(f.file) or "-")
             n = f"at least {f.compiles}" if f.at_least or diag.partial else str(f.compiles)
-            _add(t, ranks, f.rank, f.frame_id, f.function or "?", where, n, dyn)
+            add_ranked_row(t, ranks, f.rank, f.frame_id, f.function or "?", where, n, dyn)
         out.print(t)
     if diag.recompiles:
         t = section_table("Recompiles", ["compile", "function", "cause", "guard failures", "user code"], ranks)
@@ -126,14 +119,14 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             code = f"{_loc(r.user)} {r.user.code}" if r.user else "-"
             cause = r.cause if r.compiled else (
                 f"{r.cause}\n(refused: {'fail_on_recompile' if r.stance else 'recompile limit'})")
-            _add(t, ranks, r.rank, r.compile_id, r.function, cause, "\n".join(r.reasons), code)
+            add_ranked_row(t, ranks, r.rank, r.compile_id, r.function, cause, "\n".join(r.reasons), code)
         out.print(t)
     if diag.specializations:
         t = section_table("Specializations", ["compile", "symbol", "sources", "value", "why",
                                        "user code"], ranks)
         for s in cap(diag.specializations, "specializations"):
             code = f"{_loc(s.user)}  {s.user.code}" if s.user else (s.framework or "-")
-            _add(t, ranks, s.rank, s.compile_id, s.symbol or "-", ", ".join(s.sources) or "-",
+            add_ranked_row(t, ranks, s.rank, s.compile_id, s.symbol or "-", ", ".join(s.sources) or "-",
                  s.value, s.reason, code)
         out.print(t)
     if diag.graph_breaks:
@@ -153,7 +146,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         t = section_table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
         for x in cap(diag.recompile_limits, "limit hits"):
             where = f" ({_short(x.file)}:{x.first_line})" if x.file else ""
-            _add(t, ranks, x.rank, f"{x.function or '? (not in the log)'}{where}",
+            add_ranked_row(t, ranks, x.rank, f"{x.function or '? (not in the log)'}{where}",
                  f"{x.limit_name}={x.limit}" if x.limit_name else "? (not in the log)",
                  x.last_reason or "-")
         out.print(t)
@@ -164,7 +157,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         t = section_table("Unbacked (data-dependent) symbols", ["compile", "symbol", "range", "from"], ranks)
         for u in cap(diag.unbacked, "unbacked symbols"):
             where = f"{_loc(u.user)}  {u.user.code}" if u.user else u.framework
-            _add(t, ranks, u.rank, u.compile_id, f"{u.symbol} ({u.kind})",
+            add_ranked_row(t, ranks, u.rank, u.compile_id, f"{u.symbol} ({u.kind})",
                  f"[{u.lower}, {u.upper}]", where)
         out.print(t)
     if diag.data_dependent_errors:
@@ -174,14 +167,14 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             # (the user's line where only it is known: export's blamed call, dynamo's stack)
             where = ", ".join(w for w in (x.op, x.culprit) if w) or (
                 f"{_loc(x.user)} in {x.user.function}" if x.user else "-")
-            _add(t, ranks, x.rank, x.compile_id or "-", x.expr or "(cut from the paste)",
+            add_ranked_row(t, ranks, x.rank, x.compile_id or "-", x.expr or "(cut from the paste)",
                  _DDE_SAID.get(x.what, x.what),
                  where)
         out.print(t)
     if diag.relations:
         t = section_table("Size relations", ["compile", "relation", "sources"], ranks)
         for x in cap(diag.relations, "relations"):
-            _add(t, ranks, x.rank, x.compile_id, f"{x.symbol} = {x.target} ({x.reason})",
+            add_ranked_row(t, ranks, x.rank, x.compile_id, f"{x.symbol} = {x.target} ({x.reason})",
                  f"{x.lhs or '?'} == {x.rhs or '?'}")
         out.print(t)
     if diag.trace is not None:  # TORCH_TRACE input: time, failures, similar graphs, ranks, PGO
@@ -295,17 +288,12 @@ def _phase_text(phases: tuple[tuple[str, float], ...]) -> str:
     return ", ".join(f"{name} {secs:.2f} s" for name, secs in phases)
 
 
-def _r(rank: int | None) -> list[str]:
-    return ["-" if rank is None else str(rank)]
-
-
 def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> None:
     """Compile time, failures, similar graphs, ranks, PGO (nothing for text-log diagnoses)."""
     t = diag.trace
     if t is None:
         return
-    ranks = any(r is not None for r in diag.ranks)
-    pre = (lambda rank: _r(rank)) if ranks else (lambda rank: [])
+    ranks = diag.ranked
     workers = sum(c.compile_workers_s or 0.0 for c in t.compile_times)
     out.print(compile_time_line(t)
               + (f": {_phase_text(t.phases)}" if t.phases else "")
@@ -315,7 +303,7 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
         table = section_table("Compile time per frame", ["frame", "function", "compiles", "seconds",
                                                          "by phase"], ranks)
         for f in sorted(t.frame_times, key=lambda f: -f.seconds)[:limit]:
-            add_text_row(table, *pre(f.rank), f.frame_id, f.function or "?", str(f.compiles),
+            add_ranked_row(table, ranks, f.rank, f.frame_id, f.function or "?", str(f.compiles),
                           _frame_seconds(f.seconds, f.unknown, f.compiles),
                           _phase_text(f.phases) or "-")
         out.print(table)
@@ -324,7 +312,7 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
                                                         *PHASES, "guards", "guard µs"], ranks)
         for c in sorted(t.compile_times, key=lambda c: -(c.seconds or 0.0))[:limit]:
             phases = dict(c.phases)
-            add_text_row(table, *pre(c.rank), c.compile_id, c.function or "?",
+            add_ranked_row(table, ranks, c.rank, c.compile_id, c.function or "?",
                          "unknown" if c.seconds is None else f"{c.seconds:.3f}",
                          *(f"{phases[p]:.3f}" if p in phases else "-" for p in PHASES),
                          "-" if c.guard_count is None else str(c.guard_count),
@@ -333,21 +321,21 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
     if t.failures:
         table = section_table("Failed compiles", ["compile", "function", "error", "reason"], ranks)
         for c in t.failures[:limit]:
-            add_text_row(table, *pre(c.rank), c.compile_id, c.function, c.fail_type or "",
+            add_ranked_row(table, ranks, c.rank, c.compile_id, c.function, c.fail_type or "",
                           failure_reason(c.fail_reason))
         out.print(table)
     if t.similar_graphs:
         table = section_table("Similar graphs (same ops, only sizes differ)",
                        ["function", "compiles", "ops", "inputs whose sizes differ"], ranks)
         for s in t.similar_graphs[:limit]:
-            add_text_row(table, *pre(s.rank), s.function, ", ".join(s.compile_ids), str(s.ops),
+            add_ranked_row(table, ranks, s.rank, s.function, ", ".join(s.compile_ids), str(s.ops),
                           "\n".join(f"{src}: {' vs '.join(sz)}" for src, sz in s.inputs))
         out.print(table)
     if len(t.ranks) > 1:
         table = section_table("Ranks", ["rank", "frames", "compiles", "recompiles", "failed",
                                  "compile s", "dynamic"], False)
         for r in t.ranks:
-            who = _r(r.rank)[0] + (f" ({r.process})" if r.process else "")
+            who = rank_cell(r.rank) + (f" ({r.process})" if r.process else "")
             add_text_row(table, who, str(r.frames), str(r.compiles), str(r.recompiles),
                           str(r.failed), _frame_seconds(r.compile_time_s, r.unknown_time, r.compiles),
                           ", ".join(r.dynamic) or "-")
@@ -366,6 +354,6 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
             # no entry to add: say what recompiled instead of an empty allow-list (issue 21)
             why = "\n".join(f"none helps: {cid} {what} at {_short(where)}"
                             for cid, what, where in p.explained)
-            add_text_row(table, *pre(p.rank), p.function, ", ".join(p.loaded_dynamic) or "-",
+            add_ranked_row(table, ranks, p.rank, p.function, ", ".join(p.loaded_dynamic) or "-",
                           ", ".join(p.recompiles), ",".join(p.allow_list) or why or "-")
         out.print(table)

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import re
 
-# the op an exception or a graph break names (aten.nonzero.default, aten.masked_select.default)
-_OP = r"(?P<op>aten\.[\w.]{1,200})"
+# the op an exception or a graph break names (aten.nonzero.default, aten.masked_select.default;
+# a custom op's namespace too: a fake kernel's ctx.new_dynamic_size() raises the same)
+_OP = r"(?P<op>[A-Za-z_]\w{0,80}\.[\w.]{1,200})"
 _DYN_SHAPE_RE = re.compile(r"(?:DynamicOutputShapeException:?|[Dd]ynamic shape operator:)\s*"
                            + _OP)
 _DATA_OUT_RE = re.compile(r"DataDependentOutputException:?\s*" + _OP)
@@ -41,6 +42,10 @@ _DDE_RE = re.compile(r"GuardOnDataDependentSymNode|data-dependent expression|Tri
 # `raise DynamicOutputShapeException(func)` in dyn_shape, pytorch#106130)
 _RAISES_RE = re.compile(r"^raise (?P<exc>DynamicOutputShapeException|DataDependentOutputException"
                         r"|self\._make_data_dependent_error)\(")
+# 2.2-2.6's words for an op that fails with the setting on (2.15's "no meta kernel" break):
+# "dynamic shape operator: aten.bincount.default; Operator does not have a meta kernel that
+# supports dynamic output shapes, please report an issue to PyTorch" (_dynamo/utils.py)
+_NO_META_OLD = "does not have a meta kernel that supports dynamic output shapes"
 _ITEM_OPS = ("aten._local_scalar_dense.default", "aten.item.default")
 
 _DYN_SHAPE_FIX = (
@@ -82,9 +87,11 @@ def data_output_fix(op: str) -> str:
 
 def break_fix(text: str) -> str | None:
     """The fix for a graph break whose reason or type names an op of a dynamic output shape
-    (torch 2.1-2.6 ``dynamic shape operator: aten.nonzero.default``, 2.7 on ``Dynamic shape
-    operator`` with the op in its explanation), or a data-dependent output; None otherwise."""
-    if "no meta kernel" in text:
+    (torch 2.1-2.6 ``dynamic shape operator: aten.nonzero.default``, from 2.2 with torch's
+    ``; to enable, set …capture_dynamic_output_shape_ops = True`` after it; 2.7 on ``Dynamic
+    shape operator`` with the op in its explanation), or a data-dependent output; None
+    otherwise. The one fix of that break, whichever words torch used."""
+    if "no meta kernel" in text or _NO_META_OLD in text:
         return None  # (torch's hint there is a report: the setting does not help)
     m = _DYN_SHAPE_RE.search(text)
     if m is not None:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from dyncli.logparse import events as ev
 from dyncli.logparse import safe
@@ -264,15 +264,6 @@ _ERROR_HEAD_RE = re.compile(r"^[\s>*`]{0,12}(?:<td>)?"
                             r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,200}:"
                             r"(?:[\w ,'-]{1,80}: )?)?"
                             r"(?P<exc>[\w.]{1,120}(?:Error|Warning|Exception): )?(?:Error: |TODO: )?$")
-# The head error_start keeps before torch's words, which runtime_error reads and takes off: an
-# exception's class ("RuntimeError: ", a traceback's last line or the exception printed) or
-# ComfyUI's heads, which it prints only for an exception that stopped the run: the program
-# raised it (gpt-fast#232, pytorch#163257, ComfyUI_YuE#11, ComfyUI#6831). A warning's class
-# ("UserWarning: ", pytorch#176846) is not a raise; neither is torch's message alone, a quote,
-# a table cell, or an application's log line that reports it and goes on (fish-speech's API
-# server's "Request failed: "): the paste does not show that the program stopped
-_KEPT_HEAD_RE = re.compile(r"^(?P<comfy>" + _COMFY_HEADS + r")?"
-                           r"(?P<exc>[\w.]{1,120}?(?:(?P<warned>Warning)|Error|Exception): )?")
 _STACK_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}), in '
                              r"(?P<fn>[\w<>.]{1,400})")
 _MAX_STACK_TEXT = 64_000
@@ -283,11 +274,24 @@ _SUBJECT_RE = {"untracked-pool-tensors": re.compile(r"Detected \d{1,9} $"),
                "allocator-no-pool-check": re.compile(r"\b[A-Za-z]\w{0,60} $")}
 
 
-def error_start(raw: bytes) -> str | None:
-    """The text of a CUDA-graph trees' error a line begins (from torch's first word of it:
-    "Error: accessing …", "TODO: graph recording …", "Unable to hit …", an allocator's name,
-    behind the heads that say it was raised or warned: an exception's class, ComfyUI's), or
-    None."""
+class ErrorStart(NamedTuple):
+    """A line that begins a CUDA-graph trees' error (:func:`error_start`)."""
+
+    text: str  # torch's words, from its first ("Error: accessing …"), the heads before them off
+    # The heads show the program raised it: an exception's class ("RuntimeError: ", a
+    # traceback's last line or the exception printed) or ComfyUI's heads, which it prints only
+    # for an exception that stopped the run (gpt-fast#232, pytorch#163257, ComfyUI_YuE#11,
+    # ComfyUI#6831). A warning's class ("UserWarning: ", pytorch#176846) is not a raise; neither
+    # is torch's message alone, a quote, a table cell, or an application's log line that
+    # reports it and goes on (fish-speech's API server's "Request failed: "): the paste does
+    # not show that the program stopped. runtime_error's event carries it.
+    raised: bool
+
+
+def error_start(raw: bytes) -> ErrorStart | None:
+    """Where a line begins a CUDA-graph trees' error (from torch's first word of it: "Error:
+    accessing …", "TODO: graph recording …", "Unable to hit …", an allocator's name, behind the
+    heads that say it was raised or warned: an exception's class, ComfyUI's), or None."""
     head = raw[:2000]
     at, kind = next(((i, kind) for mark, (_, kind) in zip(ERROR_MARKS_B, ERROR_KINDS, strict=True)
                      if (i := head.find(mark)) >= 0), (-1, ""))
@@ -303,8 +307,9 @@ def error_start(raw: bytes) -> str | None:
     m = _ERROR_HEAD_RE.match(lead)
     if m is None:
         return None
-    # (with the heads that say it was raised or warned, for runtime_error: _KEPT_HEAD_RE)
-    return (m["comfy"] or "") + (m["exc"] or "") + text[len(lead):].strip()
+    exc = m["exc"] or ""
+    return ErrorStart(text[len(lead):].strip(),
+                      raised=bool(m["comfy"] or exc) and not exc.endswith("Warning: "))
 
 
 # kinds whose message holds no stack of torch's: the frames under it are a traceback's (a
@@ -312,17 +317,14 @@ def error_start(raw: bytes) -> str | None:
 _NO_STACK = frozenset({"allocator-no-pool-check"})
 
 
-def runtime_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """The error of the CUDA-graph trees a message holds, with the innermost frame of the
-    stack torch puts in it ("Stack trace: File …", on its line or the next ones), and whether
-    the head error_start kept before it shows it raised."""
+def runtime_error(lines: list[str], common: dict[str, Any], raised: bool = False) -> list[ev.Event]:
+    """The error of the CUDA-graph trees a message holds (its first line error_start's text,
+    ``raised`` its ``raised``), with the innermost frame of the stack torch puts in it ("Stack
+    trace: File …", on its line or the next ones)."""
     text = "\n".join(lines)[:_MAX_STACK_TEXT].replace("\\n", "\n")
     kind = next((k for words, k in ERROR_KINDS if words in text[:2000]), None)
     if kind is None:
         return []
-    head = _KEPT_HEAD_RE.match(text)  # (it always matches: both its parts are optional)
-    raised = head is not None and bool(head["comfy"] or head["exc"]) and not head["warned"]
-    text = text[head.end():] if head is not None else text
     frames = [] if kind in _NO_STACK else [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
                                            for m in _STACK_FRAME_RE.finditer(text)]
     first = text.split("\n", 1)[0]

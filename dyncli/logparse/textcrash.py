@@ -24,7 +24,7 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textreasons import FILE_RE
-from dyncli.logparse.torchtree import is_compiler_file, is_generated_file, is_torch_file
+from dyncli.logparse.torchtree import AT_WORK, is_compiler_file, is_torch_file
 
 # Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback
 # …"), or IPython's, which names the exception before it
@@ -65,17 +65,11 @@ _EXPORT_RERAISE = "raise constraint_violation_error"
 # and run on every call (run, _run, run_eager, check_memory_pool, add_function): a traceback
 # through them raised as the graph ran (pytorch#163257, ComfyUI#6831, ultralytics#21998)
 _CUDAGRAPH_TREES_RE = re.compile(r"(?:^|[/\\])_inductor[/\\]cudagraph_trees\.py$")
-# the compiler at work, for a traceback's reading: dynamo, AOTAutograd, inductor (its CUDA-graph
-# trees too) and the code inductor wrote; not the torch code that only calls torch.compile or
-# runs under it (torch.cond's _higher_order_ops/cond.py: pytorch#111329), and not Triton's own
-# frames, which a program's own kernel has too (test_machine_errors: inductor's frames above
-# them make the crash)
-_AT_WORK_RE = re.compile(r"(?:^|/)torch/(?:_dynamo|_functorch|_inductor)/")
 # dynamo's files that every compiled call, and the program's code inside it, runs through:
 # eval_frame.py (the wrapper) and external_utils.py (hooks and inlined calls at run time)
 _RUNS_UNDER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\](?:eval_frame|external_utils)\.py$")
 # an exception of torch's compiler by its module (torch._inductor.exc.InvalidCxxCompiler)
-_COMPILER_MODULE_RE = re.compile(r"^torch\._(?:dynamo|inductor|functorch)(?:\.\w{1,100}){0,3}\.exc"
+_COMPILER_MODULE_RE = re.compile(r"^torch\.(?:" + "|".join(AT_WORK) + r")(?:\.\w{1,100}){0,3}\.exc"
                                  r"\.\w{1,100}$")
 # errors about the machine, not the code: (words, the machine's lack they name, whether they
 # alone prove a compile crash). inductor's own (_inductor/exc.py 2.15: TritonMissing,
@@ -197,10 +191,13 @@ def compiler_exception(text: str) -> bool:
 
 
 def _compiler_frame(loc: ev.UserLoc) -> bool:
-    """A frame of torch's compiler at work (``_AT_WORK_RE``, or code inductor wrote), not one
-    the program's code runs under (``_RUNS_UNDER_RE``)."""
-    return _RUNS_UNDER_RE.search(loc.file) is None and (
-        _AT_WORK_RE.search(loc.file.replace("\\", "/")) is not None or is_generated_file(loc.file))
+    """A frame of torch's compiler at work (torchtree's ``at_work``: dynamo, AOTAutograd,
+    inductor with its CUDA-graph trees, and the code inductor wrote), not one the program's code
+    runs under (``_RUNS_UNDER_RE``). Not the torch code that only calls torch.compile or runs
+    under it (torch.cond's _higher_order_ops/cond.py: pytorch#111329), and not Triton's own
+    frames, which a program's own kernel has too (test_machine_errors: inductor's frames above
+    them make the crash)."""
+    return _RUNS_UNDER_RE.search(loc.file) is None and is_compiler_file(loc.file, at_work=True)
 
 
 class CrashReader:

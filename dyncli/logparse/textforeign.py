@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
@@ -128,8 +129,8 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return reasons.recompiling, m["msg"].decode("utf-8", "replace")
     if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \
-            and (text := cg.error_start(line)) is not None:
-        return cg.runtime_error, text
+            and (start := cg.error_start(line)) is not None:
+        return partial(cg.runtime_error, raised=start.raised), start.text
     if line.startswith(b"Graph break ") and (text := line.decode("utf-8", "replace").strip()) \
             and reasons.GRAPH_BREAK_RE.match(text) is not None:
         # torch 2.4-2.6's graph-break record as a plain formatter prints it (bitsandbytes#1578)
@@ -179,7 +180,9 @@ class ForeignLines:
     # (pytorch#174138), a RecompileError's guard failures; collected until a line that is none
     _pending: list[str] | None = None
     _pending_at = 0
-    _pending_read: Any = None  # (lines, common) -> events
+    # (lines, common) -> events; a partial of one with what the first line decided (a
+    # CUDA-graph error's raised)
+    _pending_read: Any = None
     _pending_blank = 0
     # the last line read as nobody's (and its number): a wrapper's head of torch's message
     # when torch's "  Explanation:" follows it
@@ -322,7 +325,8 @@ class ForeignLines:
         if self._pending is not None:
             blank = not raw.strip()
             # (blank lines in a row beyond the reader's count end it)
-            heads, blanks = _CONTINUES[self._pending_read]
+            read = self._pending_read
+            heads, blanks = _CONTINUES[read.func if isinstance(read, partial) else read]
             if len(self._pending) < MAX_RECORD_LINES and (
                     (raw[:1] in (b" ", b"\t") and not blank) or (heads and raw.startswith(heads))
                     or (blank and self._pending_blank < blanks)

@@ -25,6 +25,23 @@ from dyncli.logparse.safe import small_int
 from dyncli.logparse.textpaste import unlink
 
 _RANGE = r"\[(?P<lo>[^,\]]{1,64}), (?P<hi>[^\]]{1,64})\]"
+# torch's names of the symbols in an expression (ShapeEnv, 2.1-2.15): s a size; u an unbacked
+# int, zuf (2.2 on) an unbacked float, as a float tensor's .item() makes under
+# capture_scalar_outputs (executorch#12732's Ne(zuf0, 0.0)); i and f torch 2.1's unbacked int
+# and float. (q: in dyncli's list of symbols since its start, though torch 2.15 names none so;
+# kept with the sizes, as the analyzer read it)
+_SYMBOL_RE = re.compile(r"\b(?:(?P<backed>[sq])|[uif]|zuf)\d{1,9}\b")
+
+
+def symbols_in(expr: str) -> set[str]:
+    """The symbols ``expr`` names (``s0``, ``u3``, ``zuf0``)."""
+    return {m[0] for m in _SYMBOL_RE.finditer(expr)}
+
+
+def unbacked_in(expr: str) -> set[str]:
+    """The unbacked symbols ``expr`` names: values read from a tensor's data (``u0``, ``zuf0``,
+    2.1's ``i0``), not sizes."""
+    return {m[0] for m in _SYMBOL_RE.finditer(expr) if m["backed"] is None}
 # create_symbol: the head is matched anchored, the value range is then searched for with
 # bounded parts (at most ~130 steps per " [" of the line): linear whatever the line.
 CREATE_SYMBOL_HEAD_RE = re.compile(r"^create_symbol (?P<sym>\S+) = (?P<val>\S+) for ")

@@ -49,12 +49,21 @@ def is_torch_file(path: str) -> bool:
     return top in TOP and (top.endswith(".py") or "/" in norm)
 
 
-# torch's compiler, 2.0 to 2.15: dynamo, AOTAutograd, inductor and what they trace with (fake
-# tensors, FX, the decompositions, the symbolic shapes' sympy), and the modules inductor
-# writes (its cache directory, torchinductor_<user>/, as a traceback names them)
-_COMPILER_RE = re.compile(r"(?:^|/)(?:torch/(?:_dynamo|_inductor|_functorch|_subclasses|fx|_export|"
-                          r"export|_higher_order_ops|_prims|_refs|_decomp|_guards\.py|"
-                          r"utils/_sympy)(?:/|$)|torchinductor_[^/]{0,200}/)")
+# torch's compiler, 2.0 to 2.15: dynamo, AOTAutograd and inductor at work, and what they trace
+# with (fake tensors, FX, export, the higher-order ops, the decompositions, the symbolic shapes'
+# sympy), under torch/; and the modules inductor writes (is_generated_file). AT_WORK's are
+# torch's packages too (torch._dynamo.exc: textcrash reads an exception's module by them)
+AT_WORK = ("_dynamo", "_functorch", "_inductor")
+_TRACED_WITH = ("_subclasses", "fx", "_export", "export", "_higher_order_ops", "_prims", "_refs",
+                "_decomp", r"_guards\.py", "utils/_sympy")
+
+
+def _under_torch(parts: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"(?:^|/)torch/(?:" + "|".join(parts) + r")(?:/|$)")
+
+
+_AT_WORK_RE = _under_torch(AT_WORK)
+_COMPILER_RE = _under_torch(AT_WORK + _TRACED_WITH)
 
 
 # a module inductor wrote, wherever its cache is (TORCHINDUCTOR_CACHE_DIR moves it out of
@@ -64,11 +73,14 @@ _COMPILER_RE = re.compile(r"(?:^|/)(?:torch/(?:_dynamo|_inductor|_functorch|_sub
 _GENERATED_RE = re.compile(r"(?:^|/)(?P<sub>[a-z2-7]{2})/c(?P=sub)[a-z2-7]{49}\.py$")
 
 
-def is_compiler_file(path: str) -> bool:
+def is_compiler_file(path: str, at_work: bool = False) -> bool:
     """Whether ``path`` is a file of torch's compiler or code it generated (a traceback's
     frame: ``/…/torch/_dynamo/bytecode_transformation.py``, ``/tmp/torchinductor_u/xy/cxy….py``).
-    Generated code is never the user's line."""
-    return _COMPILER_RE.search(path.replace("\\", "/")) is not None or is_generated_file(path)
+    Generated code is never the user's line. ``at_work``: dynamo, AOTAutograd and inductor
+    only (and what inductor wrote), not what they trace with: torch code a program also runs
+    outside a compile (torch.cond's ``_higher_order_ops/cond.py``, FX, fake tensors, export)."""
+    pattern = _AT_WORK_RE if at_work else _COMPILER_RE
+    return pattern.search(path.replace("\\", "/")) is not None or is_generated_file(path)
 
 
 def is_generated_file(path: str) -> bool:

@@ -13,12 +13,20 @@ from dyncli.diagnose.cudagraph_advice import MODES, WITHOUT_CUDAGRAPHS
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.logparse.cudagraph_events import CudagraphError
-from dyncli.logparse.cudagraphs import error_start, runtime_error
+from dyncli.logparse.cudagraphs import error_start
+from dyncli.logparse.events import Event
+from dyncli.logparse.textlog import parse_lines
 from dyncli.logparse.torchtree import is_compiler_file
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
 _ALLOCATOR = ("cudaMallocAsync does not yet support checkPoolLiveAllocations. If you need it, "
               "please file an issue describing your use case.")
+
+
+def _read(line: str) -> list[Event]:
+    """The events the parser makes of ``line`` alone (error_start's raised carried as the
+    parser carries it to runtime_error)."""
+    return [e for e in parse_lines([line.encode()]) if isinstance(e, CudagraphError)]
 
 
 @pytest.mark.parametrize("line,raised", [
@@ -31,9 +39,9 @@ _ALLOCATOR = ("cudaMallocAsync does not yet support checkPoolLiveAllocations. If
 def test_the_allocators_message_is_read_behind_the_heads_that_print_it(
         line: str, raised: bool) -> None:
     """The message is torch's words whatever the head; the head says whether it was raised."""
-    text = error_start(line.encode())
-    assert text is not None
-    (e,) = runtime_error([text], {"line": 1})
+    start = error_start(line.encode())
+    assert start is not None and (start.text, start.raised) == (_ALLOCATOR, raised)
+    (e,) = _read(line)
     assert isinstance(e, CudagraphError)
     assert (e.kind, e.message, e.raised) == ("allocator-no-pool-check", _ALLOCATOR, raised)
 
@@ -53,9 +61,9 @@ _OVERWRITTEN = ("Error: accessing tensor output of CUDAGraphs that has been over
      "CUDAGraphs because of pending, uninvoked backwards.", False),
 ])
 def test_an_error_is_raised_only_where_its_exception_shows(line: str, raised: bool) -> None:
-    text = error_start(line.encode())
-    assert text is not None
-    (e,) = runtime_error([text], {"line": 1})
+    start = error_start(line.encode())
+    assert start is not None and start.raised is raised
+    (e,) = _read(line)
     assert isinstance(e, CudagraphError)
     assert e.raised is raised
     assert not e.message.startswith(("RuntimeError", "torch.", "UserWarning", "ERROR"))

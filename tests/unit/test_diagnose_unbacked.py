@@ -20,6 +20,7 @@ from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.render import render_terminal
 from dyncli.logparse import textdde as dde
 from dyncli.logparse.textlog import parse_lines
+from dyncli.logparse.textmsg import symbols_in, unbacked_in
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
 
@@ -88,6 +89,34 @@ def test_a_dynamic_shape_operator_break_gets_torchs_setting(name: str) -> None:
     fix = _fixes(diagnose_logs([PASTED / name]), AdviceKind.GRAPH_BREAK)
     assert "torch._dynamo.config.capture_dynamic_output_shape_ops = True" in fix
     assert "move the untraceable call out" not in fix
+
+
+def test_every_releases_dynamic_shape_operator_break_gets_one_fix() -> None:
+    """2.1's words (pytorch#114220), 2.2-2.6's with torch's own setting after them
+    (cuEquivariance#77: round 22 wrote that one's fix a second time, in other words) and 2.7's
+    type (pytorch#165421): one sentence, naming the op."""
+    fixes = [s.fix for name in ("pytorch-114220.log", "cuequivariance-77.log",
+                                "pytorch-165421.log")
+             for s in diagnose_logs([PASTED / name]).suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert fixes[0] == fixes[1] == unbacked.dynamic_shape_fix("aten.nonzero.default")
+    assert fixes[2] == unbacked.dynamic_shape_fix("aten.masked_select.default")
+    assert fixes[0].startswith("aten.nonzero.default's output size depends on the tensor's "
+                               "data: set torch._dynamo.config.capture_dynamic_output_shape_ops")
+
+
+def test_a_custom_ops_dynamic_output_shape_names_its_op() -> None:
+    # a fake kernel's ctx.new_dynamic_size() raises for a custom op too: torch's words name it
+    text = ("dynamic shape operator: torchvision.nms.default; to enable, set "
+            "torch._dynamo.config.capture_dynamic_output_shape_ops = True")
+    fix = unbacked.break_fix(text)
+    assert fix is not None and fix.startswith("torchvision.nms.default's output size depends")
+
+
+def test_an_op_that_fails_with_the_setting_on_is_not_told_to_set_it() -> None:
+    # 2.2-2.6's words for 2.15's "no meta kernel" break: the setting is on already
+    assert unbacked.break_fix(
+        "dynamic shape operator: aten.bincount.default; Operator does not have a meta kernel "
+        "that supports dynamic output shapes, please report an issue to PyTorch") is None
 
 
 def test_a_traceback_cut_at_the_raise_of_dynamic_output_shape_names_it() -> None:
@@ -226,3 +255,11 @@ def test_where_the_symbol_was_made_is_in_the_json() -> None:
     assert row["made"]["line"] == 45 and row["made"]["function"] == "<module>"
     assert row["made"]["file"].endswith("nonzero_backward_guard_exception.py")
     assert row["made"]["code"] == "vr_binned_x_ij = forward_aot(x)"
+
+
+def test_one_list_of_symbol_names_reads_sizes_and_unbacked_values() -> None:
+    """The analyzer's symbols (joining a symbol's record to the expression that names it) and
+    the advice's unbacked values ("u0 is a value") are one list: every release's names."""
+    expr = "Eq(s0*u1, 32*i0) & Ne(zuf0, 0.0) & (f2 < s10) & us0 & u1_"
+    assert symbols_in(expr) == {"s0", "u1", "i0", "zuf0", "f2", "s10"}
+    assert unbacked_in(expr) == {"u1", "i0", "zuf0", "f2"}

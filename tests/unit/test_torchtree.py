@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from dyncli.diagnose.api import run as diagnose
-from dyncli.logparse.torchtree import TOP, is_torch_file, is_torch_location
+from dyncli.logparse.torchtree import TOP, is_compiler_file, is_torch_file, is_torch_location
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 _spec = importlib.util.find_spec("torch")
@@ -128,3 +128,23 @@ def test_a_specialization_in_torch_is_the_framework_s_wherever_in_torch(
     assert "framework-specialization" in kinds and "user-specialization" not in kinds
     fw = next(s for s in d.suggestions if s.kind == "framework-specialization")
     assert elsewhere in fw.message
+
+
+@pytest.mark.parametrize(("path", "compiler", "at_work"), [
+    ("/usr/lib/python3/site-packages/torch/_dynamo/convert_frame.py", True, True),
+    ("C:\\py\\Lib\\site-packages\\torch\\_inductor\\cudagraph_trees.py", True, True),
+    ("/tmp/torchinductor_u/ab/cabcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrstu.py", True, True),
+    # what the compiler traces with, which a program also runs outside a compile
+    ("/x/torch/_higher_order_ops/cond.py", True, False),  # pytorch#111329
+    ("/x/torch/fx/graph_module.py", True, False),
+    ("/x/torch/_guards.py", True, False),
+    ("/x/torch/utils/_sympy/functions.py", True, False),
+    ("/x/torch/nn/modules/linear.py", False, False),
+    ("/home/u/_dynamo/train.py", False, False),
+])
+def test_the_compiler_at_work_is_a_part_of_the_compilers_files(
+        path: str, compiler: bool, at_work: bool) -> None:
+    """One list of the compiler's directories: textcrash's frames of the compiler at work are
+    the first of them (dynamo, AOTAutograd, inductor), never a file outside the whole."""
+    assert is_compiler_file(path) is compiler
+    assert is_compiler_file(path, at_work=True) is at_work
