@@ -461,7 +461,7 @@ class ForeignLines:
                 self.stats.records += 1
                 return found
             text = raw.decode("utf-8", "replace").rstrip()
-            if reasons.WRAPPED_MARK in text and "constant (" not in text:
+            if reasons.wrapped_mark(text):
                 return self._pend(reasons.wrapped_violation, text, lineno)  # (pytorch#157921)
         kind = notes.unread_kind(raw)
         if kind is None and self._warned == lineno - 1 and raw[:1] in (b" ", b"\t"):

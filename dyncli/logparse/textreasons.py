@@ -506,6 +506,13 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
 WRAPPED_MARK = "as dynamic but your code"
 
 
+def wrapped_mark(text: str) -> bool:
+    """Whether a line is the start of torch's "You marked" item cut by a wrap (its constant on
+    a later line), not prose that quotes its words."""
+    return WRAPPED_MARK in text and "constant (" not in text \
+        and _ITEM_HEAD_RE.sub("", text.strip(), 1).startswith("You marked ")
+
+
 def wrapped_violation(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """A constraint violation's item a paste wrapped onto indented lines: joined, then read."""
     return constraint_violations([" ".join(t.strip() for t in lines)], common)
