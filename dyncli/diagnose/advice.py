@@ -629,6 +629,19 @@ _NN_MODULE_FIX = ("nothing to do unless that frame should be compiled: then crea
                   "torch gave up on")
 
 
+# what failing to make the shape guards (SHAPE_ENV, produce_guards) almost always is: its
+# ConstraintViolationError (2.15 symbolic_shapes.py produce_guards_verbose raises it at its end
+# for every violated constraint; export's non_strict_utils re-raises it)
+_SHAPE_GUARDS_CAUSE = (
+    "usually 'Constraints violated': a size marked dynamic (mark_dynamic, export's "
+    "dynamic_shapes, or the framework that compiles the model) that code specialized, or "
+    "whose example input had size 0 or 1; TORCH_LOGS=\"+dynamic\" prints the line that "
+    "specialized it")
+# the functions a traceback cut there was making shape guards in: ShapeEnv.produce_guards
+# (and 2.6 on produce_guards_verbose), dynamo's SHAPE_ENV guard (guards.py) that calls it
+_SHAPE_GUARD_FNS = frozenset({"produce_guards", "produce_guards_verbose", "SHAPE_ENV"})
+
+
 def _guard_errors(diag: Diagnosis) -> list[Advice]:
     """A compile that failed making its guards (``Error while creating guard``): for the shape
     guards (SHAPE_ENV) almost always a ConstraintViolationError, read as such where the log
@@ -648,10 +661,7 @@ def _guard_errors(diag: Diagnosis) -> list[Advice]:
             message=(f"compile [{cid or '?'}] failed making {what}: torch logged 'Error while "
                      "creating guard', and the error it raised is not in the log."
                      + (_NN_MODULE_GUARD if module else "")),
-            fix=(("torch's error after it names the cause, usually 'Constraints violated': a size "
-                  "marked dynamic (mark_dynamic, or the framework that compiles the model) that "
-                  "code specialized; TORCH_LOGS=\"+dynamic\" prints the line that specialized it"
-                  + seen)
+            fix=((f"torch's error after it names the cause, {_SHAPE_GUARDS_CAUSE}" + seen)
                  if shapes else _NN_MODULE_FIX if module else
                  "torch's error after it names the cause: paste the log past it"),
             evidence=(cite(line, cid, f"Error while creating guard: Create Function: {made}"),)))
@@ -847,6 +857,11 @@ def _crash_fix(x: CompileCrashReport) -> str:
         return ("torch ran an operation of the code on fake tensors while tracing it and the "
                 "operation raised: run the same call without torch.compile; if it raises the "
                 "same error, fix it in your code; if it runs, report it to PyTorch")
+    if cut and deepest is not None and deepest.function in _SHAPE_GUARD_FNS:  # (pytorch#176349)
+        return (f"the paste ends inside torch's {deepest.function}, making the compile's shape "
+                f"guards: the exception past its end is {_SHAPE_GUARDS_CAUSE}; paste the "
+                "exception (its items name the size and the value); suppress_errors does not "
+                "apply to it")
     if x.cut and not x.error:  # (vllm#38884, pytorch#137087: cut deep in torch's compiler)
         return ("the exception is past the end of the paste, and its last lines say whose error "
                 "it is (a data-dependent size, the code's, torch's): paste them, or rerun with "

@@ -387,7 +387,10 @@ class Analyzer:
             spec = self._specs.get(key)
             if spec is None:
                 self._add_spec(e, sym, val, "guard", guard=e)
-            elif spec.user is None and e.user is not None:  # the replacement came first
+            elif spec.user is None and (e.user is not None or not spec.guard):
+                # the replacement came first (torch logs it before the guard that made it):
+                # the guard says where, the user's line or torch's own (pytorch#135429's
+                # executorch pass: Eq(2, s1) in fake_impls.py's conv)
                 self._specs[key] = dataclasses.replace(spec, guard=e.expr, user=e.user,
                                                        framework=e.framework)
 

@@ -81,6 +81,20 @@ def _in_op(s: SpecializationReport) -> bool:
     return s.framework.endswith(" in run_node")
 
 
+# a replacement (torch's set_replacement, range_refined_to_singleton) without the guard that made
+# it: torch logs the `eval … [guard added]` line, which names the code, next to the replacement
+# (2.15: before it; a 2.5-era executorch log, pytorch#135429: just after it; 2.2 logged
+# replacements later, in a batch); a paste without it
+# does not show where (pytorch#121080: its s9 = 15085 came from dgl's expand_indptr, the user's
+# call, in the thread's next excerpt). Applied in tests/integration/test_replacement_unseen.py.
+# TORCHDYNAMO_EXTENDED_DEBUG_CREATE_SYMBOL shows where a symbol was made, not where it was pinned
+_UNSEEN = "by code the paste does not show (the guard that pinned it is not in it)"
+_UNSEEN_FIX = ('the guard that pinned it is the `eval … [guard added]` line on {sym} that '
+               'TORCH_LOGS="+dynamic" prints near its set_replacement line: it names the code '
+               '(TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED="<that guard>" prints its whole stack); '
+               'paste it')
+
+
 def specializations(diag: Diagnosis) -> list[Advice]:
     """A size or int pinned to one value: by user code (its line), inside torch (that line,
     or how to find it), against a mark_dynamic (the line), or by the guard limit."""
@@ -130,16 +144,17 @@ def specializations(diag: Diagnosis) -> list[Advice]:
         elif s.user is not None and _user_file(s.user.file, frame_files):
             users.setdefault((s.rank, src, s.user.file, s.user.line), []).append(s)
         else:
-            inside = (f"torch code at {location(s.user)} (`{s.user.code}`)" if s.user
-                      else s.framework or "framework code")
+            inside = (f"inside torch code at {location(s.user)} (`{s.user.code}`)" if s.user
+                      else f"inside {s.framework or 'framework code'}" if s.guard
+                      else _UNSEEN)
             out.append(Advice(
                 kind=AdviceKind.FRAMEWORK_SPECIALIZATION,
-                message=f"{src} was specialized to {s.value} inside {inside}.",
+                message=f"{src} was specialized to {s.value} {inside}.",
                 fix=("keep that dim static (a layer's weight fixes it); if you mark the tensor, "
                      "use torch._dynamo.maybe_mark_dynamic for it" if s.user else
                      "look at the guard that caused it (run with TORCH_LOGS=+dynamic and "
                      f'TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED="{s.guard}")' if s.guard else
-                     "run with TORCHDYNAMO_EXTENDED_DEBUG_CREATE_SYMBOL to see the stack"),
+                     _UNSEEN_FIX.format(sym=s.symbol or src, value=s.value)),
                 evidence=evidence, rank=s.rank, key="" if s.user else s.guard,
                 sites=sites_of(s.user) if s.user else _framework_site(s.framework)))
     for (rank, src, _, _), specs in users.items():
@@ -162,6 +177,9 @@ def specializations(diag: Diagnosis) -> list[Advice]:
         at = next((sp.user for sp in specs if sp.user is not None), None)
         if forced:
             out.append(_export_forced(rank, dim, srcs, value, specs, at))
+            continue
+        if value in ("0", "1") and at is None:  # the example's size, no line of the model
+            out.append(_export_zero_one(rank, dim, srcs, value, specs))
             continue
         out.append(Advice(
             kind=AdviceKind.CONSTRAINT_VIOLATION, rank=rank, sites=sites_of(at),
@@ -209,6 +227,29 @@ def _export_forced(rank: int | None, dim: str, srcs: str, value: str,
         evidence=tuple(_spec_cite(x, x.symbol or dim) for x in specs[:3]))
 
 
+# the fix for an export whose example input has size 0 or 1 along a dynamic dim (export's 0/1
+# specialization): applied in tests/integration/test_export_hint_fixes.py
+_EXAMPLE_FIX = ("pass an example input of size 2 or more along {src} (export generalizes from "
+                "the example; a size of 1 still runs the exported program), or declare it "
+                "Dim.AUTO, which keeps it static where the example pins it instead of raising")
+
+
+def _export_zero_one(rank: int | None, dim: str, srcs: str, value: str,
+                     specs: list[SpecializationReport]) -> Advice:
+    """A named Dim export found constant at 0 or 1 with no line of the model blamed: a backed
+    size is a symbol from 2 up, so the example input's own size along it pinned it (2.15:
+    "You marked batch as dynamic but your code specialized it to be a constant (1)" for
+    Dim("batch", min=1) and an example of 1; pytorch#121038 (2.3), #176349 (2026))."""
+    return Advice(
+        kind=AdviceKind.CONSTRAINT_VIOLATION, rank=rank, key=f"example:{dim}:{value}", sites=(),
+        message=(f"torch.export's Dim {dim}{f' ({srcs})' if srcs else ''} is dynamic in "
+                 f"dynamic_shapes, but the example input has size {value} along it and export "
+                 f"specializes sizes 0 and 1, so it found {dim} = {value} and the export failed "
+                 "(the example's size, not a line of the model)."),
+        fix=_EXAMPLE_FIX.format(src=dim),
+        evidence=tuple(_spec_cite(x, x.symbol or ", ".join(x.sources)) for x in specs[:3]))
+
+
 def _export_hint(s: SpecializationReport, src: str, form: str,
                  evidence: tuple[str, ...]) -> Advice:
     """export's conflict of a Dim.DYNAMIC hint (2.15 non_strict_utils.py:868, a ValueError):
@@ -220,10 +261,7 @@ def _export_hint(s: SpecializationReport, src: str, form: str,
                    f"{s.value} along it and export specializes sizes 0 and 1, so export needs "
                    f"{src} = {s.value} and the export failed (the specification's conflict, "
                    "not a bug in torch).")
-        fix = (f"pass an example input of size 2 or more along {src} (export generalizes "
-               "from the example; a size of 1 still runs the exported program), or declare "
-               "it Dim.AUTO, which keeps it static where the example pins it instead of "
-               "raising")
+        fix = _EXAMPLE_FIX.format(src=src)
     else:
         message = (f"{src} is Dim.DYNAMIC in dynamic_shapes, but tracing made it static at "
                    f"{s.value}, so export needs {src} = {s.value} and the export failed.")

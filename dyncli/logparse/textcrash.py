@@ -11,7 +11,11 @@ cut by the paste. It is a crash of the compile when its exception is one of torc
 deepest frame is torch's compiler or code inductor wrote (keras#22282: an ``AssertionError`` in
 ``torch/_dynamo/bytecode_transformation.py``). An exception another reader understood (a
 graph break's ``Unsupported``, a data-dependent error, the recompile limit's) is that reader's:
-the observer is told whether the line was read (``unread``) and ends the traceback there.
+the observer is told whether the line was read (``unread``) and ends the traceback there. So is
+a traceback chained to what a reader read ("During handling of the above exception …" after a
+``ConstraintViolationError``'s items): export re-raising the error it caught (pytorch#134137's
+``aot_compile``, #121038's ``UserError``), not a second failure, unless its own exception is
+one of the compiler's.
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ _IPY_FILE_RE = re.compile(r"^File (?P<file>\S.{0,4096}?):(?P<line>\d{1,9}), in (
 # localhost:8888/…#line=2149), in run_node(tracer, …)" (pytorch#145970)
 _IPY_FILE_LINK_RE = re.compile(r"^File \[(?P<file>[^\]]{1,4096}?):(?P<line>\d{1,9})\]\([^)]{0,2000}\), "
                                r"in (?P<fn><[^<>]{1,200}>|[^\s(]{1,400})")
+# IPython 8's frame of a notebook cell: "Cell In[1], line 48" (the cell's top level), "Cell In[3],
+# line 5, in f(x)" (a function the cell defined; pytorch#121038)
+_IPY_CELL_RE = re.compile(r"^(?P<file>Cell In ?\[\d{1,9}\]), line (?P<line>\d{1,9})"
+                          r"(?:, in (?P<fn>[^\s(]{1,400}))?")
 # Colab: "[/usr/…/bytecode_transformation.py](https://localhost:8080/#) in compute_exception_table(…)"
 _IPY_LINK_RE = re.compile(r"^\[(?P<file>[^\]]{1,4096})\]\([^)]{0,2000}\) in "
                           r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})")
@@ -127,6 +135,9 @@ def _frame(text: str) -> ev.UserLoc | None:
     m = _IPY_LINK_RE.match(text) or _IPY_OLD_RE.match(text)
     if m is not None:
         return ev.UserLoc(m["file"], 0, m["fn"].strip())
+    m = _IPY_CELL_RE.match(text)
+    if m is not None:
+        return ev.UserLoc(m["file"], int(m["line"]), (m["fn"] or "<module>").strip())
     return None
 
 
@@ -172,6 +183,7 @@ class _Traceback:
     error: list[str] | None = None  # the exception's lines, once its line came
     cause: _Traceback | None = None  # the traceback this one was raised from (a chain)
     chained: bool = False  # a connector line came after its exception
+    after_read: bool = False  # chained to an exception a reader read (its re-raise)
     from_user: bool = False  # dynamo's "from user code:" came after its exception
     user_frames: list[ev.UserLoc] = field(default_factory=list)  # the frames under it
     rank: int | None = None
@@ -216,6 +228,8 @@ class CrashReader:
         self._tb: _Traceback | None = None  # the traceback being read
         self._done: _Traceback | None = None  # ended with its exception: a chain may follow
         self.refused: dict[str, int] = {}  # tracebacks that are no crash, by kind (above)
+        self._read = False  # a reader's line came since the last traceback (its exception?)
+        self._chain_read = False  # … and then a connector: the next traceback re-raises it
 
     def observe(self, raw: bytes, lineno: int, unread: bool,
                 rank: int | None = None) -> list[ev.Event]:
@@ -240,12 +254,15 @@ class CrashReader:
                 out += self._finish_done()
             if tb is not None:  # a traceback cut before its exception, then another one
                 out += self._crash(tb)
-            self._tb = _Traceback(lineno, head=head["ipy"] or "", cause=cause, rank=rank)
+            self._tb = _Traceback(lineno, head=head["ipy"] or "", cause=cause, rank=rank,
+                                  after_read=self._chain_read and cause is None)
+            self._read = self._chain_read = False
             return out
         if not unread and text.strip():
             # a reader's line: a traceback it is in is that reader's (the recompile limit's
             # "raise FailOnRecompileLimitHit(", a CUDA-graph skip's stack)
             self._tb = None
+            self._read, self._chain_read = True, False
             return self._finish_done() if tb is None else []
         loc = _frame(text)
         if tb is None:
@@ -258,6 +275,11 @@ class CrashReader:
                 out = self._finish_done()
                 self._tb = _Traceback(lineno, frames=[loc], rank=rank)
                 return out
+            if done is None and text.strip() in _CONNECTORS:
+                self._chain_read = self._read  # (what a reader read, or before the paste)
+                return []
+            if text[:1] not in (" ", "\t", ""):
+                self._read = False  # the program's own output: not a reader's exception
             if done is not None and text.strip():
                 if text.strip() in _CONNECTORS:
                     done.chained = True
@@ -354,6 +376,9 @@ class CrashReader:
                 and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
             self._refuse(frames, any(t.export_violation for t in chain))
             return []
+        if chain[-1].after_read and not raised and not (names & COMPILER_ERRORS):
+            self.refused["traceback-chained"] = self.refused.get("traceback-chained", 0) + 1
+            return []  # the re-raise of what a reader read, not a failure of its own
         if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file):
             # cut where every compiled call passes: nothing says the compile raised, unless
             # export's re-raise of its tracing's constraint violation is among the frames

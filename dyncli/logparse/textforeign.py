@@ -165,6 +165,7 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
     cg.runtime_error: ((), 1),
     notes.noted: ((), 0),  # a warning's code line, indented under it
+    reasons.wrapped_violation: ((), 0),  # a "You marked" item wrapped onto indented lines
 }
 
 
@@ -482,6 +483,9 @@ class ForeignLines:
                 self.stats.recognized += 1
                 self.stats.records += 1
                 return found
+            text = raw.decode("utf-8", "replace").rstrip()
+            if reasons.wrapped_mark(text):
+                return self._pend(reasons.wrapped_violation, text, lineno)  # (pytorch#157921)
         kind = notes.unread_kind(raw)
         if kind is None and self._warned == lineno - 1 and raw[:1] in (b" ", b"\t"):
             kind = "torch-warning"  # the warning's code line, indented under it

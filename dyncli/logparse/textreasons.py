@@ -451,6 +451,11 @@ def literal(text: str) -> object:
         return None
 
 
+# an item's head: torch's "  - ", under a paste's markdown quote ("> Not all values …",
+# Samsung/TICO#248) or a list's
+_ITEM_HEAD_RE = re.compile(r"^(?:> ?){0,8}[-*]? ?")
+
+
 def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """Every ``You marked … specialized it to be a constant (8)`` in an error record."""
     stack_from = next((i for i, t in enumerate(lines) if t.strip().startswith("User stack")), None)
@@ -468,7 +473,7 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
         suggesting = text.strip() == SUGGESTED_FIXES
         ranged = range_violation(text)
         if ranged is not None:
-            out.append(ev.RangeViolation(message=text.strip().lstrip("- ")[:600], user=user,
+            out.append(ev.RangeViolation(message=_ITEM_HEAD_RE.sub("", text.strip(), 1)[:600], user=user,
                                          **ranged, **common))
             continue
         found = _constant(text, *_YOU_MARKED) or _constant(text, *_INFERRED, " are valid because ") \
@@ -477,7 +482,7 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
             # torch <= 2.6 names the constraint, not the source: RelaxedUnspecConstraint(L['x']…)
             found = (found[0][len(_RELAXED):-1], found[1])
         if found is not None:
-            out.append(ev.ConstraintViolation(message=text.strip().lstrip("- "),
+            out.append(ev.ConstraintViolation(message=_ITEM_HEAD_RE.sub("", text.strip(), 1),
                                               source=_constrained(found[0]), value=found[1],
                                               user=user, **common))
     if not out and lines and lines[0].startswith("Error while creating guard"):
@@ -492,6 +497,25 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
             made = "SHAPE_ENV"  # (the traceback alone: pytorch#133653, #140011)
         out.append(ev.GuardError(create_function=made[:80], **common))
     return out
+
+
+# an item's first words, where a paste wrapped the line (torch writes each item on one line:
+# 2.15 symbolic_shapes.py produce_guards_verbose, "  - " + the message): pytorch#157921 quotes
+# "You marked L['x'].size()[0] as dynamic but your code specialized it to be a" and
+# "    constant (8192). If you're using mark_dynamic, …" under it
+WRAPPED_MARK = "as dynamic but your code"
+
+
+def wrapped_mark(text: str) -> bool:
+    """Whether a line is the start of torch's "You marked" item cut by a wrap (its constant on
+    a later line), not prose that quotes its words."""
+    return WRAPPED_MARK in text and "constant (" not in text \
+        and _ITEM_HEAD_RE.sub("", text.strip(), 1).startswith("You marked ")
+
+
+def wrapped_violation(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A constraint violation's item a paste wrapped onto indented lines: joined, then read."""
+    return constraint_violations([" ".join(t.strip() for t in lines)], common)
 
 
 # torch.export's named Dim: "Not all values of seq_len = L['x'].size()[1] in the specified

@@ -79,3 +79,29 @@ def test_the_data_dependent_fix_names_a_check_this_torch_traces(tmp_path: Path) 
     run = run_logged(CHECKED.format(check="torch._check(n >= 0)"), tmp_path / "checked.log",
                      check=True)
     assert run.stdout.startswith("ran"), run.stdout
+
+
+NAMED = EXPORT.replace("from torch.export import Dim, export",
+                       "from torch.export import Dim, export\nbatch = Dim('batch', min=1, max=32)")
+
+
+def test_a_named_dim_on_a_size_one_example_gets_the_example_and_auto_fixes(
+        tmp_path: Path) -> None:
+    # a named Dim (min=1) and an example of size 1 (pytorch#176349, 2026; #121038 on 2.3):
+    # 2.15 raises "You marked batch as dynamic but your code specialized it to be a constant
+    # (1)", and export's own suggestion is "batch = 1". Before round 23 diagnose said "the
+    # model specialized it … change the line that pins it": no line does, the example does
+    ran = run_variants({"raised": NAMED.format(n=1, run=1, dim="batch"),
+                        "two": NAMED.format(n=2, run=1, dim="batch"),
+                        "auto": NAMED.format(n=1, run=1, dim="Dim.AUTO")}, tmp_path)
+    assert ran["raised"].raised and "constant (1)" in ran["raised"].text
+    diag = diagnose_inputs([ran["raised"].log])
+    assert not diag.compile_crashes  # (the chained traceback re-raises the violation)
+    (a,) = diag.suggestions
+    assert a.kind is AdviceKind.CONSTRAINT_VIOLATION and "example input has size 1" in a.message
+    assert "change the line" not in a.fix and "example input of size 2 or more" in a.fix
+    assert not ran["two"].raised, ran["two"].text
+    assert ran["two"].stdout.startswith("exported torch.Size([1, 3])"), ran["two"].stdout
+    assert "Dim.AUTO" in a.fix
+    assert not ran["auto"].raised, ran["auto"].text
+    assert ran["auto"].stdout.startswith("exported torch.Size([1, 3])"), ran["auto"].stdout
