@@ -983,6 +983,12 @@ def _break_fix(b: GraphBreakReport) -> str:
                 f"Python number inside the graph){named}")
     if _in_ddp_wrapper(b):
         return _DDP_WRAPPER_FIX
+    if b.gb_type == _OBSERVED or b.reason == _OBSERVED:
+        # the exception is the code's: torch's frame last (2.15: polyfills' class call, for a
+        # class called with a missing argument) is where it surfaced, the user's call made it
+        reached = (f" (raised by the call at {b.call_sites[0]})"
+                   if b.file and is_torch_file(b.file) and b.call_sites else "")
+        return _OBSERVED_FIX.format(reached=reached)
     if b.file and is_torch_file(b.file):
         # pytorch#152185: FSDP1's _flat_param.py; the line is torch's, not one to move
         inside = ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
@@ -994,7 +1000,38 @@ def _break_fix(b: GraphBreakReport) -> str:
                 f"of yours to move: {inside}")
     if b.reason.startswith(_BRANCH) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
-    return b.hints[0] if b.hints else "move the untraceable call out of the compiled function"
+    if b.hints:
+        return b.hints[0]
+    return _cut_hint_fix(b) or "move the untraceable call out of the compiled function"
+
+
+# torch's answer for breaks whose hints the paste cut (or a release that printed none), in
+# torch's words where it has them: GB0088 "Observed exception" (2.15's hint: an exception the
+# traced code raises, pytorch#173231), GB0059 "Failed to trace builtin operator" (its first hint
+# names the builtin and types, pytorch#167266), and torch._dynamo.graph_break() called by the
+# code, 2.3-2.6's "skip function graph_break in file …/_dynamo/decorators.py" (pytorch#124900),
+# 2.7 on GB0025, whose hint is "Remove the `torch._dynamo.graph_break()` call."
+_OBSERVED = "Observed exception"
+_OBSERVED_FIX = ("the compiled code raised an exception{reached} that nothing inside the "
+                 "compiled function catches (your code may raise it uncompiled too): run it "
+                 "uncompiled (remove torch.compile, or torch.compiler.set_stance(\"force_eager\")) "
+                 "to see the error, and fix it in your code (torch's hint)")
+_OPERATOR_RE = re.compile(r"trace builtin operator `(?P<op>[^`]{1,100})` with argument types "
+                          r"(?P<types>\[[^\]]{0,300}\])")
+_SKIPPED_BREAK_RE = re.compile(r"(?:skip function|call_function) graph_break in "
+                               r"(?:file|skip_files) \S{0,1024}_dynamo[/\\]decorators\.py")
+_CALLED_BREAK_FIX = ("the code calls torch._dynamo.graph_break(): a break it asks for; remove "
+                     "the call (torch's hint since 2.7) to compile across it")
+
+
+def _cut_hint_fix(b: GraphBreakReport) -> str:
+    """torch's answer for a break whose hints the log lacks, or "" where dyncli knows none."""
+    if (m := _OPERATOR_RE.search(b.explanation)) is not None:
+        return (f"avoid calling builtin `{m['op']}` with argument types {m['types']} inside the "
+                f"compiled function, or use an equivalent function or method (torch's hint)")
+    if _SKIPPED_BREAK_RE.search(b.reason) is not None:
+        return _CALLED_BREAK_FIX
+    return ""
 
 
 # a logger's method in the compiled code: torch 2.4-2.10 word it "Logger not supported for

@@ -108,6 +108,14 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
 
 # a wrapper's words before torch's gb type: its last ": ", ComfyUI's "!!! " and ":** "
 _WRAPPED_GB_RE = re.compile(rb"(?:: |!!! |:\*\* )(?P<gb>[^:!]{1,300})$")
+# torch's gb type alone on its line, as ``print(e)`` of the Unsupported shows it (exc.py's
+# format_graph_break_message: the type, then "  Explanation: …"), or behind print's blank in
+# ``print("Compile error:\n", e)`` (pytorch#167266, #180845): torch's types are at most 88
+# characters (2.15's registry), begin with a letter, an underscore or a backtick
+_BARE_GB_RE = re.compile(rb"^ ?(?P<gb>[A-Za-z_`][^\t]{0,119}?)\s*$")
+# pytest's short test summary: "FAILED tests/x.py::test[id] - torch._dynamo.exc.Unsupported: …"
+# (vLLM#6917): the exception's line after the test's id
+_PYTEST_SUMMARY_RE = re.compile(rb"^(?:FAILED|ERROR) \S[^\r\n]{0,2000}? - (?=torch\.)")
 _SELF_CHECK = reasons.SELF_CHECK.encode()
 _SELF_CHECK_OLD = reasons.SELF_CHECK_OLD.encode()
 _EXPLANATION = b"  Explanation: "
@@ -262,6 +270,8 @@ class ForeignLines:
             if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None:
                 break
             raw = raw[wrapped.end():]
+        if raw[:1] in (b"F", b"E") and (summary := _PYTEST_SUMMARY_RE.match(raw)) is not None:
+            raw = raw[summary.end():]
         if raw[:1] == b"E" and (raw[1:2] in (b" ", b"") or raw[1:].isspace()):
             raw = self._pytest_line(raw)
         else:
@@ -433,6 +443,13 @@ class ForeignLines:
             # (Encoding): Data-dependent branching"; ComfyUI's console, KJNodes#533: "!!!
             # Exception during processing !!! Unsupported method call"; its error report,
             # ComfyUI#10114: "- **Exception Message:** torch.* op returned non-Tensor")
+            gb = gb_b["gb"].decode("utf-8", "replace").strip()
+            return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
+        if raw.startswith(_EXPLANATION) and self._unread is not None \
+                and self._unread[1] == lineno - 1 \
+                and not self._unread[0].rstrip().endswith(b":") \
+                and (gb_b := _BARE_GB_RE.match(self._unread[0])) is not None:
+            # the message as print(e) shows it: the line above is torch's gb type itself
             gb = gb_b["gb"].decode("utf-8", "replace").strip()
             return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
         if raw.lstrip().startswith(_TRIGGERED) and self._unread is not None \

@@ -100,6 +100,16 @@ _FROM_USER = "from user code at"
 _RAISED_RE = re.compile(r"^(?:[A-Za-z_]\w{0,63}\.){0,8}(?P<exc>[A-Z]\w{0,63}): (?P<msg>.+)$")
 
 
+def raised_reason(lines: list[str]) -> str:
+    """The reason the last exception line of a traceback at the margin gives (``torch._dynamo.
+    exc.Unsupported: 'skip function graph_break in file …'``), or "" where there is none."""
+    for text in reversed(lines):
+        em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
+        if em is not None:
+            return _reason_of(em)
+    return ""
+
+
 def _reason_of(m: re.Match[str]) -> str:
     """A graph break's reason from its exception line: dynamo's ``Unsupported`` says only its
     message; any other exception keeps its name."""

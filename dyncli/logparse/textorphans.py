@@ -19,6 +19,7 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse import textreasons as reasons
+from dyncli.logparse.textold import raised_reason
 
 Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
 
@@ -54,7 +55,11 @@ def orphan_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The tail of a graph-break record: the frame broke; where, only its first line said."""
     b = reasons.graph_break_body(lines)
-    return [ev.GraphBreak(file="", user_line=0, reason=b.gb_type or b.reason,
+    # torch 2.3-2.5 logged the exception's traceback in the record (exc_info): a paste begun
+    # inside it still ends in the exception that is the reason (pytorch#124900: "torch._dynamo.
+    # exc.Unsupported: 'skip function graph_break in file …/decorators.py'")
+    reason = b.gb_type or b.reason or raised_reason(lines)
+    return [ev.GraphBreak(file="", user_line=0, reason=reason,
                           explanation=b.explanation, hints=b.hints, gb_type=b.gb_type,
                           gb_code=b.gb_code, partial=True, **common)]
 

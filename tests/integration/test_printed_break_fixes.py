@@ -1,0 +1,119 @@
+"""Graph breaks as a user pastes them after ``print(e)`` of fullgraph=True's Unsupported, and the
+fixes diagnose prints for them, applied on real torch.compile (paste hunt 19).
+
+torch's message printed by ``print("Compile error:\\n", e)`` begins with its graph-break type
+alone on a line (pytorch#167266, #180845): it was refused as "not a torch log". Three fixes
+are new: "Observed exception" (pytorch#173231: an exception the traced code raises; 2.15 places
+it in torch's polyfill of the class call, which had made it "torch's own code, not a line of
+yours"), "Failed to trace builtin operator" whose hints the paste cut (its operator and types
+named), and a call of torch._dynamo.graph_break() in 2.3-2.6's words (pytorch#124900).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from logged import run_variants
+
+from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.read import diagnose_inputs
+
+pytestmark = pytest.mark.slow
+torch = pytest.importorskip("torch")
+
+_PRINTED = """
+import sys
+import torch
+{setup}
+def f(x):
+{body}
+try:
+    print(torch.compile(f, fullgraph=True, backend="eager")(torch.ones(2)).tolist())
+except Exception as e:
+    print("Compile error:\\n", e, file=sys.stderr)
+    print(type(e).__name__)
+"""
+_BAD_CLASS = """
+class BadClass:
+    def __init__(self, cls):
+        self.cls = cls
+"""
+_EAGER = """
+import torch
+{setup}
+def f(x):
+{body}
+with torch.compiler.set_stance("force_eager"):
+    try:
+        torch.compile(f, fullgraph=True, backend="eager")(torch.ones(2))
+    except TypeError as e:
+        print("eager raised TypeError")
+"""
+
+
+def _program(template: str, setup: str, body: str) -> str:
+    return template.format(setup=setup, body=body)
+
+
+def _break_fix(log: Path) -> str:
+    diag = diagnose_inputs([log])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    return a.fix
+
+
+def test_an_observed_exception_is_the_codes_error_shown_uncompiled(tmp_path: Path) -> None:
+    raising = "    obj = BadClass()\n    return x + 1\n"
+    fixed = "    obj = BadClass(cls=1)\n    return x + obj.cls\n"
+    runs = run_variants({
+        "raised": _program(_PRINTED, _BAD_CLASS, raising),
+        "eager": _program(_EAGER, _BAD_CLASS, raising),
+        "fixed": _program(_PRINTED, _BAD_CLASS, fixed),
+    }, tmp_path)
+    assert runs["raised"].stdout.strip() == "Unsupported"
+    fix = _break_fix(runs["raised"].log)  # (the printed message, read whole)
+    assert 'set_stance("force_eager")' in fix and "not a line of yours" not in fix, fix
+    assert "raised by the call at" in fix and "in f" in fix, fix
+    # the step the fix names shows the code's own error; fixed, it compiles in one graph
+    assert runs["eager"].stdout.strip() == "eager raised TypeError"
+    assert runs["fixed"].stdout.strip() == "[2.0, 2.0]", runs["fixed"].log.read_text()[-2000:]
+
+
+def test_a_builtin_operator_cut_before_its_hints_is_named(tmp_path: Path) -> None:
+    runs = run_variants({
+        "raised": _program(_PRINTED, "", '    return x + len(memoryview(b"ab"))\n'),
+        "fixed": _program(_PRINTED, "", '    return x + len(b"ab")\n'),
+    }, tmp_path)
+    assert runs["raised"].stdout.strip() == "Unsupported"
+    text = runs["raised"].log.read_text().splitlines()
+    head = next(i for i, t in enumerate(text) if t.strip() == "Failed to trace builtin operator")
+    cut = tmp_path / "cut.log"  # the paste of pytorch#167266: the type and its Explanation
+    cut.write_text("\n".join(text[head - 1:head + 2]) + "\n")
+    fix = _break_fix(cut)
+    assert "`memoryview` with argument types ['bytes']" in fix, fix
+    assert runs["fixed"].stdout.strip() == "[3.0, 3.0]", runs["fixed"].log.read_text()[-2000:]
+
+
+_COUNTED = """
+import torch
+graphs = []
+def backend(gm, inputs):
+    graphs.append(gm)
+    return gm.forward
+def f(x):
+    x = x + 1
+{call}    return x * 2
+print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
+"""
+
+
+def test_a_called_graph_break_goes_with_the_call(tmp_path: Path) -> None:
+    paste = Path(__file__).parents[1] / "data" / "pasted" / "pytorch-124900.log"
+    fix = _break_fix(paste)  # 2.4's words: "skip function graph_break in file …decorators.py"
+    assert "torch._dynamo.graph_break()" in fix and "remove the call" in fix, fix
+    runs = run_variants({
+        "called": _COUNTED.format(call="    torch._dynamo.graph_break()\n"),
+        "removed": _COUNTED.format(call=""),
+    }, tmp_path)
+    assert runs["called"].stdout.strip() == "[4.0, 4.0] 2"
+    assert runs["removed"].stdout.strip() == "[4.0, 4.0] 1"
