@@ -216,7 +216,10 @@ class ForeignLines:
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _suggesting = False  # inside torch's "Suggested fixes:" block
     _dde_under = ""  # the heading of torch's data-dependent message just read (textdde.HEADS)
-    _dde_seen = -(1 << 30)  # the line of the last data-dependent fact read without a prefix
+    _dde_seen = dde.FAR  # the line of the last data-dependent fact read (a stack may follow)
+    # the rank, pid and compile id of the error that fact was of, where its record had a prefix
+    # (a bare one's: none); a stack under it is that error's
+    _dde_owner: dict[str, Any] | None = None
     _dde_frame: ev.UserLoc | None = None  # the user frame of dynamo's stack just read
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
@@ -227,6 +230,13 @@ class ForeignLines:
     _fence = False
     _span_to = -2
     _code_at: int | None = None
+
+    def _dde_owned(self, common: dict[str, Any], lineno: int) -> None:
+        """A fact of a data-dependent error whose record has a prefix (``common``: its fields)
+        was read at ``lineno``: dynamo's ``from user code:`` stack that follows it without a
+        prefix, before anything else that could own one, is that error's (round 23)."""
+        self._dde_seen = lineno
+        self._dde_owner = {k: common.get(k) for k in ("rank", "pid", "compile_id")}
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -305,6 +315,7 @@ class ForeignLines:
             raw = self._untagged(raw, tag)
         if raw[:2] == b"**" and raw.rstrip()[-2:] == b"**" and len(raw.strip()) > 4:
             raw = raw.strip()[2:-2]  # a paste's markdown bold around a line (cuEquivariance#77)
+        records = self.stats.records
         carried = self._span_to == lineno - 1 and not self._fence
         marks = is_fence(raw)
         prose = not self._fence and not marks
@@ -313,6 +324,8 @@ class ForeignLines:
         out = self._read_foreign(raw, lineno, key)
         if prose and self.stats.unrecognized > unread and leaves_span_open(raw, carried):
             self._span_to = lineno
+        if self.stats.records > records and self._dde_seen != lineno:
+            self._dde_seen = dde.FAR  # another record: a stack after it may be its own
         if self._code_at == 0:  # (prose: no line of a traceback)
             return out
         # (a fence's marks end a traceback pasted in it, as its end would: not its exception)
@@ -404,7 +417,7 @@ class ForeignLines:
             return _NO_EVENTS
         under, self._dde_under = self._dde_under, ""
         if under == "stack":  # dynamo's stack under a data-dependent error: its user frame
-            inside, stated = dde.in_stack(raw, self._dde_frame, lineno)
+            inside, stated = dde.in_stack(raw, self._dde_frame, lineno, self._dde_owner)
             if inside:
                 self.stats.recognized += 1
                 self._dde_under, self._dde_seen = "stack", lineno
@@ -514,7 +527,7 @@ class ForeignLines:
             return _NO_EVENTS
         error = dde.events(raw, {}, lineno)
         if error:  # a data-dependent error's line, pasted without its prefix (or as a message)
-            self._dde_seen = lineno
+            self._dde_seen, self._dde_owner = lineno, None
             self.stats.recognized += 1
             self.stats.records += 1
             return error
@@ -527,6 +540,7 @@ class ForeignLines:
             # the program raised (Python's head, or IPython's: "AssertionError    Traceback …")
             self.stats.unrecognized += 1  # (the line is Python's, not torch's: not understood)
             self._sample(lineno, raw)
+            self._dde_seen = dde.FAR  # (its exception, and a stack under it, are another's)
             return (ev.Traceback(line=lineno),)
         if _said(raw, _VIOLATIONS, code_at):
             found = reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})

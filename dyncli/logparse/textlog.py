@@ -444,6 +444,7 @@ class TextLogParser(ForeignLines):
             found = dde.events(message, rec.common, lineno)
             if found:
                 self.stats.recognized += 1
+                self._dde_owned(rec.common, lineno)
                 return found
             self.stats.unrecognized += 1
             return _NO_EVENTS
@@ -501,7 +502,9 @@ class TextLogParser(ForeignLines):
             if found:  # a line of a data-dependent error: the rest of its record a traceback
                 self.stats.recognized += 1
                 self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
+                self._dde_owned(common, lineno)
                 return found
+        self._dde_seen = dde.FAR  # another record: a stack after it may be its own
         if entry is None and (prefix.endswith(b"[__guards] ") or b".__guards: [" in prefix):
             # torch 2.1–2.3 log their guards one per line, without a tree
             self.stats.recognized += 1
