@@ -6,8 +6,9 @@ to "a…", or leaves a column out. :class:`FitTable` never does: a table that do
 printed, in this order of preference, with its headers' words stacked (``eager ms`` over two
 lines), split into parts that repeat its first column (a table with one column per strategy,
 as pandas prints a wide frame), or as one block per row (a ``name  value`` line per column,
-values wrapped between words), as ``git log --stat`` or pytest's summary read in a narrow
-window. Every cell is printed whole in each form. :class:`FitConsole` wraps free text between
+values wrapped between words, a word too long for a line broken after a path separator), as
+``git log --stat`` or pytest's summary read in a narrow window. Every cell is printed whole in
+each form. :class:`FitConsole` wraps free text between
 words on a terminal (a terminal itself breaks a long line at any character); in a file or a
 pipe lines are left whole.
 """
@@ -15,6 +16,7 @@ pipe lines are left whole.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -153,7 +155,8 @@ class FitTable(Table):
         # lays them out: a tenth of rich's cost for the grid (the most of diagnose's view)
         plain = console is not None and console.color_system is None and not console.record
         for i in range(rows):
-            values = [v if isinstance(v, Text) else Text(str(v)) for v in (c[i] for c in cells)]
+            values = [fold_paths(v if isinstance(v, Text) else Text(str(v)), value_width)
+                      for v in (c[i] for c in cells)]
             yield Text("")
             block = _plain_block(console, names, values, width, value_width) if plain else None
             if block is not None:
@@ -202,6 +205,65 @@ def _plain_block(console: Any, names: list[str], values: list[Text], width: int,
             out.append(Segment(text + " " * (width - cell_len(text)) + "\n"))
             head = "  " + blank_name
     return out
+
+
+# Where a word too long for its line breaks (a path, a module, a URL), the first kind
+# preferred: after a directory's separator, else after a dot or a colon
+_SEPARATORS = ("/\\", ".:")
+_WORD_RE = re.compile(r"\S+")
+
+
+def _path_breaks(word: str, width: int) -> list[int]:
+    """Offsets in ``word`` (wider than ``width`` cells) after which its lines end: each line
+    as long as fits, ending after the last separator in it (``_SEPARATORS``, in their order)
+    where that keeps at least a quarter of the width on the line, else at the width (as
+    rich folds). Linear in the word."""
+    breaks: list[int] = []
+    start, left = 0, cell_len(word)
+    narrow = word.isascii()  # (one cell a character: no counting)
+    while left > width:
+        if narrow:
+            end = start + width
+        else:
+            end, cells = start, 0
+            while end < len(word) and cells + cell_len(word[end]) <= width:
+                cells += cell_len(word[end])
+                end += 1
+            end = max(end, start + 1)  # (a character wider than the line: alone on it)
+        cut = end
+        for kind in _SEPARATORS:
+            at = max(word.rfind(c, start, end) for c in kind)
+            if at >= 0 and (at + 1 - start) * 4 >= width:
+                cut = at + 1
+                break
+        left -= cut - start if narrow else cell_len(word[start:cut])
+        breaks.append(cut)
+        start = cut
+    return breaks
+
+
+def fold_paths(value: Text, width: int) -> Text:
+    """``value`` with each word wider than ``width`` on lines of its own, broken after path
+    separators (``…/wanvideo/`` over ``modules/model.py:1300``, not ``…/wanvideo/mo`` over
+    ``dules/…``); styles kept. Other text is left to rich's wrapping between words."""
+    plain = value.plain
+    if width < 1 or cell_len(plain) <= width:
+        return value
+    offsets: list[int] = []
+    for m in _WORD_RE.finditer(plain):
+        word = m.group()
+        if cell_len(word) <= width:
+            continue
+        line_start = plain.rfind("\n", 0, m.start()) + 1
+        if plain[line_start:m.start()].strip():
+            offsets.append(m.start())  # the word begins a line, as rich puts it
+        offsets.extend(m.start() + b for b in _path_breaks(word, width))
+    if not offsets:
+        return value
+    pieces = value.divide(offsets)
+    for piece in pieces:
+        piece.rstrip()
+    return Text("\n").join(pieces)
 
 
 def _stack(header: Any) -> Any:

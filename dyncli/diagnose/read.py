@@ -68,6 +68,12 @@ _SEEN = {
         "A Python warning from torch's code: the program went on (a deprecation warning of "
         "torch's own code, such as torch 2.1's 'has_cuda', is harmless and gone in newer "
         f"torch). For what torch.compile did: {_CAPTURE}"),
+    "trace-record": (
+        "not a torch log: its torch lines are records of a TORCH_TRACE trace (torch's prefix, "
+        "then a JSON object) among other text, and a trace is read from its own file, whose "
+        "first line is one",
+        "Pass the trace file itself, or the directory given to TORCH_TRACE "
+        f"(dyncli diagnose /tmp/trace). A text log is captured with: {_CAPTURE}"),
     "perf-hint": (
         "inductor's performance hint that it did not tile a reduction over non-contiguous "
         "dims, and nothing diagnose reads",

@@ -176,17 +176,19 @@ _CHECK_RE = re.compile(r"^\s{0,8}\d{1,2}\. (?P<check>torch\._check\(.{1,300}\))\
 # of the error's own facts, so a graph break's stack elsewhere in a paste is never joined to it.
 STACK_HEAD = b"from user code:"
 STACK_AFTER = 64
+FAR = -(1 << 30)  # (a line number no stack is within STACK_AFTER of)
 
 
-def in_stack(raw: bytes, last: ev.UserLoc | None,
-             lineno: int) -> tuple[bool, ev.DataDependentError | None]:
+def in_stack(raw: bytes, last: ev.UserLoc | None, lineno: int,
+             owner: dict[str, Any] | None = None) -> tuple[bool, ev.DataDependentError | None]:
     """Whether ``raw`` is a line of dynamo's stack under ``from user code:`` (a ``File`` line, or
     the code line under one: indented), and the fact it states: a user frame (``stack``: not
-    torch's; the code line gives ``last``, that frame, its code). A blank line or any other
-    ends the stack."""
+    torch's; the code line gives ``last``, that frame, its code), with ``owner``'s fields (the
+    rank, pid and compile id of the error it is under, where its record had a prefix). A blank
+    line or any other ends the stack."""
     text = raw.decode("utf-8", "replace")[:MAX_TEXT].rstrip()
     m = FILE_RE.match(text)
-    common: dict[str, Any] = {"line": lineno}
+    common: dict[str, Any] = {**(owner or {}), "line": lineno}
     if m is not None:
         loc = ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
         return True, (None if is_torch_file(loc.file)

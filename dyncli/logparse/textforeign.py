@@ -23,8 +23,23 @@ from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
 from dyncli.logparse.textcrash import CrashReader
-from dyncli.logparse.textkinds import COLLECT, FIRST, MAX_RECORD_LINES, TORCH_HEADS, TORCH_NOISE
-from dyncli.logparse.textpaste import normalize, rejoined_location, wrapper_of
+from dyncli.logparse.textkinds import (
+    COLLECT,
+    FIRST,
+    MAX_RECORD_LINES,
+    TORCH_HEADS,
+    TORCH_NOISE,
+    TRACE_KIND,
+)
+from dyncli.logparse.textpaste import (
+    is_fence,
+    is_table_row,
+    leaves_span_open,
+    normalize,
+    prose_code,
+    rejoined_location,
+    wrapper_of,
+)
 
 _NO_EVENTS: tuple[ev.Event, ...] = ()
 _TRACEBACK = (b"Traceback (most recent call last):", b"Traceback (most recent call last)")
@@ -58,6 +73,17 @@ _WRAPPER_TAG_RE = re.compile(
     rb"^(?:\([A-Za-z_]\w{0,40}(?: pid=\d{1,10})?\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[[^\]\s]{1,200}:\d{1,9}\] "
     rb"|^[A-Za-z0-9][\w.-]{0,63} {1,24}\| ")
+
+
+_CUDAGRAPH = (b"cudagraph", b"cuda_graph_id")
+
+
+def _said(raw: bytes, marks: tuple[bytes, ...], code_at: int | None) -> bool:
+    """Whether one of torch's ``marks`` is in ``raw``, not where prose quotes it: before the
+    line's first inline code span (``code_at``: textpaste.prose_code)."""
+    if code_at is None:
+        return any(m in raw for m in marks)
+    return any(0 <= raw.find(m) < code_at for m in marks)
 
 
 def safe_rank(text: bytes) -> int | None:
@@ -202,12 +228,27 @@ class ForeignLines:
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _suggesting = False  # inside torch's "Suggested fixes:" block
     _dde_under = ""  # the heading of torch's data-dependent message just read (textdde.HEADS)
-    _dde_seen = -(1 << 30)  # the line of the last data-dependent fact read without a prefix
+    _dde_seen = dde.FAR  # the line of the last data-dependent fact read (a stack may follow)
+    # the rank, pid and compile id of the error that fact was of, where its record had a prefix
+    # (a bare one's: none); a stack under it is that error's
+    _dde_owner: dict[str, Any] | None = None
     _dde_frame: ev.UserLoc | None = None  # the user frame of dynamo's stack just read
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     _tuning = False  # inside a table of max-autotune's tuning output (textautotune)
     _warned = -1  # the line number of the last warning torch raised (textnotes.unread_kind)
+    # markdown (textpaste.prose_code): inside a fence; the last line that left prose's inline
+    # code span open; where the line being read begins to quote in prose's code
+    _fence = False
+    _span_to = -2
+    _code_at: int | None = None
+
+    def _dde_owned(self, common: dict[str, Any], lineno: int) -> None:
+        """A fact of a data-dependent error whose record has a prefix (``common``: its fields)
+        was read at ``lineno``: dynamo's ``from user code:`` stack that follows it without a
+        prefix, before anything else that could own one, is that error's (round 23)."""
+        self._dde_seen = lineno
+        self._dde_owner = {k: common.get(k) for k in ("rank", "pid", "compile_id")}
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -245,9 +286,15 @@ class ForeignLines:
     def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
         raise NotImplementedError
 
-    def _pasted(self, raw: bytes) -> bytes | None:
+    def _pasted(self, raw: bytes, lineno: int) -> bytes | None:
         """The glog line a pasted line stands for (``textpaste.normalize``), counted by what
-        was done to find it; None for a line with no torch record in it."""
+        was done to find it; None for a line with no torch record in it, or one that quotes
+        it in prose (inside an inline code span opened above, in a table's cell)."""
+        if is_fence(raw):
+            self._fence = not self._fence
+        elif not self._fence and ((self._span_to == lineno - 1 and prose_code(raw, True) == 0)
+                                  or is_table_row(raw)):
+            return None
         found = normalize(raw)
         if found is None:
             return None
@@ -282,10 +329,22 @@ class ForeignLines:
             raw = self._untagged(raw, tag)
         if raw[:2] == b"**" and raw.rstrip()[-2:] == b"**" and len(raw.strip()) > 4:
             raw = raw.strip()[2:-2]  # a paste's markdown bold around a line (cuEquivariance#77)
+        records = self.stats.records
+        carried = self._span_to == lineno - 1 and not self._fence
+        marks = is_fence(raw)
+        prose = not self._fence and not marks
+        self._code_at = prose_code(raw, carried) if prose else None
         unread = self.stats.unrecognized
         out = self._read_foreign(raw, lineno, key)
-        crashed = self._crashes.observe(raw, lineno, self.stats.unrecognized > unread,
-                                        self._line_rank)
+        if prose and self.stats.unrecognized > unread and leaves_span_open(raw, carried):
+            self._span_to = lineno
+        if self.stats.records > records and self._dde_seen != lineno:
+            self._dde_seen = dde.FAR  # another record: a stack after it may be its own
+        if self._code_at == 0:  # (prose: no line of a traceback)
+            return out
+        # (a fence's marks end a traceback pasted in it, as its end would: not its exception)
+        crashed = self._crashes.observe(b"" if marks else raw, lineno,
+                                        self.stats.unrecognized > unread, self._line_rank)
         if crashed:  # (a crash of torch's compiler is a torch record: a paste of it alone is read)
             self.stats.records += len(crashed)
             return [*out, *crashed]
@@ -347,6 +406,16 @@ class ForeignLines:
                 self._pending.append(raw.decode("utf-8", "replace").rstrip())
                 return _NO_EVENTS
             return [*self._pending_done(), *self._read_foreign(raw, lineno, key)]
+        if raw[:1] == b"\t" and (rec := self._open.get(key)) is not None and rec.kind == TRACE_KIND:
+            self.stats.recognized += 1  # a line of a trace record's payload: the trace's
+            self.stats.blank += 1
+            return _NO_EVENTS
+        code_at = self._code_at
+        if code_at == 0:  # inside prose's inline code from its start, or a table's row
+            self._suggesting, self._dde_under, self._unread = False, "", None
+            self.stats.unrecognized += 1
+            self._sample(lineno, raw)
+            return _NO_EVENTS
         suggesting, self._suggesting = self._suggesting, False
         if suggesting and (fix := reasons.suggested_fix(raw.decode("utf-8", "replace"))):
             self.stats.recognized += 1
@@ -363,7 +432,7 @@ class ForeignLines:
             return _NO_EVENTS
         under, self._dde_under = self._dde_under, ""
         if under == "stack":  # dynamo's stack under a data-dependent error: its user frame
-            inside, stated = dde.in_stack(raw, self._dde_frame, lineno)
+            inside, stated = dde.in_stack(raw, self._dde_frame, lineno, self._dde_owner)
             if inside:
                 self.stats.recognized += 1
                 self._dde_under, self._dde_seen = "stack", lineno
@@ -404,7 +473,7 @@ class ForeignLines:
         if raw.startswith(cg.MANY_SIZES_HEAD) and b"distinct sizes" not in raw:
             # torch's warning of many sizes, re-wrapped over lines (pytorch#188150)
             return self._pend(cg.many_sizes, raw.decode("utf-8", "replace").strip(), lineno)
-        if b"cudagraph" in raw or b"cuda_graph_id" in raw:  # pasted without its prefix
+        if _said(raw, _CUDAGRAPH, code_at):  # pasted without its prefix
             text = _after_bar(raw).decode("utf-8", "replace").strip()
             if cg.skip_with_stack(text):
                 return self._pend(cg.text_record, text, lineno)
@@ -426,7 +495,7 @@ class ForeignLines:
             if len(rec.lines) < MAX_RECORD_LINES:
                 rec.lines.append(orphans.unquoted(raw))
             return _NO_EVENTS
-        if _SELF_CHECK in raw or _SELF_CHECK_OLD in raw:  # torch's AssertionError, as raised
+        if _said(raw, (_SELF_CHECK, _SELF_CHECK_OLD), code_at):  # torch's AssertionError, as raised
             # or quoted by a wrapper
             found = reasons.guard_self_check(raw.decode("utf-8", "replace"),
                                              {"line": lineno, "rank": self._line_rank})
@@ -470,7 +539,7 @@ class ForeignLines:
         if said is not None:
             read, text = said
             return self._pend(read, text, lineno)
-        if any(s in raw for s in TORCH_HEADS):
+        if _said(raw, TORCH_HEADS, code_at):
             self.stats.recognized += 1
             self.stats.records += 1
             return _NO_EVENTS
@@ -480,7 +549,7 @@ class ForeignLines:
             return _NO_EVENTS
         error = dde.events(raw, {}, lineno)
         if error:  # a data-dependent error's line, pasted without its prefix (or as a message)
-            self._dde_seen = lineno
+            self._dde_seen, self._dde_owner = lineno, None
             self.stats.recognized += 1
             self.stats.records += 1
             return error
@@ -493,8 +562,9 @@ class ForeignLines:
             # the program raised (Python's head, or IPython's: "AssertionError    Traceback …")
             self.stats.unrecognized += 1  # (the line is Python's, not torch's: not understood)
             self._sample(lineno, raw)
+            self._dde_seen = dde.FAR  # (its exception, and a stack under it, are another's)
             return (ev.Traceback(line=lineno),)
-        if any(s in raw for s in _VIOLATIONS):
+        if _said(raw, _VIOLATIONS, code_at):
             found = reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
             if found:
                 self.stats.recognized += 1

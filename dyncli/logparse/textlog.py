@@ -54,6 +54,7 @@ from dyncli.logparse.textkinds import (
     READ_WHERE,
     SILENT,
     SILENT_WORDS,
+    TRACE_KIND,
     TREE,
     TREE_WORD,
     UNKNOWN,
@@ -63,6 +64,7 @@ from dyncli.logparse.textkinds import (
 )
 from dyncli.logparse.textmsg import dynamic_sources
 from dyncli.logparse.textpaste import rank_cut
+from dyncli.logparse.trace_format import is_trace_line
 
 _RANK, _PID, _CID = (GLOG_RE.groupindex[g] for g in ("rank", "pid", "cid"))
 _Key = tuple[Any, ...]  # (rank or None, pid) as bytes, from the glog match: one per process
@@ -219,7 +221,7 @@ class TextLogParser(ForeignLines):
                         # of different call sites share them, so no silent run is skipped.
                         match, old_match, silent_mode = old_match, None, -1
                         self._prefix_re = OLD_PREFIX_RE
-                    if m is None and (fixed := self._pasted(raw)) is not None:
+                    if m is None and (fixed := self._pasted(raw, base + fast + slow)) is not None:
                         # torch's record where a paste put it (issue 33): read as written
                         raw = fixed
                         m = GLOG_RE.match(raw)
@@ -442,6 +444,7 @@ class TextLogParser(ForeignLines):
             found = dde.events(message, rec.common, lineno)
             if found:
                 self.stats.recognized += 1
+                self._dde_owned(rec.common, lineno)
                 return found
             self.stats.unrecognized += 1
             return _NO_EVENTS
@@ -478,6 +481,15 @@ class TextLogParser(ForeignLines):
     def _start(self, key: _Key, prefix: bytes, message: bytes,
                lineno: int, common: dict[str, Any]) -> Iterable[ev.Event]:
         common = {**common, "line": lineno}
+        if message[:2] == b'{"' and is_trace_line(prefix + message):
+            # a TORCH_TRACE record amid text (a trace pasted under words, a page of docs):
+            # torch's, but a trace's, which the text reader does not read (ParseStats.seen);
+            # its payload's lines under it too (textforeign)
+            self.stats.recognized += 1
+            self.stats.blank += 1
+            self.stats.seen["trace-record"] = self.stats.seen.get("trace-record", 0) + 1
+            self._open[key] = _Record(prefix, TRACE_KIND, UNKNOWN, None, common, message)
+            return _NO_EVENTS
         self.stats.records += 1
         word = message.split(b" ", 1)[0].split(b"=", 1)[0]
         if not message or word == b"TREE_GUARD_MANAGER:":
@@ -490,7 +502,9 @@ class TextLogParser(ForeignLines):
             if found:  # a line of a data-dependent error: the rest of its record a traceback
                 self.stats.recognized += 1
                 self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
+                self._dde_owned(common, lineno)
                 return found
+        self._dde_seen = dde.FAR  # another record: a stack after it may be its own
         if entry is None and (prefix.endswith(b"[__guards] ") or b".__guards: [" in prefix):
             # torch 2.1–2.3 log their guards one per line, without a tree
             self.stats.recognized += 1

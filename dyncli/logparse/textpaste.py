@@ -345,3 +345,61 @@ def rejoined_location(first: bytes, line: bytes) -> bytes | None:
     m = _AT_REST_RE.match(line.rstrip(b"\r\n"))
     return first + m["rest"] if m is not None else None
 
+
+
+# Markdown around torch's text (a GitHub issue, a changelog, a page of docs). torch's lines in a
+# fence (``` or ~~~) or behind a quote's ">" are a user's paste, read as such; quoted in prose
+# (in an inline code span, a table's cell) they are words about torch's output, not records of
+# it: dyncli's own CHANGELOG quoted "`…/functions.py:725:" at a line's end and "UserWarning:
+# Graph break due to unsupported builtin X`" at the next one's start, and was read as a log.
+_FENCES = (b"```", b"~~~")
+_TICKS_RE = re.compile(rb"`+")
+
+
+def is_fence(line: bytes) -> bool:
+    """Whether ``line`` opens or closes a markdown fence (a torch line after the marks, where
+    a paste began the fence on it, torchdynamo#1955, is still read)."""
+    return line.lstrip(b" \t>")[:3] in _FENCES
+
+
+def _prose(line: bytes, carried: bool) -> bool:
+    """Whether ``line`` (outside a fence) may be prose: not a quote's, not indented as code
+    (4 blanks: a traceback's code line) unless an inline code span carried into it, and not a
+    paste that a backtick opens (a backtick, then "!!! Exception during processing !!! …": the user's
+    error as inline code: comfyui-wanvideowrapper-287), whose span runs to its end."""
+    body = line.lstrip(b" \t")
+    if not body.strip():  # (a blank line ends a paragraph, and its spans)
+        return False
+    if carried:
+        return body[:1] != b">"
+    if body[:1] == b">" or len(line) - len(body) >= 4:
+        return False
+    if body[:1] == b"`":
+        ticks = _TICKS_RE.findall(body)
+        return len(ticks) > 1 and not body.rstrip().endswith(ticks[-1])
+    return True
+
+
+def is_table_row(line: bytes) -> bool:
+    """A markdown table's row (``| … | … |``): its cells are prose, whatever they quote."""
+    body = line.strip()
+    return body[:1] == b"|" and body[-1:] == b"|" and body.count(b"|") >= 3
+
+
+def prose_code(line: bytes, carried: bool) -> int | None:
+    """Where ``line``, outside a fence, begins to quote in prose's code: 0 where it begins
+    inside an inline code span an earlier line of its paragraph opened (``carried``) or is a
+    table's row; else the position of its first backtick; None where it quotes nothing (no
+    backtick, a quote's line, a line indented as code, a paste in inline code)."""
+    if not _prose(line, carried):
+        return None
+    if carried or is_table_row(line):
+        return 0
+    at = line.find(b"`")
+    return at if at >= 0 else None
+
+
+def leaves_span_open(line: bytes, carried: bool) -> bool:
+    """Whether prose's inline code span is open after ``line`` (a line nobody read), by the
+    parity of its runs of backticks."""
+    return _prose(line, carried) and carried != (len(_TICKS_RE.findall(line)) % 2 == 1)

@@ -6,6 +6,12 @@ and every value must convert — the way the installed typer builds the app. CI 
 the venv that holds the lowest versions the metadata allows (``.ci/constraints-lowest.txt``):
 typer 0.27.2 turned ``device: … typer.Option(metavar="DEVICE")`` into ``--DEVICE``, so the
 README's ``--device cpu`` failed there and nowhere else (issue #32).
+
+And every document (each file under docs/, and the top-level ``*.md``: README.md, CHANGELOG.md)
+is refused by ``dyncli diagnose`` as not a torch log: they quote torch's lines in prose
+(inline code, tables) and show them in fences, and diagnose read CHANGELOG.md as a log with a
+graph break (its one record a warning quoted in a code span over a line's end) and
+docs/diagnose-trace.md as one with a record it did not understand (a trace's line).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import importlib
 import inspect
 import re
 import shlex
+from pathlib import Path
 from types import ModuleType
 from typing import Any, get_args, get_type_hints
 
@@ -25,6 +32,8 @@ from typer.models import OptionInfo
 from typer.testing import CliRunner
 
 from dyncli.cli import app
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError
 
 # `dyncli ARGS` up to the end of the command: a shell operator, a redirection or `$(…)`'s end.
 _CALL = re.compile(r"(?:^|[\s(/])dyncli(?![\w.\[-])((?:\s+[^|&;>)\s\"']+|\s+\"[^\"]*\"|\s+'[^']*')*)")
@@ -118,3 +127,18 @@ def test_every_option_names_its_flag() -> None:
             if opts and not decls:
                 derived.append(f"{info.name}: {name}")
     assert not derived, derived
+
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENTS = sorted({*(p for p in (ROOT / "docs").rglob("*") if p.is_file()), *ROOT.glob("*.md")})
+
+
+def test_the_documents_are_found() -> None:
+    names = {p.relative_to(ROOT).as_posix() for p in DOCUMENTS}
+    assert {"README.md", "CHANGELOG.md", "docs/diagnose.md", "docs/diagnose-trace.md"} <= names
+
+
+@pytest.mark.parametrize("doc", DOCUMENTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_diagnose_refuses_every_document(doc: Path) -> None:
+    with pytest.raises(InputError, match="not a torch log"):
+        diagnose_logs([doc])

@@ -241,3 +241,40 @@ def test_a_stack_not_under_a_data_dependent_error_is_not_joined_to_one() -> None
     # and a stack with no data-dependent error before it gives none
     diag, _, _ = _diag("from user code:" + stack)
     assert not diag.data_dependent_errors
+
+
+# Round 23: a data-dependent error logged with torch's prefix, then dynamo's `from user code:`
+# stack without one (a handler that stamps a message's first line only, torch 2.0's records, a
+# paste that kept the prefix where torch wrote it and not on the exception's tail). No public
+# paste shows it whole: pytorch-143249's recording.py record, then executorch-8988's stack.
+_STACK = "from user code:" + (PASTED / "executorch-8988.log").read_text().partition(
+    "from user code:")[2]
+
+
+def _prefixed_then(between: str) -> Diagnosis:
+    head = (PASTED / "pytorch-143249.log").read_text()
+    return _diag(head + between + "\n" + _STACK)[0]
+
+
+def test_a_prefixed_error_takes_the_bare_stack_under_it() -> None:
+    diag = _prefixed_then("")
+    (x,) = diag.data_dependent_errors  # one error: the stack is not a second (bare) one's
+    assert (x.compile_id, x.expr) == ("0/0", "-u0 > 4")
+    assert x.user is not None and (x.user.file.rsplit("/", 1)[-1], x.user.line, x.user.code) == \
+        ("utils.py", 355, "tmp_A == tmp_B")
+
+
+@pytest.mark.parametrize("between", [
+    # another record with a prefix (pytorch_scatter-457's graph break, the same compile id)
+    "W0811 21:16:49.580000 11928 torch/_dynamo/variables/tensor.py:776] [0/0] Graph break from "
+    "`Tensor.item()`, consider setting:",
+    # a traceback's head: its exception, and a stack under it, are another error's
+    "Traceback (most recent call last):",
+    # another error without a prefix (ezpz-236's), the kind dynamo puts a stack under
+    "torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped",
+    # past the window
+    "step\n" * 70,
+], ids=["record", "traceback", "unsupported", "far"])
+def test_a_stack_after_something_else_that_could_own_it_is_not_joined(between: str) -> None:
+    (x,) = _prefixed_then(between).data_dependent_errors
+    assert x.compile_id == "0/0" and x.user is None

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 
+import pytest
 from rich import box
+from rich.text import Text
 
 from dyncli import termfit
 
@@ -76,3 +79,64 @@ def test_blocks_when_no_other_form_fits() -> None:
     assert max(len(ln.rstrip()) for ln in lines) <= 30
     assert any(ln.strip().startswith("beats eager") for ln in lines)  # a name  value line
     assert any(ln.split() == ["pad", "waste", "4%"] for ln in lines)
+
+
+# comfyui-wanvideowrapper-1584's user line, as diagnose's CUDA-graph errors table shows it
+_USER_LINE = ("/workspace/ComfyUI/custom_nodes/ComfyUI-WanVideoWrapper/wanvideo/modules/"
+              "model.py:1300 in cross_attn_ffn")
+
+
+def _errors() -> termfit.FitTable:
+    t = termfit.FitTable(title="CUDA-graph errors", title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("kind", "message", "user code", "count", "raised"):
+        t.add_column(col)
+    t.add_row("overwritten", "accessing tensor output of CUDAGraphs that has been overwritten "
+              "by a subsequent run.", _USER_LINE, "1", "-")
+    return t
+
+
+def _colour(table: object, width: int) -> list[str]:
+    """As a terminal shows it (rich's grid lays the block out, not the plain path)."""
+    buf = io.StringIO()
+    termfit.FitConsole(file=buf, width=width, force_terminal=True, color_system="truecolor",
+                       _environ={}).print(table)
+    return re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue()).splitlines()
+
+
+@pytest.mark.parametrize("width", [80, 60])
+@pytest.mark.parametrize("render", [_render, _colour], ids=["plain", "terminal"])
+def test_a_long_path_breaks_after_its_separators(width: int, render: Any) -> None:
+    """WanVideoWrapper#1584's path showed as ".../wanvideo/mo" over "dules/model.py…" at 80
+    columns: each line of it now ends after a "/" (the last one that fits)."""
+    lines = render(_errors(), width)
+    assert max(len(ln.rstrip()) for ln in lines) <= width
+    at = next(i for i, ln in enumerate(lines) if ln.strip().startswith("user code"))
+    pieces = [lines[at].split("user code", 1)[1].strip()]
+    for ln in lines[at + 1:]:
+        if ln.strip().startswith("count"):
+            break
+        pieces.append(ln.strip())
+    assert "".join(p if p.endswith("/") else p + " " for p in pieces).strip() == _USER_LINE
+    assert all(p.endswith("/") for p in pieces[:-1]), pieces
+    assert pieces[-1].startswith(("modules/", "model.py")), pieces
+
+
+def test_path_breaks() -> None:
+    path = "/workspace/ComfyUI/custom_nodes/ComfyUI-WanVideoWrapper/wanvideo/modules/model.py:1300"
+
+    def lines(width: int) -> list[str]:
+        cuts = termfit._path_breaks(path, width)
+        return [path[i:j] for i, j in zip([0, *cuts], [*cuts, len(path)], strict=True)]
+
+    assert lines(65) == ["/workspace/ComfyUI/custom_nodes/ComfyUI-WanVideoWrapper/wanvideo/",
+                         "modules/model.py:1300"]
+    assert lines(40) == ["/workspace/ComfyUI/custom_nodes/", "ComfyUI-WanVideoWrapper/wanvideo/",
+                         "modules/model.py:1300"]
+    # no separator far enough into the line: folded at the width, as rich folds
+    assert lines(10)[:2] == ["/workspace", "/ComfyUI/"]
+    # Windows' separator; a dot where no directory's is a quarter of the width in
+    assert termfit._path_breaks("C:\\a\\" + "b" * 30 + ".py", 20) == [5, 25]
+    assert termfit._path_breaks("C:\\" + "b" * 12 + "." + "c" * 10, 20) == [16]
+    words = "x" * 30
+    assert termfit.fold_paths(Text("see " + words), 10).plain == "see\n" + "\n".join(
+        words[i:i + 10] for i in range(0, 30, 10))

@@ -1,0 +1,115 @@
+"""torch's text quoted in markdown prose is words about a log, not a log; pasted in a fence or
+behind a quote's ">" it is read.
+
+dyncli's own CHANGELOG was read as a torch log (1 graph break): a bullet quoted torch's
+warning in an inline code span opened at one line's end (`…/functions.py:725:`) and closed on
+the next, which began with "UserWarning: Graph break due to unsupported builtin X`". Each line
+every pasted case reads alone is put here in prose the ways docs and issues quote text (in a
+sentence's code span, a bullet's, a span carried over from the line above, a table's cell),
+and must not be read; the same line in a fence must be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError
+from dyncli.logparse.events import ParseStats
+from dyncli.logparse.textlog import TextLogParser
+
+PASTED = Path(__file__).resolve().parents[2] / "tests" / "data" / "pasted"
+
+
+def _read(text: bytes) -> bool:
+    """Whether ``text`` holds a torch record, or a line of one (what diagnose does not refuse)."""
+    stats = ParseStats()
+    events = list(TextLogParser(stats).parse(text.splitlines(keepends=True)))
+    return bool(events or stats.records or stats.torch_lines > 0)
+
+
+def _torch_lines() -> list[tuple[str, bytes]]:
+    """(case, line) for each line of the pasted corpus that is read on its own."""
+    out: dict[bytes, str] = {}
+    for path in sorted(PASTED.glob("*.log")):
+        for line in path.read_bytes().splitlines():
+            line = line.rstrip()
+            if line.strip() and line not in out and _read(line + b"\n"):
+                out[line] = path.name
+    return [(case, line) for line, case in out.items()]
+
+
+LINES = _torch_lines()
+
+
+def _text(line: bytes) -> bytes:
+    return line.strip(b" >`")
+
+
+FORMS: dict[str, Callable[[bytes], bytes]] = {
+    "sentence": lambda t: b"The paste said (`" + t + b"`) and stopped.\n",
+    "bullet": lambda t: b"- `" + t + b"` is what torch wrote.\n",
+    # a span opened at the end of a bullet's line, its text on the next (the CHANGELOG's form)
+    "carried": lambda t: b"- torch warned (`a.py:1:`, `\n  " + t + b"`), then\n  stopped.\n",
+    "table-code": lambda t: b"| kind | text |\n| --- | --- |\n| x | `" + t + b"` |\n",
+    "table": lambda t: b"| kind | text |\n| --- | --- |\n| x | " + t.replace(b"|", b"\\|") + b" |\n",
+}
+
+
+def test_the_corpus_has_lines_to_quote() -> None:
+    assert len(LINES) > 300
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_torch_lines_quoted_in_prose_are_not_read(form: str) -> None:
+    read = [(case, line[:100]) for case, line in LINES if _read(FORMS[form](_text(line)))]
+    assert not read, read[:5]
+
+
+def test_torch_lines_in_a_fence_are_read() -> None:
+    unread = [(case, line[:100]) for case, line in LINES
+              if not _read(b"```text\n" + line + b"\n```\n")]
+    assert not unread, unread[:5]
+
+
+def test_the_changelog_s_own_lines() -> None:
+    """The two lines of CHANGELOG.md that made it a log (a span carried over a line end)."""
+    bullet = (b"  torch's Python warning at a builtin or C function it cannot trace (`.../functions.py:725:\n"
+              b"  UserWarning: Graph break due to unsupported builtin X`, `UserWarning: Dynamo does not know how\n")
+    assert not _read(b"- diagnose: what users see with no TORCH_LOGS set is read:\n" + bullet)
+    # the same warning pasted alone, or in a fence, is torch's
+    assert _read(b"UserWarning: Graph break due to unsupported builtin X\n")
+    assert _read(b"- diagnose: read:\n```\n  UserWarning: Graph break due to unsupported builtin X\n```\n")
+
+
+def test_a_paste_opened_by_a_backtick_is_read() -> None:
+    """comfyui-wanvideowrapper-287: the user's error after one backtick, no prose before it
+    (the span runs to the line's end): a paste in inline code, read; a span that closes and
+    goes on in words is prose."""
+    error = b"Dynamo failed to run FX node with fake tensors: call_function <built-in function mul>"
+    assert _read(b"`!!! Exception during processing !!! " + error + b"\n")
+    assert _read(b"`" + error + b"`\n")
+    assert not _read(b"`" + error + b"` is what ComfyUI printed.\n")
+
+
+def test_a_blank_line_ends_a_span() -> None:
+    """A span left open by prose (an odd backtick) does not reach past its paragraph."""
+    assert _read(b"an odd ` backtick\n\n  UserWarning: Graph break due to unsupported builtin X\n")
+    assert not _read(b"an odd ` backtick\n  UserWarning: Graph break due to unsupported builtin X\n")
+
+
+def test_a_trace_under_words_is_refused_as_a_trace(tmp_path: Path) -> None:
+    """docs/diagnose-trace.md shows one trace envelope in a fence, and was read as a log with
+    a record not understood. A trace's records (and their payload's tab-led lines) amid other
+    text are the trace's: refused, saying what they are, whatever the trace holds."""
+    traces = sorted((PASTED.parent / "2.15.0" / "traces").glob("*/dedicated_log_torch_trace*"))
+    assert traces
+    for trace in traces:
+        path = tmp_path / "words.log"
+        path.write_bytes(b"Here is my trace:\n" + trace.read_bytes())
+        with pytest.raises(InputError, match="not a torch log: its torch lines are records of a "
+                                             "TORCH_TRACE trace"):
+            diagnose_logs([path])
