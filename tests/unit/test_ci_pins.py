@@ -85,7 +85,8 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert ('install_onto_torch .venv-oldest .ci/constraints-oldest.txt '
             '"$ROOT/.ci/constraints-lowest.txt"') in script
     first = script.split("ready previous", 1)[0]  # the newest venv's steps, in this order
-    steps = ['run_pytest .venv/bin/python -m pytest -m timing "${XDIST[@]}"\n',
+    # (the timing step: three workers stealing work, so its three long waits overlap)
+    steps = ["run_pytest .venv/bin/python -m pytest -m timing -n 3 --dist worksteal\n",
              "run_pytest .venv/bin/python -m pytest -m 'not long' -n auto --dist loadfile\n",
              "run_pytest .venv/bin/python -m pytest -m 'long and not timing' -n auto --dist "
              "loadfile\n"]
