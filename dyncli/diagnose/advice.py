@@ -989,6 +989,13 @@ def _break_fix(b: GraphBreakReport) -> str:
         reached = (f" (raised by the call at {b.call_sites[0]})"
                    if b.file and is_torch_file(b.file) and b.call_sites else "")
         return _OBSERVED_FIX.format(reached=reached)
+    if (called := _polyfill_caller(b)) is not None:
+        # torch's Python stand-in for a builtin (polyfills/: a class's construction, sum(),
+        # itertools …) broke on what the user's call gave it: that call is the place to fix
+        told = b.hints[0] if b.hints else (
+            _cut_hint_fix(b) or "move it out of the compiled function")
+        return (f"change your call at {called}: dynamo runs it through torch's polyfill "
+                f"({b.file}:{b.user_line}), which broke on what the call gives it — {told}")
     if b.file and is_torch_file(b.file):
         # pytorch#152185: FSDP1's _flat_param.py; the line is torch's, not one to move
         inside = ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
@@ -1003,6 +1010,18 @@ def _break_fix(b: GraphBreakReport) -> str:
     if b.hints:
         return b.hints[0]
     return _cut_hint_fix(b) or "move the untraceable call out of the compiled function"
+
+
+_POLYFILLS = "/_dynamo/polyfills/"
+
+
+def _polyfill_caller(b: GraphBreakReport) -> str | None:
+    """The user's call (``file:12 in fn``) that reached a break placed in torch's polyfills,
+    where the log shows it as the frame that called the polyfill; None otherwise."""
+    if not b.file or _POLYFILLS not in b.file.replace("\\", "/") or not b.call_sites:
+        return None
+    at = call_site(b.call_sites[0])
+    return b.call_sites[0] if at is not None and not is_torch_file(at[0]) else None
 
 
 # torch's answer for breaks whose hints the paste cut (or a release that printed none), in

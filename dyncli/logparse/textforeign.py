@@ -38,6 +38,7 @@ from dyncli.logparse.textpaste import (
     normalize,
     prose_code,
     rejoined_location,
+    rejoined_message,
     wrapper_of,
 )
 
@@ -152,11 +153,14 @@ _GUARD_WORDS = (b"eval", b"runtime_assert")  # guard records whose location a pa
 
 
 def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
-    """(reader, first line) of torch's message that a line without a prefix begins, or None."""
-    line = raw.rstrip()
+    """(reader, first line) of torch's message that a line without a prefix begins, or None;
+    behind a markdown quote's marks too (a user quoting torch's warning or exception, "> UserWarning:
+    Graph break …", as quoted records are read elsewhere)."""
+    line = orphans.unquoted(raw.rstrip())
     if _NO_FRAMES in line[:4000] and _NO_FRAMES_RE.match(line) is not None:
         return reasons.no_compiled_frames, line[line.find(_NO_FRAMES):].decode("utf-8", "replace")
-    if b"UserWarning: " in line[:1300] and (m := _PY_WARNING_RE.match(line.lstrip())) is not None:
+    if b"UserWarning: " in line[:1300] \
+            and (m := _PY_WARNING_RE.match(line.lstrip(b" \t>"))) is not None:
         return reasons.warned_break, m["msg"].decode("utf-8", "replace")
     if b"Unsupported: " in line[:40] and (m := _UNSUPPORTED_RE.match(line)) is not None:
         return reasons.unsupported_break, "Unsupported: " + m["msg"].decode("utf-8", "replace")
@@ -219,6 +223,7 @@ class ForeignLines:
     # CUDA-graph error's raised)
     _pending_read: Any = None
     _pending_blank = 0
+    _pending_quoted = False  # its first line was behind a markdown quote: so are the rest
     # the last line read as nobody's (and its number): a wrapper's head of torch's message
     # when torch's "  Explanation:" follows it
     _unread: tuple[bytes, int] | None = None
@@ -265,6 +270,7 @@ class ForeignLines:
         self.stats.recognized += 1
         self.stats.records += 1
         self._pending, self._pending_at, self._pending_read, self._pending_blank = [text], lineno, read, 0
+        self._pending_quoted = False
         self._pending_rank = self._line_rank
         return _NO_EVENTS
 
@@ -393,6 +399,9 @@ class ForeignLines:
 
     def _read_foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
         if self._pending is not None:
+            whole = raw
+            if self._pending_quoted and raw[:1] == b">":
+                raw = orphans.unquoted(raw)  # (the quote's marks off its body's lines)
             blank = not raw.strip()
             # (blank lines in a row beyond the reader's count end it)
             read = self._pending_read
@@ -405,7 +414,13 @@ class ForeignLines:
                 self._pending_blank = self._pending_blank + 1 if blank else 0
                 self._pending.append(raw.decode("utf-8", "replace").rstrip())
                 return _NO_EVENTS
-            return [*self._pending_done(), *self._read_foreign(raw, lineno, key)]
+            if read is reasons.unsupported_break and len(self._pending) == 1 and (
+                    joined := rejoined_message(self._pending[0].encode(), raw)) is not None:
+                # its one line wrapped by the paste inside the reprs it names (pytorch#141964)
+                self.stats.recognized += 1
+                self._pending[0] = joined.decode("utf-8", "replace")
+                return _NO_EVENTS
+            return [*self._pending_done(), *self._read_foreign(whole, lineno, key)]
         if raw[:1] == b"\t" and (rec := self._open.get(key)) is not None and rec.kind == TRACE_KIND:
             self.stats.recognized += 1  # a line of a trace record's payload: the trace's
             self.stats.blank += 1
@@ -538,7 +553,9 @@ class ForeignLines:
         said = said_without_prefix(raw)
         if said is not None:
             read, text = said
-            return self._pend(read, text, lineno)
+            out = self._pend(read, text, lineno)
+            self._pending_quoted = raw[:1] == b">"
+            return out
         if _said(raw, TORCH_HEADS, code_at):
             self.stats.recognized += 1
             self.stats.records += 1

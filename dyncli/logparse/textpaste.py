@@ -245,12 +245,32 @@ def wrapper_of(line: bytes) -> re.Pattern[bytes] | None:
     return None
 
 
+# A quote's line whose text is all one inline code span ("> `[0/1] [__recompiles] …`": a user
+# quoting their log so): the span is the log line, its backticks the quote's markup. A span
+# with text after it, or a second span, is prose about torch's words (refused below)
+_QUOTED_CODE_RE = re.compile(rb"[ \t]{0,3}(?:>[ \t]?){1,8}(?P<tick>`)(?!`)")
+
+
+def _quoted_code(line: bytes) -> bytes | None:
+    """``line`` without the backticks of the one inline code span that is its quoted text,
+    or None where it is not such a line."""
+    m = _QUOTED_CODE_RE.match(line)
+    if m is None:
+        return None
+    body = line[m.end():].rstrip()
+    if body.endswith(b"`"):
+        body = body[:-1]
+    return line[:m.start("tick")] + body if b"`" not in body else None
+
+
 def normalize(line: bytes) -> tuple[bytes, str] | None:
     """The glog line a pasted ``line`` stands for, and what was done ("prefixes trimmed" or
     "prefixes rebuilt"); None when no torch prefix is in it (the line is not torch's).
 
     ``line`` has no line end; the parser asks only about lines its prefix regex rejected.
     """
+    if b"`" in line[:32] and (code := _quoted_code(line)) is not None:
+        return normalize(code)
     if line[:1] in (b"[", b" ", b"\t") and (role := _ROLE_TAG_RE.match(line)) is not None \
             and role["role"] != b"rank":
         found = normalize(b"[rank" + role["n"] + b"]:" + line[role.end():])
@@ -345,6 +365,49 @@ def rejoined_location(first: bytes, line: bytes) -> bytes | None:
     m = _AT_REST_RE.match(line.rstrip(b"\r\n"))
     return first + m["rest"] if m is not None else None
 
+
+
+# A one-line message of torch's cut by a paste's wrap inside the reprs it names
+# (pytorch#141964: "torch._dynamo.exc.Unsupported: call_method GetAttrVariable(…) __setitem__
+# [ConstantVariable(str: '__lock_par" and, at the next line's margin, "ents_weakrefs'),
+# ListVariable(length=0)] {}"): a wrap keeps every character, so the rest joins as it stands
+_OPENERS = {ord("("): ord(")"), ord("["): ord("]"), ord("{"): ord("}")}
+_CLOSERS = frozenset(_OPENERS.values())
+WRAP_MIN = 60  # a line shorter than this was not wrapped by a terminal or a page
+
+
+def _open_brackets(text: bytes) -> int:
+    """How many brackets ``text`` leaves open (closers without an opener not counted)."""
+    depth = 0
+    for c in text:
+        if c in _OPENERS:
+            depth += 1
+        elif c in _CLOSERS and depth:
+            depth -= 1
+    return depth
+
+
+def rejoined_message(first: bytes, line: bytes) -> bytes | None:
+    """``first`` with ``line`` joined to it where ``first`` (a long line) ends inside brackets
+    it opened and ``line``, at the margin, closes them all; else None (a line of its own)."""
+    first = first.rstrip()
+    line = line.rstrip(b"\r\n")
+    if len(first) < WRAP_MIN or not line or line[:1] in (b" ", b"\t", b">") \
+            or len(line) > 4000 or len(first) > 8000:
+        return None
+    depth = _open_brackets(first)
+    if not depth:
+        return None
+    closed = depth
+    for c in line:
+        if c in _OPENERS:
+            depth += 1
+        elif c in _CLOSERS:
+            if not depth:
+                return None  # (a closer with nothing open: not this message's rest)
+            depth -= 1
+            closed = min(closed, depth)
+    return first + line if closed == 0 and depth == 0 else None
 
 
 # Markdown around torch's text (a GitHub issue, a changelog, a page of docs). torch's lines in a

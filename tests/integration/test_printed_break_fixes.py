@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import run_variants
+from logged import Script, run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
@@ -117,3 +117,38 @@ def test_a_called_graph_break_goes_with_the_call(tmp_path: Path) -> None:
     }, tmp_path)
     assert runs["called"].stdout.strip() == "[4.0, 4.0] 2"
     assert runs["removed"].stdout.strip() == "[4.0, 4.0] 1"
+
+
+_POLYFILLED = """
+import ctypes
+import torch
+graphs = []
+def backend(gm, inputs):
+    graphs.append(gm)
+    return gm.forward
+class Flag(ctypes.c_int):
+    pass
+{setup}def f(x):
+    x = x + 1
+{body}    return x * 2
+print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
+"""
+
+
+def test_a_break_in_torchs_polyfill_is_fixed_at_the_users_call(tmp_path: Path) -> None:
+    # torch runs a class's construction through its polyfill (2.15: polyfills/__init__.py's
+    # instantiate_user_defined_class_object); a ctypes class breaks there, on the user's call
+    broke = tmp_path / "broke.py"
+    broke.write_text(_POLYFILLED.format(setup="", body="    flag = Flag(3)\n    x = x + flag.value\n"))
+    runs = run_variants({
+        "broke": Script(broke),
+        "moved": _POLYFILLED.format(setup="FLAG = Flag(3).value\n", body="    x = x + FLAG\n"),
+    }, tmp_path, logs="graph_breaks")
+    diag = diagnose_inputs([runs["broke"].log])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    if "/_dynamo/polyfills/" not in a.message:
+        pytest.skip(f"this torch breaks elsewhere: {a.message}")
+    assert f"change your call at {broke}:" in a.fix and "not a line of yours" not in a.fix, a.fix
+    assert runs["broke"].stdout.strip() == "[10.0, 10.0] 2"
+    # the call moved out of the compiled function, as the fix says: one graph, same result
+    assert runs["moved"].stdout.strip() == "[10.0, 10.0] 1"
