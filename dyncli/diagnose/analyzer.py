@@ -60,6 +60,7 @@ from dyncli.diagnose.model import (
     rank_key,
 )
 from dyncli.diagnose.notes import NoteAccumulator, torch_note_findings
+from dyncli.diagnose.reasons import is_resume
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
@@ -103,6 +104,9 @@ class _Frame:
     file: str = ""
     first_line: int | None = None
     from_user_loc: bool = False
+    # the (function, file name) of the code lines its records name (create_symbol,
+    # TENSOR_MATCH, guard added), at most two: two prove a call inlined there (pytorch#174704)
+    user_locs: set[tuple[str, str]] = field(default_factory=set)
     compiles: set[str] = field(default_factory=set)
     dynamic: dict[str, DynamicInput] = field(default_factory=dict)
     dims: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
@@ -337,8 +341,29 @@ class Analyzer:
         frame.function, frame.file, frame.first_line = function, file, first
         frame.from_user_loc, frame.named_at = from_user, event.line
 
-    def _see_user(self, event: ev.Event, user: ev.UserLoc | None) -> None:
-        if user is not None and user.function:
+    def _see_user(self, event: ev.Event, user: ev.UserLoc | None, name: bool = True) -> None:
+        """A record's user line names its frame only while every line the frame's records name
+        is in one function: torch logs the innermost frame of the user's stack
+        (symbolic_shapes' _get_stack_summary: TracingContext.extract_stack()'s last frame),
+        which is a call inlined into the compiled frame as often as the frame itself
+        (pytorch#174704: [8/47] at rmsnorm.py:310 in forward and nn/modules/linear.py:134 in
+        forward). A resume function is always the frame itself (torch never inlines one)."""
+        if user is None or not user.function or event.compile_id is None \
+                or event.compile_id.frame is None:
+            return
+        frame = self._frame(event.rank, event.compile_id)
+        if frame.function and not frame.from_user_loc:
+            return  # named by torch's own record of the frame
+        # (the file's last part: a paste's paths may be edited apart, pytorch#145587's two
+        # records of one line, "nt/ssd1/…/home_dir/misc_experiments/…" and "nt/ssd1/…")
+        loc = (user.function, user.file.replace("\\", "/").rsplit("/", 1)[-1])
+        if len(frame.user_locs) < 2:
+            frame.user_locs.add(loc)
+        if frame.from_user_loc and is_resume(frame.function):
+            return
+        if len(frame.user_locs) > 1 or is_resume(user.function):
+            frame.function, frame.file, frame.from_user_loc = "", "", False
+        if is_resume(user.function) or (name and len(frame.user_locs) == 1):
             self._name_frame(event, user.function, user.file, None, from_user=True)
 
     # ------------------------------------------------------------ handlers
@@ -369,6 +394,7 @@ class Analyzer:
                 lower=e.lower, upper=e.upper, user=e.user, framework=e.framework)
 
     def _on_guard(self, e: ev.GuardAdded) -> None:
+        self._see_user(e, e.user, name=False)  # (evidence of inlining; names no frame)
         comp = self._compile(e)
         for sym in symbols_in(e.expr):
             if e.user is not None or sym not in comp.guards:

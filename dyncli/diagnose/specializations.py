@@ -95,6 +95,25 @@ _UNSEEN_FIX = ('the guard that pinned it is the `eval … [guard added]` line on
                'paste it')
 
 
+# compiled autograd's backward graph names its tensors `inputs` (the tensors autograd saved and
+# the gradients; its ints `sizes`): torch compiles GraphModule.forward(self, inputs, sizes, …)
+# (_dynamo/compiled_autograd.py begin_capture), so they are L['inputs'][N]. A mark_dynamic on a
+# forward input that autograd saved travels with the tensor into that graph; torch 2.4-2.5's
+# compiled autograd traced the backward with the gradient's sizes fixed and pinned it there,
+# raising the violation at the first backward (pytorch#133575, bdhirsh: "a FakeTensor tangent
+# … that has only static shapes"). Run here: 2.4.1 raises on the thread's repro, with
+# maybe_mark_dynamic it runs; 2.11 and 2.15 run it marked. The name alone does not prove it
+# (a user's function may take `inputs`), so the reading says "where".
+_CA_INPUT = "L['inputs']["
+_CA_READING = (" Where this is compiled autograd's backward graph (it names its tensors "
+               "L['inputs'][N]: what autograd saved and the gradients), the mark is your "
+               "mark_dynamic on a forward input that autograd saved: torch 2.4-2.5's compiled "
+               "autograd traced the backward with the gradient's sizes fixed, which pinned it "
+               "(pytorch#133575); the log does not say compiled autograd ran.")
+_CA_FIX = ("; under compiled autograd, torch._dynamo.maybe_mark_dynamic on that forward input "
+           "(2.4's backward then compiles), or a newer torch (2.11 and 2.15 keep it dynamic)")
+
+
 def specializations(diag: Diagnosis) -> list[Advice]:
     """A size or int pinned to one value: by user code (its line), inside torch (that line,
     or how to find it), against a mark_dynamic (the line), or by the guard limit."""
@@ -138,6 +157,9 @@ def specializations(diag: Diagnosis) -> list[Advice]:
                        f'{s.value}) [guard added]` record names the code); then, where your code '
                        f"calls mark_dynamic, {demand}; where a framework marks it (vLLM marks "
                        "the number of tokens), the model code it compiles is what to change")
+                if any(x.startswith(_CA_INPUT) for x in s.sources):
+                    message += _CA_READING
+                    fix += _CA_FIX
             out.append(Advice(
                 kind=AdviceKind.CONSTRAINT_VIOLATION, message=message, fix=fix,
                 evidence=evidence, rank=s.rank, sites=sites_of(s.user)))

@@ -85,13 +85,20 @@ def data_output_fix(op: str) -> str:
             "(torch.quantile's check of its q, pytorch#173659), a newer torch")
 
 
+def _no_meta_kernel(text: str) -> bool:
+    """torch's words for an op it cannot trace with a data-dependent output size although
+    capture_dynamic_output_shape_ops is on (2.15's "no meta kernel" break type, 2.2-2.6's
+    sentence): the setting is set already, and torch's hint is a report."""
+    return "no meta kernel" in text or _NO_META_OLD in text
+
+
 def break_fix(text: str) -> str | None:
     """The fix for a graph break whose reason or type names an op of a dynamic output shape
     (torch 2.1-2.6 ``dynamic shape operator: aten.nonzero.default``, from 2.2 with torch's
     ``; to enable, set …capture_dynamic_output_shape_ops = True`` after it; 2.7 on ``Dynamic
     shape operator`` with the op in its explanation), or a data-dependent output; None
     otherwise. The one fix of that break, whichever words torch used."""
-    if "no meta kernel" in text or _NO_META_OLD in text:
+    if _no_meta_kernel(text):
         return None  # (torch's hint there is a report: the setting does not help)
     m = _DYN_SHAPE_RE.search(text)
     if m is not None:
@@ -108,6 +115,8 @@ def crash_fix(text: str, last_code: str = "", last_fn: str = "") -> str | None:
     the exception (and its cause), ``last_code`` and ``last_fn`` the deepest frame's line and
     function where the paste cut the traceback before its exception; None where neither names
     one."""
+    if _no_meta_kernel(text):
+        return None  # (as break_fix: the setting is on already; torch's hint is a report)
     m = _DYN_SHAPE_RE.search(text)
     if m is not None:
         return dynamic_shape_fix(m["op"])

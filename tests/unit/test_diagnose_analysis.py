@@ -425,3 +425,36 @@ def test_a_guard_duck_sizing_added_gets_torchs_flag_not_a_user_line(tmp_path: Pa
     assert not [s for s in d.suggestions if s.kind == "non-shape-recompile"]
     (c,) = d.causes
     assert c.title.startswith("duck sizing") and c.fix == a.fix and c.compiles == 1
+
+
+def test_a_frame_whose_records_name_two_functions_is_not_named_by_either() -> None:
+    # pytorch#174704 (quoted): [8/47]'s guard is at nn/modules/linear.py:134 in forward, its
+    # create_symbol at rmsnorm.py:310 in forward: torch logs the innermost user frame, so both
+    # are calls inlined into frame 8 (it read "forward, defined at …/rmsnorm.py")
+    d = diagnose_logs([PASTED / "pytorch-174704-c.log"])
+    (f,) = d.frames
+    assert (f.frame_id, f.function, f.file, f.compiles) == ("8", "", "", 48)
+    assert all("rmsnorm" not in s.message for s in d.suggestions)
+
+
+def test_one_function_in_every_record_still_names_its_frame() -> None:
+    # pytorch#145587: two records of mark_dynamic.py:6 in fn, their paths edited apart by the
+    # user ("…/home_dir/misc_experiments/…" in one): one function, so the frame is fn
+    (f,) = diagnose_logs([PASTED / "pytorch-145587.log"]).frames
+    assert f.function == "fn" and f.file.endswith("mark_dynamic.py")
+
+
+def test_a_resume_function_in_a_record_names_its_frame_past_an_inlined_call(tmp_path: Path) -> None:
+    # torch never inlines a resume function: its line is the frame's own, whatever else is there
+    head = "I0210 20:26:04.059000 12259 torch/fx/experimental/symbolic_shapes.py:5225] [3/0] "
+    lines = [
+        head + "create_symbol s0 = 4 for L['x'].size()[0] [2, int_oo] return x * 2  # "
+        "/home/u/helpers.py:7 in double (_dynamo/variables/builder.py:3702 in <lambda>)",
+        head + "create_symbol s1 = 5 for L['y'].size()[0] [2, int_oo] y = y + 1  # "
+        "/home/u/prog.py:40 in torch_dynamo_resume_in_split_at_38 "
+        "(_dynamo/variables/builder.py:3702 in <lambda>)",
+    ]
+    log = tmp_path / "resume.log"
+    log.write_text("\n".join(lines) + "\n")
+    (f,) = diagnose_logs([log]).frames
+    assert f.function == "torch_dynamo_resume_in_split_at_38"

@@ -143,6 +143,15 @@ def test_data_dependent_output_names_its_op_and_torchs_hint() -> None:
     ("torch._dynamo.exc.UserError: Tried to use data-dependent value in the subsequent "
      "computation.", "stopped on a data-dependent error"),
     ("AssertionError: something else", None),
+    # vllm-ascend#2226's worker error, 2.2-2.6's words for an op traced with the setting on
+    # (2.15's "no meta kernel" type): not told to set what is set; the compiler's fix stands
+    ("RuntimeError: Worker failed with error 'dynamic shape operator: aten.bincount.default; "
+     "Operator does not have a meta kernel that supports dynamic output shapes, please report "
+     "an issue to PyTorch", None),
+    ("torch._dynamo.exc.Unsupported: Dynamic shape operator (no meta kernel)\n  Explanation: "
+     "Operator `aten.bincount.default` does not have a meta kernel that supports dynamic output "
+     "shapes\n  Hint: Please report an issue to PyTorch torch._subclasses.fake_tensor."
+     "DynamicOutputShapeException: aten.bincount.default", None),
 ])
 def test_crash_fix_by_torchs_exception(text: str, want: str | None) -> None:
     got = unbacked.crash_fix(text)

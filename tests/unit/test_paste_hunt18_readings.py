@@ -67,3 +67,15 @@ def test_ipython_cell_frames_keep_a_traceback_whole() -> None:
         assert reader.observe(raw, n, unread=True) == []
     (crash,) = reader.done()
     assert crash.user is not None and crash.user.file == "Cell In[1]" and crash.user.line == 48
+
+
+def test_compiled_autograds_input_pinned_against_a_mark_is_said_as_such() -> None:
+    # pytorch#133575: L['inputs'][1] is compiled autograd's backward graph input (the user's
+    # marked x, saved for the backward); before round 23 only "mark_dynamic or a framework"
+    (a,) = _advice("pytorch-133575.log", AdviceKind.CONSTRAINT_VIOLATION)
+    assert "compiled autograd's backward graph" in a.message and "pytorch#133575" in a.message
+    assert "the log does not say compiled autograd ran" in a.message  # (the name alone)
+    assert "under compiled autograd, torch._dynamo.maybe_mark_dynamic on that forward" in a.fix
+    # another input's violation keeps the plain reading
+    (b,) = _advice("vllm-ascend-1324.log", AdviceKind.CONSTRAINT_VIOLATION)
+    assert "compiled autograd" not in b.message + b.fix
