@@ -99,11 +99,12 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert ('run_pytest_beside 2.11 .venv-2.11/bin/python -m pytest "${XDIST[@]}" '
             '"${BENCH_VERSION_TESTS[@]}" "${PROCESS_EACH_TESTS[@]}"') in script
     assert ('run_pytest_beside oldest .venv-oldest/bin/python -m pytest "${XDIST[@]}" '
-            '"${BENCH_VERSION_TESTS[@]}" "${EVERY_TORCH_TESTS[@]}" '
+            '"${BENCH_VERSION_TESTS[@]}" "${EVERY_TORCH_TESTS[@]}" "${OLDEST_ERRORS_TESTS[@]}" '
             'tests/docs/test_docs_parse.py') in script
     assert "finish_pytest 2.11 || failed=1\nfinish_pytest oldest || failed=1\n" in script
     assert "tests/docs/test_docs_parse.py" in script.split("ready oldest", 1)[1]
-    for name in ("BENCH_VERSION_TESTS", "PROCESS_EACH_TESTS", "TORCH_FORMAT_TESTS"):
+    for name in ("BENCH_VERSION_TESTS", "PROCESS_EACH_TESTS", "TORCH_FORMAT_TESTS",
+                 "OLDEST_ERRORS_TESTS"):
         listed = re.search(name + r"=\((.*?)\)", script, re.S)
         assert listed, name
         for test in shlex.split(listed.group(1)):  # a test with a parameter id is quoted
