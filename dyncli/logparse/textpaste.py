@@ -80,10 +80,10 @@ _SPACED_RE = re.compile(
 # config.cache_size_limit (64)" (torchdynamo, late 2022), "torch._dynamo hit
 # config.cache_size_limit (64)" (2.0-2.5; 8 from 2.2), config.accumulated_cache_size_limit
 # (2.2-2.5), config.recompile_limit / accumulated_recompile_limit (2.6-2.15: convert_frame.py)
-_BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=torchdynamo hit recompilation cache limit \(\d"
-                      rb"|torch(?:\._dynamo|dynamo) hit config\.\w{1,64} \(\d)")
-_BARE_HEAD_RE = re.compile(rb"torchdynamo hit recompilation cache limit \(\d"
-                           rb"|torch(?:\._dynamo|dynamo) hit config\.\w{1,64} \(\d")
+_BARE_HEAD = (rb"torchdynamo hit recompilation cache limit \(\d"
+              rb"|torch(?:\._dynamo|dynamo) hit config\.\w{1,64} \(\d")
+_BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=" + _BARE_HEAD + rb")")
+_BARE_HEAD_RE = re.compile(_BARE_HEAD)
 # What a terminal shows before that bare head on its line, other than a quote (every other
 # text before it is prose about the warning, not the warning): a progress bar that was drawn
 # there (tqdm's rate and "]" end it; a raw capture keeps its carriage returns), torchrun's
