@@ -93,9 +93,9 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert all(step in first for step in steps), first
     assert [first.index(step) for step in steps] == sorted(first.index(step) for step in steps)
     assert "XDIST=(-n auto --dist loadfile)" in script  # a worker per core, a file on each
-    assert ('run_pytest .venv-previous/bin/python -m pytest "${XDIST[@]}" '
+    # the previous release's, 2.11's and the oldest's side by side, each checked when it ends
+    assert ('run_pytest_beside previous .venv-previous/bin/python -m pytest "${XDIST[@]}" '
             '"${BENCH_VERSION_TESTS[@]}" "${TORCH_FORMAT_TESTS[@]}"') in script
-    # 2.11's and the oldest's side by side, each checked when it ends
     # (2.11's two long files first, each on a worker from the start: its tail left a core idle)
     assert ('run_pytest_beside 2.11 .venv-2.11/bin/python -m pytest "${XDIST[@]}" '
             '--no-loadscope-reorder "${PROCESS_EACH_TESTS[@]}" "${BENCH_VERSION_TESTS[@]}"') in script
@@ -103,7 +103,14 @@ def test_ci_runs_every_venv_as_documented() -> None:
     assert ('run_pytest_beside oldest .venv-oldest/bin/python -m pytest "${XDIST[@]}" '
             '"${BENCH_VERSION_TESTS[@]}" "${EVERY_TORCH_TESTS[@]}" "${OLDEST_ERRORS_TESTS[@]}" '
             'tests/docs/test_docs_parse.py') in script
-    assert "finish_pytest 2.11 || failed=1\nfinish_pytest oldest || failed=1\n" in script
+    assert ("finish_pytest 2.11 || failed=1\nfinish_pytest previous || failed=1\n"
+            "finish_pytest oldest || failed=1\n") in script
+    # all three started before the first is waited for
+    last_start = max(script.index(f"run_pytest_beside {name} ") for name in
+                     ("previous", "2.11", "oldest"))
+    assert last_start < script.index("finish_pytest 2.11")
+    # the other venvs' installs start before the newest's
+    assert script.index('install_the_others "$logs" &') < script.index("\ninstall .venv ")
     assert "tests/docs/test_docs_parse.py" in script.split("ready oldest", 1)[1]
     for name in ("BENCH_VERSION_TESTS", "PROCESS_EACH_TESTS", "TORCH_FORMAT_TESTS",
                  "OLDEST_ERRORS_TESTS"):
