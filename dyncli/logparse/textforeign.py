@@ -72,10 +72,12 @@ _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
 # vllm-ascend's with the year and milliseconds, vllm-ascend#4430), behind its processes' tags: the
 # engine's "(EngineCore_DP0 pid=1162690) " (vllm#38884: a traceback logged with logger.exception,
 # each line stamped), a worker's "(VllmWorker rank=3 pid=1564) " (vllm-ascend#2235), Ray's
-# "(RayWorkerWrapper pid=6592, ip=10.0.0.1) " behind the engine's (vllm-ascend#4948); a record
-# line with nothing after the stamp is a blank line of the traceback (no space after "]").
+# "(RayWorkerWrapper pid=6592, ip=10.0.0.1) " behind the engine's (vllm-ascend#4948), its bare
+# "(pid=560, ip=10.1.18.11) " (vllm#13121); a record line with nothing after the stamp is a
+# blank line of the traceback (no space after "]").
 # docker compose's "service  | " (sglang#11218)
-_PROCESS_TAG = rb"\([A-Za-z_]\w{0,40}(?:,? [a-z_]{1,20}=[\w.:-]{1,64}){0,4}\) "
+_PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}|[a-z_]{1,20}=[\w.:-]{1,64})"
+                rb"(?:,? [a-z_]{1,20}=[\w.:-]{1,64}){0,4}\) ")
 _WRAPPER_TAG_RE = re.compile(
     rb"^(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[?[^\]\s\[]{1,200}:\d{1,9}\](?: |$)"

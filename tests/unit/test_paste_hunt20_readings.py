@@ -100,3 +100,18 @@ def test_the_new_line_patterns_are_linear_on_hostile_lines() -> None:
         quoted_exception(line)
         list(parse_lines([line + b"\n"]))
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize("stamp", [
+    b"(VllmWorker rank=3 pid=1564) ERROR 08-06 10:40:29 [multiproc_executor.py:546] ",
+    b"(Worker_PP0 pid=116) ERROR 09-20 17:58:00 [v1/executor/multiproc_executor.py:654] ",
+    b"(EngineCore_DP0 pid=35189) (RayWorkerWrapper pid=6592, ip=100.119.13.45) ERROR 12-12 "
+    b"05:11:33 [worker_base.py:275] ",
+    b"(pid=560, ip=10.1.18.11) INFO 02-12 02:11:32 [__init__.py:190] ",  # vllm#13121
+    b"(VllmWorkerProcess pid=2782672) ERROR 11-29 18:13:51 multiproc_worker_utils.py:229] ",
+    b"(Worker_TP5 pid=7129) ERROR 2025-11-25 15:18:55.343 [multiproc_executor.py:671] ",
+])
+def test_vllms_stamps_in_each_form_are_taken_off(stamp: bytes) -> None:
+    line = b"torch._dynamo.exc.InternalTorchDynamoError: AttributeError: boom"
+    events = list(parse_lines([b"Traceback (most recent call last):\n", stamp + line + b"\n"]))
+    assert any(type(e).__name__ == "CompileCrash" for e in events), events
