@@ -335,7 +335,7 @@ class ForeignLines:
             if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None:
                 break
             raw = raw[wrapped.end():]
-            if raw.endswith(b"cluster]") and (ray := _RAY_REPEATED_RE.search(raw)) is not None:
+            if raw.rstrip()[-8:] == b"cluster]" and (ray := _RAY_REPEATED_RE.search(raw)) is not None:
                 raw = raw[:ray.start()]
         if raw[:1] in (b"F", b"E") and (summary := _PYTEST_SUMMARY_RE.match(raw)) is not None:
             raw = raw[summary.end():]
