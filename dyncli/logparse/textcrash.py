@@ -111,6 +111,29 @@ def machine_error(text: str) -> str:
 _CLASSLESS = {"Dynamo failed to run FX node with fake tensors:": "TorchRuntimeError"}
 _CLASSLESS_RE = re.compile(r"^`?(?:" + re.escape(COMFYUI_HEADS[0]) + r")?(?P<msg>(?:"
                            + "|".join(map(re.escape, _CLASSLESS)) + r").{0,4000})$")
+# torch's exception text that a wrapper quotes in its own exception's line, without its class:
+# vLLM's "RuntimeError: Worker failed with error '<str(e)>', please check the stack trace above
+# for the root cause" (vllm#19332's TorchRuntimeError; vllm-ascend#2226's Unsupported, 2.1-2.6's
+# words for an op with no meta kernel). The message's start -> the class as torch prints it;
+# a message whose start is not torch's own is left as the wrapper's
+_QUOTED = {
+    b"Dynamo failed to run FX node with fake tensors:": b"torch._dynamo.exc.TorchRuntimeError",
+    b"dynamic shape operator: ": b"torch._dynamo.exc.Unsupported",
+}
+_QUOTED_RE = re.compile(rb"^(?:> ?){0,4}`?(?:[A-Za-z_][\w.]{0,100}: )?[\w ]{0,80} error '(?P<msg>(?:"
+                        + b"|".join(map(re.escape, _QUOTED)) + rb").{0,4000}?)'?"
+                        rb"(?:, please check the stack trace above for the root cause\.?)?`?\s*$")
+
+
+def quoted_exception(raw: bytes) -> bytes | None:
+    """torch's exception line that a wrapper's exception line quotes (``_QUOTED``), or None."""
+    m = _QUOTED_RE.match(raw)
+    if m is None:
+        return None
+    msg = m["msg"]
+    return _QUOTED[next(k for k in _QUOTED if msg.startswith(k))] + b": " + msg
+
+
 # a kernel inductor generated, as Triton's CompilationError quotes it ("def triton_poi_…(")
 _KERNEL_RE = re.compile(r"(?:^|\s)def (?P<name>triton_\w{1,200})\(")
 

@@ -22,7 +22,7 @@ from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
-from dyncli.logparse.textcrash import CrashReader
+from dyncli.logparse.textcrash import CrashReader, quoted_exception
 from dyncli.logparse.textkinds import (
     COLLECT,
     FIRST,
@@ -67,13 +67,24 @@ _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
 
 
 # What a serving stack or a container puts before each line of a program's output: vLLM's
-# logger ("%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] ", datefmt "%m-%d %H:%M:%S"),
-# behind its engine process's "(EngineCore_DP0 pid=1162690) " (vllm#38884: a traceback logged
-# with logger.exception, each line stamped); docker compose's "service  | " (sglang#11218)
+# logger ("%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] ", datefmt "%m-%d %H:%M:%S"; before
+# 0.7 without the "[": "ERROR 11-29 18:13:51 multiproc_worker_utils.py:229] ", vllm#8054;
+# vllm-ascend's with the year and milliseconds, vllm-ascend#4430), behind its processes' tags: the
+# engine's "(EngineCore_DP0 pid=1162690) " (vllm#38884: a traceback logged with logger.exception,
+# each line stamped), a worker's "(VllmWorker rank=3 pid=1564) " (vllm-ascend#2235), Ray's
+# "(RayWorkerWrapper pid=6592, ip=10.0.0.1) " behind the engine's (vllm-ascend#4948), its bare
+# "(pid=560, ip=10.1.18.11) " (vllm#13121); a record line with nothing after the stamp is a
+# blank line of the traceback (no space after "]").
+# docker compose's "service  | " (sglang#11218)
+_PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}|[a-z_]{1,20}=[\w.:-]{1,64})"
+                rb"(?:,? [a-z_]{1,20}=[\w.:-]{1,64}){0,4}\) ")
 _WRAPPER_TAG_RE = re.compile(
-    rb"^(?:\([A-Za-z_]\w{0,40}(?: pid=\d{1,10})?\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
-    rb"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[[^\]\s]{1,200}:\d{1,9}\] "
+    rb"^(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+    rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[?[^\]\s\[]{1,200}:\d{1,9}\](?: |$)"
     rb"|^[A-Za-z0-9][\w.-]{0,63} {1,24}\| ")
+# Ray's log deduplication after a line that other workers printed too: " [repeated 23x across
+# cluster]" (vllm-ascend#4948)
+_RAY_REPEATED_RE = re.compile(rb" \[repeated \d{1,9}x across cluster\]\s{0,4}$")
 
 
 _CUDAGRAPH = (b"cudagraph", b"cuda_graph_id")
@@ -118,7 +129,8 @@ def _after_bar(raw: bytes) -> bytes:
 _PY_WARNING_RE = re.compile(rb"^(?:\S{0,1024}torch[/\\]_dynamo[/\\][\w/\\]{1,200}\.py:\d{1,9}: )?"
                             rb"UserWarning: (?P<msg>(?:Graph break|Dynamo does not know how to trace)"
                             rb".{0,4000})$")
-_UNSUPPORTED_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?Unsupported: (?P<msg>\S.{0,4000})$")
+# (the qualified name behind a paste's own indent too: vllm-ascend#1615's block is one space in)
+_UNSUPPORTED_RE = re.compile(rb"^(?:(?: {1,4})?torch\._dynamo\.exc\.)?Unsupported: (?P<msg>\S.{0,4000})$")
 _RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
                                  rb"(?P<msg>Recompiling function .{1,4000})$")
 
@@ -162,7 +174,7 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     if b"UserWarning: " in line[:1300] \
             and (m := _PY_WARNING_RE.match(line.lstrip(b" \t>"))) is not None:
         return reasons.warned_break, m["msg"].decode("utf-8", "replace")
-    if b"Unsupported: " in line[:40] and (m := _UNSUPPORTED_RE.match(line)) is not None:
+    if b"Unsupported: " in line[:44] and (m := _UNSUPPORTED_RE.match(line)) is not None:
         return reasons.unsupported_break, "Unsupported: " + m["msg"].decode("utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return reasons.recompiling, m["msg"].decode("utf-8", "replace")
@@ -323,6 +335,8 @@ class ForeignLines:
             if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None:
                 break
             raw = raw[wrapped.end():]
+            if raw.rstrip()[-8:] == b"cluster]" and (ray := _RAY_REPEATED_RE.search(raw)) is not None:
+                raw = raw[:ray.start()]
         if raw[:1] in (b"F", b"E") and (summary := _PYTEST_SUMMARY_RE.match(raw)) is not None:
             raw = raw[summary.end():]
         if raw[:1] == b"E" and (raw[1:2] in (b" ", b"") or raw[1:].isspace()):
@@ -335,6 +349,8 @@ class ForeignLines:
             raw = self._untagged(raw, tag)
         if raw[:2] == b"**" and raw.rstrip()[-2:] == b"**" and len(raw.strip()) > 4:
             raw = raw.strip()[2:-2]  # a paste's markdown bold around a line (cuEquivariance#77)
+        if b" error '" in raw[:400] and (quoted := quoted_exception(raw)) is not None:
+            raw = quoted  # torch's exception as a wrapper quotes it (vLLM's worker error)
         records = self.stats.records
         carried = self._span_to == lineno - 1 and not self._fence
         marks = is_fence(raw)
