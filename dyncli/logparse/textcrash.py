@@ -117,7 +117,7 @@ _CLASSLESS_RE = re.compile(r"^`?(?:" + re.escape(COMFYUI_HEADS[0]) + r")?(?P<msg
 # words for an op with no meta kernel). The message's start -> the class as torch prints it;
 # a message whose start is not torch's own is left as the wrapper's
 _QUOTED = {
-    b"Dynamo failed to run FX node with fake tensors:": b"torch._dynamo.exc.TorchRuntimeError",
+    **{head.encode(): f"torch._dynamo.exc.{cls}".encode() for head, cls in _CLASSLESS.items()},
     b"dynamic shape operator: ": b"torch._dynamo.exc.Unsupported",
 }
 _QUOTED_RE = re.compile(rb"^(?:> ?){0,4}`?(?:[A-Za-z_][\w.]{0,100}: )?[\w ]{0,80} error '(?P<msg>(?:"
