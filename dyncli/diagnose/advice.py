@@ -916,7 +916,7 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
         message=(f"graph break at {b.place} ({b.count}x): "
-                 f"{b.explanation or b.reason or '(its reason is not in the log)'}"),
+                 f"{b.said_reason}"),
         fix=_break_fix(b),
         # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
@@ -924,6 +924,14 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
                        + (f", reached from {b.call_sites[0]}" if b.call_sites else "")),),
         rank=b.rank)
         for b in diag.graph_breaks]
+
+
+# what shows a break's reason where the log does not (a resumed break, a record cut): torch
+# 2.1-2.15 print it under the graph_breaks artifact, and fullgraph=True raises it
+_RERUN_BREAKS = ('rerun with TORCH_LOGS="graph_breaks": torch prints each break with its reason '
+                 "and the user code that reached it (fullgraph=True raises at the first)")
+_REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
+                   f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
 
 def _resumed_break(b: GraphBreakReport) -> Advice:
@@ -937,8 +945,8 @@ def _resumed_break(b: GraphBreakReport) -> Advice:
                  f"after line {b.user_line} in a function of its own ({b.resumed_in}); the log "
                  "does not say what broke there"),
         fix=(_break_fix(b) if b.file and is_torch_file(b.file) else
-             'TORCH_LOGS="graph_breaks" prints what breaks there (fullgraph=True raises at it); '
-             "then move that call out of the compiled function or make it traceable"),
+             f"{_RERUN_BREAKS}; then move that call out of the compiled function or make it "
+             "traceable"),
         evidence=(cite(b.line, "", f"{b.resumed_in}: {b.function} resumed after a graph break "
                                    f"at line {b.user_line}"),),
         rank=b.rank)
@@ -983,6 +991,8 @@ def _break_fix(b: GraphBreakReport) -> str:
                 f"Python number inside the graph){named}")
     if _in_ddp_wrapper(b):
         return _DDP_WRAPPER_FIX
+    if b.reason_cut:  # (not "move the call out": what to move is in the part cut, pytorch#126722)
+        return _REASON_CUT_FIX
     if b.gb_type == _OBSERVED or b.reason == _OBSERVED:
         # the exception is the code's: torch's frame last (2.15: polyfills' class call, for a
         # class called with a missing argument) is where it surfaced, the user's call made it
