@@ -46,7 +46,12 @@ from dyncli.logparse.events import CompileId
 from dyncli.logparse.textcrash import exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
-from dyncli.logparse.torchtree import is_compiler_file, is_torch_file, is_torch_location
+from dyncli.logparse.torchtree import (
+    is_compiler_file,
+    is_polyfill_file,
+    is_torch_file,
+    is_torch_location,
+)
 from dyncli.quoting import shell_quote
 from dyncli.sources import (
     PER_DIM_SINCE,
@@ -1022,13 +1027,11 @@ def _break_fix(b: GraphBreakReport) -> str:
     return _cut_hint_fix(b) or "move the untraceable call out of the compiled function"
 
 
-_POLYFILLS = "/_dynamo/polyfills/"
-
-
 def _polyfill_caller(b: GraphBreakReport) -> str | None:
     """The user's call (``file:12 in fn``) that reached a break placed in torch's polyfills,
-    where the log shows it as the frame that called the polyfill; None otherwise."""
-    if not b.file or _POLYFILLS not in b.file.replace("\\", "/") or not b.call_sites:
+    where the log shows it as the frame that called the polyfill (through the polyfills it
+    called: the analyzer skips them); None otherwise."""
+    if not b.file or not is_polyfill_file(b.file) or not b.call_sites:
         return None
     at = call_site(b.call_sites[0])
     return b.call_sites[0] if at is not None and not is_torch_file(at[0]) else None
