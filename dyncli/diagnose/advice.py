@@ -985,15 +985,11 @@ def _break_fix(b: GraphBreakReport) -> str:
     if _ITEM in b.reason or _ITEM in b.explanation:
         # torch's own setting where its reason names it ("data dependent operator:
         # aten._local_scalar_dense.default; to enable, set …capture_scalar_outputs = True",
-        # explain()'s report, pytensor#1110), as the Tensor.item() warning's hint gives it
-        # (torch's env form too: config.py reads TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS)
-        named = ("; or set torch._dynamo.config.capture_scalar_outputs = True (env "
-                 "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's own answer in the message): the "
-                 "graph then captures the .item() instead of breaking"
-                 if _CAPTURE_SCALARS in b.reason else "")
-        return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
-                "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "
-                f"Python number inside the graph){named}")
+        # explain()'s report, pytensor#1110): the fix of the DataDependentOutputException it
+        # came from, torch's answer first as for an op of a data-dependent size
+        if _CAPTURE_SCALARS in b.reason:
+            return unbacked.item_fix(f"aten.{_ITEM}.default")
+        return unbacked.item_fix(f"aten.{_ITEM}", setting=False)
     if _in_ddp_wrapper(b):
         return _DDP_WRAPPER_FIX
     if b.reason_cut:  # (not "move the call out": what to move is in the part cut, pytorch#126722)
