@@ -46,7 +46,12 @@ from dyncli.logparse.events import CompileId
 from dyncli.logparse.textcrash import exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
-from dyncli.logparse.torchtree import is_compiler_file, is_torch_file, is_torch_location
+from dyncli.logparse.torchtree import (
+    is_compiler_file,
+    is_polyfill_file,
+    is_torch_file,
+    is_torch_location,
+)
 from dyncli.quoting import shell_quote
 from dyncli.sources import (
     PER_DIM_SINCE,
@@ -916,7 +921,7 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
         message=(f"graph break at {b.place} ({b.count}x): "
-                 f"{b.explanation or b.reason or '(its reason is not in the log)'}"),
+                 f"{b.said_reason}"),
         fix=_break_fix(b),
         # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
@@ -924,6 +929,14 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
                        + (f", reached from {b.call_sites[0]}" if b.call_sites else "")),),
         rank=b.rank)
         for b in diag.graph_breaks]
+
+
+# what shows a break's reason where the log does not (a resumed break, a record cut): torch
+# 2.1-2.15 print it under the graph_breaks artifact, and fullgraph=True raises it
+_RERUN_BREAKS = ('rerun with TORCH_LOGS="graph_breaks": torch prints each break with its reason '
+                 "and the user code that reached it (fullgraph=True raises at the first)")
+_REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
+                   f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
 
 def _resumed_break(b: GraphBreakReport) -> Advice:
@@ -937,8 +950,8 @@ def _resumed_break(b: GraphBreakReport) -> Advice:
                  f"after line {b.user_line} in a function of its own ({b.resumed_in}); the log "
                  "does not say what broke there"),
         fix=(_break_fix(b) if b.file and is_torch_file(b.file) else
-             'TORCH_LOGS="graph_breaks" prints what breaks there (fullgraph=True raises at it); '
-             "then move that call out of the compiled function or make it traceable"),
+             f"{_RERUN_BREAKS}; then move that call out of the compiled function or make it "
+             "traceable"),
         evidence=(cite(b.line, "", f"{b.resumed_in}: {b.function} resumed after a graph break "
                                    f"at line {b.user_line}"),),
         rank=b.rank)
@@ -972,17 +985,15 @@ def _break_fix(b: GraphBreakReport) -> str:
     if _ITEM in b.reason or _ITEM in b.explanation:
         # torch's own setting where its reason names it ("data dependent operator:
         # aten._local_scalar_dense.default; to enable, set …capture_scalar_outputs = True",
-        # explain()'s report, pytensor#1110), as the Tensor.item() warning's hint gives it
-        # (torch's env form too: config.py reads TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS)
-        named = ("; or set torch._dynamo.config.capture_scalar_outputs = True (env "
-                 "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's own answer in the message): the "
-                 "graph then captures the .item() instead of breaking"
-                 if _CAPTURE_SCALARS in b.reason else "")
-        return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
-                "function (aten._local_scalar_dense is a tensor's .item(): a data-dependent "
-                f"Python number inside the graph){named}")
+        # explain()'s report, pytensor#1110): the fix of the DataDependentOutputException it
+        # came from, torch's answer first as for an op of a data-dependent size
+        if _CAPTURE_SCALARS in b.reason:
+            return unbacked.item_fix(f"aten.{_ITEM}.default")
+        return unbacked.item_fix(f"aten.{_ITEM}", setting=False)
     if _in_ddp_wrapper(b):
         return _DDP_WRAPPER_FIX
+    if b.reason_cut:  # (not "move the call out": what to move is in the part cut, pytorch#126722)
+        return _REASON_CUT_FIX
     if b.gb_type == _OBSERVED or b.reason == _OBSERVED:
         # the exception is the code's: torch's frame last (2.15: polyfills' class call, for a
         # class called with a missing argument) is where it surfaced, the user's call made it
@@ -1012,13 +1023,11 @@ def _break_fix(b: GraphBreakReport) -> str:
     return _cut_hint_fix(b) or "move the untraceable call out of the compiled function"
 
 
-_POLYFILLS = "/_dynamo/polyfills/"
-
-
 def _polyfill_caller(b: GraphBreakReport) -> str | None:
     """The user's call (``file:12 in fn``) that reached a break placed in torch's polyfills,
-    where the log shows it as the frame that called the polyfill; None otherwise."""
-    if not b.file or _POLYFILLS not in b.file.replace("\\", "/") or not b.call_sites:
+    where the log shows it as the frame that called the polyfill (through the polyfills it
+    called: the analyzer skips them); None otherwise."""
+    if not b.file or not is_polyfill_file(b.file) or not b.call_sites:
         return None
     at = call_site(b.call_sites[0])
     return b.call_sites[0] if at is not None and not is_torch_file(at[0]) else None

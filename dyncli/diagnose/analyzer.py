@@ -67,6 +67,7 @@ from dyncli.logparse import textdde as dde
 from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
 from dyncli.logparse.textmsg import symbols_in
 from dyncli.logparse.textreasons import builtin_name, warned_builtin
+from dyncli.logparse.torchtree import is_polyfill_file
 from dyncli.sources import is_input, without_dim
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
@@ -530,7 +531,7 @@ class Analyzer:
         placed = bool(e.file)
         user = e.user_stack[-1] if e.user_stack and placed else None
         sites = old.call_sites if old else ()
-        caller = (e.user_stack[-2] if len(e.user_stack) > 1 else None) if placed else (
+        caller = _caller(e.user_stack) if placed else (
             e.user_stack[-1] if e.user_stack else None)
         site = f"{caller.file}:{caller.line} in {caller.function}" if caller else ""
         if site and site not in sites and len(sites) < _MAX_IDS:
@@ -913,3 +914,15 @@ def analyze(events: Iterable[ev.Event], stats: ev.ParseStats | None = None,
     for event in events:
         analyzer.feed(event)
     return conclude(analyzer.result(stats=stats, inputs=inputs), registry)
+
+
+def _caller(stack: tuple[ev.UserLoc, ...]) -> ev.UserLoc | None:
+    """The frame that reached a break placed at ``stack``'s last frame: the one under it, past
+    torch's polyfills in between, which are its stand-ins for the builtins the code called (a
+    2.15 log: the code's ``operator.countOf(arrays, a)`` runs polyfills/operator.py's countOf,
+    which calls sum(), polyfills/builtins.py's, which runs countOf's generator, where an array's
+    ``==`` breaks): the code's call is the one to name. Where the log shows only polyfills
+    under the break, the one under it."""
+    under = stack[:-1]
+    return next((f for f in reversed(under) if not is_polyfill_file(f.file)),
+                under[-1] if under else None)

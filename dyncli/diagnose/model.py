@@ -124,6 +124,10 @@ class SpecializationReport:
     message: str = ""
 
 
+# a graph break read without its reason (GraphBreakReport.reason_cut)
+REASON_CUT = "(its reason is not in the log: torch's record of the break is cut)"
+
+
 @dataclass(frozen=True)
 class GraphBreakReport:
     """A graph-break site (deduplicated by file, line and reason) and how often it broke."""
@@ -154,6 +158,19 @@ class GraphBreakReport:
         if self.function:
             return f"line {self.user_line} of {self.function}"
         return "a place the log does not show"
+
+    @property
+    def reason_cut(self) -> bool:
+        """torch writes a reason in every graph-break record of every release (the type, the
+        message, or 2.3-2.5's exception line after the record's traceback): a record read
+        with none is one the input cut (pytorch#126722's paste ends at ``Traceback (most recent
+        call last):``; pytorch#119292's begins inside it). A resumed break is not a record."""
+        return not (self.reason or self.explanation or self.gb_type or self.resumed_in)
+
+    @property
+    def said_reason(self) -> str:
+        """Its reason as diagnose says it: torch's explanation or reason, or that it was cut."""
+        return self.explanation or self.reason or REASON_CUT
 
 
 _CALL_SITE = re.compile(r"^(?P<file>.+):(?P<line>\d{1,9}) in ")

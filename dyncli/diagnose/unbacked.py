@@ -72,13 +72,27 @@ def dynamic_shape_fix(op: str, own_mode: bool = False) -> str:
     return _DYN_SHAPE_FIX.format(what=what) + (_OWN_FAKE_MODE if own_mode else "")
 
 
+def item_fix(op: str, setting: bool = True) -> str:
+    """The fix for a tensor's ``.item()`` in the compiled code (``op``: torch's name of it,
+    ``aten._local_scalar_dense.default``), the one place that says it: capture_scalar_outputs
+    makes the graph capture the number, torch's answer wherever it names one (the
+    DataDependentOutputException, 2.1-2.6's break reason "to enable, set …", pytensor#1110).
+    ``setting`` False where the setting is not the answer (prime-rl#999: the backend failed on
+    an ``.item()`` the graph had captured)."""
+    what = f"{op} is a tensor's .item()"
+    if setting:
+        return (f"{what}: set torch._dynamo.config.capture_scalar_outputs = True (env "
+                "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's hint) so the graph captures the "
+                "number, or keep the value a tensor")
+    return ("keep the value a tensor, or move the .item() / .tolist() out of the compiled "
+            f"function ({what}: a data-dependent Python number inside the graph)")
+
+
 def data_output_fix(op: str) -> str:
     """The fix for an op whose non-tensor output is the tensor's data (``.item()``,
     ``torch.equal``)."""
     if op in _ITEM_OPS:
-        return (f"{op} is a tensor's .item(): set torch._dynamo.config.capture_scalar_outputs "
-                "= True (env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's hint) so the graph "
-                "captures the number, or keep the value a tensor")
+        return item_fix(op)
     return (f"{op} returns a Python value computed from the tensor's data, which tracing cannot "
             "know: keep it a tensor computation (torch.equal(a, b) -> (a == b).all()), or wrap "
             "the call in a custom operator (torch's hint); where torch's own code calls it "

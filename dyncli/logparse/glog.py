@@ -50,6 +50,11 @@ OLD_PREFIX_RE = re.compile(
     rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
     rb" (?P<logger>torch\.[\w.]{1,200}?)(?:\.__(?P<artifact>\w+))?: \[(?P<lvl>[A-Z]{1,10})\]"
     rb"(?P<end> |$)"
+    # 2.1's nightlies of Apr-Aug 2023 (ShapeEnvLoggerAdapter): the ShapeEnv's id before each
+    # symbolic_shapes message, "0: create_env", "3.0: eval …" (pytorch#98941's paste; gone
+    # by 2.1.0): part of the prefix, so the message's first word is its kind
+    rb"(?:(?:(?<=symbolic_shapes: \[INFO\] )|(?<=symbolic_shapes: \[DEBUG\] )"
+    rb"|(?<=symbolic_shapes: \[WARNING\] ))\d{1,6}(?:\.\d{1,6})?: )?"
 )
 assert all(OLD_PREFIX_RE.groupindex[g] == GLOG_RE.groupindex[g] for g in ("rank", "pid", "cid"))
 

@@ -31,6 +31,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"create_unbacked_symfloat": (msg.create_unbacked, False),
     b"create_unbacked_symbool": (msg.create_unbacked, False),
     b"eval": (msg.guard_added, False),
+    b"evaluate_expr": (msg.guard_added, False),  # eval's word in 2.1's nightlies to Apr 14 2023
     b"runtime_assert": (msg.guard_added, False),
     b"set_replacement": (msg.set_replacement, False),
     b"_update_var_to_range": (msg.var_to_range, False),
@@ -143,6 +144,7 @@ MARKERS = frozenset({b"create_env", b"Recompiling", b"Step"})
 # rest are known and silent (a line per size, per guard, per skipped frame).
 READ_WHERE: dict[bytes, bytes] = {
     b"eval": b"[guard added]",  # not [statically known], [trivial] (the prefix holds no "]")
+    b"evaluate_expr": b"[guard added]",
     b"runtime_assert": b"[guard added]",
     b"track_symint": b"warn_only=False",  # where mark_dynamic demanded the size
     b"skipping:": b"dispatch mode",  # a frame skipped under a TorchDispatchMode

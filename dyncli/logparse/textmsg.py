@@ -49,7 +49,7 @@ _RANGE_AT_RE = re.compile(rf" {_RANGE}(?= |$)")
 CREATE_UNBACKED_RE = re.compile(
     rf"^create_unbacked_sym(?P<kind>int|float|bool) (?P<sym>\S+) {_RANGE}(?: (?P<sloc>.*))?$")
 GUARD_RE = re.compile(
-    r"^(?P<prefix>eval|runtime_assert)(?P<tags>(?: \(forcing_spec\)| \[guard suppressed\])*) "
+    r"^(?P<prefix>eval|evaluate_expr|runtime_assert)(?P<tags>(?: \(forcing_spec\)| \[guard suppressed\])*) "
     r"(?P<expr>.+?) \[guard added\](?: (?P<sloc>.*))?$")
 REPLACEMENT_RE = re.compile(
     r"^set_replacement (?P<sym>\S+) = (?P<tgt>.+?) \((?P<reason>[\w ]{1,64})\)"
@@ -159,7 +159,9 @@ def guard_added(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     m = _need(GUARD_RE.match(lines[0]), "guard")
     user, framework = parse_sloc(m["sloc"])
     tags = m["tags"] or ""
-    return [ev.GuardAdded(expr=m["expr"], prefix=m["prefix"], user=user, framework=framework,
+    # (2.1's nightlies said evaluate_expr until pytorch#99159 shortened it to eval)
+    prefix = "eval" if m["prefix"] == "evaluate_expr" else m["prefix"]
+    return [ev.GuardAdded(expr=m["expr"], prefix=prefix, user=user, framework=framework,
                           suppressed="guard suppressed" in tags, forcing_spec="forcing_spec" in tags,
                           **common)]
 

@@ -134,9 +134,9 @@ def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
             break
     stack = user_stack(lines[end + 1:]) if end < len(lines) else ()
     where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
-    return [ev.GraphBreak(file=where.file, user_line=where.line,
-                          reason=reason[:2000] or "its reason is not in the log (the paste ends "
-                          "inside torch's traceback)", user_stack=stack, **common)]
+    # (no reason: a record cut, said by diagnose as any other: GraphBreakReport.reason_cut)
+    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason[:2000],
+                          user_stack=stack, **common)]
 
 
 

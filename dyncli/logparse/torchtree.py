@@ -49,6 +49,16 @@ def is_torch_file(path: str) -> bool:
     return top in TOP and (top.endswith(".py") or "/" in norm)
 
 
+_POLYFILLS = "/_dynamo/polyfills/"
+
+
+def is_polyfill_file(path: str) -> bool:
+    """Whether ``path`` is one of torch's polyfills (``torch/_dynamo/polyfills/``: the Python
+    stand-ins dynamo traces for builtins the code calls, ``sum()``, ``operator.countOf``,
+    ``itertools``, a class's construction; 2.4 on)."""
+    return _POLYFILLS in path.replace("\\", "/") and is_torch_file(path)
+
+
 # torch's compiler, 2.0 to 2.15: dynamo, AOTAutograd and inductor at work, and what they trace
 # with (fake tensors, FX, export, the higher-order ops, the decompositions, the symbolic shapes'
 # sympy), under torch/; and the modules inductor writes (is_generated_file). AT_WORK's are

@@ -152,3 +152,76 @@ def test_a_break_in_torchs_polyfill_is_fixed_at_the_users_call(tmp_path: Path) -
     assert runs["broke"].stdout.strip() == "[10.0, 10.0] 2"
     # the call moved out of the compiled function, as the fix says: one graph, same result
     assert runs["moved"].stdout.strip() == "[10.0, 10.0] 1"
+
+
+_BROKEN = """
+import torch
+def g(x):
+    torch._dynamo.graph_break()
+    return x + 1
+def f(x):
+    x = x * 2
+    x = g(x)
+    return x - 1
+print(torch.compile(f, backend="eager")(torch.ones(2)).tolist())
+"""
+
+
+def test_a_break_whose_reason_was_cut_is_named_by_the_rerun_it_asks_for(tmp_path: Path) -> None:
+    # round 24 (pytorch#126722's paste ends before the reason): the fix printed for a record
+    # cut before its reason is TORCH_LOGS="graph_breaks"; that rerun names the break and place
+    program = tmp_path / "broken.py"
+    program.write_text(_BROKEN)
+    runs = run_variants({"rerun": Script(program)}, tmp_path, logs="graph_breaks")
+    assert runs["rerun"].stdout.strip() == "[2.0, 2.0]"
+    lines = runs["rerun"].text.splitlines()
+    start = next(i for i, t in enumerate(lines) if t.endswith("User code traceback:"))
+    end = next(i for i in range(start, len(lines)) if "] [1/0] " in lines[i])
+    cut = tmp_path / "cut.log"  # a paste begun inside the first record, after its reason
+    cut.write_text("\n".join(lines[start:end]) + "\n")
+    fix = _break_fix(cut)
+    assert 'TORCH_LOGS="graph_breaks"' in fix and "untraceable call" not in fix, fix
+    diag = diagnose_inputs([runs["rerun"].log])
+    (b,) = diag.graph_breaks
+    assert (Path(b.file).name, b.user_line) == ("broken.py", 4)  # (the program begins with a blank line)
+    assert "graph_break()" in b.reason + b.explanation + " ".join(b.hints), b
+    assert "Remove the `torch._dynamo.graph_break()` call" in _break_fix(runs["rerun"].log)
+
+
+_COUNTED_ARRAYS = """
+import array
+import operator
+import torch
+{setup}A = [array.array("i", [1]), array.array("i", [2])]
+AB = array.array("i", [1])
+graphs = []
+def backend(gm, inputs):
+    graphs.append(gm)
+    return gm.forward
+def f(x):
+    x = x + 1
+    return x * operator.countOf(A, AB)
+print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
+"""
+
+
+def test_a_break_in_a_polyfill_another_polyfill_called_is_fixed_at_the_users_call(
+        tmp_path: Path) -> None:
+    # round 24: countOf's polyfill calls sum()'s, which runs countOf's generator, where the
+    # array's C == breaks (2.15); the fix names f's call and torch's hint, allow_c_slot
+    if not hasattr(torch._dynamo, "allow_c_slot"):
+        pytest.skip("this torch has no torch._dynamo.allow_c_slot")
+    broke = tmp_path / "arrays.py"
+    broke.write_text(_COUNTED_ARRAYS.format(setup=""))
+    runs = run_variants({
+        "broke": Script(broke),
+        "allowed": _COUNTED_ARRAYS.format(setup="torch._dynamo.allow_c_slot(array.array)\n"),
+    }, tmp_path, logs="graph_breaks")
+    diag = diagnose_inputs([runs["broke"].log])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    if "/_dynamo/polyfills/" not in a.message:
+        pytest.skip(f"this torch breaks elsewhere: {a.message}")
+    assert f"change your call at {broke}:13 in f" in a.fix, a.fix
+    assert "allow_c_slot(array)" in a.fix and "not a line of yours" not in a.fix, a.fix
+    assert runs["broke"].stdout.strip() == "[2.0, 2.0] 2"
+    assert runs["allowed"].stdout.strip() == "[2.0, 2.0] 1"  # torch's hint applied: one graph

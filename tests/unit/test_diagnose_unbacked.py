@@ -272,3 +272,16 @@ def test_one_list_of_symbol_names_reads_sizes_and_unbacked_values() -> None:
     expr = "Eq(s0*u1, 32*i0) & Ne(zuf0, 0.0) & (f2 < s10) & us0 & u1_"
     assert symbols_in(expr) == {"s0", "u1", "i0", "zuf0", "f2", "s10"}
     assert unbacked_in(expr) == {"u1", "i0", "zuf0", "f2"}
+
+
+def test_an_items_fix_is_one_sentence_whichever_words_torch_used() -> None:
+    # round 24: 2.1-2.6's break reason naming capture_scalar_outputs (pytensor#1110) and the
+    # DataDependentOutputException it comes from had two near-twin sentences; now one
+    (a,) = [s for s in diagnose_logs([PASTED / "pytensor-1110.log"]).suggestions
+            if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix == unbacked.data_output_fix("aten._local_scalar_dense.default")
+    assert a.fix.startswith("aten._local_scalar_dense.default is a tensor's .item(): set ")
+    # where the setting is not the answer (the backend failed on a captured .item()), not named
+    (b,) = [s for s in diagnose_logs([PASTED / "prime-rl-999.log"]).suggestions
+            if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "capture_scalar_outputs" not in b.fix and "tensor's .item()" in b.fix

@@ -138,3 +138,20 @@ def test_a_break_in_torchs_polyfill_names_the_users_call(tmp_path: Path) -> None
     b = _diagnosed(tmp_path, b"".join(pre + t + b"\n" for t in body[:7]))
     (c,) = [s for s in b.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
     assert "not a line of yours" in c.fix
+
+
+def test_prose_about_a_log_that_round_24_checked_and_left(tmp_path: Path) -> None:
+    """Round 24 checked the prose forms round 23 left (no real thread found that shows either
+    read wrongly): a quote's sentence with the compile id in a code span, and a plain sentence
+    quoting torch's words, are refused; a sentence holding a whole glog line, prefix and all,
+    is read as the line after a launcher's stamp is (the words before the prefix cannot be told
+    from a stamp: vLLM's "(EngineCore_DP0 pid=…)", Ray's tags, a progress bar)."""
+    for prose in (b"> `[0/1]` is the second compile of frame 0: `L['x'].size()[0]` changed\n",
+                  b'I see "Recompiling function forward in /tmp/x.py:10" every step\n',
+                  b'It says "torch._dynamo hit config.recompile_limit (8)" every step\n'):
+        with pytest.raises(InputError, match="not a torch log"):
+            _diagnosed(tmp_path, prose)
+    glog = (b"W0101 10:00:00.000000 1 torch/_dynamo/convert_frame.py:100] torch._dynamo hit "
+            b"config.recompile_limit (8)")
+    assert normalize(b"I see " + glog) == (glog, "prefixes trimmed")
+    assert normalize(b"(EngineCore_DP0 pid=7) " + glog) == (glog, "prefixes trimmed")
