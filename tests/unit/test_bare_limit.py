@@ -214,3 +214,18 @@ def test_the_frame_is_the_one_the_last_reason_names(tmp_path: Path) -> None:
     # where the reason names no entry (torch before 2.5, compiled autograd), still "?"
     paste.write_text(_2_0)
     assert [f.frame_id for f in diagnose_logs([paste]).frames] == ["?"]
+
+
+def test_a_limit_that_is_no_plain_number_is_no_count(tmp_path: Path) -> None:
+    """"(8²)": str.isdigit takes "²" and int refuses it, so a damaged limit raised a
+    traceback (round 23's bare form, and the prefixed one's advice). A limit that is no
+    plain number proves no count of entries: the last reason's entry still does."""
+    text = _2_15.replace("(8)", "(8\u00b2)")
+    bare, prefixed = tmp_path / "bare.log", tmp_path / "prefixed.log"
+    bare.write_text(text, encoding="utf-8")
+    prefixed.write_text("".join(_PREFIX + t + "\n" for t in text.splitlines()), encoding="utf-8")
+    for paste in (bare, prefixed):
+        d = diagnose_logs([paste])
+        assert [f.compiles for f in d.frames] == [8]  # (0/7: the eighth entry)
+        (a,) = [s for s in d.suggestions if s.kind == "recompile-limit"]
+        assert "only hides the recompiles" in a.fix
