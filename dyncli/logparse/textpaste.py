@@ -398,7 +398,6 @@ def rejoined_message(first: bytes, line: bytes) -> bytes | None:
     depth = _open_brackets(first)
     if not depth:
         return None
-    closed = depth
     for c in line:
         if c in _OPENERS:
             depth += 1
@@ -406,8 +405,7 @@ def rejoined_message(first: bytes, line: bytes) -> bytes | None:
             if not depth:
                 return None  # (a closer with nothing open: not this message's rest)
             depth -= 1
-            closed = min(closed, depth)
-    return first + line if closed == 0 and depth == 0 else None
+    return first + line if depth == 0 else None
 
 
 # Markdown around torch's text (a GitHub issue, a changelog, a page of docs). torch's lines in a
