@@ -164,6 +164,7 @@ To diagnose recompilation issues, see https://pytorch.org/docs/main/user_guide/t
 @pytest.mark.parametrize(("name", "text"), [
     ("progress bar", _BAR + _WAVESPEED),
     ("raw capture", "\r" + _BAR + "\r" + _BAR.replace("0/28", "1/28") + _WAVESPEED),
+    ("a status the warning overwrote", "Loading weights 50%\r" + _WAVESPEED),  # (round 24)
     ("asctime levelname", "2025-01-09 10:23:44,277 WARNING " + _WAVESPEED),
     ("asctime name levelname", (
         "2025-01-09 10:23:44,277 - torch._dynamo.convert_frame - WARNING - " + _WAVESPEED)),
@@ -190,6 +191,7 @@ def test_a_bare_warning_under_torchruns_tag_is_that_ranks(blank: str) -> None:
     b"I keep getting torch._dynamo hit config.recompile_limit (8) on every run",
     b"see | the docs [it/s] and torch._dynamo hit config.recompile_limit (8)",  # no bar's end
     b"2025-01-09 10:23:44 we saw torch._dynamo hit config.recompile_limit (8)",  # a stamp, prose
+    b"Loading 50%\rwe saw torch._dynamo hit config.recompile_limit (8)",  # prose after a return
 ])
 def test_prose_behind_other_words_is_not_the_warning(text: bytes) -> None:
     assert normalize(text) is None

@@ -278,3 +278,13 @@ def test_a_prefixed_error_takes_the_bare_stack_under_it() -> None:
 def test_a_stack_after_something_else_that_could_own_it_is_not_joined(between: str) -> None:
     (x,) = _prefixed_then(between).data_dependent_errors
     assert x.compile_id == "0/0" and x.user is None
+
+
+def test_a_blank_or_a_line_at_the_margin_ends_dynamos_stack() -> None:
+    """(round 24: no test ended the stack before its paste did) A frame after the stack's end
+    is another traceback's, not the line that needed the value."""
+    text = (PASTED / "executorch-8988.log").read_text().rstrip("\n")
+    for end in ("\n\n", "\nSet TORCH_LOGS=\"+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information\n"):
+        diag, _, _ = _diag(text + end + '  File "/home/me/other.py", line 7, in g\n    h()\n')
+        (x,) = diag.data_dependent_errors
+        assert x.user is not None and (x.user.line, x.user.code) == (355, "tmp_A == tmp_B")
