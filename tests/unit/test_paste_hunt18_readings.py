@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError
 from dyncli.logparse.textcrash import CrashReader
 
 PASTED = Path(__file__).parent.parent / "data" / "pasted"
@@ -44,6 +47,17 @@ def test_a_wrapped_you_marked_item_and_a_quoted_one_are_read() -> None:
     assert "L['x'].size()[0]" in a.message and "8192" in a.message
     (b,) = _advice("samsung-tico-248.log", AdviceKind.CONSTRAINT_VIOLATION)
     assert "Dim batch" in b.message  # (the quote no longer hides the Dim's name)
+
+
+def test_prose_that_quotes_the_items_words_is_not_a_wrapped_item(tmp_path: Path) -> None:
+    # (round 24) the wrapped item's line ends inside torch's words ("… specialized it to be a");
+    # a sentence that goes on in its own was read as one, so a page of notes was no longer
+    # refused as "not a torch log"
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nYou marked the batch as dynamic but your code specialized it, "
+                     "so export failed.\n")
+    with pytest.raises(InputError, match="not a torch log"):
+        diagnose_logs([notes])
 
 
 def test_a_replacement_is_placed_by_its_guard_or_said_unseen() -> None:
