@@ -121,6 +121,8 @@ def _bare_head(line: bytes) -> tuple[bytes | None, int] | None:
     if _BAR_BEFORE_RE.search(before[-256:]) is not None or _STAMP_RE.match(before) is not None:
         return None, head.start()
     return None
+
+
 # ComfyUI's words before an exception's message, which it prints without the exception's class:
 # its console's (execution.py) and its error report's
 COMFYUI_HEADS = ("!!! Exception during processing !!! ", "- **Exception Message:** ")
@@ -364,7 +366,6 @@ def rejoined_location(first: bytes, line: bytes) -> bytes | None:
         return None
     m = _AT_REST_RE.match(line.rstrip(b"\r\n"))
     return first + m["rest"] if m is not None else None
-
 
 
 # A one-line message of torch's cut by a paste's wrap inside the reprs it names
