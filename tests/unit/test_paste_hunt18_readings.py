@@ -27,6 +27,27 @@ def test_exports_re_raise_after_a_violation_is_not_a_second_failure() -> None:
         assert [a.kind for a in diag.suggestions] == [AdviceKind.CONSTRAINT_VIOLATION], name
 
 
+def test_a_crash_of_the_compiler_while_it_handled_a_read_exception_is_a_crash(
+        tmp_path: Path) -> None:
+    # (round 24) a chained traceback after a reader's exception was refused as its re-raise
+    # even where dynamo itself raised in its own frames while handling it: that crash was lost
+    log = tmp_path / "chained.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/x/site-packages/torch/_dynamo/symbolic_convert.py", line 10, in step\n'
+        "    self.dispatch_table[inst.opcode](self, inst)\n"
+        "torch._dynamo.exc.Unsupported: call_function BuiltinVariable(open) [ConstantVariable(str)] {}\n"
+        "\nDuring handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/prog.py", line 5, in <module>\n    f(x)\n'
+        '  File "/x/site-packages/torch/_dynamo/convert_frame.py", line 20, in _compile\n'
+        "    assert tracer.output.is_empty()\nAssertionError\n")
+    diag = diagnose_logs([log])
+    (crash,) = diag.compile_crashes
+    assert crash.deepest is not None and crash.deepest.function == "_compile"
+    assert len(diag.graph_breaks) == 1
+
+
 def test_a_named_dim_pinned_at_one_is_the_examples_size() -> None:
     (a,) = _advice("pytorch-121038.log", AdviceKind.CONSTRAINT_VIOLATION)
     assert "example input has size 1" in a.message and "batch" in a.message
