@@ -37,20 +37,27 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from dyncli.diagnose import advice, unbacked  # noqa: E402
 from dyncli.logparse import (  # noqa: E402
     events,
     glog,
+    textcrash,
+    textforeign,
     textguards,
     textmsg,
+    textpaste,
     textreasons,
+    torchtree,
     trace_events,
     trace_lines,
     trace_map,
 )
 from dyncli.suggest import pgo_trace  # noqa: E402
 
+# (textpaste, textforeign, textcrash, torchtree: a pasted log's lines; unbacked and advice: a
+# graph break's reason and explanation, an exception's text, as read from the input)
 MODULES = (glog, events, textmsg, textreasons, textguards, trace_events, trace_map, trace_lines,
-           pgo_trace)
+           pgo_trace, textpaste, textforeign, textcrash, torchtree, unbacked, advice)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]
@@ -106,6 +113,15 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda n: _fit("  L['x']: ", "unusual FrameStateSizeEntry(", n, "x")),
     ("pgo_trace.parse_render", lambda t: _safe(pgo_trace.parse_render, t),
      lambda n: _fit("unusual FrameStateSizeEntry(scalar=", "a, size=b, stride=", n, "x")),
+    # round 23's readings of pasted lines (textforeign, textpaste)
+    ("textforeign.bare_gb_type", lambda t: textforeign.bare_gb_type(t.encode()),
+     lambda n: _fit("a", " ", n, "x")),
+    ("textpaste.normalize (bare limit head after text)", lambda t: textpaste.normalize(t.encode()),
+     lambda n: _fit("", "| 1.0it/s] ", n, "torch._dynamo hit config.recompile_limit (8)")),
+    ("textpaste.normalize (quoted code span)", lambda t: textpaste.normalize(t.encode()),
+     lambda n: _fit("> `", "a ", n, "`")),
+    ("textpaste.rejoined_message", lambda t: textpaste.rejoined_message(t.encode(), t.encode()),
+     lambda n: _fit("", "([{", n)),
 ]
 
 
@@ -124,15 +140,39 @@ USAGE: dict[str, str] = {
     "trace_lines._WORD": "match", "trace_lines._DIGITS": "match",
     "trace_events._BLANK": "findall", "trace_events._NODE_NO": "findall",
     "trace_events._ARG": "findall", "pgo_trace._UNUSUAL_TOKEN_RE": "findall",
+    "textpaste._AT_REST_RE": "match", "textpaste._BARE_RE": "match",
+    "textpaste._BASIC_RE": "match", "textpaste._CUT_RE": "match", "textpaste._DATED_RE": "match",
+    "textpaste._ELIDED_RE": "match", "textpaste._LEVEL_ONLY_RE": "match",
+    "textpaste._LINK_RE": "findall", "textpaste._LOGGING_RE": "match",
+    "textpaste._NO_LEVEL_RE": "match", "textpaste._QUOTED_CODE_RE": "match",
+    "textpaste._RANK_CUT_RE": "match", "textpaste._RANK_ONLY_RE": "match",
+    "textpaste._ROLE_TAG_RE": "match", "textpaste._SPACED_RE": "match",
+    "textpaste._STAMP_RE": "match", "textpaste._TICKS_RE": "findall",
+    "textpaste._TORCHDYNAMO_RE": "match", "textpaste._TRIMMED_RE": "match",
+    "textforeign._BARE_GB_RE": "match", "textforeign._NO_FRAMES_RE": "match",
+    "textforeign._PYTEST_SUMMARY_RE": "match", "textforeign._PY_WARNING_RE": "match",
+    "textforeign._RAISED_RE": "match", "textforeign._RANK_TAG_RE": "match",
+    "textforeign._RECOMPILE_ERROR_RE": "match", "textforeign._TRACEBACK_RE": "match",
+    "textforeign._UNSUPPORTED_RE": "match", "textforeign._WRAPPER_TAG_RE": "match",
+    "textcrash._ARROW_RE": "match", "textcrash._CLASSLESS_RE": "match",
+    "textcrash._COMPILER_MODULE_RE": "match", "textcrash._EXC_RE": "match",
+    "textcrash._HEAD_RE": "match", "textcrash._IPY_CELL_RE": "match",
+    "textcrash._IPY_FILE_LINK_RE": "match", "textcrash._IPY_FILE_RE": "match",
+    "textcrash._IPY_LINK_RE": "match", "textcrash._IPY_OLD_RE": "match",
+    "textcrash._KERNEL_NAME_RE": "match", "textcrash._TRITON_SOURCE_RE": "match",
+    "torchtree._DRIVE_RE": "match", "unbacked._RAISES_RE": "match",
 }
 
 
 def patterns() -> list[tuple[str, re.Pattern[Any]]]:
-    """Every compiled pattern of the parser modules, by ``module.NAME``."""
+    """Every compiled pattern of the parser modules, by ``module.NAME`` (one imported into
+    another module is timed once, under the first module's name)."""
     out = []
+    seen: set[int] = set()
     for module in MODULES:
         for name, value in sorted(vars(module).items()):
-            if isinstance(value, re.Pattern):
+            if isinstance(value, re.Pattern) and id(value) not in seen:
+                seen.add(id(value))
                 out.append((f"{module.__name__.rsplit('.', 1)[1]}.{name}", value))
     return out
 

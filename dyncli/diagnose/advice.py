@@ -494,12 +494,12 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                    "expression (dynamo's `from user code:` stack under it, where the paste has "
                    "it, ends at the line that needs the value)") + f"{where}{made}.")
         if not x.expr and not x.checks:
+            # (where the user's line is known, the message is wanted for its expression only)
+            names = ("names the expression" if user is not None else
+                     "and 'Caused by' name the expression and the line")
             fix = ("paste the error's message whole (its 'Could not guard on data-dependent "
-                   "expression …' names the expression), or rerun with TORCH_LOGS=\"+dynamic\"; "
-                   + fix if user is not None else
-                   "paste the error's message whole (its 'Could not guard on data-dependent "
-                   "expression …' and 'Caused by' name the expression and the line), or rerun "
-                   'with TORCH_LOGS="+dynamic"; the fix is at that line: ' + fix)
+                   f"expression …' {names}), or rerun with TORCH_LOGS=\"+dynamic\"; "
+                   + ("" if user is not None else "the fix is at that line: ") + fix)
         out.append(Advice(
             kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
             message=said,

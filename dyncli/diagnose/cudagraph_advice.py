@@ -16,6 +16,8 @@ thread-local (DESIGN.md), and ``options={"triton.cudagraphs": True, …}`` is wh
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from dyncli.diagnose.cudagraph_report import CudagraphReport, FrameRecordings, Recording
 from dyncli.diagnose.findings import Advice, AdviceKind, place, sites_of
 from dyncli.diagnose.model import Diagnosis
@@ -135,9 +137,15 @@ def _ms(seconds: float | None) -> str:
     return "" if seconds is None else f"{seconds * 1e3:.2f} ms"
 
 
+def _size_keys(keys: Iterable[str | None]) -> list[int]:
+    """The recording keys that are plain sizes, in order (ASCII digits: ``str.isdigit`` takes
+    "²" too, which ``int`` refuses)."""
+    return sorted(int(k) for k in keys if k and k.isascii() and k.isdigit() and len(k) < 10)
+
+
 def _ints(f: FrameRecordings, rows: tuple[Recording, ...]) -> list[int]:
     keys = {r.key for r in rows if r.rank == f.rank and r.compile_id in f.compile_ids}
-    return sorted(int(k) for k in keys if k and k.isdigit() and len(k) < 10)
+    return _size_keys(keys)
 
 
 def _sizes_fix(sizes: list[int]) -> str:
@@ -189,7 +197,7 @@ def _trees(report: CudagraphReport) -> list[Advice]:
     keys = [k for k in report.tree_keys if k]
     if report.recordings or len(keys) < 2:
         return []
-    ints = sorted(int(k) for k in keys if k.isdigit() and len(k) < 10)
+    ints = _size_keys(keys)
     return [Advice(
         kind=AdviceKind.CUDAGRAPH_SIZES, fix=_sizes_fix(ints), key="sizes:trees",
         message=(f"CUDA-graph trees met {len(keys)} sizes (symint keys {', '.join(keys)}): "

@@ -19,6 +19,7 @@ from dyncli.diagnose.reasons import cite, mismatch
 from dyncli.diagnose.side_libraries import side_fix, side_library
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
+from dyncli.logparse.safe import small_int
 from dyncli.quoting import shell_quote
 from dyncli.sources import from_reason, is_attribute
 
@@ -66,7 +67,7 @@ def _raising(flag: str, x: RecompileLimitReport, sweep: bool = True) -> str:
     flex_attention with dynamic=False for each of its shapes on purpose), where it may be the
     program's own choice."""
     default = _DEFAULT_BEFORE_2_2 if x.before_2_2 else _DEFAULTS.get(x.limit_name)
-    if default is None or not x.limit.isdigit() or len(x.limit) > 9 or int(x.limit) <= default:
+    if default is None or (set_to := small_int(x.limit)) is None or set_to <= default:
         return f"raising {flag} only hides the recompiles"
     raised = f"the limit here ({x.limit}) is above torch's default ({default}), so the program set it"
     if not sweep:  # (a guard no size sweep explains: more of the limit hides more)

@@ -20,6 +20,7 @@ import re
 from dyncli.diagnose.model import FrameReport
 from dyncli.logparse import events as ev
 from dyncli.logparse.guardtext import split_failed
+from dyncli.logparse.safe import small_int
 
 MAX_IMPLIED = 4096  # ids implied per frame: a damaged "[0/999999999]" is not a billion compiles
 _LAST_NUMBER = re.compile(r"/(\d{1,9})$")
@@ -50,11 +51,19 @@ def compiled(frame_id: str, keys: set[str], refused: set[str], limit: str,
     if len(refused) < 2:
         return (keys | implied(frame_id, keys)) - refused
     kept = keys - refused
-    entries = int(limit) if limit.isdigit() and len(limit) < 7 else 0
+    entries = limit_entries(limit, 0)
     failed = ev.CompileId.parse(split_failed(last_reason)[0]) if last_reason else None
     if failed is not None and failed.frame_key == frame_id and failed.compile is not None:
         entries = max(entries, failed.compile + 1)  # the entry the last reason names
     return kept | implied(frame_id, kept) | {f"{frame_id}/{i}" for i in range(min(entries, MAX_IMPLIED))}
+
+
+def limit_entries(limit: str, default: int) -> int:
+    """The cache entries a limit warning's ``limit`` (its text in parentheses) says the cache
+    held, or ``default`` where it is no plain number (ASCII digits: ``str.isdigit`` also takes
+    "²", which ``int`` refuses) or too large to be a count of entries."""
+    n = small_int(limit)
+    return n if n is not None and 0 <= n < 1_000_000 else default
 
 
 def failed_entry(last_reason: str) -> ev.CompileId | None:
@@ -77,7 +86,7 @@ def entries(failed: ev.CompileId, limit: str) -> set[str]:
     """The compile keys a bare limit warning proves of the frame its last reason names: the
     entry named and those before it (``F/0``..``F/M``), and as many as the limit (the cache
     held that many entries when torch refused: 2.5/2.6 name the oldest entry, ``F/0``)."""
-    n = int(limit) if limit.isdigit() and len(limit) < 7 else 0
+    n = limit_entries(limit, 0)
     n = max(n, (failed.compile or 0) + 1)
     return {f"{failed.frame_key}/{i}" for i in range(min(n, MAX_IMPLIED))}
 
@@ -110,7 +119,7 @@ class Unnumbered:
 
     def limit(self, e: ev.RecompileLimit) -> None:
         """A limit warning: as many cache entries as the limit."""
-        n = int(e.limit) if e.limit.isdigit() and len(e.limit) < 7 else 1
+        n = limit_entries(e.limit, 1)
         self._add(e.rank, e.function, e.file, e.first_line, n, False)
 
     def frames(self, known: set[tuple[int | None, str]]) -> list[FrameReport]:

@@ -176,7 +176,7 @@ def specializations(diag: Diagnosis) -> list[Advice]:
                      "use torch._dynamo.maybe_mark_dynamic for it" if s.user else
                      "look at the guard that caused it (run with TORCH_LOGS=+dynamic and "
                      f'TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED="{s.guard}")' if s.guard else
-                     _UNSEEN_FIX.format(sym=s.symbol or src, value=s.value)),
+                     _UNSEEN_FIX.format(sym=s.symbol or src)),
                 evidence=evidence, rank=s.rank, key="" if s.user else s.guard,
                 sites=sites_of(s.user) if s.user else _framework_site(s.framework)))
     for (rank, src, _, _), specs in users.items():

@@ -31,7 +31,11 @@ import re
 _OP = r"(?P<op>[A-Za-z_]\w{0,80}\.[\w.]{1,200})"
 _DYN_SHAPE_RE = re.compile(r"(?:DynamicOutputShapeException:?|[Dd]ynamic shape operator:)\s*"
                            + _OP)
-_DATA_OUT_RE = re.compile(r"DataDependentOutputException:?\s*" + _OP)
+# an op whose non-tensor output is the data: the exception, or torch 2.1-2.6's break ("data
+# dependent operator: aten.equal.default", from 2.2 with "; to enable, set torch._dynamo.config.
+# capture_scalar_outputs = True" after it, though that setting helps .item() only: 2.15's
+# utils.py says so and hints a custom operator for the others)
+_DATA_OUT_RE = re.compile(r"(?:DataDependentOutputException:?|data dependent operator:)\s*" + _OP)
 # 2.7 on: the op in the "Dynamic shape operator" break's explanation
 _OPERATOR_RE = re.compile(r"Operator `" + _OP + "`")
 # torch's words for a GuardOnDataDependentSymNode, every release's
@@ -110,8 +114,9 @@ def break_fix(text: str) -> str | None:
     """The fix for a graph break whose reason or type names an op of a dynamic output shape
     (torch 2.1-2.6 ``dynamic shape operator: aten.nonzero.default``, from 2.2 with torch's
     ``; to enable, set …capture_dynamic_output_shape_ops = True`` after it; 2.7 on ``Dynamic
-    shape operator`` with the op in its explanation), or a data-dependent output; None
-    otherwise. The one fix of that break, whichever words torch used."""
+    shape operator`` with the op in its explanation), or a data-dependent output (the
+    exception, or 2.1-2.6's ``data dependent operator: aten.equal.default``); None otherwise.
+    The one fix of that break, whichever words torch used."""
     if _no_meta_kernel(text):
         return None  # (torch's hint there is a report: the setting does not help)
     m = _DYN_SHAPE_RE.search(text)

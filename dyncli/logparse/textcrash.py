@@ -15,7 +15,8 @@ the observer is told whether the line was read (``unread``) and ends the traceba
 a traceback chained to what a reader read ("During handling of the above exception …" after a
 ``ConstraintViolationError``'s items): export re-raising the error it caught (pytorch#134137's
 ``aot_compile``, #121038's ``UserError``), not a second failure, unless its own exception is
-one of the compiler's.
+one of the compiler's or the compiler at work raised it (an ``AssertionError`` in dynamo's
+``convert_frame`` while it handled the first).
 """
 
 from __future__ import annotations
@@ -399,9 +400,12 @@ class CrashReader:
                 and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
             self._refuse(frames, any(t.export_violation for t in chain))
             return []
-        if chain[-1].after_read and not raised and not (names & COMPILER_ERRORS):
+        if chain[-1].after_read and not raised and not (names & COMPILER_ERRORS) and not works:
+            # the re-raise of what a reader read (export's UserError, raised in torch/_export),
+            # not a failure of its own; one raised by the compiler at work while it handled
+            # that exception (an AssertionError in convert_frame) is its own crash
             self.refused["traceback-chained"] = self.refused.get("traceback-chained", 0) + 1
-            return []  # the re-raise of what a reader read, not a failure of its own
+            return []
         if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file):
             # cut where every compiled call passes: nothing says the compile raised, unless
             # export's re-raise of its tracing's constraint violation is among the frames

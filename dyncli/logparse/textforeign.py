@@ -150,8 +150,10 @@ _WRAPPED_GB_RE = re.compile(rb"(?:: |!!! |:\*\* )(?P<gb>[^:!]{1,300})$")
 # torch's gb type alone on its line, as ``print(e)`` of the Unsupported shows it (exc.py's
 # format_graph_break_message: the type, then "  Explanation: …"), or behind print's blank in
 # ``print("Compile error:\n", e)`` (pytorch#167266, #180845): torch's types are at most 88
-# characters (2.15's registry), begin with a letter, an underscore or a backtick
-_BARE_GB_RE = re.compile(rb"^ ?(?P<gb>[A-Za-z_`][^\t]{0,119}?)\s*$")
+# characters (2.15's registry), begin with a letter, an underscore or a backtick. Matched
+# whole on the line without its trailing blanks: a lazy type before "\s*$" retried the blanks
+# at each of its 120 lengths (5 s on a line of 1 MB of blanks between two words)
+_BARE_GB_RE = re.compile(rb" ?(?P<gb>[A-Za-z_`][^\t]{0,119})")
 # pytest's short test summary: "FAILED tests/x.py::test[id] - torch._dynamo.exc.Unsupported: …"
 # (vLLM#6917): the exception's line after the test's id
 _PYTEST_SUMMARY_RE = re.compile(rb"^(?:FAILED|ERROR) \S[^\r\n]{0,2000}? - (?=torch\.)")
@@ -162,6 +164,14 @@ _TRIGGERED = b"triggered by the following guard failure"
 _STANCE = b"Detected recompile when torch.compile stance is"
 _EXPLAIN_HEADS = tuple(h.encode() for h in reasons.EXPLAIN_HEADS)
 _GUARD_WORDS = (b"eval", b"runtime_assert")  # guard records whose location a paste may wrap
+
+
+def bare_gb_type(line: bytes) -> bytes | None:
+    """torch's gb type where ``line`` is one alone (``_BARE_GB_RE``; not a head that ends
+    with a colon), else None."""
+    head = line.rstrip()
+    m = _BARE_GB_RE.fullmatch(head) if not head.endswith(b":") else None
+    return m["gb"] if m is not None else None
 
 
 def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
@@ -547,10 +557,9 @@ class ForeignLines:
             return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
         if raw.startswith(_EXPLANATION) and self._unread is not None \
                 and self._unread[1] == lineno - 1 \
-                and not self._unread[0].rstrip().endswith(b":") \
-                and (gb_b := _BARE_GB_RE.match(self._unread[0])) is not None:
+                and (bare := bare_gb_type(self._unread[0])) is not None:
             # the message as print(e) shows it: the line above is torch's gb type itself
-            gb = gb_b["gb"].decode("utf-8", "replace").strip()
+            gb = bare.decode("utf-8", "replace").strip()
             return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
         if raw.lstrip().startswith(_TRIGGERED) and self._unread is not None \
                 and self._unread[1] == lineno - 1 \

@@ -114,11 +114,11 @@ def artifact(prefix: bytes) -> bytes:
     return end[i + 3:-1] if i >= 0 else b""
 
 
-# torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized
-# (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
 # the kind of an open record that is a TORCH_TRACE envelope amid text (its payload's lines, a
 # tab before each, follow it)
 TRACE_KIND = b"{"
+# torch's own warnings that say nothing about shapes, with or without a glog prefix: recognized
+# (so that a log of a CPU machine with a CUDA toolkit installed is not "unrecognized").
 TORCH_NOISE = (b"No CUDA runtime is found, using CUDA_HOME",)
 # torch's own lines that head a message whose items the parser reads (ConstraintViolationError)
 # (and export's: DimConstraints' forced specializations, non_strict_utils' Dim-hint conflicts,

@@ -42,6 +42,8 @@ def unbacked_in(expr: str) -> set[str]:
     """The unbacked symbols ``expr`` names: values read from a tensor's data (``u0``, ``zuf0``,
     2.1's ``i0``), not sizes."""
     return {m[0] for m in _SYMBOL_RE.finditer(expr) if m["backed"] is None}
+
+
 # create_symbol: the head is matched anchored, the value range is then searched for with
 # bounded parts (at most ~130 steps per " [" of the line): linear whatever the line.
 CREATE_SYMBOL_HEAD_RE = re.compile(r"^create_symbol (?P<sym>\S+) = (?P<val>\S+) for ")

@@ -121,6 +121,8 @@ def _bare_head(line: bytes) -> tuple[bytes | None, int] | None:
     if _BAR_BEFORE_RE.search(before[-256:]) is not None or _STAMP_RE.match(before) is not None:
         return None, head.start()
     return None
+
+
 # ComfyUI's words before an exception's message, which it prints without the exception's class:
 # its console's (execution.py) and its error report's
 COMFYUI_HEADS = ("!!! Exception during processing !!! ", "- **Exception Message:** ")
@@ -366,7 +368,6 @@ def rejoined_location(first: bytes, line: bytes) -> bytes | None:
     return first + m["rest"] if m is not None else None
 
 
-
 # A one-line message of torch's cut by a paste's wrap inside the reprs it names
 # (pytorch#141964: "torch._dynamo.exc.Unsupported: call_method GetAttrVariable(…) __setitem__
 # [ConstantVariable(str: '__lock_par" and, at the next line's margin, "ents_weakrefs'),
@@ -398,7 +399,6 @@ def rejoined_message(first: bytes, line: bytes) -> bytes | None:
     depth = _open_brackets(first)
     if not depth:
         return None
-    closed = depth
     for c in line:
         if c in _OPENERS:
             depth += 1
@@ -406,8 +406,7 @@ def rejoined_message(first: bytes, line: bytes) -> bytes | None:
             if not depth:
                 return None  # (a closer with nothing open: not this message's rest)
             depth -= 1
-            closed = min(closed, depth)
-    return first + line if closed == 0 and depth == 0 else None
+    return first + line if depth == 0 else None
 
 
 # Markdown around torch's text (a GitHub issue, a changelog, a page of docs). torch's lines in a

@@ -504,13 +504,18 @@ def constraint_violations(lines: list[str], common: dict[str, Any]) -> list[ev.E
 # "You marked L['x'].size()[0] as dynamic but your code specialized it to be a" and
 # "    constant (8192). If you're using mark_dynamic, …" under it
 WRAPPED_MARK = "as dynamic but your code"
+# the item's words from there to its constant: a wrapped line ends inside them (prose that
+# quotes the words goes on in its own: "… but your code specialized it, so export failed")
+_MARK_REST = " specialized it to be a constant"
 
 
 def wrapped_mark(text: str) -> bool:
     """Whether a line is the start of torch's "You marked" item cut by a wrap (its constant on
     a later line), not prose that quotes its words."""
-    return WRAPPED_MARK in text and "constant (" not in text \
-        and _ITEM_HEAD_RE.sub("", text.strip(), 1).startswith("You marked ")
+    body = _ITEM_HEAD_RE.sub("", text.strip(), 1)
+    at = body.find(WRAPPED_MARK)
+    return at >= 0 and body.startswith("You marked ") \
+        and _MARK_REST.startswith(body[at + len(WRAPPED_MARK):])
 
 
 def wrapped_violation(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

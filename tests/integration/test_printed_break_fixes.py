@@ -225,3 +225,35 @@ def test_a_break_in_a_polyfill_another_polyfill_called_is_fixed_at_the_users_cal
     assert "allow_c_slot(array)" in a.fix and "not a line of yours" not in a.fix, a.fix
     assert runs["broke"].stdout.strip() == "[2.0, 2.0] 2"
     assert runs["allowed"].stdout.strip() == "[2.0, 2.0] 1"  # torch's hint applied: one graph
+
+
+_EQUAL = """
+import torch
+graphs = []
+def backend(gm, inputs):
+    graphs.append(gm)
+    return gm.forward
+def f(a, b):
+{body}
+print(torch.compile(f, backend=backend)(torch.ones(2), torch.ones(2)).tolist(), len(graphs))
+"""
+
+
+def test_a_data_dependent_operators_fix_compiles_in_one_graph(tmp_path: Path) -> None:
+    # (round 24) torch 2.1-2.6's "data dependent operator: aten.equal.default" break is told
+    # the op's own fix: torch.equal(a, b) -> (a == b).all(); applied here on this torch, where
+    # it compiles in one graph to torch.equal's answer (2.15 traces torch.equal itself, so
+    # the break is not shown here: only that the rewrite holds)
+    log = tmp_path / "dd.log"
+    log.write_text("Break Reasons:\n  Break Reason 1:\n    Reason: data dependent operator: "
+                   "aten.equal.default; to enable, set torch._dynamo.config.capture_scalar_outputs"
+                   " = True\n    User Stack:\n      <FrameSummary file /home/u/prog.py, line 12 "
+                   "in f>\n")
+    fix = _break_fix(log)
+    assert "torch.equal(a, b) -> (a == b).all()" in fix, fix
+    runs = run_variants({
+        "equal": _EQUAL.format(body="    return a + 1 if torch.equal(a, b) else a - 1"),
+        "fixed": _EQUAL.format(body="    return torch.where((a == b).all(), a + 1, a - 1)"),
+    }, tmp_path)
+    assert runs["equal"].stdout.split("]")[0] == "[2.0, 2.0", runs["equal"].log.read_text()[-2000:]
+    assert runs["fixed"].stdout.strip() == "[2.0, 2.0] 1", runs["fixed"].log.read_text()[-2000:]

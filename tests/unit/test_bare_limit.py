@@ -164,6 +164,7 @@ To diagnose recompilation issues, see https://pytorch.org/docs/main/user_guide/t
 @pytest.mark.parametrize(("name", "text"), [
     ("progress bar", _BAR + _WAVESPEED),
     ("raw capture", "\r" + _BAR + "\r" + _BAR.replace("0/28", "1/28") + _WAVESPEED),
+    ("a status the warning overwrote", "Loading weights 50%\r" + _WAVESPEED),  # (round 24)
     ("asctime levelname", "2025-01-09 10:23:44,277 WARNING " + _WAVESPEED),
     ("asctime name levelname", (
         "2025-01-09 10:23:44,277 - torch._dynamo.convert_frame - WARNING - " + _WAVESPEED)),
@@ -190,6 +191,7 @@ def test_a_bare_warning_under_torchruns_tag_is_that_ranks(blank: str) -> None:
     b"I keep getting torch._dynamo hit config.recompile_limit (8) on every run",
     b"see | the docs [it/s] and torch._dynamo hit config.recompile_limit (8)",  # no bar's end
     b"2025-01-09 10:23:44 we saw torch._dynamo hit config.recompile_limit (8)",  # a stamp, prose
+    b"Loading 50%\rwe saw torch._dynamo hit config.recompile_limit (8)",  # prose after a return
 ])
 def test_prose_behind_other_words_is_not_the_warning(text: bytes) -> None:
     assert normalize(text) is None
@@ -214,3 +216,18 @@ def test_the_frame_is_the_one_the_last_reason_names(tmp_path: Path) -> None:
     # where the reason names no entry (torch before 2.5, compiled autograd), still "?"
     paste.write_text(_2_0)
     assert [f.frame_id for f in diagnose_logs([paste]).frames] == ["?"]
+
+
+def test_a_limit_that_is_no_plain_number_is_no_count(tmp_path: Path) -> None:
+    """"(8²)": str.isdigit takes "²" and int refuses it, so a damaged limit raised a
+    traceback (round 23's bare form, and the prefixed one's advice). A limit that is no
+    plain number proves no count of entries: the last reason's entry still does."""
+    text = _2_15.replace("(8)", "(8\u00b2)")
+    bare, prefixed = tmp_path / "bare.log", tmp_path / "prefixed.log"
+    bare.write_text(text, encoding="utf-8")
+    prefixed.write_text("".join(_PREFIX + t + "\n" for t in text.splitlines()), encoding="utf-8")
+    for paste in (bare, prefixed):
+        d = diagnose_logs([paste])
+        assert [f.compiles for f in d.frames] == [8]  # (0/7: the eighth entry)
+        (a,) = [s for s in d.suggestions if s.kind == "recompile-limit"]
+        assert "only hides the recompiles" in a.fix

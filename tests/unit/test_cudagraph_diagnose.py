@@ -177,3 +177,12 @@ def test_torchs_warning_of_many_sizes_is_a_finding(tmp_path: Path, text: str) ->
     assert "9 distinct sizes" in a.message
     assert "cudagraph_skip_dynamic_graphs" in a.fix and "cudagraph_capture_sizes" in a.fix
     assert d.stats.unrecognized == (1 if "training step" in text else 0)
+
+
+def test_a_tree_key_that_is_no_plain_size_is_left_out(tmp_path: Path) -> None:
+    # "10²": str.isdigit takes "²" and int refuses it (a traceback before round 24)
+    log = tmp_path / "keys.log"
+    log.write_text("".join(f"Recording cudagraph tree for symint key {k}\n"
+                           for k in ("10", "13", "10\u00b2")), encoding="utf-8")
+    diag = run([log])
+    assert diag.cudagraphs is not None and "10\u00b2" in diag.cudagraphs.tree_keys

@@ -458,3 +458,21 @@ def test_a_resume_function_in_a_record_names_its_frame_past_an_inlined_call(tmp_
     log.write_text("\n".join(lines) + "\n")
     (f,) = diagnose_logs([log]).frames
     assert f.function == "torch_dynamo_resume_in_split_at_38"
+
+
+def test_a_frame_named_by_its_resume_function_keeps_it_past_a_later_inlined_call(
+        tmp_path: Path) -> None:
+    # (round 24: the order above reversed, a branch no test reached) the resume function's
+    # record first: a later record in a call inlined there does not unname the frame
+    head = "I0210 20:26:04.059000 12259 torch/fx/experimental/symbolic_shapes.py:5225] [3/0] "
+    lines = [
+        head + "create_symbol s1 = 5 for L['y'].size()[0] [2, int_oo] y = y + 1  # "
+        "/home/u/prog.py:40 in torch_dynamo_resume_in_split_at_38 "
+        "(_dynamo/variables/builder.py:3702 in <lambda>)",
+        head + "create_symbol s0 = 4 for L['x'].size()[0] [2, int_oo] return x * 2  # "
+        "/home/u/helpers.py:7 in double (_dynamo/variables/builder.py:3702 in <lambda>)",
+    ]
+    log = tmp_path / "resume.log"
+    log.write_text("\n".join(lines) + "\n")
+    (f,) = diagnose_logs([log]).frames
+    assert f.function == "torch_dynamo_resume_in_split_at_38" and f.file == "/home/u/prog.py"

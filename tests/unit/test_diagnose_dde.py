@@ -278,3 +278,29 @@ def test_a_prefixed_error_takes_the_bare_stack_under_it() -> None:
 def test_a_stack_after_something_else_that_could_own_it_is_not_joined(between: str) -> None:
     (x,) = _prefixed_then(between).data_dependent_errors
     assert x.compile_id == "0/0" and x.user is None
+
+
+def test_a_blank_or_a_line_at_the_margin_ends_dynamos_stack() -> None:
+    """(round 24: no test ended the stack before its paste did) A frame after the stack's end
+    is another traceback's, not the line that needed the value."""
+    text = (PASTED / "executorch-8988.log").read_text().rstrip("\n")
+    for end in ("\n\n", "\nSet TORCH_LOGS=\"+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information\n"):
+        diag, _, _ = _diag(text + end + '  File "/home/me/other.py", line 7, in g\n    h()\n')
+        (x,) = diag.data_dependent_errors
+        assert x.user is not None and (x.user.line, x.user.code) == (355, "tmp_A == tmp_B")
+
+
+def test_a_cut_message_asks_for_the_line_only_where_no_stack_names_it() -> None:
+    # (round 24: the no-stack branch of this sentence had no test) without dynamo's stack the
+    # paste is asked for the expression and the line; with it, for the expression only
+    text = (PASTED / "executorch-8988.log").read_text()
+    fixes = []
+    for paste in (text.partition("from user code:")[0], text):
+        diag, _, _ = _diag(paste)
+        (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
+        fixes.append(a.fix)
+    head = "paste the error's message whole (its 'Could not guard on data-dependent expression …' "
+    assert fixes[0].startswith(head + "and 'Caused by' name the expression and the line), or "
+                               'rerun with TORCH_LOGS="+dynamic"; the fix is at that line: tell ')
+    assert fixes[1].startswith(head + 'names the expression), or rerun with TORCH_LOGS="+dynamic"; '
+                               "your code at ")

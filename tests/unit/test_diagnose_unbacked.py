@@ -285,3 +285,20 @@ def test_an_items_fix_is_one_sentence_whichever_words_torch_used() -> None:
     (b,) = [s for s in diagnose_logs([PASTED / "prime-rl-999.log"]).suggestions
             if s.kind is AdviceKind.GRAPH_BREAK]
     assert "capture_scalar_outputs" not in b.fix and "tensor's .item()" in b.fix
+
+
+@pytest.mark.parametrize("reason", [
+    "data dependent operator: aten.equal.default",  # 2.1
+    "data dependent operator: aten.equal.default; to enable, set "  # 2.2-2.6
+    "torch._dynamo.config.capture_scalar_outputs = True",
+])
+def test_a_data_dependent_operator_break_gets_the_ops_fix(tmp_path: Path, reason: str) -> None:
+    # round 23 dropped the "; to enable, set …" reading, and with it any answer for an op other
+    # than .item() ("move the untraceable call out"); the setting torch names there helps
+    # .item() only (2.15 utils.py), so the op's own fix, as for its exception
+    log = tmp_path / "dd.log"
+    log.write_text("Break Reasons:\n  Break Reason 1:\n    Reason: " + reason + "\n    User Stack:\n"
+                   "      <FrameSummary file /home/u/prog.py, line 12 in f>\n")
+    (a,) = [s for s in diagnose_logs([log]).suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix == unbacked.data_output_fix("aten.equal.default")
+    assert "(a == b).all()" in a.fix

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError
 from dyncli.logparse.textcrash import CrashReader
 
 PASTED = Path(__file__).parent.parent / "data" / "pasted"
@@ -22,6 +25,27 @@ def test_exports_re_raise_after_a_violation_is_not_a_second_failure() -> None:
         diag = diagnose_logs([PASTED / name])
         assert not diag.compile_crashes, name
         assert [a.kind for a in diag.suggestions] == [AdviceKind.CONSTRAINT_VIOLATION], name
+
+
+def test_a_crash_of_the_compiler_while_it_handled_a_read_exception_is_a_crash(
+        tmp_path: Path) -> None:
+    # (round 24) a chained traceback after a reader's exception was refused as its re-raise
+    # even where dynamo itself raised in its own frames while handling it: that crash was lost
+    log = tmp_path / "chained.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/x/site-packages/torch/_dynamo/symbolic_convert.py", line 10, in step\n'
+        "    self.dispatch_table[inst.opcode](self, inst)\n"
+        "torch._dynamo.exc.Unsupported: call_function BuiltinVariable(open) [ConstantVariable(str)] {}\n"
+        "\nDuring handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/prog.py", line 5, in <module>\n    f(x)\n'
+        '  File "/x/site-packages/torch/_dynamo/convert_frame.py", line 20, in _compile\n'
+        "    assert tracer.output.is_empty()\nAssertionError\n")
+    diag = diagnose_logs([log])
+    (crash,) = diag.compile_crashes
+    assert crash.deepest is not None and crash.deepest.function == "_compile"
+    assert len(diag.graph_breaks) == 1
 
 
 def test_a_named_dim_pinned_at_one_is_the_examples_size() -> None:
@@ -44,6 +68,17 @@ def test_a_wrapped_you_marked_item_and_a_quoted_one_are_read() -> None:
     assert "L['x'].size()[0]" in a.message and "8192" in a.message
     (b,) = _advice("samsung-tico-248.log", AdviceKind.CONSTRAINT_VIOLATION)
     assert "Dim batch" in b.message  # (the quote no longer hides the Dim's name)
+
+
+def test_prose_that_quotes_the_items_words_is_not_a_wrapped_item(tmp_path: Path) -> None:
+    # (round 24) the wrapped item's line ends inside torch's words ("… specialized it to be a");
+    # a sentence that goes on in its own was read as one, so a page of notes was no longer
+    # refused as "not a torch log"
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nYou marked the batch as dynamic but your code specialized it, "
+                     "so export failed.\n")
+    with pytest.raises(InputError, match="not a torch log"):
+        diagnose_logs([notes])
 
 
 def test_a_replacement_is_placed_by_its_guard_or_said_unseen() -> None:

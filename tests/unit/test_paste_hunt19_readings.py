@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.logparse.textforeign import bare_gb_type
 from dyncli.logparse.textlog import parse_lines
 
 PASTED = Path(__file__).parent.parent / "data" / "pasted"
@@ -31,6 +32,15 @@ def test_prose_ending_in_a_colon_above_an_explanation_is_not_a_gb_type() -> None
     text = b"The error was:\n  Explanation: Dynamo does not know how to trace it\n"
     events = list(parse_lines(text.splitlines(keepends=True)))
     assert not [e for e in events if type(e).__name__ == "GraphBreak"]
+
+
+def test_a_bare_gb_type_is_read_whole_without_its_trailing_blanks() -> None:
+    # (round 24: matched whole after rstrip, not by a lazy type before "\s*$", which retried
+    # a run of blanks at each of its 120 lengths; benchmarks/regex_linearity.py times it)
+    assert bare_gb_type(b" Data-dependent branching   \r") == b"Data-dependent branching"
+    assert bare_gb_type(b"Compile error:") is None
+    assert bare_gb_type(b"a" + b" " * 4096 + b"x") is None
+    assert bare_gb_type(b"x" * 121) is None and bare_gb_type(b"x" * 120) == b"x" * 120
 
 
 def test_an_observed_exception_is_the_codes_own_error() -> None:

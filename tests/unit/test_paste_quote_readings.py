@@ -105,6 +105,8 @@ def test_a_wrapped_unsupported_line_is_joined(tmp_path: Path) -> None:
     assert rejoined_message(first + rest, b"Traceback (most recent call last):") is None
     assert rejoined_message(first, b"  File \"x.py\", line 3, in f") is None
     assert rejoined_message(first, b"next line (with its own brackets)") is None
+    # (round 24) a rest that closes more than the line opened is no rest of it
+    assert rejoined_message(first, rest + b")") is None
 
 
 def test_a_break_in_torchs_polyfill_names_the_users_call(tmp_path: Path) -> None:
