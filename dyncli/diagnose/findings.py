@@ -272,6 +272,14 @@ class DistinctBreak:
     compile_ids: tuple[str, ...]
     ranks: tuple[int | None, ...]
     function: str = ""  # the function that broke, where only a resume function's name says
+    debug: str = ""  # torch's "Developer debug context" (2.7 on), text from the log
+
+    @property
+    def said(self) -> str:
+        """Its type and torch's explanation; where torch explains nothing (GB0090's explanation
+        is empty), its debug context, the one place that names what broke."""
+        words = self.explanation or (f"torch's debug context: {self.debug}" if self.debug else "")
+        return self.gb_type + (f"\n{words}" if words else "")
 
     @property
     def place(self) -> str:
@@ -287,4 +295,4 @@ class DistinctBreak:
                 "file": self.file, "line": self.line, "user_code": self.user_code,
                 "count": self.count, "call_sites": list(self.call_sites),
                 "frames": list(self.frames), "compile_ids": list(self.compile_ids),
-                "ranks": list(self.ranks)}
+                "ranks": list(self.ranks), "debug": self.debug}

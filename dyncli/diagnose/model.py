@@ -149,6 +149,7 @@ class GraphBreakReport:
     # (dyncli.diagnose.resumed): that name, and the function that broke
     resumed_in: str = ""
     function: str = ""
+    debug: str = ""  # torch's "Developer debug context" (2.7 on), text from the log
 
     @property
     def place(self) -> str:
@@ -567,6 +568,7 @@ class Diagnosis:
                 "count": b.count, "code": b.code, "explanation": b.explanation,
                 "hints": list(b.hints), "compile_ids": list(b.compile_ids),
                 "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
+                "debug": b.debug,
                 **({"resumed_in": b.resumed_in, "function": b.function} if b.resumed_in else {}),
             } for b in self.graph_breaks],
             # (a torch 2.1 form's two flags only where set, as its readers have none)

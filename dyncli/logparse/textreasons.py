@@ -177,6 +177,11 @@ class BreakBody:
     explanation: str = ""
     hints: tuple[str, ...] = ()
     stack: tuple[ev.UserLoc, ...] = ()
+    debug: str = ""  # "Developer debug context: …" (torch >= 2.7): what broke, in torch's words
+
+
+# the debug context's length kept (torch's is one line or a few: "unsupported operator: X")
+_DEBUG_MAX = 2000
 
 
 def graph_break_body(lines: list[str]) -> BreakBody:
@@ -188,11 +193,22 @@ def graph_break_body(lines: list[str]) -> BreakBody:
     """
     reason, gb_type, code, explanation = "", "", "", ""
     hints: list[str] = []
+    debug: list[str] = []  # its lines (torch indents a context's later lines 4 spaces)
+    in_debug = False
     stack_at, end = len(lines), len(lines)
     primary = True
     for i, text in enumerate(lines):
         body = text.strip()
-        if body.startswith("Graph Break Reason:") or (body.startswith("Reason:") and not reason):
+        if in_debug and body and text.startswith("    ") and i < stack_at:
+            if sum(map(len, debug)) < _DEBUG_MAX:
+                debug.append(body)
+            continue
+        in_debug = False
+        if body.startswith("Developer debug context:"):
+            if primary and not debug:
+                debug.append(body.split(":", 1)[1].strip())
+                in_debug = True
+        elif body.startswith("Graph Break Reason:") or (body.startswith("Reason:") and not reason):
             # ("Reason: Unsupported: …" is torch 2.6's wording of the same line)
             reason = body.split(":", 1)[1].strip()
         elif body.startswith(_ANOTHER_BREAK):
@@ -213,7 +229,8 @@ def graph_break_body(lines: list[str]) -> BreakBody:
         elif reason and not gb_type and body and not text.startswith(" ") and i < stack_at:
             gb_type = body
     return BreakBody(reason=reason, gb_type=gb_type, gb_code=code, explanation=explanation,
-                     hints=tuple(hints), stack=user_stack(lines[stack_at:end]))
+                     hints=tuple(hints), stack=user_stack(lines[stack_at:end]),
+                     debug=" ".join(debug)[:_DEBUG_MAX])
 
 
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -223,7 +240,7 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=b.gb_type or b.reason,
                           explanation=b.explanation, hints=b.hints, user_stack=b.stack,
                           duplicate=bool(m["dup"]), gb_type=b.gb_type, gb_code=b.gb_code,
-                          **common)]
+                          debug=b.debug, **common)]
 
 
 _FX_FILE_RE = re.compile(r"^\s{0,40}# File: (?P<file>.{1,1024}?):(?P<line>\d{1,9}) in "
@@ -342,7 +359,7 @@ def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event
     where = b.stack[-1] if b.stack else ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=first[:300],
                           explanation=b.explanation, hints=b.hints, gb_type=first[:300],
-                          gb_code=b.gb_code, user_stack=b.stack, **common)]
+                          gb_code=b.gb_code, user_stack=b.stack, debug=b.debug, **common)]
 
 
 def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -371,7 +388,8 @@ def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     return [ev.GraphBreak(file=where.file, user_line=where.line,
                           reason=gb_type or b.explanation or "a graph break (its type is not in the log)",
                           explanation=b.explanation, hints=b.hints,
-                          user_stack=(where,) if where.file else (), gb_type=gb_type, **common)]
+                          user_stack=(where,) if where.file else (), gb_type=gb_type,
+                          debug=b.debug, **common)]
 
 
 def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
