@@ -25,6 +25,7 @@ from dyncli.diagnose.cudagraph_advice import WITHOUT_CUDAGRAPHS
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
+    RAISED_BREAK,
     CompileCrashReport,
     Diagnosis,
     FrameReport,
@@ -920,9 +921,9 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
     return [_resumed_break(b) if b.resumed_in else Advice(
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
-        message=(f"graph break at {b.place} ({b.count}x): "
-                 f"{b.said_reason}"),
-        fix=_break_fix(b),
+        message=(f"graph break at {b.place}{RAISED_BREAK}: {b.said_reason}" if b.raised else
+                 f"graph break at {b.place} ({b.count}x): {b.said_reason}"),
+        fix=_break_fix(b), stopped=b.raised,
         # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
                        f"graph break at {b.place}"

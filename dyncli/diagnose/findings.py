@@ -133,6 +133,8 @@ class Advice:
     # compile-crash traceback through them, or a cudagraph-error the log shows raised; the
     # program stopped on it
     ran: bool = False
+    # a graph break torch raised as an exception (fullgraph=True): the program stopped on it
+    stopped: bool = False
     # a note: what the log shows, nothing there to fix (``Diagnosis.notes``): said under
     # Notes, never a root cause
     note: bool = False
@@ -193,9 +195,11 @@ class Cause:
 
     @property
     def stops(self) -> bool:
-        """The program stopped on it: torch's compiler raised (a compile-crash finding), or
-        the compiled graph as it ran under CUDA graphs (its ``ran``)."""
-        return any(a.kind is AdviceKind.COMPILE_CRASH or a.ran for a in self.findings)
+        """The program stopped on it: torch's compiler raised (a compile-crash finding, a
+        graph break raised as an error), or the compiled graph as it ran under CUDA graphs
+        (its ``ran``)."""
+        return any(a.kind is AdviceKind.COMPILE_CRASH or a.ran or a.stopped
+                   for a in self.findings)
 
     @property
     def runs_eagerly(self) -> bool:

@@ -452,6 +452,9 @@ class GraphBreak(Event):
     # torch's "Developer debug context" (2.7 on): what broke, in torch's words, where the type
     # does not say ("unsupported operator: mylib.op.default"); text from the log, shown as text
     debug: str = ""
+    # raised as torch._dynamo.exc.Unsupported (a traceback's last line): fullgraph=True or
+    # error_on_graph_break made the break an error, and the program stopped on it
+    raised: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

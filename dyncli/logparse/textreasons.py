@@ -347,11 +347,20 @@ def _limit_exceeded(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                               **common)]
 
 
+# the head unsupported_break's first line keeps where the exception's class was qualified:
+# Python prints a traceback's last line so (and pytest's summary, a wrapper quoting it), never
+# torch's own records (their Unsupported is after "Reason: " or inside a record), so the break
+# was raised, not logged: fullgraph=True, torch._dynamo.config.error_on_graph_break (2.9 on) or
+# a strict export turn every graph break into this exception, and the program stopped on it
+RAISED_UNSUPPORTED = "torch._dynamo.exc.Unsupported: "
+
+
 def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """A graph break's message as an exception prints it (``Unsupported: Failed to trace
     builtin operator`` with its ``Explanation:`` and ``Hint:`` lines and torch's gb link;
     ``torch._dynamo.exc.Unsupported: call_method …`` at the end of a traceback: fullgraph=True
-    raised it), and its user stack where ``from user code:`` follows."""
+    raised it, ``raised``), and its user stack where ``from user code:`` follows."""
+    raised = lines[0].startswith(RAISED_UNSUPPORTED)
     first = lines[0].split("Unsupported: ", 1)[1].strip()
     if first.startswith(_LIMIT_GB):
         return _limit_exceeded(lines, common)
@@ -359,7 +368,8 @@ def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event
     where = b.stack[-1] if b.stack else ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=first[:300],
                           explanation=b.explanation, hints=b.hints, gb_type=first[:300],
-                          gb_code=b.gb_code, user_stack=b.stack, debug=b.debug, **common)]
+                          gb_code=b.gb_code, user_stack=b.stack, debug=b.debug, raised=raised,
+                          **common)]
 
 
 def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

@@ -38,7 +38,7 @@ def f(x):
     z = torch.ops.dyncli_fake{n}.scale(y)
     return z.cos()
 
-out = torch.compile(f, backend=backend)(torch.randn(4))
+out = torch.compile(f, backend=backend, fullgraph={fullgraph})(torch.randn(4))
 print("graphs", len(graphs), tuple(out.shape))
 """
 # the fix as printed: torch.library.register_fake("NS::scale") on a function that returns
@@ -54,8 +54,8 @@ def _(x):
                     reason="torch 2.7 on: the op only in the Developer debug context")
 def test_the_printed_fake_kernel_fix_removes_the_break(tmp_path: Path) -> None:
     # (two namespaces: a Library's namespace and its fake kernel outlive dynamo's reset)
-    runs = run_variants({"broken": PROGRAM.format(n=1, fix=""),
-                         "fixed": PROGRAM.format(n=2, fix=FIX.format(n=2))},
+    runs = run_variants({"broken": PROGRAM.format(n=1, fix="", fullgraph=False),
+                         "fixed": PROGRAM.format(n=2, fix=FIX.format(n=2), fullgraph=False)},
                         tmp_path, logs="graph_breaks")
     assert not any(v.raised for v in runs.values())
     assert "graphs 3 (4,)" in runs["broken"].stdout, runs["broken"].text[-2000:]
@@ -70,3 +70,28 @@ def test_the_printed_fake_kernel_fix_removes_the_break(tmp_path: Path) -> None:
     # applied: one graph, no break
     assert "graphs 1 (4,)" in runs["fixed"].stdout, runs["fixed"].text[-2000:]
     assert "Graph break" not in runs["fixed"].text
+
+
+@pytest.mark.skipif(tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 7),
+                    reason="torch 2.7 on: the op only in the Developer debug context")
+def test_under_fullgraph_the_break_raised_is_said_to_stop_the_program_and_the_fix_holds(
+        tmp_path: Path) -> None:
+    # fullgraph=True raises the break as torch._dynamo.exc.Unsupported: the program's traceback
+    # ends in it, with no graph-break record (TORCH_LOGS unset, torch's default)
+    runs = run_variants({"raised": PROGRAM.format(n=3, fix="", fullgraph=True),
+                         "fixed": PROGRAM.format(n=4, fix=FIX.format(n=4), fullgraph=True)},
+                        tmp_path)
+    assert runs["raised"].raised and "graphs" not in runs["raised"].stdout
+    text = runs["raised"].text
+    assert "torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors" \
+        in text, text[-3000:]
+    diag = diagnose_logs([runs["raised"].log])
+    (b,) = diag.graph_breaks
+    assert b.raised and b.debug == "unsupported operator: dyncli_fake3.scale.default"
+    cause = diag.causes[0]
+    assert cause.stops and "raised as an error that stopped the program" in cause.title, \
+        cause.title
+    assert 'torch.library.register_fake("dyncli_fake3::scale")' in cause.fix, cause.fix
+    # the same fix under fullgraph=True: it compiles in one graph and runs
+    assert not runs["fixed"].raised, runs["fixed"].text[-2000:]
+    assert "graphs 1 (4,)" in runs["fixed"].stdout
