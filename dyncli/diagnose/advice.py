@@ -46,6 +46,7 @@ from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textcrash import exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
+from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
 from dyncli.logparse.torchtree import (
     is_compiler_file,
@@ -986,6 +987,10 @@ def _break_fix(b: GraphBreakReport) -> str:
     builtin = builtin_name(b.explanation)
     if builtin is not None:  # (torch's first hint there asks to file an issue)
         return builtin_hint(builtin)
+    if b.reason == ITEM_WARNED:
+        # torch's Tensor.item() warning (2.4-2.15, whole or its first line cut): its setting is
+        # the one .item() fix, said once
+        return unbacked.item_fix("")
     if _ITEM in b.reason or _ITEM in b.explanation:
         # torch's own setting where its reason names it ("data dependent operator:
         # aten._local_scalar_dense.default; to enable, set …capture_scalar_outputs = True",

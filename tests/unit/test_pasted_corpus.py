@@ -266,15 +266,16 @@ def test_torchs_note_that_it_cannot_trace_a_guard_is_said_with_it() -> None:
 def test_torchs_item_warning_is_one_break_with_torchs_setting() -> None:
     """distrifuser-26: torch's default warning at a Tensor.item() ("Graph break from
     `Tensor.item()`, consider setting: … capture_scalar_outputs = True", then its stack) is one
-    graph break whose fix is torch's setting. The paste ends on a frame's File line: that
-    frame is on the way, not the break's place."""
+    graph break whose fix is torch's setting, said as every .item()'s (unbacked.item_fix). The
+    paste ends on a frame's File line: that frame is on the way, not the break's place."""
     diag = diagnose_logs([PASTED / "distrifuser-26.log"])
     assert diag.stats.malformed == 0
     (b,) = diag.graph_breaks
     assert b.reason.startswith("Tensor.item()") and b.file == ""
     assert b.call_sites[0].endswith("distri_sdxl_unet_pp.py:94 in forward")
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
-    assert a.fix.startswith("torch._dynamo.config.capture_scalar_outputs = True (torch's own hint")
+    assert a.fix.startswith("a tensor's .item(): set torch._dynamo.config.capture_scalar_outputs "
+                            "= True (env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's hint)"), a.fix
 
 
 def test_torchs_own_words_without_torch_logs_are_read() -> None:
