@@ -194,20 +194,21 @@ def graph_break_body(lines: list[str]) -> BreakBody:
     reason, gb_type, code, explanation = "", "", "", ""
     hints: list[str] = []
     debug: list[str] = []  # its lines (torch indents a context's later lines 4 spaces)
-    in_debug = False
+    in_debug, debug_len = False, 0
     stack_at, end = len(lines), len(lines)
     primary = True
     for i, text in enumerate(lines):
         body = text.strip()
         if in_debug and body and text.startswith("    ") and i < stack_at:
-            if sum(map(len, debug)) < _DEBUG_MAX:
+            if debug_len < _DEBUG_MAX:
                 debug.append(body)
+                debug_len += len(body) + 1
             continue
         in_debug = False
         if body.startswith("Developer debug context:"):
             if primary and not debug:
                 debug.append(body.split(":", 1)[1].strip())
-                in_debug = True
+                in_debug, debug_len = True, len(debug[0])
         elif body.startswith("Graph Break Reason:") or (body.startswith("Reason:") and not reason):
             # ("Reason: Unsupported: …" is torch 2.6's wording of the same line)
             reason = body.split(":", 1)[1].strip()
