@@ -25,6 +25,7 @@ from dyncli.diagnose.cudagraph_advice import WITHOUT_CUDAGRAPHS
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
+    RAISED_BREAK,
     CompileCrashReport,
     Diagnosis,
     FrameReport,
@@ -45,6 +46,7 @@ from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textcrash import exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
+from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
 from dyncli.logparse.torchtree import (
     is_compiler_file,
@@ -920,9 +922,9 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
     return [_resumed_break(b) if b.resumed_in else Advice(
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
-        message=(f"graph break at {b.place} ({b.count}x): "
-                 f"{b.said_reason}"),
-        fix=_break_fix(b),
+        message=(f"graph break at {b.place}{RAISED_BREAK}: {b.said_reason}" if b.raised else
+                 f"graph break at {b.place} ({b.count}x): {b.said_reason}"),
+        fix=_break_fix(b), stopped=b.raised,
         # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
                        f"graph break at {b.place}"
@@ -979,9 +981,16 @@ def _break_fix(b: GraphBreakReport) -> str:
     logging_fix = _logging_fix(b)
     if logging_fix:
         return logging_fix
+    fake = _fake_kernel_fix(b)
+    if fake:
+        return fake
     builtin = builtin_name(b.explanation)
     if builtin is not None:  # (torch's first hint there asks to file an issue)
         return builtin_hint(builtin)
+    if b.reason == ITEM_WARNED:
+        # torch's Tensor.item() warning (2.4-2.15, whole or its first line cut): its setting is
+        # the one .item() fix, said once
+        return unbacked.item_fix("")
     if _ITEM in b.reason or _ITEM in b.explanation:
         # torch's own setting where its reason names it ("data dependent operator:
         # aten._local_scalar_dense.default; to enable, set …capture_scalar_outputs = True",
@@ -1021,6 +1030,43 @@ def _break_fix(b: GraphBreakReport) -> str:
     if b.hints:
         return b.hints[0]
     return _cut_hint_fix(b) or "move the untraceable call out of the compiled function"
+
+
+# An operator with no fake (meta) kernel: dynamo runs each call on fake tensors to learn its
+# output, and utils.get_fake_value breaks on UnsupportedOperatorException. torch 2.5-2.6 name the
+# op in the reason ("unsupported operator: _C.rotary_embedding.default (see … for how to fix)",
+# vllm-ascend#1962); 2.7 on only in the Developer debug context of GB0090 "Operator does not
+# support running with fake tensors" (vllm-ascend#2235), whose hint is a doc link, prefixed by
+# "…you may need to `import M`(…), otherwise" where a Python stub module names one. The op is
+# printed as its OpOverload ("ns.name.overload"); register_fake takes "ns::name". Applied:
+# tests/integration/test_fake_kernel_fix.py (a Library op with a CPU kernel only: 2 graphs, 1
+# with the fake kernel registered). (A torch.library.custom_op without one fails otherwise:
+# 2.15's TorchRuntimeError "There was no fake impl registered for <CustomOpDef(…)>".)
+_NO_FAKE_RE = re.compile(r"unsupported operator: (?P<op>[A-Za-z_][\w.]{0,300})")
+_STUB_RE = re.compile(r"you may need to `import (?P<m>[\w.]{1,200})`")
+_TORCH_OPS = ("aten", "prims", "prim")
+
+
+def _fake_kernel_fix(b: GraphBreakReport) -> str:
+    """Register a fake kernel for the op torch ran without one, named; "" where the break is
+    not that or the log does not name the op."""
+    m = next((m for t in (b.debug, b.reason, b.explanation)
+              if (m := _NO_FAKE_RE.search(t)) is not None), None)
+    if m is None:
+        return ""
+    op = m["op"].rstrip(".")
+    parts = op.split(".")
+    qual = "::".join(parts[:2]) if len(parts) >= 2 else op
+    if parts[0] in _TORCH_OPS:
+        return (f"{op} is torch's own operator and has no fake kernel: report it to PyTorch; "
+                "meanwhile keep the call out of the compiled function")
+    stub = next((s for t in (*b.hints, b.reason) if (s := _STUB_RE.search(t)) is not None), None)
+    first = (f"import {stub['m']} before compiling (torch's hint: {qual}'s fake kernel may be "
+             "registered there); otherwise " if stub else "")
+    return (f"{first}register a fake kernel for {qual}, which dynamo runs on fake tensors to "
+            f"trace the call: torch.library.register_fake(\"{qual}\") on a function of the op's "
+            "inputs that returns empty tensors of the outputs' shapes, dtypes and devices "
+            "(torch.empty_like(x), say); or keep the call out of the compiled function")
 
 
 def _polyfill_caller(b: GraphBreakReport) -> str | None:

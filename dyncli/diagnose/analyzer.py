@@ -544,7 +544,9 @@ class Analyzer:
             count=(old.count if old else 0) + 1, compile_ids=ids,
             line=old.line if old else e.line,
             gb_type=e.gb_type or (old.gb_type if old else ""),
-            gb_code=e.gb_code or (old.gb_code if old else ""), call_sites=sites)
+            gb_code=e.gb_code or (old.gb_code if old else ""), call_sites=sites,
+            debug=e.debug or (old.debug if old else ""),
+            raised=e.raised or (old.raised if old else False))
 
     def _on_tensor_match(self, e: ev.TensorMatch) -> None:
         self._see_user(e, e.user)

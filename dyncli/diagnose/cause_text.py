@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from dyncli.diagnose import entries as en
 from dyncli.diagnose.findings import Advice, Cause, CauseKind, ConfigFlag
-from dyncli.diagnose.model import REASON_CUT, GraphBreakReport
+from dyncli.diagnose.model import RAISED_BREAK, REASON_CUT, GraphBreakReport
 
 ENV = "TORCH_COMPILE_DYNAMIC_SOURCES"
 
@@ -72,7 +72,8 @@ def describe(c: Draft, printed: set[str]) -> None:
             c.title = (f"graph break at {b.place}{' in ' + b.function if b.file else ''}: "
                        f"torch resumed after it in {b.resumed_in}; its reason is not in the log")
         elif b is not None:
-            c.title = (f"graph break{' ' + b.gb_code if b.gb_code else ''} at {b.place}: "
+            raised = RAISED_BREAK if b.raised else ""
+            c.title = (f"graph break{' ' + b.gb_code if b.gb_code else ''} at {b.place}{raised}: "
                        f"{b.reason or REASON_CUT}")
             c.fix = c.fix or (b.hints[0] if b.hints else "")
     elif c.kind is CauseKind.ZERO_ONE and not c.title:

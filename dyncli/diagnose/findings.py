@@ -133,6 +133,8 @@ class Advice:
     # compile-crash traceback through them, or a cudagraph-error the log shows raised; the
     # program stopped on it
     ran: bool = False
+    # a graph break torch raised as an exception (fullgraph=True): the program stopped on it
+    stopped: bool = False
     # a note: what the log shows, nothing there to fix (``Diagnosis.notes``): said under
     # Notes, never a root cause
     note: bool = False
@@ -193,9 +195,11 @@ class Cause:
 
     @property
     def stops(self) -> bool:
-        """The program stopped on it: torch's compiler raised (a compile-crash finding), or
-        the compiled graph as it ran under CUDA graphs (its ``ran``)."""
-        return any(a.kind is AdviceKind.COMPILE_CRASH or a.ran for a in self.findings)
+        """The program stopped on it: torch's compiler raised (a compile-crash finding, a
+        graph break raised as an error), or the compiled graph as it ran under CUDA graphs
+        (its ``ran``)."""
+        return any(a.kind is AdviceKind.COMPILE_CRASH or a.ran or a.stopped
+                   for a in self.findings)
 
     @property
     def runs_eagerly(self) -> bool:
@@ -272,6 +276,14 @@ class DistinctBreak:
     compile_ids: tuple[str, ...]
     ranks: tuple[int | None, ...]
     function: str = ""  # the function that broke, where only a resume function's name says
+    debug: str = ""  # torch's "Developer debug context" (2.7 on), text from the log
+
+    @property
+    def said(self) -> str:
+        """Its type and torch's explanation; where torch explains nothing (GB0090's explanation
+        is empty), its debug context, the one place that names what broke."""
+        words = self.explanation or (f"torch's debug context: {self.debug}" if self.debug else "")
+        return self.gb_type + (f"\n{words}" if words else "")
 
     @property
     def place(self) -> str:
@@ -287,4 +299,4 @@ class DistinctBreak:
                 "file": self.file, "line": self.line, "user_code": self.user_code,
                 "count": self.count, "call_sites": list(self.call_sites),
                 "frames": list(self.frames), "compile_ids": list(self.compile_ids),
-                "ranks": list(self.ranks)}
+                "ranks": list(self.ranks), "debug": self.debug}

@@ -156,6 +156,8 @@ def _specializations(d: Diagnosis) -> str:
 def _graph_breaks(d: Diagnosis) -> str:
     rows = [[_e(b.code) or "—", _e(b.place), f"<code>{_e(b.user_code)}</code>",
              _e(b.gb_type) + (f"<br><span class=\"muted\">{_e(b.explanation)}</span>" if b.explanation else "")
+             + (f"<br><span class=\"muted\">torch's debug context: {_e(b.debug)}</span>"
+                if b.debug and not b.explanation else "")
              + "".join(f"<br>hint: {_e(h)}" for h in b.hints),
              str(b.count), "<br>".join(_e(s) for s in b.call_sites) or "—",
              _e(", ".join(b.frames)) or "—"] for b in d.distinct_graph_breaks]

@@ -126,6 +126,10 @@ class SpecializationReport:
 
 # a graph break read without its reason (GraphBreakReport.reason_cut)
 REASON_CUT = "(its reason is not in the log: torch's record of the break is cut)"
+# a break torch raised as an exception (torch._dynamo.exc.Unsupported ending a traceback:
+# GraphBreakReport.raised), in its cause's title and its finding's message
+RAISED_BREAK = (", raised as an error that stopped the program (fullgraph=True or "
+                "torch._dynamo.config.error_on_graph_break make every graph break one)")
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,9 @@ class GraphBreakReport:
     # (dyncli.diagnose.resumed): that name, and the function that broke
     resumed_in: str = ""
     function: str = ""
+    debug: str = ""  # torch's "Developer debug context" (2.7 on), text from the log
+    # raised as an exception (fullgraph=True, error_on_graph_break): the program stopped there
+    raised: bool = False
 
     @property
     def place(self) -> str:
@@ -567,6 +574,7 @@ class Diagnosis:
                 "count": b.count, "code": b.code, "explanation": b.explanation,
                 "hints": list(b.hints), "compile_ids": list(b.compile_ids),
                 "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
+                "debug": b.debug, **({"raised": True} if b.raised else {}),
                 **({"resumed_in": b.resumed_in, "function": b.function} if b.resumed_in else {}),
             } for b in self.graph_breaks],
             # (a torch 2.1 form's two flags only where set, as its readers have none)

@@ -138,7 +138,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                                       "installed here)")
             place = f"{_short(d.file)}:{d.line}" if d.file else d.place
             add_text_row(t, code, place + (f"\n{d.user_code}" if d.user_code else ""),
-                         str(d.count), d.gb_type + (f"\n{d.explanation}" if d.explanation else ""),
+                         str(d.count), d.said,
                          "\n".join(_short(s) for s in d.call_sites) or "-",
                          ", ".join(d.frames) or "-")
         out.print(t)

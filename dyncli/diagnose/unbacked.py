@@ -82,8 +82,9 @@ def item_fix(op: str, setting: bool = True) -> str:
     makes the graph capture the number, torch's answer wherever it names one (the
     DataDependentOutputException, 2.1-2.6's break reason "to enable, set …", pytensor#1110).
     ``setting`` False where the setting is not the answer (prime-rl#999: the backend failed on
-    an ``.item()`` the graph had captured)."""
-    what = f"{op} is a tensor's .item()"
+    an ``.item()`` the graph had captured). ``op`` "": torch named the call itself a
+    Tensor.item() (its warning, variables/tensor.py)."""
+    what = f"{op} is a tensor's .item()" if op else "a tensor's .item()"
     if setting:
         return (f"{what}: set torch._dynamo.config.capture_scalar_outputs = True (env "
                 "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's hint) so the graph captures the "

@@ -449,6 +449,12 @@ class GraphBreak(Event):
     gb_type: str = ""  # torch's graph-break type (the registry's Gb_type), torch >= 2.7
     gb_code: str = ""  # GB0025…, from the documentation link torch prints (torch >= 2.14)
     partial: bool = False  # the paste began inside the record: where it broke is not in it
+    # torch's "Developer debug context" (2.7 on): what broke, in torch's words, where the type
+    # does not say ("unsupported operator: mylib.op.default"); text from the log, shown as text
+    debug: str = ""
+    # raised as torch._dynamo.exc.Unsupported (a traceback's last line): fullgraph=True or
+    # error_on_graph_break made the break an error, and the program stopped on it
+    raised: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -130,7 +130,8 @@ _PY_WARNING_RE = re.compile(rb"^(?:\S{0,1024}torch[/\\]_dynamo[/\\][\w/\\]{1,200
                             rb"UserWarning: (?P<msg>(?:Graph break|Dynamo does not know how to trace)"
                             rb".{0,4000})$")
 # (the qualified name behind a paste's own indent too: vllm-ascend#1615's block is one space in)
-_UNSUPPORTED_RE = re.compile(rb"^(?:(?: {1,4})?torch\._dynamo\.exc\.)?Unsupported: (?P<msg>\S.{0,4000})$")
+_UNSUPPORTED_RE = re.compile(rb"^(?P<exc>(?: {1,4})?torch\._dynamo\.exc\.)?Unsupported: "
+                             rb"(?P<msg>\S.{0,4000})$")
 _RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
                                  rb"(?P<msg>Recompiling function .{1,4000})$")
 
@@ -185,7 +186,9 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
             and (m := _PY_WARNING_RE.match(line.lstrip(b" \t>"))) is not None:
         return reasons.warned_break, m["msg"].decode("utf-8", "replace")
     if b"Unsupported: " in line[:44] and (m := _UNSUPPORTED_RE.match(line)) is not None:
-        return reasons.unsupported_break, "Unsupported: " + m["msg"].decode("utf-8", "replace")
+        # (qualified, it is a traceback's last line, pytest's or a wrapper's copy of it: raised)
+        head = reasons.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
+        return reasons.unsupported_break, head + m["msg"].decode("utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return reasons.recompiling, m["msg"].decode("utf-8", "replace")
     if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \

@@ -433,9 +433,12 @@ class TextLogParser(ForeignLines):
         """A line repeating the open record's prefix: a continuation, or a new record that
         shares it (one-line records from one call site within the same millisecond)."""
         if is_start(word, message) and not (
-                rec.kind == b"Graph" and message.startswith(old.OLD_BREAK.encode())
-                and rec.lines and old.CONSIDER_RE.match(rec.lines[0].decode("utf-8", "replace"))):
-            # (the Tensor.item() warning's own "Graph break: from user code at:" continues it)
+                message.startswith(old.OLD_BREAK.encode()) and (
+                    rec.handler is orphans.orphan_item or (
+                        rec.kind == b"Graph" and rec.lines
+                        and old.CONSIDER_RE.match(rec.lines[0].decode("utf-8", "replace"))))):
+            # (the Tensor.item() warning's own "Graph break: from user code at:" continues it,
+            # its first line cut too)
             out = list(self._close(key))
             common = rec.common if rec.common is not _NO_COMMON else self._common_of(rec.prefix)
             out += self._start(key, rec.prefix, message, lineno, common)

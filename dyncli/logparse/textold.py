@@ -157,6 +157,10 @@ def old_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 # record (distrifuser#26, pytorch_scatter#457)
 # (the backticks are torch's; a paste outside a code fence, or copied from a rendered page, loses
 # them: transformers#37944)
+CONSIDER_HEAD = "Graph break from `Tensor.item()`, consider setting:"  # (2.15's words)
+# consider_setting's reason after what torch names (its one warning of the kind: Tensor.item())
+NOT_CAPTURED = ", which torch does not capture by default"
+ITEM_WARNED = f"Tensor.item(){NOT_CAPTURED}"
 CONSIDER_RE = re.compile(r"^Graph break from `?(?P<what>[^`,]{1,200}?)`?, consider setting:\s*$")
 _SETTING_RE = re.compile(r"^\s{1,40}(?P<set>(?:torch\.[\w.]{1,200} = \S{1,40})|(?:env \w{1,100}=\S{1,40}))\s*$")
 
@@ -174,7 +178,7 @@ def consider_setting(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
     hint = (f"{settings[0]} (torch's own hint" + (f"; or {settings[1]}" if len(settings) > 1 else "")
             + f"): the graph then captures {what} instead of breaking") if settings else ""
     return [ev.GraphBreak(file=where.file, user_line=where.line,
-                          reason=f"{what}, which torch does not capture by default",
+                          reason=f"{what}{NOT_CAPTURED}",
                           hints=(hint,) if hint else (), user_stack=stack, **common)]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse import textreasons as reasons
-from dyncli.logparse.textold import raised_reason
+from dyncli.logparse.textold import CONSIDER_HEAD, consider_setting, raised_reason
 
 Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
 
@@ -62,6 +62,23 @@ def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Even
     return [ev.GraphBreak(file="", user_line=0, reason=reason,
                           explanation=b.explanation, hints=b.hints, gb_type=b.gb_type,
                           gb_code=b.gb_code, partial=True, **common)]
+
+
+# The body of torch's Tensor.item() warning (variables/tensor.py _warn_capture_scalar_outputs,
+# 2.4-2.15) after its first line: the setting, "or:", its env form, "to include these operations
+# in the captured graph." Only that warning says capture_scalar_outputs there, and it is torch's
+# one warning about Tensor.item() (specforge#222's excerpt begins at the setting)
+_ITEM_BODY = (b"torch._dynamo.config.capture_scalar_outputs = True",
+              b"env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1",
+              b"to include these operations in the captured graph.")
+_TENSOR_PY = (b"variables/tensor.py:", b"variables\\tensor.py:")
+
+
+def orphan_item(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The body of torch's Tensor.item() warning whose first line the paste cut: that
+    warning still (its reason, torch's setting, the place its stack ends at: not ``partial``,
+    as the cut line named no place)."""
+    return consider_setting([CONSIDER_HEAD, *lines], common)
 
 
 # The body of torch's "Error while creating guard:" record (_guards.py: the guard's fields,
@@ -135,6 +152,8 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
         return orphan_recompile
     if b"__graph_breaks" in prefix and body:
         return orphan_graph_break
+    if body.rstrip() in _ITEM_BODY and any(t in prefix for t in _TENSOR_PY):
+        return orphan_item
     # (an error record of torch/_guards.py, behind a rank tag or not: "[rank0]:E0215 …")
     # (every line of it: the error's fields, or the traceback torch logs with it, whose
     # ConstraintViolationError items are read: pytorch#140011, #133653)

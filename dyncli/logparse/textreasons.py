@@ -177,6 +177,11 @@ class BreakBody:
     explanation: str = ""
     hints: tuple[str, ...] = ()
     stack: tuple[ev.UserLoc, ...] = ()
+    debug: str = ""  # "Developer debug context: …" (torch >= 2.7): what broke, in torch's words
+
+
+# the debug context's length kept (torch's is one line or a few: "unsupported operator: X")
+_DEBUG_MAX = 2000
 
 
 def graph_break_body(lines: list[str]) -> BreakBody:
@@ -188,11 +193,23 @@ def graph_break_body(lines: list[str]) -> BreakBody:
     """
     reason, gb_type, code, explanation = "", "", "", ""
     hints: list[str] = []
+    debug: list[str] = []  # its lines (torch indents a context's later lines 4 spaces)
+    in_debug, debug_len = False, 0
     stack_at, end = len(lines), len(lines)
     primary = True
     for i, text in enumerate(lines):
         body = text.strip()
-        if body.startswith("Graph Break Reason:") or (body.startswith("Reason:") and not reason):
+        if in_debug and body and text.startswith("    ") and i < stack_at:
+            if debug_len < _DEBUG_MAX:
+                debug.append(body)
+                debug_len += len(body) + 1
+            continue
+        in_debug = False
+        if body.startswith("Developer debug context:"):
+            if primary and not debug:
+                debug.append(body.split(":", 1)[1].strip())
+                in_debug, debug_len = True, len(debug[0])
+        elif body.startswith("Graph Break Reason:") or (body.startswith("Reason:") and not reason):
             # ("Reason: Unsupported: …" is torch 2.6's wording of the same line)
             reason = body.split(":", 1)[1].strip()
         elif body.startswith(_ANOTHER_BREAK):
@@ -213,7 +230,8 @@ def graph_break_body(lines: list[str]) -> BreakBody:
         elif reason and not gb_type and body and not text.startswith(" ") and i < stack_at:
             gb_type = body
     return BreakBody(reason=reason, gb_type=gb_type, gb_code=code, explanation=explanation,
-                     hints=tuple(hints), stack=user_stack(lines[stack_at:end]))
+                     hints=tuple(hints), stack=user_stack(lines[stack_at:end]),
+                     debug=" ".join(debug)[:_DEBUG_MAX])
 
 
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -223,7 +241,7 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=b.gb_type or b.reason,
                           explanation=b.explanation, hints=b.hints, user_stack=b.stack,
                           duplicate=bool(m["dup"]), gb_type=b.gb_type, gb_code=b.gb_code,
-                          **common)]
+                          debug=b.debug, **common)]
 
 
 _FX_FILE_RE = re.compile(r"^\s{0,40}# File: (?P<file>.{1,1024}?):(?P<line>\d{1,9}) in "
@@ -330,11 +348,20 @@ def _limit_exceeded(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                               **common)]
 
 
+# the head unsupported_break's first line keeps where the exception's class was qualified:
+# Python prints a traceback's last line so (and pytest's summary, a wrapper quoting it), never
+# torch's own records (their Unsupported is after "Reason: " or inside a record), so the break
+# was raised, not logged: fullgraph=True, torch._dynamo.config.error_on_graph_break (2.9 on) or
+# a strict export turn every graph break into this exception, and the program stopped on it
+RAISED_UNSUPPORTED = "torch._dynamo.exc.Unsupported: "
+
+
 def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """A graph break's message as an exception prints it (``Unsupported: Failed to trace
     builtin operator`` with its ``Explanation:`` and ``Hint:`` lines and torch's gb link;
     ``torch._dynamo.exc.Unsupported: call_method …`` at the end of a traceback: fullgraph=True
-    raised it), and its user stack where ``from user code:`` follows."""
+    raised it, ``raised``), and its user stack where ``from user code:`` follows."""
+    raised = lines[0].startswith(RAISED_UNSUPPORTED)
     first = lines[0].split("Unsupported: ", 1)[1].strip()
     if first.startswith(_LIMIT_GB):
         return _limit_exceeded(lines, common)
@@ -342,7 +369,8 @@ def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event
     where = b.stack[-1] if b.stack else ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=first[:300],
                           explanation=b.explanation, hints=b.hints, gb_type=first[:300],
-                          gb_code=b.gb_code, user_stack=b.stack, **common)]
+                          gb_code=b.gb_code, user_stack=b.stack, debug=b.debug, raised=raised,
+                          **common)]
 
 
 def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -371,7 +399,8 @@ def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     return [ev.GraphBreak(file=where.file, user_line=where.line,
                           reason=gb_type or b.explanation or "a graph break (its type is not in the log)",
                           explanation=b.explanation, hints=b.hints,
-                          user_stack=(where,) if where.file else (), gb_type=gb_type, **common)]
+                          user_stack=(where,) if where.file else (), gb_type=gb_type,
+                          debug=b.debug, **common)]
 
 
 def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

@@ -373,7 +373,7 @@ class TraceEventMapper:
         return ev.GraphBreak(file=head["file"], user_line=int(head["line"]),
                              reason=b.gb_type or b.reason, explanation=b.explanation,
                              hints=b.hints, user_stack=b.stack, gb_type=b.gb_type,
-                             gb_code=b.gb_code, **ctx)
+                             gb_code=b.gb_code, debug=b.debug, **ctx)
 
     def _output_graph(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """output_graph.py ``dynamo_output_graph``: node sizes, and the readable graph."""

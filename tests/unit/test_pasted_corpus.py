@@ -74,7 +74,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
           "explain_breaks", "notes", "cudagraph_raised", "data_dependent_checks",
-          "data_dependent_hints"}
+          "data_dependent_hints", "raised_breaks"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -98,6 +98,11 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert len(diag.no_compiled_frames) == expect.get("no_compiled_frames", 0)
     assert len(diag.guard_self_checks) == expect.get("guard_self_checks", 0)
     assert len(diag.compile_crashes) == expect.get("compile_crashes", 0)
+    # a graph break raised as torch's Unsupported stopped the program: a stop, ranked first
+    raised_breaks = sum(1 for b in diag.graph_breaks if b.raised)
+    assert raised_breaks == expect.get("raised_breaks", 0)
+    if raised_breaks:
+        assert diag.causes[0].stops, diag.causes[0].title
     cudagraphs = diag.cudagraphs
     assert (cudagraphs.distinct_sizes_warned if cudagraphs else 0) == \
         expect.get("cudagraph_sizes_warned", 0)
@@ -261,15 +266,16 @@ def test_torchs_note_that_it_cannot_trace_a_guard_is_said_with_it() -> None:
 def test_torchs_item_warning_is_one_break_with_torchs_setting() -> None:
     """distrifuser-26: torch's default warning at a Tensor.item() ("Graph break from
     `Tensor.item()`, consider setting: … capture_scalar_outputs = True", then its stack) is one
-    graph break whose fix is torch's setting. The paste ends on a frame's File line: that
-    frame is on the way, not the break's place."""
+    graph break whose fix is torch's setting, said as every .item()'s (unbacked.item_fix). The
+    paste ends on a frame's File line: that frame is on the way, not the break's place."""
     diag = diagnose_logs([PASTED / "distrifuser-26.log"])
     assert diag.stats.malformed == 0
     (b,) = diag.graph_breaks
     assert b.reason.startswith("Tensor.item()") and b.file == ""
     assert b.call_sites[0].endswith("distri_sdxl_unet_pp.py:94 in forward")
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
-    assert a.fix.startswith("torch._dynamo.config.capture_scalar_outputs = True (torch's own hint")
+    assert a.fix.startswith("a tensor's .item(): set torch._dynamo.config.capture_scalar_outputs "
+                            "= True (env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1; torch's hint)"), a.fix
 
 
 def test_torchs_own_words_without_torch_logs_are_read() -> None:

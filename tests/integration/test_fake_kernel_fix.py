@@ -1,0 +1,97 @@
+"""The fix for an operator with no fake kernel (GB0090 "Operator does not support running with
+fake tensors", round 24): torch 2.7 on names the op only in the record's Developer debug context
+("unsupported operator: dyncli_demo.scale.default"), and its hint is a doc link; diagnose keeps
+that context and names the op in the fix: register a fake kernel for it with
+torch.library.register_fake, or keep the call out of the compiled function.
+
+Applied on real torch.compile: a torch.library.Library op with a CPU kernel only breaks f's
+graph there (3 graphs: f's two around the break, and the op's Python kernel, run eagerly between
+them, which dynamo compiles as a frame of its own); with the fake kernel registered as the fix
+says, 1 graph (the op inside it) and no break.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from logged import run_variants
+
+from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.read import diagnose_logs
+
+pytestmark = pytest.mark.slow
+torch = pytest.importorskip("torch")
+
+PROGRAM = """
+import torch
+graphs = []
+def backend(gm, example_inputs):  # counts the graphs dynamo hands a backend
+    graphs.append(gm)
+    return gm.forward
+lib = torch.library.Library("dyncli_fake{n}", "DEF")
+lib.define("scale(Tensor x) -> Tensor")
+lib.impl("scale", lambda x: x * 2, "CPU")
+{fix}
+def f(x):
+    y = x.sin()
+    z = torch.ops.dyncli_fake{n}.scale(y)
+    return z.cos()
+
+out = torch.compile(f, backend=backend, fullgraph={fullgraph})(torch.randn(4))
+print("graphs", len(graphs), tuple(out.shape))
+"""
+# the fix as printed: torch.library.register_fake("NS::scale") on a function that returns
+# empty tensors of the outputs' shapes
+FIX = """
+@torch.library.register_fake("dyncli_fake{n}::scale")
+def _(x):
+    return torch.empty_like(x)
+"""
+
+
+@pytest.mark.skipif(tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 7),
+                    reason="torch 2.7 on: the op only in the Developer debug context")
+def test_the_printed_fake_kernel_fix_removes_the_break(tmp_path: Path) -> None:
+    # (two namespaces: a Library's namespace and its fake kernel outlive dynamo's reset)
+    runs = run_variants({"broken": PROGRAM.format(n=1, fix="", fullgraph=False),
+                         "fixed": PROGRAM.format(n=2, fix=FIX.format(n=2), fullgraph=False)},
+                        tmp_path, logs="graph_breaks")
+    assert not any(v.raised for v in runs.values())
+    assert "graphs 3 (4,)" in runs["broken"].stdout, runs["broken"].text[-2000:]
+    text = runs["broken"].text
+    assert "Operator does not support running with fake tensors" in text
+    assert "Developer debug context: unsupported operator: dyncli_fake1.scale.default" in text
+    diag = diagnose_logs([runs["broken"].log])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert 'torch.library.register_fake("dyncli_fake1::scale")' in a.fix, a.fix
+    (b,) = diag.graph_breaks
+    assert b.debug == "unsupported operator: dyncli_fake1.scale.default"
+    # applied: one graph, no break
+    assert "graphs 1 (4,)" in runs["fixed"].stdout, runs["fixed"].text[-2000:]
+    assert "Graph break" not in runs["fixed"].text
+
+
+@pytest.mark.skipif(tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 7),
+                    reason="torch 2.7 on: the op only in the Developer debug context")
+def test_under_fullgraph_the_break_raised_is_said_to_stop_the_program_and_the_fix_holds(
+        tmp_path: Path) -> None:
+    # fullgraph=True raises the break as torch._dynamo.exc.Unsupported: the program's traceback
+    # ends in it, with no graph-break record (TORCH_LOGS unset, torch's default)
+    runs = run_variants({"raised": PROGRAM.format(n=3, fix="", fullgraph=True),
+                         "fixed": PROGRAM.format(n=4, fix=FIX.format(n=4), fullgraph=True)},
+                        tmp_path)
+    assert runs["raised"].raised and "graphs" not in runs["raised"].stdout
+    text = runs["raised"].text
+    assert "torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors" \
+        in text, text[-3000:]
+    diag = diagnose_logs([runs["raised"].log])
+    (b,) = diag.graph_breaks
+    assert b.raised and b.debug == "unsupported operator: dyncli_fake3.scale.default"
+    cause = diag.causes[0]
+    assert cause.stops and "raised as an error that stopped the program" in cause.title, \
+        cause.title
+    assert 'torch.library.register_fake("dyncli_fake3::scale")' in cause.fix, cause.fix
+    # the same fix under fullgraph=True: it compiles in one graph and runs
+    assert not runs["fixed"].raised, runs["fixed"].text[-2000:]
+    assert "graphs 1 (4,)" in runs["fixed"].stdout

@@ -1,0 +1,95 @@
+"""An operator without a fake kernel (GB0090 "Operator does not support running with fake
+tensors", round 24): torch 2.7 on names the op only in the record's "Developer debug context",
+which diagnose keeps (a field of the break, shown as text) and names in the fix: register a fake
+kernel for it, or keep the call out. The record is torch 2.15's (TORCH_LOGS=graph_breaks, a real
+run of tests/integration/test_fake_kernel_fix.py's program: a torch.library.Library op with a
+CPU kernel only, compiled with fullgraph=False), where the fix is applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.read import diagnose_logs
+
+PASTED = Path(__file__).parent.parent / "data" / "pasted"
+_PRE = b"V1130 20:32:41.795000 27587 torch/_dynamo/symbolic_convert.py:5577] [0/0] [__graph_breaks] "
+_DOC = (b"see https://docs.google.com/document/d/1GgvOe7C8_NVOMLOCwDaYV1mXXyHMXY7ExoewHqooxrs/"
+        b"edit#heading=h.64r4npvq0w0 for how to fix")
+_RECORD = [
+    b"Graph break in user code at /tmp/h53/prog.py:8",
+    b"Graph Break Reason: Encountered graph break when attempting to trace CALL: a function "
+    b"call, e.g. f(x, y):",
+    b"",
+    b"Operator does not support running with fake tensors",
+    b"  Explanation: ",
+    b"  Hint: " + _DOC,
+    b"",
+    b"  Developer debug context: unsupported operator: dyncli_demo.scale.default",
+    b"",
+    b" For more details about this graph break, please visit: "
+    b"https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0090.html",
+    b"",
+    b"User code traceback:",
+    b'  File "/tmp/h53/prog.py", line 11, in <module>',
+    b'    out = torch.compile(f, backend="eager", fullgraph=False)(torch.randn(4))',
+    b'  File "/tmp/h53/prog.py", line 8, in f',
+    b"    z = torch.ops.dyncli_demo.scale(y)",
+    b"",
+]
+
+
+def _diag(tmp_path: Path, lines: list[bytes]):  # type: ignore[no-untyped-def]
+    log = tmp_path / "fake.log"
+    log.write_bytes(b"".join(_PRE + t + b"\n" for t in lines))
+    return diagnose_logs([log])
+
+
+def _fix(diag) -> str:  # type: ignore[no-untyped-def]
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    return a.fix
+
+
+def test_the_debug_context_is_kept_and_the_fix_names_its_op(tmp_path: Path) -> None:
+    diag = _diag(tmp_path, _RECORD)
+    (b,) = diag.graph_breaks
+    assert b.debug == "unsupported operator: dyncli_demo.scale.default"
+    fix = _fix(diag)
+    assert 'torch.library.register_fake("dyncli_demo::scale")' in fix, fix
+    assert "keep the call out of the compiled function" in fix and "docs.google" not in fix
+    (c,) = [c for c in diag.causes if c.graph_breaks]
+    assert c.fix == fix
+    (d,) = diag.distinct_graph_breaks
+    assert d.to_json()["debug"] == b.debug and "torch's debug context: unsupported operator" in d.said
+    assert diag.to_json()["graph_breaks"][0]["debug"] == b.debug
+
+
+def test_a_context_over_lines_is_joined_and_only_the_first_breaks_counts(tmp_path: Path) -> None:
+    # (torch indents a context's later lines 4 spaces; a break while handling it is a consequence)
+    lines = [*_RECORD[:7], b"  Developer debug context: unsupported operator:",
+             b"    dyncli_demo.scale.default", b"",
+             b"*** While handling this graph break, another graph break occurred: ***", b"",
+             b"  Developer debug context: something else", *_RECORD[8:]]
+    (b,) = _diag(tmp_path, lines).graph_breaks
+    assert b.debug == "unsupported operator: dyncli_demo.scale.default"
+
+
+def test_torchs_import_hint_comes_first_and_torchs_own_op_is_reported(tmp_path: Path) -> None:
+    # utils.py: "It's possible that the support was implemented in module `M` and you may need
+    # to `import M`(ctx), otherwise see …" where the op's Python stub names a module
+    stub = (b"  Hint: It's possible that the support was implemented in module `mylib.ops` and "
+            b"you may need to `import mylib.ops`(mylib.ops.scale), otherwise " + _DOC)
+    fix = _fix(_diag(tmp_path, [*_RECORD[:5], stub, *_RECORD[6:]]))
+    assert fix.startswith("import mylib.ops before compiling"), fix
+    assert 'register_fake("dyncli_demo::scale")' in fix
+    aten = [*_RECORD[:7], b"  Developer debug context: unsupported operator: aten.foo.default",
+            *_RECORD[8:]]
+    fix = _fix(_diag(tmp_path, aten))
+    assert "torch's own operator" in fix and "register_fake" not in fix, fix
+
+
+def test_the_pasted_vllm_breaks_name_the_op_in_both_releases_words() -> None:
+    # 2.7 on: the op in the debug context (vllm-ascend#2235); 2.5-2.6: in the reason (#1962)
+    for name in ("vllm-ascend-2235.log", "vllm-ascend-1962.log"):
+        fix = _fix(diagnose_logs([PASTED / name]))
+        assert 'torch.library.register_fake("_C::rotary_embedding")' in fix, (name, fix)
