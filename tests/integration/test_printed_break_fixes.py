@@ -94,13 +94,16 @@ def test_a_builtin_operator_cut_before_its_hints_is_named(tmp_path: Path) -> Non
     assert runs["fixed"].stdout.strip() == "[3.0, 3.0]", runs["fixed"].log.read_text()[-2000:]
 
 
-_COUNTED = """
-import torch
-graphs = []
+# the backend the programs count graphs with
+_GRAPHS = """graphs = []
 def backend(gm, inputs):
     graphs.append(gm)
     return gm.forward
-def f(x):
+"""
+
+_COUNTED = """
+import torch
+""" + _GRAPHS + """def f(x):
     x = x + 1
 {call}    return x * 2
 print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
@@ -122,11 +125,7 @@ def test_a_called_graph_break_goes_with_the_call(tmp_path: Path) -> None:
 _POLYFILLED = """
 import ctypes
 import torch
-graphs = []
-def backend(gm, inputs):
-    graphs.append(gm)
-    return gm.forward
-class Flag(ctypes.c_int):
+""" + _GRAPHS + """class Flag(ctypes.c_int):
     pass
 {setup}def f(x):
     x = x + 1
@@ -194,11 +193,7 @@ import operator
 import torch
 {setup}A = [array.array("i", [1]), array.array("i", [2])]
 AB = array.array("i", [1])
-graphs = []
-def backend(gm, inputs):
-    graphs.append(gm)
-    return gm.forward
-def f(x):
+""" + _GRAPHS + """def f(x):
     x = x + 1
     return x * operator.countOf(A, AB)
 print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
@@ -229,11 +224,7 @@ def test_a_break_in_a_polyfill_another_polyfill_called_is_fixed_at_the_users_cal
 
 _EQUAL = """
 import torch
-graphs = []
-def backend(gm, inputs):
-    graphs.append(gm)
-    return gm.forward
-def f(a, b):
+""" + _GRAPHS + """def f(a, b):
 {body}
 print(torch.compile(f, backend=backend)(torch.ones(2), torch.ones(2)).tolist(), len(graphs))
 """
