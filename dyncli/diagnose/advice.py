@@ -1039,8 +1039,8 @@ def _break_fix(b: GraphBreakReport) -> str:
 # support running with fake tensors" (vllm-ascend#2235), whose hint is a doc link, prefixed by
 # "…you may need to `import M`(…), otherwise" where a Python stub module names one. The op is
 # printed as its OpOverload ("ns.name.overload"); register_fake takes "ns::name". Applied:
-# tests/integration/test_fake_kernel_fix.py (a Library op with a CPU kernel only: 2 graphs, 1
-# with the fake kernel registered). (A torch.library.custom_op without one fails otherwise:
+# tests/integration/test_fake_kernel_fix.py (a Library op with a CPU kernel only: 3 graphs, f's
+# two and the op's Python kernel; 1 with the fake kernel registered). (A torch.library.custom_op without one fails otherwise:
 # 2.15's TorchRuntimeError "There was no fake impl registered for <CustomOpDef(…)>".)
 _NO_FAKE_RE = re.compile(r"unsupported operator: (?P<op>[A-Za-z_][\w.]{0,300})")
 _STUB_RE = re.compile(r"you may need to `import (?P<m>[\w.]{1,200})`")
