@@ -121,18 +121,32 @@ _QUOTED = {
     **{head.encode(): f"torch._dynamo.exc.{cls}".encode() for head, cls in _CLASSLESS.items()},
     b"dynamic shape operator: ": b"torch._dynamo.exc.Unsupported",
 }
-_QUOTED_RE = re.compile(rb"^(?:> ?){0,4}`?(?:[A-Za-z_][\w.]{0,100}: )?[\w ]{0,80} error '(?P<msg>(?:"
-                        + b"|".join(map(re.escape, _QUOTED)) + rb").{0,4000}?)'?"
-                        rb"(?:, please check the stack trace above for the root cause\.?)?`?\s*$")
+# the wrapper's line up to the quoted message's start (its end is cut by quoted_exception: a
+# lazy message before optional tails and "\s*$" retried the blanks at each of its 4000 lengths,
+# 31 s on a line of 1 MB of blanks)
+_QUOTED_RE = re.compile(rb"^(?:> ?){0,4}`?(?:[A-Za-z_][\w.]{0,100}: )?[\w ]{0,80} error '(?P<head>"
+                        + b"|".join(map(re.escape, _QUOTED)) + rb")")
+_QUOTED_MAX = 4000  # the message's length after its head, at most
+_WRAPPER_TAIL = b", please check the stack trace above for the root cause"
 
 
 def quoted_exception(raw: bytes) -> bytes | None:
-    """torch's exception line that a wrapper's exception line quotes (``_QUOTED``), or None."""
+    """torch's exception line that a wrapper's exception line quotes (``_QUOTED``), or None.
+    The message ends before the wrapper's tail: the closing quote, vLLM's "please check …"
+    (with its full stop or without), a backtick closing a code span, trailing blanks."""
     m = _QUOTED_RE.match(raw)
     if m is None:
         return None
-    msg = m["msg"]
-    return _QUOTED[next(k for k in _QUOTED if msg.startswith(k))] + b": " + msg
+    rest = raw[m.end():].rstrip()  # (after the head, which may end in a blank of its own)
+    rest = rest[:-1] if rest.endswith(b"`") else rest
+    for tail in (_WRAPPER_TAIL + b".", _WRAPPER_TAIL):
+        if rest.endswith(tail):
+            rest = rest[:-len(tail)]
+            break
+    rest = rest[:-1] if rest.endswith(b"'") else rest
+    if len(rest) > _QUOTED_MAX or b"\n" in rest:
+        return None
+    return _QUOTED[m["head"]] + b": " + m["head"] + rest
 
 
 # a kernel inductor generated, as Triton's CompilationError quotes it ("def triton_poi_…(")
