@@ -138,6 +138,7 @@ USAGE: dict[str, str] = {
     "glog.GLOG_RE": "match", "events._COMPILE_ID_RE": "match", "textmsg._FLOC_RE": "fullmatch",
     "textreasons.FAILURE_RE": "match", "trace_events._NONE_TAIL": "match",
     "trace_lines._WORD": "match", "trace_lines._DIGITS": "match",
+    "trace_lines._REACHED": "match",
     "trace_events._BLANK": "findall", "trace_events._NODE_NO": "findall",
     "trace_events._ARG": "findall", "pgo_trace._UNUSUAL_TOKEN_RE": "findall",
     "textpaste._AT_REST_RE": "match", "textpaste._BARE_RE": "match",
