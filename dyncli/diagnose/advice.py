@@ -886,6 +886,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
     (keras#22282: an AssertionError in dynamo's bytecode_transformation.py; depyf#9: a package's
     patch raised inside dynamo)."""
     out = []
+    # (a custom op without a fake kernel: the crash's own lines do not say which, its break's do)
+    no_fake = {b.rank: f for b in diag.graph_breaks if (f := _break_no_fake_impl(b))}
     for x in diag.compile_crashes:
         error = x.error or "an exception"
         if x.cut:
@@ -913,7 +915,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
             sites=sites_of(x.user), ran=x.cudagraph_run,
             message=f"the program stopped: {raised}{where}{user}{after}.",
-            fix=_crash_fix(x),
+            fix=(no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake
+                 else _crash_fix(x)),
             evidence=(cite(x.line, "", shown[:300]),)))
     return out
 
@@ -981,7 +984,7 @@ def _break_fix(b: GraphBreakReport) -> str:
     logging_fix = _logging_fix(b)
     if logging_fix:
         return logging_fix
-    fake = _fake_kernel_fix(b)
+    fake = _fake_kernel_fix(b) or _break_no_fake_impl(b)
     if fake:
         return fake
     builtin = builtin_name(b.explanation)
@@ -1064,9 +1067,38 @@ def _fake_kernel_fix(b: GraphBreakReport) -> str:
     first = (f"import {stub['m']} before compiling (torch's hint: {qual}'s fake kernel may be "
              "registered there); otherwise " if stub else "")
     return (f"{first}register a fake kernel for {qual}, which dynamo runs on fake tensors to "
-            f"trace the call: torch.library.register_fake(\"{qual}\") on a function of the op's "
-            "inputs that returns empty tensors of the outputs' shapes, dtypes and devices "
-            "(torch.empty_like(x), say); or keep the call out of the compiled function")
+            f"trace the call: torch.library.register_fake(\"{qual}\") {_FAKE_BODY}")
+
+
+# what a fake kernel is, and the other way out (both fixes of an op without one)
+_FAKE_BODY = ("on a function of the op's inputs that returns empty tensors of the outputs' "
+              "shapes, dtypes and devices (torch.empty_like(x), say); or keep the call out of "
+              "the compiled function")
+# A torch.library.custom_op with no fake kernel (2.15's words, torch/_library/custom_ops.py):
+# dynamo's fake-tensor run of the call raises "There was no fake impl registered for
+# <CustomOpDef(ns::op)>. … Please use `op.register_fake` to add an fake impl." inside a
+# TorchRuntimeError ("RuntimeError when making fake tensor call", GB4315): the program stops, and
+# the break's record quotes it. Applied: tests/integration/test_custom_op_fake_fix.py.
+_NO_FAKE_IMPL_RE = re.compile(r"There was no fake impl registered for "
+                              r"<CustomOpDef\((?P<op>[\w.]{1,200}::[\w.]{1,200})\)>")
+_REGISTER_HINT_RE = re.compile(r"Please use `(?P<py>[A-Za-z_][\w.]{0,200})\.register_fake`")
+
+
+def _no_fake_impl_fix(text: str) -> str:
+    """Register the custom op's fake kernel, as torch's hint says; "" where ``text`` is not
+    torch's error for a custom op without one."""
+    m = _NO_FAKE_IMPL_RE.search(text)
+    if m is None:
+        return ""
+    hint = _REGISTER_HINT_RE.search(text)
+    how = (f"@{hint['py']}.register_fake (torch's hint)" if hint is not None else
+           f"torch.library.register_fake(\"{m['op']}\")")
+    return (f"register a fake kernel for the custom op {m['op']}, which dynamo runs on fake "
+            f"tensors to trace the call: {how} {_FAKE_BODY}")
+
+
+def _break_no_fake_impl(b: GraphBreakReport) -> str:
+    return _no_fake_impl_fix(f"{b.explanation}\n{b.reason}\n{b.debug}")
 
 
 def _polyfill_caller(b: GraphBreakReport) -> str | None:
