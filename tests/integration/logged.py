@@ -10,6 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+# A program's lines that count the graphs dynamo hands a backend (``backend=backend``, then
+# ``len(graphs)``): the fix tests' programs print the count beside their result.
+COUNTING_BACKEND = """graphs = []
+def backend(gm, example_inputs):  # counts the graphs dynamo hands a backend
+    graphs.append(gm)
+    return gm.forward
+"""
+
 
 def _environment(logs: str, env: Mapping[str, str] | None) -> dict[str, str]:
     """This environment under TORCH_LOGS=``logs`` (empty: unset) and ``env``, one OpenMP

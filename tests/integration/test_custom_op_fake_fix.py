@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import run_variants
+from logged import COUNTING_BACKEND, run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
@@ -22,11 +22,7 @@ torch = pytest.importorskip("torch")
 
 PROGRAM = """
 import torch
-graphs = []
-def backend(gm, example_inputs):  # counts the graphs dynamo hands a backend
-    graphs.append(gm)
-    return gm.forward
-@torch.library.custom_op("dyncli_co{n}::scale", mutates_args=())
+""" + COUNTING_BACKEND + """@torch.library.custom_op("dyncli_co{n}::scale", mutates_args=())
 def scale(x: torch.Tensor) -> torch.Tensor:
     return x * 2
 {fix}

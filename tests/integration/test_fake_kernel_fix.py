@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import run_variants
+from logged import COUNTING_BACKEND, run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
@@ -25,11 +25,7 @@ torch = pytest.importorskip("torch")
 
 PROGRAM = """
 import torch
-graphs = []
-def backend(gm, example_inputs):  # counts the graphs dynamo hands a backend
-    graphs.append(gm)
-    return gm.forward
-lib = torch.library.Library("dyncli_fake{n}", "DEF")
+""" + COUNTING_BACKEND + """lib = torch.library.Library("dyncli_fake{n}", "DEF")
 lib.define("scale(Tensor x) -> Tensor")
 lib.impl("scale", lambda x: x * 2, "CPU")
 {fix}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logged import Script, run_variants
+from logged import COUNTING_BACKEND, Script, run_variants
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
@@ -94,16 +94,9 @@ def test_a_builtin_operator_cut_before_its_hints_is_named(tmp_path: Path) -> Non
     assert runs["fixed"].stdout.strip() == "[3.0, 3.0]", runs["fixed"].log.read_text()[-2000:]
 
 
-# the backend the programs count graphs with
-_GRAPHS = """graphs = []
-def backend(gm, inputs):
-    graphs.append(gm)
-    return gm.forward
-"""
-
 _COUNTED = """
 import torch
-""" + _GRAPHS + """def f(x):
+""" + COUNTING_BACKEND + """def f(x):
     x = x + 1
 {call}    return x * 2
 print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
@@ -125,7 +118,7 @@ def test_a_called_graph_break_goes_with_the_call(tmp_path: Path) -> None:
 _POLYFILLED = """
 import ctypes
 import torch
-""" + _GRAPHS + """class Flag(ctypes.c_int):
+""" + COUNTING_BACKEND + """class Flag(ctypes.c_int):
     pass
 {setup}def f(x):
     x = x + 1
@@ -193,7 +186,7 @@ import operator
 import torch
 {setup}A = [array.array("i", [1]), array.array("i", [2])]
 AB = array.array("i", [1])
-""" + _GRAPHS + """def f(x):
+""" + COUNTING_BACKEND + """def f(x):
     x = x + 1
     return x * operator.countOf(A, AB)
 print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
@@ -224,7 +217,7 @@ def test_a_break_in_a_polyfill_another_polyfill_called_is_fixed_at_the_users_cal
 
 _EQUAL = """
 import torch
-""" + _GRAPHS + """def f(a, b):
+""" + COUNTING_BACKEND + """def f(a, b):
 {body}
 print(torch.compile(f, backend=backend)(torch.ones(2), torch.ones(2)).tolist(), len(graphs))
 """
