@@ -46,6 +46,7 @@ from dyncli.logparse import (  # noqa: E402
     textguards,
     textmsg,
     textpaste,
+    textprofiler,
     textreasons,
     torchtree,
     trace_events,
@@ -54,10 +55,11 @@ from dyncli.logparse import (  # noqa: E402
 )
 from dyncli.suggest import pgo_trace  # noqa: E402
 
-# (textpaste, textforeign, textcrash, torchtree: a pasted log's lines; unbacked and advice: a
-# graph break's reason and explanation, an exception's text, as read from the input)
+# (textpaste, textforeign, textcrash, textprofiler, torchtree: a pasted log's lines; unbacked
+# and advice: a graph break's reason and explanation, an exception's text, as read from the input)
 MODULES = (glog, events, textmsg, textreasons, textguards, trace_events, trace_map, trace_lines,
-           pgo_trace, textpaste, textforeign, textcrash, torchtree, unbacked, advice)
+           pgo_trace, textpaste, textforeign, textcrash, textprofiler, torchtree, unbacked,
+           advice)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]

@@ -202,11 +202,19 @@ class _Builder:
         return c
 
     def add_recompiles(self) -> None:
+        unnumbered: dict[tuple[int | None, str, int | None], int] = {}
         for r in self.diag.recompiles:
             c = self.cause(self.recompile_key(r), CauseKind.OTHER)
             c.recompiles += 1
             c.ranks[r.rank] = None
             cid = (r.rank, r.compile_id.split("_")[0])
+            if not r.compile_id and r.function:
+                # a recompile of a log without compile ids (torch 2.1's records, CompileProfiler's
+                # report) is one compile of its function: the k-th after its first, named as
+                # attach() names a limit's (before: every such recompile was one compile)
+                k = unnumbered[(r.rank, r.function, r.first_line)] = \
+                    unnumbered.get((r.rank, r.function, r.first_line), 0) + 1
+                cid = (r.rank, f"?{r.function}:{r.first_line}/{k}")
             if r.compiled and cid not in self.claimed:
                 self.claimed.add(cid)
                 c.compile_ids[cid] = None

@@ -61,13 +61,43 @@ _DEFAULTS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile
 _DEFAULT_BEFORE_2_2 = 64
 
 
+# How a raised limit reaches every thread that compiles (TensorRT-LLM#18492: a limit set at model
+# load, an executor loop on another context kept torch's 8). From torch 2.12 a config override is
+# a ContextVar (utils/_config_module.py: assignments and config.patch alike), so
+# ``torch._dynamo.config.recompile_limit = N`` on the main thread leaves an executor or serving
+# thread at torch's default; torch.compile's ``recompile_limit=`` (2.12 on: pytorch#177936) is
+# kept by the compiled callable and holds on every thread (2.11 has neither: one process-wide
+# value). A log's cache_size_limit is torch before 2.7: its assignment is process-wide.
+# (tests/integration/test_limit_thread_fix.py applies both on 2.15, the compiles on a thread)
+_ON_EVERY_THREAD = {
+    "recompile_limit": (
+        "; to raise the limit on every thread, pass it to torch.compile: torch.compile(…, "
+        "recompile_limit=N) (torch 2.12 on); from 2.12 an assignment to "
+        "torch._dynamo.config holds only on the thread that makes it, so code compiled on an "
+        "executor or serving thread keeps torch's default"),
+    "accumulated_recompile_limit": (
+        "; set it on the thread that runs the compiled code: from torch 2.12 an assignment to "
+        "torch._dynamo.config holds only on the thread that makes it"),
+}
+
+
+def _default(x: RecompileLimitReport) -> int | None:
+    return _DEFAULT_BEFORE_2_2 if x.before_2_2 else _DEFAULTS.get(x.limit_name)
+
+
+def _set_above_default(x: RecompileLimitReport) -> bool:
+    """The warning names a limit above torch's default: the program set it."""
+    default, set_to = _default(x), small_int(x.limit)
+    return default is not None and set_to is not None and set_to > default
+
+
 def _raising(flag: str, x: RecompileLimitReport, sweep: bool = True) -> str:
     """What raising the limit does: hides the recompiles; unless the log shows the limit
     already raised (intel-xpu-backend-for-triton#5838: 100, a benchmark that compiles
     flex_attention with dynamic=False for each of its shapes on purpose), where it may be the
     program's own choice."""
-    default = _DEFAULT_BEFORE_2_2 if x.before_2_2 else _DEFAULTS.get(x.limit_name)
-    if default is None or (set_to := small_int(x.limit)) is None or set_to <= default:
+    default = _default(x)
+    if not _set_above_default(x):
         return f"raising {flag} only hides the recompiles"
     raised = f"the limit here ({x.limit}) is above torch's default ({default}), so the program set it"
     if not sweep:  # (a guard no size sweep explains: more of the limit hides more)
@@ -110,6 +140,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     guard = gt.split_failed(x.last_reason)[1]
     kind = str(gt.checked(guard)) if x.last_reason else "unknown"
     flag_fix = None
+    raises = False  # the fix advises raising the limit (then: how, so that every thread sees it)
     # a guard on a Python number: the name it compares, and the value
     text = gt.guard_text(guard)
     operands = gt.compared(text)
@@ -128,6 +159,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         fix = (f"{flag_fix} (torch's own hint; every parameter may then become dynamic, after "
                f"one more recompile); raising {flag} only hides the recompiles")
     elif size and oldest is not None:
+        raises = True
         # 3DRS#8: "[7/8] … last reason: 7/0: tensor 'L['input_ids']' size mismatch …"
         note = (f" Its last reason names entry {oldest}, the frame's first compile: torch 2.5 "
                 "and 2.6 print the oldest cached entry's failure there (2.7 on, the newest's). "
@@ -144,7 +176,9 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         note = (" Its last reason is a size this log cannot tell the cause of (see the "
                 "size-pinned finding).")
         fix = f"find what keeps the size static (size-pinned); {_raising(flag, x)}"
+        raises = _set_above_default(x)
     elif size:
+        raises = True
         note = " Its last reason is a size change: the mark-dynamic suggestion removes those recompiles."
         fix = (f"apply the mark-dynamic fix; {_raising(flag, x)} (but under "
                f"torch.compile(dynamic=False) no list makes a size dynamic: if that was chosen on "
@@ -156,6 +190,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                 f"({text}): each value its scheduler writes compiles again.")
         fix = f"{optim}; raising {flag} only hides the recompiles"
     elif kind == gt.Checked.SCALAR and is_attribute(attr) and not gt.is_float(value):
+        raises = True
         # transformers#36484: each decoder layer's layer_idx, one forward for every layer
         note = (f" Its last reason is an int attribute of a module that changed "
                 f"({text}): torch keeps those static by design "
@@ -167,6 +202,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                f"code neither branches on it nor indexes with it, "
                f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(attr)} makes it dynamic")
     elif kind == gt.Checked.SCALAR and gt.is_float(value):
+        raises = True
         # modula#1 (torch 2.3: "dynamic=False, or code that specializes it" was said; torch
         # specialized every float then); pytorch#149406 (2.5.1, under dynamic=True)
         note = (f" Its last reason is a Python float that changed ({guard.split('  #')[0].strip()}),"
@@ -176,6 +212,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         fix = (f"pass the number as a 0-d tensor to compile once (every torch release), or raise "
                f"{flag} if these values are expected and few; {guard_kinds.FLOAT_RELEASES}")
     elif kind == gt.Checked.SCALAR:
+        raises = True
         note = (f" Its last reason is a Python number that changed ({guard.split('  #')[0].strip()}),"
                 " still static at that compile: automatic dynamic did not make it dynamic "
                 "(dynamic=False, or code that specializes it at every value).")
@@ -201,10 +238,12 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
             and r.function == x.function for t in r.reasons)), flag)
         note = f" Its last reason: {row.what}."
         fix = row.fix
+        raises = kind in (gt.Checked.INSTANCE, gt.Checked.INSTANCE_TYPE)  # (their rows raise it)
     elif (each := guard_kinds.per_instance(kind, (x.last_reason,), flag)) is not None:
         # ComfyUI#14536, ComfyUI-TeaCache#150: one forward for each of Wan's blocks, each
         # with its own LoRA patch and key: one compile per block, on the first pass already
         note, fix = f" Its last reason: {each.what}.", each.fix
+        raises = True
     elif diag.recompiles and any(r.kind == kind for r in diag.recompiles):
         note = ""
         fix = f"fix the recompile cause above; raising {flag} only hides it"
@@ -213,6 +252,8 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         note = f" Its last reason: {row.what}."
         fix = (f"{row.fix}; {_raising(flag, x, sweep=False)}"
                + ("" if diag.recompiles else f" ({_RICHER})"))
+    if raises:
+        fix += _ON_EVERY_THREAD.get(x.limit_name or "recompile_limit", "")
     cid = CompileId.parse(x.compile_id) if x.compile_id else None
     # a warning pasted bare has no compile id: its frame is the one its last reason names
     at = cid or proven.failed_entry(x.last_reason)

@@ -20,6 +20,7 @@ from dyncli.logparse import textautotune as autotune
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textorphans as orphans
+from dyncli.logparse import textprofiler as profiler
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
 from dyncli.logparse.textcrash import CrashReader, quoted_exception
@@ -200,6 +201,8 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
         return reasons.graph_break, text
     if line.strip() in _EXPLAIN_HEADS:
         return reasons.explained_breaks, line.strip().decode("utf-8", "replace")
+    if line.startswith(b"Torchdynamo Profiler Report") and profiler.is_head(line):
+        return profiler.report, line.strip().decode("utf-8", "replace")
     if _STANCE in line[:200]:
         text = line.strip().decode("utf-8", "replace")
         if reasons.STANCE_RE.match(text) is not None:
@@ -218,11 +221,14 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     # (its parts at the margin too: a paste that lost torch's two-space indent, pytorch#165421)
     reasons.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
                                  b"Developer debug context: "), 2),
+    reasons.cut_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
+                         b"Developer debug context: "), 2),
     reasons.recompiling: ((), 1),
     reasons.stance_recompile: ((), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
     reasons.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
     reasons.no_compiled_frames: ((), 0),
+    profiler.report: ((), 1),  # (and every line up to the one that ends it: its tables' rows)
     cg.many_sizes: ((), 0),  # (and any line that is a piece of torch's warning)
     reasons.graph_break: ((b"Reason: ", b"User code traceback:", b"Graph Break Reason: "), 0),
     # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
@@ -289,6 +295,12 @@ class ForeignLines:
             return list(self._pending_read(lines, {"line": self._pending_at,
                                                    "rank": self._pending_rank}))
         except RECORD_ERRORS:
+            if self._pending_read is reasons.cut_break:
+                # (an Explanation line without torch's other parts: nobody's after all)
+                self.stats.recognized -= len(lines)
+                self.stats.records -= 1
+                self.stats.unrecognized += len(lines)
+                self._sample(self._pending_at, lines[0].encode())
             return []
 
     def _pend(self, read: Any, text: str, lineno: int) -> Iterable[ev.Event]:
@@ -438,7 +450,8 @@ class ForeignLines:
             if len(self._pending) < MAX_RECORD_LINES and (
                     (raw[:1] in (b" ", b"\t") and not blank) or (heads and raw.startswith(heads))
                     or (blank and self._pending_blank < blanks)
-                    or (self._pending_read is cg.many_sizes and cg.continues_many_sizes(raw))):
+                    or (self._pending_read is cg.many_sizes and cg.continues_many_sizes(raw))
+                    or (read is profiler.report and profiler.continues(self._pending[-1], raw))):
                 self.stats.recognized += 1
                 self._pending_blank = self._pending_blank + 1 if blank else 0
                 self._pending.append(raw.decode("utf-8", "replace").rstrip())
@@ -564,6 +577,11 @@ class ForeignLines:
             # the message as print(e) shows it: the line above is torch's gb type itself
             gb = bare.decode("utf-8", "replace").strip()
             return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
+        if raw.startswith(_EXPLANATION):
+            # torch's message whose type line the paste cut (no line above is torch's type):
+            # read if torch's other parts follow (reasons.cut_break)
+            self._unread = None
+            return self._pend(reasons.cut_break, raw.decode("utf-8", "replace").rstrip(), lineno)
         if raw.lstrip().startswith(_TRIGGERED) and self._unread is not None \
                 and self._unread[1] == lineno - 1 \
                 and reasons.RECOMPILING_RE.match(head := self._unread[0].decode("utf-8", "replace")

@@ -373,6 +373,33 @@ def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event
                           **common)]
 
 
+# torch's parts of a graph-break message after its Explanation (exc.py's
+# format_graph_break_message, 2.7-2.15): "  Hint: …" (none where the registry has no hint)
+# and "  Developer debug context: …" (always, even empty)
+_AFTER_EXPLANATION = ("Hint:", "Developer debug context:")
+CUT_TYPE = "a graph break (its type line is not in the paste)"
+
+
+def cut_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch's graph-break message as an exception prints it, its type line cut: the paste
+    begins at torch's ``  Explanation: …`` (vllm-ascend#5145: a vLLM worker's error, its excerpt
+    begun there). Torch's beyond doubt only with a second of torch's parts under it (a ``Hint:``
+    or its ``Developer debug context:``: format_graph_break_message writes the three in this
+    order, two spaces in); an Explanation line alone is not read. Its place where ``from user
+    code:`` and its stack follow; the type is said to be missing (the explanation is kept).
+    2.12-2.15's recompile limit, raised in the same form, is a limit (its Explanation says so),
+    not a break."""
+    if not any(t.strip().startswith(_AFTER_EXPLANATION) for t in lines[1:]):
+        raise ValueError("an Explanation line without torch's other parts")
+    if _LIMIT_SET_RE.search(" ".join(lines)):
+        return _limit_exceeded(lines, common)
+    b = graph_break_body(lines)
+    where = b.stack[-1] if b.stack else ev.UserLoc("", 0, "", "")
+    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=CUT_TYPE,
+                          explanation=b.explanation, hints=b.hints, gb_code=b.gb_code,
+                          user_stack=b.stack, debug=b.debug, partial=not b.stack, **common)]
+
+
 def exc_warning(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """torch's graph-break warning from ``_dynamo/exc.py`` (``unimplemented(log_warning=True)``,
     torch 2.7-2.14; prime-rl#999: "Backend compiler exception", inductor failing on a

@@ -1,0 +1,107 @@
+"""CompileProfiler's "Torchdynamo Profiler Report" (torch 2.0-2.4's _dynamo/utils.py), as users
+pasted it: pytorch#110803 (cut after two of its eight reasons), pytorch#113443 (graph breaks
+only), pytorch-geometric#8418 (eight recompiles and torch's cache_size_limit line)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.logparse.events import GraphBreak, ParseStats, Recompile
+from dyncli.logparse.textlog import parse_lines
+
+_CORPUS = Path(__file__).parents[1] / "data" / "pasted"
+_HEAD = """Torchdynamo Profiler Report
+===========================
+
+Graph Breaks
+------------
+Graph breaks happen when torchdynamo encounters code it can't safely trace.
+If you want to find out why breaks are happening, check below for each break reason
+You may gain additional insight by passing `fullgraph=True` to torch.compile,
+to stop at the first break.
+
+"""
+_RECOMPILATION = """
+
+Recompilation
+-------------
+These subgraphs were recompiled more than once due to guard failures
+Guard failures indicate some condition assumed to be static by the tracer changed,
+making it unsafe to reuse the compiled program.
+
+"""
+
+
+def _events(text: str) -> tuple[list[object], ParseStats]:
+    stats = ParseStats()
+    return list(parse_lines(text.encode().removesuffix(b"\n").split(b"\n"), stats)), stats
+
+
+def test_a_report_cut_inside_its_reasons_keeps_its_count() -> None:
+    found, stats = _events((_CORPUS / "pytorch-110803.log").read_text())
+    recompiles = [e for e in found if isinstance(e, Recompile)]
+    assert len(recompiles) == 8 and stats.unrecognized == 0
+    assert {(r.function, r.file, r.first_line) for r in recompiles} == {("forward", "2657887092.py", 11)}
+    said = [r for r in recompiles if r.failures]
+    assert [r.failures[0].reason for r in said] == ["__nn_module_guard_0(L['self'])"] * 2
+    assert [r.line for r in said] == [21, 22]  # (each at its row: the evidence cites it)
+
+
+def test_graph_breaks_counted_by_reason() -> None:
+    found, _ = _events((_CORPUS / "pytorch-113443.log").read_text())
+    breaks = [e.reason for e in found if isinstance(e, GraphBreak)]
+    assert sorted(breaks) == ["hasattr no source"] * 2 + ["hasattr: UserDefinedClassVariable()"]
+    assert not [e for e in found if isinstance(e, Recompile)]
+
+
+def test_each_recompile_is_a_compile_its_fix_removes() -> None:
+    diag = diagnose_logs([_CORPUS / "pytorch-geometric-8418-b.log"])
+    (f,) = diag.frames
+    assert (f.function, f.compiles) == ("forward", 9)
+    (cause, *_) = diag.causes
+    assert cause.compiles == 8 and "global state changed" in cause.title
+
+
+def test_a_reason_wrapped_onto_rows_is_one_reason() -> None:
+    # (tabulate writes a cell with a newline on rows of its own, the other cells blank there)
+    text = _HEAD + ("Graph Break Reason           Count\n"
+                    "-------------------------  -------\n"
+                    "call_function UserDefined        3\n"
+                    "  (at line 4)\n"
+                    "generic_jump                     1") + _RECOMPILATION + \
+        "No recompilation detected.\n"
+    found, stats = _events(text)
+    breaks = [e.reason for e in found if isinstance(e, GraphBreak)]
+    assert breaks == ["call_function UserDefined (at line 4)"] * 3 + ["generic_jump"]
+    assert stats.unrecognized == 0
+
+
+def test_the_report_ends_where_torch_ends_it() -> None:
+    # (a recompile record after the report is its own, not a row of the report's)
+    after = ("V0101 00:00:00.000000 1 torch/_dynamo/guards.py:3000] [0/1] [__recompiles] "
+             "Recompiling function g in /app/g.py:3\n"
+             "V0101 00:00:00.000000 1 torch/_dynamo/guards.py:3000] [0/1] [__recompiles]     "
+             "triggered by the following guard failure(s):\n"
+             "V0101 00:00:00.000000 1 torch/_dynamo/guards.py:3000] [0/1] [__recompiles]     "
+             "- 0/0: n == 1\n")
+    for end in ("No recompilation detected.\n",
+                "Function        Recompiles  Recompile Reasons\n"
+                "------------  ------------  -------------------\n"
+                "'f' (m.py:3)             1  n == 2\n\n"
+                "Set torch._dynamo.config.cache_size_limit to 1 to avoid being cache limited.\n"):
+        found, _ = _events(_HEAD + "No graph breaks detected." + _RECOMPILATION + end + after)
+        names = sorted(e.function for e in found if isinstance(e, Recompile))
+        assert names == (["g"] if end.startswith("No") else ["f", "g"])
+
+
+def test_hostile_counts_and_lines_are_bounded() -> None:
+    wide = "x" * 1_000_000
+    text = _HEAD + ("Graph Break Reason  Count\n"
+                    "------------------  -------\n"
+                    f"a                  999999999\n{wide}  \n{' ' * 1_000_000}1\n")
+    start = time.perf_counter()
+    found, _ = _events(text)
+    assert time.perf_counter() - start < 5
+    assert 0 < len([e for e in found if isinstance(e, GraphBreak)]) <= 8192
