@@ -45,6 +45,7 @@ from dyncli.logparse import (  # noqa: E402
     textforeign,
     textguards,
     textmsg,
+    textold,
     textpaste,
     textprofiler,
     textreasons,
@@ -59,7 +60,7 @@ from dyncli.suggest import pgo_trace  # noqa: E402
 # and advice: a graph break's reason and explanation, an exception's text, as read from the input)
 MODULES = (glog, events, textmsg, textreasons, textguards, trace_events, trace_map, trace_lines,
            pgo_trace, textpaste, textforeign, textcrash, textprofiler, torchtree, unbacked,
-           advice)
+           advice, textold)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]
@@ -116,6 +117,9 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
     ("pgo_trace.parse_render", lambda t: _safe(pgo_trace.parse_render, t),
      lambda n: _fit("unusual FrameStateSizeEntry(scalar=", "a, size=b, stride=", n, "x")),
     # round 23's readings of pasted lines (textforeign, textpaste)
+    ("textold.old_break_continues (a frame under the traceback's head)",
+     lambda t: textold.old_break_continues(1, "Traceback (most recent call last):", t),
+     lambda n: _fit('  File "', "/torch/_dynam", n, "x")),
     ("textforeign.bare_gb_type", lambda t: textforeign.bare_gb_type(t.encode()),
      lambda n: _fit("a", " ", n, "x")),
     ("textpaste.normalize (bare limit head after text)", lambda t: textpaste.normalize(t.encode()),

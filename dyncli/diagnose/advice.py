@@ -1032,7 +1032,39 @@ def _break_fix(b: GraphBreakReport) -> str:
         return _BRANCH_FIX
     if b.hints:
         return b.hints[0]
-    return _cut_hint_fix(b) or "move the untraceable call out of the compiled function"
+    return (_cut_hint_fix(b) or _non_tensor_fix(b)
+            or "move the untraceable call out of the compiled function")
+
+
+# GB0208 "torch.* op returned non-Tensor": dynamo put a call of a torch function it keeps in
+# the graph (trace_rules' in-graph list: torch.cuda.device_count, get_device_name …), ran it on
+# fake values, and what it returned (an int, a str) is none that wrap_fx_proxy_cls
+# (variables/builder.py) can make a graph's value. No release gives it a hint (2.7-2.15:
+# hints=[]); the function and the type are only in the Developer debug context ("example_value
+# type: int; op: call_function; target: <function device_count at 0x…>"), and 2.1-2.6 wrote
+# them after the words ("torch.* op returned non-Tensor int call_function <function …>").
+# SageAttention#92's fix kept device_count() out of the compiled attention. A target that is no
+# Python function (a builtin such as operator.getitem, transformers#34604) names no call to
+# move. Applied: tests/integration/test_non_tensor_fix.py (2 graphs -> 1 on 2.15).
+_NON_TENSOR = "torch.* op returned non-Tensor"
+_NON_TENSOR_RE = re.compile(r"(?:example_value type: (?P<t1>[\w.]{1,100}); op: call_function; "
+                            r"target: |returned non-Tensor (?P<t2>[\w.]{1,100}) call_function )"
+                            r"<function (?P<fn>[A-Za-z_]\w{0,200}) at 0x")
+
+
+def _non_tensor_fix(b: GraphBreakReport) -> str:
+    """The torch function whose non-tensor value broke the graph, named, to be called before
+    the compiled function; "" where the break is not that or the log does not name it."""
+    if _NON_TENSOR not in b.gb_type and not b.reason.startswith(_NON_TENSOR):
+        return ""
+    m = next((m for t in (b.debug, b.reason) if (m := _NON_TENSOR_RE.search(t)) is not None),
+             None)
+    if m is None:
+        return ""
+    fn, typ = m["fn"], m["t1"] or m["t2"]
+    return (f"call {fn}() once outside the compiled function and pass its value in (or keep it "
+            f"in a variable set before compiling): dynamo puts torch's {fn} in the graph, which "
+            f"cannot hold the {typ} it returns (torch's explanation; torch gives no hint)")
 
 
 # An operator with no fake (meta) kernel: dynamo runs each call on fake tensors to learn its

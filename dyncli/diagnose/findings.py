@@ -258,6 +258,10 @@ class Cause:
         }
 
 
+# a raised break's mark in the graph-break tables, under torch's words (its cause says how)
+RAISED_MARK = "raised as an error: the program stopped on it"
+
+
 @dataclass(frozen=True)
 class DistinctBreak:
     """One graph break: torch's code and words, where in user code, how often, what it split."""
@@ -277,6 +281,8 @@ class DistinctBreak:
     ranks: tuple[int | None, ...]
     function: str = ""  # the function that broke, where only a resume function's name says
     debug: str = ""  # torch's "Developer debug context" (2.7 on), text from the log
+    # one of its breaks was raised (fullgraph=True, error_on_graph_break): the program stopped
+    raised: bool = False
 
     @property
     def said(self) -> str:
@@ -299,4 +305,5 @@ class DistinctBreak:
                 "file": self.file, "line": self.line, "user_code": self.user_code,
                 "count": self.count, "call_sites": list(self.call_sites),
                 "frames": list(self.frames), "compile_ids": list(self.compile_ids),
-                "ranks": list(self.ranks), "debug": self.debug}
+                "ranks": list(self.ranks), "debug": self.debug,
+                **({"raised": True} if self.raised else {})}

@@ -136,7 +136,7 @@ def distinct_breaks(diag: Diagnosis, reg: Registry | None) -> tuple[DistinctBrea
                 f"({first.resumed_in}), not its reason" if first.resumed_in else ""),
             hints=first.hints or reg_hints, file=file, line=line, function=function, user_code=first.code, count=sum(b.count for b, _, _ in members),
             call_sites=tuple(dict.fromkeys(s for b, _, _ in members for s in b.call_sites)),
-            frames=tuple(frames), debug=first.debug,
+            frames=tuple(frames), debug=first.debug, raised=any(b.raised for b, _, _ in members),
             compile_ids=tuple(dict.fromkeys(c for b, _, _ in members for c in b.compile_ids)),
             ranks=tuple(sorted({b.rank for b, _, _ in members}, key=rank_key))))
     return tuple(sorted(out, key=lambda d: (-d.count, d.file, d.line)))

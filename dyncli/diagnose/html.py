@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli import __version__
-from dyncli.diagnose.findings import Advice
+from dyncli.diagnose.findings import RAISED_MARK, Advice
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.logparse.events import UserLoc
 from dyncli.output import write_text
@@ -158,7 +158,8 @@ def _graph_breaks(d: Diagnosis) -> str:
              _e(b.gb_type) + (f"<br><span class=\"muted\">{_e(b.explanation)}</span>" if b.explanation else "")
              + (f"<br><span class=\"muted\">torch's debug context: {_e(b.debug)}</span>"
                 if b.debug and not b.explanation else "")
-             + "".join(f"<br>hint: {_e(h)}" for h in b.hints),
+             + "".join(f"<br>hint: {_e(h)}" for h in b.hints)
+             + (f"<br><strong>{RAISED_MARK}</strong>" if b.raised else ""),
              str(b.count), "<br>".join(_e(s) for s in b.call_sites) or "—",
              _e(", ".join(b.frames)) or "—"] for b in d.distinct_graph_breaks]
     return _section("graph-breaks", "Graph breaks (distinct, by torch's code)",

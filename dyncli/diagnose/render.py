@@ -13,7 +13,7 @@ from rich.console import Console
 
 from dyncli.diagnose.compile_metrics import summary_line as compile_time_said
 from dyncli.diagnose.cudagraph_render import render_cudagraphs
-from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.findings import RAISED_MARK, AdviceKind
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.diagnose.phases import PHASES
 from dyncli.diagnose.trace_report import TraceReport
@@ -138,7 +138,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                                       "installed here)")
             place = f"{_short(d.file)}:{d.line}" if d.file else d.place
             add_text_row(t, code, place + (f"\n{d.user_code}" if d.user_code else ""),
-                         str(d.count), d.said,
+                         str(d.count), d.said + (f"\n({RAISED_MARK})" if d.raised else ""),
                          "\n".join(_short(s) for s in d.call_sites) or "-",
                          ", ".join(d.frames) or "-")
         out.print(t)

@@ -19,6 +19,7 @@ from dyncli.logparse import events as ev
 from dyncli.logparse import textautotune as autotune
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textnotes as notes
+from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textprofiler as profiler
 from dyncli.logparse import textreasons as reasons
@@ -199,6 +200,9 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
             and reasons.GRAPH_BREAK_RE.match(text) is not None:
         # torch 2.4-2.6's graph-break record as a plain formatter prints it (bitsandbytes#1578)
         return reasons.graph_break, text
+    if line.startswith(b"Graph break: ") and old.old_break_head(text := line.decode("utf-8", "replace")):
+        # torch 2.1-2.5's record with the prefix cut from every line (its traceback is its own)
+        return old.old_graph_break, text.strip()
     if line.strip() in _EXPLAIN_HEADS:
         return reasons.explained_breaks, line.strip().decode("utf-8", "replace")
     if line.startswith(b"Torchdynamo Profiler Report") and profiler.is_head(line):
@@ -231,6 +235,7 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     profiler.report: ((), 1),  # (and every line up to the one that ends it: its tables' rows)
     cg.many_sizes: ((), 0),  # (and any line that is a piece of torch's warning)
     reasons.graph_break: ((b"Reason: ", b"User code traceback:", b"Graph Break Reason: "), 0),
+    old.old_graph_break: ((), 0),  # (its own rule: textold.old_break_continues)
     # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
     cg.runtime_error: ((), 1),
     notes.noted: ((), 0),  # a warning's code line, indented under it
@@ -254,6 +259,7 @@ class ForeignLines:
     # CUDA-graph error's raised)
     _pending_read: Any = None
     _pending_blank = 0
+    _pending_margins = 0  # lines at the margin an old graph-break record took after its head
     _pending_quoted = False  # its first line was behind a markdown quote: so are the rest
     # the last line read as nobody's (and its number): a wrapper's head of torch's message
     # when torch's "  Explanation:" follows it
@@ -308,6 +314,7 @@ class ForeignLines:
         self.stats.records += 1
         self._pending, self._pending_at, self._pending_read, self._pending_blank = [text], lineno, read, 0
         self._pending_quoted = False
+        self._pending_margins = 0
         self._pending_rank = self._line_rank
         return _NO_EVENTS
 
@@ -397,6 +404,32 @@ class ForeignLines:
             return [*out, *crashed]
         return out
 
+    def _old_break_line(self, raw: bytes, whole: bytes, lineno: int,
+                        key: tuple[Any, ...]) -> Iterable[ev.Event]:
+        """A line under a 2.1-2.5 graph-break record whose prefix was cut from every line
+        (``raw``; ``whole``: with a quote's marks, where the record was quoted): its own (its
+        stack, the traceback torch logged with it, that exception's line), or the end of it; a
+        traceback head it took whose first frame is not dynamo's is given back, read as the
+        program's (ending in a raise, it says the program stopped)."""
+        assert self._pending is not None
+        text = raw.decode("utf-8", "replace").rstrip()
+        taken = old.old_break_continues(self._pending_margins, self._pending[-1], text) \
+            if len(self._pending) < MAX_RECORD_LINES else False
+        if taken:
+            self.stats.recognized += 1
+            self._pending_margins += text[:1] not in (" ", "\t")
+            self._pending.append(text)
+            return _NO_EVENTS
+        out: list[ev.Event] = []
+        if taken is None:
+            head = self._pending.pop()
+            self.stats.recognized -= 1
+            out += self._pending_done()
+            out += self._read_foreign(head.encode(), lineno - 1, key)
+        else:
+            out += self._pending_done()
+        return [*out, *self._read_foreign(whole, lineno, key)]
+
     def _autotune(self, part: str, raw: bytes, lineno: int) -> Iterable[ev.Event]:
         """A line of max-autotune's tuning output: a note for each table (a row outside one
         is a table the paste began inside), summary and stats head; rows, the lines under a
@@ -446,6 +479,8 @@ class ForeignLines:
             blank = not raw.strip()
             # (blank lines in a row beyond the reader's count end it)
             read = self._pending_read
+            if read is old.old_graph_break:
+                return self._old_break_line(raw, whole, lineno, key)
             heads, blanks = _CONTINUES[read.func if isinstance(read, partial) else read]
             if len(self._pending) < MAX_RECORD_LINES and (
                     (raw[:1] in (b" ", b"\t") and not blank) or (heads and raw.startswith(heads))

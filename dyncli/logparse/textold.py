@@ -141,6 +141,38 @@ def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
 
 
 
+# torch 2.1-2.5's record pasted with the prefix cut from every line: its head at the margin
+# ("Graph break: [reason ]from user code at:"), then the user stack and (2.3-2.5: exc_info) the
+# traceback of the Unsupported it logged, whose last line reads as Python's last line of a
+# raise ("torch._dynamo.exc.Unsupported: …"). That traceback is the record's, not the program's:
+# it starts where dynamo caught the exception (symbolic_convert.py's wrapper, convert_frame.py),
+# and the exception line ends the record. A traceback whose first frame is not dynamo's (a
+# 2.1-2.2 record has none of its own) is the program's, given back to be read as one.
+_TB_HEAD = "Traceback (most recent call last)"
+_DYNAMO_FRAME_RE = re.compile(r'^\s{1,8}File "[^"\n]{0,1024}?[/\\]torch[/\\]_dynamo[/\\]')
+
+
+def old_break_head(text: str) -> bool:
+    """Whether ``text`` (a line without a prefix) is the head of that record."""
+    return text.startswith(OLD_BREAK) and text.rstrip().endswith(_FROM_USER + ":")
+
+
+def old_break_continues(margins: int, last: str, text: str) -> bool | None:
+    """Whether ``text``, a line without a prefix, continues that record, whose last line is
+    ``last`` and which has taken ``margins`` lines at the margin after its head (the
+    traceback's head, then its exception's line: with that, the record is whole). None: the
+    traceback head just taken is not the record's (its first frame is not dynamo's)."""
+    if margins >= 2:
+        return False
+    if last.startswith(_TB_HEAD):
+        return True if _DYNAMO_FRAME_RE.match(text) else None
+    if text[:1] in (" ", "\t"):
+        return bool(text.strip())
+    if margins == 0:
+        return text.startswith(_TB_HEAD)
+    return _RAISED_RE.match(text) is not None
+
+
 def old_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """torchdynamo's warning of 2022 on one line: ``torchdynamo hit recompilation cache limit
     (64) for function 'f' (file.py:39), due to the following guard failures: [['g'], …]``."""

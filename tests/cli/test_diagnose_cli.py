@@ -74,6 +74,26 @@ def test_json_file_and_terminal(runner: CliRunner, tmp_path: Path) -> None:
     assert b["file"].endswith("graph_break_frames.py")
 
 
+
+def test_a_raised_break_is_marked_in_the_graph_break_tables(runner: CliRunner,
+                                                            tmp_path: Path) -> None:
+    # sageattention-92: GB0208 raised under fullgraph (a traceback's last line); the logged
+    # breaks of graph_break_frames are not marked. The terminal's table, the HTML's, the JSON
+    pasted = LOGS.parent / "pasted" / "sageattention-92.log"
+    mark = "(raised as an error: the program stopped on it)"
+    r = runner.invoke(app, ["diagnose", str(pasted), "--json", "d.json", "--html", "r.html"],
+                      env=ENV)
+    assert r.exit_code == 0, r.output
+    table = r.stdout[r.stdout.index("Graph breaks (distinct"):r.stdout.index("Suggestions:")]
+    assert mark in " ".join(table.split()), table
+    assert "raised as an error: the program stopped on it" in (tmp_path / "r.html").read_text()
+    (d,) = json.loads((tmp_path / "d.json").read_text())["distinct_graph_breaks"]
+    assert d["raised"] is True
+    r = runner.invoke(app, ["diagnose", log("graph_break_frames"), "--json", "e.json"], env=ENV)
+    assert "Graph breaks (distinct" in r.stdout and "raised as an error" not in r.stdout
+    assert all("raised" not in d for d in
+               json.loads((tmp_path / "e.json").read_text())["distinct_graph_breaks"])
+
 @pytest.mark.parametrize(("case", "what", "code"), [
     ("auto_dynamic_batch", "recompiles", 1),
     ("auto_dynamic_batch", "specializations", 0),
