@@ -42,6 +42,7 @@ from dyncli.logparse import (  # noqa: E402
     events,
     glog,
     textcrash,
+    textdrawn,
     textforeign,
     textguards,
     textmsg,
@@ -57,7 +58,7 @@ from dyncli.suggest import pgo_trace  # noqa: E402
 # (textpaste, textforeign, textcrash, torchtree: a pasted log's lines; unbacked and advice: a
 # graph break's reason and explanation, an exception's text, as read from the input)
 MODULES = (glog, events, textmsg, textreasons, textguards, trace_events, trace_map, trace_lines,
-           pgo_trace, textpaste, textforeign, textcrash, torchtree, unbacked, advice)
+           pgo_trace, textpaste, textforeign, textcrash, textdrawn, torchtree, unbacked, advice)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]

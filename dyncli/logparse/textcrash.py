@@ -269,6 +269,11 @@ class CrashReader:
         self._read = False  # a reader's line came since the last traceback (its exception?)
         self._chain_read = False  # … and then a connector: the next traceback re-raises it
 
+    @property
+    def awaiting(self) -> bool:
+        """Whether a traceback is being read and its exception's line has not come."""
+        return self._tb is not None and self._tb.error is None
+
     def observe(self, raw: bytes, lineno: int, unread: bool,
                 rank: int | None = None) -> list[ev.Event]:
         """Read one line; ``unread``: no reader understood it (it may be the exception's);

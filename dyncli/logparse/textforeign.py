@@ -23,6 +23,7 @@ from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
 from dyncli.logparse.textcrash import CrashReader, quoted_exception
+from dyncli.logparse.textdrawn import BOX_STARTS, RichBox, qualified
 from dyncli.logparse.textkinds import (
     COLLECT,
     FIRST,
@@ -216,8 +217,10 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     cg.text_record: ((), 0),
     reasons.warned_break: ((b"If it is ",), 1),
     # (its parts at the margin too: a paste that lost torch's two-space indent, pytorch#165421)
+    # (and its link, where rich or a terminal wrapped " For more details about this graph
+    # break, please visit: " before it: 2.8-2.15's exc.py)
     reasons.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
-                                 b"Developer debug context: "), 2),
+                                 b"Developer debug context: ", b"https://"), 2),
     reasons.recompiling: ((), 1),
     reasons.stance_recompile: ((), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
@@ -253,6 +256,7 @@ class ForeignLines:
     # when torch's "  Explanation:" follows it
     _unread: tuple[bytes, int] | None = None
     _crashes: CrashReader
+    _box: RichBox
     _line_rank: int | None = None  # the rank torchrun's tag gave the line being read
     _pending_rank: int | None = None
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
@@ -360,6 +364,12 @@ class ForeignLines:
         self._line_rank = None
         if tag is not None:  # torchrun's tag on a line of the program's output
             raw = self._untagged(raw, tag)
+        if raw[:3] in BOX_STARTS:  # rich's traceback box, as Python prints the traceback
+            raw = self._box.line(raw)
+        else:
+            self._box.outside()
+            if self._crashes.awaiting and raw[:1] not in (b" ", b"\t", b""):
+                raw = qualified(raw)  # its exception's class, named alone (IPython's, rich's)
         if raw[:2] == b"**" and raw.rstrip()[-2:] == b"**" and len(raw.strip()) > 4:
             raw = raw.strip()[2:-2]  # a paste's markdown bold around a line (cuEquivariance#77)
         if b" error '" in raw[:400] and (quoted := quoted_exception(raw)) is not None:
