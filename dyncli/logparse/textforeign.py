@@ -133,6 +133,12 @@ _PY_WARNING_RE = re.compile(rb"^(?:\S{0,1024}torch[/\\]_dynamo[/\\][\w/\\]{1,200
 # (the qualified name behind a paste's own indent too: vllm-ascend#1615's block is one space in)
 _UNSUPPORTED_RE = re.compile(rb"^(?P<exc>(?: {1,4})?torch\._dynamo\.exc\.)?Unsupported: "
                              rb"(?P<msg>\S.{0,4000})$")
+# torch 2.1-2.6's UserError for a Python branch on a tensor's value where no graph break may
+# be (fullgraph=True, export: symbolic_convert.generic_jump), with dynamo's "from user code:"
+# stack after it (unsloth#2307, #2204): read as that break, raised where its class is named
+_CONTROL_FLOW = b"Dynamic control flow is not supported at the moment."
+_CONTROL_FLOW_RE = re.compile(rb"^(?P<exc>(?:torch\._dynamo\.exc\.)?UserError: )?"
+                              + re.escape(_CONTROL_FLOW) + rb".{0,4000}$")
 _RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
                                  rb"(?P<msg>Recompiling function .{1,4000})$")
 
@@ -190,6 +196,10 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
         # (qualified, it is a traceback's last line, pytest's or a wrapper's copy of it: raised)
         head = reasons.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
         return reasons.unsupported_break, head + m["msg"].decode("utf-8", "replace")
+    if _CONTROL_FLOW in line[:120] and (m := _CONTROL_FLOW_RE.match(line)) is not None:
+        head = reasons.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
+        return reasons.unsupported_break, head + line[len(m["exc"] or b""):].decode(
+            "utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return reasons.recompiling, m["msg"].decode("utf-8", "replace")
     if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \
@@ -388,6 +398,8 @@ class ForeignLines:
         if self._code_at == 0:  # (prose: no line of a traceback)
             return out
         # (a fence's marks end a traceback pasted in it, as its end would: not its exception)
+        if raw[:1] == b">":  # a traceback behind a markdown quote (pytorch#90540)
+            raw = orphans.unquoted(raw)
         crashed = self._crashes.observe(b"" if marks else raw, lineno,
                                         self.stats.unrecognized > unread, self._line_rank)
         if crashed:  # (a crash of torch's compiler is a torch record: a paste of it alone is read)
