@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError
 from dyncli.logparse.textdrawn import RichBox, qualified, uncoloured
 from dyncli.logparse.textlog import parse_lines
 
@@ -122,3 +123,20 @@ def test_a_hostile_drawn_line_costs_linear_time(line: str) -> None:
     for _ in parse_lines([line.encode(), b"\n"] * 2):
         pass
     assert time.perf_counter() - start < 3.0
+
+
+def test_jenkins_timestamps_on_every_line_are_not_the_programs(tmp_path: Path) -> None:
+    # Jenkins' timestamper before each line of a notebook's output (MONAI tutorials#1988's form),
+    # on torch 2.15's IPython traceback: read as without it
+    stamped = b"".join(b"[2025-05-06T16:55:02.641Z] " + line for line in
+                       (DRAWN / "ipy-crash-color-2.15.log").read_bytes().splitlines(True))
+    (c,) = _diagnose_text(tmp_path, stamped).compile_crashes
+    assert c.user is not None and (c.user.file, c.user.line) == ("Cell In[1]", 5)
+    # monai-tutorials-1988's own excerpt ends above torch's frames: a traceback, nothing of the
+    # compiler in it (it was "not a torch log")
+    log = tmp_path / "monai.log"
+    log.write_text("[2025-05-06T16:55:02.641Z] Cell In[6], line 12, in train(model, inputs, labels)\n"
+                   "[2025-05-06T16:55:02.641Z]      11 def train(model, inputs, labels):\n"
+                   "[2025-05-06T16:55:02.641Z] ---> 12     outputs = model(inputs)\n")
+    with pytest.raises(InputError, match="nothing of torch's compiler"):
+        diagnose_logs([log])
