@@ -42,6 +42,7 @@ from dyncli.logparse import (  # noqa: E402
     events,
     glog,
     textcrash,
+    textdrawn,
     textforeign,
     textguards,
     textmsg,
@@ -56,11 +57,12 @@ from dyncli.logparse import (  # noqa: E402
 )
 from dyncli.suggest import pgo_trace  # noqa: E402
 
-# (textpaste, textforeign, textcrash, textprofiler, torchtree: a pasted log's lines; unbacked
-# and advice: a graph break's reason and explanation, an exception's text, as read from the input)
+# (textpaste, textforeign, textcrash, textdrawn, textprofiler, textold, torchtree: a pasted
+# log's lines; unbacked and advice: a graph break's reason and explanation, an exception's text,
+# as read from the input)
 MODULES = (glog, events, textmsg, textreasons, textguards, trace_events, trace_map, trace_lines,
-           pgo_trace, textpaste, textforeign, textcrash, textprofiler, torchtree, unbacked,
-           advice, textold)
+           pgo_trace, textpaste, textforeign, textcrash, textdrawn, textprofiler, torchtree,
+           unbacked, advice, textold)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]

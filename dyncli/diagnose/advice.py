@@ -44,7 +44,7 @@ from dyncli.diagnose.reasons import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
-from dyncli.logparse.textcrash import exception_name, machine_error
+from dyncli.logparse.textcrash import PLATFORM_CHECKS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.textreasons import builtin_hint, builtin_name
@@ -745,7 +745,29 @@ _MACHINE_FIX = {
         "inductor has no MPS backend before torch 2.7/2.8): use torch.compile(..., "
         "backend=\"aot_eager\") there, or torch >= 2.8 on MPS, or no torch.compile; "
         "not a bug to report"),
+    # (AMD-SHARK-Studio#1315, kohya_ss#1141, StableCascade#33: torch 2.0/2.1 on Windows; the
+    # thread's fixes: accelerate's dynamo_backend "no", or no torch.compile there; pytorch#111313
+    # moved the check to inductor in 2.2, pytorch#131289 brought inductor to Windows in 2.5)
+    "windows": (
+        "this torch does not compile on Windows: torch.compile refuses it before compiling "
+        "anything in torch 2.0 and 2.1, and the inductor backend in 2.2 to 2.4. Use torch >= 2.5 "
+        "(inductor's GPU kernels there need the triton-windows package), or on 2.2-2.4 "
+        "torch.compile(..., backend=\"aot_eager\"), or run without torch.compile on Windows "
+        "(accelerate: dynamo_backend \"no\" in its config); not a bug to report"),
+    "python-version": (
+        "this torch's torch.compile does not run on this Python (its message names the first "
+        "version it refuses): use a torch release that supports this Python, or an older "
+        "Python, or run without torch.compile; not a bug to report"),
 }
+
+# a traceback cut inside eval_frame.py's check (textcrash.PLATFORM_CHECKS), its message past
+# the paste
+_PLATFORM_FIX = (
+    "torch.compile refused this machine before compiling anything (eval_frame.py's "
+    "check_if_dynamo_supported raises only for Windows, in torch 2.0 and 2.1, and for a "
+    "Python newer than the release supports; its message, past the end of the paste, says "
+    "which): a torch release that supports this platform (torch >= 2.5 compiles on "
+    "Windows), or run without torch.compile there; not a bug to report")
 
 
 # c10's TensorImpl::throw_cannot_call_with_symbolic (2.1-2.15): "Cannot call sizes() on tensor
@@ -834,6 +856,9 @@ def _crash_fix(x: CompileCrashReport) -> str:
     machine = machine_error(text)
     if machine:
         return _MACHINE_FIX[machine]
+    if x.cut and not x.error and x.deepest is not None \
+            and x.deepest.function.endswith(PLATFORM_CHECKS):
+        return _PLATFORM_FIX
     if x.kernel:  # (WanVideoWrapper#252: Triton's CompilationError, its reason cut)
         return _kernel_fix(x)
     if x.cudagraph_run:
@@ -895,7 +920,9 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
                 " (the paste ends inside the traceback, before the exception)"
         if x.cause:
             error += f", raised from {x.cause}"
-        where = (f" at {place(x.at)} in {x.at.function}" if x.at is not None else "")
+        # (place() names the function itself where the paste lost the frame's line)
+        where = (f" at {place(x.at)}" + (f" in {x.at.function}" if x.at.line else "")
+                 if x.at is not None else "")
         user = f", called from {place(x.user)}" if x.user is not None else ""
         after = f" (the last compile the log shows before it: [{x.compile_id}])" \
             if x.compile_id else ""
@@ -1028,7 +1055,7 @@ def _break_fix(b: GraphBreakReport) -> str:
         reached = f" (reached from {b.call_sites[0]})" if b.call_sites else ""
         return (f"the break is in torch's own code ({b.file}:{b.user_line}){reached}, not a line "
                 f"of yours to move: {inside}")
-    if b.reason.startswith(_BRANCH) or b.gb_type == "Data-dependent branching":
+    if b.reason.startswith((_BRANCH, _CONTROL_FLOW)) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
     if b.hints:
         return b.hints[0]
@@ -1232,6 +1259,8 @@ def _in_ddp_wrapper(b: GraphBreakReport) -> bool:
 # 2.6, explain()'s too: torchdynamo#1100, lightning-thunder#1810), GB0170 "Data-dependent
 # branching" (2.7 on, whose first hint calls it fundamental); torch's own answer is torch.cond
 _BRANCH = "generic_jump"
+# (2.1-2.6's UserError for the same branch under fullgraph=True or export: unsloth#2307)
+_CONTROL_FLOW = "Dynamic control flow is not supported"
 _BRANCH_FIX = ("a Python `if`/`while` on a tensor's value: compute both outcomes and pick with "
                "torch.where, or express it with torch.cond (torch's hint); or move the check "
                "out of the compiled function")

@@ -33,7 +33,7 @@ from dyncli.logparse.torchtree import AT_WORK, is_compiler_file, is_torch_file
 
 # Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback
 # …"), or IPython's, which names the exception before it
-_HEAD_RE = re.compile(r"^(?:(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,}Traceback \(most recent call last\)"
+_HEAD_RE = re.compile(r"^(?: {0,4}(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,}Traceback \(most recent call last\)"
                       r"|.{0,400}Traceback \(most recent call last\):)\s*$")
 # IPython 8: "File /usr/…/eval_frame.py:489, in _TorchDynamoContext.__call__.<locals>._fn(*args)"
 _IPY_FILE_RE = re.compile(r"^File (?P<file>\S.{0,4096}?):(?P<line>\d{1,9}), in (?P<fn>[^\s(]{1,400})")
@@ -49,9 +49,10 @@ _IPY_CELL_RE = re.compile(r"^(?P<file>Cell In ?\[\d{1,9}\]), line (?P<line>\d{1,
 _IPY_LINK_RE = re.compile(r"^\[(?P<file>[^\]]{1,4096})\]\([^)]{0,2000}\) in "
                           r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})")
 # older IPython: "/usr/…/convert_frame.py in _compile(code, globals, …)"
-_IPY_OLD_RE = re.compile(r"^(?P<file>(?:/|~/|[A-Za-z]:\\)\S{1,4096}\.py) in "
+# (behind a paste's own indent of up to 8 blanks: pytorch#90540 re-indented its frames)
+_IPY_OLD_RE = re.compile(r"^ {0,8}(?P<file>(?:/|~/|[A-Za-z]:\\)\S{1,4096}\.py) in "
                          r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})\(")
-_ARROW_RE = re.compile(r"^-{1,4}> ?(?P<line>\d{1,9})\b")
+_ARROW_RE = re.compile(r"^ {0,8}-{1,4}> ?(?P<line>\d{1,9})\b")
 _CONNECTORS = ("The above exception was the direct cause of the following exception:",
                "During handling of the above exception, another exception occurred:")
 # the exception's line: "AssertionError", "torch._dynamo.exc.BackendCompilerFailed: backend=…"
@@ -98,7 +99,16 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
     # torch 2.0's CUDA assert on a Mac (pytorch#96976)
     ("Device mps not supported", "no-mps", False),
     ("Torch not compiled with CUDA enabled", "no-cuda", False),
+    # torch.compile refusing the platform before compiling anything (eval_frame.py's
+    # check_if_dynamo_supported: Windows in 2.0-2.1, "Python 3.N+" in 2.0-2.15; the inductor
+    # backend's own Windows check in 2.2-2.4): torch's words, wherever they stand
+    ("Windows not yet supported for torch.compile", "windows", True),
+    ("Windows not yet supported for inductor", "windows", True),
+    ("+ not yet supported for torch.compile", "python-version", True),
 )
+# eval_frame.py's checks that raise only those refusals: a traceback cut below one of them is
+# the platform refused (kohya_ss#1141's rich box ends in check_if_dynamo_supported)
+PLATFORM_CHECKS = ("check_if_dynamo_supported", "check_if_inductor_supported")
 ENVIRONMENT = tuple(words for words, _, alone in MACHINE_ERRORS if alone)
 
 
@@ -269,6 +279,11 @@ class CrashReader:
         self._read = False  # a reader's line came since the last traceback (its exception?)
         self._chain_read = False  # … and then a connector: the next traceback re-raises it
 
+    @property
+    def awaiting(self) -> bool:
+        """Whether a traceback is being read and its exception's line has not come."""
+        return self._tb is not None and self._tb.error is None
+
     def observe(self, raw: bytes, lineno: int, unread: bool,
                 rank: int | None = None) -> list[ev.Event]:
         """Read one line; ``unread``: no reader understood it (it may be the exception's);
@@ -420,7 +435,8 @@ class CrashReader:
             # that exception (an AssertionError in convert_frame) is its own crash
             self.refused["traceback-chained"] = self.refused.get("traceback-chained", 0) + 1
             return []
-        if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file):
+        if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file) \
+                and not deepest.function.endswith(PLATFORM_CHECKS):
             # cut where every compiled call passes: nothing says the compile raised, unless
             # export's re-raise of its tracing's constraint violation is among the frames
             self._refuse(frames, any(t.export_violation for t in chain))

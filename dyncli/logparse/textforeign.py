@@ -25,6 +25,7 @@ from dyncli.logparse import textprofiler as profiler
 from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.safe import RECORD_ERRORS
 from dyncli.logparse.textcrash import CrashReader, quoted_exception
+from dyncli.logparse.textdrawn import BOX_STARTS, RichBox, qualified
 from dyncli.logparse.textkinds import (
     COLLECT,
     FIRST,
@@ -77,13 +78,15 @@ _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
 # "(RayWorkerWrapper pid=6592, ip=10.0.0.1) " behind the engine's (vllm-ascend#4948), its bare
 # "(pid=560, ip=10.1.18.11) " (vllm#13121); a record line with nothing after the stamp is a
 # blank line of the traceback (no space after "]").
-# docker compose's "service  | " (sglang#11218)
+# docker compose's "service  | " (sglang#11218); Jenkins' timestamper, "[2025-05-06T16:55:02.641Z] "
+# on every line of a job's console (MONAI tutorials#1988: a notebook's IPython traceback)
 _PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}|[a-z_]{1,20}=[\w.:-]{1,64})"
                 rb"(?:,? [a-z_]{1,20}=[\w.:-]{1,64}){0,4}\) ")
 _WRAPPER_TAG_RE = re.compile(
     rb"^(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[?[^\]\s\[]{1,200}:\d{1,9}\](?: |$)"
-    rb"|^[A-Za-z0-9][\w.-]{0,63} {1,24}\| ")
+    rb"|^[A-Za-z0-9][\w.-]{0,63} {1,24}\| "
+    rb"|^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)")
 # Ray's log deduplication after a line that other workers printed too: " [repeated 23x across
 # cluster]" (vllm-ascend#4948)
 _RAY_REPEATED_RE = re.compile(rb" \[repeated \d{1,9}x across cluster\]\s{0,4}$")
@@ -134,6 +137,12 @@ _PY_WARNING_RE = re.compile(rb"^(?:\S{0,1024}torch[/\\]_dynamo[/\\][\w/\\]{1,200
 # (the qualified name behind a paste's own indent too: vllm-ascend#1615's block is one space in)
 _UNSUPPORTED_RE = re.compile(rb"^(?P<exc>(?: {1,4})?torch\._dynamo\.exc\.)?Unsupported: "
                              rb"(?P<msg>\S.{0,4000})$")
+# torch 2.1-2.6's UserError for a Python branch on a tensor's value where no graph break may
+# be (fullgraph=True, export: symbolic_convert.generic_jump), with dynamo's "from user code:"
+# stack after it (unsloth#2307, #2204): read as that break, raised where its class is named
+_CONTROL_FLOW = b"Dynamic control flow is not supported at the moment."
+_CONTROL_FLOW_RE = re.compile(rb"^(?P<exc>(?:torch\._dynamo\.exc\.)?UserError: )?"
+                              + re.escape(_CONTROL_FLOW) + rb".{0,4000}$")
 _RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
                                  rb"(?P<msg>Recompiling function .{1,4000})$")
 
@@ -191,6 +200,10 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
         # (qualified, it is a traceback's last line, pytest's or a wrapper's copy of it: raised)
         head = reasons.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
         return reasons.unsupported_break, head + m["msg"].decode("utf-8", "replace")
+    if _CONTROL_FLOW in line[:120] and (m := _CONTROL_FLOW_RE.match(line)) is not None:
+        head = reasons.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
+        return reasons.unsupported_break, head + line[len(m["exc"] or b""):].decode(
+            "utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return reasons.recompiling, m["msg"].decode("utf-8", "replace")
     if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \
@@ -223,10 +236,12 @@ _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     cg.text_record: ((), 0),
     reasons.warned_break: ((b"If it is ",), 1),
     # (its parts at the margin too: a paste that lost torch's two-space indent, pytorch#165421)
+    # (and its link, where rich or a terminal wrapped " For more details about this graph
+    # break, please visit: " before it: 2.8-2.15's exc.py)
     reasons.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
-                                 b"Developer debug context: "), 2),
+                                 b"Developer debug context: ", b"https://"), 2),
     reasons.cut_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
-                         b"Developer debug context: "), 2),
+                         b"Developer debug context: ", b"https://"), 2),
     reasons.recompiling: ((), 1),
     reasons.stance_recompile: ((), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
@@ -265,6 +280,7 @@ class ForeignLines:
     # when torch's "  Explanation:" follows it
     _unread: tuple[bytes, int] | None = None
     _crashes: CrashReader
+    _box: RichBox
     _line_rank: int | None = None  # the rank torchrun's tag gave the line being read
     _pending_rank: int | None = None
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
@@ -379,6 +395,12 @@ class ForeignLines:
         self._line_rank = None
         if tag is not None:  # torchrun's tag on a line of the program's output
             raw = self._untagged(raw, tag)
+        if raw[:3] in BOX_STARTS:  # rich's traceback box, as Python prints the traceback
+            raw = self._box.line(raw)
+        else:
+            self._box.outside()
+            if self._crashes.awaiting and raw[:1] not in (b" ", b"\t", b""):
+                raw = qualified(raw)  # its exception's class, named alone (IPython's, rich's)
         if raw[:2] == b"**" and raw.rstrip()[-2:] == b"**" and len(raw.strip()) > 4:
             raw = raw.strip()[2:-2]  # a paste's markdown bold around a line (cuEquivariance#77)
         if b" error '" in raw[:400] and (quoted := quoted_exception(raw)) is not None:
@@ -397,6 +419,8 @@ class ForeignLines:
         if self._code_at == 0:  # (prose: no line of a traceback)
             return out
         # (a fence's marks end a traceback pasted in it, as its end would: not its exception)
+        if raw[:1] == b">":  # a traceback behind a markdown quote (pytorch#90540)
+            raw = orphans.unquoted(raw)
         crashed = self._crashes.observe(b"" if marks else raw, lineno,
                                         self.stats.unrecognized > unread, self._line_rank)
         if crashed:  # (a crash of torch's compiler is a torch record: a paste of it alone is read)

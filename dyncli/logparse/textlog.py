@@ -40,6 +40,7 @@ from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
 from dyncli.logparse.textcrash import TRITON_FAILED, TRITON_LOGGER, CrashReader, triton_failed
+from dyncli.logparse.textdrawn import RichBox, coloured, uncoloured
 from dyncli.logparse.textforeign import ForeignLines
 from dyncli.logparse.textkinds import (
     COLLECT,
@@ -129,6 +130,7 @@ class TextLogParser(ForeignLines):
         self._waiting: dict[bytes, list[ev.Event]] = {}  # pid -> events for its next compile id
         self._stray: bytes | None = None  # an unprefixed "function: '…'" line before an orphan
         self._crashes = CrashReader()  # the program's tracebacks: did torch's compiler raise
+        self._box = RichBox()  # rich's traceback box, read as Python's lines
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
         """Parse every line (bytes, with or without line ends) and flush at the end."""
@@ -215,6 +217,9 @@ class TextLogParser(ForeignLines):
                     slow += 1
                     raw = raw.rstrip(b"\r\n")
                     m = match(raw)
+                    if m is None and coloured(raw):  # a terminal's colours (IPython's)
+                        raw = uncoloured(raw)
+                        m = match(raw)
                     if m is None and old_match is not None and (m := old_match(raw)) is not None:
                         # torch 2.1/2.2's layout (glog.OLD_PREFIX_RE): read the rest as such.
                         # Its prefixes end in milliseconds and a logger, not a line: records

@@ -1,0 +1,4 @@
+from rich.traceback import install
+
+install()
+exec(compile(open("crash.py").read(), "crash.py", "exec"))

@@ -1,0 +1,97 @@
+"""Paste hunt 21 (round 25): torch.compile refusing the platform (Windows, the Python version)
+and 2.1-2.6's UserError for a branch on a tensor's value, each checked on the corpus's copy
+(tests/data/pasted/, manifest.toml) or on the lines the thread's excerpt has. The drawn forms
+(IPython, rich, colours): test_drawn_tracebacks.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dyncli.diagnose.read import diagnose_logs
+
+PASTED = Path(__file__).parent.parent / "data" / "pasted"
+
+
+def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    log = tmp_path / "p.log"
+    log.write_text(text)
+    return diagnose_logs([log])
+
+
+def test_windows_refused_by_torch_2_0_and_2_1_is_the_platforms_not_torchs_bug(
+        tmp_path: Path) -> None:
+    # AMD-SHARK-Studio#1315 (torch 2.0 on Windows, a plain traceback; the corpus's copy too)
+    assert "does not compile on Windows" in \
+        diagnose_logs([PASTED / "amd-shark-1315.log"]).suggestions[0].fix
+    diag = _diagnose_text(tmp_path, (
+        "Traceback (most recent call last):\n"
+        '  File "E:\\shark\\shark_model.py", line 172, in <module>\n'
+        "    dynamo_callable = dynamo.optimize(backend)(compile_via_shark)\n"
+        '  File "E:\\shark\\.venv\\Lib\\site-packages\\torch\\_dynamo\\eval_frame.py", line 479, in optimize\n'
+        "    check_if_dynamo_supported()\n"
+        '  File "E:\\shark\\.venv\\Lib\\site-packages\\torch\\_dynamo\\eval_frame.py", line 433, in '
+        "check_if_dynamo_supported\n"
+        '    raise RuntimeError("Windows not yet supported for torch.compile")\n'
+        "RuntimeError: Windows not yet supported for torch.compile\n"))
+    (a,) = diag.suggestions
+    assert "does not compile on Windows" in a.fix and "torch >= 2.5" in a.fix
+    assert "report it" not in a.fix
+
+
+def test_the_python_version_refused_is_named_so(tmp_path: Path) -> None:
+    # the exception alone, torch's words (2.1's check_if_dynamo_supported)
+    diag = _diagnose_text(tmp_path, "RuntimeError: Python 3.12+ not yet supported for torch.compile\n")
+    (a,) = diag.suggestions
+    assert "does not run on this Python" in a.fix
+
+
+def test_a_rich_box_cut_inside_the_platform_check_is_the_platform_refused(tmp_path: Path) -> None:
+    # kohya_ss#1141: the box's excerpt ends at eval_frame.py's check_if_dynamo_supported
+    (a,) = diagnose_logs([PASTED / "kohya_ss-1141.log"]).suggestions
+    assert "refused this machine before compiling anything" in a.fix
+
+
+
+
+def test_the_dynamic_control_flow_user_error_is_a_branch_on_a_tensors_value(
+        tmp_path: Path) -> None:
+    # unsloth#2307: the message alone, then dynamo's stack (its "..." kept)
+    (b,) = diagnose_logs([PASTED / "unsloth-2307.log"]).graph_breaks
+    assert (b.file, b.user_line, b.raised) == ("unsloth_compiled_module_phi3.py", 395, False)
+    (a,) = diagnose_logs([PASTED / "unsloth-2307.log"]).suggestions
+    assert "torch.cond" in a.fix and "untraceable" not in a.fix
+    # as a traceback ends in it (its class named): raised, the program stopped there
+    diag = _diagnose_text(tmp_path, (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 9, in <module>\n'
+        "    model(x)\n"
+        '  File "/usr/lib/python3.10/site-packages/torch/_dynamo/eval_frame.py", line 328, in _fn\n'
+        "    return fn(*args, **kwargs)\n"
+        "torch._dynamo.exc.UserError: Dynamic control flow is not supported at the moment. Please "
+        "use functorch.experimental.control_flow.cond to explicitly capture the control flow.\n"
+        "\n"
+        "from user code:\n"
+        '   File "/home/u/model.py", line 40, in forward\n'
+        "    if x.sum() > 0:\n"))
+    (b,) = diag.graph_breaks
+    assert (b.file, b.user_line, b.raised) == ("/home/u/model.py", 40, True)
+    assert diag.compile_crashes == ()
+
+
+def test_a_traceback_behind_a_markdown_quote_is_read(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "> Traceback (most recent call last):\n"
+        '>   File "/home/u/a.py", line 3, in <module>\n'
+        ">     f(x)\n"
+        '>   File "/usr/lib/python3.10/site-packages/torch/_dynamo/convert_frame.py", line 5, in _compile\n'
+        ">     x()\n"
+        "> torch._dynamo.exc.InternalTorchDynamoError: boom\n"))
+    (c,) = diag.compile_crashes
+    assert c.error == "torch._dynamo.exc.InternalTorchDynamoError: boom"
+    assert c.user is not None and (c.user.file, c.user.line) == ("/home/u/a.py", 3)
+    # pytorch#90540: old IPython's frames, quoted and re-indented by the reporter; the frame's
+    # line from its indented arrow (" --> 915"), the function said once
+    (c,) = diagnose_logs([PASTED / "pytorch-90540.log"]).compile_crashes
+    assert c.at is not None and (c.at.file.rsplit("/", 1)[-1], c.at.line) == ("debug_utils.py", 915)
+    (a,) = diagnose_logs([PASTED / "pytorch-90540.log"]).suggestions
+    assert a.message.count("in debug_wrapper") == 1
