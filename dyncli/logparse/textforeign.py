@@ -267,9 +267,11 @@ class ForeignLines:
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     _tuning = False  # inside a table of max-autotune's tuning output (textautotune)
     _warned = -1  # the line number of the last warning torch raised (textnotes.unread_kind)
-    # markdown (textpaste.prose_code): inside a fence; the last line that left prose's inline
-    # code span open; where the line being read begins to quote in prose's code
+    # markdown (textpaste.prose_code): inside a fence; the last line that was a fence's marks
+    # (``_fence_marks``); the last line that left prose's inline code span open; where the line
+    # being read begins to quote in prose's code
     _fence = False
+    _marks_at = -1
     _span_to = -2
     _code_at: int | None = None
 
@@ -317,14 +319,24 @@ class ForeignLines:
     def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
         raise NotImplementedError
 
+    def _fence_marks(self, raw: bytes, lineno: int) -> bool:
+        """Whether ``raw`` is a markdown fence's marks (``textpaste.is_fence``), the fence
+        opened or closed by it: decided here once for both readers of the line (``_pasted``,
+        then ``_foreign``: ``_marks_at``), on the line as pasted. A user's fence stands at the
+        line's start (behind a quote's marks); marks behind a tool's stamp (torchrun's rank
+        tag, Ray's process tag) are the program's output, as an LLM server's printed completion
+        is, and open nothing."""
+        if not is_fence(raw):
+            return False
+        self._fence, self._marks_at = not self._fence, lineno
+        return True
+
     def _pasted(self, raw: bytes, lineno: int) -> bytes | None:
         """The glog line a pasted line stands for (``textpaste.normalize``), counted by what
         was done to find it; None for a line with no torch record in it, or one that quotes
         it in prose (inside an inline code span opened above, in a table's cell)."""
-        if is_fence(raw):
-            self._fence = not self._fence
-        elif not self._fence and ((self._span_to == lineno - 1 and prose_code(raw, True) == 0)
-                                  or is_table_row(raw)):
+        if not self._fence_marks(raw, lineno) and not self._fence and (
+                (self._span_to == lineno - 1 and prose_code(raw, True) == 0) or is_table_row(raw)):
             return None
         found = normalize(raw)
         if found is None:
@@ -366,7 +378,7 @@ class ForeignLines:
             raw = quoted  # torch's exception as a wrapper quotes it (vLLM's worker error)
         records = self.stats.records
         carried = self._span_to == lineno - 1 and not self._fence
-        marks = is_fence(raw)
+        marks = self._marks_at == lineno
         prose = not self._fence and not marks
         self._code_at = prose_code(raw, carried) if prose else None
         unread = self.stats.unrecognized

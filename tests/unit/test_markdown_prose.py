@@ -113,3 +113,42 @@ def test_a_trace_under_words_is_refused_as_a_trace(tmp_path: Path) -> None:
         with pytest.raises(InputError, match="not a torch log: its torch lines are records of a "
                                              "TORCH_TRACE trace"):
             diagnose_logs([path])
+
+
+def _all(text: bytes) -> tuple[list[object], tuple[int, int, int]]:
+    stats = ParseStats()
+    events = list(TextLogParser(stats).parse(text.splitlines(keepends=True)))
+    return events, (stats.records, stats.recognized, stats.unrecognized)
+
+
+_TB = b"""Traceback (most recent call last):
+  File "/app/train.py", line 10, in <module>
+    y = model(x)
+  File "/venv/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py", line 600, in _fn
+    return fn(*args, **kwargs)
+  File "/venv/lib/python3.11/site-packages/torch/_inductor/compile_fx.py", line 700, in compile_fx
+    raise RuntimeError("boom")
+"""
+# what tools put before each line of a program's output: torchrun's rank tag (with a blank: a
+# launcher's), vLLM's logger stamp, docker compose's service column
+_STAMPS = [b"[rank0]:", b"[rank0]: ", b"INFO 11-29 18:13:51 a.py:1] ", b"worker  | "]
+
+
+@pytest.mark.parametrize("stamp", _STAMPS)
+def test_a_stamped_fence_line_is_the_programs_line_to_both_readers(stamp: bytes) -> None:
+    """Round 25: which lines are a fence's marks was decided twice, on the line as pasted
+    (where a fence opens) and on it with its stamp off (what the tracebacks' reader saw), so
+    a stamped "```" opened no fence but ended a traceback as a fence would. Decided once, on
+    the line as pasted: a stamp before the marks makes them the program's output (an LLM
+    server printing a completion), read as any other line of it is."""
+    def tagged(text: bytes) -> bytes:
+        return b"".join(stamp + line + b"\n" for line in text.splitlines())
+    for after in (b"RuntimeError: boom\n", tagged(b"RuntimeError: boom")):
+        fenced = _all(tagged(_TB) + stamp + b"```\n" + after)
+        worded = _all(tagged(_TB) + stamp + b"Done\n" + after)
+        assert fenced == worded, (stamp, after)
+    # it opens no fence: prose's inline code under it is still prose
+    bullet = (b"- torch warned (`a.py:1:`, `\n"
+              b"UserWarning: Graph break due to unsupported builtin X`), then stopped.\n")
+    assert not _read(stamp + b"```\n" + bullet)
+    assert _read(b"```\n" + bullet)  # (a user's fence: a paste, read)
