@@ -123,7 +123,10 @@ def _bare_head(line: bytes) -> tuple[bytes | None, int] | None:
         rank, before = tag["rank"], before[tag.end():]
         if not before:
             return rank, head.start()
-    if _BAR_BEFORE_RE.search(before[-256:]) is not None or _STAMP_RE.match(before) is not None:
+    if _BAR_BEFORE_RE.search(before[-256:]) is not None or _STAMP_RE.match(before) is not None \
+            or (before[:2] == b"W " and not before[2:].strip(b" ")):
+        # (the last: torch's prefix cut down to its level by the user, "[rank0]:W torch._dynamo
+        # hit config.accumulated_cache_size_limit (256)", a bug write-up's excerpt)
         return rank, head.start()
     return None
 

@@ -278,3 +278,17 @@ def test_torchs_prefix_behind_a_tag_with_a_blank_is_that_ranks(tag: str) -> None
 ])
 def test_a_tag_before_prose_is_not_the_warning(text: bytes) -> None:
     assert normalize(text) is None
+
+
+def test_a_prefix_cut_down_to_its_level_is_torchs_warning() -> None:
+    """A bug write-up's excerpt (a public repository's notes, 2026): torch's prefix cut to the
+    rank tag and the level, the function line re-indented, the reason left out."""
+    text = ("[rank0]:W torch._dynamo hit config.accumulated_cache_size_limit (256)\n"
+            "        function: 'torch_dynamo_resume_in_forward_at_2326' (src/model/dit.py:2326)\n")
+    for tagged in (text, text.replace("[rank0]:", "")):
+        (limit,), stats = _limits(tagged)
+        assert (limit.limit_name, limit.limit, limit.function, limit.file, limit.first_line) == (
+            "accumulated_cache_size_limit", "256", "torch_dynamo_resume_in_forward_at_2326",
+            "src/model/dit.py", 2326)
+        assert limit.rank == (0 if tagged is text else None) and stats.unrecognized == 0
+    assert normalize(b"W we saw torch._dynamo hit config.recompile_limit (8)") is None
