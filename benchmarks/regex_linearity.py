@@ -130,6 +130,15 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda n: _fit("> `", "a ", n, "`")),
     ("textpaste.rejoined_message", lambda t: textpaste.rejoined_message(t.encode(), t.encode()),
      lambda n: _fit("", "([{", n)),
+    # round 25: a rank's tag, then a stamp, before the bare head (or a stamp that starts like
+    # torch 2.0's layout, repeated: the layout is tried once, then the bare head)
+    ("textpaste.normalize (tag and stamp before a bare head)", lambda t: textpaste.normalize(t.encode()),
+     lambda n: _fit("[rank0]: 2025-01-09 10:23:44,277 WARNING", " ", n,
+                    "torch._dynamo hit config.recompile_limit (8)")),
+    ("textpaste.normalize (layout-like stamps before a bare head)",
+     lambda t: textpaste.normalize(t.encode()),
+     lambda n: _fit("[rank0]: ", "[2025-01-09 10:23:44,277] ", n,
+                    "torch._dynamo hit config.recompile_limit (8)")),
 ]
 
 
@@ -154,7 +163,7 @@ USAGE: dict[str, str] = {
     "textpaste._ELIDED_RE": "match", "textpaste._LEVEL_ONLY_RE": "match",
     "textpaste._LINK_RE": "findall", "textpaste._LOGGING_RE": "match",
     "textpaste._NO_LEVEL_RE": "match", "textpaste._QUOTED_CODE_RE": "match",
-    "textpaste._RANK_CUT_RE": "match", "textpaste._RANK_ONLY_RE": "match",
+    "textpaste._RANK_CUT_RE": "match", "textpaste._RANK_LEAD_RE": "match",
     "textpaste._ROLE_TAG_RE": "match", "textpaste._SPACED_RE": "match",
     "textpaste._STAMP_RE": "match", "textpaste._TICKS_RE": "findall",
     "textpaste._TORCHDYNAMO_RE": "match", "textpaste._TRIMMED_RE": "match",

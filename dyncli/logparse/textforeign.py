@@ -295,9 +295,11 @@ class ForeignLines:
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     _tuning = False  # inside a table of max-autotune's tuning output (textautotune)
     _warned = -1  # the line number of the last warning torch raised (textnotes.unread_kind)
-    # markdown (textpaste.prose_code): inside a fence; the last line that left prose's inline
-    # code span open; where the line being read begins to quote in prose's code
+    # markdown (textpaste.prose_code): inside a fence; the last line that was a fence's marks
+    # (``_fence_marks``); the last line that left prose's inline code span open; where the line
+    # being read begins to quote in prose's code
     _fence = False
+    _marks_at = -1
     _span_to = -2
     _code_at: int | None = None
 
@@ -352,14 +354,24 @@ class ForeignLines:
     def _sample(self, lineno: int, text: bytes) -> None:  # (TextLogParser's)
         raise NotImplementedError
 
+    def _fence_marks(self, raw: bytes, lineno: int) -> bool:
+        """Whether ``raw`` is a markdown fence's marks (``textpaste.is_fence``), the fence
+        opened or closed by it: decided here once for both readers of the line (``_pasted``,
+        then ``_foreign``: ``_marks_at``), on the line as pasted. A user's fence stands at the
+        line's start (behind a quote's marks); marks behind a tool's stamp (torchrun's rank
+        tag, Ray's process tag) are the program's output, as an LLM server's printed completion
+        is, and open nothing."""
+        if not is_fence(raw):
+            return False
+        self._fence, self._marks_at = not self._fence, lineno
+        return True
+
     def _pasted(self, raw: bytes, lineno: int) -> bytes | None:
         """The glog line a pasted line stands for (``textpaste.normalize``), counted by what
         was done to find it; None for a line with no torch record in it, or one that quotes
         it in prose (inside an inline code span opened above, in a table's cell)."""
-        if is_fence(raw):
-            self._fence = not self._fence
-        elif not self._fence and ((self._span_to == lineno - 1 and prose_code(raw, True) == 0)
-                                  or is_table_row(raw)):
+        if not self._fence_marks(raw, lineno) and not self._fence and (
+                (self._span_to == lineno - 1 and prose_code(raw, True) == 0) or is_table_row(raw)):
             return None
         found = normalize(raw)
         if found is None:
@@ -407,7 +419,7 @@ class ForeignLines:
             raw = quoted  # torch's exception as a wrapper quotes it (vLLM's worker error)
         records = self.stats.records
         carried = self._span_to == lineno - 1 and not self._fence
-        marks = is_fence(raw)
+        marks = self._marks_at == lineno
         prose = not self._fence and not marks
         self._code_at = prose_code(raw, carried) if prose else None
         unread = self.stats.unrecognized
@@ -496,42 +508,71 @@ class ForeignLines:
         return rest
 
     def _read_foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
+        """A line without torch's prefix (``_foreign``'s, its stamps off), given to the first of
+        its readers below that takes it, in this order; one none takes is nobody's."""
         if self._pending is not None:
-            whole = raw
-            if self._pending_quoted and raw[:1] == b">":
-                raw = orphans.unquoted(raw)  # (the quote's marks off its body's lines)
-            blank = not raw.strip()
-            # (blank lines in a row beyond the reader's count end it)
-            read = self._pending_read
-            if read is old.old_graph_break:
-                return self._old_break_line(raw, whole, lineno, key)
-            heads, blanks = _CONTINUES[read.func if isinstance(read, partial) else read]
-            if len(self._pending) < MAX_RECORD_LINES and (
-                    (raw[:1] in (b" ", b"\t") and not blank) or (heads and raw.startswith(heads))
-                    or (blank and self._pending_blank < blanks)
-                    or (self._pending_read is cg.many_sizes and cg.continues_many_sizes(raw))
-                    or (read is profiler.report and profiler.continues(self._pending[-1], raw))):
-                self.stats.recognized += 1
-                self._pending_blank = self._pending_blank + 1 if blank else 0
-                self._pending.append(raw.decode("utf-8", "replace").rstrip())
-                return _NO_EVENTS
-            if read is reasons.unsupported_break and len(self._pending) == 1 and (
-                    joined := rejoined_message(self._pending[0].encode(), raw)) is not None:
-                # its one line wrapped by the paste inside the reprs it names (pytorch#141964)
-                self.stats.recognized += 1
-                self._pending[0] = joined.decode("utf-8", "replace")
-                return _NO_EVENTS
-            return [*self._pending_done(), *self._read_foreign(whole, lineno, key)]
+            return self._pending_line(raw, lineno, key)
         if raw[:1] == b"\t" and (rec := self._open.get(key)) is not None and rec.kind == TRACE_KIND:
             self.stats.recognized += 1  # a line of a trace record's payload: the trace's
             self.stats.blank += 1
             return _NO_EVENTS
-        code_at = self._code_at
-        if code_at == 0:  # inside prose's inline code from its start, or a table's row
-            self._suggesting, self._dde_under, self._unread = False, "", None
-            self.stats.unrecognized += 1
-            self._sample(lineno, raw)
+        if self._code_at == 0:  # inside prose's inline code from its start, or a table's row
+            return self._prose_line(raw, lineno)
+        if (found := self._explain_line(raw, lineno)) is not None \
+                or (found := self._dde_line(raw, lineno)) is not None:
+            return found
+        rec = self._open.get(key)
+        if (found := self._output_line(raw, lineno, rec)) is not None \
+                or (found := self._record_rest(raw, rec)) is not None \
+                or (found := self._self_check(raw, lineno)) is not None \
+                or (found := self._claimed_above(raw, lineno)) is not None \
+                or (found := self._cut_break_line(raw, lineno)) is not None \
+                or (found := self._message_line(raw, lineno)) is not None:
+            return found
+        return self._program_line(raw, lineno)
+
+    def _pending_line(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:
+        """A line under a pending message: one of its own (indented, one of the heads or
+        blank lines its reader allows, the rest of its one line a paste wrapped) is added to
+        it; any other line ends it and is read as itself."""
+        assert self._pending is not None
+        whole = raw
+        if self._pending_quoted and raw[:1] == b">":
+            raw = orphans.unquoted(raw)  # (the quote's marks off its body's lines)
+        blank = not raw.strip()
+        # (blank lines in a row beyond the reader's count end it)
+        read = self._pending_read
+        if read is old.old_graph_break:
+            return self._old_break_line(raw, whole, lineno, key)
+        heads, blanks = _CONTINUES[read.func if isinstance(read, partial) else read]
+        if len(self._pending) < MAX_RECORD_LINES and (
+                (raw[:1] in (b" ", b"\t") and not blank) or (heads and raw.startswith(heads))
+                or (blank and self._pending_blank < blanks)
+                or (self._pending_read is cg.many_sizes and cg.continues_many_sizes(raw))
+                or (read is profiler.report and profiler.continues(self._pending[-1], raw))):
+            self.stats.recognized += 1
+            self._pending_blank = self._pending_blank + 1 if blank else 0
+            self._pending.append(raw.decode("utf-8", "replace").rstrip())
             return _NO_EVENTS
+        if read is reasons.unsupported_break and len(self._pending) == 1 and (
+                joined := rejoined_message(self._pending[0].encode(), raw)) is not None:
+            # its one line wrapped by the paste inside the reprs it names (pytorch#141964)
+            self.stats.recognized += 1
+            self._pending[0] = joined.decode("utf-8", "replace")
+            return _NO_EVENTS
+        return [*self._pending_done(), *self._read_foreign(whole, lineno, key)]
+
+    def _prose_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event]:
+        """A line that prose quotes from its start (an inline code span carried into it, a
+        table's row): words about torch's output, nobody's; what was under way ends."""
+        self._suggesting, self._dde_under, self._unread = False, "", None
+        self.stats.unrecognized += 1
+        self._sample(lineno, raw)
+        return _NO_EVENTS
+
+    def _explain_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
+        """torch's "Suggested fixes:" block (its head, then one fix a line) and explain()'s
+        "Graph Break Count: N" head; None for any other line (which ends the block)."""
         suggesting, self._suggesting = self._suggesting, False
         if suggesting and (fix := reasons.suggested_fix(raw.decode("utf-8", "replace"))):
             self.stats.recognized += 1
@@ -546,6 +587,11 @@ class ForeignLines:
             self.stats.recognized += 1
             self._suggesting = True
             return _NO_EVENTS
+        return None
+
+    def _dde_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
+        """A line of torch's data-dependent error message (textdde): a heading, a fact under
+        one, dynamo's stack under the error and its user frame; None for any other line."""
         under, self._dde_under = self._dde_under, ""
         if under == "stack":  # dynamo's stack under a data-dependent error: its user frame
             inside, stated = dde.in_stack(raw, self._dde_frame, lineno, self._dde_owner)
@@ -571,7 +617,12 @@ class ForeignLines:
             self.stats.recognized += 1
             self._dde_under = head
             return _NO_EVENTS
-        rec = self._open.get(key)
+        return None
+
+    def _output_line(self, raw: bytes, lineno: int, rec: Any) -> Iterable[ev.Event] | None:
+        """torch's own output that has no prefix: a blank line or known noise (which ends the
+        open record ``rec``'s unprefixed tail), max-autotune's tables, a note's warning,
+        the warning of many sizes, a CUDA-graph message; None for any other line."""
         if not raw.strip() or any(s in raw for s in TORCH_NOISE):
             self.stats.recognized += 1
             self.stats.blank += 1
@@ -589,7 +640,7 @@ class ForeignLines:
         if raw.startswith(cg.MANY_SIZES_HEAD) and b"distinct sizes" not in raw:
             # torch's warning of many sizes, re-wrapped over lines (pytorch#188150)
             return self._pend(cg.many_sizes, raw.decode("utf-8", "replace").strip(), lineno)
-        if _said(raw, _CUDAGRAPH, code_at):  # pasted without its prefix
+        if _said(raw, _CUDAGRAPH, self._code_at):  # pasted without its prefix
             text = _after_bar(raw).decode("utf-8", "replace").strip()
             if cg.skip_with_stack(text):
                 return self._pend(cg.text_record, text, lineno)
@@ -598,6 +649,12 @@ class ForeignLines:
                 self.stats.recognized += 1
                 self.stats.records += 1
                 return found
+        return None
+
+    def _record_rest(self, raw: bytes, rec: Any) -> Iterable[ev.Event] | None:
+        """The rest of the open record ``rec`` on a line without its prefix: a guard's user
+        line a paste wrapped, or a line that continues a collected record (torch 2.0 and
+        torchdynamo: textorphans.continues); None for any other line."""
         if rec is not None and rec.mode == FIRST and rec.kind in _GUARD_WORDS and rec.tail \
                 and (joined := rejoined_location(rec.lines[0], raw)) is not None:
             # a guard's user line that the paste wrapped onto the next line (pytorch#107200:
@@ -611,17 +668,28 @@ class ForeignLines:
             if len(rec.lines) < MAX_RECORD_LINES:
                 rec.lines.append(orphans.unquoted(raw))
             return _NO_EVENTS
-        if _said(raw, (_SELF_CHECK, _SELF_CHECK_OLD), code_at):  # torch's AssertionError, as raised
-            # or quoted by a wrapper
+        return None
+
+    def _self_check(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
+        """torch's guard self-check AssertionError, as raised or quoted by a wrapper."""
+        if _said(raw, (_SELF_CHECK, _SELF_CHECK_OLD), self._code_at):
             found = reasons.guard_self_check(raw.decode("utf-8", "replace"),
                                              {"line": lineno, "rank": self._line_rank})
             if found:
                 self.stats.recognized += 1
                 self.stats.records += 1
                 return found
-        if raw.startswith(_EXPLANATION) and self._unread is not None \
-                and self._unread[1] == lineno - 1 \
-                and (gb_b := _WRAPPED_GB_RE.search(self._unread[0].rstrip())) is not None:
+        return None
+
+    def _claimed_above(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
+        """A line of torch's that makes the line above it, read as nobody's, the first line of
+        torch's message (``_claim_unread``): an Explanation under a graph break's type, a
+        guard failure under a recompile's head; None for any other line."""
+        if self._unread is None or self._unread[1] != lineno - 1:
+            return None
+        above = self._unread[0]
+        if raw.startswith(_EXPLANATION) \
+                and (gb_b := _WRAPPED_GB_RE.search(above.rstrip())) is not None:
             # torch's graph-break message whose "Unsupported: " a wrapper replaced with its own
             # words, known by torch's Explanation line under it: the text after the wrapper's
             # words is torch's gb type (intel/llm-scaler#333: "❌ [ERROR] Error in Phase 1
@@ -630,25 +698,33 @@ class ForeignLines:
             # ComfyUI#10114: "- **Exception Message:** torch.* op returned non-Tensor")
             gb = gb_b["gb"].decode("utf-8", "replace").strip()
             return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
-        if raw.startswith(_EXPLANATION) and self._unread is not None \
-                and self._unread[1] == lineno - 1 \
-                and (bare := bare_gb_type(self._unread[0])) is not None:
+        if raw.startswith(_EXPLANATION) and (bare := bare_gb_type(above)) is not None:
             # the message as print(e) shows it: the line above is torch's gb type itself
             gb = bare.decode("utf-8", "replace").strip()
             return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
-        if raw.startswith(_EXPLANATION):
-            # torch's message whose type line the paste cut (no line above is torch's type):
-            # read if torch's other parts follow (reasons.cut_break)
-            self._unread = None
-            return self._pend(reasons.cut_break, raw.decode("utf-8", "replace").rstrip(), lineno)
-        if raw.lstrip().startswith(_TRIGGERED) and self._unread is not None \
-                and self._unread[1] == lineno - 1 \
-                and reasons.RECOMPILING_RE.match(head := self._unread[0].decode("utf-8", "replace")
+        if raw.lstrip().startswith(_TRIGGERED) \
+                and reasons.RECOMPILING_RE.match(head := above.decode("utf-8", "replace")
                                                  .strip()[:4000]) is not None:
             # a recompile without a prefix, known by torch's failure line under its first
             # line: torch's docs render it so (programming_model.recompilation), and a notebook
             # whose handler drops the prefix
             return self._claim_unread(reasons.recompiling, head, raw)
+        return None
+
+    def _cut_break_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
+        """torch's graph-break message whose type line the paste cut (no line above is torch's
+        type: ``_claimed_above`` took those), begun at its Explanation: read if torch's other
+        parts follow (``reasons.cut_break``); None for any other line."""
+        if not raw.startswith(_EXPLANATION):
+            return None
+        self._unread = None
+        return self._pend(reasons.cut_break, raw.decode("utf-8", "replace").rstrip(), lineno)
+
+    def _message_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
+        """torch's message without a prefix, alone on its line: a note on what it did, the
+        first line of a message read with the lines under it (``said_without_prefix``), a
+        record's head, a limit warning's function line, a data-dependent error, the limit
+        raised; None for any other line."""
         if (note := notes.note_line(raw)) is not None:
             # torch's note on what it did (inductor's "Online softmax is disabled …", a
             # UserWarning whose message follows its head): nothing to fix, understood
@@ -661,7 +737,7 @@ class ForeignLines:
             out = self._pend(read, text, lineno)
             self._pending_quoted = raw[:1] == b">"
             return out
-        if _said(raw, TORCH_HEADS, code_at):
+        if _said(raw, TORCH_HEADS, self._code_at):
             self.stats.recognized += 1
             self.stats.records += 1
             return _NO_EVENTS
@@ -680,13 +756,19 @@ class ForeignLines:
             self.stats.recognized += 1
             text = raw.decode("utf-8", "replace").strip()
             return (ev.LimitRaised(message=text[:300], line=lineno),)
+        return None
+
+    def _program_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event]:
+        """What is left: the program's traceback head, a constraint violation's item, torch's
+        text with nothing to read (``notes.unread_kind``), or a line nobody's (counted and
+        sampled, kept as ``_unread`` for a line under it that claims it)."""
         if raw.rstrip().endswith(_TRACEBACK) and _TRACEBACK_RE.match(raw) is not None:
             # the program raised (Python's head, or IPython's: "AssertionError    Traceback …")
             self.stats.unrecognized += 1  # (the line is Python's, not torch's: not understood)
             self._sample(lineno, raw)
             self._dde_seen = dde.FAR  # (its exception, and a stack under it, are another's)
             return (ev.Traceback(line=lineno),)
-        if _said(raw, _VIOLATIONS, code_at):
+        if _said(raw, _VIOLATIONS, self._code_at):
             found = reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
             if found:
                 self.stats.recognized += 1
@@ -709,5 +791,3 @@ class ForeignLines:
         self._sample(lineno, raw)
         self._unread = (raw, lineno)
         return _NO_EVENTS
-
-

@@ -216,11 +216,15 @@ class TextLogParser(ForeignLines):
                     # then as few steps as possible (this branch runs for ~1 line in 10).
                     slow += 1
                     raw = raw.rstrip(b"\r\n")
-                    m = match(raw)
+                    # (inside prose's inline code span, which the line above opened: words
+                    # about a log whatever its prefix: textpaste.prose_code; _foreign's)
+                    in_span = self._span_to == base + fast + slow - 1
+                    m = None if in_span else match(raw)
                     if m is None and coloured(raw):  # a terminal's colours (IPython's)
                         raw = uncoloured(raw)
-                        m = match(raw)
-                    if m is None and old_match is not None and (m := old_match(raw)) is not None:
+                        m = None if in_span else match(raw)
+                    if m is None and not in_span and old_match is not None \
+                            and (m := old_match(raw)) is not None:
                         # torch 2.1/2.2's layout (glog.OLD_PREFIX_RE): read the rest as such.
                         # Its prefixes end in milliseconds and a logger, not a line: records
                         # of different call sites share them, so no silent run is skipped.
@@ -234,6 +238,8 @@ class TextLogParser(ForeignLines):
                         out = self._foreign(raw, base + fast + slow, last_key)
                         if out:
                             yield from out
+                        if self._span_to == base + fast + slow:
+                            last_prefix = b"\x00"  # (the next line is in the span: no fast path)
                         continue
                     if self._pending is not None:  # a prefixed line ends a pending message
                         yield from self._pending_done()

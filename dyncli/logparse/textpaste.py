@@ -49,7 +49,7 @@ _DATED_RE = re.compile(rb"(?:\[rank(?P<rank>\d{1,9})\]:)?(?P<lvl>[VIWEC])\d{4} "
                        + _CID + rb"(?: \[__(?P<artifact>\w{1,64})\])?(?: |$)")
 # a rank tag right before a layout the start expression found (its first alternative, glog,
 # takes it itself; the logging layouts' own expressions read it at their start)
-_RANK_BEFORE_RE = re.compile(rb"\[rank\d{1,9}\]:$")
+_RANK_BEFORE_RE = re.compile(rb"\[rank\d{1,9}\]: ?$")
 # Cut down to the compile id: "[0/1] [__recompiles] …" or "[0/1] torch.fx…: [INFO] …" (behind
 # a rank tag, with a blank after it too: "[rank0]: [0/1] [__recompiles] …", sglang#23428).
 _CUT_RE = re.compile(
@@ -86,13 +86,15 @@ _BARE_RE = re.compile(rb"(?:>\s?){0,8}(?=" + _BARE_HEAD + rb")")
 _BARE_HEAD_RE = re.compile(_BARE_HEAD)
 # What a terminal shows before that bare head on its line, other than a quote (every other
 # text before it is prose about the warning, not the warning): a progress bar that was drawn
-# there (tqdm's rate and "]" end it; a raw capture keeps its carriage returns), torchrun's
-# rank tag (tail_log.py; "[rank0]: " with a blank too), or the stamp of the handler that
-# printed torch's record in a format of its own (TORCH_LOGS_FORMAT, or a server's logging
-# config: "%(asctime)s %(levelname)s", its logger's name, uvicorn's padded "INFO:     "), whose
-# formatter stamps a message's first line only, so the lines under it stay bare.
+# there (tqdm's rate and "]" end it; a raw capture keeps its carriage returns), or the stamp of
+# the handler that printed torch's record in a format of its own (TORCH_LOGS_FORMAT, or a
+# server's logging config: "%(asctime)s %(levelname)s", its logger's name, uvicorn's padded
+# "INFO:     "), whose formatter stamps a message's first line only, so the lines under it stay
+# bare; either of them, or nothing, behind a rank's tag: torchrun's (tail_log.py's header with
+# --role rank, "[rank0]:"; "[default0]:" comes here as that) or a launcher's with a blank
+# after it ("[rank0]: ", as torch's own excepthook writes it: distributed_c10d.py)
 _BAR_BEFORE_RE = re.compile(rb"\|[^|]{0,200}(?:it/s|s/it)\]\s{0,4}$")
-_RANK_ONLY_RE = re.compile(rb"\[rank(?P<rank>\d{1,6})\]: ?$")
+_RANK_LEAD_RE = re.compile(rb"\[rank(?P<rank>\d{1,6})\]: ?")
 _STAMP_RE = re.compile(
     rb"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]?(?:[ \t]{1,4}(?:-[ \t]{1,4})?"
     rb"(?:torch[\w.]{0,200}[ \t]{1,4}-[ \t]{1,4})?\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]?:?"
@@ -116,10 +118,16 @@ def _bare_head(line: bytes) -> tuple[bytes | None, int] | None:
         before = before[before.rfind(b"\r") + 1:]
         if not before.strip():
             return None, head.start()
-    if (rank := _RANK_ONLY_RE.match(before)) is not None:
-        return rank["rank"], head.start()
-    if _BAR_BEFORE_RE.search(before[-256:]) is not None or _STAMP_RE.match(before) is not None:
-        return None, head.start()
+    rank = None
+    if (tag := _RANK_LEAD_RE.match(before)) is not None:
+        rank, before = tag["rank"], before[tag.end():]
+        if not before:
+            return rank, head.start()
+    if _BAR_BEFORE_RE.search(before[-256:]) is not None or _STAMP_RE.match(before) is not None \
+            or (before[:2] == b"W " and not before[2:].strip(b" ")):
+        # (the last: torch's prefix cut down to its level by the user, "[rank0]:W torch._dynamo
+        # hit config.accumulated_cache_size_limit (256)", a bug write-up's excerpt)
+        return rank, head.start()
     return None
 
 
@@ -309,30 +317,43 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
         if cut is not None:
             return cut[0] + _decoded(line[cut[1]:]), "prefixes rebuilt"
     start = _START_RE.search(line)
-    if start is None:
-        bare = _bare_head(line)
-        if bare is None:
-            return None
-        return _canonical(bare[0], b"W", b"?", b"0", None, None) + line[bare[1]:], "prefixes rebuilt"
-    before = line[:start.start()]
-    if before.count(b"`") % 2 and before.lstrip(b" >") != b"```":
-        return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)
-    layout_at = start.start()
+    if start is not None:
+        before = line[:start.start()]
+        if before.count(b"`") % 2 and before.lstrip(b" >") != b"```":
+            return None  # an example in a document's inline code (`[0/1] [__recompiles] …`)
+        found = _at_layout(line, start.start())
+        if found is not None:
+            return found
+    # (a stamp that starts like a layout, "[2024-05-01 12:00:00,123] WARNING: ", is not one)
+    bare = _bare_head(line)
+    if bare is None:
+        return None
+    return _canonical(bare[0], b"W", b"?", b"0", None, None) + line[bare[1]:], "prefixes rebuilt"
+
+
+def _at_layout(line: bytes, layout_at: int) -> tuple[bytes, str] | None:
+    """``normalize`` of a line where a torch layout may start at ``layout_at``: the layout
+    read there, behind the rank tag right before it where there is one."""
     rank = _RANK_BEFORE_RE.search(line, max(layout_at - 24, 0), layout_at)
     # "[trainer0]:[rank0]:[2024-02-06 …] …": the rank before the layout (pytorch#119309; a
     # launcher's own tag in front of it); "[rank3]:[rank3]:W1209 …" (torchtitan#2130: torchrun's
-    # tag before torch's own): the layout with its own tag, where the one before it is extra
-    for at in ((rank.start(), layout_at) if rank is not None else (layout_at,)):
-        m = GLOG_RE.match(line, at)
+    # tag before torch's own): the layout with its own tag, where the one before it is extra. A
+    # launcher's tag with a blank after it ("[rank0]: W1130 …", the form of torch's excepthook)
+    # is torch's own without the blank.
+    tagged = () if rank is None else (
+        (line[rank.start():rank.end()].rstrip(b" ") + line[layout_at:],
+         rank.start() > 0 or line[rank.end() - 1:rank.end()] == b" "),)
+    for text, trimmed in (*tagged, (line[layout_at:], layout_at > 0)):
+        m = GLOG_RE.match(text)
         if m is not None:
-            message = _decoded(line[m.end():])
-            done = "prefixes trimmed" if at else (
-                "links undone" if message != line[m.end():] else "")
-            return line[at:m.end()] + message, done
-        rebuilt = _rebuilt(line, at)
+            message = _decoded(text[m.end():])
+            done = "prefixes trimmed" if trimmed else (
+                "links undone" if message != text[m.end():] else "")
+            return text[:m.end()] + message, done
+        rebuilt = _rebuilt(text, 0)
         if rebuilt is not None:
             prefix, end = rebuilt
-            return prefix + _decoded(line[end:]), "prefixes rebuilt"
+            return prefix + _decoded(text[end:]), "prefixes rebuilt"
     return None
 
 

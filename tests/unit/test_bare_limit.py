@@ -231,3 +231,64 @@ def test_a_limit_that_is_no_plain_number_is_no_count(tmp_path: Path) -> None:
         assert [f.compiles for f in d.frames] == [8]  # (0/7: the eighth entry)
         (a,) = [s for s in d.suggestions if s.kind == "recompile-limit"]
         assert "only hides the recompiles" in a.fix
+
+
+# Round 25: the stamp of a handler with a format of its own behind a rank's tag, the tag on
+# every line (torchrun's "[rank3]:" with --role rank, "[default3]:" with the default role, or a
+# launcher's "[rank3]: " with a blank, as torch's own excepthook writes it): the stamp is on the
+# warning's first line only, as the formatter writes it. Before, the tag and a stamp together
+# hid the warning (read: nothing); a tag before torch's glog prefix, with a blank after it, lost
+# the rank.
+_STAMPS = ["2025-01-09 10:23:44,277 WARNING ", "2025-01-09 10:23:44,277 - torch._dynamo.convert_frame - WARNING - ",
+           "[2025-01-09 10:23:44,277] WARNING: ", "WARNING:  ", "[2025-01-09 10:23:44.277] ", ""]
+
+
+@pytest.mark.parametrize("tag", ["[rank3]:", "[rank3]: ", "[default3]:"])
+@pytest.mark.parametrize("stamp", _STAMPS)
+def test_a_stamped_bare_warning_under_a_rank_tag_is_that_ranks(tag: str, stamp: str) -> None:
+    lines = _TITAN.splitlines()
+    text = "".join(f"{tag}{stamp if i == 0 else ''}{t}\n" for i, t in enumerate(lines))
+    (limit,), stats = _limits(text)
+    (alone,), _ = _limits(_TITAN)
+    assert _fields(limit) == _fields(alone) and limit.rank == 3 and stats.unrecognized == 0
+
+
+@pytest.mark.parametrize("stamp", [s for s in _STAMPS if s])
+def test_a_stamp_that_starts_like_torchs_layout_is_a_stamp(stamp: str) -> None:
+    """"[2025-01-09 10:23:44,277] " begins torch 2.0-2.2's layout; with no logger after it,
+    it is a handler's stamp before the bare warning (read before round 25 with a "." only)."""
+    (limit,), stats = _limits(stamp + _TITAN)
+    (alone,), _ = _limits(_TITAN)
+    assert _fields(limit) == _fields(alone) and limit.rank is None and stats.unrecognized == 0
+
+
+@pytest.mark.parametrize("tag", ["[rank3]: ", "[default3]: "])
+def test_torchs_prefix_behind_a_tag_with_a_blank_is_that_ranks(tag: str) -> None:
+    prefixed = "".join(f"{tag}{_PREFIX}{t}\n" for t in _TITAN.splitlines())
+    (limit,), stats = _limits(prefixed)
+    (alone,), _ = _limits("".join(f"{_PREFIX}{t}\n" for t in _TITAN.splitlines()))
+    assert _fields(limit) == _fields(alone) and limit.rank == 3 and stats.unrecognized == 0
+
+
+@pytest.mark.parametrize("text", [
+    b"[rank3]: we saw torch._dynamo hit config.recompile_limit (8)",  # a tag, then prose
+    b"[rank3]: 2025-01-09 10:23:44 we saw torch._dynamo hit config.recompile_limit (8)",
+    b"[rank3]:[W1130 12:00:00.123456789 ProcessGroupNCCL.cpp:1538] torch._dynamo hit "
+    b"config.recompile_limit (8)",  # c10's C++ layout: torch's Python records are never in it
+])
+def test_a_tag_before_prose_is_not_the_warning(text: bytes) -> None:
+    assert normalize(text) is None
+
+
+def test_a_prefix_cut_down_to_its_level_is_torchs_warning() -> None:
+    """A bug write-up's excerpt (a public repository's notes, 2026): torch's prefix cut to the
+    rank tag and the level, the function line re-indented, the reason left out."""
+    text = ("[rank0]:W torch._dynamo hit config.accumulated_cache_size_limit (256)\n"
+            "        function: 'torch_dynamo_resume_in_forward_at_2326' (src/model/dit.py:2326)\n")
+    for tagged in (text, text.replace("[rank0]:", "")):
+        (limit,), stats = _limits(tagged)
+        assert (limit.limit_name, limit.limit, limit.function, limit.file, limit.first_line) == (
+            "accumulated_cache_size_limit", "256", "torch_dynamo_resume_in_forward_at_2326",
+            "src/model/dit.py", 2326)
+        assert limit.rank == (0 if tagged is text else None) and stats.unrecognized == 0
+    assert normalize(b"W we saw torch._dynamo hit config.recompile_limit (8)") is None
