@@ -1059,15 +1059,28 @@ def _fake_kernel_fix(b: GraphBreakReport) -> str:
         return ""
     op = m["op"].rstrip(".")
     parts = op.split(".")
-    qual = "::".join(parts[:2]) if len(parts) >= 2 else op
     if parts[0] in _TORCH_OPS:
         return (f"{op} is torch's own operator and has no fake kernel: report it to PyTorch; "
                 "meanwhile keep the call out of the compiled function")
+    qual = _qualname(parts)
     stub = next((s for t in (*b.hints, b.reason) if (s := _STUB_RE.search(t)) is not None), None)
-    first = (f"import {stub['m']} before compiling (torch's hint: {qual}'s fake kernel may be "
-             "registered there); otherwise " if stub else "")
-    return (f"{first}register a fake kernel for {qual}, which dynamo runs on fake tensors to "
-            f"trace the call: torch.library.register_fake(\"{qual}\") {_FAKE_BODY}")
+    first = (f"import {stub['m']} before compiling (torch's hint: {qual or op}'s fake kernel "
+             "may be registered there); otherwise " if stub else "")
+    call = (f"torch.library.register_fake(\"{qual}\")" if qual else
+            f"torch.library.register_fake with its \"namespace::name\" (cut to {op} here)")
+    return (f"{first}register a fake kernel for {qual or op}, which dynamo runs on fake tensors "
+            f"to trace the call: {call} {_FAKE_BODY}")
+
+
+def _qualname(parts: list[str]) -> str:
+    """The name register_fake takes ("ns::name", "ns::name.overload") for an op torch printed
+    as its OpOverload's parts ("ns", "name", "overload"): the overload kept unless it is the
+    default (torch finds a fake kernel by ``OpOverload.name()``, "ns::name.out", so
+    "ns::name" registers the default overload only); "" for a name cut to one part."""
+    if len(parts) < 2 or not all(parts[:2]):
+        return ""
+    over = parts[2] if len(parts) > 2 and parts[2] != "default" else ""
+    return f"{parts[0]}::{parts[1]}" + (f".{over}" if over else "")
 
 
 # what a fake kernel is, and the other way out (both fixes of an op without one)
