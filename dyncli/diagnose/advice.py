@@ -1015,7 +1015,7 @@ def _break_fix(b: GraphBreakReport) -> str:
     if (called := _polyfill_caller(b)) is not None:
         # torch's Python stand-in for a builtin (polyfills/: a class's construction, sum(),
         # itertools …) broke on what the user's call gave it: that call is the place to fix
-        told = b.hints[0] if b.hints else (
+        told = _torch_hint(b.hints[0]) if b.hints else (
             _cut_hint_fix(b) or "move it out of the compiled function")
         return (f"change your call at {called}: dynamo runs it through torch's polyfill "
                 f"({b.file}:{b.user_line}), which broke on what the call gives it — {told}")
@@ -1031,8 +1031,24 @@ def _break_fix(b: GraphBreakReport) -> str:
     if b.reason.startswith(_BRANCH) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
     if b.hints:
-        return b.hints[0]
+        return _torch_hint(b.hints[0])
     return _cut_hint_fix(b) or "move the untraceable call out of the compiled function"
+
+
+# torch's hint for a C type's slot (2.15's variables/user_defined.py: "Use
+# torch._dynamo.allow_c_slot({cls.__name__}) to register it as safe …"): the name is the
+# class's __name__, which the program may reach otherwise (array.array): allow_c_slot takes
+# the class object and raises TypeError on anything else (a module named alike)
+_C_SLOT_RE = re.compile(r"allow_c_slot\((?P<name>[A-Za-z_]\w{0,200})\)")
+
+
+def _torch_hint(hint: str) -> str:
+    """torch's hint as the fix, with what it leaves to guess said (allow_c_slot's argument)."""
+    m = _C_SLOT_RE.search(hint)
+    if m is None:
+        return hint
+    return (f"{hint} (pass the class object: {m['name']} is its __name__, so where the code "
+            f"reaches it through a module, module.{m['name']}, as array.array)")
 
 
 # An operator with no fake (meta) kernel: dynamo runs each call on fake tensors to learn its
