@@ -886,7 +886,9 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
     (keras#22282: an AssertionError in dynamo's bytecode_transformation.py; depyf#9: a package's
     patch raised inside dynamo)."""
     out = []
-    # (a custom op without a fake kernel: the crash's own lines do not say which, its break's do)
+    # (a custom op without a fake kernel: the crash's own message names it where its line has
+    # torch's words, 2.4-2.6's and lightning-thunder#2530's; 2.15's is in its Explanation, read
+    # as the break's)
     no_fake = {b.rank: f for b in diag.graph_breaks if (f := _break_no_fake_impl(b))}
     for x in diag.compile_crashes:
         error = x.error or "an exception"
@@ -915,8 +917,9 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
             sites=sites_of(x.user), ran=x.cudagraph_run,
             message=f"the program stopped: {raised}{where}{user}{after}.",
-            fix=(no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake
-                 else _crash_fix(x)),
+            fix=(_no_fake_impl_fix(x.error) or (
+                no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake
+                else _crash_fix(x))),
             evidence=(cite(x.line, "", shown[:300]),)))
     return out
 
