@@ -113,3 +113,14 @@ def test_an_overload_other_than_default_is_kept_in_the_name_register_fake_takes(
     # with it (parse_namespace raises ValueError on "scale")
     cut = fix_for(b"scale")
     assert 'register_fake("scale")' not in cut and "register a fake kernel" in cut, cut
+
+
+def test_a_context_of_many_lines_is_kept_to_its_cap(tmp_path: Path) -> None:
+    # (round 25: the cap's branch had no test) 20,000 continuation lines: at most 2,000
+    # characters kept, and the op on the context's first line still named
+    lines = [*_RECORD[:8], *[b"    " + b"x" * 40] * 20_000, *_RECORD[8:]]
+    diag = _diag(tmp_path, lines)
+    (b,) = diag.graph_breaks
+    assert b.debug.startswith("unsupported operator: dyncli_demo.scale.default x")
+    assert 1900 < len(b.debug) <= 2000
+    assert 'register_fake("dyncli_demo::scale")' in _fix(diag)
