@@ -139,6 +139,26 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda t: textpaste.normalize(t.encode()),
      lambda n: _fit("[rank0]: ", "[2025-01-09 10:23:44,277] ", n,
                     "torch._dynamo hit config.recompile_limit (8)")),
+    # round 24's readings (vLLM's quoted worker error: its first pattern took 31 s on the blanks;
+    # Ray's dedup suffix; a wrapped "You marked" item; the debug context; a fake kernel's op)
+    ("textcrash.quoted_exception (blanks)", lambda t: textcrash.quoted_exception(t.encode()),
+     lambda n: _fit("RuntimeError: Worker failed with error 'dynamic shape operator: ", " ", n, "x")),
+    ("textcrash.quoted_exception (tails)", lambda t: textcrash.quoted_exception(t.encode()),
+     lambda n: _fit("RuntimeError: Worker failed with error 'dynamic shape operator: ",
+                    ", please check the stack trace above for the root cause'", n)),
+    ("textforeign._RAY_REPEATED_RE (suffixes)",
+     lambda t: textforeign._RAY_REPEATED_RE.search(t.encode()),
+     lambda n: _fit("x", " [repeated 2x across cluster]", n, " [repeated 2x across cluster]")),
+    ("textreasons.wrapped_mark", textreasons.wrapped_mark,
+     lambda n: _fit("You marked ", "as dynamic but your code ", n)),
+    ("textreasons.graph_break_body (debug context)",
+     lambda t: textreasons.graph_break_body(["Graph Break Reason: x", "  Developer debug context: "
+                                             + t, *["    " + t[:80]] * 100]),
+     lambda n: _fit("", "unsupported operator: ", n)),
+    ("advice._fake_kernel_fix (op names)",
+     lambda t: advice._no_fake_impl_fix(t) + str(advice._NO_FAKE_RE.search(t)),
+     lambda n: _fit("There was no fake impl registered for <CustomOpDef(", "a::", n,
+                    "Please use `" + "a." * 100)),
 ]
 
 
@@ -152,7 +172,8 @@ def _safe(fn: Callable[..., object], *args: Any) -> object:
 # How each pattern is applied in the code (default: ``search``). ``match``/``fullmatch`` try
 # one start position; ``findall`` (also standing for ``sub``/``finditer``) tries them all.
 USAGE: dict[str, str] = {
-    "glog.GLOG_RE": "match", "events._COMPILE_ID_RE": "match", "textmsg._FLOC_RE": "fullmatch",
+    "glog.GLOG_RE": "match", "glog.OLD_PREFIX_RE": "match", "events._COMPILE_ID_RE": "match",
+    "textmsg._FLOC_RE": "fullmatch",
     "textreasons.FAILURE_RE": "match", "trace_events._NONE_TAIL": "match",
     "trace_lines._WORD": "match", "trace_lines._DIGITS": "match",
     "trace_lines._REACHED": "match",
@@ -167,12 +188,13 @@ USAGE: dict[str, str] = {
     "textpaste._ROLE_TAG_RE": "match", "textpaste._SPACED_RE": "match",
     "textpaste._STAMP_RE": "match", "textpaste._TICKS_RE": "findall",
     "textpaste._TORCHDYNAMO_RE": "match", "textpaste._TRIMMED_RE": "match",
-    "textforeign._BARE_GB_RE": "match", "textforeign._NO_FRAMES_RE": "match",
+    "textforeign._BARE_GB_RE": "fullmatch", "textforeign._NO_FRAMES_RE": "match",
     "textforeign._PYTEST_SUMMARY_RE": "match", "textforeign._PY_WARNING_RE": "match",
     "textforeign._RAISED_RE": "match", "textforeign._RANK_TAG_RE": "match",
     "textforeign._RECOMPILE_ERROR_RE": "match", "textforeign._TRACEBACK_RE": "match",
     "textforeign._UNSUPPORTED_RE": "match", "textforeign._WRAPPER_TAG_RE": "match",
-    "textcrash._ARROW_RE": "match", "textcrash._CLASSLESS_RE": "match",
+    "textcrash._ARROW_RE": "match", "textcrash._QUOTED_RE": "match",
+    "textcrash._CLASSLESS_RE": "match",
     "textcrash._COMPILER_MODULE_RE": "match", "textcrash._EXC_RE": "match",
     "textcrash._HEAD_RE": "match", "textcrash._IPY_CELL_RE": "match",
     "textcrash._IPY_FILE_LINK_RE": "match", "textcrash._IPY_FILE_RE": "match",

@@ -911,7 +911,9 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
     (keras#22282: an AssertionError in dynamo's bytecode_transformation.py; depyf#9: a package's
     patch raised inside dynamo)."""
     out = []
-    # (a custom op without a fake kernel: the crash's own lines do not say which, its break's do)
+    # (a custom op without a fake kernel: the crash's own message names it where its line has
+    # torch's words, 2.4-2.6's and lightning-thunder#2530's; 2.15's is in its Explanation, read
+    # as the break's)
     no_fake = {b.rank: f for b in diag.graph_breaks if (f := _break_no_fake_impl(b))}
     for x in diag.compile_crashes:
         error = x.error or "an exception"
@@ -942,8 +944,9 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
             sites=sites_of(x.user), ran=x.cudagraph_run,
             message=f"the program stopped: {raised}{where}{user}{after}.",
-            fix=(no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake
-                 else _crash_fix(x)),
+            fix=(_no_fake_impl_fix(x.error) or (
+                no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake
+                else _crash_fix(x))),
             evidence=(cite(x.line, "", shown[:300]),)))
     return out
 
@@ -1042,7 +1045,7 @@ def _break_fix(b: GraphBreakReport) -> str:
     if (called := _polyfill_caller(b)) is not None:
         # torch's Python stand-in for a builtin (polyfills/: a class's construction, sum(),
         # itertools …) broke on what the user's call gave it: that call is the place to fix
-        told = b.hints[0] if b.hints else (
+        told = _torch_hint(b.hints[0]) if b.hints else (
             _cut_hint_fix(b) or "move it out of the compiled function")
         return (f"change your call at {called}: dynamo runs it through torch's polyfill "
                 f"({b.file}:{b.user_line}), which broke on what the call gives it — {told}")
@@ -1058,7 +1061,7 @@ def _break_fix(b: GraphBreakReport) -> str:
     if b.reason.startswith((_BRANCH, _CONTROL_FLOW)) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
     if b.hints:
-        return b.hints[0]
+        return _torch_hint(b.hints[0])
     return (_cut_hint_fix(b) or _non_tensor_fix(b)
             or "move the untraceable call out of the compiled function")
 
@@ -1094,6 +1097,22 @@ def _non_tensor_fix(b: GraphBreakReport) -> str:
             f"cannot hold the {typ} it returns (torch's explanation; torch gives no hint)")
 
 
+# torch's hint for a C type's slot (2.15's variables/user_defined.py: "Use
+# torch._dynamo.allow_c_slot({cls.__name__}) to register it as safe …"): the name is the
+# class's __name__, which the program may reach otherwise (array.array): allow_c_slot takes
+# the class object and raises TypeError on anything else (a module named alike)
+_C_SLOT_RE = re.compile(r"allow_c_slot\((?P<name>[A-Za-z_]\w{0,200})\)")
+
+
+def _torch_hint(hint: str) -> str:
+    """torch's hint as the fix, with what it leaves to guess said (allow_c_slot's argument)."""
+    m = _C_SLOT_RE.search(hint)
+    if m is None:
+        return hint
+    return (f"{hint} (pass the class object: {m['name']} is its __name__, so where the code "
+            f"reaches it through a module, module.{m['name']}, as array.array)")
+
+
 # An operator with no fake (meta) kernel: dynamo runs each call on fake tensors to learn its
 # output, and utils.get_fake_value breaks on UnsupportedOperatorException. torch 2.5-2.6 name the
 # op in the reason ("unsupported operator: _C.rotary_embedding.default (see … for how to fix)",
@@ -1118,15 +1137,28 @@ def _fake_kernel_fix(b: GraphBreakReport) -> str:
         return ""
     op = m["op"].rstrip(".")
     parts = op.split(".")
-    qual = "::".join(parts[:2]) if len(parts) >= 2 else op
     if parts[0] in _TORCH_OPS:
         return (f"{op} is torch's own operator and has no fake kernel: report it to PyTorch; "
                 "meanwhile keep the call out of the compiled function")
+    qual = _qualname(parts)
     stub = next((s for t in (*b.hints, b.reason) if (s := _STUB_RE.search(t)) is not None), None)
-    first = (f"import {stub['m']} before compiling (torch's hint: {qual}'s fake kernel may be "
-             "registered there); otherwise " if stub else "")
-    return (f"{first}register a fake kernel for {qual}, which dynamo runs on fake tensors to "
-            f"trace the call: torch.library.register_fake(\"{qual}\") {_FAKE_BODY}")
+    first = (f"import {stub['m']} before compiling (torch's hint: {qual or op}'s fake kernel "
+             "may be registered there); otherwise " if stub else "")
+    call = (f"torch.library.register_fake(\"{qual}\")" if qual else
+            f"torch.library.register_fake with its \"namespace::name\" (cut to {op} here)")
+    return (f"{first}register a fake kernel for {qual or op}, which dynamo runs on fake tensors "
+            f"to trace the call: {call} {_FAKE_BODY}")
+
+
+def _qualname(parts: list[str]) -> str:
+    """The name register_fake takes ("ns::name", "ns::name.overload") for an op torch printed
+    as its OpOverload's parts ("ns", "name", "overload"): the overload kept unless it is the
+    default (torch finds a fake kernel by ``OpOverload.name()``, "ns::name.out", so
+    "ns::name" registers the default overload only); "" for a name cut to one part."""
+    if len(parts) < 2 or not all(parts[:2]):
+        return ""
+    over = parts[2] if len(parts) > 2 and parts[2] != "default" else ""
+    return f"{parts[0]}::{parts[1]}" + (f".{over}" if over else "")
 
 
 # what a fake kernel is, and the other way out (both fixes of an op without one)

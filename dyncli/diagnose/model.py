@@ -128,8 +128,10 @@ class SpecializationReport:
 REASON_CUT = "(its reason is not in the log: torch's record of the break is cut)"
 # a break torch raised as an exception (torch._dynamo.exc.Unsupported ending a traceback:
 # GraphBreakReport.raised), in its cause's title and its finding's message
+# (torch._dynamo.error_on_graph_break is a decorator and context manager, 2.9 on: torch's
+# config module has no such setting, 2.12 to 2.15)
 RAISED_BREAK = (", raised as an error that stopped the program (fullgraph=True or "
-                "torch._dynamo.config.error_on_graph_break make every graph break one)")
+                "torch._dynamo.error_on_graph_break(True) make every graph break one)")
 
 
 @dataclass(frozen=True)

@@ -351,7 +351,7 @@ def _limit_exceeded(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 # the head unsupported_break's first line keeps where the exception's class was qualified:
 # Python prints a traceback's last line so (and pytest's summary, a wrapper quoting it), never
 # torch's own records (their Unsupported is after "Reason: " or inside a record), so the break
-# was raised, not logged: fullgraph=True, torch._dynamo.config.error_on_graph_break (2.9 on) or
+# was raised, not logged: fullgraph=True, torch._dynamo.error_on_graph_break(True) (2.9 on) or
 # a strict export turn every graph break into this exception, and the program stopped on it
 RAISED_UNSUPPORTED = "torch._dynamo.exc.Unsupported: "
 

@@ -26,12 +26,12 @@ torch = pytest.importorskip("torch")
 PROGRAM = """
 import torch
 """ + COUNTING_BACKEND + """lib = torch.library.Library("dyncli_fake{n}", "DEF")
-lib.define("scale(Tensor x) -> Tensor")
-lib.impl("scale", lambda x: x * 2, "CPU")
+lib.define("{op}(Tensor x) -> Tensor")
+lib.impl("{op}", lambda x: x * 2, "CPU")
 {fix}
 def f(x):
     y = x.sin()
-    z = torch.ops.dyncli_fake{n}.scale(y)
+    z = torch.ops.dyncli_fake{n}.{op}(y)
     return z.cos()
 
 out = torch.compile(f, backend=backend, fullgraph={fullgraph})(torch.randn(4))
@@ -40,18 +40,23 @@ print("graphs", len(graphs), tuple(out.shape))
 # the fix as printed: torch.library.register_fake("NS::scale") on a function that returns
 # empty tensors of the outputs' shapes
 FIX = """
-@torch.library.register_fake("dyncli_fake{n}::scale")
+@torch.library.register_fake("{qual}")
 def _(x):
     return torch.empty_like(x)
 """
 
 
+def _program(n: int, op: str = "scale", fix: str = "", fullgraph: bool = False) -> str:
+    """The program in namespace dyncli_fake{n} (a Library's namespace and its fake kernel
+    outlive dynamo's reset), its op named ``op``, with register_fake(``fix``) where given."""
+    return PROGRAM.format(n=n, op=op, fix=FIX.format(qual=fix) if fix else "",
+                          fullgraph=fullgraph)
+
+
 @pytest.mark.skipif(tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 7),
                     reason="torch 2.7 on: the op only in the Developer debug context")
 def test_the_printed_fake_kernel_fix_removes_the_break(tmp_path: Path) -> None:
-    # (two namespaces: a Library's namespace and its fake kernel outlive dynamo's reset)
-    runs = run_variants({"broken": PROGRAM.format(n=1, fix="", fullgraph=False),
-                         "fixed": PROGRAM.format(n=2, fix=FIX.format(n=2), fullgraph=False)},
+    runs = run_variants({"broken": _program(1), "fixed": _program(2, fix="dyncli_fake2::scale")},
                         tmp_path, logs="graph_breaks")
     assert not any(v.raised for v in runs.values())
     assert "graphs 3 (4,)" in runs["broken"].stdout, runs["broken"].text[-2000:]
@@ -74,8 +79,8 @@ def test_under_fullgraph_the_break_raised_is_said_to_stop_the_program_and_the_fi
         tmp_path: Path) -> None:
     # fullgraph=True raises the break as torch._dynamo.exc.Unsupported: the program's traceback
     # ends in it, with no graph-break record (TORCH_LOGS unset, torch's default)
-    runs = run_variants({"raised": PROGRAM.format(n=3, fix="", fullgraph=True),
-                         "fixed": PROGRAM.format(n=4, fix=FIX.format(n=4), fullgraph=True)},
+    runs = run_variants({"raised": _program(3, fullgraph=True),
+                         "fixed": _program(4, fix="dyncli_fake4::scale", fullgraph=True)},
                         tmp_path)
     assert runs["raised"].raised and "graphs" not in runs["raised"].stdout
     text = runs["raised"].text
@@ -91,3 +96,24 @@ def test_under_fullgraph_the_break_raised_is_said_to_stop_the_program_and_the_fi
     # the same fix under fullgraph=True: it compiles in one graph and runs
     assert not runs["fixed"].raised, runs["fixed"].text[-2000:]
     assert "graphs 1 (4,)" in runs["fixed"].stdout
+
+
+@pytest.mark.skipif(tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 7),
+                    reason="torch 2.7 on: the op only in the Developer debug context")
+def test_an_overloads_fix_names_the_overload_and_holds_where_the_bare_name_does_not(
+        tmp_path: Path) -> None:
+    # (round 25) torch finds a fake kernel by OpOverload.name(), "ns::scale.twice": round 24's
+    # fix named "ns::scale", which registers a default overload the op does not have
+    twice = "scale.twice"
+    runs = run_variants({"broken": _program(5, twice),
+                         "fixed": _program(6, twice, fix="dyncli_fake6::scale.twice"),
+                         "bare": _program(7, twice, fix="dyncli_fake7::scale")},
+                        tmp_path, logs="graph_breaks")
+    assert "graphs 3 (4,)" in runs["broken"].stdout, runs["broken"].text[-2000:]
+    diag = diagnose_logs([runs["broken"].log])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert 'torch.library.register_fake("dyncli_fake5::scale.twice")' in a.fix, a.fix
+    assert "graphs 1 (4,)" in runs["fixed"].stdout, runs["fixed"].text[-2000:]
+    assert "Graph break" not in runs["fixed"].text
+    # the name without its overload does not remove the break (or is refused)
+    assert "graphs 1 (4,)" not in runs["bare"].stdout, runs["bare"].text[-2000:]

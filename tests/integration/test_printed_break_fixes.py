@@ -211,6 +211,9 @@ def test_a_break_in_a_polyfill_another_polyfill_called_is_fixed_at_the_users_cal
         pytest.skip(f"this torch breaks elsewhere: {a.message}")
     assert f"change your call at {broke}:13 in f" in a.fix, a.fix
     assert "allow_c_slot(array)" in a.fix and "not a line of yours" not in a.fix, a.fix
+    # (round 25) torch's hint names the class by its __name__; the fix says to pass the class
+    # itself, module.array, as applied here (allow_c_slot(array) would pass the module)
+    assert "pass the class object" in a.fix and "module.array" in a.fix, a.fix
     assert runs["broke"].stdout.strip() == "[2.0, 2.0] 2"
     assert runs["allowed"].stdout.strip() == "[2.0, 2.0] 1"  # torch's hint applied: one graph
 

@@ -58,3 +58,52 @@ def test_without_torchs_hint_the_fix_names_the_op_for_torch_library(tmp_path: Pa
         " Please use `scale.register_fake` to add an fake impl.", "") + "\n")
     (b,) = [s for s in diagnose_logs([log]).suggestions if s.kind is AdviceKind.GRAPH_BREAK]
     assert 'torch.library.register_fake("dyncli_co::scale")' in b.fix, b.fix
+
+
+# (round 25) the exception's own line names the op and torch's hint where no break record or
+# Explanation line is in the paste: 2.4-2.6's "Failed running call_function <CustomOpDef(…)>" with
+# the message on the next line, and the one-line "Dynamo failed to run FX node … got
+# RuntimeError('There was no fake impl …')" of lightning-thunder#2530 (Sep 2025); both were told
+# "if it runs, report it to PyTorch", which it does (eagerly), though the fix is register_fake
+_OWN_LINES = {
+    "2.4-2.6": [
+        "Traceback (most recent call last):",
+        '  File "/home/u/prog.py", line 12, in <module>',
+        "    out = torch.compile(f)(torch.ones(4))",
+        '  File "/usr/lib/python3.11/site-packages/torch/_dynamo/utils.py", line 1837, in '
+        "get_fake_value",
+        "    raise TorchRuntimeError(str(e)).with_traceback(e.__traceback__) from None",
+        "torch._dynamo.exc.TorchRuntimeError: Failed running call_function "
+        "<CustomOpDef(mylib::scale)>(*(FakeTensor(..., size=(4,)),), **{}):",
+        "There was no fake impl registered for <CustomOpDef(mylib::scale)>. This is necessary for "
+        "torch.compile/export/fx tracing to work. Please use `scale.register_fake` to add an "
+        "fake impl.",
+        "",
+        "from user code:",
+        '   File "/home/u/prog.py", line 8, in f',
+        "    return scale(x + 1) - 1",
+    ],
+    "thunder-2530": [
+        "    raise RuntimeError(",
+        "torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node with fake tensors: "
+        "call_function mylib.scale(*(FakeTensor(..., size=(3,), dtype=torch.int64),), **{}): got "
+        "RuntimeError('There was no fake impl registered for <CustomOpDef(mylib::scale)>. This is "
+        "necessary for torch.compile/export/fx tracing to work. Please use `scale.register_fake` "
+        "to add an fake impl.')",
+        "",
+        "from user code:",
+        '   File "/home/u/test.py", line 13, in use_func',
+        "    ret = torch.ops.mylib.scale(a)",
+    ],
+}
+
+
+def test_the_crash_alone_names_the_op_from_its_own_message(tmp_path: Path) -> None:
+    for name, lines in _OWN_LINES.items():
+        log = tmp_path / f"{name}.log"
+        log.write_text("\n".join(lines) + "\n")
+        (crash,) = [s for s in diagnose_logs([log]).suggestions
+                    if s.kind is AdviceKind.COMPILE_CRASH]
+        assert crash.fix.startswith("register a fake kernel for the custom op mylib::scale"), \
+            (name, crash.fix)
+        assert "@scale.register_fake (torch's hint)" in crash.fix and "report it" not in crash.fix

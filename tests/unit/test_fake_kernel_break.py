@@ -93,3 +93,34 @@ def test_the_pasted_vllm_breaks_name_the_op_in_both_releases_words() -> None:
     for name in ("vllm-ascend-2235.log", "vllm-ascend-1962.log"):
         fix = _fix(diagnose_logs([PASTED / name]))
         assert 'torch.library.register_fake("_C::rotary_embedding")' in fix, (name, fix)
+
+
+def test_an_overload_other_than_default_is_kept_in_the_name_register_fake_takes(
+        tmp_path: Path) -> None:
+    # torch prints the op as its OpOverload, "ns.name.overload"; register_fake("ns::name")
+    # registers the default overload only (fake_tensor.py finds the kernel by func.name(),
+    # "ns::name.out"), so the printed call must name a non-default overload
+    def fix_for(op: bytes) -> str:
+        lines = [*_RECORD[:7], b"  Developer debug context: unsupported operator: " + op,
+                 *_RECORD[8:]]
+        return _fix(_diag(tmp_path, lines))
+
+    assert 'torch.library.register_fake("dyncli_demo::scale.out")' in fix_for(
+        b"dyncli_demo.scale.out")
+    assert 'torch.library.register_fake("dyncli_demo::scale")' in fix_for(
+        b"dyncli_demo.scale.default")
+    # a name cut to its namespace or op alone is no qualname register_fake takes: no code
+    # with it (parse_namespace raises ValueError on "scale")
+    cut = fix_for(b"scale")
+    assert 'register_fake("scale")' not in cut and "register a fake kernel" in cut, cut
+
+
+def test_a_context_of_many_lines_is_kept_to_its_cap(tmp_path: Path) -> None:
+    # (round 25: the cap's branch had no test) 20,000 continuation lines: at most 2,000
+    # characters kept, and the op on the context's first line still named
+    lines = [*_RECORD[:8], *[b"    " + b"x" * 40] * 20_000, *_RECORD[8:]]
+    diag = _diag(tmp_path, lines)
+    (b,) = diag.graph_breaks
+    assert b.debug.startswith("unsupported operator: dyncli_demo.scale.default x")
+    assert 1900 < len(b.debug) <= 2000
+    assert 'register_fake("dyncli_demo::scale")' in _fix(diag)

@@ -57,3 +57,12 @@ def test_a_stack_cut_to_torchs_polyfills_is_still_torchs_own_code(tmp_path: Path
     cut = _RECORD[:8] + _RECORD[12:]
     said = _fix(tmp_path, cut)
     assert "not a line of yours" in said and "polyfills/builtins.py:64 in sum" in said, said
+
+
+def test_allow_c_slots_argument_is_said_to_be_the_class_not_its_name(tmp_path: Path) -> None:
+    # (round 25) torch's hint writes the class's __name__ ("allow_c_slot(array)"); the program
+    # reaches that class as array.array, and allow_c_slot(array) with `import array` raises
+    # TypeError("allow_c_slot expects a type, got module") (2.15's decorators.py): the fix
+    # says to pass the class itself, as the test that applies it does
+    said = _fix(tmp_path, _RECORD)
+    assert "pass the class object" in said and "module.array" in said, said
