@@ -455,7 +455,8 @@ class ForeignLines:
         program's (ending in a raise, it says the program stopped)."""
         assert self._pending is not None
         text = raw.decode("utf-8", "replace").rstrip()
-        taken = old.old_break_continues(self._pending_margins, self._pending[-1], text) \
+        taken = old.old_break_continues(self._pending_margins, self._pending[-1], text,
+                                        self._pending[0]) \
             if len(self._pending) < MAX_RECORD_LINES else False
         if taken:
             self.stats.recognized += 1
