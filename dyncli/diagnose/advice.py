@@ -850,15 +850,30 @@ def _kernel_fix(x: CompileCrashReport) -> str:
             "a newer torch and Triton, and a report with the kernel")
 
 
-def _crash_fix(x: CompileCrashReport) -> str:
-    """What to do about a compile that raised: whose code raised decides it."""
-    text = f"{x.error} {x.cause}"
-    machine = machine_error(text)
-    if machine:
+# the machine errors that are torch.compile refusing the platform before compiling anything
+_REFUSALS = ("windows", "python-version")
+
+
+def _refused(x: CompileCrashReport) -> str:
+    """The fix of torch.compile's refusal of the platform where ``x`` is one (its words, or a
+    traceback cut inside eval_frame.py's check), else ""."""
+    machine = machine_error(f"{x.error} {x.cause}")
+    if machine in _REFUSALS:
         return _MACHINE_FIX[machine]
     if x.cut and not x.error and x.deepest is not None \
             and x.deepest.function.endswith(PLATFORM_CHECKS):
         return _PLATFORM_FIX
+    return ""
+
+
+def _crash_fix(x: CompileCrashReport) -> str:
+    """What to do about a compile that raised: whose code raised decides it."""
+    text = f"{x.error} {x.cause}"
+    if refusal := _refused(x):
+        return refusal
+    machine = machine_error(text)
+    if machine:
+        return _MACHINE_FIX[machine]
     if x.kernel:  # (WanVideoWrapper#252: Triton's CompilationError, its reason cut)
         return _kernel_fix(x)
     if x.cudagraph_run:
@@ -942,7 +957,7 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
                                     else "inductor's record of a kernel Triton could not compile"))
         out.append(Advice(
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
-            sites=sites_of(x.user), ran=x.cudagraph_run,
+            sites=sites_of(x.user), ran=x.cudagraph_run, refused=bool(_refused(x)),
             message=f"the program stopped: {raised}{where}{user}{after}.",
             fix=(_no_fake_impl_fix(x.error) or (
                 no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake

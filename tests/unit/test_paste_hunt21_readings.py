@@ -95,3 +95,16 @@ def test_a_traceback_behind_a_markdown_quote_is_read(tmp_path: Path) -> None:
     assert c.at is not None and (c.at.file.rsplit("/", 1)[-1], c.at.line) == ("debug_utils.py", 915)
     (a,) = diagnose_logs([PASTED / "pytorch-90540.log"]).suggestions
     assert a.message.count("in debug_wrapper") == 1
+
+
+def test_a_platform_refusal_is_not_counted_as_a_failed_compile(tmp_path: Path) -> None:
+    # torch.compile refusing the machine raises before anything compiles (eval_frame.py's
+    # check_if_dynamo_supported): the corpus's refusals (the exception alone, a plain
+    # traceback, a rich box cut inside the check) said "[1 failed compile(s)]"
+    for name in ("audioldm2-39", "amd-shark-1315", "kohya_ss-1141"):
+        diag = diagnose_logs([PASTED / f"{name}.log"])
+        (c,) = diag.causes
+        assert c.line().startswith("[refused before compiling] the program stopped"), name
+        assert "failed compile" not in c.line(), name
+    diag = _diagnose_text(tmp_path, "RuntimeError: Python 3.12+ not yet supported for torch.compile\n")
+    assert diag.causes[0].line().startswith("[refused before compiling]")
