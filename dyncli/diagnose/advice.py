@@ -854,14 +854,27 @@ def _kernel_fix(x: CompileCrashReport) -> str:
 _REFUSALS = ("windows", "python-version")
 
 
+# eval_frame.py's entry that torch.compile calls as it wraps the model (2.0-2.15), before
+# anything compiles: the RuntimeError it raises itself is its platform check's
+# (check_if_dynamo_supported; a backend it cannot find is InvalidBackend)
+_EVAL_FRAME_RE = re.compile(r"(?:^|[/\\])torch[/\\]_dynamo[/\\]eval_frame\.py$")
+_WRAP_ENTRIES = ("optimize", "_optimize")
+
+
 def _refused(x: CompileCrashReport) -> str:
     """The fix of torch.compile's refusal of the platform where ``x`` is one (its words, or a
-    traceback cut inside eval_frame.py's check), else ""."""
+    traceback cut inside eval_frame.py's check, or, with IPython's head naming the class alone,
+    a RuntimeError cut in the entry that calls the check: stablecascade-33), else ""."""
     machine = machine_error(f"{x.error} {x.cause}")
     if machine in _REFUSALS:
         return _MACHINE_FIX[machine]
-    if x.cut and not x.error and x.deepest is not None \
-            and x.deepest.function.endswith(PLATFORM_CHECKS):
+    deepest = x.deepest
+    if not x.cut or deepest is None or x.error not in ("", "RuntimeError"):
+        return ""
+    if deepest.function.endswith(PLATFORM_CHECKS):
+        return _PLATFORM_FIX
+    if x.error and deepest.function in _WRAP_ENTRIES \
+            and _EVAL_FRAME_RE.search(deepest.file) is not None:
         return _PLATFORM_FIX
     return ""
 
