@@ -850,15 +850,43 @@ def _kernel_fix(x: CompileCrashReport) -> str:
             "a newer torch and Triton, and a report with the kernel")
 
 
+# the machine errors that are torch.compile refusing the platform before compiling anything
+_REFUSALS = ("windows", "python-version")
+
+
+# eval_frame.py's entry that torch.compile calls as it wraps the model (2.0-2.15), before
+# anything compiles: the RuntimeError it raises itself is its platform check's
+# (check_if_dynamo_supported; a backend it cannot find is InvalidBackend)
+_EVAL_FRAME_RE = re.compile(r"(?:^|[/\\])torch[/\\]_dynamo[/\\]eval_frame\.py$")
+_WRAP_ENTRIES = ("optimize", "_optimize")
+
+
+def _refused(x: CompileCrashReport) -> str:
+    """The fix of torch.compile's refusal of the platform where ``x`` is one (its words, or a
+    traceback cut inside eval_frame.py's check, or, with IPython's head naming the class alone,
+    a RuntimeError cut in the entry that calls the check: stablecascade-33), else ""."""
+    machine = machine_error(f"{x.error} {x.cause}")
+    if machine in _REFUSALS:
+        return _MACHINE_FIX[machine]
+    deepest = x.deepest
+    if not x.cut or deepest is None or x.error not in ("", "RuntimeError"):
+        return ""
+    if deepest.function.endswith(PLATFORM_CHECKS):
+        return _PLATFORM_FIX
+    if x.error and deepest.function in _WRAP_ENTRIES \
+            and _EVAL_FRAME_RE.search(deepest.file) is not None:
+        return _PLATFORM_FIX
+    return ""
+
+
 def _crash_fix(x: CompileCrashReport) -> str:
     """What to do about a compile that raised: whose code raised decides it."""
     text = f"{x.error} {x.cause}"
+    if refusal := _refused(x):
+        return refusal
     machine = machine_error(text)
     if machine:
         return _MACHINE_FIX[machine]
-    if x.cut and not x.error and x.deepest is not None \
-            and x.deepest.function.endswith(PLATFORM_CHECKS):
-        return _PLATFORM_FIX
     if x.kernel:  # (WanVideoWrapper#252: Triton's CompilationError, its reason cut)
         return _kernel_fix(x)
     if x.cudagraph_run:
@@ -942,7 +970,7 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
                                     else "inductor's record of a kernel Triton could not compile"))
         out.append(Advice(
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
-            sites=sites_of(x.user), ran=x.cudagraph_run,
+            sites=sites_of(x.user), ran=x.cudagraph_run, refused=bool(_refused(x)),
             message=f"the program stopped: {raised}{where}{user}{after}.",
             fix=(_no_fake_impl_fix(x.error) or (
                 no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake

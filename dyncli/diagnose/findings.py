@@ -135,6 +135,9 @@ class Advice:
     ran: bool = False
     # a graph break torch raised as an exception (fullgraph=True): the program stopped on it
     stopped: bool = False
+    # torch.compile refused the machine (Windows, the Python version) before compiling
+    # anything: a crash of the program, not a failed compile
+    refused: bool = False
     # a note: what the log shows, nothing there to fix (``Diagnosis.notes``): said under
     # Notes, never a root cause
     note: bool = False
@@ -215,7 +218,7 @@ class Cause:
         failed = sum(1 for a in self.findings
                      if a.kind in (AdviceKind.GUARD_ERROR, AdviceKind.GUARD_SELF_CHECK,
                                    AdviceKind.CONSTRAINT_VIOLATION, AdviceKind.COMPILE_CRASH)
-                     and not a.ran)
+                     and not a.ran and not a.refused)
         if not self.compiles and any(a.kind is AdviceKind.MODE_SKIP for a in self.findings):
             cost = "never compiled"  # every call ran eagerly
         elif not self.compiles and self.runs_eagerly:
@@ -229,6 +232,9 @@ class Cause:
         elif not self.compiles and self.findings and all(
                 a.kind is AdviceKind.CUDAGRAPH_SKIP for a in self.findings):
             cost = "ran without CUDA graphs"
+        elif not self.compiles and not (errors or failed) \
+                and any(a.refused for a in self.findings):
+            cost = "refused before compiling"  # torch.compile refused the platform
         elif (errors or failed) and not self.compiles:  # the compile it stopped, not counted
             cost = ", ".join(x for x in (f"{errors} data-dependent error(s)" if errors else "",
                                          f"{failed} failed compile(s)" if failed else "") if x)

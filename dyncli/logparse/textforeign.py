@@ -35,6 +35,7 @@ from dyncli.logparse.textkinds import (
     TRACE_KIND,
 )
 from dyncli.logparse.textpaste import (
+    COMFYUI_HEADS,
     is_fence,
     is_table_row,
     leaves_span_open,
@@ -169,6 +170,10 @@ _BARE_GB_RE = re.compile(rb" ?(?P<gb>[A-Za-z_`][^\t]{0,119})")
 # pytest's short test summary: "FAILED tests/x.py::test[id] - torch._dynamo.exc.Unsupported: …"
 # (vLLM#6917): the exception's line after the test's id
 _PYTEST_SUMMARY_RE = re.compile(rb"^(?:FAILED|ERROR) \S[^\r\n]{0,2000}? - (?=torch\.)")
+# ComfyUI's heads (textpaste.COMFYUI_HEADS) and its report's line naming the exception's class
+_COMFY_CONSOLE, _COMFY_MESSAGE = (h.encode() for h in COMFYUI_HEADS)
+_REPORT_TYPE = b"- **Exception Type:** "
+_UNSUPPORTED_TYPES = (b"torch._dynamo.exc.Unsupported", b"Unsupported")
 _SELF_CHECK = reasons.SELF_CHECK.encode()
 _SELF_CHECK_OLD = reasons.SELF_CHECK_OLD.encode()
 _EXPLANATION = b"  Explanation: "
@@ -279,6 +284,7 @@ class ForeignLines:
     # the last line read as nobody's (and its number): a wrapper's head of torch's message
     # when torch's "  Explanation:" follows it
     _unread: tuple[bytes, int] | None = None
+    _report_type: tuple[bytes, int] | None = None  # ComfyUI's report's "Exception Type" line read
     _crashes: CrashReader
     _box: RichBox
     _line_rank: int | None = None  # the rank torchrun's tag gave the line being read
@@ -449,7 +455,8 @@ class ForeignLines:
         program's (ending in a raise, it says the program stopped)."""
         assert self._pending is not None
         text = raw.decode("utf-8", "replace").rstrip()
-        taken = old.old_break_continues(self._pending_margins, self._pending[-1], text) \
+        taken = old.old_break_continues(self._pending_margins, self._pending[-1], text,
+                                        self._pending[0]) \
             if len(self._pending) < MAX_RECORD_LINES else False
         if taken:
             self.stats.recognized += 1
@@ -697,7 +704,9 @@ class ForeignLines:
             # Exception during processing !!! Unsupported method call"; its error report,
             # ComfyUI#10114: "- **Exception Message:** torch.* op returned non-Tensor")
             gb = gb_b["gb"].decode("utf-8", "replace").strip()
-            return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
+            head = reasons.RAISED_UNSUPPORTED if self._comfy_raised(above, lineno - 1) \
+                else "Unsupported: "
+            return self._claim_unread(reasons.unsupported_break, head + gb, raw)
         if raw.startswith(_EXPLANATION) and (bare := bare_gb_type(above)) is not None:
             # the message as print(e) shows it: the line above is torch's gb type itself
             gb = bare.decode("utf-8", "replace").strip()
@@ -710,6 +719,19 @@ class ForeignLines:
             # whose handler drops the prefix
             return self._claim_unread(reasons.recompiling, head, raw)
         return None
+
+    def _comfy_raised(self, head: bytes, at: int) -> bool:
+        """Whether ComfyUI's words ``head`` (line ``at``) say the exception of torch's message
+        ended the node: its console's "!!! Exception during processing !!!" (execution.py
+        logs an exception the node raised, KJNodes#533), or its report's "Exception Message"
+        under an "Exception Type" of torch's Unsupported (ComfyUI#10114); another class
+        quoting torch's words proves no raised break."""
+        if head.startswith(_COMFY_CONSOLE):
+            return True
+        if not head.startswith(_COMFY_MESSAGE) or self._report_type is None \
+                or self._report_type[1] != at - 1:
+            return False
+        return self._report_type[0][len(_REPORT_TYPE):].strip() in _UNSUPPORTED_TYPES
 
     def _cut_break_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
         """torch's graph-break message whose type line the paste cut (no line above is torch's
@@ -790,4 +812,6 @@ class ForeignLines:
         self.stats.unrecognized += 1
         self._sample(lineno, raw)
         self._unread = (raw, lineno)
+        if raw.startswith(_REPORT_TYPE):
+            self._report_type = (raw, lineno)
         return _NO_EVENTS

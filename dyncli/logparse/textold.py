@@ -117,8 +117,8 @@ def _reason_of(m: re.Match[str]) -> str:
 
 
 def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
-    """torch 2.3's graph break whose reason is a traceback (``Graph break: Traceback (most
-    recent call last):``, its frames, the exception, ``… from user code at:`` and the user's
+    """A 2.3 development build's graph break whose reason is a traceback (``Graph break:
+    Traceback (most recent call last):``, its frames, the exception, ``… from user code at:`` and the user's
     frames: pytorch#119309). The reason is the last exception line before the user's frames;
     a paste cut inside the traceback is a break at a place the log does not show."""
     end = next((i for i, t in enumerate(lines) if t.rstrip().endswith(_FROM_USER + ":")),
@@ -152,16 +152,31 @@ _TB_HEAD = "Traceback (most recent call last)"
 _DYNAMO_FRAME_RE = re.compile(r'^\s{1,8}File "[^"\n]{0,1024}?[/\\]torch[/\\]_dynamo[/\\]')
 
 
+# a development build of 2.3 (pytorch#119309, February 2024; 2.2.2 logs the exception's text
+# there, 2.3.1 the head above with exc_info) put the traceback first: "Graph break: Traceback
+# (most recent call last):", its frames, the exception's line, "from user code at:" (on that
+# line or the next) and the user's frames (``_traceback_break``)
+_TB_BREAK_HEAD = OLD_BREAK + _TB_HEAD + ":"
+
+
 def old_break_head(text: str) -> bool:
-    """Whether ``text`` (a line without a prefix) is the head of that record."""
-    return text.startswith(OLD_BREAK) and text.rstrip().endswith(_FROM_USER + ":")
+    """Whether ``text`` (a line without a prefix) is the head of that record, or of the
+    development build's with the traceback first."""
+    return text.startswith(OLD_BREAK) and (text.rstrip().endswith(_FROM_USER + ":")
+                                           or text.rstrip() == _TB_BREAK_HEAD)
 
 
-def old_break_continues(margins: int, last: str, text: str) -> bool | None:
-    """Whether ``text``, a line without a prefix, continues that record, whose last line is
-    ``last`` and which has taken ``margins`` lines at the margin after its head (the
-    traceback's head, then its exception's line: with that, the record is whole). None: the
+def old_break_continues(margins: int, last: str, text: str, head: str = "") -> bool | None:
+    """Whether ``text``, a line without a prefix, continues that record (whose first line is
+    ``head``), whose last line is ``last`` and which has taken ``margins`` lines at the margin
+    after its head (the traceback's head, then its exception's line: with that, the record is
+    whole; the development build's, traceback first: its exception's line). None: the
     traceback head just taken is not the record's (its first frame is not dynamo's)."""
+    if head.rstrip() == _TB_BREAK_HEAD:
+        if text[:1] in (" ", "\t"):
+            return bool(text.strip())
+        exc = text.rstrip().removesuffix(_FROM_USER + ":").rstrip()
+        return margins == 0 and _RAISED_RE.match(exc) is not None
     if margins >= 2:
         return False
     if last.startswith(_TB_HEAD):

@@ -194,7 +194,7 @@ def test_a_graph_break_whose_reason_is_data_dependent_stays_a_graph_break() -> N
 
 
 def test_a_graph_break_whose_reason_is_a_traceback_names_its_exception_and_place() -> None:
-    # torch 2.3's form (pytorch#119309): "Graph break: Traceback …", the exception, then
+    # a 2.3 development build's form (pytorch#119309): "Graph break: Traceback …", the exception, then
     # "from user code at:" and the user's frames; here a data-dependent error in torch.split
     gb = "[2024-02-06 11:16:47,415] [22/0] torch._dynamo.symbolic_convert.__graph_breaks: [DEBUG] "
     diag, stats, _ = _diag(

@@ -102,3 +102,43 @@ def test_the_programs_traceback_after_a_record_is_its_own_raise(tmp_path: Path) 
     # and the record and then that traceback, each whole
     diag = _read(tmp_path, [*_cut_record(DATA / "2.4.1" / "compat" / "text.log"), *_RAISED])
     assert sorted((b.user_line, b.raised) for b in diag.graph_breaks) == [(4, True), (38, False)]
+
+
+_GLOG = re.compile(r"^\S*\[[\d-]+ [\d:,]+\] \[[^\]]*\] \S+ \[DEBUG\] ")
+# the development build's record whole (tests/unit/test_diagnose_dde.py's, after pytorch#119309:
+# the traceback first, its exception, "from user code at:" and the user's frames)
+_TB_FIRST = [
+    "Graph break: Traceback (most recent call last):",
+    '  File "/x/torch/_dynamo/utils.py", line 1628, in run_node',
+    "    return node.target(*args, **kwargs)",
+    "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on "
+    "data-dependent expression Eq(u0, 0)",
+    " from user code at:",
+    '  File "/home/me/model.py", line 41, in forward',
+    "    a, b = torch.split(x, sizes)",
+]
+
+
+def test_the_traceback_first_record_cut_of_its_prefixes_reads_as_the_record(
+        tmp_path: Path) -> None:
+    # pytorch-119309 (a 2.3 development build: "Graph break: Traceback (most recent call
+    # last):"), its prefixes cut: it read as a compile crash cut inside its traceback
+    pasted = DATA / "pasted" / "pytorch-119309.log"
+    cut = [_GLOG.sub("", t) for t in pasted.read_text().splitlines()]
+    assert cut[0] == "Graph break: Traceback (most recent call last):"
+    diag = _read(tmp_path, cut)
+    (b,) = diag.graph_breaks
+    assert not b.raised and not diag.compile_crashes and diag.stats.unrecognized == 0
+    (p,) = diagnose_logs([pasted]).graph_breaks
+    assert (b.file, b.user_line, b.reason) == (p.file, p.user_line, p.reason) == ("", 0, "")
+    # whole, with its exception's line: the reason and the place are the record's (the
+    # exception is the record's too, not a data-dependent error of the program)
+    for exc_line in (_TB_FIRST[3], _TB_FIRST[3] + " from user code at:"):
+        lines = [*_TB_FIRST[:3], exc_line, *_TB_FIRST[4 + exc_line.endswith(":"):], "",
+                 *_RAISED]
+        diag = _read(tmp_path, lines)
+        logged, raised = sorted(diag.graph_breaks, key=lambda b: b.raised)
+        assert (logged.file, logged.user_line, logged.reason, logged.raised) == (
+            "/home/me/model.py", 41, "GuardOnDataDependentSymNode: Could not guard on "
+            "data-dependent expression Eq(u0, 0)", False)
+        assert raised.raised and not diag.data_dependent_errors and not diag.compile_crashes

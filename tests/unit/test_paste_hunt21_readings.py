@@ -95,3 +95,48 @@ def test_a_traceback_behind_a_markdown_quote_is_read(tmp_path: Path) -> None:
     assert c.at is not None and (c.at.file.rsplit("/", 1)[-1], c.at.line) == ("debug_utils.py", 915)
     (a,) = diagnose_logs([PASTED / "pytorch-90540.log"]).suggestions
     assert a.message.count("in debug_wrapper") == 1
+
+
+def test_a_platform_refusal_is_not_counted_as_a_failed_compile(tmp_path: Path) -> None:
+    # torch.compile refusing the machine raises before anything compiles (eval_frame.py's
+    # check_if_dynamo_supported): the corpus's refusals (the exception alone, a plain
+    # traceback, a rich box cut inside the check) said "[1 failed compile(s)]"
+    for name in ("audioldm2-39", "amd-shark-1315", "kohya_ss-1141"):
+        diag = diagnose_logs([PASTED / f"{name}.log"])
+        (c,) = diag.causes
+        assert c.line().startswith("[refused before compiling] the program stopped"), name
+        assert "failed compile" not in c.line(), name
+    diag = _diagnose_text(tmp_path, "RuntimeError: Python 3.12+ not yet supported for torch.compile\n")
+    assert diag.causes[0].line().startswith("[refused before compiling]")
+
+
+def test_an_ipython_traceback_cut_in_the_platform_check_is_the_platform_refused(
+        tmp_path: Path) -> None:
+    # stablecascade-33 (torch 2.1.0: torch/__init__.py:1723 is compile's call of optimize,
+    # eval_frame.py:583 optimize's call of check_if_dynamo_supported; the thread's title is
+    # the Windows refusal): IPython names the class in its head, RuntimeError, and the paste
+    # ends in optimize's listing, before the message. The RuntimeError optimize raises (2.0 to
+    # 2.15) is its platform check's: not torch's bug to report
+    diag = diagnose_logs([PASTED / "stablecascade-33.log"])
+    (a,) = diag.suggestions
+    assert "refused this machine before compiling anything" in a.fix and "report it" not in a.fix
+    assert diag.causes[0].line().startswith("[refused before compiling]")
+    # IPython's frame of the check itself, the message cut
+    diag = _diagnose_text(tmp_path, (
+        "RuntimeError                              Traceback (most recent call last)\n"
+        "Cell In[4], line 2\n"
+        "----> 2 m = torch.compile(m)\n"
+        "\n"
+        "File ~\\env\\lib\\site-packages\\torch\\_dynamo\\eval_frame.py:583, in optimize(backend)\n"
+        "--> 583     check_if_dynamo_supported()\n"
+        "\n"
+        "File ~\\env\\lib\\site-packages\\torch\\_dynamo\\eval_frame.py:535, in "
+        "check_if_dynamo_supported()\n"
+        "    533 def check_if_dynamo_supported():\n"
+        "    534     if sys.platform == \"win32\":\n"))
+    (a,) = diag.suggestions
+    assert "refused this machine before compiling anything" in a.fix
+    # another class under optimize is no refusal (IPython names InvalidBackend so)
+    diag = _diagnose_text(tmp_path, (PASTED / "stablecascade-33.log").read_text().replace(
+        "RuntimeError      ", "InvalidBackend    ", 1))
+    assert all("refused this machine" not in a.fix for a in diag.suggestions)

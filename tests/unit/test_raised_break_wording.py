@@ -41,3 +41,43 @@ def test_a_raised_break_names_the_settings_that_raise_it_as_torch_spells_them(
         assert "stopped the program" in said, said
         assert "torch._dynamo.error_on_graph_break(True)" in said, said
         assert "config.error_on_graph_break" not in said, said
+
+
+_COMFY_REPORT = [
+    "# ComfyUI Error Report",
+    "## Error Details",
+    "- **Node ID:** 36",
+    "- **Node Type:** KSamplerAdvanced",
+    "- **Exception Type:** {exc}",
+    "- **Exception Message:** Attempted to call function marked as skipped",
+    "  Explanation: Dynamo developers have intentionally marked that the function `open` "
+    "should not be traced.",
+    "",
+    "from user code:",
+    '   File "/home/u/prog.py", line 5, in f',
+    '    open("x")',
+    "",
+]
+
+
+def test_comfyuis_report_of_an_unsupported_says_the_break_raised(tmp_path: Path) -> None:
+    # ComfyUI's error report (ComfyUI#10114) names the class its "Exception Message" is of:
+    # torch's Unsupported stopped the prompt; an exception of another class quoting torch's
+    # message proves no raised break
+    for exc, raised in (("torch._dynamo.exc.Unsupported", True),
+                        ("RuntimeError", False)):
+        log = tmp_path / "report.log"
+        log.write_text("\n".join(_COMFY_REPORT).replace("{exc}", exc) + "\n")
+        (b,) = diagnose_logs([log]).graph_breaks
+        assert b.raised is raised, exc
+    # its console's head (execution.py logs the exception that ended the node: KJNodes#533)
+    console = tmp_path / "console.log"
+    console.write_text("!!! Exception during processing !!! " + "\n".join(_COMFY_REPORT[5:])
+                       .removeprefix("- **Exception Message:** ") + "\n")
+    (b,) = diagnose_logs([console]).graph_breaks
+    assert b.raised
+    # the corpus's report and console
+    for name in ("comfyui-10114", "kjnodes-533"):
+        pasted = Path(__file__).parent.parent / "data" / "pasted" / f"{name}.log"
+        (b,) = diagnose_logs([pasted]).graph_breaks
+        assert b.raised, name
