@@ -3,8 +3,9 @@
 specializations, recompile causes and dynamic decisions through the one analysis.
 
 Known, documented differences (docs/diagnose-trace.md): a trace also knows the first line
-of frames that never recompiled (the text log does not), and it has no record for
-``set_replacement`` equalities between symbols or for data-dependent guard messages.
+(and the name, where no text record places it) of frames that never recompiled (the text log
+does not), it has no record for ``set_replacement`` equalities between symbols or for
+data-dependent guard messages, and its compiled autograd compile reasons are not read (TEXT_ONLY).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from dyncli.logparse.textlog import parse_lines
 DATA = Path(__file__).resolve().parents[1] / "data"
 CASES = sorted(p.stem for p in (DATA / "logs").glob("*.log") if (DATA / "traces" / p.stem).is_dir())
 TRACE_ONLY = {"similar-graphs", "pgo-allow-list", "rank-divergence"}
+# compiled autograd's cache misses: the text log's (compiled_autograd_verbose); a trace's
+# compiled_autograd_compile_reasons artifact says them too, which the trace reader does not read
+TEXT_ONLY = {"compiled-autograd-recompile"}
 
 
 def _base(path: str | None) -> str | None:
@@ -49,7 +53,8 @@ def facts(d: Diagnosis) -> dict[str, Any]:
         "dynamic_dims": sorted((f.rank, f.frame_id, f.dynamic_dims) for f in d.frames),
         "unbacked": sorted((u.rank, u.compile_id, u.symbol) for u in d.unbacked),
         "zero_one_guards": len(d.zero_one_guards),
-        "suggestions": sorted(s.kind for s in d.suggestions if s.kind not in TRACE_ONLY),
+        "suggestions": sorted(s.kind for s in d.suggestions
+                              if s.kind not in TRACE_ONLY and s.kind not in TEXT_ONLY),
     }
 
 
@@ -73,7 +78,14 @@ def _agree(data: Path, case: str) -> None:
     with (data / "logs" / f"{case}.log").open("rb") as fh:
         text = analyze(parse_lines(fh))
     trace = diagnose_traces([data / "traces" / case], strict=True)
-    assert facts(trace) == facts(text)
+    got, want = facts(trace), facts(text)
+    # a frame that compiled once and that no record of the text log places (frames dynamo
+    # traced inside compiled autograd's capture: inspect's isclass, a resume function): the
+    # trace names it, the text log cannot
+    unnamed = {(f.rank, f.frame_id) for f in text.frames if not f.function}
+    got["frames"] = sorted((r, fid, "" if (r, fid) in unnamed else fn, *rest)
+                           for r, fid, fn, *rest in got["frames"])
+    assert got == want
     assert trace.frames, "every captured case compiled something"
     for t, x in zip(trace.frames, text.frames, strict=True):
         if x.first_line is not None:  # the text log knows it only for recompiled frames
