@@ -17,6 +17,7 @@ import pytest
 from dyncli.diagnose.analyzer import analyze
 from dyncli.diagnose.autograd import DYNAMIC_FIX
 from dyncli.diagnose.findings import AdviceKind, CauseKind
+from dyncli.diagnose.render import summary_line
 from dyncli.logparse import events as ev
 from dyncli.logparse.textautograd import miss
 from dyncli.logparse.textlog import parse_lines
@@ -67,6 +68,9 @@ def test_the_recorded_misses_are_read_with_their_captures(version: str) -> None:
     assert shapes.fix == DYNAMIC_FIX
     assert not any(cid.startswith("!0/") for c in diag.causes for _, cid in c.compile_ids)
     assert diag.to_json()["compiled_autograd"][2]["sizes"] == [1]
+    assert summary_line(diag).endswith(
+        "3 compiled autograd capture(s) of the backward (2 after a cache miss)")
+    assert "[1 compile(s), 1 backward capture(s)]" in shapes.line()
 
 
 def test_before_2_11_a_miss_logs_a_line_per_size_and_counts_once() -> None:
