@@ -208,7 +208,7 @@ USAGE: dict[str, str] = {
     "torchtree._DRIVE_RE": "match", "unbacked._RAISES_RE": "match",
     "textautograd._NODE_RE": "match", "textautograd._SHAPES_RE": "match",
     "textautograd._OLD_RE": "match", "textautograd._CALL_RE": "match",
-    "textautograd._SIZE_RE": "findall",
+    "textautograd._SIZE_RE": "findall", "trace_map._CA_REASON": "match",
 }
 
 

@@ -17,6 +17,7 @@ import pytest
 from dyncli.diagnose.analyzer import analyze
 from dyncli.diagnose.autograd import DYNAMIC_FIX
 from dyncli.diagnose.findings import AdviceKind, CauseKind
+from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.diagnose.render import summary_line
 from dyncli.logparse import events as ev
 from dyncli.logparse.textautograd import miss
@@ -121,3 +122,13 @@ def test_only_torch_s_sentences_are_misses() -> None:
     long = "Cache miss due to 1 changed tensor shapes (total of 2): " + "sizes[1], " * 5000
     found = miss(long, {})
     assert found is not None and len(found.sizes) == 32
+
+
+def test_a_trace_says_the_same_misses_once_each() -> None:
+    # compiled_autograd_compile_reasons: "!N: Cache miss due to …", a capture's list repeating
+    # the earlier captures' reasons (torch 2.15's third capture lists !1's and !2's)
+    diag = diagnose_traces([DATA / "2.15.0" / "traces" / "compiled_autograd_batch"], strict=True)
+    assert [(x.capture, x.reason, x.first) for x in diag.autograd_misses] == [
+        ("!0", "node", True), ("!1", "node", False), ("!2", "shapes", False)]
+    shapes = next(c for c in diag.causes if c.kind is CauseKind.COMPILED_AUTOGRAD)
+    assert shapes.compile_s is not None and shapes.compile_s > 0  # the trace times its compile

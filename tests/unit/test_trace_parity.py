@@ -5,7 +5,7 @@ specializations, recompile causes and dynamic decisions through the one analysis
 Known, documented differences (docs/diagnose-trace.md): a trace also knows the first line
 (and the name, where no text record places it) of frames that never recompiled (the text log
 does not), it has no record for ``set_replacement`` equalities between symbols or for
-data-dependent guard messages, and its compiled autograd compile reasons are not read (TEXT_ONLY).
+data-dependent guard messages.
 """
 
 from __future__ import annotations
@@ -23,9 +23,6 @@ from dyncli.logparse.textlog import parse_lines
 DATA = Path(__file__).resolve().parents[1] / "data"
 CASES = sorted(p.stem for p in (DATA / "logs").glob("*.log") if (DATA / "traces" / p.stem).is_dir())
 TRACE_ONLY = {"similar-graphs", "pgo-allow-list", "rank-divergence"}
-# compiled autograd's cache misses: the text log's (compiled_autograd_verbose); a trace's
-# compiled_autograd_compile_reasons artifact says them too, which the trace reader does not read
-TEXT_ONLY = {"compiled-autograd-recompile"}
 
 
 def _base(path: str | None) -> str | None:
@@ -53,8 +50,12 @@ def facts(d: Diagnosis) -> dict[str, Any]:
         "dynamic_dims": sorted((f.rank, f.frame_id, f.dynamic_dims) for f in d.frames),
         "unbacked": sorted((u.rank, u.compile_id, u.symbol) for u in d.unbacked),
         "zero_one_guards": len(d.zero_one_guards),
-        "suggestions": sorted(s.kind for s in d.suggestions
-                              if s.kind not in TRACE_ONLY and s.kind not in TEXT_ONLY),
+        "suggestions": sorted(s.kind for s in d.suggestions if s.kind not in TRACE_ONLY),
+        # compiled autograd's misses: compiled_autograd_verbose's lines, the trace's
+        # compiled_autograd_compile_reasons
+        "autograd_misses": [(x.rank, x.capture, x.reason, x.node, x.call, x.key_size, x.previous,
+                             x.changed, x.total, x.sizes, x.first, x.after.split("_")[0])
+                            for x in d.autograd_misses],
     }
 
 
