@@ -41,6 +41,7 @@ from dyncli.diagnose import advice, unbacked  # noqa: E402
 from dyncli.logparse import (  # noqa: E402
     events,
     glog,
+    textautograd,
     textcrash,
     textdrawn,
     textforeign,
@@ -58,11 +59,11 @@ from dyncli.logparse import (  # noqa: E402
 from dyncli.suggest import pgo_trace  # noqa: E402
 
 # (textpaste, textforeign, textcrash, textdrawn, textprofiler, textold, torchtree: a pasted
-# log's lines; unbacked and advice: a graph break's reason and explanation, an exception's text,
+# log's lines; textautograd: compiled autograd's cache-miss lines; unbacked and advice: a graph break's reason and explanation, an exception's text,
 # as read from the input)
 MODULES = (glog, events, textmsg, textreasons, textguards, trace_events, trace_map, trace_lines,
            pgo_trace, textpaste, textforeign, textcrash, textdrawn, textprofiler, torchtree,
-           unbacked, advice, textold)
+           unbacked, advice, textold, textautograd)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]
@@ -159,6 +160,10 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda t: advice._no_fake_impl_fix(t) + str(advice._NO_FAKE_RE.search(t)),
      lambda n: _fit("There was no fake impl registered for <CustomOpDef(", "a::", n,
                     "Please use `" + "a." * 100)),
+    ("textautograd.miss (sizes)", lambda t: textautograd.miss(t, _COMMON),
+     lambda n: _fit("Cache miss due to 1 changed tensor shapes (total of 2): ", "sizes[1], ", n)),
+    ("textautograd.miss (node)", lambda t: textautograd.miss(t, _COMMON),
+     lambda n: _fit("Cache miss due to new autograd node: ", "a (NodeCall 1) with key size 1", n)),
 ]
 
 
@@ -201,6 +206,9 @@ USAGE: dict[str, str] = {
     "textcrash._IPY_LINK_RE": "match", "textcrash._IPY_OLD_RE": "match",
     "textcrash._KERNEL_NAME_RE": "match", "textcrash._TRITON_SOURCE_RE": "match",
     "torchtree._DRIVE_RE": "match", "unbacked._RAISES_RE": "match",
+    "textautograd._NODE_RE": "match", "textautograd._SHAPES_RE": "match",
+    "textautograd._OLD_RE": "match", "textautograd._CALL_RE": "match",
+    "textautograd._SIZE_RE": "findall", "trace_map._CA_REASON": "match",
 }
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.diagnose import advice, branches, compile_metrics, proven, resumed
+from dyncli.diagnose.autograd import MissAccumulator, autograd_findings
 from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.cudagraph_advice import cudagraph_advice
 from dyncli.diagnose.cudagraphs import CudagraphAccumulator
@@ -299,6 +300,8 @@ class Analyzer:
         self._dispatch.update(dict.fromkeys(cg.EVENTS, self._cudagraphs.feed))
         self._notes = NoteAccumulator()  # torch's output that needs no fix: dyncli.diagnose.notes
         self._dispatch[ev.TorchNote] = self._notes.feed
+        self._misses = MissAccumulator()  # compiled autograd's captures: dyncli.diagnose.autograd
+        self._dispatch[ev.AutogradCacheMiss] = self._misses.feed
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -849,12 +852,13 @@ class Analyzer:
             stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
             marked_static=tuple((rank, src, tuple(sorted(dims)))
                                 for (rank, src), dims in self._static.items()),
-            cudagraphs=self._cudagraphs.finish(frames), torch_notes=self._notes.finish())
+            cudagraphs=self._cudagraphs.finish(frames), torch_notes=self._notes.finish(),
+            autograd_misses=self._misses.finish())
         # (torch's output explained first among the notes: a paste's own subject, before
         # unexplained recompiles that only its compile ids prove, pytorch#150980)
         return diag.with_suggestions(tuple(torch_note_findings(diag))
                                      + advice.advise(diag, by_frame) + branches.advise(diag)
-                                     + cudagraph_advice(diag))
+                                     + cudagraph_advice(diag) + tuple(autograd_findings(diag)))
 
 
 _RICHER = {

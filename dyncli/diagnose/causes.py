@@ -58,7 +58,8 @@ from dyncli.sources import from_reason
 OWN_CAUSE = {AdviceKind.ZERO_ONE: CauseKind.ZERO_ONE, AdviceKind.NON_SHAPE: CauseKind.NON_SHAPE,
              AdviceKind.CUDAGRAPH_SIZES: CauseKind.CUDAGRAPH,
              AdviceKind.CUDAGRAPH_SKIP: CauseKind.CUDAGRAPH,
-             AdviceKind.CUDAGRAPH_ERROR: CauseKind.CUDAGRAPH}
+             AdviceKind.CUDAGRAPH_ERROR: CauseKind.CUDAGRAPH,
+             AdviceKind.COMPILED_AUTOGRAD: CauseKind.COMPILED_AUTOGRAD}
 # Finding kinds about a function as a whole: they join the cause of most of its recompiles
 JOINS_FUNCTION = frozenset({AdviceKind.RECOMPILE_LIMIT})
 # torch keeps parameters' shapes static (force_parameter_static_shapes)
@@ -258,6 +259,28 @@ class _Builder:
 
         if a.kind is AdviceKind.MARK_DYNAMIC and a.entries:
             self.claim_markings(a, c)
+        if a.autograd:
+            self.claim_captures(a, c)
+
+    def claim_captures(self, a: Advice, c: Draft) -> None:
+        """Compiled autograd's captures a finding proves, each a recompile of the backward, and
+        their compiles where the log shows them (dynamo's compiles of the graph captured as
+        ``!N``: frames ``!N/…``; a log without +dynamic or guards shows none), each in the cause
+        of the forward recompile it followed, else in the finding's."""
+        for capture, follows in a.autograd:
+            into = c
+            if follows:
+                r = next((r for r in self.diag.recompiles
+                          if r.rank == a.rank and r.compile_id == follows), None)
+                if r is not None:
+                    into = self.causes[self.find(self.recompile_key(r))]
+            into.recompiles += 1  # a recompile of the backward (torch's captures counter)
+            for f in self.diag.frames:
+                if f.rank == a.rank and f.frame_id.startswith(capture + "/"):
+                    for cid in f.compile_ids:
+                        if (f.rank, cid) not in self.claimed:
+                            self.claimed.add((f.rank, cid))
+                            into.compile_ids[(f.rank, cid)] = None
 
     def claim_markings(self, a: Advice, c: Draft) -> None:
         """The compiles in which automatic dynamic marked an input the finding lists: each is a
@@ -276,6 +299,12 @@ class _Builder:
 
     def finding_key(self, a: Advice) -> str:
         """The cause a finding joins, from its fields (the module docstring, 2.)."""
+        if a.kind is AdviceKind.COMPILED_AUTOGRAD and a.key == "forward":
+            # captures after a forward recompile: the forward's cause (its fix removes them)
+            r = next((r for r in self.diag.recompiles if a.autograd and r.rank == a.rank
+                      and r.compile_id == a.autograd[0][1]), None)
+            if r is not None:
+                return self.find(self.recompile_key(r))
         own = OWN_CAUSE.get(a.kind)
         if own is not None:
             return self.cause(f"{own}:{a.key}" if a.key else str(own), own).key

@@ -49,6 +49,7 @@ class AdviceKind(StrEnum):
     DUCK_SIZING = "duck-sizing"
     GRAPH_BREAK = "graph-break"
     SIZE_BRANCH = "size-branch"
+    COMPILED_AUTOGRAD = "compiled-autograd-recompile"  # the backward captured again (autograd)
     COMPILE_TIME = "compile-time"  # torch's compile-time table at exit (compile_metrics)
     # from a TORCH_TRACE only (dyncli.diagnose.trace)
     SIMILAR_GRAPHS = "similar-graphs"
@@ -138,6 +139,9 @@ class Advice:
     # torch.compile refused the machine (Windows, the Python version) before compiling
     # anything: a crash of the program, not a failed compile
     refused: bool = False
+    # compiled autograd's captures of the backward the finding proves, each with the forward
+    # recompile it followed ("" for none): (``!N``, compile id); their compiles are its cost
+    autograd: tuple[tuple[str, str], ...] = ()
     # a note: what the log shows, nothing there to fix (``Diagnosis.notes``): said under
     # Notes, never a root cause
     note: bool = False
@@ -158,6 +162,8 @@ class CauseKind(StrEnum):
     ZERO_ONE = "zero-one"
     NON_SHAPE = "non-shape"
     CUDAGRAPH = "cudagraph"
+    # compiled autograd's backward captured again for changed sizes or a new node
+    COMPILED_AUTOGRAD = "compiled-autograd"
     # every compile and break of it in a package called for its side effects (plotting,
     # logging: dyncli.diagnose.side_libraries): one fix, keep the call out of compiled code
     LIBRARY = "library"
@@ -240,6 +246,9 @@ class Cause:
                                          f"{failed} failed compile(s)" if failed else "") if x)
         if self.graph_breaks:
             cost += f", {self.graph_breaks} graph break(s)"
+        captures = sum(len(a.autograd) for a in self.findings)
+        if captures:  # compiled autograd's captures of the backward (their compiles: above)
+            cost += f", {captures} backward capture(s)"
         if self.recordings:
             secs = self.record_s
             cost += f", {self.recordings} CUDA-graph recording(s)" + (

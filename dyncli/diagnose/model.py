@@ -369,6 +369,40 @@ class TorchNoteReport:
 
 
 @dataclass(frozen=True)
+class AutogradMissReport:
+    """One cache miss of compiled autograd: it captured the backward graph again, and dynamo
+    compiled that graph under the capture's id (``capture``, ``!N``; "" where the log ends
+    first). ``reason``: ``node`` (a new autograd node, ``node`` at NodeCall ``call``; key sizes
+    cached for that node's type: ``previous``) or ``shapes`` (``changed`` sizes of ``total``
+    changed: indexes ``sizes``; torch then marks them dynamic). ``first``: the first capture (an
+    empty cache at the graph's root), not a recompile. ``after``: the newest dynamo compile the
+    log showed before the miss. ``lines``: its log lines (old releases log one per size)."""
+
+    rank: int | None
+    line: int
+    capture: str
+    reason: str
+    node: str = ""
+    call: int | None = None
+    key_size: int | None = None
+    previous: tuple[int, ...] = ()
+    changed: int = 0
+    total: int | None = None
+    sizes: tuple[int, ...] = ()
+    after: str = ""
+    first: bool = False
+    lines: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        """One item of ``compiled_autograd`` in ``--json``."""
+        return {"rank": self.rank, "line": self.line, "capture": self.capture,
+                "reason": self.reason, "node": self.node, "node_call": self.call,
+                "key_size": self.key_size, "previous_key_sizes": list(self.previous),
+                "changed": self.changed, "total": self.total, "sizes": list(self.sizes),
+                "after": self.after, "first": self.first}
+
+
+@dataclass(frozen=True)
 class Relation:
     """An equality torch derived between symbols (``s27 = s16 (solve)``)."""
 
@@ -416,6 +450,9 @@ class Diagnosis:
     # torch's own output that needs no fix (max-autotune's tuning report, an empty CUDA graph,
     # too few SMs for GEMM templates), one row per kind: explained by the notes
     torch_notes: tuple[TorchNoteReport, ...] = ()
+    # compiled autograd's cache misses, each a capture of the backward graph (log order, at
+    # most dyncli.diagnose.autograd.KEPT per input): dyncli.diagnose.autograd
+    autograd_misses: tuple[AutogradMissReport, ...] = ()
     # ranges given to a size (mark_dynamic's min/max, export's Dims) that the code narrows
     range_violations: tuple[RangeViolationReport, ...] = ()
     # torch's "Suggested fixes:" lines, (name, value) as the log has them (export's answer)
@@ -657,6 +694,9 @@ class Diagnosis:
             "graph_break_registry": self.graph_break_registry,
             **(self.trace.to_json() if self.trace is not None else {}),
             **({"cudagraphs": self.cudagraphs.to_json()} if self.cudagraphs is not None else {}),
+            # (only where the input has any)
+            **({"compiled_autograd": [x.to_json() for x in self.autograd_misses]}
+               if self.autograd_misses else {}),
         }
 
 

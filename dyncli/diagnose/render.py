@@ -76,6 +76,10 @@ def summary_line(diag: Diagnosis) -> str:
         parts.append(f"{len(diag.recompile_limits)} recompile-limit hit(s)")
     if diag.unbacked:
         parts.append(f"{len(diag.unbacked)} unbacked symbol(s)")
+    if diag.autograd_misses:  # compiled autograd's captures of the backward (dynamo's: above)
+        again = sum(1 for x in diag.autograd_misses if not x.first)
+        parts.append(f"{len(diag.autograd_misses)} compiled autograd capture(s) of the backward "
+                     f"({again} after a cache miss)")
     if ranks:
         parts.append(f"ranks {', '.join(map(str, ranks))}")
     return "Summary: " + ", ".join(parts)

@@ -388,6 +388,31 @@ class ExplainCount(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AutogradCacheMiss(Event):
+    """Compiled autograd missed its cache, so it captures the backward graph again and dynamo
+    compiles that graph (``Cache miss due to …``, logged by its C++ cache under
+    ``TORCH_LOGS=compiled_autograd_verbose`` only; a trace's ``compiled_autograd_compile_reasons``).
+
+    ``reason``: ``node`` (a new autograd node: "new autograd node: NODE (NodeCall N) with key
+    size K, previous key sizes=[…]", ``previous`` empty at NodeCall 0 on the first capture) or
+    ``shapes`` (sizes changed: 2.11 on, "N changed tensor shapes (total of T): sizes[i], …", an
+    index into the graph's sizes; before, one line per size, "changed shapes: marking size idx
+    I of NODE (NodeCall N) as dynamic", ``node`` set). ``compile_id``: the capture that followed
+    (``!N``; None where the log ends first); ``after``: the newest dynamo compile the process
+    logged before it (a forward recompiled just before a new node's miss)."""
+
+    reason: str
+    node: str = ""
+    call: int | None = None
+    key_size: int | None = None
+    previous: tuple[int, ...] = ()
+    changed: int = 0
+    total: int | None = None
+    sizes: tuple[int, ...] = ()
+    after: CompileId | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class TorchNote(Event):
     """torch's own output that needs no fix, which diagnose explains as a note
     (``dyncli.logparse.textnotes``, ``textautotune``). ``kind``: ``autotune`` (max-autotune's

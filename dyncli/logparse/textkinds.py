@@ -12,6 +12,7 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textautograd as autograd
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textmetrics as metrics
 from dyncli.logparse import textmsg as msg
@@ -53,6 +54,9 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"automatic": (msg.dynamic_sources, False),
     # "TorchDynamo compilation metrics:", the run's compile seconds at exit (read only there)
     b"TorchDynamo": (metrics.compile_metrics, True),
+    # compiled autograd's cache misses, each a capture of the backward graph (textautograd;
+    # only "Cache miss due to …" starts one: is_start)
+    b"Cache": (autograd.cache_miss, False),
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
         b"create_env", b"produce_guards", b"track_symfloat", b"Skipping",
@@ -73,6 +77,8 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"LazyTraceHandler:",  # TORCH_TRACE's handler saying it is off (torch 2.2-2.4)
         # "AOTAutograd cache miss for key …" (its cache's own logger, pytorch#141790)
         b"AOTAutograd",
+        # compiled autograd's "DCE removed 13 nodes" (compiled_autograd_verbose)
+        b"DCE",
     )},
 }
 TREE_WORD = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
@@ -135,7 +141,8 @@ def is_start(word: bytes, message: bytes) -> bool:
     """
     # torch >= 2.15 prints "Stack variable source attribution:" inside a graph-break message
     return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break")) and (
-        word != b"Stack" or not message.startswith(b"Stack variable source"))
+        word != b"Stack" or not message.startswith(b"Stack variable source")) and (
+        word != b"Cache" or message.startswith(autograd.HEAD_B))
 
 
 # Records logged once per compile attempt, at its start (see TextLogParser._compile_seen).

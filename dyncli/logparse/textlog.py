@@ -128,6 +128,10 @@ class TextLogParser(ForeignLines):
         self._commons: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._prefix_re = GLOG_RE  # OLD_PREFIX_RE once a line of torch 2.1/2.2's layout is seen
         self._waiting: dict[bytes, list[ev.Event]] = {}  # pid -> events for its next compile id
+        # pid -> compiled autograd's cache misses waiting for the capture (``!N``) that follows
+        # them, and the newest dynamo compile (not a capture's) the process logged
+        self._ca_waiting: dict[bytes, list[ev.AutogradCacheMiss]] = {}
+        self._newest: dict[bytes, ev.CompileId | None] = {}
         self._stray: bytes | None = None  # an unprefixed "function: '…'" line before an orphan
         self._crashes = CrashReader()  # the program's tracebacks: did torch's compiler raise
         self._box = RichBox()  # rich's traceback box, read as Python's lines
@@ -316,6 +320,9 @@ class TextLogParser(ForeignLines):
             for waiting in self._waiting.values():  # no compile came after them
                 yield from waiting
             self._waiting.clear()
+            for misses in self._ca_waiting.values():  # the log ends before their capture
+                yield from misses
+            self._ca_waiting.clear()
         finally:
             stats.lines += fast + slow
             stats.recognized += fast + known
@@ -398,6 +405,16 @@ class TextLogParser(ForeignLines):
                 self._close(key)  # a "Recompiling" record: waits for this very id
         common = self._common(key, cid_b)
         created = ev.CreateEnv(**common, line=lineno)
+        if cid_b[:1] != b"!":
+            self._newest[pid] = common["compile_id"]
+        elif (rec := self._open.get(key)) is not None and rec.kind == b"Cache":
+            self._close(key)  # the miss just before this capture's first record: it waits
+        if cid_b[:1] == b"!" and self._ca_waiting and (misses := self._ca_waiting.pop(pid, None)):
+            # compiled autograd's capture after its cache misses: theirs (its id alone, !N)
+            cid = common["compile_id"]
+            capture = None if cid is None else dataclasses.replace(cid, frame=None, compile=None,
+                                                                   attempt=0)
+            return [*(dataclasses.replace(e, compile_id=capture) for e in misses), created]
         waiting = self._waiting.pop(pid, None) if self._waiting else None
         if waiting:
             return [*(dataclasses.replace(e, **common) for e in waiting), created]
@@ -580,6 +597,14 @@ class TextLogParser(ForeignLines):
             out = rec.handler([b.decode("utf-8", "replace") for b in rec.lines], rec.common)
         except RECORD_ERRORS as exc:  # the one guard around a record: a counted skip
             self._malformed(rec.common["line"], rec.lines[0], exc)
+            return _NO_EVENTS
+        if rec.kind == b"Cache" and out:
+            # compiled autograd's cache miss: logged before the capture it causes, without an
+            # id; it waits for that capture's (_compile_seen), knowing the compile before it
+            newest = self._newest.get(key[1])
+            self._ca_waiting.setdefault(key[1], []).extend(
+                dataclasses.replace(e, after=newest) for e in out
+                if isinstance(e, ev.AutogradCacheMiss))
             return _NO_EVENTS
         if self._prefix_re is OLD_PREFIX_RE and rec.common.get("compile_id") is None and out:
             # torch 2.1/2.2 log "Recompiling" outside the compile it starts: it belongs to

@@ -56,6 +56,8 @@ PAYLOAD_ARTIFACTS: frozenset[str] = frozenset({
     "recompile_reasons", "dynamo_graph_break_reason", "get_local_code_state",
     "put_local_code_state", "get_remote_code_state", "put_remote_code_state",
     "get_extra_remote_code_state",
+    # compiled autograd's cache misses, "!N: Cache miss due to …" (dyncli.logparse.textautograd)
+    "compiled_autograd_compile_reasons",
 })
 
 _SEP = b"] {"

@@ -19,7 +19,7 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
-from dyncli.logparse import safe
+from dyncli.logparse import safe, textautograd
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import split_failed
@@ -53,6 +53,8 @@ from dyncli.logparse.trace_phases import metric_numbers
 _INTERNAL = ("/fx/experimental/", "/_logging/", "/utils/_traceback", "/_subclasses/",
              "/utils/_sympy/", "/_dynamo/utils.py", "/__init__.py")
 _VR = re.compile(r"^\[(?P<lo>[^,]+),\s*(?P<hi>[^\]]+)\]$")
+# a compiled autograd compile reason: its capture's id, then the miss (textautograd)
+_CA_REASON = re.compile(r"!(?P<n>\d{1,9}): (?P<text>Cache miss due to [^\n]{0,20000})")
 _GB_HEAD = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9})$")
 _MARKED_CV = re.compile(r"^\s*- You marked (?P<src>.+?) as dynamic but your code specialized it "
                         r"to be a constant \((?P<val>[^)]*)\)")
@@ -76,6 +78,10 @@ class TraceEventMapper:
         self.process = process
         self.generation = 0
         self._started: set[tuple[Any, ...]] = set()
+        # compiled autograd: the captures whose misses were said (a capture's reasons repeat
+        # earlier ones), and the newest dynamo compile outside a capture (a miss's ``after``)
+        self._ca_said: set[tuple[int, int]] = set()
+        self._newest: ev.CompileId | None = None
         self.frames: dict[tuple[int | None, str | None], tuple[str, str, int | None]] = {}
         self._handlers: dict[str, Callable[[TraceRecord, dict[str, Any]], Iterator[ev.Event]]] = {
             "dynamo_start": self._dynamo_start, "compilation_metrics": self._metrics,
@@ -130,6 +136,8 @@ class TraceEventMapper:
                 continue
             if rec.kind == "dynamo_start" and cid is not None:
                 self._begun.add(cid)
+                if cid.autograd is None:
+                    self._newest = cid
             yield from out
         yield from self._refused()
 
@@ -339,10 +347,32 @@ class TraceEventMapper:
             gb = self._graph_break(rec.payload, ctx)
             if gb is not None:
                 yield gb
+        elif name == "compiled_autograd_compile_reasons":
+            yield from self._autograd_misses(rec.payload, ctx)
         elif name.endswith("_code_state"):
             action, where = name.split("_", 1)
             yield te.CodeState(action=action, where=where.removesuffix("_code_state"),
                                entries=te.parse_code_state(rec.payload), **ctx)
+
+    def _autograd_misses(self, payload: str, ctx: dict[str, Any]) -> Iterator[ev.Event]:
+        """compiled_autograd.py ``compiled_autograd_compile_reasons``: the text log's sentences,
+        each after its capture's id (``"!2: Cache miss due to …"``); a capture's list repeats
+        earlier captures' reasons, each said once."""
+        cid = ctx["compile_id"]
+        for reason in decode_recompile_reasons(payload)[:64]:
+            m = _CA_REASON.match(reason)
+            if m is None or len(self._ca_said) >= 65536:
+                continue
+            n = int(m["n"])
+            if (self.generation, n) in self._ca_said:
+                continue
+            capture = (dataclasses.replace(cid, frame=None, compile=None, attempt=0, autograd=n)
+                       if cid is not None else ev.CompileId(None, None, 0, n, self.generation,
+                                                            self.process))
+            found = textautograd.miss(m["text"], {**ctx, "compile_id": capture})
+            if found is not None:
+                self._ca_said.add((self.generation, n))
+                yield dataclasses.replace(found, after=self._newest)
 
     def _recompile(self, rec: TraceRecord, ctx: dict[str, Any]) -> ev.Recompile:
         """guards.py ``recompile_reasons``: one reason per cache entry tried, newest first."""

@@ -42,6 +42,18 @@ TORCH_LOGS = "+dynamic,recompiles,guards,graph_breaks"
 LAUNCH: dict[str, list[str]] = {
     "multi_rank": ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"],
 }
+# case -> artifacts added to TORCH_LOGS for it. Compiled autograd logs its cache misses (each a
+# compile of the backward graph) only under compiled_autograd_verbose: torch sets its C++ logger
+# only when that artifact is on (_dynamo/compiled_autograd.py _enable); compiled_autograd alone
+# prints the graphs.
+EXTRA_LOGS: dict[str, str] = {
+    "compiled_autograd_batch": "compiled_autograd,compiled_autograd_verbose",
+}
+
+
+def torch_logs(case: str) -> str:
+    """The TORCH_LOGS a case runs under."""
+    return ",".join(filter(None, (TORCH_LOGS, EXTRA_LOGS.get(case, ""))))
 
 
 def cases() -> list[str]:
@@ -55,7 +67,7 @@ def run_case(case: str) -> tuple[list[str], dict[str, str], float, int]:
     shutil.rmtree(trace_dir, ignore_errors=True)
     trace_dir.mkdir(parents=True)
     extra = {
-        "TORCH_LOGS": TORCH_LOGS,
+        "TORCH_LOGS": torch_logs(case),
         "TORCH_TRACE": str(trace_dir.relative_to(HERE.parent.parent)),
         "OMP_NUM_THREADS": "1",
         "PYTHONPATH": str(PROGRAMS),
@@ -80,7 +92,9 @@ def write_recipe(rows: list[tuple[str, list[str], dict[str, str], float, int]]) 
                 old[line.split("`")[1]] = line
     for case, argv, _extra, secs, rc in rows:
         cmd = " ".join(a.replace(str(HERE.parent.parent) + "/", "") for a in argv[1:])
-        old[case] = f"| `{case}` | `{case}.log` | `traces/{case}/` | `python {cmd}` | {rc} | {secs:.1f} |"
+        logs = f"TORCH_LOGS=\"{torch_logs(case)}\" " if case in EXTRA_LOGS else ""
+        old[case] = (f"| `{case}` | `{case}.log` | `traces/{case}/` | `{logs}python {cmd}` | {rc} "
+                     f"| {secs:.1f} |")
     text = [
         "# How these logs were made",
         "",

@@ -3,8 +3,9 @@
 specializations, recompile causes and dynamic decisions through the one analysis.
 
 Known, documented differences (docs/diagnose-trace.md): a trace also knows the first line
-of frames that never recompiled (the text log does not), and it has no record for
-``set_replacement`` equalities between symbols or for data-dependent guard messages.
+(and the name, where no text record places it) of frames that never recompiled (the text log
+does not), it has no record for ``set_replacement`` equalities between symbols or for
+data-dependent guard messages.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ def facts(d: Diagnosis) -> dict[str, Any]:
         "unbacked": sorted((u.rank, u.compile_id, u.symbol) for u in d.unbacked),
         "zero_one_guards": len(d.zero_one_guards),
         "suggestions": sorted(s.kind for s in d.suggestions if s.kind not in TRACE_ONLY),
+        # compiled autograd's misses: compiled_autograd_verbose's lines, the trace's
+        # compiled_autograd_compile_reasons
+        "autograd_misses": [(x.rank, x.capture, x.reason, x.node, x.call, x.key_size, x.previous,
+                             x.changed, x.total, x.sizes, x.first, x.after.split("_")[0])
+                            for x in d.autograd_misses],
     }
 
 
@@ -73,7 +79,14 @@ def _agree(data: Path, case: str) -> None:
     with (data / "logs" / f"{case}.log").open("rb") as fh:
         text = analyze(parse_lines(fh))
     trace = diagnose_traces([data / "traces" / case], strict=True)
-    assert facts(trace) == facts(text)
+    got, want = facts(trace), facts(text)
+    # a frame that compiled once and that no record of the text log places (frames dynamo
+    # traced inside compiled autograd's capture: inspect's isclass, a resume function): the
+    # trace names it, the text log cannot
+    unnamed = {(f.rank, f.frame_id) for f in text.frames if not f.function}
+    got["frames"] = sorted((r, fid, "" if (r, fid) in unnamed else fn, *rest)
+                           for r, fid, fn, *rest in got["frames"])
+    assert got == want
     assert trace.frames, "every captured case compiled something"
     for t, x in zip(trace.frames, text.frames, strict=True):
         if x.first_line is not None:  # the text log knows it only for recompiled frames
