@@ -185,7 +185,8 @@ def _num(compile_id: str) -> int:
 _MODULE_INT = ("the entry makes it a symbol from the first compile, but code that branches on "
                "it or indexes with it (a layer's index into a cache) specializes it again, one "
                "compile per value as now: then compile the model once rather than each module, "
-               "or raise the recompile limit to the number of values")
+               "or raise the recompile limit to the number of values"
+               + guard_kinds.on_every_thread("recompile_limit"))
 
 
 def _scalars(diag: Diagnosis) -> list[Advice]:
