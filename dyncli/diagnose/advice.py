@@ -43,7 +43,7 @@ from dyncli.diagnose.reasons import (
 )
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
-from dyncli.logparse.events import CompileId
+from dyncli.logparse.events import FORM_AFTER, FORM_INLINE, FORM_NEW, CompileId
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
@@ -185,7 +185,8 @@ def _num(compile_id: str) -> int:
 _MODULE_INT = ("the entry makes it a symbol from the first compile, but code that branches on "
                "it or indexes with it (a layer's index into a cache) specializes it again, one "
                "compile per value as now: then compile the model once rather than each module, "
-               "or raise the recompile limit to the number of values")
+               "or raise the recompile limit to the number of values"
+               + guard_kinds.on_every_thread("recompile_limit"))
 
 
 def _scalars(diag: Diagnosis) -> list[Advice]:
@@ -1172,10 +1173,53 @@ def _fake_kernel_fix(b: GraphBreakReport) -> str:
     stub = next((s for t in (*b.hints, b.reason) if (s := _STUB_RE.search(t)) is not None), None)
     first = (f"import {stub['m']} before compiling (torch's hint: {qual or op}'s fake kernel "
              "may be registered there); otherwise " if stub else "")
-    call = (f"torch.library.register_fake(\"{qual}\")" if qual else
-            f"torch.library.register_fake with its \"namespace::name\" (cut to {op} here)")
+    # the releases the break's form tells (the debug context's is 2.7's; the import hint 2.3's)
+    low, high = _FORM_MINORS.get(b.releases, (1, None)) if not b.debug else (7, None)
+    call = _fake_api(qual, op, max(low, 3) if stub else low, high)
     return (f"{first}register a fake kernel for {qual or op}, which dynamo runs on fake tensors "
             f"to trace the call: {call} {_FAKE_BODY}")
+
+
+# The API that registers a fake kernel, by the first 2.x release it is the one to use (read in
+# each wheel's torch/library.py and torch/_custom_ops.py): torch.library.register_fake from 2.4
+# (2.4.0 library.py:546; impl_abstract its deprecated alias there), torch.library.impl_abstract
+# in 2.2-2.3 (2.2.2:356, 2.3.1:383), torch._custom_ops.impl_abstract in 2.1 (2.1.0
+# _custom_ops.py:181, which finds the op's default overload only: _custom_op/impl.py get_op;
+# torch 2.1 does not import torch._custom_ops: "module 'torch' has no attribute '_custom_ops'").
+# Applied: register_fake in tests/integration/test_fake_kernel_fix.py (CI: 2.4.1 to 2.15);
+# torch.library.impl_abstract on torch 2.3.1 and torch._custom_ops.impl_abstract on 2.1.0 by
+# hand (docs/torch-versions.md, round 25)
+_FAKE_APIS = ((4, None, "torch.library.register_fake"), (2, 3, "torch.library.impl_abstract"),
+              (1, 1, "torch._custom_ops.impl_abstract"))
+# the releases (2.x) a graph-break record's form tells (logparse.events)
+_FORM_MINORS: dict[str, tuple[int, int | None]] = {
+    FORM_INLINE: (1, 2), FORM_AFTER: (3, 5), FORM_NEW: (6, None)}
+
+
+def _releases(low: int, high: int | None) -> str:
+    """``torch 2.4-2.5``, ``torch 2.2``, ``torch 2.4 and later``."""
+    return (f"torch 2.{low} and later" if high is None else
+            f"torch 2.{low}" if high == low else f"torch 2.{low}-2.{high}")
+
+
+def _fake_api(qual: str, op: str, low: int, high: int | None) -> str:
+    """The call that registers ``qual``'s fake kernel in torch 2.``low`` to 2.``high`` (None:
+    the newest): the one API those releases have, or each with the releases it is for."""
+    fits = [(max(lo, low), hi if high is None else high if hi is None else min(hi, high), api)
+            for lo, hi, api in _FAKE_APIS
+            if (high is None or lo <= high) and (hi is None or hi >= low)]
+    calls: list[tuple[str, str]] = []
+    for lo, hi, api in fits:
+        call = (f"{api}(\"{qual}\")" if qual else api if calls else
+                f"{api} with its \"namespace::name\" (cut to {op} here)")
+        if api.startswith("torch._custom_ops"):  # (2.1's torch does not import it)
+            call = (f"{api} (which registers default overloads only, not {qual})" if "." in qual
+                    else call) + " (import torch._custom_ops first)"
+        calls.append((call, _releases(lo, hi)))
+    if len(calls) == 1:
+        return calls[0][0]
+    (call, on), rest = calls[0], calls[1:]
+    return f"{call} ({on}; " + ", ".join(f"{c} on {r}" for c, r in rest) + ")"
 
 
 def _qualname(parts: list[str]) -> str:

@@ -549,7 +549,8 @@ class Analyzer:
             gb_type=e.gb_type or (old.gb_type if old else ""),
             gb_code=e.gb_code or (old.gb_code if old else ""), call_sites=sites,
             debug=e.debug or (old.debug if old else ""),
-            raised=e.raised or (old.raised if old else False))
+            raised=e.raised or (old.raised if old else False),
+            releases=e.releases or (old.releases if old else ""))
 
     def _on_tensor_match(self, e: ev.TensorMatch) -> None:
         self._see_user(e, e.user)

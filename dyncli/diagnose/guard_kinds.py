@@ -31,6 +31,37 @@ FLOAT_RELEASES = ("otherwise torch before 2.6 compiles every value of a float ag
                   "every tensor dim with it (dynamic kernels, which can be slower)")
 
 
+# How a raised limit reaches every thread that compiles (TensorRT-LLM#18492: a limit set at model
+# load, an executor loop on another context kept torch's 8). From torch 2.12 a config override is
+# a ContextVar (utils/_config_module.py: assignments and config.patch alike), so
+# ``torch._dynamo.config.recompile_limit = N`` on the main thread leaves an executor or serving
+# thread at torch's default; torch.compile's ``recompile_limit=`` (2.12 on: pytorch#177936) is
+# kept by the compiled callable and holds on every thread (2.11 has neither: one process-wide
+# value). A log's cache_size_limit is torch before 2.7: its assignment is process-wide.
+# (tests/integration/test_limit_thread_fix.py applies both on 2.15, the compiles on a thread)
+_ON_EVERY_THREAD = {
+    "recompile_limit": (
+        "; to raise the limit on every thread, pass it to torch.compile: torch.compile(…, "
+        "recompile_limit=N) (torch 2.12 on); from 2.12 an assignment to "
+        "torch._dynamo.config holds only on the thread that makes it, so code compiled on an "
+        "executor or serving thread keeps torch's default"),
+    "accumulated_recompile_limit": (
+        "; set it on the thread that runs the compiled code: from torch 2.12 an assignment to "
+        "torch._dynamo.config holds only on the thread that makes it"),
+}
+
+
+def on_every_thread(flag: str) -> str:
+    """How to raise ``flag`` (``torch._dynamo.config.recompile_limit``, or words for a limit the
+    log does not name: the per-frame one) so that every thread that compiles sees it, said
+    after each fix that advises raising it; "" for cache_size_limit and its accumulated one
+    (torch before 2.7, where an assignment is process-wide)."""
+    name = flag.rsplit(".", 1)[-1]
+    if "cache_size_limit" in name:
+        return ""
+    return _ON_EVERY_THREAD.get(name, _ON_EVERY_THREAD["recompile_limit"])
+
+
 @dataclass(frozen=True)
 class KindText:
     """``what``: the change, for a sentence ("an object's identity changed"); ``fix``;
@@ -300,7 +331,7 @@ def per_instance(kind: str, reasons: Iterable[str], flag: str = _LIMIT) -> KindT
         "that each keeps code of its own (each change of the patches, a LoRA's, compiles every "
         "block again); only if one instance gets a new "
         f"{'value' if kind == Checked.VALUE else 'object'} on every call, keep it the same "
-        "across calls instead")
+        f"across calls instead{on_every_thread(flag)}")
 
 
 # self's class as torch 2.15 prints it after the guard: ``___check_type_id(self, 943…),
@@ -315,7 +346,7 @@ def _self_type(row: KindText, reasons: tuple[str, ...], flag: str) -> KindText:
     found = [m for r in reasons if (m := _SELF_TYPE_RE.search(r))]
     names = {m["name"] for m in found}
     ids = {m["id"] for m in found}
-    row = replace(row, fix=row.fix.format(flag=flag))
+    row = replace(row, fix=row.fix.format(flag=flag) + on_every_thread(flag))
     if len(ids) < 2 or len(names) != 1 or None in names:
         return row
     name = next(iter(names)).rsplit(".", 1)[-1]
@@ -355,7 +386,7 @@ def text(kind: str, reasons: Iterable[str] = (), flag: str = _LIMIT) -> KindText
     ``flag``: the recompile limit's name where the row's fix raises it."""
     row = KINDS.get(kind) or KINDS[Checked.OTHER]
     reasons = tuple(reasons)
-    if (instance := per_instance(kind, reasons)) is not None:
+    if (instance := per_instance(kind, reasons, flag)) is not None:
         return instance
     if kind == Checked.STRIDE:
         return _stride(row, reasons)
@@ -369,6 +400,8 @@ def text(kind: str, reasons: Iterable[str] = (), flag: str = _LIMIT) -> KindText
         local = _local_class(reasons, kind)
         if local is not None:
             return local
+    if kind == Checked.INSTANCE:
+        return replace(row, fix=row.fix + on_every_thread(flag))
     if kind != Checked.GLOBAL_STATE:
         return row
     names = dict.fromkeys(n for r in reasons if (m := _STATE_RE.search(r))

@@ -61,26 +61,6 @@ _DEFAULTS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile
 _DEFAULT_BEFORE_2_2 = 64
 
 
-# How a raised limit reaches every thread that compiles (TensorRT-LLM#18492: a limit set at model
-# load, an executor loop on another context kept torch's 8). From torch 2.12 a config override is
-# a ContextVar (utils/_config_module.py: assignments and config.patch alike), so
-# ``torch._dynamo.config.recompile_limit = N`` on the main thread leaves an executor or serving
-# thread at torch's default; torch.compile's ``recompile_limit=`` (2.12 on: pytorch#177936) is
-# kept by the compiled callable and holds on every thread (2.11 has neither: one process-wide
-# value). A log's cache_size_limit is torch before 2.7: its assignment is process-wide.
-# (tests/integration/test_limit_thread_fix.py applies both on 2.15, the compiles on a thread)
-_ON_EVERY_THREAD = {
-    "recompile_limit": (
-        "; to raise the limit on every thread, pass it to torch.compile: torch.compile(…, "
-        "recompile_limit=N) (torch 2.12 on); from 2.12 an assignment to "
-        "torch._dynamo.config holds only on the thread that makes it, so code compiled on an "
-        "executor or serving thread keeps torch's default"),
-    "accumulated_recompile_limit": (
-        "; set it on the thread that runs the compiled code: from torch 2.12 an assignment to "
-        "torch._dynamo.config holds only on the thread that makes it"),
-}
-
-
 def _default(x: RecompileLimitReport) -> int | None:
     return _DEFAULT_BEFORE_2_2 if x.before_2_2 else _DEFAULTS.get(x.limit_name)
 
@@ -237,13 +217,11 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
             t for r in diag.recompiles if r.kind == kind and r.rank == x.rank
             and r.function == x.function for t in r.reasons)), flag)
         note = f" Its last reason: {row.what}."
-        fix = row.fix
-        raises = kind in (gt.Checked.INSTANCE, gt.Checked.INSTANCE_TYPE)  # (their rows raise it)
+        fix = row.fix  # (INSTANCE's and INSTANCE_TYPE's rows raise it, and say how)
     elif (each := guard_kinds.per_instance(kind, (x.last_reason,), flag)) is not None:
         # ComfyUI#14536, ComfyUI-TeaCache#150: one forward for each of Wan's blocks, each
         # with its own LoRA patch and key: one compile per block, on the first pass already
-        note, fix = f" Its last reason: {each.what}.", each.fix
-        raises = True
+        note, fix = f" Its last reason: {each.what}.", each.fix  # (the row says how to raise)
     elif diag.recompiles and any(r.kind == kind for r in diag.recompiles):
         note = ""
         fix = f"fix the recompile cause above; raising {flag} only hides it"
@@ -253,7 +231,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         fix = (f"{row.fix}; {_raising(flag, x, sweep=False)}"
                + ("" if diag.recompiles else f" ({_RICHER})"))
     if raises:
-        fix += _ON_EVERY_THREAD.get(x.limit_name or "recompile_limit", "")
+        fix += guard_kinds.on_every_thread(flag)
     cid = CompileId.parse(x.compile_id) if x.compile_id else None
     # a warning pasted bare has no compile id: its frame is the one its last reason names
     at = cid or proven.failed_entry(x.last_reason)

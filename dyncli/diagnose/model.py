@@ -158,6 +158,8 @@ class GraphBreakReport:
     debug: str = ""  # torch's "Developer debug context" (2.7 on), text from the log
     # raised as an exception (fullgraph=True, error_on_graph_break): the program stopped there
     raised: bool = False
+    # the releases whose record form this is (logparse.events.FORM_INLINE …), "" where unknown
+    releases: str = ""
 
     @property
     def place(self) -> str:

@@ -13,6 +13,7 @@ from dyncli.diagnose.model import Diagnosis, FrameReport, SpecializationReport
 from dyncli.diagnose.reasons import cite, location
 from dyncli.logparse.textreasons import FORCED, HINT_01, HINT_STATIC, export_dim, export_form
 from dyncli.logparse.torchtree import is_torch_file
+from dyncli.quoting import shell_quote
 
 
 def _framework_site(framework: str) -> tuple[Site, ...]:
@@ -175,7 +176,7 @@ def specializations(diag: Diagnosis) -> list[Advice]:
                 fix=("keep that dim static (a layer's weight fixes it); if you mark the tensor, "
                      "use torch._dynamo.maybe_mark_dynamic for it" if s.user else
                      "look at the guard that caused it (run with TORCH_LOGS=+dynamic and "
-                     f'TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED="{s.guard}")' if s.guard else
+                     f"TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED={shell_quote(s.guard)})" if s.guard else
                      _UNSEEN_FIX.format(sym=s.symbol or src)),
                 evidence=evidence, rank=s.rank, key="" if s.user else s.guard,
                 sites=sites_of(s.user) if s.user else _framework_site(s.framework)))

@@ -480,6 +480,19 @@ class GraphBreak(Event):
     # raised as torch._dynamo.exc.Unsupported (a traceback's last line): fullgraph=True or
     # error_on_graph_break made the break an error, and the program stopped on it
     raised: bool = False
+    # the releases whose record has this form (FORM_INLINE, FORM_AFTER, FORM_NEW), "" where the
+    # form does not tell (a raised break, a trace, a line of its own): a fix whose API depends
+    # on the release names the one that exists there
+    releases: str = ""
+
+
+# graph-break record forms by the releases that write them (read in each wheel's
+# symbolic_convert.py): 2.1-2.2 "Graph break: REASON from user code at:" (2.1.0:429, 2.2.2:506);
+# 2.3-2.5 "Graph break: from user code at:" with the exception after the stack (exc_info=True,
+# 2.3.1:517, 2.4.0:535); 2.6 on "Graph break in user code at FILE:LINE"
+FORM_INLINE = "2.1-2.2"
+FORM_AFTER = "2.3-2.5"
+FORM_NEW = "2.6-"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -67,7 +67,8 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     head = lines[0][len(OLD_BREAK):].strip()
     at = head.find(_FROM_USER)
     inline = head[at + len(_FROM_USER):].strip() if at >= 0 else ""
-    if inline.startswith("File "):
+    first_frame = inline.startswith("File ")  # torch 2.0's and torchdynamo's form
+    if first_frame:
         head, lines = head[:at + len(_FROM_USER)] + ":", [lines[0], inline, *lines[1:]]
     if head.startswith("Traceback (most recent call last)"):
         return _traceback_break(lines, common)
@@ -80,6 +81,9 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     # its place is unknown
     where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
     reason = head[:-len("from user code at:")].strip()
+    # the reason on the first line is 2.1-2.2's form (and 2.0's, whose frame is there too); an
+    # empty one 2.3-2.5's, whose reason is the exception after the stack
+    releases = "" if first_frame else ev.FORM_INLINE if reason else ev.FORM_AFTER
     for text in reversed(lines[tb + 1:]):
         em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
         if em is not None:
@@ -91,7 +95,7 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         # necessarily the break's place (pytorch#126026's paste stops at a call in line 612)
         where = ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
-                          user_stack=stack, **common)]
+                          user_stack=stack, releases=releases, **common)]
 
 
 _FROM_USER = "from user code at"
@@ -136,7 +140,7 @@ def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
     where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
     # (no reason: a record cut, said by diagnose as any other: GraphBreakReport.reason_cut)
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason[:2000],
-                          user_stack=stack, **common)]
+                          user_stack=stack, releases=ev.FORM_AFTER, **common)]
 
 
 

@@ -241,7 +241,7 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=b.gb_type or b.reason,
                           explanation=b.explanation, hints=b.hints, user_stack=b.stack,
                           duplicate=bool(m["dup"]), gb_type=b.gb_type, gb_code=b.gb_code,
-                          debug=b.debug, **common)]
+                          debug=b.debug, releases=ev.FORM_NEW, **common)]
 
 
 _FX_FILE_RE = re.compile(r"^\s{0,40}# File: (?P<file>.{1,1024}?):(?P<line>\d{1,9}) in "

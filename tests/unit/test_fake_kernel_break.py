@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 
@@ -124,3 +126,62 @@ def test_a_context_of_many_lines_is_kept_to_its_cap(tmp_path: Path) -> None:
     assert b.debug.startswith("unsupported operator: dyncli_demo.scale.default x")
     assert 1900 < len(b.debug) <= 2000
     assert 'register_fake("dyncli_demo::scale")' in _fix(diag)
+
+
+# (round 25) the API that registers a fake kernel depends on the release (register_fake 2.4 on,
+# torch.library.impl_abstract 2.2-2.3, torch._custom_ops.impl_abstract 2.1): the break record's
+# form tells the releases, read here in each release's recorded log (tests/data/<release>/,
+# real runs), its print break's reason made the one torch 2.1-2.6 write for an op with no fake
+# kernel (utils.get_fake_value)
+_UNSUPPORTED = "unsupported operator: dyncli_demo.scale.default (" + _DOC.decode() + ")"
+_REGISTER = 'torch.library.register_fake("dyncli_demo::scale")'
+_IMPL_ABSTRACT = 'torch.library.impl_abstract("dyncli_demo::scale")'
+_CUSTOM_OPS = ('torch._custom_ops.impl_abstract("dyncli_demo::scale") '
+               "(import torch._custom_ops first)")
+_RELEASE_FIX = {
+    "2.1.2": f"{_IMPL_ABSTRACT} (torch 2.2; {_CUSTOM_OPS} on torch 2.1)",
+    "2.2.2": f"{_IMPL_ABSTRACT} (torch 2.2; {_CUSTOM_OPS} on torch 2.1)",
+    "2.3.1": f"{_REGISTER} (torch 2.4-2.5; {_IMPL_ABSTRACT} on torch 2.3)",
+    "2.4.1": f"{_REGISTER} (torch 2.4-2.5; {_IMPL_ABSTRACT} on torch 2.3)",
+    "2.5.1": f"{_REGISTER} (torch 2.4-2.5; {_IMPL_ABSTRACT} on torch 2.3)",
+    "2.6.0": f"{_REGISTER} on a function",
+}
+
+
+@pytest.mark.parametrize("release", sorted(_RELEASE_FIX))
+def test_the_fake_kernel_api_is_the_one_of_the_release_the_record_form_tells(
+        tmp_path: Path, release: str) -> None:
+    folder = PASTED.parent / release
+    (whole,) = [p for p in (folder / "old_log" / "text.log", folder / "compat" / "text.log")
+                if p.exists()]
+    (b,) = [x for x in diagnose_logs([whole]).graph_breaks if x.user_line == 38]
+    log = tmp_path / "op.log"
+    log.write_text(whole.read_text().replace(b.reason, _UNSUPPORTED))
+    fix = _fix(diagnose_logs([log]))
+    assert _RELEASE_FIX[release] in fix, fix
+    if release >= "2.6":
+        assert "impl_abstract" not in fix
+
+
+def test_a_raised_break_names_each_api_with_its_releases(tmp_path: Path) -> None:
+    # torch._dynamo.exc.Unsupported at a traceback's end: any of 2.1-2.6 raise it alike
+    fix = _fix(diagnose_logs([PASTED / "vllm-ascend-1962.log"]))
+    assert ('torch.library.register_fake("_C::rotary_embedding") (torch 2.4 and later; '
+            'torch.library.impl_abstract("_C::rotary_embedding") on torch 2.2-2.3, '
+            'torch._custom_ops.impl_abstract("_C::rotary_embedding") (import torch._custom_ops '
+            'first) on torch 2.1)') in fix, fix
+
+
+def test_torchs_import_hint_tells_2_3_or_later(tmp_path: Path) -> None:
+    # the import hint in the reason is 2.3's on (utils.get_fake_value): a raised break with it
+    # names register_fake and 2.3's impl_abstract, not 2.1's API
+    text = (PASTED / "vllm-ascend-1962.log").read_text().replace(
+        "(see https", "(It's possible that the support was implemented in module `vllm._C` and "
+        "you may need to `import vllm._C`(vllm/_C.py:1), otherwise see https", 1)
+    log = tmp_path / "raised.log"
+    log.write_text(text)
+    fix = _fix(diagnose_logs([log]))
+    assert fix.startswith("import vllm._C before compiling"), fix
+    assert ('torch.library.register_fake("_C::rotary_embedding") (torch 2.4 and later; '
+            'torch.library.impl_abstract("_C::rotary_embedding") on torch 2.3)') in fix, fix
+    assert "_custom_ops" not in fix

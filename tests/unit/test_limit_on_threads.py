@@ -59,3 +59,38 @@ def test_a_fix_that_does_not_raise_the_limit_says_nothing_of_threads(tmp_path: P
     fix = _fix(tmp_path, "recompile_limit", 8,
                "tensor 'x' size mismatch at index 0. expected 8, actual 9")
     assert "only hides the recompiles" in fix and _THREAD not in fix
+
+
+# (round 25) every text that advises raising the limit says how to raise it on every thread,
+# once, from one place (guard_kinds.on_every_thread): the limit's own finding, the INSTANCE and
+# INSTANCE_TYPE rows, the per-instance row and the int attribute's allow-list fix
+@pytest.mark.parametrize("reason", ["___check_obj_id(L['self'], 140234)",
+                                    "___check_type_id(L['self'], 943)",
+                                    "L['self'].blocks.3.key == 'a'",
+                                    "L['self'].layer_idx == 7"])
+def test_each_fix_that_raises_the_limit_says_it_once(tmp_path: Path, reason: str) -> None:
+    fix = _fix(tmp_path, "recompile_limit", 8, reason)
+    assert fix.count(_THREAD) == 1 and fix.count(_KWARG) == 1, fix
+    assert _THREAD not in _fix(tmp_path, "cache_size_limit", 8, reason)
+
+
+_RECOMPILE = ("V0101 12:00:00.000000 123 torch/_dynamo/guards.py:3000] [0/{n}] [__recompiles] "
+              "Recompiling function forward in /app/model.py:10\n"
+              "V0101 12:00:00.000000 123 torch/_dynamo/guards.py:3000] [0/{n}] [__recompiles] "
+              "    triggered by the following guard failure(s):\n"
+              "V0101 12:00:00.000000 123 torch/_dynamo/guards.py:3000] [0/{n}] [__recompiles] "
+              "    - 0/{p}: {reason}\n")
+
+
+@pytest.mark.parametrize(("reason", "kind"), [
+    ("___check_obj_id(L['self'], 140234)", AdviceKind.NON_SHAPE),
+    ("L['self'].k == {p}", AdviceKind.SCALAR_RECOMPILE)])
+def test_a_recompile_finding_that_raises_the_limit_says_it_once(
+        tmp_path: Path, reason: str, kind: AdviceKind) -> None:
+    log = tmp_path / "recompiles.log"
+    log.write_text("".join(_RECOMPILE.format(n=n, p=n - 1, reason=reason.format(p=n - 1))
+                           for n in (1, 2, 3)))
+    found = [s for s in diagnose_logs([log]).suggestions if s.kind is kind]
+    assert found, [s.kind for s in diagnose_logs([log]).suggestions]
+    for a in found:
+        assert "raise the" in a.fix and a.fix.count(_THREAD) == 1, a.fix
