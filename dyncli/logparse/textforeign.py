@@ -17,13 +17,17 @@ from typing import Any
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textautotune as autotune
+from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse import textdde as dde
+from dyncli.logparse import textframes as frames
 from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textprofiler as profiler
-from dyncli.logparse import textreasons as reasons
+from dyncli.logparse import textrecompiles as recompiles
+from dyncli.logparse import textviolations as violations
 from dyncli.logparse.safe import RECORD_ERRORS
+from dyncli.logparse.textbuiltins import warned_break
 from dyncli.logparse.textcrash import CrashReader, quoted_exception
 from dyncli.logparse.textdrawn import BOX_STARTS, RichBox, qualified
 from dyncli.logparse.textkinds import (
@@ -52,7 +56,7 @@ _TRACEBACK = (b"Traceback (most recent call last):", b"Traceback (most recent ca
 _VIOLATIONS = (b"as dynamic but your code specialized it", b" was inferred to be a constant (",
                b" satisfy the generated guard ", b" because the guards generated for it are too",
                b"solving the guards generated for ", b"Received user-specified dim hint ")
-_SUGGESTED = reasons.SUGGESTED_FIXES.encode()
+_SUGGESTED = violations.SUGGESTED_FIXES.encode()
 _TRACEBACK_RE = re.compile(rb"^(?:.{0,400}Traceback \(most recent call last\):|"
                            rb"[A-Za-z_][\w.]{0,200}\s{2,}Traceback \(most recent call last\))\s*$")
 # The exception torch raises at the recompile limit when it may not fall back to eager
@@ -169,12 +173,12 @@ _BARE_GB_RE = re.compile(rb" ?(?P<gb>[A-Za-z_`][^\t]{0,119})")
 # pytest's short test summary: "FAILED tests/x.py::test[id] - torch._dynamo.exc.Unsupported: …"
 # (vLLM#6917): the exception's line after the test's id
 _PYTEST_SUMMARY_RE = re.compile(rb"^(?:FAILED|ERROR) \S[^\r\n]{0,2000}? - (?=torch\.)")
-_SELF_CHECK = reasons.SELF_CHECK.encode()
-_SELF_CHECK_OLD = reasons.SELF_CHECK_OLD.encode()
+_SELF_CHECK = frames.SELF_CHECK.encode()
+_SELF_CHECK_OLD = frames.SELF_CHECK_OLD.encode()
 _EXPLANATION = b"  Explanation: "
 _TRIGGERED = b"triggered by the following guard failure"
 _STANCE = b"Detected recompile when torch.compile stance is"
-_EXPLAIN_HEADS = tuple(h.encode() for h in reasons.EXPLAIN_HEADS)
+_EXPLAIN_HEADS = tuple(h.encode() for h in breaks.EXPLAIN_HEADS)
 _GUARD_WORDS = (b"eval", b"runtime_assert")  # guard records whose location a paste may wrap
 
 
@@ -192,38 +196,38 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     Graph break …", as quoted records are read elsewhere)."""
     line = orphans.unquoted(raw.rstrip())
     if _NO_FRAMES in line[:4000] and _NO_FRAMES_RE.match(line) is not None:
-        return reasons.no_compiled_frames, line[line.find(_NO_FRAMES):].decode("utf-8", "replace")
+        return frames.no_compiled_frames, line[line.find(_NO_FRAMES):].decode("utf-8", "replace")
     if b"UserWarning: " in line[:1300] \
             and (m := _PY_WARNING_RE.match(line.lstrip(b" \t>"))) is not None:
-        return reasons.warned_break, m["msg"].decode("utf-8", "replace")
+        return warned_break, m["msg"].decode("utf-8", "replace")
     if b"Unsupported: " in line[:44] and (m := _UNSUPPORTED_RE.match(line)) is not None:
         # (qualified, it is a traceback's last line, pytest's or a wrapper's copy of it: raised)
-        head = reasons.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
-        return reasons.unsupported_break, head + m["msg"].decode("utf-8", "replace")
+        head = breaks.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
+        return breaks.unsupported_break, head + m["msg"].decode("utf-8", "replace")
     if _CONTROL_FLOW in line[:120] and (m := _CONTROL_FLOW_RE.match(line)) is not None:
-        head = reasons.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
-        return reasons.unsupported_break, head + line[len(m["exc"] or b""):].decode(
+        head = breaks.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
+        return breaks.unsupported_break, head + line[len(m["exc"] or b""):].decode(
             "utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
-        return reasons.recompiling, m["msg"].decode("utf-8", "replace")
+        return recompiles.recompiling, m["msg"].decode("utf-8", "replace")
     if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \
             and (start := cg.error_start(line)) is not None:
         return partial(cg.runtime_error, raised=start.raised), start.text
     if line.startswith(b"Graph break ") and (text := line.decode("utf-8", "replace").strip()) \
-            and reasons.GRAPH_BREAK_RE.match(text) is not None:
+            and breaks.GRAPH_BREAK_RE.match(text) is not None:
         # torch 2.4-2.6's graph-break record as a plain formatter prints it (bitsandbytes#1578)
-        return reasons.graph_break, text
+        return breaks.graph_break, text
     if line.startswith(b"Graph break: ") and old.old_break_head(text := line.decode("utf-8", "replace")):
         # torch 2.1-2.5's record with the prefix cut from every line (its traceback is its own)
         return old.old_graph_break, text.strip()
     if line.strip() in _EXPLAIN_HEADS:
-        return reasons.explained_breaks, line.strip().decode("utf-8", "replace")
+        return breaks.explained_breaks, line.strip().decode("utf-8", "replace")
     if line.startswith(b"Torchdynamo Profiler Report") and profiler.is_head(line):
         return profiler.report, line.strip().decode("utf-8", "replace")
     if _STANCE in line[:200]:
         text = line.strip().decode("utf-8", "replace")
-        if reasons.STANCE_RE.match(text) is not None:
-            return reasons.stance_recompile, text
+        if recompiles.STANCE_RE.match(text) is not None:
+            return recompiles.stance_recompile, text
     return None
 
 
@@ -234,27 +238,27 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
 # sageattention#92; a skip's stack has none)
 _CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     cg.text_record: ((), 0),
-    reasons.warned_break: ((b"If it is ",), 1),
+    warned_break: ((b"If it is ",), 1),
     # (its parts at the margin too: a paste that lost torch's two-space indent, pytorch#165421)
     # (and its link, where rich or a terminal wrapped " For more details about this graph
     # break, please visit: " before it: 2.8-2.15's exc.py)
-    reasons.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
+    breaks.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
                                  b"Developer debug context: ", b"https://"), 2),
-    reasons.cut_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
+    breaks.cut_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
                          b"Developer debug context: ", b"https://"), 2),
-    reasons.recompiling: ((), 1),
-    reasons.stance_recompile: ((), 1),
+    recompiles.recompiling: ((), 1),
+    recompiles.stance_recompile: ((), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
-    reasons.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
-    reasons.no_compiled_frames: ((), 0),
+    breaks.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
+    frames.no_compiled_frames: ((), 0),
     profiler.report: ((), 1),  # (and every line up to the one that ends it: its tables' rows)
     cg.many_sizes: ((), 0),  # (and any line that is a piece of torch's warning)
-    reasons.graph_break: ((b"Reason: ", b"User code traceback:", b"Graph Break Reason: "), 0),
+    breaks.graph_break: ((b"Reason: ", b"User code traceback:", b"Graph Break Reason: "), 0),
     old.old_graph_break: ((), 0),  # (its own rule: textold.old_break_continues)
     # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
     cg.runtime_error: ((), 1),
     notes.noted: ((), 0),  # a warning's code line, indented under it
-    reasons.wrapped_violation: ((), 0),  # a "You marked" item wrapped onto indented lines
+    violations.wrapped_violation: ((), 0),  # a "You marked" item wrapped onto indented lines
 }
 
 
@@ -319,7 +323,7 @@ class ForeignLines:
             return list(self._pending_read(lines, {"line": self._pending_at,
                                                    "rank": self._pending_rank}))
         except RECORD_ERRORS:
-            if self._pending_read is reasons.cut_break:
+            if self._pending_read is breaks.cut_break:
                 # (an Explanation line without torch's other parts: nobody's after all)
                 self.stats.recognized -= len(lines)
                 self.stats.records -= 1
@@ -554,7 +558,7 @@ class ForeignLines:
             self._pending_blank = self._pending_blank + 1 if blank else 0
             self._pending.append(raw.decode("utf-8", "replace").rstrip())
             return _NO_EVENTS
-        if read is reasons.unsupported_break and len(self._pending) == 1 and (
+        if read is breaks.unsupported_break and len(self._pending) == 1 and (
                 joined := rejoined_message(self._pending[0].encode(), raw)) is not None:
             # its one line wrapped by the paste inside the reprs it names (pytorch#141964)
             self.stats.recognized += 1
@@ -574,11 +578,11 @@ class ForeignLines:
         """torch's "Suggested fixes:" block (its head, then one fix a line) and explain()'s
         "Graph Break Count: N" head; None for any other line (which ends the block)."""
         suggesting, self._suggesting = self._suggesting, False
-        if suggesting and (fix := reasons.suggested_fix(raw.decode("utf-8", "replace"))):
+        if suggesting and (fix := violations.suggested_fix(raw.decode("utf-8", "replace"))):
             self.stats.recognized += 1
             self._suggesting = True
             return (ev.SuggestedFix(name=fix[0], value=fix[1], line=lineno, rank=self._line_rank),)
-        if b"Count: " in raw[:40] and (counted := reasons.explain_count(
+        if b"Count: " in raw[:40] and (counted := breaks.explain_count(
                 raw.decode("utf-8", "replace"), {"line": lineno, "rank": self._line_rank})) is not None:
             self.stats.recognized += 1  # explain()'s head: "Graph Break Count: 15"
             self.stats.records += len(counted)
@@ -673,7 +677,7 @@ class ForeignLines:
     def _self_check(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
         """torch's guard self-check AssertionError, as raised or quoted by a wrapper."""
         if _said(raw, (_SELF_CHECK, _SELF_CHECK_OLD), self._code_at):
-            found = reasons.guard_self_check(raw.decode("utf-8", "replace"),
+            found = frames.guard_self_check(raw.decode("utf-8", "replace"),
                                              {"line": lineno, "rank": self._line_rank})
             if found:
                 self.stats.recognized += 1
@@ -697,28 +701,28 @@ class ForeignLines:
             # Exception during processing !!! Unsupported method call"; its error report,
             # ComfyUI#10114: "- **Exception Message:** torch.* op returned non-Tensor")
             gb = gb_b["gb"].decode("utf-8", "replace").strip()
-            return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
+            return self._claim_unread(breaks.unsupported_break, "Unsupported: " + gb, raw)
         if raw.startswith(_EXPLANATION) and (bare := bare_gb_type(above)) is not None:
             # the message as print(e) shows it: the line above is torch's gb type itself
             gb = bare.decode("utf-8", "replace").strip()
-            return self._claim_unread(reasons.unsupported_break, "Unsupported: " + gb, raw)
+            return self._claim_unread(breaks.unsupported_break, "Unsupported: " + gb, raw)
         if raw.lstrip().startswith(_TRIGGERED) \
-                and reasons.RECOMPILING_RE.match(head := above.decode("utf-8", "replace")
+                and recompiles.RECOMPILING_RE.match(head := above.decode("utf-8", "replace")
                                                  .strip()[:4000]) is not None:
             # a recompile without a prefix, known by torch's failure line under its first
             # line: torch's docs render it so (programming_model.recompilation), and a notebook
             # whose handler drops the prefix
-            return self._claim_unread(reasons.recompiling, head, raw)
+            return self._claim_unread(recompiles.recompiling, head, raw)
         return None
 
     def _cut_break_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
         """torch's graph-break message whose type line the paste cut (no line above is torch's
         type: ``_claimed_above`` took those), begun at its Explanation: read if torch's other
-        parts follow (``reasons.cut_break``); None for any other line."""
+        parts follow (``breaks.cut_break``); None for any other line."""
         if not raw.startswith(_EXPLANATION):
             return None
         self._unread = None
-        return self._pend(reasons.cut_break, raw.decode("utf-8", "replace").rstrip(), lineno)
+        return self._pend(breaks.cut_break, raw.decode("utf-8", "replace").rstrip(), lineno)
 
     def _message_line(self, raw: bytes, lineno: int) -> Iterable[ev.Event] | None:
         """torch's message without a prefix, alone on its line: a note on what it did, the
@@ -769,14 +773,14 @@ class ForeignLines:
             self._dde_seen = dde.FAR  # (its exception, and a stack under it, are another's)
             return (ev.Traceback(line=lineno),)
         if _said(raw, _VIOLATIONS, self._code_at):
-            found = reasons.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
+            found = violations.constraint_violations([raw.decode("utf-8", "replace")], {"line": lineno})
             if found:
                 self.stats.recognized += 1
                 self.stats.records += 1
                 return found
             text = raw.decode("utf-8", "replace").rstrip()
-            if reasons.wrapped_mark(text):
-                return self._pend(reasons.wrapped_violation, text, lineno)  # (pytorch#157921)
+            if violations.wrapped_mark(text):
+                return self._pend(violations.wrapped_violation, text, lineno)  # (pytorch#157921)
         kind = notes.unread_kind(raw)
         if kind is None and self._warned == lineno - 1 and raw[:1] in (b" ", b"\t"):
             kind = "torch-warning"  # the warning's code line, indented under it
