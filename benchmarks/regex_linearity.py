@@ -46,6 +46,8 @@ from dyncli.logparse import (  # noqa: E402
     textcrash,
     textdrawn,
     textforeign,
+    textforeign_messages,
+    textforeign_readers,
     textframes,
     textguards,
     textmsg,
@@ -62,13 +64,13 @@ from dyncli.logparse import (  # noqa: E402
 )
 from dyncli.suggest import pgo_trace  # noqa: E402
 
-# (textpaste, textforeign, textcrash, textdrawn, textprofiler, textold, torchtree: a pasted
-# log's lines; unbacked and advice: a graph break's reason and explanation, an exception's text,
-# as read from the input)
+# (textpaste, textforeign and its readers and messages, textcrash, textdrawn, textprofiler,
+# textold, torchtree: a pasted log's lines; unbacked and advice: a graph break's reason and
+# explanation, an exception's text, as read from the input)
 MODULES = (glog, events, textmsg, textstack, textrecompiles, textbreaks, textbuiltins,
            textviolations, textframes, textguards, trace_events, trace_map, trace_lines,
-           pgo_trace, textpaste, textforeign, textcrash, textdrawn, textprofiler, torchtree,
-           unbacked, advice, textold)
+           pgo_trace, textpaste, textforeign, textforeign_messages, textforeign_readers,
+           textcrash, textdrawn, textprofiler, torchtree, unbacked, advice, textold)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]
@@ -128,7 +130,7 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
     ("textold.old_break_continues (a frame under the traceback's head)",
      lambda t: textold.old_break_continues(1, "Traceback (most recent call last):", t),
      lambda n: _fit('  File "', "/torch/_dynam", n, "x")),
-    ("textforeign.bare_gb_type", lambda t: textforeign.bare_gb_type(t.encode()),
+    ("textforeign_messages.bare_gb_type", lambda t: textforeign_messages.bare_gb_type(t.encode()),
      lambda n: _fit("a", " ", n, "x")),
     ("textpaste.normalize (bare limit head after text)", lambda t: textpaste.normalize(t.encode()),
      lambda n: _fit("", "| 1.0it/s] ", n, "torch._dynamo hit config.recompile_limit (8)")),
@@ -194,11 +196,13 @@ USAGE: dict[str, str] = {
     "textpaste._ROLE_TAG_RE": "match", "textpaste._SPACED_RE": "match",
     "textpaste._STAMP_RE": "match", "textpaste._TICKS_RE": "findall",
     "textpaste._TORCHDYNAMO_RE": "match", "textpaste._TRIMMED_RE": "match",
-    "textforeign._BARE_GB_RE": "fullmatch", "textforeign._NO_FRAMES_RE": "match",
-    "textforeign._PYTEST_SUMMARY_RE": "match", "textforeign._PY_WARNING_RE": "match",
-    "textforeign._RAISED_RE": "match", "textforeign._RANK_TAG_RE": "match",
-    "textforeign._RECOMPILE_ERROR_RE": "match", "textforeign._TRACEBACK_RE": "match",
-    "textforeign._UNSUPPORTED_RE": "match", "textforeign._WRAPPER_TAG_RE": "match",
+    "textforeign._PYTEST_SUMMARY_RE": "match", "textforeign._RANK_TAG_RE": "match",
+    "textforeign._WRAPPER_TAG_RE": "match",
+    "textforeign_messages._BARE_GB_RE": "fullmatch", "textforeign_messages._NO_FRAMES_RE": "match",
+    "textforeign_messages._PY_WARNING_RE": "match",
+    "textforeign_messages._RECOMPILE_ERROR_RE": "match",
+    "textforeign_messages._UNSUPPORTED_RE": "match",
+    "textforeign_readers._RAISED_RE": "match", "textforeign_readers._TRACEBACK_RE": "match",
     "textcrash._ARROW_RE": "match", "textcrash._QUOTED_RE": "match",
     "textcrash._CLASSLESS_RE": "match",
     "textcrash._COMPILER_MODULE_RE": "match", "textcrash._EXC_RE": "match",
