@@ -44,10 +44,10 @@ from dyncli.diagnose.reasons import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import FORM_AFTER, FORM_INLINE, FORM_NEW, CompileId
+from dyncli.logparse.textbuiltins import builtin_hint, builtin_name
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
-from dyncli.logparse.textreasons import builtin_hint, builtin_name
 from dyncli.logparse.torchtree import (
     is_compiler_file,
     is_polyfill_file,

@@ -66,8 +66,8 @@ from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
 from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
+from dyncli.logparse.textbuiltins import builtin_name, warned_builtin
 from dyncli.logparse.textmsg import symbols_in
-from dyncli.logparse.textreasons import builtin_name, warned_builtin
 from dyncli.logparse.torchtree import is_polyfill_file
 from dyncli.sources import is_input, without_dim
 

@@ -51,7 +51,7 @@ from dyncli.diagnose.side_libraries import (
     side_library,
 )
 from dyncli.logparse import guardtext as gt
-from dyncli.logparse.textreasons import builtin_name, warned_builtin
+from dyncli.logparse.textbuiltins import builtin_name, warned_builtin
 from dyncli.sources import from_reason
 
 # Finding kinds that lead to a cause of their own kind (one cause per key of the rule's)

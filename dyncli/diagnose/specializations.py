@@ -11,7 +11,7 @@ from __future__ import annotations
 from dyncli.diagnose.findings import Advice, AdviceKind, Site, sites_of
 from dyncli.diagnose.model import Diagnosis, FrameReport, SpecializationReport
 from dyncli.diagnose.reasons import cite, location
-from dyncli.logparse.textreasons import FORCED, HINT_01, HINT_STATIC, export_dim, export_form
+from dyncli.logparse.textviolations import FORCED, HINT_01, HINT_STATIC, export_dim, export_form
 from dyncli.logparse.torchtree import is_torch_file
 from dyncli.quoting import shell_quote
 

@@ -63,7 +63,7 @@ from dyncli.logparse.cudagraph_events import (
     skip_kind,
 )
 from dyncli.logparse.textpaste import COMFYUI_HEADS
-from dyncli.logparse.textreasons import user_stack
+from dyncli.logparse.textstack import user_stack
 
 _CID = re.compile(r"^\[(?P<cid>[!\d/_]{1,60})\] ")  # CompileId.parse says whether it is one
 _TREE = re.compile(r"^[Rr]ecording cudagraph tree for (?:symint key (?P<key>.{1,200})"

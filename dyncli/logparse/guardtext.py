@@ -10,7 +10,7 @@ the user code and its location (torch >= 2.14 may add "(user code shown is first
 value…)"). This module cuts a reason into those parts and reads the guards dyncli acts on:
 a size (or stride) mismatch, a bound on a size, a comparison of a Python number, the dynamic
 indices mark_dynamic recorded, and what a non-shape guard checks. Every reader (the text log's
-``textreasons``, the trace's mapper) and every advice rule (``dyncli.diagnose``) uses these,
+``textrecompiles``, the trace's mapper) and every advice rule (``dyncli.diagnose``) uses these,
 so a guard is read one way. Pure functions; each pattern is anchored or bounded: linear on
 any text.
 """

@@ -28,7 +28,7 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.textpaste import COMFYUI_HEADS
-from dyncli.logparse.textreasons import FILE_RE
+from dyncli.logparse.textstack import FILE_RE
 from dyncli.logparse.torchtree import AT_WORK, is_compiler_file, is_torch_file
 
 # Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback

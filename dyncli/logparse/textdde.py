@@ -23,7 +23,7 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.textmsg import parse_sloc
-from dyncli.logparse.textreasons import FILE_RE, user_stack
+from dyncli.logparse.textstack import FILE_RE, user_stack
 from dyncli.logparse.torchtree import is_torch_file
 
 # a cheap test first (bytes): a line can hold a fact only if it holds one of these

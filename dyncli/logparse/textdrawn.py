@@ -56,7 +56,7 @@ _CODE_RE = re.compile(r"^\s{0,8}(?P<arrow>❱ ?)?\s{0,8}\d{1,9}(?: │(?P<code>.
 _MAX_HEADER = 3  # box lines a header may be wrapped onto (a path of ~300 characters)
 # IPython's and rich's exception line names the class without its module ("Unsupported: Call
 # to `torch._dynamo.graph_break()`"): the qualified name of torch's classes whose readers tell a
-# raised one by it (textforeign's Unsupported: fullgraph=True made the break an error)
+# raised one by it (textforeign_messages' Unsupported: fullgraph=True made the break an error)
 _QUALIFIED = {b"Unsupported": b"torch._dynamo.exc.Unsupported"}
 
 

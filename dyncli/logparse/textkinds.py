@@ -17,7 +17,9 @@ from dyncli.logparse import textdde as dde
 from dyncli.logparse import textmetrics as metrics
 from dyncli.logparse import textmsg as msg
 from dyncli.logparse import textold as old
-from dyncli.logparse import textreasons as reasons
+from dyncli.logparse.textframes import wont_convert
+from dyncli.logparse.textrecompiles import recompile_limit, recompiling
+from dyncli.logparse.textviolations import constraint_violations
 
 Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
 MAX_RECORD_LINES = 2000  # lines kept of one multi-line record
@@ -37,11 +39,11 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"set_replacement": (msg.set_replacement, False),
     b"_update_var_to_range": (msg.var_to_range, False),
     b"marking": (msg.marking, False),
-    b"Recompiling": (reasons.recompiling, True),
+    b"Recompiling": (recompiling, True),
     b"('Recompiling": (old.old_recompiling, False),  # torch 2.0-2.2's tuple, one line
     b"Graph": (old.graph_break, True),
-    b"torch._dynamo": (reasons.recompile_limit, True),
-    b"Error": (reasons.constraint_violations, True),
+    b"torch._dynamo": (recompile_limit, True),
+    b"Error": (constraint_violations, True),
     b"could": (msg.data_dependent, False),
     b"Data": (dde.allocated, True),  # "Data dependent variable 'u0' allocated at:" + its stack
     b"Step": (msg.step, False),
@@ -49,7 +51,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"Created": (cg.created, False),  # the cudagraphs artifact's graph partitions (2.9+)
     b"track_symint": (msg.track_symint, False),  # read only where mark_dynamic's demand shows
     b"skipping:": (msg.mode_skip, False),  # read only where a dispatch mode caused it
-    b"WON'T": (reasons.wont_convert, True),  # a frame dynamo gave up on: it runs eagerly
+    b"WON'T": (wont_convert, True),  # a frame dynamo gave up on: it runs eagerly
     # "automatic dynamic L['x'] marked dynamic": a dim marked up front (read only there)
     b"automatic": (msg.dynamic_sources, False),
     # "TorchDynamo compilation metrics:", the run's compile seconds at exit (read only there)

@@ -36,9 +36,9 @@ from dyncli.logparse import textguards as guards
 from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
-from dyncli.logparse import textreasons as reasons
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
+from dyncli.logparse.textbreaks import exc_warning
 from dyncli.logparse.textcrash import TRITON_FAILED, TRITON_LOGGER, CrashReader, triton_failed
 from dyncli.logparse.textdrawn import RichBox, coloured, uncoloured
 from dyncli.logparse.textforeign import ForeignLines
@@ -551,7 +551,7 @@ class TextLogParser(ForeignLines):
         if entry is None and message.startswith(notes.STARTS):
             entry = (notes.noted, False)  # torch's note: "Not enough SMs to use max_autotune_gemm"
         if entry is None and (b"_dynamo/exc.py:" in prefix or b"_dynamo\\exc.py:" in prefix):
-            entry = (reasons.exc_warning, True)  # a graph break torch warned of (2.7-2.14)
+            entry = (exc_warning, True)  # a graph break torch warned of (2.7-2.14)
         if entry is None and (b"__cudagraphs" in prefix or (
                 b"__perf_hints" in prefix and b"cudagraph" in message)
                 or message.startswith(cg.SKIP_HEADS_B)):

@@ -9,9 +9,10 @@ the same facts with small differences, which the optional groups absorb.
 
 This module owns torch's source locations (``parse_sloc``) and the one-line messages of
 symbolic shapes and dynamic marking (symbols, guards, replacements, ranges, marking,
-dynamic-sources, tracing steps, data-dependent assumptions). The multi-line records (recompiles,
-graph breaks, recompile limits, constraint violations) are in ``dyncli.logparse.textreasons``,
-the guards tree's lines in ``dyncli.logparse.textguards``.
+dynamic-sources, tracing steps, data-dependent assumptions). The multi-line records are in
+``textrecompiles`` (recompiles, recompile limits), ``textbreaks`` (graph breaks),
+``textviolations`` (constraint violations) and ``textframes`` (frames dynamo gave up on), their
+user stacks read by ``textstack``; the guards tree's lines are in ``textguards``.
 """
 
 from __future__ import annotations

@@ -14,9 +14,10 @@ import re
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse import textreasons as reasons
+from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse.textmsg import _need
-from dyncli.logparse.textreasons import last_listed, literal, recompiling, user_stack
+from dyncli.logparse.textrecompiles import last_listed, literal, recompile_limit, recompiling
+from dyncli.logparse.textstack import user_stack
 
 # torch 2.1–2.5 (symbolic_convert.py log_graph_break): "Graph break: [reason ]from user code
 # at:", the user stack, then (2.3–2.5) the Python traceback of the exception whose last line
@@ -235,13 +236,13 @@ def consider_setting(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
 
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """A graph-break record of any release: ``Graph break in user code at …`` (torch >= 2.6,
-    ``textreasons.graph_break``), the older ``Graph break: … from user code at …``, or the
+    ``textbreaks.graph_break``), the older ``Graph break: … from user code at …``, or the
     warning at a Tensor.item() (``Graph break from `Tensor.item()`, consider setting:``)."""
     if lines[0].startswith(OLD_BREAK):
         return old_graph_break(lines, common)
     if CONSIDER_RE.match(lines[0]):
         return consider_setting(lines, common)
-    return reasons.graph_break(lines, common)
+    return breaks.graph_break(lines, common)
 
 
 def torchdynamo(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -251,5 +252,5 @@ def torchdynamo(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     if lines[0].startswith("torchdynamo hit recompilation cache limit"):
         return old_limit(lines, common)
     if lines[0].startswith("torchdynamo hit "):
-        return reasons.recompile_limit(lines, common)
+        return recompile_limit(lines, common)
     return []

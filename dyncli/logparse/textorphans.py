@@ -18,8 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse import textreasons as reasons
+from dyncli.logparse.textbreaks import graph_break_body
 from dyncli.logparse.textold import CONSIDER_HEAD, consider_setting, raised_reason
+from dyncli.logparse.textrecompiles import limit_body, recompile_body
+from dyncli.logparse.textstack import FILE_RE, user_stack
+from dyncli.logparse.textviolations import constraint_violations
 
 Handler = Callable[[list[str], dict[str, Any]], list[ev.Event]]
 
@@ -37,7 +40,7 @@ LIMIT_FN = re.compile(rb"^\s*function: '[^']{0,1024}' \(")
 
 def orphan_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The failure lines of a recompile whose ``Recompiling function`` line is not in the log."""
-    failures, stack, entries = reasons.recompile_body(lines)
+    failures, stack, entries = recompile_body(lines)
     return [ev.Recompile(function="", failures=failures, user_stack=stack, partial=True,
                          entries=entries, **common)]
 
@@ -45,7 +48,7 @@ def orphan_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
 def orphan_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The body of a recompile-limit warning whose first line is not in the log: the limit
     was hit at this compile id, its name and value are not known."""
-    body = reasons.limit_body(lines)
+    body = limit_body(lines)
     return [ev.RecompileLimit(limit_name="", function=body.function, file=body.file,
                               first_line=body.line, last_reason=body.last, partial=True,
                               before_2_2=body.before_2_2, reasons_off=body.reasons_off,
@@ -54,7 +57,7 @@ def orphan_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 
 def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The tail of a graph-break record: the frame broke; where, only its first line said."""
-    b = reasons.graph_break_body(lines)
+    b = graph_break_body(lines)
     # torch 2.3-2.5 logged the exception's traceback in the record (exc_info): a paste begun
     # inside it still ends in the exception that is the reason (pytorch#124900: "torch._dynamo.
     # exc.Unsupported: 'skip function graph_break in file …/decorators.py'")
@@ -87,7 +90,7 @@ def orphan_item(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 def orphan_guard_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The body of a guard-creation error whose ``Error while creating guard:`` line is not in
     the log: the compile failed making that guard (SHAPE_ENV: the shape guards)."""
-    return reasons.constraint_violations(["Error while creating guard:", *lines], common)
+    return constraint_violations(["Error while creating guard:", *lines], common)
 
 
 # convert_frame's record of a frame it gave up on (format_error_msg: "WON'T CONVERT fn file line
@@ -110,7 +113,7 @@ def _raised_in(lines: list[str]) -> str:
     row of ``_RAISED_IN`` whose torch directory holds it ("" for any other, or no frame)."""
     deepest = ""
     for text in lines:
-        if text.lstrip().startswith('File "') and (m := reasons.FILE_RE.match(text)) is not None:
+        if text.lstrip().startswith('File "') and (m := FILE_RE.match(text)) is not None:
             deepest = m["file"].replace("\\", "/")
     return next((who for part, who in _RAISED_IN if f"torch/{part}/" in deepest), "")
 
@@ -125,7 +128,7 @@ def orphan_not_converted(lines: list[str], common: dict[str, Any]) -> list[ev.Ev
     none): its function and error are past the paste's ends. Nothing for any other body."""
     at = next((i for i, t in enumerate(lines) if _EXC_HEAD_RE.match(t)), None)
     if at is None:
-        if not any(t.lstrip().startswith('File "') and reasons.FILE_RE.match(t) for t in lines):
+        if not any(t.lstrip().startswith('File "') and FILE_RE.match(t) for t in lines):
             return []
         return [ev.NotConverted(function="?", raised_in=_raised_in(lines), **common)]
     error = [lines[at].strip()]
@@ -135,7 +138,7 @@ def orphan_not_converted(lines: list[str], common: dict[str, Any]) -> list[ev.Ev
         error.append(text.strip())
     tail = lines[at:]
     start = next((i for i, t in enumerate(tail) if t.strip() == "from user code:"), None)
-    stack = reasons.user_stack(tail[start + 1:]) if start is not None else ()
+    stack = user_stack(tail[start + 1:]) if start is not None else ()
     user = stack[-1] if stack else None
     return [ev.NotConverted(function=user.function if user else "?", file=user.file if user else "",
                             first_line=None, error=" ".join(error)[:600], **common)]

@@ -23,15 +23,11 @@ from dyncli.logparse import safe, textautograd
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import split_failed
+from dyncli.logparse.textbreaks import graph_break_body
 from dyncli.logparse.textguards import _STATIC_INDICES_RE, flat_guard, tensor_check
-from dyncli.logparse.textreasons import (
-    SUGGESTED_FIXES,
-    graph_break_body,
-    guard_failure,
-    range_violation,
-    suggested_fix,
-    user_stack,
-)
+from dyncli.logparse.textrecompiles import guard_failure
+from dyncli.logparse.textstack import user_stack
+from dyncli.logparse.textviolations import SUGGESTED_FIXES, range_violation, suggested_fix
 from dyncli.logparse.trace import TraceParser
 from dyncli.logparse.trace_format import TraceRecord
 from dyncli.logparse.trace_lines import (

@@ -22,7 +22,7 @@ import waiting
 from typer.testing import CliRunner
 
 from dyncli.cli import app
-from dyncli.logparse import textguards, textreasons, trace_events, trace_lines
+from dyncli.logparse import textguards, textstack, textviolations, trace_events, trace_lines
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import parse_lines
 from dyncli.output import atomic_target, remove_pending
@@ -190,8 +190,8 @@ def test_text_patterns_finish_on_long_hostile_lines(line: str) -> None:
     stats = ParseStats()
     list(parse_lines([raw, raw], stats))
     assert stats.lines == 2
-    textreasons.constraint_violations([line], {})
-    textreasons.user_stack([line, "x"])
+    textviolations.constraint_violations([line], {})
+    textstack.user_stack([line, "x"])
 
 
 def test_trace_patterns_finish_on_long_hostile_lines() -> None:

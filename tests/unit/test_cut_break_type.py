@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import DyncliError
-from dyncli.logparse import textreasons as reasons
+from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse.events import GraphBreak, ParseStats, RecompileLimit
 from dyncli.logparse.textlog import parse_lines
 
@@ -47,7 +47,7 @@ def _events(text: str) -> tuple[list[object], ParseStats]:
 def test_the_paste_begun_at_the_explanation_is_a_break_of_a_cut_type() -> None:
     found, stats = _events((_CORPUS / "vllm-ascend-5145.log").read_text())
     (b,) = [e for e in found if isinstance(e, GraphBreak)]
-    assert b.reason == reasons.CUT_TYPE and not b.gb_type
+    assert b.reason == breaks.CUT_TYPE and not b.gb_type
     assert b.explanation.startswith("Dynamo found no exception handler at the top-level")
     assert len(b.hints) == 2 and b.partial and not b.file  # (its stack is past the excerpt)
     assert not b.raised  # (whether it was raised was on the type line)

@@ -1,5 +1,5 @@
 """Graph breaks proven by torch's resume-function names, and frames torch gave up compiling
-(dyncli.diagnose.resumed, textreasons.wont_convert); real runs: test_diagnose_capture.py."""
+(dyncli.diagnose.resumed, textframes.wont_convert); real runs: test_diagnose_capture.py."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_a_cut_record_of_a_code_dump_is_known_by_its_tag() -> None:
 
 
 def test_a_builtin_of_torchs_own_is_reported_not_wrapped() -> None:
-    from dyncli.logparse.textreasons import builtin_hint
+    from dyncli.logparse.textbuiltins import builtin_hint
 
     # pytorch#154536: reached from inductor's cached output code, never the user's call
     fix = builtin_hint("torch._C._dynamo.guards.assert_size_stride")

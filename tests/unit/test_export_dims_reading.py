@@ -17,7 +17,7 @@ from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.logparse import events as ev
 from dyncli.logparse.textlog import parse_lines
-from dyncli.logparse.textreasons import export_specialized
+from dyncli.logparse.textviolations import export_specialized
 
 PASTED = Path(__file__).parent.parent / "data" / "pasted"
 REPORT = "report it to PyTorch"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.read import diagnose_logs
-from dyncli.logparse.textforeign import bare_gb_type
+from dyncli.logparse.textforeign_messages import bare_gb_type
 from dyncli.logparse.textlog import parse_lines
 
 PASTED = Path(__file__).parent.parent / "data" / "pasted"

@@ -723,7 +723,7 @@ def test_a_python_builtin_of_no_module_is_named_whole_and_not_wrapped_in_a_custo
     """torch 2.15 names a builtin type's method "<unknown module>.list.copy" (a compiled step
     reaching matplotlib); the name was cut at the space ("a call of <unknown") and the fix was
     "wrap <unknown in a custom operator"."""
-    from dyncli.logparse.textreasons import builtin_hint, builtin_name, warned_builtin
+    from dyncli.logparse.textbuiltins import builtin_hint, builtin_name, warned_builtin
     text = ("UserWarning: Dynamo does not know how to trace the builtin `<unknown module>.list."
             "copy.` This function is either a Python builtin (e.g. _warnings.warn) or a …")
     name = builtin_name(text)

@@ -1,0 +1,87 @@
+"""A call dynamo cannot trace (a builtin or a C/C++ function), as torch's Python warning
+names it (``warned_break``), and torch's fix for it: what diagnose's causes and advice read
+from a graph break's reason (``builtin_name``, ``warned_builtin``, ``builtin_hint``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dyncli.logparse import events as ev
+
+# (a paste may cut the message before its closing backtick: sageattention#337's second copy)
+# (torch names a function whose module it cannot find "<unknown module>.list.copy": a method of
+# a Python builtin type, reached from matplotlib's code in a compiled step)
+_BUILTIN_RE = re.compile(r"(?:unsupported builtin (?P<a>[\w.]{1,300}?)\.(?:\s|$)"
+                         r"|trace the builtin `(?P<b>(?:<unknown module>)?[^`\s]{1,300}))")
+_UNKNOWN_MODULE = "<unknown module>."
+
+
+def warned_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """torch's Python warning at a call it cannot trace (``UserWarning: Graph break due to
+    unsupported builtin X. …``, torch 2.5; ``UserWarning: Dynamo does not know how to trace the
+    builtin `X.` …``, 2.6 on): a graph break at a place the warning does not name, and torch's
+    hint (a custom op, or allow_in_graph if it is traceable)."""
+    name = builtin_name(" ".join(t.strip() for t in lines))
+    if name is None:
+        reason = lines[0].split(". ", 1)[0].strip()
+        return [ev.GraphBreak(file="", user_line=0, reason=reason[:300], **common)]
+    return [ev.GraphBreak(file="", user_line=0, reason=_WARNED.format(name),
+                          hints=(builtin_hint(name),), **common)]
+
+
+# warned_break's reason, and its reader (diagnose merges the warning into the exception that
+# names the same builtin: under fullgraph=True torch prints both for one break)
+_WARNED = "a call of {}, a builtin or C/C++ function dynamo cannot trace"
+_WARNED_RE = re.compile(r"^a call of ((?:<unknown module>\.)?\S{1,300}), a builtin or C/C\+\+ "
+                        r"function dynamo cannot trace$")
+
+
+def warned_builtin(reason: str) -> str | None:
+    """The builtin of a break ``warned_break`` read (its reason), or None."""
+    m = _WARNED_RE.match(reason)
+    return m[1] if m else None
+
+
+def builtin_name(text: str) -> str | None:
+    """The builtin torch's words say it cannot trace (``zlib.crc32``), or None."""
+    m = _BUILTIN_RE.search(text)
+    return (m["a"] or m["b"]).rstrip(".") if m else None
+
+
+def builtin_hint(name: str) -> str:
+    """torch's hints for a builtin it cannot trace, as one fix; for torch's own private C
+    functions (``torch._C._dynamo.guards.assert_size_stride``, pytorch#154536: reached from
+    inductor's cached output code, never called by the user) a report to torch instead, and
+    for DDP's buffer broadcast the settings that keep it out of the compiled forward."""
+    if name.startswith("torch._C._distributed_c10d") and name.endswith("._broadcast_coalesced"):
+        return DDP_BUFFERS_FIX
+    if name.startswith(_UNKNOWN_MODULE) or name.startswith("builtins."):
+        # (torch's first hint for a Python builtin: file an issue; no custom op wraps it)
+        short = name.removeprefix(_UNKNOWN_MODULE).removeprefix("builtins.")
+        return (f"{short} is Python's own (a builtin dynamo does not trace there): torch's hint "
+                "is to report it to PyTorch; meanwhile call it outside the compiled function, or "
+                "compile less of the code that reaches it")
+    if name.startswith("torch._C.") or name.startswith("torch._"):
+        return (f"{name} is torch's own, reached from code torch generated or called, not a "
+                "call of yours to move or wrap: report it to torch with a repro; where it "
+                "appears only on a second run, when torch reuses its cached compiled code, "
+                "TORCHINDUCTOR_FX_GRAPH_CACHE=0 avoided it (pytorch#154536)")
+    return (f"wrap {name} in a custom operator (torch.library.custom_op) or, if it is "
+            f"traceable, torch.compiler.allow_in_graph({name}) (torch's own hint); or call it "
+            "outside the compiled function")
+
+
+# DDP's forward broadcasts the module's buffers from rank 0 (_pre_forward -> _sync_buffers ->
+# dist._broadcast_coalesced) when the DDP wrapper itself is compiled (pytorch#141827, #139440).
+# Measured with 2 gloo ranks, torch 2.15 (tests/integration/test_ddp_fixes.py): the break is gone
+# with broadcast_buffers=False, with forward_sync_buffers=False (2.15's name; broadcast_buffers
+# is deprecated there), and with DDP(torch.compile(model)).
+DDP_BUFFERS_FIX = (
+    "DDP's forward broadcasts the module's buffers (BatchNorm's running statistics, say) from "
+    "rank 0 at every call, a collective dynamo cannot trace (pytorch#141827): "
+    "DistributedDataParallel(model, broadcast_buffers=False) where the buffers need not match "
+    "across ranks (torch 2.15 names it forward_sync_buffers=False), or compile the module and "
+    "wrap that in DDP, DDP(torch.compile(model)), which has no break but one backward graph, so "
+    "DDP's gradient all-reduce no longer overlaps the backward bucket by bucket")

@@ -1,0 +1,162 @@
+"""torch's messages on a line without a prefix, as ``textforeign.ForeignLines`` reads them:
+which message a line begins (``said_without_prefix``: a warning torch raised, an exception's
+last line, a record a plain formatter printed, explain()'s report), with the reader of its
+lines; what else continues each reader's message under its first line (``CONTINUES``); and
+torch's graph-break type alone on a line (``bare_gb_type``). Pure functions and tables.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import Any
+
+from dyncli.logparse import cudagraphs as cg
+from dyncli.logparse import textbreaks as breaks
+from dyncli.logparse import textframes as frames
+from dyncli.logparse import textnotes as notes
+from dyncli.logparse import textold as old
+from dyncli.logparse import textorphans as orphans
+from dyncli.logparse import textprofiler as profiler
+from dyncli.logparse import textrecompiles as recompiles
+from dyncli.logparse import textviolations as violations
+from dyncli.logparse.textbuiltins import warned_break
+
+# torch's own words that a user sees without TORCH_LOGS: a Python warning torch raised
+# ("…/torch/_dynamo/variables/functions.py:725: UserWarning: Graph break due to unsupported
+# builtin X", sageattention#73; "UserWarning: Dynamo does not know how to trace the builtin `X`",
+# sageattention#337), a graph break's message as an exception prints it ("Unsupported: Failed
+# to trace builtin operator" with its Explanation and Hints, pytorch#174138;
+# "torch._dynamo.exc.Unsupported: call_method …", righttyper#93: fullgraph=True raised it), and
+# error_on_recompile's "torch._dynamo.exc.RecompileError: Recompiling function f in …"
+_PY_WARNING_RE = re.compile(rb"^(?:\S{0,1024}torch[/\\]_dynamo[/\\][\w/\\]{1,200}\.py:\d{1,9}: )?"
+                            rb"UserWarning: (?P<msg>(?:Graph break|Dynamo does not know how to trace)"
+                            rb".{0,4000})$")
+# (the qualified name behind a paste's own indent too: vllm-ascend#1615's block is one space in)
+_UNSUPPORTED_RE = re.compile(rb"^(?P<exc>(?: {1,4})?torch\._dynamo\.exc\.)?Unsupported: "
+                             rb"(?P<msg>\S.{0,4000})$")
+# torch 2.1-2.6's UserError for a Python branch on a tensor's value where no graph break may
+# be (fullgraph=True, export: symbolic_convert.generic_jump), with dynamo's "from user code:"
+# stack after it (unsloth#2307, #2204): read as that break, raised where its class is named
+_CONTROL_FLOW = b"Dynamic control flow is not supported at the moment."
+_CONTROL_FLOW_RE = re.compile(rb"^(?P<exc>(?:torch\._dynamo\.exc\.)?UserError: )?"
+                              + re.escape(_CONTROL_FLOW) + rb".{0,4000}$")
+_RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
+                                 rb"(?P<msg>Recompiling function .{1,4000})$")
+
+
+# compile_wrapper's error when a fullgraph call compiled nothing (torch 2.12 on), as the
+# program's traceback ends in it or a wrapper quotes it (vLLM's "Worker failed with error
+# 'torch.compile with fullgraph=True found no compiled frames. …'", pytorch#181247)
+_NO_FRAMES = b"torch.compile with fullgraph=True found no compiled frames."
+# at a line's start (a traceback's last line), behind a markdown quote, or in a wrapper's
+# "… error '…'" — not prose that mentions it
+_NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error ')?"
+                           + re.escape(_NO_FRAMES))
+
+
+# torch's gb type alone on its line, as ``print(e)`` of the Unsupported shows it (exc.py's
+# format_graph_break_message: the type, then "  Explanation: …"), or behind print's blank in
+# ``print("Compile error:\n", e)`` (pytorch#167266, #180845): torch's types are at most 88
+# characters (2.15's registry), begin with a letter, an underscore or a backtick. Matched
+# whole on the line without its trailing blanks: a lazy type before "\s*$" retried the blanks
+# at each of its 120 lengths (5 s on a line of 1 MB of blanks between two words)
+_BARE_GB_RE = re.compile(rb" ?(?P<gb>[A-Za-z_`][^\t]{0,119})")
+_STANCE = b"Detected recompile when torch.compile stance is"
+_EXPLAIN_HEADS = tuple(h.encode() for h in breaks.EXPLAIN_HEADS)
+
+
+_SKIP_AT = re.compile(b"|".join(re.escape(h) for h in cg.SKIP_HEADS_B))
+_BAR_END = re.compile(rb"(?:it/s\]|s/it\]|\||\r)\s{0,8}$")  # a progress bar's last chars
+
+
+def after_bar(raw: bytes) -> bytes:
+    """A CUDA-graph skip message where a progress bar put it: written after the bar, on its
+    line (dInfer#38: ``  0%|…| 0/6 [00:00<?, ?it/s]skipping cudagraphs due to …``); the line
+    itself otherwise (prose that mentions a skip is not one)."""
+    m = _SKIP_AT.search(raw)
+    if m is None or m.start() == 0:
+        return raw
+    if not raw[:m.start()].strip(b" \t>") or _BAR_END.search(raw, 0, m.start()):
+        return raw[m.start():]  # after a bar, or a quote's "> " (pytorch#119241's comment)
+    return raw
+
+
+def bare_gb_type(line: bytes) -> bytes | None:
+    """torch's gb type where ``line`` is one alone (``_BARE_GB_RE``; not a head that ends
+    with a colon), else None."""
+    head = line.rstrip()
+    m = _BARE_GB_RE.fullmatch(head) if not head.endswith(b":") else None
+    return m["gb"] if m is not None else None
+
+
+def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
+    """(reader, first line) of torch's message that a line without a prefix begins, or None;
+    behind a markdown quote's marks too (a user quoting torch's warning or exception, "> UserWarning:
+    Graph break …", as quoted records are read elsewhere)."""
+    line = orphans.unquoted(raw.rstrip())
+    if _NO_FRAMES in line[:4000] and _NO_FRAMES_RE.match(line) is not None:
+        return frames.no_compiled_frames, line[line.find(_NO_FRAMES):].decode("utf-8", "replace")
+    if b"UserWarning: " in line[:1300] \
+            and (m := _PY_WARNING_RE.match(line.lstrip(b" \t>"))) is not None:
+        return warned_break, m["msg"].decode("utf-8", "replace")
+    if b"Unsupported: " in line[:44] and (m := _UNSUPPORTED_RE.match(line)) is not None:
+        # (qualified, it is a traceback's last line, pytest's or a wrapper's copy of it: raised)
+        head = breaks.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
+        return breaks.unsupported_break, head + m["msg"].decode("utf-8", "replace")
+    if _CONTROL_FLOW in line[:120] and (m := _CONTROL_FLOW_RE.match(line)) is not None:
+        head = breaks.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
+        return breaks.unsupported_break, head + line[len(m["exc"] or b""):].decode(
+            "utf-8", "replace")
+    if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
+        return recompiles.recompiling, m["msg"].decode("utf-8", "replace")
+    if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \
+            and (start := cg.error_start(line)) is not None:
+        return partial(cg.runtime_error, raised=start.raised), start.text
+    if line.startswith(b"Graph break ") and (text := line.decode("utf-8", "replace").strip()) \
+            and breaks.GRAPH_BREAK_RE.match(text) is not None:
+        # torch 2.4-2.6's graph-break record as a plain formatter prints it (bitsandbytes#1578)
+        return breaks.graph_break, text
+    if line.startswith(b"Graph break: ") and old.old_break_head(text := line.decode("utf-8", "replace")):
+        # torch 2.1-2.5's record with the prefix cut from every line (its traceback is its own)
+        return old.old_graph_break, text.strip()
+    if line.strip() in _EXPLAIN_HEADS:
+        return breaks.explained_breaks, line.strip().decode("utf-8", "replace")
+    if line.startswith(b"Torchdynamo Profiler Report") and profiler.is_head(line):
+        return profiler.report, line.strip().decode("utf-8", "replace")
+    if _STANCE in line[:200]:
+        text = line.strip().decode("utf-8", "replace")
+        if recompiles.STANCE_RE.match(text) is not None:
+            return recompiles.stance_recompile, text
+    return None
+
+
+# What else continues a pending message of each reader besides its indented lines: the
+# unindented lines it begins with (the builtin warning's own hints; an exception's "from user
+# code:" before its stack), and how many blank lines in a row do (between an Unsupported
+# block's parts: two where torch has no Hint for the break, 2.8-2.15's empty hints section,
+# sageattention#92; a skip's stack has none)
+CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
+    cg.text_record: ((), 0),
+    warned_break: ((b"If it is ",), 1),
+    # (its parts at the margin too: a paste that lost torch's two-space indent, pytorch#165421)
+    # (and its link, where rich or a terminal wrapped " For more details about this graph
+    # break, please visit: " before it: 2.8-2.15's exc.py)
+    breaks.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
+                                 b"Developer debug context: ", b"https://"), 2),
+    breaks.cut_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
+                         b"Developer debug context: ", b"https://"), 2),
+    recompiles.recompiling: ((), 1),
+    recompiles.stance_recompile: ((), 1),
+    # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
+    breaks.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
+    frames.no_compiled_frames: ((), 0),
+    profiler.report: ((), 1),  # (and every line up to the one that ends it: its tables' rows)
+    cg.many_sizes: ((), 0),  # (and any line that is a piece of torch's warning)
+    breaks.graph_break: ((b"Reason: ", b"User code traceback:", b"Graph Break Reason: "), 0),
+    old.old_graph_break: ((), 0),  # (its own rule: textold.old_break_continues)
+    # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
+    cg.runtime_error: ((), 1),
+    notes.noted: ((), 0),  # a warning's code line, indented under it
+    violations.wrapped_violation: ((), 0),  # a "You marked" item wrapped onto indented lines
+}

@@ -1,0 +1,218 @@
+"""Recompile records of the TORCH_LOGS text format: ``Recompiling function …`` with its guard
+failures and user stack, the recompile ``fail_on_recompile`` refused, and the recompile-limit
+warning (with torch 2.0's and torchdynamo's forms).
+
+Each message parser takes the record's lines and the common event fields and returns events,
+as those of ``dyncli.logparse.textmsg`` do. ``guard_failure`` is shared with the trace
+(``dyncli.logparse.trace_map``: its ``recompile_reasons`` artifact holds the same text), so
+both give one answer. Formats are those of torch 2.14 (torch/_dynamo/guards.py,
+convert_frame.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, NamedTuple
+
+from dyncli.logparse import events as ev
+from dyncli.logparse.guardtext import (
+    DUCK_NOTE,
+    UNKNOWN_ORIGIN_RE,
+    comment_of,
+    guard_part,
+    split_failed,
+)
+from dyncli.logparse.textmsg import _need, parse_sloc
+from dyncli.logparse.textpaste import clean, unlink
+from dyncli.logparse.textstack import user_stack
+
+# Patterns ending in "\s*$" after a free-form group are quadratic in a run of blanks (each
+# position re-scans the run); these take the group up to the end and strip it in code.
+# (" in FILE:LINE" cut from a paste too: sglang#23428's "Recompiling function f")
+RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+)(?: in (?P<where>.+))?\s*$")
+
+
+# "torch._dynamo hit config.recompile_limit (8)"; torchdynamo's before 2.0: "torchdynamo hit …"
+LIMIT_RE = re.compile(r"^torch(?:\._dynamo|dynamo) hit config\.(?P<name>\w+) \((?P<limit>[^)]*)(?:\)|$)")
+LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d{1,9})\)")
+
+
+def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``Recompiling function F in FILE:LINE`` + ``- 0/0: reason`` lines + user stack.
+
+    torch 2.0's tuple names the file without a line; a path an editor made a markdown link
+    (``in [/a/b.py:38](https://…)``) is read as the path."""
+    m = _need(RECOMPILING_RE.match(unlink(lines[0])), "Recompiling")
+    where = (m["where"] or "").rstrip(" \t")
+    file, _, line = where.rpartition(":")
+    if not (line.isdigit() and len(line) <= 9 and file):
+        file, line = where, ""
+    failures, stack, entries = recompile_body(lines[1:])
+    return [ev.Recompile(function=m["fn"], file=file, first_line=int(line) if line else None,
+                         failures=failures, user_stack=stack, entries=entries, **common)]
+
+
+# eval_frame.py's fail_callback under torch.compiler.set_stance("fail_on_recompile") (2.6 on):
+# "Detected recompile when torch.compile stance is 'fail_on_recompile'", from 2.9 with ". filename:
+# '…', function name: '…', line number: N", from 2.15 with torch's guard failures under it
+# (pytorch#139202, #163500, #165445): a recompile the stance refused, the run stopped there
+STANCE_RE = re.compile(r"^(?:[\w.]{0,100}Error: )?Detected recompile when torch\.compile stance is "
+                       r"'fail_on_recompile'(?:\. filename: '(?P<file>[^']{1,4096})', function name: "
+                       r"'(?P<fn>[^']{1,400})', line number: (?P<line>\d{1,9}))?")
+
+
+def stance_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The recompile ``fail_on_recompile`` refused, with the function and the guard failures
+    where torch's error gives them."""
+    m = _need(STANCE_RE.match(lines[0].strip()), "fail_on_recompile")
+    failures, stack, entries = recompile_body(lines[1:])
+    return [ev.Recompile(function=m["fn"] or "", file=m["file"] or "",
+                         first_line=int(m["line"]) if m["line"] else None, failures=failures,
+                         user_stack=stack, entries=entries, refused=True, **common)]
+
+
+def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple[ev.UserLoc, ...], int]:
+    """The guard failures, the user stack and the number of ``guard N failures:`` groups
+    (recompiles_verbose: one per cache entry) of a recompile message's lines after its first."""
+    failures: list[ev.GuardFailure] = []
+    stack_lines: list[str] = []
+    in_stack = False
+    groups = 0
+    empty = False  # a blank message line after the header: torch 2.4's empty reason
+    for text in lines:
+        # "    - 0/0: reason" and "    - User stack trace:" are items; "    -   File …" and
+        # "    -     code" (deeper indent) belong to the stack of the item before them.
+        body = text.strip()
+        empty = empty or (not body and not failures and not in_stack)
+        top = True
+        if body.startswith("- "):
+            body, top = body[2:], not body[2:].startswith(" ")
+            body = body.strip()
+        if top and body.startswith("User stack trace:"):
+            in_stack = True
+            continue
+        if top and body.startswith("#") and failures and not in_stack:
+            # the guard's comment a paste wrapped onto lines of its own ("# due to 0/1
+            # specialization in the framework;" / "# to avoid …", sglang#23428)
+            prev = failures[-1]
+            failures[-1] = guard_failure(prev.failed, f"{prev.reason}  {body}")
+            continue
+        # ("- 0/0: " with nothing after it is entry 0/0 and no guard: torch 2.5-2.9's backend
+        # mismatch, pytorch#154707; split_failed reads the entry alone)
+        failed, reason = split_failed(body) if top else ("", body)
+        groups += top and body.startswith("guard ") and body.endswith(" failures:")
+        # (headers such as "triggered by the following guard failure(s):" or, with
+        # recompiles_verbose, "guard 0 failures:" end with a colon and are not reasons; nor
+        # is torch's hint "The following environment variable would enable dynamic
+        # compilation to start, avoiding this recompile: …" of torch 2.8 dev)
+        if failed or (top and body and not in_stack and not body.endswith(":")
+                      and not body.startswith(TORCH_HINT)):
+            # torch < 2.5 printed the reason without the "0/0: " of the failed cache entry
+            in_stack = False
+            failures.append(guard_failure(failed, reason))
+        elif in_stack:
+            stack_lines.append(body)
+    if empty and not failures:  # torch wrote the reason, and it was empty (guardtext.NO_GUARD)
+        failures.append(ev.GuardFailure(failed="", reason=""))
+    return tuple(failures), user_stack(stack_lines), groups
+
+
+TORCH_HINT = "The following environment variable would enable dynamic compilation"
+
+
+def guard_failure(failed: str, reason: str) -> ev.GuardFailure:
+    """One recompile reason (``2 <= x.size()[0] <= 8  # code  # file:line in fn (…)``) split
+    into the guard, the user location of its comment and torch's "first use" note.
+
+    Shared by the text log and the trace (``recompile_reasons``), so both give one answer.
+    torch >= 2.14 appends, to a guard it blames on 0/1 specialization, "(user code shown is
+    first use of this value--…) and <code>  # <file:line> (<framework>)": the note is
+    reported as ``first_use``, never folded into the guard or the code, and the user line
+    is the one after "and" (``guardtext.user_comment``). A pasted reason's HTML entities and
+    markdown links are undone first.
+    """
+    comment, note = comment_of(clean(reason))
+    duck = DUCK_NOTE in comment
+    unknown = UNKNOWN_ORIGIN_RE.search(comment) if comment else None
+    user = parse_sloc(comment)[0] if comment and not duck and unknown is None else None
+    return ev.GuardFailure(failed=failed, reason=clean(guard_part(reason)).rstrip(), user=user,
+                           first_use=note, duck=duck,
+                           unknown_origin=unknown.group(0) if unknown else "")
+
+
+def recompile_limit(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``torch._dynamo hit config.recompile_limit (8)`` + function + last reason (torch 2.0 and
+    torchdynamo: ``reasons:``)."""
+    m = _need(LIMIT_RE.match(lines[0]), "recompile limit")
+    body = limit_body(lines[1:])
+    return [ev.RecompileLimit(limit_name=m["name"], limit=m["limit"], function=body.function,
+                              file=body.file, first_line=body.line, last_reason=body.last,
+                              before_2_2=body.before_2_2, reasons_off=body.reasons_off,
+                              **common)]
+
+
+class LimitBody(NamedTuple):
+    """What a recompile-limit warning's lines after its first say. ``before_2_2``: the form of
+    torchdynamo, torch 2.0 and 2.1 (``reasons:``, or torch 2.1's line asking for
+    TORCHDYNAMO_REPORT_GUARD_FAILURES=1), whose default limit was 64; ``reasons_off``: that
+    line, which stands where the reason would (torch 2.1 printed none unless asked)."""
+
+    function: str
+    file: str
+    line: int | None
+    last: str
+    before_2_2: bool
+    reasons_off: bool
+
+
+# torch 2.1's warning without TORCHDYNAMO_REPORT_GUARD_FAILURES (convert_frame.py): "to diagnose
+# recompilation issues, set env variable TORCHDYNAMO_REPORT_GUARD_FAILURES=1 and also see …"
+_REPORT_OFF = "set env variable TORCHDYNAMO_REPORT_GUARD_FAILURES=1"
+
+
+def limit_body(lines: list[str]) -> LimitBody:
+    """The function, its file and line, the last reason and the release's form of a
+    recompile-limit warning's lines after its first."""
+    fn, file, line, last = "", "", None, ""
+    old = off = False
+    for text in lines:
+        fm = LIMIT_FN_RE.match(unlink(text))
+        body = text.strip()
+        if fm is not None:
+            fn, file, line = fm["fn"], fm["file"], int(fm["line"])
+        elif body.startswith("last reason:"):
+            last = body.split("last reason:", 1)[1].strip()
+        elif body.startswith("reasons:"):  # torch 2.0 and torchdynamo: the reason, or a list
+            last = last_listed(body.split("reasons:", 1)[1].strip())
+            old = True
+        elif _REPORT_OFF in body:
+            old = off = True
+    return LimitBody(fn, file, line, last, old, off)
+
+
+_QUOTED_RE = re.compile(r"'((?:[^'\\]|\\.){0,4096})'|\"((?:[^\"\\]|\\.){0,4096})\"")
+
+
+def last_listed(text: str) -> str:
+    """The last guard of torch's list of failures (``[['a'], ['b']]``, ``["a", "b"]``), cut or
+    not; the text itself when it is no list."""
+    if not text.startswith("["):
+        return text
+    value = literal(text)
+    while isinstance(value, list) and value:
+        value = value[-1]
+    if isinstance(value, str):
+        return value
+    found = _QUOTED_RE.findall(text)  # a list cut short by the paste: its last whole item
+    return next((a or b for a, b in reversed(found) if a or b), text)
+
+
+def literal(text: str) -> object:
+    """A Python literal as torch printed it (a repr), or None; bounded in size."""
+    if len(text) > 100_000:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
