@@ -49,9 +49,12 @@ def tlparse_facts(trace: Path, out: Path) -> dict[str, object]:
     per_frame: dict[str, set[str]] = defaultdict(set)
     reasons: dict[str, list[str]] = {}
     for cid, entry in directory.items():
-        if not re.fullmatch(r"\d+/\d+(?:_\d+)?", cid[1:-1]):
-            continue  # "[-/-]": records outside any compile
-        per_frame[cid[1:-1].split("/")[0]].add(_key(cid[1:-1]))
+        # "[0/1]", "[0/1_1]"; under compiled autograd "[!0/2/0]": its capture !0's dynamo
+        # compile 2/0, the frame "!0/2" (as dyncli names it)
+        m = re.fullmatch(r"(?P<frame>(?:!\d+/)?\d+)/\d+(?:_\d+)?", cid[1:-1])
+        if m is None:
+            continue  # "[-/-]", "[!0/-/-]": records outside any compile
+        per_frame[m["frame"]].add(_key(cid[1:-1]))
         for art in entry["artifacts"]:
             if art["name"].startswith("recompile_reasons"):
                 text = (out / art["url"]).read_text()
