@@ -759,15 +759,22 @@ _MACHINE_FIX = {
         "this torch's torch.compile does not run on this Python (its message names the first "
         "version it refuses): use a torch release that supports this Python, or an older "
         "Python, or run without torch.compile; not a bug to report"),
+    # (eval_frame.py's check_if_dynamo_supported, 2.11 and 2.15: sysconfig's Py_GIL_DISABLED
+    # and a version before 3.13.3)
+    "free-threaded": (
+        "torch.compile does not run on a free-threaded Python (built with the GIL disabled) "
+        "older than 3.13.3, and refuses it before compiling anything: use a free-threaded "
+        "Python 3.13.3 or newer (torch's own advice), or a regular build of Python, or run "
+        "without torch.compile; not a bug to report"),
 }
 
 # a traceback cut inside eval_frame.py's check (textcrash.PLATFORM_CHECKS), its message past
 # the paste
 _PLATFORM_FIX = (
     "torch.compile refused this machine before compiling anything (eval_frame.py's "
-    "check_if_dynamo_supported raises only for Windows, in torch 2.0 and 2.1, and for a "
-    "Python newer than the release supports; its message, past the end of the paste, says "
-    "which): a torch release that supports this platform (torch >= 2.5 compiles on "
+    "check_if_dynamo_supported raises only for Windows, in torch 2.0 and 2.1, for a "
+    "Python newer than the release supports, and, in 2.11 and 2.15, for a free-threaded "
+    "Python before 3.13.3; its message, past the end of the paste, says which): a torch release that supports this platform (torch >= 2.5 compiles on "
     "Windows), or run without torch.compile there; not a bug to report")
 
 
@@ -852,7 +859,7 @@ def _kernel_fix(x: CompileCrashReport) -> str:
 
 
 # the machine errors that are torch.compile refusing the platform before compiling anything
-_REFUSALS = ("windows", "python-version")
+_REFUSALS = ("windows", "python-version", "free-threaded")
 
 
 # eval_frame.py's entry that torch.compile calls as it wraps the model (2.0-2.15), before

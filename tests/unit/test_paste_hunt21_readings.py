@@ -45,6 +45,31 @@ def test_the_python_version_refused_is_named_so(tmp_path: Path) -> None:
     assert "does not run on this Python" in a.fix
 
 
+def test_a_free_threaded_python_refused_is_named_so_and_not_a_failed_compile(
+        tmp_path: Path) -> None:
+    # torch 2.11's and 2.15's check_if_dynamo_supported, word for word: its traceback (it was
+    # "[1 failed compile(s)] … report it to PyTorch") and its line alone ("not a torch log")
+    said = ("RuntimeError: torch.compile is not supported on Python < 3.13.3 built with GIL "
+            "disabled. Please use Python 3.13.3+.\n")
+    site = "/home/u/.venv/lib/python3.13t/site-packages/torch"
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 12, in <module>\n'
+        "    model = torch.compile(model)\n"
+        f'  File "{site}/__init__.py", line 2810, in compile\n'
+        "    return torch._dynamo.optimize(\n"
+        f'  File "{site}/_dynamo/eval_frame.py", line 1500, in optimize\n'
+        "    check_if_dynamo_supported()\n"
+        f'  File "{site}/_dynamo/eval_frame.py", line 1444, in check_if_dynamo_supported\n'
+        "    raise RuntimeError(\n")
+    for text in (traceback + said, said):
+        diag = _diagnose_text(tmp_path, text)
+        (a,) = diag.suggestions
+        assert "free-threaded Python" in a.fix and "3.13.3" in a.fix, a.fix
+        assert "report it" not in a.fix
+        assert diag.causes[0].line().startswith("[refused before compiling]")
+
+
 def test_a_rich_box_cut_inside_the_platform_check_is_the_platform_refused(tmp_path: Path) -> None:
     # kohya_ss#1141: the box's excerpt ends at eval_frame.py's check_if_dynamo_supported
     (a,) = diagnose_logs([PASTED / "kohya_ss-1141.log"]).suggestions
