@@ -774,8 +774,9 @@ _PLATFORM_FIX = (
     "torch.compile refused this machine before compiling anything (eval_frame.py's "
     "check_if_dynamo_supported raises only for Windows, in torch 2.0 and 2.1, for a "
     "Python newer than the release supports, and, in 2.11 and 2.15, for a free-threaded "
-    "Python before 3.13.3; its message, past the end of the paste, says which): a torch release that supports this platform (torch >= 2.5 compiles on "
-    "Windows), or run without torch.compile there; not a bug to report")
+    "Python before 3.13.3; its message, past the end of the paste, says which): a torch "
+    "release that supports this platform (torch >= 2.5 compiles on Windows), or run without "
+    "torch.compile there; not a bug to report")
 
 
 # c10's TensorImpl::throw_cannot_call_with_symbolic (2.1-2.15): "Cannot call sizes() on tensor
@@ -888,10 +889,9 @@ def _refused(x: CompileCrashReport) -> str:
 
 
 def _crash_fix(x: CompileCrashReport) -> str:
-    """What to do about a compile that raised: whose code raised decides it."""
+    """What to do about a compile that raised: whose code raised decides it (torch.compile's
+    refusal of the platform is ``_refused``'s, asked first)."""
     text = f"{x.error} {x.cause}"
-    if refusal := _refused(x):
-        return refusal
     machine = machine_error(text)
     if machine:
         return _MACHINE_FIX[machine]
@@ -952,6 +952,7 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
     # as the break's)
     no_fake = {b.rank: f for b in diag.graph_breaks if (f := _break_no_fake_impl(b))}
     for x in diag.compile_crashes:
+        refusal = _refused(x)
         error = x.error or "an exception"
         if x.cut:
             error += " (the paste ends before its message)" if x.error else \
@@ -978,11 +979,11 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
                                     else "inductor's record of a kernel Triton could not compile"))
         out.append(Advice(
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
-            sites=sites_of(x.user), ran=x.cudagraph_run, refused=bool(_refused(x)),
+            sites=sites_of(x.user), ran=x.cudagraph_run, refused=bool(refusal),
             message=f"the program stopped: {raised}{where}{user}{after}.",
             fix=(_no_fake_impl_fix(x.error) or (
                 no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake
-                else _crash_fix(x))),
+                else refusal or _crash_fix(x))),
             evidence=(cite(x.line, "", shown[:300]),)))
     return out
 

@@ -144,8 +144,6 @@ def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
                           user_stack=stack, releases=ev.FORM_AFTER, **common)]
 
 
-
-
 # torch 2.1-2.5's record pasted with the prefix cut from every line: its head at the margin
 # ("Graph break: [reason ]from user code at:"), then the user stack and (2.3-2.5: exc_info) the
 # traceback of the Unsupported it logged, whose last line reads as Python's last line of a
