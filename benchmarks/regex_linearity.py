@@ -221,6 +221,7 @@ USAGE: dict[str, str] = {
     "textautograd._NODE_RE": "match", "textautograd._SHAPES_RE": "match",
     "textautograd._OLD_RE": "match", "textautograd._CALL_RE": "match",
     "textautograd._SIZE_RE": "findall", "trace_map._CA_REASON": "match",
+    "analyzer._RAISED_LIMIT_RE": "match",
 }
 
 

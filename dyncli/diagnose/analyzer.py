@@ -91,8 +91,10 @@ def _limits_told_once(limits: Iterable[RecompileLimitReport]) -> tuple[Recompile
 
 # the limit FailOnRecompileLimitHit names (2.4-2.8: "recompile_limit reached with fullgraph=True",
 # "cache_size_limit reached with one_graph=True"); 2.9 on: "Hard failure due to fullgraph=True",
-# chained from the Unsupported that names it (textbreaks._limit_exceeded)
-_RAISED_LIMIT_RE = re.compile(r"(?P<name>\w{1,80}_limit) reached with ")
+# chained from the Unsupported that names it (textbreaks._limit_exceeded); matched at the
+# exception's line's start (linear: benchmarks/regex_linearity.py)
+_RAISED_LIMIT_RE = re.compile(r"[\w.]{0,200}(?:FailOnRecompileLimitHit|CacheLimitExceeded): "
+                              r"(?P<name>\w{1,80}_limit) reached\b")
 
 
 def _limit_of_exception(raised: ev.LimitRaised | None) -> tuple[RecompileLimitReport, ...]:
@@ -102,7 +104,7 @@ def _limit_of_exception(raised: ev.LimitRaised | None) -> tuple[RecompileLimitRe
     reason are not in the log; the limit's name only where the exception names it."""
     if raised is None:
         return ()
-    m = _RAISED_LIMIT_RE.search(raised.message)
+    m = _RAISED_LIMIT_RE.match(raised.message)
     return (RecompileLimitReport(rank=raised.rank, compile_id="",
                                  limit_name=m["name"] if m else "", limit="", function="",
                                  file="", first_line=None, last_reason="", line=raised.line),)
