@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dyncli.diagnose import advice, unbacked  # noqa: E402
+from dyncli.diagnose import advice, analyzer, unbacked  # noqa: E402
 from dyncli.logparse import (  # noqa: E402
     events,
     glog,
@@ -68,12 +68,12 @@ from dyncli.suggest import pgo_trace  # noqa: E402
 # (textpaste, textforeign and its readers and messages, textcrash, textdrawn, textprofiler,
 # textold, torchtree: a pasted log's lines; textautograd: compiled autograd's cache misses;
 # unbacked and advice: a graph break's reason and explanation, an exception's text, as read
-# from the input)
+# from the input; analyzer: FailOnRecompileLimitHit's line, the limit it names)
 MODULES = (glog, events, textmsg, textstack, textrecompiles, textbreaks, textbuiltins,
            textviolations, textframes, textguards, trace_events, trace_map, trace_lines,
            pgo_trace, textpaste, textforeign, textforeign_messages, textforeign_readers,
            textcrash, textdrawn, textprofiler, torchtree, unbacked, advice, textold,
-           textautograd)
+           textautograd, analyzer)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]
@@ -221,6 +221,7 @@ USAGE: dict[str, str] = {
     "textautograd._NODE_RE": "match", "textautograd._SHAPES_RE": "match",
     "textautograd._OLD_RE": "match", "textautograd._CALL_RE": "match",
     "textautograd._SIZE_RE": "findall", "trace_map._CA_REASON": "match",
+    "analyzer._RAISED_LIMIT_RE": "match",
 }
 
 

@@ -734,6 +734,16 @@ _MACHINE_FIX = {
         "llvm/bin/ld.lld (export TRITON_HIP_LLD_PATH=\"$(rocm-sdk path --root)/llvm/bin/ld.lld\" "
         "with ROCm's Python packages), or install the pytorch-triton-rocm your torch pins, "
         "which finds it; not a bug to report"),
+    # (coreweave/ml-containers#64: pip's triton 2.3.0 under a torch nightly, the thread's fix
+    # pinning the one it pinned; Infinity#31, ComfyUI#10485, triton-ascend#2104: a Triton
+    # newer than the torch; pytorch#157242 taught 2.9 Triton's new place)
+    "triton-version": (
+        "the Triton installed is not the one this torch release was built with: inductor "
+        "imports triton_key from triton.compiler.compiler, which Triton 2.3 does not have and "
+        "Triton releases from mid-2025 moved (torch 2.9 reads both places). Install the "
+        "Triton version your torch pins (its wheel requires one exact version; pip check "
+        "names the mismatch where pip installed torch; on Windows, the triton-windows release "
+        "made for your torch), or a torch release made for this Triton; not a bug to report"),
     # (pytorch#125254: inductor's "Device mps not supported"; 2.7's codegen/mps.py is the
     # first MPS backend, 2.8 the release that announces it)
     "no-mps": (
@@ -859,6 +869,11 @@ def _kernel_fix(x: CompileCrashReport) -> str:
             "a newer torch and Triton, and a report with the kernel")
 
 
+# torch's exceptions whose message is another's: the backend's error (BackendCompilerFailed,
+# "backend='inductor' raised:" then it), inductor's (InductorError, 2.7 on)
+_WRAPPING_ERRORS = ("BackendCompilerFailed", "InductorError")
+
+
 # the machine errors that are torch.compile refusing the platform before compiling anything
 _REFUSALS = ("windows", "python-version", "free-threaded")
 
@@ -930,6 +945,13 @@ def _crash_fix(x: CompileCrashReport) -> str:
                 f"guards: the exception past its end is {_SHAPE_GUARDS_CAUSE}; paste the "
                 "exception (its items name the size and the value); suppress_errors does not "
                 "apply to it")
+    if x.cut and x.error.rsplit(".", 1)[-1] in _WRAPPING_ERRORS:
+        # the class alone (IPython's head, SD.Next's log line: sdnext#4085), its message cut
+        return (f"{x.error.rsplit('.', 1)[-1]} wraps the error the backend raised, which its "
+                "message names (\"backend='inductor' raised:\" and the error) and the paste ends "
+                "before: paste it, or rerun with TORCHDYNAMO_VERBOSE=1; it says whose error it "
+                "is (the machine's, such as a Triton torch does not pin; the code's; torch's), "
+                "and only torch's own is for a newer torch and a report")
     if x.cut and not x.error:  # (vllm#38884, pytorch#137087: cut deep in torch's compiler)
         return ("the exception is past the end of the paste, and its last lines say whose error "
                 "it is (a data-dependent size, the code's, torch's): paste them, or rerun with "

@@ -89,6 +89,27 @@ def _limits_told_once(limits: Iterable[RecompileLimitReport]) -> tuple[Recompile
                  or (x.rank, x.limit_name) not in told)
 
 
+# the limit FailOnRecompileLimitHit names (2.4-2.8: "recompile_limit reached with fullgraph=True",
+# "cache_size_limit reached with one_graph=True"); 2.9 on: "Hard failure due to fullgraph=True",
+# chained from the Unsupported that names it (textbreaks._limit_exceeded); matched at the
+# exception's line's start (linear: benchmarks/regex_linearity.py)
+_RAISED_LIMIT_RE = re.compile(r"[\w.]{0,200}(?:FailOnRecompileLimitHit|CacheLimitExceeded): "
+                              r"(?P<name>\w{1,80}_limit) reached\b")
+
+
+def _limit_of_exception(raised: ev.LimitRaised | None) -> tuple[RecompileLimitReport, ...]:
+    """The limit hit that torch's exception proves where the log holds no warning or message
+    of the limit itself: the exception's line pasted alone (torchtitan#2958, unsloth#6825,
+    tritonbench#192: "Nothing to fix" after it before round 26). The function and its last
+    reason are not in the log; the limit's name only where the exception names it."""
+    if raised is None:
+        return ()
+    m = _RAISED_LIMIT_RE.match(raised.message)
+    return (RecompileLimitReport(rank=raised.rank, compile_id="",
+                                 limit_name=m["name"] if m else "", limit="", function="",
+                                 file="", first_line=None, last_reason="", line=raised.line),)
+
+
 def _one_break_per_builtin(breaks: Iterable[GraphBreakReport]) -> list[GraphBreakReport]:
     """The breaks without torch's warning of a builtin it cannot trace where the same run's
     exception names that builtin: under fullgraph=True torch warns, then raises for the same
@@ -269,6 +290,7 @@ class Analyzer:
         self._static: dict[tuple[int | None, str], dict[int, None]] = {}  # mark_static dims
         self._unnumbered = proven.Unnumbered()  # what records without a compile id prove
         self._raised: list[str] = []  # the limit raised (fullgraph=True): the error lines
+        self._raised_at: ev.LimitRaised | None = None  # the first exception line of it
         self._traceback: int | None = None  # the line of the last Python traceback
         self._crashes: dict[tuple[str, str], CompileCrashReport] = {}
         # torch's compile-time table, the last of each process (it logs one, at exit)
@@ -636,6 +658,8 @@ class Analyzer:
     def _on_limit_raised(self, e: ev.LimitRaised) -> None:
         if len(self._raised) < 8 and e.message not in self._raised:
             self._raised.append(e.message)
+        if self._raised_at is None and not e.message.startswith("raise "):
+            self._raised_at = e
 
     def _on_traceback(self, e: ev.Traceback) -> None:
         self._traceback = max(e.line, self._traceback or 0)
@@ -816,7 +840,8 @@ class Analyzer:
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,
-            recompile_limits=_limits_told_once(self._limits.values()),
+            recompile_limits=_limits_told_once(self._limits.values())
+            or _limit_of_exception(self._raised_at),
             unbacked=tuple(self._unbacked.values()), relations=tuple(self._relations.values()),
             # the frames' own inputs only: what `dyncli suggest` gives by default (module
             # attributes and parameters are left out there too; their advice names a flag)

@@ -103,8 +103,8 @@ def _oldest_named(x: RecompileLimitReport) -> str | None:
 
 
 def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) -> Advice:
-    limit = (f"torch._dynamo.config.{x.limit_name} ({x.limit})" if x.limit_name else
-             "the recompile limit (the log does not name it)")
+    limit = (f"torch._dynamo.config.{x.limit_name}" + (f" ({x.limit})" if x.limit else "")
+             if x.limit_name else "the recompile limit (the log does not name it)")
     flag = f"torch._dynamo.config.{x.limit_name}" if x.limit_name else "the recompile limit"
     after = ("and raised an error (FailOnRecompileLimitHit: fullgraph=True or "
              "fail_on_recompile_limit_hit), so the program stopped there" if diag.limit_raised
@@ -248,8 +248,10 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
                        f"{x.last_reason or '(not in the log)'}")
                   if x.function or x.compile_id or x.last_reason else
                   # torch's exception alone (torchtitan#3898: "Unsupported: Dynamo recompile
-                  # limit exceeded"): no warning to quote, so dyncli's words
-                  cite(x.line, "", f"config.{x.limit_name}"
+                  # limit exceeded"; FailOnRecompileLimitHit's line alone, torchtitan#2958):
+                  # no warning to quote, so dyncli's words
+                  cite(x.line, "", (f"config.{x.limit_name}" if x.limit_name else
+                                    "the recompile limit")
                        + (f" ({x.limit})" if x.limit else "") + " exceeded, as torch's "
                        "exception says; the function and its last reason are not in the log"),),
         rank=x.rank)

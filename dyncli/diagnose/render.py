@@ -151,7 +151,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         for x in cap(diag.recompile_limits, "limit hits"):
             where = f" ({_short(x.file)}:{x.first_line})" if x.file else ""
             add_ranked_row(t, ranks, x.rank, f"{x.function or '? (not in the log)'}{where}",
-                 f"{x.limit_name}={x.limit}" if x.limit_name else "? (not in the log)",
+                 (f"{x.limit_name}={x.limit}" if x.limit else x.limit_name) if x.limit_name
+                 else "? (not in the log)",
                  x.last_reason or "-")
         out.print(t)
     for text in diag.limit_raised:  # it did not fall back to eager: the program stopped

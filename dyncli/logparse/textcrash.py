@@ -95,6 +95,11 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
     ("fp8e4nv data type is not supported on CUDA arch < 89", "fp8e4nv", False),
     # Triton's AMD backend (backends/amd/compiler.py path_to_rocm_lld)
     ("Set 'TRITON_HIP_LLD_PATH'", "rocm-lld", False),
+    # a Triton that is not the one the torch release pins: inductor's codecache imports
+    # triton_key from triton.compiler.compiler (2.2-2.8), which Triton 2.3.x lacks and Triton
+    # from mid-2025 moved to triton.runtime.cache (pytorch#127271, triton#7835); only inductor
+    # imports it, so the words alone are its compile's crash (ComfyUI#10485 pasted them so)
+    ("cannot import name 'triton_key' from 'triton.compiler.compiler'", "triton-version", True),
     # inductor before MPSInductor (2.8): no wrapper codegen for mps (2.3 graph.py:1135), and
     # torch 2.0's CUDA assert on a Mac (pytorch#96976)
     ("Device mps not supported", "no-mps", False),
@@ -263,6 +268,18 @@ def _compiler_frame(loc: ev.UserLoc) -> bool:
     return _RUNS_UNDER_RE.search(loc.file) is None and is_compiler_file(loc.file, at_work=True)
 
 
+# a tool's line that names torch's compiler exception by its class alone, then prints the
+# traceback without the exception's line (SD.Next's "13:49:33-187606 ERROR    Processing:
+# BackendCompilerFailed" before its rich box, sdnext#4085): the class of the traceback below
+_NAMED_RE = re.compile(r"(?:^|: )(?P<cls>[A-Z]\w{1,60})$")
+
+
+def named_class(text: str) -> str:
+    """torch's compiler exception a line names alone at its end ("" for any other line)."""
+    m = _NAMED_RE.search(text[-64:])
+    return m["cls"] if m is not None and m["cls"] in COMPILER_ERRORS else ""
+
+
 class CrashReader:
     """Tracebacks of the lines it is shown; ``observe`` returns the crashes that ended.
 
@@ -281,6 +298,7 @@ class CrashReader:
         self.refused: dict[str, int] = {}  # tracebacks that are no crash, by kind (above)
         self._read = False  # a reader's line came since the last traceback (its exception?)
         self._chain_read = False  # … and then a connector: the next traceback re-raises it
+        self._named: tuple[int, str] = (0, "")  # (line, class) of a tool's ``named_class`` line
 
     @property
     def awaiting(self) -> bool:
@@ -310,7 +328,8 @@ class CrashReader:
                 out += self._finish_done()
             if tb is not None:  # a traceback cut before its exception, then another one
                 out += self._crash(tb)
-            self._tb = _Traceback(lineno, head=head["ipy"] or "", cause=cause, rank=rank,
+            named = self._named[1] if self._named[0] == lineno - 1 else ""
+            self._tb = _Traceback(lineno, head=head["ipy"] or named, cause=cause, rank=rank,
                                   after_read=self._chain_read and cause is None)
             self._read = self._chain_read = False
             return out
@@ -345,7 +364,13 @@ class CrashReader:
                     return []
                 return self._finish_done()
             margin = unread and text[:1] not in (" ", "\t")
-            name = exception_name(text.strip()) if margin else ""
+            if margin and (named := named_class(text)):
+                self._named = (lineno, named)
+            # (the machine's words, torch's own, also on a line a paste indents as it indents
+            # the traceback: no line of code is an exception's class then its message;
+            # openvino_notebooks' SD thread quotes the refusal so, its frame inside prose)
+            indented = unread and not margin and len(text) - len(text.lstrip()) <= 8
+            name = exception_name(text.strip()) if margin or indented else ""
             if (margin and compiler_exception(text.strip())) or (
                     name and any(m in text for m in ENVIRONMENT)):
                 # one of torch's compiler exceptions without its traceback (sglang#6342: the

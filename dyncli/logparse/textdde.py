@@ -50,7 +50,8 @@ _OLD_RE = re.compile(r"The expression we were trying to evaluate is (?P<expr>.+?
 # torch's own hint in the message: 2.4-2.6 "ATTENTION: guard_size_oblivious would fix the error,
 # evaluating expression to True." (with "Maybe you need to add guard_size_oblivious to framework
 # code": FBGEMM#2923's fake kernel); 2.8-2.15 "consider using data-dependent friendly APIs such
-# as guard_or_false, guard_or_true and statically_known_true." (pytorch#193693). Both are about
+# as guard_or_false, guard_or_true and statically_known_true." (pytorch#193693; 2.9 without the
+# period, its "Caused by:" on the same line: ``_glued``). Both are about
 # the code that asked (framework code: torch's, or a custom op's fake kernel), not the user's
 _ATTENTION_RE = re.compile(r"ATTENTION: guard_size_oblivious would fix the error, evaluating "
                            r"expression to (?P<val>True|False)")
@@ -73,12 +74,26 @@ def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Even
     at = next((i for m in MARKS if (i := message.find(m)) >= 0), -1)
     if at < 0 or message.count(b"`", 0, at) % 2:  # (in a document's inline code: an example)
         return ()
-    found = fact(message.decode("utf-8", "replace"))
-    if found is None:
-        return ()
-    user = found[2] if len(found) > 2 else None
-    return (ev.DataDependentError(what=found[0], value=found[1], user=user,
-                                  **{**common, "line": lineno}),)
+    out = []
+    for text in _glued(message.decode("utf-8", "replace")):
+        found = fact(text)
+        if found is not None:
+            user = found[2] if len(found) > 2 else None
+            out.append(ev.DataDependentError(what=found[0], value=found[1], user=user,
+                                             **{**common, "line": lineno}))
+    return tuple(out)
+
+
+def _glued(text: str) -> tuple[str, ...]:
+    """The line's parts that are a fact each: torch 2.9's message has no line break between
+    its hint and its ``Caused by:`` ("… guard_or_true and statically_known_trueCaused by:
+    (_meta_registrations.py:2449 in pick_memory_format)", symbolic_shapes.py 2.9.0: 6553;
+    piper1-gpl#148), two facts on one line; every other line is one."""
+    at = text.find(_FRIENDLY)
+    if at < 0:
+        return (text,)
+    caused = text.find("Caused by: ", at + len(_FRIENDLY))
+    return (text,) if caused < 0 else (text[:caused], text[caused:])
 
 
 def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | None:

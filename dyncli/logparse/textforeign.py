@@ -59,14 +59,17 @@ _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
 # "(pid=560, ip=10.1.18.11) " (vllm#13121); a record line with nothing after the stamp is a
 # blank line of the traceback (no space after "]").
 # docker compose's "service  | " (sglang#11218); Jenkins' timestamper, "[2025-05-06T16:55:02.641Z] "
-# on every line of a job's console (MONAI tutorials#1988: a notebook's IPython traceback)
+# on every line of a job's console (MONAI tutorials#1988: a notebook's IPython traceback);
+# docker's own, `docker logs --timestamps` (RFC 3339 with nanoseconds, no brackets:
+# "2024-05-29T11:23:16.027957173Z ", sonar#472: a serving engine's ranks' traceback)
 _PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}|[a-z_]{1,20}=[\w.:-]{1,64})"
                 rb"(?:,? [a-z_]{1,20}=[\w.:-]{1,64}){0,4}\) ")
 _WRAPPER_TAG_RE = re.compile(
     rb"^(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[?[^\]\s\[]{1,200}:\d{1,9}\](?: |$)"
     rb"|^[A-Za-z0-9][\w.-]{0,63} {1,24}\| "
-    rb"|^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)")
+    rb"|^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)"
+    rb"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z(?: |$)")
 # Ray's log deduplication after a line that other workers printed too: " [repeated 23x across
 # cluster]" (vllm-ascend#4948)
 _RAY_REPEATED_RE = re.compile(rb" \[repeated \d{1,9}x across cluster\]\s{0,4}$")
