@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # Numbers of at most 9 digits: a longer one is damage, and int() of it stays cheap.
 _COMPILE_ID_RE = re.compile(r"^(?:!(?P<ca>\d{1,9})(?:/(?P<f1>\d{1,9})/(?P<c1>\d{1,9}))?"
@@ -95,6 +95,13 @@ class CompileId:
         """The frame this compile belongs to: ``0`` of ``0/3``, ``!1/0`` of ``!1/0/2``, with its
         space (``r1:0`` of ``r1:0/3``): what counts as one frame."""
         return self._frame_key
+
+    def capture(self, autograd: int | None = None) -> CompileId:
+        """The compiled autograd capture this id belongs to, ``!N`` alone in the same space
+        (``!2`` of ``!2/0/1``); ``autograd``: capture ``!autograd`` instead (a trace names a
+        capture's misses in a record of another compile)."""
+        return replace(self, frame=None, compile=None, attempt=0,
+                       autograd=self.autograd if autograd is None else autograd)
 
     def __str__(self) -> str:
         return self.key + (f"_{self.attempt}" if self.attempt else "")

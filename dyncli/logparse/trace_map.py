@@ -362,9 +362,8 @@ class TraceEventMapper:
             n = int(m["n"])
             if (self.generation, n) in self._ca_said:
                 continue
-            capture = (dataclasses.replace(cid, frame=None, compile=None, attempt=0, autograd=n)
-                       if cid is not None else ev.CompileId(None, None, 0, n, self.generation,
-                                                            self.process))
+            capture = (cid.capture(n) if cid is not None
+                       else ev.CompileId(None, None, 0, n, self.generation, self.process))
             found = textautograd.miss(m["text"], {**ctx, "compile_id": capture})
             if found is not None:
                 self._ca_said.add((self.generation, n))
