@@ -402,9 +402,9 @@ class AutogradCacheMiss(Event):
 
     ``reason``: ``node`` (a new autograd node: "new autograd node: NODE (NodeCall N) with key
     size K, previous key sizes=[…]", ``previous`` empty at NodeCall 0 on the first capture) or
-    ``shapes`` (sizes changed: 2.11 on, "N changed tensor shapes (total of T): sizes[i], …", an
-    index into the graph's sizes; before, one line per size, "changed shapes: marking size idx
-    I of NODE (NodeCall N) as dynamic", ``node`` set). ``compile_id``: the capture that followed
+    ``shapes`` (sizes changed: 2.7 on, "N changed tensor shapes (total of T): sizes[i], …", an
+    index into the graph's sizes; 2.4-2.6, one line per size, "changed shapes: marking size idx
+    I of NODE (NodeCall N) as dynamic", ``node`` set, I an index into that node's sizes). ``compile_id``: the capture that followed
     (``!N``; None where the log ends first); ``after``: the newest dynamo compile the process
     logged before it (a forward recompiled just before a new node's miss)."""
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dyncli.diagnose.analyzer import analyze
-from dyncli.diagnose.autograd import DYNAMIC_FIX
+from dyncli.diagnose.autograd import DYNAMIC_FIX, OLD_DYNAMIC_FIX
 from dyncli.diagnose.findings import AdviceKind, CauseKind
 from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.diagnose.render import summary_line
@@ -97,9 +97,36 @@ def test_before_2_11_a_miss_logs_a_line_per_size_and_counts_once() -> None:
     assert [m.compile_id for m in misses[1:]] == [None] * 3  # the log ends before their capture
     diag = analyze(iter(events), stats)
     assert [(x.reason, x.changed, x.sizes, x.lines, x.first) for x in diag.autograd_misses] == [
-        ("node", 0, (), 1, True), ("shapes", 3, (0, 1, 2), 3, False)]
+        ("node", 0, (), 1, True), ("shapes", 3, (), 3, False)]
+    assert diag.autograd_misses[1].marked == (
+        "size idx 0 of torch::autograd::GraphRoot (NodeCall 0)",
+        "size idx 1 of torch::autograd::AccumulateGrad (NodeCall 2)",
+        "size idx 2 of torch::autograd::AccumulateGrad (NodeCall 2)")
     (a,) = [a for a in diag.suggestions if a.kind is AdviceKind.COMPILED_AUTOGRAD]
     assert a.key == "shapes" and "again 1 time(s)" in a.message
+
+
+def test_an_old_miss_names_each_size_by_its_node_and_gets_the_old_fix() -> None:
+    # torch 2.4-2.6 name a size by its index into its node's sizes (size_idx - start_idx in
+    # 2.5's log_dynamic_shapes_check), so two nodes' "idx 0" are two sizes, neither the graph's
+    # sizes[0]; and that compiled autograd takes no dynamic (2.5's enable(compiler_fn)), so
+    # torch.compile(dynamic=True) does not remove the capture there. Before round 26: "sizes[0]"
+    # once, "of SumBackward0" for both, and the 2.7+ fix.
+    lines = [
+        "Cache miss due to new autograd node: torch::autograd::GraphRoot (NodeCall 0) with key size 39, previous key sizes=[]",
+        "Cache miss due to changed shapes: marking size idx 0 of SumBackward0 (NodeCall 1) as dynamic",
+        "Cache miss due to changed shapes: marking size idx 0 of AddmmBackward0 (NodeCall 3) as dynamic",
+    ]
+    events, stats = _read("".join(PREFIX + x + "\n" for x in lines))
+    diag = analyze(iter(events), stats)
+    (a,) = [a for a in diag.suggestions if a.kind is AdviceKind.COMPILED_AUTOGRAD]
+    assert ("(size idx 0 of SumBackward0 (NodeCall 1), size idx 0 of AddmmBackward0 (NodeCall 3))"
+            in a.message and "sizes[0]" not in a.message)
+    assert "2 changed size(s): size idx 0 of SumBackward0 (NodeCall 1), size idx 0 of " \
+        "AddmmBackward0" in a.evidence[0]
+    assert a.fix == OLD_DYNAMIC_FIX and "torch 2.7 or newer" in a.fix
+    row = diag.to_json()["compiled_autograd"][1]
+    assert row["sizes"] == [] and row["node"] == "" and len(row["marked"]) == 2
 
 
 def test_a_new_node_without_a_forward_recompile_says_what_the_log_shows() -> None:
