@@ -353,9 +353,10 @@ class TraceEventMapper:
     def _autograd_misses(self, payload: str, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """compiled_autograd.py ``compiled_autograd_compile_reasons``: the text log's sentences,
         each after its capture's id (``"!2: Cache miss due to …"``); a capture's list repeats
-        earlier captures' reasons, each said once."""
+        earlier captures' reasons, each said once: oldest first, its own last (so the last 64
+        are the ones kept)."""
         cid = ctx["compile_id"]
-        for reason in decode_recompile_reasons(payload)[:64]:
+        for reason in decode_recompile_reasons(payload)[-64:]:
             m = _CA_REASON.match(reason)
             if m is None or len(self._ca_said) >= 65536:
                 continue

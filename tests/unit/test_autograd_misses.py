@@ -159,3 +159,24 @@ def test_a_trace_says_the_same_misses_once_each() -> None:
         ("!0", "node", True), ("!1", "node", False), ("!2", "shapes", False)]
     shapes = next(c for c in diag.causes if c.kind is CauseKind.COMPILED_AUTOGRAD)
     assert shapes.compile_s is not None and shapes.compile_s > 0  # the trace times its compile
+
+
+def test_a_trace_reads_a_capture_s_own_reason_at_the_end_of_a_long_list(tmp_path: Path) -> None:
+    # a capture's list holds the earlier captures' reasons first and its own last (the recorded
+    # 2.15 trace's third list: !1's, then !2's), so the reasons kept of a long list are its
+    # last ones. Before round 26 the first 64 were kept: past 64 misses a capture's own was lost.
+    src = DATA / "2.15.0" / "traces" / "compiled_autograd_batch"
+    (trace,) = src.glob("*.log")
+    text = trace.read_text()
+    old = ('\t[\n\t"!1: Cache miss due to new autograd node: CompiledFunctionBackward (NodeCall 1) '
+           'with key size 179, previous key sizes=[178]",\n\t"!2: Cache miss due to 1 changed '
+           'tensor shapes (total of 2): sizes[1]"\n\t]\n')
+    assert text.count(old) == 1
+    earlier = ('\t"!1: Cache miss due to new autograd node: CompiledFunctionBackward (NodeCall 1) '
+               'with key size 179, previous key sizes=[178]",\n')
+    long = ('\t[\n' + earlier * 69 + '\t"!2: Cache miss due to 1 changed tensor shapes (total of '
+            '2): sizes[1]"\n\t]\n')
+    (tmp_path / trace.name).write_text(text.replace(old, long))
+    diag = diagnose_traces([tmp_path])
+    assert [(x.capture, x.reason) for x in diag.autograd_misses] == [
+        ("!0", "node"), ("!1", "node"), ("!2", "shapes")]
