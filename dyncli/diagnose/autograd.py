@@ -29,9 +29,9 @@ from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.model import AutogradMissReport, Diagnosis
 from dyncli.diagnose.reasons import cite
 from dyncli.logparse import events as ev
+from dyncli.logparse.textautograd import KEPT_SIZES
 
 KEPT = 2000  # misses kept per input (a capture each: a run with more says the same)
-_KEPT_SIZES = 32  # sizes kept per capture (a big model's miss names hundreds)
 _FORWARD_NODE = "CompiledFunctionBackward"  # the backward of a graph torch.compile made
 
 DYNAMIC_FIX = ("compile with dynamic=True: torch.compile(fn, dynamic=True), where fn runs the "
@@ -72,8 +72,8 @@ class MissAccumulator:
             # one capture's lines (an old release's: a line per size that changed)
             self._rows[-1] = dataclasses.replace(
                 last, changed=last.changed + e.changed,
-                sizes=(last.sizes + (() if marked else e.sizes))[:_KEPT_SIZES],
-                marked=(last.marked + marked)[:_KEPT_SIZES], lines=last.lines + 1)
+                sizes=(last.sizes + (() if marked else e.sizes))[:KEPT_SIZES],
+                marked=(last.marked + marked)[:KEPT_SIZES], lines=last.lines + 1)
             return
         first = (e.reason == "node" and e.call == 0 and not e.previous
                  and (e.rank, e.pid) not in self._started)

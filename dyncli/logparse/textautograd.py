@@ -29,15 +29,15 @@ from dyncli.logparse import events as ev
 HEAD = "Cache miss due to "
 HEAD_B = HEAD.encode()
 
-_NODE_RE = re.compile(r"Cache miss due to new autograd node: (?P<node>[^\n]{1,500}?)"
+_NODE_RE = re.compile(re.escape(HEAD) + r"new autograd node: (?P<node>[^\n]{1,500}?)"
                       r" with key size (?P<key>\d{1,12}), previous key sizes=\[(?P<prev>[\d,]{0,4000})\]")
-_SHAPES_RE = re.compile(r"Cache miss due to (?P<n>\d{1,9}) changed tensor shapes "
+_SHAPES_RE = re.compile(re.escape(HEAD) + r"(?P<n>\d{1,9}) changed tensor shapes "
                         r"\(total of (?P<total>\d{1,9})\): (?P<sizes>[^\n]{0,20000})")
-_OLD_RE = re.compile(r"Cache miss due to changed shapes: marking size idx (?P<idx>\d{1,9}) of "
+_OLD_RE = re.compile(re.escape(HEAD) + r"changed shapes: marking size idx (?P<idx>\d{1,9}) of "
                      r"(?P<node>[^\n]{1,500}) as dynamic")
 _CALL_RE = re.compile(r"^(?P<name>.{0,500}?) \(NodeCall (?P<call>\d{1,9})\)$")
 _SIZE_RE = re.compile(r"sizes\[(\d{1,9})\]")
-_KEPT_SIZES = 32  # size indexes kept per miss (a miss of a big model names hundreds)
+KEPT_SIZES = 32  # size indexes kept per miss (a miss of a big model names hundreds)
 
 
 def _node(text: str) -> tuple[str, int | None]:
@@ -54,7 +54,7 @@ def miss(text: str, common: dict[str, Any]) -> ev.AutogradCacheMiss | None:
         return ev.AutogradCacheMiss(reason="node", node=node, call=call,
                                     key_size=int(m["key"]), previous=previous, **common)
     if (m := _SHAPES_RE.match(text)) is not None:
-        sizes = tuple(int(i) for i in _SIZE_RE.findall(m["sizes"])[:_KEPT_SIZES])
+        sizes = tuple(int(i) for i in _SIZE_RE.findall(m["sizes"])[:KEPT_SIZES])
         return ev.AutogradCacheMiss(reason="shapes", changed=int(m["n"]),
                                     total=int(m["total"]), sizes=sizes, **common)
     if (m := _OLD_RE.match(text)) is not None:

@@ -50,7 +50,7 @@ _INTERNAL = ("/fx/experimental/", "/_logging/", "/utils/_traceback", "/_subclass
              "/utils/_sympy/", "/_dynamo/utils.py", "/__init__.py")
 _VR = re.compile(r"^\[(?P<lo>[^,]+),\s*(?P<hi>[^\]]+)\]$")
 # a compiled autograd compile reason: its capture's id, then the miss (textautograd)
-_CA_REASON = re.compile(r"!(?P<n>\d{1,9}): (?P<text>Cache miss due to [^\n]{0,20000})")
+_CA_REASON = re.compile(r"!(?P<n>\d{1,9}): (?P<text>" + re.escape(textautograd.HEAD) + r"[^\n]{0,20000})")
 _GB_HEAD = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9})$")
 _MARKED_CV = re.compile(r"^\s*- You marked (?P<src>.+?) as dynamic but your code specialized it "
                         r"to be a constant \((?P<val>[^)]*)\)")
