@@ -767,6 +767,12 @@ _MACHINE_FIX = {
         "older than 3.13.3, and refuses it before compiling anything: use a free-threaded "
         "Python 3.13.3 or newer (torch's own advice), or a regular build of Python, or run "
         "without torch.compile; not a bug to report"),
+    # (2.7.0's check, eval_frame.py:899: any build with the GIL disabled; 2.11's allows 3.13.3+)
+    "free-threaded-any": (
+        "this torch's torch.compile refuses every free-threaded Python (built with the GIL "
+        "disabled), before compiling anything, whatever its version: use torch 2.11 or newer "
+        "with a free-threaded Python 3.13.3 or newer, or a regular build of Python, or run "
+        "without torch.compile; not a bug to report"),
 }
 
 # a traceback cut inside eval_frame.py's check (textcrash.PLATFORM_CHECKS), its message past
@@ -774,10 +780,10 @@ _MACHINE_FIX = {
 _PLATFORM_FIX = (
     "torch.compile refused this machine before compiling anything (eval_frame.py's "
     "check_if_dynamo_supported raises only for Windows, in torch 2.0 and 2.1, for a "
-    "Python newer than the release supports, and, in 2.11 and 2.15, for a free-threaded "
-    "Python before 3.13.3; its message, past the end of the paste, says which): a torch "
-    "release that supports this platform (torch >= 2.5 compiles on Windows), or run without "
-    "torch.compile there; not a bug to report")
+    "Python newer than the release supports, and for a free-threaded Python (in 2.7 any, in "
+    "2.11 and 2.15 one before 3.13.3); its message, past the end of the paste, says which): a "
+    "torch release that supports this platform (torch >= 2.5 compiles on Windows), or run "
+    "without torch.compile there; not a bug to report")
 
 
 # c10's TensorImpl::throw_cannot_call_with_symbolic (2.1-2.15): "Cannot call sizes() on tensor
@@ -861,7 +867,7 @@ def _kernel_fix(x: CompileCrashReport) -> str:
 
 
 # the machine errors that are torch.compile refusing the platform before compiling anything
-_REFUSALS = ("windows", "python-version", "free-threaded")
+_REFUSALS = ("windows", "python-version", "free-threaded", "free-threaded-any")
 
 
 # eval_frame.py's entry that torch.compile calls as it wraps the model (2.0-2.15), before
