@@ -44,6 +44,7 @@ from dyncli.diagnose.reasons import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import FORM_AFTER, FORM_INLINE, FORM_NEW, CompileId
+from dyncli.logparse.textbreaks import CONTROL_FLOW
 from dyncli.logparse.textbuiltins import builtin_hint, builtin_name
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
@@ -776,6 +777,12 @@ _MACHINE_FIX = {
         "older than 3.13.3, and refuses it before compiling anything: use a free-threaded "
         "Python 3.13.3 or newer (torch's own advice), or a regular build of Python, or run "
         "without torch.compile; not a bug to report"),
+    # (2.7.0's check, eval_frame.py:899: any build with the GIL disabled; 2.11's allows 3.13.3+)
+    "free-threaded-any": (
+        "this torch's torch.compile refuses every free-threaded Python (built with the GIL "
+        "disabled), before compiling anything, whatever its version: use torch 2.11 or newer "
+        "with a free-threaded Python 3.13.3 or newer, or a regular build of Python, or run "
+        "without torch.compile; not a bug to report"),
 }
 
 # a traceback cut inside eval_frame.py's check (textcrash.PLATFORM_CHECKS), its message past
@@ -783,10 +790,10 @@ _MACHINE_FIX = {
 _PLATFORM_FIX = (
     "torch.compile refused this machine before compiling anything (eval_frame.py's "
     "check_if_dynamo_supported raises only for Windows, in torch 2.0 and 2.1, for a "
-    "Python newer than the release supports, and, in 2.11 and 2.15, for a free-threaded "
-    "Python before 3.13.3; its message, past the end of the paste, says which): a torch "
-    "release that supports this platform (torch >= 2.5 compiles on Windows), or run without "
-    "torch.compile there; not a bug to report")
+    "Python newer than the release supports, and for a free-threaded Python (in 2.7 any, in "
+    "2.11 and 2.15 one before 3.13.3); its message, past the end of the paste, says which): a "
+    "torch release that supports this platform (torch >= 2.5 compiles on Windows), or run "
+    "without torch.compile there; not a bug to report")
 
 
 # c10's TensorImpl::throw_cannot_call_with_symbolic (2.1-2.15): "Cannot call sizes() on tensor
@@ -875,7 +882,7 @@ _WRAPPING_ERRORS = ("BackendCompilerFailed", "InductorError")
 
 
 # the machine errors that are torch.compile refusing the platform before compiling anything
-_REFUSALS = ("windows", "python-version", "free-threaded")
+_REFUSALS = ("windows", "python-version", "free-threaded", "free-threaded-any")
 
 
 # eval_frame.py's entry that torch.compile calls as it wraps the model (2.0-2.15), before
@@ -1117,7 +1124,7 @@ def _break_fix(b: GraphBreakReport) -> str:
         reached = f" (reached from {b.call_sites[0]})" if b.call_sites else ""
         return (f"the break is in torch's own code ({b.file}:{b.user_line}){reached}, not a line "
                 f"of yours to move: {inside}")
-    if b.reason.startswith((_BRANCH, _CONTROL_FLOW)) or b.gb_type == "Data-dependent branching":
+    if b.reason.startswith((_BRANCH, CONTROL_FLOW)) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
     if b.hints:
         return _torch_hint(b.hints[0])
@@ -1221,9 +1228,16 @@ def _fake_kernel_fix(b: GraphBreakReport) -> str:
 # hand (docs/torch-versions.md, round 25)
 _FAKE_APIS = ((4, None, "torch.library.register_fake"), (2, 3, "torch.library.impl_abstract"),
               (1, 1, "torch._custom_ops.impl_abstract"))
-# the releases (2.x) a graph-break record's form tells (logparse.events)
-_FORM_MINORS: dict[str, tuple[int, int | None]] = {
-    FORM_INLINE: (1, 2), FORM_AFTER: (3, 5), FORM_NEW: (6, None)}
+
+
+def _minors(form: str) -> tuple[int, int | None]:
+    """``2.3-2.5`` → (3, 5); ``2.6-`` → (6, None)."""
+    low, _, high = form.partition("-")
+    return int(low.split(".")[1]), int(high.split(".")[1]) if high else None
+
+
+# the releases (2.x) a graph-break record's form tells (logparse.events says them)
+_FORM_MINORS = {form: _minors(form) for form in (FORM_INLINE, FORM_AFTER, FORM_NEW)}
 
 
 def _releases(low: int, high: int | None) -> str:
@@ -1393,8 +1407,6 @@ def _in_ddp_wrapper(b: GraphBreakReport) -> bool:
 # 2.6, explain()'s too: torchdynamo#1100, lightning-thunder#1810), GB0170 "Data-dependent
 # branching" (2.7 on, whose first hint calls it fundamental); torch's own answer is torch.cond
 _BRANCH = "generic_jump"
-# (2.1-2.6's UserError for the same branch under fullgraph=True or export: unsloth#2307)
-_CONTROL_FLOW = "Dynamic control flow is not supported"
 _BRANCH_FIX = ("a Python `if`/`while` on a tensor's value: compute both outcomes and pick with "
                "torch.where, or express it with torch.cond (torch's hint); or move the check "
                "out of the compiled function")

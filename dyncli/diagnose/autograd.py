@@ -10,9 +10,12 @@ compiled autograd captures the whole backward graph as autograd runs it and hand
   the forward's new compiled graph bringing its own backward: where the forward recompiled just
   before, the forward's fix removes this capture too (measured: tests/integration).
 - changed sizes: compiled autograd follows torch.compile's ``dynamic`` (_dynamo/eval_frame.py,
-  2.11 and 2.15), so under the default (None) it captures with static sizes, and on a change it
-  marks the sizes that changed dynamic and captures again, as automatic dynamic does for the
-  forward. ``torch.compile(…, dynamic=True)`` captures them dynamic from the first backward.
+  2.7, 2.11 and 2.15), so under the default (None) it captures with static sizes, and on a
+  change it marks the sizes that changed dynamic and captures again, as automatic dynamic does
+  for the forward. ``torch.compile(…, dynamic=True)`` captures them dynamic from the first
+  backward. torch 2.4-2.6 log such a miss a line per size (the form tells the release: 2.4 and
+  2.5 wrote it, 2.7 the one-line form), and there compiled autograd takes no ``dynamic``
+  (2.4's and 2.5's ``compiled_autograd.enable(compiler_fn)``): ``OLD_DYNAMIC_FIX``.
 
 ``MissAccumulator`` keeps the misses (one per capture: an old release's lines, one per size,
 merge); ``autograd_findings`` says them, ``dyncli.diagnose.causes`` ranks them with the rest.
@@ -26,6 +29,7 @@ from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.model import AutogradMissReport, Diagnosis
 from dyncli.diagnose.reasons import cite
 from dyncli.logparse import events as ev
+from dyncli.logparse.textautograd import KEPT_SIZES
 
 KEPT = 2000  # misses kept per input (a capture each: a run with more says the same)
 _FORWARD_NODE = "CompiledFunctionBackward"  # the backward of a graph torch.compile made
@@ -33,10 +37,18 @@ _FORWARD_NODE = "CompiledFunctionBackward"  # the backward of a graph torch.comp
 DYNAMIC_FIX = ("compile with dynamic=True: torch.compile(fn, dynamic=True), where fn runs the "
                "backward under torch._dynamo.config.compiled_autograd = True (compiled "
                "autograd takes torch.compile's dynamic: with None it captures static sizes "
-               "first and marks a size dynamic only after it changed; torch 2.11 and 2.15 "
+               "first and marks a size dynamic only after it changed; torch 2.7, 2.11 and 2.15 "
                "read). It makes the forward's sizes dynamic from its first compile too. Under "
                "torch._dynamo.compiled_autograd._enable(compiler_fn) its dynamic=True is the "
-               "default")
+               "default (2.11 and 2.15; 2.7's is False)")
+# the same miss as torch 2.4-2.6 log it, a line per size: that compiled autograd takes no dynamic
+OLD_DYNAMIC_FIX = ("this log's form of the miss (a line per size) is torch 2.4-2.6's, whose "
+                   "compiled autograd captures every size static first whatever torch.compile's "
+                   "dynamic says (2.4's and 2.5's compiled_autograd.enable(compiler_fn) takes "
+                   "none), and captures again once for each size that changes, which then stays "
+                   "dynamic. To capture them dynamic from the first backward: torch 2.7 or "
+                   "newer, where compiled autograd takes torch.compile's dynamic, and there "
+                   "torch.compile(fn, dynamic=True)")
 
 
 class MissAccumulator:
@@ -49,24 +61,30 @@ class MissAccumulator:
     def feed(self, e: ev.AutogradCacheMiss) -> None:
         """Take one miss."""
         capture = str(e.compile_id) if e.compile_id is not None else ""
+        # an old release's line names one size of one node (its index into that node's sizes)
+        marked = tuple(f"size idx {i} of {e.node}" + (f" (NodeCall {e.call})" if e.call is not None
+                                                      else "") for i in e.sizes) \
+            if e.reason == "shapes" and e.node else ()
         last = self._rows[-1] if self._rows else None
         if last is not None and last.rank == e.rank and e.reason == last.reason == "shapes" and (
                 (capture and capture == last.capture)
                 or (not capture and not last.capture and e.line == last.line + last.lines)):
-            # one capture's lines (before 2.11: a line per size that changed)
+            # one capture's lines (an old release's: a line per size that changed)
             self._rows[-1] = dataclasses.replace(
-                last, changed=last.changed + e.changed, sizes=(last.sizes + e.sizes)[:32],
-                lines=last.lines + 1)
+                last, changed=last.changed + e.changed,
+                sizes=(last.sizes + (() if marked else e.sizes))[:KEPT_SIZES],
+                marked=(last.marked + marked)[:KEPT_SIZES], lines=last.lines + 1)
             return
         first = (e.reason == "node" and e.call == 0 and not e.previous
                  and (e.rank, e.pid) not in self._started)
         self._started.add((e.rank, e.pid))
         if len(self._rows) < KEPT:
             self._rows.append(AutogradMissReport(
-                rank=e.rank, line=e.line, capture=capture, reason=e.reason, node=e.node,
-                call=e.call, key_size=e.key_size, previous=e.previous, changed=e.changed,
-                total=e.total, sizes=e.sizes, after=str(e.after) if e.after else "",
-                first=first))
+                rank=e.rank, line=e.line, capture=capture, reason=e.reason,
+                node="" if marked else e.node, call=None if marked else e.call,
+                key_size=e.key_size, previous=e.previous, changed=e.changed, total=e.total,
+                sizes=() if marked else e.sizes, after=str(e.after) if e.after else "",
+                first=first, marked=marked))
 
     def finish(self) -> tuple[AutogradMissReport, ...]:
         """The rows, in log order."""
@@ -81,9 +99,14 @@ def _said(x: AutogradMissReport) -> str:
         return (f"{at}cache miss: new autograd node {x.node}{call}, key size {x.key_size}, "
                 f"previous key sizes {list(x.previous)}")
     of = f" (total of {x.total})" if x.total is not None else ""
-    node = f" of {x.node}" if x.node else ""
-    return f"{at}cache miss: {x.changed} changed size(s){of}{node}: " + ", ".join(
-        f"sizes[{i}]" for i in x.sizes)
+    return f"{at}cache miss: {x.changed} changed size(s){of}: " + ", ".join(_sizes([x]))
+
+
+def _sizes(rows: list[AutogradMissReport]) -> list[str]:
+    """The sizes that changed, as torch named them: ``sizes[i]`` of the graph's sizes (2.7 on),
+    an old release's ``size idx I of NODE (NodeCall N)``, each once."""
+    return list(dict.fromkeys([*(f"sizes[{i}]" for i in sorted({i for x in rows for i in x.sizes})),
+                               *(m for x in rows for m in x.marked)]))
 
 
 def _evidence(rows: list[AutogradMissReport]) -> tuple[str, ...]:
@@ -134,17 +157,18 @@ def autograd_findings(diag: Diagnosis) -> list[Advice]:
                          "backward compiles too."),
                 fix="", evidence=_evidence(forward)))
         if shapes:
-            idx = sorted({i for x in shapes for i in x.sizes})
+            sizes = _sizes(shapes)
             out.append(Advice(
                 kind=AdviceKind.COMPILED_AUTOGRAD, rank=rank, key="shapes",
                 autograd=_pairs(shapes, follows),
                 message=(f"compiled autograd captured the backward graph again {len(shapes)} "
                          "time(s) because sizes in it changed ("
-                         + ", ".join(f"sizes[{i}]" for i in idx[:8])
-                         + (", …" if len(idx) > 8 else "") + "). It captured them static and, "
+                         + ", ".join(sizes[:8])
+                         + (", …" if len(sizes) > 8 else "") + "). It captured them static and, "
                          "as torch does after such a miss, marked the sizes that changed dynamic "
                          f"for the next capture ({captures} capture(s) of the backward in all)."),
-                fix=DYNAMIC_FIX, evidence=_evidence(shapes)))
+                fix=OLD_DYNAMIC_FIX if all(x.marked and not x.sizes for x in shapes)
+                else DYNAMIC_FIX, evidence=_evidence(shapes)))
         if nodes:
             names = ", ".join(dict.fromkeys(x.node for x in nodes))
             out.append(Advice(

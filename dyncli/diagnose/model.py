@@ -376,9 +376,11 @@ class AutogradMissReport:
     compiled that graph under the capture's id (``capture``, ``!N``; "" where the log ends
     first). ``reason``: ``node`` (a new autograd node, ``node`` at NodeCall ``call``; key sizes
     cached for that node's type: ``previous``) or ``shapes`` (``changed`` sizes of ``total``
-    changed: indexes ``sizes``; torch then marks them dynamic). ``first``: the first capture (an
-    empty cache at the graph's root), not a recompile. ``after``: the newest dynamo compile the
-    log showed before the miss. ``lines``: its log lines (old releases log one per size)."""
+    changed: indexes ``sizes`` into the graph's sizes; torch then marks them dynamic; an old
+    release names each size by its node instead, one line each: ``marked``, "size idx I of NODE
+    (NodeCall N)", I an index into that node's sizes). ``first``: the first capture (an empty
+    cache at the graph's root), not a recompile. ``after``: the newest dynamo compile the log
+    showed before the miss. ``lines``: its log lines."""
 
     rank: int | None
     line: int
@@ -394,6 +396,7 @@ class AutogradMissReport:
     after: str = ""
     first: bool = False
     lines: int = 1
+    marked: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """One item of ``compiled_autograd`` in ``--json``."""
@@ -401,7 +404,8 @@ class AutogradMissReport:
                 "reason": self.reason, "node": self.node, "node_call": self.call,
                 "key_size": self.key_size, "previous_key_sizes": list(self.previous),
                 "changed": self.changed, "total": self.total, "sizes": list(self.sizes),
-                "after": self.after, "first": self.first}
+                "after": self.after, "first": self.first,
+                **({"marked": list(self.marked)} if self.marked else {})}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # Numbers of at most 9 digits: a longer one is damage, and int() of it stays cheap.
 _COMPILE_ID_RE = re.compile(r"^(?:!(?P<ca>\d{1,9})(?:/(?P<f1>\d{1,9})/(?P<c1>\d{1,9}))?"
@@ -95,6 +95,13 @@ class CompileId:
         """The frame this compile belongs to: ``0`` of ``0/3``, ``!1/0`` of ``!1/0/2``, with its
         space (``r1:0`` of ``r1:0/3``): what counts as one frame."""
         return self._frame_key
+
+    def capture(self, autograd: int | None = None) -> CompileId:
+        """The compiled autograd capture this id belongs to, ``!N`` alone in the same space
+        (``!2`` of ``!2/0/1``); ``autograd``: capture ``!autograd`` instead (a trace names a
+        capture's misses in a record of another compile)."""
+        return replace(self, frame=None, compile=None, attempt=0,
+                       autograd=self.autograd if autograd is None else autograd)
 
     def __str__(self) -> str:
         return self.key + (f"_{self.attempt}" if self.attempt else "")
@@ -395,9 +402,9 @@ class AutogradCacheMiss(Event):
 
     ``reason``: ``node`` (a new autograd node: "new autograd node: NODE (NodeCall N) with key
     size K, previous key sizes=[…]", ``previous`` empty at NodeCall 0 on the first capture) or
-    ``shapes`` (sizes changed: 2.11 on, "N changed tensor shapes (total of T): sizes[i], …", an
-    index into the graph's sizes; before, one line per size, "changed shapes: marking size idx
-    I of NODE (NodeCall N) as dynamic", ``node`` set). ``compile_id``: the capture that followed
+    ``shapes`` (sizes changed: 2.7 on, "N changed tensor shapes (total of T): sizes[i], …", an
+    index into the graph's sizes; 2.4-2.6, one line per size, "changed shapes: marking size idx
+    I of NODE (NodeCall N) as dynamic", ``node`` set, I an index into that node's sizes). ``compile_id``: the capture that followed
     (``!N``; None where the log ends first); ``after``: the newest dynamo compile the process
     logged before it (a forward recompiled just before a new node's miss)."""
 

@@ -137,6 +137,10 @@ def _limit_exceeded(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 # was raised, not logged: fullgraph=True, torch._dynamo.error_on_graph_break(True) (2.9 on) or
 # a strict export turn every graph break into this exception, and the program stopped on it
 RAISED_UNSUPPORTED = "torch._dynamo.exc.Unsupported: "
+# torch 2.1-2.6's UserError for a Python branch on a tensor's value where no graph break may be
+# (fullgraph=True, export: symbolic_convert.generic_jump, 2.1.0 and 2.5.1 read), read as that
+# break (textforeign_messages) and given the branch's fix (diagnose.advice)
+CONTROL_FLOW = "Dynamic control flow is not supported at the moment."
 
 
 def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

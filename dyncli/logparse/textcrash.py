@@ -111,8 +111,10 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
     ("Windows not yet supported for inductor", "windows", True),
     ("+ not yet supported for torch.compile", "python-version", True),
     # (2.11 and 2.15: a free-threaded build before 3.13.3, "… built with GIL disabled. Please
-    # use Python 3.13.3+.")
+    # use Python 3.13.3+."; 2.7: every free-threaded build)
     ("is not supported on Python < 3.13.3 built with GIL disabled", "free-threaded", True),
+    ("torch.compile is not supported on Python built with GIL disabled", "free-threaded-any",
+     True),
 )
 # eval_frame.py's checks that raise only those refusals: a traceback cut below one of them is
 # the platform refused (kohya_ss#1141's rich box ends in check_if_dynamo_supported)

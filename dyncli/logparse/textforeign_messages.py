@@ -35,10 +35,10 @@ _PY_WARNING_RE = re.compile(rb"^(?:\S{0,1024}torch[/\\]_dynamo[/\\][\w/\\]{1,200
 # (the qualified name behind a paste's own indent too: vllm-ascend#1615's block is one space in)
 _UNSUPPORTED_RE = re.compile(rb"^(?P<exc>(?: {1,4})?torch\._dynamo\.exc\.)?Unsupported: "
                              rb"(?P<msg>\S.{0,4000})$")
-# torch 2.1-2.6's UserError for a Python branch on a tensor's value where no graph break may
-# be (fullgraph=True, export: symbolic_convert.generic_jump), with dynamo's "from user code:"
-# stack after it (unsloth#2307, #2204): read as that break, raised where its class is named
-_CONTROL_FLOW = b"Dynamic control flow is not supported at the moment."
+# torch 2.1-2.6's UserError for a Python branch on a tensor's value (textbreaks.CONTROL_FLOW),
+# with dynamo's "from user code:" stack after it (unsloth#2307, #2204): read as that break,
+# raised where its class is named
+_CONTROL_FLOW = breaks.CONTROL_FLOW.encode()
 _CONTROL_FLOW_RE = re.compile(rb"^(?P<exc>(?:torch\._dynamo\.exc\.)?UserError: )?"
                               + re.escape(_CONTROL_FLOW) + rb".{0,4000}$")
 _RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
@@ -136,16 +136,16 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
 # code:" before its stack), and how many blank lines in a row do (between an Unsupported
 # block's parts: two where torch has no Hint for the break, 2.8-2.15's empty hints section,
 # sageattention#92; a skip's stack has none)
+_UNSUPPORTED_PARTS = ((b"from user code:", b"Explanation: ", b"Hint: ",
+                       b"Developer debug context: ", b"https://"), 2)
 CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     cg.text_record: ((), 0),
     warned_break: ((b"If it is ",), 1),
     # (its parts at the margin too: a paste that lost torch's two-space indent, pytorch#165421)
     # (and its link, where rich or a terminal wrapped " For more details about this graph
     # break, please visit: " before it: 2.8-2.15's exc.py)
-    breaks.unsupported_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
-                                 b"Developer debug context: ", b"https://"), 2),
-    breaks.cut_break: ((b"from user code:", b"Explanation: ", b"Hint: ",
-                         b"Developer debug context: ", b"https://"), 2),
+    breaks.unsupported_break: _UNSUPPORTED_PARTS,
+    breaks.cut_break: _UNSUPPORTED_PARTS,  # (the same message, its type line cut)
     recompiles.recompiling: ((), 1),
     recompiles.stance_recompile: ((), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)

@@ -412,8 +412,7 @@ class TextLogParser(ForeignLines):
         if cid_b[:1] == b"!" and self._ca_waiting and (misses := self._ca_waiting.pop(pid, None)):
             # compiled autograd's capture after its cache misses: theirs (its id alone, !N)
             cid = common["compile_id"]
-            capture = None if cid is None else dataclasses.replace(cid, frame=None, compile=None,
-                                                                   attempt=0)
+            capture = None if cid is None else cid.capture()
             return [*(dataclasses.replace(e, compile_id=capture) for e in misses), created]
         waiting = self._waiting.pop(pid, None) if self._waiting else None
         if waiting:

@@ -437,6 +437,11 @@ def rejoined_message(first: bytes, line: bytes) -> bytes | None:
 # Graph break due to unsupported builtin X`" at the next one's start, and was read as a log.
 _FENCES = (b"```", b"~~~")
 _TICKS_RE = re.compile(rb"`+")
+# GNU tools' quotes, `like this' (make's "target `all'", ld's "undefined reference to
+# `cuLaunchKernel'", bash's "unexpected token `('"), in a program's output between torch's
+# lines: a backtick that opens no span (a word without blanks from a blank to an apostrophe that
+# ends it: a span's `don't` or `x')` is not one)
+_GNU_QUOTE_RE = re.compile(rb"(?:^|(?<=\s))`[^`'\s]{1,200}'(?=[\s.,:;]|$)")
 
 
 def is_fence(line: bytes) -> bool:
@@ -484,5 +489,9 @@ def prose_code(line: bytes, carried: bool) -> int | None:
 
 def leaves_span_open(line: bytes, carried: bool) -> bool:
     """Whether prose's inline code span is open after ``line`` (a line nobody read), by the
-    parity of its runs of backticks."""
-    return _prose(line, carried) and carried != (len(_TICKS_RE.findall(line)) % 2 == 1)
+    parity of its runs of backticks (a GNU tool's `quote' is none)."""
+    if not _prose(line, carried):
+        return False
+    if b"'" in line:
+        line = _GNU_QUOTE_RE.sub(b"", line)
+    return carried != (len(_TICKS_RE.findall(line)) % 2 == 1)

@@ -7,8 +7,10 @@ each break's Unsupported message) and a table of the
 functions recompiled because their guards failed, with the failure of each recompile
 (``guard_failures[code]``: the first failed guard of each cache miss; format_func_info names a
 function ``'forward' (model.py:11)``, its file without a directory), both in tabulate's
-``simple`` format, then torch's "Set torch._dynamo.config.cache_size_limit to N" where there
-were recompiles. torchdynamo's 2022 report has the same tables under other prose.
+``simple`` format (or, where the tabulate package is not installed, torch's own fallback:
+each row's cells joined by ", ", a multi-line cell's lines as they are), then torch's "Set
+torch._dynamo.config.cache_size_limit to N" where there were recompiles. torchdynamo's 2022
+report has the same tables under other prose.
 
 Users paste it whole (pytorch#110803, #113443, pytorch-geometric#8418). Read: one graph break
 per counted break (its reason, no place: the report has none), one recompile per counted
@@ -31,6 +33,12 @@ _ENDS_RE = re.compile(r"^(?:No recompilation detected|No cache-limited recompila
                       r"|^Set [\w.]{1,80}\.cache_size_limit to \d{1,9} to avoid being cache limited\.?$")
 _BREAKS_HEADER_RE = re.compile(r"^Graph Break Reason +Count$")
 _RECOMPILES_HEADER_RE = re.compile(r"^Function +Recompiles +Recompile Reasons$")
+# torch's fallback without tabulate (utils.tabulate, 2.1-2.4): the headers, then each row, joined
+_BREAKS_JOINED = "Graph Break Reason, Count"
+_RECOMPILES_JOINED = "Function, Recompiles, Recompile Reasons"
+_COUNTED_RE = re.compile(r"^(?P<reason>.{0,4000}), (?P<n>\d{1,9})$")  # a reason's last line
+_FN_ROW_RE = re.compile(r"^(?P<fn>'[^']{1,400}' \([^()]{1,1024}:\d{1,9}\)), (?P<n>\d{1,9}), "
+                        r"(?P<reason>.{0,4000})$")
 _RULE_RE = re.compile(r"-+(?: +-+){1,2}")  # tabulate's rule under a header: a run per column
 _FUNC_RE = re.compile(r"'(?P<fn>[^']{1,400})' \((?P<file>[^()]{1,1024}):(?P<line>\d{1,9})\)")
 # counts are a report's numbers: a hostile count is capped (the counts stay lower bounds)
@@ -74,6 +82,29 @@ def _table(lines: list[str], at: int) -> tuple[list[tuple[int, list[str]]], int]
     return rows, i
 
 
+def _joined(lines: list[str], at: int, breaks: bool) -> tuple[list[tuple[int, list[str]]], int]:
+    """The rows of a table in torch's fallback form whose header is at ``at``, as ``_table``
+    gives them, and the index after it. A break's reason ends at the line with its count (a
+    reason of several lines has it on its last); a function's row names it, its count and its
+    first reason, each line under it one more reason."""
+    rows: list[tuple[int, list[str]]] = []
+    i, begun = at + 1, None  # (the first line of a break's reason not yet counted)
+    while i < len(lines) and lines[i].strip():
+        text = lines[i].rstrip()
+        if breaks:
+            begun = i if begun is None else begun
+            if (m := _COUNTED_RE.match(text)) is not None:
+                reason = " ".join(t.strip() for t in (*lines[begun:i], m["reason"]))
+                rows.append((begun, [reason, m["n"]]))
+                begun = None
+        elif (m := _FN_ROW_RE.match(text)) is not None:
+            rows.append((i, [m["fn"], m["n"], m["reason"].strip()]))
+        else:
+            rows.append((i, ["", "", text.strip()]))
+        i += 1
+    return rows, i
+
+
 def report(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The graph breaks and recompiles of a CompileProfiler report (``lines``: from its head)."""
     out: list[ev.Event] = []
@@ -86,6 +117,9 @@ def report(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         elif _RECOMPILES_HEADER_RE.match(head):
             rows, i = _table(lines, i)
             out += _recompiles(rows, common)
+        elif head in (_BREAKS_JOINED, _RECOMPILES_JOINED):
+            rows, i = _joined(lines, i, head == _BREAKS_JOINED)
+            out += _breaks(rows, common) if head == _BREAKS_JOINED else _recompiles(rows, common)
         else:
             i += 1
     return out[:_MAX_EVENTS]

@@ -50,7 +50,7 @@ _INTERNAL = ("/fx/experimental/", "/_logging/", "/utils/_traceback", "/_subclass
              "/utils/_sympy/", "/_dynamo/utils.py", "/__init__.py")
 _VR = re.compile(r"^\[(?P<lo>[^,]+),\s*(?P<hi>[^\]]+)\]$")
 # a compiled autograd compile reason: its capture's id, then the miss (textautograd)
-_CA_REASON = re.compile(r"!(?P<n>\d{1,9}): (?P<text>Cache miss due to [^\n]{0,20000})")
+_CA_REASON = re.compile(r"!(?P<n>\d{1,9}): (?P<text>" + re.escape(textautograd.HEAD) + r"[^\n]{0,20000})")
 _GB_HEAD = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9})$")
 _MARKED_CV = re.compile(r"^\s*- You marked (?P<src>.+?) as dynamic but your code specialized it "
                         r"to be a constant \((?P<val>[^)]*)\)")
@@ -353,18 +353,18 @@ class TraceEventMapper:
     def _autograd_misses(self, payload: str, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """compiled_autograd.py ``compiled_autograd_compile_reasons``: the text log's sentences,
         each after its capture's id (``"!2: Cache miss due to …"``); a capture's list repeats
-        earlier captures' reasons, each said once."""
+        earlier captures' reasons, each said once: oldest first, its own last (so the last 64
+        are the ones kept)."""
         cid = ctx["compile_id"]
-        for reason in decode_recompile_reasons(payload)[:64]:
+        for reason in decode_recompile_reasons(payload)[-64:]:
             m = _CA_REASON.match(reason)
             if m is None or len(self._ca_said) >= 65536:
                 continue
             n = int(m["n"])
             if (self.generation, n) in self._ca_said:
                 continue
-            capture = (dataclasses.replace(cid, frame=None, compile=None, attempt=0, autograd=n)
-                       if cid is not None else ev.CompileId(None, None, 0, n, self.generation,
-                                                            self.process))
+            capture = (cid.capture(n) if cid is not None
+                       else ev.CompileId(None, None, 0, n, self.generation, self.process))
             found = textautograd.miss(m["text"], {**ctx, "compile_id": capture})
             if found is not None:
                 self._ca_said.add((self.generation, n))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from logged import run_variants
 
-from dyncli.diagnose.autograd import DYNAMIC_FIX
+from dyncli.diagnose.autograd import DYNAMIC_FIX, OLD_DYNAMIC_FIX
 from dyncli.diagnose.findings import AdviceKind, CauseKind
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -65,6 +65,9 @@ def test_the_backward_recompiles_and_their_fixes(tmp_path: Path) -> None:
     assert forward.recompiles == 2  # the forward's own and the backward's capture after it
     # dynamic=True: the first capture only; the forward's entry: the changed sizes' capture stays
     assert ran["dynamic"].stdout.split() == ["captures", "1"]
+    # (2.4-2.6's form of the miss gets the same call on torch 2.7 or newer: this variant; that
+    # older compiled autograd takes no dynamic, so the call alone would not help there)
+    assert "torch 2.7 or newer" in OLD_DYNAMIC_FIX and "torch.compile(fn, dynamic=True)" in OLD_DYNAMIC_FIX
     assert ran["sources"].stdout.split() == ["captures", "2"]
     assert [x.reason for x in diagnose_inputs([ran["sources"].log]).autograd_misses] == [
         "node", "shapes"]

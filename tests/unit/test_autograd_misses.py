@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dyncli.diagnose.analyzer import analyze
-from dyncli.diagnose.autograd import DYNAMIC_FIX
+from dyncli.diagnose.autograd import DYNAMIC_FIX, OLD_DYNAMIC_FIX
 from dyncli.diagnose.findings import AdviceKind, CauseKind
 from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.diagnose.render import summary_line
@@ -97,9 +97,36 @@ def test_before_2_11_a_miss_logs_a_line_per_size_and_counts_once() -> None:
     assert [m.compile_id for m in misses[1:]] == [None] * 3  # the log ends before their capture
     diag = analyze(iter(events), stats)
     assert [(x.reason, x.changed, x.sizes, x.lines, x.first) for x in diag.autograd_misses] == [
-        ("node", 0, (), 1, True), ("shapes", 3, (0, 1, 2), 3, False)]
+        ("node", 0, (), 1, True), ("shapes", 3, (), 3, False)]
+    assert diag.autograd_misses[1].marked == (
+        "size idx 0 of torch::autograd::GraphRoot (NodeCall 0)",
+        "size idx 1 of torch::autograd::AccumulateGrad (NodeCall 2)",
+        "size idx 2 of torch::autograd::AccumulateGrad (NodeCall 2)")
     (a,) = [a for a in diag.suggestions if a.kind is AdviceKind.COMPILED_AUTOGRAD]
     assert a.key == "shapes" and "again 1 time(s)" in a.message
+
+
+def test_an_old_miss_names_each_size_by_its_node_and_gets_the_old_fix() -> None:
+    # torch 2.4-2.6 name a size by its index into its node's sizes (size_idx - start_idx in
+    # 2.5's log_dynamic_shapes_check), so two nodes' "idx 0" are two sizes, neither the graph's
+    # sizes[0]; and that compiled autograd takes no dynamic (2.5's enable(compiler_fn)), so
+    # torch.compile(dynamic=True) does not remove the capture there. Before round 26: "sizes[0]"
+    # once, "of SumBackward0" for both, and the 2.7+ fix.
+    lines = [
+        "Cache miss due to new autograd node: torch::autograd::GraphRoot (NodeCall 0) with key size 39, previous key sizes=[]",
+        "Cache miss due to changed shapes: marking size idx 0 of SumBackward0 (NodeCall 1) as dynamic",
+        "Cache miss due to changed shapes: marking size idx 0 of AddmmBackward0 (NodeCall 3) as dynamic",
+    ]
+    events, stats = _read("".join(PREFIX + x + "\n" for x in lines))
+    diag = analyze(iter(events), stats)
+    (a,) = [a for a in diag.suggestions if a.kind is AdviceKind.COMPILED_AUTOGRAD]
+    assert ("(size idx 0 of SumBackward0 (NodeCall 1), size idx 0 of AddmmBackward0 (NodeCall 3))"
+            in a.message and "sizes[0]" not in a.message)
+    assert "2 changed size(s): size idx 0 of SumBackward0 (NodeCall 1), size idx 0 of " \
+        "AddmmBackward0" in a.evidence[0]
+    assert a.fix == OLD_DYNAMIC_FIX and "torch 2.7 or newer" in a.fix
+    row = diag.to_json()["compiled_autograd"][1]
+    assert row["sizes"] == [] and row["node"] == "" and len(row["marked"]) == 2
 
 
 def test_a_new_node_without_a_forward_recompile_says_what_the_log_shows() -> None:
@@ -132,3 +159,24 @@ def test_a_trace_says_the_same_misses_once_each() -> None:
         ("!0", "node", True), ("!1", "node", False), ("!2", "shapes", False)]
     shapes = next(c for c in diag.causes if c.kind is CauseKind.COMPILED_AUTOGRAD)
     assert shapes.compile_s is not None and shapes.compile_s > 0  # the trace times its compile
+
+
+def test_a_trace_reads_a_capture_s_own_reason_at_the_end_of_a_long_list(tmp_path: Path) -> None:
+    # a capture's list holds the earlier captures' reasons first and its own last (the recorded
+    # 2.15 trace's third list: !1's, then !2's), so the reasons kept of a long list are its
+    # last ones. Before round 26 the first 64 were kept: past 64 misses a capture's own was lost.
+    src = DATA / "2.15.0" / "traces" / "compiled_autograd_batch"
+    (trace,) = src.glob("*.log")
+    text = trace.read_text()
+    old = ('\t[\n\t"!1: Cache miss due to new autograd node: CompiledFunctionBackward (NodeCall 1) '
+           'with key size 179, previous key sizes=[178]",\n\t"!2: Cache miss due to 1 changed '
+           'tensor shapes (total of 2): sizes[1]"\n\t]\n')
+    assert text.count(old) == 1
+    earlier = ('\t"!1: Cache miss due to new autograd node: CompiledFunctionBackward (NodeCall 1) '
+               'with key size 179, previous key sizes=[178]",\n')
+    long = ('\t[\n' + earlier * 69 + '\t"!2: Cache miss due to 1 changed tensor shapes (total of '
+            '2): sizes[1]"\n\t]\n')
+    (tmp_path / trace.name).write_text(text.replace(old, long))
+    diag = diagnose_traces([tmp_path])
+    assert [(x.capture, x.reason) for x in diag.autograd_misses] == [
+        ("!0", "node"), ("!1", "node"), ("!2", "shapes")]

@@ -184,3 +184,29 @@ def test_a_span_line_with_the_open_record_s_prefix_is_prose() -> None:
     _, (records, _, unread) = _all(record + b"so `\n" + head + b"   function: 'f' (/a.py:1)`\n")
     _, (records_alone, _, _) = _all(record)
     assert records == records_alone and unread == 2
+
+
+def test_a_log_line_after_a_program_line_with_one_backtick_is_read() -> None:
+    # GNU tools quote `like this' (make, ld's "undefined reference to `cuLaunchKernel'", bash's
+    # "unexpected token `('"): one backtick, an odd count, leaves no span of prose open over a
+    # torch line with no backtick to close it. Before round 26 the recompile after make's line
+    # was not read (round 25's span rule took any line after one as quoted). A span in prose
+    # still opens across an apostrophe in its word (`don't`).
+    text = b"".join(
+        b"V1130 23:48:58.381000 20848 torch/_dynamo/guards.py:2997] [0/%d] [__recompiles] %s\n"
+        % (n, body) for n, body in (
+            (1, b"Recompiling function forward in /m.py:10"),
+            (1, b"    triggered by the following guard failure(s):"),
+            (1, b"    - 0/0: tensor 'L['x']' size mismatch at index 0. expected 4, actual 8"),
+            (2, b"Recompiling function forward in /m.py:10"),
+            (2, b"    triggered by the following guard failure(s):"),
+            (2, b"    - 0/1: tensor 'L['x']' size mismatch at index 0. expected 8, actual 12")))
+    lines = text.splitlines(keepends=True)
+    for program in (b"make: *** No rule to make target `all'.  Stop.\n",
+                    b"/usr/bin/ld: main.o: undefined reference to `cuLaunchKernel'\n",
+                    b"bash: -c: line 1: syntax error near unexpected token `('\n"):
+        stats = ParseStats()
+        events = list(TextLogParser(stats).parse([*lines[:3], program, *lines[3:]]))
+        assert stats.records == 2 and stats.unrecognized == 1, (program, stats)
+        assert len([e for e in events if type(e).__name__ == "Recompile"]) == 2
+    assert not _read(b"I don't see `don't\n" + lines[0] + b"` in the log.\n")

@@ -70,6 +70,27 @@ def test_a_free_threaded_python_refused_is_named_so_and_not_a_failed_compile(
         assert diag.causes[0].line().startswith("[refused before compiling]")
 
 
+def test_torch_2_7_refuses_every_free_threaded_python(tmp_path: Path) -> None:
+    # torch 2.7.0's check_if_dynamo_supported (eval_frame.py:899, read in round 26): any build
+    # with the GIL disabled, without 2.11's "< 3.13.3" (so a newer free-threaded Python does not
+    # help there). Before round 26 the line alone was "not a torch log" and its traceback
+    # "[1 failed compile(s)] … report it to PyTorch".
+    said = "RuntimeError: torch.compile is not supported on Python built with GIL disabled\n"
+    site = "/home/u/.venv/lib/python3.13t/site-packages/torch"
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 12, in <module>\n'
+        "    model = torch.compile(model)\n"
+        f'  File "{site}/_dynamo/eval_frame.py", line 900, in check_if_dynamo_supported\n'
+        "    raise RuntimeError(\n")
+    for text in (traceback + said, said):
+        diag = _diagnose_text(tmp_path, text)
+        (a,) = diag.suggestions
+        assert "every free-threaded Python" in a.fix and "torch 2.11 or newer" in a.fix, a.fix
+        assert "report it" not in a.fix
+        assert diag.causes[0].line().startswith("[refused before compiling]")
+
+
 def test_a_rich_box_cut_inside_the_platform_check_is_the_platform_refused(tmp_path: Path) -> None:
     # kohya_ss#1141: the box's excerpt ends at eval_frame.py's check_if_dynamo_supported
     (a,) = diagnose_logs([PASTED / "kohya_ss-1141.log"]).suggestions

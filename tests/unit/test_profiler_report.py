@@ -105,3 +105,27 @@ def test_hostile_counts_and_lines_are_bounded() -> None:
     found, _ = _events(text)
     assert time.perf_counter() - start < 5
     assert 0 < len([e for e in found if isinstance(e, GraphBreak)]) <= 8192
+
+
+def test_the_fallback_form_without_tabulate_is_read() -> None:
+    # torch's utils.tabulate without the tabulate package (2.1-2.4): the headers and each row
+    # joined by ", ", a multi-line cell as it is. Before round 26 the report said nothing.
+    text = _HEAD + ("Graph Break Reason, Count\n"
+                    "call_function UserDefined, x\n"
+                    "  (at line 4), 3\n"
+                    "generic_jump, 1") + _RECOMPILATION + (
+        "Function, Recompiles, Recompile Reasons\n"
+        "'forward' (model.py:11), 2, tensor 'L['x']' size mismatch at index 0. expected 4, actual 8\n"
+        "tensor 'L['x']' size mismatch at index 0. expected 8, actual 12\n"
+        "'g' (m.py:3), 1, L['n'] == 2\n\n"
+        "Set torch._dynamo.config.cache_size_limit to 2 to avoid being cache limited.\n")
+    found, stats = _events(text)
+    breaks = [e.reason for e in found if isinstance(e, GraphBreak)]
+    assert breaks == ["call_function UserDefined, x (at line 4)"] * 3 + ["generic_jump"]
+    recompiles = [(e.function, e.file, e.first_line, e.failures[0].reason)
+                  for e in found if isinstance(e, Recompile)]
+    size = "tensor 'L['x']' size mismatch at index 0. expected {}, actual {}"
+    assert recompiles == [("forward", "model.py", 11, size.format(4, 8)),
+                          ("forward", "model.py", 11, size.format(8, 12)),
+                          ("g", "m.py", 3, "L['n'] == 2")]
+    assert stats.unrecognized == 0
