@@ -41,7 +41,7 @@ from dyncli.diagnose.reasons import (
     pinned_always,
     size_pins,
 )
-from dyncli.diagnose.releases import FIRST, PER_DIM_ENTRIES, Releases, of_break, span
+from dyncli.diagnose.releases import PER_DIM_ENTRIES, Releases, list_note, of_break, span
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
@@ -136,12 +136,8 @@ def _for_release(a: Advice, known: Releases | None) -> Advice:
     if not a.fix or f"{_LISTS}=" not in a.fix:
         return a
     if known is not None and known.has(_LISTS) is False:
-        there = ("the maybe_mark_dynamic call above does it there" if "maybe_mark_dynamic(" in a.fix
-                 and known.has("maybe_mark_dynamic") else
-                 f"torch 2.{FIRST[_LISTS]} or later reads it")
-        return dataclasses.replace(a, fix=(
-            f"{a.fix}  [{_LISTS} is torch 2.{FIRST[_LISTS]}'s: the log's {known.text} has no "
-            f"such setting and ignores it; {there}]"))
+        mark = "maybe_mark_dynamic" if "maybe_mark_dynamic(" in a.fix else ""
+        return dataclasses.replace(a, fix=a.fix + list_note(_LISTS, (), known, mark))
     per_dim = known.has(PER_DIM_ENTRIES) if known is not None else None
     return a if per_dim else _before_per_dim(a, known if per_dim is False else None)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.logparse.events import FORM_AFTER, FORM_FIRST, FORM_INLINE, FORM_NEW, FORM_SKIP
-from dyncli.sources import PER_DIM_SINCE
+from dyncli.sources import PER_DIM_SINCE, has_dim
 
 # graph-break record forms by the releases (2.x minors; None: the newest) that write them, and
 # the form in words. FORM_FIRST: torch 2.0.1's "Graph break: {excp} from user code at {stack}"
@@ -50,11 +50,14 @@ DEBUG_CONTEXT = (7, None, "the graph-break records' Developer debug context")
 # environment variable no release reads is ignored), recompile_limit 2.7 (2.7.1
 # _dynamo/config.py:53, cache_size_limit its alias; 2.6.0 config.py:44 cache_size_limit), and
 # a dynamic-sources entry's ":N" 2.13 (dyncli.sources.PER_DIM_SINCE)
-PER_DIM_ENTRIES = "TORCH_COMPILE_DYNAMIC_SOURCES entries' :N"
+# (both lists' entries: 2.12.0's builder.py get_unbacked_sources matches the whole name too,
+# 2.14.1's parses the dim, _parse_source_entry), TORCH_COMPILE_UNBACKED_SOURCES 2.8 (2.8.0
+# compiler/config.py:81; 2.7.1's has TORCH_COMPILE_DYNAMIC_SOURCES only)
+PER_DIM_ENTRIES = "dynamic and unbacked sources entries' :N"
 FIRST: dict[str, int] = {
     "mark_dynamic": 1, "maybe_mark_dynamic": 1, "mark_unbacked": 5,
     "torch.compiler.set_stance": 6, "TORCH_COMPILE_DYNAMIC_SOURCES": 7, "recompile_limit": 7,
-    PER_DIM_ENTRIES: PER_DIM_SINCE[1],
+    "TORCH_COMPILE_UNBACKED_SOURCES": 8, PER_DIM_ENTRIES: PER_DIM_SINCE[1],
 }
 
 _VERSION_RE = re.compile(r"^(?P<major>\d{1,3})\.(?P<minor>\d{1,3})(?:\.\d{1,3})?")
@@ -151,3 +154,22 @@ def judge(forms: Iterable[tuple[str, bool]], versions: Iterable[str]) -> Release
         return None
     return Releases(low=low, high=high, version=version if len(set(versions)) == 1 else "",
                     sources=tuple(sources[:_MAX_SOURCES]))
+
+
+def list_note(var: str, entries: Iterable[str], known: Releases | None, mark: str = "") -> str:
+    """What a fix that prints the list ``var`` (``entries``) adds for the releases ``known``:
+    where none of them has the setting, that; where none reads an entry's ``:N``, that; each
+    with ``mark`` (the call the fix names in code for the same dims) where they have it. ""
+    where they read it as printed, or nothing tells."""
+    if known is None:
+        return ""
+    there = f"the {mark} call above does it there" if mark and known.has(mark) else ""
+    first = FIRST[var]
+    if known.has(var) is False:
+        return (f"  [{var} is torch 2.{first}'s: the log's {known.text} has no such setting and "
+                f"ignores it; {there or f'torch 2.{first} or later reads it'}]")
+    if known.has(PER_DIM_ENTRIES) is False and any(has_dim(e) for e in entries):
+        return (f"  [the log's {known.text} reads no entry's ':N' in {var} (torch "
+                f"2.{FIRST[PER_DIM_ENTRIES]} does); "
+                f"{there or f'torch 2.{FIRST[PER_DIM_ENTRIES]} or later reads it'}]")
+    return ""

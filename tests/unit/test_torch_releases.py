@@ -155,3 +155,31 @@ def test_a_raised_break_takes_the_api_of_the_release_the_other_records_tell(tmp_
     assert ('torch.library.register_fake("_C::rotary_embedding") (torch 2.4-2.5; '
             'torch.library.impl_abstract("_C::rotary_embedding") on torch 2.3)') in fix, fix
     assert "_custom_ops" not in fix
+
+
+_ZERO_ONE = DATA / "traces" / "zero_one_specialization" / "dedicated_log_torch_trace_d5gv_eiv.log"
+
+
+@pytest.mark.parametrize(("version", "note"), [
+    ("2.14.1+cu130", ""),  # as recorded: 2.14.1 reads L['x']:0
+    ("2.10.0+cu128", "  [the log's torch 2.10.0+cu128 reads no entry's ':N' in "
+     "TORCH_COMPILE_UNBACKED_SOURCES (torch 2.13 does); the mark_unbacked call above does it "
+     "there]"),
+    ("2.7.1", "  [TORCH_COMPILE_UNBACKED_SOURCES is torch 2.8's: the log's torch 2.7.1 has no "
+     "such setting and ignores it; the mark_unbacked call above does it there]"),
+])
+def test_the_unbacked_list_is_said_for_the_release_the_trace_states(
+        tmp_path: Path, version: str, note: str) -> None:
+    # the recorded 2.14.1 trace, its pytorch_version made that of an older release:
+    # TORCH_COMPILE_UNBACKED_SOURCES is 2.8's (2.8.0 compiler/config.py:81), ':N' 2.13's
+    trace = tmp_path / _ZERO_ONE.name
+    text = _ZERO_ONE.read_text()
+    assert text.count('"pytorch_version": "2.14.1+cu130"') == 4
+    trace.write_text(text.replace('"pytorch_version": "2.14.1+cu130"',
+                                  f'"pytorch_version": "{version}"'))
+    diag = diagnose_traces([trace], jobs=1)
+    assert diag.releases is not None and diag.releases.version == version
+    (fix,) = [s.fix for s in diag.suggestions if "UNBACKED_SOURCES" in (s.fix or "")]
+    assert fix == ("TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"  (or, in code, before each call "
+                   "of normalize: torch._dynamo.decorators.mark_unbacked(x, 0))" + note
+                   + "; or accept one extra compile"), fix
