@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.html import render_html
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.diagnose.releases import FIRST, Releases, judge
@@ -94,6 +95,7 @@ def test_the_json_and_the_terminal_say_the_release_and_what_told_it() -> None:
     render_terminal(diag, console=Console(file=out, width=400, color_system=None))
     (line,) = [t for t in out.getvalue().splitlines() if t.startswith("torch release:")]
     assert line.startswith("torch release: 2.3-2.5 (from the graph-break records' form")
+    assert "<p>torch release: 2.3-2.5 (from the graph-break records&#x27; form" in render_html(diag)
     # nothing tells: the key is null, and no line
     quiet = diagnose_logs([DATA / "logs" / "auto_dynamic_batch.log"])
     assert quiet.releases is None and quiet.to_json()["releases"] is None
