@@ -41,9 +41,10 @@ from dyncli.diagnose.reasons import (
     pinned_always,
     size_pins,
 )
+from dyncli.diagnose.releases import PER_DIM_ENTRIES, Releases, list_note, of_break, span
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
-from dyncli.logparse.events import FORM_AFTER, FORM_INLINE, FORM_NEW, CompileId
+from dyncli.logparse.events import CompileId
 from dyncli.logparse.textbreaks import CONTROL_FLOW
 from dyncli.logparse.textbuiltins import builtin_hint, builtin_name
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, exception_name, machine_error
@@ -125,23 +126,43 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
     out += compile_metrics.long_compiles(diag)
-    return tuple(_before_per_dim(a) for a in _listed_together(out))
+    return tuple(_for_release(a, diag.releases) for a in _listed_together(out))
 
 
-def _before_per_dim(a: Advice) -> Advice:
+def _for_release(a: Advice, known: Releases | None) -> Advice:
+    """A fix that names TORCH_COMPILE_DYNAMIC_SOURCES, for the releases the log is known to
+    come from (``known``; releases.FIRST): where none of them has the setting (before 2.7),
+    said so, with the mark the fix names in code where it names one; where all read ``:N``,
+    as it is; else with the form torch before 2.13 reads (``_before_per_dim``)."""
+    if not a.fix or f"{_LISTS}=" not in a.fix:
+        return a
+    if known is not None and known.has(_LISTS) is False:
+        mark = "maybe_mark_dynamic" if "maybe_mark_dynamic(" in a.fix else ""
+        return dataclasses.replace(a, fix=a.fix + list_note(_LISTS, (), known, mark))
+    per_dim = known.has(PER_DIM_ENTRIES) if known is not None else None
+    return a if per_dim else _before_per_dim(a, known if per_dim is False else None)
+
+
+_LISTS = "TORCH_COMPILE_DYNAMIC_SOURCES"
+
+
+def _before_per_dim(a: Advice, known: Releases | None = None) -> Advice:
     """A listed fix whose entries name a dim (``L['x']:1``, ``.*:1``), with the form torch
     before 2.13 reads: 2.11's and 2.12's ``is_dynamic_source`` match an entry against the whole
     input's name, so ``:1`` matches nothing and the list does nothing (read in their
     variables/builder.py; 2.13 added the dim); an entry without it makes every dim of the
-    input dynamic there. Applied on 2.11 and 2.15 (tests/integration/test_per_dim_sources.py)."""
+    input dynamic there. Applied on 2.11 and 2.15 (tests/integration/test_per_dim_sources.py).
+    ``known``: the log's releases, none of which reads ``:N``."""
     if not a.listed or not any(has_dim(e) for e in a.entries) or not a.fix:
         return a
     whole = list(dict.fromkeys(without_dim(e) for e in a.entries))
     every = " (every dim of every input, as dynamic=True)" if ".*" in whole else \
         " (every dim of those inputs)"
+    said = (f"the log's {known.text} reads no list entry's ':N' (torch {PER_DIM} does); there"
+            if known is not None else
+            f"a list entry's ':N' needs torch {PER_DIM}; before it, ':N' matches nothing")
     return dataclasses.replace(a, fix=(
-        f"{a.fix}  [a list entry's ':N' needs torch {PER_DIM}; before it, ':N' matches nothing: "
-        f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(whole))}{every}]"))
+        f"{a.fix}  [{said}: TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(whole))}{every}]"))
 
 
 def _listed_together(found: list[Advice]) -> list[Advice]:
@@ -1023,7 +1044,7 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         sites=(Site(b.file, b.user_line),) if b.file else (),
         message=(f"graph break at {b.place}{RAISED_BREAK}: {b.said_reason}" if b.raised else
                  f"graph break at {b.place} ({b.count}x): {b.said_reason}"),
-        fix=_break_fix(b), stopped=b.raised,
+        fix=_break_fix(b, diag.releases), stopped=b.raised,
         # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
                        f"graph break at {b.place}"
@@ -1067,7 +1088,9 @@ _ITEM = "_local_scalar_dense"
 _CAPTURE_SCALARS = "to enable, set torch._dynamo.config.capture_scalar_outputs = True"
 
 
-def _break_fix(b: GraphBreakReport) -> str:
+def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
+    """The fix of graph break ``b``; ``known``: the releases the whole input tells, for the
+    APIs that differ between them where ``b``'s own record does not tell."""
     if _ITEM not in b.reason:
         # an op of a data-dependent output size, every release's words (2.1's "dynamic shape
         # operator: aten.nonzero.default", pytorch#114220; 2.2-2.6's with "; to enable, set
@@ -1080,7 +1103,7 @@ def _break_fix(b: GraphBreakReport) -> str:
     logging_fix = _logging_fix(b)
     if logging_fix:
         return logging_fix
-    fake = _fake_kernel_fix(b) or _break_no_fake_impl(b)
+    fake = _fake_kernel_fix(b, known) or _break_no_fake_impl(b)
     if fake:
         return fake
     builtin = builtin_name(b.explanation)
@@ -1107,7 +1130,8 @@ def _break_fix(b: GraphBreakReport) -> str:
         # class called with a missing argument) is where it surfaced, the user's call made it
         reached = (f" (raised by the call at {b.call_sites[0]})"
                    if b.file and is_torch_file(b.file) and b.call_sites else "")
-        return _OBSERVED_FIX.format(reached=reached)
+        return _OBSERVED_FIX.format(reached=reached, stance="" if known is not None and known.has(
+            "torch.compiler.set_stance") is False else _STANCE)
     if (called := _polyfill_caller(b)) is not None:
         # torch's Python stand-in for a builtin (polyfills/: a class's construction, sum(),
         # itertools …) broke on what the user's call gave it: that call is the place to fix
@@ -1194,9 +1218,11 @@ _STUB_RE = re.compile(r"you may need to `import (?P<m>[\w.]{1,200})`")
 _TORCH_OPS = ("aten", "prims", "prim")
 
 
-def _fake_kernel_fix(b: GraphBreakReport) -> str:
+def _fake_kernel_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
     """Register a fake kernel for the op torch ran without one, named; "" where the break is
-    not that or the log does not name the op."""
+    not that or the log does not name the op. The API is the one of the releases the record's
+    form tells, else those the whole input tells (``known``: a trace's version, the other
+    records' form)."""
     m = next((m for t in (b.debug, b.reason, b.explanation)
               if (m := _NO_FAKE_RE.search(t)) is not None), None)
     if m is None:
@@ -1210,9 +1236,15 @@ def _fake_kernel_fix(b: GraphBreakReport) -> str:
     stub = next((s for t in (*b.hints, b.reason) if (s := _STUB_RE.search(t)) is not None), None)
     first = (f"import {stub['m']} before compiling (torch's hint: {qual or op}'s fake kernel "
              "may be registered there); otherwise " if stub else "")
-    # the releases the break's form tells (the debug context's is 2.7's; the import hint 2.3's)
-    low, high = _FORM_MINORS.get(b.releases, (1, None)) if not b.debug else (7, None)
-    call = _fake_api(qual, op, max(low, 3) if stub else low, high)
+    # the releases the break's form tells (the debug context's is 2.7's; the import hint 2.3's),
+    # else the input's; the words "unsupported operator" are 2.1's on (2.0.1's get_fake_value,
+    # utils.py:1150-1172, has no such break: its fake tensors run an op without a meta kernel
+    # on the real kernel, fake_tensor.py:1171)
+    told = of_break(b.releases, bool(b.debug))
+    low, high = told[:2] if told is not None else (
+        (known.low, known.high) if known is not None else (1, None))
+    low = max(low, 3 if stub else 1)
+    call = _fake_api(qual, op, low, high if high is None or high >= low else None)
     return (f"{first}register a fake kernel for {qual or op}, which dynamo runs on fake tensors "
             f"to trace the call: {call} {_FAKE_BODY}")
 
@@ -1230,22 +1262,6 @@ _FAKE_APIS = ((4, None, "torch.library.register_fake"), (2, 3, "torch.library.im
               (1, 1, "torch._custom_ops.impl_abstract"))
 
 
-def _minors(form: str) -> tuple[int, int | None]:
-    """``2.3-2.5`` → (3, 5); ``2.6-`` → (6, None)."""
-    low, _, high = form.partition("-")
-    return int(low.split(".")[1]), int(high.split(".")[1]) if high else None
-
-
-# the releases (2.x) a graph-break record's form tells (logparse.events says them)
-_FORM_MINORS = {form: _minors(form) for form in (FORM_INLINE, FORM_AFTER, FORM_NEW)}
-
-
-def _releases(low: int, high: int | None) -> str:
-    """``torch 2.4-2.5``, ``torch 2.2``, ``torch 2.4 and later``."""
-    return (f"torch 2.{low} and later" if high is None else
-            f"torch 2.{low}" if high == low else f"torch 2.{low}-2.{high}")
-
-
 def _fake_api(qual: str, op: str, low: int, high: int | None) -> str:
     """The call that registers ``qual``'s fake kernel in torch 2.``low`` to 2.``high`` (None:
     the newest): the one API those releases have, or each with the releases it is for."""
@@ -1259,7 +1275,7 @@ def _fake_api(qual: str, op: str, low: int, high: int | None) -> str:
         if api.startswith("torch._custom_ops"):  # (2.1's torch does not import it)
             call = (f"{api} (which registers default overloads only, not {qual})" if "." in qual
                     else call) + " (import torch._custom_ops first)"
-        calls.append((call, _releases(lo, hi)))
+        calls.append((call, span(lo, hi)))
     if len(calls) == 1:
         return calls[0][0]
     (call, on), rest = calls[0], calls[1:]
@@ -1327,8 +1343,10 @@ def _polyfill_caller(b: GraphBreakReport) -> str | None:
 _OBSERVED = "Observed exception"
 _OBSERVED_FIX = ("the compiled code raised an exception{reached} that nothing inside the "
                  "compiled function catches (your code may raise it uncompiled too): run it "
-                 "uncompiled (remove torch.compile, or torch.compiler.set_stance(\"force_eager\")) "
-                 "to see the error, and fix it in your code (torch's hint)")
+                 "uncompiled (remove torch.compile{stance}) to see the error, and fix it in "
+                 "your code (torch's hint)")
+# (torch.compiler.set_stance is 2.6's: releases.FIRST)
+_STANCE = ", or torch.compiler.set_stance(\"force_eager\")"
 _OPERATOR_RE = re.compile(r"trace builtin operator `(?P<op>[^`]{1,100})` with argument types "
                           r"(?P<types>\[[^\]]{0,300}\])")
 _SKIPPED_BREAK_RE = re.compile(r"(?:skip function|call_function) graph_break in "

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dyncli.diagnose import advice, branches, compile_metrics, proven, resumed
+from dyncli.diagnose import releases as torch_releases
 from dyncli.diagnose.autograd import MissAccumulator, autograd_findings
 from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.cudagraph_advice import cudagraph_advice
@@ -65,6 +66,7 @@ from dyncli.diagnose.reasons import is_resume
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
+from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
 from dyncli.logparse.textbuiltins import builtin_name, warned_builtin
 from dyncli.logparse.textmsg import symbols_in
@@ -153,6 +155,7 @@ class _Compile:
 
 
 _MAX_ERRORS = 200  # compiles whose data-dependent errors, and guard errors, are kept
+_MAX_VERSIONS = 8  # distinct torch versions kept (a trace states one)
 _DDE_EXPRS = 8  # expressions kept per compile
 
 
@@ -297,6 +300,7 @@ class Analyzer:
         self._metrics: dict[tuple[int | None, int], CompileMetricsReport] = {}
         self._explained: dict[int | None, ExplainCountsReport] = {}  # explain()'s head, per rank
         self._last_cid = ""  # the compile id of the last event that had one
+        self._versions: set[str] = set()  # the torch versions a trace's metrics state
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -314,7 +318,7 @@ class Analyzer:
             ev.NoCompiledFrames: self._on_no_compiled_frames,
             ev.GuardSelfCheck: self._on_guard_self_check,
             ev.CompileCrash: self._on_compile_crash,
-            ev.CompileMetrics: self._on_compile_metrics,
+            ev.CompileMetrics: self._on_compile_metrics, te.CompileMetrics: self._on_trace_metrics,
             ev.ExplainCount: self._on_explain_count,
             ev.CreateEnv: self._on_create_env,
         }
@@ -696,6 +700,11 @@ class Analyzer:
             self._self_checks[key] = GuardSelfCheckReport(rank=e.rank, entry=e.entry,
                                                           reason=e.reason, line=e.line)
 
+    def _on_trace_metrics(self, e: te.CompileMetrics) -> None:
+        # (the rest of a trace's metrics is dyncli.diagnose.trace's)
+        if e.torch_version and len(self._versions) < _MAX_VERSIONS:
+            self._versions.add(e.torch_version[:64])
+
     def _on_compile_metrics(self, e: ev.CompileMetrics) -> None:
         if (e.rank, e.pid) in self._metrics or len(self._metrics) < _MAX_ERRORS:
             self._metrics[(e.rank, e.pid)] = compile_metrics.report(e)
@@ -879,7 +888,8 @@ class Analyzer:
             marked_static=tuple((rank, src, tuple(sorted(dims)))
                                 for (rank, src), dims in self._static.items()),
             cudagraphs=self._cudagraphs.finish(frames), torch_notes=self._notes.finish(),
-            autograd_misses=self._misses.finish())
+            autograd_misses=self._misses.finish(),
+            releases=torch_releases.judge(((b.releases, bool(b.debug)) for b in breaks), self._versions))
         # (torch's output explained first among the notes: a paste's own subject, before
         # unexplained recompiles that only its compile ids prove, pytorch#150980)
         return diag.with_suggestions(tuple(torch_note_findings(diag))

@@ -119,7 +119,9 @@ def _summary(d: Diagnosis) -> str:
         cards.append(("ranks", len(d.ranks), False))
     html = "".join(f'<div class="card{" warn" if warn else ""}"><b>{_e(v)}</b><span>{_e(k)}</span></div>'
                    for k, v, warn in cards)
-    return _section("summary", "Summary", None, f'<div class="cards">{html}</div>')
+    # (the terminal's one line: which torch releases the input came from, where it tells)
+    told = f"<p>{_e(d.releases.line())}</p>" if d.releases is not None else ""
+    return _section("summary", "Summary", None, f'<div class="cards">{html}</div>{told}')
 
 
 def _frames(d: Diagnosis) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from dyncli.diagnose.cudagraph_report import CudagraphReport
 from dyncli.diagnose.findings import Advice, Cause, DistinctBreak
+from dyncli.diagnose.releases import Releases
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc, split_id
 from dyncli.logparse.guardtext import GuardKind
@@ -497,6 +498,9 @@ class Diagnosis:
     causes: tuple[Cause, ...] = ()
     distinct_graph_breaks: tuple[DistinctBreak, ...] = ()
     graph_break_registry: str | None = None
+    # the torch releases the input shows it came from (dyncli.diagnose.releases), None where
+    # nothing in it tells
+    releases: Releases | None = None
 
     def with_suggestions(self, suggestions: tuple[Advice, ...]) -> Diagnosis:
         """A copy with ``suggestions`` set: the findings to act on, and ``notes`` (those that
@@ -698,6 +702,8 @@ class Diagnosis:
             "causes": [c.to_json(i) for i, c in enumerate(self.causes, 1)],
             "distinct_graph_breaks": [b.to_json() for b in self.distinct_graph_breaks],
             "graph_break_registry": self.graph_break_registry,
+            # the releases diagnose judged the input to come from, and what told it (round 26)
+            "releases": self.releases.to_json() if self.releases is not None else None,
             **(self.trace.to_json() if self.trace is not None else {}),
             **({"cudagraphs": self.cudagraphs.to_json()} if self.cudagraphs is not None else {}),
             # (only where the input has any)

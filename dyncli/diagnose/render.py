@@ -96,6 +96,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     if diag.read_as:
         out.print(diag.read_as, markup=False, soft_wrap=True)
     out.print(summary_line(diag), markup=False, soft_wrap=True)
+    if diag.releases is not None:
+        out.print(line_text(diag.releases.line()), markup=False, soft_wrap=True)
     if timed := compile_time_said(diag):
         out.print(line_text(timed), markup=False, soft_wrap=True)
     for w in diag.warnings:

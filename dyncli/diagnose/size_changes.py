@@ -23,6 +23,7 @@ from dyncli.diagnose.reasons import (
     mismatch,
     pinned_always,
 )
+from dyncli.diagnose.releases import list_note
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.quoting import shell_quote
@@ -362,6 +363,9 @@ def zero_one(diag: Diagnosis) -> list[Advice]:
                  "serves them all (code must not branch on it)."),
         fix=(f"TORCH_COMPILE_UNBACKED_SOURCES={shell_quote(','.join(entries))}"
              + (f"  (or, in code, {code})" if code else "")
+             # (for the releases the log shows: the setting is 2.8's, ':N' 2.13's)
+             + list_note("TORCH_COMPILE_UNBACKED_SOURCES", entries, diag.releases,
+                         "mark_unbacked" if code else "")
              + ("; or make the first call (a warm-up) with a size of 2 or more" if first else "")
              + "; or accept one extra compile"),
         evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]

@@ -487,7 +487,7 @@ class GraphBreak(Event):
     # raised as torch._dynamo.exc.Unsupported (a traceback's last line): fullgraph=True or
     # error_on_graph_break made the break an error, and the program stopped on it
     raised: bool = False
-    # the releases whose record has this form (FORM_INLINE, FORM_AFTER, FORM_NEW), "" where the
+    # the releases whose record has this form (FORM_FIRST, FORM_INLINE …), "" where the
     # form does not tell (a raised break, a trace, a line of its own): a fix whose API depends
     # on the release names the one that exists there
     releases: str = ""
@@ -496,7 +496,13 @@ class GraphBreak(Event):
 # graph-break record forms by the releases that write them (read in each wheel's
 # symbolic_convert.py): 2.1-2.2 "Graph break: REASON from user code at:" (2.1.0:429, 2.2.2:506);
 # 2.3-2.5 "Graph break: from user code at:" with the exception after the stack (exc_info=True,
-# 2.3.1:517, 2.4.0:535); 2.6 on "Graph break in user code at FILE:LINE"
+# 2.3.1:517, 2.4.0:535); 2.6 on "Graph break in user code at FILE:LINE"; 2.0 (and torchdynamo
+# before it) "Graph break: REASON from user code at   File …", the first frame on the head's line
+# (2.0.1:365). (dyncli.diagnose.releases says each in words)
+FORM_FIRST = "2.0"
+# convert_frame.py's record of a frame it gives up on, "Graph break: skip: from user code at:"
+# (2.4.0:990, 2.5.1:1106, 2.6.0:1205, 2.7.1:1252; not in 2.3.1's, 2.12.0's or 2.15's)
+FORM_SKIP = "2.4-2.7"
 FORM_INLINE = "2.1-2.2"
 FORM_AFTER = "2.3-2.5"
 FORM_NEW = "2.6-"

@@ -82,9 +82,10 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     # its place is unknown
     where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
     reason = head[:-len("from user code at:")].strip()
-    # the reason on the first line is 2.1-2.2's form (and 2.0's, whose frame is there too); an
-    # empty one 2.3-2.5's, whose reason is the exception after the stack
-    releases = "" if first_frame else ev.FORM_INLINE if reason else ev.FORM_AFTER
+    # the reason on the first line is 2.1-2.2's form (2.0's and torchdynamo's, whose frame is
+    # there too: FORM_FIRST); an empty one 2.3-2.5's, whose reason is the exception after the stack
+    releases = (ev.FORM_FIRST if first_frame else ev.FORM_SKIP if reason == "skip:" else
+                ev.FORM_INLINE if reason else ev.FORM_AFTER)
     for text in reversed(lines[tb + 1:]):
         em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
         if em is not None:

@@ -40,6 +40,8 @@ class CompileMetrics(Event):
     has_guarded_code: bool | None = None
     # timing and guard fields by name (``trace_phases.metric_numbers``; issue 21)
     numbers: tuple[tuple[str, float], ...] = ()
+    # the torch that wrote it (``pytorch_version``, torch 2.10 on: utils.py CompilationMetrics)
+    torch_version: str | None = None
 
     @property
     def failed(self) -> bool:

@@ -258,7 +258,7 @@ class TraceEventMapper:
             inductor_time_s=num("inductor_compile_time_s"), graph_op_count=whole("graph_op_count"),
             start_time=num("start_time"),
             has_guarded_code=m.get("has_guarded_code") if isinstance(m.get("has_guarded_code"), bool)
-            else None, numbers=metric_numbers(m), **ctx)
+            else None, numbers=metric_numbers(m), torch_version=text("pytorch_version"), **ctx)
         if text("co_name") and ctx["compile_id"] is not None and self._frame(ctx) not in self.frames:
             # names the frame where dynamo_start could not (torch 2.3-2.4); else a no-op
             self.frames[self._frame(ctx)] = (text("co_name") or "", text("co_filename") or "",

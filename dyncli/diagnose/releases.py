@@ -1,0 +1,184 @@
+"""Which torch releases wrote an input, as far as the input shows it (``Releases``), and the
+facts of each release that a fix's text depends on (``FIRST``, ``has``).
+
+What tells the release, strongest first: a version the input states (a trace's
+``compilation_metrics`` carry ``pytorch_version`` from torch 2.10, utils.py ``CompilationMetrics``;
+2.9.1's and older traces have none, tests/data/2.9.1 and 2.10.0), then the form of its graph-break
+records (``logparse.events.FORM_*``, read in each wheel's symbolic_convert.py). A text log
+states no version of its own (torch's records never print it). Several facts narrow the range
+together; facts that contradict each other (logs of two installs read together) tell nothing.
+A form's range is of releases: a development build between two writes the older one's form
+until the change lands (pytorch#121349, a 2.3 nightly, writes 2.1-2.2's), and torchdynamo of
+2022 wrote 2.1-2.2's too ("Torchdynamo: [WARNING] Graph break: numpy from user code at:",
+torchdynamo#955).
+torch-free: read by diagnose's advice and rendered as is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from dyncli.logparse.events import FORM_AFTER, FORM_FIRST, FORM_INLINE, FORM_NEW, FORM_SKIP
+from dyncli.sources import PER_DIM_SINCE, has_dim
+
+
+def _minors(form: str) -> tuple[int, int | None]:
+    """``2.3-2.5`` -> (3, 5); ``2.6-`` -> (6, None); ``2.0`` -> (0, 0)."""
+    low, dash, high = form.partition("-")
+    first = int(low.split(".")[1])
+    return first, (int(high.split(".")[1]) if high else None) if dash else first
+
+
+# graph-break record forms by the releases (2.x minors; None: the newest) that write them, and
+# the form in words. FORM_FIRST: torch 2.0.1's "Graph break: {excp} from user code at {stack}"
+# (symbolic_convert.py:365), the first frame on the head's line, as torchdynamo's of 2022 (0
+# stands for both: their releases name the same APIs); the ranges are read from
+# logparse.events' FORM_* strings
+_WORDS = {
+    FORM_FIRST: 'the graph-break records\' form ("Graph break: … from user code at File …", '
+                "the first frame on its line)",
+    FORM_INLINE: 'the graph-break records\' form ("Graph break: REASON from user code at:")',
+    FORM_AFTER: 'the graph-break records\' form ("Graph break: from user code at:", the '
+                "exception after the stack)",
+    FORM_NEW: 'the graph-break records\' form ("Graph break in user code at FILE:LINE")',
+    FORM_SKIP: 'convert_frame.py\'s "Graph break: skip: from user code at:"',
+}
+FORMS: dict[str, tuple[int, int | None, str]] = {
+    form: (*_minors(form), words) for form, words in _WORDS.items()}
+# torch's "Developer debug context" in a graph-break record: 2.7 on (graph-break registry)
+DEBUG_CONTEXT = (7, None, "the graph-break records' Developer debug context")
+
+# The first 2.x release that has each API a fix may name (read in each wheel): mark_dynamic and
+# maybe_mark_dynamic 2.1 (2.1.0 _dynamo/decorators.py:163, :200; 2.0.1's torch._dynamo has
+# neither), mark_unbacked 2.5 (2.5.1 decorators.py:381; 2.4.0 none), torch.compiler.set_stance
+# 2.6 (2.6.0 compiler/__init__.py:233; 2.5.1 none), TORCH_COMPILE_DYNAMIC_SOURCES 2.7 (2.7.1
+# compiler/config.py:67; 2.6.0's compiler/config.py has job_id and cache_key_tag only: an
+# environment variable no release reads is ignored), recompile_limit 2.7 (2.7.1
+# _dynamo/config.py:53, cache_size_limit its alias; 2.6.0 config.py:44 cache_size_limit), and
+# a dynamic-sources entry's ":N" 2.13 (dyncli.sources.PER_DIM_SINCE)
+# (both lists' entries: 2.12.0's builder.py get_unbacked_sources matches the whole name too,
+# 2.14.1's parses the dim, _parse_source_entry), TORCH_COMPILE_UNBACKED_SOURCES 2.8 (2.8.0
+# compiler/config.py:81; 2.7.1's has TORCH_COMPILE_DYNAMIC_SOURCES only)
+PER_DIM_ENTRIES = "dynamic and unbacked sources entries' :N"
+FIRST: dict[str, int] = {
+    "mark_dynamic": 1, "maybe_mark_dynamic": 1, "mark_unbacked": 5,
+    "torch.compiler.set_stance": 6, "TORCH_COMPILE_DYNAMIC_SOURCES": 7, "recompile_limit": 7,
+    "TORCH_COMPILE_UNBACKED_SOURCES": 8, PER_DIM_ENTRIES: PER_DIM_SINCE[1],
+}
+
+_VERSION_RE = re.compile(r"^(?P<major>\d{1,3})\.(?P<minor>\d{1,3})(?:\.\d{1,3})?")
+_MAX_SOURCES = 4
+
+
+@dataclass(frozen=True)
+class Releases:
+    """torch 2.``low`` to 2.``high`` (None: the newest); 0 stands for 2.0 and torchdynamo
+    before it. ``version``: the release the input states; ``sources``: what told it."""
+
+    low: int
+    high: int | None
+    version: str = ""
+    sources: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """``torch 2.3-2.5``, ``torch 2.12.1+cu130``, ``torch 2.6 and later``."""
+        if self.version:
+            return f"torch {self.version}"
+        return span(self.low, self.high)
+
+    def has(self, api: str) -> bool | None:
+        """Whether every release of the range has ``api`` (``FIRST``): True, False where none
+        has it, None where some have it."""
+        first = FIRST[api]
+        if self.low >= first:
+            return True
+        return False if self.high is not None and self.high < first else None
+
+    def line(self) -> str:
+        """The terminal's one line: ``torch release: 2.3-2.5 (the graph-break records' form …)``."""
+        return f"torch release: {self.text.removeprefix('torch ')} (from {'; '.join(self.sources)})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"range": numbers(self.low, self.high), "low": f"2.{self.low}",
+                "high": None if self.high is None else f"2.{self.high}",
+                "version": self.version or None, "from": list(self.sources)}
+
+
+def numbers(low: int, high: int | None) -> str:
+    """``2.4-2.5``, ``2.2``, ``2.4 and later``."""
+    return (f"2.{low} and later" if high is None else
+            f"2.{low}" if high == low else f"2.{low}-2.{high}")
+
+
+def span(low: int, high: int | None) -> str:
+    """``torch 2.4-2.5``, ``torch 2.2``, ``torch 2.4 and later``; 2.0's with torchdynamo."""
+    if high == 0:
+        return "torch 2.0 (or torchdynamo before it)"
+    return f"torch {numbers(low, high)}"
+
+
+def of_break(form: str, debug: bool) -> tuple[int, int | None, str] | None:
+    """The releases a graph-break record's form tells (``FORMS``, a debug context's 2.7 on)."""
+    known = FORMS.get(form)
+    if debug:
+        return DEBUG_CONTEXT if known is None or (known[1] or 99) >= 7 else None
+    return known
+
+
+def minor(version: str) -> int | None:
+    """2.x's x of a version string (``2.12.1+cu130`` -> 12); None for another major."""
+    m = _VERSION_RE.match(version.strip())
+    return int(m["minor"]) if m is not None and m["major"] == "2" and len(m["minor"]) < 4 else None
+
+
+def judge(forms: Iterable[tuple[str, bool]], versions: Iterable[str]) -> Releases | None:
+    """The releases every fact allows: ``forms`` (a graph-break record's form and whether it
+    has a debug context), ``versions`` (those the input states); None where nothing tells, or
+    the facts contradict each other."""
+    low, high, version, sources = 0, None, "", []
+    told = False
+    for v in sorted(set(versions)):
+        x = minor(v)
+        if x is None:
+            continue
+        if version and minor(version) != x:
+            return None
+        version = version or v
+        low, high, told = max(low, x), x if high is None else min(high, x), True
+        sources.append(f"the trace's compilation_metrics (pytorch_version {v})")
+    for form, debug in forms:
+        fact = of_break(form, debug)
+        if fact is None:
+            continue
+        lo, hi, said = fact
+        low, told = max(low, lo), True
+        high = hi if high is None else high if hi is None else min(high, hi)
+        if said not in sources and not version:  # (a version stated says it all)
+            sources.append(said)
+    if not told or (high is not None and high < low):
+        return None
+    return Releases(low=low, high=high, version=version if len(set(versions)) == 1 else "",
+                    sources=tuple(sources[:_MAX_SOURCES]))
+
+
+def list_note(var: str, entries: Iterable[str], known: Releases | None, mark: str = "") -> str:
+    """What a fix that prints the list ``var`` (``entries``) adds for the releases ``known``:
+    where none of them has the setting, that; where none reads an entry's ``:N``, that; each
+    with ``mark`` (the call the fix names in code for the same dims) where they have it. ""
+    where they read it as printed, or nothing tells."""
+    if known is None:
+        return ""
+    there = f"the {mark} call above does it there" if mark and known.has(mark) else ""
+    first = FIRST[var]
+    if known.has(var) is False:
+        return (f"  [{var} is torch 2.{first}'s: the log's {known.text} has no such setting and "
+                f"ignores it; {there or f'torch 2.{first} or later reads it'}]")
+    if known.has(PER_DIM_ENTRIES) is False and any(has_dim(e) for e in entries):
+        return (f"  [the log's {known.text} reads no entry's ':N' in {var} (torch "
+                f"2.{FIRST[PER_DIM_ENTRIES]} does); "
+                f"{there or f'torch 2.{FIRST[PER_DIM_ENTRIES]} or later reads it'}]")
+    return ""

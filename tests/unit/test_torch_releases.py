@@ -1,0 +1,187 @@
+"""Which torch releases diagnose judges an input to come from (round 26,
+dyncli.diagnose.releases), and the fixes whose API depends on it, read in the logs and traces
+recorded under each release (tests/data/<release>/, real runs)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.html import render_html
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.read_trace import diagnose_traces
+from dyncli.diagnose.releases import FIRST, Releases, judge
+from dyncli.diagnose.render import render_terminal
+from dyncli.logparse.events import FORM_AFTER, FORM_FIRST, FORM_INLINE, FORM_NEW, FORM_SKIP
+
+DATA = Path(__file__).parent.parent / "data"
+PASTED = DATA / "pasted"
+RELEASES = sorted(p.name for p in DATA.glob("2.*") if p.is_dir())
+
+
+def _text_log(release: str) -> Path:
+    (log,) = [p for p in (DATA / release / "old_log" / "text.log",
+                          DATA / release / "compat" / "text.log") if p.exists()]
+    return log
+
+
+def _minor(release: str) -> int:
+    return int(release.split(".")[1])
+
+
+def _holds(r: Releases, release: str) -> bool:
+    return r.low <= _minor(release) and (r.high is None or _minor(release) <= r.high)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_each_releases_text_log_is_judged_to_a_range_that_holds_it(release: str) -> None:
+    r = diagnose_logs([_text_log(release)]).releases
+    assert r is not None and _holds(r, release) and not r.version, r
+    assert r.sources and "graph-break records'" in r.sources[0]
+
+
+@pytest.mark.parametrize("release", [r for r in RELEASES if (DATA / r / "compat" / "trace").is_dir()])
+def test_a_trace_states_its_release_from_2_10(release: str) -> None:
+    # compilation_metrics' pytorch_version (torch 2.10 on); an older trace tells what its
+    # graph-break records do, or nothing
+    r = diagnose_traces(sorted((DATA / release / "compat" / "trace").glob("*.log")), jobs=1).releases
+    if _minor(release) >= 10:
+        assert r is not None and r.version.startswith(release) and (r.low, r.high) == (
+            _minor(release), _minor(release)), r
+        assert r.sources == (f"the trace's compilation_metrics (pytorch_version {r.version})",)
+    else:
+        assert r is None or (_holds(r, release) and not r.version), r
+
+
+def test_torch_2_0s_form_and_convert_frames_skip_tell_their_releases() -> None:
+    # pytorch#93698: torch 2.0's "Graph break: … from user code at   File …" (the first frame
+    # on the head's line); pytorch#140394: convert_frame.py's "Graph break: skip: …" (2.4-2.7),
+    # read as 2.1-2.2's before
+    r = diagnose_logs([PASTED / "pytorch-93698-breaks.log"]).releases
+    assert r is not None and (r.low, r.high) == (0, 0)
+    assert r.text == "torch 2.0 (or torchdynamo before it)" and r.to_json()["range"] == "2.0"
+    r = diagnose_logs([PASTED / "pytorch-140394.log"]).releases
+    assert r is not None and (r.low, r.high) == (4, 7) and r.to_json()["range"] == "2.4-2.7"
+
+
+def test_facts_narrow_together_and_contradicting_ones_tell_nothing() -> None:
+    r = judge([(FORM_AFTER, False), (FORM_SKIP, False)], ())
+    assert r is not None and (r.low, r.high) == (4, 5) and len(r.sources) == 2
+    assert judge([(FORM_INLINE, False), (FORM_NEW, False)], ()) is None
+    assert judge([(FORM_NEW, True)], ()) == Releases(7, None, "", (
+        "the graph-break records' Developer debug context",))
+    assert judge([("", False)], ()) is None and judge([], ["garbage", "3.1"]) is None
+    assert judge([(FORM_FIRST, False)], ["2.12.1"]) is None  # two installs' logs
+    r = judge([(FORM_NEW, False)], ["2.12.1+cu130"])
+    assert r is not None and r.version == "2.12.1+cu130" and len(r.sources) == 1
+    assert r.has("TORCH_COMPILE_DYNAMIC_SOURCES") and r.has("mark_unbacked")
+    assert Releases(3, 5).has("mark_unbacked") is None and Releases(3, 4).has("mark_unbacked") is False
+    assert all(0 < v <= 15 for v in FIRST.values())
+
+
+def test_the_json_and_the_terminal_say_the_release_and_what_told_it() -> None:
+    diag = diagnose_logs([_text_log("2.3.1")])
+    doc = json.loads(json.dumps(diag.to_json()))
+    assert doc["releases"] == {
+        "range": "2.3-2.5", "low": "2.3", "high": "2.5", "version": None,
+        "from": ['the graph-break records\' form ("Graph break: from user code at:", the '
+                 "exception after the stack)"]}
+    out = io.StringIO()
+    render_terminal(diag, console=Console(file=out, width=400, color_system=None))
+    (line,) = [t for t in out.getvalue().splitlines() if t.startswith("torch release:")]
+    assert line.startswith("torch release: 2.3-2.5 (from the graph-break records' form")
+    assert "<p>torch release: 2.3-2.5 (from the graph-break records&#x27; form" in render_html(diag)
+    # nothing tells: the key is null, and no line
+    quiet = diagnose_logs([DATA / "logs" / "auto_dynamic_batch.log"])
+    assert quiet.releases is None and quiet.to_json()["releases"] is None
+    out = io.StringIO()
+    render_terminal(quiet, console=Console(file=out, width=400, color_system=None))
+    assert "torch release:" not in out.getvalue()
+
+
+def _listed_fix(diag) -> str:  # type: ignore[no-untyped-def]
+    (fix,) = [s.fix for s in diag.suggestions if "TORCH_COMPILE_DYNAMIC_SOURCES=" in (s.fix or "")]
+    return fix
+
+
+@pytest.mark.parametrize("release", ["2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1"])
+def test_the_dynamic_sources_fix_says_a_release_before_2_7_has_no_such_setting(release: str) -> None:
+    # TORCH_COMPILE_DYNAMIC_SOURCES is 2.7's (2.7.1 compiler/config.py:67; 2.6.0 has none):
+    # the mark in code is the fix there
+    fix = _listed_fix(diagnose_logs([_text_log(release)]))
+    assert "torch._dynamo.maybe_mark_dynamic(x, 0)" in fix
+    assert fix.endswith("[TORCH_COMPILE_DYNAMIC_SOURCES is torch 2.7's: the log's torch "
+                        f"{'2.1-2.2' if _minor(release) < 3 else '2.3-2.5'} has no such setting "
+                        "and ignores it; the maybe_mark_dynamic call above does it there]"), fix
+    assert "needs torch 2.13" not in fix
+
+
+def test_the_per_dim_note_follows_the_release_a_trace_states() -> None:
+    def fix(release: str) -> str:
+        return _listed_fix(diagnose_traces(
+            sorted((DATA / release / "compat" / "trace").glob("*.log")), jobs=1))
+    # 2.12 reads no ':N': the whole-source entry, for that release
+    assert fix("2.12.1").endswith("[the log's torch 2.12.1+cu130 reads no list entry's ':N' "
+                                  "(torch 2.13 does); there: TORCH_COMPILE_DYNAMIC_SOURCES="
+                                  "\"L['x']\" (every dim of those inputs)]"), fix("2.12.1")
+    # 2.15 reads it: no note; 2.9.1's trace states no version: the note for any release
+    assert fix("2.15.0").startswith("TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0\"")
+    assert "[" not in fix("2.15.0").replace("L['x']", "")
+    assert "a list entry's ':N' needs torch 2.13" in fix("2.9.1")
+
+
+@pytest.mark.parametrize("release", ["2.4.1", "2.5.1", "2.6.0"])
+def test_set_stance_is_named_only_where_the_release_has_it(tmp_path: Path, release: str) -> None:
+    # "Observed exception" is 2.4's on (2.4.0 symbolic_convert.py:1303); set_stance 2.6's
+    whole = _text_log(release)
+    (b,) = [x for x in diagnose_logs([whole]).graph_breaks if x.user_line == 38]
+    log = tmp_path / "observed.log"
+    log.write_text(whole.read_text().replace(b.reason, "Observed exception"))
+    (fix,) = [s.fix for s in diagnose_logs([log]).suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "run it uncompiled (remove torch.compile" in fix, fix
+    assert ("set_stance" in fix) is (release >= "2.6"), fix
+
+
+def test_a_raised_break_takes_the_api_of_the_release_the_other_records_tell(tmp_path: Path) -> None:
+    # vllm-ascend#1962's raised break tells no release (any of 2.1-2.6 raise it alike); read
+    # with a 2.3.1 log, whose records' form is 2.3-2.5's, it names those releases' APIs only
+    log = tmp_path / "both.log"
+    log.write_text(_text_log("2.3.1").read_text() + (PASTED / "vllm-ascend-1962.log").read_text())
+    diag = diagnose_logs([log])
+    (fix,) = [s.fix for s in diag.suggestions if "rotary_embedding" in (s.fix or "")]
+    assert ('torch.library.register_fake("_C::rotary_embedding") (torch 2.4-2.5; '
+            'torch.library.impl_abstract("_C::rotary_embedding") on torch 2.3)') in fix, fix
+    assert "_custom_ops" not in fix
+
+
+_ZERO_ONE = DATA / "traces" / "zero_one_specialization" / "dedicated_log_torch_trace_d5gv_eiv.log"
+
+
+@pytest.mark.parametrize(("version", "note"), [
+    ("2.14.1+cu130", ""),  # as recorded: 2.14.1 reads L['x']:0
+    ("2.10.0+cu128", "  [the log's torch 2.10.0+cu128 reads no entry's ':N' in "
+     "TORCH_COMPILE_UNBACKED_SOURCES (torch 2.13 does); the mark_unbacked call above does it "
+     "there]"),
+    ("2.7.1", "  [TORCH_COMPILE_UNBACKED_SOURCES is torch 2.8's: the log's torch 2.7.1 has no "
+     "such setting and ignores it; the mark_unbacked call above does it there]"),
+])
+def test_the_unbacked_list_is_said_for_the_release_the_trace_states(
+        tmp_path: Path, version: str, note: str) -> None:
+    # the recorded 2.14.1 trace, its pytorch_version made that of an older release:
+    # TORCH_COMPILE_UNBACKED_SOURCES is 2.8's (2.8.0 compiler/config.py:81), ':N' 2.13's
+    trace = tmp_path / _ZERO_ONE.name
+    text = _ZERO_ONE.read_text()
+    assert text.count('"pytorch_version": "2.14.1+cu130"') == 4
+    trace.write_text(text.replace('"pytorch_version": "2.14.1+cu130"',
+                                  f'"pytorch_version": "{version}"'))
+    diag = diagnose_traces([trace], jobs=1)
+    assert diag.releases is not None and diag.releases.version == version
+    (fix,) = [s.fix for s in diag.suggestions if "UNBACKED_SOURCES" in (s.fix or "")]
+    assert fix == ("TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"  (or, in code, before each call "
+                   "of normalize: torch._dynamo.decorators.mark_unbacked(x, 0))" + note
+                   + "; or accept one extra compile"), fix
