@@ -32,7 +32,7 @@ def test_formats_and_quiet(runner: CliRunner) -> None:
     assert (shell.exit_code, shell.stdout, shell.stderr) == (
         0, "export TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n']\"\n", "")
     python = runner.invoke(app, [*args, "-f", "python"], env=ENV)
-    assert "torch.compiler.config.dynamic_sources = \"L['n']\"" in python.stdout
+    assert "os.environ['TORCH_COMPILE_DYNAMIC_SOURCES'] = \"L['n']\"" in python.stdout
     doc = json.loads(runner.invoke(app, [*args, "--format", "json"], env=ENV).stdout)
     assert doc["env"] == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n']\"" and doc["schema_version"] == 1
     bad = runner.invoke(app, [*args, "--format", "yaml"], env=ENV)
