@@ -22,13 +22,34 @@ from dyncli.suggest.pgo_state import PgoState
 _NAME_RE = re.compile(r"^code_state_(?P<rest>.+)\.pkl$")
 
 
-def job_of(filename: str) -> str:
-    """The job id part of ``code_state_<job>_<rank>_<tag>.pkl`` (tag assumed ``_``-free)."""
+_KEY_RE = re.compile(r"^(?P<job>.*)_(?P<rank>None|\d+)_(?P<tag>.*)$")  # greedy: the last rank
+
+
+def split_name(filename: str) -> tuple[str, str] | None:
+    """``(job, rank)`` of ``code_state_<job>_<rank>_<tag>.pkl`` (rank ``None`` or digits).
+
+    The tag (``TORCH_COMPILE_CACHE_KEY_TAG``, usually empty) is taken ``_``-free when the name
+    allows it, so a job may hold ``_<digits>_``; else the last ``_<rank>_`` splits it (a tag
+    ``my_tag``: the job was read as ``<job>_None`` before round 26).
+    """
     m = _NAME_RE.match(filename)
     if not m:
-        return ""
-    parts = m.group("rest").rsplit("_", 2)
-    return parts[0] if len(parts) == 3 else m.group("rest")
+        return None
+    rest = m.group("rest")
+    parts = rest.rsplit("_", 2)
+    if len(parts) == 3 and re.fullmatch(r"None|\d+", parts[1]):
+        return parts[0], parts[1]
+    key = _KEY_RE.match(rest)
+    return (key.group("job"), key.group("rank")) if key else None
+
+
+def job_of(filename: str) -> str:
+    """The job id part of ``code_state_<job>_<rank>_<tag>.pkl`` (:func:`split_name`)."""
+    split = split_name(filename)
+    if split is not None:
+        return split[0]
+    m = _NAME_RE.match(filename)
+    return m.group("rest") if m else ""
 
 
 def matches_job(filename: str, job: str) -> bool:

@@ -133,6 +133,20 @@ def test_job_of_handles_underscores() -> None:
     assert job_of("code_state_my_job_None_.pkl") == "my_job"
     assert job_of("code_state_train_3_.pkl") == "train"
     assert job_of("code_state_train_0_v2.pkl") == "train"
+    # Round 26: a TORCH_COMPILE_CACHE_KEY_TAG with "_" (real torch 2.15: tag my_tag, job tj)
+    # made the job "tj_None", so --list-jobs printed a job --job-id did not find
+    assert job_of("code_state_tj_None_my_tag.pkl") == "tj"
+    assert job_of("code_state_run_2024_a_0_my_tag.pkl") == "run_2024_a"
+    assert job_of("code_state_train_2024_run_0_.pkl") == "train_2024_run"
+
+
+def test_list_jobs_with_a_tag_holding_underscores(tmp_path: Path) -> None:
+    from dyncli.suggest.joblist import jobs_in_dir
+
+    for name in ("code_state_tj_None_my_tag.pkl", "code_state_tj_1_my_tag.pkl",
+                 "code_state_a_b_0_.pkl"):
+        (tmp_path / name).write_bytes(b"")
+    assert jobs_in_dir(tmp_path) == {"a_b": [0], "tj": [1, None]}
 
 
 def test_missing_or_empty_dir(tmp_path: Path) -> None:
