@@ -157,6 +157,41 @@ def test_missing_or_empty_dir(tmp_path: Path) -> None:
     assert "TORCH_COMPILE_JOB_ID" in (err.value.hint or "")
 
 
+def test_unreadable_dir_or_file_is_said_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 26: a dynamo/ dir the user may not list read as 'no code_state_*.pkl files' with
+    the hint to set TORCH_COMPILE_JOB_ID (the files were there); an unreadable file's reason
+    repeated its path ('FILE: [Errno 13] Permission denied: 'FILE''); a device or FIFO given
+    as --pgo-dir was 'no code_state_*.pkl files here or in /dev/zero/dynamo'. Simulated:
+    root reads any file, so chmod proves nothing under CI's root."""
+    dyn = tmp_path / "dynamo"
+    dyn.mkdir()
+    (dyn / "code_state_j_None_.pkl").write_bytes(b"")
+    real_scandir = os.scandir
+
+    def refuse(path: object = ".") -> object:
+        if Path(str(path)) == dyn:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    with pytest.raises(InputError) as err:
+        find_pgo_files(tmp_path)
+    assert str(err.value) == f"{dyn}: cannot list this directory: Permission denied"
+    assert "TORCH_COMPILE_JOB_ID" not in (err.value.hint or "")
+    monkeypatch.setattr(os, "scandir", real_scandir)
+
+    file = dyn / "code_state_j_None_.pkl"
+
+    def denied(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    state = read_pgo_files([file])
+    assert state.skipped == [(str(file), "Permission denied")]
+    with pytest.raises(InputError, match=r"^/dev/null: not a directory or a regular file$"):
+        find_pgo_files(Path("/dev/null"))
+
+
 # ---------------------------------------------------------------- hostile input
 
 
