@@ -145,6 +145,20 @@ def test_list_jobs_of_a_pgo_dir(runner: CliRunner) -> None:
     assert doc["jobs"] == [{"job": "ranks", "ranks": [0, 1]}]
 
 
+def test_list_jobs_without_pgo_dir_reads_torchs_own_directory(runner: CliRunner,
+                                                              tmp_path: Path) -> None:
+    """Round 26: `dyncli suggest` read torch's own cache dir, but `dyncli suggest --list-jobs`
+    said it needed --pgo-dir or --redis (exit 2)."""
+    cache = tmp_path / "cache"
+    shutil.copytree(DATA / "ranks" / "dynamo", cache / "dynamo")
+    env = {**ENV, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
+    result = runner.invoke(app, ["suggest", "--list-jobs"], env=env)
+    assert (result.exit_code, result.stdout) == (0, "ranks\tranks 0, 1\n"), result.stderr
+    absent = runner.invoke(app, ["suggest", "--list-jobs"],
+                           env={**ENV, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "absent")})
+    assert absent.exit_code == 2 and "does not exist" in absent.stderr
+
+
 def test_job_id_needs_a_place_to_read(runner: CliRunner) -> None:
     result = runner.invoke(app, ["suggest", "--job-id", "x", "--from-trace", "t.log"], env=ENV)
     assert result.exit_code == 2
