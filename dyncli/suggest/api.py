@@ -129,7 +129,8 @@ def _trace_findings(path: str | Path) -> tuple[dict[str, str], dict[str, set[int
 def list_jobs(*, pgo_dir: str | Path | None = None, redis: str | None = None) -> JobListing:
     """The job ids that have PGO state, each with the ranks that stored it (``--list-jobs``).
 
-    ``redis`` as in :func:`run` (``SCAN`` only); else ``pgo_dir``'s file names.
+    ``redis`` as in :func:`run` (``SCAN`` only); else ``pgo_dir``'s file names (without it,
+    torch's own cache dir, as :func:`run` finds it).
     """
     from dyncli.suggest.joblist import JobListing, jobs_in_dir
 
@@ -139,6 +140,6 @@ def list_jobs(*, pgo_dir: str | Path | None = None, redis: str | None = None) ->
 
         url = resolve_url(redis)
         return JobListing(url, redis_jobs(url))
-    if pgo_dir is None:
-        raise UsageError("--list-jobs needs --pgo-dir DIR or --redis URL")
+    if pgo_dir is None:  # torch's own cache dir, as `run` reads it (every job in it)
+        pgo_dir = _torch_default(None)[0]
     return JobListing(str(pgo_dir), jobs_in_dir(Path(pgo_dir)))

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dyncli.output import envelope
-from dyncli.suggest.pgo_files import find_pgo_files, job_of
-
-_RANK_RE = re.compile(r"^(None|\d+)_")
+from dyncli.suggest.pgo_files import find_pgo_files, job_of, split_name
 
 
 @dataclass(frozen=True)
@@ -35,9 +32,8 @@ def jobs_in_dir(path: Path) -> dict[str, list[int | None]]:
     """Job → ranks of the ``code_state_<job>_<rank>_<tag>.pkl`` files under ``path``."""
     jobs: dict[str, list[int | None]] = {}
     for file in find_pgo_files(path):
-        job = job_of(file.name)
-        m = _RANK_RE.match(file.name[len(f"code_state_{job}_"):])
-        rank = None if not m or m.group(1) == "None" else int(m.group(1))
+        job, token = split_name(file.name) or (job_of(file.name), "None")
+        rank = None if token == "None" else int(token)
         ranks = jobs.setdefault(job, [])
         if rank not in ranks:
             ranks.append(rank)

@@ -8,6 +8,8 @@ reason and the others are merged.
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import pickle
 import re
 from collections.abc import Iterable
@@ -22,13 +24,34 @@ from dyncli.suggest.pgo_state import PgoState
 _NAME_RE = re.compile(r"^code_state_(?P<rest>.+)\.pkl$")
 
 
-def job_of(filename: str) -> str:
-    """The job id part of ``code_state_<job>_<rank>_<tag>.pkl`` (tag assumed ``_``-free)."""
+_KEY_RE = re.compile(r"^(?P<job>.*)_(?P<rank>None|\d+)_(?P<tag>.*)$")  # greedy: the last rank
+
+
+def split_name(filename: str) -> tuple[str, str] | None:
+    """``(job, rank)`` of ``code_state_<job>_<rank>_<tag>.pkl`` (rank ``None`` or digits).
+
+    The tag (``TORCH_COMPILE_CACHE_KEY_TAG``, usually empty) is taken ``_``-free when the name
+    allows it, so a job may hold ``_<digits>_``; else the last ``_<rank>_`` splits it (a tag
+    ``my_tag``: the job was read as ``<job>_None`` before round 26).
+    """
     m = _NAME_RE.match(filename)
     if not m:
-        return ""
-    parts = m.group("rest").rsplit("_", 2)
-    return parts[0] if len(parts) == 3 else m.group("rest")
+        return None
+    rest = m.group("rest")
+    parts = rest.rsplit("_", 2)
+    if len(parts) == 3 and re.fullmatch(r"None|\d+", parts[1]):
+        return parts[0], parts[1]
+    key = _KEY_RE.match(rest)
+    return (key.group("job"), key.group("rank")) if key else None
+
+
+def job_of(filename: str) -> str:
+    """The job id part of ``code_state_<job>_<rank>_<tag>.pkl`` (:func:`split_name`)."""
+    split = split_name(filename)
+    if split is not None:
+        return split[0]
+    m = _NAME_RE.match(filename)
+    return m.group("rest") if m else ""
 
 
 def matches_job(filename: str, job: str) -> bool:
@@ -51,11 +74,13 @@ def find_pgo_files(path: Path, job_id: str | None = None) -> list[Path]:
         if job_id is not None and not matches_job(path.name, job_id):
             raise InputError(f"{path}: not a PGO file of job {job_id!r} (its job is {job_of(path.name)!r})")
         return [path]
-    candidates = [path / "dynamo", path]
+    if not path.is_dir():
+        raise InputError(f"{path}: not a directory or a regular file",
+                         hint="Pass the inductor cache dir, its dynamo/ dir or a .pkl")
     files: list[Path] = []
-    for directory in candidates:
+    for directory in (path / "dynamo", path):
         if directory.is_dir():
-            files = sorted(p for p in directory.glob("code_state_*.pkl") if p.is_file())
+            files = _pgo_files_in(directory)
             if files:
                 break
     if not files:
@@ -68,6 +93,17 @@ def find_pgo_files(path: Path, job_id: str | None = None) -> list[Path]:
             raise InputError(f"{path}: no PGO state for job {job_id!r}", hint=f"Jobs found: {jobs}")
         files = chosen
     return files
+
+
+def _pgo_files_in(directory: Path) -> list[Path]:
+    """The ``code_state_*.pkl`` files in ``directory``; one that cannot be listed is an error
+    (``Path.glob`` found nothing there, and the user was told to set TORCH_COMPILE_JOB_ID)."""
+    try:
+        with os.scandir(directory) as entries:
+            names = [e.name for e in entries if fnmatch.fnmatchcase(e.name, "code_state_*.pkl")]
+    except OSError as e:
+        raise InputError(f"{directory}: cannot list this directory: {e.strerror or e}") from None
+    return sorted(p for p in (directory / name for name in names) if p.is_file())
 
 
 def read_pgo_files(files: Iterable[Path], state: PgoState | None = None) -> PgoState:
@@ -90,7 +126,9 @@ def _read_one(path: Path, state: PgoState, jobs: set[str]) -> None:
         data = path.read_bytes()
         frames = loads_state(data)
     except Exception as e:  # the one guard around one untrusted file: skip it, keep the rest
-        text = str(e) if isinstance(e, (OSError, ValueError, pickle.UnpicklingError)) else ""
+        # an OSError's str() repeats the path the line already names: its reason alone
+        text = (e.strerror or str(e)) if isinstance(e, OSError) else \
+            str(e) if isinstance(e, (ValueError, pickle.UnpicklingError)) else ""
         text = clip(text)
         state.skipped.append((str(path), text or f"not PGO state ({type(e).__name__})"))
         return

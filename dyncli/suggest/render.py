@@ -44,27 +44,32 @@ def _toml(s: AllowList) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _environ_lines(s: AllowList) -> list[str]:
-    """``os.environ`` lines for the unbacked and static lists, run before torch is imported.
+def _environ_lines(s: AllowList, unreached: list[str]) -> list[str]:
+    """``os.environ`` lines for the lists, run before torch is imported.
 
     torch reads ``TORCH_COMPILE_*`` once, as the default of its config; a default (unlike a
     ``torch.compiler.config.X = …`` override, which is thread-local) holds on every thread.
+    The dynamic list holds only ``unreached``: the sources no ``maybe_mark_dynamic`` call
+    reaches (ints, attributes, graph-break resume frames); the marks below do the rest.
     """
-    others = [sl for sl in s.emitted if sl.name != "dynamic" and sl.entries]
-    if not others:
+    lists = [(ENV_VAR, ",".join(unreached))] if unreached else []
+    lists += [(sl.env_var, sl.value) for sl in s.emitted if sl.name != "dynamic" and sl.entries]
+    if not lists:
         return []
     lines = ["import os", "",
              "# Before torch is imported: torch reads these once, as defaults every thread sees."]
-    lines += [f"os.environ[{sl.env_var!r}] = {sl.value!r}" for sl in others]
+    if unreached:
+        lines.append("# (sources mark_dynamic cannot reach: ints, attributes, graph-break resume frames)")
+    lines += [f"os.environ[{py_str(var)}] = {py_str(value)}" for var, value in lists]
     return [*lines, ""]
 
 
 def _python(s: AllowList) -> str:
-    lines = [*_environ_lines(s), "import torch", ""]
+    # Round 26: the unreached sources were a `torch.compiler.config.dynamic_sources = …` line,
+    # a thread-local override: a thread that compiled did not see it.
     rest = [e for src in s.sources if src.local is None for e in src.entries]
-    if rest:
-        lines += ["# Sources mark_dynamic cannot reach (ints, attributes, graph-break resume frames):",
-                  f"torch.compiler.config.dynamic_sources = {py_str(','.join(rest))}", ""]
+    environ = _environ_lines(s, rest)
+    lines = [*environ, "import torch", ""]
     seen: dict[tuple[str, int, str], list[str]] = {}
     for src in s.sources:
         if src.local is None:
@@ -79,7 +84,7 @@ def _python(s: AllowList) -> str:
         for frame in src.frames:
             if not frame.function.startswith("torch_dynamo_resume_in_"):
                 seen.setdefault((frame.file, frame.line, frame.function), []).extend(calls)
-    if not rest and not seen and not _environ_lines(s):
+    if not seen and not environ:
         lines.append("# nothing to mark dynamic")
     for (file, line, function), calls in seen.items():
         lines.append(py_comment(f"{file}:{line} {function}: before calling it, on the tensors passed in"))

@@ -82,6 +82,6 @@ def from_text(where: str, text: str) -> list[Fix]:
 
 def from_python_form(where: str, text: str) -> list[Fix]:
     """``dyncli suggest -f python``: the whole text is one fix (runner reads its blocks)."""
-    if "mark_dynamic" not in text and "config" not in text:
+    if "mark_dynamic" not in text and "os.environ[" not in text:
         return []
     return [Fix(where, "python", text, python=text)]

@@ -32,7 +32,7 @@ def test_formats_and_quiet(runner: CliRunner) -> None:
     assert (shell.exit_code, shell.stdout, shell.stderr) == (
         0, "export TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n']\"\n", "")
     python = runner.invoke(app, [*args, "-f", "python"], env=ENV)
-    assert "torch.compiler.config.dynamic_sources = \"L['n']\"" in python.stdout
+    assert "os.environ['TORCH_COMPILE_DYNAMIC_SOURCES'] = \"L['n']\"" in python.stdout
     doc = json.loads(runner.invoke(app, [*args, "--format", "json"], env=ENV).stdout)
     assert doc["env"] == "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['n']\"" and doc["schema_version"] == 1
     bad = runner.invoke(app, [*args, "--format", "yaml"], env=ENV)
@@ -143,6 +143,20 @@ def test_list_jobs_of_a_pgo_dir(runner: CliRunner) -> None:
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["jobs"] == [{"job": "ranks", "ranks": [0, 1]}]
+
+
+def test_list_jobs_without_pgo_dir_reads_torchs_own_directory(runner: CliRunner,
+                                                              tmp_path: Path) -> None:
+    """Round 26: `dyncli suggest` read torch's own cache dir, but `dyncli suggest --list-jobs`
+    said it needed --pgo-dir or --redis (exit 2)."""
+    cache = tmp_path / "cache"
+    shutil.copytree(DATA / "ranks" / "dynamo", cache / "dynamo")
+    env = {**ENV, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
+    result = runner.invoke(app, ["suggest", "--list-jobs"], env=env)
+    assert (result.exit_code, result.stdout) == (0, "ranks\tranks 0, 1\n"), result.stderr
+    absent = runner.invoke(app, ["suggest", "--list-jobs"],
+                           env={**ENV, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "absent")})
+    assert absent.exit_code == 2 and "does not exist" in absent.stderr
 
 
 def test_job_id_needs_a_place_to_read(runner: CliRunner) -> None:

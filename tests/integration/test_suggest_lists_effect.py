@@ -114,3 +114,42 @@ def test_python_form_holds_on_a_second_thread(tmp_path: Path) -> None:
                           check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert int(proc.stdout.strip().splitlines()[-1]) == 1, code
+
+
+INT_ON_A_THREAD = '''
+import threading
+
+from torch._dynamo.utils import counters
+
+
+def scale(x, n):
+    return x * n
+
+
+compiled = torch.compile(scale, backend="eager")
+worker = threading.Thread(target=lambda: [compiled(torch.randn(3), n) for n in (2, 3, 4)])
+worker.start()
+worker.join()
+print(int(counters["stats"]["unique_graphs"]))
+'''
+
+
+@pytest.mark.slow
+def test_python_form_dynamic_list_holds_on_a_second_thread(tmp_path: Path) -> None:
+    """Round 26: the sources mark_dynamic cannot reach (an int, here) were written as a
+    ``torch.compiler.config.dynamic_sources = …`` override, which is thread-local: a thread
+    that compiled did not see it (2 graphs for n = 2, 3, 4, as with no fix). Now they are set in
+    the environment before torch is imported, as the other lists are: 1 graph."""
+    from dyncli.suggest.render import render_fix
+
+    data = Path(__file__).resolve().parents[1] / "data" / "pgo" / "intarg"
+    code = render_fix(run(pgo_dir=data), "python")
+    assert "torch.compiler.config.dynamic_sources" not in code, code
+    prog = tmp_path / "prog.py"
+    prog.write_text(code + INT_ON_A_THREAD)
+    env = {k: v for k, v in os.environ.items() if k not in LISTS}
+    env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert int(proc.stdout.strip().splitlines()[-1]) == 1, code

@@ -146,7 +146,7 @@ def test_one_source_in_frames_of_different_static_sizes() -> None:
     assert result.value == "L['x']:0,L['z']"  # z: its rank differs between frames
     by_source = {s.source: s for s in result.sources}
     assert by_source["L['z']"].kind == "tensor" and by_source["L['z']"].local is None
-    assert "torch.compiler.config.dynamic_sources = \"L['z']\"" in render_fix(result, "python")
+    assert "os.environ['TORCH_COMPILE_DYNAMIC_SOURCES'] = \"L['z']\"" in render_fix(result, "python")
 
 
 def _state(names: dict[str, object]) -> PgoState:
@@ -193,11 +193,15 @@ def test_maybe_mark_dynamic_for_every_dim() -> None:
     assert "torch._dynamo.mark_dynamic(" not in mlp
 
 
-def test_python_format_puts_unreachable_sources_in_the_config() -> None:
+def test_python_format_puts_unreachable_sources_in_the_environment() -> None:
+    """Round 26: not a `torch.compiler.config.dynamic_sources = …` override, which is
+    thread-local; set before `import torch`, the default holds on every thread."""
     text = render_fix(_from("graphbreak"), "python")
     assert "torch._dynamo.maybe_mark_dynamic(x, 0)" in text
-    assert "torch.compiler.config.dynamic_sources = \"L['y']:0\"" in text
-    assert "torch.compiler.config.dynamic_sources = \"L['n']\"" in render_fix(_from("intarg"), "python")
+    assert "os.environ['TORCH_COMPILE_DYNAMIC_SOURCES'] = \"L['y']:0\"" in text
+    assert text.index("os.environ[") < text.index("import torch")
+    assert "torch.compiler.config" not in text
+    assert "os.environ['TORCH_COMPILE_DYNAMIC_SOURCES'] = \"L['n']\"" in render_fix(_from("intarg"), "python")
     hf = render_fix(_from("hf"), "python")
     assert "torch._dynamo.maybe_mark_dynamic(kwargs['input_ids'], [0, 1])" in hf
     compile(text, "<suggest>", "exec")

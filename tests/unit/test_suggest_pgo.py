@@ -133,6 +133,20 @@ def test_job_of_handles_underscores() -> None:
     assert job_of("code_state_my_job_None_.pkl") == "my_job"
     assert job_of("code_state_train_3_.pkl") == "train"
     assert job_of("code_state_train_0_v2.pkl") == "train"
+    # Round 26: a TORCH_COMPILE_CACHE_KEY_TAG with "_" (real torch 2.15: tag my_tag, job tj)
+    # made the job "tj_None", so --list-jobs printed a job --job-id did not find
+    assert job_of("code_state_tj_None_my_tag.pkl") == "tj"
+    assert job_of("code_state_run_2024_a_0_my_tag.pkl") == "run_2024_a"
+    assert job_of("code_state_train_2024_run_0_.pkl") == "train_2024_run"
+
+
+def test_list_jobs_with_a_tag_holding_underscores(tmp_path: Path) -> None:
+    from dyncli.suggest.joblist import jobs_in_dir
+
+    for name in ("code_state_tj_None_my_tag.pkl", "code_state_tj_1_my_tag.pkl",
+                 "code_state_a_b_0_.pkl"):
+        (tmp_path / name).write_bytes(b"")
+    assert jobs_in_dir(tmp_path) == {"a_b": [0], "tj": [1, None]}
 
 
 def test_missing_or_empty_dir(tmp_path: Path) -> None:
@@ -141,6 +155,41 @@ def test_missing_or_empty_dir(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"no code_state_\*\.pkl") as err:
         find_pgo_files(tmp_path)
     assert "TORCH_COMPILE_JOB_ID" in (err.value.hint or "")
+
+
+def test_unreadable_dir_or_file_is_said_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 26: a dynamo/ dir the user may not list read as 'no code_state_*.pkl files' with
+    the hint to set TORCH_COMPILE_JOB_ID (the files were there); an unreadable file's reason
+    repeated its path ('FILE: [Errno 13] Permission denied: 'FILE''); a device or FIFO given
+    as --pgo-dir was 'no code_state_*.pkl files here or in /dev/zero/dynamo'. Simulated:
+    root reads any file, so chmod proves nothing under CI's root."""
+    dyn = tmp_path / "dynamo"
+    dyn.mkdir()
+    (dyn / "code_state_j_None_.pkl").write_bytes(b"")
+    real_scandir = os.scandir
+
+    def refuse(path: object = ".") -> object:
+        if Path(str(path)) == dyn:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    with pytest.raises(InputError) as err:
+        find_pgo_files(tmp_path)
+    assert str(err.value) == f"{dyn}: cannot list this directory: Permission denied"
+    assert "TORCH_COMPILE_JOB_ID" not in (err.value.hint or "")
+    monkeypatch.setattr(os, "scandir", real_scandir)
+
+    file = dyn / "code_state_j_None_.pkl"
+
+    def denied(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    state = read_pgo_files([file])
+    assert state.skipped == [(str(file), "Permission denied")]
+    with pytest.raises(InputError, match=r"^/dev/null: not a directory or a regular file$"):
+        find_pgo_files(Path("/dev/null"))
 
 
 # ---------------------------------------------------------------- hostile input
