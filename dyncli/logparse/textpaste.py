@@ -474,6 +474,19 @@ def is_table_row(line: bytes) -> bool:
     return body[:1] == b"|" and body[-1:] == b"|" and body.count(b"|") >= 3
 
 
+# A markdown table's delimiter row (GFM: "--- | :---: |", its outer pipes optional): the rows
+# under it are the table's, a leading pipe or none ("name | value |"), up to a blank line. A
+# line of dashes with no pipe is a heading's underline or a rule, no table's
+_TABLE_DELIMITER_RE = re.compile(rb"[ \t]{0,3}\|?[ \t]{0,20}:?-{1,200}:?[ \t]{0,20}"
+                                 rb"(?:\|[ \t]{0,20}:?-{1,200}:?[ \t]{0,20}){0,64}\|?[ \t]{0,20}")
+
+
+def is_table_delimiter(line: bytes) -> bool:
+    """A markdown table's delimiter row (``---- | ----``), which makes the line above its
+    header and the lines below its rows."""
+    return b"|" in line and b"-" in line and _TABLE_DELIMITER_RE.fullmatch(line.rstrip(b"\r\n")) is not None
+
+
 def prose_code(line: bytes, carried: bool) -> int | None:
     """Where ``line``, outside a fence, begins to quote in prose's code: 0 where it begins
     inside an inline code span an earlier line of its paragraph opened (``carried``) or is a
