@@ -476,15 +476,19 @@ def is_table_row(line: bytes) -> bool:
 
 # A markdown table's delimiter row (GFM: "--- | :---: |", its outer pipes optional): the rows
 # under it are the table's, a leading pipe or none ("name | value |"), up to a blank line. A
-# line of dashes with no pipe is a heading's underline or a rule, no table's
-_TABLE_DELIMITER_RE = re.compile(rb"[ \t]{0,3}\|?[ \t]{0,20}:?-{1,200}:?[ \t]{0,20}"
-                                 rb"(?:\|[ \t]{0,20}:?-{1,200}:?[ \t]{0,20}){0,64}\|?[ \t]{0,20}")
+# line of dashes with no pipe is a heading's underline or a rule, no table's. Each cell between
+# the pipes is dashes with a colon at either end for its alignment
+_DELIMITER_CELL_RE = re.compile(rb":?-+:?")
 
 
 def is_table_delimiter(line: bytes) -> bool:
     """A markdown table's delimiter row (``---- | ----``), which makes the line above its
     header and the lines below its rows."""
-    return b"|" in line and b"-" in line and _TABLE_DELIMITER_RE.fullmatch(line.rstrip(b"\r\n")) is not None
+    body = line.strip()
+    if b"|" not in body or body[:1] not in (b"|", b"-", b":") or len(body) > 4000:
+        return False
+    cells = body.removeprefix(b"|").removesuffix(b"|").split(b"|")
+    return all(_DELIMITER_CELL_RE.fullmatch(c.strip(b" \t")) is not None for c in cells)
 
 
 def prose_code(line: bytes, carried: bool) -> int | None:
