@@ -1165,11 +1165,35 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
 # them after the words ("torch.* op returned non-Tensor int call_function <function …>").
 # SageAttention#92's fix kept device_count() out of the compiled attention. A target that is no
 # Python function (a builtin such as operator.getitem, transformers#34604) names no call to
-# move. Applied: tests/integration/test_non_tensor_fix.py (2 graphs -> 1 on 2.15).
+# move. The target is the function's repr, which writes its __qualname__ alone, never its module
+# (<function device_count …> is torch.cuda's, torch.xpu's, torch.mps' …): the call as the user
+# wrote it (torch.cuda.device_count()) is only in the break's user frame, where the log shows
+# that line; elsewhere the fix says in words what the log leaves out. Applied:
+# tests/integration/test_non_tensor_fix.py (2 graphs -> 1 on 2.15).
 _NON_TENSOR = "torch.* op returned non-Tensor"
 _NON_TENSOR_RE = re.compile(r"(?:example_value type: (?P<t1>[\w.]{1,100}); op: call_function; "
                             r"target: |returned non-Tensor (?P<t2>[\w.]{1,100}) call_function )"
                             r"<function (?P<fn>[A-Za-z_]\w{0,200}) at 0x")
+# the names before a call on the break's line ("torch.cuda." in "n = torch.cuda.device_count()")
+_QUALIFIER_RE = re.compile(r"(?<![\w.])(?P<q>(?:[A-Za-z_]\w{0,100}\.){0,8})(?P<fn>[A-Za-z_]\w{0,200})\(")
+_CALL_LINE_MAX = 2000  # a source line longer than this is no line of a program's stack
+
+
+def _call_on_line(code: str, fn: str) -> str:
+    """The call of ``fn`` as the break's source line writes it, module and arguments, as
+    "torch.cuda.device_count()"; "" where the line (as the log shows it) does not call ``fn`` or
+    its arguments run past the line."""
+    code = code[:_CALL_LINE_MAX]
+    for m in _QUALIFIER_RE.finditer(code):
+        if m["fn"] != fn:
+            continue
+        depth = 0
+        for i in range(m.end() - 1, len(code)):
+            depth += {"(": 1, ")": -1}.get(code[i], 0)
+            if depth == 0:
+                return code[m.start():i + 1]
+        return ""
+    return ""
 
 
 def _non_tensor_fix(b: GraphBreakReport) -> str:
@@ -1182,9 +1206,15 @@ def _non_tensor_fix(b: GraphBreakReport) -> str:
     if m is None:
         return ""
     fn, typ = m["fn"], m["t1"] or m["t2"]
-    return (f"call {fn}() once outside the compiled function and pass its value in (or keep it "
-            f"in a variable set before compiling): dynamo puts torch's {fn} in the graph, which "
-            f"cannot hold the {typ} it returns (torch's explanation; torch gives no hint)")
+    why = (f"dynamo puts torch's {fn} in the graph, which cannot hold the {typ} it returns "
+           f"(torch's explanation; torch gives no hint)")
+    keep = "pass its value in (or keep it in a variable set before compiling)"
+    if call := _call_on_line(b.code, fn):
+        return f"call {call} once outside the compiled function and {keep}: {why}"
+    return (f"call torch's {fn} once outside the compiled function, as your code calls it, and "
+            f"{keep}: {why}. The log names the function alone, not the module your code reaches "
+            f"it through nor its arguments: torch's record writes <function {fn} at 0x…>, and "
+            f"the log does not show the line that calls it")
 
 
 # torch's hint for a C type's slot (2.15's variables/user_defined.py: "Use

@@ -34,11 +34,19 @@ from dyncli.logparse.textautograd import KEPT_SIZES
 KEPT = 2000  # misses kept per input (a capture each: a run with more says the same)
 _FORWARD_NODE = "CompiledFunctionBackward"  # the backward of a graph torch.compile made
 
-DYNAMIC_FIX = ("compile with dynamic=True: torch.compile(fn, dynamic=True), where fn runs the "
-               "backward under torch._dynamo.config.compiled_autograd = True (compiled "
-               "autograd takes torch.compile's dynamic: with None it captures static sizes "
-               "first and marks a size dynamic only after it changed; torch 2.7, 2.11 and 2.15 "
-               "read). It makes the forward's sizes dynamic from its first compile too. Under "
+# torch reads torch._dynamo.config.compiled_autograd once, when torch.compile(fn, …) builds its
+# OptimizeContext (_dynamo/eval_frame.py, 2.4-2.15: "if config.compiled_autograd:" in __init__),
+# and turns compiled autograd on for each call of the compiled fn (its enter_exit_hooks): the
+# flag set after torch.compile changes nothing, and a backward run after fn returns is not
+# captured (tests/integration/test_compiled_autograd_fix.py runs both)
+DYNAMIC_FIX = ("compile with dynamic=True: torch.compile(fn, dynamic=True), with "
+               "torch._dynamo.config.compiled_autograd = True set before that torch.compile "
+               "call (torch reads the flag when torch.compile is called, not when the backward "
+               "runs) and fn running the backward (compiled autograd is on while the compiled fn "
+               "runs). Compiled autograd takes torch.compile's dynamic: with None it captures "
+               "static sizes first and marks a size dynamic only after it changed (torch 2.7, "
+               "2.11 and 2.15 read). It makes the forward's sizes dynamic from its first compile "
+               "too. Under "
                "torch._dynamo.compiled_autograd._enable(compiler_fn) its dynamic=True is the "
                "default (2.11 and 2.15; 2.7's is False)")
 # the same miss as torch 2.4-2.6 log it, a line per size: that compiled autograd takes no dynamic

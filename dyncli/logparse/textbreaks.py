@@ -138,8 +138,9 @@ def _limit_exceeded(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 # a strict export turn every graph break into this exception, and the program stopped on it
 RAISED_UNSUPPORTED = "torch._dynamo.exc.Unsupported: "
 # torch 2.1-2.6's UserError for a Python branch on a tensor's value where no graph break may be
-# (fullgraph=True, export: symbolic_convert.generic_jump, 2.1.0 and 2.5.1 read), read as that
-# break (textforeign_messages) and given the branch's fix (diagnose.advice)
+# (fullgraph=True, export, a function dynamo inlines: symbolic_convert.generic_jump, 2.1.0 and
+# 2.6.0 read; 2.7 replaced it by "Data-dependent branching"), read as that break, raised
+# (textforeign_messages says why), and given the branch's fix (diagnose.advice)
 CONTROL_FLOW = "Dynamic control flow is not supported at the moment."
 
 

@@ -34,6 +34,7 @@ from dyncli.logparse.textforeign_readers import _NO_EVENTS, ForeignReaders
 from dyncli.logparse.textkinds import MAX_RECORD_LINES, TRACE_KIND
 from dyncli.logparse.textpaste import (
     is_fence,
+    is_table_delimiter,
     is_table_row,
     leaves_span_open,
     normalize,
@@ -67,9 +68,12 @@ _PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}|[a-z_]{1,20}=[\w.:-]{1,64})"
 _WRAPPER_TAG_RE = re.compile(
     rb"^(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[?[^\]\s\[]{1,200}:\d{1,9}\](?: |$)"
-    rb"|^[A-Za-z0-9][\w.-]{0,63} {1,24}\| "
     rb"|^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)"
     rb"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z(?: |$)")
+# docker compose's "service  | " (its name padded to the longest service's): the same form as a
+# markdown table's row without its outer pipes ("setting   | result |"), taken off only outside
+# a table (ForeignLines._in_table)
+_COMPOSE_TAG_RE = re.compile(rb"^[A-Za-z0-9][\w.-]{0,63} {1,24}\| ")
 # Ray's log deduplication after a line that other workers printed too: " [repeated 23x across
 # cluster]" (vllm-ascend#4948)
 _RAY_REPEATED_RE = re.compile(rb" \[repeated \d{1,9}x across cluster\]\s{0,4}$")
@@ -99,6 +103,9 @@ class ForeignLines(ForeignReaders):
     _fence = False
     _marks_at = -1
     _span_to = -2
+    # inside a markdown table (a delimiter row seen, outside a fence): its rows are prose, and
+    # what docker compose's stamp would match in them is a cell
+    _table = False
 
     def _pending_done(self) -> list[ev.Event]:
         """The events of the pending message with the lines collected under it."""
@@ -126,15 +133,27 @@ class ForeignLines(ForeignReaders):
         is, and open nothing."""
         if not is_fence(raw):
             return False
-        self._fence, self._marks_at = not self._fence, lineno
+        self._fence, self._marks_at, self._table = not self._fence, lineno, False
         return True
+
+    def _in_table(self, raw: bytes) -> bool:
+        """Whether ``raw``, outside a fence, is a markdown table's row or its delimiter row
+        (``is_table_delimiter``); a blank line or one without a pipe ends the table (GFM's
+        ends at a blank line only, but a pasted table's rows have their pipes, and a
+        traceback after a program's printed table must stay the traceback)."""
+        if is_table_delimiter(raw):
+            self._table = True
+        elif self._table and b"|" not in raw:
+            self._table = False
+        return self._table
 
     def _pasted(self, raw: bytes, lineno: int) -> bytes | None:
         """The glog line a pasted line stands for (``textpaste.normalize``), counted by what
         was done to find it; None for a line with no torch record in it, or one that quotes
         it in prose (inside an inline code span opened above, in a table's cell)."""
         if not self._fence_marks(raw, lineno) and not self._fence and (
-                (self._span_to == lineno - 1 and prose_code(raw, True) == 0) or is_table_row(raw)):
+                self._in_table(raw) or is_table_row(raw)
+                or (self._span_to == lineno - 1 and prose_code(raw, True) == 0)):
             return None
         found = normalize(raw)
         if found is None:
@@ -155,7 +174,8 @@ class ForeignLines(ForeignReaders):
             # journald, a container's log): the program's traceback behind it is read
             raw = raw[stamp.end():]
         for _ in range(3):  # a serving stack's or a container's stamps on the line (nested)
-            if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None:
+            if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None and (
+                    self._table or (wrapped := _COMPOSE_TAG_RE.match(raw)) is None):
                 break
             raw = raw[wrapped.end():]
             if raw.rstrip()[-8:] == b"cluster]" and (ray := _RAY_REPEATED_RE.search(raw)) is not None:
@@ -184,7 +204,7 @@ class ForeignLines(ForeignReaders):
         carried = self._span_to == lineno - 1 and not self._fence
         marks = self._marks_at == lineno
         prose = not self._fence and not marks
-        self._code_at = prose_code(raw, carried) if prose else None
+        self._code_at = (0 if self._table else prose_code(raw, carried)) if prose else None
         unread = self.stats.unrecognized
         out = self._read_foreign(raw, lineno, key)
         if prose and self.stats.unrecognized > unread and leaves_span_open(raw, carried):

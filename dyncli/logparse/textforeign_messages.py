@@ -37,7 +37,12 @@ _UNSUPPORTED_RE = re.compile(rb"^(?P<exc>(?: {1,4})?torch\._dynamo\.exc\.)?Unsup
                              rb"(?P<msg>\S.{0,4000})$")
 # torch 2.1-2.6's UserError for a Python branch on a tensor's value (textbreaks.CONTROL_FLOW),
 # with dynamo's "from user code:" stack after it (unsloth#2307, #2204): read as that break,
-# raised where its class is named
+# raised, its class named or not. Dynamo never writes the sentence at a line's start: where it
+# catches the error itself (a UserError is an Unsupported), the break's record has it after
+# "Graph break: " (2.1, 2.2), in a traceback's last line with its class (2.3-2.5's exc_info, a
+# soft-failed frame's "WON'T CONVERT … due to:" in every release) or after "Reason:
+# Unsupported: " (2.6); the sentence alone is the exception's text as the code that caught it
+# printed it (print(e), a UI's error box), so the exception left torch.compile: raised
 _CONTROL_FLOW = breaks.CONTROL_FLOW.encode()
 _CONTROL_FLOW_RE = re.compile(rb"^(?P<exc>(?:torch\._dynamo\.exc\.)?UserError: )?"
                               + re.escape(_CONTROL_FLOW) + rb".{0,4000}$")
@@ -105,9 +110,8 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
         head = breaks.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
         return breaks.unsupported_break, head + m["msg"].decode("utf-8", "replace")
     if _CONTROL_FLOW in line[:120] and (m := _CONTROL_FLOW_RE.match(line)) is not None:
-        head = breaks.RAISED_UNSUPPORTED if m["exc"] else "Unsupported: "
-        return breaks.unsupported_break, head + line[len(m["exc"] or b""):].decode(
-            "utf-8", "replace")
+        return breaks.unsupported_break, breaks.RAISED_UNSUPPORTED + line[
+            len(m["exc"] or b""):].decode("utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return recompiles.recompiling, m["msg"].decode("utf-8", "replace")
     if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \

@@ -474,6 +474,23 @@ def is_table_row(line: bytes) -> bool:
     return body[:1] == b"|" and body[-1:] == b"|" and body.count(b"|") >= 3
 
 
+# A markdown table's delimiter row (GFM: "--- | :---: |", its outer pipes optional): the rows
+# under it are the table's, a leading pipe or none ("name | value |"), up to a blank line. A
+# line of dashes with no pipe is a heading's underline or a rule, no table's. Each cell between
+# the pipes is dashes with a colon at either end for its alignment
+_DELIMITER_CELL_RE = re.compile(rb":?-+:?")
+
+
+def is_table_delimiter(line: bytes) -> bool:
+    """A markdown table's delimiter row (``---- | ----``), which makes the line above its
+    header and the lines below its rows."""
+    body = line.strip()
+    if b"|" not in body or body[:1] not in (b"|", b"-", b":") or len(body) > 4000:
+        return False
+    cells = body.removeprefix(b"|").removesuffix(b"|").split(b"|")
+    return all(_DELIMITER_CELL_RE.fullmatch(c.strip(b" \t")) is not None for c in cells)
+
+
 def prose_code(line: bytes, carried: bool) -> int | None:
     """Where ``line``, outside a fence, begins to quote in prose's code: 0 where it begins
     inside an inline code span an earlier line of its paragraph opened (``carried``) or is a

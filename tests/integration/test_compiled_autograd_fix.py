@@ -41,6 +41,49 @@ print("captures", counters["compiled_autograd"]["captures"])
 """
 
 
+# Round 26: torch reads torch._dynamo.config.compiled_autograd when torch.compile is called and
+# turns compiled autograd on while the compiled fn runs (_dynamo/eval_frame.py's OptimizeContext):
+# the flag set after torch.compile, or the backward run after fn returned, captures nothing, as
+# DYNAMIC_FIX says
+LATE = """
+import torch
+from torch._dynamo.utils import counters
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+
+def train_step(x):
+    loss = model(x).sum()
+    {inside}
+    return loss
+
+{before}
+step = torch.compile(train_step, backend="aot_eager", dynamic=True)
+{after}
+for batch in (4, 8, 8, 12):
+    model.zero_grad()
+    loss = step(torch.randn(batch, 8))
+    {outside}
+print("captures", counters["compiled_autograd"]["captures"])
+"""
+_FLAG = "torch._dynamo.config.compiled_autograd = True"
+
+
+def test_the_flag_is_read_when_torch_compile_is_called_and_the_backward_runs_in_fn(
+        tmp_path: Path) -> None:
+    back = "loss.backward()"
+    ran = run_variants({
+        "as printed": LATE.format(inside=back, before=_FLAG, after="", outside=""),
+        "flag after compile": LATE.format(inside=back, before="", after=_FLAG, outside=""),
+        "backward outside": LATE.format(inside="", before=_FLAG, after="", outside=back),
+    }, tmp_path)
+    assert not any(v.raised for v in ran.values()), {k: v.stdout for k, v in ran.items()}
+    assert ran["as printed"].stdout.split() == ["captures", "1"]
+    assert ran["flag after compile"].stdout.split() == ["captures", "0"]
+    assert ran["backward outside"].stdout.split() == ["captures", "0"]
+    assert "set before that torch.compile call" in DYNAMIC_FIX
+    assert "fn running the backward" in DYNAMIC_FIX
+
+
 def test_the_backward_recompiles_and_their_fixes(tmp_path: Path) -> None:
     ran = run_variants({
         "run": PROGRAM.format(setup="", kwargs=""),

@@ -180,3 +180,14 @@ def test_a_trace_reads_a_capture_s_own_reason_at_the_end_of_a_long_list(tmp_path
     diag = diagnose_traces([tmp_path])
     assert [(x.capture, x.reason) for x in diag.autograd_misses] == [
         ("!0", "node"), ("!1", "node"), ("!2", "shapes")]
+
+
+def test_the_dynamic_fix_says_when_torch_reads_the_flag() -> None:
+    """Round 26: torch reads torch._dynamo.config.compiled_autograd when torch.compile(fn) is
+    called (_dynamo/eval_frame.py's OptimizeContext.__init__, 2.4-2.15) and turns compiled
+    autograd on while the compiled fn runs; the fix said "where fn runs the backward under
+    compiled_autograd = True", as if the flag were read at the backward (applied both ways:
+    tests/integration/test_compiled_autograd_fix.py)."""
+    assert "set before that torch.compile call" in DYNAMIC_FIX
+    assert "not when the backward runs" in DYNAMIC_FIX and "fn running the backward" in DYNAMIC_FIX
+    assert "runs the backward under" not in DYNAMIC_FIX

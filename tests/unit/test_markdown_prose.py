@@ -58,6 +58,12 @@ FORMS: dict[str, Callable[[bytes], bytes]] = {
     "carried-margin": lambda t: b"torch warned (`a.py:1:`, `\n" + t + b"`), then\nstopped.\n",
     "table-code": lambda t: b"| kind | text |\n| --- | --- |\n| x | `" + t + b"` |\n",
     "table": lambda t: b"| kind | text |\n| --- | --- |\n| x | " + t.replace(b"|", b"\\|") + b" |\n",
+    # (round 26) a table without its outer pipes, its first cell padded as docker compose pads
+    # its service's name ("x      | "): read as that stamp before the cell before round 26
+    "table-bare": lambda t: (b"kind   | text |\n------ | ---- |\nx      | "
+                             + t.replace(b"|", b"\\|") + b" |\n"),
+    "table-bare-open": lambda t: (b"kind   | text\n------ | ----\nx      | "
+                                  + t.replace(b"|", b"\\|") + b"\n"),
 }
 
 
@@ -210,3 +216,19 @@ def test_a_log_line_after_a_program_line_with_one_backtick_is_read() -> None:
         assert stats.records == 2 and stats.unrecognized == 1, (program, stats)
         assert len([e for e in events if type(e).__name__ == "Recompile"]) == 2
     assert not _read(b"I don't see `don't\n" + lines[0] + b"` in the log.\n")
+
+
+def test_docker_composes_stamp_is_taken_off_outside_a_table() -> None:
+    """Round 26: docker compose's "service  | " is a markdown row's form without its outer
+    pipes; under a table's delimiter row it is a cell (above), elsewhere the stamp: before a
+    table, after its blank line, and after a program's printed table whose next line has no
+    pipe (a traceback that follows it at once is the traceback)."""
+    stamped = b"".join(b"server-1   | " + line + b"\n"
+                       for line in (_TB + b"RuntimeError: boom\n").splitlines())
+    table = b"kind   | text |\n------ | ---- |\nx      | y |\n"
+    crash = _all(stamped)
+    assert crash[1][0] == 1, crash
+    for text in (stamped + b"\n" + table, table + b"\n" + stamped):
+        assert _all(text)[1][0] == 1, text
+    printed = b"name | ms\n---- | --\na    | 1\n"  # a benchmark's table, then its crash
+    assert _all(printed + _TB + b"RuntimeError: boom\n")[1][0] == 1

@@ -54,8 +54,10 @@ def test_a_recorded_break_names_the_function_from_torchs_debug_context(tmp_path:
     log = tmp_path / "nt.log"
     log.write_bytes(b"".join(_PRE + t + b"\n" for t in _RECORD))
     fix = _fix(log)
-    assert fix.startswith("call device_count() once outside the compiled function and pass "
-                          "its value in"), fix
+    # (round 26: the call as the break's line writes it, its module with it; torch's target
+    # is the function's repr, device_count alone, which no program can call as printed)
+    assert fix.startswith("call torch.cuda.device_count() once outside the compiled function "
+                          "and pass its value in"), fix
     assert "cannot hold the int it returns" in fix and "torch gives no hint" in fix
 
 
@@ -66,8 +68,11 @@ def test_the_pasted_breaks_name_their_function() -> None:
                           ("comfyui-10114", "device_count", "int"),
                           ("sglang-10062", "get_device_name", "str")):
         fix = _fix(PASTED / f"{name}.log")
-        assert fix.startswith(f"call {fn}() once outside"), (name, fix)
+        # (none shows the line that calls it: the module is said to be unknown, no call printed)
+        assert fix.startswith(f"call torch's {fn} once outside the compiled function, as your "
+                              "code calls it"), (name, fix)
         assert f"the {typ} it returns" in fix, (name, fix)
+        assert f"{fn}()" not in fix and "not the module your code reaches it through" in fix
 
 
 def test_the_words_of_2_1_to_2_6_name_it_too_and_a_builtin_or_class_names_none(
@@ -79,7 +84,7 @@ def test_the_words_of_2_1_to_2_6_name_it_too_and_a_builtin_or_class_names_none(
     # (_SDPAParams), neither a call that moving out would name
     cases = {
         "function": (b"torch.* op returned non-Tensor int call_function "
-                     b"<function device_count at 0x7f0000000000>", "call device_count() once"),
+                     b"<function device_count at 0x7f0000000000>", "call torch's device_count once"),
         "builtin": (b"torch.* op returned non-Tensor device call_function "
                     b"<built-in function getitem>", GENERAL),
         "class": (b"torch.* op returned non-Tensor _SDPAParams call_function "
@@ -89,5 +94,30 @@ def test_the_words_of_2_1_to_2_6_name_it_too_and_a_builtin_or_class_names_none(
         log = tmp_path / f"{name}.log"
         log.write_bytes(b"torch._dynamo.exc.Unsupported: " + words + b"\n\nfrom user code:\n"
                         b'   File "/tmp/m.py", line 9, in forward\n    x = g(x)\n')
+        fix = _fix(log)
+        assert fix.startswith(said), (name, fix)
+
+
+def test_the_call_is_taken_from_the_breaks_line_as_written(tmp_path: Path) -> None:
+    """Round 26: the line that calls the function gives the call to print, with its module and
+    its arguments (a paste of torch 2.1-2.6's words, whose stack is dynamo's "from user code:");
+    a line that calls something else, or whose call runs on past it, gives none."""
+    cases = {
+        "qualified": ("    name = torch.cuda.get_device_name(0)", "get_device_name",
+                      "call torch.cuda.get_device_name(0) once"),
+        "imported": ("    if is_fx_tracing():", "is_fx_tracing", "call is_fx_tracing() once"),
+        "nested": ("    n = max(1, torch.cuda.device_count()) * 2", "device_count",
+                   "call torch.cuda.device_count() once"),
+        "other call": ("    x = g(x)", "device_count", "call torch's device_count once"),
+        "longer name": ("    n = torch.cuda.device_count_all()", "device_count",
+                        "call torch's device_count once"),
+        "cut": ("    name = torch.cuda.get_device_name(", "get_device_name",
+                "call torch's get_device_name once"),
+    }
+    for name, (line, fn, said) in cases.items():
+        log = tmp_path / f"{name.replace(' ', '_')}.log"
+        log.write_text("torch._dynamo.exc.Unsupported: torch.* op returned non-Tensor int "
+                       f"call_function <function {fn} at 0x7f0000000000>\n\nfrom user code:\n"
+                       f'   File "/tmp/m.py", line 9, in forward\n{line}\n')
         fix = _fix(log)
         assert fix.startswith(said), (name, fix)
