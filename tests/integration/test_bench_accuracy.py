@@ -99,3 +99,14 @@ def test_timm_classifier_compiles_once_dynamic() -> None:
     assert run.status == "pass", [v.detail for v in run.variations]
     assert run.variations[0].batch_size == 4 and run.variations[1].batch_size in (3, 5)
     assert run.compiles == 1
+
+
+def test_the_cosine_fallback_needs_the_norms_to_agree() -> None:
+    # a 1-element tensor's cosine similarity is its sign: the batch mean of a model served
+    # padded (3 rows padded to 4, the padded row zero) was 0.0777 against eager's 0.1036 and
+    # passed; any tensor scaled by 2 passed too
+    verdict = compare_tensors(torch.tensor(0.1036), torch.tensor(0.0777))
+    assert not verdict.ok and "norm ratio 0.75" in verdict.detail
+    x = torch.randn(1000) * 1e4
+    assert not compare_tensors(x, 2 * x).ok
+    assert compare_tensors(x, x * (1 + 1e-3 * torch.randn(1000))).ok
