@@ -260,6 +260,25 @@ def test_json_to_stdout_moves_tables_to_stderr(runner: CliRunner,
     assert "strategies side by side" in result.stderr
 
 
+def test_what_a_model_prints_leaves_json_alone_on_stdout(runner: CliRunner,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # a user's forward with a debug print() made `--json -` unparseable
+    fake_core(monkeypatch, sample_result())
+    real = core_bench.run_bench
+
+    def printing(*args: Any, **kwargs: Any) -> BenchResult:
+        print("forward: x.shape = (4, 16)")  # the model's own print, mid-run
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core_bench, "run_bench", printing)
+    result = runner.invoke(app, ["bench", "resnet50", "--json", "-"], env=ENV)
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["command"] == "bench"
+    assert "forward: x.shape = (4, 16)" in result.stderr
+    result = runner.invoke(app, ["bench", "resnet50"], env=ENV)  # no document: as printed
+    assert "forward: x.shape = (4, 16)" in result.stdout
+
+
 def test_failures_exit_zero_unless_fail_on_failures(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_core(monkeypatch, sample_result(accuracy="fail_accuracy"))
     result = runner.invoke(app, ["bench", "resnet50"], env=ENV)
