@@ -110,3 +110,19 @@ def test_the_cosine_fallback_needs_the_norms_to_agree() -> None:
     x = torch.randn(1000) * 1e4
     assert not compare_tensors(x, 2 * x).ok
     assert compare_tensors(x, x * (1 + 1e-3 * torch.randn(1000))).ok
+
+
+def test_hf_config_and_seq_len_a_model_cannot_use_are_said_unused(tmp_path) -> None:
+    # `um.py:build --hf-config num_layers=1 --seq-len 8` ran as if neither had been given
+    from dyncli.bench.core.result import BenchResult, Environment, Hooks
+    from dyncli.bench.runner import _load
+
+    (tmp_path / "m.py").write_text(
+        "import torch\ndef build():\n    return torch.nn.Linear(4, 4), (torch.randn(3, 4),)\n")
+    name = f"{tmp_path / 'm.py'}:build"
+    cfg = BenchConfig(hf_config={"num_layers": 1}, seq_len=8)
+    said: list[str] = []
+    env = Environment("0", "0", "0", "cpu", "cpu", "float32", 1)
+    assert _load(name, cfg, "cpu", BenchResult(name, env, {}), Hooks(), None, said.append)
+    assert f"hf_config is for hf: models; {name} is not one, so it was not used" in said
+    assert (f"seq_len 8: {name} has no sequence dim (only hf: models do); not used") in said
