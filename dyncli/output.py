@@ -12,10 +12,11 @@ Atomic result files are :mod:`dyncli.files` (re-exported here).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +120,17 @@ class Output:
     def table(self, table: Table) -> None:
         """A table of the human view."""
         self.view.print(table)
+
+    @contextlib.contextmanager
+    def user_code(self) -> Iterator[None]:
+        """Around code that is the user's (a model's ``forward``, its build function): what it
+        prints goes to stderr while a document takes stdout, so ``--json -`` stays one JSON
+        document (a model printing in its forward made it unparseable)."""
+        if not self.stdout_taken:
+            yield
+            return
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
 
     def result(self, document: dict[str, Any], target: str | Path | None) -> None:
         """Write a JSON document to ``target`` (``-``: stdout, else a file written atomically)."""

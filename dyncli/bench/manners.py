@@ -15,6 +15,7 @@ Imports torch only inside :func:`manners`.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -122,12 +123,20 @@ class _Catch(logging.Filter):
         return False
 
 
+def _to_stderr(h: logging.Handler) -> bool:
+    """Whether ``h`` prints to the terminal: torch's ``StreamHandler`` (before 2.15), or 2.15's
+    ``_StderrHandler``, a plain ``logging.Handler`` whose ``stream`` follows ``sys.stderr``.
+    A ``TORCH_LOGS_OUT`` file (a ``FileHandler``) keeps its warnings."""
+    if isinstance(h, logging.FileHandler):
+        return False
+    return isinstance(h, logging.StreamHandler) or getattr(h, "stream", None) is sys.stderr
+
+
 def _torch_handlers() -> list[logging.Handler]:
     out: list[logging.Handler] = []
     for name in list(logging.root.manager.loggerDict):
         if name == "torch" or name.startswith("torch."):
-            out += [h for h in logging.getLogger(name).handlers
-                    if isinstance(h, logging.StreamHandler)]
+            out += [h for h in logging.getLogger(name).handlers if _to_stderr(h)]
     return out
 
 

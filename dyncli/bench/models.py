@@ -139,9 +139,15 @@ def check_name(name: str) -> str:
         if refused:
             raise ModelError(refused, hint=torch_compat.TRANSFORMERS_HINT)
         cls_name = name.removeprefix("hf:")
-        if not hasattr(transformers, cls_name) or not hasattr(
-                getattr(transformers, cls_name), "config_class"):
+        if not hasattr(transformers, cls_name):
             raise _unknown(cls_name, hf_names(), "transformers model class")
+        if not isinstance(getattr(getattr(transformers, cls_name), "config_class", None), type):
+            # AutoModel* pick a class from a downloaded config; PreTrainedModel is a base class
+            raise ModelError(f"transformers.{cls_name} is not a model class bench can build: "
+                             "it has no config class of its own",
+                             hint="Give a concrete class, e.g. hf:BertModel or "
+                             "hf:BertForSequenceClassification (Auto classes choose one from a "
+                             "downloaded checkpoint, and bench never downloads)")
     else:
         if name not in torchvision_names() and name not in set(timm_names()):
             cands = torchvision_names() + ["timm:" + n for n in timm_names()]
@@ -305,7 +311,10 @@ def _build_file(name: str, **_kw: Any) -> Built:
     tensors = {k: v for k, v in named.items() if isinstance(v, torch.Tensor)}
     if not tensors:
         raise ModelError(f"{name}: example_inputs hold no tensor")
-    first = next(t for t in tensors.values() if t.dim() > 0)
+    first = next((t for t in tensors.values() if t.dim() > 0), None)
+    if first is None:  # nothing to vary: every tensor is a scalar
+        raise ModelError(f"{name}: example_inputs hold only 0-d tensors; bench varies the batch "
+                         "dim, so give at least one input with a dim")
     example_batch = int(first.shape[0])
     kinds = {k: infer_kind(k, t) for k, t in tensors.items()}
     return Built(name, "file", model, args, kwargs, example_batch, None, kinds, "sum")

@@ -78,11 +78,20 @@ def variation_table(run: RunResult) -> Table:
         t.add_column(col, justify="left" if col in ("shape", "accuracy") else "right",
                      no_wrap=True)
     for v in run.variations:
-        shape = " ".join("x".join(map(str, s)) for s in v.shapes.values())
-        t.add_row(str(v.index), shape, _ms(v.eager_ms), _ms(v.compiled_ms), _f(v.speedup, 2),
-                  _p(v.p_value), _compiled_here(v),
-                  v.status if v.status == Status.PASS else f"{v.status}: {v.detail}"[:60])
+        t.add_row(str(v.index), _shape(v), _ms(v.eager_ms), _ms(v.compiled_ms), _f(v.speedup, 2),
+                  _p(v.p_value), _compiled_here(v), str(v.status) + (" ¹" if v.detail else ""))
     return t
+
+
+def _shape(v: Any) -> str:
+    return " ".join("x".join(map(str, s)) for s in v.shapes.values())
+
+
+def detail_lines(run: RunResult) -> list[str]:
+    """Each variation's detail in full, one line under its table (``¹`` in the accuracy
+    column): the error that failed it, why it ran eager, a size run unpadded. A table cell
+    cut it at 60 characters, mid-word, and hid it when the status was ``pass``."""
+    return [f"¹ #{v.index} {_shape(v)}: {v.detail}" for v in run.variations if v.detail]
 
 
 def comparison_table(result: BenchResult) -> Table:
@@ -254,6 +263,8 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
             out.text(f"{run.label}: {run.status}: {run.error}")
         if run.variations:
             out.table(variation_table(run))
+            for said in detail_lines(run):
+                out.text(said)
         if run.ranks:
             out.table(render_ranks.rank_table(run))
         if run.recompile_limit_hit:

@@ -122,6 +122,12 @@ def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, h
         return None
     if "seq" in cfg.vary and built.seq_len is None:
         raise UsageError(f"vary seq: {model_name} has no sequence dim (only hf: models do)")
+    # warnings, not errors: autodyn.toml may set them for the project's hf models
+    if cfg.hf_config and built.source != "hf":
+        warn(f"hf_config is for hf: models; {model_name} is not one, so it was not used")
+    if cfg.seq_len is not None and built.seq_len is None:
+        warn(f"seq_len {cfg.seq_len}: {model_name} has no sequence dim (only hf: models do); "
+             "not used")
     for text in dims.warnings:
         warn(text)
     result.dims = dims.as_dict()

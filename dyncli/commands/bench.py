@@ -158,7 +158,8 @@ def bench(
                    "--emit-file": plan_path})
     with render.progress_hooks(model=model) as hooks:
         hooks.run_done = lambda partial: render_files.write_files(partial, json_path, csv_path, plot_path)
-        result = run(model, config=resolved.config, hooks=hooks)
+        with out.user_code():
+            result = run(model, config=resolved.config, hooks=hooks)
     render.print_result(result, out)
     if cfg.emit and plan_path:
         render_files.write_plan(result, cfg.emit, plan_path, out)

@@ -75,6 +75,33 @@ def test_missing_model_file_and_function(runner: CliRunner, tmp_path: Path) -> N
     assert "m.py: no function 'build'" in result.stderr and "buidl" in result.stderr
 
 
+def test_a_model_file_with_only_scalar_inputs_is_one_error_line(runner: CliRunner,
+                                                                 tmp_path: Path) -> None:
+    # it was `model_fail_to_load: StopIteration` (looking for a tensor with a batch dim)
+    (tmp_path / "m.py").write_text(
+        "import torch\ndef build():\n    return torch.nn.Identity(), (torch.tensor(3.0),)\n")
+    result = runner.invoke(app, ["bench", "m.py:build", "--device", "cpu"], env=ENV)
+    assert result.exit_code == 2
+    assert "StopIteration" not in result.output
+    assert result.stderr.splitlines()[-1] == (
+        "Error: m.py:build: example_inputs hold only 0-d tensors; bench varies the batch dim, "
+        "so give at least one input with a dim")
+
+
+@pytest.mark.parametrize("cls", ["AutoModel", "AutoModelForCausalLM", "PreTrainedModel"])
+def test_an_hf_class_that_is_no_concrete_model_says_so(runner: CliRunner, cls: str) -> None:
+    # AutoModel was "Unknown transformers model class 'AutoModel'" with AutoModel its own
+    # close match; PreTrainedModel reached `None(**config)` and said "'NoneType' object ..."
+    pytest.importorskip("transformers")
+    result = runner.invoke(app, ["bench", f"hf:{cls}", "--device", "cpu"], env=ENV)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0] == (f"Error: transformers.{cls} is not a model class bench can build: "
+                        "it has no config class of its own")
+    assert lines[1].startswith("Hint: Give a concrete class, e.g. hf:BertModel")
+    assert "Unknown" not in result.stderr and result.stdout == ""
+
+
 def test_bad_config_key_and_type_fail_before_any_work(runner: CliRunner, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     seen = fake_core(monkeypatch, sample_result())
@@ -231,6 +258,25 @@ def test_json_to_stdout_moves_tables_to_stderr(runner: CliRunner,
     assert result.exit_code == 0
     assert json.loads(result.stdout)["command"] == "bench"
     assert "strategies side by side" in result.stderr
+
+
+def test_what_a_model_prints_leaves_json_alone_on_stdout(runner: CliRunner,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # a user's forward with a debug print() made `--json -` unparseable
+    fake_core(monkeypatch, sample_result())
+    real = core_bench.run_bench
+
+    def printing(*args: Any, **kwargs: Any) -> BenchResult:
+        print("forward: x.shape = (4, 16)")  # the model's own print, mid-run
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core_bench, "run_bench", printing)
+    result = runner.invoke(app, ["bench", "resnet50", "--json", "-"], env=ENV)
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["command"] == "bench"
+    assert "forward: x.shape = (4, 16)" in result.stderr
+    result = runner.invoke(app, ["bench", "resnet50"], env=ENV)  # no document: as printed
+    assert "forward: x.shape = (4, 16)" in result.stdout
 
 
 def test_failures_exit_zero_unless_fail_on_failures(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

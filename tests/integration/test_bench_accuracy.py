@@ -99,3 +99,30 @@ def test_timm_classifier_compiles_once_dynamic() -> None:
     assert run.status == "pass", [v.detail for v in run.variations]
     assert run.variations[0].batch_size == 4 and run.variations[1].batch_size in (3, 5)
     assert run.compiles == 1
+
+
+def test_the_cosine_fallback_needs_the_norms_to_agree() -> None:
+    # a 1-element tensor's cosine similarity is its sign: the batch mean of a model served
+    # padded (3 rows padded to 4, the padded row zero) was 0.0777 against eager's 0.1036 and
+    # passed; any tensor scaled by 2 passed too
+    verdict = compare_tensors(torch.tensor(0.1036), torch.tensor(0.0777))
+    assert not verdict.ok and "norm ratio 0.75" in verdict.detail
+    x = torch.randn(1000) * 1e4
+    assert not compare_tensors(x, 2 * x).ok
+    assert compare_tensors(x, x * (1 + 1e-3 * torch.randn(1000))).ok
+
+
+def test_hf_config_and_seq_len_a_model_cannot_use_are_said_unused(tmp_path) -> None:
+    # `um.py:build --hf-config num_layers=1 --seq-len 8` ran as if neither had been given
+    from dyncli.bench.core.result import BenchResult, Environment, Hooks
+    from dyncli.bench.runner import _load
+
+    (tmp_path / "m.py").write_text(
+        "import torch\ndef build():\n    return torch.nn.Linear(4, 4), (torch.randn(3, 4),)\n")
+    name = f"{tmp_path / 'm.py'}:build"
+    cfg = BenchConfig(hf_config={"num_layers": 1}, seq_len=8)
+    said: list[str] = []
+    env = Environment("0", "0", "0", "cpu", "cpu", "float32", 1)
+    assert _load(name, cfg, "cpu", BenchResult(name, env, {}), Hooks(), None, said.append)
+    assert f"hf_config is for hf: models; {name} is not one, so it was not used" in said
+    assert (f"seq_len 8: {name} has no sequence dim (only hf: models do); not used") in said

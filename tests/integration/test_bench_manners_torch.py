@@ -61,3 +61,21 @@ def test_an_unset_matmul_precision_is_left_unset() -> None:
         assert torch.get_float32_matmul_precision() == "highest"
     finally:
         matmul.fp32_precision = before
+
+
+def test_a_warning_torch_logs_is_a_dyncli_line_on_every_torch(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """torch 2.15's stderr handler is a ``logging.Handler`` that follows ``sys.stderr``
+    (``torch._logging._internal._StderrHandler``), no ``StreamHandler``: the filter was put on
+    none of torch's handlers, and a model's graph-break warning (``Tensor.item()``) was printed
+    as torch's 13 ``W1201 … tensor.py:2043]`` lines in the middle of bench's output."""
+    import logging
+
+    from dyncli.bench.manners import manners
+
+    said: list[str] = []
+    with manners(None, said.append):
+        logging.getLogger("torch._dynamo.variables.tensor").warning(
+            "Graph break from `Tensor.item()`, consider setting:\n    capture_scalar_outputs")
+    assert said == ["torch warned: Graph break from `Tensor.item()`, consider setting:"]
+    assert "Graph break" not in capfd.readouterr().err

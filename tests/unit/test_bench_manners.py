@@ -131,3 +131,7 @@ def test_a_strategy_past_its_implied_compiles_says_why_in_torchs_words() -> None
     assert excess.per_frame(table.find("sources")) == 1
     line = excess.excess(table.find("dynamic"), 3, 1, {}, ["- 0/1: L['x'].size()[0] < 64"])
     assert line is not None and line.endswith("torch says '- 0/1: L['x'].size()[0] < 64'")
+    # under two compile modes the run's label names it: the two lines read the same before
+    line = excess.excess(table.find("automatic"), 3, 1, {}, ["size mismatch"],
+                         "automatic@max-autotune-no-cudagraphs")
+    assert line is not None and line.startswith("automatic@max-autotune-no-cudagraphs compiled 3")

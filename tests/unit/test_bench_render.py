@@ -81,3 +81,25 @@ def test_plot_file_gets_the_umask_mode_not_0600(tmp_path: Path) -> None:
         os.umask(old)
     assert (tmp_path / "r.png").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["r.png"]  # no temp file left
+
+
+def test_a_variations_detail_is_printed_whole_under_its_table(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # a model that cannot take a varied batch (`x.view(4, 4, 4)`) said only
+    # "eager_fail_to_run: RuntimeError: shape '[4, 4, 4]' is invali" in its accuracy cell,
+    # and a pass's detail (a size above the largest bucket ran unpadded) was not shown at all
+    from dyncli.bench.core.status import Status
+    from dyncli.bench.render import print_result
+
+    monkeypatch.setenv("COLUMNS", "100")
+    result = sample_result()
+    failed, unpadded = result.runs[0].variations[1], result.runs[1].variations[1]
+    failed.status = Status.EAGER_FAIL_TO_RUN
+    failed.detail = "RuntimeError: shape '[4, 4, 4]' is invalid for input of size 48"
+    unpadded.detail = "above the largest bucket: ran unpadded"
+    print_result(result)
+    lines = capsys.readouterr().out.splitlines()
+    assert "¹ #1 10x32: RuntimeError: shape '[4, 4, 4]' is invalid for input of size 48" in lines
+    assert "¹ #1 10x32: above the largest bucket: ran unpadded" in lines
+    rows = [ln.split() for ln in lines if ln.strip().startswith("1   10x32")]
+    assert [r[-2:] for r in rows] == [["eager_fail_to_run", "¹"], ["pass", "¹"]]

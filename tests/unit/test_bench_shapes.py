@@ -114,6 +114,15 @@ def test_detect_no_batch_dim_warns() -> None:
     assert "not varied" in plan.warnings[-1]
 
 
+def test_a_batch_dim_no_input_has_is_named() -> None:
+    # `--batch-dim 5` on a (4, 16) input said "no input has a dim equal to the batch size 4",
+    # which dim 0 is
+    plan = detect_dims({"0": (4, 16)}, batch_size=4, batch_dim=5)
+    assert plan.batch == {}
+    assert plan.warnings == ("--batch-dim 5: no input has a dim 5 (input 0 (4, 16)); "
+                             "the batch is not varied",)
+
+
 def test_detect_sequence_dims_excluding_batch() -> None:
     plan = detect_dims({"input_ids": (4, 32), "attention_mask": (4, 32), "labels": (4,)},
                        batch_size=4, seq_len=32)

@@ -51,11 +51,20 @@ def test_jsonl_with_only_seq() -> None:
     ("batch,count\n8,600000\n9,600000\n", "t: line 3: the stream passes 1,000,000 requests"),
     ('{"batch": ' + "9" * 5000 + "}\n", "t: line 1: not JSON (Exceeds the limit"),
     ('{"batch": ' + "[" * 100_000 + "\n", "t: line 1: not JSON (JSON nested too deeply"),
+    # a misspelt count was ignored: every row counted once, the traffic mix silently changed
+    ("batch,counts\n8,3\n", "t: line 1: unknown column 'counts'; did you mean count?"),
+    ('{"batch": 8}\n{"batch": 8, "cnt": 3}\n', "t: line 2: unknown column 'cnt'; did you mean count?"),
+    ('[{"batch": 8}]\n', "t: line 1: a JSON array; give JSON lines"),  # was a CSV header error
     ('{"batch": 8, "count": 1e300}\n', "t: line 1: count 1000000000000000052504760255204420248704… is above 10,000,000"),
 ])
 def test_bad_streams_name_the_line(text: str, message: str) -> None:
     with pytest.raises(StreamError, match="^" + message.replace("(", r"\(").replace("[", r"\[")):
         stream_file.parse_stream(text, "t")
+
+
+def test_columns_that_are_no_misspelling_are_left_alone() -> None:
+    assert stream_file.parse_stream("timestamp,batch\n1,8\n", "t") == [(8, None)]
+    assert stream_file.parse_stream('{"batch": 8, "model": "a"}\n', "t") == [(8, None)]
 
 
 def test_requests_are_bounded_before_the_stream_is_built() -> None:

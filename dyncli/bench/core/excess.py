@@ -34,12 +34,14 @@ def first_line(text: str) -> str:
 
 
 def excess(row: Strategy, compiles: int, first_shape: int,
-           breaks: Mapping[str, int], recompiles: Sequence[str]) -> str | None:
+           breaks: Mapping[str, int], recompiles: Sequence[str],
+           label: str | None = None) -> str | None:
     """One line when ``compiles`` exceeds what ``row`` implies, with torch's reasons; else None.
 
     ``first_shape``: graphs compiled at the stream's first shape (frames); ``breaks``: torch's
     graph-break and unsupported messages counted during the walk; ``recompiles``: the recompile
-    reasons in stream order.
+    reasons in stream order; ``label``: the run's name (``automatic@max-autotune``: under two
+    compile modes the strategy's name alone said the same line twice).
     """
     k = per_frame(row)
     if k is None or first_shape < 1:
@@ -50,6 +52,6 @@ def excess(row: Strategy, compiles: int, first_shape: int,
     why = [first_line(m) for m, _ in sorted(breaks.items(), key=lambda kv: -kv[1])[:2]]
     if not why and recompiles:
         why = [first_line(recompiles[-1])]
-    line = (f"{row.name} compiled {compiles} graphs where its definition implies at most "
+    line = (f"{label or row.name} compiled {compiles} graphs where its definition implies at most "
             f"{bound} ({first_shape} frame(s) x {k})")
     return line + (": torch says " + "; ".join(f"'{w}'" for w in why) if why else "")

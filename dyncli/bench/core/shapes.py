@@ -151,7 +151,13 @@ def detect_dims(
             sdims = tuple(d for d in matching_dims(shape, seq_len) if d not in bdims)
             if sdims:
                 seq[name] = sdims
-    if not batch:
+    if not batch and batch_dim is not None and not any(
+            -len(shape) <= batch_dim < len(shape) for shape in shapes.values()):
+        # not "no dim equals the batch size": the dim asked for does not exist
+        warnings.append(f"--batch-dim {batch_dim}: no input has a dim {batch_dim} ("
+                        + ", ".join(f"input {n} {tuple(sh)}" for n, sh in list(shapes.items())[:4])
+                        + "); the batch is not varied")
+    elif not batch:
         warnings.append(f"no input has a dim equal to the batch size {batch_size}; "
                         "the batch is not varied")
     return DimPlan(batch=batch, seq=seq, warnings=tuple(warnings))

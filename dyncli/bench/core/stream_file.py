@@ -12,6 +12,8 @@ number is checked before use (type, range: sizes at most :data:`MAX_SIZE`, ``cou
 from __future__ import annotations
 
 import csv
+import difflib
+import functools
 import io
 import json
 from collections.abc import Iterable, Sequence
@@ -60,7 +62,28 @@ def _add(out: list[Shape], shape: Shape, count: int, where: str) -> None:
     out.extend([shape] * count)
 
 
+KEYS = ("batch", "seq", "count")
+
+
+def _near_miss(names: Iterable[str], where: str) -> None:
+    """A column or key that is a misspelt ``batch``/``seq``/``count`` (``counts``, ``cnt``) is
+    an error: ignored, every row would silently count once. Other extra columns (a timestamp
+    exported with the traffic) are left alone."""
+    for name in names:
+        key = str(name).strip().lower()
+        close = _close(key) if key not in KEYS and len(key) <= 12 else None  # longer: < 0.6
+        if close:
+            raise StreamError(f"{where}: unknown column {key!r}; did you mean "
+                              f"{close}? (columns: batch, seq, count)")
+
+
+@functools.lru_cache(maxsize=256)  # JSON lines repeat their keys on every row
+def _close(key: str) -> str | None:
+    return next(iter(difflib.get_close_matches(key, KEYS, n=1, cutoff=0.6)), None)
+
+
 def _row(record: dict[str, Any], where: str) -> tuple[Shape, int]:
+    _near_miss((k for k in record if k is not None), where)
     keys = {str(k).strip().lower(): v for k, v in record.items() if k is not None}
     batch_raw, seq_raw = keys.get("batch"), keys.get("seq")
     batch = None if batch_raw in (None, "") else _int(batch_raw, "batch", where)
@@ -87,6 +110,7 @@ def _csv_rows(reader: csv.DictReader[str], name: str) -> list[Shape]:
     if not {"batch", "seq"} & set(fields):
         raise StreamError(f"{name}: line 1: the header needs a batch and/or seq column, "
                           f"got {','.join(fields) or '(empty)'}")
+    _near_miss(fields, f"{name}: line 1")
     out: list[Shape] = []
     for lineno, record in enumerate(reader, start=2):
         if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
@@ -119,6 +143,9 @@ def parse_jsonl(lines: Iterable[str], name: str = "shapes") -> list[Shape]:
 def parse_stream(text: str, name: str = "shapes") -> list[Shape]:
     """CSV or JSONL, told apart by the first non-blank character (``{`` = JSONL)."""
     head = text.lstrip()
+    if head.startswith("["):  # a JSON array was read as a CSV header
+        raise StreamError(f"{name}: line 1: a JSON array; give JSON lines, one object per "
+                          "line like {\"batch\": 8, \"count\": 3}")
     requests = parse_jsonl(text.splitlines(), name) if head.startswith("{") else \
         parse_csv(text, name)
     if not requests:
