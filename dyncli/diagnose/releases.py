@@ -72,7 +72,8 @@ DEBUG_CONTEXT = (7, None, "the graph-break records' Developer debug context")
 # :73; 2.0.1's has neither), torch._check 2.1 (2.1.0 torch/__init__.py:992; 2.0.1 none),
 # torch._check_is_size 2.2 (2.2.2 torch/__init__.py:1089; 2.1.0 none),
 # TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED 2.3 (2.3.1 fx/experimental/_config.py:37; 2.2.2's
-# _config.py has none: its "[guard added]" line has the user's frame only), torch.library.custom_op and register_fake 2.4 (2.4.0 library.py:13, :546),
+# _config.py has none: its "[guard added]" line has the user's frame only),
+# torch.library.custom_op and register_fake 2.4 (2.4.0 library.py:13, :546),
 # fail_on_cache_limit_hit 2.6 (2.6.0 _dynamo/config.py:56) renamed fail_on_recompile_limit_hit
 # 2.7 (2.7.1 config.py:66), torch._dynamo.error_on_graph_break 2.9 (2.9.1 decorators.py:941;
 # 2.8.0's torch._dynamo has none), torch.compile's recompile_limit= 2.12 (2.12.0
