@@ -25,13 +25,13 @@ from dyncli.diagnose.cudagraph_advice import WITHOUT_CUDAGRAPHS
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag, Site, place, sites_of
 from dyncli.diagnose.limits import limit_findings
 from dyncli.diagnose.model import (
-    RAISED_BREAK,
     CompileCrashReport,
     Diagnosis,
     FrameReport,
     GraphBreakReport,
     RecompileReport,
     call_site,
+    raised_break,
 )
 from dyncli.diagnose.ranges import range_findings
 from dyncli.diagnose.reasons import (
@@ -41,7 +41,7 @@ from dyncli.diagnose.reasons import (
     pinned_always,
     size_pins,
 )
-from dyncli.diagnose.releases import PER_DIM_ENTRIES, Releases, list_note, of_break, span
+from dyncli.diagnose.releases import PER_DIM_ENTRIES, Releases, list_note, named, of_break, span
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
@@ -126,7 +126,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
     out += compile_metrics.long_compiles(diag)
-    return tuple(_for_release(a, diag.releases) for a in _listed_together(out))
+    return tuple(_for_release(a, diag.releases) for a in _listed_together(out, diag.releases))
 
 
 def _for_release(a: Advice, known: Releases | None) -> Advice:
@@ -165,13 +165,13 @@ def _before_per_dim(a: Advice, known: Releases | None = None) -> Advice:
         f"{a.fix}  [{said}: TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(whole))}{every}]"))
 
 
-def _listed_together(found: list[Advice]) -> list[Advice]:
+def _listed_together(found: list[Advice], known: Releases | None = None) -> list[Advice]:
     """Every listed entry of a rank in each listed fix: TORCH_COMPILE_DYNAMIC_SOURCES is one
     list, and inputs that change in the same calls must be dynamic together. A batch that
     grows beside an int that changes (``if n == 33``) recompiles for the int with ``L['x']:0``
     alone and for the batch with ``L['n']`` alone (3 compiles either way); torch's own hint
     lists both and takes it to 2 (issue 33, pattern 9). The mark_dynamic form is dropped where
-    the list holds more than the tensor dims it marks."""
+    the list holds more than the tensor dims it marks. ``known``: the log's releases."""
     union: dict[int | None, dict[str, None]] = {}
     for a in found:
         if a.listed:
@@ -185,7 +185,7 @@ def _listed_together(found: list[Advice]) -> list[Advice]:
             a = dataclasses.replace(
                 a, entries=every,
                 fix=f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(','.join(every))}" + (
-                    f"; {', '.join(attrs)}: {_MODULE_INT}" if attrs else ""),
+                    f"; {', '.join(attrs)}: {_module_int(known)}" if attrs else ""),
                 message=a.message + f" Listed with {others}: they change in the same run, and "
                         "one list makes them dynamic together (either alone leaves the other's "
                         "recompiles; torch's own hint, where it prints one, lists them "
@@ -204,11 +204,13 @@ def _num(compile_id: str) -> int:
 # (allow_unspec_int_on_nn_module = True, the hint torch 2.15 attaches to such a guard, makes
 # it dynamic too, but only after one more recompile: run on module_int_attr, 2 compiles
 # against the entry's 1; so it is named in the message, not offered as the fix)
-_MODULE_INT = ("the entry makes it a symbol from the first compile, but code that branches on "
-               "it or indexes with it (a layer's index into a cache) specializes it again, one "
-               "compile per value as now: then compile the model once rather than each module, "
-               "or raise the recompile limit to the number of values"
-               + guard_kinds.on_every_thread("recompile_limit"))
+def _module_int(known: Releases | None) -> str:
+    """``known``: the log's releases (how the limit is raised on every thread in them)."""
+    return ("the entry makes it a symbol from the first compile, but code that branches on "
+            "it or indexes with it (a layer's index into a cache) specializes it again, one "
+            "compile per value as now: then compile the model once rather than each module, "
+            "or raise the recompile limit to the number of values"
+            + guard_kinds.on_every_thread("recompile_limit", known))
 
 
 def _scalars(diag: Diagnosis) -> list[Advice]:
@@ -269,7 +271,7 @@ def _scalars(diag: Diagnosis) -> list[Advice]:
                    "keep it constant")
             what = "a Python int that the code specializes"
         elif is_attribute(source):  # (transformers#36484, pytorch#127483)
-            fix = f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(source)}; {_MODULE_INT}"
+            fix = f"TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(source)}; {_module_int(diag.releases)}"
             what = ("an int attribute of a module (torch keeps those static by design: it never "
                     "became dynamic by itself; allow_unspec_int_on_nn_module = True would make it "
                     "dynamic after one more recompile)")
@@ -367,7 +369,7 @@ def _others(diag: Diagnosis) -> list[Advice]:
             by_kind.setdefault(r.kind, []).append(r)
     out = []
     for kind, recs in by_kind.items():
-        row = guard_kinds.text(kind, (t for r in recs for t in r.reasons))
+        row = guard_kinds.text(kind, (t for r in recs for t in r.reasons), known=diag.releases)
         if kind == gt.Checked.UNKNOWN and all(r.stance for r in recs):
             row = guard_kinds.STANCE_UNKNOWN  # (not a recompile the limit refused)
         functions = sorted({r.function or "?" for r in recs})
@@ -931,9 +933,9 @@ def _refused(x: CompileCrashReport) -> str:
     return ""
 
 
-def _crash_fix(x: CompileCrashReport) -> str:
+def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
     """What to do about a compile that raised: whose code raised decides it (torch.compile's
-    refusal of the platform is ``_refused``'s, asked first)."""
+    refusal of the platform is ``_refused``'s, asked first); ``known``: the log's releases."""
     text = f"{x.error} {x.cause}"
     machine = machine_error(text)
     if machine:
@@ -989,7 +991,8 @@ def _crash_fix(x: CompileCrashReport) -> str:
             "release, and report it to PyTorch with the whole traceback "
             "(TORCHDYNAMO_VERBOSE=1 prints dynamo's part); meanwhile "
             "torch._dynamo.config.suppress_errors = True lets the program go on, running the "
-            "frame whose compile fails eagerly (or torch.compiler.disable on that function)")
+            f"frame whose compile fails eagerly (or {named('torch.compiler.disable', known)} on "
+            "that function)")
 
 
 def _compile_crashes(diag: Diagnosis) -> list[Advice]:
@@ -1033,7 +1036,7 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
             message=f"the program stopped: {raised}{where}{user}{after}.",
             fix=(_no_fake_impl_fix(x.error) or (
                 no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake
-                else refusal or _crash_fix(x))),
+                else refusal or _crash_fix(x, diag.releases))),
             evidence=(cite(x.line, "", shown[:300]),)))
     return out
 
@@ -1042,7 +1045,7 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
     return [_resumed_break(b) if b.resumed_in else Advice(
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
-        message=(f"graph break at {b.place}{RAISED_BREAK}: {b.said_reason}" if b.raised else
+        message=(f"graph break at {b.place}{raised_break(diag.releases)}: {b.said_reason}" if b.raised else
                  f"graph break at {b.place} ({b.count}x): {b.said_reason}"),
         fix=_break_fix(b, diag.releases), stopped=b.raised,
         # (dyncli's words, not a quote: torch words a break differently in each release)
@@ -1130,8 +1133,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         # class called with a missing argument) is where it surfaced, the user's call made it
         reached = (f" (raised by the call at {b.call_sites[0]})"
                    if b.file and is_torch_file(b.file) and b.call_sites else "")
-        return _OBSERVED_FIX.format(reached=reached, stance="" if known is not None and known.has(
-            "torch.compiler.set_stance") is False else _STANCE)
+        return _OBSERVED_FIX.format(reached=reached, stance=_STANCE if named(
+            "torch.compiler.set_stance", known) else "")
     if (called := _polyfill_caller(b)) is not None:
         # torch's Python stand-in for a builtin (polyfills/: a class's construction, sum(),
         # itertools …) broke on what the user's call gave it: that call is the place to fix

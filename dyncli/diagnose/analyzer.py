@@ -846,6 +846,8 @@ class Analyzer:
                      for x in self._crashes.values() for r in x.resumes]
         breaks = tuple(sorted(recorded + resumed.proven_breaks(evidence, recorded),
                               key=lambda b: (rank_key(b.rank), b.line)))
+        releases = torch_releases.judge(((b.releases, bool(b.debug)) for b in breaks),
+                                        self._versions)
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,
@@ -884,12 +886,12 @@ class Analyzer:
                                             [x for (rank, cid), facts in self._dde.items()
                                              for x in facts.reports(rank, cid)])),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
-            stats=stats or ev.ParseStats(), log_level=level, richer_log=_RICHER.get(level, ""),
+            stats=stats or ev.ParseStats(), log_level=level, richer_log=richer(level, releases),
             marked_static=tuple((rank, src, tuple(sorted(dims)))
                                 for (rank, src), dims in self._static.items()),
             cudagraphs=self._cudagraphs.finish(frames), torch_notes=self._notes.finish(),
             autograd_misses=self._misses.finish(),
-            releases=torch_releases.judge(((b.releases, bool(b.debug)) for b in breaks), self._versions))
+            releases=releases)
         # (torch's output explained first among the notes: a paste's own subject, before
         # unexplained recompiles that only its compile ids prove, pytorch#150980)
         return diag.with_suggestions(tuple(torch_note_findings(diag))
@@ -897,19 +899,38 @@ class Analyzer:
                                      + cudagraph_advice(diag) + tuple(autograd_findings(diag)))
 
 
+# ({trace}: " (or TORCH_TRACE)" where the log's releases read it: richer())
 _RICHER = {
     "warnings": ("torch's default warnings name only the last reason of a function that hit "
                  'the recompile limit; TORCH_LOGS="recompiles" shows every recompile, and '
-                 'TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" (or TORCH_TRACE) also '
+                 'TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks"{trace} also '
                  "what specializes each size"),
-    "recompiles": ('TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" (or TORCH_TRACE) would '
+    "recompiles": ('TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks"{trace} would '
                    "also show what specializes each size (so mark_dynamic, not only "
                    "maybe_mark_dynamic, can be advised) and what automatic dynamic marked"),
-    "guards": ("TORCH_LOGS=+dynamic (or TORCH_TRACE) would also show what specializes each "
-               "size"),
+    "guards": "TORCH_LOGS=+dynamic{trace} would also show what specializes each size",
     "dynamic": ("TORCH_TRACE would also give compile times, similar graphs and the PGO state "
                 "(dyncli suggest --from-trace)"),
 }
+
+
+def richer(level: str, known: torch_releases.Releases | None) -> str:
+    """What a richer log would show (``_RICHER``), in what the log's releases ``known`` read:
+    TORCH_TRACE from 2.3, TORCH_LOGS from 2.1 (releases.FIRST); torch 2.0 reads neither, and a
+    rerun on a later torch is what shows more there."""
+    text = _RICHER.get(level, "")
+    if not text:
+        return ""
+    logs, trace = (torch_releases.named(api, known) for api in ("TORCH_LOGS", "TORCH_TRACE"))
+    if logs is None:
+        return (f"the log's {known.text if known else 'torch'} reads neither TORCH_LOGS (torch "
+                f"2.{torch_releases.FIRST['TORCH_LOGS']} on) nor TORCH_TRACE "
+                f"(2.{torch_releases.FIRST['TORCH_TRACE']} on): a rerun on a later torch with "
+                'TORCH_LOGS="+dynamic,recompiles,guards,graph_breaks" would show what '
+                "specializes each size")
+    if trace is None and "{trace}" not in text:
+        return ""  # (what only a trace gives)
+    return text.format(trace=" (or TORCH_TRACE)" if trace else "")
 
 
 def _level_of(kinds: set[type]) -> str:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from dyncli.diagnose import entries as en
 from dyncli.diagnose.findings import Advice, Cause, CauseKind, ConfigFlag
-from dyncli.diagnose.model import RAISED_BREAK, REASON_CUT, GraphBreakReport
+from dyncli.diagnose.model import REASON_CUT, GraphBreakReport, raised_break
+from dyncli.diagnose.releases import Releases
 
 ENV = "TORCH_COMPILE_DYNAMIC_SOURCES"
 
@@ -56,9 +57,9 @@ class Draft:
                      ranks=tuple(self.ranks))
 
 
-def describe(c: Draft, printed: set[str]) -> None:
+def describe(c: Draft, printed: set[str], known: Releases | None = None) -> None:
     """The title and the fix of a cause. ``printed``: every allow-list entry a finding's fix
-    lists (the rules' decision of where a list helps)."""
+    lists (the rules' decision of where a list helps); ``known``: the releases the input tells."""
     if c.kind is CauseKind.ALLOW_LIST:
         _allow_list(c, printed)
     elif c.kind is CauseKind.CONFIG and c.flag is not None:
@@ -72,7 +73,7 @@ def describe(c: Draft, printed: set[str]) -> None:
             c.title = (f"graph break at {b.place}{' in ' + b.function if b.file else ''}: "
                        f"torch resumed after it in {b.resumed_in}; its reason is not in the log")
         elif b is not None:
-            raised = RAISED_BREAK if b.raised else ""
+            raised = raised_break(known) if b.raised else ""
             c.title = (f"graph break{' ' + b.gb_code if b.gb_code else ''} at {b.place}{raised}: "
                        f"{b.reason or REASON_CUT}")
             c.fix = c.fix or (b.hints[0] if b.hints else "")

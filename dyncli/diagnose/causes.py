@@ -371,14 +371,14 @@ class _Builder:
             c.kind = CauseKind.LIBRARY
             c.title = (f"compiled code reaches {name} ({what}): torch compiles its functions "
                        "again for each call's new values and objects")
-            c.fix = side_fix(what)
+            c.fix = side_fix(what, self.diag.releases)
 
     def finish(self) -> list[Cause]:
         self.side_libraries()
         printed = {e for a in self.diag.suggestions if a.listed for e in a.entries if e}
         by_fix: dict[str, str] = {}
         for c in sorted(self.causes.values(), key=lambda c: c.order):
-            describe(c, printed)
+            describe(c, printed, self.diag.releases)
             if c.fix in by_fix:
                 self.union(by_fix[c.fix], c.key)
             elif c.fix:
@@ -386,7 +386,7 @@ class _Builder:
         timed = self.diag.trace is not None and self.diag.trace.timed  # else unknown, not 0
         out = []
         for c in self.causes.values():
-            describe(c, printed)
+            describe(c, printed, self.diag.releases)
             seconds = sum(self.seconds.get(k, 0.0) for k in c.compile_ids) if timed else None
             out.append((c.order, c.freeze(seconds)))
         # the seconds a fix spares: compiles, and CUDA-graph recordings (both paid at warm-up)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from dyncli import sources
 from dyncli.diagnose.findings import ConfigFlag
+from dyncli.diagnose.releases import COMPILE_LIMIT, Releases
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.guardtext import Checked
 from dyncli.logparse.textmsg import parse_sloc
@@ -51,13 +52,14 @@ _ON_EVERY_THREAD = {
 }
 
 
-def on_every_thread(flag: str) -> str:
+def on_every_thread(flag: str, known: Releases | None = None) -> str:
     """How to raise ``flag`` (``torch._dynamo.config.recompile_limit``, or words for a limit the
     log does not name: the per-frame one) so that every thread that compiles sees it, said
     after each fix that advises raising it; "" for cache_size_limit and its accumulated one
-    (torch before 2.7, where an assignment is process-wide)."""
+    (torch before 2.7), and where the log's releases ``known`` are all before 2.12 (no
+    torch.compile recompile_limit=, an assignment process-wide: releases.FIRST)."""
     name = flag.rsplit(".", 1)[-1]
-    if "cache_size_limit" in name:
+    if "cache_size_limit" in name or (known is not None and known.has(COMPILE_LIMIT) is False):
         return ""
     return _ON_EVERY_THREAD.get(name, _ON_EVERY_THREAD["recompile_limit"])
 
@@ -295,7 +297,8 @@ _BLOCK_RE = re.compile(r"(?:^|[._'\"])(?:blocks|layers|layer|h|block|transformer
 _LIMIT = "torch._dynamo.config.recompile_limit"
 
 
-def per_instance(kind: str, reasons: Iterable[str], flag: str = _LIMIT) -> KindText | None:
+def per_instance(kind: str, reasons: Iterable[str], flag: str = _LIMIT,
+                 known: Releases | None = None) -> KindText | None:
     """The row for a value or object that each instance of a module holds (a patch, its key),
     where every reason guards one: one forward shared by many instances compiles once per
     instance, on the first pass already, not per call (pytorch#114511; ComfyUI#14536 and
@@ -331,7 +334,7 @@ def per_instance(kind: str, reasons: Iterable[str], flag: str = _LIMIT) -> KindT
         "that each keeps code of its own (each change of the patches, a LoRA's, compiles every "
         "block again); only if one instance gets a new "
         f"{'value' if kind == Checked.VALUE else 'object'} on every call, keep it the same "
-        f"across calls instead{on_every_thread(flag)}")
+        f"across calls instead{on_every_thread(flag, known)}")
 
 
 # self's class as torch 2.15 prints it after the guard: ``___check_type_id(self, 943…),
@@ -340,13 +343,14 @@ _SELF_TYPE_RE = re.compile(r"___check_type_id\((?:self|L\['self'\]), (?P<id>\d{1
                            r"(?:, type=<class '(?P<name>[\w.<>]{1,300})'>)?")
 
 
-def _self_type(row: KindText, reasons: tuple[str, ...], flag: str) -> KindText:
+def _self_type(row: KindText, reasons: tuple[str, ...], flag: str,
+               known: Releases | None) -> KindText:
     """The row of a guard on self's class, with the limit's name; where torch names one class
     for guards of two or more class ids, that class is made anew for each instance."""
     found = [m for r in reasons if (m := _SELF_TYPE_RE.search(r))]
     names = {m["name"] for m in found}
     ids = {m["id"] for m in found}
-    row = replace(row, fix=row.fix.format(flag=flag) + on_every_thread(flag))
+    row = replace(row, fix=row.fix.format(flag=flag) + on_every_thread(flag, known))
     if len(ids) < 2 or len(names) != 1 or None in names:
         return row
     name = next(iter(names)).rsplit(".", 1)[-1]
@@ -380,18 +384,20 @@ _MOCKED_DEVICE = ("; if it fails on every call though the device never changes, 
                   "unequal: import it before torch, or do not set the default device")
 
 
-def text(kind: str, reasons: Iterable[str] = (), flag: str = _LIMIT) -> KindText:
+def text(kind: str, reasons: Iterable[str] = (), flag: str = _LIMIT,
+         known: Releases | None = None) -> KindText:
     """The row of ``kind`` (``other``'s for a kind this table does not know); a global-state
     row names the settings torch's reasons say changed (comfy-wavespeed#12: ``allow_tf32``).
-    ``flag``: the recompile limit's name where the row's fix raises it."""
+    ``flag``: the recompile limit's name where the row's fix raises it; ``known``: the releases
+    the log tells (on_every_thread)."""
     row = KINDS.get(kind) or KINDS[Checked.OTHER]
     reasons = tuple(reasons)
-    if (instance := per_instance(kind, reasons, flag)) is not None:
+    if (instance := per_instance(kind, reasons, flag, known)) is not None:
         return instance
     if kind == Checked.STRIDE:
         return _stride(row, reasons)
     if kind == Checked.INSTANCE_TYPE:
-        return _self_type(row, reasons, flag)
+        return _self_type(row, reasons, flag, known)
     if kind == Checked.DIM_MARKING:
         return _dim_marking(row, reasons)
     if kind == Checked.DEFAULT_DEVICE and any("CURRENT_DEVICE ==" in r for r in reasons):
@@ -401,7 +407,7 @@ def text(kind: str, reasons: Iterable[str] = (), flag: str = _LIMIT) -> KindText
         if local is not None:
             return local
     if kind == Checked.INSTANCE:
-        return replace(row, fix=row.fix + on_every_thread(flag))
+        return replace(row, fix=row.fix + on_every_thread(flag, known))
     if kind != Checked.GLOBAL_STATE:
         return row
     names = dict.fromkeys(n for r in reasons if (m := _STATE_RE.search(r))

@@ -16,6 +16,7 @@ from dyncli.diagnose import guard_kinds, proven
 from dyncli.diagnose.findings import Advice, AdviceKind, ConfigFlag
 from dyncli.diagnose.model import Diagnosis, RecompileLimitReport
 from dyncli.diagnose.reasons import cite, mismatch
+from dyncli.diagnose.releases import named
 from dyncli.diagnose.side_libraries import side_fix, side_library
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
@@ -106,11 +107,13 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
     limit = (f"torch._dynamo.config.{x.limit_name}" + (f" ({x.limit})" if x.limit else "")
              if x.limit_name else "the recompile limit (the log does not name it)")
     flag = f"torch._dynamo.config.{x.limit_name}" if x.limit_name else "the recompile limit"
-    after = ("and raised an error (FailOnRecompileLimitHit: fullgraph=True or "
-             "fail_on_recompile_limit_hit), so the program stopped there" if diag.limit_raised
+    # (fail_on_recompile_limit_hit is 2.7's, 2.6's fail_on_cache_limit_hit: releases.NAMES)
+    fail = named("fail_on_recompile_limit_hit", diag.releases)
+    after = (f"and raised an error (FailOnRecompileLimitHit: fullgraph=True"
+             f"{f' or {fail}' if fail else ''}), so the program stopped there" if diag.limit_raised
              else "and then the program raised: the input shows a Python traceback after the "
              f"warning (line {diag.stopped_after_limit}), so it may not have run on eagerly: "
-             "under fullgraph=True (or fail_on_recompile_limit_hit) the limit raises instead"
+             f"under fullgraph=True{f' (or {fail})' if fail else ''} the limit raises instead"
              if diag.stopped_after_limit is not None
              else "and now runs eagerly (uncompiled) for new inputs")
     who = x.function or "a function (the log does not name it)"
@@ -131,7 +134,7 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         # image; the limit's advice was about the number it guards ("a 0-d tensor")
         note = (f" The function is {side[0]}'s ({side[1]}), not the model's: the compiled code "
                 "calls into it, and each call's new values compile it again.")
-        fix = f"{side_fix(side[1])}; raising {flag} only hides the recompiles"
+        fix = f"{side_fix(side[1], diag.releases)}; raising {flag} only hides the recompiles"
     elif size and gt.about_param(x.last_reason):  # torch's own hint, in the warning itself
         flag_fix = ConfigFlag("force_parameter_static_shapes", "False")
         note = (" Its last reason is a parameter's size: torch keeps parameters static "
@@ -215,10 +218,10 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         # (with the frame's recompile reasons: their class names show a class per instance)
         row = guard_kinds.text(kind, (x.last_reason, *(
             t for r in diag.recompiles if r.kind == kind and r.rank == x.rank
-            and r.function == x.function for t in r.reasons)), flag)
+            and r.function == x.function for t in r.reasons)), flag, diag.releases)
         note = f" Its last reason: {row.what}."
         fix = row.fix  # (INSTANCE's and INSTANCE_TYPE's rows raise it, and say how)
-    elif (each := guard_kinds.per_instance(kind, (x.last_reason,), flag)) is not None:
+    elif (each := guard_kinds.per_instance(kind, (x.last_reason,), flag, diag.releases)) is not None:
         # ComfyUI#14536, ComfyUI-TeaCache#150: one forward for each of Wan's blocks, each
         # with its own LoRA patch and key: one compile per block, on the first pass already
         note, fix = f" Its last reason: {each.what}.", each.fix  # (the row says how to raise)
@@ -226,12 +229,12 @@ def _finding(diag: Diagnosis, x: RecompileLimitReport, held: set[int | None]) ->
         note = ""
         fix = f"fix the recompile cause above; raising {flag} only hides it"
     else:
-        row = guard_kinds.text(kind, (x.last_reason,))
+        row = guard_kinds.text(kind, (x.last_reason,), known=diag.releases)
         note = f" Its last reason: {row.what}."
         fix = (f"{row.fix}; {_raising(flag, x, sweep=False)}"
                + ("" if diag.recompiles else f" ({_RICHER})"))
     if raises:
-        fix += guard_kinds.on_every_thread(flag)
+        fix += guard_kinds.on_every_thread(flag, diag.releases)
     cid = CompileId.parse(x.compile_id) if x.compile_id else None
     # a warning pasted bare has no compile id: its frame is the one its last reason names
     at = cid or proven.failed_entry(x.last_reason)

@@ -17,7 +17,7 @@ from typing import Any
 
 from dyncli.diagnose.cudagraph_report import CudagraphReport
 from dyncli.diagnose.findings import Advice, Cause, DistinctBreak
-from dyncli.diagnose.releases import Releases
+from dyncli.diagnose.releases import Releases, named
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc, split_id
 from dyncli.logparse.guardtext import GuardKind
@@ -127,12 +127,17 @@ class SpecializationReport:
 
 # a graph break read without its reason (GraphBreakReport.reason_cut)
 REASON_CUT = "(its reason is not in the log: torch's record of the break is cut)"
-# a break torch raised as an exception (torch._dynamo.exc.Unsupported ending a traceback:
-# GraphBreakReport.raised), in its cause's title and its finding's message
-# (torch._dynamo.error_on_graph_break is a decorator and context manager, 2.9 on: torch's
-# config module has no such setting, 2.12 to 2.15)
-RAISED_BREAK = (", raised as an error that stopped the program (fullgraph=True or "
-                "torch._dynamo.error_on_graph_break(True) make every graph break one)")
+def raised_break(known: Releases | None) -> str:
+    """What a break torch raised as an exception says (torch._dynamo.exc.Unsupported ending a
+    traceback: GraphBreakReport.raised), in its cause's title and its finding's message, with
+    what raises every break in the releases ``known``: fullgraph=True and an export in every
+    release (torch.export from 2.1, torch._dynamo.export in 2.0), error_on_graph_break from 2.9
+    (a decorator and context manager: torch's config module has no such setting, 2.12 to 2.15;
+    releases.FIRST)."""
+    eogb = named("torch._dynamo.error_on_graph_break", known)
+    ways = ["fullgraph=True", str(named("torch.export", known))] + ([f"{eogb}(True)"] if eogb else [])
+    return (f", raised as an error that stopped the program ({', '.join(ways[:-1])} or {ways[-1]} "
+            "make every graph break one)")
 
 
 @dataclass(frozen=True)

@@ -62,11 +62,45 @@ DEBUG_CONTEXT = (7, None, "the graph-break records' Developer debug context")
 # (both lists' entries: 2.12.0's builder.py get_unbacked_sources matches the whole name too,
 # 2.14.1's parses the dim, _parse_source_entry), TORCH_COMPILE_UNBACKED_SOURCES 2.8 (2.8.0
 # compiler/config.py:81; 2.7.1's has TORCH_COMPILE_DYNAMIC_SOURCES only)
+# More rows, read the same way (round 26): TORCH_LOGS 2.1 (2.1.0 torch/_logging/; 2.0.1 has no
+# torch._logging, its logs come from torch._dynamo.config.log_level), TORCH_TRACE 2.3 (2.3.1
+# _logging/_internal.py:34 TRACE_ENV_VAR; 2.2.2's none), torch._dynamo.export 2.0 (2.0.1
+# _dynamo/__init__.py:8) and torch.export 2.1 (2.1.0 torch/export/__init__.py; 2.0.1 has no
+# torch/export), torch._dynamo.disable 2.0 (2.0.1 eval_frame.py:711) and torch.compiler.disable
+# 2.1 (2.1.0 compiler/__init__.py:83), mark_static 2.1 (2.1.0 decorators.py:218),
+# automatic_dynamic_shapes and force_parameter_static_shapes 2.1 (2.1.0 _dynamo/config.py:67,
+# :73; 2.0.1's has neither), torch._check 2.1 (2.1.0 torch/__init__.py:992; 2.0.1 none),
+# torch._check_is_size 2.2 (2.2.2 torch/__init__.py:1089; 2.1.0 none),
+# TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED 2.3 (2.3.1 fx/experimental/_config.py:37; 2.2.2's
+# _config.py has none: its "[guard added]" line has the user's frame only),
+# torch.library.custom_op and register_fake 2.4 (2.4.0 library.py:13, :546),
+# fail_on_cache_limit_hit 2.6 (2.6.0 _dynamo/config.py:56) renamed fail_on_recompile_limit_hit
+# 2.7 (2.7.1 config.py:66), torch._dynamo.error_on_graph_break 2.9 (2.9.1 decorators.py:941;
+# 2.8.0's torch._dynamo has none), torch.compile's recompile_limit= 2.12 (2.12.0
+# torch/__init__.py:2610; 2.11.0's compile takes no such argument), and a config assignment
+# that holds on one thread only 2.12 (a ContextVar: utils/_config_module.py, guard_kinds)
 PER_DIM_ENTRIES = "dynamic and unbacked sources entries' :N"
+COMPILE_LIMIT = "torch.compile(..., recompile_limit=N)"
 FIRST: dict[str, int] = {
     "mark_dynamic": 1, "maybe_mark_dynamic": 1, "mark_unbacked": 5,
     "torch.compiler.set_stance": 6, "TORCH_COMPILE_DYNAMIC_SOURCES": 7, "recompile_limit": 7,
     "TORCH_COMPILE_UNBACKED_SOURCES": 8, PER_DIM_ENTRIES: PER_DIM_SINCE[1],
+    "TORCH_LOGS": 1, "TORCH_TRACE": 3,
+    "mark_static": 1, "automatic_dynamic_shapes": 1, "force_parameter_static_shapes": 1,
+    "torch._check": 1, "torch._check_is_size": 2, "TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED": 3,
+    "torch.library.custom_op": 4, "torch.library.register_fake": 4,
+    "fail_on_recompile_limit_hit": 6, "torch._dynamo.error_on_graph_break": 9,
+    COMPILE_LIMIT: 12,
+}
+# What a release calls a thing it has under another name than the newest, oldest first: (the
+# first 2.x minor with the name, the name); before the first row, none (a row at 0: every
+# release has it, so FIRST has no row). A fix prints ``named``'s answer for the log's releases
+NAMES: dict[str, tuple[tuple[int, str], ...]] = {
+    "recompile_limit": ((0, "cache_size_limit"), (7, "recompile_limit")),
+    "fail_on_recompile_limit_hit": ((6, "fail_on_cache_limit_hit"),
+                                    (7, "fail_on_recompile_limit_hit")),
+    "torch.compiler.disable": ((0, "torch._dynamo.disable"), (1, "torch.compiler.disable")),
+    "torch.export": ((0, "torch._dynamo.export"), (1, "torch.export")),
 }
 
 _VERSION_RE = re.compile(r"^(?P<major>\d{1,3})\.(?P<minor>\d{1,3})(?:\.\d{1,3})?")
@@ -98,6 +132,13 @@ class Releases:
             return True
         return False if self.high is not None and self.high < first else None
 
+    def named(self, api: str) -> str | None:
+        """What these releases call ``api`` (``FIRST``, ``NAMES``): its name where every one of
+        them names it alike, the newest release's name where the range spans a rename or some
+        lack it (the text a user of the newest reads), None where none of them has it."""
+        oldest, newest = name_at(api, self.low), name_at(api, 99 if self.high is None else self.high)
+        return oldest if oldest == newest else newest
+
     def line(self) -> str:
         """The terminal's one line: ``torch release: 2.3-2.5 (the graph-break records' form …)``."""
         return f"torch release: {self.text.removeprefix('torch ')} (from {'; '.join(self.sources)})"
@@ -106,6 +147,18 @@ class Releases:
         return {"range": numbers(self.low, self.high), "low": f"2.{self.low}",
                 "high": None if self.high is None else f"2.{self.high}",
                 "version": self.version or None, "from": list(self.sources)}
+
+
+def name_at(api: str, x: int) -> str | None:
+    """What torch 2.``x`` calls ``api``; None where it has no such thing."""
+    rows = NAMES.get(api) or ((FIRST[api], api),)
+    return next((name for first, name in reversed(rows) if first <= x), None)
+
+
+def named(api: str, known: Releases | None) -> str | None:
+    """The name a fix prints for ``api``: the releases ``known``'s (``Releases.named``); the
+    newest release's where nothing tells them (today's text)."""
+    return known.named(api) if known is not None else name_at(api, 99)
 
 
 def numbers(low: int, high: int | None) -> str:
@@ -172,7 +225,10 @@ def list_note(var: str, entries: Iterable[str], known: Releases | None, mark: st
     where they read it as printed, or nothing tells."""
     if known is None:
         return ""
-    there = f"the {mark} call above does it there" if mark and known.has(mark) else ""
+    # (torch 2.0's dynamic=True: 2.0.1 eval_frame.py:124 enable_dynamic, config.dynamic_shapes)
+    there = (f"the {mark} call above does it there" if mark and known.has(mark) else
+             f"it has no {mark} either (torch 2.{FIRST[mark]}'s): there torch.compile(…, "
+             "dynamic=True) makes every size dynamic" if mark and known.has(mark) is False else "")
     first = FIRST[var]
     if known.has(var) is False:
         return (f"  [{var} is torch 2.{first}'s: the log's {known.text} has no such setting and "

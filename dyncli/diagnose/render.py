@@ -16,6 +16,7 @@ from dyncli.diagnose.cudagraph_render import render_cudagraphs
 from dyncli.diagnose.findings import RAISED_MARK, AdviceKind
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.diagnose.phases import PHASES
+from dyncli.diagnose.releases import named
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import UserLoc
 from dyncli.output import (
@@ -157,9 +158,12 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                  else "? (not in the log)",
                  x.last_reason or "-")
         out.print(t)
+    # (fail_on_recompile_limit_hit is 2.7's, 2.6's fail_on_cache_limit_hit: releases.NAMES)
+    fail = named("fail_on_recompile_limit_hit", diag.releases)
     for text in diag.limit_raised:  # it did not fall back to eager: the program stopped
-        out.print(line_text(f"The recompile limit raised an error (fullgraph=True or "
-                            f"fail_on_recompile_limit_hit): {text}"), markup=False, soft_wrap=True)
+        out.print(line_text(f"The recompile limit raised an error (fullgraph=True"
+                            f"{f' or {fail}' if fail else ''}): {text}"),
+                  markup=False, soft_wrap=True)
     if diag.unbacked:
         t = section_table("Unbacked (data-dependent) symbols", ["compile", "symbol", "range", "from"], ranks)
         for u in cap(diag.unbacked, "unbacked symbols"):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from dyncli.diagnose.releases import Releases, named
+
 # package -> what a step calls it for
 SIDE_LIBRARIES = {
     "matplotlib": "plotting", "PIL": "image handling", "wandb": "W&B logging",
@@ -32,10 +34,12 @@ def side_library(file: str) -> tuple[str, str] | None:
     return m["name"], SIDE_LIBRARIES[m["name"]]
 
 
-def side_fix(what: str) -> str:
-    """The fix for compiled code that reaches a package called for ``what``."""
+def side_fix(what: str, known: Releases | None = None) -> str:
+    """The fix for compiled code that reaches a package called for ``what``, in the API of the
+    log's releases ``known`` (torch 2.0: torch._dynamo.disable; releases.NAMES)."""
     return (f"keep the {what} out of the compiled function: call it outside (after the step), "
-            "or wrap the function of yours that calls it in torch.compiler.disable")
+            f"or wrap the function of yours that calls it in "
+            f"{named('torch.compiler.disable', known)}")
 
 
 def library_file(name: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dyncli.diagnose.findings import Advice, AdviceKind, Site, sites_of
 from dyncli.diagnose.model import Diagnosis, FrameReport, SpecializationReport
 from dyncli.diagnose.reasons import cite, location
+from dyncli.diagnose.releases import Releases, named
 from dyncli.logparse.textviolations import FORCED, HINT_01, HINT_STATIC, export_dim, export_form
 from dyncli.logparse.torchtree import is_torch_file
 from dyncli.quoting import shell_quote
@@ -91,9 +92,21 @@ def _in_op(s: SpecializationReport) -> bool:
 # TORCHDYNAMO_EXTENDED_DEBUG_CREATE_SYMBOL shows where a symbol was made, not where it was pinned
 _UNSEEN = "by code the paste does not show (the guard that pinned it is not in it)"
 _UNSEEN_FIX = ('the guard that pinned it is the `eval … [guard added]` line on {sym} that '
-               'TORCH_LOGS="+dynamic" prints near its set_replacement line: it names the code '
-               '(TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED="<that guard>" prints its whole stack); '
-               'paste it')
+               'TORCH_LOGS="+dynamic" prints near its set_replacement line: it names the code'
+               '{stack}; paste it')
+# (TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED is 2.3's: releases.FIRST; before it the line is all)
+_EXTENDED = "TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED"
+
+
+def _guard_fix(guard: str, known: Releases | None) -> str:
+    """Where to look for what added ``guard``, in what the log's releases ``known`` read."""
+    stack = f" and {_EXTENDED}={shell_quote(guard)}" if named(_EXTENDED, known) else ""
+    return f"look at the guard that caused it (run with TORCH_LOGS=+dynamic{stack})"
+
+
+def _unseen_stack(known: Releases | None) -> str:
+    return (f' ({_EXTENDED}="<that guard>" prints its whole stack)' if named(_EXTENDED, known)
+            else "")
 
 
 # compiled autograd's backward graph names its tensors `inputs` (the tensors autograd saved and
@@ -175,9 +188,8 @@ def specializations(diag: Diagnosis) -> list[Advice]:
                 message=f"{src} was specialized to {s.value} {inside}.",
                 fix=("keep that dim static (a layer's weight fixes it); if you mark the tensor, "
                      "use torch._dynamo.maybe_mark_dynamic for it" if s.user else
-                     "look at the guard that caused it (run with TORCH_LOGS=+dynamic and "
-                     f"TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED={shell_quote(s.guard)})" if s.guard else
-                     _UNSEEN_FIX.format(sym=s.symbol or src)),
+                     _guard_fix(s.guard, diag.releases) if s.guard else
+                     _UNSEEN_FIX.format(sym=s.symbol or src, stack=_unseen_stack(diag.releases))),
                 evidence=evidence, rank=s.rank, key="" if s.user else s.guard,
                 sites=sites_of(s.user) if s.user else _framework_site(s.framework)))
     for (rank, src, _, _), specs in users.items():
