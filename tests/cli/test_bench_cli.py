@@ -21,6 +21,7 @@ from dyncli.bench.core.result import BenchResult, Hooks
 from dyncli.cli import app
 
 ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location(
     "bench_sample_result", Path(__file__).resolve().parents[1] / "unit" / "conftest_bench.py")
 assert _spec and _spec.loader
@@ -355,3 +356,21 @@ def test_a_torch_logs_torch_refuses_is_one_line_not_its_traceback(logs: str) -> 
     first = proc.stderr.splitlines()[0]
     assert first.startswith(f'Error: torch failed to import with TORCH_LOGS="{logs}": ')
     assert ("set but empty" in proc.stderr) == (logs == "")
+
+
+def test_pad_in_training_says_why_once_and_exits_1_as_nothing_ran(runner: CliRunner,
+                                                                   tmp_path: Path) -> None:
+    """Round 26: ``pad: not_applicable: pad: padded rows …`` (its name twice), and the exit
+    line said only ``nothing ran (pad: not_applicable)``. Real torch, no compile: pad is
+    refused in training before it compiles."""
+    (tmp_path / "m.py").write_text((ROOT / "examples" / "model.py").read_text())
+    r = runner.invoke(app, ["bench", "m.py:build", "--device", "cpu", "--strategy", "pad",
+                            "--mode", "training", "--variations", "2", "--repeat", "2",
+                            "--warmup", "1", "--json", "out.json"], env=ENV)
+    why = "padded rows would change the loss and batch statistics in training; padding is " \
+          "for inference"
+    assert f"pad: not_applicable: {why}\n" in r.stdout
+    assert r.exit_code == 1
+    assert r.stderr.splitlines()[-1] == f"Error: m.py:build: nothing ran (pad: not_applicable: {why})"
+    run = json.loads(Path("out.json").read_text())["runs"][0]
+    assert run["status"] == "not_applicable" and run["error"] == why
