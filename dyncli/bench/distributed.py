@@ -74,7 +74,8 @@ def run_distributed(model_name: str, cfg: BenchConfig, device: str, result: Benc
                 hooks.progress(strategy, done[0], total)
         except KeyboardInterrupt:
             run.status = Status.INTERRUPTED
-            result.interrupted = True
+            result.stop([table.label(s, compile_mode) for s in cfg.strategy], model_name,
+                        cfg.mode)
             break
         finally:
             if hooks.run_done:

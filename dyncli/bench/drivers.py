@@ -130,8 +130,8 @@ class Sequential:
                 finally:
                     self.strategy_done()
             self.after()
-        except KeyboardInterrupt:
-            b.result.interrupted = True
+        except KeyboardInterrupt:  # what was not timed is not measured, never a pass
+            b.result.stop(names, b.h.built.name, cfg.mode)
         finally:
             self.finish()
 
@@ -202,8 +202,11 @@ class ProcessEach:
                 recommend.apply(self.result)
                 if self.hooks.run_done:
                     self.hooks.run_done(self.result)
-        except KeyboardInterrupt:
-            self.result.interrupted = True
+        except KeyboardInterrupt:  # the runs not started are said so
+            self.result.stop(names, self.built_name, self.cfg.mode)
+            recommend.apply(self.result)
+            if self.hooks.run_done:
+                self.hooks.run_done(self.result)
         finally:
             self._load_summary()
 

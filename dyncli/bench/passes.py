@@ -41,7 +41,9 @@ def compile_order(plan: StreamPlan, row: table.Strategy) -> list[tuple[Variation
 
 
 def not_applicable(h: Harness, plan: Plan) -> str | None:
-    """Why ``plan``'s strategy cannot run on this torch, device and model (None: it can)."""
+    """Why ``plan``'s strategy cannot run on this torch, device and model (None: it can); the
+    run's ``error``, printed after its name (``pad: not_applicable: …``), so it does not
+    start with the name again."""
     import torch
 
     row = plan.row
@@ -49,10 +51,10 @@ def not_applicable(h: Harness, plan: Plan) -> str | None:
     if reason:
         return reason
     if row.pads and h.cfg.mode == "training":
-        return (f"{row.name}: padded rows would change the loss and batch statistics in "
-                f"training; {row.name} is for inference")
+        return ("padded rows would change the loss and batch statistics in training; "
+                "padding is for inference")
     if row.pads and not h.dims.batch and not h.dims.seq:
-        return f"{row.name}: the model has no batch (or sequence) dim to pad"
+        return "the model has no batch (or sequence) dim to pad"
     return None
 
 
@@ -98,7 +100,7 @@ def profile(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult,
                                  found))
     if not found:
         run.status = Status.NOT_APPLICABLE
-        run.error = (f"{plan.strategy}: torch wrote no PGO state in the cold pass (it writes "
+        run.error = ("torch wrote no PGO state in the cold pass (it writes "
                      "only when a compile changed the profile, under "
                      "torch.compiler.config.job_id with automatic_dynamic_local_pgo)")
         shutil.rmtree(keep.parent, ignore_errors=True)

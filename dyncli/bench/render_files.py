@@ -223,6 +223,6 @@ def write_plan(result: BenchResult, form: str, path: str, out: Output) -> None:
     rec = result.recommendation
     if rec is None or rec.apply is None:
         raise GateError("--emit: no recommendation to write (no strategy passed)")
-    write_text(path, emit(Plan.from_dict(rec.apply), form))
+    write_text(path, emit(Plan.from_dict(rec.apply), form, result.settings))
     if path != "-":
         out.info(f"plan ({form}) for {rec.strategy} written to {path}")

@@ -49,7 +49,8 @@ def strategy_unsupported(strategy: str, version: str | None = None) -> str | Non
     """Why ``strategy`` cannot run on this torch (``not_applicable``), or None when it can: the
     release its row of the strategy table needs (``needs_torch``, read from each release's
     source: docs/torch-versions.md). ``version`` defaults to the installed torch."""
-    return table.unsupported(table.find(strategy), version or installed_text())
+    why = table.unsupported(table.find(strategy), version or installed_text())
+    return f"{strategy} {why}" if why else None  # a sentence that stands alone
 
 
 def fresh_cache() -> AbstractContextManager[Any]:

@@ -172,8 +172,11 @@ def bench(
     if result.interrupted:
         raise typer.Exit(130)
     if not result.ran:
-        raise GateError(f"{model}: nothing ran (" + ", ".join(
-            f"{r.label}: {r.status}" for r in result.runs) + ")")
+        from dyncli.logparse.safe import clip
+
+        raise GateError(f"{model}: nothing ran (" + "; ".join(
+            f"{r.label}: {r.status}" + (f": {clip(r.error, 160)}" if r.error else "")
+            for r in result.runs) + ")")
     if result.tripped:
         raise GateError(f"{model}: failures with --fail-on failures (" + ", ".join(
             f"{r.label}: {r.status}" for r in result.runs if r.status.failed) + ")")

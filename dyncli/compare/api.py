@@ -1,4 +1,5 @@
-"""``dyncli compare``: join two benchmark runs by (model, strategy), test the changes, gate CI.
+"""``dyncli compare``: join two benchmark runs by (model, strategy, mode), test the changes,
+gate CI. Nothing in both files is an error (exit 2); a base row the new run lacks trips a gate.
 
 Per pair of records (see docs/compare.md for the method): compiled latency, eager latency and
 the speedup's p-value from the raw samples (:mod:`.latency`); compiles, compile seconds and
@@ -22,7 +23,7 @@ from dyncli.compare.load import Record, Side, read
 from dyncli.compare.machine import Machine, Moved, Probe, eager_moved, probes_apart
 from dyncli.compare.result import Change, Comparison, Driver, Pair, pct
 from dyncli.config import CompareConfig, config_or_options
-from dyncli.errors import UsageError
+from dyncli.errors import InputError, UsageError
 from dyncli.install import pip_extra
 
 __all__ = ["Change", "Comparison", "Driver", "Pair", "run"]
@@ -49,6 +50,8 @@ def run(base: str | Path, new: str | Path, *, config: CompareConfig | None = Non
         raise UsageError("dyncli compare needs scipy for the p-values of raw samples",
                          hint=f"{pip_extra('compare')}  (scipy and matplotlib, no torch)")
     pairs, only_b, only_n = _join(b, n)
+    if not pairs:  # a gate that compared nothing must not pass
+        raise _nothing_compared(b, n)
     machine = Machine(Probe.from_load(b.load), Probe.from_load(n.load), pairs=len(pairs))
     machine.probes_apart, machine.probe_change = probes_apart(machine.base, machine.new,
                                                               threshold)
@@ -72,22 +75,40 @@ def run(base: str | Path, new: str | Path, *, config: CompareConfig | None = Non
 
 
 def _join(b: Side, n: Side) -> tuple[list[tuple[Record, Record]], list[str], list[str]]:
-    """Pairs by (model, strategy); a ``None`` strategy (harness CSV) joins every strategy."""
+    """Pairs by (model, strategy, mode); a ``None`` strategy (harness CSV) joins every strategy,
+    a ``None`` mode (a file that does not say) every mode."""
     pairs: list[tuple[Record, Record]] = []
     used_b: set[Any] = set()
     used_n: set[Any] = set()
     for kb, rb in b.records.items():
         for kn, rn in n.records.items():
-            if kb[0] == kn[0] and (kb[1] == kn[1] or kb[1] is None or kn[1] is None):
+            if kb[0] == kn[0] and (kb[1] == kn[1] or kb[1] is None or kn[1] is None) \
+                    and (rb.mode == rn.mode or rb.mode is None or rn.mode is None):
                 pairs.append((rb, rn))
                 used_b.add(kb)
                 used_n.add(kn)
-
-    def label(key: tuple[str, str | None], rec: Record) -> str:
-        return f"{rec.model}/{key[1]}" if key[1] else rec.model
-    only_b = [label(k, r) for k, r in b.records.items() if k not in used_b]
-    only_n = [label(k, r) for k, r in n.records.items() if k not in used_n]
+    only_b = [row_label(r) for k, r in b.records.items() if k not in used_b]
+    only_n = [row_label(r) for k, r in n.records.items() if k not in used_n]
     return pairs, only_b, only_n
+
+
+def row_label(rec: Record) -> str:
+    """``model/strategy`` (the model alone for a harness CSV), `` (training)`` when it was."""
+    name = f"{rec.model}/{rec.strategy}" if rec.strategy else rec.model
+    return f"{name} ({rec.mode})" if rec.mode and rec.mode != "inference" else name
+
+
+def _nothing_compared(b: Side, n: Side) -> InputError:
+    """No row of one side met one of the other: what each side holds, in one line."""
+    def held(side: Side) -> str:
+        rows = [row_label(r) for r in side.records.values()]
+        shown = ", ".join(rows[:6]) + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
+        return shown or "no runs"
+    return InputError(
+        f"nothing compared: no (model, strategy, mode) is in both files; base ({b.path}) has "
+        f"{held(b)}; new ({n.path}) has {held(n)}",
+        hint="compare joins runs of the same model (without timm:/hf:), strategy and mode: "
+             "bench the same model and --strategy on both sides")
 
 
 def _rel(base: float | None, new: float | None) -> float | None:

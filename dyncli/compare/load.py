@@ -5,7 +5,8 @@ compile mode unless default (``automatic@reduce-overhead``: a document or CSV fr
 compile modes measured the default mode, and joins as it). Model names are joined
 without dyncli's ``timm:``/``hf:`` prefixes, so ``timm:convnext_tiny`` meets the harness's
 ``convnext_tiny``. A CSV without a ``strategy`` column (the harness's ``--output``) has
-``strategy = None``: it joins every strategy of the same model on the other side.
+``strategy = None``: it joins every strategy of the same model on the other side. A record's
+``mode`` (inference or training, where the file says it) must match the other side's to join.
 
 Harness columns read: ``name``, ``speedup``, ``abs_latency`` (ms), ``compilation_latency`` (s),
 ``unique_graphs`` and ``accuracy``/``status`` where present; several rows of one model (batch
@@ -56,6 +57,7 @@ class Record:
     compile_s: float | None = None
     first_result_s: float | None = None
     variations: dict[str, Samples] = field(default_factory=dict)
+    mode: str | None = None  # inference or training; None: the file does not say (harness CSV)
 
     @property
     def has_samples(self) -> bool:
@@ -156,7 +158,7 @@ def _finite(xs: list[float]) -> list[float]:
 
 
 def _record(run: RunResult) -> Record:
-    rec = Record(run.model, run.label, run.status)
+    rec = Record(run.model, run.label, run.status, mode=run.mode or None)
     rec.speedup = finite_median([v.speedup for v in run.variations if v.timed])
     rec.compiled_ms = finite_median([v.compiled_ms for v in run.variations])
     rec.compiles = run.compiles if run.compiles >= 0 else None
@@ -210,7 +212,7 @@ def _from_csv(name: str, text: str) -> Side:
         groups.setdefault((model, strategy), []).append(row)
     records: dict[Key, Record] = {}
     for (model, strategy), group in groups.items():
-        rec = Record(model, strategy)
+        rec = Record(model, strategy, mode=(group[0].get("mode") or "").strip() or None)
         statuses = [(r.get("status") or r.get("accuracy") or Status.PASS).strip() for r in group]
         rec.status = next((s for s in statuses if s != Status.PASS), Status.PASS)
         rec.speedup = finite_median([_cell(r, "speedup") for r in group])

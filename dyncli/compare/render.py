@@ -86,7 +86,8 @@ def headline(c: Comparison) -> str:
 def _footer(c: Comparison) -> list[str]:
     lines = []
     if c.only_base:
-        lines.append("only in base: " + ", ".join(c.only_base))
+        lines.append("only in base (not compared"
+                     + (", trips --fail-on" if c.missing else "") + "): " + ", ".join(c.only_base))
     if c.only_new:
         lines.append("only in new: " + ", ".join(c.only_new))
     lines += c.notes
@@ -172,7 +173,7 @@ def _md_escape(text: str) -> str:
 
 def to_markdown(c: Comparison) -> str:
     """GitHub-flavoured markdown for a PR comment: headline, regressions first, then the rest."""
-    status = "❌" if c.regressions else "✅"
+    status = "❌" if c.regressions or c.missing else "✅"
     lines = [f"### dyncli compare {status}", "",
              f"**{headline(c)}**", "",
              f"base: `{c.base.path}` ({c.base.kind}, {c.base.device or '?'}, "

@@ -159,6 +159,12 @@ class Comparison:
         return [p for p in self.pairs if ("regression" in self.fail_on and p.regressions)
                 or ("recompiles" in self.fail_on and p.recompiles)]
 
+    @property
+    def missing(self) -> list[str]:
+        """The base's rows the new run does not have, when a gate is set: what was not
+        measured cannot pass a gate (``check`` trips on them)."""
+        return list(self.only_base) if self.fail_on else []
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (``schema_version`` 1)."""
         return envelope("compare", {
@@ -166,20 +172,24 @@ class Comparison:
             "threshold": self.threshold, "alpha": self.alpha, "fail_on": list(self.fail_on),
             "machine": self.machine.to_dict(),
             "summary": {"pairs": len(self.pairs), "regressions": len(self.regressions),
-                        "recompiles": len(self.recompiled), "tripped": len(self.tripped),
+                        "recompiles": len(self.recompiled),
+                "tripped": len(self.tripped) + len(self.missing),
                         "latency_not_gated": sum(not p.latency_gated for p in self.pairs)},
             "pairs": [p.to_dict() for p in self.pairs],
             "only_in_base": self.only_base, "only_in_new": self.only_new, "notes": self.notes,
         })
 
     def check(self) -> None:
-        """Raise :class:`GateError` (exit 1) naming the pairs that trip ``fail_on``."""
-        tripped = self.tripped
-        if tripped:
+        """Raise :class:`GateError` (exit 1) naming the pairs that trip ``fail_on`` and the
+        base's rows missing from the new run."""
+        tripped, missing = self.tripped, self.missing
+        if tripped or missing:
             said = f" ({self.machine.headline()})" if self.machine.changed else ""
-            raise GateError(f"--fail-on {','.join(self.fail_on)}: " + "; ".join(
-                f"{p.label}: {', '.join(p.regressions or ['compiles rose'])}" for p in tripped)
-                + said)
+            parts = [f"{p.label}: {', '.join(p.regressions or ['compiles rose'])}"
+                     for p in tripped]
+            if missing:
+                parts.append("not in new (not measured, so not compared): " + ", ".join(missing))
+            raise GateError(f"--fail-on {','.join(self.fail_on)}: " + "; ".join(parts) + said)
 
 
 def _side(side: Side) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from dyncli.bench.core.result import BenchResult, Hooks
 from dyncli.cli import app
 
 ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location(
     "bench_sample_result", Path(__file__).resolve().parents[1] / "unit" / "conftest_bench.py")
 assert _spec and _spec.loader
@@ -355,3 +356,47 @@ def test_a_torch_logs_torch_refuses_is_one_line_not_its_traceback(logs: str) -> 
     first = proc.stderr.splitlines()[0]
     assert first.startswith(f'Error: torch failed to import with TORCH_LOGS="{logs}": ')
     assert ("set but empty" in proc.stderr) == (logs == "")
+
+
+def test_pad_in_training_says_why_once_and_exits_1_as_nothing_ran(runner: CliRunner,
+                                                                   tmp_path: Path) -> None:
+    """Round 26: ``pad: not_applicable: pad: padded rows …`` (its name twice), and the exit
+    line said only ``nothing ran (pad: not_applicable)``. Real torch, no compile: pad is
+    refused in training before it compiles."""
+    (tmp_path / "m.py").write_text((ROOT / "examples" / "model.py").read_text())
+    r = runner.invoke(app, ["bench", "m.py:build", "--device", "cpu", "--strategy", "pad",
+                            "--mode", "training", "--variations", "2", "--repeat", "2",
+                            "--warmup", "1", "--json", "out.json"], env=ENV)
+    why = "padded rows would change the loss and batch statistics in training; padding is " \
+          "for inference"
+    assert f"pad: not_applicable: {why}\n" in r.stdout
+    assert r.exit_code == 1
+    assert r.stderr.splitlines()[-1] == f"Error: m.py:build: nothing ran (pad: not_applicable: {why})"
+    run = json.loads(Path("out.json").read_text())["runs"][0]
+    assert run["status"] == "not_applicable" and run["error"] == why
+
+
+def test_an_emitted_toml_for_eager_measures_the_same_traffic_again(
+        runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 26: ``--emit toml`` of an eager recommendation wrote ``strategy = ["automatic"]``
+    alone; applied with ``--config``, bench measured other traffic. The file says eager was
+    recommended and carries the stream, mode and dtype, and the config loader takes it."""
+    from dyncli.bench.core.apply import Plan
+    from dyncli.bench.core.cost import Recommendation
+
+    result = sample_result()
+    result.recommendation = Recommendation("eager", 1.0, "static", 2.0, 0.01, "cheapest",
+                                           apply=Plan("eager").as_dict())
+    seen = fake_core(monkeypatch, result)
+    args = ["--strategy", "static,dynamic", "--sizes", "1,3,8,8,16", "--requests", "50",
+            "--mode", "training", "--dtype", "bfloat16", "--device", "cpu", "--repeat", "3"]
+    r = runner.invoke(app, ["bench", "m.py:build", *args, "--emit", "toml",
+                            "--emit-file", "plan.toml"], env=ENV)
+    assert r.exit_code == 0, r.output
+    text = Path("plan.toml").read_text()
+    assert "# recommended: eager (serve the model without torch.compile)" in text
+    r = runner.invoke(app, ["bench", "m.py:build", "--config", "plan.toml"], env=ENV)
+    assert r.exit_code == 0, r.output
+    first, again = seen[0][1], seen[1][1]
+    for key in ("strategy", "sizes", "requests", "mode", "dtype", "device", "repeat"):
+        assert getattr(again, key) == getattr(first, key), key

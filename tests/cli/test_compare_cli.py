@@ -116,3 +116,14 @@ def test_compare_runs_where_torch_cannot_be_imported(tmp_path: Path) -> None:
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert "Error: --fail-on regression: resnet18/static" in proc.stderr
+
+
+def test_nothing_compared_exits_2_with_one_line_even_under_a_gate(runner: CliRunner,
+                                                                   tmp_path: Path) -> None:
+    a = docs.write(tmp_path / "a.json", [docs.run("m1.py:build", "static", 0)])
+    b = docs.write(tmp_path / "b.json", [docs.run("m2.py:build", "static", 1)])
+    r = runner.invoke(app, ["compare", str(a), str(b), "--fail-on", "regression"], env=ENV)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.splitlines()[0] == (
+        f"Error: nothing compared: no (model, strategy, mode) is in both files; base ({a}) has "
+        f"m1.py:build/static; new ({b}) has m2.py:build/static")

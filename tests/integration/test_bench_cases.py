@@ -166,7 +166,16 @@ def test_ctrl_c_keeps_what_was_measured(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     assert doc["interrupted"] is True
     assert [r["strategy"] for r in doc["runs"]] == ["static", "dynamic"]
-    assert doc["runs"][0]["status"] == "pass" and len(doc["runs"][0]["variations"]) == 3
+    # static's walk compiled its 3 shapes; under the same-window driver their timing comes
+    # after the last strategy, so Ctrl-C left it not measured: interrupted, never pass
+    # (round 26); its compiles are kept
+    static = doc["runs"][0]
+    assert len(static["variations"]) == 3 and static["compiles"] >= 1
+    if doc["measured"]["driver"] == "same-window":
+        assert static["status"] == "interrupted" and static["error"].startswith("not measured")
+    else:  # timed in its own walk, before dynamic began: measured
+        assert static["status"] == "pass"
+        assert all(v["compiled_samples_ms"] for v in static["variations"])
     assert doc["runs"][1]["status"] == "interrupted" and len(doc["runs"][1]["variations"]) == 1
 
 

@@ -98,7 +98,7 @@ def test_labels_name_a_run_and_split_back() -> None:
     (Plan("automatic", compile_mode="reduce-overhead", capture_sizes=(8,)), "2.6.0", "cuda",
      "cudagraph_capture_sizes needs torch >= 2.8"),
     (Plan("static", compile_mode="reduce-overhead", capture_sizes=(8,)), "2.15.0", "cuda",
-     "static: static graphs have no size key"),
+     "static graphs have no size key"),
     (Plan("dynamic", compile_mode="reduce-overhead", capture_sizes=(8,), rerecord_limit=2),
      "2.15.0", "cuda", None),
 ])

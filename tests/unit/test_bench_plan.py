@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import subprocess
+from pathlib import Path
 
 import pytest
 import tomllib
@@ -115,3 +116,31 @@ def test_every_row_makes_a_plan_whose_forms_say_what_the_row_does(row: table.Str
         assert (s.env in env) if s.env else (s.key in env)  # said, or named as code-only
     assert tomllib.loads(toml)["bench"]["strategy"] == [row.name if row.compiles else "automatic"]
     assert set(EMIT_FORMS) == {"python", "env", "toml"}
+
+
+def test_toml_for_eager_says_so_and_carries_the_traffic(tmp_path: Path) -> None:
+    """Round 26: an eager recommendation wrote ``strategy = ["automatic"]`` with no word and
+    no stream, dtype or mode, so measuring again from it measured other traffic."""
+    eager = plan_mod.Plan("eager")
+    bare = emit(eager, "toml")
+    assert "# recommended: eager (serve the model without torch.compile)" in bare
+    assert "strategy line is automatic, torch.compile's default" in bare
+    assert tomllib.loads(bare)["bench"] == {"strategy": ["automatic"]}
+    settings = {"strategy": ["static", "automatic"], "compile_mode": ["default"],
+                "sizes": [1, 3, 8, 8, 16], "requests": 200, "mode": "training",
+                "dtype": "bfloat16", "device": "cpu", "seed": 3, "variations": 4,
+                "buckets": "pow2", "dynamic_sources": [], "warmup": 1, "repeat": 3,
+                "batch_size": None, "hf_config": {"n": 1}}
+    text = emit(eager, "toml", settings)
+    assert "strategy line is what it was chosen over" in text
+    assert tomllib.loads(text)["bench"] == {
+        "strategy": ["static", "automatic"], "sizes": [1, 3, 8, 8, 16], "requests": 200,
+        "mode": "training", "dtype": "bfloat16", "device": "cpu", "warmup": 1, "repeat": 3}
+    # a --shapes file is written absolute (bench reads it from the working directory); the
+    # seeded plan's keys only when no stream file or sizes say the traffic
+    shaped = tomllib.loads(emit(plan_mod.Plan("automatic"), "toml",
+                                {**settings, "sizes": [], "shapes": "traffic.csv"}))["bench"]
+    assert shaped["shapes"] == str(Path("traffic.csv").resolve()) and "seed" not in shaped
+    assert shaped["strategy"] == ["automatic"]
+    seeded = tomllib.loads(emit(eager, "toml", {**settings, "sizes": []}))["bench"]
+    assert (seeded["seed"], seeded["variations"]) == (3, 4)

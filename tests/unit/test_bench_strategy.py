@@ -51,14 +51,14 @@ def test_unknown_names_say_the_known() -> None:
 
 
 @pytest.mark.parametrize(("name", "version", "mode", "device", "says"), [
-    ("unbacked", "2.5.1", "default", "cpu", "unbacked needs torch >= 2.6 (this is 2.5.1)"),
+    ("unbacked", "2.5.1", "default", "cpu", "needs torch >= 2.6 (this is 2.5.1)"),
     ("unbacked", "2.6.0+cu124", "default", "cpu", None),
     ("eager-then-compile", "2.12.0a0+git1234", "default", "cpu", None),
     ("static", "2.1.2", "default", "cpu", None),
     ("static", "2.15.0", "reduce-overhead", "cpu", "mode reduce-overhead: CUDA graphs need CUDA"),
     ("static", "2.15.0", "max-autotune", "cuda", None),
     ("static", "2.15.0", "max-autotune-no-cudagraphs", "cpu", None),
-    ("pgo", "garbage", "default", "cpu", "pgo needs torch >= 2.6 (this is garbage)"),
+    ("pgo", "garbage", "default", "cpu", "needs torch >= 2.6 (this is garbage)"),
 ])
 def test_unsupported_names_the_torch_or_device_a_row_needs(name: str, version: str, mode: str,
                                                           device: str, says: str | None) -> None:
@@ -81,3 +81,16 @@ def test_the_checks_read_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
         settings.check(BenchConfig(strategy=["alone"], nproc=2, sizes=[1, 2]), settings.flag_name)
     assert "or alone" in (err.value.hint or "")
     settings.check(BenchConfig(strategy=["sources-ranked"], dynamic_sources=["L['x']"], nproc=2))
+
+
+def test_a_reason_does_not_repeat_the_strategys_name() -> None:
+    """A run's ``error`` is printed after its label (``pad: not_applicable: …``): a reason
+    that began with the name again read ``pad: not_applicable: pad: …`` (round 26)."""
+    for row in table.TABLE:
+        if row.needs_torch is not None:
+            assert table.unsupported(row, "2.0.0") == f"needs torch >= {row.needs_torch} " \
+                "(this is 2.0.0)", row.name
+    static = Plan("static", compile_mode="reduce-overhead", capture_sizes=(8,))
+    assert static.unsupported("2.15.0", "cuda") == (
+        "static graphs have no size key, and torch runs them without CUDA graphs when capture "
+        "sizes are set; capture sizes need a dynamic graph (automatic, dynamic, mark-dynamic)")

@@ -196,3 +196,49 @@ def test_same_join_name_from_two_sources_keeps_both(tmp_path: Path) -> None:
     runs = [docs.run("efficientnet_b0", "static", 0), docs.run("timm:efficientnet_b0", "static", 1)]
     side = read(docs.write(tmp_path / "a.json", runs))
     assert sorted(side.records) == [("efficientnet_b0", "static"), ("timm:efficientnet_b0", "static")]
+
+
+def test_two_files_with_no_row_in_common_are_an_error_naming_both_sides(tmp_path: Path) -> None:
+    """Round 26: two results of different models printed an empty table and exited 0, even
+    with --fail-on regression: a CI gate that compared nothing passed."""
+    a = docs.write(tmp_path / "a.json", [docs.run("m1.py:build", "static", 0)])
+    b = docs.write(tmp_path / "b.json", [docs.run("m2.py:build", "static", 1),
+                                         docs.run("m2.py:build", "automatic", 2)])
+    for gates in ([], ["regression"]):
+        with pytest.raises(InputError) as err:
+            api.run(a, b, fail_on=gates)
+        assert err.value.exit_code == 2
+        assert err.value.message == (
+            f"nothing compared: no (model, strategy, mode) is in both files; base ({a}) has "
+            f"m1.py:build/static; new ({b}) has m2.py:build/static, m2.py:build/automatic")
+
+
+def test_the_same_model_in_another_mode_is_not_compared(tmp_path: Path) -> None:
+    training = docs.run("resnet18", "static", 1)
+    training["mode"] = "training"
+    a = docs.write(tmp_path / "a.json", [docs.run("resnet18", "static", 0)])
+    b = docs.write(tmp_path / "b.json", [training])
+    with pytest.raises(InputError, match=r"has resnet18/static; new .* has "
+                                         r"resnet18/static \(training\)$"):
+        api.run(a, b)
+
+
+def test_a_base_row_missing_in_the_new_run_trips_the_gate(tmp_path: Path) -> None:
+    runs = docs.base_runs()
+    a = docs.write(tmp_path / "a.json", runs)
+    b = docs.write(tmp_path / "b.json", [*runs[1:], docs.run("vit", "static", 9)])
+    listed = api.run(a, b)  # no gate: listed, exit 0
+    assert listed.only_base == ["resnet18/static"] and listed.missing == []
+    listed.check()
+    assert "only in base (not compared): resnet18/static" in render._footer(listed)
+    gated = api.run(a, b, fail_on=["regression"])
+    assert gated.missing == ["resnet18/static"] and gated.to_dict()["summary"]["tripped"] == 1
+    with pytest.raises(GateError) as err:
+        gated.check()
+    assert err.value.message == ("--fail-on regression: not in new (not measured, so not "
+                                 "compared): resnet18/static")
+    assert render.to_markdown(gated).startswith("### dyncli compare ❌")
+    # a model only the new run has (the PR added it) is no failure
+    api.run(b, b, fail_on=["regression"]).check()
+    assert not api.run(a, docs.write(tmp_path / "c.json", [*runs, docs.run("vit", "static", 9)]),
+                       fail_on=["regression"]).missing

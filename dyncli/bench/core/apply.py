@@ -111,7 +111,7 @@ class Plan:
 
     def unsupported(self, torch_version: str, device: str) -> str | None:
         """Why this plan cannot run on this torch and device (the row, the mode, the CUDA-graph
-        config); None: it can."""
+        config), without the strategy's name (the run's label stands before it); None: it can."""
         reason = table.unsupported(self.row, torch_version, self.compile_mode, device)
         if reason:
             return reason
@@ -125,13 +125,13 @@ class Plan:
             # (the list as given would do nothing: 2.11's and 2.12's torch match the entry
             # against the whole input's name; measuring it would report no list as the list's)
             whole = ",".join(dict.fromkeys(without_dim(s) for s in self.sources))
-            return (f"{self.strategy}: the entries {', '.join(dims[:3])}"
+            return (f"the entries {', '.join(dims[:3])}"
                     + (" …" if len(dims) > 3 else "")
                     + f" name a dim (':N'), which needs torch >= "
                     f"{'.'.join(map(str, PER_DIM_SINCE))} (this is {torch_version}, where ':N' "
                     f"matches nothing); on this torch give whole inputs: {whole}")
         if self.capture_sizes and self.row.dynamic is False:
-            return (f"{self.strategy}: static graphs have no size key, and torch runs them "
+            return ("static graphs have no size key, and torch runs them "
                     "without CUDA graphs when capture sizes are set; capture sizes need a "
                     "dynamic graph (automatic, dynamic, mark-dynamic)")
         return None

@@ -5,7 +5,9 @@
   runner measures every strategy through — below the plan as one literal, ``PLAN``;
 * ``env``: ``export`` lines for what environment variables can say, and a comment naming
   what only code can do;
-* ``toml``: the ``[bench]`` table that measures the same plan again with ``dyncli bench``.
+* ``toml``: the ``[bench]`` table that measures the same plan again with ``dyncli bench``,
+  on the same traffic when the run's settings are given (the stream, mode, dtype, seed): the
+  one form that re-measures, so the one that needs more than the plan.
 
 Every value from the run (input names, sources, job ids, buckets) reaches generated text only
 through the target language's quoting (:mod:`dyncli.quoting`): ``repr`` for Python (the plan is
@@ -17,7 +19,9 @@ from __future__ import annotations
 import ast
 import functools
 import pprint
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import dyncli
 from dyncli.bench.core import strategy as table
@@ -29,9 +33,10 @@ EMIT_FORMS = ("python", "env", "toml")
 RUNTIME = Path(__file__).resolve().parents[1] / "served.py"
 
 
-def emit(plan: Plan, form: str) -> str:
+def emit(plan: Plan, form: str, settings: Mapping[str, Any] | None = None) -> str:
     """The plan as ``python``, ``env`` or ``toml`` text (``ValueError``: a plan that cannot be
-    emitted, or an unknown form)."""
+    emitted, or an unknown form). ``settings``: the run's ``[bench]`` settings as resolved
+    (``BenchResult.settings``), which ``toml`` carries to measure the same traffic again."""
     if not plan.row.recommendable:
         raise ValueError(f"no plan to emit for strategy {plan.strategy!r}; one of "
                          f"{', '.join(table.recommendable())}")
@@ -40,7 +45,7 @@ def emit(plan: Plan, form: str) -> str:
     if form == "env":
         return env_lines(plan)
     if form == "toml":
-        return toml_table(plan)
+        return toml_table(plan, settings)
     raise ValueError(f"unknown form {form!r}; one of {', '.join(EMIT_FORMS)}")
 
 
@@ -96,13 +101,41 @@ def env_lines(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def toml_table(plan: Plan) -> str:
-    """The ``[bench]`` table that measures this plan again (``dyncli bench --config``)."""
+# The [bench] keys that make the measured traffic and how it ran, written when set: the stream
+# (a --shapes file, --sizes, --requests), else the seeded plan --requests cycles; then the run.
+STREAM_KEYS = ("shapes", "sizes", "requests")
+SEEDED_KEYS = ("variations", "spread", "seed", "vary")
+RUN_KEYS = ("mode", "dtype", "device", "batch_size", "batch_dim", "seq_len", "start",
+            "requests_per_start", "warmup", "repeat")
+# With eager recommended, the strategies it was chosen over are measured again as they were.
+STRATEGY_KEYS = ("compile_mode", "dynamic_sources", "buckets", "max_buckets", "capture_sizes",
+                 "rerecord_limit", "memory_budget")
+
+
+def toml_table(plan: Plan, settings: Mapping[str, Any] | None = None) -> str:
+    """The ``[bench]`` table that measures this plan again (``dyncli bench --config``);
+    with the run's ``settings``, on the same traffic, mode and dtype."""
     row = plan.row
-    strategy = plan.strategy if row.compiles else "automatic"  # eager is measured beside it
     lines = [f"# dyncli {dyncli.__version__}: measure the plan again with "
-             "dyncli bench MODEL --config THIS_FILE",
-             "[bench]", f"strategy = [{toml_str(strategy)}]"]
+             "dyncli bench MODEL --config THIS_FILE"]
+    if row.compiles:
+        strategies = [plan.strategy]
+        lines.append(toml_comment(f"recommended: {plan.strategy}; bench measures eager beside "
+                                  "it"))
+    else:  # eager is measured beside every strategy, never as one
+        recommendable = set(table.recommendable())
+        measured = [s for s in (settings or {}).get("strategy") or []
+                    if isinstance(s, str) and s in table.NAMES and s in recommendable]
+        strategies = measured or ["automatic"]
+        lines.append(toml_comment("recommended: eager (serve the model without "
+                                  "torch.compile)"))
+        lines.append(toml_comment(
+            "eager is measured beside every strategy, never as one: the strategy line is "
+            + ("what it was chosen over" if measured else "automatic, torch.compile's default")))
+    lines += ["[bench]", "strategy = [" + ", ".join(toml_str(s) for s in strategies) + "]"]
+    if not row.compiles and settings:  # the strategies' own settings, as they were measured
+        lines += _settings(settings, STRATEGY_KEYS, {"compile_mode": ["default"],
+                                                     "buckets": "pow2"})
     if plan.compile_mode != "default":
         lines.append(f"compile_mode = [{toml_str(plan.compile_mode)}]")
     if plan.capture_sizes:
@@ -115,6 +148,42 @@ def toml_table(plan: Plan) -> str:
     if table.SOURCES in row.params:
         lines.append("dynamic_sources = [" + ", ".join(toml_str(s) for s in plan.sources)
                      + "]")
+    if settings:
+        keys = STREAM_KEYS if settings.get("shapes") or settings.get("sizes") \
+            else STREAM_KEYS + SEEDED_KEYS
+        lines += _settings(settings, keys + RUN_KEYS, {"device": "auto"})
     for step in plan.requires():
         lines.append(toml_comment("first: " + step))
     return "\n".join(lines) + "\n"
+
+
+def _settings(settings: Mapping[str, Any], keys: tuple[str, ...],
+              defaults: Mapping[str, Any]) -> list[str]:
+    """``key = value`` lines for ``keys`` the run set (not unset, empty or the default given),
+    TOML-quoted; a --shapes path made absolute (bench reads it from the working directory)."""
+    out = []
+    for key in keys:
+        value = settings.get(key)
+        if value is None or value == [] or defaults.get(key, object()) == value:
+            continue
+        if key == "shapes" and isinstance(value, str):
+            value = str(Path(value).expanduser().resolve())
+        text = _toml_value(value)
+        if text is not None:
+            out.append(f"{key} = {text}")
+    return out
+
+
+def _toml_value(value: Any) -> str | None:
+    """A TOML value for a setting (str, bool, int, float or a list of them); None otherwise."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value) if value == value and abs(value) != float("inf") else None
+    if isinstance(value, str):
+        return toml_str(value)
+    if isinstance(value, list | tuple):
+        items = [_toml_value(v) for v in value]
+        return None if any(i is None for i in items) else "[" + ", ".join(
+            i for i in items if i is not None) + "]"
+    return None

@@ -316,6 +316,36 @@ class BenchResult:
         return (any(v.timed for r in self.runs for v in r.variations)
                 or any(k.step_ms == k.step_ms for r in self.runs for k in r.ranks))
 
+    def stop(self, asked: list[str], model: str, mode: str) -> None:
+        """Ctrl-C (or SIGTERM) ended the run: mark it ``interrupted``, and every run that was
+        not measured so (``asked``: the run labels requested, in order).
+
+        A run still ``pass`` whose shapes were not all timed (under the same-window driver a
+        strategy's walk compiles and its timing comes after the last strategy) is
+        ``interrupted``, saying how many shapes were timed; a requested run that never started
+        is added as ``interrupted``. None of them is ever shown, compared or recommended as a
+        measured pass; what was timed stays in its variations.
+        """
+        self.interrupted = True
+        shapes = len(set(self.stream_ids))
+        for run in self.runs:
+            if run.status not in (Status.PASS, Status.INTERRUPTED) or run.ranks:
+                continue
+            timed = sum(v.timed for v in run.variations)
+            if run.status == Status.PASS and run.variations and timed == len(run.variations):
+                continue
+            run.status = Status.INTERRUPTED
+            run.error = run.error or (
+                f"not measured: stopped before it was timed ({timed} of "
+                f"{max(shapes, len(run.variations))} shapes timed)")
+        seen = {r.label for r in self.runs}
+        for label in asked:
+            if label not in seen:
+                strategy, compile_mode = table.split(label)
+                self.runs.append(RunResult(model, strategy, mode, status=Status.INTERRUPTED,
+                                           error="not measured: stopped before it started",
+                                           compile_mode=compile_mode))
+
     @property
     def failed(self) -> bool:
         """Whether anything did not pass."""

@@ -225,11 +225,12 @@ def release(version: str) -> tuple[int, int]:
 
 def unsupported(row: Strategy, torch_version: str, compile_mode: str = "default",
                 device: str = "cpu") -> str | None:
-    """Why ``row`` (under ``compile_mode``) cannot run on this torch and device; None: it can."""
+    """Why ``row`` (under ``compile_mode``) cannot run on this torch and device; None: it can.
+    The row is not named (a run's ``error``: its label stands before it); its mode is."""
     cm = mode(compile_mode)
-    for what, needs in ((row.name, row.needs_torch), (f"mode {cm.name}", cm.needs_torch)):
+    for what, needs in (("", row.needs_torch), (f"mode {cm.name} ", cm.needs_torch)):
         if needs and release(torch_version) < release(needs):
-            return f"{what} needs torch >= {needs} (this is {torch_version})"
+            return f"{what}needs torch >= {needs} (this is {torch_version})"
     if cm.cuda_graphs and not device.startswith("cuda"):
         return f"mode {cm.name}: CUDA graphs need CUDA (device {device})"
     return None

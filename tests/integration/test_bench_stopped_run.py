@@ -1,0 +1,52 @@
+"""Ctrl-C between a strategy's compiles and its timing, on real torch.compile (round 26).
+
+Under the same-window driver each strategy's walk compiles its shapes and the timing comes in
+one pass after the last strategy. Stopped in the second strategy's walk (the progress hook
+raises what SIGINT/SIGTERM raise there), the first had compiled and was never timed: it read
+``pass`` with "-" timings. It must read ``interrupted`` (not measured), as must the strategy
+stopped mid-walk and the one never started; the JSON the run writes as it goes says so too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dyncli.bench import drivers, torch_compat
+from dyncli.bench.core.result import BenchResult, Hooks
+from dyncli.bench.core.status import Status
+from dyncli.bench.runner import run_bench
+from dyncli.config import BenchConfig
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = f"{ROOT / 'examples' / 'model.py'}:build"
+
+
+def test_a_strategy_compiled_but_not_timed_is_interrupted_not_pass() -> None:
+    if not torch_compat.can_isolate_recompiles():
+        pytest.skip("the same-window driver needs torch >= 2.13 (isolate_recompiles)")
+    cfg = BenchConfig(strategy=["static", "automatic", "dynamic"], device="cpu", variations=2,
+                      repeat=2, warmup=0)
+    written: list[dict] = []
+
+    def progress(strategy: str, _done: int, _total: int) -> None:
+        if strategy == "automatic":  # static's walk is done, its timing still to come
+            raise KeyboardInterrupt
+
+    hooks = Hooks(progress=progress, run_done=lambda r: written.append(r.to_dict()))
+    result: BenchResult = run_bench(MODEL, cfg, hooks)
+    assert result.measured is not None and result.measured.driver == drivers.SAME_WINDOW
+    assert result.interrupted
+    runs = {r.label: r for r in result.runs}
+    assert runs["static"].status == Status.INTERRUPTED  # it read pass, with "-" timings
+    assert set(runs) == {"static", "automatic", "dynamic"}
+    assert all(r.status == Status.INTERRUPTED for r in runs.values()), \
+        {k: r.status for k, r in runs.items()}
+    assert runs["static"].compiles >= 1 and not any(v.timed for v in runs["static"].variations)
+    assert runs["static"].error == "not measured: stopped before it was timed (0 of 2 shapes timed)"
+    assert runs["dynamic"].error == "not measured: stopped before it started"
+    assert not result.ran and result.recommendation is None
+    assert [r["status"] for r in written[-1]["runs"]] == ["interrupted"] * 3

@@ -1,0 +1,67 @@
+"""A bench stopped by Ctrl-C or SIGTERM: what was not timed is not measured, never a pass.
+
+Round 26: under the same-window driver a strategy's walk compiles its shapes and the timing
+comes after the last strategy; a run stopped in between showed ``pass`` with "-" timings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest_bench import sample_result
+
+from dyncli.bench.core import recommend
+from dyncli.bench.core.result import RunResult
+from dyncli.bench.core.status import Status
+from dyncli.compare import api as compare
+
+
+def _untimed(runs: list[RunResult], label: str) -> None:
+    for run in runs:
+        if run.label == label:
+            for v in run.variations:
+                v.eager_samples, v.compiled_samples = [], []
+
+
+def test_a_run_not_timed_is_interrupted_and_one_not_started_is_listed() -> None:
+    result = sample_result()
+    result.stream_ids = [0, 1, 0]
+    _untimed(result.runs, "dynamic")  # its walk compiled; the timing never came
+    result.stop(["static", "dynamic", "automatic@max-autotune-no-cudagraphs"],
+                "examples/model.py:build", "inference")
+    runs = {r.label: r for r in result.runs}
+    assert result.interrupted and runs["static"].status == Status.PASS  # timed whole: measured
+    assert runs["dynamic"].status == Status.INTERRUPTED
+    assert runs["dynamic"].error == "not measured: stopped before it was timed (0 of 2 shapes timed)"
+    late = runs["automatic@max-autotune-no-cudagraphs"]
+    assert (late.status, late.error) == (Status.INTERRUPTED, "not measured: stopped before it started")
+    assert late.compile_mode == "max-autotune-no-cudagraphs" and late.mode == "inference"
+    doc = result.to_dict()
+    assert [r["status"] for r in doc["runs"]] == ["pass", "interrupted", "interrupted"]
+
+
+def test_a_run_timed_in_part_is_interrupted_and_keeps_what_was_timed() -> None:
+    result = sample_result()
+    result.runs[1].variations[1].eager_samples = []
+    result.stop(["static", "dynamic"], "m", "inference")
+    dynamic = result.runs[1]
+    assert dynamic.status == Status.INTERRUPTED and dynamic.variations[0].timed
+    assert "(1 of 2 shapes timed)" in (dynamic.error or "")
+
+
+def test_the_recommendation_and_compare_never_take_it_as_measured(tmp_path: Path) -> None:
+    result = sample_result()
+    result.stream_ids = [0, 1, 1, 0]
+    result.settings["sizes"] = [8, 10, 10, 8]
+    result.runs[1].variations[1].eager_samples = []  # dynamic: half timed, then Ctrl-C
+    result.stop(["static", "dynamic"], "examples/model.py:build", "inference")
+    recommend.apply(result)
+    rec = result.recommendation
+    assert rec is None or rec.strategy != "dynamic"
+    base = sample_result()
+    (tmp_path / "base.json").write_text(json.dumps(base.to_dict()))
+    (tmp_path / "new.json").write_text(json.dumps(result.to_dict()))
+    c = compare.run(tmp_path / "base.json", tmp_path / "new.json", fail_on=["regression"])
+    pair = next(p for p in c.pairs if p.strategy == "dynamic")
+    assert pair.regressions == ["status pass -> interrupted"] and c.tripped == [pair]
