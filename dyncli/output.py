@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,6 +223,33 @@ def add_ranked_row(table: Table, ranks: bool, rank: int | None, *cells: object) 
     add_text_row(table, *([rank_cell(rank)] if ranks else []), *cells)
 
 
+class Capped:
+    """A view's sections cut at ``limit`` rows (``--limit``), each cut said under the section
+    it cut (``(frames: showing 20 of 31; --json has all)``), never above its title or not
+    at all."""
+
+    def __init__(self, out: Console, limit: int) -> None:
+        self.out, self.limit = out, limit
+        self._said: list[str] = []
+
+    def rows(self, rows: Sequence[Any], what: str) -> Sequence[Any]:
+        """The first ``limit`` of ``rows``; the cut is said at the next :meth:`show`/:meth:`done`."""
+        if len(rows) > self.limit:
+            self._said.append(f"({what}: showing {self.limit} of {len(rows)}; --json has all)")
+        return rows[:self.limit]
+
+    def show(self, table: Table) -> None:
+        """Print ``table``, then what was cut from it."""
+        self.out.print(table)
+        self.done()
+
+    def done(self) -> None:
+        """Say the cuts not yet said (after a section of lines, not a table)."""
+        for line in self._said:
+            self.out.print(line, markup=False, soft_wrap=True)
+        self._said.clear()
+
+
 def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Wrap a command's JSON payload with ``schema_version``, the dyncli version and command."""
     return {"schema_version": SCHEMA_VERSION, "dyncli": __version__, "command": command, **payload}
@@ -331,7 +358,7 @@ def write_text(target: str | Path, text: str) -> None:
         atomic_write_text(Path(target), text)
 
 
-__all__ = ["MAX_CELL", "MAX_TEXT", "SCHEMA_VERSION", "Output", "add_text_row", "atomic_target",
+__all__ = ["MAX_CELL", "MAX_TEXT", "SCHEMA_VERSION", "Capped", "Output", "add_text_row", "atomic_target",
            "atomic_write_text", "cell_text", "check_outputs", "check_target", "envelope", "info",
            "input_text", "line_text", "remove_pending", "section_table", "stderr_console",
            "stdout_console", "sweep_stale", "to_json_text", "warn", "write_json", "write_text"]
