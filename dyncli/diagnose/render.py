@@ -254,7 +254,7 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
     out.print(f"What to fix first ({len(causes)} cause(s){ranked}{more}):",
               markup=False, soft_wrap=True)
     for i, c in enumerate(causes[:top], 1):  # one line each: cost, cause, fix
-        out.print(line_text(f"{i}. {c.line()}"), markup=False, soft_wrap=True)
+        out.print(line_text(f"{i}. {c.line(diag.ranks)}"), markup=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------- trace-only sections

@@ -123,3 +123,12 @@ def test_the_json_has_the_keys_the_docs_list_and_no_other(runner: CliRunner) -> 
     trace_only = set(re.findall(r'^  "([a-z_]+)":', (ROOT / "docs" / "diagnose-trace.md")
                                 .read_text().split("```json", 1)[1].split("```", 1)[0], re.M))
     assert documented - _ONLY_WHEN - trace_only - text == set(), "missing from a log's"
+
+
+def test_a_cause_of_some_ranks_only_says_which(runner: CliRunner) -> None:
+    # two ranks' similar-graph causes read as one cause listed twice
+    r = runner.invoke(app, ["diagnose", str(TRACE)], env=ENV)
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.stdout.splitlines() if re.match(r"\d\. \[", x)]
+    assert any("] rank 0: " in x for x in lines) and any("] rank 1: " in x for x in lines)
+    assert not any("] rank" in x for x in lines if "DYNAMIC_SOURCES" in x)  # on every rank
