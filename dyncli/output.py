@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from dyncli import __version__
 from dyncli.errors import DyncliError, OutputError
@@ -51,9 +51,30 @@ def _console(file: Any, soft_wrap: bool) -> Console:
     # segment printed passes through textsafe.visible (an ESC from an input is shown as \x1b).
     # FitConsole wraps between words on a terminal.
     console = FitConsole(file=file, highlight=False, soft_wrap=soft_wrap, markup=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = PIPE_WIDTH
+    if not console.is_terminal:
+        console.file = cast("IO[str]", TrimmedLines(file))
+        if "COLUMNS" not in os.environ:
+            console.width = PIPE_WIDTH
     return safe_console(console)
+
+
+class TrimmedLines:
+    """A file's or a pipe's stream whose lines lose their trailing spaces: rich pads each line
+    of a table (and of a row's block) to the width, which a terminal hides and a file keeps
+    (120 columns of spaces after a 20-column line: noise in an editor, in a diff, to grep)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if " \n" in text:  # (linear: no regex over a run of spaces)
+            self.stream.write("\n".join(line.rstrip(" ") for line in text.split("\n")))
+        else:
+            self.stream.write(text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding: the stream's
+        return getattr(self.stream, name)
 
 
 def stdout_console() -> Console:

@@ -132,3 +132,11 @@ def test_a_cause_of_some_ranks_only_says_which(runner: CliRunner) -> None:
     lines = [x for x in r.stdout.splitlines() if re.match(r"\d\. \[", x)]
     assert any("] rank 0: " in x for x in lines) and any("] rank 1: " in x for x in lines)
     assert not any("] rank" in x for x in lines if "DYNAMIC_SOURCES" in x)  # on every rank
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_a_file_gets_no_trailing_spaces(runner: CliRunner, columns: str) -> None:
+    # rich padded every line of a table's block to the width: 200 columns of spaces in a file
+    r = runner.invoke(app, ["diagnose", str(TRACE)], env={**ENV, "COLUMNS": columns})
+    assert r.exit_code == 0, r.output
+    assert "Frames" in r.stdout and not re.search(r" +$", r.stdout, re.M)
