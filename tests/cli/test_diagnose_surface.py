@@ -126,12 +126,21 @@ def test_the_json_has_the_keys_the_docs_list_and_no_other(runner: CliRunner) -> 
 
 
 def test_a_cause_of_some_ranks_only_says_which(runner: CliRunner) -> None:
-    # two ranks' similar-graph causes read as one cause listed twice
-    r = runner.invoke(app, ["diagnose", str(TRACE)], env=ENV)
+    # rank 1 marked its input dynamic, rank 0 recompiled: the fix is rank 0's alone
+    r = runner.invoke(app, ["diagnose", str(DATA / "traces" / "two_rank_diverge")], env=ENV)
     assert r.exit_code == 0, r.output
     lines = [x for x in r.stdout.splitlines() if re.match(r"\d\. \[", x)]
-    assert any("] rank 0: " in x for x in lines) and any("] rank 1: " in x for x in lines)
-    assert not any("] rank" in x for x in lines if "DYNAMIC_SOURCES" in x)  # on every rank
+    assert "] rank 0: inputs L['x']:0 change size" in lines[0], lines
+    assert not any("] rank" in x for x in lines[1:])  # of no rank: nothing to say
+
+
+def test_similar_graphs_decided_elsewhere_join_that_cause(runner: CliRunner) -> None:
+    # each rank's similar graphs of L['x'], which the mark-dynamic fix decides, were a cause
+    # of their own: no fix, 0 compiles, listed once per rank (16 ranks: 16 lines)
+    doc = _json(runner, str(TRACE))
+    assert [c["kind"] for c in doc["causes"]] == ["allow-list"]
+    kinds = {f["kind"] for f in doc["causes"][0]["findings"]}
+    assert {"mark-dynamic", "similar-graphs"} <= kinds
 
 
 @pytest.mark.parametrize("columns", ["40", "80", "200"])
