@@ -290,6 +290,9 @@ class FitConsole(Console):
         wanted = self.soft_wrap if soft_wrap is None else soft_wrap  # stderr's default is soft
         if wanted and self.is_terminal:
             soft_wrap = False
+            # a path wider than the line breaks after a separator, not mid-name
+            objects = tuple(fold_paths(Text(o) if isinstance(o, str) else o, self.width)
+                            if isinstance(o, (str, Text)) else o for o in objects)
         super().print(*objects, soft_wrap=soft_wrap, **kwargs)
 
     def on_broken_pipe(self) -> None:

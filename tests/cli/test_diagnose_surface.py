@@ -149,3 +149,20 @@ def test_a_file_gets_no_trailing_spaces(runner: CliRunner, columns: str) -> None
     r = runner.invoke(app, ["diagnose", str(TRACE)], env={**ENV, "COLUMNS": columns})
     assert r.exit_code == 0, r.output
     assert "Frames" in r.stdout and not re.search(r" +$", r.stdout, re.M)
+
+
+def test_a_long_path_in_a_line_breaks_after_a_slash_on_a_terminal() -> None:
+    # the view's first line at 60 columns read ".../dedicated_log_tor" over "ch_trace_rank_0…"
+    import io
+
+    from dyncli.termfit import FitConsole
+
+    buf = io.StringIO()
+    console = FitConsole(file=buf, width=40, force_terminal=True, color_system=None,
+                         markup=False, highlight=False)
+    path = "/work/data/traces/multi_rank/dedicated_log_torch_trace_rank_0_f4ziw8_s.log"
+    console.print(f"dyncli diagnose: {path} (2012 lines)", soft_wrap=True)
+    lines = buf.getvalue().splitlines()
+    assert all(len(x) <= 40 for x in lines), lines
+    assert "/work/data/traces/multi_rank/" in lines
+    assert any(x.startswith("dedicated_log_torch_trace_rank_0_f4") for x in lines), lines
