@@ -44,6 +44,22 @@ def _loc(user: UserLoc | None) -> str:
     return f"{_short(user.file)}:{user.line}" if user else "-"
 
 
+def inputs_said(inputs: tuple[str, ...] | list[str]) -> str:
+    """The inputs for the view's first line: a directory's files, past two, as ``N files in
+    DIR/`` (a 64-rank trace's names filled a screen before the summary; ``--json`` lists
+    each); names as text (a newline in one is ``\\n``)."""
+    groups: dict[str, list[str]] = {}
+    for name in inputs:
+        groups.setdefault(name.rpartition("/")[0] if "/" in name else "", []).append(name)
+    parts: list[str] = []
+    for folder, names in groups.items():
+        if len(names) > 2:
+            parts.append(f"{len(names)} files in {folder}/")
+        else:
+            parts.extend(names)
+    return ", ".join(visible(part) for part in parts)
+
+
 def render_parse_notes(diag: Diagnosis) -> None:
     """For --verbose: the first unrecognized/malformed lines, on stderr."""
     st = diag.stats
@@ -91,7 +107,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     out = console or stdout_console()
     ranks = diag.ranked
     st = diag.stats
-    names = ", ".join(visible(name) for name in diag.inputs)  # a newline in a name: "\\n"
+    names = inputs_said(diag.inputs)
     out.print(f"dyncli diagnose: {names} ({st.lines} lines, {st.recognized} "
               f"recognized, {st.unrecognized} unrecognized, {st.malformed} malformed)",
               markup=False, soft_wrap=True)

@@ -166,3 +166,19 @@ def test_a_long_path_in_a_line_breaks_after_a_slash_on_a_terminal() -> None:
     assert all(len(x) <= 40 for x in lines), lines
     assert "/work/data/traces/multi_rank/" in lines
     assert any(x.startswith("dedicated_log_torch_trace_rank_0_f4") for x in lines), lines
+
+
+def test_many_rank_files_are_one_short_name_in_the_first_line(runner: CliRunner,
+                                                             tmp_path: Path) -> None:
+    # 16 ranks' file names filled the first line (~1,000 characters) before the summary
+    (rank0, rank1) = sorted(TRACE.glob("*.log"))
+    folder = tmp_path / "trace"
+    folder.mkdir()
+    for i in range(8):
+        for src, which in ((rank0, 0), (rank1, 1)):
+            shutil.copy(src, folder / f"dedicated_log_torch_trace_rank_{2 * i + which}_x.log")
+    r = runner.invoke(app, ["diagnose", str(folder)], env=ENV)
+    assert r.exit_code == 0, r.output
+    first = r.stdout.splitlines()[0]
+    assert first.startswith(f"dyncli diagnose: 16 files in {folder}/ ("), first
+    assert len(_json(runner, str(folder))["inputs"]) == 16  # the JSON names each
