@@ -243,6 +243,13 @@ def _sniff(name: str, stream: IO[bytes]) -> bytes:
         raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
 
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):  # replaced or closed (tests, daemons)
+        return False
+
+
 @contextmanager
 def open_input(path: str | Path, *, check_text: bool = True,
                recognize: bool | None = None) -> Iterator[Source]:
@@ -256,6 +263,11 @@ def open_input(path: str | Path, *, check_text: bool = True,
     name = display_name(text)
     if text == STDIN:
         stdin: IO[bytes] = sys.stdin.buffer
+        if _is_terminal(sys.stdin):  # nothing piped: say why it waits, and how to end
+            from dyncli.output import info
+
+            info("Reading a log from the terminal (stdin): paste it, then press Ctrl-D on a "
+                 "line of its own (Ctrl-Z, Enter on Windows). To read a file: pass its path.")
         first = _sniff(name, stdin)
         if check_text:
             check_head(name, first)
@@ -331,6 +343,31 @@ def check_head(name: str, head: bytes) -> None:
         raise InputError(f"{name}: is a binary file, not a text log",
                          hint="dyncli diagnose reads TORCH_LOGS text logs (optionally .gz) and "
                               "TORCH_TRACE directories.")
+
+
+class SeenFiles:
+    """The regular files already taken, by device and inode: a file named twice (``run.log
+    run.log``, ``/tmp/trace /tmp/trace/*.log``, a link to it) is read once, not counted twice."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, int], str] = {}
+
+    def again(self, path: str | Path) -> str | None:
+        """None the first time ``path`` is met (and for what is not a regular file: stdin, a
+        pipe); after that, the warning that says it was read once."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        key = (st.st_dev, st.st_ino)
+        first = self._seen.get(key)
+        if first is None:
+            self._seen[key] = str(path)
+            return None
+        same = "given twice" if first == str(path) else f"the same file as {first}"
+        return f"{path}: {same}; read once"
 
 
 def rank_in_name(path: Path) -> int | None:

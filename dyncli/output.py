@@ -16,9 +16,9 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from dyncli import __version__
 from dyncli.errors import DyncliError, OutputError
@@ -52,9 +52,30 @@ def _console(file: Any, soft_wrap: bool) -> Console:
     # segment printed passes through textsafe.visible (an ESC from an input is shown as \x1b).
     # FitConsole wraps between words on a terminal.
     console = FitConsole(file=file, highlight=False, soft_wrap=soft_wrap, markup=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = PIPE_WIDTH
+    if not console.is_terminal:
+        console.file = cast("IO[str]", TrimmedLines(file))
+        if "COLUMNS" not in os.environ:
+            console.width = PIPE_WIDTH
     return safe_console(console)
+
+
+class TrimmedLines:
+    """A file's or a pipe's stream whose lines lose their trailing spaces: rich pads each line
+    of a table (and of a row's block) to the width, which a terminal hides and a file keeps
+    (120 columns of spaces after a 20-column line: noise in an editor, in a diff, to grep)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if " \n" in text:  # (linear: no regex over a run of spaces)
+            self.stream.write("\n".join(line.rstrip(" ") for line in text.split("\n")))
+        else:
+            self.stream.write(text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding: the stream's
+        return getattr(self.stream, name)
 
 
 def stdout_console() -> Console:
@@ -235,6 +256,33 @@ def add_ranked_row(table: Table, ranks: bool, rank: int | None, *cells: object) 
     add_text_row(table, *([rank_cell(rank)] if ranks else []), *cells)
 
 
+class Capped:
+    """A view's sections cut at ``limit`` rows (``--limit``), each cut said under the section
+    it cut (``(frames: showing 20 of 31; --json has all)``), never above its title or not
+    at all."""
+
+    def __init__(self, out: Console, limit: int) -> None:
+        self.out, self.limit = out, limit
+        self._said: list[str] = []
+
+    def rows(self, rows: Sequence[Any], what: str) -> Sequence[Any]:
+        """The first ``limit`` of ``rows``; the cut is said at the next :meth:`show`/:meth:`done`."""
+        if len(rows) > self.limit:
+            self._said.append(f"({what}: showing {self.limit} of {len(rows)}; --json has all)")
+        return rows[:self.limit]
+
+    def show(self, table: Table) -> None:
+        """Print ``table``, then what was cut from it."""
+        self.out.print(table)
+        self.done()
+
+    def done(self) -> None:
+        """Say the cuts not yet said (after a section of lines, not a table)."""
+        for line in self._said:
+            self.out.print(line, markup=False, soft_wrap=True)
+        self._said.clear()
+
+
 def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Wrap a command's JSON payload with ``schema_version``, the dyncli version and command."""
     return {"schema_version": SCHEMA_VERSION, "dyncli": __version__, "command": command, **payload}
@@ -343,7 +391,7 @@ def write_text(target: str | Path, text: str) -> None:
         atomic_write_text(Path(target), text)
 
 
-__all__ = ["MAX_CELL", "MAX_TEXT", "SCHEMA_VERSION", "Output", "add_text_row", "atomic_target",
+__all__ = ["MAX_CELL", "MAX_TEXT", "SCHEMA_VERSION", "Capped", "Output", "add_text_row", "atomic_target",
            "atomic_write_text", "cell_text", "check_outputs", "check_target", "envelope", "info",
            "input_text", "line_text", "remove_pending", "section_table", "stderr_console",
            "stdout_console", "sweep_stale", "to_json_text", "warn", "write_json", "write_text"]

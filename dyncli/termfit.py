@@ -16,6 +16,7 @@ pipe lines are left whole.
 from __future__ import annotations
 
 import copy
+import errno
 import re
 from dataclasses import replace
 from typing import Any
@@ -289,4 +290,14 @@ class FitConsole(Console):
         wanted = self.soft_wrap if soft_wrap is None else soft_wrap  # stderr's default is soft
         if wanted and self.is_terminal:
             soft_wrap = False
+            # a path wider than the line breaks after a separator, not mid-name
+            objects = tuple(fold_paths(Text(o) if isinstance(o, str) else o, self.width)
+                            if isinstance(o, (str, Text)) else o for o in objects)
         super().print(*objects, soft_wrap=soft_wrap, **kwargs)
+
+    def on_broken_pipe(self) -> None:
+        """The reader went away (``dyncli … | head``): rich's own handling ends the process
+        with status 1, which dyncli means for a tripped gate (``--fail-on``); raised as the
+        ``BrokenPipeError`` it is, ``dyncli.cli`` ends quietly with 2 (docs/reliability.md)."""
+        self.quiet = True  # nothing more to this stream
+        raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")

@@ -61,7 +61,9 @@ OWN_CAUSE = {AdviceKind.ZERO_ONE: CauseKind.ZERO_ONE, AdviceKind.NON_SHAPE: Caus
              AdviceKind.CUDAGRAPH_ERROR: CauseKind.CUDAGRAPH,
              AdviceKind.COMPILED_AUTOGRAD: CauseKind.COMPILED_AUTOGRAD}
 # Finding kinds about a function as a whole: they join the cause of most of its recompiles
-JOINS_FUNCTION = frozenset({AdviceKind.RECOMPILE_LIMIT})
+# (a similar-graphs finding whose inputs another suggestion decides has no entries of its
+# own: alone it was a cause with no fix that removes nothing, once per rank)
+JOINS_FUNCTION = frozenset({AdviceKind.RECOMPILE_LIMIT, AdviceKind.SIMILAR_GRAPHS})
 # torch keeps parameters' shapes static (force_parameter_static_shapes)
 _PARAMS = ConfigFlag("force_parameter_static_shapes", "False")
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from dyncli.diagnose.cudagraph_report import CudagraphReport, FrameRecordings
 from dyncli.diagnose.findings import place
 from dyncli.diagnose.model import Diagnosis
-from dyncli.output import add_ranked_row, section_table
+from dyncli.output import Capped, add_ranked_row, section_table
 
 
 def ms(seconds: float | None) -> str:
@@ -64,35 +64,37 @@ def render_cudagraphs(diag: Diagnosis, out: Console, limit: int = 20) -> None:
     if report is None:
         return
     ranks = diag.ranked
+    capped = Capped(out, limit)
     out.print(summary(report), markup=False, soft_wrap=True)
     if report.frames:
         t = section_table("CUDA-graph recordings per frame and size",
                           ["frame", "function", "compiles", "recordings", "re-records",
                            "ms", "per size: recordings (ms)"], ranks)
-        for f in report.frames[:limit]:
+        for f in capped.rows(report.frames, "frames recorded"):
             add_ranked_row(t, ranks, f.rank, f.frame_id, f.function or "?", ", ".join(f.compile_ids),
                          str(f.recordings), str(f.rerecords), ms(f.seconds), size_cells(f))
-        out.print(t)
+        capped.show(t)
     if report.skips:
         t = section_table("Ran without CUDA graphs", ["compile", "kind", "reason", "user code",
                                                      "count"], ranks)
-        for x in report.skips[:limit]:
+        for x in capped.rows(report.skips, "skips"):
             add_ranked_row(t, ranks, x.rank, x.compile_id or "-", x.kind,
                          x.reason.split("\n", 1)[0],
                          place(x.user) if x.user else "-", str(x.count))
-        out.print(t)
+        capped.show(t)
     if report.errors:
         # "raised": yes where the log shows one raised (the program stopped there), "-" where
         # it does not (warned, quoted, logged by a server that went on, or torch's words alone)
         t = section_table("CUDA-graph errors", ["kind", "message", "user code", "count",
                                                 "raised"], ranks)
-        for e in report.errors[:limit]:
+        for e in capped.rows(report.errors, "CUDA-graph errors"):
             add_ranked_row(t, ranks, e.rank, e.kind, e.message,
                            f"{place(e.user)} in {e.user.function}" if e.user else "-",
                            str(e.count), "yes" if e.raised else "-")
-        out.print(t)
-    for hit in report.limit_hits[:limit]:
+        capped.show(t)
+    for hit in capped.rows(report.limit_hits, "re-record limit hits"):
         out.print(f"[{hit.compile_id}] {hit.mode} graph hit cudagraph_dynamic_shape_rerecord_limit"
                   f"={hit.limit}: later sizes ran eager", markup=False, soft_wrap=True)
+    capped.done()
     for note in report.notes:
         out.print(f"Note: {note}", markup=False, soft_wrap=True)

@@ -14,6 +14,7 @@ zero-one or non-shape findings do) adds a ``CauseKind`` member and a row in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -215,8 +216,19 @@ class Cause:
         """A frame torch skipped or gave up on (every such call runs uncompiled)."""
         return any(a.kind in (AdviceKind.MODE_SKIP, AdviceKind.NOT_CONVERTED) for a in self.findings)
 
-    def line(self) -> str:
-        """The one-line summary: cost, what, fix."""
+    def ranks_said(self, seen: Sequence[int | None]) -> str:
+        """``"rank 0: "`` where the input has ranks ``seen`` and the cause is on some of them
+        only (two ranks' like causes read as one listed twice without it); else ``""``."""
+        mine = [r for r in self.ranks if r is not None]
+        every = {r for r in seen if r is not None}
+        if len(every) < 2 or not mine or every <= set(mine):
+            return ""
+        shown = ", ".join(map(str, mine[:8])) + (f", … ({len(mine)} in all)" if len(mine) > 8
+                                                 else "")
+        return f"{'rank' if len(mine) == 1 else 'ranks'} {shown}: "
+
+    def line(self, ranks: Sequence[int | None] = ()) -> str:
+        """The one-line summary: cost, what (on which ranks, of ``ranks``), fix."""
         cost = (f"{self.compile_s:.2f} s, " if self.compile_s is not None else "") + \
             f"{self.compiles} compile(s)"
         errors = sum(1 for a in self.findings if a.kind is AdviceKind.DATA_DEPENDENT)
@@ -253,7 +265,8 @@ class Cause:
             secs = self.record_s
             cost += f", {self.recordings} CUDA-graph recording(s)" + (
                 f" ({secs * 1e3:.2f} ms)" if secs is not None else "")
-        return f"[{cost}] {self.title}" + (f" — fix: {self.fix}" if self.fix else "")
+        return (f"[{cost}] {self.ranks_said(ranks)}{self.title}"
+                + (f" — fix: {self.fix}" if self.fix else ""))
 
     def to_json(self, rank: int) -> dict[str, Any]:
         """One item of the ``causes`` list of ``--json``."""

@@ -179,7 +179,8 @@ def _causes(d: Diagnosis) -> str:
         kinds = ", ".join(dict.fromkeys(a.kind for a in c.findings)) or c.kind
         rows.append([str(i), "" if c.compile_s is None else f"{c.compile_s:.3f}",
                      str(c.compiles), str(c.recompiles), str(c.graph_breaks),
-                     _e(c.title) + f'<br><span class="muted">{_e(kinds)}</span>',
+                     _e(c.ranks_said(d.ranks) + c.title)
+                     + f'<br><span class="muted">{_e(kinds)}</span>',
                      f"<code>{_e(c.fix)}</code>" if c.fix else "—"])
     return _section("causes", "What to fix first (root causes, by what the fix removes)",
                     len(d.causes), _table(["#", "compile s", "compiles", "recompiles",

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dyncli.errors import InputError
-from dyncli.inputs import Source, open_input, rank_in_name, trace_dir_files
+from dyncli.inputs import SeenFiles, Source, open_input, rank_in_name, trace_dir_files
 from dyncli.logparse import safe
 from dyncli.logparse.trace_format import is_trace_line, peek_kind
 
@@ -120,6 +120,7 @@ def find_processes(paths: Sequence[Path], streams: Sequence[Source] = ()
     procs = [Process(s.name) for s in streams]
     warnings: list[str] = []
     tried: list[str] = []
+    seen = SeenFiles()
     for path in map(Path, paths):
         if path.is_dir():
             files = trace_dir_files(path)
@@ -132,6 +133,9 @@ def find_processes(paths: Sequence[Path], streams: Sequence[Source] = ()
         else:
             raise InputError(f"{path}: no such file or directory")
         for file in files:
+            if (twice := seen.again(file)) is not None:  # its compiles would count twice
+                warnings.append(twice)
+                continue
             tried.append(str(file))
             if not file.is_file():  # a pipe given as a path: read as one stream, rank unknown
                 procs.append(Process(str(file), file))

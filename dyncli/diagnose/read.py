@@ -23,7 +23,7 @@ from dyncli.diagnose.analyzer import Analyzer
 from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.model import Diagnosis
 from dyncli.errors import InputError, StrictError, UsageError
-from dyncli.inputs import STDIN, Source, is_stream, open_input
+from dyncli.inputs import STDIN, SeenFiles, Source, is_stream, open_input
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import TextLogParser
 from dyncli.logparse.trace_format import is_trace_line
@@ -114,9 +114,13 @@ def diagnose_logs(paths: Sequence[str | Path], *, strict: bool = False,
     total = ParseStats()
     warnings: list[str] = []
     names: list[str] = []
+    seen = SeenFiles()
     for path in paths:
+        opened = (streams or {}).get(str(path))
+        if opened is None and (twice := seen.again(path)) is not None:
+            warnings.append(twice)  # its lines again would count each record twice
+            continue
         with ExitStack() as stack:
-            opened = (streams or {}).get(str(path))
             source = opened if opened is not None else stack.enter_context(open_input(path))
             names.append(source.name)
             total.add(_read_log(source, analyzer, strict))

@@ -7,7 +7,6 @@ Rows per section are capped at ``limit`` on the terminal (the JSON always has al
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from rich.console import Console
 
@@ -20,6 +19,7 @@ from dyncli.diagnose.releases import named
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import UserLoc
 from dyncli.output import (
+    Capped,
     add_ranked_row,
     add_text_row,
     info,
@@ -29,6 +29,7 @@ from dyncli.output import (
     stdout_console,
     warn,
 )
+from dyncli.textsafe import visible
 
 
 def _short(path: str) -> str:
@@ -42,6 +43,22 @@ def _short(path: str) -> str:
 
 def _loc(user: UserLoc | None) -> str:
     return f"{_short(user.file)}:{user.line}" if user else "-"
+
+
+def inputs_said(inputs: tuple[str, ...] | list[str]) -> str:
+    """The inputs for the view's first line: a directory's files, past two, as ``N files in
+    DIR/`` (a 64-rank trace's names filled a screen before the summary; ``--json`` lists
+    each); names as text (a newline in one is ``\\n``)."""
+    groups: dict[str, list[str]] = {}
+    for name in inputs:
+        groups.setdefault(name.rpartition("/")[0] if "/" in name else "", []).append(name)
+    parts: list[str] = []
+    for folder, names in groups.items():
+        if len(names) > 2:
+            parts.append(f"{len(names)} files in {folder}/")
+        else:
+            parts.extend(names)
+    return ", ".join(visible(part) for part in parts)
 
 
 def render_parse_notes(diag: Diagnosis) -> None:
@@ -91,7 +108,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     out = console or stdout_console()
     ranks = diag.ranked
     st = diag.stats
-    out.print(f"dyncli diagnose: {', '.join(diag.inputs)} ({st.lines} lines, {st.recognized} "
+    names = inputs_said(diag.inputs)
+    out.print(f"dyncli diagnose: {names} ({st.lines} lines, {st.recognized} "
               f"recognized, {st.unrecognized} unrecognized, {st.malformed} malformed)",
               markup=False, soft_wrap=True)
     if diag.read_as:
@@ -105,10 +123,8 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         warn(w)
     render_causes(diag, out)
 
-    def cap(rows: tuple[Any, ...], what: str) -> tuple[Any, ...]:
-        if len(rows) > limit:
-            out.print(f"({what}: showing {limit} of {len(rows)}; --json has all)", markup=False, soft_wrap=True)
-        return rows[:limit]
+    capped = Capped(out, limit)
+    cap = capped.rows
 
     if diag.frames:
         t = section_table("Frames", ["frame", "function", "defined at", "compiles", "dynamic inputs"], ranks)
@@ -119,7 +135,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             where = f"{_short(f.file)}:{f.first_line}" if f.first_line else (_short(f.file) or "-")
             n = f"at least {f.compiles}" if f.at_least or diag.partial else str(f.compiles)
             add_ranked_row(t, ranks, f.rank, f.frame_id, f.function or "?", where, n, dyn)
-        out.print(t)
+        capped.show(t)
     if diag.recompiles:
         t = section_table("Recompiles", ["compile", "function", "cause", "guard failures", "user code"], ranks)
         for r in cap(diag.recompiles, "recompiles"):
@@ -127,7 +143,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             cause = r.cause if r.compiled else (
                 f"{r.cause}\n(refused: {'fail_on_recompile' if r.stance else 'recompile limit'})")
             add_ranked_row(t, ranks, r.rank, r.compile_id, r.function, cause, "\n".join(r.reasons), code)
-        out.print(t)
+        capped.show(t)
     if diag.specializations:
         t = section_table("Specializations", ["compile", "symbol", "sources", "value", "why",
                                        "user code"], ranks)
@@ -135,7 +151,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             code = f"{_loc(s.user)}  {s.user.code}" if s.user else (s.framework or "-")
             add_ranked_row(t, ranks, s.rank, s.compile_id, s.symbol or "-", ", ".join(s.sources) or "-",
                  s.value, s.reason, code)
-        out.print(t)
+        capped.show(t)
     if diag.graph_breaks:
         t = section_table("Graph breaks (distinct, by torch's code)",
                           ["torch code", "location", "count", "type and explanation",
@@ -148,7 +164,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                          str(d.count), d.said + (f"\n({RAISED_MARK})" if d.raised else ""),
                          "\n".join(_short(s) for s in d.call_sites) or "-",
                          ", ".join(d.frames) or "-")
-        out.print(t)
+        capped.show(t)
     if diag.recompile_limits:
         t = section_table("Recompile limit hits", ["function", "limit", "last reason"], ranks)
         for x in cap(diag.recompile_limits, "limit hits"):
@@ -157,7 +173,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                  (f"{x.limit_name}={x.limit}" if x.limit else x.limit_name) if x.limit_name
                  else "? (not in the log)",
                  x.last_reason or "-")
-        out.print(t)
+        capped.show(t)
     # (fail_on_recompile_limit_hit is 2.7's, 2.6's fail_on_cache_limit_hit: releases.NAMES)
     fail = named("fail_on_recompile_limit_hit", diag.releases)
     for text in diag.limit_raised:  # it did not fall back to eager: the program stopped
@@ -170,7 +186,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             where = f"{_loc(u.user)}  {u.user.code}" if u.user else u.framework
             add_ranked_row(t, ranks, u.rank, u.compile_id, f"{u.symbol} ({u.kind})",
                  f"[{u.lower}, {u.upper}]", where)
-        out.print(t)
+        capped.show(t)
     if diag.data_dependent_errors:
         t = section_table("Data-dependent errors", ["compile", "expression", "torch", "where"],
                           ranks)
@@ -181,13 +197,13 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             add_ranked_row(t, ranks, x.rank, x.compile_id or "-", x.expr or "(cut from the paste)",
                  _DDE_SAID.get(x.what, x.what),
                  where)
-        out.print(t)
+        capped.show(t)
     if diag.relations:
         t = section_table("Size relations", ["compile", "relation", "sources"], ranks)
         for x in cap(diag.relations, "relations"):
             add_ranked_row(t, ranks, x.rank, x.compile_id, f"{x.symbol} = {x.target} ({x.reason})",
                  f"{x.lhs or '?'} == {x.rhs or '?'}")
-        out.print(t)
+        capped.show(t)
     if diag.trace is not None:  # TORCH_TRACE input: time, failures, similar graphs, ranks, PGO
         render_trace_sections(diag, out, limit)
     render_cudagraphs(diag, out, limit)  # CUDA-graph recordings, skips (when the input has any)
@@ -206,6 +222,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
                 out.print(line_text(f"   {said}: {s.fix}"), markup=False, soft_wrap=True)
             for e in s.evidence:
                 out.print(line_text(f"   evidence: {e}"), markup=False, soft_wrap=True)
+        capped.done()
     if not diag.suggestions and diag.trace is not None and diag.trace.failures:
         out.print(f"{len(diag.trace.failures)} compile(s) failed (see Failed compiles above): "
                   "fix the error first.", markup=False, soft_wrap=True)
@@ -257,7 +274,7 @@ def render_causes(diag: Diagnosis, out: Console, top: int = TOP_CAUSES) -> None:
     out.print(f"What to fix first ({len(causes)} cause(s){ranked}{more}):",
               markup=False, soft_wrap=True)
     for i, c in enumerate(causes[:top], 1):  # one line each: cost, cause, fix
-        out.print(line_text(f"{i}. {c.line()}"), markup=False, soft_wrap=True)
+        out.print(line_text(f"{i}. {c.line(diag.ranks)}"), markup=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------- trace-only sections
@@ -305,6 +322,7 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
     if t is None:
         return
     ranks = diag.ranked
+    capped = Capped(out, limit)
     workers = sum(c.compile_workers_s or 0.0 for c in t.compile_times)
     out.print(compile_time_line(t)
               + (f": {_phase_text(t.phases)}" if t.phases else "")
@@ -313,35 +331,36 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
     if t.frame_times:
         table = section_table("Compile time per frame", ["frame", "function", "compiles", "seconds",
                                                          "by phase"], ranks)
-        for f in sorted(t.frame_times, key=lambda f: -f.seconds)[:limit]:
+        for f in capped.rows(sorted(t.frame_times, key=lambda f: -f.seconds), "frames timed"):
             add_ranked_row(table, ranks, f.rank, f.frame_id, f.function or "?", str(f.compiles),
                           _frame_seconds(f.seconds, f.unknown, f.compiles),
                           _phase_text(f.phases) or "-")
-        out.print(table)
+        capped.show(table)
     if any(c.phases or c.guard_count is not None for c in t.compile_times):
         table = section_table("Compile time by phase", ["compile", "function", "seconds",
                                                         *PHASES, "guards", "guard µs"], ranks)
-        for c in sorted(t.compile_times, key=lambda c: -(c.seconds or 0.0))[:limit]:
+        for c in capped.rows(sorted(t.compile_times, key=lambda c: -(c.seconds or 0.0)),
+                              "compiles timed"):
             phases = dict(c.phases)
             add_ranked_row(table, ranks, c.rank, c.compile_id, c.function or "?",
                          "unknown" if c.seconds is None else f"{c.seconds:.3f}",
                          *(f"{phases[p]:.3f}" if p in phases else "-" for p in PHASES),
                          "-" if c.guard_count is None else str(c.guard_count),
                          "-" if c.guard_latency_us is None else f"{c.guard_latency_us:g}")
-        out.print(table)
+        capped.show(table)
     if t.failures:
         table = section_table("Failed compiles", ["compile", "function", "error", "reason"], ranks)
-        for c in t.failures[:limit]:
+        for c in capped.rows(t.failures, "failed compiles"):
             add_ranked_row(table, ranks, c.rank, c.compile_id, c.function, c.fail_type or "",
                           failure_reason(c.fail_reason))
-        out.print(table)
+        capped.show(table)
     if t.similar_graphs:
         table = section_table("Similar graphs (same ops, only sizes differ)",
                        ["function", "compiles", "ops", "inputs whose sizes differ"], ranks)
-        for s in t.similar_graphs[:limit]:
+        for s in capped.rows(t.similar_graphs, "similar graphs"):
             add_ranked_row(table, ranks, s.rank, s.function, ", ".join(s.compile_ids), str(s.ops),
                           "\n".join(f"{src}: {' vs '.join(sz)}" for src, sz in s.inputs))
-        out.print(table)
+        capped.show(table)
     if len(t.ranks) > 1:
         table = section_table("Ranks", ["rank", "frames", "compiles", "recompiles", "failed",
                                  "compile s", "dynamic"], False)
@@ -350,10 +369,11 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
             add_text_row(table, who, str(r.frames), str(r.compiles), str(r.recompiles),
                           str(r.failed), _frame_seconds(r.compile_time_s, r.unknown_time, r.compiles),
                           ", ".join(r.dynamic) or "-")
-        out.print(table)
+        capped.show(table)
         if t.divergences:
-            for d in t.divergences[:limit]:
+            for d in capped.rows(t.divergences, "rank divergences"):
                 out.print(f"Rank divergence: {d.message}", markup=False, soft_wrap=True)
+            capped.done()
         else:
             out.print("Ranks agree: same compiles and dynamic decisions.", markup=False,
                       soft_wrap=True)
@@ -361,10 +381,10 @@ def render_trace_sections(diag: Diagnosis, out: Console, limit: int = 20) -> Non
         table = section_table("PGO loaded, yet recompiled for size",
                        ["function", "dynamic in loaded state", "recompiles", "allow-list instead"],
                        ranks)
-        for p in t.pgo[:limit]:
+        for p in capped.rows(t.pgo, "PGO frames"):
             # no entry to add: say what recompiled instead of an empty allow-list (issue 21)
             why = "\n".join(f"none helps: {cid} {what} at {_short(where)}"
                             for cid, what, where in p.explained)
             add_ranked_row(table, ranks, p.rank, p.function, ", ".join(p.loaded_dynamic) or "-",
                           ", ".join(p.recompiles), ",".join(p.allow_list) or why or "-")
-        out.print(table)
+        capped.show(table)
