@@ -527,6 +527,8 @@ def leaves_span_open(line: bytes, carried: bool) -> bool:
     parity of its runs of backticks (a GNU tool's `quote' is none)."""
     if not _prose(line, carried):
         return False
+    if b"`" not in line:  # (no run of backticks: the span stays as it was)
+        return carried
     if b"'" in line:
         line = _GNU_QUOTE_RE.sub(b"", line)
     return carried != (len(_TICKS_RE.findall(line)) % 2 == 1)
