@@ -11,13 +11,19 @@ peak RSS is its own:
   parse   dyncli's text parser alone (``Source.parts()`` -> events, counted)
   full    the whole ``diagnose_logs`` (input + parser + analysis -> Diagnosis)
 
-and prints MB/s, seconds and peak RSS, plus the ratio to the bare loop. A mode's seconds are
+With ``--mixed`` the log is instead a recorded torch log followed by the program's own output
+(``build_mixed``): tqdm bars rewritten with ``\r``, ``Epoch 3/10 loss=0.123`` prints, logging's
+INFO lines, JSON lines, a Python warning and blank lines, the torch log repeated between every
+~4 MB of them: the lines a training job's stderr mostly holds, which no torch prefix starts.
+
+It prints MB/s, seconds and peak RSS, plus the ratio to the bare loop. A mode's seconds are
 its reading alone; the imports before it (dyncli's start-up, which has a target of its own)
 are timed apart and shown as "+N ms start-up", and the ratio is given both ways. Targets
 (issue 22): full >= 0.5x the bare loop's speed, peak RSS <= 64 MB. ``/proc/loadavg`` is
 printed before and after the runs: timings on a busy machine are not quiet-machine figures.
 
     .venv/bin/python benchmarks/diagnose_text.py [--size-mb 1024] [--path /tmp/dyncli_big.log] [--json out.json]
+    .venv/bin/python benchmarks/diagnose_text.py --mixed --size-mb 20 --path /tmp/dyncli_mixed.log
 """
 
 from __future__ import annotations
@@ -125,6 +131,55 @@ def build(path: Path, size_mb: int) -> int:
     return path.stat().st_size
 
 
+MIXED_TORCH_LOG = ROOT / "tests" / "data" / "2.15.0" / "logs" / "graph_break_frames.log"
+
+
+def program_output(step: int) -> bytes:
+    """One step's worth of what a training program prints besides torch's records: a tqdm bar
+    redrawn with ``\\r`` (one line to a reader), a print, logging's default-format INFO line,
+    a JSON metrics line; now and then a Python warning and blank lines."""
+    epoch, batch = divmod(step, 100)
+    bar = b"".join(b"\rEpoch %d:  %3d%%|%-20s| %d/100 [00:%02d<00:%02d, 12.34it/s, loss=0.%03d]"
+                   % (epoch, b, b"#" * (b // 5), b, b % 60, (100 - b) % 60, (step * 7 + b) % 1000)
+                   for b in range(batch, batch + 3))
+    out = [bar + b"\n",
+           b"Epoch %d/10 loss=0.%03d acc=0.%03d\n" % (epoch % 10 + 1, step % 1000, (step * 3) % 1000),
+           b"2025-01-01 12:%02d:%02d,%03d INFO trainer: step %d lr=3.0e-04 grad_norm=1.%02d\n"
+           % (step // 60 % 60, step % 60, step % 1000, step, step % 100),
+           b'{"step": %d, "loss": 0.%03d, "tokens_per_s": %d, "split": "train"}\n'
+           % (step, step % 1000, 10000 + step % 977)]
+    if step % 50 == 0:
+        out += [b"/usr/lib/python3.11/site-packages/torch/utils/data/dataloader.py:558: "
+                b"UserWarning: This DataLoader will create 8 worker processes in total.\n",
+                b"  warnings.warn(_create_warning_msg(\n", b"\n"]
+    if step % 7 == 0:
+        out.append(b"\n")
+    return b"".join(out)
+
+
+def build_mixed(path: Path, size_mb: int) -> int:
+    """A recorded torch log, then the program's output (``program_output``), the torch log
+    again after every ~4 MB of it, until ``path`` holds at least ``size_mb`` MB."""
+    target = size_mb * 1024 * 1024
+    torch_log = MIXED_TORCH_LOG.read_bytes()
+    step = 0
+    with path.open("wb") as fh:
+        written = 0
+        while written < target:
+            fh.write(torch_log)
+            written += len(torch_log)
+            block = []
+            size = 0
+            while size < 4 * 1024 * 1024 and written + size < target:
+                chunk = program_output(step)
+                block.append(chunk)
+                size += len(chunk)
+                step += 1
+            fh.write(b"".join(block))
+            written += size
+    return path.stat().st_size
+
+
 def measure(mode: str, path: Path) -> dict[str, object]:
     """Run one mode in a fresh interpreter; return its timing, RSS and result."""
     setup, body = MODES[mode]
@@ -141,10 +196,15 @@ def main() -> int:
     ap.add_argument("--path", type=Path, default=Path("/tmp/dyncli_diagnose_big.log"))
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    ap.add_argument("--mixed", action="store_true",
+                    help="a torch log with the program's own output after it (build_mixed)")
     args = ap.parse_args()
-    size = build(args.path, args.size_mb)
+    size = build_mixed(args.path, args.size_mb) if args.mixed else build(args.path, args.size_mb)
     mb = size / 1e6
-    print(f"log: {args.path} {mb:.0f} MB (captured logs repeated); python {platform.python_version()}, "
+    with args.path.open("rb") as fh:
+        lines = sum(1 for _ in fh)
+    what = "a torch log and program output" if args.mixed else "captured logs repeated"
+    print(f"log: {args.path} {mb:.1f} MB, {lines} lines ({what}); python {platform.python_version()}, "
           f"{os.cpu_count()} cpu(s)")
     modes = ("bare", "bare-text", "floor", "parse", "full")
     load_before = loadavg()
@@ -160,6 +220,7 @@ def main() -> int:
         rows[mode] = best
         print(f"{mode:9s} {best['seconds']:8.2f} s  {best['mb_per_s']:7.1f} MB/s  "
               f"(+{1000 * float(best['startup']):3.0f} ms start-up)  "  # type: ignore[arg-type]
+              f"{1e6 * float(best['seconds']) / lines:6.2f} µs/line  "  # type: ignore[arg-type]
               f"peak RSS {best['peak_rss_mb']:6.1f} MB  {best['result']}", flush=True)
     bare, full = float(rows["bare"]["seconds"]), float(rows["full"]["seconds"])  # type: ignore[arg-type]
     with_startup = bare / (full + float(rows["full"]["startup"]))  # type: ignore[arg-type]

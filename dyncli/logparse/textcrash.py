@@ -36,6 +36,7 @@ from dyncli.logparse.torchtree import AT_WORK, is_compiler_file, is_torch_file
 _HEAD_RE = re.compile(r"^(?: {0,4}(?P<ipy>[A-Za-z_][\w.]{0,200})\s{2,}Traceback \(most recent call last\)"
                       r"|.{0,400}Traceback \(most recent call last\):)\s*$")
 # IPython 8: "File /usr/…/eval_frame.py:489, in _TorchDynamoContext.__call__.<locals>._fn(*args)"
+_TRACEBACK_WORDS = "Traceback (most recent call last)"  # (in each of _HEAD_RE's forms)
 _IPY_FILE_RE = re.compile(r"^File (?P<file>\S.{0,4096}?):(?P<line>\d{1,9}), in (?P<fn>[^\s(]{1,400})")
 # IPython 8 in Jupyter, copied with its links: "File [/…/torch/_dynamo/utils.py:2150](http://
 # localhost:8888/…#line=2149), in run_node(tracer, …)" (pytorch#145970)
@@ -66,6 +67,7 @@ COMPILER_ERRORS = frozenset({
     "MissingOperatorWithDecomp", "CompilationError", "CUDACompileError", "TritonMissing",
     "GPUTooOldForTriton",
 })
+_COMPILER_ERROR_NAMES = tuple(sorted(COMPILER_ERRORS))
 # eval_frame.py: the wrapper every call of a compiled function runs through (pytorch#124006's
 # paste ends there, on a compiled call that had just recompiled)
 _WRAPPER_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]eval_frame\.py$")
@@ -187,6 +189,8 @@ _LIBRARY_RE = re.compile(r"(?:^|[/\\])(?:site-packages|dist-packages|lib[/\\]pyt
 
 def _frame(text: str) -> ev.UserLoc | None:
     """The frame a traceback's line names (its line number 0 where the line comes after it)."""
+    if " in " not in text and "Cell In" not in text:
+        return None  # (what each form below holds: ", in ", ") in ", ".py in ", "Cell In")
     m = FILE_RE.match(text) or _IPY_FILE_RE.match(text) or _IPY_FILE_LINK_RE.match(text)
     if m is not None:
         return ev.UserLoc(m["file"], int(m["line"]), m["fn"].strip())
@@ -278,6 +282,8 @@ _NAMED_RE = re.compile(r"(?:^|: )(?P<cls>[A-Z]\w{1,60})$")
 
 def named_class(text: str) -> str:
     """torch's compiler exception a line names alone at its end ("" for any other line)."""
+    if not text.endswith(_COMPILER_ERROR_NAMES) and not text.endswith("\n"):
+        return ""  # (a line that ends with none of them: no search of its tail)
     m = _NAMED_RE.search(text[-64:])
     return m["cls"] if m is not None and m["cls"] in COMPILER_ERRORS else ""
 
@@ -320,7 +326,7 @@ class CrashReader:
                 return []
             self._tb, self._done = None, tb
             tb = None
-        head = _HEAD_RE.match(text)
+        head = _HEAD_RE.match(text) if _TRACEBACK_WORDS in text else None
         if head is not None:
             out: list[ev.Event] = []
             cause = None

@@ -71,7 +71,11 @@ MAX_TEXT = 8192
 def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Event, ...]:
     """The event of a line that states a fact of a data-dependent error, if it does (a line
     without one of ``MARKS`` costs four substring searches)."""
-    at = next((i for m in MARKS if (i := message.find(m)) >= 0), -1)
+    at = -1
+    for m in MARKS:
+        if (i := message.find(m)) >= 0:
+            at = i
+            break
     if at < 0 or message.count(b"`", 0, at) % 2:  # (in a document's inline code: an example)
         return ()
     out = []

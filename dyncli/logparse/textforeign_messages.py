@@ -114,9 +114,12 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
             len(m["exc"] or b""):].decode("utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
         return recompiles.recompiling, m["msg"].decode("utf-8", "replace")
-    if any(mark in line[:2000] for mark in cg.ERROR_MARKS_B) \
-            and (start := cg.error_start(line)) is not None:
-        return partial(cg.runtime_error, raised=start.raised), start.text
+    lead = line[:2000]  # (a loop, not any() over a generator: asked of every program line)
+    for mark in cg.ERROR_MARKS_B:
+        if mark in lead:
+            if (start := cg.error_start(line)) is not None:
+                return partial(cg.runtime_error, raised=start.raised), start.text
+            break
     if line.startswith(b"Graph break ") and (text := line.decode("utf-8", "replace").strip()) \
             and breaks.GRAPH_BREAK_RE.match(text) is not None:
         # torch 2.4-2.6's graph-break record as a plain formatter prints it (bitsandbytes#1578)

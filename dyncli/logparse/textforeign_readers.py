@@ -54,9 +54,16 @@ _CUDAGRAPH = (b"cudagraph", b"cuda_graph_id")
 def _said(raw: bytes, marks: tuple[bytes, ...], code_at: int | None) -> bool:
     """Whether one of torch's ``marks`` is in ``raw``, not where prose quotes it: before the
     line's first inline code span (``code_at``: textpaste.prose_code)."""
+    # (loops, not any() over a generator: asked of every line of a program's output)
     if code_at is None:
-        return any(m in raw for m in marks)
-    return any(0 <= raw.find(m) < code_at for m in marks)
+        for m in marks:  # noqa: SIM110 (faster than any() over a generator)
+            if m in raw:
+                return True
+        return False
+    for m in marks:  # noqa: SIM110
+        if 0 <= raw.find(m) < code_at:
+            return True
+    return False
 
 
 # a wrapper's words before torch's gb type: its last ": ", ComfyUI's "!!! " and ":** "
@@ -215,7 +222,7 @@ class ForeignReaders:
         """torch's own output that has no prefix: a blank line or known noise (which ends the
         open record ``rec``'s unprefixed tail), max-autotune's tables, a note's warning,
         the warning of many sizes, a CUDA-graph message; None for any other line."""
-        if not raw.strip() or any(s in raw for s in TORCH_NOISE):
+        if not raw.strip() or _said(raw, TORCH_NOISE, None):
             self.stats.recognized += 1
             self.stats.blank += 1
             if rec is not None:

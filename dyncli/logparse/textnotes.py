@@ -70,7 +70,11 @@ def warned(raw: bytes) -> str | None:
     """The message of ``PHRASES`` that a line without a prefix holds: a Python warning's head
     with it (``…/torch/cuda/graphs.py:84: UserWarning: The CUDA Graph is empty. …``), or the
     message pasted alone; None for any other line."""
-    if not any(start in raw[:1400] for start in STARTS):
+    head = raw[:1400]  # (one slice and a loop: asked of every line of a program's output)
+    for start in STARTS:
+        if start in head:
+            break
+    else:
         return None
     line = raw.strip()
     m = _WARNING_RE.match(line) if b"UserWarning: " in line[:1300] else None
