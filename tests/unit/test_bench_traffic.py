@@ -65,6 +65,9 @@ def test_bad_streams_name_the_line(text: str, message: str) -> None:
 def test_columns_that_are_no_misspelling_are_left_alone() -> None:
     assert stream_file.parse_stream("timestamp,batch\n1,8\n", "t") == [(8, None)]
     assert stream_file.parse_stream('{"batch": 8, "model": "a"}\n', "t") == [(8, None)]
+    # a column near batch/seq/count beside the real one is another column, not a misspelling
+    assert stream_file.parse_stream("batch,batch_id,count\n8,1,2\n", "t") == [(8, None)] * 2
+    assert stream_file.parse_stream('{"batch": 8, "batch_id": 7}\n', "t") == [(8, None)]
 
 
 def test_requests_are_bounded_before_the_stream_is_built() -> None:

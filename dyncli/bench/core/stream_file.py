@@ -68,11 +68,11 @@ KEYS = ("batch", "seq", "count")
 def _near_miss(names: Iterable[str], where: str) -> None:
     """A column or key that is a misspelt ``batch``/``seq``/``count`` (``counts``, ``cnt``) is
     an error: ignored, every row would silently count once. Other extra columns (a timestamp
-    exported with the traffic) are left alone."""
-    for name in names:
-        key = str(name).strip().lower()
+    exported with the traffic, a ``batch_id`` beside ``batch``) are left alone."""
+    keys = [str(name).strip().lower() for name in names]
+    for key in keys:
         close = _close(key) if key not in KEYS and len(key) <= 12 else None  # longer: < 0.6
-        if close:
+        if close and close not in keys:
             raise StreamError(f"{where}: unknown column {key!r}; did you mean "
                               f"{close}? (columns: batch, seq, count)")
 
