@@ -173,7 +173,7 @@ class Comparison:
             "machine": self.machine.to_dict(),
             "summary": {"pairs": len(self.pairs), "regressions": len(self.regressions),
                         "recompiles": len(self.recompiled),
-                "tripped": len(self.tripped) + len(self.missing),
+                        "tripped": len(self.tripped) + len(self.missing),
                         "latency_not_gated": sum(not p.latency_gated for p in self.pairs)},
             "pairs": [p.to_dict() for p in self.pairs],
             "only_in_base": self.only_base, "only_in_new": self.only_new, "notes": self.notes,
