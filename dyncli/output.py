@@ -46,7 +46,7 @@ PIPE_WIDTH = 120
 
 
 def _console(file: Any, soft_wrap: bool) -> Console:
-    from dyncli.termfit import FitConsole
+    from dyncli.termfit import FitConsole, TrimmedLines
 
     # markup off: a path such as x[/yellow].log is text, not a (broken) tag; and every text
     # segment printed passes through textsafe.visible (an ESC from an input is shown as \x1b).
@@ -57,25 +57,6 @@ def _console(file: Any, soft_wrap: bool) -> Console:
         if "COLUMNS" not in os.environ:
             console.width = PIPE_WIDTH
     return safe_console(console)
-
-
-class TrimmedLines:
-    """A file's or a pipe's stream whose lines lose their trailing spaces: rich pads each line
-    of a table (and of a row's block) to the width, which a terminal hides and a file keeps
-    (120 columns of spaces after a 20-column line: noise in an editor, in a diff, to grep)."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        if " \n" in text:  # (linear: no regex over a run of spaces)
-            self.stream.write("\n".join(line.rstrip(" ") for line in text.split("\n")))
-        else:
-            self.stream.write(text)
-        return len(text)
-
-    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding: the stream's
-        return getattr(self.stream, name)
 
 
 def stdout_console() -> Console:

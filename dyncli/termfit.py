@@ -301,3 +301,22 @@ class FitConsole(Console):
         ``BrokenPipeError`` it is, ``dyncli.cli`` ends quietly with 2 (docs/reliability.md)."""
         self.quiet = True  # nothing more to this stream
         raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
+
+
+class TrimmedLines:
+    """A file's or a pipe's stream whose lines lose their trailing spaces: rich pads each line
+    of a table (and of a row's block) to the width, which a terminal hides and a file keeps
+    (120 columns of spaces after a 20-column line: noise in an editor, in a diff, to grep)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if " \n" in text:  # (linear: no regex over a run of spaces)
+            self.stream.write("\n".join(line.rstrip(" ") for line in text.split("\n")))
+        else:
+            self.stream.write(text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding: the stream's
+        return getattr(self.stream, name)
