@@ -98,6 +98,19 @@ print(int(counters["stats"]["unique_graphs"]))
 '''
 
 
+def _graphs_on_a_thread(program: str, tmp_path: Path) -> int:
+    """The graphs ``program`` (a fix, then code that compiles on a thread and prints torch's
+    unique_graphs count) compiled, in a fresh process without the lists in its environment."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(program)
+    env = {k: v for k, v in os.environ.items() if k not in LISTS}
+    env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return int(proc.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.slow
 def test_python_form_holds_on_a_second_thread(tmp_path: Path) -> None:
     """The python form sets the lists before torch is imported: a compiling thread sees them."""
@@ -106,14 +119,7 @@ def test_python_form_holds_on_a_second_thread(tmp_path: Path) -> None:
     data = Path(__file__).resolve().parents[1] / "data" / "pgo" / "serve"
     code = render_fix(run(pgo_dir=data), "python")
     assert "os.environ['TORCH_COMPILE_UNBACKED_SOURCES']" in code
-    prog = tmp_path / "prog.py"
-    prog.write_text(code + SERVE_ON_A_THREAD)
-    env = {k: v for k, v in os.environ.items() if k not in LISTS}
-    env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True,
-                          check=False, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert int(proc.stdout.strip().splitlines()[-1]) == 1, code
+    assert _graphs_on_a_thread(code + SERVE_ON_A_THREAD, tmp_path) == 1, code
 
 
 INT_ON_A_THREAD = '''
@@ -145,11 +151,4 @@ def test_python_form_dynamic_list_holds_on_a_second_thread(tmp_path: Path) -> No
     data = Path(__file__).resolve().parents[1] / "data" / "pgo" / "intarg"
     code = render_fix(run(pgo_dir=data), "python")
     assert "torch.compiler.config.dynamic_sources" not in code, code
-    prog = tmp_path / "prog.py"
-    prog.write_text(code + INT_ON_A_THREAD)
-    env = {k: v for k, v in os.environ.items() if k not in LISTS}
-    env.update(TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True,
-                          check=False, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert int(proc.stdout.strip().splitlines()[-1]) == 1, code
+    assert _graphs_on_a_thread(code + INT_ON_A_THREAD, tmp_path) == 1, code
