@@ -51,6 +51,8 @@ def _may_start(line: bytes) -> bool:
         if b": [" in line:
             return True
     return _CLOCK_RE.search(line) is not None
+
+
 _CID = rb"(?: \[(?P<cid>!?\d{1,9}(?:/\d{1,9}){0,3}(?:_\d{1,9})?)\])?"
 # A glog prefix whose head (level, date, time, pid, directories) was elided.
 _ELIDED_RE = re.compile(rb"(?:\.\.\.|\xe2\x80\xa6)(?P<file>/?[^\s\]]{1,1024}):(?P<lineno>\d{1,9})\]"
