@@ -21,7 +21,7 @@ from typing import Any
 from dyncli.compare.latency import latency
 from dyncli.compare.load import Record, Side, read
 from dyncli.compare.machine import Machine, Moved, Probe, eager_moved, probes_apart
-from dyncli.compare.result import Change, Comparison, Driver, Pair, pct
+from dyncli.compare.result import Change, Comparison, Driver, Pair, pct, row_name
 from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import InputError, UsageError
 from dyncli.install import pip_extra
@@ -93,9 +93,8 @@ def _join(b: Side, n: Side) -> tuple[list[tuple[Record, Record]], list[str], lis
 
 
 def row_label(rec: Record) -> str:
-    """``model/strategy`` (the model alone for a harness CSV), `` (training)`` when it was."""
-    name = f"{rec.model}/{rec.strategy}" if rec.strategy else rec.model
-    return f"{name} ({rec.mode})" if rec.mode and rec.mode != "inference" else name
+    """The record's name in every line (``result.row_name``)."""
+    return row_name(rec.model, rec.strategy, rec.mode)
 
 
 def _nothing_compared(b: Side, n: Side) -> InputError:
@@ -137,7 +136,7 @@ def _compare(rb: Record, rn: Record, threshold: float, alpha: float, b: Side, n:
         compile_s=Change(rb.compile_s, rn.compile_s, _rel(rb.compile_s, rn.compile_s)),
         first_result_s=Change(rb.first_result_s, rn.first_result_s,
                               _rel(rb.first_result_s, rn.first_result_s)),
-        latency_driver=lat.driver,
+        latency_driver=lat.driver, mode=rn.mode or rb.mode,
     )
     if lat.eager is not None:
         pair.eager_ms = lat.eager

@@ -32,7 +32,8 @@ from dyncli.inputs import display_name, open_input
 from dyncli.logparse.safe import clip, loads
 
 PREFIXES = ("timm:", "hf:")
-Key = tuple[str, "str | None"]
+# (model, strategy, mode): a file may hold one model's inference and training rows
+Key = tuple[str, "str | None", "str | None"]
 
 
 @dataclass
@@ -46,7 +47,7 @@ class Samples:
 
 @dataclass
 class Record:
-    """One (model, strategy) of one side, summarized; ``variations`` holds the raw samples."""
+    """One (model, strategy, mode) of one side, summarized; ``variations`` holds the raw samples."""
 
     model: str
     strategy: str | None
@@ -144,9 +145,9 @@ def _from_json(name: str, text: str) -> Side:
     records: dict[Key, Record] = {}
     for run in result.runs:
         rec = _record(run)
-        key = (model_key(rec.model), rec.strategy)
+        key = (model_key(rec.model), rec.strategy, rec.mode)
         if key in records:  # timm:X beside a torchvision X: keep both, the second by full name
-            key = (rec.model, rec.strategy)
+            key = (rec.model, rec.strategy, rec.mode)
         records[key] = rec
     env = result.environment
     return Side(name, "dyncli-json", records, env.device or None, env.torch or None,
@@ -209,10 +210,11 @@ def _from_csv(name: str, text: str) -> Side:
         if strategy is not None:
             strategy = table.label(strategy, (row.get("compile_mode") or "").strip()
                                    or table.DEFAULT_MODE)
-        groups.setdefault((model, strategy), []).append(row)
+        groups.setdefault((model, strategy, (row.get("mode") or "").strip() or None),
+                          []).append(row)
     records: dict[Key, Record] = {}
-    for (model, strategy), group in groups.items():
-        rec = Record(model, strategy, mode=(group[0].get("mode") or "").strip() or None)
+    for (model, strategy, mode), group in groups.items():
+        rec = Record(model, strategy, mode=mode)
         statuses = [(r.get("status") or r.get("accuracy") or Status.PASS).strip() for r in group]
         rec.status = next((s for s in statuses if s != Status.PASS), Status.PASS)
         rec.speedup = finite_median([_cell(r, "speedup") for r in group])
@@ -225,7 +227,7 @@ def _from_csv(name: str, text: str) -> Side:
         # repeats one model's whole-run figure per row (its median is the figure).
         total = sum(c for c in compile_s if math.isfinite(c)) if has_strategy else finite_median(compile_s)
         rec.compile_s = total if math.isfinite(total) else None
-        records[(model_key(model), strategy)] = rec
+        records[(model_key(model), strategy, mode)] = rec
     first = rows[0] if rows else {}
     return Side(name, "dyncli-csv" if has_strategy else "harness-csv", records,
                 (first.get("dev") or None))

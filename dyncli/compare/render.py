@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dyncli.compare.result import Change, Comparison, Pair
+from dyncli.compare.result import Change, Comparison, Pair, row_name
 from dyncli.errors import UsageError
 from dyncli.output import atomic_target, stdout_console, write_json
 from dyncli.textsafe import visible
@@ -69,7 +69,8 @@ def cells(pair: Pair, short: bool = False) -> list[str]:
     sep = "\n" if short else " "
     comp = pair.compiles
     compiles = f"{_v(comp.base, 0)}→{_v(comp.new, 0)}"
-    return [pair.model, pair.strategy or "-", _measure(pair.speedup, 2, sep),
+    # (the model cell names a training run's mode: one file may hold both modes of a model)
+    return [row_name(pair.model, None, pair.mode), pair.strategy or "-", _measure(pair.speedup, 2, sep),
             _ms(pair.latency_ms, sep), _p(pair.latency_ms.p_value), compiles,
             _measure(pair.compile_s, 1, sep), _measure(pair.first_result_s, 2, sep),
             _short_verdict(pair) if short else _verdict(pair)]

@@ -70,6 +70,13 @@ class Driver:
                 "new_ms": clean(self.new_ms), "change": clean(self.change)}
 
 
+def row_name(model: str, strategy: str | None, mode: str | None) -> str:
+    """A row's name in every line: ``model/strategy`` (the model alone for a harness CSV),
+    `` (training)`` when it was."""
+    name = f"{model}/{strategy}" if strategy else model
+    return f"{name} ({mode})" if mode and mode != "inference" else name
+
+
 @dataclass
 class Pair:
     """One (model, strategy) found in both runs."""
@@ -90,11 +97,13 @@ class Pair:
     # eager of the matched variations, base vs new: the machine's probe for this pair
     eager_ms: Change = field(default_factory=lambda: Change(None, None))
     latency_gated: bool = True  # False: the machine changed, latency is shown, not gated
+    mode: str | None = None  # inference or training; None: neither file says
 
     @property
     def label(self) -> str:
-        """``model/strategy`` (or the model alone when a side has no strategies)."""
-        return f"{self.model}/{self.strategy}" if self.strategy else self.model
+        """``model/strategy`` (or the model alone when a side has no strategies), `` (training)``
+        when it was."""
+        return row_name(self.model, self.strategy, self.mode)
 
     @property
     def driven(self) -> str:
@@ -118,6 +127,7 @@ class Pair:
         """The ``pairs[]`` entry of the JSON document."""
         strategy, compile_mode = table.split(self.strategy) if self.strategy else (None, None)
         return {"model": self.model, "strategy": strategy, "compile_mode": compile_mode,
+                "mode": self.mode,
                 "base_status": self.base_status, "new_status": self.new_status,
                 "speedup": self.speedup.to_dict(), "latency_ms": self.latency_ms.to_dict(),
                 "eager_ms": self.eager_ms.to_dict(), "latency_gated": self.latency_gated,

@@ -79,22 +79,24 @@ DEBUG_CONTEXT = (7, None, "the graph-break records' Developer debug context")
 # 2.8.0's torch._dynamo has none), torch.compile's recompile_limit= 2.12 (2.12.0
 # torch/__init__.py:2610; 2.11.0's compile takes no such argument), and a config assignment
 # that holds on one thread only 2.12 (a ContextVar: utils/_config_module.py, guard_kinds)
+# (recompile_limit and fail_on_recompile_limit_hit, renamed, are NAMES' rows, not FIRST's)
 PER_DIM_ENTRIES = "dynamic and unbacked sources entries' :N"
 COMPILE_LIMIT = "torch.compile(..., recompile_limit=N)"
 FIRST: dict[str, int] = {
     "mark_dynamic": 1, "maybe_mark_dynamic": 1, "mark_unbacked": 5,
-    "torch.compiler.set_stance": 6, "TORCH_COMPILE_DYNAMIC_SOURCES": 7, "recompile_limit": 7,
+    "torch.compiler.set_stance": 6, "TORCH_COMPILE_DYNAMIC_SOURCES": 7,
     "TORCH_COMPILE_UNBACKED_SOURCES": 8, PER_DIM_ENTRIES: PER_DIM_SINCE[1],
     "TORCH_LOGS": 1, "TORCH_TRACE": 3,
     "mark_static": 1, "automatic_dynamic_shapes": 1, "force_parameter_static_shapes": 1,
     "torch._check": 1, "torch._check_is_size": 2, "TORCHDYNAMO_EXTENDED_DEBUG_GUARD_ADDED": 3,
     "torch.library.custom_op": 4, "torch.library.register_fake": 4,
-    "fail_on_recompile_limit_hit": 6, "torch._dynamo.error_on_graph_break": 9,
+    "torch._dynamo.error_on_graph_break": 9,
     COMPILE_LIMIT: 12,
 }
 # What a release calls a thing it has under another name than the newest, oldest first: (the
 # first 2.x minor with the name, the name); before the first row, none (a row at 0: every
-# release has it, so FIRST has no row). A fix prints ``named``'s answer for the log's releases
+# release has it). Its first row is its first release: FIRST has no row for it (``first``).
+# A fix prints ``named``'s answer for the log's releases
 NAMES: dict[str, tuple[tuple[int, str], ...]] = {
     "recompile_limit": ((0, "cache_size_limit"), (7, "recompile_limit")),
     "fail_on_recompile_limit_hit": ((6, "fail_on_cache_limit_hit"),
@@ -125,9 +127,9 @@ class Releases:
         return span(self.low, self.high)
 
     def has(self, api: str) -> bool | None:
-        """Whether every release of the range has ``api`` (``FIRST``): True, False where none
-        has it, None where some have it."""
-        first = FIRST[api]
+        """Whether every release of the range has ``api`` (by any name: ``first``): True,
+        False where none has it, None where some have it."""
+        first = first_release(api)
         if self.low >= first:
             return True
         return False if self.high is not None and self.high < first else None
@@ -147,6 +149,13 @@ class Releases:
         return {"range": numbers(self.low, self.high), "low": f"2.{self.low}",
                 "high": None if self.high is None else f"2.{self.high}",
                 "version": self.version or None, "from": list(self.sources)}
+
+
+def first_release(api: str) -> int:
+    """The first 2.x minor that has ``api`` under any name (``NAMES``' first row, else
+    ``FIRST``)."""
+    rows = NAMES.get(api)
+    return rows[0][0] if rows else FIRST[api]
 
 
 def name_at(api: str, x: int) -> str | None:
@@ -174,12 +183,20 @@ def span(low: int, high: int | None) -> str:
     return f"torch {numbers(low, high)}"
 
 
-def of_break(form: str, debug: bool) -> tuple[int, int | None, str] | None:
-    """The releases a graph-break record's form tells (``FORMS``, a debug context's 2.7 on)."""
+def of_break(form: str, debug: bool) -> tuple[int, int | None, tuple[str, ...]] | None:
+    """The releases a graph-break record's form tells (``FORMS``) and a debug context's (2.7
+    on) together, and what told them; None where neither tells, or they contradict."""
     known = FORMS.get(form)
-    if debug:
-        return DEBUG_CONTEXT if known is None or (known[1] or 99) >= 7 else None
-    return known
+    if not debug:
+        return None if known is None else (known[0], known[1], (known[2],))
+    low, _, said = DEBUG_CONTEXT
+    if known is None:
+        return low, None, (said,)
+    if known[1] is not None and known[1] < low:
+        return None
+    # (a form whose range the context's holds, 2.6-, adds nothing to say; 2.4-2.7's end does)
+    return (max(low, known[0]), known[1],
+            (said,) if known[1] is None else (known[2], said))
 
 
 def minor(version: str) -> int | None:
@@ -194,10 +211,9 @@ def judge(forms: Iterable[tuple[str, bool]], versions: Iterable[str]) -> Release
     the facts contradict each other."""
     low, high, version, sources = 0, None, "", []
     told = False
-    for v in sorted(set(versions)):
-        x = minor(v)
-        if x is None:
-            continue
+    # the 2.x versions stated (read once: ``versions`` may be an iterator)
+    stated = sorted((v, x) for v in set(versions) if (x := minor(v)) is not None)
+    for v, x in stated:
         if version and minor(version) != x:
             return None
         version = version or v
@@ -210,11 +226,11 @@ def judge(forms: Iterable[tuple[str, bool]], versions: Iterable[str]) -> Release
         lo, hi, said = fact
         low, told = max(low, lo), True
         high = hi if high is None else high if hi is None else min(high, hi)
-        if said not in sources and not version:  # (a version stated says it all)
-            sources.append(said)
+        if not version:  # (a version stated says it all)
+            sources += [words for words in said if words not in sources]
     if not told or (high is not None and high < low):
         return None
-    return Releases(low=low, high=high, version=version if len(set(versions)) == 1 else "",
+    return Releases(low=low, high=high, version=version if len(stated) == 1 else "",
                     sources=tuple(sources[:_MAX_SOURCES]))
 
 

@@ -144,3 +144,15 @@ def test_toml_for_eager_says_so_and_carries_the_traffic(tmp_path: Path) -> None:
     assert shaped["strategy"] == ["automatic"]
     seeded = tomllib.loads(emit(eager, "toml", {**settings, "sizes": []}))["bench"]
     assert (seeded["seed"], seeded["variations"]) == (3, 4)
+
+
+def test_toml_says_a_setting_it_cannot_write_instead_of_raising() -> None:
+    """Round 27: a --shapes path that is not UTF-8 (a surrogate-escaped byte, as Python names
+    it) raised ValueError out of --emit toml after the whole run; TOML has no such string."""
+    text = emit(plan_mod.Plan("eager"), "toml", {"strategy": ["automatic"],
+                                                 "shapes": "/tmp/traffic-\udcff.csv",
+                                                 "mode": "training"})
+    doc = tomllib.loads(text)["bench"]
+    assert "shapes" not in doc and doc["mode"] == "training"
+    assert "# shapes: not written (TOML cannot hold it: a name that is not UTF-8); give " \
+           "--shapes again" in text

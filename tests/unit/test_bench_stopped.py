@@ -65,3 +65,12 @@ def test_the_recommendation_and_compare_never_take_it_as_measured(tmp_path: Path
     c = compare.run(tmp_path / "base.json", tmp_path / "new.json", fail_on=["regression"])
     pair = next(p for p in c.pairs if p.strategy == "dynamic")
     assert pair.regressions == ["status pass -> interrupted"] and c.tripped == [pair]
+
+
+def test_a_run_stopped_before_any_shape_was_known_says_so() -> None:
+    """Round 27: stopped before the stream was planned and before any variation: "(0 of 0
+    shapes timed)"."""
+    result = sample_result()
+    result.stream_ids, result.runs[1].variations = [], []
+    result.stop(["static", "dynamic"], "m", "inference")
+    assert result.runs[1].error == "not measured: stopped before it was timed (no shape timed)"

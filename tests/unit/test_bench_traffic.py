@@ -333,3 +333,13 @@ def test_no_recommendation_without_the_users_stream_only_break_evens() -> None:
     assert seeded.recommendation is not None
     assert seeded.recommendation.apply is not None
     assert seeded.recommendation.apply["strategy"] == seeded.recommendation.strategy
+
+
+def test_a_shapes_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """Round 27: Excel's "CSV UTF-8" begins with a BOM, which became part of the first column's
+    name: "the header needs a batch and/or seq column, got \\ufeffbatch,count"."""
+    for name, text in (("t.csv", "batch,count\r\n4,2\r\n8,1\r\n"),
+                       ("t.jsonl", '{"batch": 4, "count": 2}\n{"batch": 8}\n')):
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert [s[0] for s in plan.read_shapes(str(path))] == [4, 4, 8], name

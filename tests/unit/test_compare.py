@@ -106,8 +106,8 @@ def test_harness_csv_joins_by_model_and_says_it_has_no_samples(tmp_path: Path) -
     csv_path.write_text(HARNESS_CSV)
     side = read(csv_path)
     assert side.kind == "harness-csv" and not side.has_samples
-    assert side.records[("resnet18", None)].speedup == pytest.approx(2.0)
-    assert side.records[("resnet18", None)].compile_s == pytest.approx(12.6)
+    assert side.records[("resnet18", None, None)].speedup == pytest.approx(2.0)
+    assert side.records[("resnet18", None, None)].compile_s == pytest.approx(12.6)
     result = api.run(csv_path, a)
     assert sorted(p.label for p in result.pairs) == [
         "hf:BertModel/automatic", "hf:BertModel/static", "resnet18/automatic", "resnet18/static"]
@@ -126,7 +126,7 @@ def test_dyncli_csv_keeps_strategies(tmp_path: Path) -> None:
                     "cpu,resnet18,8,1.5,1.2,2.0,automatic,2,pass\n")
     side = read(path)
     assert side.kind == "dyncli-csv"
-    static = side.records[("resnet18", "static")]
+    static = side.records[("resnet18", "static", None)]
     assert static.compiles == 4 and static.compile_s == pytest.approx(4.0)
     assert static.speedup == pytest.approx(2.1)
 
@@ -195,7 +195,8 @@ def test_model_key_drops_source_prefixes() -> None:
 def test_same_join_name_from_two_sources_keeps_both(tmp_path: Path) -> None:
     runs = [docs.run("efficientnet_b0", "static", 0), docs.run("timm:efficientnet_b0", "static", 1)]
     side = read(docs.write(tmp_path / "a.json", runs))
-    assert sorted(side.records) == [("efficientnet_b0", "static"), ("timm:efficientnet_b0", "static")]
+    assert sorted(side.records) == [("efficientnet_b0", "static", "inference"),
+                                   ("timm:efficientnet_b0", "static", "inference")]
 
 
 def test_two_files_with_no_row_in_common_are_an_error_naming_both_sides(tmp_path: Path) -> None:
@@ -242,3 +243,30 @@ def test_a_base_row_missing_in_the_new_run_trips_the_gate(tmp_path: Path) -> Non
     api.run(b, b, fail_on=["regression"]).check()
     assert not api.run(a, docs.write(tmp_path / "c.json", [*runs, docs.run("vit", "static", 9)]),
                        fail_on=["regression"]).missing
+
+
+def test_one_files_inference_and_training_rows_of_a_model_stay_apart(tmp_path: Path) -> None:
+    """Round 27: rows joined by mode, but a file's rows were keyed by (model, strategy): a
+    CSV's inference and training rows of one model became one record (medians across both),
+    and a document's training run replaced its inference run."""
+    header = "dev,name,batch_size,speedup,abs_latency,compilation_latency,strategy,mode,unique_graphs\n"
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text(header + "cpu,m,1,2.0,1.0,1.0,automatic,inference,2\n"
+                          "cpu,m,1,1.1,10.0,5.0,automatic,training,2\n")
+    b.write_text(header + "cpu,m,1,2.0,1.0,1.0,automatic,inference,2\n"
+                          "cpu,m,1,1.1,10.0,5.0,automatic,training,4\n")
+    result = api.run(a, b, fail_on=["recompiles"])
+    pairs = _pairs(result)
+    assert sorted(pairs) == ["m/automatic", "m/automatic (training)"]
+    assert pairs["m/automatic"].latency_ms.base == pytest.approx(1.0)
+    assert pairs["m/automatic (training)"].latency_ms.base == pytest.approx(10.0)
+    assert [p.label for p in result.tripped] == ["m/automatic (training)"]
+    assert [(p["mode"], p["compiles"]["new"]) for p in result.to_dict()["pairs"]] == [
+        ("inference", 2), ("training", 4)]
+    training = docs.run("resnet18", "static", 1, compiles=4)
+    training["mode"] = "training"
+    doc = docs.write(tmp_path / "a.json", [docs.run("resnet18", "static", 0), training])
+    assert sorted(p.label for p in api.run(doc, doc).pairs) == [
+        "resnet18/static", "resnet18/static (training)"]
+    # the table's model cell and the markdown row say which row is the training one
+    assert [render.cells(p)[0] for p in result.pairs] == ["m", "m (training)"]

@@ -15,7 +15,7 @@ from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.html import render_html
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.read_trace import diagnose_traces
-from dyncli.diagnose.releases import FIRST, Releases, judge
+from dyncli.diagnose.releases import FIRST, NAMES, Releases, judge
 from dyncli.diagnose.render import render_terminal
 from dyncli.logparse.events import FORM_AFTER, FORM_FIRST, FORM_INLINE, FORM_NEW, FORM_SKIP
 
@@ -185,3 +185,34 @@ def test_the_unbacked_list_is_said_for_the_release_the_trace_states(
     assert fix == ("TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"  (or, in code, before each call "
                    "of normalize: torch._dynamo.decorators.mark_unbacked(x, 0))" + note
                    + "; or accept one extra compile"), fix
+
+
+def test_a_debug_context_narrows_a_forms_range_and_keeps_its_end() -> None:
+    """Round 27: a debug context (2.7 on) on convert_frame's skip form (2.4-2.7) read as
+    "2.7 and later": the form's end was dropped; both facts hold, so 2.7."""
+    r = judge([(FORM_SKIP, True)], ())
+    assert r is not None and (r.low, r.high) == (7, 7) and len(r.sources) == 2
+    assert judge([(FORM_AFTER, True)], ()) is None  # 2.3-2.5 with 2.7's context: nothing
+    assert judge([(FORM_NEW, True)], ()) == Releases(7, None, "", (
+        "the graph-break records' Developer debug context",))
+
+
+def test_the_stated_version_is_kept_whatever_iterable_or_other_majors_come() -> None:
+    """Round 27: ``versions`` read twice (an iterator was empty the second time) and counted
+    a version of another major, so the one stated 2.x version was lost."""
+    for versions in (iter(["2.12.1"]), ["2.12.1", "1.13.1"], ("2.12.1", "")):
+        r = judge([], versions)
+        assert r is not None and r.version == "2.12.1" and r.text == "torch 2.12.1", versions
+
+
+def test_has_and_named_agree_on_a_renamed_api() -> None:
+    """Round 27: FIRST restated NAMES' first release of a renamed API, and differently
+    (recompile_limit 7, though every release has it, as cache_size_limit before 2.7)."""
+    for api in NAMES:
+        assert api not in FIRST, api  # (its first release is NAMES' first row, said once)
+        for low in range(16):
+            for high in (low, None):
+                known = Releases(low, high)
+                assert (known.has(api) is not False) == (known.named(api) is not None), \
+                    (api, low, high)
+    assert Releases(1, 5).has("recompile_limit") and Releases(1, 5).has("fail_on_recompile_limit_hit") is False

@@ -168,7 +168,12 @@ def _settings(settings: Mapping[str, Any], keys: tuple[str, ...],
             continue
         if key == "shapes" and isinstance(value, str):
             value = str(Path(value).expanduser().resolve())
-        text = _toml_value(value)
+        try:
+            text = _toml_value(value)
+        except ValueError:  # a lone surrogate: a file name that is not UTF-8
+            out.append(toml_comment(f"{key}: not written (TOML cannot hold it: a name that is "
+                                    f"not UTF-8); give --{key.replace('_', '-')} again"))
+            continue
         if text is not None:
             out.append(f"{key} = {text}")
     return out

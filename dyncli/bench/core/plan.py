@@ -31,7 +31,7 @@ def read_shapes(path: str) -> list[Shape]:
             raise InputError(f"{path}: over {MAX_SHAPES_BYTES >> 20} MB, more than a stream of "
                              f"{stream.MAX_REQUESTS:,} requests needs",
                              hint="Give each shape once with a count column")
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # (a BOM: Excel's "CSV UTF-8")
     except FileNotFoundError:
         raise InputError(f"{path}: no such shapes file") from None
     except (OSError, UnicodeDecodeError) as e:

@@ -335,9 +335,10 @@ class BenchResult:
             if run.status == Status.PASS and run.variations and timed == len(run.variations):
                 continue
             run.status = Status.INTERRUPTED
+            total = max(shapes, len(run.variations))
             run.error = run.error or (
-                f"not measured: stopped before it was timed ({timed} of "
-                f"{max(shapes, len(run.variations))} shapes timed)")
+                "not measured: stopped before it was timed ("
+                + (f"{timed} of {total} shapes timed)" if total else "no shape timed)"))
         seen = {r.label for r in self.runs}
         for label in asked:
             if label not in seen:
