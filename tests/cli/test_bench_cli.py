@@ -76,6 +76,25 @@ def test_missing_model_file_and_function(runner: CliRunner, tmp_path: Path) -> N
     assert "m.py: no function 'build'" in result.stderr and "buidl" in result.stderr
 
 
+def test_a_model_file_that_raises_at_import_is_bad_input_like_a_missing_function(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # round 26: the file raising at import exited 1 (model_fail_to_load, "nothing ran") where
+    # a missing function exited 2; both are the FILE:FUNCTION given being wrong
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("x = 1\nraise RuntimeError('weights missing\\nmore')\n")
+    (tmp_path / "s.py").write_text("def build(:\n")
+    result = runner.invoke(app, ["bench", "m.py:build", "--device", "cpu", "--json", "o.json"],
+                           env=ENV)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-2:] == [
+        "Error: m.py: importing it raised RuntimeError: weights missing (line 2)",
+        "Hint: python m.py shows the whole error (DYNCLI_DEBUG=1 adds dyncli's traceback)"]
+    assert "model_fail_to_load" not in result.output and not (tmp_path / "o.json").exists()
+    result = runner.invoke(app, ["bench", "s.py:build", "--device", "cpu"], env=ENV)
+    assert result.exit_code == 2
+    assert "Error: s.py: importing it raised SyntaxError: " in result.stderr
+
+
 def test_a_model_file_with_only_scalar_inputs_is_one_error_line(runner: CliRunner,
                                                                  tmp_path: Path) -> None:
     # it was `model_fail_to_load: StopIteration` (looking for a tensor with a batch dim)
