@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from dyncli.bench import drivers, manners, models, passes, tensors
 from dyncli.bench.core import strategy as table
+from dyncli.bench.core import unused
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.shapes import DimPlan, Variation
@@ -123,11 +124,9 @@ def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, h
     if "seq" in cfg.vary and built.seq_len is None:
         raise UsageError(f"vary seq: {model_name} has no sequence dim (only hf: models do)")
     # warnings, not errors: autodyn.toml may set them for the project's hf models
-    if cfg.hf_config and built.source != "hf":
-        warn(f"hf_config is for hf: models; {model_name} is not one, so it was not used")
-    if cfg.seq_len is not None and built.seq_len is None:
-        warn(f"seq_len {cfg.seq_len}: {model_name} has no sequence dim (only hf: models do); "
-             "not used")
+    for text in unused.notes(cfg, unused.RUN, unused.Model(model_name, built.source,
+                                                           built.seq_len), hooks.origins):
+        warn(text)
     for text in dims.warnings:
         warn(text)
     result.dims = dims.as_dict()

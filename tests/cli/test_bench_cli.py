@@ -419,3 +419,26 @@ def test_an_emitted_toml_for_eager_measures_the_same_traffic_again(
     first, again = seen[0][1], seen[1][1]
     for key in ("strategy", "sizes", "requests", "mode", "dtype", "device", "repeat"):
         assert getattr(again, key) == getattr(first, key), key
+
+
+def test_options_that_do_not_apply_are_said_naming_the_config_file(
+        runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # round 26: --resume, --emit-file (and --buckets, --max-buckets: see the runner's rows)
+    # from autodyn.toml were dropped without a word on a single-model run
+    seen = fake_core(monkeypatch, sample_result())
+    (tmp_path / "autodyn.toml").write_text(
+        "[bench]\nresume = true\nemit_file = 'plan.py'\ntimeout = 60\n")
+    result = runner.invoke(app, ["bench", "resnet50", "--device", "cpu"], env=ENV)
+    assert result.exit_code == 0 and seen
+    warned = [ln for ln in result.stderr.splitlines() if ln.startswith("Warning: bench.")]
+    assert warned == [
+        "Warning: bench.resume = True (from autodyn.toml): for --suite; one model has no earlier "
+        "models to keep, so it was not used",
+        "Warning: bench.timeout = 60.0 (from autodyn.toml): for --suite (each model) and --nproc "
+        "runs (the collective wait); one in-process run has no child to stop, so it was not used",
+        "Warning: bench.emit_file = plan.py (from autodyn.toml): for --emit; no plan is written "
+        "without it, so it was not used"]
+    result = runner.invoke(app, ["bench", "resnet50", "--device", "cpu", "--no-resume",
+                                 "--emit-file", "p.py"], env=ENV)
+    assert "Warning: --emit-file p.py: for --emit;" in result.stderr
+    assert "bench.resume" not in result.stderr  # the flag set it back to its default
