@@ -98,7 +98,8 @@ def _prepare(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool
     result.measured = drivers.measured(cfg, kind)
     if kind == drivers.PROCESS_EACH:
         built.model = None  # each child builds its own; this one would only hold memory
-        return drivers.ProcessEach(model_name, built.name, cfg, result, hooks, total)
+        said = unused.settled(cfg, unused.Model(model_name, built.source, built.seq_len))
+        return drivers.ProcessEach(model_name, built.name, cfg, result, hooks, total, said)
     fresh = result.measured.caches.fresh
     h = Harness.create(cfg, built, device, dims, stream.variations, cfg.seed, hooks.tap)
     import scipy.stats  # noqa: F401  (its ~0.5 s first import is setup, not a strategy's)

@@ -49,3 +49,13 @@ def test_the_model_rows_name_the_model_and_each_row_is_judged_at_its_stage() -> 
     assert {r.stage for r in TABLE} == {RUN, COMMAND}
     assert [r.key for r in TABLE if r.stage == COMMAND] == ["resume", "timeout", "emit_file"]
     assert all(hasattr(BenchConfig(), r.key) for r in TABLE)
+
+
+def test_a_strategys_child_process_gets_the_options_said_unused_at_their_defaults() -> None:
+    # process-per-strategy children said them again, worded otherwise (no origins, one strategy)
+    from dyncli.bench.core.unused import settled
+
+    cfg = BenchConfig(strategy=["static", "pad"], buckets="8,16", max_buckets=2,
+                      hf_config={"a": 1}, seq_len=8, resume=True)
+    assert settled(cfg, FILE) == {"hf_config": {}, "seq_len": None, "max_buckets": None}
+    assert settled(BenchConfig(hf_config={"a": 1}, seq_len=8), HF) == {}

@@ -94,6 +94,20 @@ def _named(key: str, value: Any, origin: str | None) -> str:
     return f"bench.{key} = {_value(value)}{where}"
 
 
+def _unused(cfg: BenchConfig, stage: str, model: Model | None,
+            origins: Mapping[str, str] | None) -> list[tuple[Use, Any, str | None]]:
+    """The rows of ``stage`` given and not applying, with their value and origin."""
+    out = []
+    for row in TABLE:
+        value = getattr(cfg, row.key)
+        origin = origins.get(row.key) if origins is not None else None
+        given = origin != "default" if origins is not None else value != getattr(_DEFAULTS, row.key)
+        if row.stage == stage and given and value not in (None, {}, False) \
+                and not row.applies(cfg, model):
+            out.append((row, value, origin))
+    return out
+
+
 def notes(cfg: BenchConfig, stage: str, model: Model | None = None,
           origins: Mapping[str, str] | None = None) -> list[str]:
     """One warning per option of ``stage`` that was given and does not apply, in table order.
@@ -101,15 +115,15 @@ def notes(cfg: BenchConfig, stage: str, model: Model | None = None,
     ``origins``: where each value came from (``Resolved.origins``); without it (the Python API,
     a suite's child) a value other than the default counts as given."""
     out: list[str] = []
-    for row in TABLE:
-        value = getattr(cfg, row.key)
-        origin = origins.get(row.key) if origins is not None else None
-        given = origin != "default" if origins is not None else value != getattr(_DEFAULTS, row.key)
-        if row.stage != stage or not given or value in (None, {}, False):
-            continue
-        if row.applies(cfg, model):
-            continue
+    for row, value, origin in _unused(cfg, stage, model, origins):
         why = row.why_not.format(model=model.name if model else "the model",
                                  strategies=", ".join(cfg.strategy), buckets=cfg.buckets)
         out.append(f"{_named(row.key, value, origin)}: for {row.when}; {why}, so it was not used")
     return out
+
+
+def settled(cfg: BenchConfig, model: Model) -> dict[str, Any]:
+    """The ``RUN`` options :func:`notes` said unused, at their defaults: what a child process
+    measuring one strategy of this run gets, so that it does not say them again (it has
+    neither the origins nor the whole strategy list, so it would word them otherwise)."""
+    return {row.key: getattr(_DEFAULTS, row.key) for row, _v, _o in _unused(cfg, RUN, model, None)}
