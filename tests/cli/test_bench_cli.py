@@ -427,7 +427,8 @@ def test_options_that_do_not_apply_are_said_naming_the_config_file(
     # from autodyn.toml were dropped without a word on a single-model run
     seen = fake_core(monkeypatch, sample_result())
     (tmp_path / "autodyn.toml").write_text(
-        "[bench]\nresume = true\nemit_file = 'plan.py'\ntimeout = 60\n")
+        "[bench]\nresume = true\nemit_file = 'plan.py'\ntimeout = 60\n"
+        "buckets = 'pow2'\nhf_config = {}\n")  # defaults spelled out: nothing to say
     result = runner.invoke(app, ["bench", "resnet50", "--device", "cpu"], env=ENV)
     assert result.exit_code == 0 and seen
     warned = [ln for ln in result.stderr.splitlines() if ln.startswith("Warning: bench.")]

@@ -20,6 +20,7 @@ def test_buckets_without_a_padding_strategy_are_said_with_their_origin() -> None
         "strategy; nothing chooses buckets here (buckets 8,16; static, automatic), so it was "
         "not used"]
     flags = {"buckets": "command line", "max_buckets": "default"}
+    cfg = BenchConfig(strategy=["static", "automatic"], buckets="8,16")
     assert notes(cfg, RUN, FILE, flags) == [
         "--buckets 8,16: for the pad strategy; no strategy run here pads (static, automatic), "
         "so it was not used"]
@@ -30,6 +31,10 @@ def test_options_where_they_apply_or_at_their_default_say_nothing() -> None:
                          seq_len=16)
     assert notes(padded, RUN, HF) == []
     assert notes(BenchConfig(), RUN, FILE) == [] and notes(BenchConfig(), COMMAND) == []
+    # the repository's autodyn.toml spells the defaults out: a default changes nothing
+    spelled = {k: "autodyn.toml" for k in ("buckets", "hf_config", "resume", "seq_len")}
+    assert notes(BenchConfig(), RUN, FILE, spelled) == []
+    assert notes(BenchConfig(), COMMAND, None, spelled) == []
     suite = BenchConfig(suite="cpu-small", resume=True, timeout=9.0)
     assert notes(suite, COMMAND, origins={k: "command line" for k in ("resume", "timeout")}) == []
     # the pad strategy with fixed buckets: max_buckets caps only what auto chooses

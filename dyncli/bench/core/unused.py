@@ -7,13 +7,15 @@ dropped without a word. Each :class:`Use` says when its option applies and why i
 otherwise; a row is judged at one of two moments:
 
 - ``COMMAND``: the invocation's own options (``--resume``, ``--timeout``, ``--emit-file``),
-  once, by the command that read them (a suite's child processes get them settled);
+  once, by the command that read them (never in a child process);
 - ``RUN``: what one model's measurement uses (its strategies, its dims), after the model is
-  built, once per model (a suite's entries may set their own strategies).
+  built, once per model (a suite's entries may set their own strategies); a process measuring
+  one strategy of the run gets them :func:`settled`.
 
-A value at its default was not given and is never said; where the settings' origins are known
-(the command's resolved config) the warning names a value from a config file or the
-environment, ``(from autodyn.toml)``.
+A value equal to its default changes nothing and is never said (the repository's own
+autodyn.toml spells every default out); where the settings' origins are known (the command's
+resolved config) the warning names a value from a config file or the environment,
+``(from autodyn.toml)``.
 """
 
 from __future__ import annotations
@@ -100,11 +102,9 @@ def _unused(cfg: BenchConfig, stage: str, model: Model | None,
     out = []
     for row in TABLE:
         value = getattr(cfg, row.key)
-        origin = origins.get(row.key) if origins is not None else None
-        given = origin != "default" if origins is not None else value != getattr(_DEFAULTS, row.key)
-        if row.stage == stage and given and value not in (None, {}, False) \
+        if row.stage == stage and value != getattr(_DEFAULTS, row.key) \
                 and not row.applies(cfg, model):
-            out.append((row, value, origin))
+            out.append((row, value, origins.get(row.key) if origins is not None else None))
     return out
 
 
@@ -112,8 +112,9 @@ def notes(cfg: BenchConfig, stage: str, model: Model | None = None,
           origins: Mapping[str, str] | None = None) -> list[str]:
     """One warning per option of ``stage`` that was given and does not apply, in table order.
 
-    ``origins``: where each value came from (``Resolved.origins``); without it (the Python API,
-    a suite's child) a value other than the default counts as given."""
+    A value equal to the default changes nothing, applying or not: never said (the
+    repository's own autodyn.toml spells every default out). ``origins``: where each value came
+    from (``Resolved.origins``), for the wording; None from the Python API or a suite's child."""
     out: list[str] = []
     for row, value, origin in _unused(cfg, stage, model, origins):
         why = row.why_not.format(model=model.name if model else "the model",
