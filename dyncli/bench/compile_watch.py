@@ -199,3 +199,30 @@ def settle_compile_workers(timeout: float = 60.0) -> float:
     with contextlib.suppress(Exception):  # a private API: never let it break a benchmark
         torch_compat.wait_compile_workers(timeout)
     return time.perf_counter() - t0
+
+
+def code_modules() -> int:
+    """How many output-code modules inductor has loaded in this process (a mark for
+    :func:`sources_since`); 0 where torch keeps no such list."""
+    with contextlib.suppress(Exception):  # PyCodeCache is inductor's: never break a benchmark
+        from torch._inductor.codecache import PyCodeCache
+
+        return len(PyCodeCache.modules)
+    return 0
+
+
+def sources_since(mark: int) -> list[str]:
+    """The text of the output-code modules inductor loaded after ``mark`` (its generated
+    Python, with its C++ kernels' source inside); [] where it cannot be read. A module it had
+    loaded before from the same file is not listed again (``modules_no_attr``, torch 2.15)."""
+    out: list[str] = []
+    with contextlib.suppress(Exception):
+        from pathlib import Path
+
+        from torch._inductor.codecache import PyCodeCache
+
+        for mod in PyCodeCache.modules[mark:]:
+            path = getattr(mod, "__file__", None)
+            if path:
+                out.append(Path(path).read_text(encoding="utf-8", errors="replace"))
+    return out

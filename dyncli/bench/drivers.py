@@ -188,8 +188,9 @@ class ProcessEach:
     """
 
     def __init__(self, model_name: str, built_name: str, cfg: BenchConfig, result: BenchResult,
-                 hooks: Hooks, total: int) -> None:
+                 hooks: Hooks, total: int, said: dict[str, Any] | None = None) -> None:
         self.model_name, self.built_name = model_name, built_name
+        self.said = said or {}  # options this process said were unused: the children's default
         self.cfg, self.result, self.hooks = cfg, result, hooks
         self.total, self.done = total, 0
         self.loads: list[dict[str, Any]] = []
@@ -230,7 +231,7 @@ class ProcessEach:
         strategy, compile_mode = table.split(name)
         settings = {k: getattr(self.cfg, k) for k in self.cfg.__dataclass_fields__}
         settings.update(strategy=[strategy], compile_mode=[compile_mode], emit=None,
-                        emit_file=None, fail_on=[])
+                        emit_file=None, fail_on=[], **self.said)
         offset = self.done
 
         def progress(strategy: str, done: int, _total: int) -> None:

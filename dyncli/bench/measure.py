@@ -39,9 +39,12 @@ from dyncli.bench.compile_watch import (
     CountingBackend,
     Watch,
     clean_reason,
+    code_modules,
     settle_compile_workers,
+    sources_since,
     watch,
 )
+from dyncli.bench.core import parallel
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan, plan_of
 from dyncli.bench.core.buckets import from_probe
@@ -212,6 +215,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
     t_run = time.perf_counter()
     w = Watch()
     loaded = False
+    code0 = code_modules()
     try:
         with watch() as w, gw or contextlib.nullcontext():
             if table.PRIME in plan.row.passes:
@@ -247,6 +251,10 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
             run.eager_share = eager_share({v.index: v.status for v in run.variations},
                                           b.stream.ids)
         _explain_excess(b, plan, run, breaks0)
+        if h.device == "cpu":
+            text = parallel.note(run.label, sources_since(code0), torch.get_num_threads())
+            if text:
+                b.warn(text)
         if table.PROFILE in plan.row.passes:
             loaded = torch_compat.pgo_state_loaded()
         if keep:

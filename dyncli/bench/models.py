@@ -16,11 +16,13 @@ import difflib
 import importlib.util
 import inspect
 import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dyncli.bench.core.status import short_error
 from dyncli.errors import ModelError
 
 # Base batch size per device; a model's own entry in BATCH_OVERRIDES wins.
@@ -263,7 +265,13 @@ def _load_function(path: str, func: str) -> Callable[..., Any]:
         raise ModelError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module  # dataclasses & pickling inside the file need it
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as e:  # the file named is wrong: the user's input, exit 2
+        del sys.modules[mod_name]
+        raise ModelError(f"{path}: importing it raised {short_error(e)}{_where(e, file)}",
+                         hint=f"python {path} shows the whole error "
+                              "(DYNCLI_DEBUG=1 adds dyncli's traceback)") from e
     fn = getattr(module, func, None)
     if not callable(fn):
         names = [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
@@ -271,6 +279,16 @@ def _load_function(path: str, func: str) -> Callable[..., Any]:
         raise ModelError(f"{path}: no function '{func}'",
                          hint=("Close matches: " + ", ".join(close)) if close else None)
     return fn
+
+
+def _where(err: BaseException, file: Path) -> str:
+    """`` (line N)``: the last line of the user's file on ``err``'s traceback; nothing when
+    none is, or for a SyntaxError (its message names the line)."""
+    if isinstance(err, SyntaxError):
+        return ""
+    lines = [lineno for frame, lineno in traceback.walk_tb(err.__traceback__)
+             if Path(frame.f_code.co_filename) == file]
+    return f" (line {lines[-1]})" if lines else ""
 
 
 def infer_kind(name: str, tensor: Any) -> InputKind:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from dyncli.bench import drivers, manners, models, passes, tensors
 from dyncli.bench.core import strategy as table
+from dyncli.bench.core import unused
 from dyncli.bench.core.plan import StreamPlan, stream_plan, user_stream
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.shapes import DimPlan, Variation
@@ -69,33 +70,48 @@ def _run(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | N
         return run_distributed(model_name, cfg, device, result, hooks)
     if hooks.started:  # checked: what follows (torch, the model, a compile) takes a while
         hooks.started()
+    names = drivers.runs_of(cfg)
+    try:
+        driver = _prepare(model_name, cfg, hooks, process_each, device, given, result, warn)
+    except KeyboardInterrupt:  # building, warming up: nothing measured, and every run says so
+        result.stop(names, model_name, cfg.mode)
+        if hooks.run_done:  # the --json file, as after a strategy: never a pass
+            hooks.run_done(result)
+        return result
+    if driver is not None:
+        driver.run(names)
+    return result
+
+
+def _prepare(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | None,
+             device: str, given: tuple[list[Shape], str] | None, result: BenchResult,
+             warn: Callable[[str], None]) -> drivers.Driver | None:
+    """The model built, the stream planned, the compiler and device warmed up: the driver that
+    measures (None when the model would not build)."""
     loaded = _load(model_name, cfg, device, result, hooks, given, warn)
     if loaded is None:
-        return result
+        return None
     built, dims, stream = loaded
     names = drivers.runs_of(cfg)
     total = len(stream.variations) * len(names)
     kind = drivers.choose(cfg, stream, process_each, warn)
     result.measured = drivers.measured(cfg, kind)
-    driver: drivers.Driver
     if kind == drivers.PROCESS_EACH:
         built.model = None  # each child builds its own; this one would only hold memory
-        driver = drivers.ProcessEach(model_name, built.name, cfg, result, hooks, total)
-    else:
-        fresh = result.measured.caches.fresh
-        h = Harness.create(cfg, built, device, dims, stream.variations, cfg.seed, hooks.tap)
-        import scipy.stats  # noqa: F401  (its ~0.5 s first import is setup, not a strategy's)
+        said = unused.settled(cfg, unused.Model(model_name, built.source, built.seq_len))
+        return drivers.ProcessEach(model_name, built.name, cfg, result, hooks, total, said)
+    fresh = result.measured.caches.fresh
+    h = Harness.create(cfg, built, device, dims, stream.variations, cfg.seed, hooks.tap)
+    import scipy.stats  # noqa: F401  (its ~0.5 s first import is setup, not a strategy's)
 
-        # inductor's once-per-process costs would land on the first strategy's cold compiles
-        # (unfair beside the others) and on the prediction a cold replay is checked against
-        if fresh and (len(names) > 1 or given is not None or cfg.replay):
-            result.compiler_warmup_s = passes.warm_compiler(h, stream.ids[0])
-        settled, h.eager_first = manners.warm_device(h, first_seen(stream.ids))
-        result.device_warmup = settled.as_dict()
-        b = Bench(model_name, h, stream, result, hooks, fresh, total, warn)
-        driver = drivers.SameWindow(b) if kind == drivers.SAME_WINDOW else drivers.Sequential(b)
-    driver.run(names)
-    return result
+    # inductor's once-per-process costs would land on the first strategy's cold compiles
+    # (unfair beside the others) and on the prediction a cold replay is checked against
+    if fresh and (len(names) > 1 or given is not None or cfg.replay):
+        result.compiler_warmup_s = passes.warm_compiler(h, stream.ids[0])
+    settled, h.eager_first = manners.warm_device(h, first_seen(stream.ids))
+    result.device_warmup = settled.as_dict()
+    b = Bench(model_name, h, stream, result, hooks, fresh, total, warn)
+    return drivers.SameWindow(b) if kind == drivers.SAME_WINDOW else drivers.Sequential(b)
 
 
 def first_seen(ids: list[int]) -> list[int]:
@@ -123,11 +139,9 @@ def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, h
     if "seq" in cfg.vary and built.seq_len is None:
         raise UsageError(f"vary seq: {model_name} has no sequence dim (only hf: models do)")
     # warnings, not errors: autodyn.toml may set them for the project's hf models
-    if cfg.hf_config and built.source != "hf":
-        warn(f"hf_config is for hf: models; {model_name} is not one, so it was not used")
-    if cfg.seq_len is not None and built.seq_len is None:
-        warn(f"seq_len {cfg.seq_len}: {model_name} has no sequence dim (only hf: models do); "
-             "not used")
+    for text in unused.notes(cfg, unused.RUN, unused.Model(model_name, built.source,
+                                                           built.seq_len), hooks.origins):
+        warn(text)
     for text in dims.warnings:
         warn(text)
     result.dims = dims.as_dict()

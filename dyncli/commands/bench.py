@@ -131,12 +131,15 @@ def bench(
         emit_file=emit_file, compile_mode=_split(compile_mode),
         capture_sizes=_ints("--capture-sizes", capture_sizes), rerecord_limit=rerecord_limit,
         memory_budget=memory_budget)
+    said: list[str] = []
     if not (list_models or list_suites):
+        from dyncli.bench.core import unused
         from dyncli.bench.core.settings import check, flag_name
 
         check(resolved.config, flag_name)
+        said = unused.notes(resolved.config, unused.COMMAND, origins=resolved.origins)
     if list_suites or resolved.config.suite:
-        _suite(model, list_suites, resolved, json_path, csv_path, plot_path)
+        _suite(model, list_suites, resolved, json_path, csv_path, plot_path, said)
         return
     from dyncli.bench import render, render_files
     from dyncli.output import Output, check_outputs, write_text
@@ -144,8 +147,8 @@ def bench(
     cfg = resolved.config
     plan_path = render_files.plan_path(cfg.emit, cfg.emit_file)
     out = Output.for_targets(json_path, csv_path, plot_path, plan_path)
-    if timeout is not None and resolved.config.nproc <= 1:  # one in-process run: no child to kill
-        out.warn("--timeout applies to --suite (each model) and --nproc runs; ignored here")
+    for text in said:
+        out.warn(text)
     if list_models:
         listing = models.listing()
         render.print_listing(listing.torchvision, listing.timm_count, listing.hf_examples)
@@ -157,6 +160,7 @@ def bench(
     check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path,
                    "--emit-file": plan_path})
     with render.progress_hooks(model=model) as hooks:
+        hooks.origins = resolved.origins
         hooks.run_done = lambda partial: render_files.write_files(partial, json_path, csv_path, plot_path)
         with out.user_code():
             result = run(model, config=resolved.config, hooks=hooks)
@@ -183,7 +187,7 @@ def bench(
 
 
 def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: str | None,
-           csv_path: str | None, plot_path: str | None) -> None:
+           csv_path: str | None, plot_path: str | None, said: list[str]) -> None:
     from dyncli.bench import suite_render
     from dyncli.bench.core import suites
 
@@ -198,6 +202,8 @@ def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: 
     from dyncli.output import Output
 
     out = Output.for_targets(json_path)  # a suite's CSV goes to a file only
+    for text in said:
+        out.warn(text)
     hooks = SuiteHooks(info=out.info, model_done=lambda partial: suite_render.write_files(
         partial, json_path, csv_path))
     result = run_resolved(resolved, json_path, hooks)

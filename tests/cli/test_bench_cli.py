@@ -76,6 +76,25 @@ def test_missing_model_file_and_function(runner: CliRunner, tmp_path: Path) -> N
     assert "m.py: no function 'build'" in result.stderr and "buidl" in result.stderr
 
 
+def test_a_model_file_that_raises_at_import_is_bad_input_like_a_missing_function(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # round 26: the file raising at import exited 1 (model_fail_to_load, "nothing ran") where
+    # a missing function exited 2; both are the FILE:FUNCTION given being wrong
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("x = 1\nraise RuntimeError('weights missing\\nmore')\n")
+    (tmp_path / "s.py").write_text("def build(:\n")
+    result = runner.invoke(app, ["bench", "m.py:build", "--device", "cpu", "--json", "o.json"],
+                           env=ENV)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-2:] == [
+        "Error: m.py: importing it raised RuntimeError: weights missing (line 2)",
+        "Hint: python m.py shows the whole error (DYNCLI_DEBUG=1 adds dyncli's traceback)"]
+    assert "model_fail_to_load" not in result.output and not (tmp_path / "o.json").exists()
+    result = runner.invoke(app, ["bench", "s.py:build", "--device", "cpu"], env=ENV)
+    assert result.exit_code == 2
+    assert "Error: s.py: importing it raised SyntaxError: " in result.stderr
+
+
 def test_a_model_file_with_only_scalar_inputs_is_one_error_line(runner: CliRunner,
                                                                  tmp_path: Path) -> None:
     # it was `model_fail_to_load: StopIteration` (looking for a tensor with a batch dim)
@@ -400,3 +419,27 @@ def test_an_emitted_toml_for_eager_measures_the_same_traffic_again(
     first, again = seen[0][1], seen[1][1]
     for key in ("strategy", "sizes", "requests", "mode", "dtype", "device", "repeat"):
         assert getattr(again, key) == getattr(first, key), key
+
+
+def test_options_that_do_not_apply_are_said_naming_the_config_file(
+        runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # round 26: --resume, --emit-file (and --buckets, --max-buckets: see the runner's rows)
+    # from autodyn.toml were dropped without a word on a single-model run
+    seen = fake_core(monkeypatch, sample_result())
+    (tmp_path / "autodyn.toml").write_text(
+        "[bench]\nresume = true\nemit_file = 'plan.py'\ntimeout = 60\n"
+        "buckets = 'pow2'\nhf_config = {}\n")  # defaults spelled out: nothing to say
+    result = runner.invoke(app, ["bench", "resnet50", "--device", "cpu"], env=ENV)
+    assert result.exit_code == 0 and seen
+    warned = [ln for ln in result.stderr.splitlines() if ln.startswith("Warning: bench.")]
+    assert warned == [
+        "Warning: bench.resume = True (from autodyn.toml): for --suite; one model has no earlier "
+        "models to keep, so it was not used",
+        "Warning: bench.timeout = 60.0 (from autodyn.toml): for --suite (each model) and --nproc "
+        "runs (the collective wait); one in-process run has no child to stop, so it was not used",
+        "Warning: bench.emit_file = plan.py (from autodyn.toml): for --emit; no plan is written "
+        "without it, so it was not used"]
+    result = runner.invoke(app, ["bench", "resnet50", "--device", "cpu", "--no-resume",
+                                 "--emit-file", "p.py"], env=ENV)
+    assert "Warning: --emit-file p.py: for --emit;" in result.stderr
+    assert "bench.resume" not in result.stderr  # the flag set it back to its default

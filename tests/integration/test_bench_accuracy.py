@@ -120,9 +120,16 @@ def test_hf_config_and_seq_len_a_model_cannot_use_are_said_unused(tmp_path) -> N
     (tmp_path / "m.py").write_text(
         "import torch\ndef build():\n    return torch.nn.Linear(4, 4), (torch.randn(3, 4),)\n")
     name = f"{tmp_path / 'm.py'}:build"
-    cfg = BenchConfig(hf_config={"num_layers": 1}, seq_len=8)
+    # round 27: so for --buckets (here from autodyn.toml: the command's origins reach the run)
+    cfg = BenchConfig(hf_config={"num_layers": 1}, seq_len=8, buckets="8,16")
     said: list[str] = []
     env = Environment("0", "0", "0", "cpu", "cpu", "float32", 1)
-    assert _load(name, cfg, "cpu", BenchResult(name, env, {}), Hooks(), None, said.append)
-    assert f"hf_config is for hf: models; {name} is not one, so it was not used" in said
-    assert (f"seq_len 8: {name} has no sequence dim (only hf: models do); not used") in said
+    hooks = Hooks(origins={"hf_config": "command line", "seq_len": "command line",
+                           "buckets": "autodyn.toml"})
+    assert _load(name, cfg, "cpu", BenchResult(name, env, {}), hooks, None, said.append)
+    assert said == [
+        f"--hf-config num_layers=1: for hf: models; {name} is not one, so it was not used",
+        f"--seq-len 8: for models with a sequence dim; {name} has none (only hf: models do), "
+        "so it was not used",
+        "bench.buckets = 8,16 (from autodyn.toml): for the pad strategy; no strategy run here "
+        "pads (automatic), so it was not used"]

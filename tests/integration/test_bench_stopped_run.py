@@ -9,6 +9,7 @@ stopped mid-walk and the one never started; the JSON the run writes as it goes s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,40 @@ def test_a_strategy_compiled_but_not_timed_is_interrupted_not_pass() -> None:
     assert runs["dynamic"].error == "not measured: stopped before it started"
     assert not result.ran and result.recommendation is None
     assert [r["status"] for r in written[-1]["runs"]] == ["interrupted"] * 3
+
+
+MODEL_SIGINT = """
+import signal
+import torch
+
+
+class StoppedAtFirstCall(torch.nn.Linear):
+    def forward(self, x):
+        signal.raise_signal(signal.SIGINT)  # a real Ctrl-C at the process's first model call
+        return super().forward(x)
+
+
+def build():
+    return StoppedAtFirstCall(4, 4), (torch.randn(3, 4),)
+"""
+
+
+def test_ctrl_c_in_the_device_warm_up_writes_every_run_interrupted(tmp_path: Path) -> None:
+    # round 26: it exited 130 with no --json file at all. --warm-cache and no stream: no compiler
+    # warm-up, so the first model call is the device warm-up's (nothing compiles: ~1 s)
+    from typer.testing import CliRunner
+
+    from dyncli.cli import app
+
+    (tmp_path / "m.py").write_text(MODEL_SIGINT)
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(app, ["bench", f"{tmp_path / 'm.py'}:build", "--device", "cpu",
+                                 "--strategy", "automatic,dynamic", "--warm-cache",
+                                 "--json", str(out)], env={"COLUMNS": "120", "TERM": "dumb"})
+    assert r.exit_code == 130, r.output
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] is True and "device_warmup" not in doc  # it did not finish
+    assert [(run["strategy"], run["status"], run["error"]) for run in doc["runs"]] == [
+        (s, "interrupted", "not measured: stopped before it started")
+        for s in ("automatic", "dynamic")]
+    assert not any(run["variations"] for run in doc["runs"])

@@ -104,6 +104,20 @@ def test_unbacked_does_not_specialize_one(stream: BenchResult) -> None:
     assert unbacked.compiles == automatic.compiles - 1
 
 
+def test_unbacked_says_its_kernels_run_parallel_over_the_unbacked_batch(
+        stream: BenchResult) -> None:
+    # round 26: unbacked cost ~25 ms a call against 0.6 ms for dynamic (sizes 1-8, 2 busy
+    # cores), unexplained: inductor takes an unbacked size as 8192 when deciding on threads, so
+    # the gelu over 64 x u0 floats started the OpenMP team on every call (core/parallel.py)
+    _runs_here("unbacked")
+    import torch
+
+    if torch.get_num_threads() < 2:
+        pytest.skip("one thread: inductor makes no kernel parallel")
+    said = [w for w in stream.warnings if "OpenMP-parallel over an unbacked size" in w]
+    assert [w.split(":")[0] for w in said] == ["unbacked"], stream.warnings
+
+
 def test_stream_costs_and_recommendation(stream: BenchResult) -> None:
     assert stream.requests == 4 and stream.shapes_source == "sizes"
     assert stream.eager_stream is not None

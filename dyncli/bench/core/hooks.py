@@ -3,7 +3,7 @@ made it (:class:`Call`). No torch; :mod:`dyncli.bench.core.result` re-exports bo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,9 @@ class Hooks:
     warning; ``run_done(result)`` after each strategy (the command writes partial files here);
     ``tap(call)`` sees every model call the harness makes (tests prove eager and compiled get
     the same inputs with it); ``started()`` once the settings are checked, as the model's
-    building begins (the first seconds without progress).
+    building begins (the first seconds without progress). ``origins``: where each setting
+    came from (the command's resolved config: ``command line``, ``autodyn.toml``, …), so a
+    warning about a value can say it came from a file; None from the Python API.
     """
 
     progress: Callable[[str, int, int], None] | None = None
@@ -27,6 +29,7 @@ class Hooks:
     warning: Callable[[str], None] | None = None
     run_done: Callable[[BenchResult], None] | None = None
     tap: Callable[[Call], None] | None = None
+    origins: Mapping[str, str] | None = None
 
     def warner(self, warnings: list[str]) -> Callable[[str], None]:
         """``warn(text)``: the text kept in ``warnings`` (the result's) and passed to
