@@ -46,7 +46,7 @@ from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textbreaks import CONTROL_FLOW
-from dyncli.logparse.textbuiltins import builtin_hint, builtin_name
+from dyncli.logparse.textbuiltins import WARN_FIX, builtin_hint, builtin_name
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
@@ -1124,6 +1124,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
     logging_fix = _logging_fix(b)
     if logging_fix:
         return logging_fix
+    if _WARN_BREAK_RE.search(f"{b.reason} {b.explanation}"):
+        return WARN_FIX  # (every release's words for it, 2.4's with no hint: pytorch#135688)
     fake = _fake_kernel_fix(b, known) or _break_no_fake_impl(b)
     if fake:
         return fake
@@ -1427,6 +1429,13 @@ _LOGGER_OLD = "Logger not supported for non-export cases"
 _LOGGER_GB = "logging.Logger method not supported for non-export cases"
 _CLASS_METHOD_RE = re.compile(r"add the class method `(?P<m>[\w.]{1,200})`")
 _CALLED_RE = re.compile(r"^[\w.]{0,200}\.(?P<m>\w{1,80})\s*\(")
+
+
+# a break at warnings.warn in each release's words: 2.4's "unsupported Python builtin
+# _warnings.warn.", 2.5's "unsupported builtin _warnings.warn.", 2.6 on "trace the (Python)
+# builtin `_warnings.warn`"
+_WARN_BREAK_RE = re.compile(r"(?:unsupported (?:Python )?builtin |trace the (?:Python )?builtin `)"
+                            r"_?warnings\.warn(?:[.`]|$)")
 
 
 def _logging_fix(b: GraphBreakReport) -> str:

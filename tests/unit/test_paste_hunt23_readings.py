@@ -1,6 +1,6 @@
 """Paste hunt 23 (round 27): a Triton kernel under inductor's placeholder name with its reason
-cut, a setting torch 2.7 renamed set on an older torch, and dynamo's "from user code:" stack
-pasted at the margin or glued to the exception's line; each on the lines the thread's excerpt
+cut, a setting torch 2.7 renamed set on an older torch, dynamo's "from user code:" stack
+pasted at the margin or glued to the exception's line, and a break at warnings.warn; each on the lines the thread's excerpt
 has (the corpus's copies: tests/data/pasted/, manifest.toml)."""
 
 from __future__ import annotations
@@ -117,6 +117,33 @@ def test_a_margin_line_after_the_user_stack_ends_it(tmp_path: Path) -> None:
         "Prompt executed in 12.3 seconds\n"))
     (c,) = diag.compile_crashes
     assert c.user is not None and c.user.line == 116
+
+
+@pytest.mark.parametrize("text", [
+    # pytorch#135688 (2.4.1): the exception's line alone; it read "move the untraceable call out"
+    "torch._dynamo.exc.Unsupported: Graph break due to unsupported Python builtin _warnings.warn."
+    " Please file an issue on GitHub so the PyTorch team can add support for it.\n",
+    # 2.5's Python warning; it read "wrap _warnings.warn in a custom operator"
+    "/x/torch/_dynamo/variables/functions.py:663: UserWarning: Graph break due to unsupported "
+    "builtin _warnings.warn. This function is either a Python builtin (e.g. _warnings.warn) or a "
+    "third-party C/C++ Python extension (perhaps created with pybind).\n"
+    "  torch._dynamo.utils.warn_once(msg)\n",
+])
+def test_a_break_at_warnings_warn_gets_torchs_logging_setting(tmp_path: Path, text: str) -> None:
+    diag = _diagnose_text(tmp_path, text)
+    (a,) = diag.suggestions
+    assert "reorderable_logging_functions.add(warnings.warn)" in a.fix
+    assert "custom operator" not in a.fix
+
+
+def test_another_builtin_keeps_its_custom_op_hint(tmp_path: Path) -> None:
+    # (the neighbour: xDiT#334's flash-attn extension)
+    diag = _diagnose_text(tmp_path, (
+        "/x/torch/_dynamo/variables/functions.py:661: UserWarning: Graph break due to unsupported "
+        "builtin flash_attn_2_cuda.PyCapsule.fwd. This function is either a Python builtin (e.g. "
+        "_warnings.warn) or a third-party C/C++ Python extension (perhaps created with pybind).\n"))
+    (a,) = diag.suggestions
+    assert "custom operator" in a.fix and "reorderable" not in a.fix
 
 
 @pytest.mark.parametrize("line", [
