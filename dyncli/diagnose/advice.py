@@ -46,7 +46,7 @@ from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textbreaks import CONTROL_FLOW
-from dyncli.logparse.textbuiltins import builtin_hint, builtin_name
+from dyncli.logparse.textbuiltins import WARN_FIX, builtin_hint, builtin_name
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
@@ -736,6 +736,14 @@ _BACKEND_RE = re.compile(r"backend='(?P<name>[^']{1,200})' raised")
 # what to do about an error of the machine (textcrash.MACHINE_ERRORS: the kind its words name):
 # never torch's bug to report, never fixed by a newer torch alone
 _MACHINE_FIX = {
+    # (triton-windows#105: the node's author made it fall back; oumi#2549 set cache_size_limit
+    # and guarded recompile_limit with hasattr; 2.15's config keeps cache_size_limit as an alias)
+    "config-renamed": (
+        "this torch is older than 2.7, where recompile_limit was still named cache_size_limit "
+        "(and accumulated_recompile_limit accumulated_cache_size_limit): set "
+        "torch._dynamo.config.cache_size_limit instead, which every release reads (2.7 on as "
+        "an alias), or update torch; where a package sets it (a ComfyUI node), update the "
+        "package; nothing was compiled; not a bug to report"),
     # (nnU-Net#2349, TeaCache#40)
     "triton-missing": (
         "inductor needs Triton to compile for the GPU and this Python has none that works: "
@@ -876,14 +884,20 @@ def _ran_fix(x: CompileCrashReport) -> str:
 # older GPU (WanVideoWrapper#252, #1007, Stand-In_Preprocessor#10: triton_poi_fused__to_copy_*;
 # triton-windows#28's, its name cut, "?", converts too)
 _CASTS = ("_to_copy", "convert_element_type")
+# names that say nothing of what the kernel does: "?" (its name before the paste) and
+# inductor's placeholder "triton_" (unique_kernel_names off: ComfyUI-HunyuanVideoWrapper#263,
+# torch 2.5.1 on Windows, a CompilationError cut above its reason; the thread's answer: fp8
+# weights on a GPU older than the 40xx)
+_NAMELESS = ("?", "triton_")
 
 
 def _kernel_fix(x: CompileCrashReport) -> str:
     """A kernel Triton could not compile, the reason cut from the paste: the dtype guess only
     where the kernel converts one (or its name is cut); a kernel whose name shows no
     conversion asks for the exception and names Triton's own failures (ultralytics#21998: a
-    batch norm's backward on Windows, triton-windows' OverflowError past the excerpt)."""
-    if x.kernel != "?" and not any(cast in x.kernel for cast in _CASTS):
+    batch norm's backward on Windows, triton-windows' OverflowError past the excerpt); a
+    kernel whose name says nothing (``_NAMELESS``) gets the dtype guess too."""
+    if x.kernel not in _NAMELESS and not any(cast in x.kernel for cast in _CASTS):
         return ("Triton could not compile a kernel inductor generated, and why is past the end "
                 "of the paste: the exception after inductor's record (or the line after the "
                 "'^' under Triton's CompilationError) says it, paste it. The kernel's name shows "
@@ -905,7 +919,8 @@ _WRAPPING_ERRORS = ("BackendCompilerFailed", "InductorError")
 
 
 # the machine errors that are torch.compile refusing the platform before compiling anything
-_REFUSALS = ("windows", "python-version", "free-threaded", "free-threaded-any")
+# (and a setting this torch does not have yet, raised as the program set it: nothing compiled)
+_REFUSALS = ("windows", "python-version", "free-threaded", "free-threaded-any", "config-renamed")
 
 
 # eval_frame.py's entry that torch.compile calls as it wraps the model (2.0-2.15), before
@@ -1019,11 +1034,14 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         after = f" (the last compile the log shows before it: [{x.compile_id}])" \
             if x.compile_id else ""
         raised = f"torch's compiler raised {error}"
+        if machine_error(f"{x.error} {x.cause}") == "config-renamed":
+            raised = f"torch's config module raised {error} as the program set it"
         if x.cudagraph_run:  # (not a compile: the graph ran; its fix is _ran_fix's)
             raised = f"{error} came as the compiled graph ran under CUDA graphs (not while compiling)"
         if x.kernel:  # inductor's record of the kernel, or Triton's error quoting it
             kernel = "a kernel inductor generated (its name is before the paste)" \
-                if x.kernel == "?" else f"{x.kernel}, a kernel inductor generated"
+                if x.kernel == "?" else "a kernel inductor generated (under its placeholder " \
+                "name triton_)" if x.kernel == "triton_" else f"{x.kernel}, a kernel inductor generated"
             raised = f"Triton could not compile {kernel}" + (f": {error}" if x.error or x.cause
                                                            else "")
         # a traceback's exception, or an exception (a record) printed without one
@@ -1106,6 +1124,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
     logging_fix = _logging_fix(b)
     if logging_fix:
         return logging_fix
+    if _WARN_BREAK_RE.search(f"{b.reason} {b.explanation}"):
+        return WARN_FIX  # (every release's words for it, 2.4's with no hint: pytorch#135688)
     fake = _fake_kernel_fix(b, known) or _break_no_fake_impl(b)
     if fake:
         return fake
@@ -1409,6 +1429,13 @@ _LOGGER_OLD = "Logger not supported for non-export cases"
 _LOGGER_GB = "logging.Logger method not supported for non-export cases"
 _CLASS_METHOD_RE = re.compile(r"add the class method `(?P<m>[\w.]{1,200})`")
 _CALLED_RE = re.compile(r"^[\w.]{0,200}\.(?P<m>\w{1,80})\s*\(")
+
+
+# a break at warnings.warn in each release's words: 2.4's "unsupported Python builtin
+# _warnings.warn.", 2.5's "unsupported builtin _warnings.warn.", 2.6 on "trace the (Python)
+# builtin `_warnings.warn`"
+_WARN_BREAK_RE = re.compile(r"(?:unsupported (?:Python )?builtin |trace the (?:Python )?builtin `)"
+                            r"_?warnings\.warn(?:[.`]|$)")
 
 
 def _logging_fix(b: GraphBreakReport) -> str:

@@ -57,6 +57,8 @@ def builtin_hint(name: str) -> str:
     for DDP's buffer broadcast the settings that keep it out of the compiled forward."""
     if name.startswith("torch._C._distributed_c10d") and name.endswith("._broadcast_coalesced"):
         return DDP_BUFFERS_FIX
+    if name in WARN_BUILTINS:
+        return WARN_FIX
     if name.startswith(_UNKNOWN_MODULE) or name.startswith("builtins."):
         # (torch's first hint for a Python builtin: file an issue; no custom op wraps it)
         short = name.removeprefix(_UNKNOWN_MODULE).removeprefix("builtins.")
@@ -71,6 +73,23 @@ def builtin_hint(name: str) -> str:
     return (f"wrap {name} in a custom operator (torch.library.custom_op) or, if it is "
             f"traceable, torch.compiler.allow_in_graph({name}) (torch's own hint); or call it "
             "outside the compiled function")
+
+
+# Python's warnings.warn (the C function _warnings.warn): torch's own hint (2.15's explanation,
+# functions.py) and ezyang's answer to pytorch#135688 (2.4.1; "It does help") is the config that
+# makes dynamo call a logging function after the compiled graph instead of breaking there.
+# Applied on 2.15 (tests/integration/test_warn_break_fix.py): 2 graphs -> 1, the warning still
+# shown, on a second thread too where that thread adds it: the set is a per-thread copy there
+# (_config_module.py deep-copies a mutable default into the thread's ContextVar), so an add()
+# on the main thread does not reach a worker thread that compiles
+WARN_BUILTINS = ("_warnings.warn", "warnings.warn")
+WARN_FIX = (
+    "torch._dynamo.config.reorderable_logging_functions.add(warnings.warn) before compiling, "
+    "on the thread that calls the compiled function (torch's settings are per thread: one "
+    "made on the main thread does not reach a worker's) — torch's own hint, pytorch#135688: "
+    "dynamo then calls it after the compiled graph instead of breaking the graph there, for "
+    "arguments that are constants, tensors or string formatters; or call warnings.warn outside "
+    "the compiled function")
 
 
 # DDP's forward broadcasts the module's buffers from rank 0 (_pre_forward -> _sync_buffers ->

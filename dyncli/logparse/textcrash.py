@@ -117,6 +117,12 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
     ("is not supported on Python < 3.13.3 built with GIL disabled", "free-threaded", True),
     ("torch.compile is not supported on Python built with GIL disabled", "free-threaded-any",
      True),
+    # a torch older than 2.7, where the setting still has its old name (cache_size_limit,
+    # accumulated_cache_size_limit): torch's config module raises AttributeError("….X does
+    # not exist") as the program sets it, before anything compiles (ComfyUI-WanVideoWrapper#366
+    # and triton-windows#105 on torch 2.5.1; AdversariaLLM#36 on 2.6.0)
+    ("torch._dynamo.config.recompile_limit does not exist", "config-renamed", True),
+    ("torch._dynamo.config.accumulated_recompile_limit does not exist", "config-renamed", True),
 )
 # eval_frame.py's checks that raise only those refusals: a traceback cut below one of them is
 # the platform refused (kohya_ss#1141's rich box ends in check_if_dynamo_supported)
@@ -131,7 +137,10 @@ def machine_error(text: str) -> str:
 
 # torch's exceptions as a tool prints them without their class (ComfyUI's "!!! Exception during
 # processing !!! " + str(e), WanVideoWrapper#287, #1666): the message's start -> the class
-_CLASSLESS = {"Dynamo failed to run FX node with fake tensors:": "TorchRuntimeError"}
+# (and torch's config module's AttributeError for a setting this torch lacks: WanVideoWrapper#366)
+_CLASSLESS = {"Dynamo failed to run FX node with fake tensors:": "TorchRuntimeError",
+              **{words: "AttributeError" for words, kind, _ in MACHINE_ERRORS
+                 if kind == "config-renamed"}}
 _CLASSLESS_RE = re.compile(r"^`?(?:" + re.escape(COMFYUI_HEADS[0]) + r")?(?P<msg>(?:"
                            + "|".join(map(re.escape, _CLASSLESS)) + r").{0,4000})$")
 # torch's exception text that a wrapper quotes in its own exception's line, without its class:
@@ -171,8 +180,10 @@ def quoted_exception(raw: bytes) -> bytes | None:
     return _QUOTED[m["head"]] + b": " + m["head"] + rest
 
 
-# a kernel inductor generated, as Triton's CompilationError quotes it ("def triton_poi_…(")
-_KERNEL_RE = re.compile(r"(?:^|\s)def (?P<name>triton_\w{1,200})\(")
+# a kernel inductor generated, as Triton's CompilationError quotes it ("def triton_poi_…(");
+# "def triton_(" where inductor compiled it under its placeholder name (unique_kernel_names
+# off, the default outside fbcode before 2.6; simd.py and triton.py still write it so)
+_KERNEL_RE = re.compile(r"(?:^|\s)def (?P<name>triton_\w{0,200})\(")
 
 
 def kernel_of(text: str) -> str:
@@ -248,6 +259,7 @@ class _Traceback:
     after_read: bool = False  # chained to an exception a reader read (its re-raise)
     from_user: bool = False  # dynamo's "from user code:" came after its exception
     user_frames: list[ev.UserLoc] = field(default_factory=list)  # the frames under it
+    code_next: bool = False  # a frame of it at the margin came: its code line is next
     rank: int | None = None
     last_code: str = ""  # the code line under the deepest frame, where the paste has it
     # torch._dynamo.export's `raise constraint_violation_error` (eval_frame.py, 2.1-2.15): it
@@ -286,6 +298,15 @@ def named_class(text: str) -> str:
         return ""  # (a line that ends with none of them: no search of its tail)
     m = _NAMED_RE.search(text[-64:])
     return m["cls"] if m is not None and m["cls"] in COMPILER_ERRORS else ""
+
+
+# dynamo's "from user code:" stack glued to the exception's line with its frames, as a paste
+# that lost its line breaks has it (WanVideoWrapper#1415: "…') from user code: File "…model.py",
+# line 1053, in torch_dynamo_resume_in_forward_at_1051 q, k = … Set TORCHDYNAMO_VERBOSE=1 …")
+_GLUED_USER = " from user code: "
+_GLUED_MAX = 8000  # characters of the line searched
+_GLUED_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,1000})", line (?P<line>\d{1,9}), '
+                             r"in (?P<fn>[\w<>.]{1,200})")
 
 
 class CrashReader:
@@ -354,6 +375,17 @@ class CrashReader:
                 if loc is not None and len(done.user_frames) < _MAX_FRAMES:
                     done.user_frames.append(loc)  # (its code lines are skipped)
                 return []
+            if done is not None and done.from_user and text.strip():
+                # the stack with its indent lost (WanVideoWrapper#1419): each frame at the
+                # margin, then its code line at the margin too
+                if loc is not None:
+                    if len(done.user_frames) < _MAX_FRAMES:
+                        done.user_frames.append(loc)
+                    done.code_next = True
+                    return []
+                if done.code_next:
+                    done.code_next = False
+                    return []
             if loc is not None:  # a paste that begins inside a traceback (depyf#9)
                 out = self._finish_done()
                 self._tb = _Traceback(lineno, frames=[loc], rank=rank)
@@ -437,6 +469,11 @@ class CrashReader:
             chain.append(chain[-1].cause)
         frames = [f for t in reversed(chain) for f in t.frames]  # the innermost's first
         error = " ".join(tb.error) if tb.error else ""
+        glued = error.find(_GLUED_USER, 0, _GLUED_MAX)
+        if glued > 0:  # dynamo's user stack on the exception's line (``_GLUED_USER``)
+            stack, error = error[glued + len(_GLUED_USER):], error[:glued]
+            tb.user_frames += [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
+                               for m in _GLUED_FRAME_RE.finditer(stack, 0, _GLUED_MAX)][:16]
         cut = tb.error is None
         name = exception_name(tb.error[0]) if tb.error else tb.head.rsplit(".", 1)[-1]
         if cut and tb.head:
