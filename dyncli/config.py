@@ -47,11 +47,13 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None,
     return field(default=default, metadata=meta)
 
 
-def _cores() -> int:
-    """What ``diagnose.jobs`` unset means: diagnose's own default (the cores it may use)."""
-    from dyncli.diagnose.children import default_jobs
-
-    return default_jobs()
+def usable_cores() -> int:
+    """The cores this process may use: what ``diagnose.jobs`` unset means (diagnose's
+    ``children.default_jobs``), shown by ``--verbose``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 STRATEGIES = strategy_table.NAMES  # one row each in dyncli/bench/core/strategy.py
@@ -112,7 +114,7 @@ class DiagnoseConfig:
     limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).",
                       minimum=0)
     jobs: int | None = _opt(None, "Processes that read TORCH_TRACE rank files in parallel; unset = the core count, 1 = serial (same output either way).",
-                            unset=("the core count", _cores))
+                            unset=("the core count", usable_cores))
 
 
 @dataclass(frozen=True)

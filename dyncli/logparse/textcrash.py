@@ -132,9 +132,12 @@ ENVIRONMENT = tuple(words for words, _, alone in MACHINE_ERRORS if alone)
 REFUSALS = ("windows", "python-version", "free-threaded", "free-threaded-any")
 _REFUSAL_WORDS = tuple(words for words, kind, _ in MACHINE_ERRORS if kind in REFUSALS)
 # a program's own log line at warning level (SD.Next's "22:25:45-339909 WARNING  Model compile
-# not supported: …", logging's "WARNING:sd:…", "| WARNING |", "[WARNING]"): the level's word,
-# standing alone, before the message
+# not supported: …", logging's "WARNING:sd:…", "[…,512] sd: [WARNING]", loguru's "| WARNING |"):
+# the level's word, standing alone, before the message, after a stamp and at most a logger's
+# name; not inside prose or a code span (a sentence, a bullet quoting the line: tests/unit/
+# test_markdown_prose.py)
 _WARNING_RE = re.compile(r"(?:^|[^\w])(?:WARNING|WARN|Warning)(?:[^\w]|$)")
+_STAMP_WORD_RE = re.compile(r"[A-Za-z]{2,}")
 # torch's BackendCompilerFailed message without its class (output_graph.py 2.0-2.15:
 # "backend='{name}' raised:" then the backend's exception on the next line), as a tool shows
 # it (ComfyUI#10485, ComfyUI-MochiWrapper#94)
@@ -158,6 +161,9 @@ def refusal_warned(text: str) -> str:
     level = _WARNING_RE.search(text, 0, at)
     if level is None or exception_name(text.strip()):
         return ""
+    stamp = text[:level.start() + 1]
+    if any(c in stamp for c in "`'\"()") or len(_STAMP_WORD_RE.findall(stamp)) > 1:
+        return ""  # (words about the line, not its stamp)
     return text[level.end():].lstrip(" \t:|]-").rstrip()
 
 

@@ -53,6 +53,12 @@ def test_a_refusal_the_program_warned_of_went_on_uncompiled() -> None:
     ("RuntimeError: Windows not yet supported for torch.compile", ""),
     ("22:25:45-339909 WARNING  Model compile not supported: Invalid backend: 'stable-fast'", ""),
     ("UserWarning: Windows not yet supported for torch.compile", ""),
+    # (quoted in prose: a sentence, a bullet's code span)
+    ("The log says WARNING  Windows not yet supported for torch.compile", ""),
+    ("- `22:25:45-339909 WARNING  Model compile not supported: Windows not yet supported for "
+     "torch.compile` is what it wrote", ""),
+    ("2024-01-08 23:14:52.512 | WARNING  | sd_models:compile:12 - Windows not yet supported "
+     "for torch.compile", "sd_models:compile:12 - Windows not yet supported for torch.compile"),
 ])
 def test_which_warnings_quote_a_refusal(line: str, said: str) -> None:
     assert refusal_warned(line) == said
