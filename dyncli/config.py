@@ -15,7 +15,7 @@ import dataclasses
 import os
 import sys
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,11 @@ CONFIG_FILENAME = "autodyn.toml"
 
 
 def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None,
-         minimum: int | None = None) -> Any:
+         minimum: int | None = None, unset: tuple[str, Callable[[], Any]] | None = None) -> Any:
+    # unset: for a None default, (its meaning in words, the value used then) for --verbose
     meta: dict[str, Any] = {"doc": doc}
+    if unset is not None:
+        meta["unset"] = unset
     if choices is not None:
         meta["choices"] = choices
     if minimum is not None:
@@ -42,6 +45,15 @@ def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None,
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=meta)
     return field(default=default, metadata=meta)
+
+
+def usable_cores() -> int:
+    """The cores this process may use: what ``diagnose.jobs`` unset means (diagnose's
+    ``children.default_jobs``), shown by ``--verbose``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 STRATEGIES = strategy_table.NAMES  # one row each in dyncli/bench/core/strategy.py
@@ -101,7 +113,8 @@ class DiagnoseConfig:
     strict: bool = _opt(False, "Exit 1 on unrecognized or malformed log lines (tests use it to keep the parser complete).")
     limit: int = _opt(20, "Rows shown per section on the terminal (the JSON always has every row).",
                       minimum=0)
-    jobs: int | None = _opt(None, "Processes that read TORCH_TRACE rank files in parallel; unset = the core count, 1 = serial (same output either way).")
+    jobs: int | None = _opt(None, "Processes that read TORCH_TRACE rank files in parallel; unset = the core count, 1 = serial (same output either way).",
+                            unset=("the core count", usable_cores))
 
 
 @dataclass(frozen=True)
@@ -139,9 +152,27 @@ class Resolved:
     file: Path | None
 
     def describe(self) -> list[tuple[str, Any, str]]:
-        """(key, value, origin) for every field, in declaration order."""
-        return [(f.name, getattr(self.config, f.name), self.origins[f.name])
-                for f in dataclasses.fields(self.config)]
+        """(key, value, origin) for every field, in declaration order; a field left unset whose
+        meaning is a value worked out at run time (``diagnose.jobs``: the core count) shows
+        that value, and the origin says what it is."""
+        out = []
+        for f in dataclasses.fields(self.config):
+            value, origin = getattr(self.config, f.name), self.origins[f.name]
+            if value is None and "unset" in f.metadata:
+                words, used = f.metadata["unset"]
+                value, origin = used(), f"{origin}: {words}"
+            out.append((f.name, value, origin))
+        return out
+
+    def given_as(self, key: str, flag: str) -> str:
+        """How the user set ``key``: ``flag`` on the command line, the environment variable's
+        name, or the config file's key (``[diagnose] fail_on in autodyn.toml``)."""
+        origin = self.origins[key]
+        if origin == "command line" or origin == "default":
+            return flag
+        if origin.startswith("environment "):
+            return origin.removeprefix("environment ")
+        return f"[{self.table}] {key} in {origin}"
 
 
 _FIELDS: dict[type, tuple[dict[str, dataclasses.Field[Any]], dict[str, Any]]] = {}

@@ -89,4 +89,5 @@ def diagnose(
 
     startup.fast_exit = True  # all written: the process may end without its teardown
     if diag.tripped:
-        raise GateError(f"found {', '.join(diag.tripped)} (--fail-on)")
+        raise GateError(f"found {', '.join(diag.tripped)} "
+                        f"({resolved.given_as('fail_on', '--fail-on')})")

@@ -41,13 +41,21 @@ from dyncli.diagnose.reasons import (
     pinned_always,
     size_pins,
 )
-from dyncli.diagnose.releases import PER_DIM_ENTRIES, Releases, list_note, named, of_break, span
+from dyncli.diagnose.releases import (
+    PER_DIM_ENTRIES,
+    Releases,
+    list_note,
+    named,
+    of_break,
+    pins_text,
+    span,
+)
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textbreaks import CONTROL_FLOW
 from dyncli.logparse.textbuiltins import WARN_FIX, builtin_hint, builtin_name
-from dyncli.logparse.textcrash import PLATFORM_CHECKS, exception_name, machine_error
+from dyncli.logparse.textcrash import PLATFORM_CHECKS, REFUSALS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.torchtree import (
@@ -768,14 +776,18 @@ _MACHINE_FIX = {
         "which finds it; not a bug to report"),
     # (coreweave/ml-containers#64: pip's triton 2.3.0 under a torch nightly, the thread's fix
     # pinning the one it pinned; Infinity#31, ComfyUI#10485, triton-ascend#2104: a Triton
-    # newer than the torch; pytorch#157242 taught 2.9 Triton's new place)
+    # newer than the torch; pytorch#157242 taught 2.9 Triton's new place; fish-speech#541,
+    # triton-windows#89: torch 2.3 under Triton 3, the threads' fix a newer torch)
     "triton-version": (
-        "the Triton installed is not the one this torch release was built with: inductor "
-        "imports triton_key from triton.compiler.compiler, which Triton 2.3 does not have and "
-        "Triton releases from mid-2025 moved (torch 2.9 reads both places). Install the "
-        "Triton version your torch pins (its wheel requires one exact version; pip check "
-        "names the mismatch where pip installed torch; on Windows, the triton-windows release "
-        "made for your torch), or a torch release made for this Triton; not a bug to report"),
+        "the Triton installed is not the one this torch release was built with: torch 2.4-2.8 "
+        "import triton_key from triton.compiler.compiler, which Triton 2.3 does not have and "
+        "Triton releases from mid-2025 moved (torch 2.9 reads both places), and torch 2.3 "
+        "imports triton.common, which Triton 3.0 removed. Install the Triton version your torch "
+        "pins "
+        "(each torch wheel requires one: " + pins_text() + "; nightlies: pytorch-triton; "
+        "pip check names the mismatch where pip installed torch; on Windows, the "
+        "triton-windows release made for your torch), or a torch release made for this "
+        "Triton; not a bug to report"),
     # (pytorch#125254: inductor's "Device mps not supported"; 2.7's codegen/mps.py is the
     # first MPS backend, 2.8 the release that announces it)
     "no-mps": (
@@ -919,8 +931,9 @@ _WRAPPING_ERRORS = ("BackendCompilerFailed", "InductorError")
 
 
 # the machine errors that are torch.compile refusing the platform before compiling anything
-# (and a setting this torch does not have yet, raised as the program set it: nothing compiled)
-_REFUSALS = ("windows", "python-version", "free-threaded", "free-threaded-any", "config-renamed")
+# (textcrash.REFUSALS), and a setting this torch does not have yet, raised as the program set
+# it: nothing compiled
+_REFUSALS = (*REFUSALS, "config-renamed")
 
 
 # eval_frame.py's entry that torch.compile calls as it wraps the model (2.0-2.15), before
@@ -1048,10 +1061,15 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         shown = f"Traceback … {x.error or 'cut'}" if x.deepest is not None else \
             (x.error or x.cause or (f"Triton compilation failed: {x.kernel}" if x.kernel != "?"
                                     else "inductor's record of a kernel Triton could not compile"))
+        said = f"the program stopped: {raised}{where}{user}{after}."
+        if x.went_on:  # (its own warning quotes torch's words: sdnext#2699)
+            said = ("torch.compile refused this machine before compiling anything, and the "
+                    "program went on uncompiled: its warning says so "
+                    f"(\"{x.error}\").")
         out.append(Advice(
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
             sites=sites_of(x.user), ran=x.cudagraph_run, refused=bool(refusal),
-            message=f"the program stopped: {raised}{where}{user}{after}.",
+            message=said,
             fix=(_no_fake_impl_fix(x.error) or (
                 no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake
                 else refusal or _crash_fix(x, diag.releases))),

@@ -7,6 +7,7 @@ fields), and :meth:`Draft.freeze` makes the frozen ``Cause`` the Diagnosis store
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dyncli.diagnose import entries as en
@@ -57,9 +58,10 @@ class Draft:
                      ranks=tuple(self.ranks))
 
 
-def describe(c: Draft, printed: set[str], known: Releases | None = None) -> None:
+def describe(c: Draft, printed: Mapping[str, int], known: Releases | None = None) -> None:
     """The title and the fix of a cause. ``printed``: every allow-list entry a finding's fix
-    lists (the rules' decision of where a list helps); ``known``: the releases the input tells."""
+    lists (the rules' decision of where a list helps), at its place in the Suggestions;
+    ``known``: the releases the input tells."""
     if c.kind is CauseKind.ALLOW_LIST:
         _allow_list(c, printed)
     elif c.kind is CauseKind.CONFIG and c.flag is not None:
@@ -88,11 +90,14 @@ def describe(c: Draft, printed: set[str], known: Releases | None = None) -> None
         c.title = c.key
 
 
-def _allow_list(c: Draft, printed: set[str]) -> None:
+def _allow_list(c: Draft, printed: Mapping[str, int]) -> None:
     # Only entries a rule printed: the rules decide where no list helps (a float, a value the
-    # code specializes at every value, a dim the guard limit pins; issue 26)
-    ok = [e for e in sorted(c.entries) if e in printed or en.base(e) in printed]
-    named = sorted(e for e in c.entries if not e.startswith(".*")) or sorted(c.entries)
+    # code specializes at every value, a dim the guard limit pins; issue 26). In the order the
+    # Suggestions print them (an entry none prints after those, in the order it was found)
+    last = len(printed)
+    ordered = sorted(c.entries, key=lambda e: printed.get(e, printed.get(en.base(e), last)))
+    ok = [e for e in ordered if e in printed or en.base(e) in printed]
+    named = [e for e in ordered if not e.startswith(".*")] or ordered
     entries = ",".join(named)
     covered = all(e in ok or any(en.covers(p, e) for p in ok) for e in named)
     pinned = next((a for a in c.findings if a.needs_richer_log), None)

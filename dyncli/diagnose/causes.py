@@ -377,7 +377,11 @@ class _Builder:
 
     def finish(self) -> list[Cause]:
         self.side_libraries()
-        printed = {e for a in self.diag.suggestions if a.listed for e in a.entries if e}
+        # every entry a listed finding prints, at its place in the Suggestions (the one order
+        # a cause's list and title follow)
+        printed: dict[str, int] = {}
+        for e in (e for a in self.diag.suggestions if a.listed for e in a.entries if e):
+            printed.setdefault(e, len(printed))
         by_fix: dict[str, str] = {}
         for c in sorted(self.causes.values(), key=lambda c: c.order):
             describe(c, printed, self.diag.releases)

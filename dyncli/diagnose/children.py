@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dyncli.config import usable_cores
 from dyncli.diagnose.processes import check_trace
 from dyncli.errors import DyncliError
 from dyncli.inputs import first_line, open_input
@@ -127,11 +128,9 @@ def _widen(conn: Any) -> None:
 
 
 def default_jobs() -> int:
-    """The default ``--jobs``: the cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    """The default ``--jobs``: the cores this process may use (``config.usable_cores``, which
+    ``--verbose`` shows)."""
+    return usable_cores()
 
 
 def idle_core(cores: int) -> bool:

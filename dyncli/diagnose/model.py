@@ -269,6 +269,8 @@ class CompileCrashReport:
     line: int = 0
     # a frame is the CUDA-graph trees': it raised as the compiled graph ran, not in a compile
     cudagraph_run: bool = False
+    # a program's warning quoting torch.compile's refusal: it caught it and ran uncompiled
+    went_on: bool = False
 
 
 @dataclass(frozen=True)

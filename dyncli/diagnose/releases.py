@@ -51,6 +51,21 @@ FORMS: dict[str, tuple[int, int | None, str]] = {
 # torch's "Developer debug context" in a graph-break record: 2.7 on (graph-break registry)
 DEBUG_CONTEXT = (7, None, "the graph-break records' Developer debug context")
 
+# The Triton each torch release's Linux x86_64 wheel requires (its METADATA's
+# "Requires-Dist: triton==X", read with unzip -p in the wheels of 2.0.1, 2.1.0, 2.2.2, 2.3.1,
+# 2.4.0, 2.5.1, 2.6.0, 2.7.0, 2.7.1, 2.8.0, 2.9.0, 2.9.1, 2.10.0, 2.11.0, 2.12.0, 2.14.1 and
+# 2.15.0, and in pip's metadata (--dry-run --report) of 2.3.0, 2.13.0 and 2.14.0; 2.14 and
+# 2.15 require "triton~=3.8.0" / "~=3.9.0": any patch release of that minor). "x": a patch
+# release pins that patch of Triton (2.3.0 → 2.3.0, 2.3.1 → 2.3.1; 2.7.0 → 3.3.0, 2.7.1 →
+# 3.3.1; 2.9.0 → 3.5.0, 2.9.1 → 3.5.1). Nightlies require pytorch-triton instead, built for
+# that nightly. docs/diagnose.md's table is this one (tests/unit/test_r27_readings.py).
+TRITON_PINS: tuple[tuple[str, str], ...] = (
+    ("2.0", "2.0.0"), ("2.1", "2.1.0"), ("2.2", "2.2.0"), ("2.3", "2.3.x"), ("2.4", "3.0.0"),
+    ("2.5", "3.1.0"), ("2.6", "3.2.0"), ("2.7", "3.3.x"), ("2.8", "3.4.0"), ("2.9", "3.5.x"),
+    ("2.10", "3.6.0"), ("2.11", "3.6.0"), ("2.12", "3.7.0"), ("2.13", "3.7.1"),
+    ("2.14", "3.8.x"), ("2.15", "3.9.x"),
+)
+
 # The first 2.x release that has each API a fix may name (read in each wheel): mark_dynamic and
 # maybe_mark_dynamic 2.1 (2.1.0 _dynamo/decorators.py:163, :200; 2.0.1's torch._dynamo has
 # neither), mark_unbacked 2.5 (2.5.1 decorators.py:381; 2.4.0 none), torch.compiler.set_stance
@@ -181,6 +196,18 @@ def span(low: int, high: int | None) -> str:
     if high == 0:
         return "torch 2.0 (or torchdynamo before it)"
     return f"torch {numbers(low, high)}"
+
+
+def pins_text() -> str:
+    """``TRITON_PINS`` in words: "torch 2.0 → triton 2.0.0, …, 2.10-2.11 → 3.6.0, …"."""
+    groups: list[tuple[str, str, str]] = []  # (first torch, last torch, triton)
+    for torch, triton in TRITON_PINS:
+        if groups and groups[-1][2] == triton:
+            groups[-1] = (groups[-1][0], torch, triton)
+        else:
+            groups.append((torch, torch, triton))
+    said = [f"{a}-{b} → {t}" if a != b else f"{a} → {t}" for a, b, t in groups]
+    return f"torch {said[0].replace(' → ', ' → triton ', 1)}, " + ", ".join(said[1:])
 
 
 def of_break(form: str, debug: bool) -> tuple[int, int | None, tuple[str, ...]] | None:

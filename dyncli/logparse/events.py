@@ -450,8 +450,9 @@ class CompileCrash(Event):
     ``error``; ``at``: the deepest frame of torch's compiler; ``deepest``: the deepest frame
     (a package that patches torch, where it is not torch's); ``user``: the program's own
     deepest frame; ``cudagraph_run``: a frame is the CUDA-graph trees' (the compiled graph
-    raised as it ran under CUDA graphs, not in a compile). ``line``: where the traceback
-    begins."""
+    raised as it ran under CUDA graphs, not in a compile); ``went_on``: no traceback, a
+    program's warning quoting torch.compile's refusal (``error``: its message): the program
+    caught it and ran uncompiled. ``line``: where the traceback begins."""
 
     error: str
     cause: str = ""
@@ -462,6 +463,7 @@ class CompileCrash(Event):
     resumes: tuple[UserLoc, ...] = ()  # frames of resume functions: each proves a graph break
     kernel: str = ""  # the Triton kernel inductor wrote that Triton could not compile
     cudagraph_run: bool = False
+    went_on: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

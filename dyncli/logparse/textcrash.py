@@ -97,11 +97,17 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
     ("fp8e4nv data type is not supported on CUDA arch < 89", "fp8e4nv", False),
     # Triton's AMD backend (backends/amd/compiler.py path_to_rocm_lld)
     ("Set 'TRITON_HIP_LLD_PATH'", "rocm-lld", False),
-    # a Triton that is not the one the torch release pins: inductor's codecache imports
-    # triton_key from triton.compiler.compiler (2.2-2.8), which Triton 2.3.x lacks and Triton
-    # from mid-2025 moved to triton.runtime.cache (pytorch#127271, triton#7835); only inductor
-    # imports it, so the words alone are its compile's crash (ComfyUI#10485 pasted them so)
+    # a Triton that is not the one the torch release pins: inductor's codecache and
+    # utils/_triton.py import triton_key from triton.compiler.compiler (2.4-2.8, read in the
+    # wheels), which Triton 2.3.x lacks and Triton from mid-2025 moved to triton.runtime.cache
+    # (pytorch#127271, triton#7835); only inductor imports it, so the words alone are its
+    # compile's crash (ComfyUI#10485 pasted them so)
     ("cannot import name 'triton_key' from 'triton.compiler.compiler'", "triton-version", True),
+    # torch 2.3's utils/_triton.py (triton_backend_hash) imports triton.common.backend, which
+    # Triton 3.0 removed (triton#4250, fish-speech#541): the same mismatch. Other packages
+    # import triton.common too, so a crash only where the traceback is the compiler's (or
+    # torch's "backend='inductor' raised:" stands above it, ComfyUI-MochiWrapper#94)
+    ("No module named 'triton.common'", "triton-version", False),
     # inductor before MPSInductor (2.8): no wrapper codegen for mps (2.3 graph.py:1135), and
     # torch 2.0's CUDA assert on a Mac (pytorch#96976)
     ("Device mps not supported", "no-mps", False),
@@ -128,11 +134,43 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
 # the platform refused (kohya_ss#1141's rich box ends in check_if_dynamo_supported)
 PLATFORM_CHECKS = ("check_if_dynamo_supported", "check_if_inductor_supported")
 ENVIRONMENT = tuple(words for words, _, alone in MACHINE_ERRORS if alone)
+# the machine errors that are torch.compile refusing the platform before compiling anything
+REFUSALS = ("windows", "python-version", "free-threaded", "free-threaded-any")
+_REFUSAL_WORDS = tuple(words for words, kind, _ in MACHINE_ERRORS if kind in REFUSALS)
+# a program's own log line at warning level (SD.Next's "22:25:45-339909 WARNING  Model compile
+# not supported: …", logging's "WARNING:sd:…", "[…,512] sd: [WARNING]", loguru's "| WARNING |"):
+# the level's word, standing alone, before the message, after a stamp and at most a logger's
+# name; not inside prose or a code span (a sentence, a bullet quoting the line: tests/unit/
+# test_markdown_prose.py)
+_WARNING_RE = re.compile(r"(?:^|[^\w])(?:WARNING|WARN|Warning)(?:[^\w]|$)")
+_STAMP_WORD_RE = re.compile(r"[A-Za-z]{2,}")
+# torch's BackendCompilerFailed message without its class (output_graph.py 2.0-2.15:
+# "backend='{name}' raised:" then the backend's exception on the next line), as a tool shows
+# it (ComfyUI#10485, ComfyUI-MochiWrapper#94)
+_BACKEND_RAISED_RE = re.compile(r"^backend='[^'\s]{1,200}' raised:$")
+_BACKEND_FAILED = "torch._dynamo.exc.BackendCompilerFailed"
 
 
 def machine_error(text: str) -> str:
     """The machine's lack an error's text names (``MACHINE_ERRORS``), or ""."""
     return next((kind for words, kind, _ in MACHINE_ERRORS if words in text), "")
+
+
+def refusal_warned(text: str) -> str:
+    """The message of a program's warning that quotes torch.compile's refusal of the platform
+    (the program caught it and went on uncompiled: SD.Next's "WARNING  Model compile not
+    supported: Windows not yet supported for torch.compile", sdnext#2699), or "". An
+    exception's line is not one (the traceback's reader has it)."""
+    if not any(words in text for words in _REFUSAL_WORDS):
+        return ""
+    at = min(text.find(words) for words in _REFUSAL_WORDS if words in text)
+    level = _WARNING_RE.search(text, 0, at)
+    if level is None or exception_name(text.strip()):
+        return ""
+    stamp = text[:level.start() + 1]
+    if any(c in stamp for c in "`'\"()") or len(_STAMP_WORD_RE.findall(stamp)) > 1:
+        return ""  # (words about the line, not its stamp)
+    return text[level.end():].lstrip(" \t:|]-").rstrip()
 
 
 # torch's exceptions as a tool prints them without their class (ComfyUI's "!!! Exception during
@@ -406,6 +444,14 @@ class CrashReader:
             margin = unread and text[:1] not in (" ", "\t")
             if margin and (named := named_class(text)):
                 self._named = (lineno, named)
+            if margin and _BACKEND_RAISED_RE.match(text) is not None:
+                # torch's words for the backend's exception that follows (its class not shown)
+                self._tb = _Traceback(lineno, error=[f"{_BACKEND_FAILED}: {text}"], rank=rank)
+                return []
+            if unread and (went_on := refusal_warned(text)):
+                # the program caught torch.compile's refusal, warned and went on uncompiled
+                return [ev.CompileCrash(error=went_on[:_MAX_ERROR], went_on=True, line=lineno,
+                                        rank=rank)]
             # (the machine's words, torch's own, also on a line a paste indents as it indents
             # the traceback: no line of code is an exception's class then its message;
             # openvino_notebooks' SD thread quotes the refusal so, its frame inside prose)

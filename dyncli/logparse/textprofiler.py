@@ -51,10 +51,27 @@ def is_head(line: bytes) -> bool:
     return line.strip().decode("utf-8", "replace") in HEADS
 
 
+# what a blank line in the report comes before (2.1-2.4's layout, utils.py 2.1.0 1243-1270:
+# each of the two parts' title after the blank under the one before, each part's table or its
+# "No …" line after the blank under its prose, the cache_size_limit line after the blank under
+# the recompile table; torchdynamo's 2022 report has no blank line but the one under its head)
+_AFTER_BLANK_RE = re.compile(r"^(?:Graph Breaks|Recompilation|No graph breaks detected\.?"
+                             r"|Graph Break Reason(?: +|, )Count|Function(?: +|, )Recompiles.{0,80}"
+                             r"|The following conditions caused torchdynamo .{0,200}"
+                             r"|These subgraphs were recompiled .{0,400})$")
+
+
 def continues(last: str, raw: bytes) -> bool:
     """Whether ``raw``, a non-blank line after the report's line ``last``, is still the report's:
-    every line is, up to the line that ends it (no recompiles; torch's cache_size_limit line)."""
-    return bool(raw.strip()) and _ENDS_RE.match(last.strip()) is None
+    every line is, up to the line that ends it (no recompiles; torch's cache_size_limit line),
+    except that after a blank line only what torch writes after one continues it (a report
+    the paste cut before its end ends there, not at the next two blank lines)."""
+    if not raw.strip() or _ENDS_RE.match(last.strip()) is not None:
+        return False
+    if last.strip():
+        return True
+    text = raw.decode("utf-8", "replace").strip()
+    return _AFTER_BLANK_RE.match(text) is not None or _ENDS_RE.match(text) is not None
 
 
 def _columns(rule: str) -> list[tuple[int, int]]:

@@ -199,3 +199,28 @@ def test_verbose_lists_skipped_lines_and_env_strict(runner: CliRunner, tmp_path:
     assert "line 130: some stray stdout line" in r.stderr
     r = runner.invoke(app, ["diagnose", "noisy.log"], env={**ENV, "DYNCLI_DIAGNOSE_STRICT": "1"})
     assert r.exit_code == 1 and "noisy.log:130: unrecognized log line" in r.stderr
+
+
+def test_verbose_shows_the_jobs_used_and_fail_on_names_its_variable(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dyncli.diagnose import children
+
+    monkeypatch.chdir(tmp_path)
+    log = str(LOGS / "hf_tiny_bert.log")
+    r = runner.invoke(app, ["diagnose", log, "-v"], env={**ENV, "DYNCLI_DIAGNOSE_FAIL_ON":
+                                                         "recompiles"})
+    assert r.exit_code == 1
+    used = children.default_jobs()  # (the value the reader uses unset)
+    assert f"diagnose.jobs = {used}  (default: the core count)" in r.stderr  # (was "None")
+    assert "found recompiles (DYNCLI_DIAGNOSE_FAIL_ON)" in r.stderr  # (was "(--fail-on)")
+    r = runner.invoke(app, ["diagnose", log, "--fail-on", "recompiles", "--jobs", "1", "-v"],
+                      env=ENV)
+    assert "found recompiles (--fail-on)" in r.stderr and "diagnose.jobs = 1  (command line)" \
+        in r.stderr
+    (tmp_path / "autodyn.toml").write_text('[diagnose]\nfail_on = ["recompiles"]\n')
+    r = runner.invoke(app, ["diagnose", log], env=ENV)
+    assert "found recompiles ([diagnose] fail_on in autodyn.toml)" in r.stderr
+    # (the value unset stays None: the reader tells the default from a given --jobs)
+    from dyncli.config import resolve
+
+    assert resolve("diagnose", environ={}, cwd=tmp_path).config.jobs is None

@@ -74,7 +74,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
           "explain_breaks", "notes", "cudagraph_raised", "data_dependent_checks",
-          "data_dependent_hints", "raised_breaks"}
+          "data_dependent_hints", "raised_breaks", "went_on"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -98,6 +98,11 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert len(diag.no_compiled_frames) == expect.get("no_compiled_frames", 0)
     assert len(diag.guard_self_checks) == expect.get("guard_self_checks", 0)
     assert len(diag.compile_crashes) == expect.get("compile_crashes", 0)
+    # a refusal the program caught and warned of: it went on uncompiled, never "stopped"
+    went_on = [x for x in diag.compile_crashes if x.went_on]
+    assert len(went_on) == expect.get("went_on", 0)
+    assert not any(a.message.startswith("the program stopped") for a in diag.suggestions
+                   if went_on and a.kind is AdviceKind.COMPILE_CRASH)
     # a graph break raised as torch's Unsupported stopped the program: a stop, ranked first
     raised_breaks = sum(1 for b in diag.graph_breaks if b.raised)
     assert raised_breaks == expect.get("raised_breaks", 0)

@@ -1,0 +1,185 @@
+"""Round 27's readings and output of diagnose: a program's warning that quotes torch.compile's
+refusal (the program went on uncompiled: sdnext#2699), torch 2.3's ``No module named
+'triton.common'`` under Triton 3 (fish-speech#541, ComfyUI-MochiWrapper#94), a CompileProfiler
+report cut before its end, the torch-to-Triton pins the Triton fix names, and one order
+of the dynamic sources (tests/data/pasted/ holds the pastes; ``-v`` and ``--fail-on``: tests/cli)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.releases import TRITON_PINS, pins_text
+from dyncli.logparse.events import CompileCrash, Recompile
+from dyncli.logparse.textcrash import refusal_warned
+
+_DATA = Path(__file__).parents[1] / "data"
+_PASTED = _DATA / "pasted"
+_DOCS = Path(__file__).parents[2] / "docs"
+
+
+def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    log = tmp_path / "p.log"
+    log.write_text(text)
+    return diagnose_logs([log])
+
+
+def test_a_refusal_the_program_warned_of_went_on_uncompiled() -> None:
+    # sdnext#2699: SD.Next caught torch 2.0's refusal and logged it as a WARNING (it was "not a
+    # torch log"); the program ran on, uncompiled: not "the program stopped"
+    diag = diagnose_logs([_PASTED / "sdnext-2699.log"])
+    (x,) = diag.compile_crashes
+    assert x.went_on and x.line == 2 and "Windows not yet supported" in x.error
+    (a,) = diag.suggestions
+    assert "went on uncompiled" in a.message and "stopped" not in a.message
+    assert "torch >= 2.5" in a.fix
+    assert diag.causes[0].line().startswith("[refused before compiling]")
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("22:25:45-339909 WARNING  Model compile not supported: Windows not yet supported for "
+     "torch.compile", "Model compile not supported: Windows not yet supported for torch.compile"),
+    ("[2024-01-08 23:14:52,512] sd: [WARNING] Model compile not supported: Python 3.12+ not "
+     "yet supported for torch.compile", "Model compile not supported: Python 3.12+ not yet "
+     "supported for torch.compile"),
+    ("WARNING:root:Windows not yet supported for torch.compile", "root:Windows not yet "
+     "supported for torch.compile"),
+    # (no level word before torch's words, an exception's line, or another error's words)
+    ("Windows not yet supported for torch.compile", ""),
+    ("RuntimeError: Windows not yet supported for torch.compile", ""),
+    ("22:25:45-339909 WARNING  Model compile not supported: Invalid backend: 'stable-fast'", ""),
+    ("UserWarning: Windows not yet supported for torch.compile", ""),
+    # (quoted in prose: a sentence, a bullet's code span)
+    ("The log says WARNING  Windows not yet supported for torch.compile", ""),
+    ("- `22:25:45-339909 WARNING  Model compile not supported: Windows not yet supported for "
+     "torch.compile` is what it wrote", ""),
+    ("2024-01-08 23:14:52.512 | WARNING  | sd_models:compile:12 - Windows not yet supported "
+     "for torch.compile", "sd_models:compile:12 - Windows not yet supported for torch.compile"),
+])
+def test_which_warnings_quote_a_refusal(line: str, said: str) -> None:
+    assert refusal_warned(line) == said
+
+
+def test_refusal_warned_is_linear() -> None:
+    start = time.perf_counter()
+    refusal_warned("WARNING " * 200_000 + "Windows not yet supported for torch.compile")
+    refusal_warned("W" * 1_000_000 + " Windows not yet supported for torch.compile")
+    assert time.perf_counter() - start < 2
+
+
+def test_triton_common_under_torchs_compiler_is_the_triton_mismatch() -> None:
+    # fish-speech#541: torch 2.3's utils/_triton.py imports triton.common, which Triton 3.0
+    # removed; it was "an error in torch's compiler … report it"
+    diag = diagnose_logs([_PASTED / "fish-speech-541.log"])
+    (a,) = diag.suggestions
+    assert "No module named 'triton.common'" in a.message
+    assert "the Triton version your torch pins" in a.fix and "report it" not in a.fix
+    assert "torch 2.3 imports triton.common" in a.fix
+
+
+def test_torchs_backend_raised_words_without_the_class_are_the_crash() -> None:
+    # ComfyUI-MochiWrapper#94: "backend='inductor' raised:" then the backend's exception, as
+    # ComfyUI shows BackendCompilerFailed (it was "not a torch log")
+    diag = diagnose_logs([_PASTED / "comfyui-mochiwrapper-94.log"])
+    (x,) = diag.compile_crashes
+    assert x.error == ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: "
+                       "ModuleNotFoundError: No module named 'triton.common'")
+    assert "the Triton version your torch pins" in diag.suggestions[0].fix
+
+
+def test_triton_common_outside_torchs_compiler_is_no_crash(tmp_path: Path) -> None:
+    # other packages import triton.common too: their own traceback is not torch's compile
+    diag = _diagnose_text(tmp_path, (
+        "W0101 00:00:00.000000 1 torch/_dynamo/guards.py:3000] [0/1] [__recompiles] "
+        "Recompiling function f in /app/f.py:3\n"
+        "Traceback (most recent call last):\n"
+        '  File "/app/run.py", line 3, in <module>\n'
+        "    import xformers.triton\n"
+        '  File "/venv/lib/python3.10/site-packages/xformers/triton/__init__.py", line 9, in '
+        "<module>\n"
+        "    from triton.common import backend\n"
+        "ModuleNotFoundError: No module named 'triton.common'\n"))
+    assert not diag.compile_crashes
+
+
+def test_the_triton_fix_names_each_release_pin_once() -> None:
+    # each torch minor 2.0-2.15 once, in order, from the wheels' Requires-Dist
+    minors = [int(t.split(".")[1]) for t, _ in TRITON_PINS]
+    assert minors == list(range(16))
+    said = pins_text()
+    assert said.startswith("torch 2.0 → triton 2.0.0, 2.1 → 2.1.0")
+    assert "2.3 → 2.3.x, 2.4 → 3.0.0" in said and "2.10-2.11 → 3.6.0" in said
+    # docs/diagnose.md's table is the same one
+    rows = re.findall(r"^\| (2\.\d+) \| (\d\.\d\.[\dx]) \|", (_DOCS / "diagnose.md").read_text(),
+                      re.M)
+    assert tuple(rows) == TRITON_PINS
+
+
+_REPORT = """Torchdynamo Profiler Report
+===========================
+
+Graph Breaks
+------------
+Graph breaks happen when torchdynamo encounters code it can't safely trace.
+If you want to find out why breaks are happening, check below for each break reason
+You may gain additional insight by passing `fullgraph=True` to torch.compile,
+to stop at the first break.
+
+No graph breaks detected.
+
+Recompilation
+-------------
+These subgraphs were recompiled more than once due to guard failures
+Guard failures indicate some condition assumed to be static by the tracer changed,
+making it unsafe to reuse the compiled program.
+
+Function                        Recompiles  Recompile Reasons
+----------------------------  ------------  ------------------------------
+'forward' (2657887092.py:11)             8  __nn_module_guard_0(L['self'])
+"""
+
+
+def test_a_cut_profiler_report_ends_where_its_form_does(tmp_path: Path) -> None:
+    # the report cut after its table (no cache_size_limit line): the traceback after a blank
+    # line is the program's, not a row of the report (it was taken up to two blank lines)
+    diag = _diagnose_text(tmp_path, _REPORT + (
+        "\nTraceback (most recent call last):\n"
+        '  File "/app/train.py", line 9, in <module>\n'
+        "    model(x)\n"
+        '  File "/usr/lib/python3.11/site-packages/torch/_inductor/compile_fx.py", line 100, '
+        "in compile_fx\n"
+        "    raise x\n"
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "RuntimeError: boom\n"))
+    (x,) = diag.compile_crashes
+    assert "RuntimeError: boom" in x.error
+    (f,) = diag.frames  # (the report's own rows still read: 8 recompiles of forward)
+    assert (f.function, f.compiles) == ("forward", 9)
+
+
+def test_a_whole_profiler_report_keeps_its_blank_separated_parts(tmp_path: Path) -> None:
+    # torch's blank lines inside the report still continue it: its last line is read
+    from dyncli.logparse.events import ParseStats
+    from dyncli.logparse.textlog import parse_lines
+
+    stats = ParseStats()
+    text = _REPORT + "\nSet torch._dynamo.config.cache_size_limit to 8 to avoid being cache limited.\n"
+    found = list(parse_lines(text.encode().removesuffix(b"\n").split(b"\n"), stats))
+    assert len([e for e in found if isinstance(e, Recompile)]) == 8
+    assert stats.unrecognized == 0 and not [e for e in found if isinstance(e, CompileCrash)]
+
+
+def test_one_order_of_dynamic_sources_in_the_cause_and_the_suggestion() -> None:
+    # hf_tiny_bert: the cause sorted its entries, the suggestion kept the log's order
+    diag = diagnose_logs([_DATA / "logs" / "hf_tiny_bert.log"])
+    entries = ("L['kwargs']['input_ids']:0,L['kwargs']['input_ids']:1,"
+               "L['kwargs']['attention_mask']:0,L['kwargs']['attention_mask']:1")
+    (cause,) = diag.causes
+    assert cause.fix == f'TORCH_COMPILE_DYNAMIC_SOURCES="{entries}"'
+    assert f"inputs {entries} change" in cause.title
+    assert diag.suggestions[0].fix.startswith(cause.fix)
+    assert ",".join(diag.dynamic_sources) == entries
