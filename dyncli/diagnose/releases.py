@@ -21,7 +21,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dyncli.logparse.events import FORM_AFTER, FORM_FIRST, FORM_INLINE, FORM_NEW, FORM_SKIP
+from dyncli.logparse.events import (
+    FORM_AFTER,
+    FORM_FIRST,
+    FORM_INLINE,
+    FORM_NEW,
+    FORM_SKIP,
+    TorchVersion,
+)
 from dyncli.sources import PER_DIM_SINCE, has_dim
 
 
@@ -104,18 +111,25 @@ NAMES: dict[str, tuple[tuple[int, str], ...]] = {
 }
 
 _VERSION_RE = re.compile(r"^(?P<major>\d{1,3})\.(?P<minor>\d{1,3})(?:\.\d{1,3})?")
+# a development build's version: a nightly's ".dev20251021", a source build's "a0+git…", a beta
+_DEV_RE = re.compile(r"^\d{1,3}\.\d{1,3}(?:\.\d{1,3})?(?:\.dev|a\d|b\d)")
 _MAX_SOURCES = 4
+_MAX_TEXT = 80  # of a stated line, quoted as the source
+# a TORCH_TRACE trace is torch 2.3's on (FIRST); said where nothing else tells more
+TRACE_WORDS = "the input being a TORCH_TRACE trace (torch 2.3 on)"
 
 
 @dataclass(frozen=True)
 class Releases:
     """torch 2.``low`` to 2.``high`` (None: the newest); 0 stands for 2.0 and torchdynamo
-    before it. ``version``: the release the input states; ``sources``: what told it."""
+    before it. ``version``: the release the input states; ``sources``: what told it;
+    ``conflicts``: facts of the input that disagree with the reading (said, not hidden)."""
 
     low: int
     high: int | None
     version: str = ""
     sources: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -140,13 +154,17 @@ class Releases:
         return oldest if oldest == newest else newest
 
     def line(self) -> str:
-        """The terminal's one line: ``torch release: 2.3-2.5 (the graph-break records' form …)``."""
-        return f"torch release: {self.text.removeprefix('torch ')} (from {'; '.join(self.sources)})"
+        """The terminal's one line: ``torch release: 2.3-2.5 (from the graph-break records' form …)``,
+        and what disagrees (``; but …``)."""
+        but = f"; but {'; '.join(self.conflicts)}" if self.conflicts else ""
+        return (f"torch release: {self.text.removeprefix('torch ')} "
+                f"(from {'; '.join(self.sources)}{but})")
 
     def to_json(self) -> dict[str, Any]:
         return {"range": numbers(self.low, self.high), "low": f"2.{self.low}",
                 "high": None if self.high is None else f"2.{self.high}",
-                "version": self.version or None, "from": list(self.sources)}
+                "version": self.version or None, "from": list(self.sources),
+                "conflicts": list(self.conflicts)}
 
 
 def name_at(api: str, x: int) -> str | None:
@@ -188,21 +206,34 @@ def minor(version: str) -> int | None:
     return int(m["minor"]) if m is not None and m["major"] == "2" and len(m["minor"]) < 4 else None
 
 
-def judge(forms: Iterable[tuple[str, bool]], versions: Iterable[str]) -> Releases | None:
-    """The releases every fact allows: ``forms`` (a graph-break record's form and whether it
-    has a debug context), ``versions`` (those the input states); None where nothing tells, or
-    the facts contradict each other."""
-    low, high, version, sources = 0, None, "", []
-    told = False
-    for v in sorted(set(versions)):
-        x = minor(v)
-        if x is None:
-            continue
-        if version and minor(version) != x:
-            return None
-        version = version or v
-        low, high, told = max(low, x), x if high is None else min(high, x), True
-        sources.append(f"the trace's compilation_metrics (pytorch_version {v})")
+def stated_range(version: str) -> tuple[int, int] | None:
+    """The releases a stated version is of: its own (``2.5.1``, ``2.5.0rc1``); a development
+    build of 2.x (``2.10.0.dev20251021``, a nightly; ``2.3.0a0+git…``, a source build of main)
+    is between 2.(x-1) and 2.x, as its graph-break records' form may be the older one's
+    (pytorch#121349); None for a version not 2.x's (``1.14.0a0``)."""
+    x = minor(version)
+    if x is None:
+        return None
+    return (max(x - 1, 0), x) if _DEV_RE.search(version) else (x, x)
+
+
+def stated_words(e: TorchVersion) -> str:
+    """What a pasted line that states torch's version is called as a source of the release."""
+    return f'the input\'s "{e.text[:_MAX_TEXT]}" (line {e.line})'
+
+
+def judge(forms: Iterable[tuple[str, bool]], stated: Iterable[tuple[str, str]] = (),
+          trace: bool = False) -> Releases | None:
+    """The releases the input's facts tell: ``forms`` (a graph-break record's form and whether
+    it has a debug context), ``stated`` (the versions the input states, each with what states
+    it: a trace's metrics, a pasted collect_env), ``trace`` (the input is a TORCH_TRACE trace:
+    2.3 on). A stated version beats the forms' range; where they disagree, or two stated
+    versions do, the reading says so (``Releases.conflicts``). None where nothing tells, or
+    the forms alone contradict each other."""
+    low, high, words, told = 0, None, [], False
+    if trace:
+        low, told = FIRST["TORCH_TRACE"], True
+        words.append(TRACE_WORDS)
     for form, debug in forms:
         fact = of_break(form, debug)
         if fact is None:
@@ -210,12 +241,32 @@ def judge(forms: Iterable[tuple[str, bool]], versions: Iterable[str]) -> Release
         lo, hi, said = fact
         low, told = max(low, lo), True
         high = hi if high is None else high if hi is None else min(high, hi)
-        if said not in sources and not version:  # (a version stated says it all)
-            sources.append(said)
-    if not told or (high is not None and high < low):
-        return None
-    return Releases(low=low, high=high, version=version if len(set(versions)) == 1 else "",
-                    sources=tuple(sources[:_MAX_SOURCES]))
+        if said not in words:
+            words.append(said)
+    if trace and len(words) > 1:
+        words.remove(TRACE_WORDS)  # (a record's form tells as much or more)
+    formed = told and not (high is not None and high < low)
+    said_ = [(v, by, r) for v, by in stated if (r := stated_range(v)) is not None]
+    if not said_:
+        return Releases(low=low, high=high, sources=tuple(words[:_MAX_SOURCES])) if formed else None
+    s_low, s_high = max(r[0] for *_, r in said_), min(r[1] for *_, r in said_)
+    conflicts = []
+    if s_high < s_low:  # two installs' versions (logs read together, an environment's mix)
+        s_low, s_high = min(r[0] for *_, r in said_), max(r[1] for *_, r in said_)
+        conflicts.append("the input states different versions: "
+                         + ", ".join(dict.fromkeys(v for v, *_ in said_)))
+    version = next((v for v, _, r in said_ if r == (s_low, s_high)), "")
+    sources = list(dict.fromkeys(by for _, by, _ in said_))
+    if told and not formed:
+        conflicts.append(f"{' and '.join(words)} contradict each other")
+    elif told and ((high is not None and high < s_low) or low > s_high):
+        conflicts.append(f"{' and '.join(words)} {'tells' if len(words) == 1 else 'tell'} "
+                         f"{span(low, high)}")
+    elif told and (low > s_low or (high is not None and high < s_high)):
+        s_low, s_high = max(s_low, low), min(s_high, high if high is not None else s_high)
+        sources += words  # (they narrowed a development build's range)
+    return Releases(low=s_low, high=s_high, version=version,
+                    sources=tuple(sources[:_MAX_SOURCES]), conflicts=tuple(conflicts))
 
 
 def list_note(var: str, entries: Iterable[str], known: Releases | None, mark: str = "") -> str:

@@ -15,7 +15,7 @@ from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.html import render_html
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.read_trace import diagnose_traces
-from dyncli.diagnose.releases import FIRST, Releases, judge
+from dyncli.diagnose.releases import FIRST, TRACE_WORDS, Releases, judge, stated_range
 from dyncli.diagnose.render import render_terminal
 from dyncli.logparse.events import FORM_AFTER, FORM_FIRST, FORM_INLINE, FORM_NEW, FORM_SKIP
 
@@ -69,19 +69,51 @@ def test_torch_2_0s_form_and_convert_frames_skip_tell_their_releases() -> None:
     assert r is not None and (r.low, r.high) == (4, 7) and r.to_json()["range"] == "2.4-2.7"
 
 
-def test_facts_narrow_together_and_contradicting_ones_tell_nothing() -> None:
+def test_facts_narrow_together_and_contradicting_forms_tell_nothing() -> None:
     r = judge([(FORM_AFTER, False), (FORM_SKIP, False)], ())
     assert r is not None and (r.low, r.high) == (4, 5) and len(r.sources) == 2
     assert judge([(FORM_INLINE, False), (FORM_NEW, False)], ()) is None
     assert judge([(FORM_NEW, True)], ()) == Releases(7, None, "", (
         "the graph-break records' Developer debug context",))
-    assert judge([("", False)], ()) is None and judge([], ["garbage", "3.1"]) is None
-    assert judge([(FORM_FIRST, False)], ["2.12.1"]) is None  # two installs' logs
-    r = judge([(FORM_NEW, False)], ["2.12.1+cu130"])
-    assert r is not None and r.version == "2.12.1+cu130" and len(r.sources) == 1
-    assert r.has("TORCH_COMPILE_DYNAMIC_SOURCES") and r.has("mark_unbacked")
+    assert judge([("", False)], ()) is None
+    assert judge([], [("garbage", "x"), ("3.1", "x"), ("1.14.0a0+44dac51", "x")]) is None
+    r = judge([(FORM_NEW, False)], [("2.12.1+cu130", "metrics")])
+    assert r is not None and r.version == "2.12.1+cu130" and r.sources == ("metrics",)
+    assert r.has("TORCH_COMPILE_DYNAMIC_SOURCES") and r.has("mark_unbacked") and not r.conflicts
     assert Releases(3, 5).has("mark_unbacked") is None and Releases(3, 4).has("mark_unbacked") is False
     assert all(0 < v <= 15 for v in FIRST.values())
+
+
+def test_a_stated_version_beats_the_form_and_a_conflict_is_said() -> None:
+    # (round 27) a version the input states is the release; a form that disagrees (a log of
+    # another install pasted beside it) is said, not taken, and not a reason to say nothing
+    r = judge([(FORM_FIRST, False)], [("2.12.1", "metrics")])
+    assert r is not None and (r.low, r.high, r.version) == (12, 12, "2.12.1")
+    assert r.conflicts == ("the graph-break records' form (\"Graph break: … from user code at "
+                           "File …\", the first frame on its line) tells torch 2.0 (or "
+                           "torchdynamo before it)",)
+    assert r.line().endswith("(from metrics; but the graph-break records' form (\"Graph break: "
+                             "… from user code at File …\", the first frame on its line) tells "
+                             "torch 2.0 (or torchdynamo before it))")
+    assert r.to_json()["conflicts"] == list(r.conflicts)
+    # two versions of different releases: the span of both, neither one, and said
+    r = judge([], [("2.4.0", "pip"), ("2.5.1+cu124", "collect_env")])
+    assert r is not None and (r.low, r.high, r.version) == (4, 5, "")
+    assert r.conflicts == ("the input states different versions: 2.4.0, 2.5.1+cu124",)
+    # one release's two spellings agree
+    r = judge([], [("2.5.1+cu124", "collect_env"), ("2.5.1", "pip")])
+    assert r is not None and r.version == "2.5.1+cu124" and not r.conflicts
+    assert r.sources == ("collect_env", "pip")
+    # a nightly or a source build of 2.x is between 2.(x-1) and 2.x: its form may be the older
+    # one's (pytorch#121349), which then narrows it, no conflict
+    assert stated_range("2.10.0.dev20251021+cu128") == (9, 10)
+    assert stated_range("2.3.0a0+git1234567") == (2, 3) and stated_range("2.4.0rc1") == (4, 4)
+    r = judge([(FORM_INLINE, False)], [("2.3.0.dev20240301", "collect_env")])
+    assert r is not None and (r.low, r.high) == (2, 2) and not r.conflicts
+    assert r.version == "2.3.0.dev20240301" and len(r.sources) == 2
+    # a TORCH_TRACE trace is 2.3's on: said where nothing else tells more
+    r = judge([], (), trace=True)
+    assert r is not None and (r.low, r.high) == (3, None) and r.sources == (TRACE_WORDS,)
 
 
 def test_the_json_and_the_terminal_say_the_release_and_what_told_it() -> None:
@@ -90,7 +122,7 @@ def test_the_json_and_the_terminal_say_the_release_and_what_told_it() -> None:
     assert doc["releases"] == {
         "range": "2.3-2.5", "low": "2.3", "high": "2.5", "version": None,
         "from": ['the graph-break records\' form ("Graph break: from user code at:", the '
-                 "exception after the stack)"]}
+                 "exception after the stack)"], "conflicts": []}
     out = io.StringIO()
     render_terminal(diag, console=Console(file=out, width=400, color_system=None))
     (line,) = [t for t in out.getvalue().splitlines() if t.startswith("torch release:")]
@@ -185,3 +217,10 @@ def test_the_unbacked_list_is_said_for_the_release_the_trace_states(
     assert fix == ("TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"  (or, in code, before each call "
                    "of normalize: torch._dynamo.decorators.mark_unbacked(x, 0))" + note
                    + "; or accept one extra compile"), fix
+
+
+def test_a_traces_own_fact_is_said_only_where_nothing_tells_more() -> None:
+    # (round 27) a 2.7.1 trace's records carry a debug context (2.7 on): that is what told it
+    r = judge([(FORM_NEW, True)], (), trace=True)
+    assert r is not None and (r.low, r.high) == (7, None), r
+    assert r.sources == ("the graph-break records' Developer debug context",)
