@@ -61,7 +61,7 @@ def describe(c: Draft, printed: set[str], known: Releases | None = None) -> None
     """The title and the fix of a cause. ``printed``: every allow-list entry a finding's fix
     lists (the rules' decision of where a list helps); ``known``: the releases the input tells."""
     if c.kind is CauseKind.ALLOW_LIST:
-        _allow_list(c, printed)
+        _allow_list(c, printed, known)
     elif c.kind is CauseKind.CONFIG and c.flag is not None:
         flag = c.flag
         c.fix = next((a.fix for a in c.findings if a.flag is not None
@@ -88,7 +88,7 @@ def describe(c: Draft, printed: set[str], known: Releases | None = None) -> None
         c.title = c.key
 
 
-def _allow_list(c: Draft, printed: set[str]) -> None:
+def _allow_list(c: Draft, printed: set[str], known: Releases | None = None) -> None:
     # Only entries a rule printed: the rules decide where no list helps (a float, a value the
     # code specializes at every value, a dim the guard limit pins; issue 26)
     ok = [e for e in sorted(c.entries) if e in printed or en.base(e) in printed]
@@ -98,6 +98,10 @@ def _allow_list(c: Draft, printed: set[str]) -> None:
     pinned = next((a for a in c.findings if a.needs_richer_log), None)
     if ok and covered:
         c.fix = f'{ENV}="{",".join(ok)}"'
+        if known is not None and known.has(ENV) is False:
+            # (releases without the setting: the listed finding's fix, the call that works
+            # there first: advice._for_release)
+            c.fix = next((a.fix for a in c.findings if a.listed and a.fix), c.fix)
         c.title = f"inputs {entries} change size or value; make them dynamic up front"
     elif pinned is not None:
         c.fix = pinned.fix

@@ -269,23 +269,42 @@ def judge(forms: Iterable[tuple[str, bool]], stated: Iterable[tuple[str, str]] =
                     sources=tuple(sources[:_MAX_SOURCES]), conflicts=tuple(conflicts))
 
 
-def list_note(var: str, entries: Iterable[str], known: Releases | None, mark: str = "") -> str:
-    """What a fix that prints the list ``var`` (``entries``) adds for the releases ``known``:
-    where none of them has the setting, that; where none reads an entry's ``:N``, that; each
-    with ``mark`` (the call the fix names in code for the same dims) where they have it. ""
-    where they read it as printed, or nothing tells."""
+# how a listed fix writes its call in code after the list (size_changes' fixes: "VAR=…  (or,
+# in code, before each call of f: torch._dynamo.maybe_mark_dynamic(x, 0))"), read back where
+# the releases need the call first
+IN_CODE = "  (or, in code, "
+# what makes a size dynamic in a release without the marks: torch 2.0's dynamic=True (2.0.1
+# eval_frame.py:124 enable_dynamic, config.dynamic_shapes)
+EVERY_SIZE = "torch.compile(…, dynamic=True), which makes every size dynamic"
+
+
+def listed_fix(var: str, listed: str, code: str, entries: Iterable[str], known: Releases | None,
+               mark: str = "", instead: str = "") -> str:
+    """A fix that prints the list ``var`` (``listed``: ``VAR="…"`` and what follows it) and,
+    where it has one, ``code`` (the ``mark`` call in code for the same dims), in the order the
+    releases ``known`` need. Where none of them has the setting, the call that works there
+    first: ``code`` where they have ``mark``, else ``instead`` (where given), the list after
+    it for a later torch; where none reads an entry's ``:N``, that said after the fix. As
+    written (the list, then ``code``) where they read it, or nothing tells."""
+    written = listed + (f"{IN_CODE}{code})" if code else "")
     if known is None:
-        return ""
-    # (torch 2.0's dynamic=True: 2.0.1 eval_frame.py:124 enable_dynamic, config.dynamic_shapes)
-    there = (f"the {mark} call above does it there" if mark and known.has(mark) else
-             f"it has no {mark} either (torch 2.{FIRST[mark]}'s): there torch.compile(…, "
-             "dynamic=True) makes every size dynamic" if mark and known.has(mark) is False else "")
+        return written
     first = FIRST[var]
     if known.has(var) is False:
-        return (f"  [{var} is torch 2.{first}'s: the log's {known.text} has no such setting and "
-                f"ignores it; {there or f'torch 2.{first} or later reads it'}]")
+        later = f"from torch 2.{first}: {listed}"
+        if code and mark and known.has(mark) is not False:
+            return (f"{code}  [the log's {known.text} has no {var} (torch 2.{first}'s) and "
+                    f"ignores it; {later}]")
+        if code and mark and instead:
+            return (f"{instead}  [the log's {known.text} has neither {var} (torch 2.{first}'s) "
+                    f"nor {mark} (torch 2.{FIRST[mark]}'s); {later}]")
+        lacks = f", nor {mark} (torch 2.{FIRST[mark]}'s)" if code and mark else ""
+        return (f"{written}  [{var} is torch 2.{first}'s: the log's {known.text} has no such "
+                f"setting{lacks} and ignores it; torch 2.{first} or later reads it]")
     if known.has(PER_DIM_ENTRIES) is False and any(has_dim(e) for e in entries):
-        return (f"  [the log's {known.text} reads no entry's ':N' in {var} (torch "
-                f"2.{FIRST[PER_DIM_ENTRIES]} does); "
-                f"{there or f'torch 2.{FIRST[PER_DIM_ENTRIES]} or later reads it'}]")
-    return ""
+        per_dim = FIRST[PER_DIM_ENTRIES]
+        there = (f"the {mark} call above does it there" if code and mark and known.has(mark)
+                 else f"torch 2.{per_dim} or later reads it")
+        return (f"{written}  [the log's {known.text} reads no entry's ':N' in {var} (torch "
+                f"2.{per_dim} does); {there}]")
+    return written

@@ -144,13 +144,15 @@ def _listed_fix(diag) -> str:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("release", ["2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1"])
 def test_the_dynamic_sources_fix_says_a_release_before_2_7_has_no_such_setting(release: str) -> None:
     # TORCH_COMPILE_DYNAMIC_SOURCES is 2.7's (2.7.1 compiler/config.py:67; 2.6.0 has none):
-    # the mark in code is the fix there
-    fix = _listed_fix(diagnose_logs([_text_log(release)]))
-    assert "torch._dynamo.maybe_mark_dynamic(x, 0)" in fix
-    assert fix.endswith("[TORCH_COMPILE_DYNAMIC_SOURCES is torch 2.7's: the log's torch "
-                        f"{'2.1-2.2' if _minor(release) < 3 else '2.3-2.5'} has no such setting "
-                        "and ignores it; the maybe_mark_dynamic call above does it there]"), fix
-    assert "needs torch 2.13" not in fix
+    # the mark in code is the fix there, so it comes first (round 27), in the finding and in
+    # its root cause ("What to fix first"), and the list after it, for torch 2.7 on
+    diag = diagnose_logs([_text_log(release)])
+    fix = _listed_fix(diag)
+    assert fix == ("before each call of scale: torch._dynamo.maybe_mark_dynamic(x, 0)  [the "
+                   f"log's torch {'2.1-2.2' if _minor(release) < 3 else '2.3-2.5'} has no "
+                   "TORCH_COMPILE_DYNAMIC_SOURCES (torch 2.7's) and ignores it; from torch 2.7: "
+                   "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0\"]"), fix
+    assert diag.causes[0].fix == fix, diag.causes[0]
 
 
 def test_the_per_dim_note_follows_the_release_a_trace_states() -> None:
@@ -199,8 +201,9 @@ _ZERO_ONE = DATA / "traces" / "zero_one_specialization" / "dedicated_log_torch_t
     ("2.10.0+cu128", "  [the log's torch 2.10.0+cu128 reads no entry's ':N' in "
      "TORCH_COMPILE_UNBACKED_SOURCES (torch 2.13 does); the mark_unbacked call above does it "
      "there]"),
-    ("2.7.1", "  [TORCH_COMPILE_UNBACKED_SOURCES is torch 2.8's: the log's torch 2.7.1 has no "
-     "such setting and ignores it; the mark_unbacked call above does it there]"),
+    # (2.5-2.7: the mark_unbacked call first, the list after it for 2.8 on: round 27)
+    ("2.7.1", "  [the log's torch 2.7.1 has no TORCH_COMPILE_UNBACKED_SOURCES (torch 2.8's) and "
+     "ignores it; from torch 2.8: TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"]"),
 ])
 def test_the_unbacked_list_is_said_for_the_release_the_trace_states(
         tmp_path: Path, version: str, note: str) -> None:
@@ -214,9 +217,10 @@ def test_the_unbacked_list_is_said_for_the_release_the_trace_states(
     diag = diagnose_traces([trace], jobs=1)
     assert diag.releases is not None and diag.releases.version == version
     (fix,) = [s.fix for s in diag.suggestions if "UNBACKED_SOURCES" in (s.fix or "")]
-    assert fix == ("TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"  (or, in code, before each call "
-                   "of normalize: torch._dynamo.decorators.mark_unbacked(x, 0))" + note
-                   + "; or accept one extra compile"), fix
+    code = "before each call of normalize: torch._dynamo.decorators.mark_unbacked(x, 0)"
+    written = ("TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"  (or, in code, " + code + ")"
+               if "from torch 2.8" not in note else code)
+    assert fix == written + note + "; or accept one extra compile", fix
 
 
 def test_a_traces_own_fact_is_said_only_where_nothing_tells_more() -> None:
