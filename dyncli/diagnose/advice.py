@@ -42,9 +42,12 @@ from dyncli.diagnose.reasons import (
     size_pins,
 )
 from dyncli.diagnose.releases import (
+    EVERY_SIZE,
+    FIRST,
+    IN_CODE,
     PER_DIM_ENTRIES,
     Releases,
-    list_note,
+    listed_fix,
     named,
     of_break,
     pins_text,
@@ -134,24 +137,58 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _not_converted(diag)
     out += _no_compiled_frames(diag)
     out += compile_metrics.long_compiles(diag)
-    return tuple(_for_release(a, diag.releases) for a in _listed_together(out, diag.releases))
+    return tuple(_absent_apis(_for_release(a, diag.releases), diag.releases)
+                 for a in _listed_together(out, diag.releases))
+
+
+# APIs a fix may name in its text that torch 2.0 lacks (releases.FIRST, each read in the 2.1.0
+# and 2.0.1 wheels), by how the text names them; and what 2.0 has instead, where it has one:
+# its graph breaks are printed by torch._dynamo.config.print_graph_breaks (2.0.1 config.py:98),
+# its recompiles by no switch (its limit warning names the last reason only)
+_NAMED_IN_FIX = (("TORCH_LOGS=", "TORCH_LOGS", "torch._dynamo.config.print_graph_breaks = True "
+                  "prints its graph breaks; what else it names needs a later torch"),
+                 ("torch._check(", "torch._check", ""), ("torch._check ", "torch._check", ""),
+                 ("mark_static(", "mark_static", ""))
+
+
+def _absent_apis(a: Advice, known: Releases | None) -> Advice:
+    """A fix that names an API none of the log's releases ``known`` has (``releases.named``
+    None: torch 2.0's log told TORCH_LOGS, torch._check, mark_static), with that said after
+    it, once per API, and what the release has instead where it has something."""
+    if known is None or not a.fix:
+        return a
+    said: list[str] = []
+    for text, api, instead in _NAMED_IN_FIX:
+        if text in a.fix and named(api, known) is None and api not in said:
+            said.append(api)
+            a = dataclasses.replace(a, fix=(
+                f"{a.fix}  [the log's {known.text} has no {api} (torch 2.{FIRST[api]}'s)"
+                + (f"; there {instead}]" if instead else "]")))
+    return a
 
 
 def _for_release(a: Advice, known: Releases | None) -> Advice:
     """A fix that names TORCH_COMPILE_DYNAMIC_SOURCES, for the releases the log is known to
     come from (``known``; releases.FIRST): where none of them has the setting (before 2.7),
-    said so, with the mark the fix names in code where it names one; where all read ``:N``,
-    as it is; else with the form torch before 2.13 reads (``_before_per_dim``)."""
+    the call the fix names in code first (2.1 on; torch 2.0 has no mark either: dynamic=True)
+    and the list after it, for a later torch, or the list said so; where all read ``:N``, as
+    it is; else with the form torch before 2.13 reads (``_before_per_dim``)."""
     if not a.fix or f"{_LISTS}=" not in a.fix:
         return a
     if known is not None and known.has(_LISTS) is False:
-        mark = "maybe_mark_dynamic" if "maybe_mark_dynamic(" in a.fix else ""
-        return dataclasses.replace(a, fix=a.fix + list_note(_LISTS, (), known, mark))
+        listed, cut, rest = a.fix.partition(IN_CODE)
+        code = rest[:-1] if cut and rest.endswith(")") and a.fix.startswith(f"{_LISTS}=") else ""
+        if not code:
+            listed = a.fix
+        mark = next((m for m in _MARKS if f"{m}(" in code), "")
+        return dataclasses.replace(a, fix=listed_fix(_LISTS, listed, code, (), known, mark,
+                                                     EVERY_SIZE))
     per_dim = known.has(PER_DIM_ENTRIES) if known is not None else None
     return a if per_dim else _before_per_dim(a, known if per_dim is False else None)
 
 
 _LISTS = "TORCH_COMPILE_DYNAMIC_SOURCES"
+_MARKS = ("maybe_mark_dynamic", "mark_dynamic")  # the calls a listed fix names in code (2.1's)
 
 
 def _before_per_dim(a: Advice, known: Releases | None = None) -> Advice:

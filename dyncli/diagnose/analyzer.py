@@ -257,7 +257,8 @@ def _merged_limit(old: RecompileLimitReport, new: RecompileLimitReport) -> Recom
 class Analyzer:
     """Consumes events one at a time; ``result()`` builds the ``Diagnosis``."""
 
-    def __init__(self) -> None:
+    def __init__(self, trace: bool = False) -> None:
+        self._trace = trace  # fed a TORCH_TRACE trace's events (torch 2.3 on writes one)
         self._frames: dict[tuple[int | None, str], _Frame] = {}
         self._compiles: dict[int | None, OrderedDict[str, _Compile]] = {}
         self._recompiles: dict[tuple[int | None, str], RecompileReport] = {}
@@ -300,7 +301,9 @@ class Analyzer:
         self._metrics: dict[tuple[int | None, int], CompileMetricsReport] = {}
         self._explained: dict[int | None, ExplainCountsReport] = {}  # explain()'s head, per rank
         self._last_cid = ""  # the compile id of the last event that had one
-        self._versions: set[str] = set()  # the torch versions a trace's metrics state
+        # the torch versions the input states, each with what states it (a trace's metrics,
+        # a pasted collect_env or package list): {version: words}, the first of each
+        self._versions: dict[str, str] = {}
         self._dispatch: dict[type, Callable[[Any], None]] = {
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
@@ -315,6 +318,7 @@ class Analyzer:
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
             ev.Traceback: self._on_traceback, ev.NotConverted: self._on_not_converted,
+            ev.TorchVersion: self._on_torch_version,
             ev.NoCompiledFrames: self._on_no_compiled_frames,
             ev.GuardSelfCheck: self._on_guard_self_check,
             ev.CompileCrash: self._on_compile_crash,
@@ -703,7 +707,12 @@ class Analyzer:
     def _on_trace_metrics(self, e: te.CompileMetrics) -> None:
         # (the rest of a trace's metrics is dyncli.diagnose.trace's)
         if e.torch_version and len(self._versions) < _MAX_VERSIONS:
-            self._versions.add(e.torch_version[:64])
+            v = e.torch_version[:64]
+            self._versions.setdefault(v, f"the trace's compilation_metrics (pytorch_version {v})")
+
+    def _on_torch_version(self, e: ev.TorchVersion) -> None:
+        if len(self._versions) < _MAX_VERSIONS:
+            self._versions.setdefault(e.version, torch_releases.stated_words(e))
 
     def _on_compile_metrics(self, e: ev.CompileMetrics) -> None:
         if (e.rank, e.pid) in self._metrics or len(self._metrics) < _MAX_ERRORS:
@@ -847,7 +856,7 @@ class Analyzer:
         breaks = tuple(sorted(recorded + resumed.proven_breaks(evidence, recorded),
                               key=lambda b: (rank_key(b.rank), b.line)))
         releases = torch_releases.judge(((b.releases, bool(b.debug)) for b in breaks),
-                                        self._versions)
+                                        self._versions.items(), trace=self._trace)
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,

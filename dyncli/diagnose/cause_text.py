@@ -63,7 +63,7 @@ def describe(c: Draft, printed: Mapping[str, int], known: Releases | None = None
     lists (the rules' decision of where a list helps), at its place in the Suggestions;
     ``known``: the releases the input tells."""
     if c.kind is CauseKind.ALLOW_LIST:
-        _allow_list(c, printed)
+        _allow_list(c, printed, known)
     elif c.kind is CauseKind.CONFIG and c.flag is not None:
         flag = c.flag
         c.fix = next((a.fix for a in c.findings if a.flag is not None
@@ -90,7 +90,7 @@ def describe(c: Draft, printed: Mapping[str, int], known: Releases | None = None
         c.title = c.key
 
 
-def _allow_list(c: Draft, printed: Mapping[str, int]) -> None:
+def _allow_list(c: Draft, printed: Mapping[str, int], known: Releases | None = None) -> None:
     # Only entries a rule printed: the rules decide where no list helps (a float, a value the
     # code specializes at every value, a dim the guard limit pins; issue 26). In the order the
     # Suggestions print them (an entry none prints after those, in the order it was found)
@@ -103,6 +103,10 @@ def _allow_list(c: Draft, printed: Mapping[str, int]) -> None:
     pinned = next((a for a in c.findings if a.needs_richer_log), None)
     if ok and covered:
         c.fix = f'{ENV}="{",".join(ok)}"'
+        if known is not None and known.has(ENV) is False:
+            # (releases without the setting: the listed finding's fix, the call that works
+            # there first: advice._for_release)
+            c.fix = next((a.fix for a in c.findings if a.listed and a.fix), c.fix)
         c.title = f"inputs {entries} change size or value; make them dynamic up front"
     elif pinned is not None:
         c.fix = pinned.fix

@@ -63,7 +63,7 @@ class _TraceReader:
 
     def __init__(self, strict: bool) -> None:
         self.strict = strict
-        self.analyzer = Analyzer()
+        self.analyzer = Analyzer(trace=True)
         self.extra = TraceAccumulator()
         self.stats = ParseStats()
         self.kinds: Counter[str] = Counter()

@@ -21,7 +21,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dyncli.logparse.events import FORM_AFTER, FORM_FIRST, FORM_INLINE, FORM_NEW, FORM_SKIP
+from dyncli.logparse.events import (
+    FORM_AFTER,
+    FORM_FIRST,
+    FORM_INLINE,
+    FORM_NEW,
+    FORM_SKIP,
+    TorchVersion,
+)
 from dyncli.sources import PER_DIM_SINCE, has_dim
 
 
@@ -121,18 +128,25 @@ NAMES: dict[str, tuple[tuple[int, str], ...]] = {
 }
 
 _VERSION_RE = re.compile(r"^(?P<major>\d{1,3})\.(?P<minor>\d{1,3})(?:\.\d{1,3})?")
+# a development build's version: a nightly's ".dev20251021", a source build's "a0+git…", a beta
+_DEV_RE = re.compile(r"^\d{1,3}\.\d{1,3}(?:\.\d{1,3})?(?:\.dev|a\d|b\d)")
 _MAX_SOURCES = 4
+_MAX_TEXT = 80  # of a stated line, quoted as the source
+# a TORCH_TRACE trace is torch 2.3's on (FIRST); said where nothing else tells more
+TRACE_WORDS = "the input being a TORCH_TRACE trace (torch 2.3 on)"
 
 
 @dataclass(frozen=True)
 class Releases:
     """torch 2.``low`` to 2.``high`` (None: the newest); 0 stands for 2.0 and torchdynamo
-    before it. ``version``: the release the input states; ``sources``: what told it."""
+    before it. ``version``: the release the input states; ``sources``: what told it;
+    ``conflicts``: facts of the input that disagree with the reading (said, not hidden)."""
 
     low: int
     high: int | None
     version: str = ""
     sources: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -157,13 +171,17 @@ class Releases:
         return oldest if oldest == newest else newest
 
     def line(self) -> str:
-        """The terminal's one line: ``torch release: 2.3-2.5 (the graph-break records' form …)``."""
-        return f"torch release: {self.text.removeprefix('torch ')} (from {'; '.join(self.sources)})"
+        """The terminal's one line: ``torch release: 2.3-2.5 (from the graph-break records' form …)``,
+        and what disagrees (``; but …``)."""
+        but = f"; but {'; '.join(self.conflicts)}" if self.conflicts else ""
+        return (f"torch release: {self.text.removeprefix('torch ')} "
+                f"(from {'; '.join(self.sources)}{but})")
 
     def to_json(self) -> dict[str, Any]:
         return {"range": numbers(self.low, self.high), "low": f"2.{self.low}",
                 "high": None if self.high is None else f"2.{self.high}",
-                "version": self.version or None, "from": list(self.sources)}
+                "version": self.version or None, "from": list(self.sources),
+                "conflicts": list(self.conflicts)}
 
 
 def first_release(api: str) -> int:
@@ -232,20 +250,34 @@ def minor(version: str) -> int | None:
     return int(m["minor"]) if m is not None and m["major"] == "2" and len(m["minor"]) < 4 else None
 
 
-def judge(forms: Iterable[tuple[str, bool]], versions: Iterable[str]) -> Releases | None:
-    """The releases every fact allows: ``forms`` (a graph-break record's form and whether it
-    has a debug context), ``versions`` (those the input states); None where nothing tells, or
-    the facts contradict each other."""
-    low, high, version, sources = 0, None, "", []
-    told = False
-    # the 2.x versions stated (read once: ``versions`` may be an iterator)
-    stated = sorted((v, x) for v in set(versions) if (x := minor(v)) is not None)
-    for v, x in stated:
-        if version and minor(version) != x:
-            return None
-        version = version or v
-        low, high, told = max(low, x), x if high is None else min(high, x), True
-        sources.append(f"the trace's compilation_metrics (pytorch_version {v})")
+def stated_range(version: str) -> tuple[int, int] | None:
+    """The releases a stated version is of: its own (``2.5.1``, ``2.5.0rc1``); a development
+    build of 2.x (``2.10.0.dev20251021``, a nightly; ``2.3.0a0+git…``, a source build of main)
+    is between 2.(x-1) and 2.x, as its graph-break records' form may be the older one's
+    (pytorch#121349); None for a version not 2.x's (``1.14.0a0``)."""
+    x = minor(version)
+    if x is None:
+        return None
+    return (max(x - 1, 0), x) if _DEV_RE.search(version) else (x, x)
+
+
+def stated_words(e: TorchVersion) -> str:
+    """What a pasted line that states torch's version is called as a source of the release."""
+    return f'the input\'s "{e.text[:_MAX_TEXT]}" (line {e.line})'
+
+
+def judge(forms: Iterable[tuple[str, bool]], stated: Iterable[tuple[str, str]] = (),
+          trace: bool = False) -> Releases | None:
+    """The releases the input's facts tell: ``forms`` (a graph-break record's form and whether
+    it has a debug context), ``stated`` (the versions the input states, each with what states
+    it: a trace's metrics, a pasted collect_env), ``trace`` (the input is a TORCH_TRACE trace:
+    2.3 on). A stated version beats the forms' range; where they disagree, or two stated
+    versions do, the reading says so (``Releases.conflicts``). None where nothing tells, or
+    the forms alone contradict each other."""
+    low, high, words, told = 0, None, [], False
+    if trace:
+        low, told = FIRST["TORCH_TRACE"], True
+        words.append(TRACE_WORDS)
     for form, debug in forms:
         fact = of_break(form, debug)
         if fact is None:
@@ -253,31 +285,69 @@ def judge(forms: Iterable[tuple[str, bool]], versions: Iterable[str]) -> Release
         lo, hi, said = fact
         low, told = max(low, lo), True
         high = hi if high is None else high if hi is None else min(high, hi)
-        if not version:  # (a version stated says it all)
-            sources += [words for words in said if words not in sources]
-    if not told or (high is not None and high < low):
-        return None
-    return Releases(low=low, high=high, version=version if len(stated) == 1 else "",
-                    sources=tuple(sources[:_MAX_SOURCES]))
+        words += [w for w in said if w not in words]
+    if trace and len(words) > 1:
+        words.remove(TRACE_WORDS)  # (a record's form tells as much or more)
+    formed = told and not (high is not None and high < low)
+    said_ = [(v, by, r) for v, by in stated if (r := stated_range(v)) is not None]
+    if not said_:
+        return Releases(low=low, high=high, sources=tuple(words[:_MAX_SOURCES])) if formed else None
+    s_low, s_high = max(r[0] for *_, r in said_), min(r[1] for *_, r in said_)
+    conflicts = []
+    if s_high < s_low:  # two installs' versions (logs read together, an environment's mix)
+        s_low, s_high = min(r[0] for *_, r in said_), max(r[1] for *_, r in said_)
+        conflicts.append("the input states different versions: "
+                         + ", ".join(dict.fromkeys(v for v, *_ in said_)))
+    version = next((v for v, _, r in said_ if r == (s_low, s_high)), "")
+    sources = list(dict.fromkeys(by for _, by, _ in said_))
+    if told and not formed:
+        conflicts.append(f"{' and '.join(words)} contradict each other")
+    elif told and ((high is not None and high < s_low) or low > s_high):
+        conflicts.append(f"{' and '.join(words)} {'tells' if len(words) == 1 else 'tell'} "
+                         f"{span(low, high)}")
+    elif told and (low > s_low or (high is not None and high < s_high)):
+        s_low, s_high = max(s_low, low), min(s_high, high if high is not None else s_high)
+        sources += words  # (they narrowed a development build's range)
+    return Releases(low=s_low, high=s_high, version=version,
+                    sources=tuple(sources[:_MAX_SOURCES]), conflicts=tuple(conflicts))
 
 
-def list_note(var: str, entries: Iterable[str], known: Releases | None, mark: str = "") -> str:
-    """What a fix that prints the list ``var`` (``entries``) adds for the releases ``known``:
-    where none of them has the setting, that; where none reads an entry's ``:N``, that; each
-    with ``mark`` (the call the fix names in code for the same dims) where they have it. ""
-    where they read it as printed, or nothing tells."""
+# how a listed fix writes its call in code after the list (size_changes' fixes: "VAR=…  (or,
+# in code, before each call of f: torch._dynamo.maybe_mark_dynamic(x, 0))"), read back where
+# the releases need the call first
+IN_CODE = "  (or, in code, "
+# what makes a size dynamic in a release without the marks: torch 2.0's dynamic=True (2.0.1
+# eval_frame.py:124 enable_dynamic, config.dynamic_shapes)
+EVERY_SIZE = "torch.compile(…, dynamic=True), which makes every size dynamic"
+
+
+def listed_fix(var: str, listed: str, code: str, entries: Iterable[str], known: Releases | None,
+               mark: str = "", instead: str = "") -> str:
+    """A fix that prints the list ``var`` (``listed``: ``VAR="…"`` and what follows it) and,
+    where it has one, ``code`` (the ``mark`` call in code for the same dims), in the order the
+    releases ``known`` need. Where none of them has the setting, the call that works there
+    first: ``code`` where they have ``mark``, else ``instead`` (where given), the list after
+    it for a later torch; where none reads an entry's ``:N``, that said after the fix. As
+    written (the list, then ``code``) where they read it, or nothing tells."""
+    written = listed + (f"{IN_CODE}{code})" if code else "")
     if known is None:
-        return ""
-    # (torch 2.0's dynamic=True: 2.0.1 eval_frame.py:124 enable_dynamic, config.dynamic_shapes)
-    there = (f"the {mark} call above does it there" if mark and known.has(mark) else
-             f"it has no {mark} either (torch 2.{FIRST[mark]}'s): there torch.compile(…, "
-             "dynamic=True) makes every size dynamic" if mark and known.has(mark) is False else "")
+        return written
     first = FIRST[var]
     if known.has(var) is False:
-        return (f"  [{var} is torch 2.{first}'s: the log's {known.text} has no such setting and "
-                f"ignores it; {there or f'torch 2.{first} or later reads it'}]")
+        later = f"from torch 2.{first}: {listed}"
+        if code and mark and known.has(mark) is not False:
+            return (f"{code}  [the log's {known.text} has no {var} (torch 2.{first}'s) and "
+                    f"ignores it; {later}]")
+        if code and mark and instead:
+            return (f"{instead}  [the log's {known.text} has neither {var} (torch 2.{first}'s) "
+                    f"nor {mark} (torch 2.{FIRST[mark]}'s); {later}]")
+        lacks = f", nor {mark} (torch 2.{FIRST[mark]}'s)" if code and mark else ""
+        return (f"{written}  [{var} is torch 2.{first}'s: the log's {known.text} has no such "
+                f"setting{lacks} and ignores it; torch 2.{first} or later reads it]")
     if known.has(PER_DIM_ENTRIES) is False and any(has_dim(e) for e in entries):
-        return (f"  [the log's {known.text} reads no entry's ':N' in {var} (torch "
-                f"2.{FIRST[PER_DIM_ENTRIES]} does); "
-                f"{there or f'torch 2.{FIRST[PER_DIM_ENTRIES]} or later reads it'}]")
-    return ""
+        per_dim = FIRST[PER_DIM_ENTRIES]
+        there = (f"the {mark} call above does it there" if code and mark and known.has(mark)
+                 else f"torch 2.{per_dim} or later reads it")
+        return (f"{written}  [the log's {known.text} reads no entry's ':N' in {var} (torch "
+                f"2.{per_dim} does); {there}]")
+    return written

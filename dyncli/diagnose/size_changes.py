@@ -23,7 +23,7 @@ from dyncli.diagnose.reasons import (
     mismatch,
     pinned_always,
 )
-from dyncli.diagnose.releases import list_note
+from dyncli.diagnose.releases import IN_CODE, listed_fix
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.quoting import shell_quote
@@ -204,8 +204,10 @@ def mark_dynamic_up_front(diag: Diagnosis,
             kind=AdviceKind.MARK_DYNAMIC, message=message, entries=tuple(entries), listed=True,
             inputs=tuple(named),
             function=functions[0] if len(functions) == 1 else "",
+            # (in the order the log's releases need: advice._for_release, once every listed
+            # entry of the rank is in it)
             fix=(f'TORCH_COMPILE_DYNAMIC_SOURCES={shell_quote(",".join(entries))}'
-                 + (f"  (or, in code, {code})" if code else "")),
+                 + (f"{IN_CODE}{code})" if code else "")),
             evidence=evidence, rank=rank))
     return out
 
@@ -361,11 +363,11 @@ def zero_one(diag: Diagnosis) -> list[Advice]:
                  + ": torch always specializes sizes 0 and 1, so a dynamic graph (guarded "
                  "`2 <= size`) cannot serve them, even under dynamic=True. An unbacked size "
                  "serves them all (code must not branch on it)."),
-        fix=(f"TORCH_COMPILE_UNBACKED_SOURCES={shell_quote(','.join(entries))}"
-             + (f"  (or, in code, {code})" if code else "")
-             # (for the releases the log shows: the setting is 2.8's, ':N' 2.13's)
-             + list_note("TORCH_COMPILE_UNBACKED_SOURCES", entries, diag.releases,
-                         "mark_unbacked" if code else "")
+        # (in the order the log's releases need: the setting is 2.8's, mark_unbacked 2.5's,
+        # ':N' 2.13's; dynamic=True is no way there: it specializes 0 and 1 too)
+        fix=(listed_fix("TORCH_COMPILE_UNBACKED_SOURCES",
+                        f"TORCH_COMPILE_UNBACKED_SOURCES={shell_quote(','.join(entries))}", code,
+                        entries, diag.releases, "mark_unbacked")
              + ("; or make the first call (a warm-up) with a size of 2 or more" if first else "")
              + "; or accept one extra compile"),
         evidence=tuple(cite(r.line, r.compile_id, "; ".join(r.reasons)) for r in recs[:3]))]

@@ -434,6 +434,18 @@ class TorchNote(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TorchVersion(Event):
+    """The torch version a paste states beside its log (``dyncli.logparse.textversion``):
+    ``version`` as written (``2.5.1+cu124``), ``form`` the kind of line that states it
+    (``collect_env``, ``pip``, ``conda``, ``pip list``, ``torch.__version__``), ``text`` the
+    line, bounded."""
+
+    version: str
+    form: str
+    text: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Traceback(Event):
     """``Traceback (most recent call last):`` in the input: the program raised there (the
     exception itself may be cut from a paste). After a recompile limit's warning it means the

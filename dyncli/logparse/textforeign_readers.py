@@ -20,6 +20,7 @@ from dyncli.logparse import textframes as frames
 from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textrecompiles as recompiles
+from dyncli.logparse import textversion
 from dyncli.logparse import textviolations as violations
 from dyncli.logparse.textforeign_messages import after_bar, bare_gb_type, said_without_prefix
 from dyncli.logparse.textkinds import (
@@ -391,6 +392,12 @@ class ForeignReaders:
             text = raw.decode("utf-8", "replace").rstrip()
             if violations.wrapped_mark(text):
                 return self._pend(violations.wrapped_violation, text, lineno)  # (pytorch#157921)
+        if (version := textversion.stated(raw, lineno)) is not None:
+            # the torch version the paste states (collect_env, a package list): the paste's
+            # text, no evidence of a torch log
+            self.stats.recognized += 1
+            self.stats.blank += 1
+            return (version,)
         kind = notes.unread_kind(raw)
         if kind is None and self._warned == lineno - 1 and raw[:1] in (b" ", b"\t"):
             kind = "torch-warning"  # the warning's code line, indented under it

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from dyncli.diagnose.advice import _fake_kernel_fix
 from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.model import GraphBreakReport
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.releases import judge
 
 PASTED = Path(__file__).parent.parent / "data" / "pasted"
 _PRE = b"V1130 20:32:41.795000 27587 torch/_dynamo/symbolic_convert.py:5577] [0/0] [__graph_breaks] "
@@ -185,3 +188,14 @@ def test_torchs_import_hint_tells_2_3_or_later(tmp_path: Path) -> None:
     assert ('torch.library.register_fake("_C::rotary_embedding") (torch 2.4 and later; '
             'torch.library.impl_abstract("_C::rotary_embedding") on torch 2.3)') in fix, fix
     assert "_custom_ops" not in fix
+
+
+def test_a_traces_break_names_no_api_before_2_3() -> None:
+    # (round 27) a TORCH_TRACE trace is torch 2.3's on: a break whose record tells no release
+    # (a trace of 2.3-2.9 states no version) names register_fake and 2.3's impl_abstract,
+    # never 2.1's torch._custom_ops
+    b = GraphBreakReport(rank=None, file="/tmp/prog.py", user_line=8, reason=_UNSUPPORTED)
+    fix = _fake_kernel_fix(b, judge([], (), trace=True))
+    assert f"{_REGISTER} (torch 2.4 and later; {_IMPL_ABSTRACT} on torch 2.3)" in fix, fix
+    assert "_custom_ops" not in fix
+    assert "_custom_ops" in _fake_kernel_fix(b, None)  # (a text log that tells nothing)

@@ -74,7 +74,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
           "explain_breaks", "notes", "cudagraph_raised", "data_dependent_checks",
-          "data_dependent_hints", "raised_breaks", "went_on"}
+          "data_dependent_hints", "raised_breaks", "went_on", "release"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -167,6 +167,14 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
         assert h in ddfix, (h, ddfix)
     # a compile that failed making its guards ("Error while creating guard"): never a clean one
     assert [fn for _, _, fn, _ in diag.guard_errors] == expect.get("guard_errors", [])
+    # the torch version the paste states beside its log (collect_env, a package list): the
+    # release read, from that line; a paste that states none has it from its records or not
+    if "release" in expect:
+        assert diag.releases is not None and diag.releases.version == expect["release"], \
+            diag.releases
+        assert "the input's \"" in diag.releases.sources[0], diag.releases.sources
+    else:
+        assert diag.releases is None or not diag.releases.version, diag.releases
     # the limit raised (fullgraph=True): read as the error it was, never as "runs eagerly"
     assert bool(diag.limit_raised) == expect.get("fullgraph_error", False)
     # a traceback after the limit's warning: the program raised there, whatever the cut-off

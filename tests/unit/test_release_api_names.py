@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dyncli.diagnose.advice import _absent_apis
+from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.read_trace import diagnose_traces
-from dyncli.diagnose.releases import Releases, list_note, named
+from dyncli.diagnose.releases import EVERY_SIZE, Releases, listed_fix, named
 
 DATA = Path(__file__).parent.parent / "data"
 PASTED = DATA / "pasted"
@@ -116,9 +118,44 @@ def test_raising_the_limit_on_every_thread_is_said_from_2_12(tmp_path: Path) -> 
 
 def test_torch_2_0_is_told_it_has_no_mark_either() -> None:
     # mark_dynamic and maybe_mark_dynamic are 2.1's (2.1.0 decorators.py:163, :200); torch
-    # 2.0's torch.compile(dynamic=True) makes every size dynamic (2.0.1 eval_frame.py:124)
-    note = list_note("TORCH_COMPILE_DYNAMIC_SOURCES", (), Releases(0, 0), "maybe_mark_dynamic")
-    assert note == ("  [TORCH_COMPILE_DYNAMIC_SOURCES is torch 2.7's: the log's torch 2.0 (or "
-                    "torchdynamo before it) has no such setting and ignores it; it has no "
-                    "maybe_mark_dynamic either (torch 2.1's): there torch.compile(…, "
-                    "dynamic=True) makes every size dynamic]"), note
+    # 2.0's torch.compile(dynamic=True) makes every size dynamic (2.0.1 eval_frame.py:124):
+    # the call that works there comes first (round 27), the list after it for a later torch
+    listed = "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0\""
+    code = "before each call of f: torch._dynamo.maybe_mark_dynamic(x, 0)"
+    fix = listed_fix("TORCH_COMPILE_DYNAMIC_SOURCES", listed, code, (), Releases(0, 0),
+                     "maybe_mark_dynamic", EVERY_SIZE)
+    assert fix == ("torch.compile(…, dynamic=True), which makes every size dynamic  [the log's "
+                   "torch 2.0 (or torchdynamo before it) has neither TORCH_COMPILE_DYNAMIC_SOURCES "
+                   "(torch 2.7's) nor maybe_mark_dynamic (torch 2.1's); from torch 2.7: "
+                   f"{listed}]"), fix
+    # 2.1-2.6: the mark first; 2.7 on (or nothing told): the list, then the mark, as written
+    assert listed_fix("TORCH_COMPILE_DYNAMIC_SOURCES", listed, code, (), Releases(1, 2),
+                      "maybe_mark_dynamic", EVERY_SIZE).startswith(code + "  [the log's torch 2.1-2.2 "
+                                                                   "has no TORCH_COMPILE_DYNAMIC_SOURCES")
+    for known in (Releases(7, None), None):
+        assert listed_fix("TORCH_COMPILE_DYNAMIC_SOURCES", listed, code, (), known,
+                          "maybe_mark_dynamic", EVERY_SIZE) == f"{listed}  (or, in code, {code})"
+    # the unbacked list has no such way out before mark_unbacked (2.5): dynamic=True
+    # specializes 0 and 1 too, so the list stays, said ignored, and no dynamic=True
+    zero = listed_fix("TORCH_COMPILE_UNBACKED_SOURCES", "TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"",
+                      "before each call of f: torch._dynamo.decorators.mark_unbacked(x, 0)", (),
+                      Releases(3, 4), "mark_unbacked")
+    assert "dynamic=True" not in zero and zero.endswith(
+        "[TORCH_COMPILE_UNBACKED_SOURCES is torch 2.8's: the log's torch 2.3-2.4 has no such "
+        "setting, nor mark_unbacked (torch 2.5's) and ignores it; torch 2.8 or later reads it]"), zero
+
+
+def test_a_fix_naming_an_api_torch_2_0_lacks_says_so() -> None:
+    # (round 27) TORCH_LOGS, torch._check and mark_static are 2.1's (2.1.0 torch/_logging/,
+    # torch/__init__.py:992, _dynamo/decorators.py:218; 2.0.1 has none): a fix that names one
+    # says so on a 2.0 log, with 2.0's print_graph_breaks (2.0.1 config.py:98) for the logs
+    a = Advice(kind=AdviceKind.GRAPH_BREAK, message="m",
+               fix='TORCH_LOGS="graph_breaks" shows it; or torch._check(n >= 0)')
+    fix = _absent_apis(a, Releases(0, 0)).fix
+    assert fix.endswith("  [the log's torch 2.0 (or torchdynamo before it) has no TORCH_LOGS "
+                        "(torch 2.1's); there torch._dynamo.config.print_graph_breaks = True "
+                        "prints its graph breaks; what else it names needs a later torch]"
+                        "  [the log's torch 2.0 (or torchdynamo before it) has no torch._check "
+                        "(torch 2.1's)]"), fix
+    for known in (Releases(1, 2), None):
+        assert _absent_apis(a, known) is a

@@ -15,7 +15,7 @@ from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.html import render_html
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.read_trace import diagnose_traces
-from dyncli.diagnose.releases import FIRST, NAMES, Releases, judge
+from dyncli.diagnose.releases import FIRST, NAMES, TRACE_WORDS, Releases, judge, stated_range
 from dyncli.diagnose.render import render_terminal
 from dyncli.logparse.events import FORM_AFTER, FORM_FIRST, FORM_INLINE, FORM_NEW, FORM_SKIP
 
@@ -69,19 +69,51 @@ def test_torch_2_0s_form_and_convert_frames_skip_tell_their_releases() -> None:
     assert r is not None and (r.low, r.high) == (4, 7) and r.to_json()["range"] == "2.4-2.7"
 
 
-def test_facts_narrow_together_and_contradicting_ones_tell_nothing() -> None:
+def test_facts_narrow_together_and_contradicting_forms_tell_nothing() -> None:
     r = judge([(FORM_AFTER, False), (FORM_SKIP, False)], ())
     assert r is not None and (r.low, r.high) == (4, 5) and len(r.sources) == 2
     assert judge([(FORM_INLINE, False), (FORM_NEW, False)], ()) is None
     assert judge([(FORM_NEW, True)], ()) == Releases(7, None, "", (
         "the graph-break records' Developer debug context",))
-    assert judge([("", False)], ()) is None and judge([], ["garbage", "3.1"]) is None
-    assert judge([(FORM_FIRST, False)], ["2.12.1"]) is None  # two installs' logs
-    r = judge([(FORM_NEW, False)], ["2.12.1+cu130"])
-    assert r is not None and r.version == "2.12.1+cu130" and len(r.sources) == 1
-    assert r.has("TORCH_COMPILE_DYNAMIC_SOURCES") and r.has("mark_unbacked")
+    assert judge([("", False)], ()) is None
+    assert judge([], [("garbage", "x"), ("3.1", "x"), ("1.14.0a0+44dac51", "x")]) is None
+    r = judge([(FORM_NEW, False)], [("2.12.1+cu130", "metrics")])
+    assert r is not None and r.version == "2.12.1+cu130" and r.sources == ("metrics",)
+    assert r.has("TORCH_COMPILE_DYNAMIC_SOURCES") and r.has("mark_unbacked") and not r.conflicts
     assert Releases(3, 5).has("mark_unbacked") is None and Releases(3, 4).has("mark_unbacked") is False
     assert all(0 < v <= 15 for v in FIRST.values())
+
+
+def test_a_stated_version_beats_the_form_and_a_conflict_is_said() -> None:
+    # (round 27) a version the input states is the release; a form that disagrees (a log of
+    # another install pasted beside it) is said, not taken, and not a reason to say nothing
+    r = judge([(FORM_FIRST, False)], [("2.12.1", "metrics")])
+    assert r is not None and (r.low, r.high, r.version) == (12, 12, "2.12.1")
+    assert r.conflicts == ("the graph-break records' form (\"Graph break: … from user code at "
+                           "File …\", the first frame on its line) tells torch 2.0 (or "
+                           "torchdynamo before it)",)
+    assert r.line().endswith("(from metrics; but the graph-break records' form (\"Graph break: "
+                             "… from user code at File …\", the first frame on its line) tells "
+                             "torch 2.0 (or torchdynamo before it))")
+    assert r.to_json()["conflicts"] == list(r.conflicts)
+    # two versions of different releases: the span of both, neither one, and said
+    r = judge([], [("2.4.0", "pip"), ("2.5.1+cu124", "collect_env")])
+    assert r is not None and (r.low, r.high, r.version) == (4, 5, "")
+    assert r.conflicts == ("the input states different versions: 2.4.0, 2.5.1+cu124",)
+    # one release's two spellings agree
+    r = judge([], [("2.5.1+cu124", "collect_env"), ("2.5.1", "pip")])
+    assert r is not None and r.version == "2.5.1+cu124" and not r.conflicts
+    assert r.sources == ("collect_env", "pip")
+    # a nightly or a source build of 2.x is between 2.(x-1) and 2.x: its form may be the older
+    # one's (pytorch#121349), which then narrows it, no conflict
+    assert stated_range("2.10.0.dev20251021+cu128") == (9, 10)
+    assert stated_range("2.3.0a0+git1234567") == (2, 3) and stated_range("2.4.0rc1") == (4, 4)
+    r = judge([(FORM_INLINE, False)], [("2.3.0.dev20240301", "collect_env")])
+    assert r is not None and (r.low, r.high) == (2, 2) and not r.conflicts
+    assert r.version == "2.3.0.dev20240301" and len(r.sources) == 2
+    # a TORCH_TRACE trace is 2.3's on: said where nothing else tells more
+    r = judge([], (), trace=True)
+    assert r is not None and (r.low, r.high) == (3, None) and r.sources == (TRACE_WORDS,)
 
 
 def test_the_json_and_the_terminal_say_the_release_and_what_told_it() -> None:
@@ -90,7 +122,7 @@ def test_the_json_and_the_terminal_say_the_release_and_what_told_it() -> None:
     assert doc["releases"] == {
         "range": "2.3-2.5", "low": "2.3", "high": "2.5", "version": None,
         "from": ['the graph-break records\' form ("Graph break: from user code at:", the '
-                 "exception after the stack)"]}
+                 "exception after the stack)"], "conflicts": []}
     out = io.StringIO()
     render_terminal(diag, console=Console(file=out, width=400, color_system=None))
     (line,) = [t for t in out.getvalue().splitlines() if t.startswith("torch release:")]
@@ -112,13 +144,15 @@ def _listed_fix(diag) -> str:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("release", ["2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1"])
 def test_the_dynamic_sources_fix_says_a_release_before_2_7_has_no_such_setting(release: str) -> None:
     # TORCH_COMPILE_DYNAMIC_SOURCES is 2.7's (2.7.1 compiler/config.py:67; 2.6.0 has none):
-    # the mark in code is the fix there
-    fix = _listed_fix(diagnose_logs([_text_log(release)]))
-    assert "torch._dynamo.maybe_mark_dynamic(x, 0)" in fix
-    assert fix.endswith("[TORCH_COMPILE_DYNAMIC_SOURCES is torch 2.7's: the log's torch "
-                        f"{'2.1-2.2' if _minor(release) < 3 else '2.3-2.5'} has no such setting "
-                        "and ignores it; the maybe_mark_dynamic call above does it there]"), fix
-    assert "needs torch 2.13" not in fix
+    # the mark in code is the fix there, so it comes first (round 27), in the finding and in
+    # its root cause ("What to fix first"), and the list after it, for torch 2.7 on
+    diag = diagnose_logs([_text_log(release)])
+    fix = _listed_fix(diag)
+    assert fix == ("before each call of scale: torch._dynamo.maybe_mark_dynamic(x, 0)  [the "
+                   f"log's torch {'2.1-2.2' if _minor(release) < 3 else '2.3-2.5'} has no "
+                   "TORCH_COMPILE_DYNAMIC_SOURCES (torch 2.7's) and ignores it; from torch 2.7: "
+                   "TORCH_COMPILE_DYNAMIC_SOURCES=\"L['x']:0\"]"), fix
+    assert diag.causes[0].fix == fix, diag.causes[0]
 
 
 def test_the_per_dim_note_follows_the_release_a_trace_states() -> None:
@@ -167,8 +201,9 @@ _ZERO_ONE = DATA / "traces" / "zero_one_specialization" / "dedicated_log_torch_t
     ("2.10.0+cu128", "  [the log's torch 2.10.0+cu128 reads no entry's ':N' in "
      "TORCH_COMPILE_UNBACKED_SOURCES (torch 2.13 does); the mark_unbacked call above does it "
      "there]"),
-    ("2.7.1", "  [TORCH_COMPILE_UNBACKED_SOURCES is torch 2.8's: the log's torch 2.7.1 has no "
-     "such setting and ignores it; the mark_unbacked call above does it there]"),
+    # (2.5-2.7: the mark_unbacked call first, the list after it for 2.8 on: round 27)
+    ("2.7.1", "  [the log's torch 2.7.1 has no TORCH_COMPILE_UNBACKED_SOURCES (torch 2.8's) and "
+     "ignores it; from torch 2.8: TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"]"),
 ])
 def test_the_unbacked_list_is_said_for_the_release_the_trace_states(
         tmp_path: Path, version: str, note: str) -> None:
@@ -182,9 +217,10 @@ def test_the_unbacked_list_is_said_for_the_release_the_trace_states(
     diag = diagnose_traces([trace], jobs=1)
     assert diag.releases is not None and diag.releases.version == version
     (fix,) = [s.fix for s in diag.suggestions if "UNBACKED_SOURCES" in (s.fix or "")]
-    assert fix == ("TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"  (or, in code, before each call "
-                   "of normalize: torch._dynamo.decorators.mark_unbacked(x, 0))" + note
-                   + "; or accept one extra compile"), fix
+    code = "before each call of normalize: torch._dynamo.decorators.mark_unbacked(x, 0)"
+    written = ("TORCH_COMPILE_UNBACKED_SOURCES=\"L['x']:0\"  (or, in code, " + code + ")"
+               if "from torch 2.8" not in note else code)
+    assert fix == written + note + "; or accept one extra compile", fix
 
 
 def test_a_debug_context_narrows_a_forms_range_and_keeps_its_end() -> None:
@@ -201,7 +237,7 @@ def test_the_stated_version_is_kept_whatever_iterable_or_other_majors_come() -> 
     """Round 27: ``versions`` read twice (an iterator was empty the second time) and counted
     a version of another major, so the one stated 2.x version was lost."""
     for versions in (iter(["2.12.1"]), ["2.12.1", "1.13.1"], ("2.12.1", "")):
-        r = judge([], versions)
+        r = judge([], ((v, f"the input's {v}") for v in versions))
         assert r is not None and r.version == "2.12.1" and r.text == "torch 2.12.1", versions
 
 
@@ -216,3 +252,10 @@ def test_has_and_named_agree_on_a_renamed_api() -> None:
                 assert (known.has(api) is not False) == (known.named(api) is not None), \
                     (api, low, high)
     assert Releases(1, 5).has("recompile_limit") and Releases(1, 5).has("fail_on_recompile_limit_hit") is False
+
+
+def test_a_traces_own_fact_is_said_only_where_nothing_tells_more() -> None:
+    # (round 27) a 2.7.1 trace's records carry a debug context (2.7 on): that is what told it
+    r = judge([(FORM_NEW, True)], (), trace=True)
+    assert r is not None and (r.low, r.high) == (7, None), r
+    assert r.sources == ("the graph-break records' Developer debug context",)
