@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -32,11 +35,15 @@ def run_logged(code: str, log: Path, logs: str = "", env: Mapping[str, str] | No
                check: bool = False) -> subprocess.CompletedProcess[str]:
     """Run ``code`` (``python -c``) under TORCH_LOGS=``logs`` (empty: unset, torch's default
     warnings: torch 2.15 fails to import under an empty TORCH_LOGS) and ``env``, one OpenMP
-    thread, its stderr written to ``log``; its stdout as text."""
-    with open(log, "wb") as err:
-        return subprocess.run([sys.executable, "-c", code], env=_environment(logs, env),
-                              stderr=err, stdout=subprocess.PIPE, text=True, check=check,
-                              timeout=300)
+    thread, its stderr written to ``log``; its stdout as text (``run_python``: a fork of a
+    Python that has imported torch)."""
+    out = log.with_name(f".{log.name}.stdout")
+    rc = run_python(["-c", code], _environment(logs, env), Path.cwd(), out, log)
+    ran = subprocess.CompletedProcess([sys.executable, "-c", code], rc,
+                                      out.read_text(errors="replace"), None)
+    if check:
+        ran.check_returncode()
+    return ran
 
 
 # One process for a program's variants (as run, each fix applied): each variant after the first
@@ -101,6 +108,162 @@ class Variant:
         return self.log.read_text()
 
 
+# A Python that has imported torch, forked for each program the fix tests run (a "zygote", as
+# Android starts its apps): importing torch, dynamo and inductor is most of the CPU-s a small
+# fix test's fresh Python costs, and the fix tests start dozens of them in every CI run. Nothing
+# is compiled, no thread started and no CUDA touched before the fork: the child starts where a
+# fresh `python PROGRAM` would be after its imports, and exits as Python does (atexit's
+# functions run: torch prints some tables at exit). What the import read from the environment
+# is the zygote's, so a zygote serves only calls whose environment (but for TORCH_LOGS and
+# pytest's PYTEST_CURRENT_TEST, which torch never reads) is the one it was started with; the
+# child sets TORCH_LOGS and has torch read its logging settings again (torch._logging.
+# _init_logs(), as at import: it resets every logger and handler from the environment,
+# 2.1-2.15). A call with another environment starts a zygote of its own. Measured (round 27,
+# torch 2.15, 2 cores): the 49 tests of the 24 files that use run_variants took 350 CPU-s and
+# 179 s with a fresh Python per call, 173 CPU-s and 105 s forked. The zygote imports inductor's
+# compiler too (a first compile's imports: a call of two variants compiled by inductor cost
+# 6.3 CPU-s fresh, 2.6 forked without them, 1.9 with them).
+# DYNCLI_TEST_FRESH_PYTHON=1 runs each program in a fresh Python instead.
+_ZYGOTE = r"""
+import atexit, json, os, sys, traceback, types
+import torch, torch._dynamo, torch._inductor.config, torch._logging._internal
+try:  # (what inductor's first compile imports, most of its CPU-s on a warm cache)
+    import torch._inductor.compile_fx, torch._inductor.codegen.cpp, torch._inductor.fx_passes.post_grad
+except ImportError:
+    pass
+
+def child(req):
+    os.chdir(req["cwd"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    for fd, path in ((1, req["out"]), (2, req["err"])):
+        os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    torch._logging._internal._init_logs()
+    argv = req["argv"]
+    main = types.ModuleType("__main__")
+    if argv[0] == "-c":  # python -c CODE ARGS
+        text, filename, sys.argv[:] = argv[1], "<string>", ["-c", *argv[2:]]
+        sys.path[0] = ""
+    else:  # python PROGRAM ARGS
+        filename = os.path.abspath(argv[0])
+        with open(filename, encoding="utf-8") as f:
+            text = f.read()
+        sys.argv[:] = argv
+        sys.path[0] = os.path.dirname(filename)
+        main.__file__ = argv[0]
+    sys.modules["__main__"] = main
+    try:
+        exec(compile(text, filename, "exec"), main.__dict__)
+        return 0
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        print(e.code, file=sys.stderr)
+        return 1
+    except BaseException as e:
+        traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+        return 1
+
+for line in sys.stdin:
+    req = json.loads(line)
+    sys.stdout.flush(); sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = child(req)
+            atexit._run_exitfuncs()
+        finally:
+            try:
+                sys.stdout.flush(); sys.stderr.flush()
+            finally:
+                os._exit(code)
+    print(json.dumps({"pid": pid}), flush=True)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"rc": os.waitstatus_to_exitcode(status)}), flush=True)
+"""
+# what the child sets itself
+_PER_CALL = ("TORCH_LOGS", "PYTEST_CURRENT_TEST")
+
+
+@dataclass
+class _Zygote:
+    proc: subprocess.Popen[bytes]
+    buffer: bytes = b""
+
+    def answer(self, timeout: float) -> dict[str, int]:
+        """The zygote's next line, within ``timeout`` seconds."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            if not select.select([fd], [], [], timeout)[0]:
+                raise TimeoutError(f"the zygote gave no answer in {timeout:.0f} s")
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise RuntimeError(f"the zygote ended (exit {self.proc.wait()})")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        answer: dict[str, int] = json.loads(line)
+        return answer
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()  # the zygote's loop ends at end of input
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+_zygotes: dict[tuple[tuple[str, str], ...], _Zygote] = {}
+
+
+@atexit.register
+def _stop_all() -> None:
+    for z in _zygotes.values():
+        z.stop()
+
+
+def _zygote(env: Mapping[str, str]) -> _Zygote:
+    """The zygote for ``env`` (but for ``_PER_CALL``), started on first use; two live at most."""
+    base = {k: v for k, v in env.items() if k not in _PER_CALL}
+    key = tuple(sorted(base.items()))
+    z = _zygotes.get(key)
+    if z is None or z.proc.poll() is not None:
+        if len(_zygotes) >= 2:
+            _zygotes.pop(next(iter(_zygotes))).stop()
+        z = _Zygote(subprocess.Popen([sys.executable, "-c", _ZYGOTE], env=base, bufsize=0,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL))
+        _zygotes[key] = z
+    return z
+
+
+def run_python(argv: list[str], env: Mapping[str, str], cwd: Path, out: Path, err: Path,
+               timeout: float = 300) -> int:
+    """``python ARGV`` (``-c CODE …`` or ``PROGRAM …``) in ``cwd`` under ``env``, its stdout
+    and stderr written to ``out`` and ``err``: its exit code. A fork of the zygote for ``env``
+    (above), or a fresh Python under DYNCLI_TEST_FRESH_PYTHON=1."""
+    if os.environ.get("DYNCLI_TEST_FRESH_PYTHON") == "1":
+        with open(out, "wb") as o, open(err, "wb") as e:
+            return subprocess.run([sys.executable, *argv], env=dict(env), cwd=cwd, stdout=o,
+                                  stderr=e, stdin=subprocess.DEVNULL, timeout=timeout,
+                                  check=False).returncode
+    z = _zygote(env)
+    assert z.proc.stdin is not None
+    z.proc.stdin.write(json.dumps({"argv": argv, "env": dict(env), "cwd": str(cwd),
+                                   "out": str(out), "err": str(err)}).encode() + b"\n")
+    pid = z.answer(120)["pid"]
+    try:
+        return z.answer(timeout)["rc"]
+    except TimeoutError:
+        os.kill(pid, signal.SIGKILL)
+        z.answer(30)
+        raise subprocess.TimeoutExpired(argv, timeout) from None
+
+
 def run_variants(programs: Mapping[str, str | Script], where: Path, logs: str = "",
                  env: Mapping[str, str] | None = None) -> dict[str, Variant]:
     """Run ``programs`` (name: code for ``python -c``, or a Script) one after another in one
@@ -114,9 +277,11 @@ def run_variants(programs: Mapping[str, str | Script], where: Path, logs: str = 
         for p in programs.values()]))
     runner = where / "variants_runner.py"
     runner.write_text(_RUNNER)
-    ran = subprocess.run([sys.executable, str(runner), str(codes), mark],
-                         env=_environment(logs, env), capture_output=True, text=True,
-                         timeout=300, check=False, cwd=where)
+    argv = [str(runner), str(codes), mark]
+    out, err = where / ".variants.stdout", where / ".variants.stderr"
+    rc = run_python(argv, _environment(logs, env), where, out, err)
+    ran = subprocess.CompletedProcess(argv, rc, out.read_text(errors="replace"),
+                                      err.read_text(errors="replace"))
     assert ran.returncode == 0, ran.stderr[-4000:]
     outs = ran.stdout.split(mark + "\n")
     errs = ran.stderr.split(mark + "\n")
