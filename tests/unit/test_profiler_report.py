@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from dyncli.diagnose.read import diagnose_logs
-from dyncli.logparse.events import GraphBreak, ParseStats, Recompile
+from dyncli.logparse.events import CompileCrash, GraphBreak, ParseStats, Recompile
 from dyncli.logparse.textlog import parse_lines
 
 _CORPUS = Path(__file__).parents[1] / "data" / "pasted"
@@ -129,3 +129,38 @@ def test_the_fallback_form_without_tabulate_is_read() -> None:
                           ("forward", "model.py", 11, size.format(8, 12)),
                           ("g", "m.py", 3, "L['n'] == 2")]
     assert stats.unrecognized == 0
+
+
+# (round 27) a report cut after its table, no cache_size_limit line after it
+_CUT_REPORT = (_HEAD + "No graph breaks detected." + _RECOMPILATION
+               + "Function                        Recompiles  Recompile Reasons\n"
+               "----------------------------  ------------  ------------------------------\n"
+               "'forward' (2657887092.py:11)             8  __nn_module_guard_0(L['self'])\n")
+
+
+def test_a_cut_profiler_report_ends_where_its_form_does(tmp_path: Path) -> None:
+    # the report cut after its table (no cache_size_limit line): the traceback after a blank
+    # line is the program's, not a row of the report (it was taken up to two blank lines)
+    log = tmp_path / "p.log"
+    log.write_text(_CUT_REPORT + (
+        "\nTraceback (most recent call last):\n"
+        '  File "/app/train.py", line 9, in <module>\n'
+        "    model(x)\n"
+        '  File "/usr/lib/python3.11/site-packages/torch/_inductor/compile_fx.py", line 100, '
+        "in compile_fx\n"
+        "    raise x\n"
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "RuntimeError: boom\n"))
+    diag = diagnose_logs([log])
+    (x,) = diag.compile_crashes
+    assert "RuntimeError: boom" in x.error
+    (f,) = diag.frames  # (the report's own rows still read: 8 recompiles of forward)
+    assert (f.function, f.compiles) == ("forward", 9)
+
+
+def test_a_whole_profiler_report_keeps_its_blank_separated_parts() -> None:
+    # torch's blank lines inside the report still continue it: its last line is read
+    found, stats = _events(_CUT_REPORT + "\nSet torch._dynamo.config.cache_size_limit to 8 to "
+                           "avoid being cache limited.\n")
+    assert len([e for e in found if isinstance(e, Recompile)]) == 8
+    assert stats.unrecognized == 0 and not [e for e in found if isinstance(e, CompileCrash)]

@@ -14,7 +14,6 @@ import pytest
 
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.releases import TRITON_PINS, pins_text
-from dyncli.logparse.events import CompileCrash, Recompile
 from dyncli.logparse.textcrash import refusal_warned
 
 _DATA = Path(__file__).parents[1] / "data"
@@ -117,60 +116,6 @@ def test_the_triton_fix_names_each_release_pin_once() -> None:
     rows = re.findall(r"^\| (2\.\d+) \| (\d\.\d\.[\dx]) \|", (_DOCS / "diagnose.md").read_text(),
                       re.M)
     assert tuple(rows) == TRITON_PINS
-
-
-_REPORT = """Torchdynamo Profiler Report
-===========================
-
-Graph Breaks
-------------
-Graph breaks happen when torchdynamo encounters code it can't safely trace.
-If you want to find out why breaks are happening, check below for each break reason
-You may gain additional insight by passing `fullgraph=True` to torch.compile,
-to stop at the first break.
-
-No graph breaks detected.
-
-Recompilation
--------------
-These subgraphs were recompiled more than once due to guard failures
-Guard failures indicate some condition assumed to be static by the tracer changed,
-making it unsafe to reuse the compiled program.
-
-Function                        Recompiles  Recompile Reasons
-----------------------------  ------------  ------------------------------
-'forward' (2657887092.py:11)             8  __nn_module_guard_0(L['self'])
-"""
-
-
-def test_a_cut_profiler_report_ends_where_its_form_does(tmp_path: Path) -> None:
-    # the report cut after its table (no cache_size_limit line): the traceback after a blank
-    # line is the program's, not a row of the report (it was taken up to two blank lines)
-    diag = _diagnose_text(tmp_path, _REPORT + (
-        "\nTraceback (most recent call last):\n"
-        '  File "/app/train.py", line 9, in <module>\n'
-        "    model(x)\n"
-        '  File "/usr/lib/python3.11/site-packages/torch/_inductor/compile_fx.py", line 100, '
-        "in compile_fx\n"
-        "    raise x\n"
-        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
-        "RuntimeError: boom\n"))
-    (x,) = diag.compile_crashes
-    assert "RuntimeError: boom" in x.error
-    (f,) = diag.frames  # (the report's own rows still read: 8 recompiles of forward)
-    assert (f.function, f.compiles) == ("forward", 9)
-
-
-def test_a_whole_profiler_report_keeps_its_blank_separated_parts(tmp_path: Path) -> None:
-    # torch's blank lines inside the report still continue it: its last line is read
-    from dyncli.logparse.events import ParseStats
-    from dyncli.logparse.textlog import parse_lines
-
-    stats = ParseStats()
-    text = _REPORT + "\nSet torch._dynamo.config.cache_size_limit to 8 to avoid being cache limited.\n"
-    found = list(parse_lines(text.encode().removesuffix(b"\n").split(b"\n"), stats))
-    assert len([e for e in found if isinstance(e, Recompile)]) == 8
-    assert stats.unrecognized == 0 and not [e for e in found if isinstance(e, CompileCrash)]
 
 
 def test_one_order_of_dynamic_sources_in_the_cause_and_the_suggestion() -> None:
