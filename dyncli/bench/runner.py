@@ -72,7 +72,8 @@ def _run(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | N
         hooks.started()
     names = drivers.runs_of(cfg)
     try:
-        driver = _prepare(model_name, cfg, hooks, process_each, device, given, result, warn)
+        driver = _prepare(model_name, cfg, hooks, process_each, device, given, result, warn,
+                          names)
     except KeyboardInterrupt:  # building, warming up: nothing measured, and every run says so
         result.stop(names, model_name, cfg.mode)
         if hooks.run_done:  # the --json file, as after a strategy: never a pass
@@ -85,14 +86,13 @@ def _run(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | N
 
 def _prepare(model_name: str, cfg: BenchConfig, hooks: Hooks, process_each: bool | None,
              device: str, given: tuple[list[Shape], str] | None, result: BenchResult,
-             warn: Callable[[str], None]) -> drivers.Driver | None:
+             warn: Callable[[str], None], names: list[str]) -> drivers.Driver | None:
     """The model built, the stream planned, the compiler and device warmed up: the driver that
-    measures (None when the model would not build)."""
+    measures the runs ``names`` (None when the model would not build)."""
     loaded = _load(model_name, cfg, device, result, hooks, given, warn)
     if loaded is None:
         return None
     built, dims, stream = loaded
-    names = drivers.runs_of(cfg)
     total = len(stream.variations) * len(names)
     kind = drivers.choose(cfg, stream, process_each, warn)
     result.measured = drivers.measured(cfg, kind)
