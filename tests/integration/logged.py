@@ -290,6 +290,6 @@ def run_variants(programs: Mapping[str, str | Script], where: Path, logs: str = 
     result = {}
     for i, name in enumerate(programs):
         log = where / f"{name}.log"
-        log.write_text((errs[0] if i == 0 else "") + errs[i + 1])  # the first: import's too
+        log.write_text((errs[0] if i == 0 else "") + errs[i + 1])  # the first: what came before it (import's, in a fresh Python)
         result[name] = Variant(outs[i + 1], log, i in failed)
     return result
