@@ -51,13 +51,15 @@ class _Dim:
 
 def _size_dims(diag: Diagnosis) -> dict[_Key, _Dim]:
     """Every tensor dim the log shows changing: recompile reasons, the recompile-limit warning's
-    last reason, and automatic dynamic's markings (parameters are left to static-parameters)."""
+    last reason, and automatic dynamic's markings (parameters are left to static-parameters:
+    a source that reads as one, or a reason carrying torch's "Guard failed on a parameter"
+    hint, which torch adds for a parameter whatever its source is called, e.g. ``X[0]``)."""
     dims: dict[_Key, _Dim] = {}
     for r in diag.recompiles:
         for reason in r.reasons:
             mm = mismatch(reason)
-            if mm is None or is_param(mm[0]):
-                continue
+            if mm is None or is_param(mm[0]) or gt.PARAM_HINT in reason:
+                continue  # torch's hint says a parameter, whatever its source looks like
             d = dims.setdefault((r.rank, mm[0], mm[1]), _Dim())
             d.values |= {mm[2], mm[3]}
             d.recompiles.setdefault(r.compile_id, r)
@@ -68,7 +70,7 @@ def _size_dims(diag: Diagnosis) -> dict[_Key, _Dim]:
                 d.against.setdefault(r.compile_id, set()).add(failed)
     for x in diag.recompile_limits:
         mm = mismatch(x.last_reason)
-        if mm is not None and not is_param(mm[0]):
+        if mm is not None and not is_param(mm[0]) and gt.PARAM_HINT not in x.last_reason:
             d = dims.setdefault((x.rank, mm[0], mm[1]), _Dim())
             d.values |= {mm[2], mm[3]}
             d.functions[x.function] = None
