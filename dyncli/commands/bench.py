@@ -160,7 +160,7 @@ def bench(
     check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path,
                    "--emit-file": plan_path})
     with render.progress_hooks(model=model) as hooks:
-        hooks.origins = resolved.origins
+        hooks.origins, hooks.said = resolved.origins, tuple(said)
         hooks.run_done = lambda partial: render_files.write_files(partial, json_path, csv_path, plot_path)
         with out.user_code():
             result = run(model, config=resolved.config, hooks=hooks)
@@ -205,7 +205,7 @@ def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: 
     for text in said:
         out.warn(text)
     hooks = SuiteHooks(info=out.info, model_done=lambda partial: suite_render.write_files(
-        partial, json_path, csv_path))
+        partial, json_path, csv_path), said=tuple(said))
     result = run_resolved(resolved, json_path, hooks)
     suite_render.write_files(result, json_path, csv_path)  # also when every model was resumed
     suite_render.print_result(result, out)
