@@ -181,9 +181,11 @@ def mark_dynamic_up_front(diag: Diagnosis,
         functions = list(dict.fromkeys(fn for _, _, d in chosen for fn in d.functions
                                        if not is_resume(fn)))
         code = "" if coarse else _mark_lines(chosen, pins, rank, dynamic_log)
+        # a marking of a whole input is in the evidence of each dim it made dynamic: one
+        # line of the log, cited once
         evidence = tuple(cite(r.line, r.compile_id, "recompile: " + "; ".join(r.reasons))
-                         for r in list(recs.values())[:3]) + tuple(
-            e for _, _, d in chosen for e in d.evidence[:2])
+                         for r in list(recs.values())[:3]) + tuple(dict.fromkeys(
+                             e for _, _, d in chosen for e in d.evidence[:2]))
         what = ", ".join(named)
         message = (f"{', '.join(functions) or 'the compiled code'} recompiled "
                    + (f"{len(recs)}x " if recs else "")
