@@ -29,7 +29,12 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textstack import FILE_RE
-from dyncli.logparse.torchtree import AT_WORK, is_compiler_file, is_torch_file
+from dyncli.logparse.torchtree import (
+    AT_WORK,
+    is_compiler_file,
+    is_func_transform_file,
+    is_torch_file,
+)
 
 # Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback
 # …"), or IPython's, which names the exception before it
@@ -356,7 +361,8 @@ class CrashReader:
     counted in ``refused`` by what it has: ``traceback-export-violation`` where export's
     re-raise of a constraint violation is among its frames (its exception cut),
     ``traceback-wrapper`` where torch.compile's wrapper (eval_frame.py) is its only frame of
-    torch's compiler, ``traceback`` where it has none.
+    torch's compiler, ``traceback-func`` where torch.func's transforms (vmap, grad) are among
+    its frames and the compiler is not, ``traceback`` where it has none.
     """
 
     def __init__(self) -> None:
@@ -505,7 +511,8 @@ class CrashReader:
 
     def _refuse(self, frames: list[ev.UserLoc], export_violation: bool = False) -> None:
         kind = "traceback-export-violation" if export_violation else "traceback-wrapper" \
-            if any(_WRAPPER_RE.search(f.file) for f in frames) else "traceback"
+            if any(_WRAPPER_RE.search(f.file) for f in frames) else "traceback-func" \
+            if any(is_func_transform_file(f.file) for f in frames) else "traceback"
         self.refused[kind] = self.refused.get(kind, 0) + 1
 
     def _crash(self, tb: _Traceback) -> list[ev.Event]:

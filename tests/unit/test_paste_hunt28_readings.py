@@ -1,0 +1,81 @@
+"""Paste hunt 28 (round 28): tracebacks as users paste them into GitHub issues, read against
+what each thread says, each on the lines the thread's stored excerpt has (the corpus's copies:
+tests/data/pasted/, manifest.toml; pastes diagnose rightly refuses are inline here, since a
+corpus case is never refused)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError
+
+PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
+
+
+def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    log = tmp_path / "p.log"
+    log.write_text(text)
+    return diagnose_logs([log])
+
+
+# pytorch#186301 (2026, the description): torch.func.vmap over data-dependent control flow, run
+# eagerly; the excerpt ends inside _functorch/vmap.py, before vmap's RuntimeError
+_VMAP_186301 = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/ryan/src/agents/repo/repro.py", line 43, in <module>\n'
+    "    main()\n"
+    '  File "/home/ryan/src/agents/repo/repro.py", line 39, in main\n'
+    "    torch.func.vmap(_identity_broken)(batch)\n"
+    '  File "/home/ryan/anaconda3/envs/my_env/lib/python3.12/site-packages/torch/_functorch/'
+    'apis.py", line 208, in wrapped\n'
+    "    return vmap_impl(\n"
+    "           ^^^^^^^^^^\n"
+    '  File "/home/ryan/anaconda3/envs/my_env/lib/python3.12/site-packages/torch/_functorch/'
+    'vmap.py", line 283, in vmap_impl\n'
+    "    return _flat_vmap(\n"
+    "           ^^^^^^^^^^^\n")
+# pytorch#157543 (2025, the description): FlexAttention's create_block_mask vmaps the mask_mod
+# eagerly; the excerpt begins and ends inside the traceback
+_VMAP_157543 = (
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/nn/attention/flex_attention.py", '
+    "line 817, in create_mask\n"
+    "    mask = mask_mod(b, h, m, n)\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/_functorch/apis.py", line 203, in '
+    "wrapped\n"
+    "    return vmap_impl(\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/_functorch/vmap.py", line 331, in '
+    "vmap_impl\n"
+    "    return _flat_vmap(\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/_functorch/vmap.py", line 479, in '
+    "_flat_vmap\n"
+    "    batched_outputs = func(*batched_inputs, **kwargs)\n")
+
+
+@pytest.mark.parametrize("text", [_VMAP_186301, _VMAP_157543])
+def test_a_torch_func_traceback_is_not_a_compile_that_raised(tmp_path: Path, text: str) -> None:
+    # torch.func's transforms live in torch/_functorch/ beside AOTAutograd; it was "the program
+    # stopped: torch's compiler raised an exception … at …/_functorch/vmap.py"
+    with pytest.raises(InputError) as err:
+        _diagnose_text(tmp_path, text)
+    assert "torch.func's transforms" in str(err.value)
+    assert "not of torch.compile" in str(err.value)
+    assert "no data-dependent Python control flow" in (err.value.hint or "")
+
+
+def test_vmap_under_the_compiler_is_still_a_compile_that_raised(tmp_path: Path) -> None:
+    # (the neighbour: vmap's frames below dynamo's are a compile's, pytorch#109025's chain)
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/u/lib/python3.9/site-packages/torch/_dynamo/utils.py", line 1194, in run_node\n'
+        "    return node.target(*args, **kwargs)\n"
+        '  File "/u/lib/python3.9/site-packages/torch/_functorch/vmap.py", line 434, in wrapped\n'
+        "    return _flat_vmap(\n"
+        '  File "/Users/lin/Desktop/Hi/hay.py", line 17, in <lambda>\n'
+        "    func = lambda x: x.t()\n"
+        "RuntimeError: Batching rule not implemented for aten::t; the fallback path doesn't "
+        "work on out= or view ops.\n")
+    (c,) = _diagnose_text(tmp_path, text).compile_crashes
+    assert c.at is not None and c.at.function == "run_node"
