@@ -1014,7 +1014,10 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
         return (f"the backend {backend['name']!r} (not one of torch's) raised on the graph torch "
                 "gave it: fix it, or report it to its authors with the graph "
                 "(TORCH_LOGS=\"graph_code\" prints it)")
-    if x.deepest is not None and x.at is not None and x.deepest != x.at \
+    # (a traceback the paste cut: its deepest frame is where the paste ends, not where the
+    # exception was raised, so a package's frame there is not blamed: vllm#16818 cut at vLLM's
+    # patched_inline_call, vllm-project/recipes#429 at Python's contextlib)
+    if x.deepest is not None and x.at is not None and x.deepest != x.at and not x.cut \
             and not is_torch_file(x.deepest.file) and not is_compiler_file(x.deepest.file) \
             and (x.user is None or x.deepest != x.user):
         return (f"the deepest frame, {place(x.deepest)} in {x.deepest.function}, is not torch's: "

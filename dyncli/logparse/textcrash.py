@@ -234,6 +234,11 @@ def kernel_of(text: str) -> str:
     m = _KERNEL_RE.search(text)
     return m["name"] if m is not None else ""
 _MAX_FRAMES = 256
+# the start of Python's frame line ("  File \"F\", line N, in fn") cut short by a wrap: the
+# file's quote opened, then at most what follows the file ("\", line 95,"); _MAX_WRAP: the
+# characters of the line that may finish it
+_WRAP_START_RE = re.compile(r'^\s{0,16}File "[^"]{1,4096}(?:"(?:, ?(?:l(?:i(?:n(?:e(?: \d{0,9},?)?)?)?)?)?)?)?$')
+_MAX_WRAP = 400
 _MAX_ERROR = 600  # characters of the exception's text kept
 _MAX_ERROR_LINES = 4
 _STDLIB_RE = re.compile(r"[/\\][Ll]ib[/\\](?P<mod>[A-Za-z_]\w{0,100})(?:\.py$|[/\\])")
@@ -372,6 +377,7 @@ class CrashReader:
         self._read = False  # a reader's line came since the last traceback (its exception?)
         self._chain_read = False  # … and then a connector: the next traceback re-raises it
         self._named: tuple[int, str] = (0, "")  # (line, class) of a tool's ``named_class`` line
+        self._wrapped: tuple[int, str] | None = None  # (line, text) of a frame's line cut short
 
     @property
     def awaiting(self) -> bool:
@@ -383,6 +389,9 @@ class CrashReader:
         """Read one line; ``unread``: no reader understood it (it may be the exception's);
         ``rank``: the rank torchrun's tag gave it."""
         text = raw.decode("utf-8", "replace").rstrip()
+        text = self._unwrapped(text, lineno)
+        if self._wrapped is not None and self._wrapped[0] == lineno:
+            return []  # (the first part of a frame's line that the paste wrapped)
         tb = self._tb
         if tb is not None and tb.error is not None:  # the exception's text, continued
             if text and text[0] not in " \t" and tb.error[-1].endswith(":") \
@@ -496,6 +505,21 @@ class CrashReader:
         # break's Unsupported, a data-dependent error: not a crash), or the output went on
         self._tb = None
         return []
+
+    def _unwrapped(self, text: str, lineno: int) -> str:
+        """A frame's line that a terminal or the issue's width wrapped onto the next line
+        (vllm#16818: ``File ".../convert_frame.py", li`` then ``ne 715, in compile_inner``),
+        joined: its first part is held (``_wrapped``) and given back joined with the next line
+        where the two make a frame; a line that does not go on so is read as it was."""
+        held, self._wrapped = self._wrapped, None
+        if held is not None and held[0] == lineno - 1 and len(text) <= _MAX_WRAP:
+            for joined in (held[1] + text, f"{held[1]} {text.lstrip()}"):
+                if FILE_RE.match(joined) is not None:
+                    return joined
+        if _WRAP_START_RE.match(text) is not None and FILE_RE.match(text) is None:
+            self._wrapped = (lineno, text)
+            return ""
+        return text
 
     def done(self) -> list[ev.Event]:
         """The crash of the input's last traceback (the paste may end inside it)."""

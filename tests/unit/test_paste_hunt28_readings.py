@@ -79,3 +79,36 @@ def test_vmap_under_the_compiler_is_still_a_compile_that_raised(tmp_path: Path) 
         "work on out= or view ops.\n")
     (c,) = _diagnose_text(tmp_path, text).compile_crashes
     assert c.at is not None and c.at.function == "run_node"
+
+
+def test_frame_lines_the_width_wrapped_are_read() -> None:
+    # vllm#16818: the issue's width wrapped each long frame line ("…convert_frame.py\", li" then
+    # "ne 715, in compile_inner"; "…line 95," then " in wrapper_function"): each continuation at
+    # the margin ended the traceback and both excerpts were "not a torch log"
+    (c,) = diagnose_logs([PASTED / "vllm-16818.log"]).compile_crashes
+    assert c.cut and c.deepest is not None
+    assert (c.deepest.function, c.deepest.line) == ("_compile", 750)
+    (c,) = diagnose_logs([PASTED / "vllm-16818-b.log"]).compile_crashes
+    assert c.at is not None and (c.at.function, c.at.line) == ("inline_user_function_return", 903)
+
+
+def test_a_line_that_does_not_finish_the_frame_is_read_as_it_was(tmp_path: Path) -> None:
+    # (a frame's start that no continuation finishes: the next line is read on its own, the
+    # exception's line too)
+    text = ("Traceback (most recent call last):\n"
+            '  File "/x/torch/_dynamo/convert_frame.py", li\n'
+            "torch._dynamo.exc.InternalTorchDynamoError: AttributeError: boom\n")
+    (c,) = _diagnose_text(tmp_path, text).compile_crashes
+    assert c.error.startswith("torch._dynamo.exc.InternalTorchDynamoError")
+
+
+@pytest.mark.parametrize("name", ["vllm-16818-b", "vllm-recipes-429"])
+def test_a_traceback_cut_at_a_packages_frame_is_not_blamed_on_it(name: str) -> None:
+    # the paste ends at vLLM's patched_inline_call (vllm#16818) or Python's contextlib
+    # (vllm-project/recipes#429): where the paste ends, not where the exception was raised.
+    # It was "the deepest frame, …, is not torch's: a package that patches or hooks torch's
+    # compiler raised there"
+    diag = diagnose_logs([PASTED / f"{name}.log"])
+    (a,) = diag.suggestions
+    assert "a package that patches" not in a.fix
+    assert a.fix.startswith("the exception is past the end of the paste")
