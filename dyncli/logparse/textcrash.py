@@ -306,6 +306,8 @@ class _Traceback:
     chained: bool = False  # a connector line came after its exception
     after_read: bool = False  # chained to an exception a reader read (its re-raise)
     from_user: bool = False  # dynamo's "from user code:" came after its exception
+    # where the paste begins after the exception's line ("from user code:": sam2#603)
+    begun: str = ""
     user_frames: list[ev.UserLoc] = field(default_factory=list)  # the frames under it
     code_next: bool = False  # a frame of it at the margin came: its code line is next
     rank: int | None = None
@@ -351,7 +353,8 @@ def named_class(text: str) -> str:
 # dynamo's "from user code:" stack glued to the exception's line with its frames, as a paste
 # that lost its line breaks has it (WanVideoWrapper#1415: "…') from user code: File "…model.py",
 # line 1053, in torch_dynamo_resume_in_forward_at_1051 q, k = … Set TORCHDYNAMO_VERBOSE=1 …")
-_GLUED_USER = " from user code: "
+_FROM_USER = "from user code:"
+_GLUED_USER = f" {_FROM_USER} "
 _GLUED_MAX = 8000  # characters of the line searched
 _GLUED_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,1000})", line (?P<line>\d{1,9}), '
                              r"in (?P<fn>[\w<>.]{1,200})")
@@ -446,13 +449,19 @@ class CrashReader:
             if done is None and text.strip() in _CONNECTORS:
                 self._chain_read = self._read  # (what a reader read, or before the paste)
                 return []
+            if done is None and unread and not self._read and text.strip() == _FROM_USER:
+                # a paste that begins at dynamo's user stack (exc.py's format_error_msg,
+                # 2.0-2.15, under the exception it raised; sam2#603): that compile raised,
+                # its exception above the paste (not a reader's record's: torchdynamo#1010)
+                self._done = _Traceback(lineno, from_user=True, begun=_FROM_USER, rank=rank)
+                return []
             if text[:1] not in (" ", "\t", ""):
                 self._read = False  # the program's own output: not a reader's exception
             if done is not None and text.strip():
                 if text.strip() in _CONNECTORS:
                     done.chained = True
                     return []
-                if text.strip() == "from user code:":  # dynamo's user stack after the error
+                if text.strip() == _FROM_USER:  # dynamo's user stack after the error
                     done.from_user = True
                     return []
                 return self._finish_done()
@@ -551,7 +560,7 @@ class CrashReader:
             stack, error = error[glued + len(_GLUED_USER):], error[:glued]
             tb.user_frames += [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
                                for m in _GLUED_FRAME_RE.finditer(stack, 0, _GLUED_MAX)][:16]
-        cut = tb.error is None
+        cut = tb.error is None and not tb.begun
         name = exception_name(tb.error[0]) if tb.error else tb.head.rsplit(".", 1)[-1]
         if cut and tb.head:
             error = tb.head  # IPython's head: the exception's type, its message cut
@@ -576,7 +585,7 @@ class CrashReader:
         # function dynamo or AOTAutograd called)
         works = any(_compiler_frame(f) for f in frames)
         if not (names & COMPILER_ERRORS) and not raised and not reaches and not works \
-                and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
+                and not tb.begun and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
             self._refuse(frames, any(t.export_violation for t in chain))
             return []
         if chain[-1].after_read and not raised and not (names & COMPILER_ERRORS) and not works:
@@ -594,7 +603,10 @@ class CrashReader:
         # the user's line: dynamo's "from user code:" stack names it where the paste has it,
         # else the program's deepest own frame in the traceback it stopped with
         users = [f for t in reversed(chain) for f in t.user_frames]
-        user = users[-1] if users else next(
+        # (its innermost frame that is not torch's: a stack that ends in nn.Module's _call_impl
+        # ends where the call went into torch's module code, sam2#603)
+        user = next((f for f in reversed(users) if not is_torch_file(f.file)), users[-1]) \
+            if users else next(
             (f for f in reversed(tb.frames) if _user(f)), None) or next(
             (f for f in reversed(frames) if _user(f)), None)
         frames += users
@@ -606,7 +618,7 @@ class CrashReader:
             kernel=kernel_of(f"{error} {' '.join(causes)}"),
             deepest=deepest, user=user, resumes=resumes, line=chain[-1].line,
             cudagraph_run=any(_CUDAGRAPH_TREES_RE.search(f.file) for f in frames),
-            rank=chain[-1].rank)]
+            begun=chain[-1].begun, rank=chain[-1].rank)]
 
 
 # inductor's record of a kernel Triton could not compile: log.exception("Triton compilation

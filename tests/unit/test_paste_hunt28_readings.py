@@ -112,3 +112,38 @@ def test_a_traceback_cut_at_a_packages_frame_is_not_blamed_on_it(name: str) -> N
     (a,) = diag.suggestions
     assert "a package that patches" not in a.fix
     assert a.fix.startswith("the exception is past the end of the paste")
+
+
+def test_a_paste_begun_at_dynamos_user_stack_is_the_compile_that_raised() -> None:
+    # sam2#603: the excerpt begins at "from user code:" (the exception, the issue's title, is
+    # above it): it was "not a torch log"
+    diag = diagnose_logs([PASTED / "sam2-603.log"])
+    (c,) = diag.compile_crashes
+    assert c.begun == "from user code:" and not c.cut and c.error == ""
+    assert c.user is not None and (c.user.file.endswith("image_encoder.py"), c.user.line) == \
+        (True, 132)  # (not module.py's _call_impl, the stack's innermost frame)
+    (a,) = diag.suggestions
+    assert "the paste begins after it" in a.message
+    assert a.fix.startswith("the exception is above where the paste begins")
+    assert diag.to_dict()["compile_crashes"][0]["begun"] == "from user code:"
+
+
+def test_a_stack_after_a_readers_record_is_that_records(tmp_path: Path) -> None:
+    # (the neighbour: torchdynamo#1010's WON'T CONVERT record, its stack under it: no crash)
+    diag = diagnose_logs([PASTED / "torchdynamo-1010.log"])
+    assert not diag.compile_crashes and len(diag.not_converted) == 1
+
+
+def test_an_unsupported_ending_in_call_impl_is_placed_at_the_call(tmp_path: Path) -> None:
+    # sam2#603's exception (the issue's title) with the stack its excerpt has: the innermost
+    # frame is nn.Module's _call_impl, where the call of self.position_encoding went into torch;
+    # it was "graph break at …\\torch\\nn\\modules\\module.py:1562 … the break is in torch's
+    # own code, not a line of yours"
+    text = ("torch._dynamo.exc.Unsupported: 'inline in skipfiles: PositionEmbeddingSine.forward "
+            "| decorate_context D:\\ProgramData\\Anaconda3\\envs\\sam2\\lib\\site-packages\\torch"
+            "\\utils\\_contextlib.py, skipped according trace_rules.lookup SKIP_DIRS'\n\n"
+            + (PASTED / "sam2-603.log").read_text())
+    diag = _diagnose_text(tmp_path, text)
+    (b,) = diag.graph_breaks
+    assert b.raised and b.file.endswith("image_encoder.py") and b.user_line == 132
+    assert "torch's own code" not in diag.suggestions[0].fix
