@@ -218,6 +218,7 @@ USAGE: dict[str, str] = {
     "textcrash._IPY_FILE_LINK_RE": "match", "textcrash._IPY_FILE_RE": "match",
     "textcrash._IPY_LINK_RE": "match", "textcrash._IPY_OLD_RE": "match",
     "textcrash._KERNEL_NAME_RE": "match", "textcrash._TRITON_SOURCE_RE": "match",
+    "textcrash._WRAP_START_RE": "match",
     "torchtree._DRIVE_RE": "match", "unbacked._RAISES_RE": "match",
     "textautograd._NODE_RE": "match", "textautograd._SHAPES_RE": "match",
     "textautograd._OLD_RE": "match", "textautograd._CALL_RE": "match",

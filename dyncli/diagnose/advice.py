@@ -1009,12 +1009,21 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
         return _kernel_fix(x)
     if x.cudagraph_run:
         return _ran_fix(x)
+    if x.begun and not x.error:  # (sam2#603: the paste begins at dynamo's user stack)
+        return (f"the exception is above where the paste begins ({x.begun!r} follows it): "
+                "paste the traceback's last lines, whose exception says whose error it is "
+                "(torch._dynamo.exc.Unsupported: a graph break fullgraph=True made an error; a "
+                "data-dependent size; torch's own); the stack the paste has says where dynamo "
+                "was in your code")
     backend = _BACKEND_RE.search(text)
     if backend is not None and backend["name"] not in _TORCH_BACKENDS:
         return (f"the backend {backend['name']!r} (not one of torch's) raised on the graph torch "
                 "gave it: fix it, or report it to its authors with the graph "
                 "(TORCH_LOGS=\"graph_code\" prints it)")
-    if x.deepest is not None and x.at is not None and x.deepest != x.at \
+    # (a traceback the paste cut: its deepest frame is where the paste ends, not where the
+    # exception was raised, so a package's frame there is not blamed: vllm#16818 cut at vLLM's
+    # patched_inline_call, vllm-project/recipes#429 at Python's contextlib)
+    if x.deepest is not None and x.at is not None and x.deepest != x.at and not x.cut \
             and not is_torch_file(x.deepest.file) and not is_compiler_file(x.deepest.file) \
             and (x.user is None or x.deepest != x.user):
         return (f"the deepest frame, {place(x.deepest)} in {x.deepest.function}, is not torch's: "
@@ -1075,6 +1084,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         if x.cut:
             error += " (the paste ends before its message)" if x.error else \
                 " (the paste ends inside the traceback, before the exception)"
+        elif x.begun and not x.error:
+            error += f" (the paste begins after it, at dynamo's \"{x.begun}\")"
         if x.cause:
             error += f", raised from {x.cause}"
         # (place() names the function itself where the paste lost the frame's line)
@@ -1096,6 +1107,7 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
                                                            else "")
         # a traceback's exception, or an exception (a record) printed without one
         shown = f"Traceback … {x.error or 'cut'}" if x.deepest is not None else \
+            f"{x.begun} … {place(x.user) if x.user else ''}" if x.begun else \
             (x.error or x.cause or (f"Triton compilation failed: {x.kernel}" if x.kernel != "?"
                                     else "inductor's record of a kernel Triton could not compile"))
         said = f"the program stopped: {raised}{where}{user}{after}."

@@ -464,7 +464,9 @@ class CompileCrash(Event):
     deepest frame; ``cudagraph_run``: a frame is the CUDA-graph trees' (the compiled graph
     raised as it ran under CUDA graphs, not in a compile); ``went_on``: no traceback, a
     program's warning quoting torch.compile's refusal (``error``: its message): the program
-    caught it and ran uncompiled. ``line``: where the traceback begins."""
+    caught it and ran uncompiled. ``begun``: where the paste begins after the exception's
+    line ("from user code:", dynamo's user stack: its exception is before the paste).
+    ``line``: where the traceback begins."""
 
     error: str
     cause: str = ""
@@ -476,6 +478,7 @@ class CompileCrash(Event):
     kernel: str = ""  # the Triton kernel inductor wrote that Triton could not compile
     cudagraph_run: bool = False
     went_on: bool = False
+    begun: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
