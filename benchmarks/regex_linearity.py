@@ -171,6 +171,12 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda t: advice._no_fake_impl_fix(t) + str(advice._NO_FAKE_RE.search(t)),
      lambda n: _fit("There was no fake impl registered for <CustomOpDef(", "a::", n,
                     "Please use `" + "a." * 100)),
+    # round 28: a program's warning that quotes torch.compile's refusal (the stamp's words are
+    # counted up to two; the level's word reaches 160 characters)
+    ("textcrash.refusal_warned (stamp words)", textcrash.refusal_warned,
+     lambda n: _fit("", "ab ", n, "WARNING Windows not yet supported for torch.compile")),
+    ("textcrash.refusal_warned (levels)", textcrash.refusal_warned,
+     lambda n: _fit("", "WARNING ", n, "Windows not yet supported for torch.compile")),
     ("textautograd.miss (sizes)", lambda t: textautograd.miss(t, _COMMON),
      lambda n: _fit("Cache miss due to 1 changed tensor shapes (total of 2): ", "sizes[1], ", n)),
     ("textautograd.miss (node)", lambda t: textautograd.miss(t, _COMMON),

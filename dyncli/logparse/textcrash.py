@@ -21,6 +21,7 @@ one of the compiler's or the compiler at work raised it (an ``AssertionError`` i
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -149,6 +150,11 @@ _REFUSAL_WORDS = tuple(words for words, kind, _ in MACHINE_ERRORS if kind in REF
 # test_markdown_prose.py)
 _WARNING_RE = re.compile(r"(?:^|[^\w])(?:WARNING|WARN|Warning)(?:[^\w]|$)")
 _STAMP_WORD_RE = re.compile(r"[A-Za-z]{2,}")
+# how far after the level's word torch's words may start: the program's words before them
+# (SD.Next's "Model compile not supported: ", loguru's "sd_models:compile:12 - ") run to a few
+# dozen characters; further on, the level is another message's (a paste that joined lines, a
+# long message of the program's own that torch's words end)
+_LEVEL_REACH = 160
 # torch's BackendCompilerFailed message without its class (output_graph.py 2.0-2.15:
 # "backend='{name}' raised:" then the backend's exception on the next line), as a tool shows
 # it (ComfyUI#10485, ComfyUI-MochiWrapper#94)
@@ -164,17 +170,20 @@ def machine_error(text: str) -> str:
 def refusal_warned(text: str) -> str:
     """The message of a program's warning that quotes torch.compile's refusal of the platform
     (the program caught it and went on uncompiled: SD.Next's "WARNING  Model compile not
-    supported: Windows not yet supported for torch.compile", sdnext#2699), or "". An
-    exception's line is not one (the traceback's reader has it)."""
+    supported: Windows not yet supported for torch.compile", sdnext#2699), or "". The level's
+    word stands before torch's words, at most ``_LEVEL_REACH`` (160) characters before them,
+    behind a stamp of at most one word. An exception's line is not one (the traceback's reader
+    has it)."""
     if not any(words in text for words in _REFUSAL_WORDS):
         return ""
     at = min(text.find(words) for words in _REFUSAL_WORDS if words in text)
     level = _WARNING_RE.search(text, 0, at)
-    if level is None or exception_name(text.strip()):
+    if level is None or at - level.end() > _LEVEL_REACH or exception_name(text.strip()):
         return ""
     stamp = text[:level.start() + 1]
-    if any(c in stamp for c in "`'\"()") or len(_STAMP_WORD_RE.findall(stamp)) > 1:
-        return ""  # (words about the line, not its stamp)
+    if any(c in stamp for c in "`'\"()") or \
+            sum(1 for _ in itertools.islice(_STAMP_WORD_RE.finditer(stamp), 2)) > 1:
+        return ""  # (words about the line, not its stamp: a second word is enough to tell)
     return text[level.end():].lstrip(" \t:|]-").rstrip()
 
 
