@@ -22,6 +22,14 @@ def backend(gm, example_inputs):  # counts the graphs dynamo hands a backend
 """
 
 
+@dataclass(frozen=True)
+class Script:
+    """A program in a file, run as ``python PATH ARGS``: its frames name the file."""
+
+    path: Path
+    args: tuple[str, ...] = ()
+
+
 def _environment(logs: str, env: Mapping[str, str] | None) -> dict[str, str]:
     """This environment under TORCH_LOGS=``logs`` (empty: unset) and ``env``, one OpenMP
     thread."""
@@ -31,15 +39,17 @@ def _environment(logs: str, env: Mapping[str, str] | None) -> dict[str, str]:
     return full | dict(env or {})
 
 
-def run_logged(code: str, log: Path, logs: str = "", env: Mapping[str, str] | None = None,
+def run_logged(code: str | Script, log: Path, logs: str = "",
+               env: Mapping[str, str] | None = None,
                check: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` (``python -c``) under TORCH_LOGS=``logs`` (empty: unset, torch's default
-    warnings: torch 2.15 fails to import under an empty TORCH_LOGS) and ``env``, one OpenMP
-    thread, its stderr written to ``log``; its stdout as text (``run_python``: a fork of a
-    Python that has imported torch)."""
+    """Run ``code`` (``python -c``, or a Script: ``python PATH ARGS``) under
+    TORCH_LOGS=``logs`` (empty: unset, torch's default warnings: torch 2.15 fails to import
+    under an empty TORCH_LOGS) and ``env``, one OpenMP thread, its stderr written to ``log``;
+    its stdout as text (``run_python``: a fork of a Python that has imported torch)."""
     out = log.with_name(f".{log.name}.stdout")
-    rc = run_python(["-c", code], _environment(logs, env), Path.cwd(), out, log)
-    ran = subprocess.CompletedProcess([sys.executable, "-c", code], rc,
+    argv = ["-c", code] if isinstance(code, str) else [str(code.path), *code.args]
+    rc = run_python(argv, _environment(logs, env), Path.cwd(), out, log)
+    ran = subprocess.CompletedProcess([sys.executable, *argv], rc,
                                       out.read_text(errors="replace"), None)
     if check:
         ran.check_returncode()
@@ -85,14 +95,6 @@ for i, (code, filename, argv) in enumerate(codes):
 print(mark, flush=True)
 print(json.dumps(failed), flush=True)
 '''
-
-
-@dataclass(frozen=True)
-class Script:
-    """A program in a file, run as ``python PATH ARGS``: its frames name the file."""
-
-    path: Path
-    args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

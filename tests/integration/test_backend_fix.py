@@ -10,14 +10,12 @@ names) is no fix: the fix's text must not suggest it.
 from __future__ import annotations
 
 import functools
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from logged import Script, run_logged
 
 from dyncli.diagnose.read import diagnose_inputs
 
@@ -49,10 +47,7 @@ def _compiles(call: Callable[[Any], Any]) -> int:
 
 def test_a_backend_mismatch_is_read_and_its_fix_compiles_once(tmp_path: Path) -> None:
     log = tmp_path / "backend.log"
-    env = {**os.environ, "TORCH_LOGS": "recompiles", "OMP_NUM_THREADS": "1"}
-    with open(log, "wb") as err:
-        subprocess.run([sys.executable, str(PROGRAM)], env=env, stderr=err, check=True,
-                       timeout=300)
+    run_logged(Script(PROGRAM), log, "recompiles", check=True)
     d = diagnose_inputs([log])
     assert [r.compile_id for r in d.recompiles] == ["0/1", "0/2"]
     assert {r.kind for r in d.recompiles} <= {"backend", "no_guard"}

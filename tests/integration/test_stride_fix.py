@@ -12,14 +12,12 @@ removes that recompile.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from logged import run_logged
 
 from dyncli.diagnose.read import diagnose_inputs
 from dyncli.diagnose.render import summary_line
@@ -73,10 +71,7 @@ def _marked(t: Any) -> Any:
 
 def test_a_stride_recompile_is_read_as_one_and_its_fixes_compile_once(tmp_path: Path) -> None:
     log = tmp_path / "stride.log"
-    env = {**os.environ, "TORCH_LOGS": "recompiles", "OMP_NUM_THREADS": "1"}
-    with open(log, "wb") as err:
-        subprocess.run([sys.executable, "-c", PROGRAM], env=env, stderr=err, check=True,
-                       timeout=300)
+    run_logged(PROGRAM, log, "recompiles", check=True)
     d = diagnose_inputs([log])
     assert [(r.compile_id, r.cause, r.kind) for r in d.recompiles] == [("0/1", "stride", "stride")]
     assert "size 0, stride 1, scalar 0, other 0" in summary_line(d)
