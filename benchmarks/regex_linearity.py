@@ -181,7 +181,19 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda n: _fit("Cache miss due to 1 changed tensor shapes (total of 2): ", "sizes[1], ", n)),
     ("textautograd.miss (node)", lambda t: textautograd.miss(t, _COMMON),
      lambda n: _fit("Cache miss due to new autograd node: ", "a (NodeCall 1) with key size 1", n)),
+    # round 28: a version the Python prompt or pip show states on the line under its opener
+    ("textversion.VersionLines.read (the prompt's answer)", lambda t: _answer(b">>> torch.__version__", t),
+     lambda n: _fit("'2", ".5", n, "'")),
+    ("textversion.VersionLines.read (pip show's Version)", lambda t: _answer(b"Name: torch", t),
+     lambda n: _fit("Version:", " ", n, "2.5.1")),
 ]
+
+
+def _answer(opener: bytes, text: str) -> object:
+    """``text`` read as the line under ``opener`` (``textversion.VersionLines``)."""
+    lines = textversion.VersionLines()
+    lines.read(opener, 1)
+    return lines.read(text.encode(), 2)
 
 
 def _safe(fn: Callable[..., object], *args: Any) -> object:
@@ -230,6 +242,9 @@ USAGE: dict[str, str] = {
     "textautograd._OLD_RE": "match", "textautograd._CALL_RE": "match",
     "textautograd._SIZE_RE": "findall", "trace_map._CA_REASON": "match",
     "analyzer._RAISED_LIMIT_RE": "match",
+    "textversion._REPL_RE": "match", "textversion._PRINT_RE": "match",
+    "textversion._PIP_SHOW_RE": "match", "textversion._QUOTED_RE": "match",
+    "textversion._BARE_RE": "match", "textversion._SHOW_VERSION_RE": "match",
 }
 
 

@@ -57,7 +57,13 @@ from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textbreaks import CONTROL_FLOW
-from dyncli.logparse.textbuiltins import WARN_FIX, builtin_hint, builtin_name
+from dyncli.logparse.textbuiltins import (
+    ON_CALLING_THREAD,
+    PER_THREAD,
+    WARN_FIX,
+    builtin_hint,
+    builtin_name,
+)
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, REFUSALS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
@@ -1491,7 +1497,9 @@ def _cut_hint_fix(b: GraphBreakReport) -> str:
 # logger.warning_once); 2.11 on, GB0291, whose hints name the class's method and
 # ignore_logging_functions (ignore_logger_methods is its alias there). Torch checks the bound
 # method and its __func__ against the set, so the class's method covers every logger of the
-# class. Applied: tests/integration/test_logger_fix.py (transformers' warning_once).
+# class. Applied: tests/integration/test_logger_fix.py (transformers' warning_once), and
+# tests/integration/test_logger_thread_fix.py (logging's info, on the thread that calls the
+# compiled function; made on the main thread only, it does not reach a worker's compile).
 _LOGGER_OLD = "Logger not supported for non-export cases"
 _LOGGER_GB = "logging.Logger method not supported for non-export cases"
 _CLASS_METHOD_RE = re.compile(r"add the class method `(?P<m>[\w.]{1,200})`")
@@ -1518,9 +1526,11 @@ def _logging_fix(b: GraphBreakReport) -> str:
         named = f"logging.Logger.{m['m']}"
     what = (f"{setting}.add({named}) before compiling" if named else
             f"add the logger method called there to {setting} before compiling")
-    return (f"{what} (torch's own answer: dynamo skips the call, so that message is not logged "
-            "while the code runs compiled; a method of the logger's class covers every logger of "
-            "that class, a library's too); or call the logger outside the compiled function")
+    # (a set in torch's config: a per-thread copy from 2.12, as warnings.warn's fix says)
+    return (f"{what}, {ON_CALLING_THREAD} {PER_THREAD} — torch's own answer: dynamo skips the "
+            "call, so that message is not logged while the code runs compiled; a method of the "
+            "logger's class covers every logger of that class, a library's too; or call the "
+            "logger outside the compiled function")
 
 
 # compiling the DDP wrapper: distributed.py marks _inside_ddp_forward skipped ("dynamo only kicks

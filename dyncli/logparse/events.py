@@ -437,8 +437,9 @@ class TorchNote(Event):
 class TorchVersion(Event):
     """The torch version a paste states beside its log (``dyncli.logparse.textversion``):
     ``version`` as written (``2.5.1+cu124``), ``form`` the kind of line that states it
-    (``collect_env``, ``pip``, ``conda``, ``pip list``, ``torch.__version__``), ``text`` the
-    line, bounded."""
+    (``collect_env``, ``pip``, ``conda``, ``pip list``, ``torch.__version__``, ``pip show``),
+    ``text`` the line, bounded (a two-line form's two, ``Name: torch / Version: 2.5.1``, from
+    the first: ``line``)."""
 
     version: str
     form: str
