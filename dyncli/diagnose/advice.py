@@ -56,7 +56,7 @@ from dyncli.diagnose.releases import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
-from dyncli.logparse.textbreaks import CONTROL_FLOW
+from dyncli.logparse.textbreaks import CONTROL_FLOW, UNIMPLEMENTED_CUT
 from dyncli.logparse.textbuiltins import WARN_FIX, builtin_hint, builtin_name
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, REFUSALS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
@@ -1145,6 +1145,16 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
 # 2.1-2.15 print it under the graph_breaks artifact, and fullgraph=True raises it
 _RERUN_BREAKS = ('rerun with TORCH_LOGS="graph_breaks": torch prints each break with its reason '
                  "and the user code that reached it (fullgraph=True raises at the first)")
+# a traceback cut in dynamo's unimplemented (textbreaks.UNIMPLEMENTED_CUT): the Unsupported's
+# message, past the paste, names what broke; TORCHDYNAMO_VERBOSE=1 (2.0-2.15) prints it with
+# dynamo's user stack; without fullgraph=True torch splits the graph there and goes on
+# (applied in tests/integration/test_unsupported_cut_fix.py)
+_UNIMPLEMENTED_CUT_FIX = (
+    "the exception past the end of the paste (torch._dynamo.exc.Unsupported) names what broke "
+    "and \"from user code:\" under it the line: paste them, or rerun with TORCHDYNAMO_VERBOSE=1, "
+    "which prints both; then move that call out of the compiled function or make it "
+    "traceable. To run meanwhile, compile without fullgraph=True: torch splits the graph at "
+    "the break and the program goes on")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1215,6 +1225,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         return _DDP_WRAPPER_FIX
     if b.reason_cut:  # (not "move the call out": what to move is in the part cut, pytorch#126722)
         return _REASON_CUT_FIX
+    if b.reason == UNIMPLEMENTED_CUT:  # (speech-to-speech#27: its message past the paste)
+        return _UNIMPLEMENTED_CUT_FIX
     if b.gb_type == _OBSERVED or b.reason == _OBSERVED:
         # the exception is the code's: torch's frame last (2.15: polyfills' class call, for a
         # class called with a missing argument) is where it surfaced, the user's call made it

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.textbreaks import UNIMPLEMENTED_CUT
 from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textstack import FILE_RE
 from dyncli.logparse.torchtree import (
@@ -234,6 +235,9 @@ def kernel_of(text: str) -> str:
     m = _KERNEL_RE.search(text)
     return m["name"] if m is not None else ""
 _MAX_FRAMES = 256
+# dynamo's function that raises a graph break's Unsupported (exc.py), every release's name
+_UNIMPLEMENTED = ("unimplemented", "unimplemented_v2", "unimplemented_with_warning")
+_EXC_FILE_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]exc\.py$")
 # the start of Python's frame line ("  File \"F\", line N, in fn") cut short by a wrap: the
 # file's quote opened, then at most what follows the file ("\", line 95,"); _MAX_WRAP: the
 # characters of the line that may finish it
@@ -594,6 +598,13 @@ class CrashReader:
             # that exception (an AssertionError in convert_frame) is its own crash
             self.refused["traceback-chained"] = self.refused.get("traceback-chained", 0) + 1
             return []
+        if cut and not causes and deepest is not None and deepest.function in _UNIMPLEMENTED \
+                and _EXC_FILE_RE.search(deepest.file) is not None:
+            # cut in dynamo's unimplemented, which raises Unsupported: a graph break raised to
+            # the program (speech-to-speech#27), not a crash of the compiler; its place and its
+            # reason are in the message past the paste's end
+            return [ev.GraphBreak(file="", user_line=0, reason=UNIMPLEMENTED_CUT, raised=True,
+                                  partial=True, line=chain[-1].line, rank=chain[-1].rank)]
         if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file) \
                 and not deepest.function.endswith(PLATFORM_CHECKS):
             # cut where every compiled call passes: nothing says the compile raised, unless

@@ -147,3 +147,27 @@ def test_an_unsupported_ending_in_call_impl_is_placed_at_the_call(tmp_path: Path
     (b,) = diag.graph_breaks
     assert b.raised and b.file.endswith("image_encoder.py") and b.user_line == 132
     assert "torch's own code" not in diag.suggestions[0].fix
+
+
+def test_a_traceback_cut_in_unimplemented_is_a_raised_graph_break() -> None:
+    # speech-to-speech#27: the excerpt ends at exc.py's `unimplemented` (check_inlineable
+    # under it), which raises Unsupported; the handler compiles with fullgraph=True. It was
+    # "torch's compiler raised an exception … suppress_errors = True runs the frame eagerly"
+    diag = diagnose_logs([PASTED / "speech-to-speech-27.log"])
+    assert not diag.compile_crashes
+    (b,) = diag.graph_breaks
+    assert b.raised and not b.file and "dynamo's unimplemented" in b.reason
+    (a,) = diag.suggestions
+    assert "TORCHDYNAMO_VERBOSE=1" in a.fix and "without fullgraph=True" in a.fix
+    assert "suppress_errors" not in a.fix and diag.causes[0].stops
+
+
+def test_a_traceback_whole_past_unimplemented_is_read_by_its_exception(tmp_path: Path) -> None:
+    # (the neighbour: the exception's line under the frame: the break is read from it)
+    text = (PASTED / "speech-to-speech-27.log").read_text() + (
+        "    raise Unsupported(msg)\n"
+        "torch._dynamo.exc.Unsupported: 'inline in skipfiles: WhisperForConditionalGeneration."
+        "forward | decorate_context /x/torch/utils/_contextlib.py, skipped according "
+        "trace_rules.lookup SKIP_DIRS'\n")
+    (b,) = _diagnose_text(tmp_path, text).graph_breaks
+    assert b.raised and b.reason.startswith("'inline in skipfiles")
