@@ -805,6 +805,16 @@ _MACHINE_FIX = {
         "and this GPU is older (Ampere sm_80/86 or before): on it use fp8_e5m2 or fp16/bf16 "
         "weights, or do not compile the layers that use them; fp8 brings no speed there; "
         "not a bug to report"),
+    # (vllm#17018: gcc on Triton's main.c for cuda_utils; triton-windows#156 and #77:
+    # "Python.h not found" under an embedded Python; sglang#18644 installs python3-dev)
+    "triton-launcher": (
+        "Triton could not build its GPU launcher (cuda_utils) with this machine's C compiler: "
+        "the compiler's own error, printed above the traceback, names what is missing; "
+        "commonly Python's headers (Python.h: install python3.X-dev for this Python, or on "
+        "Windows an embedded Python's include and libs folders, as triton-windows' "
+        "instructions say), a C compiler (CC names it), or the driver's libcuda.so where the "
+        "linker looks (-lcuda); then rerun; or run without inductor meanwhile "
+        "(torch.compile(..., backend=\"aot_eager\")); not a bug to report"),
     # (legacy-rocm-build#4499; ROCm/TheRock#2006's fix)
     "rocm-lld": (
         "Triton's AMD backend cannot find ROCm's linker: set TRITON_HIP_LLD_PATH to ROCm's "

@@ -157,9 +157,26 @@ _BACKEND_RAISED_RE = re.compile(r"^backend='[^'\s]{1,200}' raised:$")
 _BACKEND_FAILED = "torch._dynamo.exc.BackendCompilerFailed"
 
 
+# Triton building its GPU driver's launcher module with the machine's C compiler (gcc, cl,
+# triton-windows' tcc): runtime/build.py's check_call raises CalledProcessError naming the
+# command, whose files are cuda_utils (3.2 on: cuda_utils.c; 3.0-3.1: main.c built into
+# cuda_utils.cpython-*.so) or hip_utils on ROCm. Its cause is the machine's toolchain (Python.h
+# of python3.X-dev, the embedded Python's include and libs on Windows, libcuda for -lcuda):
+# vllm#17018, triton-windows#156, SeedVR2#134, ComfyUI#9418, sglang#18644's fix. Triton builds
+# it for any kernel, a program's own too: a crash only where the traceback is the compiler's
+_LAUNCHER_BUILT = "returned non-zero exit status"
+_LAUNCHER_FILES = ("cuda_utils", "hip_utils")
+# every kind machine_error names: MACHINE_ERRORS' and the launcher's
+MACHINE_KINDS = frozenset({kind for _, kind, _ in MACHINE_ERRORS} | {"triton-launcher"})
+
+
 def machine_error(text: str) -> str:
-    """The machine's lack an error's text names (``MACHINE_ERRORS``), or ""."""
-    return next((kind for words, kind, _ in MACHINE_ERRORS if words in text), "")
+    """The machine's lack an error's text names (``MACHINE_ERRORS``, and Triton's launcher the
+    C compiler could not build), or ""."""
+    kind = next((kind for words, kind, _ in MACHINE_ERRORS if words in text), "")
+    if not kind and _LAUNCHER_BUILT in text and any(f in text for f in _LAUNCHER_FILES):
+        return "triton-launcher"
+    return kind
 
 
 def refusal_warned(text: str) -> str:

@@ -171,3 +171,11 @@ def test_a_traceback_whole_past_unimplemented_is_read_by_its_exception(tmp_path:
         "trace_rules.lookup SKIP_DIRS'\n")
     (b,) = _diagnose_text(tmp_path, text).graph_breaks
     assert b.raised and b.reason.startswith("'inline in skipfiles")
+
+
+def test_tritons_launcher_the_machine_could_not_build_is_not_torchs_bug() -> None:
+    # vllm#17018: inductor's BackendCompilerFailed over gcc failing on Triton's main.c (its
+    # cuda_utils launcher): it was "an error in torch's compiler … report it to PyTorch"
+    (a,) = diagnose_logs([PASTED / "vllm-17018.log"]).suggestions
+    assert a.fix.startswith("Triton could not build its GPU launcher (cuda_utils)")
+    assert "Python.h" in a.fix and "report it to PyTorch" not in a.fix
