@@ -58,7 +58,13 @@ from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textbreaks import CONTROL_FLOW, UNIMPLEMENTED_CUT
 from dyncli.logparse.textbuiltins import WARN_FIX, builtin_hint, builtin_name
-from dyncli.logparse.textcrash import PLATFORM_CHECKS, REFUSALS, exception_name, machine_error
+from dyncli.logparse.textcrash import (
+    PLATFORM_CHECKS,
+    REFUSALS,
+    exception_name,
+    machine_error,
+    rewrapped,
+)
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.torchtree import (
@@ -1019,6 +1025,14 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
         return _kernel_fix(x)
     if x.cudagraph_run:
         return _ran_fix(x)
+    if rewrapped(x.error):  # (vllm#16009, #17018: vLLM's V0 wrapper re-raising it)
+        return ("the compile failed in the backend (torch's BackendCompilerFailed), and a "
+                "wrapper re-raising it as type(err)(message) failed, since its constructor "
+                "takes the backend and the inner exception (vLLM's V0 worker/"
+                "model_runner_base.py does so): the backend's own error is in the traceback "
+                "before this one (\"During handling of the above exception\"), or printed "
+                "above it: paste it; it says whose error it is (the machine's, such as a Triton "
+                "launcher the C compiler could not build; the code's; torch's)")
     if x.begun and not x.error:  # (sam2#603: the paste begins at dynamo's user stack)
         return (f"the exception is above where the paste begins ({x.begun!r} follows it): "
                 "paste the traceback's last lines, whose exception says whose error it is "
@@ -1105,6 +1119,9 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         after = f" (the last compile the log shows before it: [{x.compile_id}])" \
             if x.compile_id else ""
         raised = f"torch's compiler raised {error}"
+        if rewrapped(x.error):  # (the wrapper's TypeError, not the compiler's own)
+            raised = (f"a wrapper re-raising torch's BackendCompilerFailed raised {error}, "
+                      "hiding the backend's error")
         if machine_error(f"{x.error} {x.cause}") == "config-renamed":
             raised = f"torch's config module raised {error} as the program set it"
         if x.cudagraph_run:  # (not a compile: the graph ran; its fix is _ran_fix's)

@@ -341,10 +341,23 @@ class _Traceback:
 
 def compiler_exception(text: str) -> bool:
     """Whether an exception's line is one of torch's compiler: by its class (``COMPILER_ERRORS``)
-    or its module (``torch._inductor.exc.…``)."""
+    or its module (``torch._inductor.exc.…``), or a wrapper's failed re-raise of
+    BackendCompilerFailed (``REWRAPPED``)."""
     m = _EXC_RE.match(text)
     return exception_name(text) in COMPILER_ERRORS or (
-        m is not None and _COMPILER_MODULE_RE.match(m["type"]) is not None)
+        m is not None and _COMPILER_MODULE_RE.match(m["type"]) is not None) or rewrapped(text)
+
+
+# a wrapper re-raising torch's exception as ``type(err)(message)`` (vLLM's V0 model runner,
+# worker/model_runner_base.py's _wrapper: vllm#16009, #17018, rocm_sdk_builder#248), which
+# BackendCompilerFailed's constructor (backend_fn, inner_exception; 2.0-2.15) refuses with
+# this TypeError: the compile failed in the backend, and the wrapper lost its error
+REWRAPPED = "missing 1 required positional argument: 'inner_exception'"
+
+
+def rewrapped(text: str) -> bool:
+    """Whether an exception's line is a wrapper's failed re-raise of BackendCompilerFailed."""
+    return text.startswith("TypeError: ") and REWRAPPED in text and "__init__()" in text
 
 
 def _compiler_frame(loc: ev.UserLoc) -> bool:

@@ -179,3 +179,18 @@ def test_tritons_launcher_the_machine_could_not_build_is_not_torchs_bug() -> Non
     (a,) = diagnose_logs([PASTED / "vllm-17018.log"]).suggestions
     assert a.fix.startswith("Triton could not build its GPU launcher (cuda_utils)")
     assert "Python.h" in a.fix and "report it to PyTorch" not in a.fix
+
+
+def test_a_wrappers_failed_re_raise_of_backend_compiler_failed_is_the_compiles(
+        tmp_path: Path) -> None:
+    # rocm_sdk_builder#248 (vLLM's V0 model_runner_base._wrapper: `raise type(err)(…)`):
+    # BackendCompilerFailed's constructor takes the backend and the inner exception. It was
+    # "a Python traceback with nothing of torch's compiler in it"; vllm#16009 pasted Python
+    # 3.9's words, without the class
+    for diag in (diagnose_logs([PASTED / "rocm-sdk-builder-248.log"]), _diagnose_text(
+            tmp_path, "TypeError: __init__() missing 1 required positional argument: "
+                      "'inner_exception'\n")):
+        (a,) = diag.suggestions
+        assert "a wrapper re-raising torch's BackendCompilerFailed" in a.message
+        assert a.fix.startswith("the compile failed in the backend")
+        assert "report it to PyTorch" not in a.fix
