@@ -1014,6 +1014,24 @@ def _refused(x: CompileCrashReport) -> str:
     return ""
 
 
+# inductor's C++ for the CPU that the machine's compiler did not build (CppCompileError: the
+# command, then the compiler's own "Output:"; 2.0-2.15) or no compiler found (InvalidCxxCompiler,
+# 2.2-2.15): most often the machine's toolchain (OpenMP on macOS, where torch's own message
+# names the fix; MSVC's cl outside a Developer prompt on Windows; a missing header), sometimes
+# inductor's code (pytorch#152172, a 2.7 regression). Applied in
+# tests/integration/test_cpp_compile_fix.py (a CXX that fails, then a working one)
+_CXX_ERRORS = ("CppCompileError", "InvalidCxxCompiler")
+_CXX_FIX = (
+    "inductor's C++ code for the CPU did not build with this machine's C++ compiler (the "
+    "Command in the message): the compiler's own lines under its Output: say why. A header or "
+    "library the machine lacks (omp.h: OpenMP, which on macOS torch's message says how to get; "
+    "Python.h: python3.X-dev), or a compiler not set up (on Windows, MSVC's cl from a Visual "
+    "Studio Developer prompt): set CXX to a working C++ compiler, or fix its setup, and rerun; "
+    "meanwhile torch.compile(..., backend=\"aot_eager\") runs without inductor. Only where "
+    "the Output shows an error in the generated .cpp itself is it torch's: a newer torch and "
+    "a report with the Output")
+
+
 def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
     """What to do about a compile that raised: whose code raised decides it (torch.compile's
     refusal of the platform is ``_refused``'s, asked first); ``known``: the log's releases."""
@@ -1033,6 +1051,8 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
                 "before this one (\"During handling of the above exception\"), or printed "
                 "above it: paste it; it says whose error it is (the machine's, such as a Triton "
                 "launcher the C compiler could not build; the code's; torch's)")
+    if any(e in text for e in _CXX_ERRORS):  # (comfyui-sdnq#21, pytorch#179135, #154127)
+        return _CXX_FIX
     if x.begun and not x.error:  # (sam2#603: the paste begins at dynamo's user stack)
         return (f"the exception is above where the paste begins ({x.begun!r} follows it): "
                 "paste the traceback's last lines, whose exception says whose error it is "

@@ -194,3 +194,12 @@ def test_a_wrappers_failed_re_raise_of_backend_compiler_failed_is_the_compiles(
         assert "a wrapper re-raising torch's BackendCompilerFailed" in a.message
         assert a.fix.startswith("the compile failed in the backend")
         assert "report it to PyTorch" not in a.fix
+
+
+def test_inductors_cpp_the_machines_compiler_did_not_build_is_the_toolchains() -> None:
+    # comfyui-sdnq#21 ("Openmp error"): CppCompileError over MSVC's cl, its Output cut. It was
+    # "an error in torch's compiler … report it to PyTorch" (applied in
+    # tests/integration/test_cpp_compile_fix.py)
+    (a,) = diagnose_logs([PASTED / "comfyui-sdnq-21.log"]).suggestions
+    assert a.fix.startswith("inductor's C++ code for the CPU did not build")
+    assert "Developer prompt" in a.fix and "report it to PyTorch" not in a.fix
