@@ -56,7 +56,7 @@ from dyncli.diagnose.releases import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
-from dyncli.logparse.textbreaks import CONTROL_FLOW
+from dyncli.logparse.textbreaks import CONTROL_FLOW, UNIMPLEMENTED_CUT
 from dyncli.logparse.textbuiltins import (
     ON_CALLING_THREAD,
     PER_THREAD,
@@ -64,7 +64,13 @@ from dyncli.logparse.textbuiltins import (
     builtin_hint,
     builtin_name,
 )
-from dyncli.logparse.textcrash import PLATFORM_CHECKS, REFUSALS, exception_name, machine_error
+from dyncli.logparse.textcrash import (
+    PLATFORM_CHECKS,
+    REFUSALS,
+    exception_name,
+    machine_error,
+    rewrapped,
+)
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.torchtree import (
@@ -811,6 +817,16 @@ _MACHINE_FIX = {
         "and this GPU is older (Ampere sm_80/86 or before): on it use fp8_e5m2 or fp16/bf16 "
         "weights, or do not compile the layers that use them; fp8 brings no speed there; "
         "not a bug to report"),
+    # (vllm#17018: gcc on Triton's main.c for cuda_utils; triton-windows#156 and #77:
+    # "Python.h not found" under an embedded Python; sglang#18644 installs python3-dev)
+    "triton-launcher": (
+        "Triton could not build its GPU launcher (cuda_utils) with this machine's C compiler: "
+        "the compiler's own error, printed above the traceback, names what is missing; "
+        "commonly Python's headers (Python.h: install python3.X-dev for this Python, or on "
+        "Windows an embedded Python's include and libs folders, as triton-windows' "
+        "instructions say), a C compiler (CC names it), or the driver's libcuda.so where the "
+        "linker looks (-lcuda); then rerun; or run without inductor meanwhile "
+        "(torch.compile(..., backend=\"aot_eager\")); not a bug to report"),
     # (legacy-rocm-build#4499; ROCm/TheRock#2006's fix)
     "rocm-lld": (
         "Triton's AMD backend cannot find ROCm's linker: set TRITON_HIP_LLD_PATH to ROCm's "
@@ -1004,6 +1020,24 @@ def _refused(x: CompileCrashReport) -> str:
     return ""
 
 
+# inductor's C++ for the CPU that the machine's compiler did not build (CppCompileError: the
+# command, then the compiler's own "Output:"; 2.0-2.15) or no compiler found (InvalidCxxCompiler,
+# 2.2-2.15): most often the machine's toolchain (OpenMP on macOS, where torch's own message
+# names the fix; MSVC's cl outside a Developer prompt on Windows; a missing header), sometimes
+# inductor's code (pytorch#152172, a 2.7 regression). Applied in
+# tests/integration/test_cpp_compile_fix.py (a CXX that fails, then a working one)
+_CXX_ERRORS = ("CppCompileError", "InvalidCxxCompiler")
+_CXX_FIX = (
+    "inductor's C++ code for the CPU did not build with this machine's C++ compiler (the "
+    "Command in the message): the compiler's own lines under its Output: say why. A header or "
+    "library the machine lacks (omp.h: OpenMP, which on macOS torch's message says how to get; "
+    "Python.h: python3.X-dev), or a compiler not set up (on Windows, MSVC's cl from a Visual "
+    "Studio Developer prompt): set CXX to a working C++ compiler, or fix its setup, and rerun; "
+    "meanwhile torch.compile(..., backend=\"aot_eager\") runs without inductor. Only where "
+    "the Output shows an error in the generated .cpp itself is it torch's: a newer torch and "
+    "a report with the Output")
+
+
 def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
     """What to do about a compile that raised: whose code raised decides it (torch.compile's
     refusal of the platform is ``_refused``'s, asked first); ``known``: the log's releases."""
@@ -1015,6 +1049,16 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
         return _kernel_fix(x)
     if x.cudagraph_run:
         return _ran_fix(x)
+    if rewrapped(x.error):  # (vllm#16009, #17018: vLLM's V0 wrapper re-raising it)
+        return ("the compile failed in the backend (torch's BackendCompilerFailed), and a "
+                "wrapper re-raising it as type(err)(message) failed, since its constructor "
+                "takes the backend and the inner exception (vLLM's V0 worker/"
+                "model_runner_base.py does so): the backend's own error is in the traceback "
+                "before this one (\"During handling of the above exception\"), or printed "
+                "above it: paste it; it says whose error it is (the machine's, such as a Triton "
+                "launcher the C compiler could not build; the code's; torch's)")
+    if any(e in text for e in _CXX_ERRORS):  # (comfyui-sdnq#21, pytorch#179135, #154127)
+        return _CXX_FIX
     if x.begun and not x.error:  # (sam2#603: the paste begins at dynamo's user stack)
         return (f"the exception is above where the paste begins ({x.begun!r} follows it): "
                 "paste the traceback's last lines, whose exception says whose error it is "
@@ -1101,6 +1145,9 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         after = f" (the last compile the log shows before it: [{x.compile_id}])" \
             if x.compile_id else ""
         raised = f"torch's compiler raised {error}"
+        if rewrapped(x.error):  # (the wrapper's TypeError, not the compiler's own)
+            raised = (f"a wrapper re-raising torch's BackendCompilerFailed raised {error}, "
+                      "hiding the backend's error")
         if machine_error(f"{x.error} {x.cause}") == "config-renamed":
             raised = f"torch's config module raised {error} as the program set it"
         if x.cudagraph_run:  # (not a compile: the graph ran; its fix is _ran_fix's)
@@ -1151,6 +1198,16 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
 # 2.1-2.15 print it under the graph_breaks artifact, and fullgraph=True raises it
 _RERUN_BREAKS = ('rerun with TORCH_LOGS="graph_breaks": torch prints each break with its reason '
                  "and the user code that reached it (fullgraph=True raises at the first)")
+# a traceback cut in dynamo's unimplemented (textbreaks.UNIMPLEMENTED_CUT): the Unsupported's
+# message, past the paste, names what broke; TORCHDYNAMO_VERBOSE=1 (2.0-2.15) prints it with
+# dynamo's user stack; without fullgraph=True torch splits the graph there and goes on
+# (applied in tests/integration/test_unsupported_cut_fix.py)
+_UNIMPLEMENTED_CUT_FIX = (
+    "the exception past the end of the paste (torch._dynamo.exc.Unsupported) names what broke "
+    "and \"from user code:\" under it the line: paste them, or rerun with TORCHDYNAMO_VERBOSE=1, "
+    "which prints both; then move that call out of the compiled function or make it "
+    "traceable. To run meanwhile, compile without fullgraph=True: torch splits the graph at "
+    "the break and the program goes on")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1221,6 +1278,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         return _DDP_WRAPPER_FIX
     if b.reason_cut:  # (not "move the call out": what to move is in the part cut, pytorch#126722)
         return _REASON_CUT_FIX
+    if b.reason == UNIMPLEMENTED_CUT:  # (speech-to-speech#27: its message past the paste)
+        return _UNIMPLEMENTED_CUT_FIX
     if b.gb_type == _OBSERVED or b.reason == _OBSERVED:
         # the exception is the code's: torch's frame last (2.15: polyfills' class call, for a
         # class called with a missing argument) is where it surfaced, the user's call made it

@@ -166,6 +166,12 @@ def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event
 # and "  Developer debug context: …" (always, even empty)
 _AFTER_EXPLANATION = ("Hint:", "Developer debug context:")
 CUT_TYPE = "a graph break (its type line is not in the paste)"
+# a traceback the paste cut in dynamo's ``unimplemented`` (exc.py: unimplemented 2.0-2.6 and
+# 2.9-2.15, unimplemented_v2 2.7-2.8, unimplemented_with_warning), which raises Unsupported:
+# a graph break, raised to the program (only fullgraph=True, export or error_on_graph_break let
+# one out of the compile), its message past the end of the paste (speech-to-speech#27)
+UNIMPLEMENTED_CUT = ("a graph break (the paste ends in dynamo's unimplemented, which raises it, "
+                     "before its message)")
 
 
 def cut_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.textbreaks import UNIMPLEMENTED_CUT
 from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textstack import FILE_RE
 from dyncli.logparse.torchtree import (
@@ -162,9 +163,26 @@ _BACKEND_RAISED_RE = re.compile(r"^backend='[^'\s]{1,200}' raised:$")
 _BACKEND_FAILED = "torch._dynamo.exc.BackendCompilerFailed"
 
 
+# Triton building its GPU driver's launcher module with the machine's C compiler (gcc, cl,
+# triton-windows' tcc): runtime/build.py's check_call raises CalledProcessError naming the
+# command, whose files are cuda_utils (3.2 on: cuda_utils.c; 3.0-3.1: main.c built into
+# cuda_utils.cpython-*.so) or hip_utils on ROCm. Its cause is the machine's toolchain (Python.h
+# of python3.X-dev, the embedded Python's include and libs on Windows, libcuda for -lcuda):
+# vllm#17018, triton-windows#156, SeedVR2#134, ComfyUI#9418, sglang#18644's fix. Triton builds
+# it for any kernel, a program's own too: a crash only where the traceback is the compiler's
+_LAUNCHER_BUILT = "returned non-zero exit status"
+_LAUNCHER_FILES = ("cuda_utils", "hip_utils")
+# every kind machine_error names: MACHINE_ERRORS' and the launcher's
+MACHINE_KINDS = frozenset({kind for _, kind, _ in MACHINE_ERRORS} | {"triton-launcher"})
+
+
 def machine_error(text: str) -> str:
-    """The machine's lack an error's text names (``MACHINE_ERRORS``), or ""."""
-    return next((kind for words, kind, _ in MACHINE_ERRORS if words in text), "")
+    """The machine's lack an error's text names (``MACHINE_ERRORS``, and Triton's launcher the
+    C compiler could not build), or ""."""
+    kind = next((kind for words, kind, _ in MACHINE_ERRORS if words in text), "")
+    if not kind and _LAUNCHER_BUILT in text and any(f in text for f in _LAUNCHER_FILES):
+        return "triton-launcher"
+    return kind
 
 
 def refusal_warned(text: str) -> str:
@@ -243,6 +261,9 @@ def kernel_of(text: str) -> str:
     m = _KERNEL_RE.search(text)
     return m["name"] if m is not None else ""
 _MAX_FRAMES = 256
+# dynamo's function that raises a graph break's Unsupported (exc.py), every release's name
+_UNIMPLEMENTED = ("unimplemented", "unimplemented_v2", "unimplemented_with_warning")
+_EXC_FILE_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]exc\.py$")
 # the start of Python's frame line ("  File \"F\", line N, in fn") cut short by a wrap: the
 # file's quote opened, then at most what follows the file ("\", line 95,"); _MAX_WRAP: the
 # characters of the line that may finish it
@@ -329,10 +350,23 @@ class _Traceback:
 
 def compiler_exception(text: str) -> bool:
     """Whether an exception's line is one of torch's compiler: by its class (``COMPILER_ERRORS``)
-    or its module (``torch._inductor.exc.…``)."""
+    or its module (``torch._inductor.exc.…``), or a wrapper's failed re-raise of
+    BackendCompilerFailed (``REWRAPPED``)."""
     m = _EXC_RE.match(text)
     return exception_name(text) in COMPILER_ERRORS or (
-        m is not None and _COMPILER_MODULE_RE.match(m["type"]) is not None)
+        m is not None and _COMPILER_MODULE_RE.match(m["type"]) is not None) or rewrapped(text)
+
+
+# a wrapper re-raising torch's exception as ``type(err)(message)`` (vLLM's V0 model runner,
+# worker/model_runner_base.py's _wrapper: vllm#16009, #17018, rocm_sdk_builder#248), which
+# BackendCompilerFailed's constructor (backend_fn, inner_exception; 2.0-2.15) refuses with
+# this TypeError: the compile failed in the backend, and the wrapper lost its error
+REWRAPPED = "missing 1 required positional argument: 'inner_exception'"
+
+
+def rewrapped(text: str) -> bool:
+    """Whether an exception's line is a wrapper's failed re-raise of BackendCompilerFailed."""
+    return text.startswith("TypeError: ") and REWRAPPED in text and "__init__()" in text
 
 
 def _compiler_frame(loc: ev.UserLoc) -> bool:
@@ -603,6 +637,13 @@ class CrashReader:
             # that exception (an AssertionError in convert_frame) is its own crash
             self.refused["traceback-chained"] = self.refused.get("traceback-chained", 0) + 1
             return []
+        if cut and not causes and deepest is not None and deepest.function in _UNIMPLEMENTED \
+                and _EXC_FILE_RE.search(deepest.file) is not None:
+            # cut in dynamo's unimplemented, which raises Unsupported: a graph break raised to
+            # the program (speech-to-speech#27), not a crash of the compiler; its place and its
+            # reason are in the message past the paste's end
+            return [ev.GraphBreak(file="", user_line=0, reason=UNIMPLEMENTED_CUT, raised=True,
+                                  partial=True, line=chain[-1].line, rank=chain[-1].rank)]
         if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file) \
                 and not deepest.function.endswith(PLATFORM_CHECKS):
             # cut where every compiled call passes: nothing says the compile raised, unless

@@ -147,3 +147,59 @@ def test_an_unsupported_ending_in_call_impl_is_placed_at_the_call(tmp_path: Path
     (b,) = diag.graph_breaks
     assert b.raised and b.file.endswith("image_encoder.py") and b.user_line == 132
     assert "torch's own code" not in diag.suggestions[0].fix
+
+
+def test_a_traceback_cut_in_unimplemented_is_a_raised_graph_break() -> None:
+    # speech-to-speech#27: the excerpt ends at exc.py's `unimplemented` (check_inlineable
+    # under it), which raises Unsupported; the handler compiles with fullgraph=True. It was
+    # "torch's compiler raised an exception … suppress_errors = True runs the frame eagerly"
+    diag = diagnose_logs([PASTED / "speech-to-speech-27.log"])
+    assert not diag.compile_crashes
+    (b,) = diag.graph_breaks
+    assert b.raised and not b.file and "dynamo's unimplemented" in b.reason
+    (a,) = diag.suggestions
+    assert "TORCHDYNAMO_VERBOSE=1" in a.fix and "without fullgraph=True" in a.fix
+    assert "suppress_errors" not in a.fix and diag.causes[0].stops
+
+
+def test_a_traceback_whole_past_unimplemented_is_read_by_its_exception(tmp_path: Path) -> None:
+    # (the neighbour: the exception's line under the frame: the break is read from it)
+    text = (PASTED / "speech-to-speech-27.log").read_text() + (
+        "    raise Unsupported(msg)\n"
+        "torch._dynamo.exc.Unsupported: 'inline in skipfiles: WhisperForConditionalGeneration."
+        "forward | decorate_context /x/torch/utils/_contextlib.py, skipped according "
+        "trace_rules.lookup SKIP_DIRS'\n")
+    (b,) = _diagnose_text(tmp_path, text).graph_breaks
+    assert b.raised and b.reason.startswith("'inline in skipfiles")
+
+
+def test_tritons_launcher_the_machine_could_not_build_is_not_torchs_bug() -> None:
+    # vllm#17018: inductor's BackendCompilerFailed over gcc failing on Triton's main.c (its
+    # cuda_utils launcher): it was "an error in torch's compiler … report it to PyTorch"
+    (a,) = diagnose_logs([PASTED / "vllm-17018.log"]).suggestions
+    assert a.fix.startswith("Triton could not build its GPU launcher (cuda_utils)")
+    assert "Python.h" in a.fix and "report it to PyTorch" not in a.fix
+
+
+def test_a_wrappers_failed_re_raise_of_backend_compiler_failed_is_the_compiles(
+        tmp_path: Path) -> None:
+    # rocm_sdk_builder#248 (vLLM's V0 model_runner_base._wrapper: `raise type(err)(…)`):
+    # BackendCompilerFailed's constructor takes the backend and the inner exception. It was
+    # "a Python traceback with nothing of torch's compiler in it"; vllm#16009 pasted Python
+    # 3.9's words, without the class
+    for diag in (diagnose_logs([PASTED / "rocm-sdk-builder-248.log"]), _diagnose_text(
+            tmp_path, "TypeError: __init__() missing 1 required positional argument: "
+                      "'inner_exception'\n")):
+        (a,) = diag.suggestions
+        assert "a wrapper re-raising torch's BackendCompilerFailed" in a.message
+        assert a.fix.startswith("the compile failed in the backend")
+        assert "report it to PyTorch" not in a.fix
+
+
+def test_inductors_cpp_the_machines_compiler_did_not_build_is_the_toolchains() -> None:
+    # comfyui-sdnq#21 ("Openmp error"): CppCompileError over MSVC's cl, its Output cut. It was
+    # "an error in torch's compiler … report it to PyTorch" (applied in
+    # tests/integration/test_cpp_compile_fix.py)
+    (a,) = diagnose_logs([PASTED / "comfyui-sdnq-21.log"]).suggestions
+    assert a.fix.startswith("inductor's C++ code for the CPU did not build")
+    assert "Developer prompt" in a.fix and "report it to PyTorch" not in a.fix
