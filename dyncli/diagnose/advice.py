@@ -1024,8 +1024,9 @@ def _refused(x: CompileCrashReport) -> str:
 # command, then the compiler's own "Output:"; 2.0-2.15) or no compiler found (InvalidCxxCompiler,
 # 2.2-2.15): most often the machine's toolchain (OpenMP on macOS, where torch's own message
 # names the fix; MSVC's cl outside a Developer prompt on Windows; a missing header), sometimes
-# inductor's code (pytorch#152172, a 2.7 regression). Applied in
-# tests/integration/test_cpp_compile_fix.py (a CXX that fails, then a working one)
+# inductor's code (pytorch#152172, a 2.7 regression), and then suppress_errors as for any of
+# torch's errors. Applied in tests/integration/test_cpp_compile_fix.py (a CXX that fails,
+# then a working one) and test_compile_crash.py (inductor's own injected C++ error)
 _CXX_ERRORS = ("CppCompileError", "InvalidCxxCompiler")
 _CXX_FIX = (
     "inductor's C++ code for the CPU did not build with this machine's C++ compiler (the "
@@ -1034,8 +1035,10 @@ _CXX_FIX = (
     "Python.h: python3.X-dev), or a compiler not set up (on Windows, MSVC's cl from a Visual "
     "Studio Developer prompt): set CXX to a working C++ compiler, or fix its setup, and rerun; "
     "meanwhile torch.compile(..., backend=\"aot_eager\") runs without inductor. Only where "
-    "the Output shows an error in the generated .cpp itself is it torch's: a newer torch and "
-    "a report with the Output")
+    "the Output shows an error in the generated .cpp itself (an `error:` in inductor's own "
+    ".cpp, no header or library missing) is it torch's: a newer torch and a report with the "
+    "Output, and meanwhile torch._dynamo.config.suppress_errors = True (the frame runs "
+    "eagerly; applied in tests/integration/test_compile_crash.py)")
 
 
 def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
