@@ -177,6 +177,8 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda n: _fit("", "ab ", n, "WARNING Windows not yet supported for torch.compile")),
     ("textcrash.refusal_warned (levels)", textcrash.refusal_warned,
      lambda n: _fit("", "WARNING ", n, "Windows not yet supported for torch.compile")),
+    ("textcrash.refusal_warned (one long word)", textcrash.refusal_warned,
+     lambda n: _fit("", "W", n, " Windows not yet supported for torch.compile")),
     ("textautograd.miss (sizes)", lambda t: textautograd.miss(t, _COMMON),
      lambda n: _fit("Cache miss due to 1 changed tensor shapes (total of 2): ", "sizes[1], ", n)),
     ("textautograd.miss (node)", lambda t: textautograd.miss(t, _COMMON),

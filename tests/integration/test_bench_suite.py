@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -81,16 +81,16 @@ timeout = 15
     header = (tmp_path / "out.csv").read_text().splitlines()[0]
     assert header.startswith("dev,name,batch_size,speedup,abs_latency,compilation_latency")
 
-    t0 = time.monotonic()
     r = _dyncli("bench", "--suite", str(suite), "--json", "out.json", "--resume",
                 "--strategy", "static,automatic", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     # a model that did not build is tried again (seconds); pass, OOM and timeout are kept
     assert "3 model(s) already complete, 1 to run" in r.stderr
     assert "[2/4] broken: model_fail_to_load" in r.stderr and "mlp: starting" not in r.stderr
-    # what was kept is not run again (the lines above); the time is only a coarse echo of it,
-    # generous for a busy machine: the timed-out model alone took minutes the first time
-    assert time.monotonic() - t0 < 300
+    # what was kept is not run again: only the model that did not build starts (and the kept
+    # runs below are the first run's, samples and all); not a bound on the wall clock, which a
+    # busy machine stretches
+    assert re.findall(r"\] (\S+): starting", r.stderr) == ["broken"], r.stderr
     again = json.loads((tmp_path / "out.json").read_text())
     assert again["suite"]["resumed"] == ["mlp", "killed", "hangs"]
     kept = [run for run in doc["runs"] if run["model"] != "broken"]
