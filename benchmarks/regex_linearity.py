@@ -171,11 +171,29 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda t: advice._no_fake_impl_fix(t) + str(advice._NO_FAKE_RE.search(t)),
      lambda n: _fit("There was no fake impl registered for <CustomOpDef(", "a::", n,
                     "Please use `" + "a." * 100)),
+    # round 28: a program's warning that quotes torch.compile's refusal (the stamp's words are
+    # counted up to two; the level's word reaches 160 characters)
+    ("textcrash.refusal_warned (stamp words)", textcrash.refusal_warned,
+     lambda n: _fit("", "ab ", n, "WARNING Windows not yet supported for torch.compile")),
+    ("textcrash.refusal_warned (levels)", textcrash.refusal_warned,
+     lambda n: _fit("", "WARNING ", n, "Windows not yet supported for torch.compile")),
     ("textautograd.miss (sizes)", lambda t: textautograd.miss(t, _COMMON),
      lambda n: _fit("Cache miss due to 1 changed tensor shapes (total of 2): ", "sizes[1], ", n)),
     ("textautograd.miss (node)", lambda t: textautograd.miss(t, _COMMON),
      lambda n: _fit("Cache miss due to new autograd node: ", "a (NodeCall 1) with key size 1", n)),
+    # round 28: a version the Python prompt or pip show states on the line under its opener
+    ("textversion.VersionLines.read (the prompt's answer)", lambda t: _answer(b">>> torch.__version__", t),
+     lambda n: _fit("'2", ".5", n, "'")),
+    ("textversion.VersionLines.read (pip show's Version)", lambda t: _answer(b"Name: torch", t),
+     lambda n: _fit("Version:", " ", n, "2.5.1")),
 ]
+
+
+def _answer(opener: bytes, text: str) -> object:
+    """``text`` read as the line under ``opener`` (``textversion.VersionLines``)."""
+    lines = textversion.VersionLines()
+    lines.read(opener, 1)
+    return lines.read(text.encode(), 2)
 
 
 def _safe(fn: Callable[..., object], *args: Any) -> object:
@@ -218,11 +236,15 @@ USAGE: dict[str, str] = {
     "textcrash._IPY_FILE_LINK_RE": "match", "textcrash._IPY_FILE_RE": "match",
     "textcrash._IPY_LINK_RE": "match", "textcrash._IPY_OLD_RE": "match",
     "textcrash._KERNEL_NAME_RE": "match", "textcrash._TRITON_SOURCE_RE": "match",
+    "textcrash._WRAP_START_RE": "match",
     "torchtree._DRIVE_RE": "match", "unbacked._RAISES_RE": "match",
     "textautograd._NODE_RE": "match", "textautograd._SHAPES_RE": "match",
     "textautograd._OLD_RE": "match", "textautograd._CALL_RE": "match",
     "textautograd._SIZE_RE": "findall", "trace_map._CA_REASON": "match",
     "analyzer._RAISED_LIMIT_RE": "match",
+    "textversion._REPL_RE": "match", "textversion._PRINT_RE": "match",
+    "textversion._PIP_SHOW_RE": "match", "textversion._QUOTED_RE": "match",
+    "textversion._BARE_RE": "match", "textversion._SHOW_VERSION_RE": "match",
 }
 
 

@@ -30,6 +30,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 CONFIG_FILENAME = "autodyn.toml"
+PYPROJECT = "pyproject.toml"  # its settings live under [tool.dyncli]
 
 
 def _opt(default: Any, doc: str, choices: tuple[str, ...] | None = None,
@@ -142,6 +143,21 @@ TABLES: dict[str, type] = {"bench": BenchConfig, "diagnose": DiagnoseConfig, "su
                            "compare": CompareConfig}
 
 
+def spelled(table: str, key: str | None = None, source: str | Path | None = None, *,
+            header: bool = False) -> str:
+    """A setting as the user writes it where it came from, for messages: from a pyproject.toml
+    (``source``, the file or a ``Resolved.origins`` value, names one), under ``tool.dyncli``:
+    ``tool.dyncli.bench.repeat``; elsewhere (autodyn.toml, the environment, a flag, the Python
+    API) ``bench.repeat``. With ``header``, the table's header then the key: ``[tool.dyncli.
+    diagnose] fail_on``, ``[diagnose] fail_on``. Without ``key``, the table alone
+    (``[tool.dyncli.bench]`` with ``header``). Every message that names a setting of a config
+    file spells it here."""
+    name = ("tool.dyncli." if source is not None and Path(source).name == PYPROJECT else "") + table
+    if header:
+        return f"[{name}]" + (f" {key}" if key else "")
+    return f"{name}.{key}" if key else name
+
+
 @dataclass(frozen=True)
 class Resolved:
     """A resolved table and where each value came from (for ``--verbose``)."""
@@ -166,13 +182,25 @@ class Resolved:
 
     def given_as(self, key: str, flag: str) -> str:
         """How the user set ``key``: ``flag`` on the command line, the environment variable's
-        name, or the config file's key (``[diagnose] fail_on in autodyn.toml``)."""
+        name, or the config file's key (``[diagnose] fail_on in autodyn.toml``,
+        ``[tool.dyncli.diagnose] fail_on in pyproject.toml``)."""
         origin = self.origins[key]
         if origin == "command line" or origin == "default":
             return flag
         if origin.startswith("environment "):
             return origin.removeprefix("environment ")
-        return f"[{self.table}] {key} in {origin}"
+        return f"{spelled(self.table, key, origin, header=True)} in {origin}"
+
+    def named(self, key: str, flag: str) -> str:
+        """``key`` named for a message about its value: ``flag`` when the command line gave it
+        or nobody did, the environment variable, or the file's spelling (``bench.repeat``,
+        ``tool.dyncli.bench.repeat`` in a pyproject.toml)."""
+        origin = self.origins[key]
+        if origin == "command line" or origin == "default":
+            return flag
+        if origin.startswith("environment "):
+            return origin.removeprefix("environment ")
+        return spelled(self.table, key, origin)
 
 
 _FIELDS: dict[type, tuple[dict[str, dataclasses.Field[Any]], dict[str, Any]]] = {}
@@ -189,24 +217,28 @@ def _fields_and_hints(cls: type) -> tuple[dict[str, dataclasses.Field[Any]], dic
     return known
 
 
-def _validate(table: str, cls: type, key: str, value: Any, where: str, from_env: bool = False) -> Any:
+def _validate(table: str, cls: type, key: str, value: Any, where: str, from_env: bool = False,
+              file: Path | None = None) -> Any:
+    # file: the config file the value came from (how it spells the key: ``spelled``)
     fields, hints = _fields_and_hints(cls)
+    name = spelled(table, key, file)
     if key not in fields:
         known = ", ".join(sorted(fields))
-        raise ConfigError(f"{where}: {table}.{key}: unknown key", hint=f"Known keys in [{table}]: {known}")
+        raise ConfigError(f"{where}: {name}: unknown key",
+                          hint=f"Known keys in {spelled(table, source=file, header=True)}: {known}")
     tp = hints[key]
     try:
         out = parse_env(value, tp) if from_env else check_value(value, tp)
     except ValueError as e:
-        raise ConfigError(f"{where}: {table}.{key}: expected {e}, got {value!r}") from None
+        raise ConfigError(f"{where}: {name}: expected {e}, got {value!r}") from None
     choices = fields[key].metadata.get("choices")
     if choices:
         for v in out if isinstance(out, list) else [out]:
             if v is not None and v not in choices:
-                raise ConfigError(f"{where}: {table}.{key}: expected one of {', '.join(choices)}, got {v!r}")
+                raise ConfigError(f"{where}: {name}: expected one of {', '.join(choices)}, got {v!r}")
     minimum = fields[key].metadata.get("minimum")
     if minimum is not None and isinstance(out, int) and out < minimum:
-        raise ConfigError(f"{where}: {table}.{key}: expected {minimum} or more, got {out!r}")
+        raise ConfigError(f"{where}: {name}: expected {minimum} or more, got {out!r}")
     return out
 
 
@@ -269,9 +301,14 @@ def _read_regular(path: Path) -> bytes | None:
 
 def _load_toml(path: Path) -> dict[str, Any]:
     data = read_toml(path, "config file")
-    if path.name == "pyproject.toml":
+    if path.name == PYPROJECT:
         tool = data.get("tool", {})
-        return tool.get("dyncli", {}) if isinstance(tool, dict) else {}
+        ours = tool.get("dyncli", {}) if isinstance(tool, dict) else {}
+        if not isinstance(ours, dict):  # (`[tool]` then `dyncli = 1`)
+            raise ConfigError(f"{_display(path)}: tool.dyncli: expected a table, got {ours!r}",
+                              hint="Put each setting under its command's table: "
+                                   "[tool.dyncli.bench], [tool.dyncli.diagnose] …")
+        return ours
     return data
 
 
@@ -281,7 +318,7 @@ def find_config(start: Path) -> Path | None:
         candidate = directory / CONFIG_FILENAME
         if candidate.is_file():
             return candidate
-        pyproject = directory / "pyproject.toml"
+        pyproject = directory / PYPROJECT
         if pyproject.is_file():
             try:
                 raw = _read_regular(pyproject)
@@ -302,11 +339,14 @@ def load_file(path: Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for table, values in raw.items():
         if table not in TABLES:
-            raise ConfigError(f"{where}: [{table}]: unknown table",
-                              hint=f"Known tables: {', '.join('[' + t + ']' for t in TABLES)}")
+            known = ", ".join(spelled(t, source=path, header=True) for t in TABLES)
+            raise ConfigError(f"{where}: {spelled(table, source=path, header=True)}: unknown table",
+                              hint=f"Known tables: {known}")
         if not isinstance(values, dict):
-            raise ConfigError(f"{where}: {table}: expected a table, got {values!r}")
-        out[table] = {k: _validate(table, TABLES[table], k, v, where) for k, v in values.items()}
+            raise ConfigError(f"{where}: {spelled(table, source=path)}: expected a table, "
+                              f"got {values!r}")
+        out[table] = {k: _validate(table, TABLES[table], k, v, where, file=path)
+                      for k, v in values.items()}
     return out
 
 

@@ -8,7 +8,8 @@ here, and every renderer of every source list calls these (never an f-string wit
 - Python: :func:`py_str` (``repr``) and :func:`py_comment` (a comment that cannot hold a newline);
 - TOML: :func:`toml_str` (a basic string, every control character escaped) and :func:`toml_comment`;
 - shell: :func:`shell_quote` (double quotes only for a plain set of characters, else single
-  quotes as ``shlex.quote`` writes them).
+  quotes as ``shlex.quote`` writes them), and :func:`shell_word` for an argument of a command
+  line (a path as the user gave it: bare when nothing in it needs quoting).
 
 :func:`representable` says whether a name can be emitted in every form and shown on a terminal
 as it is; ``suggest`` leaves out a source that cannot, with a warning.
@@ -22,6 +23,8 @@ from dyncli.textsafe import is_safe, visible
 
 # Characters that stay literal inside double quotes in sh, bash (also interactive: no '!') and zsh.
 _PLAIN_SHELL = re.compile(r"[A-Za-z0-9_.,:\[\]'*()+\-/=@%^~{} ]*\Z")
+# Characters a shell word may hold bare (shlex.quote's own set)
+_BARE_SHELL = re.compile(r"[A-Za-z0-9_@%+=:,./-]+\Z")
 
 
 def representable(name: str) -> bool:
@@ -68,3 +71,10 @@ def shell_quote(value: str) -> str:
     if _PLAIN_SHELL.match(value):
         return f'"{value}"'
     return "'" + value.replace("'", "'\\''") + "'"
+
+
+def shell_word(value: str) -> str:
+    """``value`` as one argument of a shell command line: as it is when every character may
+    stand bare (``examples/model.py``), else :func:`shell_quote`'s (``'my model.py'``,
+    ``'$(x).py'``)."""
+    return value if _BARE_SHELL.match(value) else shell_quote(value)

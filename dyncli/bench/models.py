@@ -24,6 +24,7 @@ from typing import Any
 
 from dyncli.bench.core.status import short_error
 from dyncli.errors import ModelError
+from dyncli.quoting import shell_word
 
 # Base batch size per device; a model's own entry in BATCH_OVERRIDES wins.
 # CPU: 6 keeps one resnet50 call near 0.2 s on 2 quiet cores while ±20% still gives five
@@ -268,9 +269,10 @@ def _load_function(path: str, func: str) -> Callable[..., Any]:
     try:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as e:  # the file named is wrong: the user's input, exit 2
-        del sys.modules[mod_name]
+        # (the file may have removed itself from sys.modules: `del sys.modules[__name__]`)
+        sys.modules.pop(mod_name, None)
         raise ModelError(f"{path}: importing it raised {short_error(e)}{_where(e, file)}",
-                         hint=f"python {path} shows the whole error "
+                         hint=f"python {shell_word(path)} shows the whole error "
                               "(DYNCLI_DEBUG=1 adds dyncli's traceback)") from e
     fn = getattr(module, func, None)
     if not callable(fn):

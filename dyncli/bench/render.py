@@ -119,6 +119,15 @@ def comparison_table(result: BenchResult) -> Table:
     return t
 
 
+def untimed_line(result: BenchResult) -> str:
+    """What stands for the strategies' table when no run timed a shape (stopped, failed or
+    not applicable before its first timing): a table of "-" read as a measurement. The
+    compiles made before that are said, as they were counted."""
+    made = [f"{r.label} {r.compiles}" for r in result.runs if r.compiles]
+    return ("no strategy timed a shape, so there is nothing to set side by side"
+            + (f" (compiles made before that: {', '.join(made)})" if made else ""))
+
+
 def stream_table(result: BenchResult) -> Table:
     """What the request stream costs: one row for eager and one per strategy.
 
@@ -274,9 +283,11 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
         out.table(render_ranks.summary_table(result))
         out.text("step ms = median compiled step without the all_reduce; wait = time in the "
                  "all_reduce that ends each step")
-    else:
+    elif result.ran:
         out.table(comparison_table(result))
         out.text("speedup = median eager / median compiled; p = two-sided Mann-Whitney U")
+    else:
+        out.text(untimed_line(result))
     if result.measured is not None:
         for said in result.measured.words(len(result.runs)):
             out.text(said)

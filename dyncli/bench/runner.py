@@ -44,7 +44,7 @@ def run_bench(model_name: str, cfg: BenchConfig, hooks: Hooks | None = None, *,
     of its own (None: :func:`~dyncli.bench.drivers.process_each_by_default`).
     """
     hooks = hooks or Hooks()
-    warnings: list[str] = []
+    warnings: list[str] = list(hooks.said)  # shown already: in the JSON, not shown again
     warn = hooks.warner(warnings)
 
     models.check_name(model_name)

@@ -41,6 +41,7 @@ class SuiteHooks:
 
     info: Callable[[str], None] = lambda _text: None
     model_done: Callable[[SuiteResult], None] = lambda _result: None
+    said: tuple[str, ...] = ()  # warnings the command showed (its options): in the JSON too
 
 
 def run_suite(suite: Suite, base: dict[str, Any], explicit: set[str], *,
@@ -57,7 +58,8 @@ def run_suite(suite: Suite, base: dict[str, Any], explicit: set[str], *,
     todo = [e for e in suite.entries if e.name not in done]
     resumed = tuple(e.name for e in suite.entries if e.name in done)
     info = SuiteInfo(suite.name, suite.source, suite.description, len(suite.entries), resumed)
-    result = SuiteResult(info, {k: v for k, v in base.items() if k not in ("resume",)})
+    result = SuiteResult(info, {k: v for k, v in base.items() if k not in ("resume",)},
+                         warnings=list(hooks.said))
     if resumed:
         hooks.info(f"resume: {len(resumed)} model(s) already complete, {len(todo)} to run")
     t0, finished = time.monotonic(), 0

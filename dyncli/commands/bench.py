@@ -136,7 +136,7 @@ def bench(
         from dyncli.bench.core import unused
         from dyncli.bench.core.settings import check, flag_name
 
-        check(resolved.config, flag_name)
+        check(resolved.config, lambda key: resolved.named(key, flag_name(key)))
         said = unused.notes(resolved.config, unused.COMMAND, origins=resolved.origins)
     if list_suites or resolved.config.suite:
         _suite(model, list_suites, resolved, json_path, csv_path, plot_path, said)
@@ -160,7 +160,7 @@ def bench(
     check_outputs({"--json": json_path, "--csv": csv_path, "--plot": plot_path,
                    "--emit-file": plan_path})
     with render.progress_hooks(model=model) as hooks:
-        hooks.origins = resolved.origins
+        hooks.origins, hooks.said = resolved.origins, tuple(said)
         hooks.run_done = lambda partial: render_files.write_files(partial, json_path, csv_path, plot_path)
         with out.user_code():
             result = run(model, config=resolved.config, hooks=hooks)
@@ -182,7 +182,8 @@ def bench(
             f"{r.label}: {r.status}" + (f": {clip(r.error, 160)}" if r.error else "")
             for r in result.runs) + ")")
     if result.tripped:
-        raise GateError(f"{model}: failures with --fail-on failures (" + ", ".join(
+        gate = resolved.given_as("fail_on", "--fail-on failures")
+        raise GateError(f"{model}: failures with {gate} (" + ", ".join(
             f"{r.label}: {r.status}" for r in result.runs if r.status.failed) + ")")
 
 
@@ -205,7 +206,7 @@ def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: 
     for text in said:
         out.warn(text)
     hooks = SuiteHooks(info=out.info, model_done=lambda partial: suite_render.write_files(
-        partial, json_path, csv_path))
+        partial, json_path, csv_path), said=tuple(said))
     result = run_resolved(resolved, json_path, hooks)
     suite_render.write_files(result, json_path, csv_path)  # also when every model was resumed
     suite_render.print_result(result, out)
@@ -216,5 +217,6 @@ def _suite(model: str | None, list_suites: bool, resolved: Resolved, json_path: 
     if not result.ran:
         raise GateError(f"suite {result.suite.name}: no model ran")
     if "failures" in resolved.config.fail_on and result.failed:
-        raise GateError(f"suite {result.suite.name}: failures with --fail-on failures (" + ", ".join(
+        raise GateError(f"suite {result.suite.name}: failures with "
+                        f"{resolved.given_as('fail_on', '--fail-on failures')} (" + ", ".join(
             f"{o.name}: {o.status}" for o in result.outcomes if o.status.failed) + ")")

@@ -54,4 +54,4 @@ def compare(
     render.write_output(result, cfg.format, json_path)
     if plot_path:
         render.write_plot(result, plot_path)
-    result.check()
+    result.check(resolved.given_as("fail_on", f"--fail-on {','.join(cfg.fail_on)}"))

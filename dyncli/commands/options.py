@@ -35,7 +35,7 @@ VerboseOpt = Annotated[
 
 def resolve_config(table: str, config: Path | None, verbose: bool, **flags: Any) -> Resolved:
     """Resolve ``[table]`` from file, environment and flags; with ``verbose`` list the origins."""
-    from dyncli.config import resolve
+    from dyncli.config import resolve, spelled
 
     resolved = resolve(table, flags, config_path=config)
     if verbose:
@@ -45,7 +45,8 @@ def resolve_config(table: str, config: Path | None, verbose: bool, **flags: Any)
         where = str(resolved.file) if resolved.file else "none found"
         err.print(f"config file: {where}", markup=False, highlight=False)
         for key, value, origin in resolved.describe():
-            err.print(f"  {table}.{key} = {value!r}  ({origin})", markup=False, highlight=False)
+            name = spelled(table, key, resolved.origins[key])
+            err.print(f"  {name} = {value!r}  ({origin})", markup=False, highlight=False)
     return resolved
 
 

@@ -1,16 +1,35 @@
-"""Reading the two sides of a comparison: dyncli bench JSON, or a CSV (PyTorch harness or dyncli).
+"""Reading one side of a comparison: a dyncli bench JSON document, or a CSV (``dyncli bench
+--csv``'s, or the PyTorch harness's ``--output``).
 
-Every input becomes :class:`Side`: records keyed by (model, strategy), the strategy with its
-compile mode unless default (``automatic@reduce-overhead``: a document or CSV from before
-compile modes measured the default mode, and joins as it). Model names are joined
-without dyncli's ``timm:``/``hf:`` prefixes, so ``timm:convnext_tiny`` meets the harness's
-``convnext_tiny``. A CSV without a ``strategy`` column (the harness's ``--output``) has
-``strategy = None``: it joins every strategy of the same model on the other side. A record's
-``mode`` (inference or training, where the file says it) must match the other side's to join.
+An input is a file (gzip by its magic bytes) or ``-`` for stdin, of at most
+``MAX_RESULT_BYTES`` (256 MB), in UTF-8; it is read as JSON when its first character other
+than a blank is ``{``, else as a CSV. Anything else (empty, too big, not UTF-8, not valid JSON,
+not a bench document, a CSV without ``name`` and ``speedup`` or ``abs_latency``) is one
+``InputError`` naming the file (exit 2).
 
-Harness columns read: ``name``, ``speedup``, ``abs_latency`` (ms), ``compilation_latency`` (s),
-``unique_graphs`` and ``accuracy``/``status`` where present; several rows of one model (batch
-sizes, repeated runs) are summarized by their median. A CSV has no raw samples, so no p-value.
+Every input becomes a :class:`Side`: records keyed by (model, strategy, mode). The strategy
+carries its compile mode unless that is the default (``automatic@reduce-overhead``: a
+document or CSV from before compile modes measured the default mode, and joins as it). Model
+names are joined without dyncli's ``timm:``/``hf:`` prefixes, so ``timm:convnext_tiny`` meets
+the harness's ``convnext_tiny``; of two runs that meet at one key (``timm:X`` beside a
+torchvision ``X``) the second keeps its full name. A ``None`` strategy (a CSV without a
+``strategy`` column: the harness's) joins every strategy of the same model on the other side,
+and a ``None`` mode (a file that does not say inference or training) every mode
+(``compare.api``'s join).
+
+A JSON document (``BenchResult.from_dict``; runs of the wrong shape are left out and counted in
+``Side.left_out``) gives one record per run, with its raw samples per variation: its speedup
+and compiled latency are the medians over the variations that kept eager and compiled samples,
+computed from those samples (where none did, the medians of the variations' own figures), with its compiles,
+compile seconds, first result's seconds, and the document's device, torch and ``load``.
+
+A CSV's columns read: ``name``, ``speedup``, ``abs_latency`` (ms), ``compilation_latency`` (s),
+``unique_graphs``, ``status`` or ``accuracy``, ``mode``, ``dev`` (the device, from the first
+row), and dyncli's ``strategy`` and ``compile_mode``. The rows of one (model, strategy, mode)
+(batch sizes, repeated runs, dyncli's one row per variation) become one record: speedup and
+latency their medians, graphs their maximum, the status the first that is not a pass, compile
+seconds summed for dyncli's CSV (each row one variation's) and the median for the harness's
+(which repeats one whole-run figure per row). A CSV has no raw samples, so no p-value.
 """
 
 from __future__ import annotations

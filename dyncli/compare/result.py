@@ -189,17 +189,19 @@ class Comparison:
             "only_in_base": self.only_base, "only_in_new": self.only_new, "notes": self.notes,
         })
 
-    def check(self) -> None:
+    def check(self, gate: str | None = None) -> None:
         """Raise :class:`GateError` (exit 1) naming the pairs that trip ``fail_on`` and the
-        base's rows missing from the new run."""
+        base's rows missing from the new run; ``gate``: how ``fail_on`` was given (the
+        command's ``Resolved.given_as``; default ``--fail-on WHAT``)."""
         tripped, missing = self.tripped, self.missing
         if tripped or missing:
+            gate = gate or f"--fail-on {','.join(self.fail_on)}"
             said = f" ({self.machine.headline()})" if self.machine.changed else ""
             parts = [f"{p.label}: {', '.join(p.regressions or ['compiles rose'])}"
                      for p in tripped]
             if missing:
                 parts.append("not in new (not measured, so not compared): " + ", ".join(missing))
-            raise GateError(f"--fail-on {','.join(self.fail_on)}: " + "; ".join(parts) + said)
+            raise GateError(f"{gate}: " + "; ".join(parts) + said)
 
 
 def _side(side: Side) -> dict[str, Any]:

@@ -57,7 +57,13 @@ from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textbreaks import CONTROL_FLOW
-from dyncli.logparse.textbuiltins import WARN_FIX, builtin_hint, builtin_name
+from dyncli.logparse.textbuiltins import (
+    ON_CALLING_THREAD,
+    PER_THREAD,
+    WARN_FIX,
+    builtin_hint,
+    builtin_name,
+)
 from dyncli.logparse.textcrash import PLATFORM_CHECKS, REFUSALS, exception_name, machine_error
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
@@ -1009,12 +1015,21 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
         return _kernel_fix(x)
     if x.cudagraph_run:
         return _ran_fix(x)
+    if x.begun and not x.error:  # (sam2#603: the paste begins at dynamo's user stack)
+        return (f"the exception is above where the paste begins ({x.begun!r} follows it): "
+                "paste the traceback's last lines, whose exception says whose error it is "
+                "(torch._dynamo.exc.Unsupported: a graph break fullgraph=True made an error; a "
+                "data-dependent size; torch's own); the stack the paste has says where dynamo "
+                "was in your code")
     backend = _BACKEND_RE.search(text)
     if backend is not None and backend["name"] not in _TORCH_BACKENDS:
         return (f"the backend {backend['name']!r} (not one of torch's) raised on the graph torch "
                 "gave it: fix it, or report it to its authors with the graph "
                 "(TORCH_LOGS=\"graph_code\" prints it)")
-    if x.deepest is not None and x.at is not None and x.deepest != x.at \
+    # (a traceback the paste cut: its deepest frame is where the paste ends, not where the
+    # exception was raised, so a package's frame there is not blamed: vllm#16818 cut at vLLM's
+    # patched_inline_call, vllm-project/recipes#429 at Python's contextlib)
+    if x.deepest is not None and x.at is not None and x.deepest != x.at and not x.cut \
             and not is_torch_file(x.deepest.file) and not is_compiler_file(x.deepest.file) \
             and (x.user is None or x.deepest != x.user):
         return (f"the deepest frame, {place(x.deepest)} in {x.deepest.function}, is not torch's: "
@@ -1075,6 +1090,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         if x.cut:
             error += " (the paste ends before its message)" if x.error else \
                 " (the paste ends inside the traceback, before the exception)"
+        elif x.begun and not x.error:
+            error += f" (the paste begins after it, at dynamo's \"{x.begun}\")"
         if x.cause:
             error += f", raised from {x.cause}"
         # (place() names the function itself where the paste lost the frame's line)
@@ -1096,6 +1113,7 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
                                                            else "")
         # a traceback's exception, or an exception (a record) printed without one
         shown = f"Traceback … {x.error or 'cut'}" if x.deepest is not None else \
+            f"{x.begun} … {place(x.user) if x.user else ''}" if x.begun else \
             (x.error or x.cause or (f"Triton compilation failed: {x.kernel}" if x.kernel != "?"
                                     else "inductor's record of a kernel Triton could not compile"))
         said = f"the program stopped: {raised}{where}{user}{after}."
@@ -1479,7 +1497,9 @@ def _cut_hint_fix(b: GraphBreakReport) -> str:
 # logger.warning_once); 2.11 on, GB0291, whose hints name the class's method and
 # ignore_logging_functions (ignore_logger_methods is its alias there). Torch checks the bound
 # method and its __func__ against the set, so the class's method covers every logger of the
-# class. Applied: tests/integration/test_logger_fix.py (transformers' warning_once).
+# class. Applied: tests/integration/test_logger_fix.py (transformers' warning_once), and
+# tests/integration/test_logger_thread_fix.py (logging's info, on the thread that calls the
+# compiled function; made on the main thread only, it does not reach a worker's compile).
 _LOGGER_OLD = "Logger not supported for non-export cases"
 _LOGGER_GB = "logging.Logger method not supported for non-export cases"
 _CLASS_METHOD_RE = re.compile(r"add the class method `(?P<m>[\w.]{1,200})`")
@@ -1506,9 +1526,11 @@ def _logging_fix(b: GraphBreakReport) -> str:
         named = f"logging.Logger.{m['m']}"
     what = (f"{setting}.add({named}) before compiling" if named else
             f"add the logger method called there to {setting} before compiling")
-    return (f"{what} (torch's own answer: dynamo skips the call, so that message is not logged "
-            "while the code runs compiled; a method of the logger's class covers every logger of "
-            "that class, a library's too); or call the logger outside the compiled function")
+    # (a set in torch's config: a per-thread copy from 2.12, as warnings.warn's fix says)
+    return (f"{what}, {ON_CALLING_THREAD} {PER_THREAD} — torch's own answer: dynamo skips the "
+            "call, so that message is not logged while the code runs compiled; a method of the "
+            "logger's class covers every logger of that class, a library's too; or call the "
+            "logger outside the compiled function")
 
 
 # compiling the DDP wrapper: distributed.py marks _inside_ddp_forward skipped ("dynamo only kicks

@@ -18,6 +18,7 @@ from dyncli.diagnose.findings import ConfigFlag
 from dyncli.diagnose.releases import COMPILE_LIMIT, Releases
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.guardtext import Checked
+from dyncli.logparse.textbuiltins import ON_CALLING_THREAD
 from dyncli.logparse.textmsg import parse_sloc
 
 # Which torch makes a Python float dynamic, and how (read in each release's source; applied in
@@ -47,7 +48,7 @@ _ON_EVERY_THREAD = {
         "torch._dynamo.config holds only on the thread that makes it, so code compiled on an "
         "executor or serving thread keeps torch's default"),
     "accumulated_recompile_limit": (
-        "; set it on the thread that runs the compiled code: from torch 2.12 an assignment to "
+        f"; set it {ON_CALLING_THREAD}: from torch 2.12 an assignment to "
         "torch._dynamo.config holds only on the thread that makes it"),
 }
 

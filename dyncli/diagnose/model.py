@@ -271,6 +271,8 @@ class CompileCrashReport:
     cudagraph_run: bool = False
     # a program's warning quoting torch.compile's refusal: it caught it and ran uncompiled
     went_on: bool = False
+    # where the paste begins after the exception ("from user code:", dynamo's user stack)
+    begun: str = ""
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,13 @@ _SEEN = {
         "(torch/_dynamo/eval_frame.py): it does not show the compile raising",
         "Paste the traceback to its end (its deepest frames and the exception's line): the "
         "frames under the wrapper say whether torch's compiler raised or the program's code."),
+    "traceback-func": (
+        "a Python traceback of torch.func's transforms (vmap, grad, jacrev: torch/_functorch/"
+        "vmap.py, apis.py, eager_transforms.py) with nothing of torch's compiler in it: an "
+        "error of torch.func, which runs eagerly, not of torch.compile",
+        "torch.func's own rules apply (vmap: no data-dependent Python control flow, no .item(); "
+        "torch.where or torch.cond instead). If the program failed under torch.compile, paste "
+        f"the traceback whole, or capture what torch.compile did with: {_CAPTURE}"),
     "traceback": (
         "a Python traceback with nothing of torch's compiler in it (no frame or exception of "
         "dynamo, AOTAutograd or inductor, its CUDA-graph trees and generated code included): "

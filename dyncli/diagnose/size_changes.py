@@ -51,13 +51,15 @@ class _Dim:
 
 def _size_dims(diag: Diagnosis) -> dict[_Key, _Dim]:
     """Every tensor dim the log shows changing: recompile reasons, the recompile-limit warning's
-    last reason, and automatic dynamic's markings (parameters are left to static-parameters)."""
+    last reason, and automatic dynamic's markings (parameters are left to static-parameters:
+    a source that reads as one, or a reason carrying torch's "Guard failed on a parameter"
+    hint, which torch adds for a parameter whatever its source is called, e.g. ``X[0]``)."""
     dims: dict[_Key, _Dim] = {}
     for r in diag.recompiles:
         for reason in r.reasons:
             mm = mismatch(reason)
-            if mm is None or is_param(mm[0]):
-                continue
+            if mm is None or is_param(mm[0]) or gt.PARAM_HINT in reason:
+                continue  # torch's hint says a parameter, whatever its source looks like
             d = dims.setdefault((r.rank, mm[0], mm[1]), _Dim())
             d.values |= {mm[2], mm[3]}
             d.recompiles.setdefault(r.compile_id, r)
@@ -68,7 +70,7 @@ def _size_dims(diag: Diagnosis) -> dict[_Key, _Dim]:
                 d.against.setdefault(r.compile_id, set()).add(failed)
     for x in diag.recompile_limits:
         mm = mismatch(x.last_reason)
-        if mm is not None and not is_param(mm[0]):
+        if mm is not None and not is_param(mm[0]) and gt.PARAM_HINT not in x.last_reason:
             d = dims.setdefault((x.rank, mm[0], mm[1]), _Dim())
             d.values |= {mm[2], mm[3]}
             d.functions[x.function] = None
@@ -179,9 +181,11 @@ def mark_dynamic_up_front(diag: Diagnosis,
         functions = list(dict.fromkeys(fn for _, _, d in chosen for fn in d.functions
                                        if not is_resume(fn)))
         code = "" if coarse else _mark_lines(chosen, pins, rank, dynamic_log)
+        # a marking of a whole input is in the evidence of each dim it made dynamic: one
+        # line of the log, cited once
         evidence = tuple(cite(r.line, r.compile_id, "recompile: " + "; ".join(r.reasons))
-                         for r in list(recs.values())[:3]) + tuple(
-            e for _, _, d in chosen for e in d.evidence[:2])
+                         for r in list(recs.values())[:3]) + tuple(dict.fromkeys(
+                             e for _, _, d in chosen for e in d.evidence[:2]))
         what = ", ".join(named)
         message = (f"{', '.join(functions) or 'the compiled code'} recompiled "
                    + (f"{len(recs)}x " if recs else "")

@@ -437,8 +437,9 @@ class TorchNote(Event):
 class TorchVersion(Event):
     """The torch version a paste states beside its log (``dyncli.logparse.textversion``):
     ``version`` as written (``2.5.1+cu124``), ``form`` the kind of line that states it
-    (``collect_env``, ``pip``, ``conda``, ``pip list``, ``torch.__version__``), ``text`` the
-    line, bounded."""
+    (``collect_env``, ``pip``, ``conda``, ``pip list``, ``torch.__version__``, ``pip show``),
+    ``text`` the line, bounded (a two-line form's two, ``Name: torch / Version: 2.5.1``, from
+    the first: ``line``)."""
 
     version: str
     form: str
@@ -464,7 +465,9 @@ class CompileCrash(Event):
     deepest frame; ``cudagraph_run``: a frame is the CUDA-graph trees' (the compiled graph
     raised as it ran under CUDA graphs, not in a compile); ``went_on``: no traceback, a
     program's warning quoting torch.compile's refusal (``error``: its message): the program
-    caught it and ran uncompiled. ``line``: where the traceback begins."""
+    caught it and ran uncompiled. ``begun``: where the paste begins after the exception's
+    line ("from user code:", dynamo's user stack: its exception is before the paste).
+    ``line``: where the traceback begins."""
 
     error: str
     cause: str = ""
@@ -476,6 +479,7 @@ class CompileCrash(Event):
     kernel: str = ""  # the Triton kernel inductor wrote that Triton could not compile
     cudagraph_run: bool = False
     went_on: bool = False
+    begun: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from dyncli.logparse import events as ev
 from dyncli.logparse.textmsg import _need
-from dyncli.logparse.textstack import FILE_RE, user_stack
+from dyncli.logparse.textstack import FILE_RE, break_site, user_stack
 
 GRAPH_BREAK_RE = re.compile(
     r"^Graph break (?P<dup>\(user stack suppressed[^)]*\) )?in user code at (?P<file>.+):(?P<line>\d{1,9})[ \t]*$")
@@ -154,7 +154,7 @@ def unsupported_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event
     if first.startswith(_LIMIT_GB):
         return _limit_exceeded(lines, common)
     b = graph_break_body(lines[1:])
-    where = b.stack[-1] if b.stack else ev.UserLoc("", 0, "", "")
+    where = break_site(b.stack)
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=first[:300],
                           explanation=b.explanation, hints=b.hints, gb_type=first[:300],
                           gb_code=b.gb_code, user_stack=b.stack, debug=b.debug, raised=raised,
@@ -182,7 +182,7 @@ def cut_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     if _LIMIT_SET_RE.search(" ".join(lines)):
         return _limit_exceeded(lines, common)
     b = graph_break_body(lines)
-    where = b.stack[-1] if b.stack else ev.UserLoc("", 0, "", "")
+    where = break_site(b.stack)
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=CUT_TYPE,
                           explanation=b.explanation, hints=b.hints, gb_code=b.gb_code,
                           user_stack=b.stack, debug=b.debug, partial=not b.stack, **common)]

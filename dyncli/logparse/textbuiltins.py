@@ -83,10 +83,21 @@ def builtin_hint(name: str) -> str:
 # (_config_module.py deep-copies a mutable default into the thread's ContextVar), so an add()
 # on the main thread does not reach a worker thread that compiles
 WARN_BUILTINS = ("_warnings.warn", "warnings.warn")
+
+# Where a fix that changes torch._dynamo.config (a set of functions dynamo skips or reorders)
+# must run: dynamo reads its config on the thread it compiles on, the one that calls the compiled
+# function (not the one a compiled backward runs on, an autograd engine's); from torch 2.12 a
+# user override is that thread's own (_config_module.py's ContextVar, a mutable default
+# deep-copied into it). Every fix that says where to make such a setting says it in these words.
+ON_CALLING_THREAD = "on the thread that calls the compiled function"
+# (and why, said once in a fix: true of 2.12 on, and a fix read from an older release's log
+# may be applied on a newer torch)
+PER_THREAD = ("(from torch 2.12 its settings are per thread: one made on the main thread does "
+              "not reach a worker's)")
+
 WARN_FIX = (
     "torch._dynamo.config.reorderable_logging_functions.add(warnings.warn) before compiling, "
-    "on the thread that calls the compiled function (torch's settings are per thread: one "
-    "made on the main thread does not reach a worker's) — torch's own hint, pytorch#135688: "
+    f"{ON_CALLING_THREAD} {PER_THREAD} — torch's own hint, pytorch#135688: "
     "dynamo then calls it after the compiled graph instead of breaking the graph there, for "
     "arguments that are constants, tensors or string formatters; or call warnings.warn outside "
     "the compiled function")

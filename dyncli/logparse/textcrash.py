@@ -21,6 +21,7 @@ one of the compiler's or the compiler at work raised it (an ``AssertionError`` i
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,12 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textstack import FILE_RE
-from dyncli.logparse.torchtree import AT_WORK, is_compiler_file, is_torch_file
+from dyncli.logparse.torchtree import (
+    AT_WORK,
+    is_compiler_file,
+    is_func_transform_file,
+    is_torch_file,
+)
 
 # Python's head (after a wrapper's words: sglang's "[…] Scheduler hit an exception: Traceback
 # …"), or IPython's, which names the exception before it
@@ -144,6 +150,11 @@ _REFUSAL_WORDS = tuple(words for words, kind, _ in MACHINE_ERRORS if kind in REF
 # test_markdown_prose.py)
 _WARNING_RE = re.compile(r"(?:^|[^\w])(?:WARNING|WARN|Warning)(?:[^\w]|$)")
 _STAMP_WORD_RE = re.compile(r"[A-Za-z]{2,}")
+# how far after the level's word torch's words may start: the program's words before them
+# (SD.Next's "Model compile not supported: ", loguru's "sd_models:compile:12 - ") run to a few
+# dozen characters; further on, the level is another message's (a paste that joined lines, a
+# long message of the program's own that torch's words end)
+_LEVEL_REACH = 160
 # torch's BackendCompilerFailed message without its class (output_graph.py 2.0-2.15:
 # "backend='{name}' raised:" then the backend's exception on the next line), as a tool shows
 # it (ComfyUI#10485, ComfyUI-MochiWrapper#94)
@@ -159,17 +170,20 @@ def machine_error(text: str) -> str:
 def refusal_warned(text: str) -> str:
     """The message of a program's warning that quotes torch.compile's refusal of the platform
     (the program caught it and went on uncompiled: SD.Next's "WARNING  Model compile not
-    supported: Windows not yet supported for torch.compile", sdnext#2699), or "". An
-    exception's line is not one (the traceback's reader has it)."""
+    supported: Windows not yet supported for torch.compile", sdnext#2699), or "". The level's
+    word stands before torch's words, at most ``_LEVEL_REACH`` (160) characters before them,
+    behind a stamp of at most one word. An exception's line is not one (the traceback's reader
+    has it)."""
     if not any(words in text for words in _REFUSAL_WORDS):
         return ""
     at = min(text.find(words) for words in _REFUSAL_WORDS if words in text)
     level = _WARNING_RE.search(text, 0, at)
-    if level is None or exception_name(text.strip()):
+    if level is None or at - level.end() > _LEVEL_REACH or exception_name(text.strip()):
         return ""
     stamp = text[:level.start() + 1]
-    if any(c in stamp for c in "`'\"()") or len(_STAMP_WORD_RE.findall(stamp)) > 1:
-        return ""  # (words about the line, not its stamp)
+    if any(c in stamp for c in "`'\"()") or \
+            sum(1 for _ in itertools.islice(_STAMP_WORD_RE.finditer(stamp), 2)) > 1:
+        return ""  # (words about the line, not its stamp: a second word is enough to tell)
     return text[level.end():].lstrip(" \t:|]-").rstrip()
 
 
@@ -229,6 +243,11 @@ def kernel_of(text: str) -> str:
     m = _KERNEL_RE.search(text)
     return m["name"] if m is not None else ""
 _MAX_FRAMES = 256
+# the start of Python's frame line ("  File \"F\", line N, in fn") cut short by a wrap: the
+# file's quote opened, then at most what follows the file ("\", line 95,"); _MAX_WRAP: the
+# characters of the line that may finish it
+_WRAP_START_RE = re.compile(r'^\s{0,16}File "[^"]{1,4096}(?:"(?:, ?(?:l(?:i(?:n(?:e(?: \d{0,9},?)?)?)?)?)?)?)?$')
+_MAX_WRAP = 400
 _MAX_ERROR = 600  # characters of the exception's text kept
 _MAX_ERROR_LINES = 4
 _STDLIB_RE = re.compile(r"[/\\][Ll]ib[/\\](?P<mod>[A-Za-z_]\w{0,100})(?:\.py$|[/\\])")
@@ -296,6 +315,8 @@ class _Traceback:
     chained: bool = False  # a connector line came after its exception
     after_read: bool = False  # chained to an exception a reader read (its re-raise)
     from_user: bool = False  # dynamo's "from user code:" came after its exception
+    # where the paste begins after the exception's line ("from user code:": sam2#603)
+    begun: str = ""
     user_frames: list[ev.UserLoc] = field(default_factory=list)  # the frames under it
     code_next: bool = False  # a frame of it at the margin came: its code line is next
     rank: int | None = None
@@ -341,7 +362,8 @@ def named_class(text: str) -> str:
 # dynamo's "from user code:" stack glued to the exception's line with its frames, as a paste
 # that lost its line breaks has it (WanVideoWrapper#1415: "…') from user code: File "…model.py",
 # line 1053, in torch_dynamo_resume_in_forward_at_1051 q, k = … Set TORCHDYNAMO_VERBOSE=1 …")
-_GLUED_USER = " from user code: "
+_FROM_USER = "from user code:"
+_GLUED_USER = f" {_FROM_USER} "
 _GLUED_MAX = 8000  # characters of the line searched
 _GLUED_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,1000})", line (?P<line>\d{1,9}), '
                              r"in (?P<fn>[\w<>.]{1,200})")
@@ -356,7 +378,8 @@ class CrashReader:
     counted in ``refused`` by what it has: ``traceback-export-violation`` where export's
     re-raise of a constraint violation is among its frames (its exception cut),
     ``traceback-wrapper`` where torch.compile's wrapper (eval_frame.py) is its only frame of
-    torch's compiler, ``traceback`` where it has none.
+    torch's compiler, ``traceback-func`` where torch.func's transforms (vmap, grad) are among
+    its frames and the compiler is not, ``traceback`` where it has none.
     """
 
     def __init__(self) -> None:
@@ -366,6 +389,7 @@ class CrashReader:
         self._read = False  # a reader's line came since the last traceback (its exception?)
         self._chain_read = False  # … and then a connector: the next traceback re-raises it
         self._named: tuple[int, str] = (0, "")  # (line, class) of a tool's ``named_class`` line
+        self._wrapped: tuple[int, str] | None = None  # (line, text) of a frame's line cut short
 
     @property
     def awaiting(self) -> bool:
@@ -377,6 +401,9 @@ class CrashReader:
         """Read one line; ``unread``: no reader understood it (it may be the exception's);
         ``rank``: the rank torchrun's tag gave it."""
         text = raw.decode("utf-8", "replace").rstrip()
+        text = self._unwrapped(text, lineno)
+        if self._wrapped is not None and self._wrapped[0] == lineno:
+            return []  # (the first part of a frame's line that the paste wrapped)
         tb = self._tb
         if tb is not None and tb.error is not None:  # the exception's text, continued
             if text and text[0] not in " \t" and tb.error[-1].endswith(":") \
@@ -431,13 +458,19 @@ class CrashReader:
             if done is None and text.strip() in _CONNECTORS:
                 self._chain_read = self._read  # (what a reader read, or before the paste)
                 return []
+            if done is None and unread and not self._read and text.strip() == _FROM_USER:
+                # a paste that begins at dynamo's user stack (exc.py's format_error_msg,
+                # 2.0-2.15, under the exception it raised; sam2#603): that compile raised,
+                # its exception above the paste (not a reader's record's: torchdynamo#1010)
+                self._done = _Traceback(lineno, from_user=True, begun=_FROM_USER, rank=rank)
+                return []
             if text[:1] not in (" ", "\t", ""):
                 self._read = False  # the program's own output: not a reader's exception
             if done is not None and text.strip():
                 if text.strip() in _CONNECTORS:
                     done.chained = True
                     return []
-                if text.strip() == "from user code:":  # dynamo's user stack after the error
+                if text.strip() == _FROM_USER:  # dynamo's user stack after the error
                     done.from_user = True
                     return []
                 return self._finish_done()
@@ -491,6 +524,21 @@ class CrashReader:
         self._tb = None
         return []
 
+    def _unwrapped(self, text: str, lineno: int) -> str:
+        """A frame's line that a terminal or the issue's width wrapped onto the next line
+        (vllm#16818: ``File ".../convert_frame.py", li`` then ``ne 715, in compile_inner``),
+        joined: its first part is held (``_wrapped``) and given back joined with the next line
+        where the two make a frame; a line that does not go on so is read as it was."""
+        held, self._wrapped = self._wrapped, None
+        if held is not None and held[0] == lineno - 1 and len(text) <= _MAX_WRAP:
+            for joined in (held[1] + text, f"{held[1]} {text.lstrip()}"):
+                if FILE_RE.match(joined) is not None:
+                    return joined
+        if _WRAP_START_RE.match(text) is not None and FILE_RE.match(text) is None:
+            self._wrapped = (lineno, text)
+            return ""
+        return text
+
     def done(self) -> list[ev.Event]:
         """The crash of the input's last traceback (the paste may end inside it)."""
         tb, self._tb = self._tb, None
@@ -505,7 +553,8 @@ class CrashReader:
 
     def _refuse(self, frames: list[ev.UserLoc], export_violation: bool = False) -> None:
         kind = "traceback-export-violation" if export_violation else "traceback-wrapper" \
-            if any(_WRAPPER_RE.search(f.file) for f in frames) else "traceback"
+            if any(_WRAPPER_RE.search(f.file) for f in frames) else "traceback-func" \
+            if any(is_func_transform_file(f.file) for f in frames) else "traceback"
         self.refused[kind] = self.refused.get(kind, 0) + 1
 
     def _crash(self, tb: _Traceback) -> list[ev.Event]:
@@ -520,7 +569,7 @@ class CrashReader:
             stack, error = error[glued + len(_GLUED_USER):], error[:glued]
             tb.user_frames += [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
                                for m in _GLUED_FRAME_RE.finditer(stack, 0, _GLUED_MAX)][:16]
-        cut = tb.error is None
+        cut = tb.error is None and not tb.begun
         name = exception_name(tb.error[0]) if tb.error else tb.head.rsplit(".", 1)[-1]
         if cut and tb.head:
             error = tb.head  # IPython's head: the exception's type, its message cut
@@ -545,7 +594,7 @@ class CrashReader:
         # function dynamo or AOTAutograd called)
         works = any(_compiler_frame(f) for f in frames)
         if not (names & COMPILER_ERRORS) and not raised and not reaches and not works \
-                and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
+                and not tb.begun and not any(m in f"{error} {' '.join(causes)}" for m in ENVIRONMENT):
             self._refuse(frames, any(t.export_violation for t in chain))
             return []
         if chain[-1].after_read and not raised and not (names & COMPILER_ERRORS) and not works:
@@ -563,7 +612,10 @@ class CrashReader:
         # the user's line: dynamo's "from user code:" stack names it where the paste has it,
         # else the program's deepest own frame in the traceback it stopped with
         users = [f for t in reversed(chain) for f in t.user_frames]
-        user = users[-1] if users else next(
+        # (its innermost frame that is not torch's: a stack that ends in nn.Module's _call_impl
+        # ends where the call went into torch's module code, sam2#603)
+        user = next((f for f in reversed(users) if not is_torch_file(f.file)), users[-1]) \
+            if users else next(
             (f for f in reversed(tb.frames) if _user(f)), None) or next(
             (f for f in reversed(frames) if _user(f)), None)
         frames += users
@@ -575,7 +627,7 @@ class CrashReader:
             kernel=kernel_of(f"{error} {' '.join(causes)}"),
             deepest=deepest, user=user, resumes=resumes, line=chain[-1].line,
             cudagraph_run=any(_CUDAGRAPH_TREES_RE.search(f.file) for f in frames),
-            rank=chain[-1].rank)]
+            begun=chain[-1].begun, rank=chain[-1].rank)]
 
 
 # inductor's record of a kernel Triton could not compile: log.exception("Triton compilation

@@ -86,6 +86,7 @@ class ForeignReaders:
 
     stats: ev.ParseStats
     _stray: bytes | None
+    _versions: textversion.VersionLines
     # torch's message that a paste (or torch itself: a warning, an exception) put without a
     # prefix, whose body follows on indented lines: a CUDA-graph skip's "Found from :" stack
     # (comfyui#6866), a graph break's "Unsupported: …" block with its Explanation and Hints
@@ -392,12 +393,13 @@ class ForeignReaders:
             text = raw.decode("utf-8", "replace").rstrip()
             if violations.wrapped_mark(text):
                 return self._pend(violations.wrapped_violation, text, lineno)  # (pytorch#157921)
-        if (version := textversion.stated(raw, lineno)) is not None:
-            # the torch version the paste states (collect_env, a package list): the paste's
-            # text, no evidence of a torch log
+        if (version := self._versions.read(raw, lineno)) is not None:
+            # the torch version the paste states (collect_env, a package list, the Python
+            # prompt's answer, pip show), or the line that asks it: the paste's text, no
+            # evidence of a torch log
             self.stats.recognized += 1
             self.stats.blank += 1
-            return (version,)
+            return version
         kind = notes.unread_kind(raw)
         if kind is None and self._warned == lineno - 1 and raw[:1] in (b" ", b"\t"):
             kind = "torch-warning"  # the warning's code line, indented under it

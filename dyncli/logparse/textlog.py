@@ -36,6 +36,7 @@ from dyncli.logparse import textguards as guards
 from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
+from dyncli.logparse import textversion
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
 from dyncli.logparse.textbreaks import exc_warning
@@ -135,6 +136,7 @@ class TextLogParser(ForeignLines):
         self._stray: bytes | None = None  # an unprefixed "function: '…'" line before an orphan
         self._crashes = CrashReader()  # the program's tracebacks: did torch's compiler raise
         self._box = RichBox()  # rich's traceback box, read as Python's lines
+        self._versions = textversion.VersionLines()  # the torch version the paste states
 
     def parse(self, lines: Iterable[bytes], first_line: int = 1) -> Iterator[ev.Event]:
         """Parse every line (bytes, with or without line ends) and flush at the end."""

@@ -30,3 +30,22 @@ def user_stack(lines: list[str]) -> tuple[ev.UserLoc, ...]:
     if pending is not None:
         out.append(ev.UserLoc(pending["file"], int(pending["line"]), pending["fn"].strip()))
     return tuple(out)
+
+
+# nn.Module's call machinery (torch/nn/modules/module.py: _wrapped_call_impl, _call_impl,
+# 2.0-2.15), which dynamo's "from user code:" stack shows between a call of a module and its
+# forward
+_MODULE_CALLS = frozenset({"_call_impl", "_wrapped_call_impl"})
+_MODULE_FILE_RE = re.compile(r"(?:^|/)nn/modules/module\.py$")
+
+
+def break_site(stack: tuple[ev.UserLoc, ...]) -> ev.UserLoc:
+    """Where a graph break is, from dynamo's user stack (the innermost frame last): its
+    innermost frame, or, where the stack ends in nn.Module's call machinery, the call of the
+    module above it (sam2#603: ``self.position_encoding(x_out)`` at image_encoder.py:132,
+    whose forward dynamo would not inline; the break is not in torch's module.py)."""
+    i = len(stack)
+    while i > 1 and stack[i - 1].function in _MODULE_CALLS \
+            and _MODULE_FILE_RE.search(stack[i - 1].file.replace("\\", "/")) is not None:
+        i -= 1
+    return stack[i - 1] if stack else ev.UserLoc("", 0, "", "")

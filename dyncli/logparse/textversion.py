@@ -1,6 +1,9 @@
 """The torch version a paste states beside its log (``TorchVersion``), read from the lines
 users paste with it in an issue: ``python -m torch.utils.collect_env``'s output, a pip or conda
-package list, or a printed ``torch.__version__``.
+package list, a printed ``torch.__version__``, and (``VersionLines``, two lines in a row) the
+Python prompt's answer to ``>>> torch.__version__`` (``'2.5.1+cu121'``) or to
+``>>> print(torch.__version__)`` (``2.5.1``), and ``pip show torch``'s ``Name: torch`` with the
+``Version: 2.5.1`` under it.
 
 Only those lines' own forms are read, anchored at the line's start: a version in prose ("this
 worked on torch 2.4") is no statement of the install, and lines of other packages
@@ -54,3 +57,50 @@ def stated(raw: bytes, line: int) -> ev.TorchVersion | None:
             return ev.TorchVersion(version=m["v"].decode("ascii"), form=form,
                                    text=text.decode("utf-8", "replace"), line=line)
     return None
+
+
+# Two-line forms: a line that asks (the opener), and the next line that answers. The Python
+# prompt echoes an expression's repr, quoted ('2.5.1+cu121': torch.__version__ is a str), and
+# print() writes it bare; pip show writes "Name: <project>" then "Version: <version>" (pip's
+# commands/show.py, those two first, in that order, for each package it shows).
+_REPL_RE = re.compile(rb"^>>> {0,4}torch\.__version__ {0,4}$")
+_PRINT_RE = re.compile(rb"^>>> {0,4}print\( {0,4}torch\.__version__ {0,4}\)$")
+_PIP_SHOW_RE = re.compile(rb"^Name: {1,4}torch$")
+_QUOTED_RE = re.compile(rb"^(?P<q>['\"])" + _VERSION + rb"(?P=q)$")
+_BARE_RE = re.compile(rb"^" + _VERSION + rb"$")
+_SHOW_VERSION_RE = re.compile(rb"^Version: {1,4}" + _VERSION + rb"$")
+# (the opener, the answer's pattern, the form)
+_OPENERS = ((_REPL_RE, _QUOTED_RE, "torch.__version__"), (_PRINT_RE, _BARE_RE, "torch.__version__"),
+            (_PIP_SHOW_RE, _SHOW_VERSION_RE, "pip show"))
+_OPENS = (b">>>", b"Name:")
+
+
+class VersionLines:
+    """The torch version a paste's lines state, fed in order (one reader's): a line's own form
+    (``stated``), or an opener and the line right under it that answers it. ``read`` gives
+    None for a line that is none of these, ``()`` for an opener (the paste's text: it states
+    nothing yet), and the version for a line that states it."""
+
+    def __init__(self) -> None:
+        self._open: tuple[re.Pattern[bytes], str, str, int] | None = None  # answer, form, text, line
+
+    def read(self, raw: bytes, line: int) -> tuple[ev.TorchVersion, ...] | None:
+        """What ``raw`` (line ``line``) states; see the class."""
+        opened, self._open = self._open, None
+        text = raw.strip()
+        if len(text) > _MAX_LINE:
+            return None
+        if opened is not None and opened[3] == line - 1:
+            answer, form, asked, at = opened
+            m = answer.match(text)
+            if m is not None:
+                said = f"{asked} / {text.decode('utf-8', 'replace')}"
+                return (ev.TorchVersion(version=m["v"].decode("ascii"), form=form, text=said,
+                                        line=at),)
+        if text.startswith(_OPENS):
+            for opener, answer, form in _OPENERS:
+                if opener.match(text) is not None:
+                    self._open = (answer, form, text.decode("ascii"), line)
+                    return ()
+        version = stated(raw, line)
+        return None if version is None else (version,)

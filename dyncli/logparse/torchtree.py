@@ -74,6 +74,14 @@ def _under_torch(parts: tuple[str, ...]) -> re.Pattern[str]:
 
 _AT_WORK_RE = _under_torch(AT_WORK)
 _COMPILER_RE = _under_torch(AT_WORK + _TRACED_WITH)
+# torch.func's transforms, which live beside AOTAutograd in torch/_functorch/ (2.0-2.15) and run
+# eagerly without any compile: vmap, grad, jacrev, functional_call, an autograd.Function's
+# vmap rule (apis.py, vmap.py, eager_transforms.py, pyfunctorch.py …). A traceback through them
+# alone is a torch.func error, not the compiler's (pytorch#186301: data-dependent control flow
+# under vmap; pytorch#157543: FlexAttention's create_block_mask vmaps the mask_mod eagerly)
+_FUNC_TRANSFORMS_RE = re.compile(
+    r"(?:^|/)torch/_functorch/(?:apis|vmap|eager_transforms|pyfunctorch|functional_call"
+    r"|autograd_function|make_functional|deprecated|batch_norm_replacement)\.py$")
 
 
 # a module inductor wrote, wherever its cache is (TORCHINDUCTOR_CACHE_DIR moves it out of
@@ -86,11 +94,20 @@ _GENERATED_RE = re.compile(r"(?:^|/)(?P<sub>[a-z2-7]{2})/c(?P=sub)[a-z2-7]{49}\.
 def is_compiler_file(path: str, at_work: bool = False) -> bool:
     """Whether ``path`` is a file of torch's compiler or code it generated (a traceback's
     frame: ``/…/torch/_dynamo/bytecode_transformation.py``, ``/tmp/torchinductor_u/xy/cxy….py``).
-    Generated code is never the user's line. ``at_work``: dynamo, AOTAutograd and inductor
+    Generated code is never the user's line; torch.func's transforms in ``torch/_functorch/``
+    (vmap, grad) are not the compiler. ``at_work``: dynamo, AOTAutograd and inductor
     only (and what inductor wrote), not what they trace with: torch code a program also runs
     outside a compile (torch.cond's ``_higher_order_ops/cond.py``, FX, fake tensors, export)."""
     pattern = _AT_WORK_RE if at_work else _COMPILER_RE
+    if is_func_transform_file(path):
+        return False  # torch.func's eager transforms (vmap, grad): not a compile
     return pattern.search(path.replace("\\", "/")) is not None or is_generated_file(path)
+
+
+def is_func_transform_file(path: str) -> bool:
+    """Whether ``path`` is one of torch.func's transforms in ``torch/_functorch/`` (vmap, grad,
+    jacrev, functional_call), which run eagerly, outside any compile."""
+    return _FUNC_TRANSFORMS_RE.search(path.replace("\\", "/")) is not None
 
 
 def is_generated_file(path: str) -> bool:

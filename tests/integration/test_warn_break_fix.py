@@ -16,6 +16,7 @@ import pytest
 from logged import run_variants
 
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.logparse.textbuiltins import ON_CALLING_THREAD
 
 pytestmark = pytest.mark.slow
 torch = pytest.importorskip("torch")
@@ -57,7 +58,7 @@ def test_the_warn_break_goes_with_torchs_setting_on_the_compiling_thread(tmp_pat
     assert "main graphs 2 warned 1" in runs["broken"].stdout
     (a,) = diagnose_logs([runs["broken"].log]).suggestions
     assert "reorderable_logging_functions.add(warnings.warn)" in a.fix
-    assert "on the thread that calls the compiled function" in a.fix
+    assert ON_CALLING_THREAD in a.fix
     # the fix applied: one graph, still warned, on the worker and on the main thread
     assert "worker graphs 1 warned 1" in runs["fixed"].stdout
     assert "main graphs 1 warned 1" in runs["fixed"].stdout

@@ -74,3 +74,27 @@ def test_a_run_stopped_before_any_shape_was_known_says_so() -> None:
     result.stream_ids, result.runs[1].variations = [], []
     result.stop(["static", "dynamic"], "m", "inference")
     assert result.runs[1].error == "not measured: stopped before it was timed (no shape timed)"
+
+
+def test_nothing_timed_prints_one_line_not_a_table_of_dashes(capsys: object) -> None:
+    from dyncli.bench.render import print_result
+    from dyncli.output import Output
+
+    result = sample_result()
+    result.stream_ids = [0, 1]
+    _untimed(result.runs, "static")
+    _untimed(result.runs, "dynamic")
+    result.runs[1].compiles = 0
+    result.stop(["static", "dynamic", "automatic"], "examples/model.py:build", "inference")
+    print_result(result, Output())
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "strategies side by side" not in out and "speedup median" not in out
+    assert "no strategy timed a shape, so there is nothing to set side by side " \
+           "(compiles made before that: static 2)" in " ".join(out.split())
+    for label in ("static", "dynamic", "automatic"):
+        assert f"{label}: interrupted: not measured" in out
+    sample = sample_result()  # one strategy timed: the table, its "-" cells the others'
+    _untimed(sample.runs, "dynamic")
+    sample.stop(["static", "dynamic"], "examples/model.py:build", "inference")
+    print_result(sample, Output())
+    assert "strategies side by side" in capsys.readouterr().out  # type: ignore[attr-defined]

@@ -1,7 +1,9 @@
 """The torch version a paste states beside its log (round 27, dyncli.logparse.textversion):
 collect_env's, a package list's, a printed torch.__version__; and what diagnose makes of it.
 The lines are real ones from issue threads (pytorch#96064's "Versions of relevant libraries",
-vllm#27519's padded collect_env, pytorch#94579's pre-2.0 build)."""
+vllm#27519's padded collect_env, pytorch#94579's pre-2.0 build). Round 28: the two-line forms
+(``VersionLines``), the Python prompt's answer to ``>>> torch.__version__`` or
+``>>> print(torch.__version__)`` and ``pip show torch``'s ``Name:`` and ``Version:`` lines."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import InputError
-from dyncli.logparse.textversion import stated
+from dyncli.logparse.textversion import VersionLines, stated
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -83,3 +85,117 @@ def test_a_stated_version_beats_the_logs_form_and_the_conflict_is_said(tmp_path:
     assert r is not None and (r.low, r.high, r.version) == (6, 6, "2.6.0"), r
     assert r.conflicts and r.conflicts[0].endswith("tells torch 2.3-2.5"), r.conflicts
     assert "; but the graph-break records' form" in r.line()
+
+
+def _read(lines: list[str]) -> list[tuple[str, str, str, int]]:
+    """(version, form, text, line) of each version ``lines`` state, read in order from line 1."""
+    reader = VersionLines()
+    out = []
+    for n, text in enumerate(lines, 1):
+        for e in reader.read(text.encode(), n) or ():
+            out.append((e.version, e.form, e.text, e.line))
+    return out
+
+
+@pytest.mark.parametrize(("lines", "version", "form", "text"), [
+    # the Python prompt echoes the expression's repr: quoted
+    ([">>> torch.__version__", "'2.5.1+cu121'"], "2.5.1+cu121", "torch.__version__",
+     ">>> torch.__version__ / '2.5.1+cu121'"),
+    ([">>> import torch", ">>> torch.__version__", "'2.6.0'"], "2.6.0", "torch.__version__",
+     ">>> torch.__version__ / '2.6.0'"),
+    ([">>> torch.__version__", '"2.4.0a0+git1234567"'], "2.4.0a0+git1234567",
+     "torch.__version__", '>>> torch.__version__ / "2.4.0a0+git1234567"'),
+    (["  >>> torch.__version__  ", "  '2.10.0.dev20251021+cu128'"], "2.10.0.dev20251021+cu128",
+     "torch.__version__", ">>> torch.__version__ / '2.10.0.dev20251021+cu128'"),
+    # print() writes it bare
+    ([">>> print(torch.__version__)", "2.5.1"], "2.5.1", "torch.__version__",
+     ">>> print(torch.__version__) / 2.5.1"),
+    ([">>> print( torch.__version__ )", "2.3.0+cpu"], "2.3.0+cpu", "torch.__version__",
+     ">>> print( torch.__version__ ) / 2.3.0+cpu"),
+    # pip show: Name, then Version, then the rest
+    (["$ pip show torch", "Name: torch", "Version: 2.5.1", "Summary: Tensors and Dynamic neural "
+      "networks in Python with strong GPU acceleration", "Home-page: https://pytorch.org/"],
+     "2.5.1", "pip show", "Name: torch / Version: 2.5.1"),
+    (["Name: torch", "Version: 2.7.0+cu126"], "2.7.0+cu126", "pip show",
+     "Name: torch / Version: 2.7.0+cu126"),
+    # pip show of several packages, torch's after another's
+    (["Name: torchvision", "Version: 0.20.1", "---", "Name: torch", "Version: 2.5.1"], "2.5.1",
+     "pip show", "Name: torch / Version: 2.5.1"),
+])
+def test_two_line_forms_state_the_version(lines: list[str], version: str, form: str,
+                                          text: str) -> None:
+    opener = next(n for n, t in enumerate(lines, 1)
+                  if t.strip() == "Name: torch" or t.strip().startswith((">>> t", ">>> p")))
+    assert _read(lines) == [(version, form, text, opener)]
+
+
+@pytest.mark.parametrize("lines", [
+    # another package's version (pip show, the prompt)
+    ["Name: torchvision", "Version: 0.20.1"],
+    ["Name: pytorch-triton", "Version: 3.1.0"],
+    ["Name: torch-geometric", "Version: 2.2.0"],
+    [">>> torchvision.__version__", "'0.20.1'"],
+    [">>> print(torchaudio.__version__)", "2.5.1"],
+    # another expression at the prompt, whose answer looks like a version
+    [">>> torch.version.cuda", "'12.1'"],
+    [">>> x.__version__", "'2.5.1'"],
+    [">>> torch.__version__ + 'x'", "'2.5.1x'"],
+    # the answer's form is the other opener's (print writes it bare; the prompt quotes it)
+    [">>> torch.__version__", "2.5.1"],
+    [">>> print(torch.__version__)", "'2.5.1'"],
+    # not on the line right under the opener
+    [">>> torch.__version__", "", "'2.5.1'"],
+    ["Name: torch", "Summary: Tensors", "Version: 2.5.1"],
+    # an answer with no opener, or a version of nothing in prose
+    ["'2.5.1'"],
+    ["2.5.1"],
+    ["Version: 2.5.1"],
+    ["Name: torch", "Version: unknown"],
+])
+def test_other_lines_state_nothing(lines: list[str]) -> None:
+    assert _read(lines) == []
+
+
+def test_an_opener_that_ends_the_input_or_is_asked_again_states_nothing_more() -> None:
+    # the prompt asked twice: the second answer is the one read
+    assert _read([">>> torch.__version__", ">>> torch.__version__", "'2.6.0'"]) == [
+        ("2.6.0", "torch.__version__", ">>> torch.__version__ / '2.6.0'", 2)]
+    assert _read([">>> torch.__version__"]) == []
+    # a one-line form still reads where an opener came just before it
+    assert _read([">>> torch.__version__", "torch==2.4.0"]) == [
+        ("2.4.0", "pip", "torch==2.4.0", 2)]
+
+
+@pytest.mark.parametrize(("tail", "said"), [
+    ("\n>>> import torch\n>>> torch.__version__\n'2.6.0+cu124'\n>>> \n",
+     ">>> torch.__version__ / '2.6.0+cu124'"),
+    ("\n>>> print(torch.__version__)\n2.6.0+cu124\n", ">>> print(torch.__version__) / 2.6.0+cu124"),
+    ("\n$ pip show torch\nName: torch\nVersion: 2.6.0+cu124\nSummary: Tensors and Dynamic "
+     "neural networks in Python with strong GPU acceleration\n", "Name: torch / Version: 2.6.0+cu124"),
+])
+def test_a_two_line_statement_is_the_logs_release(tmp_path: Path, tail: str, said: str) -> None:
+    # a 2.3-2.5 log (its graph-break records' form) with the version its paste states under it
+    text = (DATA / "2.3.1" / "compat" / "text.log").read_text()
+    log = tmp_path / "mixed.log"
+    log.write_text(text + tail)
+    r = diagnose_logs([log]).releases
+    assert r is not None and (r.low, r.high, r.version) == (6, 6, "2.6.0+cu124"), r
+    opener = text.count("\n") + 1 + next(n for n, t in enumerate(tail.split("\n"))
+                                         if t.startswith((">>> t", ">>> p", "Name:")))
+    assert r.sources == (f'the input\'s "{said}" (line {opener})',)
+
+
+def test_another_packages_version_is_not_the_logs_release(tmp_path: Path) -> None:
+    log = tmp_path / "other.log"
+    log.write_text((DATA / "2.3.1" / "compat" / "text.log").read_text()
+                   + "\nName: torchvision\nVersion: 0.21.0\n>>> torchvision.__version__\n'0.21.0'\n")
+    r = diagnose_logs([log]).releases
+    assert r is not None and (r.low, r.high, r.version) == (3, 5, ""), r
+
+
+def test_the_prompts_lines_alone_are_no_torch_log(tmp_path: Path) -> None:
+    alone = tmp_path / "repl.txt"
+    alone.write_text(">>> import torch\n>>> torch.__version__\n'2.6.0'\n"
+                     "$ pip show torch\nName: torch\nVersion: 2.6.0\n")
+    with pytest.raises(InputError, match="not a torch log"):
+        diagnose_logs([alone])

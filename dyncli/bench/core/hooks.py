@@ -21,7 +21,10 @@ class Hooks:
     the same inputs with it); ``started()`` once the settings are checked, as the model's
     building begins (the first seconds without progress). ``origins``: where each setting
     came from (the command's resolved config: ``command line``, ``autodyn.toml``, …), so a
-    warning about a value can say it came from a file; None from the Python API.
+    warning about a value can say it came from a file; None from the Python API. ``said``:
+    warnings the front end has already shown (the notes on its own options, ``--emit-file``
+    without ``--emit``, ``--resume`` without ``--suite``): kept first in the result's
+    ``warnings``, so the JSON holds every warning the user saw, each once, and not shown again.
     """
 
     progress: Callable[[str, int, int], None] | None = None
@@ -30,6 +33,7 @@ class Hooks:
     run_done: Callable[[BenchResult], None] | None = None
     tap: Callable[[Call], None] | None = None
     origins: Mapping[str, str] | None = None
+    said: tuple[str, ...] = ()
 
     def warner(self, warnings: list[str]) -> Callable[[str], None]:
         """``warn(text)``: the text kept in ``warnings`` (the result's) and passed to

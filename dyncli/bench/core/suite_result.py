@@ -84,6 +84,7 @@ class SuiteResult:
     settings: dict[str, Any]
     outcomes: list[ModelOutcome] = field(default_factory=list)
     interrupted: bool = False
+    warnings: list[str] = field(default_factory=list)  # the suite's own (the command's options)
 
     @property
     def ran(self) -> bool:
@@ -112,7 +113,8 @@ class SuiteResult:
             "environment": env.to_dict() if env else None,
             "settings": self.settings,
             "dims": {},
-            "warnings": [f"{o.name}: {w}" for o in self.outcomes for w in o.warnings],
+            "warnings": self.warnings + [f"{o.name}: {w}" for o in self.outcomes
+                                         for w in o.warnings],
             "runs": [r.to_dict() for o in self.outcomes for r in o.runs],
             "models": [o.to_dict() for o in self.outcomes],
         })

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.bench.core import strategy as table
-from dyncli.config import BenchConfig
+from dyncli.config import BenchConfig, spelled
 
 COMMAND = "command"
 RUN = "run"
@@ -88,12 +88,13 @@ def _value(value: Any) -> str:
 
 def _named(key: str, value: Any, origin: str | None) -> str:
     """The option as the user set it: ``--buckets 8,16``, ``--resume``, or ``bench.buckets =
-    8,16 (from autodyn.toml)`` from a file or the environment (no origin: the Python API)."""
+    8,16 (from autodyn.toml)`` from a file (``tool.dyncli.bench.buckets`` from a
+    pyproject.toml) or the environment (no origin: the Python API)."""
     if origin == "command line":
         name = "--" + key.replace("_", "-")
         return name if value is True else f"{name} {_value(value)}"
     where = f" (from {origin.removeprefix('environment ')})" if origin else ""
-    return f"bench.{key} = {_value(value)}{where}"
+    return f"{spelled('bench', key, origin)} = {_value(value)}{where}"
 
 
 def _unused(cfg: BenchConfig, stage: str, model: Model | None,
