@@ -4,8 +4,8 @@ Item 1's stream: an HF-style model (``input_ids``, ``attention_mask`` by keyword
 requests of five batch sizes, ``static,automatic,dynamic,pad``. Side by side in one process
 torch 2.11 compiles static 5 graphs, automatic 1, dynamic 1 and pad 1 of its 3 buckets, then
 hits ``recompile_limit`` (8) and runs pad's other buckets eagerly (bench read that ``pass``).
-Each strategy's compile count must equal plain torch's on the same stream in a fresh process:
-the plan bench emits, served by
+Each strategy's compile count must equal plain torch's on the same stream in a process of its
+own that has compiled nothing (a fork of logged.py's zygote): the plan bench emits, served by
 ``tests/integration/plain_torch.py``. On a torch with ``isolate_recompiles`` (2.13 on) bench
 measures them side by side in one window; before, a process each.
 """
@@ -13,12 +13,12 @@ measures them side by side in one window; before, a process each.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from logged import run_python
 
 from dyncli.bench import drivers, torch_compat
 from dyncli.bench.core import caches, recommend
@@ -40,15 +40,19 @@ STRATEGIES = ["static", "automatic", "dynamic", "pad"]
 
 
 def _plain(result: object, strategy: str, tmp_path: Path) -> int:
-    """The graphs plain torch compiles serving the stream as bench's plan says, in a fresh
-    process."""
+    """The graphs plain torch compiles serving the stream as bench's plan says, in a process
+    of its own: a fork of a Python that has imported torch, dynamo and inductor and compiled
+    nothing (logged.run_python; a zygote per environment, as this one's
+    TORCHINDUCTOR_COMPILE_THREADS is read at import; DYNCLI_TEST_FRESH_PYTHON=1: a fresh
+    Python)."""
     plan = recommend.plan_for(result, strategy)  # type: ignore[arg-type]
     path = tmp_path / f"emitted_{strategy}.py"
     path.write_text(emit(plan, "python"))
-    out = subprocess.run([sys.executable, str(HERE / "plain_torch.py"), str(path), MODEL,
-                          *map(str, STREAM)], capture_output=True, text=True, timeout=600,
-                         check=True)
-    return int(json.loads(out.stdout.strip().splitlines()[-1])["graphs"])
+    out, err = tmp_path / f"plain_{strategy}.out", tmp_path / f"plain_{strategy}.err"
+    rc = run_python([str(HERE / "plain_torch.py"), str(path), MODEL, *map(str, STREAM)],
+                    dict(os.environ), Path.cwd(), out, err, timeout=600)
+    assert rc == 0, err.read_text(errors="replace")[-3000:]
+    return int(json.loads(out.read_text().strip().splitlines()[-1])["graphs"])
 
 
 @pytest.mark.long  # 407 s under torch 2.15.0 at load 8-10, 976 s under 2.11.0 (docs/bench.md)

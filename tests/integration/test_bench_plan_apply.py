@@ -193,8 +193,8 @@ def test_emitted_pgo_plan_needs_its_profiling_run_and_then_compiles_once(
     learned), where the profiling process compiled as automatic dynamic does."""
     import json
     import os
-    import subprocess
-    import sys
+
+    from logged import run_python
 
     if why := torch_compat.strategy_unsupported("pgo"):
         pytest.skip(why)
@@ -216,10 +216,13 @@ def test_emitted_pgo_plan_needs_its_profiling_run_and_then_compiles_once(
     stream = [s for s in STREAM if s > 1]
 
     def serve() -> int:
-        proc = subprocess.run([sys.executable, str(script), str(module), json.dumps(stream)],
-                              env=env, capture_output=True, text=True, timeout=300, check=False)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        return int(json.loads(proc.stdout.strip().splitlines()[-1])["compiles"])
+        """One process serving the stream: a fork of logged.py's zygote for ``env`` (a Python
+        that has imported torch and compiled nothing: the PGO state is read from the kept
+        cache directory at its first compile, as in a fresh Python)."""
+        out, err = tmp_path / "serve.out", tmp_path / "serve.err"
+        rc = run_python([str(script), str(module), json.dumps(stream)], env, tmp_path, out, err)
+        assert rc == 0, err.read_text(errors="replace")[-3000:]
+        return int(json.loads(out.read_text().strip().splitlines()[-1])["compiles"])
 
     profiling = serve()
     assert list((tmp_path / "kept").rglob("code_state_*")), "the profiling run wrote no PGO state"
