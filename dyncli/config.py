@@ -184,22 +184,20 @@ class Resolved:
         """How the user set ``key``: ``flag`` on the command line, the environment variable's
         name, or the config file's key (``[diagnose] fail_on in autodyn.toml``,
         ``[tool.dyncli.diagnose] fail_on in pyproject.toml``)."""
-        origin = self.origins[key]
-        if origin == "command line" or origin == "default":
-            return flag
-        if origin.startswith("environment "):
-            return origin.removeprefix("environment ")
-        return f"{spelled(self.table, key, origin, header=True)} in {origin}"
+        return self.named(key, flag, where=True)
 
-    def named(self, key: str, flag: str) -> str:
+    def named(self, key: str, flag: str, *, where: bool = False) -> str:
         """``key`` named for a message about its value: ``flag`` when the command line gave it
         or nobody did, the environment variable, or the file's spelling (``bench.repeat``,
-        ``tool.dyncli.bench.repeat`` in a pyproject.toml)."""
+        ``tool.dyncli.bench.repeat`` in a pyproject.toml); with ``where``, the file's table
+        header, its key and the file (``given_as``)."""
         origin = self.origins[key]
         if origin == "command line" or origin == "default":
             return flag
         if origin.startswith("environment "):
             return origin.removeprefix("environment ")
+        if where:
+            return f"{spelled(self.table, key, origin, header=True)} in {origin}"
         return spelled(self.table, key, origin)
 
 
