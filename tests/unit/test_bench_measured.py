@@ -148,6 +148,15 @@ def test_the_processes_loads_combine_and_their_eager_drift_is_across_them() -> N
     assert load["readings"] == 5 and load["processes"] == 2
     assert (load["load_min"], load["load_max"], load["others_cpu_share"]) == (1.0, 4.5, 0.4)
     assert load["eager_probe_ms"] == [1.0, 1.1, 2.0, 2.2] and load["eager_drift"] == 2.2
+    assert load["own_load"] is None and load["others_load"] is None  # before round 29
+
+
+def test_the_busiest_process_own_and_others_load_are_kept_together() -> None:
+    a = {"cores": 2, "load_min": 1.0, "load_max": 2.0, "own_load": 1.8, "others_load": 0.2}
+    b = {"cores": 2, "load_min": 2.0, "load_max": 3.5, "own_load": 1.1, "others_load": 2.4}
+    load = machine.combine([a, b])
+    assert (load["others_load"], load["own_load"]) == (2.4, 1.1)
+    assert machine.load_warnings(load, None)[0].endswith("this run's own work about 1.1 of it")
 
 
 def test_a_run_without_the_new_fields_reads_back_as_before() -> None:

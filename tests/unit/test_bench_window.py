@@ -154,6 +154,65 @@ def test_pyperf_checks_and_load_warnings() -> None:
     assert machine.load_warnings({"cores": 2, "load_min": 0.1, "load_max": 0.5}, 1.1) == []
 
 
+def _log(own_rates: list[float], others: float, own_at_start: float,
+         others_at_start: float | None = None, every_s: float = 10.0) -> machine.LoadLog:
+    """A run's readings as the kernel would show them: the load average is the minute-long
+    average of runnable tasks (this run's CPU rate plus others'), one reading every
+    ``every_s`` seconds; before the first reading this run had kept ``own_at_start`` of it."""
+    log = machine.LoadLog(cores=2, own_at_start=own_at_start)
+    decay = math.exp(-every_s / machine.LOAD_WINDOW_S)
+    load = own_at_start + (others if others_at_start is None else others_at_start)
+    own_cpu = 5.0
+    log.readings.append(machine.Reading(0.0, round(load, 2), None, own_cpu))
+    for i, rate in enumerate(own_rates, 1):
+        own_cpu += rate * every_s
+        load = load * decay + (rate + others) * (1 - decay)
+        log.readings.append(machine.Reading(i * every_s, round(load, 2), None, own_cpu))
+    return log
+
+
+def test_bench_own_threads_are_not_a_busy_machine() -> None:
+    # the quickstart on a quiet 2-core machine (2026-12-02, resnet50, torch 2.15.0): a compile
+    # on one thread, then two threads timing; its own work held the load average near 2, and
+    # the old rule (load above the cores) said "the machine was busy" with others at 0.3
+    rates = [1.0] * 4 + [1.9] * 12
+    quiet = _log(rates, others=0.3, own_at_start=1.0).summary()
+    assert quiet["load_max"] > 2.0 and quiet["others_load"] == pytest.approx(0.3, abs=0.02)
+    assert _log(rates, others=0.3, own_at_start=1.0).own_loads()[-1] > 1.75  # nearing its 1.9
+    assert machine.load_warnings(quiet, 1.1) == []
+    # a CPU hog beside it (two busy workers): the load rises, bench gets less of the cores
+    hog = _log([0.7] * 4 + [1.2] * 6, others=1.8, own_at_start=0.7).summary()
+    assert hog["others_load"] == pytest.approx(1.8, abs=0.02)
+    assert machine.load_warnings(hog, 1.1) == [
+        f"the machine was busy: load average {hog['load_min']:.1f}-{hog['load_max']:.1f} on 2 "
+        f"cores, this run's own work about {hog['own_load']:.1f} of it"]
+    # work that ended as the run began still weighs in the first readings' average, and is
+    # said: the load was others' then
+    before = _log(rates, others=0.3, own_at_start=1.0, others_at_start=2.5).summary()
+    assert before["others_load"] == pytest.approx(2.5, abs=0.02)
+    # a run that used no CPU of its own (a GPU waiting): the whole load is others'
+    idle = _log([0.0, 0.0], others=2.5, own_at_start=0.0).summary()
+    assert idle["own_load"] == 0.0 and idle["others_load"] == pytest.approx(2.5, abs=0.02)
+    assert machine.load_warnings(idle, None)[0].startswith("the machine was busy")
+    # one reading: no rate, the cores are the bar
+    one = machine.LoadLog(cores=2, readings=[machine.Reading(0.0, 2.5, None, 1.0)]).summary()
+    assert one["own_load"] is None and one["others_load"] is None
+    assert machine.load_warnings(one, None) == [
+        "the machine was busy: load average 2.5-2.5 on 2 cores"]
+
+
+def test_own_load_so_far_reads_this_process_from_proc(tmp_path: Path) -> None:
+    tick = os.sysconf("SC_CLK_TCK")
+    (tmp_path / "stat").write_text("42 (py thon) R " + " ".join(["0"] * 18) + f" {100 * tick}"
+                                   " 0 0\n")
+    (tmp_path / "uptime").write_text("160.00 300.00\n")
+    got = machine.own_load_so_far(str(tmp_path / "stat"), str(tmp_path / "uptime"))
+    assert got == pytest.approx(machine.own_cpu_s() / 60 * (1 - math.exp(-1)), rel=1e-2)
+    assert machine.own_load_so_far(str(tmp_path / "none"), str(tmp_path / "uptime")) is None
+    if os.path.exists("/proc/self/stat"):
+        assert (machine.own_load_so_far() or 0.0) >= 0.0
+
+
 # ---------------------------------------------------------------- loops per sample
 
 
