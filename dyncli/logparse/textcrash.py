@@ -61,6 +61,8 @@ _IPY_LINK_RE = re.compile(r"^\[(?P<file>[^\]]{1,4096})\]\([^)]{0,2000}\) in "
 _IPY_OLD_RE = re.compile(r"^ {0,8}(?P<file>(?:/|~/|[A-Za-z]:\\)\S{1,4096}\.py) in "
                          r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})\(")
 _ARROW_RE = re.compile(r"^ {0,8}-{1,4}> ?(?P<line>\d{1,9})\b")
+# a Python frame's line at the left margin: a paste that lost the traceback's indent
+_MARGIN_FRAME = 'File "'
 _CONNECTORS = ("The above exception was the direct cause of the following exception:",
                "During handling of the above exception, another exception occurred:")
 # the exception's line: "AssertionError", "torch._dynamo.exc.BackendCompilerFailed: backend=…"
@@ -487,7 +489,8 @@ class CrashReader:
                     return []
             if loc is not None:  # a paste that begins inside a traceback (depyf#9)
                 out = self._finish_done()
-                self._tb = _Traceback(lineno, frames=[loc], rank=rank)
+                self._tb = _Traceback(lineno, frames=[loc], rank=rank,
+                                      code_next=text.startswith(_MARGIN_FRAME))
                 return out
             if done is None and text.strip() in _CONNECTORS:
                 self._chain_read = self._read  # (what a reader read, or before the paste)
@@ -530,11 +533,13 @@ class CrashReader:
                 # exception first, then the program's own traceback "during handling" of it)
                 self._tb = _Traceback(lineno, error=[exception_text(text.strip())], rank=rank)
             return []
+        code_next, tb.code_next = tb.code_next, False
         if loc is not None:
             if len(tb.frames) >= _MAX_FRAMES:
                 del tb.frames[0]  # the deepest frames are the ones that matter
             tb.frames.append(loc)
             tb.last_code = ""
+            tb.code_next = text.startswith(_MARGIN_FRAME)
             return []
         arrow = _ARROW_RE.match(text)
         if arrow is not None:  # IPython's line of the frame above
@@ -552,6 +557,11 @@ class CrashReader:
             return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
         if exception_name(text.strip()) or compiler_exception(text.strip()):
             tb.error = [exception_text(text.strip())]
+            return []
+        if code_next and unread:
+            # the code line of a frame whose indent the paste lost with it (onediff#941: a
+            # traceback pasted outside a code block, each line at the margin)
+            tb.last_code = text.strip()[:200]
             return []
         # a line at the margin that no traceback has: a reader took the exception (a graph
         # break's Unsupported, a data-dependent error: not a crash), or the output went on

@@ -1,0 +1,54 @@
+"""Paste hunt 29 (round 29): logs as users paste them into GitHub issues, read against what each
+thread says, each on the lines the thread's stored excerpt has (the corpus's copies:
+tests/data/pasted/, manifest.toml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError
+
+PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
+
+
+def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    log = tmp_path / "p.log"
+    log.write_text(text)
+    return diagnose_logs([log])
+
+
+def test_a_traceback_pasted_at_the_margin_is_the_compile_that_raised() -> None:
+    # onediff#941: pasted outside a code block, every frame and its code line at the left
+    # margin; each code line ended the traceback, and the paste was "not a torch log"
+    diag = diagnose_logs([PASTED / "onediff-941.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.cut and crash.deepest is not None
+    assert (crash.deepest.function, crash.deepest.line) == ("_fn", 172)
+    assert crash.deepest.code == "return fn(*args, **kwargs)"
+
+
+def test_a_margin_traceback_ends_in_its_exception(tmp_path: Path) -> None:
+    # a frame without a code line, then the exception: the exception is read, not skipped
+    diag = _diagnose_text(tmp_path, (
+        'File "/w/train.py", line 9, in <module>\n'
+        "out = model(x)\n"
+        'File "/venv/lib/python3.11/site-packages/torch/_dynamo/output_graph.py", line 1446, '
+        "in _call_user_compiler\n"
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "RuntimeError: boom\n"))
+    (crash,) = diag.compile_crashes
+    assert not crash.cut and crash.error.startswith("torch._dynamo.exc.BackendCompilerFailed")
+    assert crash.user is not None and (crash.user.file, crash.user.line) == ("/w/train.py", 9)
+
+
+def test_a_margin_traceback_of_the_programs_own_code_is_still_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError):
+        _diagnose_text(tmp_path, (
+            'File "/w/train.py", line 9, in <module>\n'
+            "out = load(x)\n"
+            'File "/w/data.py", line 3, in load\n'
+            "return open(x).read()\n"
+            "FileNotFoundError: x\n"))
