@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import InputError
 
@@ -52,3 +53,21 @@ def test_a_margin_traceback_of_the_programs_own_code_is_still_refused(tmp_path: 
             'File "/w/data.py", line 3, in load\n'
             "return open(x).read()\n"
             "FileNotFoundError: x\n"))
+
+
+def test_a_records_user_error_for_a_branch_is_the_branchs_break() -> None:
+    # pytorch#138689: a 2.4 [__graph_breaks] record's exception line, UserError for `if
+    # is_scaled(val)` on numpy values under compile; told "move the untraceable call out"
+    diag = diagnose_logs([PASTED / "pytorch-138689.log"])
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("Dynamic control flow is not supported at the moment.")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "torch.where" in a.fix and "untraceable call" not in a.fix
+
+
+def test_another_user_error_in_a_record_keeps_its_class(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "V1023 16:11:40.698000 139837258437760 torch/_dynamo/symbolic_convert.py:534] [0/0] "
+        "[__graph_breaks] torch._dynamo.exc.UserError: Tried to use data-dependent value\n"))
+    (b,) = diag.graph_breaks
+    assert b.reason == "UserError: Tried to use data-dependent value"
