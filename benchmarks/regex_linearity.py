@@ -183,6 +183,12 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda n: _fit("Cache miss due to 1 changed tensor shapes (total of 2): ", "sizes[1], ", n)),
     ("textautograd.miss (node)", lambda t: textautograd.miss(t, _COMMON),
      lambda n: _fit("Cache miss due to new autograd node: ", "a (NodeCall 1) with key size 1", n)),
+    # round 29: a skipped function's name and file in GB0007's Explanation, its module in the
+    # debug context (backticks that never close, separators repeated)
+    ("advice._SKIPPED_FN_RE (unclosed names)", lambda t: advice._SKIPPED_FN_RE.search(t),
+     lambda n: _fit("", "marked that the function `a` in file `", n)),
+    ("advice._SKIPPED_MODULE_RE (modules)", lambda t: advice._SKIPPED_MODULE_RE.search(t),
+     lambda n: _fit("", "module: a.b, module: ", n)),
     # round 28: a version the Python prompt or pip show states on the line under its opener
     ("textversion.VersionLines.read (the prompt's answer)", lambda t: _answer(b">>> torch.__version__", t),
      lambda n: _fit("'2", ".5", n, "'")),

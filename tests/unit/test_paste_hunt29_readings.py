@@ -71,3 +71,35 @@ def test_another_user_error_in_a_record_keeps_its_class(tmp_path: Path) -> None:
         "[__graph_breaks] torch._dynamo.exc.UserError: Tried to use data-dependent value\n"))
     (b,) = diag.graph_breaks
     assert b.reason == "UserError: Tried to use data-dependent value"
+
+
+def test_a_skipped_private_torch_function_is_not_only_avoid_calling_it() -> None:
+    # pytorch#155426: GB0007 on torch.fx.immutable_collections._immutable_list_unflatten, a
+    # nightly's regression; told "Avoid calling the function `_immutable_list_unflatten`"
+    diag = diagnose_logs([PASTED / "pytorch-155426.log"])
+    (b,) = diag.graph_breaks
+    assert b.raised and not b.file
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith("torch.fx.immutable_collections._immutable_list_unflatten is "
+                            "torch's own private function")
+    assert "another torch release and report it to PyTorch" in a.fix
+
+
+_SKIPPED = (
+    "torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped\n"
+    "  Explanation: Dynamo developers have intentionally marked that the function `{fn}` in "
+    "file `{file}` should not be traced.\n"
+    "  Hint: Avoid calling the function `{fn}`.\n"
+    "  Hint: Please file an issue to PyTorch.\n\n"
+    "  Developer debug context: module: {mod}, qualname: {fn}, skip reason: <missing reason>\n")
+
+
+@pytest.mark.parametrize(("fn", "file", "mod"), [
+    ("is_safe_constant", "/v/site-packages/torch/_dynamo/utils.py", "torch._dynamo.utils"),
+    ("_helper", "/v/site-packages/somepkg/utils.py", "somepkg.utils"),
+])
+def test_a_skipped_public_or_foreign_function_keeps_torchs_hint(
+        tmp_path: Path, fn: str, file: str, mod: str) -> None:
+    diag = _diagnose_text(tmp_path, _SKIPPED.format(fn=fn, file=file, mod=mod))
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix == f"Avoid calling the function `{fn}`."
