@@ -189,6 +189,13 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda n: _fit("", "marked that the function `a` in file `", n)),
     ("advice._SKIPPED_MODULE_RE (modules)", lambda t: advice._SKIPPED_MODULE_RE.search(t),
      lambda n: _fit("", "module: a.b, module: ", n)),
+    # round 29: vLLM's stamp behind a paste's indent, its worker tag with rank words
+    ("textforeign._WRAPPER_TAG_RE (tags with rank words)",
+     lambda t: textforeign._WRAPPER_TAG_RE.match(t.encode()),
+     lambda n: _fit("        ", "(VllmWorker TP0 EP1 DP2 pid=1) ", n, "ERROR")),
+    ("textforeign._WRAPPER_TAG_RE (blanks)",
+     lambda t: textforeign._WRAPPER_TAG_RE.match(t.encode()),
+     lambda n: _fit("", " ", n, "(EngineCore_DP0 pid=32) ERROR 09-17 01:05:51 [core.py:720] x")),
     # round 28: a version the Python prompt or pip show states on the line under its opener
     ("textversion.VersionLines.read (the prompt's answer)", lambda t: _answer(b">>> torch.__version__", t),
      lambda n: _fit("'2", ".5", n, "'")),

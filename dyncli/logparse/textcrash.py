@@ -348,6 +348,7 @@ class _Traceback:
     # re-raises the ConstraintViolationError its tracing (`opt_f(...)`) raised, so the
     # traceback is export's constraint violation whatever the paste cut below it
     export_violation: bool = False
+    headless: bool = False  # begun inside, at a frame: its head is above the paste
 
 
 def compiler_exception(text: str) -> bool:
@@ -399,6 +400,9 @@ def named_class(text: str) -> str:
 # that lost its line breaks has it (WanVideoWrapper#1415: "…') from user code: File "…model.py",
 # line 1053, in torch_dynamo_resume_in_forward_at_1051 q, k = … Set TORCHDYNAMO_VERBOSE=1 …")
 _FROM_USER = "from user code:"
+# the line dynamo prints under that stack: 2.5 on, then 2.0-2.4's
+_DYNAMO_CLOSINGS = ("Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace",
+                    'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information')
 _GLUED_USER = f" {_FROM_USER} "
 _GLUED_MAX = 8000  # characters of the line searched
 _GLUED_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,1000})", line (?P<line>\d{1,9}), '
@@ -489,7 +493,7 @@ class CrashReader:
                     return []
             if loc is not None:  # a paste that begins inside a traceback (depyf#9)
                 out = self._finish_done()
-                self._tb = _Traceback(lineno, frames=[loc], rank=rank,
+                self._tb = _Traceback(lineno, frames=[loc], rank=rank, headless=True,
                                       code_next=text.startswith(_MARGIN_FRAME))
                 return out
             if done is None and text.strip() in _CONNECTORS:
@@ -558,6 +562,12 @@ class CrashReader:
         if exception_name(text.strip()) or compiler_exception(text.strip()):
             tb.error = [exception_text(text.strip())]
             return []
+        if tb.headless and tb.frames and text.startswith(_DYNAMO_CLOSINGS):
+            # dynamo's closing words after its user stack (exc.py's format_error_msg): a paste
+            # begun inside the stack under "from user code:", that line and the exception above
+            # it cut (vllm#23714); the frames read are the user stack, the exception above
+            self._tb = None
+            return self._crash(replace(tb, frames=[], user_frames=tb.frames, begun=_FROM_USER))
         if code_next and unread:
             # the code line of a frame whose indent the paste lost with it (onediff#941: a
             # traceback pasted outside a code block, each line at the margin)

@@ -62,14 +62,18 @@ _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
 # docker compose's "service  | " (sglang#11218); Jenkins' timestamper, "[2025-05-06T16:55:02.641Z] "
 # on every line of a job's console (MONAI tutorials#1988: a notebook's IPython traceback);
 # docker's own, `docker logs --timestamps` (RFC 3339 with nanoseconds, no brackets:
-# "2024-05-29T11:23:16.027957173Z ", sonar#472: a serving engine's ranks' traceback)
-_PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}|[a-z_]{1,20}=[\w.:-]{1,64})"
+# "2024-05-29T11:23:16.027957173Z ", sonar#472: a serving engine's ranks' traceback); each behind
+# a paste's own indent (vllm#25060: a block pasted one space in, " (EngineCore_DP0 pid=32) ERROR
+# 09-17 01:05:51 [core.py:720] …" on every line, "not a torch log" before round 29)
+# (vLLM 0.10's worker names its parallel rank after its name: "(VllmWorker TP0 pid=1518511) ",
+# vllm#23714)
+_PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}(?: [A-Z]{1,4}\d{1,6}){0,3}|[a-z_]{1,20}=[\w.:-]{1,64})"
                 rb"(?:,? [a-z_]{1,20}=[\w.:-]{1,64}){0,4}\) ")
 _WRAPPER_TAG_RE = re.compile(
-    rb"^(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+    rb"^[ \t]{0,8}(?:(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[?[^\]\s\[]{1,200}:\d{1,9}\](?: |$)"
-    rb"|^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)"
-    rb"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z(?: |$)")
+    rb"|\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)"
+    rb"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z(?: |$))")
 # docker compose's "service  | " (its name padded to the longest service's): the same form as a
 # markdown table's row without its outer pipes ("setting   | result |"), taken off only outside
 # a table (ForeignLines._in_table)

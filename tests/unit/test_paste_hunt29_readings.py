@@ -103,3 +103,46 @@ def test_a_skipped_public_or_foreign_function_keeps_torchs_hint(
     diag = _diagnose_text(tmp_path, _SKIPPED.format(fn=fn, file=file, mod=mod))
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
     assert a.fix == f"Avoid calling the function `{fn}`."
+
+
+def test_vllms_stamp_behind_a_pastes_indent_is_read() -> None:
+    # vllm#25060: " (EngineCore_DP0 pid=32) ERROR 09-17 01:05:51 [core.py:720] …", the block
+    # one space in: "not a torch log"
+    diag = diagnose_logs([PASTED / "vllm-25060.log"])
+    (b,) = diag.graph_breaks
+    assert b.raised and b.reason.startswith("Observed exception")
+
+
+def test_dynamos_user_stack_begun_below_its_head_is_the_compile_that_raised() -> None:
+    # vllm#23714: the paste begins inside dynamo's user stack, behind vLLM 0.10's worker tag
+    # "(VllmWorker TP0 pid=1518511)", and ends at dynamo's closing line
+    diag = diagnose_logs([PASTED / "vllm-23714.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.begun == "from user code:" and not crash.error
+    assert crash.user is not None and crash.user.line == 69
+    assert crash.user.file.endswith("transformers/modeling_rope_utils.py")
+
+
+@pytest.mark.parametrize("closing", [
+    'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information',
+    "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if "
+    "you're reporting a bug to PyTorch). For even more developer context, set "
+    'TORCH_LOGS="+dynamo"'])
+def test_a_stack_then_dynamos_closing_line_is_its_user_stack(tmp_path: Path, closing: str) -> None:
+    diag = _diagnose_text(tmp_path, (
+        '  File "/w/model.py", line 12, in forward\n'
+        "    if x.sum() > 0:\n"
+        "\n" + closing + "\n"))
+    (crash,) = diag.compile_crashes
+    assert crash.user is not None and (crash.user.file, crash.user.line) == ("/w/model.py", 12)
+
+
+def test_a_whole_traceback_then_the_closing_line_is_not_a_user_stack(tmp_path: Path) -> None:
+    # a traceback with its head is the program's: dynamo's closing line does not make it
+    # dynamo's user stack (its exception is what says whose it is)
+    with pytest.raises(InputError):
+        _diagnose_text(tmp_path, (
+            "Traceback (most recent call last):\n"
+            '  File "/w/model.py", line 12, in forward\n'
+            "    if x.sum() > 0:\n"
+            "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n"))
