@@ -559,6 +559,8 @@ class CrashReader:
                 tb.export_violation = True
         if not text or text[0] in " \t" or text.endswith(" frames") or text.startswith("[... "):
             return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
+        if tb.frames and not text.strip("^~"):
+            return []  # Python 3.11's marks under a frame's code, their indent lost with it
         if exception_name(text.strip()) or compiler_exception(text.strip()):
             tb.error = [exception_text(text.strip())]
             return []

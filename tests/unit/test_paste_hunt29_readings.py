@@ -146,3 +146,11 @@ def test_a_whole_traceback_then_the_closing_line_is_not_a_user_stack(tmp_path: P
             '  File "/w/model.py", line 12, in forward\n'
             "    if x.sum() > 0:\n"
             "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace\n"))
+
+
+def test_a_margin_traceback_with_its_carets_is_read() -> None:
+    # vllm#18730: behind vLLM's stamp, each frame, its code line and its ^^^ line at the margin
+    diag = diagnose_logs([PASTED / "vllm-18730.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.cut and crash.deepest is not None
+    assert crash.deepest.function == "wrapper_function"
