@@ -274,6 +274,9 @@ _MAX_WRAP = 400
 _MAX_ERROR = 600  # characters of the exception's text kept
 _MAX_ERROR_LINES = 4
 _STDLIB_RE = re.compile(r"[/\\][Ll]ib[/\\](?P<mod>[A-Za-z_]\w{0,100})(?:\.py$|[/\\])")
+# Python's own library where its directory says the version ("/usr/lib/python3.12/subprocess.py"),
+# not the packages installed under it
+_PY_LIB_RE = re.compile(r"(?:^|[/\\])lib[/\\]python\d[\d.]{0,6}[/\\](?!(?:site|dist)-packages[/\\])")
 _LIBRARY_RE = re.compile(r"(?:^|[/\\])(?:site-packages|dist-packages|lib[/\\]python\d[\d.]{0,6})[/\\]"
                          r"|^<frozen ")
 
@@ -299,6 +302,11 @@ def _stdlib(path: str) -> bool:
     (Windows and conda: ``…\\anaconda3\\lib\\contextlib.py``, ``…\\Lib\\asyncio\\events.py``)."""
     m = _STDLIB_RE.search(path)
     return m is not None and m["mod"] in sys.stdlib_module_names
+
+
+def _python_own(path: str) -> bool:
+    """Whether a file is Python's own library (by its directory's version, or ``_stdlib``)."""
+    return _PY_LIB_RE.search(path) is not None or _stdlib(path)
 
 
 def _user(loc: ev.UserLoc) -> bool:
@@ -677,7 +685,11 @@ class CrashReader:
         users = [f for t in reversed(chain) for f in t.user_frames]
         # (its innermost frame that is not torch's: a stack that ends in nn.Module's _call_impl
         # ends where the call went into torch's module code, sam2#603)
-        user = next((f for f in reversed(users) if not is_torch_file(f.file)), users[-1]) \
+        # (and not Python's own: a stack that ends in subprocess.py ends where a package's call
+        # went into the standard library, sglang#23386's flashinfer cpp_ext.py:73)
+        user = next((f for f in reversed(users) if not is_torch_file(f.file)
+                     and not _python_own(f.file)), None) or next(
+            (f for f in reversed(users) if not is_torch_file(f.file)), users[-1]) \
             if users else next(
             (f for f in reversed(tb.frames) if _user(f)), None) or next(
             (f for f in reversed(frames) if _user(f)), None)

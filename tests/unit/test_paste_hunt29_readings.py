@@ -154,3 +154,12 @@ def test_a_margin_traceback_with_its_carets_is_read() -> None:
     (crash,) = diag.compile_crashes
     assert crash.cut and crash.deepest is not None
     assert crash.deepest.function == "wrapper_function"
+
+
+def test_a_user_stack_ending_in_pythons_library_is_placed_at_the_call_into_it() -> None:
+    # sglang#23386: flashinfer's get_cuda_version calls subprocess.check_output, the stack ends
+    # in /usr/lib/python3.12/subprocess.py; the call is flashinfer's cpp_ext.py:73
+    diag = diagnose_logs([PASTED / "sglang-23386.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.begun and crash.user is not None
+    assert (crash.user.file.rsplit("/", 1)[-1], crash.user.line) == ("cpp_ext.py", 73)
