@@ -196,6 +196,9 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
     ("textforeign._WRAPPER_TAG_RE (blanks)",
      lambda t: textforeign._WRAPPER_TAG_RE.match(t.encode()),
      lambda n: _fit("", " ", n, "(EngineCore_DP0 pid=32) ERROR 09-17 01:05:51 [core.py:720] x")),
+    # round 29: pytest's location line under an exception's report (".py:" repeated)
+    ("textcrash._PYTEST_WHERE_RE (locations)", lambda t: textcrash._PYTEST_WHERE_RE.match(t),
+     lambda n: _fit("/a", ".py:1: ", n, "x")),
     # round 28: a version the Python prompt or pip show states on the line under its opener
     ("textversion.VersionLines.read (the prompt's answer)", lambda t: _answer(b">>> torch.__version__", t),
      lambda n: _fit("'2", ".5", n, "'")),

@@ -56,7 +56,7 @@ from dyncli.diagnose.releases import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
-from dyncli.logparse.textbreaks import CONTROL_FLOW, UNIMPLEMENTED_CUT
+from dyncli.logparse.textbreaks import CONTROL_FLOW, MESSAGE_ABOVE, UNIMPLEMENTED_CUT
 from dyncli.logparse.textbuiltins import (
     ON_CALLING_THREAD,
     PER_THREAD,
@@ -1211,6 +1211,11 @@ _UNIMPLEMENTED_CUT_FIX = (
     "which prints both; then move that call out of the compiled function or make it "
     "traceable. To run meanwhile, compile without fullgraph=True: torch splits the graph at "
     "the break and the program goes on")
+_MESSAGE_ABOVE_FIX = (
+    "the exception above the paste (torch._dynamo.exc.Unsupported) names what broke at this "
+    "line: paste it, or rerun with TORCHDYNAMO_VERBOSE=1, which prints it; then move that call "
+    "out of the compiled function or make it traceable. To run meanwhile, compile without "
+    "fullgraph=True: torch splits the graph at the break and the program goes on")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1283,6 +1288,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         return _REASON_CUT_FIX
     if b.reason == UNIMPLEMENTED_CUT:  # (speech-to-speech#27: its message past the paste)
         return _UNIMPLEMENTED_CUT_FIX
+    if b.reason == MESSAGE_ABOVE:  # (pytorch#175875: pytest's line named it, the message above)
+        return _MESSAGE_ABOVE_FIX
     if b.gb_type == _OBSERVED or b.reason == _OBSERVED:
         # the exception is the code's: torch's frame last (2.15: polyfills' class call, for a
         # class called with a missing argument) is where it surfaced, the user's call made it

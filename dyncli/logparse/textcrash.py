@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.textbreaks import UNIMPLEMENTED_CUT
+from dyncli.logparse.textbreaks import MESSAGE_ABOVE, UNIMPLEMENTED_CUT
 from dyncli.logparse.textpaste import COMFYUI_HEADS
-from dyncli.logparse.textstack import FILE_RE
+from dyncli.logparse.textstack import FILE_RE, break_site
 from dyncli.logparse.torchtree import (
     AT_WORK,
     is_compiler_file,
@@ -357,6 +357,7 @@ class _Traceback:
     # traceback is export's constraint violation whatever the paste cut below it
     export_violation: bool = False
     headless: bool = False  # begun inside, at a frame: its head is above the paste
+    closed: bool = False  # dynamo's closing line came after its user stack (no exception read)
 
 
 def compiler_exception(text: str) -> bool:
@@ -408,6 +409,9 @@ def named_class(text: str) -> str:
 # that lost its line breaks has it (WanVideoWrapper#1415: "…') from user code: File "…model.py",
 # line 1053, in torch_dynamo_resume_in_forward_at_1051 q, k = … Set TORCHDYNAMO_VERBOSE=1 …")
 _FROM_USER = "from user code:"
+# pytest's line under an exception's report: where it was raised and its class alone
+# ("/usr/…/torch/_dynamo/eval_frame.py:1034: Unsupported")
+_PYTEST_WHERE_RE = re.compile(r"^(?P<file>\S.{0,1000}?\.py):\d{1,9}: (?P<cls>[A-Z]\w{0,100})$")
 # the line dynamo prints under that stack: 2.5 on, then 2.0-2.4's
 _DYNAMO_CLOSINGS = ("Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace",
                     'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information')
@@ -489,6 +493,13 @@ class CrashReader:
                     done.user_frames.append(loc)  # (its code lines are skipped)
                 return []
             if done is not None and done.from_user and text.strip():
+                if not done.error and not done.closed and text.startswith(_DYNAMO_CLOSINGS):
+                    done.closed = True  # (what follows may name the exception: pytest's line)
+                    return []
+                if done.closed and (where := _PYTEST_WHERE_RE.match(text)) is not None \
+                        and is_torch_file(where["file"]):
+                    done.error = [where["cls"]]  # pytest's "…/eval_frame.py:1034: Unsupported"
+                    return self._finish_done()
                 # the stack with its indent lost (WanVideoWrapper#1419): each frame at the
                 # margin, then its code line at the margin too
                 if loc is not None:
@@ -667,6 +678,13 @@ class CrashReader:
             # that exception (an AssertionError in convert_frame) is its own crash
             self.refused["traceback-chained"] = self.refused.get("traceback-chained", 0) + 1
             return []
+        if tb.from_user and tb.error == ["Unsupported"] and not tb.frames and tb.user_frames:
+            # pytest named the class of the exception dynamo's user stack was under: a graph
+            # break raised to the program, its message above the paste (pytorch#175875)
+            site = break_site(tuple(tb.user_frames))
+            return [ev.GraphBreak(file=site.file, user_line=site.line, reason=MESSAGE_ABOVE,
+                                  raised=True, partial=True, user_stack=tuple(tb.user_frames),
+                                  line=tb.line, rank=tb.rank)]
         if cut and not causes and deepest is not None and deepest.function in _UNIMPLEMENTED \
                 and _EXC_FILE_RE.search(deepest.file) is not None:
             # cut in dynamo's unimplemented, which raises Unsupported: a graph break raised to

@@ -163,3 +163,33 @@ def test_a_user_stack_ending_in_pythons_library_is_placed_at_the_call_into_it() 
     (crash,) = diag.compile_crashes
     assert crash.begun and crash.user is not None
     assert (crash.user.file.rsplit("/", 1)[-1], crash.user.line) == ("cpp_ext.py", 73)
+
+
+def test_pytests_location_line_names_the_user_stacks_exception() -> None:
+    # pytorch#175875: pytest's "E   from user code:" block, dynamo's closing line, then
+    # ".../torch/_dynamo/eval_frame.py:1034: Unsupported": a raised graph break at the stack's
+    # line, its message above the paste (a compile crash, "the exception is above", before)
+    diag = diagnose_logs([PASTED / "pytorch-175875.log"])
+    assert not diag.compile_crashes
+    (b,) = diag.graph_breaks
+    assert b.raised and b.user_line == 134 and b.file.endswith("utils/deprecation.py")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert a.fix.startswith("the exception above the paste (torch._dynamo.exc.Unsupported)")
+
+
+def test_pytests_location_line_of_another_exception_names_the_crash(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "E               from user code:\n"
+        'E                  File "/w/model.py", line 7, in forward\n'
+        "E                   return self.proj(x)\n"
+        "E\n"
+        "E               Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this "
+        "especially if you're reporting a bug to PyTorch). For even more developer context, "
+        'set TORCH_LOGS="+dynamo"\n'
+        "\n"
+        "/usr/lib/python3.12/site-packages/torch/_dynamo/output_graph.py:1540: "
+        "BackendCompilerFailed\n"))
+    assert not diag.graph_breaks
+    (crash,) = diag.compile_crashes
+    assert crash.error == "BackendCompilerFailed" and crash.user is not None
+    assert crash.user.line == 7
