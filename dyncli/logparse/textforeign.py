@@ -101,6 +101,8 @@ class ForeignLines(ForeignReaders):
     _box: RichBox
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
+    _summary_at = -1  # the last line that was pytest's short test summary of an exception
+    _raised_reasons: tuple[str, ...] = ()  # the reasons of the raised breaks read (the last 64)
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     # markdown (textpaste.prose_code): inside a fence; the last line that was a fence's marks
     # (``_fence_marks``); the last line that left prose's inline code span open
@@ -117,8 +119,8 @@ class ForeignLines(ForeignReaders):
         if not lines:
             return []
         try:
-            return list(self._pending_read(lines, {"line": self._pending_at,
-                                                   "rank": self._pending_rank}))
+            out = list(self._pending_read(lines, {"line": self._pending_at,
+                                                  "rank": self._pending_rank}))
         except RECORD_ERRORS:
             if self._pending_read is breaks.cut_break:
                 # (an Explanation line without torch's other parts: nobody's after all)
@@ -127,6 +129,16 @@ class ForeignLines(ForeignReaders):
                 self.stats.unrecognized += len(lines)
                 self._sample(self._pending_at, lines[0].encode())
             return []
+        if self._pending_at == self._summary_at:
+            # pytest's summary repeats the exception its report above showed whole ("FAILED
+            # t.py::test - torch._dynamo.exc.Unsupported: Data-depend...", its message cut at
+            # the terminal's width): the same break, not another (one read alone is kept)
+            out = [e for e in out if not (isinstance(e, ev.GraphBreak) and e.raised and any(
+                r.startswith(e.reason.removesuffix("...")) for r in self._raised_reasons))]
+        raised = tuple(e.reason for e in out if isinstance(e, ev.GraphBreak) and e.raised)
+        if raised:
+            self._raised_reasons = (self._raised_reasons + raised)[-64:]
+        return out
 
     def _fence_marks(self, raw: bytes, lineno: int) -> bool:
         """Whether ``raw`` is a markdown fence's marks (``textpaste.is_fence``), the fence
@@ -186,6 +198,7 @@ class ForeignLines(ForeignReaders):
                 raw = raw[:ray.start()]
         if raw[:1] in (b"F", b"E") and (summary := _PYTEST_SUMMARY_RE.match(raw)) is not None:
             raw = raw[summary.end():]
+            self._summary_at = lineno
         if raw[:1] == b"E" and (raw[1:2] in (b" ", b"") or raw[1:].isspace()):
             raw = self._pytest_line(raw)
         else:

@@ -193,3 +193,41 @@ def test_pytests_location_line_of_another_exception_names_the_crash(tmp_path: Pa
     (crash,) = diag.compile_crashes
     assert crash.error == "BackendCompilerFailed" and crash.user is not None
     assert crash.user.line == 7
+
+
+# pytest's report of a break fullgraph=True raised, as pytest 8 prints it under torch 2.15
+# (tests/integration/test_pytest_break_fix.py's program): its E block, its location line, and
+# its short test summary, which repeats the exception cut at the terminal's width
+_PYTEST_REPORT = (
+    "E                   torch._dynamo.exc.Unsupported: Data-dependent branching\n"
+    "E                     Explanation: Detected data-dependent branching (e.g. `if "
+    "my_tensor.sum() > 0:`). Dynamo does not support tracing dynamic control flow.\n"
+    "E                     Hint: Use `torch.cond` to express dynamic control flow.\n"
+    "E                   \n"
+    "E                     Developer debug context: attempted to jump with TensorVariable()\n"
+    "E                   \n"
+    "E                   from user code:\n"
+    'E                      File "/w/test_gb.py", line 5, in step\n'
+    "E                       if y.sum() > 0:\n"
+    "E                   \n"
+    "E                   Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this "
+    "especially if you're reporting a bug to PyTorch). For even more developer context, set "
+    'TORCH_LOGS="+dynamo"\n'
+    "\n"
+    "/v/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py:1276: Unsupported\n"
+    "=========================== short test summary info ============================\n"
+    "FAILED test_gb.py::test_compiled - torch._dynamo.exc.Unsupported: Data-depend...\n")
+
+
+def test_pytests_summary_of_a_break_its_report_showed_is_the_same_break(tmp_path: Path) -> None:
+    # two raised breaks before round 29: the E block's and the summary's cut copy of it
+    diag = _diagnose_text(tmp_path, _PYTEST_REPORT)
+    (b,) = diag.graph_breaks
+    assert b.raised and b.count == 1 and b.reason == "Data-dependent branching"
+    assert (b.file, b.user_line) == ("/w/test_gb.py", 5)
+
+
+def test_pytests_summary_alone_is_still_the_break(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, _PYTEST_REPORT.rsplit("\n", 2)[-2] + "\n")
+    (b,) = diag.graph_breaks
+    assert b.raised and b.reason == "Data-depend..."
