@@ -199,6 +199,10 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
     # round 29: pytest's location line under an exception's report (".py:" repeated)
     ("textcrash._PYTEST_WHERE_RE (locations)", lambda t: textcrash._PYTEST_WHERE_RE.match(t),
      lambda n: _fit("/a", ".py:1: ", n, "x")),
+    # round 29: a precompiled entry's GuardDebugInfo parts (brackets that never close)
+    ("textrecompiles._PRECOMPILED_PARTS_RE (brackets)",
+     lambda t: textrecompiles._PRECOMPILED_PARTS_RE.match(t),
+     lambda n: _fit("verbose_code_parts=[", "['a'], ", n, "x")),
     # round 28: a version the Python prompt or pip show states on the line under its opener
     ("textversion.VersionLines.read (the prompt's answer)", lambda t: _answer(b">>> torch.__version__", t),
      lambda n: _fit("'2", ".5", n, "'")),

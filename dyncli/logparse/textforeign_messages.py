@@ -154,7 +154,10 @@ CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     breaks.unsupported_break: _UNSUPPORTED_PARTS,
     breaks.cut_break: _UNSUPPORTED_PARTS,  # (the same message, its type line cut)
     recompiles.recompiling: ((), 1),
-    recompiles.stance_recompile: ((), 1),
+    # (and its precompiled entries' guard trees and GuardDebugInfo, at the margin)
+    recompiles.stance_recompile: ((recompiles.PRECOMPILED.encode(), b"TREE_GUARD_MANAGER:", b"+- ",
+                                   b"| ", b"GuardDebugInfo(", b"result=", b"verbose_code_parts=",
+                                   b"num_guards_executed=", b"user_stack="), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
     breaks.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
     frames.no_compiled_frames: ((), 0),

@@ -231,3 +231,31 @@ def test_pytests_summary_alone_is_still_the_break(tmp_path: Path) -> None:
     diag = _diagnose_text(tmp_path, _PYTEST_REPORT.rsplit("\n", 2)[-2] + "\n")
     (b,) = diag.graph_breaks
     assert b.raised and b.reason == "Data-depend..."
+
+
+def test_fail_on_recompiles_precompiled_guards_name_the_failed_guard() -> None:
+    # pytorch#156433: the precompiled entry's tree and GuardDebugInfo(result=0,
+    # verbose_code_parts=["isinstance(L['x'], bool)"]); "names no guard" before
+    diag = diagnose_logs([PASTED / "pytorch-156433.log"])
+    assert diag.stats.unrecognized == 0
+    (r,) = diag.recompiles
+    assert r.stance and r.reasons == ("isinstance(L['x'], bool)",)
+    assert not any("names no guard" in f"{s.message} {s.fix}" for s in diag.suggestions)
+
+
+def test_a_precompiled_entry_that_passed_names_no_failure(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "RuntimeError: Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+        "filename: '/w/m.py', function name: 'fn', line number: 3\n"
+        "Failed on the following precompiled guards: \n"
+        "\n"
+        "TREE_GUARD_MANAGER:\n"
+        "+- RootGuardManager\n"
+        "| +- LAMBDA_GUARD: L['n'] == 2\n"
+        "GuardDebugInfo(\n"
+        "result=1,\n"
+        "verbose_code_parts=[],\n"
+        "num_guards_executed=1,\n"
+        "user_stack=None)\n"))
+    (r,) = diag.recompiles
+    assert r.stance and r.reasons == ()
