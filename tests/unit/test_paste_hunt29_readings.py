@@ -259,3 +259,22 @@ def test_a_precompiled_entry_that_passed_names_no_failure(tmp_path: Path) -> Non
         "user_stack=None)\n"))
     (r,) = diag.recompiles
     assert r.stance and r.reasons == ()
+
+
+def test_a_guard_tree_pasted_without_prefixes_is_torchs(tmp_path: Path) -> None:
+    # pytorch#167416's comment: the tree alone was "not a torch log"
+    diag = diagnose_logs([PASTED / "pytorch-167416-b.log"])
+    assert diag.stats.unrecognized == 0 and diag.stats.recognized == 4
+    assert not diag.recompiles and not diag.suggestions
+
+
+def test_a_bare_trees_tensor_guard_is_read(tmp_path: Path) -> None:
+    from dyncli.logparse import events as ev
+    from dyncli.logparse.textguards import bare_tree
+    events = bare_tree([
+        "TREE_GUARD_MANAGER:", "+- RootGuardManager",
+        "| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(CPU), torch.float32, "
+        "device=None, requires_grad=False, size=[None, 4], stride=[4, 1])  # return x + 1  "
+        "# /w/a.py:3 in f"], {"line": 1})
+    (e,) = events
+    assert isinstance(e, ev.TensorMatch) and e.source == "L['x']"
