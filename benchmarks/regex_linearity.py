@@ -183,6 +183,26 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
      lambda n: _fit("Cache miss due to 1 changed tensor shapes (total of 2): ", "sizes[1], ", n)),
     ("textautograd.miss (node)", lambda t: textautograd.miss(t, _COMMON),
      lambda n: _fit("Cache miss due to new autograd node: ", "a (NodeCall 1) with key size 1", n)),
+    # round 29: a skipped function's name and file in GB0007's Explanation, its module in the
+    # debug context (backticks that never close, separators repeated)
+    ("advice._SKIPPED_FN_RE (unclosed names)", lambda t: advice._SKIPPED_FN_RE.search(t),
+     lambda n: _fit("", "marked that the function `a` in file `", n)),
+    ("advice._SKIPPED_MODULE_RE (modules)", lambda t: advice._SKIPPED_MODULE_RE.search(t),
+     lambda n: _fit("", "module: a.b, module: ", n)),
+    # round 29: vLLM's stamp behind a paste's indent, its worker tag with rank words
+    ("textforeign._WRAPPER_TAG_RE (tags with rank words)",
+     lambda t: textforeign._WRAPPER_TAG_RE.match(t.encode()),
+     lambda n: _fit("        ", "(VllmWorker TP0 EP1 DP2 pid=1) ", n, "ERROR")),
+    ("textforeign._WRAPPER_TAG_RE (blanks)",
+     lambda t: textforeign._WRAPPER_TAG_RE.match(t.encode()),
+     lambda n: _fit("", " ", n, "(EngineCore_DP0 pid=32) ERROR 09-17 01:05:51 [core.py:720] x")),
+    # round 29: pytest's location line under an exception's report (".py:" repeated)
+    ("textcrash._PYTEST_WHERE_RE (locations)", lambda t: textcrash._PYTEST_WHERE_RE.match(t),
+     lambda n: _fit("/a", ".py:1: ", n, "x")),
+    # round 29: a precompiled entry's GuardDebugInfo parts (brackets that never close)
+    ("textrecompiles._PRECOMPILED_PARTS_RE (brackets)",
+     lambda t: textrecompiles._PRECOMPILED_PARTS_RE.match(t),
+     lambda n: _fit("verbose_code_parts=[", "['a'], ", n, "x")),
     # round 28: a version the Python prompt or pip show states on the line under its opener
     ("textversion.VersionLines.read (the prompt's answer)", lambda t: _answer(b">>> torch.__version__", t),
      lambda n: _fit("'2", ".5", n, "'")),

@@ -56,7 +56,7 @@ from dyncli.diagnose.releases import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
-from dyncli.logparse.textbreaks import CONTROL_FLOW, UNIMPLEMENTED_CUT
+from dyncli.logparse.textbreaks import CONTROL_FLOW, MESSAGE_ABOVE, UNIMPLEMENTED_CUT
 from dyncli.logparse.textbuiltins import (
     ON_CALLING_THREAD,
     PER_THREAD,
@@ -1211,6 +1211,11 @@ _UNIMPLEMENTED_CUT_FIX = (
     "which prints both; then move that call out of the compiled function or make it "
     "traceable. To run meanwhile, compile without fullgraph=True: torch splits the graph at "
     "the break and the program goes on")
+_MESSAGE_ABOVE_FIX = (
+    "the exception above the paste (torch._dynamo.exc.Unsupported) names what broke at this "
+    "line: paste it, or rerun with TORCHDYNAMO_VERBOSE=1, which prints it; then move that call "
+    "out of the compiled function or make it traceable. To run meanwhile, compile without "
+    "fullgraph=True: torch splits the graph at the break and the program goes on")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1283,6 +1288,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         return _REASON_CUT_FIX
     if b.reason == UNIMPLEMENTED_CUT:  # (speech-to-speech#27: its message past the paste)
         return _UNIMPLEMENTED_CUT_FIX
+    if b.reason == MESSAGE_ABOVE:  # (pytorch#175875: pytest's line named it, the message above)
+        return _MESSAGE_ABOVE_FIX
     if b.gb_type == _OBSERVED or b.reason == _OBSERVED:
         # the exception is the code's: torch's frame last (2.15: polyfills' class call, for a
         # class called with a missing argument) is where it surfaced, the user's call made it
@@ -1308,6 +1315,9 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
                 f"of yours to move: {inside}")
     if b.reason.startswith((_BRANCH, CONTROL_FLOW)) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
+    skipped = _torch_skipped_fix(b)
+    if skipped:
+        return skipped
     if b.hints:
         return _torch_hint(b.hints[0])
     return (_cut_hint_fix(b) or _non_tensor_fix(b)
@@ -1541,6 +1551,38 @@ _SKIPPED_BREAK_RE = re.compile(r"(?:skip function|call_function) graph_break in 
                                r"(?:file|skip_files) \S{0,1024}_dynamo[/\\]decorators\.py")
 _CALLED_BREAK_FIX = ("the code calls torch._dynamo.graph_break(): a break it asks for; remove "
                      "the call (torch's hint since 2.7) to compile across it")
+
+
+# GB0007/GB0008 (2.7 on): a call of a function dynamo's trace rules skip, its file in the
+# Explanation ("marked that the function `_immutable_list_unflatten` in file `…/torch/fx/
+# immutable_collections.py` should not be traced"; the inline form names no file) and its module
+# in the Developer debug context. torch's first hint is "Avoid calling the function …"; where the
+# function is torch's own private one, the code that called it is more often torch's than the
+# user's (pytorch#155426: a nightly's regression reached it from pytree's unflatten, nequip's
+# code never names it), and the log without the break's user stack cannot say whose it is
+_SKIPPED_TYPES = ("Attempted to call function marked as skipped",
+                  "Attempted to inline function marked as skipped")
+_SKIPPED_FN_RE = re.compile(r"marked that the function `(?P<fn>[^`]{1,300})` in file "
+                            r"`(?P<file>[^`]{1,1000})`")
+_SKIPPED_MODULE_RE = re.compile(r"\bmodule: (?P<mod>[\w.]{1,300}), qualname: ")
+
+
+def _torch_skipped_fix(b: GraphBreakReport) -> str:
+    """The fix of a skipped function that is torch's own private one, where the log does not
+    place the break (a placed break in torch's file is said as such above); "" otherwise."""
+    if b.file or not b.reason.startswith(_SKIPPED_TYPES) \
+            or (m := _SKIPPED_FN_RE.search(b.explanation)) is None:
+        return ""
+    fn = m["fn"].rsplit(".", 1)[-1]
+    if not fn.startswith("_") or fn.startswith("__") or not is_torch_file(m["file"]):
+        return ""
+    mod = _SKIPPED_MODULE_RE.search(b.debug)
+    name = f"{mod['mod']}.{m['fn']}" if mod is not None else f"{m['fn']} ({m['file']})"
+    return (f"{name} is torch's own private function, which code inside torch calls more often "
+            f"than yours: where your code calls it, avoid the call (torch's hint); where it does "
+            f"not, torch's own code broke on its trace rules (a torch regression or limit): try "
+            f"another torch release and report it to PyTorch. The break's user stack (its message's "
+            f"'from user code:', or TORCH_LOGS=\"graph_breaks\") shows the line that reached it")
 
 
 def _cut_hint_fix(b: GraphBreakReport) -> str:

@@ -172,6 +172,11 @@ CUT_TYPE = "a graph break (its type line is not in the paste)"
 # one out of the compile), its message past the end of the paste (speech-to-speech#27)
 UNIMPLEMENTED_CUT = ("a graph break (the paste ends in dynamo's unimplemented, which raises it, "
                      "before its message)")
+# pytest's report of a raised graph break pasted from dynamo's "from user code:" on: its user
+# stack, dynamo's closing line, then pytest's "…/torch/_dynamo/eval_frame.py:1034: Unsupported"
+# naming the exception's class where it was raised (pytorch#175875); its message is above
+MESSAGE_ABOVE = ("a graph break (pytest names its exception, torch._dynamo.exc.Unsupported; "
+                 "its message is above the paste)")
 
 
 def cut_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

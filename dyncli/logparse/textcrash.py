@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.textbreaks import UNIMPLEMENTED_CUT
+from dyncli.logparse.textbreaks import MESSAGE_ABOVE, UNIMPLEMENTED_CUT
 from dyncli.logparse.textpaste import COMFYUI_HEADS
-from dyncli.logparse.textstack import FILE_RE
+from dyncli.logparse.textstack import FILE_RE, break_site
 from dyncli.logparse.torchtree import (
     AT_WORK,
     is_compiler_file,
@@ -61,6 +61,8 @@ _IPY_LINK_RE = re.compile(r"^\[(?P<file>[^\]]{1,4096})\]\([^)]{0,2000}\) in "
 _IPY_OLD_RE = re.compile(r"^ {0,8}(?P<file>(?:/|~/|[A-Za-z]:\\)\S{1,4096}\.py) in "
                          r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})\(")
 _ARROW_RE = re.compile(r"^ {0,8}-{1,4}> ?(?P<line>\d{1,9})\b")
+# a Python frame's line at the left margin: a paste that lost the traceback's indent
+_MARGIN_FRAME = 'File "'
 _CONNECTORS = ("The above exception was the direct cause of the following exception:",
                "During handling of the above exception, another exception occurred:")
 # the exception's line: "AssertionError", "torch._dynamo.exc.BackendCompilerFailed: backend=…"
@@ -272,6 +274,9 @@ _MAX_WRAP = 400
 _MAX_ERROR = 600  # characters of the exception's text kept
 _MAX_ERROR_LINES = 4
 _STDLIB_RE = re.compile(r"[/\\][Ll]ib[/\\](?P<mod>[A-Za-z_]\w{0,100})(?:\.py$|[/\\])")
+# Python's own library where its directory says the version ("/usr/lib/python3.12/subprocess.py"),
+# not the packages installed under it
+_PY_LIB_RE = re.compile(r"(?:^|[/\\])lib[/\\]python\d[\d.]{0,6}[/\\](?!(?:site|dist)-packages[/\\])")
 _LIBRARY_RE = re.compile(r"(?:^|[/\\])(?:site-packages|dist-packages|lib[/\\]python\d[\d.]{0,6})[/\\]"
                          r"|^<frozen ")
 
@@ -297,6 +302,11 @@ def _stdlib(path: str) -> bool:
     (Windows and conda: ``…\\anaconda3\\lib\\contextlib.py``, ``…\\Lib\\asyncio\\events.py``)."""
     m = _STDLIB_RE.search(path)
     return m is not None and m["mod"] in sys.stdlib_module_names
+
+
+def _python_own(path: str) -> bool:
+    """Whether a file is Python's own library (by its directory's version, or ``_stdlib``)."""
+    return _PY_LIB_RE.search(path) is not None or _stdlib(path)
 
 
 def _user(loc: ev.UserLoc) -> bool:
@@ -346,6 +356,8 @@ class _Traceback:
     # re-raises the ConstraintViolationError its tracing (`opt_f(...)`) raised, so the
     # traceback is export's constraint violation whatever the paste cut below it
     export_violation: bool = False
+    headless: bool = False  # begun inside, at a frame: its head is above the paste
+    closed: bool = False  # dynamo's closing line came after its user stack (no exception read)
 
 
 def compiler_exception(text: str) -> bool:
@@ -397,6 +409,12 @@ def named_class(text: str) -> str:
 # that lost its line breaks has it (WanVideoWrapper#1415: "…') from user code: File "…model.py",
 # line 1053, in torch_dynamo_resume_in_forward_at_1051 q, k = … Set TORCHDYNAMO_VERBOSE=1 …")
 _FROM_USER = "from user code:"
+# pytest's line under an exception's report: where it was raised and its class alone
+# ("/usr/…/torch/_dynamo/eval_frame.py:1034: Unsupported")
+_PYTEST_WHERE_RE = re.compile(r"^(?P<file>\S.{0,1000}?\.py):\d{1,9}: (?P<cls>[A-Z]\w{0,100})$")
+# the line dynamo prints under that stack: 2.5 on, then 2.0-2.4's
+_DYNAMO_CLOSINGS = ("Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace",
+                    'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information')
 _GLUED_USER = f" {_FROM_USER} "
 _GLUED_MAX = 8000  # characters of the line searched
 _GLUED_FRAME_RE = re.compile(r'File "(?P<file>[^"]{1,1000})", line (?P<line>\d{1,9}), '
@@ -475,6 +493,13 @@ class CrashReader:
                     done.user_frames.append(loc)  # (its code lines are skipped)
                 return []
             if done is not None and done.from_user and text.strip():
+                if not done.error and not done.closed and text.startswith(_DYNAMO_CLOSINGS):
+                    done.closed = True  # (what follows may name the exception: pytest's line)
+                    return []
+                if done.closed and (where := _PYTEST_WHERE_RE.match(text)) is not None \
+                        and is_torch_file(where["file"]):
+                    done.error = [where["cls"]]  # pytest's "…/eval_frame.py:1034: Unsupported"
+                    return self._finish_done()
                 # the stack with its indent lost (WanVideoWrapper#1419): each frame at the
                 # margin, then its code line at the margin too
                 if loc is not None:
@@ -487,7 +512,8 @@ class CrashReader:
                     return []
             if loc is not None:  # a paste that begins inside a traceback (depyf#9)
                 out = self._finish_done()
-                self._tb = _Traceback(lineno, frames=[loc], rank=rank)
+                self._tb = _Traceback(lineno, frames=[loc], rank=rank, headless=True,
+                                      code_next=text.startswith(_MARGIN_FRAME))
                 return out
             if done is None and text.strip() in _CONNECTORS:
                 self._chain_read = self._read  # (what a reader read, or before the paste)
@@ -530,11 +556,13 @@ class CrashReader:
                 # exception first, then the program's own traceback "during handling" of it)
                 self._tb = _Traceback(lineno, error=[exception_text(text.strip())], rank=rank)
             return []
+        code_next, tb.code_next = tb.code_next, False
         if loc is not None:
             if len(tb.frames) >= _MAX_FRAMES:
                 del tb.frames[0]  # the deepest frames are the ones that matter
             tb.frames.append(loc)
             tb.last_code = ""
+            tb.code_next = text.startswith(_MARGIN_FRAME)
             return []
         arrow = _ARROW_RE.match(text)
         if arrow is not None:  # IPython's line of the frame above
@@ -550,8 +578,21 @@ class CrashReader:
                 tb.export_violation = True
         if not text or text[0] in " \t" or text.endswith(" frames") or text.startswith("[... "):
             return []  # a frame's code, a blank, Colab's "25 frames", IPython's hidden frames
+        if tb.frames and not text.strip("^~"):
+            return []  # Python 3.11's marks under a frame's code, their indent lost with it
         if exception_name(text.strip()) or compiler_exception(text.strip()):
             tb.error = [exception_text(text.strip())]
+            return []
+        if tb.headless and tb.frames and text.startswith(_DYNAMO_CLOSINGS):
+            # dynamo's closing words after its user stack (exc.py's format_error_msg): a paste
+            # begun inside the stack under "from user code:", that line and the exception above
+            # it cut (vllm#23714); the frames read are the user stack, the exception above
+            self._tb = None
+            return self._crash(replace(tb, frames=[], user_frames=tb.frames, begun=_FROM_USER))
+        if code_next and unread:
+            # the code line of a frame whose indent the paste lost with it (onediff#941: a
+            # traceback pasted outside a code block, each line at the margin)
+            tb.last_code = text.strip()[:200]
             return []
         # a line at the margin that no traceback has: a reader took the exception (a graph
         # break's Unsupported, a data-dependent error: not a crash), or the output went on
@@ -637,6 +678,13 @@ class CrashReader:
             # that exception (an AssertionError in convert_frame) is its own crash
             self.refused["traceback-chained"] = self.refused.get("traceback-chained", 0) + 1
             return []
+        if tb.from_user and tb.error == ["Unsupported"] and not tb.frames and tb.user_frames:
+            # pytest named the class of the exception dynamo's user stack was under: a graph
+            # break raised to the program, its message above the paste (pytorch#175875)
+            site = break_site(tuple(tb.user_frames))
+            return [ev.GraphBreak(file=site.file, user_line=site.line, reason=MESSAGE_ABOVE,
+                                  raised=True, partial=True, user_stack=tuple(tb.user_frames),
+                                  line=tb.line, rank=tb.rank)]
         if cut and not causes and deepest is not None and deepest.function in _UNIMPLEMENTED \
                 and _EXC_FILE_RE.search(deepest.file) is not None:
             # cut in dynamo's unimplemented, which raises Unsupported: a graph break raised to
@@ -655,7 +703,11 @@ class CrashReader:
         users = [f for t in reversed(chain) for f in t.user_frames]
         # (its innermost frame that is not torch's: a stack that ends in nn.Module's _call_impl
         # ends where the call went into torch's module code, sam2#603)
-        user = next((f for f in reversed(users) if not is_torch_file(f.file)), users[-1]) \
+        # (and not Python's own: a stack that ends in subprocess.py ends where a package's call
+        # went into the standard library, sglang#23386's flashinfer cpp_ext.py:73)
+        user = next((f for f in reversed(users) if not is_torch_file(f.file)
+                     and not _python_own(f.file)), None) or next(
+            (f for f in reversed(users) if not is_torch_file(f.file)), users[-1]) \
             if users else next(
             (f for f in reversed(tb.frames) if _user(f)), None) or next(
             (f for f in reversed(frames) if _user(f)), None)

@@ -62,14 +62,18 @@ _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
 # docker compose's "service  | " (sglang#11218); Jenkins' timestamper, "[2025-05-06T16:55:02.641Z] "
 # on every line of a job's console (MONAI tutorials#1988: a notebook's IPython traceback);
 # docker's own, `docker logs --timestamps` (RFC 3339 with nanoseconds, no brackets:
-# "2024-05-29T11:23:16.027957173Z ", sonar#472: a serving engine's ranks' traceback)
-_PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}|[a-z_]{1,20}=[\w.:-]{1,64})"
+# "2024-05-29T11:23:16.027957173Z ", sonar#472: a serving engine's ranks' traceback); each behind
+# a paste's own indent (vllm#25060: a block pasted one space in, " (EngineCore_DP0 pid=32) ERROR
+# 09-17 01:05:51 [core.py:720] …" on every line, "not a torch log" before round 29)
+# (vLLM 0.10's worker names its parallel rank after its name: "(VllmWorker TP0 pid=1518511) ",
+# vllm#23714)
+_PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}(?: [A-Z]{1,4}\d{1,6}){0,3}|[a-z_]{1,20}=[\w.:-]{1,64})"
                 rb"(?:,? [a-z_]{1,20}=[\w.:-]{1,64}){0,4}\) ")
 _WRAPPER_TAG_RE = re.compile(
-    rb"^(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+    rb"^[ \t]{0,8}(?:(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[?[^\]\s\[]{1,200}:\d{1,9}\](?: |$)"
-    rb"|^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)"
-    rb"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z(?: |$)")
+    rb"|\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)"
+    rb"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z(?: |$))")
 # docker compose's "service  | " (its name padded to the longest service's): the same form as a
 # markdown table's row without its outer pipes ("setting   | result |"), taken off only outside
 # a table (ForeignLines._in_table)
@@ -97,6 +101,8 @@ class ForeignLines(ForeignReaders):
     _box: RichBox
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
+    _summary_at = -1  # the last line that was pytest's short test summary of an exception
+    _raised_reasons: tuple[str, ...] = ()  # the reasons of the raised breaks read (the last 64)
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     # markdown (textpaste.prose_code): inside a fence; the last line that was a fence's marks
     # (``_fence_marks``); the last line that left prose's inline code span open
@@ -113,8 +119,8 @@ class ForeignLines(ForeignReaders):
         if not lines:
             return []
         try:
-            return list(self._pending_read(lines, {"line": self._pending_at,
-                                                   "rank": self._pending_rank}))
+            out = list(self._pending_read(lines, {"line": self._pending_at,
+                                                  "rank": self._pending_rank}))
         except RECORD_ERRORS:
             if self._pending_read is breaks.cut_break:
                 # (an Explanation line without torch's other parts: nobody's after all)
@@ -123,6 +129,16 @@ class ForeignLines(ForeignReaders):
                 self.stats.unrecognized += len(lines)
                 self._sample(self._pending_at, lines[0].encode())
             return []
+        if self._pending_at == self._summary_at:
+            # pytest's summary repeats the exception its report above showed whole ("FAILED
+            # t.py::test - torch._dynamo.exc.Unsupported: Data-depend...", its message cut at
+            # the terminal's width): the same break, not another (one read alone is kept)
+            out = [e for e in out if not (isinstance(e, ev.GraphBreak) and e.raised and any(
+                r.startswith(e.reason.removesuffix("...")) for r in self._raised_reasons))]
+        raised = tuple(e.reason for e in out if isinstance(e, ev.GraphBreak) and e.raised)
+        if raised:
+            self._raised_reasons = (self._raised_reasons + raised)[-64:]
+        return out
 
     def _fence_marks(self, raw: bytes, lineno: int) -> bool:
         """Whether ``raw`` is a markdown fence's marks (``textpaste.is_fence``), the fence
@@ -182,6 +198,7 @@ class ForeignLines(ForeignReaders):
                 raw = raw[:ray.start()]
         if raw[:1] in (b"F", b"E") and (summary := _PYTEST_SUMMARY_RE.match(raw)) is not None:
             raw = raw[summary.end():]
+            self._summary_at = lineno
         if raw[:1] == b"E" and (raw[1:2] in (b" ", b"") or raw[1:].isspace()):
             raw = self._pytest_line(raw)
         else:

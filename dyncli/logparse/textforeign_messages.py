@@ -14,6 +14,7 @@ from typing import Any
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse import textframes as frames
+from dyncli.logparse import textguards as guards
 from dyncli.logparse import textnotes as notes
 from dyncli.logparse import textold as old
 from dyncli.logparse import textorphans as orphans
@@ -68,6 +69,7 @@ _NO_FRAMES_RE = re.compile(rb"^(?:> ?)*`?(?:RuntimeError: )?(?:[\w ]{0,80} error
 # at each of its 120 lengths (5 s on a line of 1 MB of blanks between two words)
 _BARE_GB_RE = re.compile(rb" ?(?P<gb>[A-Za-z_`][^\t]{0,119})")
 _STANCE = b"Detected recompile when torch.compile stance is"
+_BARE_TREE = guards.BARE_TREE_HEAD.encode()
 _EXPLAIN_HEADS = tuple(h.encode() for h in breaks.EXPLAIN_HEADS)
 
 
@@ -100,6 +102,8 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
     behind a markdown quote's marks too (a user quoting torch's warning or exception, "> UserWarning:
     Graph break …", as quoted records are read elsewhere)."""
     line = orphans.unquoted(raw.rstrip())
+    if line == _BARE_TREE:  # (a guard tree pasted without its prefixes: pytorch#167416)
+        return guards.bare_tree, guards.BARE_TREE_HEAD
     if _NO_FRAMES in line[:4000] and _NO_FRAMES_RE.match(line) is not None:
         return frames.no_compiled_frames, line[line.find(_NO_FRAMES):].decode("utf-8", "replace")
     if b"UserWarning: " in line[:1300] \
@@ -154,7 +158,11 @@ CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     breaks.unsupported_break: _UNSUPPORTED_PARTS,
     breaks.cut_break: _UNSUPPORTED_PARTS,  # (the same message, its type line cut)
     recompiles.recompiling: ((), 1),
-    recompiles.stance_recompile: ((), 1),
+    # (and its precompiled entries' guard trees and GuardDebugInfo, at the margin)
+    guards.bare_tree: ((b"+- ", b"| "), 0),  # (a tree's lines, at the margin)
+    recompiles.stance_recompile: ((recompiles.PRECOMPILED.encode(), b"TREE_GUARD_MANAGER:", b"+- ",
+                                   b"| ", b"GuardDebugInfo(", b"result=", b"verbose_code_parts=",
+                                   b"num_guards_executed=", b"user_stack="), 1),
     # (explain()'s breaks of 2022 are numbered at the left margin, blank lines between them)
     breaks.explained_breaks: (tuple(f"{n}. ".encode() for n in range(1, 100)), 1),
     frames.no_compiled_frames: ((), 0),

@@ -101,6 +101,17 @@ def tree_line(text: str, common: dict[str, Any]) -> ev.Event | None:
 _TREE_CACHED = 2048
 
 
+# torch's guard tree pasted without its prefixes (the tree alone, as a user copies it out of a
+# guards log: pytorch#167416's "TREE_GUARD_MANAGER:", "+- RootGuardManager", "| +- GLOBAL_STATE:
+# ___check_global_state()"): each line read as the tree's line of a guards record is
+BARE_TREE_HEAD = "TREE_GUARD_MANAGER:"
+
+
+def bare_tree(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The events of a guard tree pasted without its prefixes (its head, then its lines)."""
+    return [e for text in lines[1:] if (e := tree_line(text, common)) is not None]
+
+
 def flat_guard(text: str, common: dict[str, Any]) -> ev.Event | None:
     """One guard of torch 2.1–2.3, which have no guards tree: in the text log a line per guard
     (``check_tensor(L['x'], …, size=[None, 3], …)``, ``2 <= L['x'].size()[0]  # …``), in the

@@ -118,8 +118,14 @@ def raised_reason(lines: list[str]) -> str:
 
 def _reason_of(m: re.Match[str]) -> str:
     """A graph break's reason from its exception line: dynamo's ``Unsupported`` says only its
-    message; any other exception keeps its name."""
-    return m["msg"] if m["exc"] == "Unsupported" else f"{m['exc']}: {m['msg']}"
+    message, and so does 2.1-2.6's ``UserError`` for a branch on a tensor's value (an Unsupported
+    too, read as the branch's break wherever it stands: pytorch#138689's 2.4 record, whose
+    ``torch._dynamo.exc.UserError: Dynamic control flow …`` was told "move the untraceable call
+    out"); any other exception keeps its name."""
+    if m["exc"] == "Unsupported" or (
+            m["exc"] == "UserError" and m["msg"].startswith(breaks.CONTROL_FLOW)):
+        return m["msg"]
+    return f"{m['exc']}: {m['msg']}"
 
 
 def _traceback_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

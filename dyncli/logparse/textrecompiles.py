@@ -62,11 +62,39 @@ STANCE_RE = re.compile(r"^(?:[\w.]{0,100}Error: )?Detected recompile when torch\
                        r"'(?P<fn>[^']{1,400})', line number: (?P<line>\d{1,9}))?")
 
 
+# the same error for a function whose entries are precompiled (a compile package's, torch 2.9
+# on: pytorch#156433): "Failed on the following precompiled guards: ", then per entry its guard
+# tree (TREE_GUARD_MANAGER:, "+- …", "| +- …") and GuardManager.check_verbose's GuardDebugInfo
+# ("result=0," then "verbose_code_parts=[\"tensor 'L['x']' size mismatch at index 0. …\"],"),
+# whose parts are the failed guards' reasons
+PRECOMPILED = "Failed on the following precompiled guards:"
+_PRECOMPILED_PARTS_RE = re.compile(r"^verbose_code_parts=(?P<parts>\[.{0,8000}\]),?$")
+
+
+def _precompiled_failures(lines: list[str]) -> list[ev.GuardFailure]:
+    """The failed guards of the precompiled entries' GuardDebugInfo (``result=0``)."""
+    out: list[ev.GuardFailure] = []
+    failed = False
+    for text in lines:
+        body = text.strip()
+        if body.startswith("result="):
+            failed = body.removeprefix("result=").rstrip(",") in ("0", "False")
+        elif failed and (m := _PRECOMPILED_PARTS_RE.match(body)) is not None:
+            try:
+                parts = ast.literal_eval(m["parts"])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+            out += [guard_failure("", p) for p in parts if isinstance(p, str) and p.strip()]
+    return out
+
+
 def stance_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The recompile ``fail_on_recompile`` refused, with the function and the guard failures
-    where torch's error gives them."""
+    where torch's error gives them (its precompiled entries' too)."""
     m = _need(STANCE_RE.match(lines[0].strip()), "fail_on_recompile")
-    failures, stack, entries = recompile_body(lines[1:])
+    at = next((i for i, t in enumerate(lines) if t.strip().startswith(PRECOMPILED)), len(lines))
+    failures, stack, entries = recompile_body(lines[1:at])
+    failures += tuple(_precompiled_failures(lines[at:]))
     return [ev.Recompile(function=m["fn"] or "", file=m["file"] or "",
                          first_line=int(m["line"]) if m["line"] else None, failures=failures,
                          user_stack=stack, entries=entries, refused=True, **common)]
