@@ -278,3 +278,17 @@ def test_a_bare_trees_tensor_guard_is_read(tmp_path: Path) -> None:
         "# /w/a.py:3 in f"], {"line": 1})
     (e,) = events
     assert isinstance(e, ev.TensorMatch) and e.source == "L['x']"
+
+
+def test_summary_lines_of_tests_that_failed_alike_are_each_a_break() -> None:
+    # pytorch#93449: six FAILED lines, one reason: six breaks
+    diag = diagnose_logs([PASTED / "pytorch-93449.log"])
+    assert sum(b.count for b in diag.graph_breaks) == 6
+
+
+def test_each_report_absorbs_its_own_summary_line(tmp_path: Path) -> None:
+    block = _PYTEST_REPORT.split("=====")[0]
+    summary = _PYTEST_REPORT.rsplit("\n", 2)[-2] + "\n"
+    diag = _diagnose_text(tmp_path, block + block + "=== short test summary info ===\n"
+                          + summary + summary)
+    assert sum(b.count for b in diag.graph_breaks) == 2
