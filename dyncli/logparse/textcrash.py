@@ -127,6 +127,9 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
     ("Windows not yet supported for torch.compile", "windows", True),
     ("Windows not yet supported for inductor", "windows", True),
     ("+ not yet supported for torch.compile", "python-version", True),
+    # (torch/__init__.py's compile() in 2.0-2.5: "Dynamo is not supported on Python 3.12+",
+    # diffusers#7441 on torch 2.2.1; "… 3.13+", sbi#1532)
+    ("Dynamo is not supported on Python 3.", "python-version", True),
     # (2.11 and 2.15: a free-threaded build before 3.13.3, "… built with GIL disabled. Please
     # use Python 3.13.3+."; 2.7: every free-threaded build)
     ("is not supported on Python < 3.13.3 built with GIL disabled", "free-threaded", True),

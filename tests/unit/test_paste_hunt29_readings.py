@@ -292,3 +292,22 @@ def test_each_report_absorbs_its_own_summary_line(tmp_path: Path) -> None:
     diag = _diagnose_text(tmp_path, block + block + "=== short test summary info ===\n"
                           + summary + summary)
     assert sum(b.count for b in diag.graph_breaks) == 2
+
+
+@pytest.mark.parametrize("version", ["3.12", "3.13"])
+def test_torch_compiles_refusal_of_a_newer_python_in_init_is_the_platforms(
+        tmp_path: Path, version: str) -> None:
+    # torch/__init__.py's compile() of 2.0-2.5 (diffusers#7441 on torch 2.2.1 under Python 3.12,
+    # sbi#1532 under 3.13): "a Python traceback with nothing of torch's compiler in it" before
+    diag = _diagnose_text(tmp_path, (
+        "Traceback (most recent call last):\n"
+        '  File "/w/test_unet.py", line 40, in test_from_save_pretrained_dynamo\n'
+        "    model = torch.compile(model)\n"
+        '  File "/nix/store/x-python3-torch-2.2.1/lib/python3.12/site-packages/torch/__init__.py",'
+        " line 1801, in compile\n"
+        f'    raise RuntimeError("Dynamo is not supported on Python {version}+")\n'
+        f"RuntimeError: Dynamo is not supported on Python {version}+\n"))
+    (crash,) = diag.compile_crashes
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert "use a torch release that supports this Python" in a.fix
+    assert crash.user is not None and crash.user.file == "/w/test_unet.py"
