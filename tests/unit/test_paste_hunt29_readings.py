@@ -311,3 +311,30 @@ def test_torch_compiles_refusal_of_a_newer_python_in_init_is_the_platforms(
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
     assert "use a torch release that supports this Python" in a.fix
     assert crash.user is not None and crash.user.file == "/w/test_unet.py"
+
+
+# an AOT-compiled function's call its guards rejected, as torch 2.15 prints it
+# (tests/integration/test_aot_guards_fix.py's program)
+_AOT_REFUSED = (
+    "Traceback (most recent call last):\n"
+    '  File "/w/aot.py", line 7, in <module>\n'
+    "    aot(torch.ones(4))\n"
+    '  File "/v/lib/python3.11/site-packages/torch/_dynamo/aot_compile.py", line 1056, in '
+    "__call__\n"
+    "    raise RuntimeError(msg)\n"
+    "RuntimeError: GuardManager check failed, reason: GuardDebugInfo(\n"
+    "result=0,\n"
+    "verbose_code_parts=[\"tensor 'L['x']' size mismatch at index 0. expected 3, actual 4\"],\n"
+    "num_guards_executed=5,\n"
+    "user_stack=None)\n")
+
+
+def test_an_aot_compiled_functions_refused_call_is_not_torchs_bug(tmp_path: Path) -> None:
+    # "an error in torch's compiler … report it to PyTorch" before
+    diag = _diagnose_text(tmp_path, _AOT_REFUSED)
+    (crash,) = diag.compile_crashes
+    assert crash.error.endswith("user_stack=None)")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert a.fix.startswith("an AOT-compiled function (torch.compile(...).aot_compile) refused")
+    assert "(\"tensor 'L['x']' size mismatch at index 0. expected 3, actual 4\")" in a.fix
+    assert "report it" not in a.fix and "guard check raised" in a.message
