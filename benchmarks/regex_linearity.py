@@ -203,6 +203,9 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
     ("textrecompiles._PRECOMPILED_PARTS_RE (brackets)",
      lambda t: textrecompiles._PRECOMPILED_PARTS_RE.match(t),
      lambda n: _fit("verbose_code_parts=[", "['a'], ", n, "x")),
+    # round 29: an AOT-compiled function's GuardDebugInfo parts in a crash's error text
+    ("advice._AOT_PARTS_RE (brackets)", lambda t: advice._AOT_PARTS_RE.search(t),
+     lambda n: _fit("verbose_code_parts=[", "'a]' ", n, "x")),
     # round 28: a version the Python prompt or pip show states on the line under its opener
     ("textversion.VersionLines.read (the prompt's answer)", lambda t: _answer(b">>> torch.__version__", t),
      lambda n: _fit("'2", ".5", n, "'")),

@@ -65,6 +65,7 @@ from dyncli.logparse.textbuiltins import (
     builtin_name,
 )
 from dyncli.logparse.textcrash import (
+    AOT_GUARDS_FAILED,
     PLATFORM_CHECKS,
     REFUSALS,
     exception_name,
@@ -1050,6 +1051,8 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
         return _MACHINE_FIX[machine]
     if x.kernel:  # (WanVideoWrapper#252: Triton's CompilationError, its reason cut)
         return _kernel_fix(x)
+    if AOT_GUARDS_FAILED in x.error[:200]:
+        return _aot_guards_fix(x.error)
     if x.cudagraph_run:
         return _ran_fix(x)
     if rewrapped(x.error):  # (vllm#16009, #17018: vLLM's V0 wrapper re-raising it)
@@ -1122,6 +1125,28 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
             "that function)")
 
 
+# torch.compile(f).aot_compile(...)'s function checks its guards on each call and, unlike a
+# compiled function, cannot recompile: a call they reject raises "GuardManager check failed,
+# reason: GuardDebugInfo(… verbose_code_parts=[…])" (aot_compile.py, 2.10-2.15), the parts naming
+# the guards (a size, a global state). vLLM's AOT compile hit it on torch's thread count
+# (vllm#27286) and turned the check off (vllm#27288). Applied: tests/integration/
+# test_aot_guards_fix.py (a size the compile pinned: compiled with it dynamic, the call runs)
+_AOT_PARTS_RE = re.compile(r"verbose_code_parts=\[(?P<parts>.{0,2000}?)\](?:,|\s|$)")
+
+
+def _aot_guards_fix(error: str) -> str:
+    """The fix of an AOT-compiled function's call its guards rejected."""
+    m = _AOT_PARTS_RE.search(error)
+    parts = f" ({m['parts']})" if m is not None and m["parts"].strip() else ""
+    return (f"an AOT-compiled function (torch.compile(...).aot_compile) refused this call: its "
+            f"guards reject it{parts}, and it cannot recompile. Compile it for the inputs it "
+            "will get (a size that varies: torch.compile(..., dynamic=True), or "
+            "torch._dynamo.mark_dynamic on the example input, before aot_compile); where the "
+            "guard checks something the program does not need (a global state such as torch's "
+            "thread count), call disable_guard_check() on the compiled function, as vLLM did "
+            "(vllm#27288)")
+
+
 def _compile_crashes(diag: Diagnosis) -> list[Advice]:
     """The program stopped on an error torch's compiler raised: never "Nothing to fix"
     (keras#22282: an AssertionError in dynamo's bytecode_transformation.py; depyf#9: a package's
@@ -1151,6 +1176,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
         if rewrapped(x.error):  # (the wrapper's TypeError, not the compiler's own)
             raised = (f"a wrapper re-raising torch's BackendCompilerFailed raised {error}, "
                       "hiding the backend's error")
+        if AOT_GUARDS_FAILED in x.error[:200]:  # (a call of an AOT-compiled function, not a compile)
+            raised = f"an AOT-compiled function's guard check raised {error}"
         if machine_error(f"{x.error} {x.cause}") == "config-renamed":
             raised = f"torch's config module raised {error} as the program set it"
         if x.cudagraph_run:  # (not a compile: the graph ran; its fix is _ran_fix's)

@@ -127,6 +127,9 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
     ("Windows not yet supported for torch.compile", "windows", True),
     ("Windows not yet supported for inductor", "windows", True),
     ("+ not yet supported for torch.compile", "python-version", True),
+    # (torch/__init__.py's compile() in 2.0-2.5: "Dynamo is not supported on Python 3.12+",
+    # diffusers#7441 on torch 2.2.1; "… 3.13+", sbi#1532)
+    ("Dynamo is not supported on Python 3.", "python-version", True),
     # (2.11 and 2.15: a free-threaded build before 3.13.3, "… built with GIL disabled. Please
     # use Python 3.13.3+."; 2.7: every free-threaded build)
     ("is not supported on Python < 3.13.3 built with GIL disabled", "free-threaded", True),
@@ -360,6 +363,20 @@ class _Traceback:
     closed: bool = False  # dynamo's closing line came after its user stack (no exception read)
 
 
+# an AOT-compiled function's guard check (torch._dynamo.aot_compile's __call__, 2.10-2.15):
+# "RuntimeError: GuardManager check failed, reason: GuardDebugInfo(" then check_verbose's fields
+# one a line ("result=0,", "verbose_code_parts=[…],", "num_guards_executed=5,",
+# "user_stack=None)"): the exception's text runs to the closing parenthesis
+AOT_GUARDS_FAILED = "GuardManager check failed"
+_DEBUG_INFO_LINES = 8
+
+
+def _in_debug_info(error: list[str]) -> bool:
+    """Whether an exception's text is GuardDebugInfo's, its fields not all read yet."""
+    return error[0].endswith("GuardDebugInfo(") and not error[-1].endswith(")") \
+        and len(error) < _DEBUG_INFO_LINES
+
+
 def compiler_exception(text: str) -> bool:
     """Whether an exception's line is one of torch's compiler: by its class (``COMPILER_ERRORS``)
     or its module (``torch._inductor.exc.…``), or a wrapper's failed re-raise of
@@ -458,8 +475,9 @@ class CrashReader:
             return []  # (the first part of a frame's line that the paste wrapped)
         tb = self._tb
         if tb is not None and tb.error is not None:  # the exception's text, continued
-            if text and text[0] not in " \t" and tb.error[-1].endswith(":") \
-                    and len(tb.error) < _MAX_ERROR_LINES:
+            if text and text[0] not in " \t" and (
+                    (tb.error[-1].endswith(":") and len(tb.error) < _MAX_ERROR_LINES)
+                    or _in_debug_info(tb.error)):
                 tb.error.append(text.strip())  # "backend='inductor' raised:" then the error
                 return []
             self._tb, self._done = None, tb

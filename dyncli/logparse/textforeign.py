@@ -101,8 +101,9 @@ class ForeignLines(ForeignReaders):
     _box: RichBox
     _tag_blank = True  # the tags seen have a blank after them (not torch's own form)
     _pytest_indent: int | None = None  # the indent of pytest's "E   …" block being read
-    _summary_at = -1  # the last line that was pytest's short test summary of an exception
-    _raised_reasons: tuple[str, ...] = ()  # the reasons of the raised breaks read (the last 64)
+    # the reasons of the raised breaks read outside pytest's summary, not yet matched by one of
+    # its lines (the last 64)
+    _raised_reasons: tuple[str, ...] = ()
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
     # markdown (textpaste.prose_code): inside a fence; the last line that was a fence's marks
     # (``_fence_marks``); the last line that left prose's inline code span open
@@ -129,16 +130,28 @@ class ForeignLines(ForeignReaders):
                 self.stats.unrecognized += len(lines)
                 self._sample(self._pending_at, lines[0].encode())
             return []
-        if self._pending_at == self._summary_at:
+        if self._pending_summary:
             # pytest's summary repeats the exception its report above showed whole ("FAILED
             # t.py::test - torch._dynamo.exc.Unsupported: Data-depend...", its message cut at
-            # the terminal's width): the same break, not another (one read alone is kept)
-            out = [e for e in out if not (isinstance(e, ev.GraphBreak) and e.raised and any(
-                r.startswith(e.reason.removesuffix("...")) for r in self._raised_reasons))]
+            # the terminal's width): the same break, not another; each report's break is
+            # repeated once, and a summary line with no report above it is a break of its own
+            # (six tests failing on one reason, pytorch#93449's summary alone, are six)
+            return [e for e in out if not (isinstance(e, ev.GraphBreak) and e.raised
+                                           and self._repeated(e.reason))]
         raised = tuple(e.reason for e in out if isinstance(e, ev.GraphBreak) and e.raised)
         if raised:
             self._raised_reasons = (self._raised_reasons + raised)[-64:]
         return out
+
+    def _repeated(self, reason: str) -> bool:
+        """Whether a summary's (cut) reason repeats a raised break read above it, which it then
+        takes (it is repeated once)."""
+        cut = reason.removesuffix("...")
+        for i, r in enumerate(self._raised_reasons):
+            if r.startswith(cut):
+                self._raised_reasons = self._raised_reasons[:i] + self._raised_reasons[i + 1:]
+                return True
+        return False
 
     def _fence_marks(self, raw: bytes, lineno: int) -> bool:
         """Whether ``raw`` is a markdown fence's marks (``textpaste.is_fence``), the fence

@@ -93,6 +93,8 @@ class ForeignReaders:
     # (pytorch#174138), a RecompileError's guard failures; collected until a line that is none
     _pending: list[str] | None = None
     _pending_at = 0
+    _summary_at = -1  # the last line that was pytest's short test summary of an exception
+    _pending_summary = False  # the pending message began at such a line
     # (lines, common) -> events; a partial of one with what the first line decided (a
     # CUDA-graph error's raised)
     _pending_read: Any = None
@@ -127,6 +129,7 @@ class ForeignReaders:
         self.stats.recognized += 1
         self.stats.records += 1
         self._pending, self._pending_at, self._pending_read, self._pending_blank = [text], lineno, read, 0
+        self._pending_summary = lineno == self._summary_at
         self._pending_quoted = False
         self._pending_margins = 0
         self._pending_rank = self._line_rank

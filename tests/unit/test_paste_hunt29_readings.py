@@ -278,3 +278,63 @@ def test_a_bare_trees_tensor_guard_is_read(tmp_path: Path) -> None:
         "# /w/a.py:3 in f"], {"line": 1})
     (e,) = events
     assert isinstance(e, ev.TensorMatch) and e.source == "L['x']"
+
+
+def test_summary_lines_of_tests_that_failed_alike_are_each_a_break() -> None:
+    # pytorch#93449: six FAILED lines, one reason: six breaks
+    diag = diagnose_logs([PASTED / "pytorch-93449.log"])
+    assert sum(b.count for b in diag.graph_breaks) == 6
+
+
+def test_each_report_absorbs_its_own_summary_line(tmp_path: Path) -> None:
+    block = _PYTEST_REPORT.split("=====")[0]
+    summary = _PYTEST_REPORT.rsplit("\n", 2)[-2] + "\n"
+    diag = _diagnose_text(tmp_path, block + block + "=== short test summary info ===\n"
+                          + summary + summary)
+    assert sum(b.count for b in diag.graph_breaks) == 2
+
+
+@pytest.mark.parametrize("version", ["3.12", "3.13"])
+def test_torch_compiles_refusal_of_a_newer_python_in_init_is_the_platforms(
+        tmp_path: Path, version: str) -> None:
+    # torch/__init__.py's compile() of 2.0-2.5 (diffusers#7441 on torch 2.2.1 under Python 3.12,
+    # sbi#1532 under 3.13): "a Python traceback with nothing of torch's compiler in it" before
+    diag = _diagnose_text(tmp_path, (
+        "Traceback (most recent call last):\n"
+        '  File "/w/test_unet.py", line 40, in test_from_save_pretrained_dynamo\n'
+        "    model = torch.compile(model)\n"
+        '  File "/nix/store/x-python3-torch-2.2.1/lib/python3.12/site-packages/torch/__init__.py",'
+        " line 1801, in compile\n"
+        f'    raise RuntimeError("Dynamo is not supported on Python {version}+")\n'
+        f"RuntimeError: Dynamo is not supported on Python {version}+\n"))
+    (crash,) = diag.compile_crashes
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert "use a torch release that supports this Python" in a.fix
+    assert crash.user is not None and crash.user.file == "/w/test_unet.py"
+
+
+# an AOT-compiled function's call its guards rejected, as torch 2.15 prints it
+# (tests/integration/test_aot_guards_fix.py's program)
+_AOT_REFUSED = (
+    "Traceback (most recent call last):\n"
+    '  File "/w/aot.py", line 7, in <module>\n'
+    "    aot(torch.ones(4))\n"
+    '  File "/v/lib/python3.11/site-packages/torch/_dynamo/aot_compile.py", line 1056, in '
+    "__call__\n"
+    "    raise RuntimeError(msg)\n"
+    "RuntimeError: GuardManager check failed, reason: GuardDebugInfo(\n"
+    "result=0,\n"
+    "verbose_code_parts=[\"tensor 'L['x']' size mismatch at index 0. expected 3, actual 4\"],\n"
+    "num_guards_executed=5,\n"
+    "user_stack=None)\n")
+
+
+def test_an_aot_compiled_functions_refused_call_is_not_torchs_bug(tmp_path: Path) -> None:
+    # "an error in torch's compiler … report it to PyTorch" before
+    diag = _diagnose_text(tmp_path, _AOT_REFUSED)
+    (crash,) = diag.compile_crashes
+    assert crash.error.endswith("user_stack=None)")
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert a.fix.startswith("an AOT-compiled function (torch.compile(...).aot_compile) refused")
+    assert "(\"tensor 'L['x']' size mismatch at index 0. expected 3, actual 4\")" in a.fix
+    assert "report it" not in a.fix and "guard check raised" in a.message
