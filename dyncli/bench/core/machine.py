@@ -3,9 +3,10 @@
 Pure readers of ``/proc`` (Linux; elsewhere every figure is None) and pure checks. Three
 signals, each cheap and independent of the others:
 
-* the load average (``/proc/loadavg``): runnable tasks, less this process's own share of it
-  (its CPU rate between readings, averaged as the kernel averages the load): bench's own
-  threads are in the load average too, and on two cores they alone held it at 1.6-1.9;
+* the load average (``/proc/loadavg``): runnable tasks within spans of the run (the minute
+  before each span taken out of the kernel's decaying average), less this process's own CPU
+  rate over the span: bench's own threads are in the load average too, and on two cores they
+  alone held it at 1.6-1.9;
 * CPU time of the whole machine (``/proc/stat``'s ``cpu`` line) less this process's own
   (and its children's): the share of the cores that *other* processes used, and the share the
   hypervisor stole (``steal``);
@@ -87,26 +88,37 @@ class Reading:
     label: str = ""
 
 
-def own_load_so_far(path: str = "/proc/self/stat", uptime: str = "/proc/uptime") -> float | None:
-    """This process's share of the 1-minute load average now, from its CPU since it started:
-    the kernel's average of runnable tasks (a sample every 5 s, decaying over a minute) holds
-    this process's own startup too (importing torch and building the model: seconds of CPU
-    before the first reading). None where /proc cannot say."""
-    try:
-        with open(path, encoding="ascii", errors="replace") as f:
-            started = int(f.read(4096).rsplit(")", 1)[1].split()[19])  # starttime, ticks
-        with open(uptime, encoding="ascii") as f:
-            now = float(f.read(128).split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    tick = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
-    age = now - started / tick
-    if age <= 0:
-        return None
-    return own_cpu_s() / age * (1 - math.exp(-age / LOAD_WINDOW_S))
-
-
 LOAD_WINDOW_S = 60.0  # the 1-minute load average's time constant
+LOAD_SPAN_S = 30.0  # the shortest span between readings the load average is read over
+
+
+def others_load(readings: Sequence[Reading]) -> tuple[float, float] | None:
+    """Others' load during the run, and this run's own: (others, own) over the busiest span.
+
+    The load average is a minute-long decaying average of runnable tasks (the kernel samples
+    them every 5 s), so a reading also holds the minute before it: work that ended as the run
+    began, and the run's own startup. Over a span of at least ``LOAD_SPAN_S`` between two
+    readings, the average number of runnable tasks *within* the span is
+    ``(L_end - L_start * d) / (1 - d)`` with ``d = exp(-span / 60)``; this run's own share of it
+    is its CPU rate over the span (its threads and reaped children), and the rest is others'.
+    The span where others' was highest is kept. None when no span is long enough.
+    """
+    loaded = [r for r in readings if r.load is not None]
+    best: tuple[float, float] | None = None
+    start = 0
+    for end in range(1, len(loaded)):
+        a, b = loaded[start], loaded[end]
+        span = b.wall - a.wall
+        if span < LOAD_SPAN_S:
+            continue
+        assert a.load is not None and b.load is not None
+        d = math.exp(-span / LOAD_WINDOW_S)
+        runnable = (b.load - a.load * d) / (1 - d)
+        own = max(0.0, (b.own_cpu - a.own_cpu) / span)
+        pair = (max(0.0, runnable - own), own)
+        best = pair if best is None else max(best, pair)
+        start = end
+    return best
 
 
 @dataclass
@@ -115,30 +127,13 @@ class LoadLog:
 
     cores: int = field(default_factory=lambda: os.cpu_count() or 1)
     readings: list[Reading] = field(default_factory=list)
-    own_at_start: float | None = None  # own_load_so_far() at the first reading
 
     def read(self, label: str = "", extra_own_cpu: float = 0.0) -> Reading:
         """Take a reading now (``extra_own_cpu``: CPU of our live workers, not yet reaped)."""
-        if not self.readings:
-            self.own_at_start = own_load_so_far()
         r = Reading(time.perf_counter(), read_loadavg(), read_cpu_times(),
                     own_cpu_s() + extra_own_cpu, label)
         self.readings.append(r)
         return r
-
-    def own_loads(self) -> list[float]:
-        """This process's share of the load average at each reading: its CPU rate between
-        readings, averaged as the kernel averages the load (decaying over a minute), so that
-        the load at a reading is compared with what this run put into that very average."""
-        out: list[float] = []
-        own = self.own_at_start or 0.0
-        for prev, r in zip([None, *self.readings], self.readings):
-            if prev is not None and r.wall > prev.wall:
-                decay = math.exp(-(r.wall - prev.wall) / LOAD_WINDOW_S)
-                rate = max(0.0, (r.own_cpu - prev.own_cpu) / (r.wall - prev.wall))
-                own = own * decay + rate * (1 - decay)
-            out.append(own)
-        return out
 
     def summary(self) -> dict[str, Any]:
         """``load``: the figures of the JSON (None where unknown)."""
@@ -148,15 +143,11 @@ class LoadLog:
                                "load_max": max(loads) if loads else None,
                                "own_load": None, "others_load": None,
                                "others_cpu_share": None, "steal_share": None}
-        if len(self.readings) >= 2:
-            # bench's own threads are runnable tasks in the load average too (on two cores the
-            # quickstart alone held it at 1.6-1.9): others' load is what is left of a reading
-            # once this run's own share of that average is taken off; the highest is kept,
-            # with the own share beside it
-            pairs = [(max(0.0, r.load - own), own)
-                     for r, own in zip(self.readings, self.own_loads()) if r.load is not None]
-            if pairs:
-                out["others_load"], out["own_load"] = max(pairs)
+        # bench's own threads are runnable tasks in the load average too (on two cores the
+        # quickstart alone held it at 1.6-1.9): "busy" by load is others' share of it
+        pair = others_load(self.readings)
+        if pair is not None:
+            out["others_load"], out["own_load"] = pair
         timed = [r for r in self.readings if r.cpu is not None]
         if len(timed) >= 2:
             a, b = timed[0], timed[-1]
