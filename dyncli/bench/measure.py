@@ -199,9 +199,14 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
 
     h, strategy = b.h, table.label(plan.strategy, plan.compile_mode)
     backend = CountingBackend()
-    if keep:  # no reset: the strategies before this one keep their compiled code
+    # beside the strategies the same-window pass will time (kept or not: --buckets auto's
+    # probe is timed now), never a reset: the strategies before this one keep their compiled
+    # code. A reset after the probe made every earlier strategy compile again in the window
+    # (automatic: 4 compiles of the tiny MLP instead of 2; static twice its limit)
+    beside = keep or b.window is not None
+    if beside:
         compiling.forget_sizes()
-    compiled = compiling.compile_plan(h.model, plan, backend, isolated=keep)
+    compiled = compiling.compile_plan(h.model, plan, backend, isolated=beside)
     if keep and b.window is not None:
         b.window.kept[strategy] = Kept(strategy, {}, backend.count)
     if h.device == "cuda":
@@ -257,7 +262,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
                 b.warn(text)
         if table.PROFILE in plan.row.passes:
             loaded = torch_compat.pgo_state_loaded()
-        if keep:
+        if beside:
             compiling.forget_sizes()
         else:
             compiling.fresh_start()

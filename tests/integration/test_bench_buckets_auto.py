@@ -1,7 +1,10 @@
 """--buckets auto and --emit on real torch.compile: the chosen buckets are measured, the
 predicted total beats pow2 and no padding, and the emitted plan compiles as predicted.
 
-One CLI run (module-scoped) of the tiny example MLP on a stream of 11 distinct batch sizes.
+One CLI run (module-scoped) of the tiny example MLP on a stream of 11 distinct batch sizes,
+automatic beside pad: the probe that chooses the buckets runs after automatic has compiled, in
+the same process, and must leave automatic's compiled code alone (a reset after the probe made
+automatic compile 4 graphs instead of 2, in the same-window pass).
 """
 
 from __future__ import annotations
@@ -29,19 +32,23 @@ SIZES = [1, 1, 2, 3, 3, 5, 6, 7, 9, 1, 11, 12, 2, 1, 4, 10, 3]
 def auto(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchResult, Path, str]:
     out = tmp_path_factory.mktemp("auto")
     cmd = [sys.executable, "-m", "dyncli", "bench", MODEL, "--device", "cpu",
-           "--sizes", ",".join(map(str, SIZES)), "--strategy", "pad", "--buckets", "auto",
+           "--sizes", ",".join(map(str, SIZES)), "--strategy", "automatic,pad", "--buckets", "auto",
            "--max-buckets", "3", "--repeat", "3", "--warmup", "0", "--warm-cache",
            "--json", str(out / "r.json"), "--emit", "python", "--emit-file",
            str(out / "plan.py")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((out / "r.json").read_text())
-    return BenchResult.from_dict(doc), out, proc.stdout
+    return BenchResult.from_dict(doc), out, proc.stdout + proc.stderr
+
+
+def _run(result: BenchResult, strategy: str) -> Any:
+    return next(r for r in result.runs if r.strategy == strategy)
 
 
 def test_chosen_buckets_are_measured_and_beat_pow2_and_no_padding(auto: Any) -> None:
     result, _, stdout = auto
-    pad = result.runs[0]
+    pad = _run(result, "pad")
     assert pad.status == "pass", pad.error
     info = pad.buckets
     assert info is not None and info.max_buckets == 3
@@ -70,4 +77,23 @@ def test_emitted_plans_compile_as_predicted(auto: Any, tmp_path: Path) -> None:
     model, _ = build()
     plan = recommend.plan_for(result, "pad")  # the pad plan, whichever won
     compiles = serve_emitted(plan, model.eval(), [torch.randn(b, 32) for b in SIZES], tmp_path)
-    assert compiles == result.runs[0].stream.compiles
+    assert compiles == _run(result, "pad").stream.compiles
+
+
+def test_the_probe_leaves_the_strategies_before_it_compiled(auto: Any, tmp_path: Path) -> None:
+    import torch
+
+    result, _, output = auto
+    assert "more time(s) in the same-window pass" not in output
+    automatic = _run(result, "automatic")
+    assert automatic.status == "pass" and automatic.stream is not None
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        from model import build
+    finally:
+        sys.path.pop(0)
+    model, _ = build()
+    # plain torch serving automatic's plan (after a reset) compiles what bench counted
+    plain = serve_emitted(recommend.plan_for(result, "automatic"), model.eval(),
+                          [torch.randn(b, 32) for b in SIZES], tmp_path)
+    assert automatic.compiles == automatic.stream.compiles == plain
