@@ -65,6 +65,17 @@ def forget_sizes() -> None:
     torch_compat.set_stance_examples(None)
 
 
+def between(isolated: bool) -> None:
+    """After a strategy's pass: where strategies keep their compiled code side by side
+    (``isolated``, the same-window driver) only what it learnt about sizes is cleared
+    (:func:`forget_sizes`: a reset would drop every strategy's code before it); else everything
+    (:func:`fresh_start`)."""
+    if isolated:
+        forget_sizes()
+    else:
+        fresh_start()
+
+
 def _contexts() -> dict[int, Any]:
     from torch._dynamo.code_context import code_context
 

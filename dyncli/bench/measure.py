@@ -203,7 +203,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
     # probe is timed now), never a reset: the strategies before this one keep their compiled
     # code. A reset after the probe made every earlier strategy compile again in the window
     # (automatic: 4 compiles of the tiny MLP instead of 2; static twice its limit)
-    beside = keep or b.window is not None
+    beside = b.window is not None
     if beside:
         compiling.forget_sizes()
     compiled = compiling.compile_plan(h.model, plan, backend, isolated=beside)
@@ -262,10 +262,7 @@ def walk(b: Bench, plan: Plan, run: RunResult, keep: bool) -> bool:
                 b.warn(text)
         if table.PROFILE in plan.row.passes:
             loaded = torch_compat.pgo_state_loaded()
-        if beside:
-            compiling.forget_sizes()
-        else:
-            compiling.fresh_start()
+        compiling.between(beside)
     return loaded
 
 

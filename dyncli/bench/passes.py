@@ -92,10 +92,7 @@ def profile(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult,
             if found:
                 shutil.copytree(state, keep, dirs_exist_ok=True)
     finally:
-        if isolated:
-            compiling.forget_sizes()
-        else:
-            compiling.fresh_start()
+        compiling.between(isolated)
     run.passes.insert(0, PgoPass("cold", backend.compiles, compile_s, time.perf_counter() - t0,
                                  found))
     if not found:

@@ -1232,17 +1232,17 @@ _RERUN_BREAKS = ('rerun with TORCH_LOGS="graph_breaks": torch prints each break 
 # message, past the paste, names what broke; TORCHDYNAMO_VERBOSE=1 (2.0-2.15) prints it with
 # dynamo's user stack; without fullgraph=True torch splits the graph there and goes on
 # (applied in tests/integration/test_unsupported_cut_fix.py)
+# what to do once the raised break's message is known, and to run meanwhile
+_RAISED_BREAK_THEN = ("then move that call out of the compiled function or make it traceable. "
+                      "To run meanwhile, compile without fullgraph=True: torch splits the graph "
+                      "at the break and the program goes on")
 _UNIMPLEMENTED_CUT_FIX = (
     "the exception past the end of the paste (torch._dynamo.exc.Unsupported) names what broke "
     "and \"from user code:\" under it the line: paste them, or rerun with TORCHDYNAMO_VERBOSE=1, "
-    "which prints both; then move that call out of the compiled function or make it "
-    "traceable. To run meanwhile, compile without fullgraph=True: torch splits the graph at "
-    "the break and the program goes on")
+    f"which prints both; {_RAISED_BREAK_THEN}")
 _MESSAGE_ABOVE_FIX = (
     "the exception above the paste (torch._dynamo.exc.Unsupported) names what broke at this "
-    "line: paste it, or rerun with TORCHDYNAMO_VERBOSE=1, which prints it; then move that call "
-    "out of the compiled function or make it traceable. To run meanwhile, compile without "
-    "fullgraph=True: torch splits the graph at the break and the program goes on")
+    f"line: paste it, or rerun with TORCHDYNAMO_VERBOSE=1, which prints it; {_RAISED_BREAK_THEN}")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 

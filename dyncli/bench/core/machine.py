@@ -197,15 +197,14 @@ def load_warnings(summary: dict[str, Any], eager_drift: float | None,
     out: list[str] = []
     cores = summary.get("cores") or 1
     lo, hi = summary.get("load_min"), summary.get("load_max")
-    others_load, own = summary.get("others_load"), summary.get("own_load")
+    own = summary.get("own_load")  # (set with others_load, from spans of 30 s or more)
     if hi is not None and lo is not None:
-        if others_load is not None and own is not None:
-            # bench's own threads are runnable tasks too: busy is other work beyond them
-            if others_load > BUSY_LOAD:
-                out.append(f"the machine was busy: load average {lo:.1f}-{hi:.1f} on {cores} "
-                           f"cores, this run's own work about {own:.1f} of it")
-        elif hi > cores:
-            out.append(f"the machine was busy: load average {lo:.1f}-{hi:.1f} on {cores} cores")
+        said = f"the machine was busy: load average {lo:.1f}-{hi:.1f} on {cores} cores"
+        if own is None:  # no span long enough: the cores are the bar
+            if hi > cores:
+                out.append(said)
+        elif summary["others_load"] > BUSY_LOAD:  # bench's own threads are runnable tasks too
+            out.append(f"{said}, this run's own work about {own:.1f} of it")
     others = summary.get("others_cpu_share")
     if others is not None and others > BUSY:
         out.append(f"other processes used {others:.0%} of the CPU time during the run")
