@@ -56,7 +56,12 @@ from dyncli.diagnose.releases import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
-from dyncli.logparse.textbreaks import CONTROL_FLOW, MESSAGE_ABOVE, UNIMPLEMENTED_CUT
+from dyncli.logparse.textbreaks import (
+    CONTROL_FLOW,
+    LOGGED_CUT,
+    MESSAGE_ABOVE,
+    UNIMPLEMENTED_CUT,
+)
 from dyncli.logparse.textbuiltins import (
     ON_CALLING_THREAD,
     PER_THREAD,
@@ -1159,7 +1164,11 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
     for x in diag.compile_crashes:
         refusal = _refused(x)
         error = x.error or "an exception"
-        if x.cut:
+        if x.headless:  # (pytorch#94795: torch 2.0's DEBUG log of a graph break it caught)
+            error += (" (the paste begins and ends inside its traceback: whether the program "
+                      "stopped on it, or torch logged it and went on as it logs a graph break it "
+                      "caught, is not in the paste)")
+        elif x.cut:
             error += " (the paste ends before its message)" if x.error else \
                 " (the paste ends inside the traceback, before the exception)"
         elif x.begun and not x.error:
@@ -1194,6 +1203,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
             (x.error or x.cause or (f"Triton compilation failed: {x.kernel}" if x.kernel != "?"
                                     else "inductor's record of a kernel Triton could not compile"))
         said = f"the program stopped: {raised}{where}{user}{after}."
+        if x.headless:  # (the paste does not show it stopped: its error says so)
+            said = f"{raised}{where}{user}{after}."
         if x.went_on:  # (its own warning quotes torch's words: sdnext#2699)
             said = ("torch.compile refused this machine before compiling anything, and the "
                     "program went on uncompiled: its warning says so "
@@ -1243,6 +1254,14 @@ _UNIMPLEMENTED_CUT_FIX = (
 _MESSAGE_ABOVE_FIX = (
     "the exception above the paste (torch._dynamo.exc.Unsupported) names what broke at this "
     f"line: paste it, or rerun with TORCHDYNAMO_VERBOSE=1, which prints it; {_RAISED_BREAK_THEN}")
+# a traceback torch logged for a break it caught (textbreaks.LOGGED_CUT, pytorch#94795): the
+# program went on, the frame compiled in pieces; what broke is the exception past the paste
+_LOGGED_CUT_FIX = (
+    "the exception at the end of that traceback (torch._dynamo.exc.Unsupported: …, past the end "
+    "of the paste) names what broke: paste it, or rerun with TORCH_LOGS=\"graph_breaks\", which "
+    "prints each break with its reason and the user line that reached it; the program went on "
+    "(torch compiled the frame in pieces around the break and ran the call between them "
+    "eagerly), so move that call out of the compiled function or make it traceable")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1315,6 +1334,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         return _REASON_CUT_FIX
     if b.reason == UNIMPLEMENTED_CUT:  # (speech-to-speech#27: its message past the paste)
         return _UNIMPLEMENTED_CUT_FIX
+    if b.reason == LOGGED_CUT:  # (pytorch#94795: torch 2.0's DEBUG log of a break it caught)
+        return _LOGGED_CUT_FIX
     if b.reason == MESSAGE_ABOVE:  # (pytorch#175875: pytest's line named it, the message above)
         return _MESSAGE_ABOVE_FIX
     if b.gb_type == _OBSERVED or b.reason == _OBSERVED:

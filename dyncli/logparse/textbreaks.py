@@ -172,6 +172,15 @@ CUT_TYPE = "a graph break (its type line is not in the paste)"
 # one out of the compile), its message past the end of the paste (speech-to-speech#27)
 UNIMPLEMENTED_CUT = ("a graph break (the paste ends in dynamo's unimplemented, which raises it, "
                      "before its message)")
+# a traceback whose outermost frame is dynamo's break_graph_if_unsupported wrapper
+# (symbolic_convert.py): the exception was caught there, where dynamo catches a graph break's
+# Unsupported, and the traceback is torch's log of it (2.0's log.debug("break_graph_if_unsupported
+# triggered compile", exc_info=True) under config.log_level = DEBUG, pytorch#94795: training went
+# on), its exception cut by the paste. A program's uncaught exception prints its traceback from
+# the program's own outermost frame, never from inside torch's tracer
+LOGGED_CUT = ("a graph break torch logged (its traceback begins in dynamo's "
+              "break_graph_if_unsupported, which caught it and went on; the paste ends before "
+              "its exception)")
 # pytest's report of a raised graph break pasted from dynamo's "from user code:" on: its user
 # stack, dynamo's closing line, then pytest's "…/torch/_dynamo/eval_frame.py:1034: Unsupported"
 # naming the exception's class where it was raised (pytorch#175875); its message is above

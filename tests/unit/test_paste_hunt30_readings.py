@@ -60,3 +60,71 @@ def test_nix_tag_on_every_line_of_a_glog_record(tmp_path: Path) -> None:
 ], ids=["name", "tags"])
 def test_a_hostile_tag_line_costs_linear_time(make: Callable[[int], str], n: int) -> None:
     assert_linear(lambda line: list(parse_lines([line.encode(), line.encode()] * 2)), make, n)
+
+
+def test_a_traceback_begun_where_dynamo_catches_a_break_is_a_logged_break() -> None:
+    # pytorch#94795: torch 2.0's DEBUG log of the graph break it caught in
+    # break_graph_if_unsupported (RLock.acquire), training going on; read as "the program stopped:
+    # torch's compiler raised an exception"
+    diag = diagnose_logs([PASTED / "pytorch-94795.log"])
+    assert not diag.compile_crashes
+    (b,) = diag.graph_breaks
+    assert not b.raised and b.reason.startswith("a graph break torch logged")
+    assert not diag.causes[0].stops
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "the program went on" in a.fix and 'TORCH_LOGS="graph_breaks"' in a.fix
+
+
+def test_a_traceback_begun_inside_dynamos_tracer_does_not_say_the_program_stopped() -> None:
+    # pytorch#94795's second excerpt: the same traceback's middle, no head, no exception
+    diag = diagnose_logs([PASTED / "pytorch-94795-b.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.headless and crash.cut
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert not a.message.startswith("the program stopped")
+    assert "whether the program stopped on it" in a.message
+
+
+_WRAPPER_FRAME = ('  File "/v/site-packages/torch/_dynamo/symbolic_convert.py", line 333, in wrapper\n'
+                  "    return inner_fn(self, inst)\n")
+_CALL_FRAME = ('  File "/v/site-packages/torch/_dynamo/symbolic_convert.py", line 990, in '
+               "CALL_FUNCTION\n    self.call_function(fn, args, {})\n")
+
+
+def test_the_programs_traceback_cut_in_the_tracer_still_stopped_it(tmp_path: Path) -> None:
+    # from the program's own outermost frame: an uncaught exception, the program stopped
+    diag = _diagnose_text(tmp_path, (
+        "Traceback (most recent call last):\n"
+        '  File "/w/train.py", line 9, in <module>\n    out = model(x)\n'
+        + _WRAPPER_FRAME + _CALL_FRAME))
+    (crash,) = diag.compile_crashes
+    assert not crash.headless
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert a.message.startswith("the program stopped")
+
+
+def test_a_headless_traceback_from_the_programs_module_frame_stopped_it(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, '  File "/w/train.py", line 9, in <module>\n    out = model(x)\n'
+                          + _CALL_FRAME)
+    (crash,) = diag.compile_crashes
+    assert not crash.headless
+
+
+def test_ipythons_name_of_the_wrapper_is_a_logged_break_too(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "Traceback (most recent call last):\n"
+        '  File "/v/site-packages/torch/_dynamo/symbolic_convert.py", line 659, in '
+        "break_graph_if_unsupported.<locals>.decorator.<locals>.wrapper\n"
+        "    return inner_fn(self, inst)\n" + _CALL_FRAME))
+    (b,) = diag.graph_breaks
+    assert not b.raised and not diag.compile_crashes
+
+
+def test_a_chain_begun_at_the_wrapper_is_not_a_logged_break(tmp_path: Path) -> None:
+    # (a traceback chained to one before it is that chain's, not torch's log)
+    diag = _diagnose_text(tmp_path, (
+        "Traceback (most recent call last):\n" + _CALL_FRAME
+        + "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "\nThe above exception was the direct cause of the following exception:\n\n"
+        "Traceback (most recent call last):\n" + _WRAPPER_FRAME + _CALL_FRAME))
+    assert diag.compile_crashes and not diag.graph_breaks
