@@ -1047,6 +1047,15 @@ _CXX_FIX = (
     "eagerly; applied in tests/integration/test_compile_crash.py)")
 
 
+def _inside_torch(file: str) -> str:
+    """What to compile instead where torch's own code at ``file`` broke or raised under
+    torch.compile (FSDP1's wrapper: pytorch#152185's break, #161153's crash)."""
+    if "/distributed/fsdp/" in file.replace("\\", "/"):
+        return ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
+                "use FSDP2 (fully_shard), made to work with torch.compile")
+    return "compile a part of the model that does not go through it, or report it to torch"
+
+
 def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
     """What to do about a compile that raised: whose code raised decides it (torch.compile's
     refusal of the platform is ``_refused``'s, asked first); ``known``: the log's releases."""
@@ -1101,6 +1110,15 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
     if x.at is not None and _EXPORT_FILE_RE.search(x.at.file.replace("\\", "/")) is not None \
             and exception_name(x.error) in ("UserError", "ValueError"):
         return _EXPORT_USER_FIX
+    if ("TorchRuntimeError" in text or exception_name(x.error) == "TorchRuntimeError") \
+            and x.user is not None and is_torch_file(x.user.file):
+        # the operation is torch's own (pytorch#161153: FSDP1's _root_pre_forward casting a
+        # buffer with `.data =` to bfloat16), not a line of the code to fix
+        return (f"the operation that raised is in torch's own code ({place(x.user)} in "
+                f"{x.user.function}), not a line of yours: {_inside_torch(x.user.file)}; run "
+                "the same call without torch.compile to be sure (if it raises there too, the "
+                "inputs or settings you give that torch code are at fault); where it runs, a "
+                "newer torch release, and a report to PyTorch")
     if "TorchRuntimeError" in text or exception_name(x.error) == "TorchRuntimeError":
         return ("torch ran an operation of the code on fake tensors while tracing it and the "
                 "operation raised: run the same call without torch.compile; if it raises the "
@@ -1354,13 +1372,9 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
                 f"({b.file}:{b.user_line}), which broke on what the call gives it — {told}")
     if b.file and is_torch_file(b.file):
         # pytorch#152185: FSDP1's _flat_param.py; the line is torch's, not one to move
-        inside = ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
-                  "use FSDP2 (fully_shard), made to work with torch.compile"
-                  if "/distributed/fsdp/" in b.file.replace("\\", "/") else
-                  "compile a part of the model that does not go through it, or report it to torch")
         reached = f" (reached from {b.call_sites[0]})" if b.call_sites else ""
         return (f"the break is in torch's own code ({b.file}:{b.user_line}){reached}, not a line "
-                f"of yours to move: {inside}")
+                f"of yours to move: {_inside_torch(b.file)}")
     if b.reason.startswith((_BRANCH, CONTROL_FLOW)) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
     skipped = _torch_skipped_fix(b)

@@ -128,3 +128,27 @@ def test_a_chain_begun_at_the_wrapper_is_not_a_logged_break(tmp_path: Path) -> N
         "\nThe above exception was the direct cause of the following exception:\n\n"
         "Traceback (most recent call last):\n" + _WRAPPER_FRAME + _CALL_FRAME))
     assert diag.compile_crashes and not diag.graph_breaks
+
+
+def test_a_fake_tensor_error_in_fsdp1s_own_code_is_not_the_users_to_fix() -> None:
+    # pytorch#161153: TorchRuntimeError on `set_` in FSDP1's _root_pre_forward (its buffer cast
+    # to bfloat16), dynamo's user stack all torch's: told "if it raises the same error, fix it in
+    # your code"
+    diag = diagnose_logs([PASTED / "pytorch-161153.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.user is not None and crash.user.line == 838
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert a.fix.startswith("the operation that raised is in torch's own code")
+    assert "FSDP2 (fully_shard)" in a.fix and "fix it in your code" not in a.fix
+
+
+def test_a_fake_tensor_error_with_a_user_line_keeps_its_fix(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node with fake tensors: "
+        "call_function <built-in function mul>(*(FakeTensor(..., size=(2,)), FakeTensor(..., "
+        "size=(3,))), **{}): got RuntimeError('The size of tensor a (2) must match')\n\n"
+        "from user code:\n"
+        '   File "/w/model.py", line 12, in forward\n'
+        "    return x * y\n"))
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert "fix it in your code" in a.fix
