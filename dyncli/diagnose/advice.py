@@ -58,6 +58,7 @@ from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
 from dyncli.logparse.textbreaks import (
     CONTROL_FLOW,
+    FAKE_BACKEND,
     LOGGED_CUT,
     MESSAGE_ABOVE,
     UNIMPLEMENTED_CUT,
@@ -1280,6 +1281,17 @@ _LOGGED_CUT_FIX = (
     "prints each break with its reason and the user line that reached it; the program went on "
     "(torch compiled the frame in pieces around the break and ran the call between them "
     "eagerly), so move that call out of the compiled function or make it traceable")
+# the break torch added where the backend raised a fake tensor exception (textbreaks.
+# FAKE_BACKEND, torchrec#1888): the warning names the place, not the operator; torch's
+# graph_breaks record has the exception, whose own words are the fix's start
+_FAKE_BACKEND_FIX = (
+    "torch's backend (AOTAutograd) raised a fake-tensor exception on the graph that ends at this "
+    "line (an operator whose output size or value depends on tensor data, or one without a fake "
+    "kernel), and torch split the graph here; this warning does not name the operator: rerun "
+    "with TORCH_LOGS=\"graph_breaks\", which prints the exception, then fix what it names (an "
+    "operator of a data-dependent output size: torch._dynamo.config."
+    "capture_dynamic_output_shape_ops = True; a custom operator: a fake kernel, "
+    "torch.library.register_fake)")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1314,6 +1326,8 @@ _CAPTURE_SCALARS = "to enable, set torch._dynamo.config.capture_scalar_outputs =
 def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
     """The fix of graph break ``b``; ``known``: the releases the whole input tells, for the
     APIs that differ between them where ``b``'s own record does not tell."""
+    if b.reason == FAKE_BACKEND:  # (torchrec#1888: the operator is not in the warning)
+        return _FAKE_BACKEND_FIX
     if _ITEM not in b.reason:
         # an op of a data-dependent output size, every release's words (2.1's "dynamic shape
         # operator: aten.nonzero.default", pytorch#114220; 2.2-2.6's with "; to enable, set

@@ -188,6 +188,25 @@ MESSAGE_ABOVE = ("a graph break (pytest names its exception, torch._dynamo.exc.U
                  "its message is above the paste)")
 
 
+# output_graph.py's warning where the backend (AOTAutograd) raised one of fake tensors'
+# exceptions it may fall back from (DataDependentOutputException, DynamicOutputShapeException,
+# UnsupportedOperatorException, UnsupportedFakeTensorException) on the graph dynamo gave it:
+# "Backend compiler failed with a fake tensor exception at" + the frame where the graph ended +
+# "Adding a graph break." (exc.unimplemented_with_warning; torch 2.3's words, torchrec#1888's
+# log; 2.15 words it as a graph-break type of its own): a graph break at that frame. The
+# exception, which names the op, is in the graph_breaks record only
+FAKE_BACKEND = "Backend compiler failed with a fake tensor exception"
+
+
+def fake_backend_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The break torch added where the backend raised a fake tensor exception
+    (``FAKE_BACKEND``), at the frame its message names."""
+    stack = user_stack(lines[1:])
+    where = break_site(stack)
+    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=FAKE_BACKEND,
+                          user_stack=stack, **common)]
+
+
 def cut_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """torch's graph-break message as an exception prints it, its type line cut: the paste
     begins at torch's ``  Explanation: …`` (vllm-ascend#5145: a vLLM worker's error, its excerpt

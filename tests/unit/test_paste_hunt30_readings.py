@@ -152,3 +152,22 @@ def test_a_fake_tensor_error_with_a_user_line_keeps_its_fix(tmp_path: Path) -> N
         "    return x * y\n"))
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
     assert "fix it in your code" in a.fix
+
+
+def test_the_backends_fake_tensor_exception_is_the_break_torch_added() -> None:
+    # torchrec#1888: torch 2.3's "Backend compiler failed with a fake tensor exception at" KJT's
+    # dist_init frame, "Adding a graph break.", on two ranks: read as nothing before
+    diag = diagnose_logs([PASTED / "torchrec-1888.log"])
+    assert sorted(b.rank for b in diag.graph_breaks) == [0, 1]
+    assert all(b.user_line == 1957 and b.file.endswith("jagged_tensor.py") and not b.raised
+               for b in diag.graph_breaks)
+    fixes = {s.fix for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK}
+    (fix,) = fixes
+    assert 'TORCH_LOGS="graph_breaks"' in fix and "untraceable call" not in fix
+
+
+def test_another_backend_line_is_not_that_break(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "[2024-04-17 17:27:11,806] [26/1] torch._dynamo.exc: [WARNING] Backend compiler "
+        "exception\n"))
+    assert not diag.graph_breaks
