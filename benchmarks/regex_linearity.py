@@ -196,6 +196,9 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
     ("textforeign._WRAPPER_TAG_RE (blanks)",
      lambda t: textforeign._WRAPPER_TAG_RE.match(t.encode()),
      lambda n: _fit("", " ", n, "(EngineCore_DP0 pid=32) ERROR 09-17 01:05:51 [core.py:720] x")),
+    # round 30: nix's build-log tag (a name that never ends in "> ")
+    ("textforeign._NIX_TAG_RE (names)", lambda t: textforeign._NIX_TAG_RE.match(t.encode()),
+     lambda n: _fit("", "a.b-c+", n, " x")),
     # round 29: pytest's location line under an exception's report (".py:" repeated)
     ("textcrash._PYTEST_WHERE_RE (locations)", lambda t: textcrash._PYTEST_WHERE_RE.match(t),
      lambda n: _fit("/a", ".py:1: ", n, "x")),
@@ -248,7 +251,7 @@ USAGE: dict[str, str] = {
     "textpaste._STAMP_RE": "match", "textpaste._TICKS_RE": "findall",
     "textpaste._TORCHDYNAMO_RE": "match", "textpaste._TRIMMED_RE": "match",
     "textforeign._PYTEST_SUMMARY_RE": "match", "textforeign._RANK_TAG_RE": "match",
-    "textforeign._WRAPPER_TAG_RE": "match",
+    "textforeign._WRAPPER_TAG_RE": "match", "textforeign._NIX_TAG_RE": "match",
     "textforeign_messages._BARE_GB_RE": "fullmatch", "textforeign_messages._NO_FRAMES_RE": "match",
     "textforeign_messages._PY_WARNING_RE": "match",
     "textforeign_messages._RECOMPILE_ERROR_RE": "match",

@@ -56,7 +56,13 @@ from dyncli.diagnose.releases import (
 from dyncli.diagnose.specializations import specializations
 from dyncli.logparse import guardtext as gt
 from dyncli.logparse.events import CompileId
-from dyncli.logparse.textbreaks import CONTROL_FLOW, MESSAGE_ABOVE, UNIMPLEMENTED_CUT
+from dyncli.logparse.textbreaks import (
+    CONTROL_FLOW,
+    FAKE_BACKEND,
+    LOGGED_CUT,
+    MESSAGE_ABOVE,
+    UNIMPLEMENTED_CUT,
+)
 from dyncli.logparse.textbuiltins import (
     ON_CALLING_THREAD,
     PER_THREAD,
@@ -1042,6 +1048,15 @@ _CXX_FIX = (
     "eagerly; applied in tests/integration/test_compile_crash.py)")
 
 
+def _inside_torch(file: str) -> str:
+    """What to compile instead where torch's own code at ``file`` broke or raised under
+    torch.compile (FSDP1's wrapper: pytorch#152185's break, #161153's crash)."""
+    if "/distributed/fsdp/" in file.replace("\\", "/"):
+        return ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
+                "use FSDP2 (fully_shard), made to work with torch.compile")
+    return "compile a part of the model that does not go through it, or report it to torch"
+
+
 def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
     """What to do about a compile that raised: whose code raised decides it (torch.compile's
     refusal of the platform is ``_refused``'s, asked first); ``known``: the log's releases."""
@@ -1096,6 +1111,15 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
     if x.at is not None and _EXPORT_FILE_RE.search(x.at.file.replace("\\", "/")) is not None \
             and exception_name(x.error) in ("UserError", "ValueError"):
         return _EXPORT_USER_FIX
+    if ("TorchRuntimeError" in text or exception_name(x.error) == "TorchRuntimeError") \
+            and x.user is not None and is_torch_file(x.user.file):
+        # the operation is torch's own (pytorch#161153: FSDP1's _root_pre_forward casting a
+        # buffer with `.data =` to bfloat16), not a line of the code to fix
+        return (f"the operation that raised is in torch's own code ({place(x.user)} in "
+                f"{x.user.function}), not a line of yours: {_inside_torch(x.user.file)}; run "
+                "the same call without torch.compile to be sure (if it raises there too, the "
+                "inputs or settings you give that torch code are at fault); where it runs, a "
+                "newer torch release, and a report to PyTorch")
     if "TorchRuntimeError" in text or exception_name(x.error) == "TorchRuntimeError":
         return ("torch ran an operation of the code on fake tensors while tracing it and the "
                 "operation raised: run the same call without torch.compile; if it raises the "
@@ -1159,7 +1183,11 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
     for x in diag.compile_crashes:
         refusal = _refused(x)
         error = x.error or "an exception"
-        if x.cut:
+        if x.headless:  # (pytorch#94795: torch 2.0's DEBUG log of a graph break it caught)
+            error += (" (the paste begins and ends inside its traceback: whether the program "
+                      "stopped on it, or torch logged it and went on as it logs a graph break it "
+                      "caught, is not in the paste)")
+        elif x.cut:
             error += " (the paste ends before its message)" if x.error else \
                 " (the paste ends inside the traceback, before the exception)"
         elif x.begun and not x.error:
@@ -1194,6 +1222,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
             (x.error or x.cause or (f"Triton compilation failed: {x.kernel}" if x.kernel != "?"
                                     else "inductor's record of a kernel Triton could not compile"))
         said = f"the program stopped: {raised}{where}{user}{after}."
+        if x.headless:  # (the paste does not show it stopped: its error says so)
+            said = f"{raised}{where}{user}{after}."
         if x.went_on:  # (its own warning quotes torch's words: sdnext#2699)
             said = ("torch.compile refused this machine before compiling anything, and the "
                     "program went on uncompiled: its warning says so "
@@ -1243,6 +1273,25 @@ _UNIMPLEMENTED_CUT_FIX = (
 _MESSAGE_ABOVE_FIX = (
     "the exception above the paste (torch._dynamo.exc.Unsupported) names what broke at this "
     f"line: paste it, or rerun with TORCHDYNAMO_VERBOSE=1, which prints it; {_RAISED_BREAK_THEN}")
+# a traceback torch logged for a break it caught (textbreaks.LOGGED_CUT, pytorch#94795): the
+# program went on, the frame compiled in pieces; what broke is the exception past the paste
+_LOGGED_CUT_FIX = (
+    "the exception at the end of that traceback (torch._dynamo.exc.Unsupported: …, past the end "
+    "of the paste) names what broke: paste it, or rerun with TORCH_LOGS=\"graph_breaks\", which "
+    "prints each break with its reason and the user line that reached it; the program went on "
+    "(torch compiled the frame in pieces around the break and ran the call between them "
+    "eagerly), so move that call out of the compiled function or make it traceable")
+# the break torch added where the backend raised a fake tensor exception (textbreaks.
+# FAKE_BACKEND, torchrec#1888): the warning names the place, not the operator; torch's
+# graph_breaks record has the exception, whose own words are the fix's start
+_FAKE_BACKEND_FIX = (
+    "torch's backend (AOTAutograd) raised a fake-tensor exception on the graph that ends at this "
+    "line (an operator whose output size or value depends on tensor data, or one without a fake "
+    "kernel), and torch split the graph here; this warning does not name the operator: rerun "
+    "with TORCH_LOGS=\"graph_breaks\", which prints the exception, then fix what it names (an "
+    "operator of a data-dependent output size: torch._dynamo.config."
+    "capture_dynamic_output_shape_ops = True; a custom operator: a fake kernel, "
+    "torch.library.register_fake)")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1277,6 +1326,8 @@ _CAPTURE_SCALARS = "to enable, set torch._dynamo.config.capture_scalar_outputs =
 def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
     """The fix of graph break ``b``; ``known``: the releases the whole input tells, for the
     APIs that differ between them where ``b``'s own record does not tell."""
+    if b.reason == FAKE_BACKEND:  # (torchrec#1888: the operator is not in the warning)
+        return _FAKE_BACKEND_FIX
     if _ITEM not in b.reason:
         # an op of a data-dependent output size, every release's words (2.1's "dynamic shape
         # operator: aten.nonzero.default", pytorch#114220; 2.2-2.6's with "; to enable, set
@@ -1315,6 +1366,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         return _REASON_CUT_FIX
     if b.reason == UNIMPLEMENTED_CUT:  # (speech-to-speech#27: its message past the paste)
         return _UNIMPLEMENTED_CUT_FIX
+    if b.reason == LOGGED_CUT:  # (pytorch#94795: torch 2.0's DEBUG log of a break it caught)
+        return _LOGGED_CUT_FIX
     if b.reason == MESSAGE_ABOVE:  # (pytorch#175875: pytest's line named it, the message above)
         return _MESSAGE_ABOVE_FIX
     if b.gb_type == _OBSERVED or b.reason == _OBSERVED:
@@ -1333,13 +1386,9 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
                 f"({b.file}:{b.user_line}), which broke on what the call gives it — {told}")
     if b.file and is_torch_file(b.file):
         # pytorch#152185: FSDP1's _flat_param.py; the line is torch's, not one to move
-        inside = ("FSDP1's wrapper: compile the modules it wraps rather than the FSDP module, or "
-                  "use FSDP2 (fully_shard), made to work with torch.compile"
-                  if "/distributed/fsdp/" in b.file.replace("\\", "/") else
-                  "compile a part of the model that does not go through it, or report it to torch")
         reached = f" (reached from {b.call_sites[0]})" if b.call_sites else ""
         return (f"the break is in torch's own code ({b.file}:{b.user_line}){reached}, not a line "
-                f"of yours to move: {inside}")
+                f"of yours to move: {_inside_torch(b.file)}")
     if b.reason.startswith((_BRANCH, CONTROL_FLOW)) or b.gb_type == "Data-dependent branching":
         return _BRANCH_FIX
     skipped = _torch_skipped_fix(b)

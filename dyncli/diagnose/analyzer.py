@@ -731,7 +731,7 @@ class Analyzer:
                 rank=e.rank, error=e.error, cause=e.cause, cut=e.cut, at=e.at,
                 deepest=e.deepest, user=e.user, resumes=e.resumes, kernel=e.kernel,
                 compile_id=self._last_cid, cudagraph_run=e.cudagraph_run,
-                went_on=e.went_on, begun=e.begun, line=e.line)
+                went_on=e.went_on, begun=e.begun, headless=e.headless, line=e.line)
 
     def _crashes_told(self) -> tuple[CompileCrashReport, ...]:
         """The crashes; a traceback the paste cut before its exception only where no other

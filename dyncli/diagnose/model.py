@@ -273,6 +273,9 @@ class CompileCrashReport:
     went_on: bool = False
     # where the paste begins after the exception ("from user code:", dynamo's user stack)
     begun: str = ""
+    # the paste begins and ends inside the traceback (no head, no exception): whether the
+    # program stopped on it is not in the paste (torch logs a caught break's traceback too)
+    headless: bool = False
 
 
 @dataclass(frozen=True)

@@ -467,7 +467,10 @@ class CompileCrash(Event):
     program's warning quoting torch.compile's refusal (``error``: its message): the program
     caught it and ran uncompiled. ``begun``: where the paste begins after the exception's
     line ("from user code:", dynamo's user stack: its exception is before the paste).
-    ``line``: where the traceback begins."""
+    ``headless``: the paste begins inside the traceback, below its head, and ends before its
+    exception: it does not show whether the program stopped on it (torch 2.0-2.5 logged the
+    traceback of a graph break it caught and went on, pytorch#94795). ``line``: where the
+    traceback begins."""
 
     error: str
     cause: str = ""
@@ -480,6 +483,7 @@ class CompileCrash(Event):
     cudagraph_run: bool = False
     went_on: bool = False
     begun: str = ""
+    headless: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

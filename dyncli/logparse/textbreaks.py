@@ -172,11 +172,39 @@ CUT_TYPE = "a graph break (its type line is not in the paste)"
 # one out of the compile), its message past the end of the paste (speech-to-speech#27)
 UNIMPLEMENTED_CUT = ("a graph break (the paste ends in dynamo's unimplemented, which raises it, "
                      "before its message)")
+# a traceback whose outermost frame is dynamo's break_graph_if_unsupported wrapper
+# (symbolic_convert.py): the exception was caught there, where dynamo catches a graph break's
+# Unsupported, and the traceback is torch's log of it (2.0's log.debug("break_graph_if_unsupported
+# triggered compile", exc_info=True) under config.log_level = DEBUG, pytorch#94795: training went
+# on), its exception cut by the paste. A program's uncaught exception prints its traceback from
+# the program's own outermost frame, never from inside torch's tracer
+LOGGED_CUT = ("a graph break torch logged (its traceback begins in dynamo's "
+              "break_graph_if_unsupported, which caught it and went on; the paste ends before "
+              "its exception)")
 # pytest's report of a raised graph break pasted from dynamo's "from user code:" on: its user
 # stack, dynamo's closing line, then pytest's "…/torch/_dynamo/eval_frame.py:1034: Unsupported"
 # naming the exception's class where it was raised (pytorch#175875); its message is above
 MESSAGE_ABOVE = ("a graph break (pytest names its exception, torch._dynamo.exc.Unsupported; "
                  "its message is above the paste)")
+
+
+# output_graph.py's warning where the backend (AOTAutograd) raised one of fake tensors'
+# exceptions it may fall back from (DataDependentOutputException, DynamicOutputShapeException,
+# UnsupportedOperatorException, UnsupportedFakeTensorException) on the graph dynamo gave it:
+# "Backend compiler failed with a fake tensor exception at" + the frame where the graph ended +
+# "Adding a graph break." (exc.unimplemented_with_warning; torch 2.3's words, torchrec#1888's
+# log; 2.15 words it as a graph-break type of its own): a graph break at that frame. The
+# exception, which names the op, is in the graph_breaks record only
+FAKE_BACKEND = "Backend compiler failed with a fake tensor exception"
+
+
+def fake_backend_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The break torch added where the backend raised a fake tensor exception
+    (``FAKE_BACKEND``), at the frame its message names."""
+    stack = user_stack(lines[1:])
+    where = break_site(stack)
+    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=FAKE_BACKEND,
+                          user_stack=stack, **common)]
 
 
 def cut_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:

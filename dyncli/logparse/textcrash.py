@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.textbreaks import MESSAGE_ABOVE, UNIMPLEMENTED_CUT
+from dyncli.logparse.textbreaks import LOGGED_CUT, MESSAGE_ABOVE, UNIMPLEMENTED_CUT
 from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textstack import FILE_RE, break_site
 from dyncli.logparse.torchtree import (
@@ -269,6 +269,11 @@ _MAX_FRAMES = 256
 # dynamo's function that raises a graph break's Unsupported (exc.py), every release's name
 _UNIMPLEMENTED = ("unimplemented", "unimplemented_v2", "unimplemented_with_warning")
 _EXC_FILE_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]exc\.py$")
+# break_graph_if_unsupported's wrapper, where dynamo catches a graph break (2.0-2.15; IPython
+# names it "break_graph_if_unsupported.<locals>.decorator.<locals>.wrapper")
+_TRACER_FILE_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\]symbolic_convert\.py$")
+# dynamo's tracer: the instruction translator and the variable trackers it calls
+_TRACING_RE = re.compile(r"(?:^|[/\\])_dynamo[/\\](?:symbolic_convert\.py$|variables[/\\])")
 # the start of Python's frame line ("  File \"F\", line N, in fn") cut short by a wrap: the
 # file's quote opened, then at most what follows the file ("\", line 95,"); _MAX_WRAP: the
 # characters of the line that may finish it
@@ -396,6 +401,23 @@ REWRAPPED = "missing 1 required positional argument: 'inner_exception'"
 def rewrapped(text: str) -> bool:
     """Whether an exception's line is a wrapper's failed re-raise of BackendCompilerFailed."""
     return text.startswith("TypeError: ") and REWRAPPED in text and "__init__()" in text
+
+
+def _unshown_stop(tb: _Traceback) -> bool:
+    """Whether a traceback the paste cut before its exception was begun below its head at a
+    frame that is not the program's outermost (its ``<module>``), and ends in dynamo's tracer
+    (``_TRACING_RE``), where dynamo raises a graph break's Unsupported and catches it: whether
+    the program stopped on it is not in the paste (torch 2.0-2.5 log a caught break's
+    traceback, pytorch#94795). A traceback cut elsewhere in the compiler (inductor, a backend,
+    the CUDA-graph trees, torch.compile's refusal of the platform) is read as the program's."""
+    return tb.headless and bool(tb.frames) and tb.frames[0].function != "<module>" \
+        and _TRACING_RE.search(tb.frames[-1].file) is not None
+
+
+def _catches_breaks(loc: ev.UserLoc) -> bool:
+    """Whether a frame is dynamo's break_graph_if_unsupported wrapper (``_TRACER_FILE_RE``)."""
+    return (loc.function == "wrapper" or loc.function.endswith(".<locals>.wrapper")) \
+        and _TRACER_FILE_RE.search(loc.file) is not None
 
 
 def _compiler_frame(loc: ev.UserLoc) -> bool:
@@ -710,6 +732,12 @@ class CrashReader:
             # reason are in the message past the paste's end
             return [ev.GraphBreak(file="", user_line=0, reason=UNIMPLEMENTED_CUT, raised=True,
                                   partial=True, line=chain[-1].line, rank=chain[-1].rank)]
+        if cut and not causes and not tb.headless and tb.frames \
+                and len(tb.frames) < _MAX_FRAMES and _catches_breaks(tb.frames[0]):
+            # begun (after its head) in the frame where dynamo catches a graph break: torch's
+            # log of a break it caught and went on from (textbreaks.LOGGED_CUT, pytorch#94795)
+            return [ev.GraphBreak(file="", user_line=0, reason=LOGGED_CUT, partial=True,
+                                  line=tb.line, rank=tb.rank)]
         if not error and not works and deepest is not None and _WRAPPER_RE.search(deepest.file) \
                 and not deepest.function.endswith(PLATFORM_CHECKS):
             # cut where every compiled call passes: nothing says the compile raised, unless
@@ -738,7 +766,8 @@ class CrashReader:
             kernel=kernel_of(f"{error} {' '.join(causes)}"),
             deepest=deepest, user=user, resumes=resumes, line=chain[-1].line,
             cudagraph_run=any(_CUDAGRAPH_TREES_RE.search(f.file) for f in frames),
-            begun=chain[-1].begun, rank=chain[-1].rank)]
+            begun=chain[-1].begun, headless=cut and not causes and _unshown_stop(chain[-1]),
+            rank=chain[-1].rank)]
 
 
 # inductor's record of a kernel Triton could not compile: log.exception("Triton compilation

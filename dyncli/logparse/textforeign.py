@@ -78,6 +78,12 @@ _WRAPPER_TAG_RE = re.compile(
 # markdown table's row without its outer pipes ("setting   | result |"), taken off only outside
 # a table (ForeignLines._in_table)
 _COMPOSE_TAG_RE = re.compile(rb"^[A-Za-z0-9][\w.-]{0,63} {1,24}\| ")
+# nix's build log (nix-build, nix build -L, nix log): the derivation's name and "> " before each
+# line of the builder's output ("diffusers> E   RuntimeError: …", diffusers#7441: a package's
+# tests run by nixpkgs' builder), and "diffusers> " alone for a blank line. A shell's or a
+# tool's prompt has the same form ("mysql> "), so the tag is taken off a line only where the
+# line before it had the same one: a build log has it on every line
+_NIX_TAG_RE = re.compile(rb"^(?P<name>[A-Za-z0-9][\w.+-]{0,63})>(?: |$)")
 # Ray's log deduplication after a line that other workers printed too: " [repeated 23x across
 # cluster]" (vllm-ascend#4948)
 _RAY_REPEATED_RE = re.compile(rb" \[repeated \d{1,9}x across cluster\]\s{0,4}$")
@@ -105,6 +111,7 @@ class ForeignLines(ForeignReaders):
     # its lines (the last 64)
     _raised_reasons: tuple[str, ...] = ()
     _wrapper: re.Pattern[bytes] | None = None  # a tool's stamp seen before torch's lines
+    _nix_tag = b""  # the name of nix's build-log tag on the line before (``_NIX_TAG_RE``)
     # markdown (textpaste.prose_code): inside a fence; the last line that was a fence's marks
     # (``_fence_marks``); the last line that left prose's inline code span open
     _fence = False
@@ -202,6 +209,7 @@ class ForeignLines(ForeignReaders):
             # the stamp a tool put on every line, torch's too (GitHub Actions, Ray, srun,
             # journald, a container's log): the program's traceback behind it is read
             raw = raw[stamp.end():]
+        raw = self._nix_untagged(raw)
         for _ in range(3):  # a serving stack's or a container's stamps on the line (nested)
             if (wrapped := _WRAPPER_TAG_RE.match(raw)) is None and (
                     self._table or (wrapped := _COMPOSE_TAG_RE.match(raw)) is None):
@@ -279,6 +287,14 @@ class ForeignLines(ForeignReaders):
         else:
             out += self._pending_done()
         return [*out, *self._read_foreign(whole, lineno, key)]
+
+    def _nix_untagged(self, raw: bytes) -> bytes:
+        """``raw`` without nix's build-log tag (``_NIX_TAG_RE``), where the line before had the
+        same one; the tag is noted for the next line."""
+        tag = _NIX_TAG_RE.match(raw) if b">" in raw[:65] else None
+        name = tag["name"] if tag is not None else b""
+        same, self._nix_tag = name and name == self._nix_tag, name
+        return raw[tag.end():] if same and tag is not None else raw
 
     def _pytest_line(self, raw: bytes) -> bytes:
         """A line of pytest's report of an exception (``E       torch._dynamo.exc.Unsupported:

@@ -12,6 +12,7 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
+from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse import textautograd as autograd
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textmetrics as metrics
@@ -52,6 +53,9 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"track_symint": (msg.track_symint, False),  # read only where mark_dynamic's demand shows
     b"skipping:": (msg.mode_skip, False),  # read only where a dispatch mode caused it
     b"WON'T": (wont_convert, True),  # a frame dynamo gave up on: it runs eagerly
+    # the backend's fake tensor exception, and the graph break torch added for it (2.3's;
+    # only its own words start one: is_start)
+    b"Backend": (breaks.fake_backend_break, True),
     # "automatic dynamic L['x'] marked dynamic": a dim marked up front (read only there)
     b"automatic": (msg.dynamic_sources, False),
     # "TorchDynamo compilation metrics:", the run's compile seconds at exit (read only there)
@@ -144,9 +148,11 @@ def is_start(word: bytes, message: bytes) -> bool:
     # torch >= 2.15 prints "Stack variable source attribution:" inside a graph-break message
     return word in KINDS and (word != b"Graph" or message.startswith(b"Graph break")) and (
         word != b"Stack" or not message.startswith(b"Stack variable source")) and (
-        word != b"Cache" or message.startswith(autograd.HEAD_B))
+        word != b"Cache" or message.startswith(autograd.HEAD_B)) and (
+        word != b"Backend" or message.startswith(_FAKE_BACKEND_B))
 
 
+_FAKE_BACKEND_B = breaks.FAKE_BACKEND.encode()
 # Records logged once per compile attempt, at its start (see TextLogParser._compile_seen).
 MARKERS = frozenset({b"create_env", b"Recompiling", b"Step"})
 # Kinds logged for many lines of which only those holding a mark say something: read those, the
