@@ -56,6 +56,8 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     # the backend's fake tensor exception, and the graph break torch added for it (2.3's;
     # only its own words start one: is_start)
     b"Backend": (breaks.fake_backend_break, True),
+    # a higher-order call's body dynamo could not trace (an autograd.Function): a graph break
+    b"speculate_subgraph:": (breaks.speculated, False),
     # "automatic dynamic L['x'] marked dynamic": a dim marked up front (read only there)
     b"automatic": (msg.dynamic_sources, False),
     # "TorchDynamo compilation metrics:", the run's compile seconds at exit (read only there)

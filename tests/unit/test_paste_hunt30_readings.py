@@ -54,10 +54,17 @@ def test_nix_tag_on_every_line_of_a_glog_record(tmp_path: Path) -> None:
     assert any("size mismatch at index 0" in x for x in r.reasons)
 
 
+_HOP = "I1202 18:08:14.355000 7382 torch/_dynamo/variables/higher_order_ops.py:2012] [0/0] "
+
+
 @pytest.mark.parametrize(("make", "n"), [
     (lambda n: "a.b-c+" * (n // 6) + " x", 300_000),
     (lambda n: "pkg> " * (n // 5), 300_000),
-], ids=["name", "tags"])
+    (lambda n: _HOP + "speculate_subgraph: while introspecting " + "a, we were unable " * (n // 18),
+     300_000),
+    (lambda n: "[0/0] torch._dynamo.exc: [WARNING] Backend compiler failed with a fake tensor "
+     "exception at " + "File \"a\", line 1, in f " * (n // 26), 300_000),
+], ids=["name", "tags", "speculated", "fake-backend"])
 def test_a_hostile_tag_line_costs_linear_time(make: Callable[[int], str], n: int) -> None:
     assert_linear(lambda line: list(parse_lines([line.encode(), line.encode()] * 2)), make, n)
 
@@ -171,3 +178,53 @@ def test_another_backend_line_is_not_that_break(tmp_path: Path) -> None:
         "[2024-04-17 17:27:11,806] [26/1] torch._dynamo.exc: [WARNING] Backend compiler "
         "exception\n"))
     assert not diag.graph_breaks
+
+
+def test_a_speculated_autograd_function_is_a_graph_break() -> None:
+    # flash-attention#596: torch 2.1's speculate_subgraph WARNING for flash-attn's Function, and
+    # the ERROR line of what it could not trace: "2 torch record(s) were not understood"
+    diag = diagnose_logs([PASTED / "flash-attention-596.log"])
+    assert diag.stats.unread == 0
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("speculate_subgraph: dynamo could not trace "
+                               "`trampoline_autograd_fwd` of the user-defined autograd.Function")
+    assert not b.file and b.rank == 2
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "torch.library.custom_op" in a.fix
+
+
+_SPECULATE = ("I1202 18:08:14.355000 7382 torch/_dynamo/variables/higher_order_ops.py:2012] [0/0] "
+              "speculate_subgraph: while introspecting autograd.Function, we were unable to trace "
+              "function `NestedUserFunctionVariable` into a single graph. This means that Dynamo was "
+              "unable to prove safety for this API and will fall back to eager-mode PyTorch, which "
+              "could lead to a slowdown.\n"
+              "I1202 18:08:14.356000 7382 torch/_dynamo/variables/higher_order_ops.py:2013] [0/0] "
+              "Attempted to call function marked as skipped\n"
+              "I1202 18:08:14.356000 7382 torch/_dynamo/variables/higher_order_ops.py:2013] [0/0]   "
+              "Explanation: Dynamo does not know how to trace the builtin `zlib.adler32.`\n")
+
+
+def test_torch_215s_speculated_record_and_its_exception(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, _SPECULATE)
+    assert diag.stats.unread == 0
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("speculate_subgraph: ")
+
+
+def test_a_speculated_record_beside_its_break_record_is_one_break(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, _SPECULATE + (
+        "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
+        "[__graph_breaks] Graph break in user code at /w/spec.py:8\n"
+        "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
+        "[__graph_breaks] Graph Break Reason: Attempted to call function marked as skipped\n"))
+    (b,) = diag.graph_breaks
+    assert (b.file, b.user_line) == ("/w/spec.py", 8)
+
+
+def test_a_higher_order_ops_line_not_after_the_record_stays_unread(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "I1202 18:08:14.356000 7382 torch/_dynamo/variables/higher_order_ops.py:2013] [0/0] "
+        "something else\n"
+        "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
+        "[__graph_breaks] Graph break in user code at /w/spec.py:8\n"))
+    assert diag.stats.unread == 1
