@@ -228,3 +228,31 @@ def test_a_higher_order_ops_line_not_after_the_record_stays_unread(tmp_path: Pat
         "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
         "[__graph_breaks] Graph break in user code at /w/spec.py:8\n"))
     assert diag.stats.unread == 1
+
+
+def test_a_you_marked_item_wrapped_before_its_constant_is_read() -> None:
+    # torch-spyre#3005: "E0628 … torch/_guards.py:368] [0/0] - You marked L['x'].size()[0] as
+    # dynamic" and, at the margin, "but your code specialized it to be a constant (9). …": read
+    # as a guard error whose error "is not in the log"
+    diag = diagnose_logs([PASTED / "torch-spyre-3005.log"])
+    (s,) = diag.specializations
+    assert (s.sources, s.value, s.reason) == (("L['x'].size()[0]",), "9", "constraint_violation")
+    assert not diag.guard_errors
+
+
+@pytest.mark.parametrize("rest", [
+    "the output was wrong (9)",  # prose after the cut item: not its rest
+    "but your code specialized it to be a",  # the rest cut again before its constant
+])
+def test_a_line_that_does_not_finish_the_item_is_not_joined(tmp_path: Path, rest: str) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "E0628 14:08:08.614000 1614 torch/_guards.py:368] [0/0] - You marked L['x'].size()[0] "
+        "as dynamic\n" + rest + "\n"))
+    assert not diag.specializations
+
+
+def test_rejoined_mark_costs_linear_time() -> None:
+    from dyncli.logparse.textviolations import rejoined_mark
+    # (the record's line is as long as torch wrote it; the line that may finish it is bounded)
+    assert_linear(lambda line: rejoined_mark("- You marked " + line, "specialized it (1)"),
+                  lambda n: "a as dynamic but your code" * (n // 26), 300_000)
