@@ -12,8 +12,8 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
-from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse import textautograd as autograd
+from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textmetrics as metrics
 from dyncli.logparse import textmsg as msg
