@@ -256,3 +256,34 @@ def test_rejoined_mark_costs_linear_time() -> None:
     # (the record's line is as long as torch wrote it; the line that may finish it is bounded)
     assert_linear(lambda line: rejoined_mark("- You marked " + line, "specialized it (1)"),
                   lambda n: "a as dynamic but your code" * (n // 26), 300_000)
+
+
+def test_a_logged_breaks_traceback_begun_at_its_head_line_is_that_break() -> None:
+    # pytorch#118334: "[…] [0/0] torch._dynamo.symbolic_convert: [DEBUG] Traceback (most recent
+    # call last):" and its frames, from break_graph_if_unsupported's wrapper: "not understood"
+    diag = diagnose_logs([PASTED / "pytorch-118334.log"])
+    assert diag.stats.unread == 0
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("a graph break torch logged") and not b.raised
+
+
+_DEBUG = "[2024-01-25 16:05:28,337] [0/0] torch._dynamo.symbolic_convert: [DEBUG] "
+
+
+def test_a_logged_breaks_record_with_its_exception_has_its_reason(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, "".join(_DEBUG + t + "\n" for t in (
+        "Traceback (most recent call last):",
+        '  File "/p/torch/_dynamo/symbolic_convert.py", line 469, in wrapper',
+        "    return inner_fn(self, inst)",
+        "torch._dynamo.exc.Unsupported: 'skip function apply in file /p/torch/autograd/function.py'")))
+    (b,) = diag.graph_breaks
+    assert b.reason == "'skip function apply in file /p/torch/autograd/function.py'"
+    assert not b.raised
+
+
+def test_a_tracer_traceback_begun_elsewhere_is_not_a_break(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, "".join(_DEBUG + t + "\n" for t in (
+        "Traceback (most recent call last):",
+        '  File "/p/torch/_dynamo/symbolic_convert.py", line 2130, in run',
+        "    super().run()")))
+    assert not diag.graph_breaks and diag.stats.malformed == 1
