@@ -196,6 +196,9 @@ TARGETED: list[tuple[str, Callable[[str], object], Callable[[int], str]]] = [
     ("textforeign._WRAPPER_TAG_RE (blanks)",
      lambda t: textforeign._WRAPPER_TAG_RE.match(t.encode()),
      lambda n: _fit("", " ", n, "(EngineCore_DP0 pid=32) ERROR 09-17 01:05:51 [core.py:720] x")),
+    # round 30: dynamo's speculate_subgraph record (its separators repeated, never closed)
+    ("textbreaks._SPECULATED_RE (separators)", lambda t: textbreaks._SPECULATED_RE.match(t),
+     lambda n: _fit("speculate_subgraph: while introspecting ", "a, we were unable ", n, "`")),
     # round 30: nix's build-log tag (a name that never ends in "> ")
     ("textforeign._NIX_TAG_RE (names)", lambda t: textforeign._NIX_TAG_RE.match(t.encode()),
      lambda n: _fit("", "a.b-c+", n, " x")),
@@ -252,6 +255,7 @@ USAGE: dict[str, str] = {
     "textpaste._TORCHDYNAMO_RE": "match", "textpaste._TRIMMED_RE": "match",
     "textforeign._PYTEST_SUMMARY_RE": "match", "textforeign._RANK_TAG_RE": "match",
     "textforeign._WRAPPER_TAG_RE": "match", "textforeign._NIX_TAG_RE": "match",
+    "textbreaks._SPECULATED_RE": "match",
     "textforeign_messages._BARE_GB_RE": "fullmatch", "textforeign_messages._NO_FRAMES_RE": "match",
     "textforeign_messages._PY_WARNING_RE": "match",
     "textforeign_messages._RECOMPILE_ERROR_RE": "match",

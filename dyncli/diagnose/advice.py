@@ -61,6 +61,7 @@ from dyncli.logparse.textbreaks import (
     FAKE_BACKEND,
     LOGGED_CUT,
     MESSAGE_ABOVE,
+    SPECULATED,
     UNIMPLEMENTED_CUT,
 )
 from dyncli.logparse.textbuiltins import (
@@ -1292,6 +1293,16 @@ _FAKE_BACKEND_FIX = (
     "operator of a data-dependent output size: torch._dynamo.config."
     "capture_dynamic_output_shape_ops = True; a custom operator: a fake kernel, "
     "torch.library.register_fake)")
+# dynamo's speculate_subgraph record (textbreaks.SPECULATED, flash-attention#596: flash-attn's
+# autograd.Function calling its CUDA extension): the call runs eagerly, split from the graph.
+# Applied in tests/integration/test_speculated_fix.py (torch 2.15: an autograd.Function
+# calling an extension's builtin, made a custom operator: one graph, no break)
+_SPECULATED_FIX = (
+    "what dynamo could not trace in it is in torch's next record (higher_order_ops' exception), "
+    "and TORCH_LOGS=\"graph_breaks\" prints the call's place; make the call one operator dynamo "
+    "keeps whole: an autograd.Function whose forward calls what dynamo cannot trace (an "
+    "extension's kernel) as a custom operator, torch.library.custom_op with its register_fake "
+    "and register_autograd (the Function's backward); or make that body traceable")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1328,6 +1339,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
     APIs that differ between them where ``b``'s own record does not tell."""
     if b.reason == FAKE_BACKEND:  # (torchrec#1888: the operator is not in the warning)
         return _FAKE_BACKEND_FIX
+    if b.reason.startswith(SPECULATED):  # (flash-attention#596: the place is not in the record)
+        return _SPECULATED_FIX
     if _ITEM not in b.reason:
         # an op of a data-dependent output size, every release's words (2.1's "dynamic shape
         # operator: aten.nonzero.default", pytorch#114220; 2.2-2.6's with "; to enable, set

@@ -68,6 +68,7 @@ from dyncli.logparse import events as ev
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
+from dyncli.logparse.textbreaks import SPECULATED
 from dyncli.logparse.textbuiltins import builtin_name, warned_builtin
 from dyncli.logparse.textmsg import symbols_in
 from dyncli.logparse.torchtree import is_polyfill_file
@@ -119,6 +120,15 @@ def _one_break_per_builtin(breaks: Iterable[GraphBreakReport]) -> list[GraphBrea
     breaks = list(breaks)
     placed = {builtin_name(b.explanation) for b in breaks if b.file} - {None}
     return [b for b in breaks if b.file or warned_builtin(b.reason) not in placed]
+
+
+def _one_break_per_speculation(breaks: list[GraphBreakReport]) -> list[GraphBreakReport]:
+    """The breaks without dynamo's speculate_subgraph record of a compile whose graph-break
+    record the log has too (torch 2.15 under TORCH_LOGS="dynamo,graph_breaks" writes both for one
+    autograd.Function it could not trace: the record has its place and reason)."""
+    placed = {(b.rank, cid) for b in breaks if b.file for cid in b.compile_ids}
+    return [b for b in breaks if b.file or not b.reason.startswith(SPECULATED) or not b.compile_ids
+            or not all((b.rank, cid) in placed for cid in b.compile_ids)]
 
 
 @dataclass
@@ -839,7 +849,7 @@ class Analyzer:
         specs = tuple(sorted((dataclasses.replace(s, user=resolve(s.user))
                               for s in self._specs.values()),
                              key=lambda s: (rank_key(s.rank), s.line)))
-        recorded = _one_break_per_builtin(self._breaks.values())
+        recorded = _one_break_per_speculation(_one_break_per_builtin(self._breaks.values()))
         # breaks proven by the names of the functions torch resumed after them
         evidence: list[resumed.Named] = [
             (x.rank, x.function, x.file, x.first_line, x.line) for x in self._limits.values()]

@@ -207,6 +207,30 @@ def fake_backend_break(lines: list[str], common: dict[str, Any]) -> list[ev.Even
                           user_stack=stack, **common)]
 
 
+# higher_order_ops.py's record where dynamo could not trace the body of a higher-order call (a
+# user's autograd.Function, torch.utils.checkpoint, wrap) into one graph: "speculate_subgraph:
+# while introspecting {what}, we were unable to trace function `{fn}` into a single graph. This
+# means that Dynamo was unable to prove safety for this API and will fall back to eager-mode
+# PyTorch, which could lead to a slowdown." (2.1-2.2 at WARNING, then log.exception of the
+# Unsupported: flash-attention#596, pytorch#93468; 2.15 at INFO). dynamo then raises that
+# Unsupported: a graph break at the call (its place in the graph_breaks record, not here)
+SPECULATED = "speculate_subgraph: "
+HOP_LOGGER = b"higher_order_ops"
+_SPECULATED_RE = re.compile(r"^speculate_subgraph: while introspecting (?P<what>.{1,200}?), we were "
+                            r"unable to trace function `(?P<fn>[^`]{1,200})` into a single graph")
+
+
+def speculated(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The graph break dynamo's fallback from a higher-order call's body makes
+    (``SPECULATED``): its place is not in the record."""
+    m = _SPECULATED_RE.match(lines[0].strip())
+    if m is None:
+        return []
+    reason = (f"{SPECULATED}dynamo could not trace `{m['fn']}` of {m['what']} into one graph, "
+              "and runs that call eagerly")
+    return [ev.GraphBreak(file="", user_line=0, reason=reason, partial=True, **common)]
+
+
 def cut_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """torch's graph-break message as an exception prints it, its type line cut: the paste
     begins at torch's ``  Explanation: …`` (vllm-ascend#5145: a vLLM worker's error, its excerpt

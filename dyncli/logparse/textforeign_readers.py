@@ -266,6 +266,13 @@ class ForeignReaders:
             self.stats.recognized += 1
             rec.lines[0], rec.tail = joined, False
             return _NO_EVENTS
+        if rec is not None and rec.mode == COLLECT and rec.lines and b"You marked" in rec.lines[-1] \
+                and (mark := violations.rejoined_mark(rec.lines[-1].decode("utf-8", "replace"),
+                                                      raw.decode("utf-8", "replace"))) is not None:
+            # a guard error's "You marked" item that the paste wrapped (torch-spyre#3005)
+            self.stats.recognized += 1
+            rec.lines[-1] = mark.encode()
+            return _NO_EVENTS
         if rec is not None and rec.mode == COLLECT \
                 and orphans.continues(rec.kind, rec.lines[0], raw, rec.tail):
             self.stats.recognized += 1

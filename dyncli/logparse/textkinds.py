@@ -12,8 +12,8 @@ from typing import Any
 
 from dyncli.logparse import cudagraphs as cg
 from dyncli.logparse import events as ev
-from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse import textautograd as autograd
+from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import textmetrics as metrics
 from dyncli.logparse import textmsg as msg
@@ -56,6 +56,8 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     # the backend's fake tensor exception, and the graph break torch added for it (2.3's;
     # only its own words start one: is_start)
     b"Backend": (breaks.fake_backend_break, True),
+    # a higher-order call's body dynamo could not trace (an autograd.Function): a graph break
+    b"speculate_subgraph:": (breaks.speculated, False),
     # "automatic dynamic L['x'] marked dynamic": a dim marked up front (read only there)
     b"automatic": (msg.dynamic_sources, False),
     # "TorchDynamo compilation metrics:", the run's compile seconds at exit (read only there)

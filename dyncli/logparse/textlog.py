@@ -39,7 +39,7 @@ from dyncli.logparse import textorphans as orphans
 from dyncli.logparse import textversion
 from dyncli.logparse.glog import GLOG_RE, OLD_PREFIX_RE
 from dyncli.logparse.safe import RECORD_ERRORS, reason
-from dyncli.logparse.textbreaks import exc_warning
+from dyncli.logparse.textbreaks import HOP_LOGGER, exc_warning
 from dyncli.logparse.textcrash import TRITON_FAILED, TRITON_LOGGER, CrashReader, triton_failed
 from dyncli.logparse.textdrawn import RichBox, coloured, uncoloured
 from dyncli.logparse.textforeign import ForeignLines
@@ -134,6 +134,7 @@ class TextLogParser(ForeignLines):
         self._ca_waiting: dict[bytes, list[ev.AutogradCacheMiss]] = {}
         self._newest: dict[bytes, ev.CompileId | None] = {}
         self._stray: bytes | None = None  # an unprefixed "function: '…'" line before an orphan
+        self._speculated_at = -2  # the line of the last speculate_subgraph record
         self._crashes = CrashReader()  # the program's tracebacks: did torch's compiler raise
         self._box = RichBox()  # rich's traceback box, read as Python's lines
         self._versions = textversion.VersionLines()  # the torch version the paste states
@@ -551,6 +552,12 @@ class TextLogParser(ForeignLines):
             entry = (autotune.record, True)  # inductor's autotuning: its failed candidates
         if entry is None and message.startswith(notes.STARTS):
             entry = (notes.noted, False)  # torch's note: "Not enough SMs to use max_autotune_gemm"
+        if word == b"speculate_subgraph:":
+            self._speculated_at = lineno
+        elif entry is None and self._speculated_at == lineno - 1 and HOP_LOGGER in prefix:
+            # the exception torch logs right after its speculate_subgraph record (2.1-2.2's
+            # log.exception, 2.15's log.info): what it could not trace, that record's own
+            entry = (None, False)
         if entry is None and (b"_dynamo/exc.py:" in prefix or b"_dynamo\\exc.py:" in prefix):
             entry = (exc_warning, True)  # a graph break torch warned of (2.7-2.14)
         if entry is None and (b"__cudagraphs" in prefix or (

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dyncli.logparse import events as ev
-from dyncli.logparse.textbreaks import graph_break_body
+from dyncli.logparse.textbreaks import LOGGED_CUT, graph_break_body
 from dyncli.logparse.textold import CONSIDER_HEAD, consider_setting, raised_reason
 from dyncli.logparse.textrecompiles import limit_body, recompile_body
 from dyncli.logparse.textstack import FILE_RE, user_stack
@@ -65,6 +65,28 @@ def orphan_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Even
     return [ev.GraphBreak(file="", user_line=0, reason=reason,
                           explanation=b.explanation, hints=b.hints, gb_type=b.gb_type,
                           gb_code=b.gb_code, partial=True, **common)]
+
+
+# dynamo's DEBUG log of a graph break it caught: "break_graph_if_unsupported triggered compile"
+# with exc_info (2.0-2.2; every line of it prefixed in 2.1-2.2's logging layout), the
+# traceback's first frame break_graph_if_unsupported's wrapper in symbolic_convert.py: a paste
+# begun at its "Traceback (most recent call last):" (pytorch#118334, 2.2 nightly: the record's
+# message line above the paste)
+_TRACEBACK_HEAD = b"Traceback (most recent call last):"
+_TRACER_PREFIX = (b"symbolic_convert.py:", b"torch._dynamo.symbolic_convert: [")
+
+
+def orphan_logged_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The traceback dynamo logged for a graph break it caught and went on from: that break,
+    its reason the exception's line where the paste has it, else cut (``LOGGED_CUT``). Its
+    first frame is break_graph_if_unsupported's wrapper, or ``step`` (2.0-2.15's "step
+    triggered compile", the same catch one level up); any other is not read (malformed)."""
+    frames = user_stack(lines[1:])
+    if not frames or frames[0].function not in ("wrapper", "step") \
+            or not frames[0].file.replace("\\", "/").endswith("_dynamo/symbolic_convert.py"):
+        raise ValueError("a traceback of dynamo's tracer not begun where it catches a break")
+    return [ev.GraphBreak(file="", user_line=0, reason=raised_reason(lines) or LOGGED_CUT,
+                          partial=True, **common)]
 
 
 # The body of torch's Tensor.item() warning (variables/tensor.py _warn_capture_scalar_outputs,
@@ -155,6 +177,8 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
         return orphan_recompile
     if b"__graph_breaks" in prefix and body:
         return orphan_graph_break
+    if body.rstrip() == _TRACEBACK_HEAD and any(t in prefix for t in _TRACER_PREFIX):
+        return orphan_logged_break
     if body.rstrip() in _ITEM_BODY and any(t in prefix for t in _TENSOR_PY):
         return orphan_item
     # (an error record of torch/_guards.py, behind a rank tag or not: "[rank0]:E0215 …")

@@ -88,6 +88,27 @@ def wrapped_mark(text: str) -> bool:
         and _MARK_REST.startswith(body[at + len(WRAPPED_MARK):])
 
 
+_MARK_WRAP_MAX = 4000  # characters of a line that may finish a wrapped item
+
+
+def rejoined_mark(last: str, line: str) -> str | None:
+    """A "You marked" item of a guard-error record that a paste wrapped before its constant
+    (torch-spyre#3005: "[0/0] - You marked L['x'].size()[0] as dynamic" then, at the margin,
+    "but your code specialized it to be a constant (9). If you're …"), joined with the line
+    that finishes it; None where ``last`` is no such start or ``line`` does not finish it."""
+    body = _ITEM_HEAD_RE.sub("", last.strip(), 1)
+    at = body.find(" as dynamic")
+    if not body.startswith("You marked ") or len(line) > _MARK_WRAP_MAX \
+            or _constant(body, *_YOU_MARKED) is not None or (at >= 0 and "(" in body[at:]):
+        return None  # (not an item's start, or one whose constant is already there)
+    for sep in (" ", ""):
+        joined = f"{last.rstrip()}{sep}{line.strip()}"
+        found = _constant(_ITEM_HEAD_RE.sub("", joined.strip(), 1), *_YOU_MARKED)
+        if found is not None and len(found[0]) < len(body):
+            return joined
+    return None
+
+
 def wrapped_violation(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """A constraint violation's item a paste wrapped onto indented lines: joined, then read."""
     return constraint_violations([" ".join(t.strip() for t in lines)], common)

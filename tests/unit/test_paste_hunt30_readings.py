@@ -54,10 +54,17 @@ def test_nix_tag_on_every_line_of_a_glog_record(tmp_path: Path) -> None:
     assert any("size mismatch at index 0" in x for x in r.reasons)
 
 
+_HOP = "I1202 18:08:14.355000 7382 torch/_dynamo/variables/higher_order_ops.py:2012] [0/0] "
+
+
 @pytest.mark.parametrize(("make", "n"), [
     (lambda n: "a.b-c+" * (n // 6) + " x", 300_000),
     (lambda n: "pkg> " * (n // 5), 300_000),
-], ids=["name", "tags"])
+    (lambda n: _HOP + "speculate_subgraph: while introspecting " + "a, we were unable " * (n // 18),
+     300_000),
+    (lambda n: "[0/0] torch._dynamo.exc: [WARNING] Backend compiler failed with a fake tensor "
+     "exception at " + "File \"a\", line 1, in f " * (n // 26), 300_000),
+], ids=["name", "tags", "speculated", "fake-backend"])
 def test_a_hostile_tag_line_costs_linear_time(make: Callable[[int], str], n: int) -> None:
     assert_linear(lambda line: list(parse_lines([line.encode(), line.encode()] * 2)), make, n)
 
@@ -171,3 +178,112 @@ def test_another_backend_line_is_not_that_break(tmp_path: Path) -> None:
         "[2024-04-17 17:27:11,806] [26/1] torch._dynamo.exc: [WARNING] Backend compiler "
         "exception\n"))
     assert not diag.graph_breaks
+
+
+def test_a_speculated_autograd_function_is_a_graph_break() -> None:
+    # flash-attention#596: torch 2.1's speculate_subgraph WARNING for flash-attn's Function, and
+    # the ERROR line of what it could not trace: "2 torch record(s) were not understood"
+    diag = diagnose_logs([PASTED / "flash-attention-596.log"])
+    assert diag.stats.unread == 0
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("speculate_subgraph: dynamo could not trace "
+                               "`trampoline_autograd_fwd` of the user-defined autograd.Function")
+    assert not b.file and b.rank == 2
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "torch.library.custom_op" in a.fix
+
+
+_SPECULATE = ("I1202 18:08:14.355000 7382 torch/_dynamo/variables/higher_order_ops.py:2012] [0/0] "
+              "speculate_subgraph: while introspecting autograd.Function, we were unable to trace "
+              "function `NestedUserFunctionVariable` into a single graph. This means that Dynamo was "
+              "unable to prove safety for this API and will fall back to eager-mode PyTorch, which "
+              "could lead to a slowdown.\n"
+              "I1202 18:08:14.356000 7382 torch/_dynamo/variables/higher_order_ops.py:2013] [0/0] "
+              "Attempted to call function marked as skipped\n"
+              "I1202 18:08:14.356000 7382 torch/_dynamo/variables/higher_order_ops.py:2013] [0/0]   "
+              "Explanation: Dynamo does not know how to trace the builtin `zlib.adler32.`\n")
+
+
+def test_torch_215s_speculated_record_and_its_exception(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, _SPECULATE)
+    assert diag.stats.unread == 0
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("speculate_subgraph: ")
+
+
+def test_a_speculated_record_beside_its_break_record_is_one_break(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, _SPECULATE + (
+        "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
+        "[__graph_breaks] Graph break in user code at /w/spec.py:8\n"
+        "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
+        "[__graph_breaks] Graph Break Reason: Attempted to call function marked as skipped\n"))
+    (b,) = diag.graph_breaks
+    assert (b.file, b.user_line) == ("/w/spec.py", 8)
+
+
+def test_a_higher_order_ops_line_not_after_the_record_stays_unread(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "I1202 18:08:14.356000 7382 torch/_dynamo/variables/higher_order_ops.py:2013] [0/0] "
+        "something else\n"
+        "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
+        "[__graph_breaks] Graph break in user code at /w/spec.py:8\n"))
+    assert diag.stats.unread == 1
+
+
+def test_a_you_marked_item_wrapped_before_its_constant_is_read() -> None:
+    # torch-spyre#3005: "E0628 … torch/_guards.py:368] [0/0] - You marked L['x'].size()[0] as
+    # dynamic" and, at the margin, "but your code specialized it to be a constant (9). …": read
+    # as a guard error whose error "is not in the log"
+    diag = diagnose_logs([PASTED / "torch-spyre-3005.log"])
+    (s,) = diag.specializations
+    assert (s.sources, s.value, s.reason) == (("L['x'].size()[0]",), "9", "constraint_violation")
+    assert not diag.guard_errors
+
+
+@pytest.mark.parametrize("rest", [
+    "the output was wrong (9)",  # prose after the cut item: not its rest
+    "but your code specialized it to be a",  # the rest cut again before its constant
+])
+def test_a_line_that_does_not_finish_the_item_is_not_joined(tmp_path: Path, rest: str) -> None:
+    diag = _diagnose_text(tmp_path, (
+        "E0628 14:08:08.614000 1614 torch/_guards.py:368] [0/0] - You marked L['x'].size()[0] "
+        "as dynamic\n" + rest + "\n"))
+    assert not diag.specializations
+
+
+def test_rejoined_mark_costs_linear_time() -> None:
+    from dyncli.logparse.textviolations import rejoined_mark
+    # (the record's line is as long as torch wrote it; the line that may finish it is bounded)
+    assert_linear(lambda line: rejoined_mark("- You marked " + line, "specialized it (1)"),
+                  lambda n: "a as dynamic but your code" * (n // 26), 300_000)
+
+
+def test_a_logged_breaks_traceback_begun_at_its_head_line_is_that_break() -> None:
+    # pytorch#118334: "[…] [0/0] torch._dynamo.symbolic_convert: [DEBUG] Traceback (most recent
+    # call last):" and its frames, from break_graph_if_unsupported's wrapper: "not understood"
+    diag = diagnose_logs([PASTED / "pytorch-118334.log"])
+    assert diag.stats.unread == 0
+    (b,) = diag.graph_breaks
+    assert b.reason.startswith("a graph break torch logged") and not b.raised
+
+
+_DEBUG = "[2024-01-25 16:05:28,337] [0/0] torch._dynamo.symbolic_convert: [DEBUG] "
+
+
+def test_a_logged_breaks_record_with_its_exception_has_its_reason(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, "".join(_DEBUG + t + "\n" for t in (
+        "Traceback (most recent call last):",
+        '  File "/p/torch/_dynamo/symbolic_convert.py", line 469, in wrapper',
+        "    return inner_fn(self, inst)",
+        "torch._dynamo.exc.Unsupported: 'skip function apply in file /p/torch/autograd/function.py'")))
+    (b,) = diag.graph_breaks
+    assert b.reason == "'skip function apply in file /p/torch/autograd/function.py'"
+    assert not b.raised
+
+
+def test_a_tracer_traceback_begun_elsewhere_is_not_a_break(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, "".join(_DEBUG + t + "\n" for t in (
+        "Traceback (most recent call last):",
+        '  File "/p/torch/_dynamo/symbolic_convert.py", line 2130, in run',
+        "    super().run()")))
+    assert not diag.graph_breaks and diag.stats.malformed == 1
