@@ -65,6 +65,7 @@ class AdviceKind(StrEnum):
     AUTOTUNE_OUTPUT = "autotune-output"  # max-autotune's tuning report, failed candidates
     EMPTY_CUDAGRAPH = "empty-cudagraph"  # a CUDA graph captured without a kernel
     GEMM_TEMPLATES_OFF = "gemm-templates-off"  # too few SMs for inductor's GEMM templates
+    SYMPY_RECURSION = "sympy-recursion"  # sympy hit the recursion limit; torch went on
 
 
 @dataclass(frozen=True, slots=True)

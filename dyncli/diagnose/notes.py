@@ -132,8 +132,25 @@ def _gemm_templates_off(x: TorchNoteReport) -> Advice:
         evidence=_evidence(x))
 
 
+def _sympy_recursion(x: TorchNoteReport) -> Advice:
+    # symbolic_shapes catches the RecursionError and logs it (2.15: _maybe_evaluate_static_
+    # worker returns None, "could not decide statically"): the compile goes on without it
+    return Advice(
+        kind=AdviceKind.SYMPY_RECURSION, note=True, rank=_rank(x), key=x.kind,
+        message=(f"torch warned {x.total} time(s) that sympy, which its symbolic shapes use "
+                 "to reason about sizes, hit Python's recursion limit on an expression "
+                 "(the warning names it): torch caught it, went without that simplification, "
+                 "and the compile went on. A warning, not an error; it is torch's (and "
+                 "sympy's), not your code's."),
+        fix=("nothing to fix in your code. torch's maintainers take it as worth fixing "
+             "(pytorch#127817): where it repeats, a report with the TORCH_LOGS=\"dynamic\" "
+             "output up to the warning helps them. If the program failed, its error is "
+             "elsewhere in the log."),
+        evidence=_evidence(x))
+
+
 _NOTES = {"autotune": _autotune, "empty-cudagraph": _empty_cudagraph,
-          "gemm-templates-off": _gemm_templates_off}
+          "gemm-templates-off": _gemm_templates_off, "sympy-recursion": _sympy_recursion}
 
 
 def torch_note_findings(diag: Diagnosis) -> list[Advice]:

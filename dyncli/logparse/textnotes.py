@@ -48,6 +48,12 @@ PHRASES = (
     # CUDAGraph.cpp's TORCH_WARN at the end of a capture that recorded no kernel, raised from
     # torch/cuda/graphs.py's capture_end ("ususally" in releases of 2023: kernl#331)
     (b"The CUDA Graph is empty.", "empty-cudagraph"),
+    # symbolic_shapes' log.warning where sympy hit Python's recursion limit simplifying an
+    # expression of sizes, caught: the simplification is skipped and the compile goes on
+    # (2.0's sympy.solve, 2.2-2.4's sympy.expand, sympy.xreplace from 2.4 to 2.15, 2.15's
+    # _fast_expand; pytorch#128134, #127817)
+    (b"RecursionError in sympy.", "sympy-recursion"),
+    (b"RecursionError in _fast_expand(", "sympy-recursion"),
 )
 STARTS = tuple(start for start, _ in PHRASES)
 TEXT_CHARS = 300  # of a message kept as a note's evidence
