@@ -66,6 +66,7 @@ class AdviceKind(StrEnum):
     EMPTY_CUDAGRAPH = "empty-cudagraph"  # a CUDA graph captured without a kernel
     GEMM_TEMPLATES_OFF = "gemm-templates-off"  # too few SMs for inductor's GEMM templates
     SYMPY_RECURSION = "sympy-recursion"  # sympy hit the recursion limit; torch went on
+    BACKWARD_DEFERRED = "backward-deferred"  # a backward compile torch suppressed, redone later
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,7 +149,27 @@ def _sympy_recursion(x: TorchNoteReport) -> Advice:
         evidence=_evidence(x))
 
 
-_NOTES = {"autotune": _autotune, "empty-cudagraph": _empty_cudagraph,
+def _backward_deferred(x: TorchNoteReport) -> Advice:
+    # graph_compile.py (2.15 :2459): only where the forward saves sizes for backward; the
+    # lazy backward compiles the same graph again when backward() first runs
+    errors = [text for _, text in x.lines if x.count("raised")]
+    raised = f": {errors[0]}" if errors else " (its error is past the paste)"
+    return Advice(
+        kind=AdviceKind.BACKWARD_DEFERRED, note=True, rank=_rank(x), key=x.kind,
+        message=(f"torch compiled a forward graph, then compiled its backward graph ahead of "
+                 f"time (AOTAutograd does so under dynamic shapes) and that raised{raised}. "
+                 f"torch suppressed the error ({x.total} time(s)) and went on: the forward runs "
+                 "compiled. The backward is compiled again when backward() first runs, where "
+                 "the same error would stop the program; a run that never calls backward "
+                 "(inference, torch.no_grad) is not affected."),
+        fix=("nothing, for a run without backward. For one that trains, this is the error to "
+             "fix, as a failed compile of the backward graph: the traceback under the warning "
+             + ("says where it was raised" if errors else "(cut in this paste) ends in it")
+             + "; a TORCH_TRACE (tlparse) or TORCH_LOGS=\"aot_graphs\" shows that graph."),
+        evidence=_evidence(x))
+
+
+_NOTES = {"autotune": _autotune, "backward-deferred": _backward_deferred, "empty-cudagraph": _empty_cudagraph,
           "gemm-templates-off": _gemm_templates_off, "sympy-recursion": _sympy_recursion}
 
 

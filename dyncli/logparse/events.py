@@ -425,7 +425,8 @@ class TorchNote(Event):
     (``dyncli.logparse.textnotes``, ``textautotune``). ``kind``: ``autotune`` (max-autotune's
     tuning report and its failed candidates), ``empty-cudagraph`` (a CUDA graph captured with
     no kernel), ``gemm-templates-off`` (too few SMs for inductor's GEMM templates),
-    ``sympy-recursion`` (sympy hit Python's recursion limit, caught); ``what``:
+    ``sympy-recursion`` (sympy hit Python's recursion limit, caught), ``backward-deferred``
+    (AOTAutograd's suppressed backward compile; ``what`` ``raised`` or ``cut``); ``what``:
     the part of it (autotune: ``table``, ``summary``, ``stats``, ``failed``, ``fallback``,
     ``other``); ``text``: its line, bounded."""
 

@@ -58,6 +58,25 @@ PHRASES = (
 STARTS = tuple(start for start, _ in PHRASES)
 TEXT_CHARS = 300  # of a message kept as a note's evidence
 
+# AOTAutograd's log.warning(…, exc_info=True) where compiling the backward graph ahead of time
+# (dynamic shapes: sizes saved for backward) raised, suppressed: the forward runs compiled, and
+# backward() compiles it again (2.1 aot_autograd.py, 2.4 jit_compile_runtime_wrappers.py, 2.9
+# graph_compile.py:1793, 2.15 :2484; pytorch#163874, #133965)
+DEFERRED_BACKWARD = b"failed to eagerly compile backwards"
+_EXCEPTION_RE = re.compile(r"^(?:[A-Za-z_]\w{0,100}\.){0,8}[A-Za-z_]\w{0,100}"
+                           r"(?:Error|Exception|Failed|Exceeded)(?::(?: .{0,4000})?)?$")
+
+
+def deferred_backward(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The note of AOTAutograd's suppressed backward compile: its text the exception the
+    record's traceback ends in (``what`` "raised"), or its head where the paste cut it first
+    (``what`` "cut")."""
+    error = next((line.strip() for line in reversed(lines[1:])
+                  if line[:1] not in (" ", "\t") and _EXCEPTION_RE.match(line.strip())), "")
+    text = error or (lines[0].strip() if lines else "")
+    return [ev.TorchNote(kind="backward-deferred", what="raised" if error else "cut",
+                         text=text[:TEXT_CHARS], **common)]
+
 
 def kind_of(message: bytes) -> str | None:
     """The note kind of a message that starts as one of ``PHRASES`` (None: of none)."""

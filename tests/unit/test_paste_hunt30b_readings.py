@@ -7,9 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from linear_time import assert_linear
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.render import nothing_found
+from dyncli.logparse.textlog import parse_lines
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
 
@@ -62,3 +65,46 @@ def test_a_raised_recursion_error_is_not_the_warning(tmp_path: Path) -> None:
         "_maybe_guard_eq\n    raise RuntimeError(msg)\n"
         "RuntimeError: RecursionError in sympy.solve(s0 - 4, s0)\n"))
     assert not any(a.kind is AdviceKind.SYMPY_RECURSION for a in diag.notes)
+
+
+_AOT = "W0925 05:12:38.955000 4103597 torch/_functorch/_aot_autograd/graph_compile.py:1798] [0/0] "
+_DEFERRED = "failed to eagerly compile backwards for dynamic, suppressing in case backwards not needed"
+
+
+def test_a_suppressed_backward_compile_cut_in_its_traceback_is_a_note() -> None:
+    # pytorch#163874 (torch 2.9 dev, indented three spaces): "1 torch record(s) were not
+    # understood"; the thread's program then failed in backward(), so never "Nothing to fix"
+    diag = diagnose_logs([PASTED / "pytorch-163874.log"])
+    (note,) = diag.notes
+    assert note.kind is AdviceKind.BACKWARD_DEFERRED and not diag.causes
+    assert "its error is past the paste" in note.message
+    assert "backward() first runs" in note.message and "(cut in this paste)" in note.fix
+
+
+def test_the_wrapped_24_paste_reads_the_same_note() -> None:
+    # pytorch#133965 (torch 2.4's jit_compile_runtime_wrappers.py, a wrapped line above it)
+    diag = diagnose_logs([PASTED / "pytorch-133965.log"])
+    assert [a.kind for a in diag.notes] == [AdviceKind.BACKWARD_DEFERRED]
+
+
+def test_the_suppressed_backward_errors_line_is_the_notes(tmp_path: Path) -> None:
+    diag = _diagnose_text(tmp_path, "".join(_AOT + x + "\n" for x in (
+        _DEFERRED, "Traceback (most recent call last):",
+        '  File "/p/torch/_functorch/_aot_autograd/graph_compile.py", line 1778, in '
+        "aot_stage2_autograd", "    compiled_bw_func = aot_config.bw_compiler(",
+        "RuntimeError: PassManager::run failed", "")))
+    (note,) = diag.notes
+    assert "raised: RuntimeError: PassManager::run failed" in note.message
+    assert note.evidence[0].endswith("RuntimeError: PassManager::run failed")
+    assert not diag.compile_crashes and not diag.causes and diag.stats.unread == 0
+    assert "Nothing to fix" not in nothing_found(diag)
+
+
+def test_a_long_suppressed_backward_record_costs_linear_time() -> None:
+    def make(n: int) -> str:
+        return _AOT + "a." * (n // 2)
+
+    def read(line: str) -> object:
+        return list(parse_lines([(_AOT + _DEFERRED).encode(), line.encode(), line.encode()]))
+
+    assert_linear(read, make, 300_000)
