@@ -108,3 +108,26 @@ def test_a_long_suppressed_backward_record_costs_linear_time() -> None:
         return list(parse_lines([(_AOT + _DEFERRED).encode(), line.encode(), line.encode()]))
 
     assert_linear(read, make, 300_000)
+
+
+def test_vscode_linked_arrow_keeps_the_notebook_traceback_whole() -> None:
+    # pytorch#169488: VS Code's notebook output links each line number ("-> [1798](https://
+    # file+.vscode-resource…)"); that arrow ended the traceback, so IPython's head naming
+    # ConstraintViolationError was lost and the crash said "the exception is past the paste"
+    diag = diagnose_logs([PASTED / "pytorch-169488.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.error == "ConstraintViolationError" and crash.cut
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    assert a.fix.startswith("a ConstraintViolationError is 'Constraints violated'")
+    assert "not in the shapes of your code" not in a.fix
+    assert "suppress_errors does not apply" in a.fix
+
+
+def test_a_linked_arrow_gives_the_frame_its_line(tmp_path: Path) -> None:
+    link = "https://file+.vscode-resource.vscode-cdn.net/w/m.py"
+    diag = _diagnose_text(tmp_path, (
+        "RuntimeError                  Traceback (most recent call last)\n"
+        "/v/site-packages/torch/_dynamo/convert_frame.py in _compile(code)\n"
+        f"-> [715]({link}:715)     guarded = compile_inner(code)\n"))
+    (crash,) = diag.compile_crashes
+    assert crash.at is not None and crash.at.line == 715
