@@ -67,6 +67,7 @@ class AdviceKind(StrEnum):
     GEMM_TEMPLATES_OFF = "gemm-templates-off"  # too few SMs for inductor's GEMM templates
     SYMPY_RECURSION = "sympy-recursion"  # sympy hit the recursion limit; torch went on
     BACKWARD_DEFERRED = "backward-deferred"  # a backward compile torch suppressed, redone later
+    AUTO_DIM_SPECIALIZED = "auto-dim-specialized"  # a Dim.AUTO size export kept at 0 or 1
 
 
 @dataclass(frozen=True, slots=True)

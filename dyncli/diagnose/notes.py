@@ -169,7 +169,30 @@ def _backward_deferred(x: TorchNoteReport) -> Advice:
         evidence=_evidence(x))
 
 
-_NOTES = {"autotune": _autotune, "backward-deferred": _backward_deferred, "empty-cudagraph": _empty_cudagraph,
+def _auto_dim_specialized(x: TorchNoteReport) -> Advice:
+    # non_strict_utils.py's warning: "dimension {path} 0/1 specialized; Dim.AUTO was specified
+    # along with a sample input with hint = {hint}." (one per size, its path and hint in it)
+    said = []
+    for _, text in x.lines:
+        path, _, rest = text.removeprefix("dimension ").partition(" 0/1 specialized")
+        hint = rest.rpartition("hint = ")[2].rstrip(".")
+        said.append(f"{path} (example size {hint})")
+    return Advice(
+        kind=AdviceKind.AUTO_DIM_SPECIALIZED, note=True, rank=_rank(x), key=x.kind,
+        message=(f"export's warning ({x.total} time(s)) that a size given as Dim.AUTO in "
+                 f"dynamic_shapes had an example input of size 0 or 1 ({', '.join(said)}): "
+                 "export specializes sizes 0 and 1, and Dim.AUTO keeps such a size static "
+                 "instead of raising, so the exported program takes only that size along it. "
+                 "The export went on."),
+        fix=("nothing, where that size is meant to be fixed. Where it should vary in the "
+             "exported program, pass an example input of size 2 or more along it (export "
+             "generalizes from the example; a size of 1 still runs the exported program); "
+             "Dim.DYNAMIC raises where a size is pinned so, instead of warning."),
+        evidence=_evidence(x))
+
+
+_NOTES = {"autotune": _autotune, "backward-deferred": _backward_deferred,
+          "auto-dim-specialized": _auto_dim_specialized, "empty-cudagraph": _empty_cudagraph,
           "gemm-templates-off": _gemm_templates_off, "sympy-recursion": _sympy_recursion}
 
 

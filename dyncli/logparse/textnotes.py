@@ -55,7 +55,13 @@ PHRASES = (
     (b"RecursionError in sympy.", "sympy-recursion"),
     (b"RecursionError in _fast_expand(", "sympy-recursion"),
 )
+# export's warning that a size given as Dim.AUTO had an example of 0 or 1, so export kept it
+# static (2.8 _export/non_strict_utils.py:499, 2.15 :839; pytorch#151827, #151582)
+_AUTO_MARK = b"0/1 specialized; Dim.AUTO was specified"
+_AUTO_RE = re.compile(rb"^dimension \S{1,400} 0/1 specialized; Dim\.AUTO was specified along "
+                      rb"with a sample input with hint = \d{1,9}\.?$")
 STARTS = tuple(start for start, _ in PHRASES)
+MARKS = (*STARTS, _AUTO_MARK)  # what a line holding a note holds
 TEXT_CHARS = 300  # of a message kept as a note's evidence
 
 # AOTAutograd's log.warning(…, exc_info=True) where compiling the backward graph ahead of time
@@ -80,7 +86,16 @@ def deferred_backward(lines: list[str], common: dict[str, Any]) -> list[ev.Event
 
 def kind_of(message: bytes) -> str | None:
     """The note kind of a message that starts as one of ``PHRASES`` (None: of none)."""
-    return next((kind for start, kind in PHRASES if message.startswith(start)), None)
+    kind = next((kind for start, kind in PHRASES if message.startswith(start)), None)
+    if kind is None and _AUTO_MARK in message[:600] and _AUTO_RE.match(message.strip()):
+        return "auto-dim-specialized"
+    return kind
+
+
+def is_note(message: bytes) -> bool:
+    """Whether a glog record's message is one of the notes ``kind_of`` knows."""
+    return message.startswith(STARTS) or (_AUTO_MARK in message[:600]
+                                           and kind_of(message) is not None)
 
 
 def noted(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -88,7 +103,9 @@ def noted(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     is one of ``PHRASES``."""
     text = lines[0].strip() if lines else ""
     kind = kind_of(text.encode())
-    return [ev.TorchNote(kind=kind, text=text[:TEXT_CHARS], **common)] if kind else []
+    # (export's Dim.AUTO warning names one size a record: each size its own part)
+    what = text[:TEXT_CHARS] if kind == "auto-dim-specialized" else ""
+    return [ev.TorchNote(kind=kind, what=what, text=text[:TEXT_CHARS], **common)] if kind else []
 
 
 def warned(raw: bytes) -> str | None:
@@ -96,7 +113,7 @@ def warned(raw: bytes) -> str | None:
     with it (``…/torch/cuda/graphs.py:84: UserWarning: The CUDA Graph is empty. …``), or the
     message pasted alone; None for any other line."""
     head = raw[:1400]  # (one slice and a loop: asked of every line of a program's output)
-    for start in STARTS:
+    for start in MARKS:
         if start in head:
             break
     else:

@@ -12,6 +12,7 @@ from linear_time import assert_linear
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.render import nothing_found
+from dyncli.errors import InputError
 from dyncli.logparse.textlog import parse_lines
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
@@ -131,3 +132,44 @@ def test_a_linked_arrow_gives_the_frame_its_line(tmp_path: Path) -> None:
         f"-> [715]({link}:715)     guarded = compile_inner(code)\n"))
     (crash,) = diag.compile_crashes
     assert crash.at is not None and crash.at.line == 715
+
+
+_AUTO = "dimension inputs['x'].shape[{}] 0/1 specialized; Dim.AUTO was specified along with a " \
+        "sample input with hint = {}."
+
+
+def test_exports_dim_auto_warning_is_a_note() -> None:
+    # pytorch#151827's example (2.8, non_strict_utils.py:499): "not understood"
+    diag = diagnose_logs([PASTED / "pytorch-151827.log"])
+    (note,) = diag.notes
+    assert note.kind is AdviceKind.AUTO_DIM_SPECIALIZED and not diag.causes
+    assert "inputs['x'].shape[1] (example size 1)" in note.message
+    assert "size 2 or more" in note.fix
+
+
+def test_each_dim_auto_size_is_named(tmp_path: Path) -> None:
+    head = "W0421 10:00:00.00000{} 1 torch/_export/non_strict_utils.py:839] "
+    diag = _diagnose_text(tmp_path, "".join(
+        head.format(i) + _AUTO.format(i, h) + "\n" for i, h in ((0, 1), (2, 0))))
+    (note,) = diag.notes
+    assert "inputs['x'].shape[0] (example size 1), inputs['x'].shape[2] (example size 0)" \
+        in note.message
+
+
+@pytest.mark.parametrize("line", [
+    "The dimension of x is 0/1 specialized; Dim.AUTO was specified as a guess",
+    "dimension mismatch in the matmul",
+], ids=["prose", "other"])
+def test_prose_about_dimensions_is_no_note(tmp_path: Path, line: str) -> None:
+    try:
+        diag = _diagnose_text(tmp_path, line + "\n")
+    except InputError:
+        return
+    assert not diag.notes
+
+
+def test_a_hostile_dim_auto_line_costs_linear_time() -> None:
+    def make(n: int) -> str:
+        return "dimension " + "a" * n + " 0/1 specialized; Dim.AUTO was specified x"
+
+    assert_linear(lambda line: list(parse_lines([line.encode()] * 3)), make, 300_000)
