@@ -52,6 +52,7 @@ from dyncli.logparse import (  # noqa: E402
     textframes,
     textguards,
     textmsg,
+    textnotes,
     textold,
     textpaste,
     textprofiler,
@@ -74,7 +75,7 @@ MODULES = (glog, events, textmsg, textstack, textrecompiles, textbreaks, textbui
            textviolations, textframes, textguards, trace_events, trace_map, trace_lines,
            pgo_trace, textpaste, textforeign, textforeign_messages, textforeign_readers,
            textcrash, textdrawn, textprofiler, torchtree, unbacked, advice, textold,
-           textautograd, analyzer, textversion)
+           textautograd, analyzer, textversion, textnotes)
 
 # Generic hostile fragments: each is repeated to the line length.
 GENERIC = ["a", " ", "(", " (", "[a, ", "a:1 ", "# ", ":", "a.size() ", ", ", "1", "_1", "\t"]

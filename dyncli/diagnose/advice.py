@@ -1130,6 +1130,17 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
                 f"guards: the exception past its end is {_SHAPE_GUARDS_CAUSE}; paste the "
                 "exception (its items name the size and the value); suppress_errors does not "
                 "apply to it")
+    if x.cut and exception_name(x.error) == "ConstraintViolationError":
+        # the class alone (IPython's head: pytorch#169488, export's dynamic_shapes on a sparse
+        # COO input), its items cut: never "torch's compiler, not the shapes of your code"
+        return ("a ConstraintViolationError is 'Constraints violated': a size given as dynamic "
+                "(export's dynamic_shapes, mark_dynamic) that the traced code specialized to a "
+                "constant or narrowed. Its items, past the end of the paste, name the size and "
+                "the value: paste them, or rerun with TORCH_LOGS=\"+dynamic\", which logs the "
+                "guard and the line that made it; then change that line, or give the size as "
+                "static. Where no line of the code made it (an input torch traced with concrete "
+                "sizes, such as a sparse COO tensor before pytorch#184993), it is torch's: a "
+                "newer torch and a report. suppress_errors does not apply to it")
     if x.cut and x.error.rsplit(".", 1)[-1] in _WRAPPING_ERRORS:
         # the class alone (IPython's head, SD.Next's log line: sdnext#4085), its message cut
         return (f"{x.error.rsplit('.', 1)[-1]} wraps the error the backend raised, which its "

@@ -65,6 +65,9 @@ class AdviceKind(StrEnum):
     AUTOTUNE_OUTPUT = "autotune-output"  # max-autotune's tuning report, failed candidates
     EMPTY_CUDAGRAPH = "empty-cudagraph"  # a CUDA graph captured without a kernel
     GEMM_TEMPLATES_OFF = "gemm-templates-off"  # too few SMs for inductor's GEMM templates
+    SYMPY_RECURSION = "sympy-recursion"  # sympy hit the recursion limit; torch went on
+    BACKWARD_DEFERRED = "backward-deferred"  # a backward compile torch suppressed, redone later
+    AUTO_DIM_SPECIALIZED = "auto-dim-specialized"  # a Dim.AUTO size export kept at 0 or 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -365,7 +365,7 @@ class RangeViolationReport:
 @dataclass(frozen=True)
 class TorchNoteReport:
     """torch's own output of one kind that needs no fix (``TorchNote``: ``autotune``,
-    ``empty-cudagraph``, ``gemm-templates-off``): how many of each of its parts the log holds,
+    ``empty-cudagraph``, ``gemm-templates-off``, ``sympy-recursion``, ``backward-deferred``, ``auto-dim-specialized``): how many of each of its parts the log holds,
     the first line of each part (line number, text), and the ranks that wrote it."""
 
     kind: str

@@ -132,8 +132,68 @@ def _gemm_templates_off(x: TorchNoteReport) -> Advice:
         evidence=_evidence(x))
 
 
-_NOTES = {"autotune": _autotune, "empty-cudagraph": _empty_cudagraph,
-          "gemm-templates-off": _gemm_templates_off}
+def _sympy_recursion(x: TorchNoteReport) -> Advice:
+    # symbolic_shapes catches the RecursionError and logs it (2.15: _maybe_evaluate_static_
+    # worker returns None, "could not decide statically"): the compile goes on without it
+    return Advice(
+        kind=AdviceKind.SYMPY_RECURSION, note=True, rank=_rank(x), key=x.kind,
+        message=(f"torch warned {x.total} time(s) that sympy, which its symbolic shapes use "
+                 "to reason about sizes, hit Python's recursion limit on an expression "
+                 "(the warning names it): torch caught it, went without that simplification, "
+                 "and the compile went on. A warning, not an error; it is torch's (and "
+                 "sympy's), not your code's."),
+        fix=("nothing to fix in your code. torch's maintainers take it as worth fixing "
+             "(pytorch#127817): where it repeats, a report with the TORCH_LOGS=\"dynamic\" "
+             "output up to the warning helps them. If the program failed, its error is "
+             "elsewhere in the log."),
+        evidence=_evidence(x))
+
+
+def _backward_deferred(x: TorchNoteReport) -> Advice:
+    # graph_compile.py (2.15 :2459): only where the forward saves sizes for backward; the
+    # lazy backward compiles the same graph again when backward() first runs
+    errors = [text for _, text in x.lines if x.count("raised")]
+    raised = f": {errors[0]}" if errors else " (its error is past the paste)"
+    return Advice(
+        kind=AdviceKind.BACKWARD_DEFERRED, note=True, rank=_rank(x), key=x.kind,
+        message=(f"torch compiled a forward graph, then compiled its backward graph ahead of "
+                 f"time (AOTAutograd does so under dynamic shapes) and that raised{raised}. "
+                 f"torch suppressed the error ({x.total} time(s)) and went on: the forward runs "
+                 "compiled. The backward is compiled again when backward() first runs, where "
+                 "the same error would stop the program; a run that never calls backward "
+                 "(inference, torch.no_grad) is not affected."),
+        fix=("nothing, for a run without backward. For one that trains, this is the error to "
+             "fix, as a failed compile of the backward graph: the traceback under the warning "
+             + ("says where it was raised" if errors else "(cut in this paste) ends in it")
+             + "; a TORCH_TRACE (tlparse) or TORCH_LOGS=\"aot_graphs\" shows that graph."),
+        evidence=_evidence(x))
+
+
+def _auto_dim_specialized(x: TorchNoteReport) -> Advice:
+    # non_strict_utils.py's warning: "dimension {path} 0/1 specialized; Dim.AUTO was specified
+    # along with a sample input with hint = {hint}." (one per size, its path and hint in it)
+    said = []
+    for _, text in x.lines:
+        path, _, rest = text.removeprefix("dimension ").partition(" 0/1 specialized")
+        hint = rest.rpartition("hint = ")[2].rstrip(".")
+        said.append(f"{path} (example size {hint})")
+    return Advice(
+        kind=AdviceKind.AUTO_DIM_SPECIALIZED, note=True, rank=_rank(x), key=x.kind,
+        message=(f"export's warning ({x.total} time(s)) that a size given as Dim.AUTO in "
+                 f"dynamic_shapes had an example input of size 0 or 1 ({', '.join(said)}): "
+                 "export specializes sizes 0 and 1, and Dim.AUTO keeps such a size static "
+                 "instead of raising, so the exported program takes only that size along it. "
+                 "The export went on."),
+        fix=("nothing, where that size is meant to be fixed. Where it should vary in the "
+             "exported program, pass an example input of size 2 or more along it (export "
+             "generalizes from the example; a size of 1 still runs the exported program); "
+             "Dim.DYNAMIC raises where a size is pinned so, instead of warning."),
+        evidence=_evidence(x))
+
+
+_NOTES = {"autotune": _autotune, "backward-deferred": _backward_deferred,
+          "auto-dim-specialized": _auto_dim_specialized, "empty-cudagraph": _empty_cudagraph,
+          "gemm-templates-off": _gemm_templates_off, "sympy-recursion": _sympy_recursion}
 
 
 def torch_note_findings(diag: Diagnosis) -> list[Advice]:

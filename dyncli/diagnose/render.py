@@ -251,6 +251,10 @@ def nothing_found(diag: Diagnosis) -> str:
         return (f"No recompile, specialization or graph break was read, but {unread} torch "
                 "record(s) were not understood (--verbose shows them): the log cannot tell "
                 "whether there is something to fix.")
+    if any(a.kind is AdviceKind.BACKWARD_DEFERRED for a in diag.notes):
+        # (a backward compile that raised: something to fix where the program trains)
+        return ("No recompile, specialization or graph break was read; the note above says "
+                "what torch's suppressed backward compile means for a run that trains.")
     return "Nothing to fix: no recompiles, specializations or graph breaks found." + (
         " The notes above say what torch's other output means." if diag.notes else "")
 

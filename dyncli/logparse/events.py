@@ -424,7 +424,10 @@ class TorchNote(Event):
     """torch's own output that needs no fix, which diagnose explains as a note
     (``dyncli.logparse.textnotes``, ``textautotune``). ``kind``: ``autotune`` (max-autotune's
     tuning report and its failed candidates), ``empty-cudagraph`` (a CUDA graph captured with
-    no kernel), ``gemm-templates-off`` (too few SMs for inductor's GEMM templates); ``what``:
+    no kernel), ``gemm-templates-off`` (too few SMs for inductor's GEMM templates),
+    ``sympy-recursion`` (sympy hit Python's recursion limit, caught), ``backward-deferred``
+    (AOTAutograd's suppressed backward compile; ``what`` ``raised`` or ``cut``),
+    ``auto-dim-specialized`` (export's Dim.AUTO size kept static; ``what`` its line); ``what``:
     the part of it (autotune: ``table``, ``summary``, ``stats``, ``failed``, ``fallback``,
     ``other``); ``text``: its line, bounded."""
 

@@ -60,7 +60,9 @@ _IPY_LINK_RE = re.compile(r"^\[(?P<file>[^\]]{1,4096})\]\([^)]{0,2000}\) in "
 # (behind a paste's own indent of up to 8 blanks: pytorch#90540 re-indented its frames)
 _IPY_OLD_RE = re.compile(r"^ {0,8}(?P<file>(?:/|~/|[A-Za-z]:\\)\S{1,4096}\.py) in "
                          r"(?P<fn><[^<>]{1,200}>|[^\s(]{1,400})\(")
-_ARROW_RE = re.compile(r"^ {0,8}-{1,4}> ?(?P<line>\d{1,9})\b")
+# (VS Code's notebook output links the number: "-> [1798](https://file+.vscode-resource…)",
+# pytorch#169488)
+_ARROW_RE = re.compile(r"^ {0,8}-{1,4}> ?\[?(?P<line>\d{1,9})\b")
 # a Python frame's line at the left margin: a paste that lost the traceback's indent
 _MARGIN_FRAME = 'File "'
 _CONNECTORS = ("The above exception was the direct cause of the following exception:",

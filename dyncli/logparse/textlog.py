@@ -550,7 +550,9 @@ class TextLogParser(ForeignLines):
             entry = (triton_failed, True)
         if entry is None and (autotune.LOGGER in prefix or autotune.OLD_LOGGER in prefix):
             entry = (autotune.record, True)  # inductor's autotuning: its failed candidates
-        if entry is None and message.startswith(notes.STARTS):
+        if entry is None and message.startswith(notes.DEFERRED_BACKWARD):
+            entry = (notes.deferred_backward, True)  # a backward compile torch suppressed
+        if entry is None and notes.is_note(message):
             entry = (notes.noted, False)  # torch's note: "Not enough SMs to use max_autotune_gemm"
         if word == b"speculate_subgraph:":
             self._speculated_at = lineno

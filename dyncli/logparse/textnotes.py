@@ -48,14 +48,54 @@ PHRASES = (
     # CUDAGraph.cpp's TORCH_WARN at the end of a capture that recorded no kernel, raised from
     # torch/cuda/graphs.py's capture_end ("ususally" in releases of 2023: kernl#331)
     (b"The CUDA Graph is empty.", "empty-cudagraph"),
+    # symbolic_shapes' log.warning where sympy hit Python's recursion limit simplifying an
+    # expression of sizes, caught: the simplification is skipped and the compile goes on
+    # (2.0's sympy.solve, 2.2-2.4's sympy.expand, sympy.xreplace from 2.4 to 2.15, 2.15's
+    # _fast_expand; pytorch#128134, #127817)
+    (b"RecursionError in sympy.", "sympy-recursion"),
+    (b"RecursionError in _fast_expand(", "sympy-recursion"),
 )
+# export's warning that a size given as Dim.AUTO had an example of 0 or 1, so export kept it
+# static (2.8 _export/non_strict_utils.py:499, 2.15 :839; pytorch#151827, #151582)
+_AUTO_MARK = b"0/1 specialized; Dim.AUTO was specified"
+_AUTO_RE = re.compile(rb"^dimension \S{1,400} 0/1 specialized; Dim\.AUTO was specified along "
+                      rb"with a sample input with hint = \d{1,9}\.?$")
 STARTS = tuple(start for start, _ in PHRASES)
+MARKS = (*STARTS, _AUTO_MARK)  # what a line holding a note holds
 TEXT_CHARS = 300  # of a message kept as a note's evidence
+
+# AOTAutograd's log.warning(…, exc_info=True) where compiling the backward graph ahead of time
+# (dynamic shapes: sizes saved for backward) raised, suppressed: the forward runs compiled, and
+# backward() compiles it again (2.1 aot_autograd.py, 2.4 jit_compile_runtime_wrappers.py, 2.9
+# graph_compile.py:1793, 2.15 :2484; pytorch#163874, #133965)
+DEFERRED_BACKWARD = b"failed to eagerly compile backwards"
+_EXCEPTION_RE = re.compile(r"^(?:[A-Za-z_]\w{0,100}\.){0,8}[A-Za-z_]\w{0,100}"
+                           r"(?:Error|Exception|Failed|Exceeded)(?::(?: .{0,4000})?)?$")
+
+
+def deferred_backward(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The note of AOTAutograd's suppressed backward compile: its text the exception the
+    record's traceback ends in (``what`` "raised"), or its head where the paste cut it first
+    (``what`` "cut")."""
+    error = next((line.strip() for line in reversed(lines[1:])
+                  if line[:1] not in (" ", "\t") and _EXCEPTION_RE.match(line.strip())), "")
+    text = error or (lines[0].strip() if lines else "")
+    return [ev.TorchNote(kind="backward-deferred", what="raised" if error else "cut",
+                         text=text[:TEXT_CHARS], **common)]
 
 
 def kind_of(message: bytes) -> str | None:
     """The note kind of a message that starts as one of ``PHRASES`` (None: of none)."""
-    return next((kind for start, kind in PHRASES if message.startswith(start)), None)
+    kind = next((kind for start, kind in PHRASES if message.startswith(start)), None)
+    if kind is None and _AUTO_MARK in message[:600] and _AUTO_RE.match(message.strip()):
+        return "auto-dim-specialized"
+    return kind
+
+
+def is_note(message: bytes) -> bool:
+    """Whether a glog record's message is one of the notes ``kind_of`` knows."""
+    return message.startswith(STARTS) or (_AUTO_MARK in message[:600]
+                                           and kind_of(message) is not None)
 
 
 def noted(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -63,7 +103,9 @@ def noted(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     is one of ``PHRASES``."""
     text = lines[0].strip() if lines else ""
     kind = kind_of(text.encode())
-    return [ev.TorchNote(kind=kind, text=text[:TEXT_CHARS], **common)] if kind else []
+    # (export's Dim.AUTO warning names one size a record: each size its own part)
+    what = text[:TEXT_CHARS] if kind == "auto-dim-specialized" else ""
+    return [ev.TorchNote(kind=kind, what=what, text=text[:TEXT_CHARS], **common)] if kind else []
 
 
 def warned(raw: bytes) -> str | None:
@@ -71,7 +113,7 @@ def warned(raw: bytes) -> str | None:
     with it (``…/torch/cuda/graphs.py:84: UserWarning: The CUDA Graph is empty. …``), or the
     message pasted alone; None for any other line."""
     head = raw[:1400]  # (one slice and a loop: asked of every line of a program's output)
-    for start in STARTS:
+    for start in MARKS:
         if start in head:
             break
     else:
