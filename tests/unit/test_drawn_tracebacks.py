@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from linear_time import assert_linear
+from pasted_reading import diagnose_text
 
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import InputError
@@ -16,16 +17,6 @@ from dyncli.logparse.textdrawn import RichBox, qualified, uncoloured
 from dyncli.logparse.textlog import parse_lines
 
 DRAWN = Path(__file__).parent.parent / "data" / "drawn"
-PASTED = Path(__file__).parent.parent / "data" / "pasted"
-
-
-def _diagnose_text(tmp_path: Path, text: str | bytes):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    if isinstance(text, str):
-        log.write_text(text)
-    else:
-        log.write_bytes(text)
-    return diagnose_logs([log])
 
 
 @pytest.mark.parametrize("name", ["ipy-gb-2.15.log", "ipy-gb-color-2.15.log", "rich-gb-2.15.log"])
@@ -49,7 +40,7 @@ def test_a_compile_crash_drawn_by_ipython_or_rich_names_torchs_frame_and_the_use
 def test_colours_whose_esc_the_paste_lost_are_taken_off_too(tmp_path: Path) -> None:
     bare = (DRAWN / "ipy-crash-color-2.15.log").read_bytes().replace(b"\x1b", b"")
     assert b"[39m" in bare
-    (c,) = _diagnose_text(tmp_path, bare).compile_crashes
+    (c,) = diagnose_text(tmp_path, bare).compile_crashes
     assert c.user is not None and (c.user.file, c.user.line) == ("Cell In[1]", 5)
 
 
@@ -67,7 +58,7 @@ def test_a_coloured_glog_line_is_read(tmp_path: Path) -> None:
             "     triggered by the following guard failure(s):\x1b[0m\n"
             "\x1b[33mV1124 10:00:00.000000 1 torch/_dynamo/guards.py:3006] [0/1] [__recompiles]"
             "     - 0/0: tensor 'x' size mismatch at index 0. expected 3, actual 4\x1b[0m\n")
-    diag = _diagnose_text(tmp_path, text)
+    diag = diagnose_text(tmp_path, text)
     assert [r.cause for r in diag.recompiles] == ["size"]
 
 
@@ -128,7 +119,7 @@ def test_jenkins_timestamps_on_every_line_are_not_the_programs(tmp_path: Path) -
     # on torch 2.15's IPython traceback: read as without it
     stamped = b"".join(b"[2025-05-06T16:55:02.641Z] " + line for line in
                        (DRAWN / "ipy-crash-color-2.15.log").read_bytes().splitlines(True))
-    (c,) = _diagnose_text(tmp_path, stamped).compile_crashes
+    (c,) = diagnose_text(tmp_path, stamped).compile_crashes
     assert c.user is not None and (c.user.file, c.user.line) == ("Cell In[1]", 5)
     # monai-tutorials-1988's own excerpt ends above torch's frames: a traceback, nothing of the
     # compiler in it (it was "not a torch log")

@@ -18,7 +18,6 @@ from dyncli.logparse.textlog import parse_lines
 PASTED = Path(__file__).parent.parent / "data" / "pasted"
 
 
-
 def test_a_workers_tag_with_fields_and_an_empty_stamped_line_are_vllms() -> None:
     # "(VllmWorker rank=3 pid=1564) ERROR … [multiproc_executor.py:546]" with nothing after it
     diag = diagnose_logs([PASTED / "vllm-ascend-2235.log"])

@@ -7,15 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pasted_reading import PASTED, diagnose_text
+
 from dyncli.diagnose.read import diagnose_logs
-
-PASTED = Path(__file__).parent.parent / "data" / "pasted"
-
-
-def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    log.write_text(text)
-    return diagnose_logs([log])
 
 
 def test_windows_refused_by_torch_2_0_and_2_1_is_the_platforms_not_torchs_bug(
@@ -23,7 +17,7 @@ def test_windows_refused_by_torch_2_0_and_2_1_is_the_platforms_not_torchs_bug(
     # AMD-SHARK-Studio#1315 (torch 2.0 on Windows, a plain traceback; the corpus's copy too)
     assert "does not compile on Windows" in \
         diagnose_logs([PASTED / "amd-shark-1315.log"]).suggestions[0].fix
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "Traceback (most recent call last):\n"
         '  File "E:\\shark\\shark_model.py", line 172, in <module>\n'
         "    dynamo_callable = dynamo.optimize(backend)(compile_via_shark)\n"
@@ -40,7 +34,7 @@ def test_windows_refused_by_torch_2_0_and_2_1_is_the_platforms_not_torchs_bug(
 
 def test_the_python_version_refused_is_named_so(tmp_path: Path) -> None:
     # the exception alone, torch's words (2.1's check_if_dynamo_supported)
-    diag = _diagnose_text(tmp_path, "RuntimeError: Python 3.12+ not yet supported for torch.compile\n")
+    diag = diagnose_text(tmp_path, "RuntimeError: Python 3.12+ not yet supported for torch.compile\n")
     (a,) = diag.suggestions
     assert "does not run on this Python" in a.fix
 
@@ -63,7 +57,7 @@ def test_a_free_threaded_python_refused_is_named_so_and_not_a_failed_compile(
         f'  File "{site}/_dynamo/eval_frame.py", line 1444, in check_if_dynamo_supported\n'
         "    raise RuntimeError(\n")
     for text in (traceback + said, said):
-        diag = _diagnose_text(tmp_path, text)
+        diag = diagnose_text(tmp_path, text)
         (a,) = diag.suggestions
         assert "free-threaded Python" in a.fix and "3.13.3" in a.fix, a.fix
         assert "report it" not in a.fix
@@ -84,7 +78,7 @@ def test_torch_2_7_refuses_every_free_threaded_python(tmp_path: Path) -> None:
         f'  File "{site}/_dynamo/eval_frame.py", line 900, in check_if_dynamo_supported\n'
         "    raise RuntimeError(\n")
     for text in (traceback + said, said):
-        diag = _diagnose_text(tmp_path, text)
+        diag = diagnose_text(tmp_path, text)
         (a,) = diag.suggestions
         assert "every free-threaded Python" in a.fix and "torch 2.11 or newer" in a.fix, a.fix
         assert "report it" not in a.fix
@@ -97,8 +91,6 @@ def test_a_rich_box_cut_inside_the_platform_check_is_the_platform_refused(tmp_pa
     assert "refused this machine before compiling anything" in a.fix
 
 
-
-
 def test_the_dynamic_control_flow_user_error_is_a_branch_on_a_tensors_value(
         tmp_path: Path) -> None:
     # unsloth#2307: the message alone, then dynamo's stack (its "..." kept): raised (round 26).
@@ -109,7 +101,7 @@ def test_the_dynamic_control_flow_user_error_is_a_branch_on_a_tensors_value(
     (a,) = diagnose_logs([PASTED / "unsloth-2307.log"]).suggestions
     assert "torch.cond" in a.fix and "untraceable" not in a.fix
     # as a traceback ends in it (its class named): raised, the program stopped there
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "Traceback (most recent call last):\n"
         '  File "/home/u/train.py", line 9, in <module>\n'
         "    model(x)\n"
@@ -127,7 +119,7 @@ def test_the_dynamic_control_flow_user_error_is_a_branch_on_a_tensors_value(
 
 
 def test_a_traceback_behind_a_markdown_quote_is_read(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "> Traceback (most recent call last):\n"
         '>   File "/home/u/a.py", line 3, in <module>\n'
         ">     f(x)\n"
@@ -154,7 +146,7 @@ def test_a_platform_refusal_is_not_counted_as_a_failed_compile(tmp_path: Path) -
         (c,) = diag.causes
         assert c.line().startswith("[refused before compiling] the program stopped"), name
         assert "failed compile" not in c.line(), name
-    diag = _diagnose_text(tmp_path, "RuntimeError: Python 3.12+ not yet supported for torch.compile\n")
+    diag = diagnose_text(tmp_path, "RuntimeError: Python 3.12+ not yet supported for torch.compile\n")
     assert diag.causes[0].line().startswith("[refused before compiling]")
 
 
@@ -170,7 +162,7 @@ def test_an_ipython_traceback_cut_in_the_platform_check_is_the_platform_refused(
     assert "refused this machine before compiling anything" in a.fix and "report it" not in a.fix
     assert diag.causes[0].line().startswith("[refused before compiling]")
     # IPython's frame of the check itself, the message cut
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "RuntimeError                              Traceback (most recent call last)\n"
         "Cell In[4], line 2\n"
         "----> 2 m = torch.compile(m)\n"
@@ -185,6 +177,6 @@ def test_an_ipython_traceback_cut_in_the_platform_check_is_the_platform_refused(
     (a,) = diag.suggestions
     assert "refused this machine before compiling anything" in a.fix
     # another class under optimize is no refusal (IPython names InvalidBackend so)
-    diag = _diagnose_text(tmp_path, (PASTED / "stablecascade-33.log").read_text().replace(
+    diag = diagnose_text(tmp_path, (PASTED / "stablecascade-33.log").read_text().replace(
         "RuntimeError      ", "InvalidBackend    ", 1))
     assert all("refused this machine" not in a.fix for a in diag.suggestions)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from linear_time import assert_linear
+from pasted_reading import diagnose_text
 
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import InputError
@@ -22,16 +23,10 @@ _TRITON_KEY = ("ImportError: cannot import name 'triton_key' from 'triton.compil
                "(/usr/local/lib/python3.10/dist-packages/triton/compiler/compiler.py)")
 
 
-def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    log.write_text(text)
-    return diagnose_logs([log])
-
-
 def test_a_triton_torch_does_not_pin_is_the_installs_not_torchs_bug(tmp_path: Path) -> None:
     # coreweave/ml-containers#64: pip's triton 2.3.0 under a torch nightly; the thread's fix was
     # pinning the Triton torch pinned. It was "an error in torch's compiler … report it"
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "[rank7]:     from triton.compiler.compiler import triton_key\n"
         "[rank7]: torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
         f"[rank7]: {_TRITON_KEY}\n"))
@@ -43,7 +38,7 @@ def test_a_triton_torch_does_not_pin_is_the_installs_not_torchs_bug(tmp_path: Pa
 def test_the_triton_key_error_alone_is_a_compile_crash(tmp_path: Path) -> None:
     # ComfyUI#10485: the exception's message as ComfyUI shows it, without its class (it was
     # "not a torch log"); only inductor imports triton_key
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "backend='inductor' raised:\n"
         f"{_TRITON_KEY}\n\n"
         "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if "
@@ -59,7 +54,7 @@ def test_dockers_own_timestamps_on_every_line_are_taken_off(tmp_path: Path) -> N
     # traceback, cut inside dynamo (it was "not a torch log")
     stamp = "2024-05-29T11:23:16.027957173Z [rank0]: "
     site = "/usr/local/lib/python3.10/dist-packages/torch/_dynamo"
-    diag = _diagnose_text(tmp_path, "".join(stamp + line + "\n" for line in (
+    diag = diagnose_text(tmp_path, "".join(stamp + line + "\n" for line in (
         f'  File "{site}/output_graph.py", line 1168, in compile_and_call_fx_graph',
         "    compiled_fn = self.call_user_compiler(gm)",
         f'  File "{site}/utils.py", line 262, in time_wrapper',
@@ -72,7 +67,7 @@ def test_dockers_own_timestamps_on_every_line_are_taken_off(tmp_path: Path) -> N
 def test_a_docker_stamp_on_a_blank_line_and_a_glog_line_behind_one(tmp_path: Path) -> None:
     # the stamp alone (a blank line of the program's output) stays blank; torch's own record
     # behind it is read as without it
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "2024-05-29T11:23:16.027957173Z \n"
         "2024-05-29T11:23:16.027957173Z W0110 12:27:06.332000 158 torch/_dynamo/convert_frame.py"
         ":1551] [2/8] torch._dynamo hit config.recompile_limit (8)\n"))
@@ -92,7 +87,7 @@ def test_failonrecompilelimithit_alone_is_a_limit_hit_that_stopped_the_program(
         tmp_path: Path, line: str, name: str) -> None:
     # it was "Nothing to fix: no recompiles, specializations or graph breaks found" right after
     # "The recompile limit raised an error"
-    diag = _diagnose_text(tmp_path, line + "\n")
+    diag = diagnose_text(tmp_path, line + "\n")
     (x,) = diag.recompile_limits
     assert (x.limit_name, x.limit, x.function) == (name, "", "")
     (a,) = diag.suggestions
@@ -121,7 +116,7 @@ def test_torch_2_9s_hint_and_caused_by_on_one_line_are_two_facts() -> None:
 def test_a_tools_line_naming_the_compilers_class_before_its_traceback(tmp_path: Path) -> None:
     # sdnext#4085 (hunt 21's leftover): SD.Next logs the class alone, then its rich box, cut
     # above torch's frames; it was "a Python traceback with nothing of torch's compiler"
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "13:49:33-187606 ERROR    Processing: BackendCompilerFailed\n"
         "╭──────────── Traceback (most recent call last) ────────────╮\n"
         "│D:\\sdnext-master\\modules\\processing_diffusers.py:147 in process_base          │\n"
@@ -149,7 +144,7 @@ def test_a_class_named_alone_away_from_a_traceback_names_nothing(tmp_path: Path)
 def test_the_platform_refusal_indented_as_the_paste_indents_it(tmp_path: Path) -> None:
     # openvino_notebooks' SD thread (hunt 21's leftover): the refusal's frame quoted inside a
     # sentence, its raise and exception lines indented; it was "not a torch log"
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         'Or more precisely :  File "C:\\Users\\me\\site-packages\\torch\\_dynamo\\eval_frame.py", '
         "line 375, in check_if_dynamo_supported\n"
         '        raise RuntimeError("Windows not yet supported for torch.compile")\n'

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from linear_time import assert_linear
+from pasted_reading import diagnose_text
 
-from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import InputError
 from dyncli.logparse.textlog import parse_lines
 
@@ -20,12 +20,6 @@ _FAKE = ("Dynamo failed to run FX node with fake tensors: call_function <built-i
          "device='cuda:0', size=(1, 42210, 40, 64, 1))), **{}): got RuntimeError('Attempting to "
          "broadcast a dimension of length 42210 at -4!')")
 _MODEL = "C:\\ComfyUI\\custom_nodes\\ComfyUI-WanVideoWrapper\\wanvideo\\modules\\model.py"
-
-
-def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    log.write_text(text)
-    return diagnose_logs([log])
 
 
 def _compilation_error(name: str) -> str:
@@ -41,7 +35,7 @@ def test_a_kernel_under_the_placeholder_name_gets_the_dtype_guess(tmp_path: Path
     # ComfyUI-HunyuanVideoWrapper#263 (torch 2.5.1, Windows): Triton's CompilationError cut
     # above its reason, the kernel "triton_" (unique_kernel_names off); kijai: fp8 weights on a
     # GPU older than the 40xx. It was "an error in torch's compiler … report it"
-    diag = _diagnose_text(tmp_path, _compilation_error("triton_"))
+    diag = diagnose_text(tmp_path, _compilation_error("triton_"))
     (c,) = diag.compile_crashes
     assert c.kernel == "triton_"
     (a,) = diag.suggestions
@@ -52,7 +46,7 @@ def test_a_kernel_under_the_placeholder_name_gets_the_dtype_guess(tmp_path: Path
 
 def test_a_named_kernel_without_a_conversion_still_asks_for_the_reason(tmp_path: Path) -> None:
     # (the neighbour: a name that shows no dtype conversion is not given the dtype guess)
-    diag = _diagnose_text(tmp_path, _compilation_error("triton_red_fused_native_batch_norm_0"))
+    diag = diagnose_text(tmp_path, _compilation_error("triton_red_fused_native_batch_norm_0"))
     (a,) = diag.suggestions
     assert "why is past the end of the paste" in a.fix
 
@@ -67,7 +61,7 @@ def test_a_named_kernel_without_a_conversion_still_asks_for_the_reason(tmp_path:
     "AttributeError: torch._dynamo.config.accumulated_recompile_limit does not exist\n",
 ])
 def test_a_setting_torch_2_7_renamed_set_on_an_older_torch(tmp_path: Path, text: str) -> None:
-    diag = _diagnose_text(tmp_path, text)
+    diag = diagnose_text(tmp_path, text)
     (a,) = diag.suggestions
     assert "older than 2.7" in a.fix and "cache_size_limit" in a.fix
     assert a.refused and "torch's config module raised" in a.message
@@ -76,14 +70,14 @@ def test_a_setting_torch_2_7_renamed_set_on_an_older_torch(tmp_path: Path, text:
 def test_another_setting_this_torch_lacks_is_not_read_as_the_rename(tmp_path: Path) -> None:
     # (only the two renamed settings: a misspelt one is the program's own mistake)
     with pytest.raises(InputError):
-        _diagnose_text(tmp_path, "AttributeError: torch._dynamo.config.recompile_limt does not "
+        diagnose_text(tmp_path, "AttributeError: torch._dynamo.config.recompile_limt does not "
                                  "exist\n")
 
 
 def test_dynamos_user_stack_at_the_margin_is_read(tmp_path: Path) -> None:
     # ComfyUI-WanVideoWrapper#1419: the stack under "from user code:" pasted without its
     # indent; the user line and the break its resume function proves were not read
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         f"{_FAKE}\n\nfrom user code:\n"
         f'File "{_MODEL}", line 1053, in torch_dynamo_resume_in_forward_at_1051\n'
         "q, k = apply_rope_comfy(q, k, freqs)\n"
@@ -98,7 +92,7 @@ def test_dynamos_user_stack_at_the_margin_is_read(tmp_path: Path) -> None:
 def test_dynamos_user_stack_glued_to_the_exceptions_line_is_read(tmp_path: Path) -> None:
     # ComfyUI-WanVideoWrapper#1415: the message, the stack and torch's closing words on one
     # line; the stack was read as the exception's text
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         f'{_FAKE} from user code: File "{_MODEL}", line 1053, in '
         "torch_dynamo_resume_in_forward_at_1051 q, k = apply_rope_comfy(q, k, freqs) File "
         f'"{_MODEL}", line 116, in apply_rope_comfy xq_out = freqs_cis[..., 0] * xq_[..., 0] '
@@ -111,7 +105,7 @@ def test_dynamos_user_stack_glued_to_the_exceptions_line_is_read(tmp_path: Path)
 
 def test_a_margin_line_after_the_user_stack_ends_it(tmp_path: Path) -> None:
     # (the neighbour: the program's output after a frame's code line is not taken as code)
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         f"{_FAKE}\n\nfrom user code:\n"
         f'File "{_MODEL}", line 116, in apply_rope_comfy\n'
         "xq_out = freqs_cis[..., 0] * xq_[..., 0]\n"
@@ -131,7 +125,7 @@ def test_a_margin_line_after_the_user_stack_ends_it(tmp_path: Path) -> None:
     "  torch._dynamo.utils.warn_once(msg)\n",
 ])
 def test_a_break_at_warnings_warn_gets_torchs_logging_setting(tmp_path: Path, text: str) -> None:
-    diag = _diagnose_text(tmp_path, text)
+    diag = diagnose_text(tmp_path, text)
     (a,) = diag.suggestions
     assert "reorderable_logging_functions.add(warnings.warn)" in a.fix
     assert "custom operator" not in a.fix
@@ -139,7 +133,7 @@ def test_a_break_at_warnings_warn_gets_torchs_logging_setting(tmp_path: Path, te
 
 def test_another_builtin_keeps_its_custom_op_hint(tmp_path: Path) -> None:
     # (the neighbour: xDiT#334's flash-attn extension)
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "/x/torch/_dynamo/variables/functions.py:661: UserWarning: Graph break due to unsupported "
         "builtin flash_attn_2_cuda.PyCapsule.fwd. This function is either a Python builtin (e.g. "
         "_warnings.warn) or a third-party C/C++ Python extension (perhaps created with pybind).\n"))

@@ -8,18 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pasted_reading import PASTED, diagnose_text
 
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import InputError
-
-PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
-
-
-def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    log.write_text(text)
-    return diagnose_logs([log])
-
 
 # pytorch#186301 (2026, the description): torch.func.vmap over data-dependent control flow, run
 # eagerly; the excerpt ends inside _functorch/vmap.py, before vmap's RuntimeError
@@ -59,7 +51,7 @@ def test_a_torch_func_traceback_is_not_a_compile_that_raised(tmp_path: Path, tex
     # torch.func's transforms live in torch/_functorch/ beside AOTAutograd; it was "the program
     # stopped: torch's compiler raised an exception … at …/_functorch/vmap.py"
     with pytest.raises(InputError) as err:
-        _diagnose_text(tmp_path, text)
+        diagnose_text(tmp_path, text)
     assert "torch.func's transforms" in str(err.value)
     assert "not of torch.compile" in str(err.value)
     assert "no data-dependent Python control flow" in (err.value.hint or "")
@@ -77,7 +69,7 @@ def test_vmap_under_the_compiler_is_still_a_compile_that_raised(tmp_path: Path) 
         "    func = lambda x: x.t()\n"
         "RuntimeError: Batching rule not implemented for aten::t; the fallback path doesn't "
         "work on out= or view ops.\n")
-    (c,) = _diagnose_text(tmp_path, text).compile_crashes
+    (c,) = diagnose_text(tmp_path, text).compile_crashes
     assert c.at is not None and c.at.function == "run_node"
 
 
@@ -98,7 +90,7 @@ def test_a_line_that_does_not_finish_the_frame_is_read_as_it_was(tmp_path: Path)
     text = ("Traceback (most recent call last):\n"
             '  File "/x/torch/_dynamo/convert_frame.py", li\n'
             "torch._dynamo.exc.InternalTorchDynamoError: AttributeError: boom\n")
-    (c,) = _diagnose_text(tmp_path, text).compile_crashes
+    (c,) = diagnose_text(tmp_path, text).compile_crashes
     assert c.error.startswith("torch._dynamo.exc.InternalTorchDynamoError")
 
 
@@ -143,7 +135,7 @@ def test_an_unsupported_ending_in_call_impl_is_placed_at_the_call(tmp_path: Path
             "| decorate_context D:\\ProgramData\\Anaconda3\\envs\\sam2\\lib\\site-packages\\torch"
             "\\utils\\_contextlib.py, skipped according trace_rules.lookup SKIP_DIRS'\n\n"
             + (PASTED / "sam2-603.log").read_text())
-    diag = _diagnose_text(tmp_path, text)
+    diag = diagnose_text(tmp_path, text)
     (b,) = diag.graph_breaks
     assert b.raised and b.file.endswith("image_encoder.py") and b.user_line == 132
     assert "torch's own code" not in diag.suggestions[0].fix
@@ -169,7 +161,7 @@ def test_a_traceback_whole_past_unimplemented_is_read_by_its_exception(tmp_path:
         "torch._dynamo.exc.Unsupported: 'inline in skipfiles: WhisperForConditionalGeneration."
         "forward | decorate_context /x/torch/utils/_contextlib.py, skipped according "
         "trace_rules.lookup SKIP_DIRS'\n")
-    (b,) = _diagnose_text(tmp_path, text).graph_breaks
+    (b,) = diagnose_text(tmp_path, text).graph_breaks
     assert b.raised and b.reason.startswith("'inline in skipfiles")
 
 
@@ -187,7 +179,7 @@ def test_a_wrappers_failed_re_raise_of_backend_compiler_failed_is_the_compiles(
     # BackendCompilerFailed's constructor takes the backend and the inner exception. It was
     # "a Python traceback with nothing of torch's compiler in it"; vllm#16009 pasted Python
     # 3.9's words, without the class
-    for diag in (diagnose_logs([PASTED / "rocm-sdk-builder-248.log"]), _diagnose_text(
+    for diag in (diagnose_logs([PASTED / "rocm-sdk-builder-248.log"]), diagnose_text(
             tmp_path, "TypeError: __init__() missing 1 required positional argument: "
                       "'inner_exception'\n")):
         (a,) = diag.suggestions

@@ -7,18 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pasted_reading import PASTED, diagnose_text
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import InputError
-
-PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
-
-
-def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    log.write_text(text)
-    return diagnose_logs([log])
 
 
 def test_a_traceback_pasted_at_the_margin_is_the_compile_that_raised() -> None:
@@ -33,7 +26,7 @@ def test_a_traceback_pasted_at_the_margin_is_the_compile_that_raised() -> None:
 
 def test_a_margin_traceback_ends_in_its_exception(tmp_path: Path) -> None:
     # a frame without a code line, then the exception: the exception is read, not skipped
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         'File "/w/train.py", line 9, in <module>\n'
         "out = model(x)\n"
         'File "/venv/lib/python3.11/site-packages/torch/_dynamo/output_graph.py", line 1446, '
@@ -47,7 +40,7 @@ def test_a_margin_traceback_ends_in_its_exception(tmp_path: Path) -> None:
 
 def test_a_margin_traceback_of_the_programs_own_code_is_still_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError):
-        _diagnose_text(tmp_path, (
+        diagnose_text(tmp_path, (
             'File "/w/train.py", line 9, in <module>\n'
             "out = load(x)\n"
             'File "/w/data.py", line 3, in load\n'
@@ -66,7 +59,7 @@ def test_a_records_user_error_for_a_branch_is_the_branchs_break() -> None:
 
 
 def test_another_user_error_in_a_record_keeps_its_class(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "V1023 16:11:40.698000 139837258437760 torch/_dynamo/symbolic_convert.py:534] [0/0] "
         "[__graph_breaks] torch._dynamo.exc.UserError: Tried to use data-dependent value\n"))
     (b,) = diag.graph_breaks
@@ -100,7 +93,7 @@ _SKIPPED = (
 ])
 def test_a_skipped_public_or_foreign_function_keeps_torchs_hint(
         tmp_path: Path, fn: str, file: str, mod: str) -> None:
-    diag = _diagnose_text(tmp_path, _SKIPPED.format(fn=fn, file=file, mod=mod))
+    diag = diagnose_text(tmp_path, _SKIPPED.format(fn=fn, file=file, mod=mod))
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
     assert a.fix == f"Avoid calling the function `{fn}`."
 
@@ -129,7 +122,7 @@ def test_dynamos_user_stack_begun_below_its_head_is_the_compile_that_raised() ->
     "you're reporting a bug to PyTorch). For even more developer context, set "
     'TORCH_LOGS="+dynamo"'])
 def test_a_stack_then_dynamos_closing_line_is_its_user_stack(tmp_path: Path, closing: str) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         '  File "/w/model.py", line 12, in forward\n'
         "    if x.sum() > 0:\n"
         "\n" + closing + "\n"))
@@ -141,7 +134,7 @@ def test_a_whole_traceback_then_the_closing_line_is_not_a_user_stack(tmp_path: P
     # a traceback with its head is the program's: dynamo's closing line does not make it
     # dynamo's user stack (its exception is what says whose it is)
     with pytest.raises(InputError):
-        _diagnose_text(tmp_path, (
+        diagnose_text(tmp_path, (
             "Traceback (most recent call last):\n"
             '  File "/w/model.py", line 12, in forward\n'
             "    if x.sum() > 0:\n"
@@ -178,7 +171,7 @@ def test_pytests_location_line_names_the_user_stacks_exception() -> None:
 
 
 def test_pytests_location_line_of_another_exception_names_the_crash(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "E               from user code:\n"
         'E                  File "/w/model.py", line 7, in forward\n'
         "E                   return self.proj(x)\n"
@@ -221,14 +214,14 @@ _PYTEST_REPORT = (
 
 def test_pytests_summary_of_a_break_its_report_showed_is_the_same_break(tmp_path: Path) -> None:
     # two raised breaks before round 29: the E block's and the summary's cut copy of it
-    diag = _diagnose_text(tmp_path, _PYTEST_REPORT)
+    diag = diagnose_text(tmp_path, _PYTEST_REPORT)
     (b,) = diag.graph_breaks
     assert b.raised and b.count == 1 and b.reason == "Data-dependent branching"
     assert (b.file, b.user_line) == ("/w/test_gb.py", 5)
 
 
 def test_pytests_summary_alone_is_still_the_break(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, _PYTEST_REPORT.rsplit("\n", 2)[-2] + "\n")
+    diag = diagnose_text(tmp_path, _PYTEST_REPORT.rsplit("\n", 2)[-2] + "\n")
     (b,) = diag.graph_breaks
     assert b.raised and b.reason == "Data-depend..."
 
@@ -244,7 +237,7 @@ def test_fail_on_recompiles_precompiled_guards_name_the_failed_guard() -> None:
 
 
 def test_a_precompiled_entry_that_passed_names_no_failure(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "RuntimeError: Detected recompile when torch.compile stance is 'fail_on_recompile'. "
         "filename: '/w/m.py', function name: 'fn', line number: 3\n"
         "Failed on the following precompiled guards: \n"
@@ -289,7 +282,7 @@ def test_summary_lines_of_tests_that_failed_alike_are_each_a_break() -> None:
 def test_each_report_absorbs_its_own_summary_line(tmp_path: Path) -> None:
     block = _PYTEST_REPORT.split("=====")[0]
     summary = _PYTEST_REPORT.rsplit("\n", 2)[-2] + "\n"
-    diag = _diagnose_text(tmp_path, block + block + "=== short test summary info ===\n"
+    diag = diagnose_text(tmp_path, block + block + "=== short test summary info ===\n"
                           + summary + summary)
     assert sum(b.count for b in diag.graph_breaks) == 2
 
@@ -299,7 +292,7 @@ def test_torch_compiles_refusal_of_a_newer_python_in_init_is_the_platforms(
         tmp_path: Path, version: str) -> None:
     # torch/__init__.py's compile() of 2.0-2.5 (diffusers#7441 on torch 2.2.1 under Python 3.12,
     # sbi#1532 under 3.13): "a Python traceback with nothing of torch's compiler in it" before
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "Traceback (most recent call last):\n"
         '  File "/w/test_unet.py", line 40, in test_from_save_pretrained_dynamo\n'
         "    model = torch.compile(model)\n"
@@ -331,7 +324,7 @@ _AOT_REFUSED = (
 
 def test_an_aot_compiled_functions_refused_call_is_not_torchs_bug(tmp_path: Path) -> None:
     # "an error in torch's compiler … report it to PyTorch" before
-    diag = _diagnose_text(tmp_path, _AOT_REFUSED)
+    diag = diagnose_text(tmp_path, _AOT_REFUSED)
     (crash,) = diag.compile_crashes
     assert crash.error.endswith("user_stack=None)")
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]

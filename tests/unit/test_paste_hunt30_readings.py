@@ -9,19 +9,12 @@ from pathlib import Path
 
 import pytest
 from linear_time import assert_linear
+from pasted_reading import PASTED, diagnose_text
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.errors import InputError
 from dyncli.logparse.textlog import parse_lines
-
-PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
-
-
-def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    log.write_text(text)
-    return diagnose_logs([log])
 
 
 def test_nix_build_log_tag_is_taken_off() -> None:
@@ -39,12 +32,12 @@ def test_a_prompt_like_tag_on_one_line_is_kept(tmp_path: Path) -> None:
     # a tool's prompt has the tag's form ("mysql> "): on a line alone it is not taken off, so a
     # traceback's exception after it is no torch log
     with pytest.raises(InputError):
-        _diagnose_text(tmp_path, "mysql> RuntimeError: Dynamo is not supported on Python 3.12+\n"
+        diagnose_text(tmp_path, "mysql> RuntimeError: Dynamo is not supported on Python 3.12+\n"
                                  "done\n")
 
 
 def test_nix_tag_on_every_line_of_a_glog_record(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "pkg> running tests\n"
         "pkg> V0101 00:00:00.000000 1 torch/_dynamo/guards.py:2772] [0/1] [__recompiles] "
         "Recompiling function f in /w/m.py:3\n"
@@ -100,7 +93,7 @@ _CALL_FRAME = ('  File "/v/site-packages/torch/_dynamo/symbolic_convert.py", lin
 
 def test_the_programs_traceback_cut_in_the_tracer_still_stopped_it(tmp_path: Path) -> None:
     # from the program's own outermost frame: an uncaught exception, the program stopped
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "Traceback (most recent call last):\n"
         '  File "/w/train.py", line 9, in <module>\n    out = model(x)\n'
         + _WRAPPER_FRAME + _CALL_FRAME))
@@ -111,14 +104,14 @@ def test_the_programs_traceback_cut_in_the_tracer_still_stopped_it(tmp_path: Pat
 
 
 def test_a_headless_traceback_from_the_programs_module_frame_stopped_it(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, '  File "/w/train.py", line 9, in <module>\n    out = model(x)\n'
+    diag = diagnose_text(tmp_path, '  File "/w/train.py", line 9, in <module>\n    out = model(x)\n'
                           + _CALL_FRAME)
     (crash,) = diag.compile_crashes
     assert not crash.headless
 
 
 def test_ipythons_name_of_the_wrapper_is_a_logged_break_too(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "Traceback (most recent call last):\n"
         '  File "/v/site-packages/torch/_dynamo/symbolic_convert.py", line 659, in '
         "break_graph_if_unsupported.<locals>.decorator.<locals>.wrapper\n"
@@ -129,7 +122,7 @@ def test_ipythons_name_of_the_wrapper_is_a_logged_break_too(tmp_path: Path) -> N
 
 def test_a_chain_begun_at_the_wrapper_is_not_a_logged_break(tmp_path: Path) -> None:
     # (a traceback chained to one before it is that chain's, not torch's log)
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "Traceback (most recent call last):\n" + _CALL_FRAME
         + "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
         "\nThe above exception was the direct cause of the following exception:\n\n"
@@ -150,7 +143,7 @@ def test_a_fake_tensor_error_in_fsdp1s_own_code_is_not_the_users_to_fix() -> Non
 
 
 def test_a_fake_tensor_error_with_a_user_line_keeps_its_fix(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node with fake tensors: "
         "call_function <built-in function mul>(*(FakeTensor(..., size=(2,)), FakeTensor(..., "
         "size=(3,))), **{}): got RuntimeError('The size of tensor a (2) must match')\n\n"
@@ -174,7 +167,7 @@ def test_the_backends_fake_tensor_exception_is_the_break_torch_added() -> None:
 
 
 def test_another_backend_line_is_not_that_break(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "[2024-04-17 17:27:11,806] [26/1] torch._dynamo.exc: [WARNING] Backend compiler "
         "exception\n"))
     assert not diag.graph_breaks
@@ -205,14 +198,14 @@ _SPECULATE = ("I1202 18:08:14.355000 7382 torch/_dynamo/variables/higher_order_o
 
 
 def test_torch_215s_speculated_record_and_its_exception(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, _SPECULATE)
+    diag = diagnose_text(tmp_path, _SPECULATE)
     assert diag.stats.unread == 0
     (b,) = diag.graph_breaks
     assert b.reason.startswith("speculate_subgraph: ")
 
 
 def test_a_speculated_record_beside_its_break_record_is_one_break(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, _SPECULATE + (
+    diag = diagnose_text(tmp_path, _SPECULATE + (
         "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
         "[__graph_breaks] Graph break in user code at /w/spec.py:8\n"
         "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
@@ -222,7 +215,7 @@ def test_a_speculated_record_beside_its_break_record_is_one_break(tmp_path: Path
 
 
 def test_a_higher_order_ops_line_not_after_the_record_stays_unread(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "I1202 18:08:14.356000 7382 torch/_dynamo/variables/higher_order_ops.py:2013] [0/0] "
         "something else\n"
         "V1202 18:08:14.362000 7382 torch/_dynamo/symbolic_convert.py:5577] [0/0] "
@@ -245,7 +238,7 @@ def test_a_you_marked_item_wrapped_before_its_constant_is_read() -> None:
     "but your code specialized it to be a",  # the rest cut again before its constant
 ])
 def test_a_line_that_does_not_finish_the_item_is_not_joined(tmp_path: Path, rest: str) -> None:
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "E0628 14:08:08.614000 1614 torch/_guards.py:368] [0/0] - You marked L['x'].size()[0] "
         "as dynamic\n" + rest + "\n"))
     assert not diag.specializations
@@ -271,7 +264,7 @@ _DEBUG = "[2024-01-25 16:05:28,337] [0/0] torch._dynamo.symbolic_convert: [DEBUG
 
 
 def test_a_logged_breaks_record_with_its_exception_has_its_reason(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, "".join(_DEBUG + t + "\n" for t in (
+    diag = diagnose_text(tmp_path, "".join(_DEBUG + t + "\n" for t in (
         "Traceback (most recent call last):",
         '  File "/p/torch/_dynamo/symbolic_convert.py", line 469, in wrapper',
         "    return inner_fn(self, inst)",
@@ -282,7 +275,7 @@ def test_a_logged_breaks_record_with_its_exception_has_its_reason(tmp_path: Path
 
 
 def test_a_tracer_traceback_begun_elsewhere_is_not_a_break(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, "".join(_DEBUG + t + "\n" for t in (
+    diag = diagnose_text(tmp_path, "".join(_DEBUG + t + "\n" for t in (
         "Traceback (most recent call last):",
         '  File "/p/torch/_dynamo/symbolic_convert.py", line 2130, in run',
         "    super().run()")))

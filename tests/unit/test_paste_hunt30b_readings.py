@@ -8,20 +8,13 @@ from pathlib import Path
 
 import pytest
 from linear_time import assert_linear
+from pasted_reading import PASTED, diagnose_text
 
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.render import nothing_found
 from dyncli.errors import InputError
 from dyncli.logparse.textlog import parse_lines
-
-PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
-
-
-def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    log.write_text(text)
-    return diagnose_logs([log])
 
 
 def test_symbolic_shapes_sympy_recursion_warning_is_a_note() -> None:
@@ -52,7 +45,7 @@ def test_symbolic_shapes_sympy_recursion_warning_is_a_note() -> None:
     "RecursionError in sympy.xreplace(Eq(Mod(256*s1, s8), 0), {s8: s0 + 255})",
 ], ids=["2.0-solve", "2.4-expand-rank", "2.15-fast-expand", "bare"])
 def test_every_releases_sympy_recursion_warning_is_the_note(tmp_path: Path, line: str) -> None:
-    diag = _diagnose_text(tmp_path, line + "\n")
+    diag = diagnose_text(tmp_path, line + "\n")
     assert [a.kind for a in diag.notes] == [AdviceKind.SYMPY_RECURSION]
     assert not diag.causes and diag.stats.unread == 0
 
@@ -60,7 +53,7 @@ def test_every_releases_sympy_recursion_warning_is_the_note(tmp_path: Path, line
 def test_a_raised_recursion_error_is_not_the_warning(tmp_path: Path) -> None:
     # torch 2.0 briefly raised it (pytorch#90655: RuntimeError("RecursionError in
     # sympy.solve(…)")): a traceback's exception line is no caught warning
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "Traceback (most recent call last):\n"
         '  File "/v/site-packages/torch/fx/experimental/symbolic_shapes.py", line 881, in '
         "_maybe_guard_eq\n    raise RuntimeError(msg)\n"
@@ -89,7 +82,7 @@ def test_the_wrapped_24_paste_reads_the_same_note() -> None:
 
 
 def test_the_suppressed_backward_errors_line_is_the_notes(tmp_path: Path) -> None:
-    diag = _diagnose_text(tmp_path, "".join(_AOT + x + "\n" for x in (
+    diag = diagnose_text(tmp_path, "".join(_AOT + x + "\n" for x in (
         _DEFERRED, "Traceback (most recent call last):",
         '  File "/p/torch/_functorch/_aot_autograd/graph_compile.py", line 1778, in '
         "aot_stage2_autograd", "    compiled_bw_func = aot_config.bw_compiler(",
@@ -126,7 +119,7 @@ def test_vscode_linked_arrow_keeps_the_notebook_traceback_whole() -> None:
 
 def test_a_linked_arrow_gives_the_frame_its_line(tmp_path: Path) -> None:
     link = "https://file+.vscode-resource.vscode-cdn.net/w/m.py"
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "RuntimeError                  Traceback (most recent call last)\n"
         "/v/site-packages/torch/_dynamo/convert_frame.py in _compile(code)\n"
         f"-> [715]({link}:715)     guarded = compile_inner(code)\n"))
@@ -149,7 +142,7 @@ def test_exports_dim_auto_warning_is_a_note() -> None:
 
 def test_each_dim_auto_size_is_named(tmp_path: Path) -> None:
     head = "W0421 10:00:00.00000{} 1 torch/_export/non_strict_utils.py:839] "
-    diag = _diagnose_text(tmp_path, "".join(
+    diag = diagnose_text(tmp_path, "".join(
         head.format(i) + _AUTO.format(i, h) + "\n" for i, h in ((0, 1), (2, 0))))
     (note,) = diag.notes
     assert "inputs['x'].shape[0] (example size 1), inputs['x'].shape[2] (example size 0)" \
@@ -162,7 +155,7 @@ def test_each_dim_auto_size_is_named(tmp_path: Path) -> None:
 ], ids=["prose", "other"])
 def test_prose_about_dimensions_is_no_note(tmp_path: Path, line: str) -> None:
     try:
-        diag = _diagnose_text(tmp_path, line + "\n")
+        diag = diagnose_text(tmp_path, line + "\n")
     except InputError:
         return
     assert not diag.notes

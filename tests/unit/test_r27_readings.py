@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from linear_time import assert_linear
+from pasted_reading import diagnose_text
 
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.releases import TRITON_PINS, pins_text
@@ -20,12 +21,6 @@ from dyncli.logparse.textcrash import refusal_warned
 _DATA = Path(__file__).parents[1] / "data"
 _PASTED = _DATA / "pasted"
 _DOCS = Path(__file__).parents[2] / "docs"
-
-
-def _diagnose_text(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "p.log"
-    log.write_text(text)
-    return diagnose_logs([log])
 
 
 def test_a_refusal_the_program_warned_of_went_on_uncompiled() -> None:
@@ -97,7 +92,7 @@ def test_torchs_backend_raised_words_without_the_class_are_the_crash() -> None:
 
 def test_triton_common_outside_torchs_compiler_is_no_crash(tmp_path: Path) -> None:
     # other packages import triton.common too: their own traceback is not torch's compile
-    diag = _diagnose_text(tmp_path, (
+    diag = diagnose_text(tmp_path, (
         "W0101 00:00:00.000000 1 torch/_dynamo/guards.py:3000] [0/1] [__recompiles] "
         "Recompiling function f in /app/f.py:3\n"
         "Traceback (most recent call last):\n"
