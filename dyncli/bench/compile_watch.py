@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import time
 from collections.abc import Iterator
@@ -184,30 +183,21 @@ def clean_reason(reason: str) -> str:
     return text
 
 
-def settle_after_compile(timeout: float = 60.0) -> float:
-    """What a compile leaves to do before the next call can be timed; seconds spent, which the
-    caller counts as the compile's.
+def settle_compile_workers(timeout: float = 60.0) -> float:
+    """Wait until inductor's compile-worker pool, if one is starting, is ready; seconds waited.
 
-    * inductor's compile-worker pool: at its first compile inductor starts worker subprocesses
-      in the background (each imports torch). On a small machine that start-up steals the CPU
-      for a while, and the calls timed right after a compile ran 10-100x slower in our
-      measurements: this waits until the pool is ready
-      (:func:`~dyncli.bench.torch_compat.wait_compile_workers`: a no-op when the pool was never
-      created, and before torch 2.9, which cannot wait for it);
-    * the compile's garbage: tens of thousands of objects that Python's collector frees at a
-      later full collection, wherever that lands. In a replay of a 2-layer GPT-2 (round 30,
-      docs/bench.md) one request of 681 ms held a full collection of 673 ms that freed 90,329
-      objects, charged to no compile and predicted by nothing. A server pays it once per
-      compile too, so it is collected here (where the collector is on: a process that turned
-      it off never pays it), in the measurement and in the replay alike.
+    At its first compile inductor starts worker subprocesses in the background (each imports
+    torch). On a small machine that start-up steals the CPU for a while, and the calls timed
+    right after a compile ran 10-100x slower in our measurements. Waiting here keeps that out
+    of the timed reps; the caller counts the wait as compile time
+    (:func:`~dyncli.bench.torch_compat.wait_compile_workers`: a no-op when the pool was never
+    created, and before torch 2.9, which cannot wait for it).
     """
     from dyncli.bench import torch_compat
 
     t0 = time.perf_counter()
     with contextlib.suppress(Exception):  # a private API: never let it break a benchmark
         torch_compat.wait_compile_workers(timeout)
-    if gc.isenabled():
-        gc.collect()
     return time.perf_counter() - t0
 
 

@@ -40,7 +40,7 @@ from dyncli.bench.compile_watch import (
     Watch,
     clean_reason,
     code_modules,
-    settle_after_compile,
+    settle_compile_workers,
     sources_since,
     watch,
 )
@@ -322,7 +322,7 @@ def _variation(b: Bench, plan: Plan, variation: Variation, compiled: Any,
     vr.cache_hits = cache_delta(hits, caches.hits())
     ran_eager = eager_detail(backend.graph_calls - graphs, w.limit_messages, limits)
     if vr.recompiled:
-        settled = settle_after_compile()
+        settled = settle_compile_workers()
         vr.first_call_s += settled
         h.in_calls += settled
         vr.first_call_cpu_s = CompileCost.between(snap, CpuSnapshot.now()).cpu_s

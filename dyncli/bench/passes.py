@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli.bench import caches, compiling, interleave
-from dyncli.bench.compile_watch import CountingBackend, settle_after_compile
+from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import recommend, stream_file
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan
@@ -85,7 +85,7 @@ def profile(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult,
                     run.passes.append(PgoPass("cold", error=short_error(e)))
                     break
                 if backend.compiles > before:
-                    compile_s += dt + settle_after_compile()
+                    compile_s += dt + settle_compile_workers()
             assert root is not None
             state = root / "dynamo"
             found = sorted(str(p.name) for p in state.glob("code_state_*.pkl"))
@@ -126,7 +126,7 @@ def warm_compiler(h: Harness, first: int) -> float:
                 # another way had first-time costs of its own (5.5 s vs 1.1 s after)
                 fn = torch.compile(h.model, dynamic=dynamic, backend=CountingBackend())
                 h.step(fn, h.args(first))()
-                settle_after_compile()
+                settle_compile_workers()
         except Exception:  # a model that fails to compile fails in its strategies, with status
             pass
         finally:
@@ -154,7 +154,7 @@ def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bo
     compiled = compiling.compile_plan(h.model, plan, backend)
     player = interleave.Player(
         plan.strategy, {v.index: h.step(compiled, h.args(v.index)) for v in stream.variations},
-        compiles=lambda: backend.compiles, settle=settle_after_compile)
+        compiles=lambda: backend.compiles, settle=settle_compile_workers)
     try:
         with caches.scope(plan.strategy, fresh, seed):
             interleave.replay_interleaved(stream.ids, [player], h.clock,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli.bench import caches, compiling, graph_watch, interleave, loops
-from dyncli.bench.compile_watch import CountingBackend, settle_after_compile
+from dyncli.bench.compile_watch import CountingBackend, settle_compile_workers
 from dyncli.bench.core import machine, recommend
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.plan import StreamPlan
@@ -177,7 +177,7 @@ def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> 
                                    fresh=result.measured is None or result.measured.caches.fresh)
             slots.append(slot)
             players.append(interleave.Player(run.label, steps, slot, backend.count,
-                                             settle_after_compile))
+                                             settle_compile_workers))
             by_name[run.label] = run
         players.append(interleave.Player(recommend.EAGER, {
             v.index: h.step(h.model, h.args(v.index)) for v in plan.variations}))
