@@ -365,8 +365,9 @@ class RangeViolationReport:
 @dataclass(frozen=True)
 class TorchNoteReport:
     """torch's own output of one kind that needs no fix (``TorchNote``: ``autotune``,
-    ``empty-cudagraph``, ``gemm-templates-off``, ``sympy-recursion``, ``backward-deferred``, ``auto-dim-specialized``): how many of each of its parts the log holds,
-    the first line of each part (line number, text), and the ranks that wrote it."""
+    ``empty-cudagraph``, ``gemm-templates-off``, ``sympy-recursion``, ``backward-deferred``,
+    ``auto-dim-specialized``): how many of each of its parts the log holds, the first line of
+    each part (line number, text), and the ranks that wrote it."""
 
     kind: str
     counts: tuple[tuple[str, int], ...] = ()

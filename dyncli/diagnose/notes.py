@@ -16,6 +16,7 @@ from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.model import Diagnosis, TorchNoteReport, rank_key
 from dyncli.diagnose.reasons import cite
 from dyncli.logparse import events as ev
+from dyncli.logparse import textnotes
 
 _KEPT_LINES = 3  # first lines kept per kind (one per part): the note's evidence
 _KEPT_RANKS = 64
@@ -152,7 +153,10 @@ def _sympy_recursion(x: TorchNoteReport) -> Advice:
 def _backward_deferred(x: TorchNoteReport) -> Advice:
     # graph_compile.py (2.15 :2459): only where the forward saves sizes for backward; the
     # lazy backward compiles the same graph again when backward() first runs
-    errors = [text for _, text in x.lines if x.count("raised")]
+    # a part's line is the exception ("raised") or, cut before it, the record's head ("cut"):
+    # the head holds torch's words, an exception does not
+    head = textnotes.DEFERRED_BACKWARD.decode()
+    errors = [text for _, text in x.lines if head not in text]
     raised = f": {errors[0]}" if errors else " (its error is past the paste)"
     return Advice(
         kind=AdviceKind.BACKWARD_DEFERRED, note=True, rank=_rank(x), key=x.kind,

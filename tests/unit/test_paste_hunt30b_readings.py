@@ -94,6 +94,21 @@ def test_the_suppressed_backward_errors_line_is_the_notes(tmp_path: Path) -> Non
     assert "Nothing to fix" not in nothing_found(diag)
 
 
+def test_a_cut_suppressed_backward_record_before_a_whole_one_names_the_whole_ones_error(
+        tmp_path: Path) -> None:
+    # two records, the first cut before its exception: the note's error is the second's
+    # exception, not the first's head (the parts' lines are in log order)
+    tb = ["Traceback (most recent call last):",
+          '  File "/p/torch/_functorch/_aot_autograd/graph_compile.py", line 1778, in '
+          "aot_stage2_autograd", "    compiled_bw_func = aot_config.bw_compiler("]
+    second = _AOT.replace("[0/0]", "[1/0]")
+    diag = diagnose_text(tmp_path, "".join(
+        [_AOT + x + "\n" for x in (_DEFERRED, *tb)]
+        + [second + x + "\n" for x in (_DEFERRED, *tb, "RuntimeError: PassManager::run failed")]))
+    (note,) = diag.notes
+    assert "raised: RuntimeError: PassManager::run failed" in note.message, note.message
+
+
 def test_a_long_suppressed_backward_record_costs_linear_time() -> None:
     def make(n: int) -> str:
         return _AOT + "a." * (n // 2)
