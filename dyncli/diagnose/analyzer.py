@@ -71,7 +71,7 @@ from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
 from dyncli.logparse.textbreaks import SPECULATED
 from dyncli.logparse.textbuiltins import builtin_name, warned_builtin
 from dyncli.logparse.textmsg import symbols_in
-from dyncli.logparse.torchtree import is_polyfill_file
+from dyncli.logparse.torchtree import is_polyfill_file, is_torch_file
 from dyncli.sources import is_input, without_dim
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
@@ -579,6 +579,11 @@ class Analyzer:
         site = f"{caller.file}:{caller.line} in {caller.function}" if caller else ""
         if site and site not in sites and len(sites) < _MAX_IDS:
             sites = (*sites, site)
+        users = old.user_callers if old else ()
+        past = _user_caller(e.user_stack) if placed else None
+        at = f"{past.file}:{past.line} in {past.function}" if past else ""
+        if at and at not in users and len(users) < _MAX_IDS:
+            users = (*users, at)
         self._breaks[key] = GraphBreakReport(
             rank=e.rank, file=e.file, user_line=e.user_line, reason=reason,
             explanation=e.explanation or (old.explanation if old else ""),
@@ -588,6 +593,7 @@ class Analyzer:
             line=old.line if old else e.line,
             gb_type=e.gb_type or (old.gb_type if old else ""),
             gb_code=e.gb_code or (old.gb_code if old else ""), call_sites=sites,
+            user_callers=users,
             debug=e.debug or (old.debug if old else ""),
             raised=e.raised or (old.raised if old else False),
             releases=e.releases or (old.releases if old else ""))
@@ -1008,3 +1014,15 @@ def _caller(stack: tuple[ev.UserLoc, ...]) -> ev.UserLoc | None:
     under = stack[:-1]
     return next((f for f in reversed(under) if not is_polyfill_file(f.file)),
                 under[-1] if under else None)
+
+
+def _user_caller(stack: tuple[ev.UserLoc, ...]) -> ev.UserLoc | None:
+    """The user's frame that reached a break placed at ``stack``'s last frame through torch's
+    own code in between, or None where the frame under the break is not torch's. torch 2.15's
+    record of a break in an autograd.Function's forward dynamo inlined: ``fn`` line 14 (the
+    ``.apply``), then torch/_functorch/autograd_function.py's ``inner``, then ``forward``; the
+    break resumes ``fn`` after line 14 (torch_dynamo_resume_in_fn_at_14)."""
+    under = stack[:-1]
+    if not under or not is_torch_file(under[-1].file):
+        return None
+    return next((f for f in reversed(under) if not is_torch_file(f.file)), None)

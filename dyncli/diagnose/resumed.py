@@ -38,9 +38,11 @@ def proven_breaks(named: Iterable[Named],
     graph-break records) do not already place: one report per (rank, function, line), with
     the file where any evidence names it and the earliest line of the log that proves it."""
     # where the log's records place breaks: the break's own line, and the lines of the
-    # frames that called it (a break inside an inlined helper resumes its caller at the call)
+    # frames that called it (a break inside an inlined helper resumes its caller at the call;
+    # inside an inlined autograd.Function, the user's frame under torch's autograd_function.py)
     placed = {(b.rank, b.user_line, b.file) for b in breaks if b.file}
-    placed |= {(b.rank, where[1], where[0]) for b in breaks for site in b.call_sites
+    placed |= {(b.rank, where[1], where[0]) for b in breaks
+               for site in (*b.call_sites, *b.user_callers)
                if (where := call_site(site)) is not None}
     out: dict[tuple[int | None, str, int], GraphBreakReport] = {}
     # evidence with a file first, then the earliest
