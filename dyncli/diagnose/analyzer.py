@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -355,6 +355,36 @@ class Analyzer:
         handler = self._dispatch.get(type(event))
         if handler is not None:
             handler(event)
+
+    def _speculations_resumed(self, recorded: list[GraphBreakReport],
+                              proofs: list[GraphBreakReport]) -> list[GraphBreakReport]:
+        """``recorded`` and ``proofs``, a speculate_subgraph record without its place (torch
+        2.15 under TORCH_LOGS="dynamo" only) joined with the one resume function of its frame:
+        dynamo breaks the frame at the Function's call and resumes after it
+        (torch_dynamo_resume_in_fn_at_14 for ``Doubled.apply`` at line 14 of fn). Only where
+        the frame has that one speculated record and that one resumed break; otherwise both
+        stand (which break the name proves is not in the log)."""
+        def frame_of(b: GraphBreakReport) -> _Frame | None:
+            keys = {c.frame_key for x in b.compile_ids if (c := ev.CompileId.parse(x))}
+            return self._frames.get((b.rank, keys.pop())) if len(keys) == 1 else None
+
+        frames = [frame_of(b) for b in recorded]
+        records = Counter(id(f) for f in frames if f is not None)
+        out, used = list(recorded), set()
+        for i, b in enumerate(recorded):
+            frame = frames[i] if not b.file and b.reason.startswith(SPECULATED) else None
+            if frame is None or not frame.function or records[id(frame)] != 1:
+                continue
+            mine = [j for j, p in enumerate(proofs)
+                    if p.rank == b.rank and p.function == frame.function
+                    and resumed.same_file(p.file, frame.file)]
+            if len(mine) != 1 or mine[0] in used:
+                continue
+            p = proofs[mine[0]]
+            used.add(mine[0])
+            out[i] = dataclasses.replace(b, file=p.file, user_line=p.user_line,
+                                         function=p.function)
+        return out + [p for j, p in enumerate(proofs) if j not in used]
 
     def _frame(self, rank: int | None, cid: ev.CompileId) -> _Frame:
         key = (rank, cid.frame_key)
@@ -869,7 +899,8 @@ class Analyzer:
                      for f in frames if f.frame_id == "?"]
         evidence += [(x.rank, r.function, r.file, None, x.line)
                      for x in self._crashes.values() for r in x.resumes]
-        breaks = tuple(sorted(recorded + resumed.proven_breaks(evidence, recorded),
+        proofs = resumed.proven_breaks(evidence, recorded)
+        breaks = tuple(sorted(self._speculations_resumed(recorded, proofs),
                               key=lambda b: (rank_key(b.rank), b.line)))
         releases = torch_releases.judge(((b.releases, bool(b.debug)) for b in breaks),
                                         self._versions.items(), trace=self._trace)

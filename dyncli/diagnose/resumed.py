@@ -48,7 +48,7 @@ def proven_breaks(named: Iterable[Named],
     # evidence with a file first, then the earliest
     for rank, name, file, first, line in sorted(named, key=lambda n: (not n[2], n[4] <= 0, n[4])):
         for function, at in broke_at(name, first):
-            if any(r == rank and u == at and _same_file(f, file) for r, u, f in placed):
+            if any(r == rank and u == at and same_file(f, file) for r, u, f in placed):
                 continue
             key = (rank, function, at)
             if key not in out:
@@ -58,7 +58,7 @@ def proven_breaks(named: Iterable[Named],
     return list(out.values())
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     """Whether two of torch's spellings of a file may be one file: the same path, or one a
     shortened tail of the other (guard comments cut the directories), or one not known."""
     if not a or not b or a == b:
