@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,7 +71,7 @@ from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
 from dyncli.logparse.textbreaks import SPECULATED
 from dyncli.logparse.textbuiltins import builtin_name, warned_builtin
 from dyncli.logparse.textmsg import symbols_in
-from dyncli.logparse.torchtree import is_polyfill_file
+from dyncli.logparse.torchtree import is_polyfill_file, is_torch_file
 from dyncli.sources import is_input, without_dim
 
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
@@ -356,6 +356,36 @@ class Analyzer:
         if handler is not None:
             handler(event)
 
+    def _speculations_resumed(self, recorded: list[GraphBreakReport],
+                              proofs: list[GraphBreakReport]) -> list[GraphBreakReport]:
+        """``recorded`` and ``proofs``, a speculate_subgraph record without its place (torch
+        2.15 under TORCH_LOGS="dynamo" only) joined with the one resume function of its frame:
+        dynamo breaks the frame at the Function's call and resumes after it
+        (torch_dynamo_resume_in_fn_at_14 for ``Doubled.apply`` at line 14 of fn). Only where
+        the frame has that one speculated record and that one resumed break; otherwise both
+        stand (which break the name proves is not in the log)."""
+        def frame_of(b: GraphBreakReport) -> _Frame | None:
+            keys = {c.frame_key for x in b.compile_ids if (c := ev.CompileId.parse(x))}
+            return self._frames.get((b.rank, keys.pop())) if len(keys) == 1 else None
+
+        frames = [frame_of(b) for b in recorded]
+        records = Counter(id(f) for f in frames if f is not None)
+        out, used = list(recorded), set()
+        for i, b in enumerate(recorded):
+            frame = frames[i] if not b.file and b.reason.startswith(SPECULATED) else None
+            if frame is None or not frame.function or records[id(frame)] != 1:
+                continue
+            mine = [j for j, p in enumerate(proofs)
+                    if p.rank == b.rank and p.function == frame.function
+                    and resumed.same_file(p.file, frame.file)]
+            if len(mine) != 1 or mine[0] in used:
+                continue
+            p = proofs[mine[0]]
+            used.add(mine[0])
+            out[i] = dataclasses.replace(b, file=p.file, user_line=p.user_line,
+                                         function=p.function)
+        return out + [p for j, p in enumerate(proofs) if j not in used]
+
     def _frame(self, rank: int | None, cid: ev.CompileId) -> _Frame:
         key = (rank, cid.frame_key)
         frame = self._frames.get(key)
@@ -579,6 +609,11 @@ class Analyzer:
         site = f"{caller.file}:{caller.line} in {caller.function}" if caller else ""
         if site and site not in sites and len(sites) < _MAX_IDS:
             sites = (*sites, site)
+        users = old.user_callers if old else ()
+        past = _user_caller(e.user_stack) if placed else None
+        at = f"{past.file}:{past.line} in {past.function}" if past else ""
+        if at and at not in users and len(users) < _MAX_IDS:
+            users = (*users, at)
         self._breaks[key] = GraphBreakReport(
             rank=e.rank, file=e.file, user_line=e.user_line, reason=reason,
             explanation=e.explanation or (old.explanation if old else ""),
@@ -588,6 +623,7 @@ class Analyzer:
             line=old.line if old else e.line,
             gb_type=e.gb_type or (old.gb_type if old else ""),
             gb_code=e.gb_code or (old.gb_code if old else ""), call_sites=sites,
+            user_callers=users,
             debug=e.debug or (old.debug if old else ""),
             raised=e.raised or (old.raised if old else False),
             releases=e.releases or (old.releases if old else ""))
@@ -863,7 +899,8 @@ class Analyzer:
                      for f in frames if f.frame_id == "?"]
         evidence += [(x.rank, r.function, r.file, None, x.line)
                      for x in self._crashes.values() for r in x.resumes]
-        breaks = tuple(sorted(recorded + resumed.proven_breaks(evidence, recorded),
+        proofs = resumed.proven_breaks(evidence, recorded)
+        breaks = tuple(sorted(self._speculations_resumed(recorded, proofs),
                               key=lambda b: (rank_key(b.rank), b.line)))
         releases = torch_releases.judge(((b.releases, bool(b.debug)) for b in breaks),
                                         self._versions.items(), trace=self._trace)
@@ -1008,3 +1045,15 @@ def _caller(stack: tuple[ev.UserLoc, ...]) -> ev.UserLoc | None:
     under = stack[:-1]
     return next((f for f in reversed(under) if not is_polyfill_file(f.file)),
                 under[-1] if under else None)
+
+
+def _user_caller(stack: tuple[ev.UserLoc, ...]) -> ev.UserLoc | None:
+    """The user's frame that reached a break placed at ``stack``'s last frame through torch's
+    own code in between, or None where the frame under the break is not torch's. torch 2.15's
+    record of a break in an autograd.Function's forward dynamo inlined: ``fn`` line 14 (the
+    ``.apply``), then torch/_functorch/autograd_function.py's ``inner``, then ``forward``; the
+    break resumes ``fn`` after line 14 (torch_dynamo_resume_in_fn_at_14)."""
+    under = stack[:-1]
+    if not under or not is_torch_file(under[-1].file):
+        return None
+    return next((f for f in reversed(under) if not is_torch_file(f.file)), None)

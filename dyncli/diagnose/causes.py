@@ -228,7 +228,8 @@ class _Builder:
             c.graph_break = c.graph_break or b
             c.graph_breaks += b.count
             c.ranks[b.rank] = None
-            lines = {b.user_line} | {at[1] for s in b.call_sites if (at := call_site(s)) is not None}
+            lines = {b.user_line} | {at[1] for s in (*b.call_sites, *b.user_callers)
+                                     if (at := call_site(s)) is not None}
             for f in self.diag.frames:  # the frames a break made: torch's resume functions
                 resumed = resume_line(f.function, f.first_line)
                 if f.rank != b.rank or resumed is None or resumed not in lines:

@@ -157,6 +157,10 @@ class GraphBreakReport:
     gb_type: str = ""  # torch's graph-break type (its registry's Gb_type)
     gb_code: str = ""  # torch's graph-break code (GB0025), when the log carries it
     call_sites: tuple[str, ...] = ()  # "file:line in fn" of the callers that reached it
+    # "file:line in fn" of the user's frames that reached it through torch's own code (a
+    # Function's forward dynamo inlined is reached from torch's autograd_function.py, called
+    # at the user's ``.apply``): where its frame resumes, so not a break of its own
+    user_callers: tuple[str, ...] = ()
     # a break the log proves only by the name of the code torch resumed after it
     # (dyncli.diagnose.resumed): that name, and the function that broke
     resumed_in: str = ""

@@ -38,15 +38,17 @@ def proven_breaks(named: Iterable[Named],
     graph-break records) do not already place: one report per (rank, function, line), with
     the file where any evidence names it and the earliest line of the log that proves it."""
     # where the log's records place breaks: the break's own line, and the lines of the
-    # frames that called it (a break inside an inlined helper resumes its caller at the call)
+    # frames that called it (a break inside an inlined helper resumes its caller at the call;
+    # inside an inlined autograd.Function, the user's frame under torch's autograd_function.py)
     placed = {(b.rank, b.user_line, b.file) for b in breaks if b.file}
-    placed |= {(b.rank, where[1], where[0]) for b in breaks for site in b.call_sites
+    placed |= {(b.rank, where[1], where[0]) for b in breaks
+               for site in (*b.call_sites, *b.user_callers)
                if (where := call_site(site)) is not None}
     out: dict[tuple[int | None, str, int], GraphBreakReport] = {}
     # evidence with a file first, then the earliest
     for rank, name, file, first, line in sorted(named, key=lambda n: (not n[2], n[4] <= 0, n[4])):
         for function, at in broke_at(name, first):
-            if any(r == rank and u == at and _same_file(f, file) for r, u, f in placed):
+            if any(r == rank and u == at and same_file(f, file) for r, u, f in placed):
                 continue
             key = (rank, function, at)
             if key not in out:
@@ -56,7 +58,7 @@ def proven_breaks(named: Iterable[Named],
     return list(out.values())
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     """Whether two of torch's spellings of a file may be one file: the same path, or one a
     shortened tail of the other (guard comments cut the directories), or one not known."""
     if not a or not b or a == b:

@@ -208,6 +208,9 @@ class TextLogParser(ForeignLines):
                             known += 1
                             if mode == COLLECT and len(cur.lines) < MAX_RECORD_LINES:
                                 cur.lines.append(message)
+                                if cur.handler is notes.deferred_backward:
+                                    yield from self._deferred_dde(cur.common, message,
+                                                                  base + fast + slow)
                             elif mode == FLAT:
                                 out = self._flat(cur, message, base + fast + slow)
                                 if out:
@@ -486,6 +489,8 @@ class TextLogParser(ForeignLines):
             return self._tree(rec, message, lineno)
         if rec.mode == COLLECT and len(rec.lines) < MAX_RECORD_LINES:
             rec.lines.append(message)
+            if rec.handler is notes.deferred_backward:
+                return self._deferred_dde(rec.common, message, lineno)
         elif rec.mode == FLAT:
             return self._flat(rec, message, lineno)
         return _NO_EVENTS
@@ -530,6 +535,14 @@ class TextLogParser(ForeignLines):
             self._open[key] = _Record(prefix, TREE_WORD, TREE, None, common, message)
             return _NO_EVENTS
         entry = KINDS.get(word) if is_start(word, message) else None
+        if entry is None and notes.in_deferred_backward(prefix, message):
+            # a line of AOTAutograd's suppressed-backward warning, its head before the paste
+            # (pytorch#193693): that note, and a data-dependent error its traceback ends in
+            self.stats.partial += 1
+            self.stats.recognized += 1
+            self._open[key] = _Record(prefix, b"", COLLECT, notes.deferred_backward, common,
+                                      message)
+            return self._deferred_dde(common, message, lineno)
         if entry is None or word == b"Could":  # (not a record of a kind torch names)
             found = dde.events(message, common, lineno)
             if found:  # a line of a data-dependent error: the rest of its record a traceback
@@ -598,6 +611,15 @@ class TextLogParser(ForeignLines):
                 and b"_dynamo_static_indices" not in message:
             return _NO_EVENTS
         return self._guard(guards.tree_line, rec, message, lineno)
+
+    def _deferred_dde(self, common: dict[str, Any], message: bytes,
+                      lineno: int) -> Iterable[ev.Event]:
+        """The data-dependent error a line of the suppressed-backward warning states (the
+        backward compile's error, read as the same error is anywhere else), if it does."""
+        found = dde.events(message, common, lineno)
+        if found:
+            self._dde_owned(common, lineno)
+        return found
 
     def _close(self, key: _Key) -> Iterable[ev.Event]:
         rec = self._open.pop(key, None)

@@ -69,15 +69,31 @@ TEXT_CHARS = 300  # of a message kept as a note's evidence
 # backward() compiles it again (2.1 aot_autograd.py, 2.4 jit_compile_runtime_wrappers.py, 2.9
 # graph_compile.py:1793, 2.15 :2484; pytorch#163874, #133965)
 DEFERRED_BACKWARD = b"failed to eagerly compile backwards"
+# its logger: graph_compile.py's module logger, which writes no other WARNING-or-above record
+# (its only log.warning/error/exception call in the 2.9-era, 2.10-era and 2.11-era sources
+# and in 2.13.0, 2.14.1 and 2.15.0; its artifact loggers aot_graphs and aot_joint_graph write
+# at INFO and DEBUG), so any W line of it is a line of this warning's record
+_DEFERRED_LOGGERS = (b"_aot_autograd/graph_compile.py:", b"_aot_autograd\\graph_compile.py:")
 _EXCEPTION_RE = re.compile(r"^(?:[A-Za-z_]\w{0,100}\.){0,8}[A-Za-z_]\w{0,100}"
                            r"(?:Error|Exception|Failed|Exceeded)(?::(?: .{0,4000})?)?$")
 
 
+def in_deferred_backward(prefix: bytes, message: bytes) -> bool:
+    """Whether a glog line is one of the suppressed-backward warning's record though its
+    message is not the warning's head: a W line of graph_compile.py (2.9 on) the paste began
+    inside (pytorch#163874's second excerpt, #193693: its traceback's lines)."""
+    level = prefix.lstrip(b"[rank0123456789]:")[:1]
+    return (level == b"W" and any(x in prefix for x in _DEFERRED_LOGGERS)
+            and not message.startswith(DEFERRED_BACKWARD))
+
+
 def deferred_backward(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """The note of AOTAutograd's suppressed backward compile: its text the exception the
-    record's traceback ends in (``what`` "raised"), or its head where the paste cut it first
-    (``what`` "cut")."""
-    error = next((line.strip() for line in reversed(lines[1:])
+    record's traceback ends in (``what`` "raised"), or its first line where the paste cut the
+    exception (``what`` "cut"); the record's head, or a line of it where the paste began inside
+    it (``in_deferred_backward``)."""
+    body = lines[1:] if lines and lines[0].startswith(DEFERRED_BACKWARD.decode()) else lines
+    error = next((line.strip() for line in reversed(body)
                   if line[:1] not in (" ", "\t") and _EXCEPTION_RE.match(line.strip())), "")
     text = error or (lines[0].strip() if lines else "")
     return [ev.TorchNote(kind="backward-deferred", what="raised" if error else "cut",

@@ -64,9 +64,12 @@ def test_a_speculated_function_made_a_custom_op_compiles_in_one_graph(tmp_path: 
                        tmp_path, logs="dynamo")
     diag = diagnose_logs([ran["as run"].log])
     # (torch 2.15 also warns of the builtin, and names the functions it resumed in: breaks of
-    # their own readings; the record read is the speculated one)
+    # their own readings; the record read is the speculated one, placed where fn resumed: the
+    # call, read once, not again as a resumed break of its own)
     (b,) = [b for b in diag.graph_breaks if b.reason.startswith("speculate_subgraph: ")]
-    assert not b.file
+    call = PROGRAM.splitlines().index("    return CALL(x + 1) - 1") + 1
+    assert (b.function, b.user_line) == ("fn", call)
+    assert not any(o.resumed_in and o.function == "fn" for o in diag.graph_breaks)
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK
             and s.message.endswith(b.said_reason)]
     assert "torch.library.custom_op" in a.fix and "register_autograd" in a.fix
@@ -83,3 +86,6 @@ def test_the_record_beside_its_graph_break_record_is_one_break(tmp_path: Path) -
     diag = diagnose_logs([ran["as run"].log])
     assert not any(b.reason.startswith("speculate_subgraph: ") for b in diag.graph_breaks)
     assert any(b.file and b.user_line for b in diag.graph_breaks)
+    # the record's user stack reaches forward through torch's autograd_function.py from fn's
+    # call: fn's resume function is that break, not one more (read twice before round 30)
+    assert not any(b.resumed_in and b.function == "fn" for b in diag.graph_breaks)
