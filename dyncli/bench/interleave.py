@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from dyncli.bench import caches, compiling, loops, torch_compat
+from dyncli.bench.collector import FullCollections, Tally
 from dyncli.bench.core import caches as core_caches
 from dyncli.bench.core.confidence import EAGER, Window
 from dyncli.bench.timing import Clock
@@ -175,6 +176,7 @@ class Player:
     error: str = ""
     replayed: int = 0
     cache_hits: dict[str, int] = field(default_factory=dict)  # over its own turns
+    gc: Tally = field(default_factory=Tally)  # Python's full collections inside its requests
 
 
 def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clock,
@@ -189,11 +191,22 @@ def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clo
     set; the others go on. One player with one chunk is the plain replay
     (:func:`dyncli.bench.passes.replay`). ``hits`` reads torch's cache-hit counters
     (:func:`dyncli.bench.caches.hits`): what they gain over a player's turn, outside its
-    timing, is its ``cache_hits``.
+    timing, is its ``cache_hits``. Python's full collections inside a player's timed requests
+    are its ``gc`` (:mod:`dyncli.bench.collector`): part of its seconds, in no prediction.
     """
     n = len(ids)
     size = chunk or max(1, -(-n // REPLAY_CHUNKS))
     order = list(players)
+    with FullCollections() as collections:
+        _turns(ids, order, size, clock, short_error, hits, collections)
+
+
+def _turns(ids: Sequence[int], order: list[Player], size: int, clock: Clock,
+           short_error: Callable[[BaseException], str], hits: Callable[[], Mapping[str, int]],
+           collections: FullCollections) -> None:
+    """The chunks of :func:`replay_interleaved`, each player's requests watched for
+    full collections."""
+    n = len(ids)
     for c, start in enumerate(range(0, n, size)):
         k = c % len(order) if order else 0
         for p in order[k:] + order[:k]:
@@ -203,18 +216,19 @@ def replay_interleaved(ids: Sequence[int], players: Sequence[Player], clock: Clo
                 if p.slot is not None:
                     stack.enter_context(p.slot.turn())
                 hits0 = hits()
-                t0 = time.perf_counter()
-                try:
-                    for sid in ids[start:start + size]:
-                        before, t = p.compiles(), time.perf_counter()
-                        p.steps[sid]()
-                        if p.compiles() > before:
-                            p.settle()
-                            clock.synchronize()
-                            p.compile_s += time.perf_counter() - t
-                        clock.synchronize()  # a request is served when its result is ready
-                        p.replayed += 1
-                except Exception as e:
-                    p.error = short_error(e)
-                p.measured_s += time.perf_counter() - t0
+                with collections.watch(p.gc):
+                    t0 = time.perf_counter()
+                    try:
+                        for sid in ids[start:start + size]:
+                            before, t = p.compiles(), time.perf_counter()
+                            p.steps[sid]()
+                            if p.compiles() > before:
+                                p.settle()
+                                clock.synchronize()
+                                p.compile_s += time.perf_counter() - t
+                            clock.synchronize()  # a request is served when its result is ready
+                            p.replayed += 1
+                    except Exception as e:
+                        p.error = short_error(e)
+                    p.measured_s += time.perf_counter() - t0
                 p.cache_hits = core_caches.total([p.cache_hits, core_caches.delta(hits0, hits())])

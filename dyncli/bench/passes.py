@@ -169,4 +169,5 @@ def replay(h: Harness, stream: StreamPlan, plan: Plan, run: RunResult, fresh: bo
         run.error = run.error or f"replay: {player.error}"
         return
     run.replay = Replay(player.measured_s, predicted.total_s, backend.compiles,
-                        compile_s=player.compile_s, cache_hits=player.cache_hits)
+                        compile_s=player.compile_s, cache_hits=player.cache_hits,
+                        **player.gc.replay_fields())

@@ -181,6 +181,20 @@ def replay_hits_line(result: BenchResult) -> str | None:
             + ", so the replay's compile seconds are not the ones the prediction charges")
 
 
+def replay_gc_line(result: BenchResult) -> str | None:
+    """Which replays held Python's full garbage collections, and their seconds; None when
+    none did (or none was counted)."""
+    replays = [("eager", result.eager_stream.replay if result.eager_stream else None)]
+    replays += [(r.label, r.replay) for r in result.runs]
+    held = [f"{name} {p.gc_full} ({p.gc_full_s or 0.0:.2f} s)" for name, p in replays
+            if p is not None and p.gc_full]
+    if not held:
+        return None
+    return (f"full garbage collections inside the replays' requests: {', '.join(held)} — "
+            "Python's collector freeing what compiles left behind; a server pays them too, "
+            "in some request after a compile, and no prediction holds them")
+
+
 def payback_line(result: BenchResult) -> str:
     """Without the user's traffic: when each strategy's compiling pays back, no verdict."""
     parts = []
@@ -306,8 +320,9 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
                  "CPU) less one steady call, so time spent waiting for a busy machine's cores "
                  "is not charged (compile wall s above counts it); * = projected, taking the "
                  "stream to repeat")
-        if replay_hits := replay_hits_line(result):
-            out.text(replay_hits)
+        for line in (replay_hits_line(result), replay_gc_line(result)):
+            if line:
+                out.text(line)
     for run in result.runs:
         for line in (buckets_line(run), start_line(run), graphs_line(run)):
             if line:

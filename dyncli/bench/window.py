@@ -192,13 +192,13 @@ def replay_all(h: Harness, plan: StreamPlan, r: Window, result: BenchResult) -> 
             if result.eager_stream is not None:
                 result.eager_stream.replay = Replay(
                     math.nan if p.error else p.measured_s, result.eager_stream.total_s,
-                    interleaved=True)
+                    interleaved=True, **p.gc.replay_fields())
             continue
         run = by_name[p.name]
         assert run.stream is not None
         run.replay = Replay(math.nan if p.error else p.measured_s, run.stream.total_s,
                             p.compiles(), interleaved=True, compile_s=p.compile_s,
-                            cache_hits=p.cache_hits)
+                            cache_hits=p.cache_hits, **p.gc.replay_fields())
         if p.error:
             run.error = run.error or f"replay: {p.error}"
     r.load.read("replay")

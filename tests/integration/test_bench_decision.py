@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dyncli.bench import torch_compat
+from dyncli.bench import collector, torch_compat
 from dyncli.bench.core.result import BenchResult
 from dyncli.bench.hog import Hog
 from dyncli.bench.runner import run_bench
@@ -57,6 +57,12 @@ def test_quiet_and_loaded_runs_decide_alike() -> None:
         assert 0.0 <= rec["confidence"] <= 1.0
         assert set(rec["p_best"]) == {"eager", "static", "dynamic"}
         assert doc["eager_stream"]["replay"]["measured_s"] > 0
+        for run in [*doc["runs"], doc["eager_stream"]]:
+            # Python's full collections inside each player's requests, counted (3.11 here)
+            assert ("gc_full" in run["replay"]) is collector.generational()
+            if collector.generational():
+                assert run["replay"]["gc_full"] >= 0
+                assert 0 <= run["replay"]["gc_full_s"] <= run["replay"]["measured_s"]
         for run in doc["runs"]:
             assert run["status"] == "pass"
             assert run["replay"]["interleaved"] is True

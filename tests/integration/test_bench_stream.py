@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from dyncli.bench import torch_compat
+from dyncli.bench import collector, torch_compat
 from dyncli.bench.core import machine, recommend
 from dyncli.bench.core import strategy as table
 from dyncli.bench.core.apply import Plan
@@ -256,6 +256,9 @@ def test_replay_within_15_percent_of_prediction(one_thread: None) -> None:
         assert eager.replay.predicted_s == pytest.approx(eager.total_s)
         assert run.replay.compiles == run.stream.compiles == 2
         assert run.replay.cache_hits == {}  # from an empty cache of its own: every compile cold
+        if collector.generational():  # the plain replay counts full collections too
+            assert run.replay.gc_full is not None and run.replay.gc_full >= 0
+            assert 0 <= (run.replay.gc_full_s or 0.0) <= run.replay.measured_s
         replays = {"eager": eager.replay, "automatic": run.replay}
         tries.append({name: (r.predicted_s, r.measured_s) for name, r in replays.items()})
         load = result.load or {}

@@ -150,6 +150,11 @@ class Replay:
     # variation): under --warm-cache the replay finds the entries the measurement wrote, so its
     # compiles are hits where the prediction priced what the measurement paid
     cache_hits: dict[str, int] = field(default_factory=dict)
+    # Python's full garbage collections inside the replay's requests (count, wall seconds):
+    # part of measured_s and of no prediction (a compile's garbage is freed by one, in some
+    # later request; dyncli.bench.collector). None: not counted (a document from before)
+    gc_full: int | None = None
+    gc_full_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``runs[].replay`` object."""
@@ -158,6 +163,8 @@ class Replay:
             out["compiles"] = self.compiles
         if self.compile_s is not None:
             out["compile_s"] = self.compile_s
+        if self.gc_full is not None:
+            out |= {"gc_full": self.gc_full, "gc_full_s": self.gc_full_s}
         if self.interleaved:
             out["interleaved"] = True
         if self.cache_hits:
@@ -169,7 +176,8 @@ class Replay:
         """Read ``replay`` back."""
         return cls(f.num(d.get("measured_s")), f.num(d.get("predicted_s")),
                    f.opt_int(d.get("compiles")), f.flag(d.get("interleaved")),
-                   f.opt_num(d.get("compile_s")), read_hits(d.get("cache_hits")))
+                   f.opt_num(d.get("compile_s")), read_hits(d.get("cache_hits")),
+                   f.opt_int(d.get("gc_full")), f.opt_num(d.get("gc_full_s")))
 
 
 @dataclass(frozen=True)
