@@ -79,6 +79,7 @@ from dyncli.logparse.textcrash import (
     machine_error,
     rewrapped,
 )
+from dyncli.logparse.textframes import LOOP_SKIP
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.torchtree import (
@@ -155,6 +156,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _guard_self_checks(diag)
     out += _mode_skips(diag)
     out += _not_converted(diag)
+    out += _loop_skips(diag)
     out += _no_compiled_frames(diag)
     out += compile_metrics.long_compiles(diag)
     return tuple(_absent_apis(_for_release(a, diag.releases), diag.releases)
@@ -657,6 +659,38 @@ def _not_converted(diag: Diagnosis) -> list[Advice]:
                                                  f"{x.first_line}") if x.first_line is not None
                       else cite(x.line, x.compile_id, f"{x.error[:160]} (a WON'T CONVERT "
                                                       "record whose head the paste cut)"),)))
+    return out
+
+
+def _loop_skips(diag: Diagnosis) -> list[Advice]:
+    """A frame dynamo skipped because a graph break happened inside one of its loops (torch
+    2.0-2.10's INFO record; pytorch#88857 made a break in a loop skip the frame, so that a loop
+    of N breaks is not N compiles): the whole frame runs eagerly. The break is the cause: its
+    record (graph_breaks) names why; a loop body in a function of its own is compiled on each
+    call while the frame around it runs eagerly (pytorch#88857's own reasoning)."""
+    out = []
+    for x in diag.loop_skips:
+        name = x.function or "a frame the record does not name"
+        where = f" ({x.file})" if x.file else ""
+        at = (f" at {x.file}:{x.user_line}" if x.file and x.user_line is not None
+              else " (the record names neither the frame nor the line: its frame summary came "
+              "with pytorch#100045, in 2.1)" if not x.file else "")
+        out.append(Advice(
+            kind=AdviceKind.LOOP_SKIP, rank=x.rank, function=x.function,
+            key=f"{x.function}:{x.file}:{x.user_line}",
+            sites=(Site(x.file, x.user_line),) if x.file and x.user_line else (),
+            message=(f"{name}{where} runs eagerly: torch found a graph break inside one of its "
+                     f"for/while loops{at} and skipped the whole frame, since it cannot resume a "
+                     "frame in the middle of a loop; nothing of that frame is compiled"
+                     + (f" ({x.count} times)" if x.count > 1 else "") + "."),
+            fix=('remove that graph break: TORCH_LOGS="graph_breaks" prints its reason and the '
+                 "user code that reached it (this record names only the frame), and its own fix "
+                 "applies; where the break must stay, move the loop's body into a function of "
+                 "its own: torch then compiles that function on each call and breaks there, "
+                 "while only the loop around it runs eagerly"),
+            evidence=(cite(x.line, x.compile_id, LOOP_SKIP
+                           + (f" ({x.file}:{x.user_line} in {x.function})"
+                              if x.file and x.user_line is not None else "")),)))
     return out
 
 

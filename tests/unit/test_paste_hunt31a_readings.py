@@ -1,0 +1,90 @@
+"""Paste hunt 31a (round 31, pytorch/pytorch threads): frames torch gave up on as the text log
+says it. torch 2.0-2.10's "Skipping frame because there is a graph break in a for/while loop"
+(symbolic_convert, INFO; its frame summary from 2.1) means the whole frame runs eagerly; it was
+read as "Nothing to fix"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pasted_reading import PASTED, diagnose_text
+
+from dyncli.diagnose.findings import Advice, AdviceKind
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.read import diagnose_logs
+
+_LOOP = "Skipping frame because there is a graph break in a for/while loop"
+# torch 2.1-2.10's glog layout of the INFO record and, under +dynamo, convert_frame's DEBUG echo
+# ("Skipping frame %s %s \<newline> %s %s": the exception, co_name, co_filename, firstlineno)
+_INFO = "I0426 00:11:21.035000 140 torch/_dynamo/symbolic_convert.py:1046] [0/0] "
+_DEBUG = "V0426 00:11:21.036000 140 torch/_dynamo/convert_frame.py:611] [0/0] "
+_SUMMARY = "<FrameSummary file /w/train.py, line 12 in run>"
+
+
+def _advice(diag: Diagnosis) -> list[Advice]:
+    """The loop-skip findings."""
+    return [a for a in diag.suggestions if a.kind is AdviceKind.LOOP_SKIP]
+
+
+def test_the_loop_skip_record_alone_is_a_frame_that_runs_eagerly() -> None:
+    # pytorch#99609 (yanboliang's 2.1 nightly log of the repro): "Nothing to fix" before; the
+    # record of April 2023 names neither the frame nor the line
+    diag = diagnose_logs([PASTED / "pytorch-99609.log"])
+    (skip,) = diag.loop_skips
+    assert (skip.function, skip.file, skip.user_line) == ("", "", None)
+    (cause,) = diag.causes
+    assert cause.runs_eagerly and cause.line().startswith("[runs eagerly]")
+    (a,) = cause.findings
+    assert "skipped the whole frame" in a.message and "neither the frame nor the line" in a.message
+    assert a.fix.startswith('remove that graph break: TORCH_LOGS="graph_breaks"')
+
+
+def test_the_frame_summary_names_the_frame_and_the_break_line() -> None:
+    # pytorch#100045 (the pull request's example: its frame summary without the prefix, 2.1's
+    # layout of April 2023): 1 line not understood and "Nothing to fix" before
+    diag = diagnose_logs([PASTED / "pytorch-100045.log"])
+    assert diag.stats.unrecognized == 0
+    (skip,) = diag.loop_skips
+    assert (skip.function, skip.user_line) == ("<resume in forward>", 1086)
+    assert skip.file.endswith("transformers/models/t5/modeling_t5.py")
+    (a,) = _advice(diag)
+    assert a.sites[0].line == 1086 and a.function == "<resume in forward>"
+    assert "modeling_t5.py:1086 and skipped the whole frame" in a.message
+
+
+def test_the_debug_echo_is_the_same_skip_and_gives_the_first_line(tmp_path: Path) -> None:
+    # +dynamo: the INFO record, then convert_frame's echo of it (one skip, not two)
+    text = (f"{_INFO}{_LOOP}\n{_INFO}{_SUMMARY}\n"
+            f"{_DEBUG}Skipping frame {_LOOP}\n"
+            f"{_DEBUG}{_SUMMARY} run                     /w/train.py 7\n")
+    diag = diagnose_text(tmp_path, text)
+    (skip,) = diag.loop_skips
+    assert (skip.function, skip.file, skip.user_line, skip.first_line, skip.count) == \
+        ("run", "/w/train.py", 12, 7, 1)
+    assert diag.stats.unrecognized == 0 and len(_advice(diag)) == 1
+
+
+def test_two_skips_of_one_loop_are_counted(tmp_path: Path) -> None:
+    text = f"{_INFO}{_LOOP}\n{_INFO}{_SUMMARY}\n" * 2
+    (skip,) = diagnose_text(tmp_path, text).loop_skips
+    assert skip.count == 2
+
+
+def test_torch_2_0s_echo_names_the_frame_on_its_line(tmp_path: Path) -> None:
+    # 2.0's record had no frame summary: its echo's frame follows the sentence on its line
+    text = (f"[2023-03-20 10:00:00,000] torch._dynamo.convert_frame: [DEBUG] Skipping frame "
+            f"{_LOOP} fn                     /w/a.py 3\n")
+    (skip,) = diagnose_text(tmp_path, text).loop_skips
+    assert (skip.function, skip.file, skip.first_line, skip.user_line) == ("fn", "/w/a.py", 3, None)
+
+
+@pytest.mark.parametrize("line", [
+    # symbolic_shapes' DEBUG skip of a guard (pytorch#119238), convert_frame's other SkipFrames
+    "[2024-02-05 15:21:43,445] [0/0] torch.fx.experimental.symbolic_shapes: [DEBUG] Skipping "
+    "guard L['x'].stride()[0] == 2",
+    f"{_DEBUG}Skipping frame because no content in function call fn /w/a.py 3",
+], ids=["guard", "no-content"])
+def test_other_skipping_lines_are_no_loop_skip(tmp_path: Path, line: str) -> None:
+    diag = diagnose_text(tmp_path, line + "\n")
+    assert not diag.loop_skips and not diag.causes and diag.stats.unrecognized == 0
