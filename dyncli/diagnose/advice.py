@@ -1290,7 +1290,7 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
         message=(f"graph break at {b.place}{raised_break(diag.releases)}: {b.said_reason}" if b.raised else
-                 f"graph break at {b.place} ({b.count}x): {b.said_reason}"),
+                 f"graph break at {b.place} ({b.count}x): {b.said_reason}") + _SKIPPED_FRAME * b.skipped_frame,
         fix=_break_fix(b, diag.releases), stopped=b.raised,
         # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
@@ -1300,6 +1300,10 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         for b in diag.graph_breaks]
 
 
+# convert_frame's "Graph break: skip:" record (2.4-2.7): "skip:" is torch's word for a frame it
+# gave up on at this break, not the break's reason (pytorch#140394, #150477)
+_SKIPPED_FRAME = ("; torch gave up on the whole frame at this break and ran it eagerly (its record "
+                  "says \"skip:\"), so none of that frame is compiled")
 # what shows a break's reason where the log does not (a resumed break, a record cut): torch
 # 2.1-2.15 print it under the graph_breaks artifact, and fullgraph=True raises it
 _RERUN_BREAKS = ('rerun with TORCH_LOGS="graph_breaks": torch prints each break with its reason '
@@ -1348,6 +1352,11 @@ _SPECULATED_FIX = (
     "keeps whole: an autograd.Function whose forward calls what dynamo cannot trace (an "
     "extension's kernel) as a custom operator, torch.library.custom_op with its register_fake "
     "and register_autograd (the Function's backward); or make that body traceable")
+# a "Graph break: skip:" record cut before its traceback's exception: that exception is why
+# torch gave the frame up (graph_breaks is on already: the record is that artifact's)
+_SKIP_CUT_FIX = ("the exception at the end of this record's traceback (past the end of the paste) "
+                 "is why torch gave up on the frame: paste the record to its end; then fix what "
+                 "it names")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1420,6 +1429,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         return unbacked.item_fix(f"aten.{_ITEM}", setting=False)
     if _in_ddp_wrapper(b):
         return _DDP_WRAPPER_FIX
+    if b.reason_cut and b.skipped_frame:  # (pytorch#140394, #150477: cut before the exception)
+        return _SKIP_CUT_FIX
     if b.reason_cut:  # (not "move the call out": what to move is in the part cut, pytorch#126722)
         return _REASON_CUT_FIX
     if b.reason == UNIMPLEMENTED_CUT:  # (speech-to-speech#27: its message past the paste)

@@ -630,7 +630,8 @@ class Analyzer:
             user_callers=users,
             debug=e.debug or (old.debug if old else ""),
             raised=e.raised or (old.raised if old else False),
-            releases=e.releases or (old.releases if old else ""))
+            releases=e.releases or (old.releases if old else ""),
+            skipped_frame=e.skipped_frame or (old.skipped_frame if old else False))
 
     def _on_tensor_match(self, e: ev.TensorMatch) -> None:
         self._see_user(e, e.user)

@@ -170,6 +170,9 @@ class GraphBreakReport:
     raised: bool = False
     # the releases whose record form this is (logparse.events.FORM_INLINE …), "" where unknown
     releases: str = ""
+    # torch gave up on the whole frame at this break and ran it eagerly (2.4-2.7's "Graph
+    # break: skip:" record)
+    skipped_frame: bool = False
 
     @property
     def place(self) -> str:
@@ -659,6 +662,7 @@ class Diagnosis:
                 "hints": list(b.hints), "compile_ids": list(b.compile_ids),
                 "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
                 "debug": b.debug, **({"raised": True} if b.raised else {}),
+                **({"skipped_frame": True} if b.skipped_frame else {}),
                 **({"resumed_in": b.resumed_in, "function": b.function} if b.resumed_in else {}),
             } for b in self.graph_breaks],
             # (a torch 2.1 form's two flags only where set, as its readers have none)

@@ -535,6 +535,10 @@ class GraphBreak(Event):
     # form does not tell (a raised break, a trace, a line of its own): a fix whose API depends
     # on the release names the one that exists there
     releases: str = ""
+    # convert_frame's "Graph break: skip: from user code at:" (2.4-2.7, FORM_SKIP): torch gave
+    # up on the whole frame and ran it eagerly ("skip:" says so, its source's comment); its
+    # reason is the exception after the record's traceback, like 2.3-2.5's records
+    skipped_frame: bool = False
 
 
 # graph-break record forms by the releases that write them (read in each wheel's

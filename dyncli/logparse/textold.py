@@ -82,22 +82,29 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     # its place is unknown
     where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
     reason = head[:-len("from user code at:")].strip()
+    # convert_frame's record of a frame it gave up on (2.4-2.7): "skip:" is no reason but its
+    # word for "the whole frame falls back to eager"; the reason is the exception after the
+    # stack, as in 2.3-2.5's records (pytorch#140394 read "skip:" as the reason)
+    skipped = reason == "skip:"
     # the reason on the first line is 2.1-2.2's form (2.0's and torchdynamo's, whose frame is
     # there too: FORM_FIRST); an empty one 2.3-2.5's, whose reason is the exception after the stack
-    releases = (ev.FORM_FIRST if first_frame else ev.FORM_SKIP if reason == "skip:" else
+    releases = (ev.FORM_FIRST if first_frame else ev.FORM_SKIP if skipped else
                 ev.FORM_INLINE if reason else ev.FORM_AFTER)
+    if skipped:
+        reason = ""
     for text in reversed(lines[tb + 1:]):
         em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
         if em is not None:
             reason = reason or _reason_of(em)
             break
-    if not reason:
+    if not reason and not skipped:
         # torch 2.3 wrote the reason after the stack (the exception's traceback): a record
         # without one was cut short, and its last frame is a frame on the way, not
-        # necessarily the break's place (pytorch#126026's paste stops at a call in line 612)
+        # necessarily the break's place (pytorch#126026's paste stops at a call in line 612);
+        # the skip's stack is the exception's own (its real_stack): the break's place
         where = ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
-                          user_stack=stack, releases=releases, **common)]
+                          user_stack=stack, releases=releases, skipped_frame=skipped, **common)]
 
 
 _FROM_USER = "from user code at"

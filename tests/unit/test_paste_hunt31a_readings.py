@@ -1,7 +1,8 @@
 """Paste hunt 31a (round 31, pytorch/pytorch threads): frames torch gave up on as the text log
 says it. torch 2.0-2.10's "Skipping frame because there is a graph break in a for/while loop"
-(symbolic_convert, INFO; its frame summary from 2.1) means the whole frame runs eagerly; it was
-read as "Nothing to fix"."""
+(symbolic_convert, INFO; its frame summary from 2.1) and 2.4-2.7's "Graph break: skip: from
+user code at:" (convert_frame) each mean the whole frame runs eagerly; the first was read as
+"Nothing to fix", the second's "skip:" as the break's reason."""
 
 from __future__ import annotations
 
@@ -88,3 +89,41 @@ def test_torch_2_0s_echo_names_the_frame_on_its_line(tmp_path: Path) -> None:
 def test_other_skipping_lines_are_no_loop_skip(tmp_path: Path, line: str) -> None:
     diag = diagnose_text(tmp_path, line + "\n")
     assert not diag.loop_skips and not diag.causes and diag.stats.unrecognized == 0
+
+
+def test_a_skip_record_cut_before_its_exception_says_the_frame_ran_eagerly() -> None:
+    # pytorch#150477 (2.7 dev): "skip:" was the reason, told "move the untraceable call out"
+    diag = diagnose_logs([PASTED / "pytorch-150477.log"])
+    (b,) = diag.graph_breaks
+    assert (b.reason, b.skipped_frame, b.reason_cut) == ("", True, True)
+    assert (b.file.endswith("playground.py"), b.user_line) == (True, 16)
+    (cause,) = diag.causes
+    assert cause.title.endswith("torch ran the whole frame eagerly")
+    assert cause.fix.startswith("the exception at the end of this record's traceback")
+    assert "move the untraceable call out" not in cause.fix
+
+
+def test_the_skip_records_exception_is_its_reason(tmp_path: Path) -> None:
+    # the same record whole (2.6's words of a break under a user context manager): the
+    # traceback's exception line is the reason, and the frame still ran eagerly
+    lines = (PASTED / "pytorch-150477.log").read_text().splitlines()
+    text = "\n".join([*lines[:3], "Traceback (most recent call last):", lines[4], lines[5],
+                      "torch._dynamo.exc.Unsupported: Graph break under "
+                      "GenericContextWrappingVariable"]) + "\n"
+    diag = diagnose_text(tmp_path, text)
+    (b,) = diag.graph_breaks
+    assert (b.reason, b.skipped_frame) == ("Graph break under GenericContextWrappingVariable", True)
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "ran it eagerly" in a.message
+    assert diag.to_json()["graph_breaks"][0]["skipped_frame"] is True
+
+
+def test_a_2_3_record_is_no_frame_skip(tmp_path: Path) -> None:
+    # 2.3-2.5's "Graph break: from user code at:" splits the frame; it does not give it up
+    text = ("Graph break: from user code at:\n"
+            '  File "/w/a.py", line 4, in f\n    print(x)\n'
+            "Traceback (most recent call last):\n"
+            '  File "/v/torch/_dynamo/symbolic_convert.py", line 1, in wrapper\n'
+            "torch._dynamo.exc.Unsupported: call_function BuiltinVariable(print)\n")
+    (b,) = diagnose_text(tmp_path, text).graph_breaks
+    assert not b.skipped_frame and b.reason == "call_function BuiltinVariable(print)"
