@@ -51,11 +51,10 @@ def wont_convert(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
 # the loop). convert_frame echoes it at DEBUG as "Skipping frame %s %s \<newline> %s %s" (the
 # exception, co_name, co_filename, co_firstlineno: a run of blanks between name and file)
 LOOP_SKIP = "Skipping frame because there is a graph break in a for/while loop"
-_SUMMARY_RE = re.compile(r"^<FrameSummary file (?P<file>.{1,4096}?), line (?P<line>\d{1,9}) in "
-                         r"(?P<fn><[^<>]{1,400}>|[^<>\s]{1,400})>(?P<rest>.{0,4200})$")
-# the echo's "fn   file first_line" after the exception's text
-_ECHO_TAIL_RE = re.compile(r"^\s*(?P<fn><[^<>]{1,400}>|\S{1,400})\s+(?P<file>\S.{0,4095}?)\s+"
-                           r"(?P<first>\d{1,9})\s*$")
+_SUMMARY_RE = re.compile(r"<FrameSummary file (?P<file>.{1,4096}?), line (?P<line>\d{1,9}) in "
+                         r"(?P<fn><[^<>]{1,400}>|[^<>\s]{1,400})>(?P<rest>.*)")
+# the echo's frame name after the exception's text; "file first_line" follow it
+_ECHO_FN_RE = re.compile(r"\s*(?P<fn><[^<>]{1,400}>|\S{1,400})\s")
 
 
 def loop_skip(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -68,12 +67,23 @@ def loop_skip(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     summary = _SUMMARY_RE.match(lines[1].strip()) if len(lines) > 1 else None
     # the echo's frame: after the FrameSummary (2.1 on) or after the sentence itself (2.0)
     tail = summary["rest"] if summary is not None else head.split(LOOP_SKIP, 1)[1]
-    frame = _ECHO_TAIL_RE.match(tail) if echo and tail.strip() else None
+    fn, file, first = _echo_frame(tail) if echo else ("", "", None)
     return [ev.LoopSkip(
-        function=summary["fn"] if summary else frame["fn"] if frame else "",
-        file=summary["file"] if summary else frame["file"] if frame else "",
-        user_line=int(summary["line"]) if summary else None,
-        first_line=int(frame["first"]) if frame else None, echo=echo, **common)]
+        function=summary["fn"] if summary else fn, file=summary["file"] if summary else file,
+        user_line=int(summary["line"]) if summary else None, first_line=first, echo=echo,
+        **common)]
+
+
+def _echo_frame(tail: str) -> tuple[str, str, int | None]:
+    """(co_name, co_filename, co_firstlineno) of the echo's "fn   file first_line" (the name
+    first, a run of blanks, the file, the first line last); ("", "", None) where it is not."""
+    m = _ECHO_FN_RE.match(tail)
+    if m is None:
+        return "", "", None
+    file, _, first = tail[m.end():].strip().rpartition(" ")
+    if not file.strip() or not first.isdigit() or len(first) > 9:
+        return "", "", None
+    return m["fn"], file.strip(), int(first)
 
 
 # guards.py's check of a compile's guards on the frame they were made from (2.11-2.15's words):

@@ -6,14 +6,17 @@ user code at:" (convert_frame) each mean the whole frame runs eagerly; the first
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from linear_time import assert_linear
 from pasted_reading import PASTED, diagnose_text
 
 from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.logparse.textframes import loop_skip
 
 _LOOP = "Skipping frame because there is a graph break in a for/while loop"
 # torch 2.1-2.10's glog layout of the INFO record and, under +dynamo, convert_frame's DEBUG echo
@@ -78,6 +81,24 @@ def test_torch_2_0s_echo_names_the_frame_on_its_line(tmp_path: Path) -> None:
             f"{_LOOP} fn                     /w/a.py 3\n")
     (skip,) = diagnose_text(tmp_path, text).loop_skips
     assert (skip.function, skip.file, skip.first_line, skip.user_line) == ("fn", "/w/a.py", 3, None)
+
+
+def _summaries(n: int) -> list[str]:
+    # a frame summary of many ", line N in fn>" parts (each a place the file could end)
+    return [_LOOP, "<FrameSummary file /w/a.py" + ", line 1 in f>" * (n // 14)]
+
+
+def _blanks(n: int) -> list[str]:
+    # torch 2.0's echo with a run of blanks and no line number after the name
+    return [f"Skipping frame {_LOOP} f" + " " * n + "/w/a.py x"]
+
+
+@pytest.mark.parametrize("make", [_summaries, _blanks], ids=["summary", "echo"])
+def test_a_long_loop_skip_record_costs_linear_time(make: Callable[[int], list[str]]) -> None:
+    def read(lines: list[str]) -> object:
+        return loop_skip(lines, {"line": 1})
+
+    assert_linear(read, make, 300_000)
 
 
 @pytest.mark.parametrize("line", [
