@@ -60,6 +60,7 @@ from dyncli.logparse.textbreaks import (
     CONTROL_FLOW,
     FAKE_BACKEND,
     LOGGED_CUT,
+    LOOP_GB,
     MESSAGE_ABOVE,
     SPECULATED,
     UNIMPLEMENTED_CUT,
@@ -683,14 +684,18 @@ def _loop_skips(diag: Diagnosis) -> list[Advice]:
                      f"for/while loops{at} and skipped the whole frame, since it cannot resume a "
                      "frame in the middle of a loop; nothing of that frame is compiled"
                      + (f" ({x.count} times)" if x.count > 1 else "") + "."),
-            fix=('remove that graph break: TORCH_LOGS="graph_breaks" prints its reason and the '
-                 "user code that reached it (this record names only the frame), and its own fix "
-                 "applies; where the break must stay, move the loop's body into a function of "
-                 "its own: torch then compiles that function on each call and breaks there, "
-                 "while only the loop around it runs eagerly"),
-            evidence=(cite(x.line, x.compile_id, LOOP_SKIP
-                           + (f" ({x.file}:{x.user_line} in {x.function})"
-                              if x.file and x.user_line is not None else "")),)))
+            fix=(("remove the graph break the same record names first (its own finding has its "
+                  "fix)" if x.chained else
+                  'remove that graph break: TORCH_LOGS="graph_breaks" prints its reason and the '
+                  "user code that reached it (this record names only the frame), and its own fix "
+                  "applies")
+                 + "; where the break must stay, move the loop's body into a function of its "
+                 "own: torch then compiles that function on each call and breaks there, while "
+                 "only the loop around it runs eagerly"),
+            evidence=(cite(x.line, x.compile_id, (
+                f"{LOOP_GB}: frame skipped: {x.function} ({x.file} line {x.first_line})"
+                if x.chained else LOOP_SKIP + (f" ({x.file}:{x.user_line} in {x.function})"
+                                               if x.file and x.user_line is not None else ""))),)))
     return out
 
 

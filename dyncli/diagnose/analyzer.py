@@ -755,7 +755,8 @@ class Analyzer:
         elif len(self._loop_skips) < _MAX_ERRORS:
             self._loop_skips[key] = LoopSkipReport(
                 rank=e.rank, function=e.function, file=e.file, user_line=e.user_line,
-                first_line=e.first_line, line=e.line, compile_id=str(e.compile_id or ""))
+                first_line=e.first_line, line=e.line, compile_id=str(e.compile_id or ""),
+                chained=e.chained)
 
     def _on_no_compiled_frames(self, e: ev.NoCompiledFrames) -> None:
         key = (e.rank, e.skipped)

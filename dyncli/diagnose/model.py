@@ -236,6 +236,7 @@ class LoopSkipReport:
     count: int = 1  # times the log records it (its compiles: one skip each)
     line: int = 0
     compile_id: str = ""
+    chained: bool = False  # 2.11-2.15's "graph break in loop", chained to the break's record
 
 
 @dataclass(frozen=True)

@@ -362,13 +362,14 @@ class LoopSkip(Event):
     (F line first_line)``): the frame runs eagerly. ``file``/``user_line``: where the break
     was (torch's frame summary: a line inside the loop); ``function``: the skipped frame ("" where
     the line names none: 2.0's record); ``echo``: convert_frame's DEBUG echo of the INFO record
-    (the same skip, not another)."""
+    (the same skip, not another); ``chained``: 2.11-2.15's "graph break in loop" record."""
 
     function: str = ""
     file: str = ""
     user_line: int | None = None
     first_line: int | None = None
     echo: bool = False
+    chained: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,8 +1,9 @@
 """Paste hunt 31a (round 31, pytorch/pytorch threads): frames torch gave up on as the text log
 says it. torch 2.0-2.10's "Skipping frame because there is a graph break in a for/while loop"
-(symbolic_convert, INFO; its frame summary from 2.1) and 2.4-2.7's "Graph break: skip: from
-user code at:" (convert_frame) each mean the whole frame runs eagerly; the first was read as
-"Nothing to fix", the second's "skip:" as the break's reason."""
+(symbolic_convert, INFO; its frame summary from 2.1), 2.11-2.15's "graph break in loop" chained
+to the break's record, and 2.4-2.7's "Graph break: skip: from user code at:" (convert_frame)
+each mean the whole frame runs eagerly; the first was read as "Nothing to fix", the second not
+at all, the third's "skip:" as the break's reason."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pasted_reading import PASTED, diagnose_text
 from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.diagnose.read_trace import diagnose_traces
 from dyncli.logparse.textframes import loop_skip
 
 _LOOP = "Skipping frame because there is a graph break in a for/while loop"
@@ -99,6 +101,44 @@ def test_a_long_loop_skip_record_costs_linear_time(make: Callable[[int], list[st
         return loop_skip(lines, {"line": 1})
 
     assert_linear(read, make, 300_000)
+
+
+@pytest.mark.parametrize("version", ["2.14.1", "2.15.0"])
+def test_the_chained_graph_break_in_loop_is_the_frames_skip(version: str) -> None:
+    # tests/data/<version>/causes/graph_break_codes: print() inside loop()'s for loop (line 28),
+    # and torch's chained "graph break in loop: frame skipped: loop (… line 25)": the break's
+    # finding alone before round 31, never that loop() ran eagerly
+    case = PASTED.parent / version / "causes" / "graph_break_codes"
+    for diag in (diagnose_logs([case / "run.log"]), diagnose_traces([case / "trace"], jobs=1)):
+        (skip,) = diag.loop_skips
+        assert (skip.function, skip.first_line, skip.user_line, skip.chained) == \
+            ("loop", 25, 28, True)
+        (a,) = _advice(diag)
+        assert a.evidence[0].endswith("graph break in loop: frame skipped: loop "
+                                      f"({skip.file} line 25)")
+        assert a.fix.startswith("remove the graph break the same record names first")
+        # the break itself is read as before: print(), its own fix
+        assert [b.gb_type for b in diag.graph_breaks if b.user_line == 28] == \
+            ["Failed to trace builtin operator"]
+
+
+def test_a_break_after_a_loop_break_keeps_its_own_type(tmp_path: Path) -> None:
+    # torch's type of a record is its first break's, never the chained one's, even where the
+    # first's type line is not in the paste
+    text = ("V1203 07:30:00.000000 1 torch/_dynamo/symbolic_convert.py:600] [0/0] "
+            "[__graph_breaks] Graph break in user code at /w/loop.py:7\n")
+    body = ["Graph Break Reason: Call to `torch._dynamo.graph_break()`",
+            "  Explanation: User-inserted graph break. Message: None", "",
+            "*** While handling this graph break, another graph break occurred: ***", "",
+            "graph break in loop", "  Explanation: torch.compile detected a graph break in a "
+            "for/while loop.", "", "  Developer debug context: frame skipped: fn (/w/loop.py "
+            "line 3)"]
+    prefix = text.split("Graph break")[0]
+    diag = diagnose_text(tmp_path, text + "".join(f"{prefix}{x}\n" for x in body))
+    (b,) = diag.graph_breaks
+    assert b.gb_type == ""
+    (skip,) = diag.loop_skips
+    assert (skip.function, skip.file, skip.first_line, skip.user_line) == ("fn", "/w/loop.py", 3, 7)
 
 
 @pytest.mark.parametrize("line", [
