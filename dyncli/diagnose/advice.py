@@ -668,7 +668,8 @@ def _loop_skips(diag: Diagnosis) -> list[Advice]:
     2.0-2.10's INFO record; pytorch#88857 made a break in a loop skip the frame, so that a loop
     of N breaks is not N compiles): the whole frame runs eagerly. The break is the cause: its
     record (graph_breaks) names why; a loop body in a function of its own is compiled on each
-    call while the frame around it runs eagerly (pytorch#88857's own reasoning)."""
+    call while the loop around it runs eagerly (pytorch#88857's own reasoning). Applied in
+    tests/integration/test_loop_skip_fix.py."""
     out = []
     for x in diag.loop_skips:
         name = x.function or "a frame the record does not name"
