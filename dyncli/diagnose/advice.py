@@ -1306,10 +1306,11 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         for b in diag.graph_breaks]
 
 
-# convert_frame's "Graph break: skip:" record (2.4-2.7): "skip:" is torch's word for a frame it
-# gave up on at this break, not the break's reason (pytorch#140394, #150477)
-_SKIPPED_FRAME = ("; torch gave up on the whole frame at this break and ran it eagerly (its record "
-                  "says \"skip:\"), so none of that frame is compiled")
+# convert_frame's record of a frame it gave up on at a break: 2.4-2.7's "Graph break: skip:"
+# ("skip:" is its word for it, not the break's reason: pytorch#140394, #150477), later "Graph
+# break: torch.compile cannot properly resume from this graph break, which results in a skip."
+_SKIPPED_FRAME = ("; torch gave up on the whole frame at this break and ran it eagerly, so none "
+                  "of that frame is compiled")
 # what shows a break's reason where the log does not (a resumed break, a record cut): torch
 # 2.1-2.15 print it under the graph_breaks artifact, and fullgraph=True raises it
 _RERUN_BREAKS = ('rerun with TORCH_LOGS="graph_breaks": torch prints each break with its reason '

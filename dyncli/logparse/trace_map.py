@@ -25,6 +25,7 @@ from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import split_failed
 from dyncli.logparse.textbreaks import graph_break_body, loop_skipped
 from dyncli.logparse.textguards import _STATIC_INDICES_RE, flat_guard, tensor_check
+from dyncli.logparse.textold import OLD_BREAK, RESUME_SKIP, resume_skip
 from dyncli.logparse.textrecompiles import guard_failure
 from dyncli.logparse.textstack import user_stack
 from dyncli.logparse.textviolations import SUGGESTED_FIXES, range_violation, suggested_fix
@@ -391,6 +392,8 @@ class TraceEventMapper:
         """``dynamo_graph_break_reason``: the text log's graph-break message, parsed alike (and
         the frame torch skipped for it, where the break is in a loop)."""
         lines = payload.splitlines()
+        if lines and lines[0].startswith(OLD_BREAK + RESUME_SKIP):  # convert_frame's skip
+            return resume_skip(lines, ctx)
         head = _GB_HEAD.match(lines[0]) if lines else None
         if head is None:
             return []

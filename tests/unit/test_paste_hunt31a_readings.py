@@ -188,3 +188,41 @@ def test_a_2_3_record_is_no_frame_skip(tmp_path: Path) -> None:
             "torch._dynamo.exc.Unsupported: call_function BuiltinVariable(print)\n")
     (b,) = diagnose_text(tmp_path, text).graph_breaks
     assert not b.skipped_frame and b.reason == "call_function BuiltinVariable(print)"
+
+
+# convert_frame's record of a frame it gave up on after 2.7 (its words in 2.11.0, 2.14.1 and
+# 2.15.0's convert_frame.py), under graph_breaks with exc_info: no paste of it was found in the
+# store, so the lines are torch's format with a program's place
+_GB = "V1203 07:30:00.000000 1 torch/_dynamo/convert_frame.py:2474] [0/0] [__graph_breaks] "
+_RESUME = [
+    "Graph break: torch.compile cannot properly resume from this graph break, which results in "
+    "a skip.",
+    "torch.compile will skip tracing the frame fn (/w/a.py line 3) and fall back to eager.",
+    "The graph break occurred in the following user code:",
+    '  File "/w/a.py", line 6, in fn',
+    "    assert x is None",
+    "Traceback (most recent call last):",
+    '  File "/v/torch/_dynamo/convert_frame.py", line 2400, in __call__',
+    "    result = self._inner_convert(",
+]
+
+
+def test_the_resume_skip_record_is_a_break_whose_frame_ran_eagerly(tmp_path: Path) -> None:
+    # its first line began the kind "Graph": read as 2.1-2.5's record, malformed, the break lost
+    text = "".join(f"{_GB}{x}\n" for x in [*_RESUME, "torch._dynamo.exc.Unsupported: Graph "
+                                            "break under GenericContextWrappingVariable"])
+    diag = diagnose_text(tmp_path, text)
+    assert diag.stats.malformed == 0
+    (b,) = diag.graph_breaks
+    assert (b.file, b.user_line, b.skipped_frame) == ("/w/a.py", 6, True)
+    assert b.reason == "Graph break under GenericContextWrappingVariable"
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    assert "gave up on the whole frame at this break and ran it eagerly" in a.message
+
+
+def test_a_resume_skip_cut_before_its_exception_asks_for_it(tmp_path: Path) -> None:
+    diag = diagnose_text(tmp_path, "".join(f"{_GB}{x}\n" for x in _RESUME))
+    (b,) = diag.graph_breaks
+    assert (b.user_line, b.reason, b.skipped_frame) == (6, "", True)
+    assert diag.causes[0].fix.startswith("the exception at the end of this record's traceback")
+
