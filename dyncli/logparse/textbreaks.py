@@ -65,7 +65,8 @@ def graph_break_body(lines: list[str]) -> BreakBody:
     in_debug, debug_len = False, 0
     stack_at, end = len(lines), len(lines)
     primary = True
-    in_loop, loop_skip = False, None  # the chained "graph break in loop", and its frame
+    in_loop = False  # the chained "graph break in loop", and the frame it skipped
+    loop_skip: tuple[str, str, int] | None = None
     for i, text in enumerate(lines):
         body = text.strip()
         if not primary and i < stack_at:
