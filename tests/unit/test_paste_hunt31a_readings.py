@@ -13,12 +13,15 @@ from pathlib import Path
 import pytest
 from linear_time import assert_linear
 from pasted_reading import PASTED, diagnose_text
+from trace_records import envelope
 
 from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.read_trace import diagnose_traces
+from dyncli.logparse import events as ev
 from dyncli.logparse.textframes import loop_skip
+from dyncli.logparse.trace_map import trace_events
 
 _LOOP = "Skipping frame because there is a graph break in a for/while loop"
 # torch 2.1-2.10's glog layout of the INFO record and, under +dynamo, convert_frame's DEBUG echo
@@ -225,4 +228,17 @@ def test_a_resume_skip_cut_before_its_exception_asks_for_it(tmp_path: Path) -> N
     (b,) = diag.graph_breaks
     assert (b.user_line, b.reason, b.skipped_frame) == (6, "", True)
     assert diag.causes[0].fix.startswith("the exception at the end of this record's traceback")
+
+
+def test_the_traces_resume_skip_artifact_is_the_same_break() -> None:
+    # convert_frame writes the same text to the trace's dynamo_graph_break_reason artifact,
+    # then the traceback (payload_fn: f"{user_stack_trace}\n{traceback.format_exc()}")
+    payload = "\n".join([*_RESUME, "torch._dynamo.exc.Unsupported: Graph break under "
+                          "GenericContextWrappingVariable"])
+    (gb,) = trace_events(envelope("artifact", {"name": "dynamo_graph_break_reason",
+                                               "encoding": "string"}, payload, frame_id=0,
+                                  frame_compile_id=0, attempt=0), strict=True)
+    assert isinstance(gb, ev.GraphBreak)
+    assert (gb.file, gb.user_line, gb.skipped_frame) == ("/w/a.py", 6, True)
+    assert gb.reason == "Graph break under GenericContextWrappingVariable"
 
