@@ -60,6 +60,7 @@ from dyncli.logparse.textbreaks import (
     CONTROL_FLOW,
     FAKE_BACKEND,
     LOGGED_CUT,
+    LOOP_GB,
     MESSAGE_ABOVE,
     SPECULATED,
     UNIMPLEMENTED_CUT,
@@ -79,6 +80,7 @@ from dyncli.logparse.textcrash import (
     machine_error,
     rewrapped,
 )
+from dyncli.logparse.textframes import LOOP_SKIP
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.torchtree import (
@@ -155,6 +157,7 @@ def advise(diag: Diagnosis, frames: Mapping[tuple[int | None, str], FrameReport]
     out += _guard_self_checks(diag)
     out += _mode_skips(diag)
     out += _not_converted(diag)
+    out += _loop_skips(diag)
     out += _no_compiled_frames(diag)
     out += compile_metrics.long_compiles(diag)
     return tuple(_absent_apis(_for_release(a, diag.releases), diag.releases)
@@ -657,6 +660,43 @@ def _not_converted(diag: Diagnosis) -> list[Advice]:
                                                  f"{x.first_line}") if x.first_line is not None
                       else cite(x.line, x.compile_id, f"{x.error[:160]} (a WON'T CONVERT "
                                                       "record whose head the paste cut)"),)))
+    return out
+
+
+def _loop_skips(diag: Diagnosis) -> list[Advice]:
+    """A frame dynamo skipped because a graph break happened inside one of its loops (torch
+    2.0-2.10's INFO record; pytorch#88857 made a break in a loop skip the frame, so that a loop
+    of N breaks is not N compiles): the whole frame runs eagerly. The break is the cause: its
+    record (graph_breaks) names why; a loop body in a function of its own is compiled on each
+    call while the loop around it runs eagerly (pytorch#88857's own reasoning). Applied in
+    tests/integration/test_loop_skip_fix.py."""
+    out = []
+    for x in diag.loop_skips:
+        name = x.function or "a frame the record does not name"
+        where = f" ({x.file})" if x.file else ""
+        at = (f" at {x.file}:{x.user_line}" if x.file and x.user_line is not None
+              else " (the record names neither the frame nor the line: its frame summary came "
+              "with pytorch#100045, in 2.1)" if not x.file else "")
+        out.append(Advice(
+            kind=AdviceKind.LOOP_SKIP, rank=x.rank, function=x.function,
+            key=f"{x.function}:{x.file}:{x.user_line}",
+            sites=(Site(x.file, x.user_line),) if x.file and x.user_line else (),
+            message=(f"{name}{where} runs eagerly: torch found a graph break inside one of its "
+                     f"for/while loops{at} and skipped the whole frame, since it cannot resume a "
+                     "frame in the middle of a loop; nothing of that frame is compiled"
+                     + (f" ({x.count} times)" if x.count > 1 else "") + "."),
+            fix=(("remove the graph break the same record names first (its own finding has its "
+                  "fix)" if x.chained else
+                  'remove that graph break: TORCH_LOGS="graph_breaks" prints its reason and the '
+                  "user code that reached it (this record names only the frame), and its own fix "
+                  "applies")
+                 + "; where the break must stay, move the loop's body into a function of its "
+                 "own: torch then compiles that function on each call and breaks there, while "
+                 "only the loop around it runs eagerly"),
+            evidence=(cite(x.line, x.compile_id, (
+                f"{LOOP_GB}: frame skipped: {x.function} ({x.file} line {x.first_line})"
+                if x.chained else LOOP_SKIP + (f" ({x.file}:{x.user_line} in {x.function})"
+                                               if x.file and x.user_line is not None else ""))),)))
     return out
 
 
@@ -1256,7 +1296,7 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         kind=AdviceKind.GRAPH_BREAK, key=b.gb_code or b.reason,
         sites=(Site(b.file, b.user_line),) if b.file else (),
         message=(f"graph break at {b.place}{raised_break(diag.releases)}: {b.said_reason}" if b.raised else
-                 f"graph break at {b.place} ({b.count}x): {b.said_reason}"),
+                 f"graph break at {b.place} ({b.count}x): {b.said_reason}") + _SKIPPED_FRAME * b.skipped_frame,
         fix=_break_fix(b, diag.releases), stopped=b.raised,
         # (dyncli's words, not a quote: torch words a break differently in each release)
         evidence=(cite(b.line, b.compile_ids[0] if b.compile_ids else "",
@@ -1266,6 +1306,11 @@ def _graph_breaks(diag: Diagnosis) -> list[Advice]:
         for b in diag.graph_breaks]
 
 
+# convert_frame's record of a frame it gave up on at a break: 2.4-2.7's "Graph break: skip:"
+# ("skip:" is its word for it, not the break's reason: pytorch#140394, #150477), later "Graph
+# break: torch.compile cannot properly resume from this graph break, which results in a skip."
+_SKIPPED_FRAME = ("; torch gave up on the whole frame at this break and ran it eagerly, so none "
+                  "of that frame is compiled")
 # what shows a break's reason where the log does not (a resumed break, a record cut): torch
 # 2.1-2.15 print it under the graph_breaks artifact, and fullgraph=True raises it
 _RERUN_BREAKS = ('rerun with TORCH_LOGS="graph_breaks": torch prints each break with its reason '
@@ -1314,6 +1359,11 @@ _SPECULATED_FIX = (
     "keeps whole: an autograd.Function whose forward calls what dynamo cannot trace (an "
     "extension's kernel) as a custom operator, torch.library.custom_op with its register_fake "
     "and register_autograd (the Function's backward); or make that body traceable")
+# a "Graph break: skip:" record cut before its traceback's exception: that exception is why
+# torch gave the frame up (graph_breaks is on already: the record is that artifact's)
+_SKIP_CUT_FIX = ("the exception at the end of this record's traceback (past the end of the paste) "
+                 "is why torch gave up on the frame: paste the record to its end; then fix what "
+                 "it names")
 _REASON_CUT_FIX = ("the whole record names the reason (the input holds part of it: the rest is "
                    f"in the original log), or {_RERUN_BREAKS}; then fix what it names")
 
@@ -1386,6 +1436,8 @@ def _break_fix(b: GraphBreakReport, known: Releases | None = None) -> str:
         return unbacked.item_fix(f"aten.{_ITEM}", setting=False)
     if _in_ddp_wrapper(b):
         return _DDP_WRAPPER_FIX
+    if b.reason_cut and b.skipped_frame:  # (pytorch#140394, #150477: cut before the exception)
+        return _SKIP_CUT_FIX
     if b.reason_cut:  # (not "move the call out": what to move is in the part cut, pytorch#126722)
         return _REASON_CUT_FIX
     if b.reason == UNIMPLEMENTED_CUT:  # (speech-to-speech#27: its message past the paste)

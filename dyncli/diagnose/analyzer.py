@@ -50,6 +50,7 @@ from dyncli.diagnose.model import (
     FrameReport,
     GraphBreakReport,
     GuardSelfCheckReport,
+    LoopSkipReport,
     NoCompiledFramesReport,
     NotConvertedReport,
     RangeViolationReport,
@@ -294,6 +295,8 @@ class Analyzer:
         # frames run eagerly under a dispatch mode: (rank, function, file) -> [count, first line]
         self._mode_skips: dict[tuple[int | None, str, str], list[int]] = {}
         self._not_converted: dict[tuple[int | None, str, str, int | None], NotConvertedReport] = {}
+        # frames skipped for a graph break in a loop: (rank, function, file, break line) -> it
+        self._loop_skips: dict[tuple[int | None, str, str, int | None], LoopSkipReport] = {}
         # fullgraph calls that compiled nothing, one per distinct list of skipped frames
         self._no_frames: dict[tuple[int | None, tuple[tuple[str, str, int, str], ...]],
                               NoCompiledFramesReport] = {}
@@ -328,6 +331,7 @@ class Analyzer:
             ev.MarkedStatic: self._on_marked_static,
             ev.LimitRaised: self._on_limit_raised,
             ev.Traceback: self._on_traceback, ev.NotConverted: self._on_not_converted,
+            ev.LoopSkip: self._on_loop_skip,
             ev.TorchVersion: self._on_torch_version,
             ev.NoCompiledFrames: self._on_no_compiled_frames,
             ev.GuardSelfCheck: self._on_guard_self_check,
@@ -626,7 +630,8 @@ class Analyzer:
             user_callers=users,
             debug=e.debug or (old.debug if old else ""),
             raised=e.raised or (old.raised if old else False),
-            releases=e.releases or (old.releases if old else ""))
+            releases=e.releases or (old.releases if old else ""),
+            skipped_frame=e.skipped_frame or (old.skipped_frame if old else False))
 
     def _on_tensor_match(self, e: ev.TensorMatch) -> None:
         self._see_user(e, e.user)
@@ -737,6 +742,21 @@ class Analyzer:
                 rank=e.rank, function=e.function, file=e.file, first_line=e.first_line,
                 error=e.error, line=e.line, compile_id=str(e.compile_id or ""),
                 raised_in=e.raised_in)
+
+    def _on_loop_skip(self, e: ev.LoopSkip) -> None:
+        """A frame skipped for a graph break in a loop, once per skip: convert_frame's DEBUG
+        echo of the INFO record is the same skip (it adds the frame's first line, and stands
+        alone only where the paste has no INFO record)."""
+        key = (e.rank, e.function, e.file, e.user_line)
+        old = self._loop_skips.get(key)
+        if old is not None:
+            self._loop_skips[key] = dataclasses.replace(
+                old, count=old.count + (not e.echo), first_line=old.first_line or e.first_line)
+        elif len(self._loop_skips) < _MAX_ERRORS:
+            self._loop_skips[key] = LoopSkipReport(
+                rank=e.rank, function=e.function, file=e.file, user_line=e.user_line,
+                first_line=e.first_line, line=e.line, compile_id=str(e.compile_id or ""),
+                chained=e.chained)
 
     def _on_no_compiled_frames(self, e: ev.NoCompiledFrames) -> None:
         key = (e.rank, e.skipped)
@@ -893,6 +913,8 @@ class Analyzer:
                      for x in self._recompiles.values()]
         evidence += [(x.rank, x.function, x.file, x.first_line, x.line)
                      for x in self._not_converted.values()]
+        evidence += [(x.rank, x.function, x.file, x.first_line, x.line)
+                     for x in self._loop_skips.values() if x.function]
         evidence += [(f.rank, f.function, _resolved(resolve, f.file), f.first_line, f.named_at)
                      for f in self._frames.values()]
         evidence += [(f.rank, f.function, f.file, f.first_line, 0)
@@ -929,6 +951,7 @@ class Analyzer:
             mode_skips=tuple((rank, fn, file, n, line) for (rank, fn, file), (n, line)
                              in self._mode_skips.items()),
             not_converted=tuple(self._not_converted.values()),
+            loop_skips=tuple(self._loop_skips.values()),
             no_compiled_frames=tuple(self._no_frames.values()),
             guard_self_checks=tuple(self._self_checks.values()),
             compile_crashes=self._crashes_told(),

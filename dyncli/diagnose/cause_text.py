@@ -77,7 +77,9 @@ def describe(c: Draft, printed: Mapping[str, int], known: Releases | None = None
         elif b is not None:
             raised = raised_break(known) if b.raised else ""
             c.title = (f"graph break{' ' + b.gb_code if b.gb_code else ''} at {b.place}{raised}: "
-                       f"{b.reason or REASON_CUT}")
+                       f"{b.reason or REASON_CUT}"
+                       # (2.4-2.7's "Graph break: skip:": torch gave the frame up there)
+                       + ("; torch ran the whole frame eagerly" if b.skipped_frame else ""))
             c.fix = c.fix or (b.hints[0] if b.hints else "")
     elif c.kind is CauseKind.ZERO_ONE and not c.title:
         c.title = "sizes 0 and 1 are always specialized: a dynamic graph cannot serve them"

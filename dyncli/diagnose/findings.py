@@ -46,6 +46,7 @@ class AdviceKind(StrEnum):
     COMPILE_CRASH = "compile-crash"
     MODE_SKIP = "dispatch-mode-skip"
     NOT_CONVERTED = "frame-not-compiled"
+    LOOP_SKIP = "loop-break-skip"  # a frame skipped for a graph break in a loop (2.0-2.10)
     NO_COMPILED_FRAMES = "fullgraph-compiled-nothing"
     DUCK_SIZING = "duck-sizing"
     GRAPH_BREAK = "graph-break"
@@ -217,7 +218,8 @@ class Cause:
     @property
     def runs_eagerly(self) -> bool:
         """A frame torch skipped or gave up on (every such call runs uncompiled)."""
-        return any(a.kind in (AdviceKind.MODE_SKIP, AdviceKind.NOT_CONVERTED) for a in self.findings)
+        return any(a.kind in (AdviceKind.MODE_SKIP, AdviceKind.NOT_CONVERTED, AdviceKind.LOOP_SKIP)
+                   for a in self.findings)
 
     def ranks_said(self, seen: Sequence[int | None]) -> str:
         """``"rank 0: "`` where the input has ranks ``seen`` and the cause is on some of them

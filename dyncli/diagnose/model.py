@@ -170,6 +170,9 @@ class GraphBreakReport:
     raised: bool = False
     # the releases whose record form this is (logparse.events.FORM_INLINE …), "" where unknown
     releases: str = ""
+    # torch gave up on the whole frame at this break and ran it eagerly (2.4-2.7's "Graph
+    # break: skip:" record)
+    skipped_frame: bool = False
 
     @property
     def place(self) -> str:
@@ -217,6 +220,23 @@ class NotConvertedReport:
     line: int = 0
     compile_id: str = ""
     raised_in: str = ""  # where the error was cut: the compiler part that raised ("" unknown)
+
+
+@dataclass(frozen=True)
+class LoopSkipReport:
+    """A frame dynamo skipped because a graph break happened inside one of its for/while
+    loops (torch 2.0-2.10's ``Skipping frame because there is a graph break in a for/while
+    loop``): the whole frame runs eagerly."""
+
+    rank: int | None
+    function: str  # "" where the record names none (2.0's line alone)
+    file: str
+    user_line: int | None  # the break's line inside the loop (torch's frame summary)
+    first_line: int | None  # the frame's first line (convert_frame's DEBUG echo only)
+    count: int = 1  # times the log records it (its compiles: one skip each)
+    line: int = 0
+    compile_id: str = ""
+    chained: bool = False  # 2.11-2.15's "graph break in loop", chained to the break's record
 
 
 @dataclass(frozen=True)
@@ -461,6 +481,8 @@ class Diagnosis:
     mode_skips: tuple[tuple[int | None, str, str, int, int], ...] = ()
     # frames dynamo gave up on after an error it suppressed (WON'T CONVERT): they run eagerly
     not_converted: tuple[NotConvertedReport, ...] = ()
+    # frames dynamo skipped for a graph break inside a loop: they run eagerly
+    loop_skips: tuple[LoopSkipReport, ...] = ()
     # fullgraph calls that compiled no frame (torch 2.12 on raises "found no compiled frames")
     no_compiled_frames: tuple[NoCompiledFramesReport, ...] = ()
     # compiles whose guards failed on their own frame (torch's "Guard failed on the same frame")
@@ -641,6 +663,7 @@ class Diagnosis:
                 "hints": list(b.hints), "compile_ids": list(b.compile_ids),
                 "gb_type": b.gb_type, "gb_code": b.gb_code, "call_sites": list(b.call_sites),
                 "debug": b.debug, **({"raised": True} if b.raised else {}),
+                **({"skipped_frame": True} if b.skipped_frame else {}),
                 **({"resumed_in": b.resumed_in, "function": b.function} if b.resumed_in else {}),
             } for b in self.graph_breaks],
             # (a torch 2.1 form's two flags only where set, as its readers have none)
@@ -656,6 +679,9 @@ class Diagnosis:
             "mode_skips": [{"rank": rank, "function": fn, "file": file, "count": n, "line": line}
                            for rank, fn, file, n, line in self.mode_skips],
             "not_converted": [dataclasses.asdict(x) for x in self.not_converted],
+            # (only where the input has any)
+            **({"loop_skips": [dataclasses.asdict(x) for x in self.loop_skips]}
+               if self.loop_skips else {}),
             "no_compiled_frames": [{"rank": x.rank, "line": x.line, "skipped": [
                 {"function": fn, "file": file, "first_line": first, "reason": why}
                 for fn, file, first, why in x.skipped]} for x in self.no_compiled_frames],

@@ -353,6 +353,26 @@ class NotConverted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LoopSkip(Event):
+    """dynamo skipped a whole frame because a graph break happened inside a for/while loop of it
+    (symbolic_convert's INFO ``Skipping frame because there is a graph break in a for/while
+    loop`` and, from 2.1, ``<FrameSummary file F, line N in fn>`` under it; the DEBUG echo of
+    convert_frame, ``Skipping frame Skipping frame because …`` ending in ``fn F first_line``;
+    2.11 on, the break's record chains torch's "graph break in loop" with ``frame skipped: fn
+    (F line first_line)``): the frame runs eagerly. ``file``/``user_line``: where the break
+    was (torch's frame summary: a line inside the loop); ``function``: the skipped frame ("" where
+    the line names none: 2.0's record); ``echo``: convert_frame's DEBUG echo of the INFO record
+    (the same skip, not another); ``chained``: 2.11-2.15's "graph break in loop" record."""
+
+    function: str = ""
+    file: str = ""
+    user_line: int | None = None
+    first_line: int | None = None
+    echo: bool = False
+    chained: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
 class NoCompiledFrames(Event):
     """``RuntimeError: torch.compile with fullgraph=True found no compiled frames.`` (torch
     2.12 on; 2.12.0 warned instead): a fullgraph call compiled nothing. ``skipped``: torch's
@@ -516,6 +536,10 @@ class GraphBreak(Event):
     # form does not tell (a raised break, a trace, a line of its own): a fix whose API depends
     # on the release names the one that exists there
     releases: str = ""
+    # convert_frame's "Graph break: skip: from user code at:" (2.4-2.7, FORM_SKIP): torch gave
+    # up on the whole frame and ran it eagerly ("skip:" says so, its source's comment); its
+    # reason is the exception after the record's traceback, like 2.3-2.5's records
+    skipped_frame: bool = False
 
 
 # graph-break record forms by the releases that write them (read in each wheel's

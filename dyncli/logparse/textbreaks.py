@@ -38,10 +38,18 @@ class BreakBody:
     hints: tuple[str, ...] = ()
     stack: tuple[ev.UserLoc, ...] = ()
     debug: str = ""  # "Developer debug context: …" (torch >= 2.7): what broke, in torch's words
+    # (function, file, first line) of the frame torch skipped because the break is in a loop
+    # (2.11-2.15 chain "graph break in loop" after the break: "frame skipped: fn (F line N)")
+    loop_skip: tuple[str, str, int] | None = None
 
 
 # the debug context's length kept (torch's is one line or a few: "unsupported operator: X")
 _DEBUG_MAX = 2000
+# symbolic_convert.raise_loop_graph_break (2.11-2.15): the break chained after one in a loop,
+# its context f"frame skipped: {format_frame_info(code)}" = "fn (file line N)"
+LOOP_GB = "graph break in loop"
+_FRAME_SKIPPED_RE = re.compile(r"frame skipped: (?P<fn><[^<>]{1,400}>|\S{1,400}) \((?P<file>.{1,4096}) "
+                               r"line (?P<line>\d{1,9})\)")
 
 
 def graph_break_body(lines: list[str]) -> BreakBody:
@@ -57,8 +65,16 @@ def graph_break_body(lines: list[str]) -> BreakBody:
     in_debug, debug_len = False, 0
     stack_at, end = len(lines), len(lines)
     primary = True
+    in_loop = False  # the chained "graph break in loop", and the frame it skipped
+    loop_skip: tuple[str, str, int] | None = None
     for i, text in enumerate(lines):
         body = text.strip()
+        if not primary and i < stack_at:
+            if body == LOOP_GB:
+                in_loop = True
+            elif in_loop and body.startswith("Developer debug context:") \
+                    and (skip := _FRAME_SKIPPED_RE.match(body.split(":", 1)[1].strip())):
+                loop_skip = (skip["fn"], skip["file"], int(skip["line"]))
         if in_debug and body and text.startswith("    ") and i < stack_at:
             if debug_len < _DEBUG_MAX:
                 debug.append(body)
@@ -87,11 +103,17 @@ def graph_break_body(lines: list[str]) -> BreakBody:
         elif "/gb/gb" in body and not code:
             link = _GB_LINK_RE.search(body)
             code = f"GB{link['code']}" if link else ""
-        elif reason and not gb_type and body and not text.startswith(" ") and i < stack_at:
+        elif primary and reason and not gb_type and body and not text.startswith(" ") \
+                and i < stack_at:
             gb_type = body
+    if gb_type == LOOP_GB:  # (chained after a UserError, not an Unsupported: the break itself)
+        in_loop = True
+        skip = _FRAME_SKIPPED_RE.match(" ".join(debug))
+        loop_skip = (skip["fn"], skip["file"], int(skip["line"])) if skip else None
     return BreakBody(reason=reason, gb_type=gb_type, gb_code=code, explanation=explanation,
                      hints=tuple(hints), stack=user_stack(lines[stack_at:end]),
-                     debug=" ".join(debug)[:_DEBUG_MAX])
+                     debug=" ".join(debug)[:_DEBUG_MAX],
+                     loop_skip=loop_skip or (("", "", 0) if in_loop else None))
 
 
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
@@ -101,7 +123,22 @@ def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     return [ev.GraphBreak(file=m["file"], user_line=int(m["line"]), reason=b.gb_type or b.reason,
                           explanation=b.explanation, hints=b.hints, user_stack=b.stack,
                           duplicate=bool(m["dup"]), gb_type=b.gb_type, gb_code=b.gb_code,
-                          debug=b.debug, releases=ev.FORM_NEW, **common)]
+                          debug=b.debug, releases=ev.FORM_NEW, **common),
+            *loop_skipped(b, common, m["file"], int(m["line"]))]
+
+
+def loop_skipped(b: BreakBody, common: dict[str, Any], file: str = "",
+                 line: int = 0) -> list[ev.Event]:
+    """The frame torch skipped because the break ``b`` (at ``file``:``line``) is in a loop
+    (2.11-2.15's chained "graph break in loop"), as 2.0-2.10's own record of it is read
+    (``ev.LoopSkip``; the break's line is the frame's where it is in the frame's file, not in a
+    call it inlined); [] for any other break."""
+    if b.loop_skip is None:
+        return []
+    fn, skipped, first = b.loop_skip
+    return [ev.LoopSkip(function=fn, file=skipped, first_line=first or None, chained=True,
+                        user_line=line if line and skipped and file == skipped else None,
+                        **common)]
 
 
 _FX_FILE_RE = re.compile(r"^\s{0,40}# File: (?P<file>.{1,1024}?):(?P<line>\d{1,9}) in "

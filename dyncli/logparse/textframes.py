@@ -43,6 +43,49 @@ def wont_convert(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                             error=" ".join(error)[:_MAX_ERROR], **common)]
 
 
+# symbolic_convert's record of a frame it skipped for a graph break inside a loop (2.0-2.10,
+# INFO since pytorch#95968; gone in 2.11's, 2.14.1's and 2.15's sources, where the break's own
+# record chains "graph break in loop"): "Skipping frame because there is a graph break in a
+# for/while loop", from 2.1 (pytorch#100045) with f"\n{self.frame_summary()}" under it, the
+# root frame's FrameSummary repr "<FrameSummary file F, line N in fn>" (N: the break's line in
+# the loop). convert_frame echoes it at DEBUG as "Skipping frame %s %s \<newline> %s %s" (the
+# exception, co_name, co_filename, co_firstlineno: a run of blanks between name and file)
+LOOP_SKIP = "Skipping frame because there is a graph break in a for/while loop"
+_SUMMARY_RE = re.compile(r"<FrameSummary file (?P<file>.{1,4096}?), line (?P<line>\d{1,9}) in "
+                         r"(?P<fn><[^<>]{1,400}>|[^<>\s]{1,400})>(?P<rest>.*)")
+# the echo's frame name after the exception's text; "file first_line" follow it
+_ECHO_FN_RE = re.compile(r"\s*(?P<fn><[^<>]{1,400}>|\S{1,400})\s")
+
+
+def loop_skip(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """A frame dynamo skipped for a graph break in a loop (``ev.LoopSkip``), from its INFO
+    record or convert_frame's DEBUG echo of it; [] for any other "Skipping …" line."""
+    head = lines[0].strip()
+    echo = head.startswith("Skipping frame " + LOOP_SKIP)
+    if not (echo or head.startswith(LOOP_SKIP)):
+        return []
+    summary = _SUMMARY_RE.match(lines[1].strip()) if len(lines) > 1 else None
+    # the echo's frame: after the FrameSummary (2.1 on) or after the sentence itself (2.0)
+    tail = summary["rest"] if summary is not None else head.split(LOOP_SKIP, 1)[1]
+    fn, file, first = _echo_frame(tail) if echo else ("", "", None)
+    return [ev.LoopSkip(
+        function=summary["fn"] if summary else fn, file=summary["file"] if summary else file,
+        user_line=int(summary["line"]) if summary else None, first_line=first, echo=echo,
+        **common)]
+
+
+def _echo_frame(tail: str) -> tuple[str, str, int | None]:
+    """(co_name, co_filename, co_firstlineno) of the echo's "fn   file first_line" (the name
+    first, a run of blanks, the file, the first line last); ("", "", None) where it is not."""
+    m = _ECHO_FN_RE.match(tail)
+    if m is None:
+        return "", "", None
+    file, _, first = tail[m.end():].strip().rpartition(" ")
+    if not file.strip() or not first.isdigit() or len(first) > 9:
+        return "", "", None
+    return m["fn"], file.strip(), int(first)
+
+
 # guards.py's check of a compile's guards on the frame they were made from (2.11-2.15's words):
 # "Guard failed on the same frame it was created. This is a bug - please create an issue."
 # f"Guard fail reason: {reasons}", the reasons "51/0: tensor 'x' size mismatch …" (one, or

@@ -18,7 +18,7 @@ from dyncli.logparse import textdde as dde
 from dyncli.logparse import textmetrics as metrics
 from dyncli.logparse import textmsg as msg
 from dyncli.logparse import textold as old
-from dyncli.logparse.textframes import wont_convert
+from dyncli.logparse.textframes import loop_skip, wont_convert
 from dyncli.logparse.textrecompiles import recompile_limit, recompiling
 from dyncli.logparse.textviolations import constraint_violations
 
@@ -53,6 +53,8 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"track_symint": (msg.track_symint, False),  # read only where mark_dynamic's demand shows
     b"skipping:": (msg.mode_skip, False),  # read only where a dispatch mode caused it
     b"WON'T": (wont_convert, True),  # a frame dynamo gave up on: it runs eagerly
+    # a frame dynamo skipped for a graph break in a loop (2.0-2.10; read only there)
+    b"Skipping": (loop_skip, True),
     # the backend's fake tensor exception, and the graph break torch added for it (2.3's;
     # only its own words start one: is_start)
     b"Backend": (breaks.fake_backend_break, True),
@@ -67,7 +69,7 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"Cache": (autograd.cache_miss, False),
     # known, nothing the diagnosis needs (recognized, not reported as unknown)
     **{word: (None, False) for word in (
-        b"create_env", b"produce_guards", b"track_symfloat", b"Skipping",
+        b"create_env", b"produce_guards", b"track_symfloat",
         b"lru_cache_stats", b"Guard", b"Python", b"compute_unbacked_bindings",
         b"constrain_symbol_range", b"Could", b"Ignored", b"symbol_guard_limit_before_specialize",
         b"add_backed_var_to_val", b"set_real_tensor_prop_unbacked_vals",
@@ -165,6 +167,7 @@ READ_WHERE: dict[bytes, bytes] = {
     b"runtime_assert": b"[guard added]",
     b"track_symint": b"warn_only=False",  # where mark_dynamic demanded the size
     b"skipping:": b"dispatch mode",  # a frame skipped under a TorchDispatchMode
+    b"Skipping": b"graph break in a for/while loop",  # not "Skipping guard …" and the like
     b"automatic": b" marked dynamic",
     b"TorchDynamo": b"TorchDynamo compilation metrics:",  # not "… attempted to trace …"
     b"Could": b"data-dependent",  # "Could not guard on data-dependent expression": textdde

@@ -82,22 +82,29 @@ def old_graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     # its place is unknown
     where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
     reason = head[:-len("from user code at:")].strip()
+    # convert_frame's record of a frame it gave up on (2.4-2.7): "skip:" is no reason but its
+    # word for "the whole frame falls back to eager"; the reason is the exception after the
+    # stack, as in 2.3-2.5's records (pytorch#140394 read "skip:" as the reason)
+    skipped = reason == "skip:"
     # the reason on the first line is 2.1-2.2's form (2.0's and torchdynamo's, whose frame is
     # there too: FORM_FIRST); an empty one 2.3-2.5's, whose reason is the exception after the stack
-    releases = (ev.FORM_FIRST if first_frame else ev.FORM_SKIP if reason == "skip:" else
+    releases = (ev.FORM_FIRST if first_frame else ev.FORM_SKIP if skipped else
                 ev.FORM_INLINE if reason else ev.FORM_AFTER)
+    if skipped:
+        reason = ""
     for text in reversed(lines[tb + 1:]):
         em = _EXC_LINE_RE.match(text) if not text.startswith(" ") else None
         if em is not None:
             reason = reason or _reason_of(em)
             break
-    if not reason:
+    if not reason and not skipped:
         # torch 2.3 wrote the reason after the stack (the exception's traceback): a record
         # without one was cut short, and its last frame is a frame on the way, not
-        # necessarily the break's place (pytorch#126026's paste stops at a call in line 612)
+        # necessarily the break's place (pytorch#126026's paste stops at a call in line 612);
+        # the skip's stack is the exception's own (its real_stack): the break's place
         where = ev.UserLoc("", 0, "", "")
     return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason.strip(),
-                          user_stack=stack, releases=releases, **common)]
+                          user_stack=stack, releases=releases, skipped_frame=skipped, **common)]
 
 
 _FROM_USER = "from user code at"
@@ -239,10 +246,44 @@ def consider_setting(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
                           hints=(hint,) if hint else (), user_stack=stack, **common)]
 
 
+# convert_frame's record of a frame it gave up on, the successor of 2.4-2.7's "Graph break:
+# skip:" (read in 2.11.0's, 2.14.1's and 2.15.0's convert_frame.py: a soft failure that
+# symbolic_convert did not log, with exc_info): "Graph break: torch.compile cannot properly
+# resume from this graph break, which results in a skip.", then f"torch.compile will skip
+# tracing the frame {format_frame_info(code)} and fall back to eager.", "The graph break occurred
+# in the following user code:", the user stack, and the exception's traceback
+RESUME_SKIP = "torch.compile cannot properly resume from this graph break"
+_SKIP_FRAME_RE = re.compile(r"^torch\.compile will skip tracing the frame (?P<fn><[^<>]{1,400}>|\S{1,400}) "
+                            r"\((?P<file>.{1,4096}) line (?P<line>\d{1,9})\) and fall back to eager")
+_OCCURRED = "The graph break occurred in the following user code:"
+
+
+def resume_skip(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """convert_frame's record of a frame it skipped at a graph break it could not resume from
+    (``RESUME_SKIP``): the break at the user stack's last frame, its reason the exception after
+    the record's traceback (cut: none), the frame said skipped (``skipped_frame``)."""
+    at = next((i for i, t in enumerate(lines) if t.strip() == _OCCURRED), len(lines))
+    tb = next((i for i, t in enumerate(lines) if t.startswith("Traceback (most recent call last)")),
+              len(lines))
+    stack = user_stack(lines[at + 1:tb]) if at < tb else ()
+    where = stack[-1] if stack else ev.UserLoc("", 0, "", "")
+    reason = raised_reason(lines[tb + 1:])
+    frame = next((m for t in lines[1:3] if (m := _SKIP_FRAME_RE.match(t.strip()))), None)
+    # (the releases: read in a 2.9/2.10-era copy of convert_frame.py, 2.11.0, 2.14.1 and 2.15.0;
+    # 2.8's not read, so the form does not tell the release)
+    return [ev.GraphBreak(file=where.file, user_line=where.line, reason=reason,
+                          user_stack=stack or tuple(ev.UserLoc(m["file"], 0, m["fn"], "")
+                                                    for m in (frame,) if m is not None),
+                          skipped_frame=True, **common)]
+
+
 def graph_break(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     """A graph-break record of any release: ``Graph break in user code at …`` (torch >= 2.6,
-    ``textbreaks.graph_break``), the older ``Graph break: … from user code at …``, or the
-    warning at a Tensor.item() (``Graph break from `Tensor.item()`, consider setting:``)."""
+    ``textbreaks.graph_break``), the older ``Graph break: … from user code at …``, convert_frame's
+    skip (``RESUME_SKIP``), or the warning at a Tensor.item() (``Graph break from
+    `Tensor.item()`, consider setting:``)."""
+    if lines[0].startswith(OLD_BREAK + RESUME_SKIP):
+        return resume_skip(lines, common)
     if lines[0].startswith(OLD_BREAK):
         return old_graph_break(lines, common)
     if CONSIDER_RE.match(lines[0]):

@@ -222,6 +222,10 @@ def continues(kind: bytes, first: bytes, line: bytes, tail: bool) -> bool:
         # traceback and the exception it ends in, up to the first blank line
         return (line.startswith((b"due to:", b"Traceback (most recent call last):", b" ", b"\t"))
                 or _EXCEPTION_LINE.match(line) is not None)
+    if kind == b"Skipping" and tail:
+        # the loop skip's frame summary, which 2.1's layout of April 2023 printed without the
+        # prefix (pytorch#100045)
+        return line.startswith(b"<FrameSummary file ")
     if not tail or kind != b"Graph":
         return False
     # torch 2.0's one-line form; torch 2.1-2.3's "Graph break: from user code at:" with the

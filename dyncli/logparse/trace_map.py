@@ -23,8 +23,9 @@ from dyncli.logparse import safe, textautograd
 from dyncli.logparse import textdde as dde
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import split_failed
-from dyncli.logparse.textbreaks import graph_break_body
+from dyncli.logparse.textbreaks import graph_break_body, loop_skipped
 from dyncli.logparse.textguards import _STATIC_INDICES_RE, flat_guard, tensor_check
+from dyncli.logparse.textold import OLD_BREAK, RESUME_SKIP, resume_skip
 from dyncli.logparse.textrecompiles import guard_failure
 from dyncli.logparse.textstack import user_stack
 from dyncli.logparse.textviolations import SUGGESTED_FIXES, range_violation, suggested_fix
@@ -340,9 +341,7 @@ class TraceEventMapper:
         if name == "recompile_reasons":
             yield self._recompile(rec, ctx)
         elif name == "dynamo_graph_break_reason":
-            gb = self._graph_break(rec.payload, ctx)
-            if gb is not None:
-                yield gb
+            yield from self._graph_break(rec.payload, ctx)
         elif name == "compiled_autograd_compile_reasons":
             yield from self._autograd_misses(rec.payload, ctx)
         elif name.endswith("_code_state"):
@@ -389,17 +388,21 @@ class TraceEventMapper:
         return recompile
 
     @staticmethod
-    def _graph_break(payload: str, ctx: dict[str, Any]) -> ev.GraphBreak | None:
-        """``dynamo_graph_break_reason``: the text log's graph-break message, parsed alike."""
+    def _graph_break(payload: str, ctx: dict[str, Any]) -> list[ev.Event]:
+        """``dynamo_graph_break_reason``: the text log's graph-break message, parsed alike (and
+        the frame torch skipped for it, where the break is in a loop)."""
         lines = payload.splitlines()
+        if lines and lines[0].startswith(OLD_BREAK + RESUME_SKIP):  # convert_frame's skip
+            return resume_skip(lines, ctx)
         head = _GB_HEAD.match(lines[0]) if lines else None
         if head is None:
-            return None
+            return []
         b = graph_break_body(lines[1:])
-        return ev.GraphBreak(file=head["file"], user_line=int(head["line"]),
-                             reason=b.gb_type or b.reason, explanation=b.explanation,
-                             hints=b.hints, user_stack=b.stack, gb_type=b.gb_type,
-                             gb_code=b.gb_code, debug=b.debug, **ctx)
+        return [ev.GraphBreak(file=head["file"], user_line=int(head["line"]),
+                              reason=b.gb_type or b.reason, explanation=b.explanation,
+                              hints=b.hints, user_stack=b.stack, gb_type=b.gb_type,
+                              gb_code=b.gb_code, debug=b.debug, **ctx),
+                *loop_skipped(b, ctx, head["file"], int(head["line"]))]
 
     def _output_graph(self, rec: TraceRecord, ctx: dict[str, Any]) -> Iterator[ev.Event]:
         """output_graph.py ``dynamo_output_graph``: node sizes, and the readable graph."""

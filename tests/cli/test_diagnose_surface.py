@@ -110,7 +110,8 @@ def _documented_keys() -> set[str]:
 
 
 # documented keys that are there only when the input holds what they describe
-_ONLY_WHEN = {"compiled_autograd", "cudagraphs", "notes", "torch_notes", "stopped_after_limit"}
+_ONLY_WHEN = {"compiled_autograd", "cudagraphs", "notes", "torch_notes", "stopped_after_limit",
+              "loop_skips"}
 _ENVELOPE = {"schema_version", "dyncli", "command"}
 
 

@@ -54,7 +54,8 @@ def _users(diag: Diagnosis) -> list[str]:
         + [f"{b.file}:{b.user_line}" for b in diag.graph_breaks if b.file] \
         + [f"{u.file} in {u.function}" for u in skips] \
         + [f"{u.file}:{u.line}" for u in errors] \
-        + [f"{x.user.file}:{x.user.line}" for x in diag.data_dependent_errors if x.user]
+        + [f"{x.user.file}:{x.user.line}" for x in diag.data_dependent_errors if x.user] \
+        + [f"{x.file}:{x.user_line}" for x in diag.loop_skips if x.file]
 
 
 def test_corpus_is_the_issue_size_and_covers_every_pattern() -> None:
@@ -74,7 +75,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
           "explain_breaks", "notes", "cudagraph_raised", "data_dependent_checks",
-          "data_dependent_hints", "raised_breaks", "went_on", "release"}
+          "data_dependent_hints", "raised_breaks", "went_on", "release", "loop_skips"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -95,6 +96,11 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert set(expect.get("limit_names", [])) <= {x.limit_name for x in diag.recompile_limits}
     assert sum(b.count for b in diag.graph_breaks) == expect.get("graph_breaks", 0)
     assert len(diag.not_converted) == expect.get("not_converted", 0)
+    # frames torch skipped for a graph break in a loop: they run eagerly, a cause ("Nothing to
+    # fix" before round 31)
+    assert [x.function for x in diag.loop_skips] == expect.get("loop_skips", [])
+    if diag.loop_skips:
+        assert any(c.runs_eagerly for c in diag.causes)
     assert len(diag.no_compiled_frames) == expect.get("no_compiled_frames", 0)
     assert len(diag.guard_self_checks) == expect.get("guard_self_checks", 0)
     assert len(diag.compile_crashes) == expect.get("compile_crashes", 0)
