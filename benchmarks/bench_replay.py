@@ -40,13 +40,18 @@ def main() -> None:
     result = run_bench(args.model, cfg)
     print(f"{args.model}: {result.requests} requests, torch threads {torch.get_num_threads()}, "
           f"compiler warm-up {result.compiler_warmup_s or 0:.1f} s")
-    print(f"{'strategy':<20} {'predicted s':>12} {'measured s':>11} {'error':>7}")
-    for run in result.runs:
-        if not run.replay:
-            print(f"{run.strategy:<20} {run.status}: {run.error}")
+    print(f"{'strategy':<20} {'predicted s':>12} {'measured s':>11} {'error':>7} "
+          f"{'full GCs (s)':>13}")
+    eager = result.eager_stream.replay if result.eager_stream else None
+    for name, replay, run in [("eager", eager, None),
+                              *((r.strategy, r.replay, r) for r in result.runs)]:
+        if not replay:
+            if run is not None:
+                print(f"{name:<20} {run.status}: {run.error}")
             continue
-        p, m = run.replay.predicted_s, run.replay.measured_s
-        print(f"{run.strategy:<20} {p:>12.2f} {m:>11.2f} {(p - m) / m:>+7.0%}")
+        p, m = replay.predicted_s, replay.measured_s
+        gcs = "-" if replay.gc_full is None else f"{replay.gc_full} ({replay.gc_full_s:.2f})"
+        print(f"{name:<20} {p:>12.2f} {m:>11.2f} {(p - m) / m:>+7.0%} {gcs:>13}")
 
 
 if __name__ == "__main__":
