@@ -83,6 +83,7 @@ from dyncli.logparse.textcrash import (
 from dyncli.logparse.textframes import LOOP_SKIP
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
+from dyncli.logparse.textrecompiles import ERROR_ON_RECOMPILE
 from dyncli.logparse.torchtree import (
     is_compiler_file,
     is_polyfill_file,
@@ -440,6 +441,8 @@ def _others(diag: Diagnosis) -> list[Advice]:
         row = guard_kinds.text(kind, (t for r in recs for t in r.reasons), known=diag.releases)
         if kind == gt.Checked.UNKNOWN and all(r.stance for r in recs):
             row = guard_kinds.STANCE_UNKNOWN  # (not a recompile the limit refused)
+        elif kind == gt.Checked.UNKNOWN and all(r.refused_by == ERROR_ON_RECOMPILE for r in recs):
+            row = guard_kinds.ERROR_ON_RECOMPILE_UNKNOWN
         functions = sorted({r.function or "?" for r in recs})
         weights = all(r.reasons and all(gt.PARAM_HINT in t for t in r.reasons[:1]) for r in recs)
         out.append(Advice(

@@ -1,0 +1,97 @@
+"""Paste hunt 31b (round 31, threads outside pytorch/pytorch): pytest's short test summary of
+torch's errors, and the recompile torch._dynamo.config.error_on_recompile refused.
+
+A summary line is pytest's own output, its message cut at the terminal's width: a backtick it
+cut open ("Run `pip install ti...") is no inline code span of prose. And error_on_recompile's
+RecompileError is raised where the recompiles log would write its message (2.15's guards.py,
+get_and_maybe_log_recompilation_reasons; 2.1-2.2's convert_frame.py with the log's tuple):
+torch raised before recompiling, so no compile came of it, and the run stopped there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pasted_reading import PASTED, diagnose_text
+
+from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.read import diagnose_logs
+
+_SUMMARY = ("FAILED tests/pipelines/cogview4/test_cogview4.py::CogView4PipelineFastTests::"
+            "test_compile - ImportError: This modeling file requires the following packages "
+            "that were not found in your environment: tiktoken. Run `pip install ti...\n")
+_GLOG = ("V0812 03:18:23.088000 19120 torch/_dynamo/guards.py:3508] [6/2] [__recompiles] "
+         "Recompiling function forward in /m/model.py:221\n"
+         "V0812 03:18:23.088000 19120 torch/_dynamo/guards.py:3508] [6/2] [__recompiles]     "
+         "triggered by the following guard failure(s):\n"
+         "V0812 03:18:23.088000 19120 torch/_dynamo/guards.py:3508] [6/2] [__recompiles]     "
+         "- 6/1: tensor 'x' size mismatch at index 1. expected 7104, actual 6895\n")
+# torch 2.15's RecompileError as Python prints a traceback's end (guards.py:6376 raises the
+# message the recompiles log writes)
+_RAISED = ('  File "/venv/lib/python3.11/site-packages/torch/_dynamo/guards.py", line 6376, in '
+           "get_and_maybe_log_recompilation_reasons\n"
+           "    raise exc.RecompileError(message)\n"
+           "torch._dynamo.exc.RecompileError: Recompiling function f in /tmp/t.py:4\n"
+           "    triggered by the following guard failure(s):\n"
+           "    - 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 3\n")
+
+
+def test_the_summarys_recompile_errors_are_refused_recompiles() -> None:
+    # diffusers#11085: "not a torch log" before round 31, then two recompiles that compiled
+    diag = diagnose_logs([PASTED / "diffusers-11085.log"])
+    assert [(r.function, r.compiled, r.refused_by) for r in diag.recompiles] == \
+        [("forward", False, "error_on_recompile")] * 2
+    assert diag.compiles == 1 and diag.recompiles_proven == 0
+    (finding,) = [s for s in diag.suggestions if s.kind is AdviceKind.NON_SHAPE]
+    assert finding.message.startswith("2 recompile(s) of forward: torch._dynamo.config."
+                                      "error_on_recompile raised RecompileError")
+    assert "paste the whole error" in finding.fix and "the paste cut" not in finding.message
+
+
+def test_a_cut_backtick_in_pytests_summary_opens_no_span(tmp_path: Path) -> None:
+    # the glog record under the summary line is read as it is without that line
+    diag = diagnose_text(tmp_path, _SUMMARY + _GLOG)
+    (r,) = diag.recompiles
+    assert (r.function, r.compiled, r.kinds) == ("forward", True, ("size",))
+
+
+def test_a_backtick_left_open_in_prose_still_quotes_the_next_line(tmp_path: Path) -> None:
+    # a paragraph's open inline code span goes on into its next line: torch's words quoted
+    # there are prose (what round 16 made so), a pytest summary line aside
+    prose = "I see the error at `torch/_dynamo/guards.py when I run\n"
+    quoted = _GLOG[:_GLOG.index("\n") + 1].replace("forward", "quoted")
+    diag = diagnose_text(tmp_path, prose + quoted + "`\n\n" + _GLOG)
+    assert [r.function for r in diag.recompiles] == ["forward"]
+
+
+def test_torchs_raised_recompile_error_is_refused_with_its_reason(tmp_path: Path) -> None:
+    diag = diagnose_text(tmp_path, _RAISED)
+    (r,) = diag.recompiles
+    assert (r.function, r.file, r.first_line) == ("f", "/tmp/t.py", 4)
+    assert (r.compiled, r.refused_by, r.stance, r.kinds) == \
+        (False, "error_on_recompile", False, ("size",))
+    assert diag.compiles == 1 and not diag.compile_crashes
+    # a size it refused to recompile for: marked dynamic up front, the run goes on
+    (fix,) = [s for s in diag.suggestions if s.kind is AdviceKind.MARK_DYNAMIC]
+    assert 'TORCH_COMPILE_DYNAMIC_SOURCES=".*:0"' in fix.fix
+
+
+def test_torch_21s_tuple_recompile_error_is_refused_too(tmp_path: Path) -> None:
+    # 2.1-2.2's convert_frame.py raised RecompileError with the recompiles log's tuple
+    text = ("torch._dynamo.exc.RecompileError: ('Recompiling function step in /home/u/kf.py:12', "
+            "\"triggered by the following guard failure: L['t'] == 0\")\n")
+    (r,) = diagnose_text(tmp_path, text).recompiles
+    assert (r.function, r.first_line, r.reasons) == ("step", 12, ("L['t'] == 0",))
+    assert (r.compiled, r.refused_by, r.kinds) == (False, "error_on_recompile", ("scalar",))
+
+
+def test_the_recompiles_log_is_no_refusal(tmp_path: Path) -> None:
+    # the same message as a record of TORCH_LOGS="recompiles": torch went on and recompiled
+    (r,) = diagnose_text(tmp_path, _GLOG).recompiles
+    assert (r.compiled, r.refused_by) == (True, "")
+
+
+def test_the_stances_refusal_keeps_its_name(tmp_path: Path) -> None:
+    text = ("RuntimeError: Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+            "filename: '/tmp/t.py', function name: 'f', line number: 4\n")
+    (r,) = diagnose_text(tmp_path, text).recompiles
+    assert (r.compiled, r.refused_by, r.stance) == (False, "fail_on_recompile", True)
