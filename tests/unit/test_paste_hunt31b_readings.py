@@ -1,5 +1,6 @@
 """Paste hunt 31b (round 31, threads outside pytorch/pytorch): pytest's short test summary of
-torch's errors, and the recompile torch._dynamo.config.error_on_recompile refused.
+torch's errors, the recompile torch._dynamo.config.error_on_recompile refused, and the
+construction of a C/C++ class's object that torch names by its base's __new__.
 
 A summary line is pytest's own output, its message cut at the terminal's width: a backtick it
 cut open ("Run `pip install ti...") is no inline code span of prose. And error_on_recompile's
@@ -14,6 +15,7 @@ from pathlib import Path
 from pasted_reading import PASTED, diagnose_text
 
 from dyncli.diagnose.findings import AdviceKind
+from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
 
 _SUMMARY = ("FAILED tests/pipelines/cogview4/test_cogview4.py::CogView4PipelineFastTests::"
@@ -95,3 +97,47 @@ def test_the_stances_refusal_keeps_its_name(tmp_path: Path) -> None:
             "filename: '/tmp/t.py', function name: 'f', line number: 4\n")
     (r,) = diagnose_text(tmp_path, text).recompiles
     assert (r.compiled, r.refused_by, r.stance) == (False, "fail_on_recompile", True)
+
+
+def _break_fix(diag: Diagnosis) -> str:
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    return a.fix
+
+
+def test_a_pybind11_objects_construction_is_made_outside() -> None:
+    # cosmos-rl#16 (2.4-2.5's warning, rank 0): "allow_in_graph(None.pybind11_object.__new__)"
+    fix = _break_fix(diagnose_logs([PASTED / "cosmos-rl-16.log"]))
+    assert fix.startswith("pybind11_object.__new__ is the construction of an object of a class "
+                          "implemented in C or C++")
+    assert "every class pybind11 binds" in fix and "create the object outside" in fix
+    assert "allow_in_graph(" not in fix and "None." not in fix
+
+
+def test_a_ctypes_objects_construction_too() -> None:
+    # pytorch#128095's 2.7 nightly record (bitsandbytes' ctypes value), read right otherwise
+    fix = _break_fix(diagnose_logs([PASTED / "pytorch-128095.log"]))
+    assert fix.startswith("_SimpleCData.__new__ is the construction") and "ctypes" in fix
+
+
+def test_torch_215s_unknown_module_is_the_same_construction(tmp_path: Path) -> None:
+    # 2.15's functions.py writes a missing module as "<unknown module>"
+    text = ("/venv/lib/python3.12/site-packages/torch/_dynamo/variables/functions.py:2935: "
+            "UserWarning: Dynamo does not know how to trace the builtin "
+            "`<unknown module>.pybind11_object.__new__.` This function is either a Python "
+            "builtin (e.g. _warnings.warn) or a third-party C/C++ Python extension (perhaps "
+            "created with pybind).\n")
+    fix = _break_fix(diagnose_text(tmp_path, text))
+    assert fix.startswith("pybind11_object.__new__ is the construction")
+
+
+def test_other_builtins_keep_their_fixes(tmp_path: Path) -> None:
+    # a C function of an extension (torch's hints) and a method of a Python builtin type
+    line = ("/venv/torch/_dynamo/variables/functions.py:725: UserWarning: Graph break due to "
+            "unsupported builtin {}. This function is either a Python builtin\n")
+    fix = _break_fix(diagnose_text(tmp_path, line.format("sageattention._fused.PyCapsule.quant")))
+    assert fix.startswith("wrap sageattention._fused.PyCapsule.quant in a custom operator")
+    (tmp_path / "b").mkdir()
+    newer = ("/venv/torch/_dynamo/variables/functions.py:2935: UserWarning: Dynamo does not "
+             "know how to trace the builtin `<unknown module>.list.copy.` This function is\n")
+    fix = _break_fix(diagnose_text(tmp_path / "b", newer))
+    assert fix.startswith("list.copy is Python's own")
