@@ -1,6 +1,7 @@
 """Paste hunt 31b (round 31, threads outside pytorch/pytorch): pytest's short test summary of
-torch's errors, the recompile torch._dynamo.config.error_on_recompile refused, and the
-construction of a C/C++ class's object that torch names by its base's __new__.
+torch's errors, the recompile torch._dynamo.config.error_on_recompile refused, the
+construction of a C/C++ class's object that torch names by its base's __new__, and a Triton
+that does not know the CUDA of its ptxas.
 
 A summary line is pytest's own output, its message cut at the terminal's width: a backtick it
 cut open ("Run `pip install ti...") is no inline code span of prose. And error_on_recompile's
@@ -141,3 +142,26 @@ def test_other_builtins_keep_their_fixes(tmp_path: Path) -> None:
              "know how to trace the builtin `<unknown module>.list.copy.` This function is\n")
     fix = _break_fix(diagnose_text(tmp_path / "b", newer))
     assert fix.startswith("list.copy is Python's own")
+
+
+def _crash_fix(diag: Diagnosis) -> str:
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.COMPILE_CRASH]
+    return a.fix
+
+
+def test_a_triton_that_does_not_know_this_cuda_is_the_machines() -> None:
+    # triton-windows#48 (CUDA 12.8 under a Triton 3.2): "report it to PyTorch" before
+    fix = _crash_fix(diagnose_logs([PASTED / "triton-windows-48.log"]))
+    assert fix.startswith("the Triton installed does not know the CUDA version of the ptxas")
+    assert "TRITON_PTXAS_PATH" in fix and fix.endswith("not a bug to report")
+    assert "suppress_errors" not in fix and "report it to PyTorch" not in fix
+
+
+def test_older_tritons_words_without_the_version_too(tmp_path: Path) -> None:
+    # Triton 2.x-3.0 raised it without ", but got CUDA version: …"
+    text = ("Traceback (most recent call last):\n"
+            '  File "/venv/torch/_dynamo/output_graph.py", line 1465, in _call_user_compiler\n'
+            "    raise BackendCompilerFailed(self.compiler_fn, e) from e\n"
+            "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+            "RuntimeError: Triton only support CUDA 10.0 or higher\n")
+    assert _crash_fix(diagnose_text(tmp_path, text)).startswith("the Triton installed does not")
