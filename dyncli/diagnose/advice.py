@@ -83,6 +83,7 @@ from dyncli.logparse.textcrash import (
 from dyncli.logparse.textframes import LOOP_SKIP
 from dyncli.logparse.textmsg import unbacked_in
 from dyncli.logparse.textold import ITEM_WARNED
+from dyncli.logparse.textrecompiles import ERROR_ON_RECOMPILE
 from dyncli.logparse.torchtree import (
     is_compiler_file,
     is_polyfill_file,
@@ -440,6 +441,8 @@ def _others(diag: Diagnosis) -> list[Advice]:
         row = guard_kinds.text(kind, (t for r in recs for t in r.reasons), known=diag.releases)
         if kind == gt.Checked.UNKNOWN and all(r.stance for r in recs):
             row = guard_kinds.STANCE_UNKNOWN  # (not a recompile the limit refused)
+        elif kind == gt.Checked.UNKNOWN and all(r.refused_by == ERROR_ON_RECOMPILE for r in recs):
+            row = guard_kinds.ERROR_ON_RECOMPILE_UNKNOWN
         functions = sorted({r.function or "?" for r in recs})
         weights = all(r.reasons and all(gt.PARAM_HINT in t for t in r.reasons[:1]) for r in recs)
         out.append(Advice(
@@ -895,6 +898,17 @@ _MACHINE_FIX = {
         "pip check names the mismatch where pip installed torch; on Windows, the "
         "triton-windows release made for your torch), or a torch release made for this "
         "Triton; not a bug to report"),
+    # (triton-windows#48, #47, #49 on CUDA 12.8: the maintainer's fix, a triton-windows release
+    # that knows it; triton-lang/triton#5765 and 3.3 for 12.7-12.8, #8925 for 13.x)
+    "triton-cuda-version": (
+        "the Triton installed does not know the CUDA version of the ptxas it compiles with "
+        "(its message names that version; Triton 3.2 stops at CUDA 12.6, releases before "
+        "CUDA 13 at 12.x): Triton takes ptxas from TRITON_PTXAS_PATH where it is set, else the "
+        "one its package provides (a build that bundles none, conda-forge's among them, uses "
+        "the machine's CUDA toolkit, triton-lang/triton#5737). Install a Triton release that knows this "
+        "CUDA (3.3 or newer for 12.7-12.8; on Windows, a newer triton-windows release), or set "
+        "TRITON_PTXAS_PATH to the ptxas of a CUDA version this Triton knows; not a bug to "
+        "report"),
     # (pytorch#125254: inductor's "Device mps not supported"; 2.7's codegen/mps.py is the
     # first MPS backend, 2.8 the release that announces it)
     "no-mps": (

@@ -561,7 +561,7 @@ class Analyzer:
         self._recompiles[key] = RecompileReport(
             rank=e.rank, compile_id=str(e.compile_id or ""), function=e.function, file=e.file,
             first_line=e.first_line, cause=causes[0] if causes else str(GuardKind.UNKNOWN),
-            compiled=not e.refused, stance=e.refused,
+            compiled=not e.refused, refused_by=e.refused,
             reasons=tuple(f.text for f in e.failures),
             causes=causes, kinds=tuple(str(Checked.DUCK if f.duck else checked(f.reason))
                                        for f in e.failures),

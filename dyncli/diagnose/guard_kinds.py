@@ -429,6 +429,18 @@ STANCE_UNKNOWN = KindText(
     "pytorch#165445 on, in 2.11 and later): it refused the recompile and stopped the run",
     'TORCH_LOGS="recompiles", or a newer torch, names the guard that failed', dynamic="")
 
+# A recompile torch._dynamo.config.error_on_recompile refused (RecompileError), its guard
+# failures not in the paste: torch's error lists them under its first line in every release
+# (guards.py: the recompiles log's message, raised), so the paste cut them (pytest's summary
+# line cuts the message at the terminal's width: diffusers#11085)
+ERROR_ON_RECOMPILE_UNKNOWN = KindText(
+    "torch._dynamo.config.error_on_recompile raised RecompileError instead of recompiling and "
+    "stopped the run; the guard failures its message lists under its first line are not in "
+    "the paste",
+    "paste the whole error (pytest: the test's report above the short summary; "
+    'TORCH_LOGS="recompiles" logs the same message): it names the guard that failed',
+    dynamic="")
+
 
 def optimizer_fix(source: str) -> str | None:
     """The fix of a float hyperparameter of a compiled ``optimizer.step`` (its source

@@ -21,6 +21,7 @@ from dyncli.diagnose.releases import Releases, named
 from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc, split_id
 from dyncli.logparse.guardtext import GuardKind
+from dyncli.logparse.textrecompiles import FAIL_ON_RECOMPILE
 
 CAUSES = tuple(str(k) for k in GuardKind)
 
@@ -91,8 +92,9 @@ class RecompileReport:
     user: UserLoc | None = None
     line: int = 0
     compiled: bool = True  # False when the recompile limit refused it (the frame runs eagerly)
-    # refused by set_stance("fail_on_recompile"), which raised instead (also not compiled)
-    stance: bool = False
+    # the setting that made torch raise instead of recompiling (also not compiled):
+    # "fail_on_recompile" (set_stance's) or "error_on_recompile" (dynamo's config); "" for none
+    refused_by: str = ""
     sizes: tuple[tuple[str, str], ...] = ()  # (source, value) of the symbols it created
     # what each failed guard checks, finer than ``causes`` (guardtext.Checked: size, stride,
     # scalar, value, identity, type, global_state, backend, …; "no_guard": torch's reason names
@@ -106,6 +108,11 @@ class RecompileReport:
     def kind(self) -> str:
         """What its newest cache entry's failed guard checks (``unknown`` without a reason)."""
         return self.kinds[0] if self.kinds else "unknown"
+
+    @property
+    def stance(self) -> bool:
+        """Whether set_stance("fail_on_recompile") refused it."""
+        return self.refused_by == FAIL_ON_RECOMPILE
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ class Unnumbered:
 
     def recompile(self, e: ev.Recompile) -> None:
         """A recompile: one compile before it, and each cache entry it lists as failed; one that
-        torch refused (fail_on_recompile) compiled nothing of its own."""
+        torch refused (fail_on_recompile, error_on_recompile) compiled nothing of its own."""
         failed = e.entries or len(e.failures)
         if e.refused:
             self._add(e.rank, e.function, e.file, e.first_line, max(failed, 1), False)

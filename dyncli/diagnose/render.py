@@ -141,7 +141,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
         for r in cap(diag.recompiles, "recompiles"):
             code = f"{_loc(r.user)} {r.user.code}" if r.user else "-"
             cause = r.cause if r.compiled else (
-                f"{r.cause}\n(refused: {'fail_on_recompile' if r.stance else 'recompile limit'})")
+                f"{r.cause}\n(refused: {r.refused_by or 'recompile limit'})")
             add_ranked_row(t, ranks, r.rank, r.compile_id, r.function, cause, "\n".join(r.reasons), code)
         capped.show(t)
     if diag.specializations:

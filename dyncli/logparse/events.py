@@ -304,8 +304,10 @@ class Recompile(Event):
     # cache entries the failures are of, where not one each: recompiles_verbose groups them
     # ("guard 0 failures:"), torch 2.2's tuple lists every failed guard of one entry
     entries: int = 0
-    # torch raised instead of recompiling (set_stance("fail_on_recompile")): no compile came of it
-    refused: bool = False
+    # what made torch raise instead of recompiling, so that no compile came of it:
+    # "fail_on_recompile" (torch.compiler.set_stance's) or "error_on_recompile"
+    # (torch._dynamo.config's RecompileError); "" where torch went on and recompiled
+    refused: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -59,6 +59,8 @@ def builtin_hint(name: str) -> str:
         return DDP_BUFFERS_FIX
     if name in WARN_BUILTINS:
         return WARN_FIX
+    if (new := _NEW_RE.match(name)) is not None:
+        return _new_fix(new["cls"])
     if name.startswith(_UNKNOWN_MODULE) or name.startswith("builtins."):
         # (torch's first hint for a Python builtin: file an issue; no custom op wraps it)
         short = name.removeprefix(_UNKNOWN_MODULE).removeprefix("builtins.")
@@ -73,6 +75,33 @@ def builtin_hint(name: str) -> str:
     return (f"wrap {name} in a custom operator (torch.library.custom_op) or, if it is "
             f"traceable, torch.compiler.allow_in_graph({name}) (torch's own hint); or call it "
             "outside the compiled function")
+
+
+# An object of a class implemented in C or C++ made in the compiled code: dynamo reaches the
+# tp_new of its C base and names that, with no module (the slot wrapper has none): "None.X.__new__"
+# (2.5's warning and a 2.7 nightly's explanation: cosmos-rl#16, pytorch#128095), "<unknown
+# module>.X.__new__" in 2.15's functions.py wording (2.15 itself breaks on a class call's
+# construction in its polyfill, "method `__new__` of class `pybind11_type`", read elsewhere).
+# X is the base class, not the user's: pybind11_object for every class pybind11 binds
+# (cosmos-rl#16), _SimpleCData for ctypes' simple types (bitsandbytes in pytorch#128095).
+# torch's hints (a custom operator, allow_in_graph) fit a function, not a constructor: neither
+# can make or return such an object. Made outside and passed in, the graph does not break
+# (tests/integration/test_printed_break_fixes.py on 2.15: a ctypes.c_int subclass and a
+# pybind11 class's subclass, 2 graphs -> 1)
+_NEW_RE = re.compile(r"^(?:None\.|<unknown module>\.)(?P<cls>\w{1,200})\.__new__$")
+_NEW_BASES = {"pybind11_object": "every class pybind11 binds is one, so the log does not name "
+                                 "which",
+              "_SimpleCData": "ctypes' simple types, c_int and its kin"}
+
+
+def _new_fix(cls: str) -> str:
+    """The fix of a C type's construction dynamo cannot trace (``_NEW_RE``)."""
+    which = f": {_NEW_BASES[cls]}" if cls in _NEW_BASES else ""
+    return (f"{cls}.__new__ is the construction of an object of a class implemented in C or C++ "
+            f"({cls} or a class built on it{which}), which dynamo cannot trace: create the object "
+            "outside the compiled function and pass it in, or the value the code needs from it "
+            "(torch's hints, a custom operator or allow_in_graph, are for a function: neither "
+            "makes such an object in the graph)")
 
 
 # Python's warnings.warn (the C function _warnings.warn): torch's own hint (2.15's explanation,

@@ -114,6 +114,12 @@ MACHINE_ERRORS: tuple[tuple[str, str, bool], ...] = (
     # (pytorch#127271, triton#7835); only inductor imports it, so the words alone are its
     # compile's crash (ComfyUI#10485 pasted them so)
     ("cannot import name 'triton_key' from 'triton.compiler.compiler'", "triton-version", True),
+    # Triton's table of the PTX version each CUDA release supports (backends/nvidia/compiler.py
+    # ptx_get_version) asked for the CUDA of the ptxas it found: a CUDA newer than that Triton
+    # knows (3.2 stops at 12.6, triton-lang/triton#5737; 13.x before triton#8925) raises
+    # "Triton only support CUDA 10.0 or higher, but got CUDA version: 12.8" (triton-windows#47,
+    # #48, #49). Triton's own kernels raise it too: a crash where the traceback is the compiler's
+    ("Triton only support CUDA 10.0 or higher", "triton-cuda-version", False),
     # torch 2.3's utils/_triton.py (triton_backend_hash) imports triton.common.backend, which
     # Triton 3.0 removed (triton#4250, fish-speech#541): the same mismatch. Other packages
     # import triton.common too, so a crash only where the traceback is the compiler's (or

@@ -47,8 +47,10 @@ _UNSUPPORTED_RE = re.compile(rb"^(?P<exc>(?: {1,4})?torch\._dynamo\.exc\.)?Unsup
 _CONTROL_FLOW = breaks.CONTROL_FLOW.encode()
 _CONTROL_FLOW_RE = re.compile(rb"^(?P<exc>(?:torch\._dynamo\.exc\.)?UserError: )?"
                               + re.escape(_CONTROL_FLOW) + rb".{0,4000}$")
+# (2.1-2.2 raised it with the recompiles log's tuple: "RecompileError: ('Recompiling function f in
+# x.py:3', \"triggered by the following guard failure: …\")")
 _RECOMPILE_ERROR_RE = re.compile(rb"^(?:torch\._dynamo\.exc\.)?RecompileError: "
-                                 rb"(?P<msg>Recompiling function .{1,4000})$")
+                                 rb"(?P<msg>(?P<tuple>\(')?Recompiling function .{1,4000})$")
 
 
 # compile_wrapper's error when a fullgraph call compiled nothing (torch 2.12 on), as the
@@ -117,7 +119,8 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
         return breaks.unsupported_break, breaks.RAISED_UNSUPPORTED + line[
             len(m["exc"] or b""):].decode("utf-8", "replace")
     if b"RecompileError: " in line[:40] and (m := _RECOMPILE_ERROR_RE.match(line)) is not None:
-        return recompiles.recompiling, m["msg"].decode("utf-8", "replace")
+        read = old.old_recompile_error if m["tuple"] else recompiles.recompile_error
+        return read, m["msg"].decode("utf-8", "replace")
     lead = line[:2000]  # (a loop, not any() over a generator: asked of every program line)
     for mark in cg.ERROR_MARKS_B:
         if mark in lead:
@@ -158,6 +161,8 @@ CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     breaks.unsupported_break: _UNSUPPORTED_PARTS,
     breaks.cut_break: _UNSUPPORTED_PARTS,  # (the same message, its type line cut)
     recompiles.recompiling: ((), 1),
+    recompiles.recompile_error: ((), 1),
+    old.old_recompile_error: ((), 0),  # (one line: the tuple)
     # (and its precompiled entries' guard trees and GuardDebugInfo, at the margin)
     guards.bare_tree: ((b"+- ", b"| "), 0),  # (a tree's lines, at the margin)
     recompiles.stance_recompile: ((recompiles.PRECOMPILED.encode(), b"TREE_GUARD_MANAGER:", b"+- ",

@@ -16,7 +16,13 @@ from typing import Any
 from dyncli.logparse import events as ev
 from dyncli.logparse import textbreaks as breaks
 from dyncli.logparse.textmsg import _need
-from dyncli.logparse.textrecompiles import last_listed, literal, recompile_limit, recompiling
+from dyncli.logparse.textrecompiles import (
+    ERROR_ON_RECOMPILE,
+    last_listed,
+    literal,
+    recompile_limit,
+    recompiling,
+)
 from dyncli.logparse.textstack import user_stack
 
 # torch 2.1–2.5 (symbolic_convert.py log_graph_break): "Graph break: [reason ]from user code
@@ -40,6 +46,14 @@ def old_recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     (rec,) = recompiling([head, *(f"- {r}" for r in reasons)], common)
     assert isinstance(rec, ev.Recompile)
     return [dataclasses.replace(rec, entries=1) if len(reasons) > 1 else rec]
+
+
+def old_recompile_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The same tuple as error_on_recompile's exception (2.1-2.2's convert_frame.py raised
+    ``RecompileError(message)`` with it): the recompile torch refused, no compile of it."""
+    (rec,) = old_recompiling(lines, common)
+    assert isinstance(rec, ev.Recompile)
+    return [dataclasses.replace(rec, refused=ERROR_ON_RECOMPILE)]
 
 
 _TUPLE_FAILURE = "triggered by the following guard failure"

@@ -462,6 +462,13 @@ _TICKS_RE = re.compile(rb"`+")
 # lines: a backtick that opens no span (a word without blanks from a blank to an apostrophe that
 # ends it: a span's `don't` or `x')` is not one)
 _GNU_QUOTE_RE = re.compile(rb"(?:^|(?<=\s))`[^`'\s]{1,200}'(?=[\s.,:;]|$)")
+# pytest's short test summary ("FAILED tests/t.py::Case::test - ImportError: … Run `pip install
+# ti..."): pytest's own line, the exception's message cut at the terminal's width, so a backtick
+# in it opens no span of prose (diffusers#11085: the cut "`pip install ti..." made the next
+# summary lines, torch's RecompileErrors, "prose" and the paste "not a torch log"). Its test's
+# id names a file (".py") or a test ("::") before anything else. Quoted in a span that a line
+# of prose above it opened, it is still that span's text
+_PYTEST_LINE_RE = re.compile(rb"(?:FAILED|ERROR|XFAIL|XPASS) [^\s:]{1,1000}?(?:\.py\b|::)")
 
 
 def is_fence(line: bytes) -> bool:
@@ -472,7 +479,8 @@ def is_fence(line: bytes) -> bool:
 
 def _prose(line: bytes, carried: bool) -> bool:
     """Whether ``line`` (outside a fence) may be prose: not a quote's, not indented as code
-    (4 blanks: a traceback's code line) unless an inline code span carried into it, and not a
+    (4 blanks: a traceback's code line) and not pytest's summary line (``_PYTEST_LINE_RE``)
+    unless an inline code span carried into it, and not a
     paste that a backtick opens (a backtick, then "!!! Exception during processing !!! …": the user's
     error as inline code: comfyui-wanvideowrapper-287), whose span runs to its end."""
     body = line.lstrip(b" \t")
@@ -480,6 +488,8 @@ def _prose(line: bytes, carried: bool) -> bool:
         return False
     if carried:
         return body[:1] != b">"
+    if _PYTEST_LINE_RE.match(body) is not None:  # (pytest's output, not a paragraph's line)
+        return False
     if body[:1] == b">" or len(line) - len(body) >= 4:
         return False
     if body[:1] == b"`":

@@ -1,6 +1,6 @@
 """Recompile records of the TORCH_LOGS text format: ``Recompiling function …`` with its guard
-failures and user stack, the recompile ``fail_on_recompile`` refused, and the recompile-limit
-warning (with torch 2.0's and torchdynamo's forms).
+failures and user stack, the recompile ``fail_on_recompile`` or ``error_on_recompile`` refused,
+and the recompile-limit warning (with torch 2.0's and torchdynamo's forms).
 
 Each message parser takes the record's lines and the common event fields and returns events,
 as those of ``dyncli.logparse.textmsg`` do. ``guard_failure`` is shared with the trace
@@ -38,7 +38,7 @@ LIMIT_RE = re.compile(r"^torch(?:\._dynamo|dynamo) hit config\.(?P<name>\w+) \((
 LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']*)' \((?P<file>.+):(?P<line>\d{1,9})\)")
 
 
-def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+def recompiling(lines: list[str], common: dict[str, Any], refused: str = "") -> list[ev.Event]:
     """``Recompiling function F in FILE:LINE`` + ``- 0/0: reason`` lines + user stack.
 
     torch 2.0's tuple names the file without a line; a path an editor made a markdown link
@@ -50,13 +50,28 @@ def recompiling(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
         file, line = where, ""
     failures, stack, entries = recompile_body(lines[1:])
     return [ev.Recompile(function=m["fn"], file=file, first_line=int(line) if line else None,
-                         failures=failures, user_stack=stack, entries=entries, **common)]
+                         failures=failures, user_stack=stack, entries=entries, refused=refused,
+                         **common)]
+
+
+# torch._dynamo.config.error_on_recompile's "RecompileError: Recompiling function F in
+# FILE:LINE" with the guard failures under it (guards.py's get_and_maybe_log_recompilation_
+# reasons: the message the recompiles log writes, raised in its place), a traceback's last lines
+# or pytest's summary of them (diffusers#11085): torch raised at the guard failure, before the
+# recompile, and the run stopped there
+ERROR_ON_RECOMPILE = "error_on_recompile"
+
+
+def recompile_error(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The recompile ``error_on_recompile`` refused: ``recompiling``'s record, no compile of it."""
+    return recompiling(lines, common, refused=ERROR_ON_RECOMPILE)
 
 
 # eval_frame.py's fail_callback under torch.compiler.set_stance("fail_on_recompile") (2.6 on):
 # "Detected recompile when torch.compile stance is 'fail_on_recompile'", from 2.9 with ". filename:
 # '…', function name: '…', line number: N", from 2.15 with torch's guard failures under it
 # (pytorch#139202, #163500, #165445): a recompile the stance refused, the run stopped there
+FAIL_ON_RECOMPILE = "fail_on_recompile"
 STANCE_RE = re.compile(r"^(?:[\w.]{0,100}Error: )?Detected recompile when torch\.compile stance is "
                        r"'fail_on_recompile'(?:\. filename: '(?P<file>[^']{1,4096})', function name: "
                        r"'(?P<fn>[^']{1,400})', line number: (?P<line>\d{1,9}))?")
@@ -97,7 +112,8 @@ def stance_recompile(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
     failures += tuple(_precompiled_failures(lines[at:]))
     return [ev.Recompile(function=m["fn"] or "", file=m["file"] or "",
                          first_line=int(m["line"]) if m["line"] else None, failures=failures,
-                         user_stack=stack, entries=entries, refused=True, **common)]
+                         user_stack=stack, entries=entries, refused=FAIL_ON_RECOMPILE,
+                         **common)]
 
 
 def recompile_body(lines: list[str]) -> tuple[tuple[ev.GuardFailure, ...], tuple[ev.UserLoc, ...], int]:

@@ -146,6 +146,37 @@ def test_a_break_in_torchs_polyfill_is_fixed_at_the_users_call(tmp_path: Path) -
     assert runs["moved"].stdout.strip() == "[10.0, 10.0] 1"
 
 
+# a class pybind11 binds, subclassed in Python as a C++ extension's classes are: dynamo cannot
+# trace its construction (2.15: "method `__new__` of class `pybind11_type`" in its polyfill;
+# 2.4-2.7: "unsupported builtin None.pybind11_object.__new__", cosmos-rl#16)
+_PYBOUND = """
+import torch
+""" + COUNTING_BACKEND + """class Config(torch._C.BenchmarkConfig):
+    pass
+{setup}def f(x):
+    x = x + 1
+{body}    return x * 2
+print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
+"""
+
+
+def test_a_pybind11_objects_construction_is_fixed_by_making_it_outside(tmp_path: Path) -> None:
+    broke = tmp_path / "broke.py"
+    broke.write_text(_PYBOUND.format(setup="", body="    config = Config()\n"))
+    runs = run_variants({
+        "broke": Script(broke),
+        "moved": _PYBOUND.format(setup="CONFIG = Config()\n", body="    config = CONFIG\n"),
+    }, tmp_path, logs="graph_breaks")
+    diag = diagnose_inputs([runs["broke"].log])
+    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
+    if "/_dynamo/polyfills/" not in a.message:
+        pytest.skip(f"this torch breaks elsewhere: {a.message}")
+    assert f"change your call at {broke}:" in a.fix, a.fix
+    assert runs["broke"].stdout.strip() == "[4.0, 4.0] 2"
+    # the object made outside the compiled function, as the fix says: one graph
+    assert runs["moved"].stdout.strip() == "[4.0, 4.0] 1"
+
+
 _BROKEN = """
 import torch
 def g(x):
