@@ -115,66 +115,50 @@ def test_a_called_graph_break_goes_with_the_call(tmp_path: Path) -> None:
     assert runs["removed"].stdout.strip() == "[4.0, 4.0] 1"
 
 
-_POLYFILLED = """
+# a class whose construction dynamo cannot trace: a ctypes class (2.15 runs the construction
+# through its polyfill, polyfills/__init__.py's instantiate_user_defined_class_object, and it
+# breaks there, on the user's call) or a class pybind11 binds, subclassed in Python as a C++
+# extension's classes are (2.15: "method `__new__` of class `pybind11_type`" in its polyfill;
+# 2.4-2.7: "unsupported builtin None.pybind11_object.__new__", cosmos-rl#16)
+_CONSTRUCTING = """
 import ctypes
 import torch
-""" + COUNTING_BACKEND + """class Flag(ctypes.c_int):
+""" + COUNTING_BACKEND + """class Made({base}):
     pass
-{setup}def f(x):
+{{setup}}def f(x):
     x = x + 1
-{body}    return x * 2
+{{body}}    return x * 2
 print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
 """
+_POLYFILLED = _CONSTRUCTING.format(base="ctypes.c_int")
+_PYBOUND = _CONSTRUCTING.format(base="torch._C.BenchmarkConfig")
+# name -> (program, the broken body, the fix's setup and body, the result printed)
+_CONSTRUCTED = {
+    "ctypes": (_POLYFILLED, "    flag = Made(3)\n    x = x + flag.value\n",
+               "FLAG = Made(3).value\n", "    x = x + FLAG\n", "[10.0, 10.0]"),
+    "pybind11": (_PYBOUND, "    config = Made()\n", "CONFIG = Made()\n",
+                 "    config = CONFIG\n", "[4.0, 4.0]"),
+}
 
 
-def test_a_break_in_torchs_polyfill_is_fixed_at_the_users_call(tmp_path: Path) -> None:
-    # torch runs a class's construction through its polyfill (2.15: polyfills/__init__.py's
-    # instantiate_user_defined_class_object); a ctypes class breaks there, on the user's call
+@pytest.mark.parametrize("made", sorted(_CONSTRUCTED))
+def test_a_break_at_an_objects_construction_is_fixed_by_making_it_outside(
+        tmp_path: Path, made: str) -> None:
+    program, body, setup, moved_body, printed = _CONSTRUCTED[made]
     broke = tmp_path / "broke.py"
-    broke.write_text(_POLYFILLED.format(setup="", body="    flag = Flag(3)\n    x = x + flag.value\n"))
+    broke.write_text(program.format(setup="", body=body))
     runs = run_variants({
         "broke": Script(broke),
-        "moved": _POLYFILLED.format(setup="FLAG = Flag(3).value\n", body="    x = x + FLAG\n"),
+        "moved": program.format(setup=setup, body=moved_body),
     }, tmp_path, logs="graph_breaks")
     diag = diagnose_inputs([runs["broke"].log])
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
     if "/_dynamo/polyfills/" not in a.message:
         pytest.skip(f"this torch breaks elsewhere: {a.message}")
     assert f"change your call at {broke}:" in a.fix and "not a line of yours" not in a.fix, a.fix
-    assert runs["broke"].stdout.strip() == "[10.0, 10.0] 2"
-    # the call moved out of the compiled function, as the fix says: one graph, same result
-    assert runs["moved"].stdout.strip() == "[10.0, 10.0] 1"
-
-
-# a class pybind11 binds, subclassed in Python as a C++ extension's classes are: dynamo cannot
-# trace its construction (2.15: "method `__new__` of class `pybind11_type`" in its polyfill;
-# 2.4-2.7: "unsupported builtin None.pybind11_object.__new__", cosmos-rl#16)
-_PYBOUND = """
-import torch
-""" + COUNTING_BACKEND + """class Config(torch._C.BenchmarkConfig):
-    pass
-{setup}def f(x):
-    x = x + 1
-{body}    return x * 2
-print(torch.compile(f, backend=backend)(torch.ones(2)).tolist(), len(graphs))
-"""
-
-
-def test_a_pybind11_objects_construction_is_fixed_by_making_it_outside(tmp_path: Path) -> None:
-    broke = tmp_path / "broke.py"
-    broke.write_text(_PYBOUND.format(setup="", body="    config = Config()\n"))
-    runs = run_variants({
-        "broke": Script(broke),
-        "moved": _PYBOUND.format(setup="CONFIG = Config()\n", body="    config = CONFIG\n"),
-    }, tmp_path, logs="graph_breaks")
-    diag = diagnose_inputs([runs["broke"].log])
-    (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.GRAPH_BREAK]
-    if "/_dynamo/polyfills/" not in a.message:
-        pytest.skip(f"this torch breaks elsewhere: {a.message}")
-    assert f"change your call at {broke}:" in a.fix, a.fix
-    assert runs["broke"].stdout.strip() == "[4.0, 4.0] 2"
-    # the object made outside the compiled function, as the fix says: one graph
-    assert runs["moved"].stdout.strip() == "[4.0, 4.0] 1"
+    assert runs["broke"].stdout.strip() == f"{printed} 2"
+    # the object made outside the compiled function, as the fix says: one graph, same result
+    assert runs["moved"].stdout.strip() == f"{printed} 1"
 
 
 _BROKEN = """
