@@ -297,6 +297,9 @@ class Analyzer:
         self._not_converted: dict[tuple[int | None, str, str, int | None], NotConvertedReport] = {}
         # frames skipped for a graph break in a loop: (rank, function, file, break line) -> it
         self._loop_skips: dict[tuple[int | None, str, str, int | None], LoopSkipReport] = {}
+        # the last skip whose record named no frame (2.0's INFO line), until the next skip
+        # record: convert_frame's DEBUG echo right after it names that frame
+        self._loop_bare: tuple[int | None, str, str, int | None] | None = None
         # fullgraph calls that compiled nothing, one per distinct list of skipped frames
         self._no_frames: dict[tuple[int | None, tuple[tuple[str, str, int, str], ...]],
                               NoCompiledFramesReport] = {}
@@ -746,8 +749,21 @@ class Analyzer:
     def _on_loop_skip(self, e: ev.LoopSkip) -> None:
         """A frame skipped for a graph break in a loop, once per skip: convert_frame's DEBUG
         echo of the INFO record is the same skip (it adds the frame's first line, and stands
-        alone only where the paste has no INFO record)."""
+        alone only where the paste has no INFO record). 2.0's INFO record names no frame, and
+        its echo, the next skip record, names it: the two are one skip, of the echo's frame."""
         key = (e.rank, e.function, e.file, e.user_line)
+        bare, self._loop_bare = self._loop_bare, None
+        if e.echo and bare is not None and bare[0] == e.rank and bare in self._loop_skips:
+            info = self._loop_skips.pop(bare)
+            if info.count > 1:  # earlier skips of no named frame stay as they were read
+                self._loop_skips[bare] = dataclasses.replace(info, count=info.count - 1)
+            old = self._loop_skips.get(key)
+            self._loop_skips[key] = dataclasses.replace(
+                old or info, count=(old.count if old else 0) + 1, function=e.function,
+                file=e.file, first_line=(old and old.first_line) or e.first_line)
+            return
+        if not e.echo and not e.function:
+            self._loop_bare = key
         old = self._loop_skips.get(key)
         if old is not None:
             self._loop_skips[key] = dataclasses.replace(

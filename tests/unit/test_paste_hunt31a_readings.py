@@ -88,6 +88,24 @@ def test_torch_2_0s_echo_names_the_frame_on_its_line(tmp_path: Path) -> None:
     assert (skip.function, skip.file, skip.first_line, skip.user_line) == ("fn", "/w/a.py", 3, None)
 
 
+_INFO_20 = "[2023-03-20 10:00:00,000] torch._dynamo.symbolic_convert: [INFO] "
+_ECHO_20 = "[2023-03-20 10:00:00,001] torch._dynamo.convert_frame: [DEBUG] Skipping frame "
+
+
+def test_torch_2_0s_record_and_its_echo_are_one_skip_of_the_echos_frame(tmp_path: Path) -> None:
+    # 2.0 at DEBUG: the INFO record names no frame, its echo right after names it (one skip,
+    # not a skip of no frame beside one of fn); each of two such pairs is one more skip of fn
+    pair = f"{_INFO_20}{_LOOP}\n{_ECHO_20}{_LOOP} fn                     /w/a.py 3\n"
+    (skip,) = diagnose_text(tmp_path, pair).loop_skips
+    assert (skip.function, skip.file, skip.first_line, skip.count) == ("fn", "/w/a.py", 3, 1)
+    assert skip.line == 1  # the INFO record's line: where the skip is written first
+    (skip,) = diagnose_text(tmp_path, pair * 2).loop_skips
+    assert (skip.function, skip.count) == ("fn", 2)
+    # a record whose echo the paste lacks stays a skip of no named frame
+    skips = diagnose_text(tmp_path, f"{_INFO_20}{_LOOP}\n" + pair).loop_skips
+    assert sorted((s.function, s.count) for s in skips) == [("", 1), ("fn", 1)]
+
+
 def _summaries(n: int) -> list[str]:
     # a frame summary of many ", line N in fn>" parts (each a place the file could end)
     return [_LOOP, "<FrameSummary file /w/a.py" + ", line 1 in f>" * (n // 14)]
