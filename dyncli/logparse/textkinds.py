@@ -89,6 +89,11 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
         b"AOTAutograd",
         # compiled autograd's "DCE removed 13 nodes" (compiled_autograd_verbose)
         b"DCE",
+        # torch._dynamo.reset() and reset_code_caches() (INFO in __init__.py since late 2024,
+        # pytorch#139200's TODO beside it; 2.15's words): compile ids start over at 0/0 after a
+        # reset, which textlog reads as the next generation from the ids themselves (a paste
+        # may lack the line, and it says nothing else)
+        b"torch._dynamo.reset", b"torch._dynamo.reset_code_caches",
     )},
 }
 TREE_WORD = b""  # the guards tree starts with an empty line or TREE_GUARD_MANAGER:
