@@ -48,8 +48,15 @@ _DEBUG_MAX = 2000
 # symbolic_convert.raise_loop_graph_break (2.11-2.15): the break chained after one in a loop,
 # its context f"frame skipped: {format_frame_info(code)}" = "fn (file line N)"
 LOOP_GB = "graph break in loop"
-_FRAME_SKIPPED_RE = re.compile(r"frame skipped: (?P<fn><[^<>]{1,400}>|\S{1,400}) \((?P<file>.{1,4096}) "
-                               r"line (?P<line>\d{1,9})\)")
+# torch's format_frame_info(code), "fn (file line N)": here and in convert_frame's skip record
+# ("torch.compile will skip tracing the frame fn (file line N) and fall back to eager")
+FRAME_INFO = r"(?P<fn><[^<>]{1,400}>|\S{1,400}) \((?P<file>.{1,4096}) line (?P<line>\d{1,9})\)"
+_FRAME_SKIPPED_RE = re.compile("frame skipped: " + FRAME_INFO)
+
+
+def frame_info(m: re.Match[str] | None) -> tuple[str, str, int] | None:
+    """(function, file, first line) of a ``FRAME_INFO`` match; None for no match."""
+    return (m["fn"], m["file"], int(m["line"])) if m is not None else None
 
 
 def graph_break_body(lines: list[str]) -> BreakBody:
@@ -73,8 +80,8 @@ def graph_break_body(lines: list[str]) -> BreakBody:
             if body == LOOP_GB:
                 in_loop = True
             elif in_loop and body.startswith("Developer debug context:") \
-                    and (skip := _FRAME_SKIPPED_RE.match(body.split(":", 1)[1].strip())):
-                loop_skip = (skip["fn"], skip["file"], int(skip["line"]))
+                    and (skip := frame_info(_FRAME_SKIPPED_RE.match(body.split(":", 1)[1].strip()))):
+                loop_skip = skip
         if in_debug and body and text.startswith("    ") and i < stack_at:
             if debug_len < _DEBUG_MAX:
                 debug.append(body)
@@ -108,8 +115,7 @@ def graph_break_body(lines: list[str]) -> BreakBody:
             gb_type = body
     if gb_type == LOOP_GB:  # (chained after a UserError, not an Unsupported: the break itself)
         in_loop = True
-        skip = _FRAME_SKIPPED_RE.match(" ".join(debug))
-        loop_skip = (skip["fn"], skip["file"], int(skip["line"])) if skip else None
+        loop_skip = frame_info(_FRAME_SKIPPED_RE.match(" ".join(debug)))
     return BreakBody(reason=reason, gb_type=gb_type, gb_code=code, explanation=explanation,
                      hints=tuple(hints), stack=user_stack(lines[stack_at:end]),
                      debug=" ".join(debug)[:_DEBUG_MAX],

@@ -267,8 +267,8 @@ def consider_setting(lines: list[str], common: dict[str, Any]) -> list[ev.Event]
 # tracing the frame {format_frame_info(code)} and fall back to eager.", "The graph break occurred
 # in the following user code:", the user stack, and the exception's traceback
 RESUME_SKIP = "torch.compile cannot properly resume from this graph break"
-_SKIP_FRAME_RE = re.compile(r"^torch\.compile will skip tracing the frame (?P<fn><[^<>]{1,400}>|\S{1,400}) "
-                            r"\((?P<file>.{1,4096}) line (?P<line>\d{1,9})\) and fall back to eager")
+_SKIP_FRAME_RE = re.compile(r"^torch\.compile will skip tracing the frame " + breaks.FRAME_INFO
+                            + " and fall back to eager")
 _OCCURRED = "The graph break occurred in the following user code:"
 
 
