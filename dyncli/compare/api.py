@@ -20,7 +20,7 @@ from typing import Any
 
 from dyncli.compare.latency import latency
 from dyncli.compare.load import Record, Side, read
-from dyncli.compare.machine import Machine, Moved, Probe, eager_moved, probes_apart
+from dyncli.compare.machine import Machine, Moved, Probe, eager_moved, eager_unsteady, probes_apart
 from dyncli.compare.result import Change, Comparison, Driver, Pair, pct, row_name
 from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import InputError, UsageError
@@ -140,11 +140,14 @@ def _compare(rb: Record, rn: Record, threshold: float, alpha: float, b: Side, n:
     )
     if lat.eager is not None:
         pair.eager_ms = lat.eager
-    moved = eager_moved(pair.eager_ms.change, pair.eager_ms.p_value, threshold, alpha)
-    if moved:
-        assert pair.eager_ms.change is not None
-        machine.moved.append(Moved(pair.label, pair.eager_ms.change, pair.eager_ms.p_value))
-    pair.latency_gated = machine.gates_latency(moved)
+    eager = pair.eager_ms
+    moved = eager_moved(eager.change, eager.p_value, threshold, alpha)
+    unsteady = not moved and eager_unsteady(eager.change, threshold)
+    if moved or unsteady:
+        assert eager.change is not None
+        (machine.moved if moved else machine.unsteady).append(
+            Moved(pair.label, eager.change, eager.p_value))
+    pair.latency_gated = machine.gates_latency(moved or unsteady)
     if lat.note:
         pair.notes.append(lat.note)
     missing = [name for name, side, rec in (("base", b, rb), ("new", n, rn))
@@ -175,9 +178,16 @@ def _verdicts(pair: Pair, threshold: float, alpha: float) -> None:
         said = f"latency {pct(lat.change)} ({_pstr(lat.p_value)})" + pair.driven
         if not pair.latency_gated:
             eager = pair.eager_ms
-            why = (f"eager moved {pct(eager.change)} ({_pstr(eager.p_value)}) too"
-                   if eager.change is not None else "the eager probes are apart")
-            pair.notes.append(f"{said} not gated: {why}, the machine changed")
+            change = eager.change
+            if change is not None and eager_moved(change, eager.p_value, threshold, alpha):
+                why = f"eager moved {pct(change)} ({_pstr(eager.p_value)}) too, the " \
+                      "machine changed"
+            elif change is not None and eager_unsteady(change, threshold):
+                p = ", ".join(x for x in (_pstr(eager.p_value), "not significant") if x)
+                why = f"eager changed {pct(change)} ({p}) too, the machine may have changed"
+            else:
+                why = "the eager probes are apart, the machine changed"
+            pair.notes.append(f"{said} not gated: {why}")
         elif lat.change > 0:
             pair.regressions.append(said)
         else:

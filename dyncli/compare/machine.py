@@ -12,10 +12,16 @@ changed"):
   threshold (either way, in log terms) with p < alpha: what moved eager moved compiled too;
 * the **probes are apart** when every eager probe of one run is slower than every probe of the
   other, by more than the threshold between their medians;
-* then the pair's compiled latency is shown and not gated; its speedup (compiled against
-  eager in the same window, as PyTorch's dashboard compares) is gated as always. So a change
-  the eager probe explains never exits 1, and a compiled path that really got slower still
-  does: its speedup falls.
+* a pair's **eager is unsteady** when it changed by more than the threshold without p < alpha:
+  shown neither to have moved nor to have stayed (a busy machine's calls of a few ms split
+  into fast and descheduled ones, and twenty samples a side rarely prove either way, while
+  the compiled calls beside them may: a fresh-clone CI run read identical code as "latency
+  +83.4% (p=0.0023)" that way);
+* then the pair's compiled latency is shown and not gated (gated only where eager stayed
+  within the threshold and the probes agree); its speedup (compiled against eager in the
+  same window, as PyTorch's dashboard compares) is gated as always. So a change the eager
+  probe explains never exits 1, and a compiled path that really got slower still does: its
+  speedup falls.
 """
 
 from __future__ import annotations
@@ -78,6 +84,11 @@ def eager_moved(change: float | None, p_value: float | None, threshold: float,
     return abs(math.log1p(change)) > math.log1p(threshold)
 
 
+def eager_unsteady(change: float | None, threshold: float) -> bool:
+    """Whether eager changed by more than ``threshold`` (either way), significant or not."""
+    return change is not None and (change <= -1 or abs(math.log1p(change)) > math.log1p(threshold))
+
+
 def probes_apart(base: Probe | None, new: Probe | None,
                  threshold: float) -> tuple[bool, float | None]:
     """Whether every probe of one run is slower than every probe of the other, beyond the
@@ -110,6 +121,7 @@ class Machine:
     probes_apart: bool = False
     probe_change: float | None = None  # median eager probe, new/base - 1
     moved: list[Moved] = field(default_factory=list)
+    unsteady: list[Moved] = field(default_factory=list)  # eager beyond the threshold, p >= alpha
     pairs: int = 0  # pairs compared (with eager samples or not)
 
     @property
@@ -118,31 +130,42 @@ class Machine:
         return self.probes_apart or bool(self.moved)
 
     def gates_latency(self, moved: bool) -> bool:
-        """Whether a pair's compiled latency is gated (its eager did not move, nor the probes)."""
+        """Whether a pair's compiled latency is gated (its eager stayed within the threshold,
+        and the probes are not apart); ``moved``: its eager moved or was unsteady."""
         return not (moved or self.probes_apart)
+
+    @property
+    def said(self) -> str | None:
+        """The line compare prints first (:meth:`headline`) when the machine changed or a
+        pair's eager was unsteady; None when eager agrees everywhere."""
+        return self.headline() if self.changed or self.unsteady else None
 
     def headline(self) -> str:
         """One sentence: what changed, by how much, and what is gated instead."""
-        if not self.changed:
+        if not (self.changed or self.unsteady):
             return "the machine did not change between runs (eager agrees)"
         what = []
-        if self.moved:
-            big = max(self.moved, key=lambda m: abs(math.log1p(m.change)))
-            p = "" if big.p_value is None else \
-                f", p{'<0.001' if big.p_value < 0.001 else f'={big.p_value:.2g}'}"
-            what.append(f"eager itself moved in {len(self.moved)} of {self.pairs} pairs "
-                        f"(up to {big.change * 100:+.1f}%{p})")
+        for moves, how in ((self.moved, "eager itself moved"),
+                           (self.unsteady, "eager changed, not significantly,")):
+            if moves:
+                big = max(moves, key=lambda m: abs(math.log1p(max(m.change, -0.999))))
+                what.append(f"{how} in {len(moves)} of {self.pairs} pairs "
+                            f"(up to {big.change * 100:+.1f}%{_p_text(big.p_value)})")
         if self.probe_change is not None and (self.probes_apart or self.moved):
             assert self.base is not None and self.new is not None
             what.append(f"eager probe {self.base.median_ms:.4g} → {self.new.median_ms:.4g} ms "
                         f"({self.probe_change * 100:+.1f}%)")
         if self.base is not None and self.new is not None:
             what.append(f"base {self.base.describe()}; new {self.new.describe()}")
+        n = len(self.moved) + len(self.unsteady)
         scope = "every pair" if self.probes_apart else \
-            f"the {len(self.moved)} pair{'s' if len(self.moved) != 1 else ''} whose eager moved"
-        return ("MACHINE CHANGED between runs: " + "; ".join(what) + f". Compiled latency of "
-                f"{scope} is shown, not gated; the gate is the speedup (compiled against eager "
-                "in the same window)")
+            f"the {n} pair{'s' if n != 1 else ''} whose eager " + \
+            ("moved" if not self.unsteady else "was unsteady" if not self.moved
+             else "moved or was unsteady")
+        return (("MACHINE CHANGED" if self.changed else "MACHINE MAY HAVE CHANGED")
+                + " between runs: " + "; ".join(what) + f". Compiled latency of {scope} is "
+                "shown, not gated; the gate is the speedup (compiled against eager in the same "
+                "window)")
 
     def to_dict(self) -> dict[str, Any]:
         """The ``machine`` object of the JSON document."""
@@ -154,5 +177,11 @@ class Machine:
                 "probe_change": self.probe_change,
                 "eager_moved": [{"pair": m.label, "change": m.change, "p_value": m.p_value}
                                 for m in self.moved],
-                "base": side(self.base), "new": side(self.new),
-                "said": self.headline() if self.changed else None}
+                "eager_unsteady": [{"pair": m.label, "change": m.change, "p_value": m.p_value}
+                                   for m in self.unsteady],
+                "base": side(self.base), "new": side(self.new), "said": self.said}
+
+
+def _p_text(p: float | None) -> str:
+    """``, p<0.001`` / ``, p=0.04`` / nothing."""
+    return "" if p is None else f", p{'<0.001' if p < 0.001 else f'={p:.2g}'}"

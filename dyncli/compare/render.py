@@ -149,8 +149,8 @@ def print_table(c: Comparison, to_stderr: bool = False) -> None:
     from dyncli.output import stderr_console
 
     out = stderr_console() if to_stderr else stdout_console()
-    if c.machine.changed:  # first: every latency below is read in its light
-        out.print(Text(c.machine.headline(), style="yellow"), soft_wrap=True)
+    if c.machine.said:  # first: every latency below is read in its light
+        out.print(Text(c.machine.said, style="yellow"), soft_wrap=True)
         out.print()
     table = _table(c)
     natural = out.measure(table, options=out.options.update_width(10_000)).maximum
@@ -180,7 +180,7 @@ def to_markdown(c: Comparison) -> str:
              f"base: `{c.base.path}` ({c.base.kind}, {c.base.device or '?'}, "
              f"torch {c.base.torch or '?'}) · new: `{c.new.path}` ({c.new.kind}, "
              f"{c.new.device or '?'}, torch {c.new.torch or '?'})", "",
-             *([f"⚠️ **{c.machine.headline()}**", ""] if c.machine.changed else []),
+             *([f"⚠️ **{c.machine.said}**", ""] if c.machine.said else []),
              "| " + " | ".join(COLUMNS) + " |",
              "|" + "|".join("---" if i in (0, 1, 8) else "---:" for i in range(len(COLUMNS))) + "|"]
     ordered = sorted(c.pairs, key=lambda p: not p.regressions)

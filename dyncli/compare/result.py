@@ -196,7 +196,7 @@ class Comparison:
         tripped, missing = self.tripped, self.missing
         if tripped or missing:
             gate = gate or f"--fail-on {','.join(self.fail_on)}"
-            said = f" ({self.machine.headline()})" if self.machine.changed else ""
+            said = f" ({self.machine.said})" if self.machine.said else ""
             parts = [f"{p.label}: {', '.join(p.regressions or ['compiles rose'])}"
                      for p in tripped]
             if missing:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from dyncli.bench.hog import Hog
-from dyncli.compare.machine import eager_moved
+from dyncli.compare.machine import eager_moved, eager_unsteady
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]  # long: see pyproject.toml
 
@@ -33,10 +33,10 @@ def _dyncli(*args: str, extra: bool = False) -> subprocess.CompletedProcess[str]
 
 
 def _bench(path: Path, extra: bool = False) -> Path:
-    # (bench's own empty caches, as CI has always run it: with --warm-cache, 14 CPU-s a run
-    # against 21, a fresh-clone CI run failed this test once, its base run at load 3.2 from other
-    # work beside it: compare gated "latency +61.9%" of identical code. Not reproduced since at
-    # loads 2-5; kept as it passed until the cause is known: docs/compare.md)
+    # (bench's own empty caches. Two fresh-clone CI runs, rounds 12 and 31, read identical
+    # code as "latency +61.9%" and "+83.4% (p=0.0023)", base runs at load 2.6-3.2: compiled's
+    # samples proved a move that eager's beside them, as noisy, did not. compare now gates
+    # compiled latency only where eager stayed within the threshold: docs/compare.md)
     proc = _dyncli("bench", MODEL, "--device", "cpu", "--strategy", "static", "--variations", "2",
                    "--repeat", "10", "--json", str(path), extra=extra)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -49,11 +49,10 @@ def test_a_busier_machine_is_said_and_a_slower_compiled_model_trips(tmp_path: Pa
         same = _bench(tmp_path / "same.json")
         slow = _bench(tmp_path / "slow.json", extra=True)
         assert hog.running()  # the hog was there for both runs
-    loads = [json.loads(p.read_text())["load"] for p in (base, same, slow)]
-    said = f"load min/max: {[(x['load_min'], x['load_max']) for x in loads]}"
+    said = _said(base, same, slow)
 
     proc = _dyncli("compare", str(base), str(same), "--fail-on", "regression", "--json", "-")
-    assert proc.returncode == 0, (said, proc.stderr[-3000:], proc.stdout[-3000:])
+    assert proc.returncode == 0, (said, _brief(proc.stdout), proc.stderr[-2000:])
     doc = json.loads(proc.stdout)
     eager = doc["pairs"][0]["eager_ms"]
     assert eager["change"] > 0.05, (said, eager)  # the hog slowed eager itself
@@ -63,16 +62,50 @@ def test_a_busier_machine_is_said_and_a_slower_compiled_model_trips(tmp_path: Pa
     # (seen at load 1.7: eager +28 %, p = 0.12), so the test asks the rule, not the machine.
     if eager_moved(eager["change"], eager["p_value"], doc["threshold"], doc["alpha"]):
         assert doc["machine"]["changed"] is True, (said, eager)
-    if doc["machine"]["changed"]:
-        assert doc["machine"]["said"].startswith("MACHINE CHANGED between runs")
+    elif eager_unsteady(eager["change"], doc["threshold"]):  # beyond it, not significantly
+        assert doc["machine"]["said"].startswith("MACHINE MAY HAVE CHANGED"), (said, eager)
+    if doc["machine"]["said"]:
+        assert doc["machine"]["said"].startswith(("MACHINE CHANGED between runs",
+                                                  "MACHINE MAY HAVE CHANGED between runs"))
         assert doc["pairs"][0]["latency_gated"] is False
         table = _dyncli("compare", str(base), str(same))
-        assert table.returncode == 0 and table.stdout.startswith("MACHINE CHANGED between runs")
+        assert table.returncode == 0 and table.stdout.startswith(doc["machine"]["said"][:20])
 
     proc = _dyncli("compare", str(base), str(slow), "--fail-on", "regression", "--json", "-")
-    assert proc.returncode == 1, (said, proc.stderr[-3000:], proc.stdout[-3000:])
+    assert proc.returncode == 1, (said, _brief(proc.stdout), proc.stderr[-2000:])
     doc = json.loads(proc.stdout)
     pair = doc["pairs"][0]
     assert any(r.startswith("speedup -") for r in pair["regressions"]), (said, pair)
     assert pair["speedup"]["change"] < -0.2, (said, pair["speedup"])
     assert "Error: --fail-on regression: " in proc.stderr and "speedup -" in proc.stderr
+
+
+def _said(*paths: Path) -> str:
+    """Each document's load and per-variation sample medians, for a failure's message: what
+    the tail of a CI log keeps when the temporary folder is gone (round 31's failure kept
+    only the end of compare's JSON)."""
+    from statistics import median
+
+    parts = []
+    for path in paths:
+        doc = json.loads(path.read_text())
+        load = doc.get("load") or {}
+        meds = [f"{median(v['eager_samples_ms']):.3g}/{median(v['compiled_samples_ms']):.3g}"
+                for r in doc["runs"] for v in r["variations"] if v.get("eager_samples_ms")
+                and v.get("compiled_samples_ms")]
+        parts.append(f"{path.stem}: load {load.get('load_min')}-{load.get('load_max')}, "
+                     f"probes {load.get('eager_probe_ms')}, eager/compiled medians ms {meds}")
+    return "; ".join(parts)
+
+
+def _brief(stdout: str) -> str:
+    """compare's verdict on the pair in one line (the whole JSON is cut by pytest)."""
+    try:
+        doc = json.loads(stdout)
+        pair = doc["pairs"][0]
+    except (ValueError, KeyError, IndexError):
+        return stdout[-2000:]
+    cells = {k: (pair[k]["change"], pair[k]["p_value"])
+             for k in ("latency_ms", "eager_ms", "speedup")}
+    return (f"{cells}, gated {pair['latency_gated']}, regressions {pair['regressions']}, "
+            f"machine said {doc['machine']['said']!r}")
