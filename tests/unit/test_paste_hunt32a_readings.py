@@ -122,3 +122,12 @@ def test_a_hostile_call_is_read_in_linear_time() -> None:
     assert_linear(lambda lines: textnotes.shape_env_failed(lines, {"line": 1}),
                   lambda n: ["failed while running f(*(" + "(['\"," * (n // 4),
                              "a." * (n // 2) + "Error: x"], 300_000)
+
+
+def test_code_execd_from_a_string_is_nobodys_line() -> None:
+    # pytorch#167063 (torch.onnx.export, dynamo=True): export blames `File "<string>", line 1,
+    # in <lambda>`; "your code at <string>:1 needs the value itself" before
+    diag = diagnose_logs([PASTED / "pytorch-167063.log"])
+    (dde,) = [a for a in diag.suggestions if a.kind is AdviceKind.DATA_DEPENDENT]
+    assert "<string>" not in dde.fix and not dde.sites
+    assert dde.fix.startswith("tell torch what the value allows where your code reads it")
