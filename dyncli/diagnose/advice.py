@@ -515,6 +515,7 @@ _CHECK = ("torch._check(...) what you know of it (an index: torch._check(i >= 0)
           "torch._check(i < x.size(0)); a size: torch._check(n >= 0))")
 
 
+_GENERATED = ("<eval_with_key>", "<string>")  # file names of code nobody can edit
 _HOOK_RE = re.compile(r"(?:^|/)_export/non_strict_utils\.py:\d{1,9} in __torch_function__$")
 
 
@@ -534,7 +535,9 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
         own = bool(x.culprit) and is_torch_location(x.culprit) and not hooked
         # FX's generated code (`# <eval_with_key>.1057:23 in forward`: a graph module torch
         # traced and runs, pytorch#157355) is nobody's line to edit: the frame that asked is
-        user = x.user if x.user is not None and not x.user.file.startswith("<eval_with_key>") \
+        # either, nor `File "<string>", line 1, in <lambda>` (code exec'd from a string: the
+        # non-strict export call pytorch#167063's torch.onnx.export names as the user's)
+        user = x.user if x.user is not None and not x.user.file.startswith(_GENERATED) \
             else None
         where = (f" in {x.op}'s meta" if x.op else "") + (
             f"; it asked at {x.culprit}" + (" (torch's own code)" if own else "")

@@ -69,6 +69,7 @@ class AdviceKind(StrEnum):
     SYMPY_RECURSION = "sympy-recursion"  # sympy hit the recursion limit; torch went on
     BACKWARD_DEFERRED = "backward-deferred"  # a backward compile torch suppressed, redone later
     AUTO_DIM_SPECIALIZED = "auto-dim-specialized"  # a Dim.AUTO size export kept at 0 or 1
+    SHAPE_ENV_FAILED = "shape-env-failed"  # a ShapeEnv call raised; recording.py re-raised it
 
 
 @dataclass(frozen=True, slots=True)

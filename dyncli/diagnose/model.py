@@ -397,13 +397,17 @@ class RangeViolationReport:
 class TorchNoteReport:
     """torch's own output of one kind that needs no fix (``TorchNote``: ``autotune``,
     ``empty-cudagraph``, ``gemm-templates-off``, ``sympy-recursion``, ``backward-deferred``,
-    ``auto-dim-specialized``): how many of each of its parts the log holds, the first line of
-    each part (line number, text), and the ranks that wrote it."""
+    ``auto-dim-specialized``, ``shape-env-failed``): how many of each of its parts the log
+    holds, the first line of each part (line number, text), and the ranks that wrote it.
+    ``after``: the ShapeEnv calls whose failure recording.py logged just before a part, in the
+    same process and compile (``shape-env-failed``'s texts, joined to the ``backward-deferred``
+    part that re-raised them; said there, not as notes of their own)."""
 
     kind: str
     counts: tuple[tuple[str, int], ...] = ()
     lines: tuple[tuple[int, str], ...] = ()
     ranks: tuple[int | None, ...] = ()
+    after: tuple[str, ...] = ()
 
     def count(self, what: str) -> int:
         """How many parts ``what`` (``table``, ``failed``…; "" for a kind without parts)."""
@@ -725,7 +729,9 @@ class Diagnosis:
             **({"notes": [s.to_json() for s in self.notes],
                 "torch_notes": [{"kind": x.kind, "counts": dict(x.counts),
                                  "lines": [{"line": n, "text": t} for n, t in x.lines],
-                                 "ranks": list(x.ranks)} for x in self.torch_notes]}
+                                 "ranks": list(x.ranks),
+                                 **({"after": list(x.after)} if x.after else {})}
+                               for x in self.torch_notes]}
                if self.notes or self.torch_notes else {}),
             "stats": {
                 "lines": self.stats.lines, "recognized": self.stats.recognized,

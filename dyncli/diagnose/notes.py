@@ -22,16 +22,41 @@ _KEPT_LINES = 3  # first lines kept per kind (one per part): the note's evidence
 _KEPT_RANKS = 64
 
 
+SHAPE_ENV = "shape-env-failed"
+_HELD = 256  # processes whose last ShapeEnv failure waits for the note after it
+
+
 class NoteAccumulator:
-    """Collects ``TorchNote`` events; ``finish`` gives one row per kind, in the order met."""
+    """Collects ``TorchNote`` events; ``finish`` gives one row per kind, in the order met.
+
+    recording.py logs a ShapeEnv call that raised, then re-raises the error: where the next
+    note of that process and compile is AOTAutograd's suppressed backward compile, that compile
+    is what raised it (pytorch#133965), and the call is said there (``after``), not twice."""
 
     def __init__(self) -> None:
         self._counts: dict[str, dict[str, int]] = {}
         self._lines: dict[str, dict[str, tuple[int, str]]] = {}
         self._ranks: dict[str, dict[int | None, None]] = {}
+        self._after: dict[str, dict[str, None]] = {}
+        self._held: dict[tuple[int | None, int], ev.TorchNote] = {}
 
     def feed(self, e: ev.TorchNote) -> None:
         """Take one note event."""
+        key = (e.rank, e.pid)
+        held = self._held.pop(key, None)
+        if held is not None and e.kind == "backward-deferred" \
+                and held.compile_id == e.compile_id:
+            after = self._after.setdefault(e.kind, {})
+            if len(after) < _KEPT_LINES:
+                after[held.text] = None
+        elif held is not None:
+            self._count(held)
+        if e.kind == SHAPE_ENV and len(self._held) < _HELD:
+            self._held[key] = e
+        else:
+            self._count(e)
+
+    def _count(self, e: ev.TorchNote) -> None:
         counts = self._counts.setdefault(e.kind, {})
         counts[e.what] = counts.get(e.what, 0) + 1
         lines = self._lines.setdefault(e.kind, {})
@@ -43,10 +68,14 @@ class NoteAccumulator:
 
     def finish(self) -> tuple[TorchNoteReport, ...]:
         """The rows, one per kind."""
+        for held in self._held.values():  # (followed by no note: said on their own)
+            self._count(held)
+        self._held.clear()
         return tuple(TorchNoteReport(
             kind=kind, counts=tuple(counts.items()),
             lines=tuple(sorted(self._lines[kind].values())),
-            ranks=tuple(sorted(self._ranks[kind], key=rank_key)))
+            ranks=tuple(sorted(self._ranks[kind], key=rank_key)),
+            after=tuple(self._after.get(kind, ())))
             for kind, counts in self._counts.items())
 
 
@@ -155,9 +184,20 @@ def _backward_deferred(x: TorchNoteReport) -> Advice:
     # lazy backward compiles the same graph again when backward() first runs
     # a part's line is the exception ("raised") or, cut before it, the record's head ("cut"):
     # the head holds torch's words, an exception does not
+    # ``after``: the ShapeEnv call recording.py logged as raising just before the warning, in
+    # the same compile (NoteAccumulator): the compile of the backward graph is what made it
     head = textnotes.DEFERRED_BACKWARD.decode()
     errors = [text for _, text in x.lines if head not in text]
-    raised = f": {errors[0]}" if errors else " (its error is past the paste)"
+    record = "recording.py's error record just before the warning"
+    where = f" in torch's ShapeEnv, running {x.after[0]}" if x.after else ""
+    raised = (f"{where} ({record}): {errors[0]}" if errors and where else f": {errors[0]}"
+              if errors else f"{where} ({record}; the exception is past the paste)" if where
+              else " (its error is past the paste)")
+    frozen = (" That error is torch's, not your code's: the backward graph added a runtime "
+              "assert after the forward's guards had frozen them (torch 2.3-2.6 assert "
+              "`not self.runtime_asserts_frozen`, pytorch#130432); later releases log "
+              "\"runtime_asserts_frozen but then got …\" instead and go on."
+              ) if x.count("frozen") else ""
     return Advice(
         kind=AdviceKind.BACKWARD_DEFERRED, note=True, rank=_rank(x), key=x.kind,
         message=(f"torch compiled a forward graph, then compiled its backward graph ahead of "
@@ -165,11 +205,35 @@ def _backward_deferred(x: TorchNoteReport) -> Advice:
                  f"torch suppressed the error ({x.total} time(s)) and went on: the forward runs "
                  "compiled. The backward is compiled again when backward() first runs, where "
                  "the same error would stop the program; a run that never calls backward "
-                 "(inference, torch.no_grad) is not affected."),
-        fix=("nothing, for a run without backward. For one that trains, this is the error to "
+                 "(inference, torch.no_grad) is not affected." + frozen),
+        fix=(("nothing, for a run without backward. For one that trains: a torch release of "
+              "2.7 or later, which does not raise there; nothing in the code to change."
+              ) if frozen else (
+             "nothing, for a run without backward. For one that trains, this is the error to "
              "fix, as a failed compile of the backward graph: the traceback under the warning "
              + ("says where it was raised" if errors else "(cut in this paste) ends in it")
-             + "; a TORCH_TRACE (tlparse) or TORCH_LOGS=\"aot_graphs\" shows that graph."),
+             + "; a TORCH_TRACE (tlparse) or TORCH_LOGS=\"aot_graphs\" shows that graph.")),
+        evidence=_evidence(x))
+
+
+def _shape_env_failed(x: TorchNoteReport) -> Advice:
+    # recording.py (record_shapeenv_event): the call is logged, its error re-raised; up to
+    # 2.7 or so also where the caller catches it (pytorch#134421), so the record alone proves
+    # no failed compile
+    calls = "; ".join(text for _, text in x.lines)
+    return Advice(
+        kind=AdviceKind.SHAPE_ENV_FAILED, note=True, rank=_rank(x), key=x.kind,
+        message=(f"torch's ShapeEnv (its bookkeeping of symbolic sizes) raised {x.total} "
+                 f"time(s), running {calls}. torch.fx.experimental.recording logs such a call "
+                 "and re-raises its error to the step of the compile that made it, which may "
+                 "catch it and go on: up to torch 2.7 or so every such failure is logged, also "
+                 "those torch then handles (pytorch#134421: export trying an operator's "
+                 "overloads), and from 2.11 only under translation validation. The record "
+                 "alone does not say that a compile failed; where one did, its error follows "
+                 "in the log."),
+        fix=("nothing, where the run went on. Where it stopped, the error after this record "
+             "is the one to read; TORCH_LOGS=\"dynamic\" puts the call's traceback under the "
+             "record."),
         evidence=_evidence(x))
 
 
@@ -197,7 +261,8 @@ def _auto_dim_specialized(x: TorchNoteReport) -> Advice:
 
 _NOTES = {"autotune": _autotune, "backward-deferred": _backward_deferred,
           "auto-dim-specialized": _auto_dim_specialized, "empty-cudagraph": _empty_cudagraph,
-          "gemm-templates-off": _gemm_templates_off, "sympy-recursion": _sympy_recursion}
+          "gemm-templates-off": _gemm_templates_off, "sympy-recursion": _sympy_recursion,
+          SHAPE_ENV: _shape_env_failed}
 
 
 def torch_note_findings(diag: Diagnosis) -> list[Advice]:

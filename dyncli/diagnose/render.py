@@ -255,6 +255,11 @@ def nothing_found(diag: Diagnosis) -> str:
         # (a backward compile that raised: something to fix where the program trains)
         return ("No recompile, specialization or graph break was read; the note above says "
                 "what torch's suppressed backward compile means for a run that trains.")
+    if any(a.kind is AdviceKind.SHAPE_ENV_FAILED for a in diag.notes):
+        # (an error torch logged and re-raised: the log cannot say whether it was caught)
+        return ("No recompile, specialization or graph break was read; the note above says "
+                "what torch's logged ShapeEnv error means (the log does not say whether the "
+                "compile went on).")
     return "Nothing to fix: no recompiles, specializations or graph breaks found." + (
         " The notes above say what torch's other output means." if diag.notes else "")
 

@@ -448,8 +448,10 @@ class TorchNote(Event):
     tuning report and its failed candidates), ``empty-cudagraph`` (a CUDA graph captured with
     no kernel), ``gemm-templates-off`` (too few SMs for inductor's GEMM templates),
     ``sympy-recursion`` (sympy hit Python's recursion limit, caught), ``backward-deferred``
-    (AOTAutograd's suppressed backward compile; ``what`` ``raised`` or ``cut``),
-    ``auto-dim-specialized`` (export's Dim.AUTO size kept static; ``what`` its line); ``what``:
+    (AOTAutograd's suppressed backward compile; ``what`` ``raised``, ``frozen`` or ``cut``),
+    ``auto-dim-specialized`` (export's Dim.AUTO size kept static; ``what`` its line),
+    ``shape-env-failed`` (recording.py's record of a ShapeEnv call that raised; ``what`` the
+    method); ``what``:
     the part of it (autotune: ``table``, ``summary``, ``stats``, ``failed``, ``fallback``,
     ``other``); ``text``: its line, bounded."""
 

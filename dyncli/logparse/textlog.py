@@ -565,6 +565,8 @@ class TextLogParser(ForeignLines):
             entry = (autotune.record, True)  # inductor's autotuning: its failed candidates
         if entry is None and message.startswith(notes.DEFERRED_BACKWARD):
             entry = (notes.deferred_backward, True)  # a backward compile torch suppressed
+        if entry is None and message.startswith(notes.SHAPE_ENV_FAILED):
+            entry = (notes.shape_env_failed, True)  # a ShapeEnv call that raised (recording.py)
         if entry is None and notes.is_note(message):
             entry = (notes.noted, False)  # torch's note: "Not enough SMs to use max_autotune_gemm"
         if word == b"speculate_subgraph:":

@@ -69,11 +69,15 @@ TEXT_CHARS = 300  # of a message kept as a note's evidence
 # backward() compiles it again (2.1 aot_autograd.py, 2.4 jit_compile_runtime_wrappers.py, 2.9
 # graph_compile.py:1793, 2.15 :2484; pytorch#163874, #133965)
 DEFERRED_BACKWARD = b"failed to eagerly compile backwards"
-# its logger: graph_compile.py's module logger, which writes no other WARNING-or-above record
-# (its only log.warning/error/exception call in the 2.9-era, 2.10-era and 2.11-era sources
-# and in 2.13.0, 2.14.1 and 2.15.0; its artifact loggers aot_graphs and aot_joint_graph write
-# at INFO and DEBUG), so any W line of it is a line of this warning's record
-_DEFERRED_LOGGERS = (b"_aot_autograd/graph_compile.py:", b"_aot_autograd\\graph_compile.py:")
+# its logger: graph_compile.py's module logger (2.9-2.15), jit_compile_runtime_wrappers.py's
+# before it (2.3-2.8), which write no other WARNING-or-above record (their only
+# log.warning/error/exception call in the 2.4-era and 2.7-era sources of the one, the 2.9-era,
+# 2.10-era and 2.11-era sources and 2.13.0, 2.14.1 and 2.15.0 of the other; their artifact
+# loggers aot_graphs and aot_joint_graph write at INFO and DEBUG), so any W line of them is a
+# line of this warning's record (pyg-team/pytorch_geometric#9603: 2.4's, its head cut)
+_DEFERRED_LOGGERS = tuple(f"_aot_autograd{sep}{name}.py:".encode()
+                          for name in ("graph_compile", "jit_compile_runtime_wrappers")
+                          for sep in ("/", "\\"))
 _EXCEPTION_RE = re.compile(r"^(?:[A-Za-z_]\w{0,100}\.){0,8}[A-Za-z_]\w{0,100}"
                            r"(?:Error|Exception|Failed|Exceeded)(?::(?: .{0,4000})?)?$")
 
@@ -93,11 +97,70 @@ def deferred_backward(lines: list[str], common: dict[str, Any]) -> list[ev.Event
     exception (``what`` "cut"); the record's head, or a line of it where the paste began inside
     it (``in_deferred_backward``)."""
     body = lines[1:] if lines and lines[0].startswith(DEFERRED_BACKWARD.decode()) else lines
-    error = next((line.strip() for line in reversed(body)
-                  if line[:1] not in (" ", "\t") and _EXCEPTION_RE.match(line.strip())), "")
+    error = _raised(body)
     text = error or (lines[0].strip() if lines else "")
-    return [ev.TorchNote(kind="backward-deferred", what="raised" if error else "cut",
-                         text=text[:TEXT_CHARS], **common)]
+    # 2.3-2.6's defer_runtime_assert: "assert not self.runtime_asserts_frozen, expr", a runtime
+    # assert the backward graph added after the forward's guards froze them (pytorch#130432;
+    # 2.7 on it logs "runtime_asserts_frozen but then got" instead and goes on)
+    frozen = error.startswith("AssertionError") and any(_FROZEN in line for line in body)
+    what = "frozen" if frozen else "raised" if error else "cut"
+    return [ev.TorchNote(kind="backward-deferred", what=what, text=text[:TEXT_CHARS], **common)]
+
+
+_FROZEN = "assert not self.runtime_asserts_frozen"
+
+
+def _raised(body: list[str]) -> str:
+    """The exception a record's traceback ends in (its last line at the margin that names
+    one), or ""."""
+    return next((line.strip() for line in reversed(body)
+                 if line[:1] not in (" ", "\t") and _EXCEPTION_RE.match(line.strip())), "")
+
+
+# recording.py's log.error where a ShapeEnv method that records its calls raised
+# (record_shapeenv_event's wrapper, 2.1-2.15): "failed while running OP(*ARGS, **KWARGS)", the
+# traceback under it where the logger is at INFO (TORCH_LOGS="dynamic"), and the error
+# re-raised to the caller. Up to 2.7 or so it logs every such failure, those torch catches and
+# goes on from too (pytorch#134421: export trying an operator's overloads; #151023); 2.11.0,
+# 2.14.1 and 2.15.0 only while ShapeEnv records its events (translation validation).
+# evaluate_expr's is a line of a data-dependent error (textdde); any other is this note, its
+# ``what`` the method (defer_runtime_assert, 2.8 on guard_or_defer_runtime_assert: #133965)
+SHAPE_ENV_FAILED = b"failed while running "
+_FAILED_RE = re.compile(r"^failed while running (?P<op>[A-Za-z_]\w{0,80})\(\*\((?P<args>.*)$")
+_ARG_CHARS = 2000  # of a call's arguments scanned for its first
+
+
+def shape_env_failed(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The note of recording.py's record of a ShapeEnv call that raised: ``what`` the method,
+    ``text`` the call with its first argument (the expression, where it has one) and the
+    exception the record's traceback ends in, where the paste has it."""
+    m = _FAILED_RE.match(lines[0].strip()[:_ARG_CHARS]) if lines else None
+    if m is None:
+        return []
+    first = _first_arg(m["args"])
+    call = f"{m['op']}({first})" if first else m["op"]
+    error = _raised(lines[1:])
+    text = f"{call}, raising {error}" if error else call
+    return [ev.TorchNote(kind="shape-env-failed", what=m["op"], text=text[:TEXT_CHARS],
+                         **common)]
+
+
+def _first_arg(args: str) -> str:
+    """The first element of a call's printed argument tuple (what follows ``*(``): up to its
+    comma or the tuple's end at depth 0; "" where the line ends first (a cut paste)."""
+    depth, quote = 0, ""
+    for i, c in enumerate(args):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}" and depth:
+            depth -= 1
+        elif c in ",)]}" and not depth:
+            return args[:i].strip()
+    return ""
 
 
 def kind_of(message: bytes) -> str | None:
