@@ -20,7 +20,7 @@ from typing import Any
 
 from dyncli.compare.latency import latency
 from dyncli.compare.load import Record, Side, read
-from dyncli.compare.machine import Machine, Moved, Probe, eager_moved, eager_unsteady, probes_apart
+from dyncli.compare.machine import Machine, Moved, Probe, eager_state, p_text, probes_apart
 from dyncli.compare.result import Change, Comparison, Driver, Pair, pct, row_name
 from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import InputError, UsageError
@@ -141,13 +141,12 @@ def _compare(rb: Record, rn: Record, threshold: float, alpha: float, b: Side, n:
     if lat.eager is not None:
         pair.eager_ms = lat.eager
     eager = pair.eager_ms
-    moved = eager_moved(eager.change, eager.p_value, threshold, alpha)
-    unsteady = not moved and eager_unsteady(eager.change, threshold)
-    if moved or unsteady:
+    state = eager_state(eager.change, eager.p_value, threshold, alpha)
+    if state is not None:
         assert eager.change is not None
-        (machine.moved if moved else machine.unsteady).append(
+        (machine.moved if state == "moved" else machine.unsteady).append(
             Moved(pair.label, eager.change, eager.p_value))
-    pair.latency_gated = machine.gates_latency(moved or unsteady)
+    pair.latency_gated = machine.gates_latency(state is not None)
     if lat.note:
         pair.notes.append(lat.note)
     missing = [name for name, side, rec in (("base", b, rb), ("new", n, rn))
@@ -155,7 +154,7 @@ def _compare(rb: Record, rn: Record, threshold: float, alpha: float, b: Side, n:
     if missing:
         pair.notes.append(f"no p-value: {' and '.join(missing)} "
                           f"{'has' if len(missing) == 1 else 'have'} no raw samples")
-    _verdicts(pair, threshold, alpha)
+    _verdicts(pair, threshold, alpha, state)
     return pair
 
 
@@ -167,23 +166,20 @@ def _significant(p: float | None, alpha: float) -> bool:
     return p is not None and math.isfinite(p) and p < alpha
 
 
-def _pstr(p: float | None) -> str:
-    return "p<0.001" if p is not None and p < 0.001 else f"p={p:.2g}" if p is not None else ""
-
-
-def _verdicts(pair: Pair, threshold: float, alpha: float) -> None:
+def _verdicts(pair: Pair, threshold: float, alpha: float, state: str | None) -> None:
+    """``state``: what the pair's eager said of the machine (:func:`.machine.eager_state`)."""
     lat, sp = pair.latency_ms, pair.speedup
     if lat.change is not None and _significant(lat.p_value, alpha) \
             and abs(lat.change) > threshold:
-        said = f"latency {pct(lat.change)} ({_pstr(lat.p_value)})" + pair.driven
+        said = f"latency {pct(lat.change)} ({p_text(lat.p_value)})" + pair.driven
         if not pair.latency_gated:
             eager = pair.eager_ms
             change = eager.change
-            if change is not None and eager_moved(change, eager.p_value, threshold, alpha):
-                why = f"eager moved {pct(change)} ({_pstr(eager.p_value)}) too, the " \
+            if change is not None and state == "moved":
+                why = f"eager moved {pct(change)} ({p_text(eager.p_value)}) too, the " \
                       "machine changed"
-            elif change is not None and eager_unsteady(change, threshold):
-                p = ", ".join(x for x in (_pstr(eager.p_value), "not significant") if x)
+            elif change is not None and state == "unsteady":
+                p = ", ".join(x for x in (p_text(eager.p_value), "not significant") if x)
                 why = f"eager changed {pct(change)} ({p}) too, the machine may have changed"
             else:
                 why = "the eager probes are apart, the machine changed"
@@ -194,9 +190,9 @@ def _verdicts(pair: Pair, threshold: float, alpha: float) -> None:
             pair.improvements.append(said)
     if sp.change is not None and _significant(sp.p_value, alpha):
         if sp.change < -threshold:
-            pair.regressions.append(f"speedup {pct(sp.change)} ({_pstr(sp.p_value)})")
+            pair.regressions.append(f"speedup {pct(sp.change)} ({p_text(sp.p_value)})")
         elif sp.change > threshold:
-            pair.improvements.append(f"speedup {pct(sp.change)} ({_pstr(sp.p_value)})")
+            pair.improvements.append(f"speedup {pct(sp.change)} ({p_text(sp.p_value)})")
     c = pair.compiles
     if pair.recompiles:
         pair.regressions.append(f"compiles {c.base:.0f} -> {c.new:.0f}")

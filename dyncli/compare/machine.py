@@ -81,12 +81,26 @@ def eager_moved(change: float | None, p_value: float | None, threshold: float,
     """Whether eager changed by more than ``threshold`` (either way) with p < ``alpha``."""
     if change is None or change <= -1 or p_value is None or not p_value < alpha:
         return False
-    return abs(math.log1p(change)) > math.log1p(threshold)
+    return eager_unsteady(change, threshold)
 
 
 def eager_unsteady(change: float | None, threshold: float) -> bool:
     """Whether eager changed by more than ``threshold`` (either way), significant or not."""
     return change is not None and (change <= -1 or abs(math.log1p(change)) > math.log1p(threshold))
+
+
+def eager_state(change: float | None, p_value: float | None, threshold: float,
+                alpha: float) -> str | None:
+    """``moved`` (:func:`eager_moved`), ``unsteady`` (beyond the threshold, not
+    significantly) or None (within it): what a pair's eager says of the machine."""
+    if eager_moved(change, p_value, threshold, alpha):
+        return "moved"
+    return "unsteady" if eager_unsteady(change, threshold) else None
+
+
+def p_text(p: float | None) -> str:
+    """``p<0.001`` / ``p=0.04`` / "" (no p-value)."""
+    return "" if p is None else "p<0.001" if p < 0.001 else f"p={p:.2g}"
 
 
 def probes_apart(base: Probe | None, new: Probe | None,
@@ -150,7 +164,8 @@ class Machine:
             if moves:
                 big = max(moves, key=lambda m: abs(math.log1p(max(m.change, -0.999))))
                 what.append(f"{how} in {len(moves)} of {self.pairs} pairs "
-                            f"(up to {big.change * 100:+.1f}%{_p_text(big.p_value)})")
+                            f"(up to {big.change * 100:+.1f}%"
+                            f"{'' if big.p_value is None else ', ' + p_text(big.p_value)})")
         if self.probe_change is not None and (self.probes_apart or self.moved):
             assert self.base is not None and self.new is not None
             what.append(f"eager probe {self.base.median_ms:.4g} → {self.new.median_ms:.4g} ms "
@@ -181,7 +196,3 @@ class Machine:
                                    for m in self.unsteady],
                 "base": side(self.base), "new": side(self.new), "said": self.said}
 
-
-def _p_text(p: float | None) -> str:
-    """``, p<0.001`` / ``, p=0.04`` / nothing."""
-    return "" if p is None else f", p{'<0.001' if p < 0.001 else f'={p:.2g}'}"
