@@ -190,9 +190,11 @@ def _backward_deferred(x: TorchNoteReport) -> Advice:
     errors = [text for _, text in x.lines if head not in text]
     record = "recording.py's error record just before the warning"
     where = f" in torch's ShapeEnv, running {x.after[0]}" if x.after else ""
-    raised = (f"{where} ({record}): {errors[0]}" if errors and where else f": {errors[0]}"
-              if errors else f"{where} ({record}; the exception is past the paste)" if where
-              else " (its error is past the paste)")
+    if where:
+        raised = f"{where} ({record}): {errors[0]}" if errors else \
+            f"{where} ({record}; the exception is past the paste)"
+    else:
+        raised = f": {errors[0]}" if errors else " (its error is past the paste)"
     frozen = (" That error is torch's, not your code's: the backward graph added a runtime "
               "assert after the forward's guards had frozen them (torch 2.3-2.6 assert "
               "`not self.runtime_asserts_frozen`, pytorch#130432); later releases log "
