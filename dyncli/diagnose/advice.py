@@ -82,6 +82,7 @@ from dyncli.logparse.textcrash import (
 )
 from dyncli.logparse.textframes import LOOP_SKIP
 from dyncli.logparse.textmsg import unbacked_in
+from dyncli.logparse.textnotes import HEAP_CONCRETE, SYMBOLIC_SIZES_RE
 from dyncli.logparse.textold import ITEM_WARNED
 from dyncli.logparse.textrecompiles import ERROR_ON_RECOMPILE
 from dyncli.logparse.torchtree import (
@@ -842,6 +843,32 @@ _TORCH_BACKENDS = frozenset({"inductor", "aot_eager", "eager", "aot_eager_decomp
                              "aot_inductor_debug",
                              "compile_fn"})  # (DDPOptimizer's wrapper of the backend under DDP)
 _BACKEND_RE = re.compile(r"backend='(?P<name>[^']{1,200})' raised")
+# torch.compile hands a backend other than inductor its mode= and options= as keyword arguments
+# (torch/__init__.py's _TorchCompileWrapper: self.kwargs["mode"] unless "default"), and a
+# backend that takes none raises TypeError: "CudagraphsBackend.__call__() got an unexpected
+# keyword argument 'mode'" (the cudagraphs backend until pytorch#182989, May 2026; 2.14.1's and
+# 2.15's warn "cudagraphs backend ignoring extra kwargs" instead: textnotes), or a custom
+# backend function's "my_backend() got …" (WanVideoWrapper#1041, pytorch#169939)
+_BACKEND_KWARG_RE = re.compile(r"(?P<fn>[\w.<>]{1,200})\(\) got an unexpected keyword argument "
+                               r"'(?P<kw>mode|options)'")
+
+
+def _backend_kwarg_fix(kw: str, backend: str) -> str:
+    """The fix of a backend that raised TypeError on the ``mode``/``options`` torch.compile
+    passed it (``backend``: its name in torch's message, "" where the paste lacks it)."""
+    named = f"the backend {backend!r}" if backend else "this backend"
+    if backend == "cudagraphs":
+        return (f"torch.compile passed its {kw}= to the cudagraphs backend, which takes none: "
+                "mode=\"reduce-overhead\" (and \"max-autotune\") is inductor's way to CUDA "
+                "graphs, and backend=\"cudagraphs\" records CUDA graphs itself, without "
+                f"inductor. Drop {kw}= with backend=\"cudagraphs\", or compile with the "
+                "default backend and the mode: torch.compile(model, mode=\"reduce-overhead\"). "
+                "torch 2.14.1 and 2.15 ignore it with a warning instead (pytorch#182989): there "
+                "the mode does nothing either; not a bug of your model")
+    return (f"torch.compile passes its {kw}= to a backend other than inductor as a keyword "
+            f"argument, and {named} takes none: drop {kw}= with that backend (mode and options "
+            "are inductor's), or let the backend take it (a backend function with **kwargs); "
+            "not a bug of your model")
 
 
 # what to do about an error of the machine (textcrash.MACHINE_ERRORS: the kind its words name):
@@ -963,21 +990,31 @@ _PLATFORM_FIX = (
     "without torch.compile there; not a bug to report")
 
 
-# c10's TensorImpl::throw_cannot_call_with_symbolic (2.1-2.15): "Cannot call sizes() on tensor
-# with symbolic sizes/strides" (numel(), strides(), storage_offset(), is_contiguous()…): an op,
-# a kernel or a backend without symbolic-shape support asked a dynamic tensor for its concrete
-# sizes (pytorch#122171: one_hot's meta; #115307: inductor's save_args pickling the inputs).
-# Running the call without compile proves nothing (eager sizes are concrete): keep that input
-# static or drop the call. (Not reproduced on 2.15 CPU: inductor and fake tensors there no
-# longer ask; read from the pastes only.)
-_SYMBOLIC_SIZES_RE = re.compile(r"Cannot call \w{1,40}\(\) on tensor with symbolic sizes/strides")
+# c10's errors where code that takes sizes as plain integers met a symbolic one
+# (textnotes.SYMBOLIC_SIZES_RE: "Cannot call sizes() on tensor with symbolic sizes/strides", and
+# "SymIntArrayRef expected to contain only concrete integers" from a kernel's registration): an
+# op, a kernel or a backend without symbolic-shape support asked a dynamic tensor for its
+# concrete sizes (pytorch#122171: one_hot's meta; #115307: inductor's save_args pickling the
+# inputs), or ran the graph's ops on real tensors with the sizes it was traced with
+# (deepspeed#7229, #7311: DeepCompile's profiler). Running the call without compile proves
+# nothing (eager sizes are concrete): keep that input static or drop the call. (Not reproduced
+# on 2.15 CPU: inductor and fake tensors there no longer ask; read from the pastes only.)
 _SYMBOLIC_SIZES_FIX = (
     "an op, kernel or backend without symbolic-shape support asked a dynamic tensor for its "
-    "concrete sizes: keep that input static (torch.compile(..., dynamic=False), or "
+    "concrete sizes, or ran the graph's ops on real tensors with the symbolic sizes it was "
+    "traced with: keep that input static (torch.compile(..., dynamic=False), or "
     "torch._dynamo.mark_static(x) on it before the call), or remove the call that needs "
     "concrete sizes (a debug option that saves the inputs: torch._inductor.config.save_args = "
     "False); report it to the op's or backend's owner (torch, for torch's own ops). Running "
     "it without torch.compile proves nothing here: eager sizes are always concrete")
+# 2.15's wording of the second where the value is a number too large to store inline, no
+# symbol: a kernel's conversion that cannot hold it (the message names the owning one)
+_HEAP_CONCRETE_FIX = (
+    "a size was an integer too large to store inline (no symbol: torch 2.15's message says "
+    "'heap-allocated concrete SymInt'), and the kernel's conversion of sizes cannot hold it: "
+    "check that size (a huge or negative value is a bug upstream of the call); where it is "
+    "right, it is the op's or extension's bug (its message names the owning conversion, "
+    "asIntArrayRefSlowAlloc): a report to its owner")
 # torch.export's own checks of what the user asked (dynamic_shapes, the inputs): a UserError or
 # ValueError raised in torch/export/ or torch/_export/ is the specification's, not the
 # compiler's, and suppress_errors does nothing for export (paste hunt 13)
@@ -1144,7 +1181,13 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
                 "(torch._dynamo.exc.Unsupported: a graph break fullgraph=True made an error; a "
                 "data-dependent size; torch's own); the stack the paste has says where dynamo "
                 "was in your code")
+    if SYMBOLIC_SIZES_RE.search(text) is not None:  # (a backend's own too: deepspeed#7311)
+        return _HEAP_CONCRETE_FIX if HEAP_CONCRETE in text else _SYMBOLIC_SIZES_FIX
     backend = _BACKEND_RE.search(text)
+    kwarg = _BACKEND_KWARG_RE.search(text)
+    if kwarg is not None and (backend is not None or kwarg["fn"].endswith("Backend.__call__")):
+        # (WanVideoWrapper#1041: a TypeError of a backend's own call, torch's words above it)
+        return _backend_kwarg_fix(kwarg["kw"], backend["name"] if backend is not None else "")
     if backend is not None and backend["name"] not in _TORCH_BACKENDS:
         return (f"the backend {backend['name']!r} (not one of torch's) raised on the graph torch "
                 "gave it: fix it, or report it to its authors with the graph "
@@ -1164,8 +1207,6 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
                               deepest.function if cut and deepest else "")
     if data is not None:  # (pytorch#157355: "an error in torch's compiler" for one)
         return data
-    if _SYMBOLIC_SIZES_RE.search(text) is not None:
-        return _SYMBOLIC_SIZES_FIX
     if x.at is not None and _EXPORT_FILE_RE.search(x.at.file.replace("\\", "/")) is not None \
             and exception_name(x.error) in ("UserError", "ValueError"):
         return _EXPORT_USER_FIX

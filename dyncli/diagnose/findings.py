@@ -70,6 +70,7 @@ class AdviceKind(StrEnum):
     BACKWARD_DEFERRED = "backward-deferred"  # a backward compile torch suppressed, redone later
     AUTO_DIM_SPECIALIZED = "auto-dim-specialized"  # a Dim.AUTO size export kept at 0 or 1
     SHAPE_ENV_FAILED = "shape-env-failed"  # a ShapeEnv call raised; recording.py re-raised it
+    BACKEND_KWARGS_IGNORED = "backend-kwargs-ignored"  # cudagraphs backend dropped mode/options
 
 
 @dataclass(frozen=True, slots=True)

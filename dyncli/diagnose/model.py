@@ -397,7 +397,8 @@ class RangeViolationReport:
 class TorchNoteReport:
     """torch's own output of one kind that needs no fix (``TorchNote``: ``autotune``,
     ``empty-cudagraph``, ``gemm-templates-off``, ``sympy-recursion``, ``backward-deferred``,
-    ``auto-dim-specialized``, ``shape-env-failed``): how many of each of its parts the log
+    ``auto-dim-specialized``, ``shape-env-failed``,
+    ``backend-kwargs-ignored``): how many of each of its parts the log
     holds, the first line of each part (line number, text), and the ranks that wrote it.
     ``after``: the ShapeEnv calls whose failure recording.py logged just before a part, in the
     same process and compile (``shape-env-failed``'s texts, joined to the ``backward-deferred``

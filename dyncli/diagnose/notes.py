@@ -12,6 +12,8 @@ how to turn them off (HeavyBall#30). The readers (``dyncli.logparse.textautotune
 
 from __future__ import annotations
 
+import re
+
 from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.model import Diagnosis, TorchNoteReport, rank_key
 from dyncli.diagnose.reasons import cite
@@ -261,10 +263,36 @@ def _auto_dim_specialized(x: TorchNoteReport) -> Advice:
         evidence=_evidence(x))
 
 
-_NOTES = {"autotune": _autotune, "backward-deferred": _backward_deferred,
-          "auto-dim-specialized": _auto_dim_specialized, "empty-cudagraph": _empty_cudagraph,
-          "gemm-templates-off": _gemm_templates_off, "sympy-recursion": _sympy_recursion,
-          SHAPE_ENV: _shape_env_failed}
+# the dict torch's warning prints: "cudagraphs backend ignoring extra kwargs {'mode':
+# 'reduce-overhead'}" (a repr: keys and a string value quoted; options' dict nested)
+_KWARG_RE = re.compile(r"'(?P<key>mode|options)': (?P<value>'[^']{0,80}'|\{)")
+
+
+def _backend_kwargs_ignored(x: TorchNoteReport) -> Advice:
+    # 2.14.1 and 2.15's CudagraphsBackend.__call__ logs the kwargs and runs cudagraphs(model,
+    # inputs) without them: the mode changed nothing (its inductor settings never apply)
+    found = [m for _, text in x.lines for m in _KWARG_RE.finditer(text[:textnotes.TEXT_CHARS])]
+    asked = ", ".join(dict.fromkeys(
+        f"{m['key']}={m['value']}" if m["value"] != "{" else f"{m['key']}={{…}}"
+        for m in found)) or "mode= or options="
+    return Advice(
+        kind=AdviceKind.BACKEND_KWARGS_IGNORED, note=True, rank=_rank(x), key=x.kind,
+        message=(f"torch warned {x.total} time(s) that the cudagraphs backend ignored {asked}, "
+                 "which torch.compile passed it: the backend records CUDA graphs itself, "
+                 "without inductor, and takes no mode or options, so that setting did nothing "
+                 "(torch before pytorch#182989 raised TypeError here instead); the compile went "
+                 "on under backend=\"cudagraphs\"."),
+        fix=("nothing, where CUDA graphs without inductor are what you want: drop mode= and "
+             "options= with backend=\"cudagraphs\" to quiet it. For inductor's kernels as "
+             "well (what mode=\"reduce-overhead\" or \"max-autotune\" asks for), compile "
+             "with the default backend and the mode: torch.compile(model, mode=\"reduce-overhead\")."),
+        evidence=_evidence(x))
+
+
+_NOTES = {"autotune": _autotune, "backend-kwargs-ignored": _backend_kwargs_ignored,
+          "backward-deferred": _backward_deferred, "auto-dim-specialized": _auto_dim_specialized,
+          "empty-cudagraph": _empty_cudagraph, "gemm-templates-off": _gemm_templates_off,
+          "sympy-recursion": _sympy_recursion, SHAPE_ENV: _shape_env_failed}
 
 
 def torch_note_findings(diag: Diagnosis) -> list[Advice]:

@@ -52,6 +52,33 @@ _SEEN = {
         "('Not all values of … satisfy the generated guard …', 'You marked … as dynamic but "
         "your code specialized it …') name the dim, the guard and the fix; or rerun the export "
         'with TORCH_LOGS="+dynamic", which logs the guard and the line that made it.'),
+    # (deepspeed#7229, #7311: DeepCompile's "MemoryProfiling error {e}" of c10's error, with
+    # torch.fx's note on the node that raised; the threads' cause: variable-length inputs)
+    "symbolic-sizes": (
+        "c10's error that a kernel was given a symbolic size where it takes only plain integers "
+        "('SymIntArrayRef expected to contain only concrete integers', or 'Cannot call sizes() "
+        "on tensor with symbolic sizes/strides'), as the program printed it, without a "
+        "traceback or any record of torch's log; where torch.fx's note follows it ('While "
+        "executing %node …', then 'Original traceback:'), it names the graph's node that was "
+        "running and the code that node was traced from",
+        "The graph was traced with dynamic shapes (sizes as symbols), and what ran it handed a "
+        "symbol to a kernel that needs a number: a backend's or pass's own run of the graph on "
+        "real tensors (DeepSpeed DeepCompile's profiler: deepspeed#7229, #7311), or an op "
+        "without symbolic-size support (pytorch#140960 lists the causes). Keep that graph "
+        "static: torch.compile(..., dynamic=False), or torch._dynamo.mark_static(x) on the "
+        "input whose size varies, or give it one size (pad); and report it to the backend's "
+        "owner. (Where torch 2.15's message says 'Found heap-allocated concrete SymInt', the "
+        "value is a large integer, not a symbol: the op's bug.) For what torch.compile did: "
+        + _CAPTURE),
+    "fx-note": (
+        "torch.fx's note on an error raised while a graph ran node by node ('While executing "
+        "%node …', then 'Original traceback:' and the code the node was traced from), as the "
+        "program printed the error, and no record of torch's log: no compile, recompile or "
+        "graph break to read",
+        "The error is the text above the note: whatever ran the graph node by node "
+        "(torch.fx.Interpreter: a backend's or pass's own run of the graph) raised it. Paste "
+        "the whole traceback to see whose error it is, or capture what torch.compile did "
+        f"with: {_CAPTURE}"),
     "traceback-wrapper": (
         "a Python traceback whose only frame of torch's compiler is torch.compile's wrapper "
         "(torch/_dynamo/eval_frame.py): it does not show the compile raising",

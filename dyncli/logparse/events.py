@@ -451,7 +451,8 @@ class TorchNote(Event):
     (AOTAutograd's suppressed backward compile; ``what`` ``raised``, ``frozen`` or ``cut``),
     ``auto-dim-specialized`` (export's Dim.AUTO size kept static; ``what`` its line),
     ``shape-env-failed`` (recording.py's record of a ShapeEnv call that raised; ``what`` the
-    method); ``what``:
+    method), ``backend-kwargs-ignored`` (the cudagraphs backend dropped torch.compile's
+    mode/options); ``what``:
     the part of it (autotune: ``table``, ``summary``, ``stats``, ``failed``, ``fallback``,
     ``other``); ``text``: its line, bounded."""
 

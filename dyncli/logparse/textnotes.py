@@ -54,6 +54,10 @@ PHRASES = (
     # _fast_expand; pytorch#128134, #127817)
     (b"RecursionError in sympy.", "sympy-recursion"),
     (b"RecursionError in _fast_expand(", "sympy-recursion"),
+    # the cudagraphs backend dropping the mode=/options= torch.compile handed it (2.14.1 and
+    # 2.15 _dynamo/backends/cudagraphs.py:262, log.warning, pytorch#182989; before it the backend
+    # raised TypeError, read as a crash: WanVideoWrapper#1041)
+    (b"cudagraphs backend ignoring extra kwargs", "backend-kwargs-ignored"),
 )
 # export's warning that a size given as Dim.AUTO had an example of 0 or 1, so export kept it
 # static (2.8 _export/non_strict_utils.py:499, 2.15 :839; pytorch#151827, #151582)
@@ -232,12 +236,37 @@ _TORCH_WARNING_RE = re.compile(rb"^\S{0,1024}torch[/\\][\w/\\.-]{1,300}\.py:\d{1
                                rb"[A-Z]\w{0,60}Warning: \S")
 
 
+# c10's errors where code that takes sizes as plain integers met a symbolic one:
+# TensorImpl::throw_cannot_call_with_symbolic ("Cannot call sizes() on tensor with symbolic
+# sizes/strides", 2.1-2.15) and asIntArrayRefSlow's check on a SymIntArrayRef ("…/RegisterCUDA
+# .cpp:7280: SymIntArrayRef expected to contain only concrete integers": pastes from 2.2 on,
+# pytorch#121897; 2.14.1's c10/core/SymIntArrayRef.h; 2.15's libc10 goes on "… that are stored
+# inline and can be viewed as an IntArrayRef. Found symbolic SymInt …", or "Found heap-allocated
+# concrete SymInt …" for an integer too large to store inline, no symbol)
+SYMBOLIC_SIZES_RE = re.compile(r"Cannot call \w{1,40}\(\) on tensor with symbolic sizes/strides"
+                               r"|SymIntArrayRef expected to contain only concrete integers")
+HEAP_CONCRETE = "Found heap-allocated concrete SymInt"
+_SYMBOLIC_MARKS = (b"symbolic sizes/strides", b"SymIntArrayRef expected")
+# torch.fx's Interpreter.run where a node raised: the exception's message goes on "While
+# executing %view : [num_users=2] = call_function[target=…](args = …)", then "Original
+# traceback:" and the stack the node was traced from (fx/interpreter.py, 2.0-2.15; after 2.6,
+# absent from deepspeed#7229's 2.6 paste, a last line "Use tlparse to see full graph. (…)")
+_FX_NOTE_RE = re.compile(rb"^While executing %\w{1,200} : ")
+_FX_NOTE_LINES = (b"Original traceback:", b"Use tlparse to see full graph.")
+
+
 def unread_kind(raw: bytes) -> str | None:
     """The kind of torch's own text without a reading that a line without a prefix is
-    ("perf-hint", "torch-warning"), or None. (Readers of torch's warnings go first.)"""
+    ("perf-hint", "torch-warning", "symbolic-sizes", "fx-note"), or None. (Readers of
+    torch's warnings go first.)"""
     line = raw.strip().lstrip(b"> ")
     if line in _PERF_HINT_LINES:
         return "perf-hint"
+    if _FX_NOTE_RE.match(line) is not None or line.startswith(_FX_NOTE_LINES):
+        return "fx-note"
+    if any(m in line[:2000] for m in _SYMBOLIC_MARKS) \
+            and SYMBOLIC_SIZES_RE.search(line[:2000].decode("utf-8", "replace")) is not None:
+        return "symbolic-sizes"
     if b"Warning: " in line[:1400] and _TORCH_WARNING_RE.match(line) is not None:
         return "torch-warning"
     return None
