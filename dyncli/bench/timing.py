@@ -99,16 +99,23 @@ def interleaved(
     repeat: int,
     wall: Callable[[], float] = time.perf_counter,
 ) -> Samples:
-    """``repeat`` rounds of (eager, compiled), each call timed on its own.
+    """``repeat`` rounds of one eager and one compiled call, each call timed on its own.
 
-    Interleaving spreads slow drifts (thermal, other processes) evenly over both sides instead
-    of biasing whichever side ran second. Both callables must close over the SAME inputs.
+    Interleaving spreads slow drifts (thermal, other processes) evenly over both sides, and the
+    order alternates from round to round (eager first, then compiled first: A B, B A, ...), as
+    the shared window's rotates (:func:`dyncli.bench.loops.round_robin`), so neither side is
+    always the one that runs right after the other (benchmarks/order_bias.py). Both callables
+    must close over the SAME inputs.
     """
     samples = Samples()
-    for _ in range(repeat):
+    for r in range(repeat):
         t0 = wall()
-        _, e = timed(clock, eager)
-        _, c = timed(clock, compiled)
+        if r % 2 == 0:
+            _, e = timed(clock, eager)
+            _, c = timed(clock, compiled)
+        else:
+            _, c = timed(clock, compiled)
+            _, e = timed(clock, eager)
         samples.model_ms += (wall() - t0) * 1000.0
         samples.eager_ms.append(e)
         samples.compiled_ms.append(c)
