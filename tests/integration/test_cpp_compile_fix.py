@@ -17,7 +17,7 @@ from logged import run_variants
 
 from dyncli.diagnose.read import diagnose_logs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # minutes on 2 cores: CI's long step (round 33)
 torch = pytest.importorskip("torch")
 
 PROGRAM = """

@@ -19,7 +19,7 @@ from logged import run_logged
 from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.read import diagnose_inputs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # minutes on 2 cores: CI's long step (round 33)
 torch = pytest.importorskip("torch")
 
 PROGRAM = """

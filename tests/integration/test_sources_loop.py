@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from dyncli.cli import app
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # minutes on 2 cores: CI's long step (round 33)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = f"{ROOT / 'examples' / 'model.py'}:build"
