@@ -247,6 +247,11 @@ SYMBOLIC_SIZES_RE = re.compile(r"Cannot call \w{1,40}\(\) on tensor with symboli
                                r"|SymIntArrayRef expected to contain only concrete integers")
 HEAP_CONCRETE = "Found heap-allocated concrete SymInt"
 _SYMBOLIC_MARKS = (b"symbolic sizes/strides", b"SymIntArrayRef expected")
+# the same words as a program prints the error: starting the line, or after a colon and a space
+# (c10's "…/RegisterCUDA.cpp:7280: SymIntArrayRef …", "RuntimeError: Cannot call sizes() …",
+# DeepCompile's "MemoryProfiling error …/RegisterCUDA.cpp:18503: …"); not prose that quotes
+# them (a changelog's "c10's `SymIntArrayRef expected …`"), which is no paste of the error
+_SYMBOLIC_PRINTED_RE = re.compile(r"(?:^|: )(?:" + SYMBOLIC_SIZES_RE.pattern + ")")
 # torch.fx's Interpreter.run where a node raised: the exception's message goes on "While
 # executing %view : [num_users=2] = call_function[target=…](args = …)", then "Original
 # traceback:" and the stack the node was traced from (fx/interpreter.py, 2.0-2.15; after 2.6,
@@ -265,7 +270,7 @@ def unread_kind(raw: bytes) -> str | None:
     if _FX_NOTE_RE.match(line) is not None or line.startswith(_FX_NOTE_LINES):
         return "fx-note"
     if any(m in line[:2000] for m in _SYMBOLIC_MARKS) \
-            and SYMBOLIC_SIZES_RE.search(line[:2000].decode("utf-8", "replace")) is not None:
+            and _SYMBOLIC_PRINTED_RE.search(line[:2000].decode("utf-8", "replace")) is not None:
         return "symbolic-sizes"
     if b"Warning: " in line[:1400] and _TORCH_WARNING_RE.match(line) is not None:
         return "torch-warning"

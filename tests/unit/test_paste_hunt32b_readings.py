@@ -185,3 +185,17 @@ def test_the_ignored_mode_is_a_note(tmp_path: Path, line: str) -> None:
     assert note.kind is AdviceKind.BACKEND_KWARGS_IGNORED
     assert "ignored mode='reduce-overhead'" in note.message
     assert note.fix.startswith("nothing, where CUDA graphs without inductor")
+
+
+def test_prose_that_quotes_the_symbolic_size_error_is_not_a_paste_of_it(tmp_path: Path) -> None:
+    # round 33: CHANGELOG.md's entry for the reading above ("c10's `SymIntArrayRef expected to
+    # contain only concrete integers` (a kernel …") was refused as c10's printed error, not as
+    # "not a torch log": the words count only as a program prints them (line start, or ": ")
+    prose = ("# Changelog\n\n- diagnose: c10's `SymIntArrayRef expected to contain only concrete "
+             "integers` (a kernel or a\n  profiling backend given a symbolic size) is read\n"
+             "- and 'Cannot call sizes() on tensor with symbolic sizes/strides' too\n")
+    with pytest.raises(InputError, match="not a torch log"):
+        diagnose_text(tmp_path, prose)
+    assert textnotes.unread_kind(b"RuntimeError: Cannot call sizes() on tensor with symbolic "
+                                 b"sizes/strides") == "symbolic-sizes"
+    assert textnotes.unread_kind(_SYMBOL_215.encode()) == "symbolic-sizes"
