@@ -6,7 +6,7 @@ shell prompt; with the prefix elided (``.../torch/_dynamo/guards.py:2772] [16/8]
 down to the compile id (``[0/1] [__recompiles] …``, ``[0/1] torch.fx…: [INFO] …``); in
 ``logging.basicConfig``'s layout (``DEBUG:torch._dynamo….__graph_breaks:Graph break: …``);
 from torchdynamo before torch 2.0 (``torchdynamo.convert_frame: [WARNING] …``, with or without
-a date); with paths turned into markdown links or HTML entities.
+a date); with paths, or glog's level and date, turned into markdown links; with HTML entities.
 
 ``normalize`` turns such a line into the glog line torch would have written, so that the text
 parser reads it as any other: the prefix found inside the line is kept as it is; a prefix that
@@ -224,6 +224,15 @@ _MASKED_RE = re.compile(rb"(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} (?P<time>[\dxX]{2}:
 
 _NO_LEVEL_RE = re.compile(rb"\d{4} \d\d:\d\d:\d\d\.\d{6} {1,3}\d{1,10} \S{1,1024}\.py:\d{1,9}\] ")
 
+# glog's level and date made a markdown link by the tool a log was pasted through, the rest of
+# the prefix as torch wrote it (pytorch#148479, through Workplace: "# [W0225](https://l.workplace
+# .com/l.php?u=…workorder%2F0225&…) 13:16:17.932000 76863 torch/fx/…/symbolic_shapes.py:6974]
+# runtime_asserts_frozen but then got …"): read where it starts the line (behind a quote's, a
+# comment's or a list's marks, and torch's rank tag) and a glog clock follows the link
+_LINKED_LEVEL_RE = re.compile(
+    rb"[ \t>#*-]{0,16}(?:\[rank\d{1,9}\]:)?(?P<link>\[(?P<lvl>[VIWEC]\d{4})\]"
+    rb"\((?:https?|file)://[^()\s]{1,4096}\))(?= \d\d:\d\d:\d\d\.\d)")
+
 
 # torch's TORCH_LOGS_FORMAT example "%(levelname)s: %(message)s" (torch/_logging/_internal.py,
 # 2.2 on: float8_experimental#192), a record's first line with its level and nothing else: read
@@ -301,6 +310,9 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
     """
     if b"`" in line[:32] and (code := _quoted_code(line)) is not None:
         return normalize(code)
+    if b"](" in line[:4200] and (linked := _LINKED_LEVEL_RE.match(line)) is not None:
+        found = normalize(line[:linked.start("link")] + linked["lvl"] + line[linked.end("link"):])
+        return (found[0], "glog levels unlinked") if found is not None else None
     if line[:1] in (b"[", b" ", b"\t") and (role := _ROLE_TAG_RE.match(line)) is not None \
             and role["role"] != b"rank":
         found = normalize(b"[rank" + role["n"] + b"]:" + line[role.end():])
