@@ -602,9 +602,21 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
             fix = ("paste the error's message whole (its 'Could not guard on data-dependent "
                    f"expression …' {names}), or rerun with TORCH_LOGS=\"+dynamic\"; "
                    + ("" if user is not None else "the fix is at that line: ") + fix)
+        if not x.raised:
+            # torch's log of the failed call alone (recording.py's record, symbolic_shapes'
+            # warning): logged, then re-raised to the code that asked, which may catch it
+            said = said.replace("torch failed evaluating", "torch logged that it failed "
+                                "evaluating", 1) + (
+                " Nothing after it in the log shows that error leave torch (no traceback, no "
+                "error message of its own): torch logs such a failure and re-raises it to the "
+                "code that asked, which may catch it and go on; up to torch 2.7 or so it logs "
+                "failures it handles too (pytorch#134421: export trying an operator's "
+                "overloads). Not a cause unless the run stopped on it.")
+            fix = ("nothing, where the run went on. Where it stopped on this error "
+                   "(GuardOnDataDependentSymNode, its message after this record): " + fix)
         out.append(Advice(
             kind=AdviceKind.DATA_DEPENDENT, rank=x.rank, key=f"{x.compile_id}:{x.expr}",
-            message=said,
+            note=not x.raised, message=said,
             fix=fix,
             sites=sites_of(user or x.made),
             evidence=(cite(x.line, x.compile_id, f"Data dependent variable '{x.expr}' allocated "

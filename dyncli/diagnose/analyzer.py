@@ -187,8 +187,14 @@ class _DdeFacts:
     # the innermost user frame of dynamo's ``from user code:`` stack under the error (the
     # line that needed the value), where torch's own Caused by names no user line
     stack: ev.UserLoc | None = None
+    # a fact not from torch's log of a failed ShapeEnv call that it re-raises (the error's
+    # own message or traceback, dynamo's or export's report): the error left torch's ShapeEnv
+    shown: bool = False
+    first: int = 0  # the line of its first fact
 
     def add(self, e: ev.DataDependentError) -> None:
+        self.shown = self.shown or not e.logged
+        self.first = self.first or e.line
         if e.what == "op":
             self.op = self.op or e.value
         elif e.what == "hint":
@@ -220,11 +226,13 @@ class _DdeFacts:
             if len(self.exprs) < _DDE_EXPRS:
                 self.exprs.append((e.what, e.value, e.line))
 
-    def reports(self, rank: int | None, cid: str) -> list[DataDependentReport]:
+    def reports(self, rank: int | None, cid: str, raised: bool) -> list[DataDependentReport]:
+        """Its reports; ``raised`` where the log shows the error leave torch (a fact of its
+        own, or a Python traceback after it: ``Analyzer._dde_raised``)."""
         # (an operator or a culprit alone proves no data-dependent error: no report)
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
                                     culprit=self.culprit, user=self.user or self.stack,
-                                    made=self.made,
+                                    made=self.made, raised=raised,
                                     line=line, hint=self.hint, checks=tuple(self.checks))
                 for what, expr, line in (self.exprs or (
                     [("unnamed", "", self.linked)] if self.linked else []))]
@@ -815,6 +823,15 @@ class Analyzer:
                 compile_id=self._last_cid, cudagraph_run=e.cudagraph_run,
                 went_on=e.went_on, begun=e.begun, headless=e.headless, line=e.line)
 
+    def _dde_raised(self, facts: _DdeFacts, inputs: tuple[str, ...]) -> bool:
+        """Whether the log shows a data-dependent error leave torch: a fact of the error's own
+        (its message, a traceback of it, dynamo's or export's report), or a Python traceback
+        after torch's log of it (one input: the lines of several do not say which came
+        after which). torch's logged-and-re-raised record alone does not (pytorch#134421:
+        export caught it, trying an operator's overloads)."""
+        return facts.shown or (self._traceback is not None and (
+            len(inputs) > 1 or self._traceback > facts.first))
+
     def _crashes_told(self) -> tuple[CompileCrashReport, ...]:
         """The crashes; a traceback the paste cut before its exception only where no other
         record reads the compile's failure (pytorch#150613's data-dependent error, then its
@@ -979,7 +996,8 @@ class Analyzer:
             data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
                                         for x in _joined_symbols(
                                             [x for (rank, cid), facts in self._dde.items()
-                                             for x in facts.reports(rank, cid)])),
+                                             for x in facts.reports(
+                                                 rank, cid, self._dde_raised(facts, inputs))])),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=richer(level, releases),
             marked_static=tuple((rank, src, tuple(sorted(dims)))

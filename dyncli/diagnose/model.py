@@ -361,7 +361,11 @@ class DataDependentReport:
     whose meta asked; ``culprit``: torch's ``Caused by`` frame
     (``_meta_registrations.py:4832 in meta_select``); ``hint``: torch's own answer in its
     message, for the code that asked (``guard_size_oblivious``, ``guard_or_false``…);
-    ``checks``: the torch._check lines non-strict export suggests, one of which holds."""
+    ``checks``: the torch._check lines non-strict export suggests, one of which holds;
+    ``raised``: the log shows the error leave torch (its own message or traceback, or a
+    Python traceback after torch's log of it); false where the log holds only torch's record
+    of the failed call, which torch logs and re-raises to code that may catch it
+    (pytorch#134421)."""
 
     rank: int | None
     compile_id: str
@@ -374,6 +378,7 @@ class DataDependentReport:
     made: UserLoc | None = None  # where its symbol was made (torch's allocation stack)
     hint: str = ""  # torch's own answer in its message, for the code that asked
     checks: tuple[str, ...] = ()  # torch.export's own suggested torch._check lines
+    raised: bool = True  # the log shows it leave torch (not only torch's logged record)
 
 
 @dataclass(frozen=True)
@@ -713,7 +718,7 @@ class Diagnosis:
             "data_dependent_errors": [{
                 "rank": x.rank, **id_fields(x.compile_id), "expr": x.expr, "what": x.what,
                 "op": x.op, "culprit": x.culprit, **_user(x.user), "line": x.line,
-                "torch_hint": x.hint, "torch_checks": list(x.checks),
+                "torch_hint": x.hint, "torch_checks": list(x.checks), "raised": x.raised,
                 "made": None if x.made is None else {
                     "file": x.made.file, "line": x.made.line, "function": x.made.function,
                     "code": x.made.code},

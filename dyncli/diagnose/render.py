@@ -195,7 +195,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
             where = ", ".join(w for w in (x.op, x.culprit) if w) or (
                 f"{_loc(x.user)} in {x.user.function}" if x.user else "-")
             add_ranked_row(t, ranks, x.rank, x.compile_id or "-", x.expr or "(cut from the paste)",
-                 _DDE_SAID.get(x.what, x.what),
+                 _DDE_SAID.get(x.what, x.what) + ("" if x.raised else " (only logged)"),
                  where)
         capped.show(t)
     if diag.relations:
@@ -255,6 +255,11 @@ def nothing_found(diag: Diagnosis) -> str:
         # (a backward compile that raised: something to fix where the program trains)
         return ("No recompile, specialization or graph break was read; the note above says "
                 "what torch's suppressed backward compile means for a run that trains.")
+    if any(a.kind is AdviceKind.DATA_DEPENDENT for a in diag.notes):
+        # (torch's log of a failed evaluate_expr alone: logged, re-raised, perhaps caught)
+        return ("No recompile, specialization or graph break was read; the note above says "
+                "what torch's logged data-dependent failure means (the log does not show it "
+                "stop the run).")
     if any(a.kind is AdviceKind.SHAPE_ENV_FAILED for a in diag.notes):
         # (an error torch logged and re-raised: the log cannot say whether it was caught)
         return ("No recompile, specialization or graph break was read; the note above says "

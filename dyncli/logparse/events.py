@@ -665,12 +665,16 @@ class DataDependentError(Event):
     asked: guard_size_oblivious, guard_or_false…), ``check`` (one of the torch._check lines
     non-strict export suggests), ``linked`` (dynamo's exportdb link for one, its message cut)
     or ``stack`` (a user frame of dynamo's ``from user code:`` stack under it, in ``user``);
-    ``value`` is that text."""
+    ``value`` is that text. ``logged``: the line is torch's log of a ShapeEnv call that
+    failed, which torch writes and re-raises to the code that asked (recording.py's record
+    and its traceback, symbolic_shapes' ``failed during evaluate_expr`` warning): it does not
+    show that the error left torch, which up to 2.7 or so logs failures it catches too."""
 
     what: str
     value: str
     # a culprit's user line, where torch's SLoc names one; a symbol's: where it was made
     user: UserLoc | None = None
+    logged: bool = False
 
 
 ALL_EVENTS: tuple[type[Event], ...] = (

@@ -68,9 +68,12 @@ MAX_EXPR = 300  # characters of an expression kept (torch's can run to pages)
 MAX_TEXT = 8192
 
 
-def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Event, ...]:
+def events(message: bytes, common: dict[str, Any], lineno: int,
+           logged: bool = False) -> tuple[ev.Event, ...]:
     """The event of a line that states a fact of a data-dependent error, if it does (a line
-    without one of ``MARKS`` costs four substring searches)."""
+    without one of ``MARKS`` costs four substring searches); ``logged`` where the line is in
+    recording.py's record of a failed ShapeEnv call (``DataDependentError.logged``), as the
+    record's head and symbolic_shapes' warning are by their words (``logged_failure``)."""
     at = -1
     for m in MARKS:
         if (i := message.find(m)) >= 0:
@@ -83,8 +86,11 @@ def events(message: bytes, common: dict[str, Any], lineno: int) -> tuple[ev.Even
         found = fact(text)
         if found is not None:
             user = found[2] if len(found) > 2 else None
-            out.append(ev.DataDependentError(what=found[0], value=found[1], user=user,
-                                             **{**common, "line": lineno}))
+            out.append(ev.DataDependentError(
+                what=found[0], value=found[1], user=user,
+                logged=logged or found[0] == "op"
+                or (found[0] == "evaluate" and logged_failure(text)),
+                **{**common, "line": lineno}))
     return tuple(out)
 
 
@@ -128,6 +134,19 @@ def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | No
     if m is not None:
         return "op", m["op"]
     return None
+
+
+# (fake_tensor's "failed while attempting to run meta for OP", the only line an ``op`` fact is
+# read from, is its log.exception of a meta kernel that raised, re-raised after it: logged too)
+def logged_failure(text: str) -> bool:
+    """Whether ``text`` is torch's log of a failed evaluate_expr, which torch writes and then
+    re-raises to the code that asked (recording.py's record_shapeenv_event wrapper: "failed
+    while running evaluate_expr(…)", 2.1-2.15; symbolic_shapes' "failed during
+    evaluate_expr(…", 2.3-2.15), rather than the error's own message: the code that asked may
+    catch it and go on (pytorch#134421: export trying an operator's overloads, up to 2.7 or so
+    logged every time)."""
+    text = text[:MAX_TEXT]
+    return _RECORDED_RE.search(text) is not None or _DURING_RE.search(text) is not None
 
 
 def _expr(text: str) -> str:

@@ -477,7 +477,7 @@ class TextLogParser(ForeignLines):
             out += self._start(key, rec.prefix, message, lineno, common)
             return out
         if rec.mode == UNKNOWN:
-            found = dde.events(message, rec.common, lineno)
+            found = dde.events(message, rec.common, lineno, notes.in_recording(rec.prefix))
             if found:
                 self.stats.recognized += 1
                 self._dde_owned(rec.common, lineno)
@@ -544,7 +544,7 @@ class TextLogParser(ForeignLines):
                                       message)
             return self._deferred_dde(common, message, lineno)
         if entry is None or word == b"Could":  # (not a record of a kind torch names)
-            found = dde.events(message, common, lineno)
+            found = dde.events(message, common, lineno, notes.in_recording(prefix))
             if found:  # a line of a data-dependent error: the rest of its record a traceback
                 self.stats.recognized += 1
                 self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
@@ -587,6 +587,13 @@ class TextLogParser(ForeignLines):
                 entry = (dynamic_sources, False)
             elif any(s in message for s in KNOWN_TEXT) or artifact(prefix) in DUMPS:
                 entry = (None, False)
+            elif notes.in_shape_env_failed(prefix, message):
+                # a line of recording.py's record of a failed ShapeEnv call (its traceback),
+                # the head before the paste: read on as that record's (its facts logged ones)
+                self.stats.partial += 1
+                self.stats.recognized += 1
+                self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
+                return _NO_EVENTS
             elif (orphan := orphans.orphan(prefix, message)) is not None:
                 # a line from inside a record whose first line the paste left out
                 self.stats.partial += 1

@@ -130,6 +130,26 @@ def _raised(body: list[str]) -> str:
 # evaluate_expr's is a line of a data-dependent error (textdde); any other is this note, its
 # ``what`` the method (defer_runtime_assert, 2.8 on guard_or_defer_runtime_assert: #133965)
 SHAPE_ENV_FAILED = b"failed while running "
+# recording.py's logger writes nothing else at ERROR but, replaying events under translation
+# validation, "failed when running event: …" (2.1-2.15; its DEBUG trace_shape_events lines are
+# V): an E line of it that is neither is a line of that record's traceback, the record's head
+# before the paste (pytorch#134421's paste begins at "For C++ stack trace, run with
+# TORCHDYNAMO_EXTENDED_DEBUG_CPP=1", the end of the record before's error message)
+_RECORDING_LOGGERS = (b"experimental/recording.py:", b"experimental\\recording.py:")
+_REPLAY_FAILED = b"failed when running event"
+
+
+def in_recording(prefix: bytes) -> bool:
+    """Whether a glog prefix is recording.py's (a line of its records)."""
+    return b"recording.py:" in prefix and any(x in prefix for x in _RECORDING_LOGGERS)
+
+
+def in_shape_env_failed(prefix: bytes, message: bytes) -> bool:
+    """Whether a glog line is of recording.py's record of a failed ShapeEnv call though it is
+    not the record's head: a line of its traceback, the head before the paste."""
+    level = prefix.lstrip(b"[rank0123456789]:")[:1]
+    return level == b"E" and in_recording(prefix) and not message.startswith(
+        (SHAPE_ENV_FAILED, _REPLAY_FAILED))
 _FAILED_RE = re.compile(r"^failed while running (?P<op>[A-Za-z_]\w{0,80})\(\*\((?P<args>.*)$")
 _ARG_CHARS = 2000  # of a call's arguments scanned for its first
 

@@ -24,6 +24,12 @@ E = "E1213 17:00:12.650000 1661649 torch/fx/experimental/recording.py:299] [0/0]
 # is a second process, whose compile ids are its own)
 FAKE = "E1213 17:00:12.645000 1661649 torch/_subclasses/fake_tensor.py:1761] [0/0] "
 WARN = "W0815 22:53:17.219000 9155 torch/_functorch/_aot_autograd/graph_compile.py:2122] [0/0] "
+# the program's traceback after torch's log of the error: the error left torch, the run stopped
+# (torch's record alone does not show it: torch logs a failed call and re-raises it to code
+# that may catch it, pytorch#134421)
+STOPPED = ('Traceback (most recent call last):\n'
+           '  File "/home/me/run.py", line 30, in <module>\n'
+           '    out = model(x)\n')
 
 
 @pytest.mark.parametrize(("line", "want"), [
@@ -78,7 +84,7 @@ def test_a_logged_traceback_gives_one_error_with_its_culprit_and_operator() -> N
         + E + "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard"
               " on data-dependent expression -u0 > 4 (unhinted: -u0 > 4).  (Size-like symbols: none)\n"
         + E + "\n"
-        + E + "Caused by: (_meta_registrations.py:4832 in meta_select)\n")
+        + E + "Caused by: (_meta_registrations.py:4832 in meta_select)\n" + STOPPED)
     (x,) = diag.data_dependent_errors
     assert (x.compile_id, x.expr, x.what) == ("0/0", "-u0 > 4", "guard")  # the telling reading
     assert (x.op, x.culprit) == ("aten.select.int", "_meta_registrations.py:4832 in meta_select")
@@ -86,7 +92,7 @@ def test_a_logged_traceback_gives_one_error_with_its_culprit_and_operator() -> N
     assert "torch._check" in a.fix and "torch's own" in a.fix  # a torch frame asked
     assert "Data-dependent errors" in out and "Nothing to fix" not in out
     assert "1 data-dependent error(s)" in out  # its cause's cost, not "0 compile(s)"
-    assert stats.unrecognized == 2  # the traceback's File line and its empty line
+    assert stats.unrecognized == 5  # the traceback's File line and its empty line; STOPPED's
 
 
 def test_the_message_pasted_alone_is_read_not_rejected() -> None:
@@ -105,14 +111,14 @@ def test_the_message_pasted_alone_is_read_not_rejected() -> None:
 
 def test_user_code_that_asked_gets_the_fix_at_its_line() -> None:
     diag, _, _ = _diag(E + "Could not guard on data-dependent expression Eq(u0, 1) (unhinted: x)\n"
-                       + E + "Caused by: (/home/me/model.py:12 in forward)\n")
+                       + E + "Caused by: (/home/me/model.py:12 in forward)\n" + STOPPED)
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
     assert a.fix.startswith("the code at /home/me/model.py:12 needs the value itself")
     assert "torch's own" not in a.message
     # the user's line torch's message names comes first, the frame that asked is dynamo's
     diag, _, _ = _diag(E + "Could not guard on data-dependent expression u0 > 3 (unhinted: x)\n"
                        + E + "Caused by: if n > 3:  # home/me/prog.py:6 in f "
-                             "(_dynamo/variables/tensor.py:1234 in evaluate_expr)\n")
+                             "(_dynamo/variables/tensor.py:1234 in evaluate_expr)\n" + STOPPED)
     (a,) = [s for s in diag.suggestions if s.kind is AdviceKind.DATA_DEPENDENT]
     assert a.fix.startswith("your code at home/me/prog.py:6 (`if n > 3:`) needs the value")
     assert "(torch's own code)" in a.message and [str(s) for s in a.sites] == ["home/me/prog.py:6"]

@@ -1,17 +1,27 @@
 """Paste hunt 33a (round 33, pytorch/pytorch threads): a glog level and date that the tool a log
-was pasted through made a markdown link.
+was pasted through made a markdown link, and a data-dependent failure torch logged but the log
+does not show stop the run.
 
 pytorch#148479: the log came through Workplace, which took glog's ``W0225`` for a work order's
 id and linked it, ``# [W0225](https://l.workplace.com/l.php?u=…) 13:16:17.932000 …``; the rest
-of the prefix is torch's as it wrote it. dyncli refused the paste as "not a torch log"."""
+of the prefix is torch's as it wrote it. dyncli refused the paste as "not a torch log".
+
+pytorch#134421: recording.py logs a ShapeEnv call that raised and re-raises the error to the
+code that asked; export caught evaluate_expr(zuf0)'s, trying an operator's overloads, and up to
+2.7 or so torch logged it all the same. dyncli read it as a data-dependent error to fix first.
+Only where the log shows the error leave torch (a traceback after the record, the error's own
+text outside torch's log of it) is it one now; else a note (pytorch#146152's record, a
+traceback after it, stays a cause)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from linear_time import assert_linear
-from pasted_reading import diagnose_text
+from pasted_reading import PASTED, diagnose_text
 
+from dyncli.diagnose.model import Diagnosis
+from dyncli.diagnose.read import diagnose_logs
 from dyncli.logparse import textpaste
 
 # pytorch#148479's line, as the thread has it (Workplace's link, then torch's prefix)
@@ -64,3 +74,78 @@ def test_a_hostile_linked_level_costs_linear_time() -> None:
         return b"[W0225](https://" + b"c[0]=" * (n // 5) + b" 13:16:17.9"
 
     assert_linear(textpaste.normalize, make, 300_000)
+
+
+# pytorch#146152's description (2.6, non-strict export_for_training of a Faster R-CNN): the same
+# two records, then the program's traceback (the store's excerpt cut inside it)
+_EXPORT_146152 = (
+    "W0203 10:10:46.943000 12336 venv/lib/python3.12/site-packages/torch/fx/experimental/"
+    "symbolic_shapes.py:6472] failed during evaluate_expr(Eq(4*u1, 0), hint=None, "
+    "size_oblivious=False, forcing_spec=False\n"
+    "E0203 10:10:46.944000 12336 venv/lib/python3.12/site-packages/torch/fx/experimental/"
+    "recording.py:299] failed while running evaluate_expr(*(Eq(4*u1, 0), None), "
+    "**{'fx_node': False})\n"
+    "Traceback (most recent call last):\n"
+    '  File "faster_rcnn/lower.py", line 11, in <module>\n'
+    "    exported_program = torch.export.export_for_training(model, (example_args,), "
+    "strict=False)\n"
+    '  File "faster_rcnn/venv/lib/python3.12/site-packages/torch/export/__init__.py", line 168, '
+    "in export_for_training\n"
+    "    return _export_for_training(\n")
+
+
+def _dde_kinds(diag: Diagnosis) -> tuple[list[str], list[str]]:
+    """(the kinds of the causes' findings, the kinds of the notes)."""
+    return [str(a.kind) for c in diag.causes for a in c.findings], [str(a.kind) for a in diag.notes]
+
+
+def test_a_failure_torch_only_logged_is_a_note_not_a_stop() -> None:
+    """pytorch#134421's records: torch's log of evaluate_expr(zuf0) that export caught. The
+    error is read (its expression) but claimed as no stop; the line its paste began at (the
+    record before's last, "For C++ stack trace …") is read as that record's, not "not
+    understood"."""
+    diag = diagnose_logs([PASTED / "pytorch-134421.log"])
+    (x,) = diag.data_dependent_errors
+    assert (x.expr, x.what, x.raised) == ("zuf0", "evaluate", False)
+    causes, notes = _dde_kinds(diag)
+    assert causes == [] and notes == ["data-dependent-error"]
+    (note,) = diag.notes
+    assert note.message.startswith("torch logged that it failed evaluating `zuf0`")
+    assert "pytorch#134421" in note.message and note.fix.startswith("nothing, where the run went on")
+    assert "torch._check" in note.fix  # (the fix, where the run did stop on it)
+    assert diag.stats.unread == 0 and diag.stats.partial == 1
+    assert diag.to_dict()["data_dependent_errors"][0]["raised"] is False
+
+
+def test_a_logged_failure_with_a_traceback_after_it_stays_the_error_to_fix(tmp_path: Path) -> None:
+    """pytorch#146152: the program's traceback follows torch's log of the failure: it left
+    torch and stopped the run (its exception cut from the paste): a cause, as before."""
+    diag = diagnose_text(tmp_path, _EXPORT_146152)
+    (x,) = diag.data_dependent_errors
+    assert (x.expr, x.raised) == ("Eq(4*u1, 0)", True)
+    causes, notes = _dde_kinds(diag)
+    assert causes == ["data-dependent-error"] and notes == []
+    # the same records without the traceback: torch's log alone, a note
+    alone = diagnose_text(tmp_path, _EXPORT_146152.split("Traceback")[0])
+    assert _dde_kinds(alone) == ([], ["data-dependent-error"])
+    # the error's own message outside torch's log of it (the program printed the exception)
+    printed = diagnose_text(tmp_path, _EXPORT_146152.split("Traceback")[0]
+                            + "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: "
+                            "Could not guard on data-dependent expression Eq(4*u1, 0) (unhinted: "
+                            "Eq(4*u1, 0)).  (Size-like symbols: u1)\n")
+    assert _dde_kinds(printed) == (["data-dependent-error"], [])
+
+
+def test_a_line_of_recordings_record_its_head_cut_is_that_records() -> None:
+    """An E line of recording.py that is not a record's head is a line of its traceback (the
+    logger writes nothing else at ERROR but the replay's "failed when running event")."""
+    from dyncli.logparse import textnotes
+
+    prefix = b"E0826 22:25:29.514000 3573391 torch/fx/experimental/recording.py:298] "
+    assert textnotes.in_shape_env_failed(prefix, b"For C++ stack trace, run with X=1")
+    assert textnotes.in_shape_env_failed(b"[rank1]:" + prefix.replace(b"/", b"\\"), b"  File")
+    assert not textnotes.in_shape_env_failed(prefix, b"failed while running evaluate_expr(*(u0,")
+    assert not textnotes.in_shape_env_failed(prefix, b"failed when running event: E")
+    assert not textnotes.in_shape_env_failed(prefix.replace(b"E0826", b"V0826"), b"call f")
+    assert not textnotes.in_shape_env_failed(prefix.replace(b"recording", b"symbolic_shapes"),
+                                             b"For C++ stack trace")
