@@ -71,6 +71,7 @@ class AdviceKind(StrEnum):
     AUTO_DIM_SPECIALIZED = "auto-dim-specialized"  # a Dim.AUTO size export kept at 0 or 1
     SHAPE_ENV_FAILED = "shape-env-failed"  # a ShapeEnv call raised; recording.py re-raised it
     BACKEND_KWARGS_IGNORED = "backend-kwargs-ignored"  # cudagraphs backend dropped mode/options
+    FLEX_ATTENTION_EAGER = "flex-attention-eager"  # flex_attention ran unfused, uncompiled
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from dyncli.diagnose.findings import Advice, AdviceKind
-from dyncli.diagnose.model import Diagnosis, TorchNoteReport, rank_key
+from dyncli.diagnose.model import Diagnosis, RecompileLimitReport, TorchNoteReport, rank_key
 from dyncli.diagnose.reasons import cite
 from dyncli.logparse import events as ev
 from dyncli.logparse import textnotes
@@ -289,6 +289,40 @@ def _backend_kwargs_ignored(x: TorchNoteReport) -> Advice:
         evidence=_evidence(x))
 
 
+FLEX_EAGER = "flex-attention-eager"
+
+
+def _flex_attention_eager(x: TorchNoteReport, limits: tuple[RecompileLimitReport, ...]) -> Advice:
+    # flex_attention's _warn_once (2.15 nn/attention/flex_attention.py:2624): called where
+    # dynamo is not compiling, it runs the unfused implementation; once a process, so the
+    # calls that ran so are not counted. A frame past the recompile limit runs uncompiled from
+    # then on, its flex_attention calls too (vllm#27178's comment, its limit 8)
+    first = x.lines[0][0] if x.lines else 0
+    hit = [m for m in limits if m.line and m.line < first]
+    before = (" This log's recompile limit hit for "
+              + ", ".join(dict.fromkeys(f"{m.function or 'frame ' + m.compile_id} (line {m.line})"
+                                        for m in hit[:3]))
+              + " comes before the warning: that frame's later calls ran uncompiled, its "
+              "flex_attention calls with them." if hit else "")
+    return Advice(
+        kind=AdviceKind.FLEX_ATTENTION_EAGER, note=True, rank=_rank(x), key=x.kind,
+        message=("torch warned that flex_attention was called without torch.compile(): "
+                 "outside a compiled region it runs its unfused implementation, which "
+                 "materializes the whole scores matrix (batch x heads x query length x key "
+                 "length) instead of generating a fused kernel: slower, and memory that grows "
+                 "with both lengths. torch warns once a process, so how many calls ran so the "
+                 "log does not say. A call runs so where nothing compiles it, or where the "
+                 "frame that calls it runs uncompiled: after a frame hits the recompile limit, "
+                 "torch runs its later calls eagerly (vllm#27178)." + before),
+        fix=("compile the call: torch.compile(flex_attention), or the function that calls "
+             "it. Where it is compiled already, find why that frame ran eagerly: a "
+             "recompile-limit warning for it (then stop its recompiles, TORCH_LOGS=\"recompiles\" "
+             "names the guard that failed each time; a mask_mod or score_mod made anew each "
+             "call is a new function to torch), a graph break or torch.compiler.disable around "
+             "the call (TORCH_LOGS=\"graph_breaks\")"),
+        evidence=_evidence(x))
+
+
 _NOTES = {"autotune": _autotune, "backend-kwargs-ignored": _backend_kwargs_ignored,
           "backward-deferred": _backward_deferred, "auto-dim-specialized": _auto_dim_specialized,
           "empty-cudagraph": _empty_cudagraph, "gemm-templates-off": _gemm_templates_off,
@@ -297,4 +331,5 @@ _NOTES = {"autotune": _autotune, "backend-kwargs-ignored": _backend_kwargs_ignor
 
 def torch_note_findings(diag: Diagnosis) -> list[Advice]:
     """One note per kind of torch's output the log holds (``Diagnosis.torch_notes``)."""
-    return [_NOTES[x.kind](x) for x in diag.torch_notes if x.kind in _NOTES]
+    return [_flex_attention_eager(x, diag.recompile_limits) if x.kind == FLEX_EAGER
+            else _NOTES[x.kind](x) for x in diag.torch_notes if x.kind in _NOTES or x.kind == FLEX_EAGER]

@@ -260,6 +260,11 @@ def nothing_found(diag: Diagnosis) -> str:
         return ("No recompile, specialization or graph break was read; the note above says "
                 "what torch's logged data-dependent failure means (the log does not show it "
                 "stop the run).")
+    if any(a.kind is AdviceKind.FLEX_ATTENTION_EAGER for a in diag.notes):
+        # (flex_attention's unfused implementation ran: slow, and memory that grows with the
+        # lengths; a compile the log does not show is what it needs)
+        return ("No recompile, specialization or graph break was read; the note above says "
+                "what flex_attention's unfused run means, and what compiles it.")
     if any(a.kind is AdviceKind.SHAPE_ENV_FAILED for a in diag.notes):
         # (an error torch logged and re-raised: the log cannot say whether it was caught)
         return ("No recompile, specialization or graph break was read; the note above says "

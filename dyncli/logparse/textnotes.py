@@ -31,10 +31,10 @@ _LINES = frozenset(line.encode() for note in NOTES for line in note.splitlines()
 # UserWarning: " (its message on the line, or on the lines after)
 _HEAD_RE = re.compile(rb"^\S{0,1024}torch[/\\]_inductor[/\\][\w/\\]{1,200}\.py:\d{1,9}: "
                       rb"UserWarning:(?: (?P<msg>.{0,4000}))?$")
-# the same of a warning raised in inductor's or torch.cuda's code, its message on the line
-# ("…/torch/cuda/graphs.py:84: UserWarning: The CUDA Graph is empty. …")
-_WARNING_RE = re.compile(rb"^\S{0,1024}torch[/\\](?:_inductor|cuda)[/\\][\w/\\]{1,200}\.py:"
-                         rb"\d{1,9}: UserWarning: (?P<msg>.{1,4000})$")
+# the same of a warning raised in inductor's, torch.cuda's or flex_attention's code, its
+# message on the line ("…/torch/cuda/graphs.py:84: UserWarning: The CUDA Graph is empty. …")
+_WARNING_RE = re.compile(rb"^\S{0,1024}torch[/\\](?:_inductor|cuda|nn[/\\]attention)[/\\]"
+                         rb"[\w/\\]{1,200}\.py:\d{1,9}: UserWarning: (?P<msg>.{1,4000})$")
 # the message alone, or behind Python's category only (a paste that dropped the path)
 _BARE_RE = re.compile(rb"^(?:UserWarning: )?(?P<msg>.{1,4000})$")
 
@@ -58,6 +58,11 @@ PHRASES = (
     # 2.15 _dynamo/backends/cudagraphs.py:262, log.warning, pytorch#182989; before it the backend
     # raised TypeError, read as a crash: WanVideoWrapper#1041)
     (b"cudagraphs backend ignoring extra kwargs", "backend-kwargs-ignored"),
+    # flex_attention run outside a compiled region: its unfused implementation, which
+    # materializes the whole scores matrix (2.15 nn/attention/flex_attention.py:2624, warned
+    # once a process by _warn_once; vllm#27178: after the caller's frame hit the recompile
+    # limit, its calls ran eagerly)
+    (b"flex_attention called without torch.compile()", "flex-attention-eager"),
 )
 # export's warning that a size given as Dim.AUTO had an example of 0 or 1, so export kept it
 # static (2.8 _export/non_strict_utils.py:499, 2.15 :839; pytorch#151827, #151582)

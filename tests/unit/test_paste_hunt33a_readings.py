@@ -149,3 +149,47 @@ def test_a_line_of_recordings_record_its_head_cut_is_that_records() -> None:
     assert not textnotes.in_shape_env_failed(prefix.replace(b"E0826", b"V0826"), b"call f")
     assert not textnotes.in_shape_env_failed(prefix.replace(b"recording", b"symbolic_shapes"),
                                              b"For C++ stack trace")
+
+
+# vllm#27178's comment by eddiechu888 (2026-05-31): flex_attention's warning as the comment has
+# it, wrapped by hand at 70 columns and cut by the store ("…instead of generating a fused")
+_FLEX_27178 = ("UserWarning: flex_attention called without torch.compile() - this will\n"
+               "use an unfused implementation that materializes the full scores matrix\n"
+               "instead of generating a fused\n")
+# the warning as Python prints it (2.15's flex_attention.py:2624, _warn_once's stacklevel=2: the
+# library's own line), after a recompile-limit warning (Wan2GP#653's, as that thread has it)
+_LIMIT_653 = (
+    "W0810 18:28:53.521000 10244 site-packages\\torch\\_dynamo\\convert_frame.py:964] [2/256] "
+    "torch._dynamo hit config.accumulated_recompile_limit (256)\n"
+    "W0810 18:28:53.521000 10244 site-packages\\torch\\_dynamo\\convert_frame.py:964] [2/256]    "
+    "function: 'check_empty_cuda_cache' (C:\\Users\\mikhail\\.conda\\envs\\Wan2GP\\lib\\"
+    "site-packages\\mmgp\\offload.py:2261)\n"
+    "W0810 18:28:53.521000 10244 site-packages\\torch\\_dynamo\\convert_frame.py:964] [2/256]    "
+    "last reason: 2/255: len(args) == 1\n")
+_FLEX_215 = ("/opt/venv/lib/python3.12/site-packages/torch/nn/attention/flex_attention.py:2624: "
+             "UserWarning: flex_attention called without torch.compile() - this will use an "
+             "unfused implementation that materializes the full scores matrix instead of "
+             "generating a fused kernel.\n")
+
+
+def test_flex_attentions_unfused_warning_is_a_note_that_says_why(tmp_path: Path) -> None:
+    """vllm#27178: after its caller's frame hit the recompile limit flex_attention ran its
+    unfused implementation; the comment's paste (the warning alone, hand-wrapped) was refused
+    as "not a torch log". Now a note: what it costs, the ways a call runs uncompiled (the
+    recompile limit among them), and how to compile it; never "Nothing to fix"."""
+    diag = diagnose_text(tmp_path, _FLEX_27178)
+    (note,) = diag.notes
+    assert str(note.kind) == "flex-attention-eager" and not diag.causes
+    assert "materializes the whole scores matrix" in note.message
+    assert "recompile limit" in note.message and "torch.compile(flex_attention)" in note.fix
+    assert "comes before the warning" not in note.message  # (no limit in this paste)
+    assert diag.stats.unread == 0
+    # with a limit hit before it in the log, the note names that frame
+    joined = diagnose_text(tmp_path, _LIMIT_653 + _FLEX_215)
+    assert len(joined.recompile_limits) == 1
+    (flex,) = [a for a in joined.notes if str(a.kind) == "flex-attention-eager"]
+    assert "check_empty_cuda_cache (line 1) comes before the warning" in flex.message
+    # the warning before the limit: the limit is no reason for it
+    first = diagnose_text(tmp_path, _FLEX_215 + _LIMIT_653)
+    (flex,) = [a for a in first.notes if str(a.kind) == "flex-attention-eager"]
+    assert "comes before the warning" not in flex.message
