@@ -59,9 +59,9 @@ PHRASES = (
     # raised TypeError, read as a crash: WanVideoWrapper#1041)
     (b"cudagraphs backend ignoring extra kwargs", "backend-kwargs-ignored"),
     # flex_attention run outside a compiled region: its unfused implementation, which
-    # materializes the whole scores matrix (2.15 nn/attention/flex_attention.py:2624, warned
-    # once a process by _warn_once; vllm#27178: after the caller's frame hit the recompile
-    # limit, its calls ran eagerly)
+    # materializes the whole scores matrix (2.15 nn/attention/flex_attention.py:2624, the
+    # warning naming its _warn_once call at :2621; once a process; vllm#27178: after the
+    # caller's frame hit the recompile limit, its calls ran eagerly)
     (b"flex_attention called without torch.compile()", "flex-attention-eager"),
 )
 # export's warning that a size given as Dim.AUTO had an example of 0 or 1, so export kept it

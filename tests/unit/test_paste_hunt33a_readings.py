@@ -156,7 +156,7 @@ def test_a_line_of_recordings_record_its_head_cut_is_that_records() -> None:
 _FLEX_27178 = ("UserWarning: flex_attention called without torch.compile() - this will\n"
                "use an unfused implementation that materializes the full scores matrix\n"
                "instead of generating a fused\n")
-# the warning as Python prints it (2.15's flex_attention.py:2624, _warn_once's stacklevel=2: the
+# the warning as Python prints it (2.15's flex_attention.py:2621, _warn_once's stacklevel=2: the
 # library's own line), after a recompile-limit warning (Wan2GP#653's, as that thread has it)
 _LIMIT_653 = (
     "W0810 18:28:53.521000 10244 site-packages\\torch\\_dynamo\\convert_frame.py:964] [2/256] "
@@ -166,7 +166,7 @@ _LIMIT_653 = (
     "site-packages\\mmgp\\offload.py:2261)\n"
     "W0810 18:28:53.521000 10244 site-packages\\torch\\_dynamo\\convert_frame.py:964] [2/256]    "
     "last reason: 2/255: len(args) == 1\n")
-_FLEX_215 = ("/opt/venv/lib/python3.12/site-packages/torch/nn/attention/flex_attention.py:2624: "
+_FLEX_215 = ("/opt/venv/lib/python3.12/site-packages/torch/nn/attention/flex_attention.py:2621: "
              "UserWarning: flex_attention called without torch.compile() - this will use an "
              "unfused implementation that materializes the full scores matrix instead of "
              "generating a fused kernel.\n")
