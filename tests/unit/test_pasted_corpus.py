@@ -1,7 +1,8 @@
 """diagnose reads logs as users pasted them (issue 33): each real paste of tests/data/pasted
 against what its manifest says the log proves.
 
-For every case: no rejection of a real torch log; the compiles proven per frame (or per
+For every case: no rejection of a real torch log (a paste with no record of torch's log in it is
+refused, and its manifest says with what words: ``refused``); the compiles proven per frame (or per
 function, where the log has no compile ids) equal the manifest's; the recompile records, limit
 warnings, graph breaks and constraint violations are all read; every reason torch named is in
 the reading; specializations and the user lines torch blamed are found.
@@ -21,6 +22,7 @@ from dyncli.diagnose.findings import AdviceKind
 from dyncli.diagnose.model import Diagnosis
 from dyncli.diagnose.read import diagnose_logs
 from dyncli.diagnose.render import render_terminal
+from dyncli.errors import InputError
 from dyncli.logparse.guardtext import checked, split_failed
 
 PASTED = Path(__file__).resolve().parents[1] / "data" / "pasted"
@@ -75,13 +77,22 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "no_compiled_frames", "cudagraph_sizes_warned", "guard_self_checks",
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
           "explain_breaks", "notes", "cudagraph_raised", "data_dependent_checks",
-          "data_dependent_hints", "raised_breaks", "went_on", "release", "loop_skips"}
+          "data_dependent_hints", "raised_breaks", "went_on", "release", "loop_skips",
+          "refused"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
 def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     expect = case["expect"]
     assert set(expect) <= FIELDS, set(expect) - FIELDS
+    if "refused" in expect:
+        # a paste with no record of torch's log: refused, in the words the manifest gives, and
+        # nothing else expected of it (it is read as nothing)
+        assert set(expect) <= {"refused", "fix"}, set(expect)
+        with pytest.raises(InputError) as refused:
+            _read(case)
+        assert expect["refused"] in str(refused.value), str(refused.value)
+        return
     diag = _read(case)  # a real torch log is never rejected
     counts = _frame_counts(diag)
     for frame, n in expect.get("frames", {}).items():
