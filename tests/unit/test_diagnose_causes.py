@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 from recorded_registry import recorded
 
 from dyncli.diagnose.api import run
@@ -42,11 +43,20 @@ def test_both_versions_recorded() -> None:
 # ------------------------------------------------------------ invariants on all data
 
 
+def _refused() -> set[Path]:
+    """The pasted cases diagnose refuses (the manifest's ``refused``): no torch log to read."""
+    pasted = DATA / "pasted"
+    cases = tomllib.loads((pasted / "manifest.toml").read_text())["case"]
+    return {pasted / c["file"] for c in cases if "refused" in c["expect"]}
+
+
 def _all_inputs() -> list[Path]:
-    """Every text log and trace under tests/data (any torch version's folder), fuzz cases aside."""
+    """Every text log and trace under tests/data (any torch version's folder), fuzz cases and
+    refused pastes aside."""
     out: list[Path] = []
+    refused = _refused()
     for p in sorted(DATA.rglob("*")):
-        if "fuzz" in p.relative_to(DATA).parts:
+        if "fuzz" in p.relative_to(DATA).parts or p in refused:
             continue
         if p.is_dir() and any(p.glob("dedicated_log_torch_trace*")):
             out.append(p)  # a TORCH_TRACE directory (one file per rank)
