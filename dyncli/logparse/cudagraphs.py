@@ -315,6 +315,19 @@ def error_start(raw: bytes) -> ErrorStart | None:
 # kinds whose message holds no stack of torch's: the frames under it are a traceback's (a
 # ComfyUI error report puts the exception first: torch's check_memory_pool is not user code)
 _NO_STACK = frozenset({"allocator-no-pool-check"})
+# torch's words after the stack it puts in the overwritten-output error (cudagraph_trees.py,
+# 2.3-2.15: f"… Stack trace: {stack_trace}. To prevent overwriting, clone the tensor outside of
+# torch.compile() …"): the frames past them are not torch's stack but a traceback's, as a paste
+# that puts the message before its traceback has them (VS Code's exception box: the message,
+# the program's frames, then "RuntimeError: …"; diffusers#7420), and the innermost frame of
+# torch's stack is the line whose output was overwritten
+_STACK_END_RE = re.compile(r"\.?\s{0,8}To prevent overwriting")
+
+
+def _stack_end(text: str) -> int:
+    """Where the stack torch put in a message ends: at its words after it, else the end."""
+    m = _STACK_END_RE.search(text, 0, _MAX_STACK_TEXT)
+    return m.start() if m is not None else len(text)
 
 
 def runtime_error(lines: list[str], common: dict[str, Any], raised: bool = False) -> list[ev.Event]:
@@ -325,8 +338,9 @@ def runtime_error(lines: list[str], common: dict[str, Any], raised: bool = False
     kind = next((k for words, k in ERROR_KINDS if words in text[:2000]), None)
     if kind is None:
         return []
+    stack = text[:_stack_end(text)]
     frames = [] if kind in _NO_STACK else [ev.UserLoc(m["file"], int(m["line"]), m["fn"])
-                                           for m in _STACK_FRAME_RE.finditer(text)]
+                                           for m in _STACK_FRAME_RE.finditer(stack)]
     first = text.split("\n", 1)[0]
     message = first.split(" Stack trace:", 1)[0].strip()
     return [CudagraphError(kind=kind, message=message[:600], user=frames[-1] if frames else None,

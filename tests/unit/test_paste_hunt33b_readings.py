@@ -1,0 +1,69 @@
+"""Paste hunt 33b (round 33, CUDA graphs and compile modes): where torch's stack in the
+overwritten-output error ends, and the AOTAutograd cache's record of an entry it wrote.
+
+The CUDA-graph trees' overwritten-output error carries the stack of the tensor that was read
+after a later run overwrote it, between "Stack trace:" and "To prevent overwriting, …"
+(cudagraph_trees.py, 2.3-2.15). A paste that puts the message before the program's traceback
+(VS Code's exception box, diffusers#7420) has the program's frames after those words: they are
+not torch's stack, and the line is the innermost frame of torch's.
+The AOTAutograd cache logs "Writing AOTAutograd cache entry to …" (INFO, autograd_cache.py
+2.5-2.15) beside its cache miss; it was "not understood", so a log of a compile and its CUDA
+graphs said it could not tell whether anything was left to fix (pytorch#132294)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from linear_time import assert_linear
+from pasted_reading import PASTED, diagnose_text
+
+from dyncli.diagnose.read import diagnose_logs
+from dyncli.logparse import cudagraphs as cg
+
+_TORCH_TAIL = ("To prevent overwriting, clone the tensor outside of torch.compile() or call "
+               "torch.compiler.cudagraph_mark_step_begin() before each model invocation.")
+
+
+def test_frames_after_torchs_words_are_the_programs_not_the_overwritten_line() -> None:
+    """diffusers#7420: the message, then main.py's frame of the traceback; the line is
+    transformers' CLIP forward (it was main.py:67, the pipeline's call)."""
+    diag = diagnose_logs([PASTED / "diffusers-7420.log"])
+    assert diag.cudagraphs is not None
+    (error,) = diag.cudagraphs.errors
+    assert error.kind == "overwritten" and error.user is not None
+    assert (error.user.file.endswith("transformers/models/clip/modeling_clip.py"),
+            error.user.line, error.user.function) == (True, 1227, "forward")
+    assert not error.raised  # (its exception line is cut before torch's words)
+
+
+def test_the_stack_is_torchs_up_to_its_words_in_every_layout() -> None:
+    """The innermost frame before torch's words, whether the words follow the code line on its
+    line (2.3-2.15 as printed) or a paste's wrap put them on a line of their own; with no words
+    (a cut message) every frame the message holds is torch's, as before."""
+    head = ("Error: accessing tensor output of CUDAGraphs that has been overwritten by a "
+            "subsequent run. Stack trace: File \"/m/model.py\", line 7, in forward")
+    after = ['  File "/app/main.py", line 67, in <module>', "    image = pipe("]
+    for lines in ([head, "    y = self.proj(x). " + _TORCH_TAIL, *after],
+                  [head, "    y = self.proj(x).", _TORCH_TAIL, *after],
+                  [head, "    y = self.proj(x)"]):
+        (event,) = cg.runtime_error(lines, {"line": 1})
+        assert isinstance(event, cg.CudagraphError)
+        assert event.user is not None and (event.user.file, event.user.line) == ("/m/model.py", 7)
+    # (and a cut message keeps reading the frames it has, the innermost last)
+    (event,) = cg.runtime_error([head, "    y = f(x)", *after], {"line": 1})
+    assert isinstance(event, cg.CudagraphError)
+    assert event.user is not None and event.user.line == 67
+
+
+def test_torchs_words_cannot_slow_the_stack_down(tmp_path: Path) -> None:
+    """A hostile message: dots and blanks where torch's words would be, never them: linear in
+    the message's length, and read as the error it is."""
+    head = ("Error: accessing tensor output of CUDAGraphs that has been overwritten by a "
+            "subsequent run. Stack trace: ")
+
+    def make(n: int) -> list[str]:
+        return [head + ".      " * (n // 7)]
+
+    assert_linear(lambda lines: cg.runtime_error(lines, {"line": 1}), make, 56_000)
+    diag = diagnose_text(tmp_path, make(56_000)[0] + "\n")
+    assert diag.cudagraphs is not None and [x.kind for x in diag.cudagraphs.errors] == ["overwritten"]
