@@ -114,7 +114,11 @@ KNOWN_TEXT = (b" Warning only constraints violated", b" dim ", b" marked dynamic
                b"_remote_module_non_scriptable.py",  # torch.distributed's INFO "Writing …"
                # (inductor's "Not enough SMs to use max_autotune_gemm mode": a note, textnotes)
                b"reduction over non-contiguous dims",
-               b"incorrect arg count", b"a decomposition exists, we should switch")
+               b"incorrect arg count", b"a decomposition exists, we should switch",
+               # the AOTAutograd cache's INFO beside its "AOTAutograd cache miss/hit …"
+               # (autograd_cache.py, 2.5-2.15: an entry saved, or not cached and why):
+               # nothing about sizes or compiles (pytorch#132294)
+               b"Writing AOTAutograd cache entry to ", b"Bypassing autograd cache due to: ")
 # Artifacts that dump code or graphs (torch/_logging/_registrations.py, 2.15): their lines are
 # source, bytecode or graph text, never a record the diagnosis reads; a line of one whose
 # record's first line a paste cut ("[__trace_source]             return {'out': out}",

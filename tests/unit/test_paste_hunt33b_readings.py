@@ -67,3 +67,22 @@ def test_torchs_words_cannot_slow_the_stack_down(tmp_path: Path) -> None:
     assert_linear(lambda lines: cg.runtime_error(lines, {"line": 1}), make, 56_000)
     diag = diagnose_text(tmp_path, make(56_000)[0] + "\n")
     assert diag.cudagraphs is not None and [x.kind for x in diag.cudagraphs.errors] == ["overwritten"]
+
+
+def test_the_aotautograd_caches_entry_is_known_and_leaves_nothing_unread() -> None:
+    """pytorch#132294: the cache's miss, the entry it wrote, the CUDA-graph tree and its
+    warmup: every torch record read (the entry was "not understood", so the run said it could
+    not tell whether anything was left to fix)."""
+    diag = diagnose_logs([PASTED / "pytorch-132294.log"])
+    assert diag.stats.unread == 0
+    assert [(f.frame_id, f.compiles) for f in diag.frames] == [("2", 1)]
+    assert diag.cudagraphs is not None and diag.cudagraphs.tree_lines == 1
+
+
+def test_the_aotautograd_caches_bypass_is_known(tmp_path: Path) -> None:
+    """Its other INFO beside a miss (autograd_cache.py 2.5-2.15: "Bypassing autograd cache due
+    to: %s", the reason an exception's text, two lines in pytorch#192555's)."""
+    text = ("I0813 11:03:02.344000 1005502 torch/_functorch/_aot_autograd/autograd_cache.py:"
+            "1036] [0/0] Bypassing autograd cache due to: Unsupported call_function target "
+            "<function _enter_autocast>.\n    Function module: torch.amp.autocast_mode\n")
+    assert diagnose_text(tmp_path, text).stats.unread == 0
