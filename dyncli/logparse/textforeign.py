@@ -45,9 +45,13 @@ from dyncli.logparse.textpaste import (
 
 # torchrun's tag on a line of a rank's output: its role and local rank ("[default0]:", the
 # default role; "[rank0]:" with --role rank; two where a launcher's own is in front), a
-# paste's indent before it (xDiT#705: "  [rank0]: RuntimeError: …")
+# paste's indent before it (xDiT#705: "  [rank0]: RuntimeError: …"); "[rank3]" without its
+# colon before a blank, as a paste that lost the colon on torch's glog lines ("[rank3]V0304 …",
+# glog.GLOG_RE) has its traceback ("[rank3] Traceback …", "[rank3]   File …": pytorch#148439);
+# only torch's own "rank" tag so: a program's "[step3] loss …" keeps its text
 _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
-                          rb"\[[A-Za-z_]{1,40}(?P<rank>\d{1,6})\]:")
+                          rb"(?:\[[A-Za-z_]{1,40}(?P<rank>\d{1,6})\]:"
+                          rb"|\[rank(?P<bare>\d{1,6})\](?=[ \t]|$))")
 
 
 # What a serving stack or a container puts before each line of a program's output: vLLM's
@@ -321,7 +325,7 @@ class ForeignLines(ForeignReaders):
             self._tag_blank = False
         elif rest[:1] == b" " and self._tag_blank:
             rest = rest[1:]
-        self._line_rank = safe_rank(tag["rank"])
+        self._line_rank = safe_rank(tag["rank"] or tag["bare"])
         return rest
 
     def _read_foreign(self, raw: bytes, lineno: int, key: tuple[Any, ...]) -> Iterable[ev.Event]:

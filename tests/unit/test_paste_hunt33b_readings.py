@@ -86,3 +86,25 @@ def test_the_aotautograd_caches_bypass_is_known(tmp_path: Path) -> None:
             "1036] [0/0] Bypassing autograd cache due to: Unsupported call_function target "
             "<function _enter_autocast>.\n    Function module: torch.amp.autocast_mode\n")
     assert diagnose_text(tmp_path, text).stats.unread == 0
+
+
+def test_a_rank_tag_without_its_colon_is_the_ranks_traceback() -> None:
+    """pytorch#148439: "[rank3]   File …" (the thread's glog lines lost the colon too,
+    "[rank3]V0304 …"): rank 3's traceback, cut as the CUDA-graph trees recorded a graph; it was
+    "not a torch log"."""
+    diag = diagnose_logs([PASTED / "pytorch-148439.log"])
+    (crash,) = diag.compile_crashes
+    assert crash.rank == 3
+    assert diag.causes[0].stops and "CUDA graphs" in diag.causes[0].title
+
+
+def test_only_torchs_rank_tag_loses_its_colon(tmp_path: Path) -> None:
+    """A program's own bracketed word before a blank ("[step3] …") is its text, not a rank's
+    tag: a traceback behind it is not untagged, and nothing is given a rank."""
+    frames = ('  File "/usr/local/lib/python3.10/site-packages/torch/_inductor/cudagraph_trees.py",'
+              " line 2004, in record_function\n    node = CUDAGraphNode(\n")
+    tagged = "".join(f"[rank3] {line}\n" for line in frames.splitlines())
+    assert [c.rank for c in diagnose_text(tmp_path, tagged).compile_crashes] == [3]
+    other = "".join(f"[step3] {line}\n" for line in frames.splitlines())
+    diag = diagnose_text(tmp_path, "I0304 17:18:44.752000 1 torch/_dynamo/x.py:1] hi\n" + other)
+    assert not diag.compile_crashes
