@@ -97,6 +97,18 @@ _ERRORS: dict[str, tuple[str, str]] = {
         "call backward (or detach the outputs) before the next forward, run inference under "
         "torch.no_grad(), or mark each step with torch.compiler.cudagraph_mark_step_begin(); "
         "under torch.func transforms no_grad does not apply (pytorch#176846)"),
+    # check_static_inputs_are_stable (2.3-2.9): a parameter or buffer is a static input, its
+    # address recorded into the graph; the node raises where it may not re-record for a new one
+    "static-input-moved": (
+        "a parameter or buffer of the compiled module (a static input: the recorded graph "
+        "reads it at a fixed address) is a different tensor than when the graph was recorded, "
+        "an attribute assigned a new tensor after the first calls (pytorch#132043's test: "
+        "foo.static_tensor = torch.ones(…), linear.bias = nn.Parameter(…)); torch's stack is "
+        "where the graph reads it",
+        "update the tensor in place instead of assigning a new one (with torch.no_grad(): "
+        "module.bias.copy_(new)), so its address stays; torch 2.5 and later re-record the "
+        "graph for a new address instead of raising (inline_inbuilt_nn_modules, on by default "
+        "there), at the cost of a recording each time"),
     # raised by the allocator's checkPoolLiveAllocations, which only the native caching
     # allocator has (c10/cuda/CUDACachingAllocator.h); the trees call it at a warm-up's
     # check_memory_pool (triton.slow_path_cudagraph_asserts, on by default)

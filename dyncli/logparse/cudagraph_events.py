@@ -130,6 +130,13 @@ ERROR_KINDS = (
     ("graph recording observed an input tensor deallocate", "deallocated-while-recording"),
     ("tensor(s) in the cudagraph pool not tracked as outputs", "untracked-pool-tensors"),
     ("Unable to hit fast path of CUDAGraphs", "pending-backward"),
+    # check_static_inputs_are_stable's torch._check (2.3: "… changed from A to B"; 2.4-2.9:
+    # "static input data pointer changed.", then "input name: primals_2. data pointer changed
+    # from A to B. input stack trace: …" per input, pytorch#127145): a parameter or buffer the
+    # graph was recorded with has a new address; raised only where the node does not re-record
+    # for it (inline_inbuilt_nn_modules and triton.cudagraph_support_input_mutation off, the
+    # first on by default from 2.5; from 2.10 or so the trees always re-record)
+    ("static input data pointer changed", "static-input-moved"),
     # c10's CUDAAllocator::checkPoolLiveAllocations of an allocator backend other than the
     # native one ("cudaMallocAsync does not yet support …", "pluggable …": its name() first),
     # which torch calls only from the trees' check_memory_pool (torch._C.

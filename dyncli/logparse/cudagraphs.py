@@ -300,7 +300,9 @@ def error_start(raw: bytes) -> ErrorStart | None:
     text = raw.decode("utf-8", "replace")
     lead = raw[:at].decode("utf-8", "replace")  # (the mark is ASCII: text begins with this)
     for word in ("Error: ", "TODO: "):  # torch's own first word, kept with the message
-        if lead.endswith(word):
+        # (a word of its own: "RuntimeError: " before a message without it, 2.3's "static
+        # input data pointer changed from …", is the exception's class, not that word)
+        if lead.endswith(word) and not lead[:-len(word)][-1:].isalnum():
             lead = lead[:-len(word)]
     if kind in _SUBJECT_RE and (subject := _SUBJECT_RE[kind].search(lead)) is not None:
         lead = lead[:subject.start()]

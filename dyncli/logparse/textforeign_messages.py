@@ -175,8 +175,10 @@ CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     cg.many_sizes: ((), 0),  # (and any line that is a piece of torch's warning)
     breaks.graph_break: ((b"Reason: ", b"User code traceback:", b"Graph Break Reason: "), 0),
     old.old_graph_break: ((), 0),  # (its own rule: textold.old_break_continues)
-    # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775)
-    cg.runtime_error: ((), 1),
+    # (its stack: " File …" lines, a blank where the code line was empty: transformers#30775;
+    # the moved static inputs' "input name: …" lines at the margin, a blank after each stack,
+    # pytorch#132043)
+    cg.runtime_error: ((b"input name: ",), 1),
     notes.noted: ((), 0),  # a warning's code line, indented under it
     violations.wrapped_violation: ((), 0),  # a "You marked" item wrapped onto indented lines
 }

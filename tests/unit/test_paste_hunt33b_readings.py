@@ -108,3 +108,32 @@ def test_only_torchs_rank_tag_loses_its_colon(tmp_path: Path) -> None:
     other = "".join(f"[step3] {line}\n" for line in frames.splitlines())
     diag = diagnose_text(tmp_path, "I0304 17:18:44.752000 1 torch/_dynamo/x.py:1] hi\n" + other)
     assert not diag.compile_crashes
+
+
+# pytorch#132043's Case #2 as the store's excerpt has it (cut inside its last code line)
+_CASE_2 = (
+    "static input data pointer changed.\n"
+    "input name: primals_2. data pointer changed from 139852509086720 to 139852509088256. "
+    "input stack trace: None\n"
+    "input name: primals_3. data pointer changed from 139852509085696 to 139852509087744. "
+    'input stack trace:   File "/dev/shm/uid-30083/f61ee184-seed-nspid4026560782_cgpid769179-'
+    'ns-4026560865/caffe2/test/inductor/test_cudagraph_trees.py", line 1825, in forward\n'
+    "    self.static_tensor.add_(torch.ones((2, 2), de\n")
+
+
+def test_a_static_inputs_new_address_is_an_error_of_the_trees(tmp_path: Path) -> None:
+    """pytorch#132043: check_static_inputs_are_stable's message, each moved input on a line of
+    its own at the margin with the stack where the graph reads it ("None" where it has none):
+    one error, at the innermost frame of those stacks, with the fix of an in-place update; it
+    was "not a torch log". 2.3's one-line form ("… changed from A to B", its format string)
+    too, raised as torch._check raises it."""
+    for diag in (diagnose_logs([PASTED / "pytorch-132043.log"]), diagnose_text(tmp_path, _CASE_2)):
+        assert diag.cudagraphs is not None
+        (error,) = diag.cudagraphs.errors
+        assert (error.kind, error.message) == ("static-input-moved", "static input data pointer changed.")
+        assert error.user is not None and (error.user.line, error.user.function) == (1825, "forward")
+        assert not error.raised
+        assert "copy_(new)" in diag.suggestions[0].fix
+    old = "RuntimeError: static input data pointer changed from 139852509086720 to 139852509088256\n"
+    (error,) = diagnose_text(tmp_path, old).cudagraphs.errors  # type: ignore[union-attr]
+    assert (error.kind, error.raised, error.user) == ("static-input-moved", True, None)
