@@ -97,7 +97,7 @@ _ERRORS: dict[str, tuple[str, str]] = {
         "call backward (or detach the outputs) before the next forward, run inference under "
         "torch.no_grad(), or mark each step with torch.compiler.cudagraph_mark_step_begin(); "
         "under torch.func transforms no_grad does not apply (pytorch#176846)"),
-    # check_static_inputs_are_stable (2.3-2.9): a parameter or buffer is a static input, its
+    # check_static_inputs_are_stable (2.3 on): a parameter or buffer is a static input, its
     # address recorded into the graph; the node raises where it may not re-record for a new one
     "static-input-moved": (
         "a parameter or buffer of the compiled module (a static input: the recorded graph "

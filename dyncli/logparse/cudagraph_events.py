@@ -135,7 +135,8 @@ ERROR_KINDS = (
     # from A to B. input stack trace: …" per input, pytorch#127145): a parameter or buffer the
     # graph was recorded with has a new address; raised only where the node does not re-record
     # for it (inline_inbuilt_nn_modules and triton.cudagraph_support_input_mutation off, the
-    # first on by default from 2.5; from 2.10 or so the trees always re-record)
+    # first on by default from 2.5; a later torch always re-records: rerecord_if_static_inputs_change
+    # = True)
     ("static input data pointer changed", "static-input-moved"),
     # c10's CUDAAllocator::checkPoolLiveAllocations of an allocator backend other than the
     # native one ("cudaMallocAsync does not yet support …", "pluggable …": its name() first),
