@@ -130,7 +130,7 @@ ERROR_KINDS = (
     ("graph recording observed an input tensor deallocate", "deallocated-while-recording"),
     ("tensor(s) in the cudagraph pool not tracked as outputs", "untracked-pool-tensors"),
     ("Unable to hit fast path of CUDAGraphs", "pending-backward"),
-    # check_static_inputs_are_stable's torch._check (2.3: "… changed from A to B"; 2.4-2.9:
+    # check_static_inputs_are_stable's torch._check (2.3: "… changed from A to B"; 2.4 on:
     # "static input data pointer changed.", then "input name: primals_2. data pointer changed
     # from A to B. input stack trace: …" per input, pytorch#127145): a parameter or buffer the
     # graph was recorded with has a new address; raised only where the node does not re-record
