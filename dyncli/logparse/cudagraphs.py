@@ -19,6 +19,9 @@ cudagraph_utils.py, compile_fx.py, output_code.py, scheduler.py, _dynamo/utils.p
            …``, ``Found from :`` and the user stack); 2.5+: ``skipping cudagraph due to function
            N exceeding max re-recording limit (=128) on cudagraph node M due to …`` and the
            warning ``… We have observed N distinct sizes …`` (perf_hints)
+nightly    (Dec 2025, pytorch#170218, before 2.11's form) ``Recording function 1 (f) of graph
+           recording id 1, inputs: [0]: int(3), [1]: Tensor(size=[3], …)``; ``Running warmup of
+           function 1 (f)``
 2.7-2.15   trace: ``CUDAGraphNode.record`` spans (chromium B/E events, ``args.compile_id``),
            ``compilation_metrics.cudagraph_skip_reason``; runtime records
            (``compilation_metrics_runtime``) carry ``runtime_cudagraphify_time_us``, the
@@ -68,10 +71,14 @@ from dyncli.logparse.textstack import user_stack
 _CID = re.compile(r"^\[(?P<cid>[!\d/_]{1,60})\] ")  # CompileId.parse says whether it is one
 _TREE = re.compile(r"^[Rr]ecording cudagraph tree for (?:symint key (?P<key>.{1,200})"
                    r"|(?P<static>graph without symints)|(?P<old>.{1,200}))$")
-_OLD_RECORD = re.compile(r"^Recording function (?P<fn>\d{1,9}) of graph recording id (?P<gid>\d{1,9})$")
+# (nightlies after pytorch#170218, Dec 2025, before the "function=" form: the graph's name after
+# the id and the inputs, "Recording function 1 (f) of graph recording id 1, inputs: [0]: int(3)")
+_OLD_RECORD = re.compile(r"^Recording function (?P<fn>\d{1,9})(?: \([^()]{0,200}\))? of graph recording "
+                         r"id (?P<gid>\d{1,9})(?:, inputs: (?P<inputs>.*))?$")
 _RECORD = re.compile(r"^Recording function=(?P<fn>[^,]{0,200}), (?:mode=(?P<mode>\w{1,20}), )?"
                      r"cuda_graph_id=(?P<gid>\d{1,9})(?:, inputs: (?P<inputs>.*))?$")
-_WARMUP = re.compile(r"^Running warmup (?:of function (?P<id>\d{1,9})|function=(?P<fn>[^,]{0,200})"
+_WARMUP = re.compile(r"^Running warmup (?:of function (?P<id>\d{1,9})(?: \([^()]{0,200}\))?"
+                     r"|function=(?P<fn>[^,]{0,200})"
                      r"(?:, mode=(?P<mode>\w{1,20}))?)$")
 _RERECORD = re.compile(r"^Re-recording function=(?P<fn>[^,]{0,200}), (?:mode=(?P<mode>\w{1,20}), )?"
                        r"reason=(?P<reason>.*)$")
@@ -207,7 +214,9 @@ def _one_line(text: str, fields: dict[str, Any]) -> ev.Event | None:
         return CudagraphRecording(function=m["fn"], graph_id=safe.small_int(m["gid"]),
                                   mode=m["mode"] or "", ints=ints, shapes=shapes, **fields)
     if (m := _OLD_RECORD.match(text)) is not None:
-        return CudagraphRecording(function=m["fn"], graph_id=safe.small_int(m["gid"]), **fields)
+        ints, shapes = _inputs(m["inputs"] or "")
+        return CudagraphRecording(function=m["fn"], graph_id=safe.small_int(m["gid"]), ints=ints,
+                                  shapes=shapes, **fields)
     if (m := _WARMUP.match(text)) is not None:
         return CudagraphWarmup(function=m["id"] or m["fn"] or "", mode=m["mode"] or "", **fields)
     if (m := _RERECORD.match(text)) is not None:

@@ -137,3 +137,20 @@ def test_a_static_inputs_new_address_is_an_error_of_the_trees(tmp_path: Path) ->
     old = "RuntimeError: static input data pointer changed from 139852509086720 to 139852509088256\n"
     (error,) = diagnose_text(tmp_path, old).cudagraphs.errors  # type: ignore[union-attr]
     assert (error.kind, error.raised, error.user) == ("static-input-moved", True, None)
+
+
+def test_a_nightlys_recording_with_the_graphs_name_and_inputs_is_a_recording() -> None:
+    """pytorch#170218's example: "Recording function 1 (f) of graph recording id 1, inputs:
+    [0]: int(3), …" and "Running warmup of function 1 (f)" (a Dec 2025 nightly, before 2.11's
+    "function=" form): one recording of the size key 3 (it was none)."""
+    events = cg.text_record(["Recording function 1 (f) of graph recording id 1, inputs: [0]: "
+                             "int(3), [1]: Tensor(size=[3], stride=(1,), dtype=torch.float32, "
+                             "data_ptr=0x7F4763000200)", "Running warmup of function 1 (f)"],
+                            {"line": 1})
+    record, warmup = events
+    assert isinstance(record, cg.CudagraphRecording) and isinstance(warmup, cg.CudagraphWarmup)
+    assert (record.function, record.graph_id, record.ints, record.shapes) == ("1", 1, (3,), ((1, (3,)),))
+    assert warmup.function == "1"
+    diag = diagnose_logs([PASTED / "pytorch-170218.log"])
+    assert diag.cudagraphs is not None
+    assert [(r.graph_id, r.size) for r in diag.cudagraphs.recordings] == [(1, "symint 3")]
