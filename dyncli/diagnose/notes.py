@@ -330,6 +330,12 @@ _NOTES = {"autotune": _autotune, "backend-kwargs-ignored": _backend_kwargs_ignor
 
 
 def torch_note_findings(diag: Diagnosis) -> list[Advice]:
-    """One note per kind of torch's output the log holds (``Diagnosis.torch_notes``)."""
-    return [_flex_attention_eager(x, diag.recompile_limits) if x.kind == FLEX_EAGER
-            else _NOTES[x.kind](x) for x in diag.torch_notes if x.kind in _NOTES or x.kind == FLEX_EAGER]
+    """One note per kind of torch's output the log holds (``Diagnosis.torch_notes``); the
+    flex_attention note reads the log's recompile-limit hits too."""
+    out: list[Advice] = []
+    for x in diag.torch_notes:
+        if x.kind == FLEX_EAGER:
+            out.append(_flex_attention_eager(x, diag.recompile_limits))
+        elif (note := _NOTES.get(x.kind)) is not None:
+            out.append(note(x))
+    return out

@@ -74,6 +74,12 @@ class Prefix:
     artifact: str | None
 
 
+def level_of(prefix: bytes) -> bytes:
+    """The first byte of a matched prefix after its rank tag: a glog prefix's level letter
+    (``V``, ``I``, ``W``, ``E``, ``C``)."""
+    return prefix.lstrip(b"[rank0123456789]:")[:1]
+
+
 def match(line: bytes) -> re.Match[bytes] | None:
     """Match the glog prefix at the start of ``line`` (bytes, without the newline)."""
     return GLOG_RE.match(line)

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.glog import level_of
 
 # each note's text as torch writes it, one line a line
 NOTES = (
@@ -95,8 +96,7 @@ def in_deferred_backward(prefix: bytes, message: bytes) -> bool:
     """Whether a glog line is one of the suppressed-backward warning's record though its
     message is not the warning's head: a W line of graph_compile.py (2.9 on) the paste began
     inside (pytorch#163874's second excerpt, #193693: its traceback's lines)."""
-    level = prefix.lstrip(b"[rank0123456789]:")[:1]
-    return (level == b"W" and any(x in prefix for x in _DEFERRED_LOGGERS)
+    return (level_of(prefix) == b"W" and any(x in prefix for x in _DEFERRED_LOGGERS)
             and not message.startswith(DEFERRED_BACKWARD))
 
 
@@ -146,14 +146,13 @@ _REPLAY_FAILED = b"failed when running event"
 
 def in_recording(prefix: bytes) -> bool:
     """Whether a glog prefix is recording.py's (a line of its records)."""
-    return b"recording.py:" in prefix and any(x in prefix for x in _RECORDING_LOGGERS)
+    return any(x in prefix for x in _RECORDING_LOGGERS)
 
 
 def in_shape_env_failed(prefix: bytes, message: bytes) -> bool:
     """Whether a glog line is of recording.py's record of a failed ShapeEnv call though it is
     not the record's head: a line of its traceback, the head before the paste."""
-    level = prefix.lstrip(b"[rank0123456789]:")[:1]
-    return level == b"E" and in_recording(prefix) and not message.startswith(
+    return level_of(prefix) == b"E" and in_recording(prefix) and not message.startswith(
         (SHAPE_ENV_FAILED, _REPLAY_FAILED))
 _FAILED_RE = re.compile(r"^failed while running (?P<op>[A-Za-z_]\w{0,80})\(\*\((?P<args>.*)$")
 _ARG_CHARS = 2000  # of a call's arguments scanned for its first

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dyncli.logparse import events as ev
+from dyncli.logparse.glog import level_of
 from dyncli.logparse.textbreaks import LOGGED_CUT, graph_break_body
 from dyncli.logparse.textold import CONSIDER_HEAD, consider_setting, raised_reason
 from dyncli.logparse.textrecompiles import limit_body, recompile_body
@@ -186,7 +187,7 @@ def orphan(prefix: bytes, message: bytes) -> Handler | None:
     # ConstraintViolationError items are read: pytorch#140011, #133653)
     if b"_guards.py:" in prefix and (prefix[:1] == b"E" or b"]:E" in prefix[:24]) and body:
         return orphan_guard_error
-    if ((b"convert_frame.py:" in prefix and prefix.lstrip(b"[rank0123456789]:")[:1] in (b"I", b"W"))
+    if ((b"convert_frame.py:" in prefix and level_of(prefix) in (b"I", b"W"))
             or b"convert_frame: [INFO]" in prefix or b"convert_frame: [WARNING]" in prefix) and body:
         return orphan_not_converted
     return None
