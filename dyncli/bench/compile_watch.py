@@ -33,9 +33,10 @@ class CountingBackend:
             import torch
 
             # what torch.compile(model) itself runs (its default mode): not dynamo's registered
-            # "inductor" backend, which from torch 2.14 on starts inductor's pool of compile
-            # workers at the first graph (each imports torch) where torch.compile(model) on
-            # CPU starts none: 20 % more CPU per compiling process, charged to the strategy
+            # "inductor" backend, which (where it calls async_compile.maybe_warm_pool: 2.11,
+            # 2.13, 2.14.1 and 2.15, not 2.4.1) starts inductor's pool of compile workers at
+            # the first graph (each imports torch) where torch.compile(model) on CPU starts
+            # none: 20 % more CPU per compiling process, charged to the strategy
             inner = torch._TorchCompileInductorWrapper(None, None, None)
         self._inner = inner
         self.compiles = 0
