@@ -62,7 +62,13 @@ from dyncli.diagnose.model import (
     compile_id_key,
     rank_key,
 )
-from dyncli.diagnose.notes import NoteAccumulator, torch_note_findings
+from dyncli.diagnose.notes import (
+    DURING_OTHER,
+    DURING_UNKNOWN,
+    SHAPE_ENV,
+    NoteAccumulator,
+    torch_note_findings,
+)
 from dyncli.diagnose.reasons import is_resume
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
@@ -168,6 +174,10 @@ class _Compile:
 _MAX_ERRORS = 200  # compiles whose data-dependent errors, and guard errors, are kept
 _MAX_VERSIONS = 8  # distinct torch versions kept (a trace states one)
 _DDE_EXPRS = 8  # expressions kept per compile
+# of two facts of one expression, the more telling is kept: the message's guard or int over
+# torch's logs of the failure, symbolic_shapes' warning over recording.py's record
+_TELLING = {"evaluate": 1, "during": 2}
+_DURING_DDE_UNTIL = 7  # 2.x: the last release whose "failed during evaluate_expr" is one's too
 
 
 @dataclass
@@ -191,10 +201,13 @@ class _DdeFacts:
     # own message or traceback, dynamo's or export's report): the error left torch's ShapeEnv
     shown: bool = False
     first: int = 0  # the line of its first fact
+    forms: set[str] = field(default_factory=set)  # recording.py's record's (textdde)
 
     def add(self, e: ev.DataDependentError) -> None:
         self.shown = self.shown or not e.logged
         self.first = self.first or e.line
+        if e.form and len(self.forms) < 2:
+            self.forms.add(e.form)
         if e.what == "op":
             self.op = self.op or e.value
         elif e.what == "hint":
@@ -220,22 +233,49 @@ class _DdeFacts:
                           if x[0] != "symbol" or x[1] not in symbols_in(e.value)]
             for i, (what, expr, line) in enumerate(self.exprs):
                 if dde.same(expr, e.value):
-                    if what == "evaluate" and e.what != "evaluate":
+                    # (the message's guard or int over torch's logs of the failure; the
+                    # warning over recording.py's record, as it tells what the record does not)
+                    if _TELLING.get(e.what, 3) > _TELLING.get(what, 3):
                         self.exprs[i] = (e.what, expr, line)
                     return
             if len(self.exprs) < _DDE_EXPRS:
                 self.exprs.append((e.what, e.value, e.line))
 
-    def reports(self, rank: int | None, cid: str, raised: bool) -> list[DataDependentReport]:
+    def during_is_dde(self, known: torch_releases.Releases | None) -> bool | None:
+        """Whether symbolic_shapes' ``failed during evaluate_expr`` warnings of this compile
+        are a data-dependent error's lines: True where the log shows a release up to 2.7 (that
+        writes it for any error, a data-dependent one too), False from 2.8 (only for another
+        error), None where it shows neither (the line alone proves no data-dependent error).
+        recording.py's record beside it tells first (its form: ``textdde.RECORDED_FORMS``),
+        then the releases the whole log tells."""
+        if len(self.forms) == 1:
+            return "old" in self.forms
+        if known is None or known.conflicts:
+            return None
+        if known.high is not None and known.high <= _DURING_DDE_UNTIL:
+            return True
+        return False if known.low > _DURING_DDE_UNTIL else None
+
+    def reports(self, rank: int | None, cid: str, raised: bool,
+                during: bool | None = True) -> list[DataDependentReport]:
         """Its reports; ``raised`` where the log shows the error leave torch (a fact of its
-        own, or a Python traceback after it: ``Analyzer._dde_raised``)."""
+        own, or a Python traceback after it: ``Analyzer._dde_raised``); ``during``: whether
+        the warnings are a data-dependent error's (``during_is_dde``): read as ``evaluate``,
+        or left out (``failures``)."""
         # (an operator or a culprit alone proves no data-dependent error: no report)
+        exprs = [("evaluate" if what == "during" else what, expr, line)
+                 for what, expr, line in self.exprs if what != "during" or during]
         return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
                                     culprit=self.culprit, user=self.user or self.stack,
                                     made=self.made, raised=raised,
                                     line=line, hint=self.hint, checks=tuple(self.checks))
-                for what, expr, line in (self.exprs or (
+                for what, expr, line in (exprs or (
                     [("unnamed", "", self.linked)] if self.linked else []))]
+
+    def failures(self, during: bool | None) -> list[tuple[str, int]]:
+        """(expression, line) of each warning that is no data-dependent error's line."""
+        return [] if during else [(expr, line) for what, expr, line in self.exprs
+                                  if what == "during"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -832,6 +872,17 @@ class Analyzer:
         return facts.shown or (self._traceback is not None and (
             len(inputs) > 1 or self._traceback > facts.first))
 
+    def _evaluate_failures(self, during: dict[tuple[int | None, str], bool | None]) -> None:
+        """symbolic_shapes' ``failed during evaluate_expr`` warnings that are no data-dependent
+        error's line (``_DdeFacts.during_is_dde``): notes of a ShapeEnv call that raised, as
+        recording.py's records of other calls are (``notes.SHAPE_ENV``), saying which."""
+        for (rank, cid), facts in self._dde.items():
+            for expr, line in facts.failures(during[(rank, cid)]):
+                self._notes.feed(ev.TorchNote(
+                    kind=SHAPE_ENV, what="evaluate_expr", line=line, rank=rank,
+                    text=f"evaluate_expr({expr}), " + (
+                        DURING_OTHER if during[(rank, cid)] is False else DURING_UNKNOWN)))
+
     def _crashes_told(self) -> tuple[CompileCrashReport, ...]:
         """The crashes; a traceback the paste cut before its exception only where no other
         record reads the compile's failure (pytorch#150613's data-dependent error, then its
@@ -959,6 +1010,8 @@ class Analyzer:
                               key=lambda b: (rank_key(b.rank), b.line)))
         releases = torch_releases.judge(((b.releases, bool(b.debug)) for b in breaks),
                                         self._versions.items(), trace=self._trace)
+        during = {key: facts.during_is_dde(releases) for key, facts in self._dde.items()}
+        self._evaluate_failures(during)
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,
@@ -997,7 +1050,8 @@ class Analyzer:
                                         for x in _joined_symbols(
                                             [x for (rank, cid), facts in self._dde.items()
                                              for x in facts.reports(
-                                                 rank, cid, self._dde_raised(facts, inputs))])),
+                                                 rank, cid, self._dde_raised(facts, inputs),
+                                                 during[(rank, cid)])])),
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=richer(level, releases),
             marked_static=tuple((rank, src, tuple(sorted(dims)))

@@ -220,16 +220,26 @@ def _backward_deferred(x: TorchNoteReport) -> Advice:
         evidence=_evidence(x))
 
 
+# symbolic_shapes' "failed during evaluate_expr(EXPR, hint=…" warning where it is no
+# data-dependent error's line (analyzer: _DdeFacts.during_is_dde): what the log shows of it
+DURING_OTHER = ("an error that is not data-dependent (symbolic_shapes' warning: torch 2.8 on "
+                "writes it for no other)")
+DURING_UNKNOWN = ("an error the log does not name (symbolic_shapes' warning: up to torch 2.7 "
+                  "for any error, a data-dependent one too, from 2.8 only for one that is not; "
+                  "the log does not show its release)")
+
+
 def _shape_env_failed(x: TorchNoteReport) -> Advice:
     # recording.py (record_shapeenv_event): the call is logged, its error re-raised; up to
     # 2.7 or so also where the caller catches it (pytorch#134421), so the record alone proves
-    # no failed compile
+    # no failed compile. symbolic_shapes' evaluate_expr warning likewise logs and re-raises
     calls = "; ".join(text for _, text in x.lines)
     return Advice(
         kind=AdviceKind.SHAPE_ENV_FAILED, note=True, rank=_rank(x), key=x.kind,
         message=(f"torch's ShapeEnv (its bookkeeping of symbolic sizes) raised {x.total} "
-                 f"time(s), running {calls}. torch.fx.experimental.recording logs such a call "
-                 "and re-raises its error to the step of the compile that made it, which may "
+                 f"time(s), running {calls}. torch logs such a call (recording.py's record; "
+                 "evaluate_expr's own warning) and re-raises its error to the step of the "
+                 "compile that made it, which may "
                  "catch it and go on: up to torch 2.7 or so every such failure is logged, also "
                  "those torch then handles (pytorch#134421: export trying an operator's "
                  "overloads), and from 2.11 only under translation validation. The record "

@@ -668,13 +668,17 @@ class DataDependentError(Event):
     ``value`` is that text. ``logged``: the line is torch's log of a ShapeEnv call that
     failed, which torch writes and re-raises to the code that asked (recording.py's record
     and its traceback, symbolic_shapes' ``failed during evaluate_expr`` warning): it does not
-    show that the error left torch, which up to 2.7 or so logs failures it catches too."""
+    show that the error left torch, which up to 2.7 or so logs failures it catches too.
+    ``during``: symbolic_shapes' ``failed during evaluate_expr(EXPR`` warning, written for any
+    error up to 2.7 and only for one that is not data-dependent from 2.8 (``textdde``); ``form``:
+    of recording.py's record, ``old`` (2.1-2.7's arguments) or ``new`` (2.8 on), else ""."""
 
     what: str
     value: str
     # a culprit's user line, where torch's SLoc names one; a symbol's: where it was made
     user: UserLoc | None = None
     logged: bool = False
+    form: str = ""
 
 
 ALL_EVENTS: tuple[type[Event], ...] = (

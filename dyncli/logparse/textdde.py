@@ -35,9 +35,23 @@ _GUARD_RE = re.compile(
     r"Could not (?P<what>guard on|extract specialized integer from) data-dependent expression "
     r"(?P<expr>.+?)(?: \(unhinted: .*|\.?\s*\(Size-like symbols:.*|\s*)$")
 # recording.py: "failed while running evaluate_expr(*(u0 >= 9, None), **{'fx_node': None})"
+# (2.1-2.7: evaluate_expr(expr, hint) itself records, its keywords after); 2.8 on
+# _inner_evaluate_expr records, every argument positional: "evaluate_expr(*(Ne(u0, 1), None,
+# False, False, False, False, None), **{})" (2.8.0 symbolic_shapes.py:7323, 2.15.0 :8783).
+# The form tells the release (``RECORDED_FORMS``): where symbolic_shapes' warning beside it is
+# a data-dependent error's line (2.1-2.7) or never one (2.8 on)
+_RECORDED_NEW_RE = re.compile(r"failed while running evaluate_expr\(\*\((?P<expr>.+)"
+                              r"(?:, [^,()]{1,40}){6}\), \*\*\{\}")
 _RECORDED_RE = re.compile(r"failed while running evaluate_expr\(\*\((?P<expr>.+), [^,()]*\), \*\*")
 # symbolic_shapes.py: "failed during evaluate_expr((u0//3), hint=None, size_oblivious=False, …"
+# (its log.warning in evaluate_expr's except, 2.3-2.15). Up to 2.7 it is written for any error
+# there, a GuardOnDataDependentSymNode too (2.7.0 :6678 ``except Exception:``); 2.8 on only
+# for an error that is not data-dependent (2.8.0 :7354, 2.15.0 :8814: ``if isinstance(e,
+# GuardOnDataDependentSymNode): pass``). So the line is a ``during`` fact, a data-dependent
+# error only where the log shows a release up to 2.7 (dyncli.diagnose.analyzer)
 _DURING_RE = re.compile(r"failed during evaluate_expr\((?P<expr>.+?), hint=")
+# the releases each form of recording.py's record is written by (2.x minors; None: the newest)
+RECORDED_FORMS = {"old": (1, 7), "new": (8, None)}
 # "Caused by: (FRAMEWORK)" or "Caused by: CODE  # FILE:LINE in FN (FRAMEWORK)" (torch's SLoc:
 # the user's line where tracing had one, and the frame that asked, in parentheses)
 _CAUSED_RE = re.compile(r"Caused by: (?P<sloc>.{1,2000})$")
@@ -88,7 +102,8 @@ def events(message: bytes, common: dict[str, Any], lineno: int,
             user = found[2] if len(found) > 2 else None
             out.append(ev.DataDependentError(
                 what=found[0], value=found[1], user=user,
-                logged=logged or found[0] == "op"
+                form=found[3] if len(found) > 3 else "",
+                logged=logged or found[0] in ("op", "during")
                 or (found[0] == "evaluate" and logged_failure(text)),
                 **{**common, "line": lineno}))
     return tuple(out)
@@ -106,8 +121,13 @@ def _glued(text: str) -> tuple[str, ...]:
     return (text,) if caused < 0 else (text[:caused], text[caused:])
 
 
-def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | None:
-    """The data-dependent fact of one line: ``("guard" | "int" | "evaluate", EXPR)``,
+Fact = tuple[str, str] | tuple[str, str, ev.UserLoc | None] | tuple[str, str, None, str]
+
+
+def fact(text: str) -> Fact | None:
+    """The data-dependent fact of one line: ``("guard" | "int" | "evaluate", EXPR)`` (with
+    recording.py's record, its form: ``RECORDED_FORMS``), ``("during", EXPR)`` (symbolic_shapes'
+    warning: a data-dependent error's line up to 2.7 only),
     ``("culprit", "FILE:LINE in FN", user line or None)``, ``("op", "aten.select.int")`` or
     ``("hint", WHAT)`` (torch's own answer for the code that asked) or ``("linked", CASE)`` (the
     exportdb link of dynamo's data-dependent UserError); None for any other line."""
@@ -115,7 +135,16 @@ def fact(text: str) -> tuple[str, str] | tuple[str, str, ev.UserLoc | None] | No
     m = _GUARD_RE.search(text)
     if m is not None:
         return ("guard" if m["what"] == "guard on" else "int"), _expr(m["expr"])
-    m = _RECORDED_RE.search(text) or _DURING_RE.search(text) or _OLD_RE.search(text)
+    m = _DURING_RE.search(text)
+    if m is not None:
+        return "during", _expr(m["expr"])
+    m = _RECORDED_NEW_RE.search(text)
+    if m is not None:
+        return "evaluate", _expr(m["expr"]), None, "new"
+    m = _RECORDED_RE.search(text)
+    if m is not None:
+        return "evaluate", _expr(m["expr"]), None, "old"
+    m = _OLD_RE.search(text)
     if m is not None:
         return "evaluate", _expr(m["expr"])
     if _LINK in text:

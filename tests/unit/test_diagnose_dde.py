@@ -42,11 +42,15 @@ STOPPED = ('Traceback (most recent call last):\n'
     ("Could not extract specialized integer from data-dependent expression u0 + 1 (unhinted: "
      "u0 + 1).", ("int", "u0 + 1")),
     ("failed while running evaluate_expr(*(u0 >= 9, None), **{'fx_node': None})",
-     ("evaluate", "u0 >= 9")),
+     ("evaluate", "u0 >= 9", None, "old")),
     ("failed while running evaluate_expr(*((u0//3), None), **{'fx_node': False})",
-     ("evaluate", "u0//3")),
+     ("evaluate", "u0//3", None, "old")),
+    # 2.8 on: _inner_evaluate_expr records, every argument positional (2.8.0 :7323)
+    ("failed while running evaluate_expr(*(Ne(u0, 1), None, None, False, False, False, None), "
+     "**{})", ("evaluate", "Ne(u0, 1)", None, "new")),
+    # symbolic_shapes' warning: a data-dependent error's line only up to 2.7 (the analyzer's)
     ("failed during evaluate_expr((u0//3), hint=None, size_oblivious=False, forcing_spec=False",
-     ("evaluate", "u0//3")),
+     ("during", "u0//3")),
     ("Caused by: (_meta_registrations.py:4832 in meta_select)",
      ("culprit", "_meta_registrations.py:4832 in meta_select", None)),
     # torch's SLoc with the user's line first (the line tracing was at), the frame in ()
@@ -58,11 +62,11 @@ STOPPED = ('Traceback (most recent call last):\n'
     ("Could not guard on data-dependent expression Eq(((2*u48)//(u48 + u49)), 0) (unhinted: "
      "x)", ("guard", "Eq(((2*u48)//(u48 + u49)), 0)")),
     ("failed while running evaluate_expr(*((u0 + 1)*(u1 + 1), None), **{})",
-     ("evaluate", "(u0 + 1)*(u1 + 1)")),
+     ("evaluate", "(u0 + 1)*(u1 + 1)", None, "old")),
     ("Could not simplify Eq(u0, 0)", None),
     ("  File \"torch/fx/experimental/symbolic_shapes.py\", line 6305, in evaluate_expr", None),
 ])
-def test_each_line_states_one_fact(line: str, want: tuple[str, str] | None) -> None:
+def test_each_line_states_one_fact(line: str, want: tuple[object, ...] | None) -> None:
     assert fact(line) == want
 
 
