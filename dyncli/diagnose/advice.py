@@ -1064,6 +1064,27 @@ def _ran_fix(x: CompileCrashReport) -> str:
             "PyTorch with the whole traceback")
 
 
+def _graph_ran_fix(x: CompileCrashReport) -> str:
+    """What to do about an error raised as the compiled graph ran (AOTAutograd's run-time
+    wrapper called it; the traceback shows no CUDA-graph trees): whose code raised decides."""
+    said = ("the error came as the compiled graph ran, not while compiling (the traceback "
+            "passes AOTAutograd's run-time wrapper), so torch._dynamo.config.suppress_errors "
+            "(which covers compiling only) does not apply")
+    if x.cut:
+        return (f"{said}: its exception (or its message) is past the end of the paste, and it "
+                "says whose error it is (paste it): the program's code that the graph called (a custom op's "
+                "kernel, a hook), the CUDA-graph trees under mode=\"reduce-overhead\" or "
+                f"\"max-autotune\" (to tell, {WITHOUT_CUDAGRAPHS}), or torch's own (a newer "
+                "torch, or a report to PyTorch with the whole traceback)")
+    if x.deepest is not None and not is_torch_file(x.deepest.file):
+        return (f"{said}: it was raised in {place(x.deepest)} in {x.deepest.function}, code "
+                "the graph called (a custom op's kernel, a hook): fix it there, as for a run "
+                "without torch.compile")
+    return (f"{said}: the exception says whose error it is; under mode=\"reduce-overhead\" or "
+            f"\"max-autotune\", {WITHOUT_CUDAGRAPHS} tells whether CUDA graphs play a part; "
+            "else try a newer torch, or report it to PyTorch with the whole traceback")
+
+
 # A kernel whose ops convert a dtype: aten's _to_copy (or prims' convert_element_type) in the
 # name inductor gives it. A dtype the GPU lacks fails there: fp8_e4m3fn weights converted on an
 # older GPU (WanVideoWrapper#252, #1007, Stand-In_Preprocessor#10: triton_poi_fused__to_copy_*;
@@ -1177,6 +1198,8 @@ def _crash_fix(x: CompileCrashReport, known: Releases | None = None) -> str:
         return _aot_guards_fix(x.error)
     if x.cudagraph_run:
         return _ran_fix(x)
+    if x.graph_run:
+        return _graph_ran_fix(x)
     if rewrapped(x.error):  # (vllm#16009, #17018: vLLM's V0 wrapper re-raising it)
         return ("the compile failed in the backend (torch's BackendCompilerFailed), and a "
                 "wrapper re-raising it as type(err)(message) failed, since its constructor "
@@ -1332,6 +1355,13 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
             raised = f"torch's config module raised {error} as the program set it"
         if x.cudagraph_run:  # (not a compile: the graph ran; its fix is _ran_fix's)
             raised = f"{error} came as the compiled graph ran under CUDA graphs (not while compiling)"
+        elif x.graph_run:  # (AOTAutograd's run-time wrapper: _graph_ran_fix's)
+            raised = (f"{error} came as the compiled graph ran (through AOTAutograd's run-time "
+                      "wrapper, not while compiling)")
+            # (the frame that raised, or where the paste ends: the compiler's deepest frame
+            # may be a wrapper the program's code runs under, eval_frame.py's _fn)
+            where = f" at {place(x.deepest)} in {x.deepest.function}" \
+                if x.deepest is not None and x.deepest.line else where
         if x.kernel:  # inductor's record of the kernel, or Triton's error quoting it
             kernel = "a kernel inductor generated (its name is before the paste)" \
                 if x.kernel == "?" else "a kernel inductor generated (under its placeholder " \
@@ -1352,7 +1382,8 @@ def _compile_crashes(diag: Diagnosis) -> list[Advice]:
                     f"(\"{x.error}\").")
         out.append(Advice(
             kind=AdviceKind.COMPILE_CRASH, rank=x.rank, key=f"crash:{x.error}:{x.at}",
-            sites=sites_of(x.user), ran=x.cudagraph_run, refused=bool(refusal),
+            sites=sites_of(x.user), ran=x.cudagraph_run or x.graph_run,
+            graph_ran=x.graph_run, refused=bool(refusal),
             message=said,
             fix=(_no_fake_impl_fix(x.error) or (
                 no_fake[x.rank] if "TorchRuntimeError" in x.error and x.rank in no_fake

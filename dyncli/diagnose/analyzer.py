@@ -860,7 +860,7 @@ class Analyzer:
             self._crashes[key] = CompileCrashReport(
                 rank=e.rank, error=e.error, cause=e.cause, cut=e.cut, at=e.at,
                 deepest=e.deepest, user=e.user, resumes=e.resumes, kernel=e.kernel,
-                compile_id=self._last_cid, cudagraph_run=e.cudagraph_run,
+                compile_id=self._last_cid, cudagraph_run=e.cudagraph_run, graph_run=e.graph_run,
                 went_on=e.went_on, begun=e.begun, headless=e.headless, line=e.line)
 
     def _dde_raised(self, facts: _DdeFacts, inputs: tuple[str, ...]) -> bool:

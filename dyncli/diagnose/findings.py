@@ -142,6 +142,9 @@ class Advice:
     # compile-crash traceback through them, or a cudagraph-error the log shows raised; the
     # program stopped on it
     ran: bool = False
+    # of those, one the traceback shows run through AOTAutograd's run-time wrapper, with no
+    # CUDA-graph trees in it (a compile-crash's graph_run)
+    graph_ran: bool = False
     # a graph break torch raised as an exception (fullgraph=True): the program stopped on it
     stopped: bool = False
     # torch.compile refused the machine (Windows, the Python version) before compiling
@@ -252,9 +255,11 @@ class Cause:
         elif not self.compiles and any(a.kind is AdviceKind.NO_COMPILED_FRAMES
                                        for a in self.findings):
             cost = "compiled nothing, raised"  # a fullgraph call: the program stopped
-        elif not self.compiles and any(a.kind is AdviceKind.CUDAGRAPH_ERROR or a.ran
-                                       for a in self.findings):
+        elif not self.compiles and any(a.kind is AdviceKind.CUDAGRAPH_ERROR
+                                       or (a.ran and not a.graph_ran) for a in self.findings):
             cost = "CUDA-graph error"  # the graphs failed as they ran: not a compile's cost
+        elif not self.compiles and any(a.graph_ran for a in self.findings):
+            cost = "error as the graph ran"  # raised at run time: not a compile's cost
         elif not self.compiles and self.findings and all(
                 a.kind is AdviceKind.CUDAGRAPH_SKIP for a in self.findings):
             cost = "ran without CUDA graphs"

@@ -300,6 +300,9 @@ class CompileCrashReport:
     line: int = 0
     # a frame is the CUDA-graph trees': it raised as the compiled graph ran, not in a compile
     cudagraph_run: bool = False
+    # through AOTAutograd's run-time wrapper, nothing below it compiling: the compiled graph
+    # was running (not under CUDA graphs the traceback shows), not a compile
+    graph_run: bool = False
     # a program's warning quoting torch.compile's refusal: it caught it and ran uncompiled
     went_on: bool = False
     # where the paste begins after the exception ("from user code:", dynamo's user stack)

@@ -491,7 +491,10 @@ class CompileCrash(Event):
     ``error``; ``at``: the deepest frame of torch's compiler; ``deepest``: the deepest frame
     (a package that patches torch, where it is not torch's); ``user``: the program's own
     deepest frame; ``cudagraph_run``: a frame is the CUDA-graph trees' (the compiled graph
-    raised as it ran under CUDA graphs, not in a compile); ``went_on``: no traceback, a
+    raised as it ran under CUDA graphs, not in a compile); ``graph_run``: not that, but the
+    traceback passes AOTAutograd's run-time wrapper with nothing below it compiling
+    (``torchtree.graph_ran``): the compiled graph was running, and what raised below it raised
+    at run time; ``went_on``: no traceback, a
     program's warning quoting torch.compile's refusal (``error``: its message): the program
     caught it and ran uncompiled. ``begun``: where the paste begins after the exception's
     line ("from user code:", dynamo's user stack: its exception is before the paste).
@@ -509,6 +512,7 @@ class CompileCrash(Event):
     resumes: tuple[UserLoc, ...] = ()  # frames of resume functions: each proves a graph break
     kernel: str = ""  # the Triton kernel inductor wrote that Triton could not compile
     cudagraph_run: bool = False
+    graph_run: bool = False
     went_on: bool = False
     begun: str = ""
     headless: bool = False

@@ -33,6 +33,7 @@ from dyncli.logparse.textpaste import COMFYUI_HEADS
 from dyncli.logparse.textstack import FILE_RE, break_site
 from dyncli.logparse.torchtree import (
     AT_WORK,
+    graph_ran,
     is_compiler_file,
     is_func_transform_file,
     is_torch_file,
@@ -769,11 +770,18 @@ class CrashReader:
         # frames of the code torch resumed after a graph break (torch_dynamo_resume_in_f_at_N):
         # each proves a break (sglang#1923's "… in torch_dynamo_resume_in_forward_at_57")
         resumes = tuple(dict.fromkeys(f for f in frames if "resume_in" in f.function))[:16]
+        cudagraph_run = any(_CUDAGRAPH_TREES_RE.search(f.file) for f in frames)
+        # through AOTAutograd's run-time wrapper and nothing below it compiling, in the
+        # traceback the program stopped with and in those it was raised from (pytorch#160281)
+        ran = not cudagraph_run and not raised and not (names & COMPILER_ERRORS) \
+            and graph_ran([(f.file, f.function) for f in tb.frames]) \
+            and all(graph_ran(pairs) or not any(_compiler_frame(f) for f in t.frames)
+                    for t in chain[1:] if (pairs := [(f.file, f.function) for f in t.frames]))
         return [ev.CompileCrash(
             error=error[:_MAX_ERROR], cause=cause[:_MAX_ERROR], cut=cut, at=at,
             kernel=kernel_of(f"{error} {' '.join(causes)}"),
             deepest=deepest, user=user, resumes=resumes, line=chain[-1].line,
-            cudagraph_run=any(_CUDAGRAPH_TREES_RE.search(f.file) for f in frames),
+            cudagraph_run=cudagraph_run, graph_run=ran,
             begun=chain[-1].begun, headless=cut and not causes and _unshown_stop(chain[-1]),
             rank=chain[-1].rank)]
 

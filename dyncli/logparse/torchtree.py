@@ -122,3 +122,45 @@ def is_torch_location(where: str) -> bool:
     head = where.split(" in ", 1)[0]
     file, sep, line = head.rpartition(":")
     return is_torch_file(file if sep and line.strip().isdigit() else head)
+
+
+# AOTAutograd's run-time wrapper: every call of a compiled graph enters it once the compile is
+# done (aot_autograd.py's forward -> runtime_wrapper, 2.0-2.1 in aot_autograd.py, 2.2-2.15 in
+# _aot_autograd/runtime_wrappers.py: 2.15.0 :1193). Below it, what runs the graph: its wrappers
+# (runtime_wrappers.py's inner_fn, wrapper, run, __call__; utils.py's
+# call_func_at_runtime_with_args, make_boxed_func's g; 2.15's generated
+# "codegen.py:codegen(runtime_wrapper_orchestration)"), inductor's CompiledFxGraph.__call__
+# (output_code.py), the module inductor wrote, its runtime (Triton's launch and run-time
+# autotuning, _inductor/runtime/), and the CUDA-graph trees (cudagraph_trees.py, and
+# compile_fx.py's cudagraphify run, which builds them at the first calls); and dynamo's
+# eval_frame.py and external_utils.py, which every call of code it compiled or disabled passes
+# (a custom op's kernel under torch.compiler.disable: 2.15's _library/custom_ops.py)
+_RUNTIME_ENTRY = "runtime_wrapper"
+_RUNTIME_ENTRY_RE = re.compile(r"(?:^|/)torch/_functorch/(?:_aot_autograd/runtime_wrappers|"
+                               r"aot_autograd)\.py$")
+_RUNS_GRAPH_RE = re.compile(
+    r"(?:^|/)torch/(?:_functorch/_aot_autograd/(?:runtime_wrappers\.py$|utils\.py$|codegen\.py)"
+    r"|_inductor/(?:output_code\.py$|cudagraph_trees\.py$|runtime/)"
+    r"|_dynamo/(?:eval_frame|external_utils)\.py$)")
+
+
+def graph_ran(frames: list[tuple[str, str]]) -> bool:
+    """Whether a traceback's frames (file, function), outermost first, went into a compiled
+    graph that was running: they pass AOTAutograd's run-time wrapper, and no frame below it is
+    torch's compiler compiling (dynamo tracing a nested compile, AOTAutograd or inductor
+    compiling, a backward compiled at its first call goes through ``backward``, not this
+    wrapper). What raised below it raised at run time: the graph's own code, the program's code
+    it called (a custom op's kernel, a hook), or the CUDA-graph trees (pytorch#160281, #152887:
+    tracebacks the paste cut inside the wrapper)."""
+    entry = next((i for i in range(len(frames) - 1, -1, -1)
+                  if frames[i][1] == _RUNTIME_ENTRY
+                  and _RUNTIME_ENTRY_RE.search(frames[i][0].replace("\\", "/"))), None)
+    if entry is None:
+        return False
+    for file, function in frames[entry + 1:]:
+        path = file.replace("\\", "/")
+        if (_RUNS_GRAPH_RE.search(path) is None and not is_generated_file(path)
+                and not (path.endswith("_inductor/compile_fx.py") and function == "run")
+                and is_compiler_file(path, at_work=True)):
+            return False
+    return True

@@ -102,3 +102,151 @@ def test_a_data_dependent_message_of_the_expression_is_one_in_any_release(tmp_pa
             "expression Ne(u0, 589824) (unhinted: Ne(u0, 589824)).  (Size-like symbols: u0)\n")
     diag = diagnose_text(tmp_path, text)
     assert _read(diag)[0] == [("Ne(u0, 589824)", "guard")]
+
+
+# ---- tracebacks through AOTAutograd's run-time wrapper (pytorch#160281, #152887) ----
+# torch 2.15.0's own traceback (recorded here on CPU: a custom op whose kernel raises for one
+# input, its fake kernel not, called from a function compiled with inductor; the second call
+# raised as its graph ran). The frames from the compiled call down, as Python printed them
+_RAN_215 = '''Traceback (most recent call last):
+  File "/tmp/h34a/run/ranraise.py", line 19, in <module>
+    f(torch.full((4,), 50.0))
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py", line 1265, in compile_wrapper
+    result = fn(*args, **kwargs)
+             ^^^^^^^^^^^^^^^^^^^
+  File "/tmp/h34a/run/ranraise.py", line 14, in f
+    @torch.compile(backend="inductor")
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py", line 1552, in _fn
+    return fn(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_functorch/aot_autograd.py", line 1289, in forward
+    return compiled_fn(full_args)
+           ^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_functorch/_aot_autograd/runtime_wrappers.py", line 1204, in runtime_wrapper
+    result = _codegen_runtime_wrapper(
+             ^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_functorch/_aot_autograd/codegen.py:codegen(runtime_wrapper_orchestration)", line 8, in _runtime_wrapper
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_functorch/_aot_autograd/runtime_wrappers.py", line 2610, in __call__
+    return self.compiled_fn(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_inductor/output_code.py", line 830, in __call__
+    return self.current_callable(inputs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/tmp/torchinductor_root/56/c56v7pf6kmeb554ub3gkksrvqvyqmibsab4poaelpotxeuld4htt.py", line 111, in call
+    buf1 = torch.ops.h34a.check.default(buf0)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_ops.py", line 916, in __call__
+    return self._op(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_library/custom_ops.py", line 442, in backend_impl
+    result = self._backend_fns[device_type](*args, **kwargs)
+             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_compile.py", line 54, in inner
+    return disable_fn(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py", line 1552, in _fn
+    return fn(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/torch/_library/custom_ops.py", line 503, in wrapped_fn
+    return fn(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^
+  File "/tmp/h34a/run/ranraise.py", line 7, in check
+    raise ValueError("sum too large for this kernel")
+ValueError: sum too large for this kernel
+'''
+
+
+def _crash(diag: Diagnosis) -> tuple[bool, str, str]:
+    """(its graph_run, the crash finding's message, its fix)."""
+    (x,) = diag.compile_crashes
+    (a,) = [s for s in diag.suggestions if str(s.kind) == "compile-crash"]
+    return x.graph_run, a.message, a.fix
+
+
+def test_a_paste_cut_in_the_run_time_wrapper_is_the_graph_running_not_a_compile() -> None:
+    """pytorch#160281 (cut under call_func_at_runtime_with_args) and #152887 (cut at
+    runtime_wrapper's line): "torch's compiler raised", with suppress_errors as the fix, before
+    round 34; the CUDA-graph trees raised below, past the excerpts."""
+    for name, at in (("pytorch-160281.log", "call_func_at_runtime_with_args"),
+                     ("pytorch-152887.log", "runtime_wrapper")):
+        diag = diagnose_logs([PASTED / name])
+        ran, message, fix = _crash(diag)
+        assert ran and diag.compile_crashes[0].cut and not diag.compile_crashes[0].cudagraph_run
+        assert message.startswith("the program stopped: an exception (the paste ends inside")
+        assert "came as the compiled graph ran (through AOTAutograd's run-time wrapper, not " \
+            "while compiling)" in message and f"in {at}" in message
+        assert "torch's compiler raised" not in message
+        assert "suppress_errors (which covers compiling only) does not apply" in fix
+        assert "past the end of the paste" in fix and "triton.cudagraphs" in fix
+        (cause,) = diag.causes
+        assert cause.stops and cause.line().startswith("[error as the graph ran]")
+        assert diag.to_dict()["compile_crashes"][0]["graph_run"] is True
+
+
+def test_an_error_of_code_the_graph_called_names_that_code(tmp_path: Path) -> None:
+    """2.15's whole traceback: the custom op's kernel raised as the graph ran. It read "torch's
+    compiler raised ValueError … at eval_frame.py:1552 in _fn" (the disable wrapper around the
+    kernel)."""
+    ran, message, fix = _crash(diagnose_text(tmp_path, _RAN_215))
+    assert ran
+    assert message.startswith("the program stopped: ValueError: sum too large for this kernel "
+                              "came as the compiled graph ran")
+    assert "at /tmp/h34a/run/ranraise.py:7 in check" in message
+    assert "eval_frame.py" not in message
+    assert "raised in /tmp/h34a/run/ranraise.py:7 in check" in fix and "fix it there" in fix
+
+
+def test_ipythons_form_of_the_wrapper_is_read_alike(tmp_path: Path) -> None:
+    """IPython's frames (``F in fn(args)``) of the same wrapper, its exception's message cut."""
+    text = (
+        "RuntimeError                              Traceback (most recent call last)\n"
+        "/usr/local/lib/python3.11/dist-packages/torch/_functorch/aot_autograd.py in "
+        "forward(*runtime_args)\n"
+        "-> 1184         return compiled_fn(full_args)\n\n"
+        "/usr/local/lib/python3.11/dist-packages/torch/_functorch/_aot_autograd/"
+        "runtime_wrappers.py in runtime_wrapper(args)\n"
+        "--> 310                 all_outs = call_func_at_runtime_with_args(\n\n"
+        "/usr/local/lib/python3.11/dist-packages/torch/_functorch/_aot_autograd/utils.py in "
+        "call_func_at_runtime_with_args(f, args, steal_args, disable_amp)\n"
+        "--> 126             out = normalize_as_list(f(args))\n")
+    ran, message, fix = _crash(diagnose_text(tmp_path, text))
+    assert ran and "torch's compiler raised" not in message
+    assert "past the end of the paste" in fix
+
+
+_HEAD = ('Traceback (most recent call last):\n  File "t.py", line 9, in <module>\n    f(x)\n'
+         '  File "/s/torch/_functorch/aot_autograd.py", line 1221, in forward\n'
+         '    return compiled_fn(full_args)\n'
+         '  File "/s/torch/_functorch/_aot_autograd/runtime_wrappers.py", line 338, in '
+         'runtime_wrapper\n    all_outs = call_func_at_runtime_with_args(\n'
+         '  File "/s/torch/_functorch/_aot_autograd/utils.py", line 129, in '
+         'call_func_at_runtime_with_args\n    out = normalize_as_list(f(args))\n'
+         '  File "t.py", line 4, in hook\n    return g(y)\n')
+
+
+def test_a_compile_below_the_wrapper_is_still_a_compile(tmp_path: Path) -> None:
+    """Code the graph called that compiled another function (dynamo's convert_frame below the
+    wrapper): that compile raised."""
+    text = (_HEAD + '  File "/s/torch/_dynamo/convert_frame.py", line 1400, in __call__\n'
+            '    result = self._inner_convert(\n'
+            '  File "/s/torch/_dynamo/symbolic_convert.py", line 1200, in run\n'
+            '    while self.step():\n'
+            "AssertionError: expected a tensor\n")
+    ran, message, _ = _crash(diagnose_text(tmp_path, text))
+    assert not ran and "torch's compiler raised AssertionError" in message
+
+
+def test_a_backward_compiled_at_its_first_call_is_a_compile(tmp_path: Path) -> None:
+    """AOTAutograd compiles a backward at its first call, in runtime_wrappers.py's backward:
+    no runtime_wrapper frame, so no graph run."""
+    text = ('Traceback (most recent call last):\n  File "t.py", line 9, in <module>\n'
+            '    loss.backward()\n'
+            '  File "/s/torch/_functorch/_aot_autograd/runtime_wrappers.py", line 2100, in '
+            'backward\n    return impl_fn()\n'
+            '  File "/s/torch/_functorch/_aot_autograd/runtime_wrappers.py", line 2090, in '
+            '_backward_impl\n    CompiledFunction.compiled_bw = aot_config.bw_compiler(\n'
+            '  File "/s/torch/_inductor/compile_fx.py", line 1500, in bw_compiler\n'
+            '    return inner_compile(\n'
+            "RuntimeError: out of registers\n")
+    ran, message, _ = _crash(diagnose_text(tmp_path, text))
+    assert not ran and "torch's compiler raised RuntimeError" in message

@@ -78,7 +78,7 @@ FIELDS = {"frames", "functions", "at_least", "recompiles", "reasons", "kinds", "
           "compile_crashes", "cudagraph_errors", "range_violations", "compile_s",
           "explain_breaks", "notes", "cudagraph_raised", "data_dependent_checks",
           "data_dependent_hints", "raised_breaks", "went_on", "release", "loop_skips",
-          "refused"}
+          "refused", "graph_ran"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
@@ -120,6 +120,12 @@ def test_pasted_log_reads_what_it_proves(case: dict[str, Any]) -> None:
     assert len(went_on) == expect.get("went_on", 0)
     assert not any(a.message.startswith("the program stopped") for a in diag.suggestions
                    if went_on and a.kind is AdviceKind.COMPILE_CRASH)
+    # raised as the compiled graph ran (AOTAutograd's run-time wrapper): never "the compile
+    # raised", never a compile-only fix
+    ran = [x for x in diag.compile_crashes if x.graph_run]
+    assert len(ran) == expect.get("graph_ran", 0)
+    assert not any("torch's compiler raised" in a.message for a in diag.suggestions
+                   if ran and a.kind is AdviceKind.COMPILE_CRASH)
     # a graph break raised as torch's Unsupported stopped the program: a stop, ranked first
     raised_breaks = sum(1 for b in diag.graph_breaks if b.raised)
     assert raised_breaks == expect.get("raised_breaks", 0)
