@@ -233,6 +233,14 @@ _LINKED_LEVEL_RE = re.compile(
     rb"[ \t>#*-]{0,16}(?:\[rank\d{1,9}\]:)?(?P<link>\[(?P<lvl>[VIWEC]\d{4})\]"
     rb"\((?:https?|file)://[^()\s]{1,4096}\))(?= \d\d:\d\d:\d\d\.\d)")
 
+# glog's path and compile id made links by JupyterLab, which links what looks like a path in a
+# cell's output ("E0311 12:53:59.334000 1318… torch[/_guards.py:250](http://localhost:8888/
+# _guards.py#line=249)] [0[/0](http://localhost:8888/0)]     Source: shape_env", pytorch#121036):
+# read where glog's level, clock and pid start the line and a link follows in the path
+_LINKED_PATH_RE = re.compile(
+    rb"[ \t>]{0,16}(?:\[rank\d{1,9}\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} {1,3}\d{1,20} "
+    rb"[^\s\[\]]{0,1024}\[[^\[\]\s]{1,1024}\]\((?:https?|file)://")
+
 
 # torch's TORCH_LOGS_FORMAT example "%(levelname)s: %(message)s" (torch/_logging/_internal.py,
 # 2.2 on: float8_experimental#192), a record's first line with its level and nothing else: read
@@ -313,6 +321,13 @@ def normalize(line: bytes) -> tuple[bytes, str] | None:
     if b"](" in line[:4200] and (linked := _LINKED_LEVEL_RE.match(line)) is not None:
         found = normalize(line[:linked.start("link")] + linked["lvl"] + line[linked.end("link"):])
         return (found[0], "glog levels unlinked") if found is not None else None
+    if b"](" in line[:4200] and _LINKED_PATH_RE.match(line) is not None:
+        unlinked = _LINK_RE_B.sub(rb"\g<text>", line)
+        if GLOG_RE.match(unlinked) is not None:
+            return unlinked, "glog paths unlinked"
+        # (behind a quote's or a list's marks; a link left inside a link is not undone twice)
+        found = normalize(unlinked) if b"](" not in unlinked[:4200] else None
+        return (found[0], "glog paths unlinked") if found is not None else None
     if line[:1] in (b"[", b" ", b"\t") and (role := _ROLE_TAG_RE.match(line)) is not None \
             and role["role"] != b"rank":
         found = normalize(b"[rank" + role["n"] + b"]:" + line[role.end():])
