@@ -84,6 +84,8 @@ from dyncli.sources import is_input, without_dim
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
 
 _INT_RE = re.compile(r"^-?\d+$")
+# a symbol as ShapeEnv names a size (s0): print_specializations' 2023 nightly named it, not its source
+_SYMBOL_NAME_RE = re.compile(r"^s\d{1,9}$")
 _PIN_RE = re.compile(r"^Eq\((?:(?P<sym>s\d{1,9}), (?P<val>-?\d{1,18})|(?P<val2>-?\d{1,18}), (?P<sym2>s\d{1,9}))\)$")
 _KEEP_COMPILES = 16  # per-compile symbol tables kept per rank (interleaved threads)
 _MAX_IDS = 50  # compile ids remembered per graph-break site
@@ -372,6 +374,7 @@ class Analyzer:
             ev.CompileStart: self._on_compile_start, ev.CreateSymbol: self._on_create_symbol,
             ev.CreateUnbacked: self._on_unbacked, ev.GuardAdded: self._on_guard,
             ev.SetReplacement: self._on_replacement, ev.VarToRange: self._on_var_range,
+            ev.Specialized: self._on_specialized,
             ev.MarkedDynamic: self._on_marked, ev.Recompile: self._on_recompile,
             ev.RecompileLimit: self._on_limit, ev.GraphBreak: self._on_graph_break,
             ev.TensorMatch: self._on_tensor_match, ev.ShapeGuard: self._on_shape_guard,
@@ -564,6 +567,23 @@ class Analyzer:
                 target=e.target, reason=e.reason, lhs=comp.symbols.get(e.symbol, ""),
                 rhs=comp.symbols.get(e.target, ""))
 
+    def _on_specialized(self, e: ev.Specialized) -> None:
+        # the symbol the source was made as, where +dynamic's create_symbol said it: the same
+        # specialization as set_replacement's after it (torch logs this warning first)
+        comp = self._compile(e)
+        if _SYMBOL_NAME_RE.match(e.what):
+            self._add_spec(e, e.what, e.value, "print_specializations")
+            return
+        symbol = next((sym for sym, src in comp.symbols.items() if src == e.what), "")
+        if symbol:
+            self._add_spec(e, symbol, e.value, "print_specializations")
+            return
+        key = (e.rank, e.compile_id.key if e.compile_id else "", e.what)
+        if key not in self._specs:
+            self._specs[key] = SpecializationReport(
+                rank=e.rank, compile_id=str(e.compile_id or ""), symbol="", sources=(e.what,),
+                value=e.value, reason="print_specializations", line=e.line)
+
     def _on_var_range(self, e: ev.VarToRange) -> None:
         if e.lower == e.upper and _INT_RE.match(e.lower) and e.symbol.startswith("s"):
             self._add_spec(e, e.symbol, e.lower, "range_refined_to_singleton")
@@ -574,7 +594,8 @@ class Analyzer:
         key = (e.rank, ckey, symbol)
         old = self._specs.get(key)
         if old is not None:
-            if old.reason == "guard" and reason != "guard":  # the guard came first: say why
+            # the guard, or print_specializations' warning, came first: torch's reason says why
+            if old.reason in ("guard", "print_specializations") and reason not in ("guard", old.reason):
                 self._specs[key] = dataclasses.replace(old, reason=reason, value=value or old.value,
                                                        line=e.line)
             return

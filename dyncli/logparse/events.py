@@ -227,6 +227,17 @@ class SetReplacement(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Specialized(Event):
+    """``Specializing L['x'].size()[0] to 10``: the warning ShapeEnv writes as it pins a size
+    to a number where ``torch.fx.experimental._config.print_specializations`` is on (2.1-2.15,
+    ``_set_replacement``); a 2023 nightly named the symbol instead (``Specializing s1 to 10:``,
+    pytorch#95848). ``what`` is the source or the symbol, as torch named it."""
+
+    what: str
+    value: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class VarToRange(Event):
     """``_update_var_to_range s77 = VR[10, 10] (update)``."""
 

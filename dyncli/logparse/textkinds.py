@@ -38,6 +38,8 @@ KINDS: dict[bytes, tuple[Handler | None, bool]] = {
     b"evaluate_expr": (msg.guard_added, False),  # eval's word in 2.1's nightlies to Apr 14 2023
     b"runtime_assert": (msg.guard_added, False),
     b"set_replacement": (msg.set_replacement, False),
+    # print_specializations' warning; its nightly form has the stack on the lines below
+    b"Specializing": (msg.specializing, True),
     b"_update_var_to_range": (msg.var_to_range, False),
     b"marking": (msg.marking, False),
     b"Recompiling": (recompiling, True),

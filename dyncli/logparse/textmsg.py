@@ -58,6 +58,9 @@ REPLACEMENT_RE = re.compile(
     r"^set_replacement (?P<sym>\S+) = (?P<tgt>.+?) \((?P<reason>[\w ]{1,64})\)"
     r"(?: VR\[(?P<lo>[^,\]]{1,64}), (?P<hi>[^\]]{1,64})\])?")
 _BARE_REPLACEMENT_RE = re.compile(r"^set_replacement \S{1,64} = \S{1,64}$")
+# print_specializations' warning (2.1-2.15) and its 2023 nightly's form, a colon after it and
+# the stack on the lines below (pytorch#95848): the source or symbol, and the number
+SPECIALIZING_RE = re.compile(r"^Specializing (?P<what>\S.{0,1023}?) to (?P<val>-?\d{1,40}(?:\.\d{1,40})?):?\s{0,8}$")
 VAR_RANGE_RE = re.compile(
     r"^_update_var_to_range (?P<sym>\S+) = VR\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\](?: \((?P<how>\w+)\))?")
 _MARKING = " as dynamic (from "
@@ -180,6 +183,13 @@ def set_replacement(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
     m = _need(m, "set_replacement")
     return [ev.SetReplacement(symbol=m["sym"], target=m["tgt"], reason=m["reason"],
                               lower=m["lo"] or "", upper=m["hi"] or "", **common)]
+
+
+def specializing(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """``Specializing L['x'].size()[0] to 10`` (the stack a nightly printed under it is not
+    where the code pinned it: dynamo traces the code, it does not run it)."""
+    m = _need(SPECIALIZING_RE.match(lines[0]), "Specializing")
+    return [ev.Specialized(what=m["what"], value=m["val"], **common)]
 
 
 def var_to_range(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
