@@ -84,7 +84,8 @@ from dyncli.sources import is_input, without_dim
 __all__ = ["Analyzer", "Diagnosis", "analyze"]
 
 _INT_RE = re.compile(r"^-?\d+$")
-# a symbol as ShapeEnv names a size (s0): print_specializations' 2023 nightly named it, not its source
+# a symbol as ShapeEnv names a size (s0): print_specializations' 2023 nightly named it, not its
+# source
 _SYMBOL_NAME_RE = re.compile(r"^s\d{1,9}$")
 _PIN_RE = re.compile(r"^Eq\((?:(?P<sym>s\d{1,9}), (?P<val>-?\d{1,18})|(?P<val2>-?\d{1,18}), (?P<sym2>s\d{1,9}))\)$")
 _KEEP_COMPILES = 16  # per-compile symbol tables kept per rank (interleaved threads)

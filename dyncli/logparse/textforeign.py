@@ -71,15 +71,15 @@ _RANK_TAG_RE = re.compile(rb"^[ \t]{0,8}(?:\[[A-Za-z_]{1,40}\d{1,6}\]:)?"
 # 09-17 01:05:51 [core.py:720] …" on every line, "not a torch log" before round 29)
 # (vLLM 0.10's worker names its parallel rank after its name: "(VllmWorker TP0 pid=1518511) ",
 # vllm#23714)
-# vLLM's process tag alone, with its pid, before what the process wrote outside vLLM's logger
-# (vllm#23970: the engine's traceback as Python printed it, "(EngineCore_0 pid=34269)   File …",
-# "not a torch log" before round 34)
+# vLLM's process tag alone, one that names a pid, before what the process wrote outside vLLM's
+# logger (vllm#23970: the engine's traceback as Python printed it, "(EngineCore_0 pid=34269)
+# File …", "not a torch log" before round 34)
 _PROCESS_TAG = (rb"\((?:[A-Za-z_]\w{0,40}(?: [A-Z]{1,4}\d{1,6}){0,3}|[a-z_]{1,20}=[\w.:-]{1,64})"
                 rb"(?:,? [a-z_]{1,20}=[\w.:-]{1,64}){0,4}\) ")
 _WRAPPER_TAG_RE = re.compile(
     rb"^[ \t]{0,8}(?:(?:" + _PROCESS_TAG + rb"){0,2}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     rb"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[?[^\]\s\[]{1,200}:\d{1,9}\](?: |$)"
-    rb"|\((?:[A-Za-z_]\w{0,40}(?: [A-Z]{1,4}\d{1,6}){0,3} )?pid=\d{1,10}\)(?: |$)"
+    rb"|(?=\([^)\n]{0,160}\bpid=\d)" + _PROCESS_TAG +
     rb"|\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\](?: |$)"
     rb"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z(?: |$))")
 # docker compose's "service  | " (its name padded to the longest service's): the same form as a

@@ -60,7 +60,8 @@ REPLACEMENT_RE = re.compile(
 _BARE_REPLACEMENT_RE = re.compile(r"^set_replacement \S{1,64} = \S{1,64}$")
 # print_specializations' warning (2.1-2.15) and its 2023 nightly's form, a colon after it and
 # the stack on the lines below (pytorch#95848): the source or symbol, and the number
-SPECIALIZING_RE = re.compile(r"^Specializing (?P<what>\S.{0,1023}?) to (?P<val>-?\d{1,40}(?:\.\d{1,40})?):?\s{0,8}$")
+SPECIALIZING_RE = re.compile(
+    r"^Specializing (?P<what>\S.{0,1023}?) to (?P<val>-?\d{1,40}(?:\.\d{1,40})?):?\s{0,8}$")
 VAR_RANGE_RE = re.compile(
     r"^_update_var_to_range (?P<sym>\S+) = VR\[(?P<lo>[^,\]]+), (?P<hi>[^\]]+)\](?: \((?P<how>\w+)\))?")
 _MARKING = " as dynamic (from "
