@@ -250,3 +250,22 @@ def test_a_backward_compiled_at_its_first_call_is_a_compile(tmp_path: Path) -> N
             "RuntimeError: out of registers\n")
     ran, message, _ = _crash(diagnose_text(tmp_path, text))
     assert not ran and "torch's compiler raised RuntimeError" in message
+
+
+def test_a_hostile_2_8_record_costs_linear_time() -> None:
+    """2.8's record pattern (an expression, then six bounded arguments) on a line of commas
+    and short words, with and without the closing ``**{}``: linear in the line, past the 8192
+    characters textdde reads of one (round 34's review)."""
+    from linear_time import assert_linear
+
+    from dyncli.logparse import textdde
+
+    def make(n: int) -> str:
+        return "failed while running evaluate_expr(*(" + ", ab" * (n // 4)
+
+    assert_linear(textdde._RECORDED_NEW_RE.search, make, 200_000)
+
+    def make_closed(n: int) -> str:
+        return make(n) + "), **{}"
+
+    assert_linear(textdde._RECORDED_NEW_RE.search, make_closed, 200_000)
