@@ -273,7 +273,9 @@ def _explain_excess(b: Bench, plan: Plan, run: RunResult, breaks0: dict[str, int
     grew = {m: n - breaks0.get(m, 0) for m, n in break_counts().items()
             if n > breaks0.get(m, 0)}
     reasons = [r for v in run.variations for r in v.recompile_reasons]
-    text = excess(plan.row, run.compiles, run.variations[0].compiles, grew, reasons, run.label)
+    shapes = [(v.batch_size, v.seq_len) for v in run.variations]
+    text = excess(plan.row, run.compiles, run.variations[0].compiles, grew, reasons, run.label,
+                  shapes)
     if text:
         b.warn(text)
 

@@ -113,6 +113,37 @@ def test_apply_charges_eager_and_strategies_their_new_shapes() -> None:
     assert run.stream.total_s == pytest.approx(0.003 + 0.499 + 0.010)
 
 
+def test_the_bound_follows_the_streams_sizes_of_one_and_the_dims_as_they_change() -> None:
+    """torch specializes a size of 0 or 1 on a dynamic dim: torch 2.4.1's GPT-2 over (batch,
+    seq) (1, 17), (2, 33), (4, 64), (1, 9) compiled 2 graphs under dynamic and 3 under
+    automatic, and bench warned of both ("implies at most 1", "at most 2"); unbacked
+    specializes nothing; automatic makes a dim dynamic as it first changes."""
+    from dyncli.bench.core import excess
+    from dyncli.bench.core import strategy as table
+
+    dynamic, automatic = table.find("dynamic"), table.find("automatic")
+    unbacked, marks = table.find("unbacked"), table.find("mark-dynamic")
+    gpt2 = [(1, 17), (2, 33), (4, 64), (1, 9)]
+    assert excess.implied(dynamic, gpt2) == 2
+    assert excess.implied(marks, gpt2) == 2
+    assert excess.implied(automatic, gpt2) == 3  # (1, 17) static, then (b, s), then (1, s)
+    assert excess.implied(unbacked, gpt2) == 2
+    assert excess.excess(dynamic, 2, 1, {}, ["size mismatch at index 0. expected 1, actual 2"],
+                         shapes=gpt2) is None
+    assert excess.excess(automatic, 3, 1, {}, ["stride mismatch"], shapes=gpt2) is None
+    # the stream of test_bench_stream.py: 4 static, 6 dynamic, 1 specialized (torch: 3)
+    assert excess.implied(automatic, [(4, None), (6, None), (1, None), (8, None)]) == 3
+    assert excess.implied(dynamic, [(4, None), (6, None), (8, None)]) == 1
+    # the sequence changes at the second shape, the batch at the third: two recompiles
+    assert excess.implied(automatic, [(2, 8), (2, 16), (4, 16), (4, 32)]) == 3
+    assert excess.implied(automatic, [(2, 8), (4, 16), (2, 8)]) == 2  # the first shape again
+    assert excess.implied(automatic, []) == 2 and excess.implied(dynamic, []) == 1
+    assert excess.implied(table.find("static"), gpt2) is None
+    # past the stream's own bound it still warns, and says where the bound came from
+    line = excess.excess(dynamic, 3, 1, {}, ["- 0/2: L['x'].size()[1] < 64"], shapes=gpt2)
+    assert line is not None and "at most 2 (1 frame(s) x 2 on this stream: sizes 0 and 1" in line
+
+
 def test_a_strategy_past_its_implied_compiles_says_why_in_torchs_words() -> None:
     from dyncli.bench.core import excess
     from dyncli.bench.core import strategy as table
