@@ -85,8 +85,11 @@ def summary_line(diag: Diagnosis) -> str:
     counted = diag.explain_breaks  # an explain() report's own count, where its paste was cut
     read = (f"at least {breaks} graph break(s) (the explain report counts {counted})"
             if counted is not None and counted > breaks else f"{breaks} graph break(s)")
+    # (a partial paste that shows no compile proves none: "at least 0" said nothing)
+    compiles = "no compile shown (a partial log)" if least and not diag.compiles \
+        else f"{least}{diag.compiles} compile(s)"
     parts = [
-        f"{len(diag.frames)} frame(s)", f"{least}{diag.compiles} compile(s)", recompiles,
+        f"{len(diag.frames)} frame(s)", compiles, recompiles,
         f"{len(diag.specializations)} specialization(s)",
         f"{read} at {len(diag.graph_breaks)} site(s)",
     ]

@@ -269,3 +269,14 @@ def test_a_hostile_2_8_record_costs_linear_time() -> None:
         return make(n) + "), **{}"
 
     assert_linear(textdde._RECORDED_NEW_RE.search, make_closed, 200_000)
+
+
+def test_a_partial_paste_that_shows_no_compile_says_so() -> None:
+    """chattts#106's paste holds a compile's crash and nothing of its compiles: the summary said
+    "at least 0 compile(s)", true and empty (round 33's left item); a partial paste that shows
+    some still says "at least N"."""
+    from dyncli.diagnose.render import summary_line
+
+    line = summary_line(diagnose_logs([PASTED / "chattts-106.log"]))
+    assert "no compile shown (a partial log)" in line and "at least 0" not in line
+    assert "at least 2 compile(s)" in summary_line(diagnose_logs([PASTED / "pytorch-133898.log"]))
