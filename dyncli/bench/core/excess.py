@@ -41,11 +41,6 @@ def per_frame(row: Strategy) -> int | None:
 Shape = tuple[int | None, ...]  # a variation's varied dims (batch, sequence): None not varied
 
 
-def _specialized(row: Strategy) -> bool:
-    """Whether a dynamic dim of size 0 or 1 is specialized under ``row`` (not when unbacked)."""
-    return row.config("dynamo").get("automatic_dynamic_shapes_mark_as") != "unbacked"
-
-
 def implied(row: Strategy, shapes: Sequence[Shape]) -> int | None:
     """Graphs per frame that ``row`` implies on ``shapes`` (the stream's distinct shapes in the
     order they compiled); None: one per shape (no bound). ``dynamic=True``, marks and
@@ -57,7 +52,7 @@ def implied(row: Strategy, shapes: Sequence[Shape]) -> int | None:
         return None
     if not shapes:
         return k
-    special = _specialized(row)
+    special = row.specializes_zero_one
 
     def pattern(shape: Shape, dims: frozenset[int]) -> tuple[tuple[int, int | None], ...]:
         return tuple((d, shape[d]) for d in sorted(dims) if special and shape[d] in (0, 1))

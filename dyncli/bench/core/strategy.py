@@ -78,6 +78,12 @@ class Strategy(NamedTuple):
         return {s.key: s.value for s in self.settings if s.module == module}
 
     @property
+    def specializes_zero_one(self) -> bool:
+        """Whether a dynamic dim of size 0 or 1 is specialized (torch's rule), as it is but
+        where automatic dynamic marks what changes unbacked."""
+        return self.config("dynamo").get("automatic_dynamic_shapes_mark_as") != "unbacked"
+
+    @property
     def params(self) -> tuple[str, ...]:
         """The placeholders the row's settings use (:data:`SOURCES`: needs an allow-list)."""
         return tuple(p for p in PARAMS if any(s.value == p for s in self.settings))
