@@ -1027,6 +1027,7 @@ class Analyzer:
                      for f in frames if f.frame_id == "?"]
         evidence += [(x.rank, r.function, r.file, None, x.line)
                      for x in self._crashes.values() for r in x.resumes]
+        evidence += self._cudagraphs.resumed()  # the stacks of CUDA-graph skips
         proofs = resumed.proven_breaks(evidence, recorded)
         breaks = tuple(sorted(self._speculations_resumed(recorded, proofs),
                               key=lambda b: (rank_key(b.rank), b.line)))

@@ -57,6 +57,8 @@ class CudagraphAccumulator:
         self._warned = 0
         self._trees: dict[str, None] = {}  # the keys of the tree lines (sizes met), in order
         self._tree_lines = 0  # each a graph at a key new to it (two graphs: two lines, one key)
+        # (rank, resume function, file, log line) of the skips' stacks: the breaks they prove
+        self._resumed: dict[tuple[int | None, str, str], int] = {}
         self.seen = False
 
     def feed(self, event: ev.Event) -> None:
@@ -116,7 +118,15 @@ class CudagraphAccumulator:
         else:
             self._dropped += 1
 
+    def resumed(self) -> list[tuple[int | None, str, str, None, int]]:
+        """The resume functions the skips' stacks name (``resumed.Named``, no first line): each
+        proves a graph break where its name says, as a crash's stack does."""
+        return [(rank, fn, file, None, line) for (rank, fn, file), line in self._resumed.items()]
+
     def _skip(self, e: cg.CudagraphSkip, cid: str) -> None:
+        for frame in e.resumes:
+            if len(self._resumed) < 1000:
+                self._resumed.setdefault((e.rank, frame.function, frame.file), e.line)
         key = (e.rank, cid, e.kind, e.reason.split("\n", 1)[0][:200])
         row = self._skips.get(key)
         if row is None:

@@ -72,6 +72,9 @@ class CudagraphSkip(ev.Event):
     kind: str = "other"
     user: ev.UserLoc | None = None
     source: str = "log"
+    # frames of its stack in code torch resumed after a graph break (torch_dynamo_resume_in_f_at_N:
+    # the stack's first frame is the compiled one, ultralytics#21975), each proving a break
+    resumes: tuple[ev.UserLoc, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

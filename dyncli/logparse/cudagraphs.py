@@ -165,8 +165,10 @@ def text_record(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
                 i += 1
             users = user_stack(stack) or _unnumbered(stack)
             reason = "\n".join([text, *stack]).strip()
+            resumes = tuple(dict.fromkeys(u for u in users if "resume_in" in u.function))[:16]
             out.append(CudagraphSkip(reason=reason[:4000], kind=skip_kind(text),
-                                     user=users[-1] if users else None, **fields))
+                                     user=users[-1] if users else None, resumes=resumes,
+                                     **fields))
         elif (event := _one_line(text, fields)) is not None:
             out.append(event)
     return out
