@@ -824,12 +824,28 @@ def _guard_errors(diag: Diagnosis) -> list[Advice]:
     return out
 
 
+# a guard on the state of a TorchFunctionMode active around the compiled call: the mode's own
+# __torch_function__, which torch ran while it compiled and built guards, changed it
+# (pytorch#172088: a counter on the mode, a Jan 2026 nightly; pytorch#165012: DebugMode's
+# operators list, 2.10 dev). torch's bug: pytorch#177095 (March 2026) keeps modes from
+# dispatching during the compile; 2.15 compiles pytorch#172088's program
+# (tests/integration/test_mode_self_check_fix.py)
+_MODE_GUARD = "___get_torch_function_mode_stack_at("
+_MODE_SELF_CHECK_FIX = (
+    "the guard is on the state of a TorchFunctionMode active around the compiled call, which "
+    "its own __torch_function__ changed as torch ran it while compiling (torch's bug, "
+    "pytorch#172088, fixed by pytorch#177095 of March 2026: torch 2.15 compiles such a mode's "
+    "program): a newer torch; on the torch that raised, run that call uncompiled under the "
+    "mode (torch.compiler.disable), or report it to torch with the log")
+
+
 def _guard_self_checks(diag: Diagnosis) -> list[Advice]:
     """A compile whose guards failed on the frame they were made from (torch's AssertionError,
     "This is a bug"): what a guard checks changed between the moment torch read it while
     tracing and the end of the compile, so the compile raised (ComfyUI-SeedVR2#427: a
     quantized weight of 2560, then 2720, under a block swap). Not a recompile: torch's
-    parameter hint, which it appends to any parameter's size guard, is not the fix."""
+    parameter hint, which it appends to any parameter's size guard, is not the fix. A guard
+    on a TorchFunctionMode's state: torch ran the mode while compiling (_MODE_SELF_CHECK_FIX)."""
     return [Advice(
         kind=AdviceKind.GUARD_SELF_CHECK, rank=x.rank, key=f"self-check:{x.entry}:{x.reason}",
         message=(f"compile [{x.entry or '?'}] raised: its guards failed on the very frame they "
@@ -837,7 +853,8 @@ def _guard_self_checks(diag: Diagnosis) -> list[Advice]:
                  f"{x.reason.rstrip('.') or 'not in the log'}. What it checks changed while "
                  "torch compiled the frame (a tensor replaced or resized by code that ran during "
                  "the compile), or torch made a guard that cannot hold."),
-        fix=("change what the guard names (swap, load, resize the tensor) before the compiled "
+        fix=(_MODE_SELF_CHECK_FIX if _MODE_GUARD in x.reason else
+             "change what the guard names (swap, load, resize the tensor) before the compiled "
              "call, not in code torch runs while it compiles (an assume_constant_result "
              "function, a tensor subclass's or a loader's hook); if nothing changes it, report "
              "it to torch with the log, as its message asks. torch's parameter hint in the "

@@ -75,6 +75,7 @@ _REPORT_TYPE = b"- **Exception Type:** "
 _UNSUPPORTED_TYPES = (b"torch._dynamo.exc.Unsupported", b"Unsupported")
 _SELF_CHECK = frames.SELF_CHECK.encode()
 _SELF_CHECK_OLD = frames.SELF_CHECK_OLD.encode()
+_SELF_CHECK_REASON = b"Guard fail reason: "
 _EXPLANATION = b"  Explanation: "
 _TRIGGERED = b"triggered by the following guard failure"
 _GUARD_WORDS = (b"eval", b"runtime_assert")  # guard records whose location a paste may wrap
@@ -135,15 +136,20 @@ class ForeignReaders:
         self._pending_rank = self._line_rank
         return _NO_EVENTS
 
-    def _claim_unread(self, read: Any, text: str, raw: bytes) -> Iterable[ev.Event]:
-        """The last line read as nobody's, now known by ``raw`` under it as the first line
-        (``text``) of torch's message: its count undone, the message pending with ``raw``."""
+    def _take_unread(self) -> int:
+        """The last line read as nobody's is torch's after all: its count undone; its number."""
         assert self._unread is not None
         at = self._unread[1]
         self._unread = None
         self.stats.unrecognized -= 1
         if self.stats.samples and self.stats.samples[-1][0] == at:
             self.stats.samples.pop()
+        return at
+
+    def _claim_unread(self, read: Any, text: str, raw: bytes) -> Iterable[ev.Event]:
+        """The last line read as nobody's, now known by ``raw`` under it as the first line
+        (``text``) of torch's message: its count undone, the message pending with ``raw``."""
+        at = self._take_unread()
         self._pend(read, text, at)
         self.stats.recognized += 1
         assert self._pending is not None
@@ -315,6 +321,16 @@ class ForeignReaders:
             # the message as print(e) shows it: the line above is torch's gb type itself
             gb = bare.decode("utf-8", "replace").strip()
             return self._claim_unread(breaks.unsupported_break, "Unsupported: " + gb, raw)
+        if raw.lstrip().startswith(_SELF_CHECK_REASON) and _SELF_CHECK in above:
+            # torch's guard self-check with its reason on a line of its own under the sentence
+            # (pytorch#172088, a Jan 2026 nightly's, both lines indented): one message
+            joined = " ".join(x.decode("utf-8", "replace").strip() for x in (above, raw))
+            if found := frames.guard_self_check(joined, {"line": lineno - 1,
+                                                         "rank": self._line_rank}):
+                self._take_unread()
+                self.stats.recognized += 2
+                self.stats.records += 1
+                return found
         if raw.lstrip().startswith(_TRIGGERED) \
                 and recompiles.RECOMPILING_RE.match(head := above.decode("utf-8", "replace")
                                                  .strip()[:4000]) is not None:

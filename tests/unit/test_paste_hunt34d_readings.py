@@ -7,6 +7,11 @@ graph without CUDA graphs, with the stack of the op that kept it out ("skipping 
 compiled; there it was torch_dynamo_resume_in___call___at_259, code torch resumed after a graph
 break in __call__ at line 259, a break no record of the paste shows. dyncli read the two skips
 and not the break (a frame, a recompile, a limit or a crash's stack named so already proved one).
+
+pytorch#172088: torch's guard self-check (an AssertionError, "Guard failed on the same frame it was
+created") with its "Guard fail reason:" on a line of its own under the sentence, both indented:
+"not a torch log" (the reader wanted both on one line). Its guard is on a TorchFunctionMode's
+state, which the mode changed as torch ran it while compiling: torch's bug, fixed upstream.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 from pasted_reading import PASTED, diagnose_text
 
 from dyncli.diagnose.read import diagnose_logs
+from dyncli.errors import InputError
 
 # the paste's second skip, as glenn-jocher pasted it (a trailing space after "Found from :")
 _SKIP = (
@@ -79,3 +85,45 @@ def test_a_skip_without_a_resume_frame_proves_no_break(tmp_path: Path) -> None:
     assert (skip.user.file.rsplit("/", 1)[1], skip.user.line) == ("transformer_wan.py", 193)
     assert not diagnose_text(tmp_path, _SKIP.replace(
         "torch_dynamo_resume_in___call___at_259", "__call__")).graph_breaks
+
+
+# pytorch#172088's two lines, as the description has them
+_SELF_CHECK = ("  AssertionError: Guard failed on the same frame it was created. This is a bug - "
+               "please create an issue.\n"
+               "  Guard fail reason: 0/0: ___get_torch_function_mode_stack_at(0).count == 5\n")
+
+
+def test_a_self_checks_reason_on_the_line_under_it(tmp_path: Path) -> None:
+    """The two lines are one self-check of compile 0/0, read from the sentence's line (it was
+    refused); the fix is the mode's (torch's bug, a newer torch), not the tensor-swap one."""
+    diag = diagnose_logs([PASTED / "pytorch-172088.log"])
+    (x,) = diag.guard_self_checks
+    assert (x.entry, x.reason, x.line) == \
+        ("0/0", "___get_torch_function_mode_stack_at(0).count == 5", 1)
+    assert diag.stats.unread == 0 and diag.stats.recognized == 2
+    (a,) = diag.suggestions
+    assert "pytorch#177095" in a.fix and "swap, load, resize" not in a.fix
+    # (at the margin, and behind torchrun's rank tag, the same)
+    for text in (_SELF_CHECK.replace("  ", ""),
+                 "".join(f"[rank1]:{line}\n" for line in _SELF_CHECK.splitlines())):
+        assert len(diagnose_text(tmp_path, text).guard_self_checks) == 1, text
+
+
+def test_a_reason_line_alone_or_under_other_words_is_no_self_check(tmp_path: Path) -> None:
+    """torch's "Guard fail reason:" proves the self-check only under its sentence: under another
+    line, or after a line between them, nothing is claimed."""
+    reason = _SELF_CHECK.splitlines()[1]
+    for text in (f"{reason}\n", f"AssertionError: something else\n{reason}\n",
+                 f"{_SELF_CHECK.splitlines()[0]}\nunrelated\n{reason}\n"):
+        try:
+            found = diagnose_text(tmp_path, text).guard_self_checks
+        except InputError:  # (refused: no torch log in it)
+            found = ()
+        assert not found, text
+
+
+def test_a_tensor_self_check_keeps_its_fix() -> None:
+    """ComfyUI-SeedVR2#427's guard on a quantized weight's size: the tensor-swap fix, not the
+    mode's."""
+    (a,) = diagnose_logs([PASTED / "seedvr2-427.log"]).suggestions
+    assert "swap, load, resize" in a.fix and "TorchFunctionMode" not in a.fix
