@@ -308,6 +308,23 @@ def test_stream_table_shows_pad_and_replay_columns_only_when_they_apply() -> Non
     assert back.replay == Replay(0.9, 1.0, interleaved=True)
 
 
+def test_a_kept_replay_is_compared_with_the_cost_shown_after_re_costing() -> None:
+    """A strategy a process each (torch < 2.13): eager replayed in the first child against
+    that child's eager cost, then the parent priced eager from every child's samples; the
+    replay kept the child's prediction (GPT-2 on 2.4.1: "0.14 / 0.57" beside a total of 0.38)."""
+    result = _result([_dynamic_run()], [0, 1, 0])
+    recommend.apply(result)
+    assert result.eager_stream is not None and result.runs[0].stream is not None
+    result.eager_stream.replay = Replay(0.14, 0.57, interleaved=True)  # the child's prediction
+    result.runs[0].replay = Replay(9.0, 99.0, compiles=1, interleaved=True)
+    recommend.apply(result)  # the parent's re-costing
+    eager, run = result.eager_stream, result.runs[0]
+    assert eager.replay == Replay(0.14, eager.total_s, interleaved=True)
+    assert run.stream is not None and run.replay == Replay(9.0, run.stream.total_s, compiles=1,
+                                                           interleaved=True)
+    assert eager.total_s != 0.57 and run.stream.total_s != 99.0
+
+
 def test_recommend_says_when_eager_is_faster_even_compiled() -> None:
     rec = cost.recommend([Candidate("eager", 0.1, True, weighted_latency_ms=0.03,
                                        samples=(0.03, 0.031, 0.029, 0.03)),
