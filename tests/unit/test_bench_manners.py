@@ -144,6 +144,30 @@ def test_the_bound_follows_the_streams_sizes_of_one_and_the_dims_as_they_change(
     assert line is not None and "at most 2 (1 frame(s) x 2 on this stream: sizes 0 and 1" in line
 
 
+def test_the_warning_names_only_what_raised_the_bound_on_this_stream() -> None:
+    """Round 34: torch 2.15's DistilBERT (one layer) over (batch, seq) (1, 16), (1, 24),
+    (2, 16), … under unbacked compiled 7 graphs, and the warning said the bound of 3 came from
+    "sizes 0 and 1 specialized", which unbacked does not do: the sequence and the batch
+    changed at different shapes."""
+    from dyncli.bench.core import excess
+    from dyncli.bench.core import strategy as table
+
+    unbacked, automatic = table.find("unbacked"), table.find("automatic")
+    dynamic = table.find("dynamic")
+    distil = [(1, 16), (1, 24), (2, 16), (1, 57), (4, 32), (1, 101)]
+    assert excess.implied(unbacked, distil) == 3
+    line = excess.excess(unbacked, 7, 1, {}, ["size mismatch"], shapes=distil)
+    assert line is not None and "x 3 on this stream: each dim made dynamic as it first " \
+        "changed)" in line and "sizes 0 and 1" not in line
+    assert excess.raised_by(unbacked, distil) == ["each dim made dynamic as it first changed"]
+    assert excess.raised_by(dynamic, distil) == ["sizes 0 and 1 specialized"]
+    assert excess.raised_by(automatic, distil) == ["sizes 0 and 1 specialized",
+                                                   "each dim made dynamic as it first changed"]
+    assert excess.raised_by(automatic, [(4, None), (6, None), (1, None), (8, None)]) == [
+        "sizes 0 and 1 specialized"]
+    assert excess.raised_by(dynamic, [(4, None), (6, None)]) == []
+
+
 def test_a_strategy_past_its_implied_compiles_says_why_in_torchs_words() -> None:
     from dyncli.bench.core import excess
     from dyncli.bench.core import strategy as table
