@@ -123,7 +123,8 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
         if late:
             run.compiles += late
             warn(f"{run.label}: compiled {late} more time(s) in the same-window pass "
-                 "(a shape its walk had compiled); those calls' times include it")
+                 "(a shape its walk had compiled); those calls' times include it, and its "
+                 "stream's cost does not (it charges each shape's first compile)")
         _late_recordings(run, timing.late_recordings.get(run.label), warn)
     for sid, n in timing.timed_recordings.items():
         warn(f"{n} CUDA graph recording(s) inside the timed rounds of {shape_words(plan, sid)}: "

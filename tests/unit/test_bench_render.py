@@ -103,3 +103,30 @@ def test_a_variations_detail_is_printed_whole_under_its_table(
     assert "¹ #1 10x32: above the largest bucket: ran unpadded" in lines
     rows = [ln.split() for ln in lines if ln.strip().startswith("1   10x32")]
     assert [r[-2:] for r in rows] == [["eager_fail_to_run", "¹"], ["pass", "¹"]]
+
+
+def test_a_replay_that_compiled_other_than_predicted_is_named_under_the_stream_table() -> None:
+    """Round 34: torch 2.15's one-layer T5 encoder under unbacked, six sequence lengths at
+    batch 1: the stream's cost charged 6 compiles (bench's walk), the replay compiled 13, and
+    only the seconds (68.37 / 55.83) showed it."""
+    from dyncli.bench.core.cost import StreamCost
+    from dyncli.bench.core.result import BenchResult, Environment, RunResult
+    from dyncli.bench.core.run_parts import Replay
+    from dyncli.bench.render import replay_compiles_line
+
+    env = Environment("0", "2.15.0", "3.11", "cpu", "cpu", "float32", 2)
+    unbacked = RunResult("m", "unbacked", "inference")
+    dynamic = RunResult("m", "dynamic", "inference")
+    result = BenchResult("m", env, {}, runs=[unbacked, dynamic], shapes_source="seq.csv")
+    assert replay_compiles_line(result) is None  # nothing replayed
+    unbacked.stream = StreamCost(20, 8.7, 55.83, 1.075, 55.8, 6)
+    dynamic.stream = StreamCost(20, 10.5, 10.85, 0.685, 10.5, 1)
+    unbacked.replay, dynamic.replay = Replay(68.37, 55.83, 13), Replay(12.72, 10.85, 1)
+    line = replay_compiles_line(result)
+    assert line is not None
+    assert line.startswith("replays that compiled other than predicted: unbacked 13 (charged 6) — ")
+    assert "dynamic" not in line
+    unbacked.replay = Replay(60.0, 55.83, 6)
+    assert replay_compiles_line(result) is None
+    unbacked.replay = Replay(60.0, 55.83)  # an older document: no count
+    assert replay_compiles_line(result) is None
