@@ -17,7 +17,7 @@ import importlib.util
 import inspect
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,6 +236,10 @@ def _build_hf(name: str, *, device: str, batch_size: int | None, seq_len: int | 
     seq = seq_len or HF_DEFAULT_SEQ[dev]
     vocab = int(getattr(config, "vocab_size", 1000) or 1000)
     params = inspect.signature(model.forward).parameters
+    if "input_ids" not in params:
+        # transformers 5's forward takes **kwargs, so a ViT given input_ids raised inside it
+        # ("'NoneType' object has no attribute 'dtype'", round 34): image models get pixels
+        return _hf_pixels(name, cls_name, model, config, params, batch)
     kwargs: dict[str, Any] = {"input_ids": torch.randint(0, vocab, (batch, seq))}
     kinds = {"input_ids": InputKind("ids", 0, vocab)}
     if "attention_mask" in params:
@@ -256,6 +260,29 @@ def _build_hf(name: str, *, device: str, batch_size: int | None, seq_len: int | 
             kinds["labels"] = InputKind("ids", 0, labels)
             loss = "model"
     return Built(name, "hf", model, (), kwargs, batch, seq, kinds, loss)
+
+
+def _hf_pixels(name: str, cls_name: str, model: Any, config: Any,
+               params: Mapping[str, inspect.Parameter], batch: int) -> Built:
+    """An hf model whose forward takes ``pixel_values`` (ViT, DeiT, Swin, ConvNeXt …): a
+    batch of images of the config's ``image_size`` and ``num_channels``, no sequence dim.
+    Any other input (Whisper's ``input_features``) is one error naming it."""
+    import torch
+
+    size = getattr(config, "image_size", None)
+    hw = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
+    if "pixel_values" not in params or len(hw) != 2 \
+            or not all(isinstance(x, int) and x > 0 for x in hw):
+        first = next((p for p in params if p not in ("self", "args", "kwargs")), "?")
+        raise ModelError(f"transformers.{cls_name}'s forward takes {first}: bench builds hf "
+                         "inputs for text models (input_ids) and image models (pixel_values "
+                         "of the config's image_size) only",
+                         hint="Give the model as FILE.py:FUNCTION returning (model, inputs); "
+                         "see examples/model.py")
+    channels = int(getattr(config, "num_channels", 3) or 3)
+    kwargs = {"pixel_values": torch.randn(batch, channels, *hw)}
+    return Built(name, "hf", model, (), kwargs, batch, None,
+                 {"pixel_values": InputKind("float")})
 
 
 def _load_function(path: str, func: str) -> Callable[..., Any]:

@@ -60,6 +60,26 @@ def test_zoo_builds_torchvision_timm_and_hf_without_downloading() -> None:
     assert default_batch("resnet50", "bare", "cuda") == 32
 
 
+def test_hf_image_models_get_pixels_and_other_inputs_one_error() -> None:
+    """Round 34: hf:ViTModel was given input_ids, which transformers 5's forward(**kwargs)
+    swallowed, and every shape failed eager with "'NoneType' object has no attribute 'dtype'"."""
+    vit = build("hf:ViTModel", device="cpu", batch_size=2, seq_len=None,
+                hf_config={"num_hidden_layers": 1, "hidden_size": 16, "num_attention_heads": 2,
+                           "intermediate_size": 32, "image_size": 16, "patch_size": 8},
+                training=False)
+    assert set(vit.kwargs) == {"pixel_values"} and vit.seq_len is None
+    assert vit.kwargs["pixel_values"].shape == (2, 3, 16, 16)
+    assert vit.kinds["pixel_values"].kind == "float"
+    out = vit.model(**vit.kwargs)
+    assert out.last_hidden_state.shape[0] == 2
+    with pytest.raises(ModelError, match="WhisperModel's forward takes input_features: bench "
+                       "builds hf inputs for text models"):
+        build("hf:WhisperModel", device="cpu", batch_size=None, seq_len=None,
+              hf_config={"encoder_layers": 1, "decoder_layers": 1, "d_model": 16,
+                         "encoder_attention_heads": 2, "decoder_attention_heads": 2,
+                         "encoder_ffn_dim": 32, "decoder_ffn_dim": 32}, training=False)
+
+
 def test_zoo_errors() -> None:
     with pytest.raises(ModelError, match="hf_config for BertModel"):
         build("hf:BertModel", device="cpu", batch_size=None, seq_len=None,
@@ -129,7 +149,7 @@ def test_hf_config_and_seq_len_a_model_cannot_use_are_said_unused(tmp_path) -> N
     assert _load(name, cfg, "cpu", BenchResult(name, env, {}), hooks, None, said.append)
     assert said == [
         f"--hf-config num_layers=1: for hf: models; {name} is not one, so it was not used",
-        f"--seq-len 8: for models with a sequence dim; {name} has none (only hf: models do), "
+        f"--seq-len 8: for models with a sequence dim; {name} has none (only hf: text models do), "
         "so it was not used",
         "bench.buckets = 8,16 (from autodyn.toml): for the pad strategy; no strategy run here "
         "pads (automatic), so it was not used"]
