@@ -67,6 +67,27 @@ class WindowTiming:
     late_recordings: dict[str, dict[int, tuple[int, float]]] = field(default_factory=dict)
     timed_recordings: dict[int, int] = field(default_factory=dict)
     wall_s: float = 0.0
+    # a strategy's call that raised, per strategy and shape: that strategy is left out of the
+    # shape's window (its walk had passed there; the pass goes on with the others)
+    errors: dict[str, dict[int, BaseException]] = field(default_factory=dict)
+
+
+class _Raised(Exception):
+    """A strategy's call raised inside the timed rounds (``error``, under ``name``)."""
+
+    def __init__(self, name: str, error: Exception) -> None:
+        super().__init__(name)
+        self.name, self.error = name, error
+
+
+def _guarded(name: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn``, its exception carried out of the rounds under ``name``."""
+    def call() -> Any:
+        try:
+            return fn()
+        except Exception as e:
+            raise _Raised(name, e) from e
+    return call
 
 
 def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequence[Kept],
@@ -77,7 +98,9 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
 
     Each callable runs enough calls per sample to reach ``target_ms`` (:func:`loops.calibrate`,
     once per callable and shape); samples are per call. A compile during the pass (it should
-    compile nothing: every shape was seen in the strategy's walk) is counted per strategy.
+    compile nothing: every shape was seen in the strategy's walk) is counted per strategy. A
+    strategy whose call raises is left out of that shape's window (the rounds start again
+    without it) and the exception kept in ``errors``; eager's raises.
 
     ``recordings`` reads the CUDA graphs recorded so far (count, seconds;
     :class:`~dyncli.bench.graph_watch.GraphWatch`): a shape served under a graph compiled for
@@ -91,15 +114,32 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
         fns: dict[str, Callable[[], Any]] = {EAGER: eager_step}
         fns.update({k.strategy: k.steps[sid] for k in kept if sid in k.steps})
         n: dict[str, int] = {}
-        for name, fn in fns.items():
+        for name, fn in list(fns.items()):
             r0 = recordings() if recordings is not None else (0, 0.0)
-            fn()  # one untimed call each: caches and allocator warm (a new size's warm-up)
-            n[name] = loops.calibrate(clock, fn, target_ms)
+            try:
+                fn()  # one untimed call each: caches and allocator warm (a new size's warm-up)
+                n[name] = loops.calibrate(clock, fn, target_ms)
+            except Exception as e:
+                if name == EAGER:
+                    raise
+                # round 34: unbacked's ViT graph, compiled at batch 2, served batch 1 in this
+                # pass and inductor's stride assertion raised: a traceback ended the whole run
+                out.errors.setdefault(name, {})[sid] = e
+                del fns[name]
             if recordings is not None:
                 _add_recordings(out.late_recordings, name, sid, r0, recordings())
         out.loops[sid] = n
         r0 = recordings() if recordings is not None else (0, 0.0)
-        out.windows[sid] = Window(loops.round_robin(clock, fns, n, rounds))
+        while True:
+            try:
+                samples = loops.round_robin(
+                    clock, {k: fn if k == EAGER else _guarded(k, fn) for k, fn in fns.items()},
+                    n, rounds)
+                break
+            except _Raised as r:  # the shape's window again, without it
+                out.errors.setdefault(r.name, {})[sid] = r.error
+                del fns[r.name], n[r.name]
+        out.windows[sid] = Window(samples)
         grew = recordings()[0] - r0[0] if recordings is not None else 0
         if grew:
             out.timed_recordings[sid] = grew

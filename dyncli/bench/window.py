@@ -33,6 +33,7 @@ from dyncli.bench.core.plan import StreamPlan
 from dyncli.bench.core.result import BenchResult, RunResult
 from dyncli.bench.core.run_parts import Replay
 from dyncli.bench.core.status import Status, short_error
+from dyncli.bench.device import failure_status
 from dyncli.bench.harness import Harness
 from dyncli.bench.interleave import Kept
 
@@ -92,6 +93,24 @@ def probe(h: Harness, plan: StreamPlan, r: Window, label: str) -> None:
     r.load.read(label)
 
 
+def _failed_in_window(run: RunResult, errors: dict[int, BaseException] | None,
+                      warn: Callable[[str], None]) -> None:
+    """A strategy whose call raised in the same-window pass, at shapes its walk had passed:
+    those shapes fail (not timed: no samples), and the run's status says so."""
+    if not errors:
+        return
+    for v in run.variations:
+        e = errors.get(v.index)
+        if e is not None and v.status == Status.PASS:
+            v.status = failure_status(e, Status.FAIL_TO_COMPILE)
+            v.detail = f"raised in the same-window pass (its walk had passed): {short_error(e)}"
+    run.finish()
+    shapes = ", ".join(f"#{i}" for i in sorted(errors))
+    warn(f"{run.label}: raised in the same-window pass at shape(s) {shapes}, which its walk "
+         f"had passed: {short_error(next(iter(errors.values())))}; those shapes are not timed "
+         f"and the run is {run.status}")
+
+
 def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
                 warn: Callable[[str], None]) -> None:
     """Round-robin per shape over eager and every kept strategy; the runs' samples."""
@@ -119,6 +138,7 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
                 continue
             v.set_samples(list(window.columns["eager"]), list(window.columns[run.label]))
             v.loops = timing.loops[v.index][run.label]
+        _failed_in_window(run, timing.errors.get(run.label), warn)
         late = timing.late_compiles.get(run.label, 0)
         if late:
             run.compiles += late

@@ -303,6 +303,43 @@ def test_recordings_in_the_window_pass_are_counted_per_strategy_and_never_in_sam
     assert t.late_recordings == {} and t.timed_recordings == {}
 
 
+def test_a_strategy_that_raises_in_the_window_is_left_out_of_that_shape_only() -> None:
+    """Round 34: torch 2.15's ViT (one layer) under unbacked: the graph compiled at batch 2
+    served batch 1 in the same-window pass and inductor's stride assertion raised; the
+    traceback ended the run and nothing was printed. Now the strategy is left out of that
+    shape's window, at its first call or inside the rounds, and the others are timed."""
+    from dyncli.bench import interleave
+
+    clock = StepClock(0.0)
+
+    def ok() -> None:
+        clock.now += 1.0
+
+    def raises_after(n: int):  # type: ignore[no-untyped-def]
+        calls = [0]
+
+        def fn() -> None:
+            calls[0] += 1
+            clock.now += 1.0
+            if calls[0] > n:
+                raise AssertionError("expected size 64==64, stride 1==16 at dim=1")
+        return fn
+
+    eager = {1: ok, 2: ok}
+    kept = [interleave.Kept("dynamic", {1: ok, 2: ok}, lambda: 0),
+            interleave.Kept("unbacked", {1: raises_after(0), 2: ok}, lambda: 0),
+            interleave.Kept("mark-dynamic", {1: raises_after(4), 2: ok}, lambda: 0)]
+    t = interleave.same_window(clock, eager, kept, rounds=3, target_ms=1.0)
+    assert set(t.errors) == {"unbacked", "mark-dynamic"}
+    assert set(t.errors["unbacked"]) == {1} and "stride" in str(t.errors["unbacked"][1])
+    assert set(t.errors["mark-dynamic"]) == {1}  # raised inside the rounds
+    assert set(t.windows[1].columns) == {"eager", "dynamic"}
+    assert set(t.windows[2].columns) == {"eager", "dynamic", "unbacked", "mark-dynamic"}
+    assert all(len(c) == 3 for c in t.windows[1].columns.values())
+    with pytest.raises(AssertionError):  # eager's own failure is not a strategy's
+        interleave.same_window(clock, {1: raises_after(0)}, kept[:1], rounds=2, target_ms=1.0)
+
+
 @pytest.mark.torch
 def test_a_runs_late_recordings_join_its_count_and_are_said() -> None:
     pytest.importorskip("torch")
