@@ -189,6 +189,7 @@ def replay_compiles_line(result: BenchResult) -> str | None:
     Left out: a stream costed as restarted processes (its compiles are every process's)."""
     off = [f"{r.label} {r.replay.compiles} (charged {r.stream.compiles})" for r in result.runs
            if r.replay is not None and r.stream is not None and r.replay.compiles is not None
+           and not math.isnan(r.replay.measured_s)  # a replay that raised: its own line
            and r.replay.compiles != r.stream.compiles
            and not restarts_of(r, result.settings)]
     if not off:

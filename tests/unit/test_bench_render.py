@@ -130,3 +130,6 @@ def test_a_replay_that_compiled_other_than_predicted_is_named_under_the_stream_t
     assert replay_compiles_line(result) is None
     unbacked.replay = Replay(60.0, 55.83)  # an older document: no count
     assert replay_compiles_line(result) is None
+    # a replay that raised (a C++ compile error) stopped there: its count is not a finding
+    unbacked.replay = Replay(float("nan"), 55.83, 0)
+    assert replay_compiles_line(result) is None
