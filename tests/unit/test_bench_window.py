@@ -366,6 +366,30 @@ def test_a_runs_late_recordings_join_its_count_and_are_said() -> None:
     assert run.graphs.recordings == 6 and len(said) == 1
 
 
+@pytest.mark.torch
+def test_a_run_that_raised_in_the_window_fails_at_that_shape_and_says_so() -> None:
+    pytest.importorskip("torch")
+    from dyncli.bench import window
+    from dyncli.bench.core.result import RunResult, VariationResult
+    from dyncli.bench.core.status import Status
+
+    run = RunResult("m", "unbacked", "inference")
+    run.variations = [VariationResult(i, b, None, {"x": [b, 3]}) for i, b in enumerate((1, 2))]
+    run.finish()
+    said: list[str] = []
+    window._failed_in_window(run, None, said.append)
+    assert run.status == Status.PASS and said == []
+    window._failed_in_window(run, {0: AssertionError("expected size 64==64, stride 1==16")},
+                             said.append)
+    assert run.variations[0].status == Status.FAIL_TO_COMPILE
+    assert run.variations[0].detail.startswith("raised in the same-window pass (its walk had "
+                                               "passed): AssertionError: expected size 64")
+    assert run.variations[1].status == Status.PASS and run.status == Status.FAIL_TO_COMPILE
+    assert said == ["unbacked: raised in the same-window pass at shape(s) #0, which its walk "
+                    "had passed: AssertionError: expected size 64==64, stride 1==16; those "
+                    "shapes are not timed and the run is fail_to_compile"]
+
+
 def test_the_interleaved_replay_times_the_requests_that_compiled() -> None:
     # the replay's compile wall beside the prediction's charge (the less of wall and CPU):
     # on a loaded machine they part, and the replay must say by how much (issue #32)
