@@ -72,24 +72,6 @@ class WindowTiming:
     errors: dict[str, dict[int, BaseException]] = field(default_factory=dict)
 
 
-class _Raised(Exception):
-    """A strategy's call raised inside the timed rounds (``error``, under ``name``)."""
-
-    def __init__(self, name: str, error: Exception) -> None:
-        super().__init__(name)
-        self.name, self.error = name, error
-
-
-def _guarded(name: str, fn: Callable[[], Any]) -> Callable[[], Any]:
-    """``fn``, its exception carried out of the rounds under ``name``."""
-    def call() -> Any:
-        try:
-            return fn()
-        except Exception as e:
-            raise _Raised(name, e) from e
-    return call
-
-
 def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequence[Kept],
                 rounds: int, target_ms: float = loops.TARGET_MS,
                 after_shape: Callable[[str], Any] | None = None,
@@ -132,11 +114,11 @@ def same_window(clock: Clock, eager: dict[int, Callable[[], Any]], kept: Sequenc
         r0 = recordings() if recordings is not None else (0, 0.0)
         while True:
             try:
-                samples = loops.round_robin(
-                    clock, {k: fn if k == EAGER else _guarded(k, fn) for k, fn in fns.items()},
-                    n, rounds)
+                samples = loops.round_robin(clock, fns, n, rounds)
                 break
-            except _Raised as r:  # the shape's window again, without it
+            except loops.Raised as r:  # the shape's window again, without it
+                if r.name == EAGER:
+                    raise r.error from None
                 out.errors.setdefault(r.name, {})[sid] = r.error
                 del fns[r.name], n[r.name]
         out.windows[sid] = Window(samples)

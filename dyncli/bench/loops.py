@@ -65,19 +65,32 @@ def calibrate(clock: Clock, fn: Callable[[], Any], target_ms: float = TARGET_MS,
     return steps[-1] if steps else 1
 
 
+class Raised(Exception):
+    """A callable of :func:`round_robin` raised (``error``, under its ``name``)."""
+
+    def __init__(self, name: str, error: Exception) -> None:
+        super().__init__(name)
+        self.name, self.error = name, error
+
+
 def round_robin(clock: Clock, fns: Mapping[str, Callable[[], Any]], loops: Mapping[str, int],
                 rounds: int, after: Callable[[int], None] | None = None
                 ) -> dict[str, list[float]]:
     """``rounds`` rounds over every callable, order rotated each round; per-call ms each.
 
-    ``after(r)`` runs between rounds (e.g. a load reading), outside every timed region.
+    ``after(r)`` runs between rounds (e.g. a load reading), outside every timed region. A
+    callable that raises ends the rounds with :class:`Raised` naming it (the caller may go on
+    without it: round 34's ViT under unbacked, inductor's stride assertion at one shape).
     """
     names: Sequence[str] = list(fns)
     out: dict[str, list[float]] = {n: [] for n in names}
     for r in range(rounds):
         k = r % len(names) if names else 0
         for name in list(names[k:]) + list(names[:k]):
-            out[name].append(timed_loops(clock, fns[name], loops.get(name, 1)))
+            try:
+                out[name].append(timed_loops(clock, fns[name], loops.get(name, 1)))
+            except Exception as e:
+                raise Raised(name, e) from e
         if after is not None:
             after(r)
     return out
