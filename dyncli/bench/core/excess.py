@@ -57,19 +57,19 @@ def _implied(row: Strategy, shapes: Sequence[Shape], special: bool) -> int | Non
         return None
     if not shapes:
         return k
+    first = shapes[0]
+    if any(len(s) != len(first) for s in shapes):
+        return None  # (not bench's variations, which name the same dims: nothing to follow)
 
     def pattern(shape: Shape, dims: frozenset[int]) -> tuple[tuple[int, int | None], ...]:
         return tuple((d, shape[d]) for d in sorted(dims) if special and shape[d] in (0, 1))
 
     if k == 1:
-        varied = frozenset(d for d in range(len(shapes[0]))
-                           if len({s[d] for s in shapes if d < len(s)}) > 1)
-        return max(1, len({pattern(s, varied) for s in shapes if len(s) == len(shapes[0])}))
-    first, dynamic = shapes[0], frozenset[int]()
+        varied = frozenset(d for d in range(len(first)) if len({s[d] for s in shapes}) > 1)
+        return max(1, len({pattern(s, varied) for s in shapes}))
+    dynamic = frozenset[int]()
     seen: set[tuple[frozenset[int], tuple[tuple[int, int | None], ...]]] = set()
     for shape in shapes[1:]:
-        if len(shape) != len(first):
-            return None  # (not bench's variations: nothing to follow)
         changed = frozenset(d for d, (a, b) in enumerate(zip(shape, first, strict=True)) if a != b)
         if not changed and not dynamic:
             continue  # the first shape again: its static graph
