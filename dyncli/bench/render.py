@@ -27,6 +27,7 @@ from dyncli.output import (
     stderr_console,
 )
 from dyncli.termfit import FitTable
+from dyncli.words import counted
 
 
 def _f(x: float, digits: int = 3) -> str:
@@ -69,7 +70,7 @@ def _status(run: RunResult) -> str:
 
 def variation_table(run: RunResult) -> Table:
     """One row per variation of a strategy."""
-    t = FitTable(title=f"{run.label} · {run.mode} · {run.compiles} compile{'' if run.compiles == 1 else 's'}"
+    t = FitTable(title=f"{run.label} · {run.mode} · {counted(run.compiles, 'compile')}"
                  + (" · RECOMPILE LIMIT HIT" if run.recompile_limit_hit else ""),
                  title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("#", "shape", "eager ms", "comp ms", "speedup", "p", "compiled here",
@@ -134,7 +135,7 @@ def stream_table(result: BenchResult) -> Table:
     ``pad waste`` is shown only when a strategy padded, ``replay`` only with ``--replay``; a
     strategy with no cost (it failed, or did not apply) shows its status under ``total s``.
     """
-    t = FitTable(title=f"request stream · {result.requests} requests from {result.shapes_source}",
+    t = FitTable(title=f"request stream · {counted(result.requests, 'request')} from {result.shapes_source}",
                  title_justify="left", box=box.SIMPLE_HEAD)
     show_pad = any(r.stream is not None and r.stream.pad_waste is not None for r in result.runs)
     eager = result.eager_stream
@@ -221,7 +222,7 @@ def payback_line(result: BenchResult) -> str:
         if c is None:
             continue
         when = "never" if c.break_even is None else \
-            f"after {c.break_even:,} requests" + ("*" if c.break_even_projected else "")
+            f"after {counted(c.break_even, 'request', grouped=True)}" + ("*" if c.break_even_projected else "")
         parts.append(f"{r.label} {when}")
     return (f"compiling pays back (against eager): {'; '.join(parts)}. No recommendation: the "
             f"{result.requests} measured shapes are not your traffic; give it with --shapes FILE, "
@@ -238,9 +239,11 @@ def start_line(run: RunResult) -> str | None:
 
     def secs(x: float | None) -> str:
         return f"{x:.1f} s" if x is not None else "-"
-    return (f"{run.label} restart: cold process {s.cold_compiles} compiles "
-            f"{secs(s.cold_compile_time_s)}; warm process {s.compiles} compiles "
-            f"{secs(s.compile_time_s)} ({s.fx_cache_hits or 0} FX cache hits)")
+    def compiles(n: int | None) -> str:
+        return "? compiles" if n is None else counted(n, "compile")
+    return (f"{run.label} restart: cold process {compiles(s.cold_compiles)} "
+            f"{secs(s.cold_compile_time_s)}; warm process {compiles(s.compiles)} "
+            f"{secs(s.compile_time_s)} ({counted(s.fx_cache_hits or 0, 'FX cache hit')})")
 
 
 def buckets_line(run: RunResult) -> str | None:
@@ -255,7 +258,7 @@ def buckets_line(run: RunResult) -> str | None:
             continue
         label = {"auto": "auto", "pow2": "pow2", "none": "no padding"}[name]
         sizes = "" if name == "none" else " " + ",".join(str(b) for b in p.buckets)
-        shown.append(f"{label}{sizes}: {p.total_s:.2f} s predicted ({p.compiles} compiles)")
+        shown.append(f"{label}{sizes}: {p.total_s:.2f} s predicted ({counted(p.compiles, 'compile')})")
     return f"{run.label} buckets — " + "; ".join(shown)
 
 
@@ -265,7 +268,7 @@ def graphs_line(run: RunResult) -> str | None:
     g = run.graphs
     if g is None:
         return None
-    parts = [f"{g.recordings if g.recordings is not None else '?'} recordings"
+    parts = [("? recordings" if g.recordings is None else counted(g.recordings, "recording"))
              + (f" ({g.record_s:.2f} s)" if g.record_s is not None else "")]
     if g.pool_bytes is not None:
         parts.append(f"pool {g.pool_bytes / 2**20:.0f} MiB")
@@ -325,9 +328,9 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
             out.text(said)
     for run in result.runs:
         for p in run.passes:
-            compiles = "-" if p.compiles is None else p.compiles
+            compiles = "- compiles" if p.compiles is None else counted(p.compiles, "compile")
             seconds = float("nan") if p.compile_time_s is None else p.compile_time_s
-            out.text(f"{run.label} {p.name} pass: {compiles} compiles, "
+            out.text(f"{run.label} {p.name} pass: {compiles}, "
                      f"{seconds:.1f} s compiling"
                      + (f", state loaded: {p.state_loaded}" if p.state_loaded is not None
                          else ""))

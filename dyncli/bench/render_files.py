@@ -17,6 +17,7 @@ from typing import Any
 from dyncli.bench.core.result import BenchResult, RunResult, VariationResult
 from dyncli.bench.core.stats import median
 from dyncli.output import Output, atomic_target, atomic_write_text, write_json
+from dyncli.words import counted
 
 CSV_COLUMNS = ("dev", "name", "batch_size", "speedup", "abs_latency", "compilation_latency",
                "eager_latency", "p_value", "accuracy", "strategy", "mode", "compile_mode",
@@ -94,11 +95,6 @@ def to_csv(result: BenchResult) -> str:
 # ---------------------------------------------------------------- plot
 
 
-def _plural(n: int, what: str) -> str:
-    """``1 compile``, ``2 compiles``."""
-    return f"{n} {what}" if n == 1 else f"{n} {what}s"
-
-
 def log_scale(values: list[float], span: float = 20.0) -> bool:
     """Whether values (all positive) span more than ``span`` times: then a log axis."""
     positive = [v for v in values if v > 0]
@@ -139,7 +135,7 @@ def write_plot(result: BenchResult, path: Path | str) -> None:
         ys = [median(samples[x]) for x in xs]
         plotted.extend(ys)
         (line,) = ax.plot(xs, ys, marker="o", ms=4,
-                          label=f"compiled: {run.label} ({_plural(run.compiles, 'compile')})")
+                          label=f"compiled: {run.label} ({counted(run.compiles, 'compile')})")
         hits = [(x, y) for x, y in zip(xs, ys, strict=True) if x in compiled_at]
         ax.scatter([h[0] for h in hits], [h[1] for h in hits], s=120, marker="o",
                    facecolors="none", edgecolors=line.get_color(), linewidths=1.5)
@@ -184,7 +180,7 @@ def _cumulative(ax: Any, result: BenchResult) -> None:
         if run.stream is not None:
             ax.plot(xs, run.stream.curve, label=f"{run.label} ({run.stream.total_s:.1f} s)")
     ax.plot(xs, eager.curve, color="black", linestyle="--", label=f"eager ({eager.total_s:.1f} s)")
-    ax.set_title(f"{result.requests} requests from {result.shapes_source}: cumulative time",
+    ax.set_title(f"{counted(result.requests, 'request')} from {result.shapes_source}: cumulative time",
                  fontsize=10)
     ax.set_xlabel("requests served")
     ax.set_ylabel("cumulative time (s), compiles included")

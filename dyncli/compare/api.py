@@ -25,6 +25,7 @@ from dyncli.compare.result import Change, Comparison, Driver, Pair, pct, row_nam
 from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import InputError, UsageError
 from dyncli.install import pip_extra
+from dyncli.words import counted
 
 __all__ = ["Change", "Comparison", "Driver", "Pair", "run"]
 
@@ -66,8 +67,8 @@ def run(base: str | Path, new: str | Path, *, config: CompareConfig | None = Non
                 "marked as regressions (compiles and failures still are)")
         if side.left_out:
             comparison.notes.append(
-                f"{'base' if side is b else 'new'} ({side.path}): {side.left_out} run"
-                f"{'' if side.left_out == 1 else 's'} left out (no model name or strategy "
+                f"{'base' if side is b else 'new'} ({side.path}): {counted(side.left_out, 'run')}"
+                " left out (no model name or strategy "
                 "of the expected type)")
         if side.device and other.device and side is b and side.device != other.device:
             comparison.notes.append(f"devices differ: base ran on {b.device}, new on {n.device}")

@@ -31,6 +31,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from dyncli.words import counted
+
 
 def _num(x: Any) -> float | None:
     ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
@@ -174,7 +176,7 @@ class Machine:
             what.append(f"base {self.base.describe()}; new {self.new.describe()}")
         n = len(self.moved) + len(self.unsteady)
         scope = "every pair" if self.probes_apart else \
-            f"the {n} pair{'s' if n != 1 else ''} whose eager " + \
+            f"the {counted(n, 'pair')} whose eager " + \
             ("moved" if not self.unsteady else "was unsteady" if not self.moved
              else "moved or was unsteady")
         return (("MACHINE CHANGED" if self.changed else "MACHINE MAY HAVE CHANGED")

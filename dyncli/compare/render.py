@@ -16,6 +16,7 @@ from dyncli.compare.result import Change, Comparison, Pair, row_name
 from dyncli.errors import UsageError
 from dyncli.output import atomic_target, stdout_console, write_json
 from dyncli.textsafe import visible
+from dyncli.words import counted
 
 COLUMNS = ("model", "strategy", "speedup", "compiled ms", "p", "compiles", "compile s",
            "first result s", "verdict")
@@ -78,9 +79,8 @@ def cells(pair: Pair, short: bool = False) -> list[str]:
 
 def headline(c: Comparison) -> str:
     """One line: how many pairs, regressions and recompiles, under which thresholds."""
-    return (f"{len(c.pairs)} pair{'' if len(c.pairs) == 1 else 's'} compared, "
-            f"{len(c.regressions)} regression"
-            f"{'' if len(c.regressions) == 1 else 's'}, {len(c.recompiled)} with more compiles "
+    return (f"{counted(len(c.pairs), 'pair')} compared, "
+            f"{counted(len(c.regressions), 'regression')}, {len(c.recompiled)} with more compiles "
             f"(threshold {c.threshold * 100:g}%, alpha {c.alpha:g})")
 
 

@@ -18,6 +18,7 @@ from dyncli.diagnose.findings import RAISED_MARK, Advice
 from dyncli.diagnose.model import Diagnosis, shown_causes
 from dyncli.logparse.events import UserLoc
 from dyncli.output import write_text
+from dyncli.words import counted
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -303,7 +304,7 @@ def render_html(d: Diagnosis) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dyncli diagnose — {_e(inputs)[:120]}</title><style>{_CSS}</style></head><body>"
         f"<header><h1>dyncli diagnose</h1><p>{_e(inputs)}</p><p>dyncli {_e(__version__)} · "
-        f"{d.stats.lines} lines read · {nav}</p></header>"
+        f"{counted(d.stats.lines, 'line')} read · {nav}</p></header>"
         f"<main>{''.join(body)}</main><script>{_JS}</script></body></html>\n")
 
 

@@ -22,6 +22,7 @@ from dyncli.diagnose.trace_report import TraceReport
 from dyncli.logparse.events import ParseStats, UserLoc, split_id
 from dyncli.logparse.guardtext import GuardKind
 from dyncli.logparse.textrecompiles import FAIL_ON_RECOMPILE
+from dyncli.words import counted
 
 CAUSES = tuple(str(k) for k in GuardKind)
 
@@ -588,7 +589,7 @@ class Diagnosis:
         done = [f"{what} ({n})" for what, n in sorted(st.pasted.items())]
         if st.partial:
             done.append(f"{st.partial} record(s) begun before the paste")
-        records = f"{st.records} record" + ("" if st.records == 1 else "s")
+        records = counted(st.records, "record")
         return f"read as pasted text: {records}, " + ", ".join(done)
 
     @property

@@ -27,6 +27,7 @@ from dyncli.inputs import STDIN, SeenFiles, Source, is_stream, open_input
 from dyncli.logparse.events import ParseStats
 from dyncli.logparse.textlog import TextLogParser
 from dyncli.logparse.trace_format import is_trace_line
+from dyncli.words import counted
 
 
 def _read_log(source: Source, analyzer: Analyzer, strict: bool) -> ParseStats:
@@ -123,7 +124,7 @@ def _check(name: str, stats: ParseStats, strict: bool) -> None:
         if seen is not None:  # torch's own text, or a traceback: said as what it is
             what, hint = _SEEN[seen]
             raise InputError(f"{name}: {what}", hint=hint)
-        raise InputError(f"{name}: not a torch log: none of its {stats.lines} lines is a "
+        raise InputError(f"{name}: not a torch log: none of its {counted(stats.lines, 'line')} is a "
                          "torch log line", hint=f"Capture one with: {_CAPTURE}")
     if strict and (stats.unrecognized or stats.malformed):
         line, text = (stats.samples or [(0, "")])[0]

@@ -30,6 +30,7 @@ from dyncli.output import (
     warn,
 )
 from dyncli.textsafe import visible
+from dyncli.words import counted
 
 
 def _short(path: str) -> str:
@@ -112,7 +113,7 @@ def render_terminal(diag: Diagnosis, limit: int = 20, console: Console | None = 
     ranks = diag.ranked
     st = diag.stats
     names = inputs_said(diag.inputs)
-    out.print(f"dyncli diagnose: {names} ({st.lines} lines, {st.recognized} "
+    out.print(f"dyncli diagnose: {names} ({counted(st.lines, 'line')}, {st.recognized} "
               f"recognized, {st.unrecognized} unrecognized, {st.malformed} malformed)",
               markup=False, soft_wrap=True)
     if diag.read_as:

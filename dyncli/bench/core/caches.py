@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from dyncli.bench.core import fields as f
+from dyncli.words import counted, noun
 
 FRESH, WARM = "fresh", "warm"
 
@@ -112,8 +113,8 @@ def label(hits: Mapping[str, int], count: bool = False) -> str:
     n = max(hits[k] for k in hit)
     what = "+".join(names.get(k, k) for k in hit)
     if count:
-        return f"{n} {what} hit{'' if n == 1 else 's'}"
-    return f"{what} hit{'' if len(hit) == 1 else 's'}"
+        return counted(n, f"{what} hit")
+    return f"{what} {noun(len(hit), 'hit')}"
 
 
 def read_hits(d: object) -> dict[str, int]:

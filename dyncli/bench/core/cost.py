@@ -33,6 +33,7 @@ from dyncli.bench.core.run_parts import Replay
 from dyncli.bench.core.stats import p_value
 from dyncli.bench.core.stream_file import MAX_SIZE, StreamError
 from dyncli.logparse.safe import clip
+from dyncli.words import counted
 
 SIGNIFICANT = 0.05
 
@@ -325,7 +326,7 @@ def recommend(candidates: Sequence[Candidate], requests: int,
     p = None
     if second is not None and len(best.samples) >= 2 and len(second.samples) >= 2:
         p = p_value(list(best.samples), list(second.samples))
-    parts = [f"{best.name}: {best.total_s:.2f} s for {requests} requests "
+    parts = [f"{best.name}: {best.total_s:.2f} s for {counted(requests, 'request')} "
              f"({best.compile_s:.2f} s compiling, {_ms(best.weighted_latency_ms)} ms per request "
              "at steady state)"]
     if second is not None:
@@ -350,7 +351,7 @@ def recommend(candidates: Sequence[Candidate], requests: int,
         payback = [c for c in ok[1:] if c.break_even is not None]
         if payback:
             soonest = min(payback, key=lambda c: c.break_even or 0)
-            parts.append(f"compiling pays back only after {soonest.break_even} requests "
+            parts.append(f"compiling pays back only after {counted(soonest.break_even or 0, 'request')} "
                          f"({soonest.name})")
         else:
             parts.append("no strategy pays its compiles back at this traffic")
