@@ -351,7 +351,8 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
                 out.text(line)
     rec = result.recommendation
     if rec is not None:
-        sure = f" (confidence {rec.confidence:.2f})" if rec.confidence is not None else ""
+        sure = (f" (confidence {rec.confidence:.2f} that it costs the stream least)"
+                if rec.confidence is not None else "")
         out.text(f"recommendation: {rec.strategy}{sure} — {rec.reason}")
         if rec.apply is not None and not result.settings.get("emit"):
             out.text("to apply it: add --emit python (a module defining "

@@ -78,7 +78,10 @@ def test_a_tie_within_noise_is_below_0_9_and_asks_for_repeats() -> None:
                                                  Contender("b", [1.0])], "a", rounds=10)
     assert settle.confidence < conf.SURE
     text = conf.reason(settle)
-    assert text.startswith(f"confidence {settle.confidence:.2f}: a, b are within noise")
+    # the leaders with each one's own chance, never a second bare "confidence" (round 34)
+    assert text.startswith("a, b are within noise of each other (each one's chance of the "
+                           f"least total: a {settle.p_best['a']:.2f}, b {settle.p_best['b']:.2f})")
+    assert "confidence" not in text
     assert "more repeats would settle it (--repeat " in text and "now 10" in text
 
 
@@ -612,7 +615,8 @@ def test_the_terminal_line_carries_the_confidence(capsys: pytest.CaptureFixture[
     assert rec is not None and rec.confidence is not None
     print_result(result)
     out = capsys.readouterr().out
-    assert f"recommendation: {rec.strategy} (confidence {rec.confidence:.2f}) — " in out
+    assert (f"recommendation: {rec.strategy} (confidence {rec.confidence:.2f} that it costs "
+            "the stream least) — ") in out
 
 
 def test_with_restarts_the_confidence_resamples_every_processs_compiles() -> None:
@@ -685,6 +689,32 @@ def test_leaders_within_noise_give_the_simplest_whichever_the_noise_put_first() 
             point_best.add("automatic")
     assert picks == {"automatic"}
     assert len(point_best) >= 2  # the noise did put another first, and the answer held
+
+
+def test_a_recommendation_line_says_one_confidence_and_what_it_is_about(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # round 34: "recommendation: automatic (confidence 0.12) — automatic: the simplest … ;
+    # confidence 0.36: dynamic, … are within noise": the second was the point best's
+    from dyncli.bench.core.result import BenchResult, Environment
+    from dyncli.bench.render import print_result
+
+    env = Environment("0.2.0", "2.15.0", "3.11", "cpu", "cpu", "float32", 2)
+    for seed, order in enumerate((("automatic", "dynamic", "unbacked"),
+                                  ("unbacked", "automatic", "dynamic"))):
+        rec = _tied(order, seed)
+        assert rec is not None and rec.confidence is not None and rec.p_best is not None
+        result = BenchResult("m", env, {}, shapes_source="sizes")
+        result.recommendation = rec
+        print_result(result)
+        line = next(x for x in capsys.readouterr().out.splitlines()
+                    if x.startswith("recommendation:"))
+        assert line.count("confidence") == 1
+        assert line.startswith(f"recommendation: {rec.strategy} (confidence "
+                               f"{rec.confidence:.2f} that it costs the stream least) — ")
+        # every leader's own chance, each named, and the pick's is the line's confidence
+        assert "each one's chance of the least total: " in line
+        assert f"{rec.strategy} {rec.p_best[rec.strategy]:.2f}" in line
+        assert rec.p_best[rec.strategy] == pytest.approx(rec.confidence)
 
 
 def test_a_sure_winner_is_kept_even_when_a_simpler_one_follows() -> None:

@@ -244,9 +244,20 @@ def _advice(parts: dict[str, np.ndarray], best: str, runner: str, point: dict[st
 
 
 def reason(settle: Settle) -> str:
-    """The recommendation's words about its confidence (empty when sure)."""
+    """The recommendation's words about how sure it is (empty when sure).
+
+    It names the leaders with each one's own chance of the least total, never a bare
+    "confidence": the recommendation line carries the recommended strategy's, and a second
+    number under the same name (the noise's point best's, where the simplest leader was
+    picked) read as two confidences in one line (round 34).
+    """
     if settle.sure or len(settle.leaders) < 2:
         return ""
-    names = ", ".join(settle.leaders)
-    text = (f"confidence {settle.confidence:.2f}: {names} are within noise of each other")
+    text = f"{', '.join(settle.leaders)} are within noise of each other ({chances(settle)})"
     return f"{text}; {settle.advice}" if settle.advice else text
+
+
+def chances(settle: Settle) -> str:
+    """Each leader's chance of the least total: ``a 0.52, b 0.36``, said as what it is."""
+    return "each one's chance of the least total: " + ", ".join(
+        f"{n} {settle.p_best.get(n, 0.0):.2f}" for n in settle.leaders)

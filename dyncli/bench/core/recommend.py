@@ -275,16 +275,20 @@ def with_confidence(result: BenchResult, rec: Recommendation, n_shapes: int,
         # Leaders within noise of each other: which of them has the least point estimate is
         # the noise's choice, and flips from run to run (issue #18). Recommend the one that is
         # simplest to apply, the same whichever of them the noise put first.
+        # the leaders and their chances said once, here (round 34: the words below said them
+        # again under a "confidence" that was the point best's, beside the pick's own)
         lead = (f"{pick}: the simplest to apply of {', '.join(settle.leaders)}, which are "
                 f"within noise of each other ({pick} {totals[pick]:.2f} s predicted, "
-                f"{rec.strategy} {rec.total_s:.2f} s)")
+                f"{rec.strategy} {rec.total_s:.2f} s; {confidence.chances(settle)})")
+        words = settle.advice
         # rec.reason ranks by predicted total, where the pick may be "next best": said once,
         # as what it is (issue #34: "recommendation: X … next best X")
         ranked = rec.reason.replace(f"; next best {pick}: ", f"; then {pick}: ", 1)
         return replace(rec, strategy=pick, total_s=totals[pick], runner_up=rec.strategy,
                        runner_up_total_s=rec.total_s, confidence=settle.p_best.get(pick, 0.0),
                        p_best=p_best,
-                       reason=f"{lead}; by predicted total, {ranked}; {words}")
+                       reason=f"{lead}; by predicted total, {ranked}"
+                       + (f"; {words}" if words else ""))
     return replace(rec, confidence=settle.confidence, p_best=p_best,
                    reason=f"{rec.reason}; {words}" if words else rec.reason)
 
