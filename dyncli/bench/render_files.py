@@ -210,15 +210,24 @@ def plan_path(form: str | None, path: str | None) -> str | None:
 
 
 def write_plan(result: BenchResult, form: str, path: str, out: Output) -> None:
-    """Write the recommendation's plan in ``form`` (atomically; ``-`` = stdout)."""
+    """Write the recommendation's plan in ``form`` (atomically; ``-`` = stdout).
+
+    Where there is none (:func:`~dyncli.bench.core.recommend.no_plan` says why): a warning
+    after Ctrl-C (the run exits 130 for that), else an error (exit 1)."""
     from dyncli.bench.core.apply import Plan
     from dyncli.bench.core.emit import emit
+    from dyncli.bench.core.recommend import no_plan
     from dyncli.errors import GateError
     from dyncli.output import write_text
 
+    why = no_plan(result)
     rec = result.recommendation
-    if rec is None or rec.apply is None:
-        raise GateError("--emit: no recommendation to write (no strategy passed)")
+    if why is not None or rec is None or rec.apply is None:
+        if result.interrupted:
+            out.warn(f"--emit: {why}")
+            return
+        raise GateError(f"--emit: {why}")
     write_text(path, emit(Plan.from_dict(rec.apply), form, result.settings))
     if path != "-":
-        out.info(f"plan ({form}) for {rec.strategy} written to {path}")
+        stopped = " (every strategy was measured before Ctrl-C)" if result.interrupted else ""
+        out.info(f"plan ({form}) for {rec.strategy} written to {path}{stopped}")

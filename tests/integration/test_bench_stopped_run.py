@@ -10,7 +10,10 @@ stopped mid-walk and the one never started; the JSON the run writes as it goes s
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from dyncli.bench.core.result import BenchResult, Hooks
 from dyncli.bench.core.status import Status
 from dyncli.bench.runner import run_bench
 from dyncli.config import BenchConfig
+from tests.cli.waiting import default_sigint
 
 pytestmark = pytest.mark.slow
 
@@ -98,3 +102,25 @@ def test_ctrl_c_in_the_device_warm_up_writes_every_run_interrupted(tmp_path: Pat
         (s, "interrupted", "not measured: stopped before it started")
         for s in ("automatic", "dynamic")]
     assert not any(run["variations"] for run in doc["runs"])
+
+
+def test_ctrl_c_with_emit_says_the_run_was_interrupted_and_exits_130(tmp_path: Path) -> None:
+    # round 34: "Error: --emit: no recommendation to write (no strategy passed)" and exit 1.
+    # A real SIGINT in a real `python -m dyncli` process (the model raises it at the first
+    # call, the device warm-up's: nothing compiles), started with Ctrl-C's default action
+    (tmp_path / "m.py").write_text(MODEL_SIGINT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dyncli", "bench", "m.py:build", "--device", "cpu",
+         "--strategy", "automatic,dynamic", "--warm-cache", "--sizes", "3,3,5",
+         "--emit", "toml", "--emit-file", "plan.toml", "--json", "out.json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, preexec_fn=default_sigint,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120", "TERM": "dumb"})
+    assert proc.returncode == 130, proc.stderr
+    assert not (tmp_path / "plan.toml").exists()
+    err = " ".join(proc.stderr.split())
+    assert ("Warning: --emit: no plan written: the run was interrupted (Ctrl-C) before "
+            "automatic, dynamic were measured, and a plan is the best of every strategy asked "
+            "for; run it to the end to write one") in err, proc.stderr
+    assert "no strategy passed" not in err and "Traceback" not in err
+    doc = json.loads((tmp_path / "out.json").read_text())
+    assert doc["interrupted"] is True

@@ -9,12 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest_bench import sample_result
 
 from dyncli.bench.core import recommend
-from dyncli.bench.core.result import RunResult
+from dyncli.bench.core.result import BenchResult, RunResult
 from dyncli.bench.core.status import Status
+from dyncli.bench.render_files import write_plan
 from dyncli.compare import api as compare
+from dyncli.errors import GateError
+from dyncli.output import Output
 
 
 def _untimed(runs: list[RunResult], label: str) -> None:
@@ -98,3 +102,55 @@ def test_nothing_timed_prints_one_line_not_a_table_of_dashes(capsys: object) -> 
     sample.stop(["static", "dynamic"], "examples/model.py:build", "inference")
     print_result(sample, Output())
     assert "strategies side by side" in capsys.readouterr().out  # type: ignore[attr-defined]
+
+
+def _stopped(untimed: str | None) -> BenchResult:
+    """sample_result's static and dynamic over a 4-request stream, stopped by Ctrl-C with
+    ``untimed`` (if any) not timed, and recommended as the run does at its end."""
+    result = sample_result()
+    result.stream_ids, result.shapes_source = [0, 1, 1, 0], "sizes"
+    result.settings["sizes"] = [8, 10, 10, 8]
+    if untimed:
+        _untimed(result.runs, untimed)
+    result.stop(["static", "dynamic"], "examples/model.py:build", "inference")
+    recommend.apply(result)
+    return result
+
+
+def test_emit_after_ctrl_c_says_the_run_was_interrupted_and_writes_no_plan(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # round 34: "Error: --emit: no recommendation to write (no strategy passed)", exit 1
+    result = _stopped("dynamic")
+    assert result.recommendation is not None  # static's, the one measured: not the best of both
+    why = recommend.no_plan(result)
+    assert why == ("no plan written: the run was interrupted (Ctrl-C) before dynamic was "
+                   "measured, and a plan is the best of every strategy asked for; run it to "
+                   "the end to write one")
+    plan = tmp_path / "plan.toml"
+    write_plan(result, "toml", str(plan), Output())  # a warning, not an error: the run exits 130
+    assert not plan.exists()
+    assert f"Warning: --emit: {why}" in " ".join(capsys.readouterr().err.split())
+
+
+def test_emit_after_ctrl_c_once_every_strategy_was_measured_writes_the_plan(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = _stopped(None)  # stopped after both were timed (in a replay, the end's probe)
+    assert result.interrupted and recommend.no_plan(result) is None
+    rec = result.recommendation
+    assert rec is not None
+    plan = tmp_path / "plan.toml"
+    write_plan(result, "toml", str(plan), Output())
+    assert plan.read_text().strip()
+    assert (f"plan (toml) for {rec.strategy} written to {plan} (every strategy was measured "
+            "before Ctrl-C)") in " ".join(capsys.readouterr().err.split())
+
+
+def test_emit_with_nothing_passed_and_no_ctrl_c_is_an_error(tmp_path: Path) -> None:
+    result = sample_result()  # no recommendation (eager failed too), and no Ctrl-C
+    result.stream_ids, result.shapes_source, result.recommendation = [0, 1], "sizes", None
+    for run in result.runs:
+        run.status = Status.FAIL_TO_COMPILE
+    with pytest.raises(GateError, match=r"^--emit: no recommendation to write \(no strategy "
+                       r"passed\)$"):
+        write_plan(result, "toml", str(tmp_path / "plan.toml"), Output())
+    assert not (tmp_path / "plan.toml").exists()

@@ -329,3 +329,26 @@ def plan_for(result: BenchResult, name: str) -> Plan:
         plan = graph_plans.applied(run, plan)
     predicted = run.stream.compiles if run is not None and run.stream is not None else None
     return replace(plan, predicted_compiles=0 if strategy == EAGER else predicted)
+
+
+def no_plan(result: BenchResult) -> str | None:
+    """Why ``--emit`` can write no plan for ``result`` (None: it can: the recommendation's).
+
+    A plan is the best of every strategy asked for. A run stopped (Ctrl-C) before one of them
+    was measured cannot say that the best of the others is the best of all, so it writes none
+    and says which were not measured; stopped after every one was measured (in a replay, the
+    end's probe), the plan stands. Round 34: after Ctrl-C bench said "no strategy passed".
+    """
+    if result.interrupted:
+        missing = [r.label for r in result.runs if r.status == Status.INTERRUPTED]
+        if missing:
+            said = ", ".join(missing)
+            return (f"no plan written: the run was interrupted (Ctrl-C) before {said} "
+                    f"{'was' if len(missing) == 1 else 'were'} measured, and a plan is the best "
+                    "of every strategy asked for; run it to the end to write one")
+    rec = result.recommendation
+    if rec is not None and rec.apply is not None:
+        return None
+    if result.interrupted:
+        return "no plan written: the run was interrupted (Ctrl-C) and recommends nothing"
+    return "no recommendation to write (no strategy passed)"
