@@ -43,6 +43,10 @@ IMAGE_SIZE = {"inception_v3": 299}
 HF_EXAMPLES = ("BertModel", "BertForSequenceClassification", "GPT2LMHeadModel",
                "DistilBertModel", "T5Model", "LlamaForCausalLM")
 LM_SUFFIXES = ("ForCausalLM", "LMHeadModel", "ForMaskedLM")
+# The hf main inputs bench builds (a class's ``main_input_name``): token ids, images, and two
+# kinds of audio, a waveform (Wav2Vec2, HuBERT, WavLM) and Whisper's log-mel frames.
+AUDIO_INPUTS = ("input_values", "input_features")
+HF_INPUTS = ("input_ids", "pixel_values", *AUDIO_INPUTS)
 
 
 @dataclass
@@ -224,9 +228,10 @@ def _build_hf(name: str, *, device: str, batch_size: int | None, seq_len: int | 
     overrides = {"use_cache": False, **hf_config}
     try:
         config = cls.config_class(**overrides)
-        if training:  # eager and compiled would draw different dropout masks
+        if training:  # eager and compiled would draw different dropout masks (and audio
+            # models' layer drop and SpecAugment masks, mask_time_prob, mask_feature_prob)
             for key, value in list(vars(config).items()):
-                if "dropout" in key and isinstance(value, float) and key not in hf_config:
+                if _random_in_training(key) and isinstance(value, float) and key not in hf_config:
                     setattr(config, key, 0.0)
         model = cls(config)
     except (TypeError, ValueError) as e:  # transformers validates configs with ValueError
@@ -236,10 +241,14 @@ def _build_hf(name: str, *, device: str, batch_size: int | None, seq_len: int | 
     seq = seq_len or HF_DEFAULT_SEQ[dev]
     vocab = int(getattr(config, "vocab_size", 1000) or 1000)
     params = inspect.signature(model.forward).parameters
-    if "input_ids" not in params:
+    main = _main_input(cls, cls_name, params)
+    if main == "pixel_values":
         # transformers 5's forward takes **kwargs, so a ViT given input_ids raised inside it
         # ("'NoneType' object has no attribute 'dtype'", round 34): image models get pixels
-        return _hf_pixels(name, cls_name, model, config, params, batch)
+        return _hf_pixels(name, cls_name, model, config, batch)
+    if main in AUDIO_INPUTS:
+        return _hf_audio(name, cls_name, main, model, config, params, batch,
+                         seq_len, HF_DEFAULT_SEQ[dev], vocab)
     kwargs: dict[str, Any] = {"input_ids": torch.randint(0, vocab, (batch, seq))}
     kinds = {"input_ids": InputKind("ids", 0, vocab)}
     if "attention_mask" in params:
@@ -262,27 +271,107 @@ def _build_hf(name: str, *, device: str, batch_size: int | None, seq_len: int | 
     return Built(name, "hf", model, (), kwargs, batch, seq, kinds, loss)
 
 
-def _hf_pixels(name: str, cls_name: str, model: Any, config: Any,
-               params: Mapping[str, inspect.Parameter], batch: int) -> Built:
-    """An hf model whose forward takes ``pixel_values`` (ViT, DeiT, Swin, ConvNeXt …): a
-    batch of images of the config's ``image_size`` and ``num_channels``, no sequence dim.
-    Any other input (Whisper's ``input_features``) is one error naming it."""
+def _random_in_training(key: str) -> bool:
+    """Whether an hf config key is a probability of something random in training."""
+    return "dropout" in key or key == "layerdrop" or (key.startswith("mask_")
+                                                      and key.endswith("_prob"))
+
+
+def _main_input(cls: Any, cls_name: str, params: Mapping[str, inspect.Parameter]) -> str:
+    """The input bench builds for an hf model: its class's ``main_input_name`` (what
+    transformers' own pipelines feed it) where its forward takes that by name, else
+    ``input_ids`` or ``pixel_values`` where it takes one of those. One error otherwise."""
+    main = getattr(cls, "main_input_name", None)
+    if isinstance(main, str) and main in params:
+        if main in HF_INPUTS:
+            return main
+        raise _cannot(cls_name, main, "bench builds " + ", ".join(HF_INPUTS) + " only")
+    for known in ("input_ids", "pixel_values"):
+        if known in params:
+            return known
+    first = next((p for p in params if p not in ("self", "args", "kwargs")), None)
+    said = main if isinstance(main, str) else first or "?"
+    why = (f"its forward takes {first}, not its main input {said}"
+           if first and first != said else "its forward names no input bench can build")
+    raise _cannot(cls_name, said, why)
+
+
+def _cannot(cls_name: str, what: str, why: str) -> ModelError:
+    """The one error for an hf model whose input bench cannot build."""
+    return ModelError(f"hf:{cls_name}: bench cannot build its input {what}: {why}",
+                      hint="Give the model as FILE.py:FUNCTION returning (model, inputs); "
+                      "see examples/model.py")
+
+
+def _hf_pixels(name: str, cls_name: str, model: Any, config: Any, batch: int) -> Built:
+    """An hf image model (main input ``pixel_values``: ViT, DeiT, Swin, ConvNeXt …): a batch
+    of images of the config's ``image_size`` and ``num_channels``, no sequence dim."""
     import torch
 
     size = getattr(config, "image_size", None)
     hw = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
-    if "pixel_values" not in params or len(hw) != 2 \
-            or not all(isinstance(x, int) and x > 0 for x in hw):
-        first = next((p for p in params if p not in ("self", "args", "kwargs")), "?")
-        raise ModelError(f"transformers.{cls_name}'s forward takes {first}: bench builds hf "
-                         "inputs for text models (input_ids) and image models (pixel_values "
-                         "of the config's image_size) only",
-                         hint="Give the model as FILE.py:FUNCTION returning (model, inputs); "
-                         "see examples/model.py")
+    if len(hw) != 2 or not all(isinstance(x, int) and x > 0 for x in hw):
+        raise _cannot(cls_name, "pixel_values", f"its config's image_size is {size!r}, not a "
+                      "size or a (height, width)")
     channels = int(getattr(config, "num_channels", 3) or 3)
     kwargs = {"pixel_values": torch.randn(batch, channels, *hw)}
     return Built(name, "hf", model, (), kwargs, batch, None,
                  {"pixel_values": InputKind("float")})
+
+
+def _ints(value: Any) -> tuple[int, ...] | None:
+    """A config's list of positive ints, None when it is not one."""
+    if not isinstance(value, (list, tuple)) or not value \
+            or not all(isinstance(x, int) and x > 0 for x in value):
+        return None
+    return tuple(value)
+
+
+def _hf_audio(name: str, cls_name: str, main: str, model: Any, config: Any,
+              params: Mapping[str, inspect.Parameter], batch: int, seq_len: int | None,
+              default_seq: int, vocab: int) -> Built:
+    """An hf audio model, from its config: a waveform ``(batch, samples)`` for a convolutional
+    feature encoder's ``input_values`` (the sequence dim counts samples; by default enough for
+    ``default_seq`` frames), or Whisper's ``input_features`` ``(batch, num_mel_bins,
+    2 * max_source_positions)`` (a length its encoder requires: no sequence dim there; an
+    encoder-decoder's ``decoder_input_ids`` carry it). One error for any other config."""
+    import torch
+
+    if main == "input_values":
+        kernels, strides = _ints(getattr(config, "conv_kernel", None)), \
+            _ints(getattr(config, "conv_stride", None))
+        if kernels is None or strides is None or len(kernels) != len(strides):
+            raise _cannot(cls_name, main, "bench builds it only as a waveform for a "
+                          "convolutional feature encoder (conv_kernel and conv_stride in the "
+                          "config: Wav2Vec2, HuBERT, WavLM), and this config has neither")
+        receptive, hop = 1, 1
+        for k, s in zip(kernels, strides, strict=True):
+            receptive, hop = receptive + (k - 1) * hop, hop * s
+        samples = seq_len or receptive + (default_seq - 1) * hop
+        if samples < receptive:
+            raise _cannot(cls_name, main, f"--seq-len {samples} samples is shorter than its "
+                          f"feature encoder's receptive field, {receptive} samples")
+        return Built(name, "hf", model, (), {main: torch.randn(batch, samples)}, batch, samples,
+                     {main: InputKind("float")})
+    mels, positions = getattr(config, "num_mel_bins", None), \
+        getattr(config, "max_source_positions", None)
+    if not (isinstance(mels, int) and isinstance(positions, int) and mels > 0 and positions > 0):
+        raise _cannot(cls_name, main, "bench builds it only as Whisper's log-mel frames "
+                      "(num_mel_bins and max_source_positions in the config), and this config "
+                      "has neither")
+    frames = 2 * positions  # two convolutions, the second of stride 2
+    kwargs: dict[str, Any] = {main: torch.randn(batch, mels, frames)}
+    kinds = {main: InputKind("float")}
+    seq = None
+    if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
+        seq = seq_len or min(default_seq, int(getattr(config, "max_target_positions", 0) or
+                                              default_seq))
+        if seq in (mels, frames):  # bench varies every dim of the sequence's size
+            raise _cannot(cls_name, "decoder_input_ids", f"--seq-len {seq} is also a fixed "
+                          f"size of {main} {(batch, mels, frames)}; give another --seq-len")
+        kwargs["decoder_input_ids"] = torch.randint(0, vocab, (batch, seq))
+        kinds["decoder_input_ids"] = InputKind("ids", 0, vocab)
+    return Built(name, "hf", model, (), kwargs, batch, seq, kinds)
 
 
 def _load_function(path: str, func: str) -> Callable[..., Any]:

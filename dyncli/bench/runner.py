@@ -137,7 +137,7 @@ def _load(model_name: str, cfg: BenchConfig, device: str, result: BenchResult, h
             hooks.run_done(result)
         return None
     if "seq" in cfg.vary and built.seq_len is None:
-        raise UsageError(f"vary seq: {model_name} has no sequence dim (only hf: text models do)")
+        raise UsageError(f"vary seq: {model_name} has no sequence dim (only hf: text and audio models do)")
     # warnings, not errors: autodyn.toml may set them for the project's hf models
     for text in unused.notes(cfg, unused.RUN, unused.Model(model_name, built.source,
                                                            built.seq_len), hooks.origins):

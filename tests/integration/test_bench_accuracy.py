@@ -72,12 +72,85 @@ def test_hf_image_models_get_pixels_and_other_inputs_one_error() -> None:
     assert vit.kinds["pixel_values"].kind == "float"
     out = vit.model(**vit.kwargs)
     assert out.last_hidden_state.shape[0] == 2
-    with pytest.raises(ModelError, match="WhisperModel's forward takes input_features: bench "
-                       "builds hf inputs for text models"):
-        build("hf:WhisperModel", device="cpu", batch_size=None, seq_len=None,
-              hf_config={"encoder_layers": 1, "decoder_layers": 1, "d_model": 16,
-                         "encoder_attention_heads": 2, "decoder_attention_heads": 2,
-                         "encoder_ffn_dim": 32, "decoder_ffn_dim": 32}, training=False)
+
+
+# tiny audio configs (lists given as build's hf_config; --hf-config takes scalars)
+WAV2VEC2 = {"num_hidden_layers": 1, "hidden_size": 16, "num_attention_heads": 2,
+            "intermediate_size": 32, "conv_dim": [8, 8], "conv_kernel": [10, 3],
+            "conv_stride": [5, 2], "num_feat_extract_layers": 2, "num_conv_pos_embeddings": 4,
+            "num_conv_pos_embedding_groups": 2}
+WHISPER = {"encoder_layers": 1, "decoder_layers": 1, "d_model": 16,
+           "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 32,
+           "decoder_ffn_dim": 32, "num_mel_bins": 8, "max_source_positions": 24,
+           "max_target_positions": 64}
+
+
+def test_hf_audio_models_get_their_main_input_from_the_config() -> None:
+    """Round 35: a model whose main input is neither input_ids nor pixel_values (Wav2Vec2's
+    input_values, Whisper's input_features) was refused; bench now builds it from the class's
+    main_input_name and the config, and the model runs on it."""
+    from dyncli.bench.core.shapes import detect_dims
+    from dyncli.bench.tensors import named_shapes
+
+    w2v = build("hf:Wav2Vec2Model", device="cpu", batch_size=2, seq_len=None,
+                hf_config=WAV2VEC2, training=True)
+    # a waveform: (batch, samples), the sequence dim counting samples; by default enough for
+    # the CPU's 32 frames: receptive field 10 + 5*2 = 20 samples, hop 10
+    assert set(w2v.kwargs) == {"input_values"} and w2v.seq_len == 20 + 31 * 10
+    assert w2v.kwargs["input_values"].shape == (2, 330) and w2v.kinds["input_values"].kind == "float"
+    assert w2v.model.config.mask_time_prob == 0.0 and w2v.model.config.layerdrop == 0.0  # training
+    dims = detect_dims(named_shapes(w2v), w2v.batch_size, None, w2v.seq_len)
+    assert (dims.batch, dims.seq) == ({"input_values": (0,)}, {"input_values": (1,)})
+    assert w2v.model(**w2v.kwargs).last_hidden_state.shape[:2] == (2, 32)
+    shorter = build("hf:Wav2Vec2Model", device="cpu", batch_size=2, seq_len=150,
+                    hf_config=WAV2VEC2, training=False)
+    assert shorter.kwargs["input_values"].shape == (2, 150)
+    with pytest.raises(ModelError, match=r"^hf:Wav2Vec2Model: bench cannot build its input "
+                       r"input_values: --seq-len 19 samples is shorter than its feature "
+                       r"encoder's receptive field, 20 samples$"):
+        build("hf:Wav2Vec2Model", device="cpu", batch_size=2, seq_len=19, hf_config=WAV2VEC2,
+              training=False)
+
+    whisper = build("hf:WhisperModel", device="cpu", batch_size=2, seq_len=None,
+                    hf_config=WHISPER, training=False)
+    # the encoder requires 2 * max_source_positions frames: the decoder's ids carry the sequence
+    assert whisper.kwargs["input_features"].shape == (2, 8, 48)
+    assert whisper.kwargs["decoder_input_ids"].shape == (2, 32) and whisper.seq_len == 32
+    dims = detect_dims(named_shapes(whisper), whisper.batch_size, None, whisper.seq_len)
+    assert dims.seq == {"decoder_input_ids": (1,)}
+    assert whisper.model(**whisper.kwargs).last_hidden_state.shape == (2, 32, 16)
+    with pytest.raises(ModelError, match=r"^hf:WhisperModel: bench cannot build its input "
+                       r"decoder_input_ids: --seq-len 48 is also a fixed size of input_features "
+                       r"\(2, 8, 48\); give another --seq-len$"):
+        build("hf:WhisperModel", device="cpu", batch_size=2, seq_len=48, hf_config=WHISPER,
+              training=False)
+
+
+@pytest.mark.parametrize(("cls", "config", "said"), [
+    # main input input_values, but a spectrogram (batch, frames, mel bins): no conv encoder
+    ("ASTModel", {"num_hidden_layers": 1, "hidden_size": 16, "num_attention_heads": 2,
+                  "intermediate_size": 32},
+     "input_values: bench builds it only as a waveform for a convolutional feature encoder "
+     "(conv_kernel and conv_stride in the config: Wav2Vec2, HuBERT, WavLM), and this config "
+     "has neither"),
+    # main input input_features, but Speech2Text's (batch, frames, features)
+    ("Speech2TextModel", {"encoder_layers": 1, "decoder_layers": 1, "d_model": 16,
+                          "encoder_attention_heads": 2, "decoder_attention_heads": 2,
+                          "encoder_ffn_dim": 32, "decoder_ffn_dim": 32},
+     "input_features: bench builds it only as Whisper's log-mel frames (num_mel_bins and "
+     "max_source_positions in the config), and this config has neither"),
+    # main input input_ids, which its forward does not take
+    ("Blip2QFormerModel", {"num_hidden_layers": 1, "hidden_size": 16, "num_attention_heads": 2,
+                           "intermediate_size": 32, "encoder_hidden_size": 16},
+     "input_ids: its forward takes query_embeds, not its main input input_ids"),
+])
+def test_an_hf_input_bench_cannot_build_is_one_error_naming_model_and_input(
+        cls: str, config: dict, said: str) -> None:
+    with pytest.raises(ModelError) as e:
+        build(f"hf:{cls}", device="cpu", batch_size=2, seq_len=None, hf_config=config,
+              training=False)
+    assert str(e.value) == f"hf:{cls}: bench cannot build its input {said}"
+    assert "\n" not in str(e.value) and e.value.hint and "FILE.py:FUNCTION" in e.value.hint
 
 
 def test_zoo_errors() -> None:
@@ -149,7 +222,7 @@ def test_hf_config_and_seq_len_a_model_cannot_use_are_said_unused(tmp_path) -> N
     assert _load(name, cfg, "cpu", BenchResult(name, env, {}), hooks, None, said.append)
     assert said == [
         f"--hf-config num_layers=1: for hf: models; {name} is not one, so it was not used",
-        f"--seq-len 8: for models with a sequence dim; {name} has none (only hf: text models do), "
+        f"--seq-len 8: for models with a sequence dim; {name} has none (only hf: text and audio models do), "
         "so it was not used",
         "bench.buckets = 8,16 (from autodyn.toml): for the pad strategy; no strategy run here "
         "pads (automatic), so it was not used"]

@@ -96,7 +96,7 @@ def stream_plan(cfg: BenchConfig, name: str, model_batch: int, model_seq: int | 
     requests, source = given
     if any(s is not None for _, s in requests) and model_seq is None:
         raise UsageError(f"{source}: gives seq, but {name} has no sequence dim "
-                         "(only hf: text models do)")
+                         "(only hf: text and audio models do)")
     resolved = fill_sizes(requests, base_batch, model_seq, cfg.requests)
     shapes, ids = stream.distinct(resolved)
     return StreamPlan([Variation(i, b if b is not None else base_batch, s)

@@ -62,7 +62,7 @@ def _auto(cfg: BenchConfig) -> bool:
 TABLE: tuple[Use, ...] = (
     Use("hf_config", RUN, "hf: models", "{model} is not one",
         lambda _c, m: m is not None and m.source == "hf"),
-    Use("seq_len", RUN, "models with a sequence dim", "{model} has none (only hf: text models do)",
+    Use("seq_len", RUN, "models with a sequence dim", "{model} has none (only hf: text and audio models do)",
         lambda _c, m: m is not None and m.seq_len is not None),
     Use("buckets", RUN, "the pad strategy", "no strategy run here pads ({strategies})",
         lambda c, _m: _pads(c)),
