@@ -17,6 +17,7 @@ from rich.table import Table
 
 from dyncli.bench import render_ranks
 from dyncli.bench.core import caches
+from dyncli.bench.core.cpu_time import DIVERGE
 from dyncli.bench.core.recommend import restarts_of, stream_given
 from dyncli.bench.core.result import BenchResult, Hooks, RunResult
 from dyncli.bench.core.run_parts import Replay
@@ -247,7 +248,9 @@ def start_line(run: RunResult) -> str | None:
 
 
 def buckets_line(run: RunResult) -> str | None:
-    """pad with --buckets auto: the chosen buckets beside pow2 and no padding (predicted)."""
+    """pad with --buckets auto: the chosen buckets beside pow2 and no padding (predicted by the
+    probe), what the chosen ones cost when measured, and what the probe's compiles were
+    charged where waiting for the machine stretched their wall time."""
     info = run.buckets
     if info is None or not info.plans:
         return None
@@ -258,8 +261,18 @@ def buckets_line(run: RunResult) -> str | None:
             continue
         label = {"auto": "auto", "pow2": "pow2", "none": "no padding"}[name]
         sizes = "" if name == "none" else " " + ",".join(str(b) for b in p.buckets)
-        shown.append(f"{label}{sizes}: {p.total_s:.2f} s predicted ({counted(p.compiles, 'compile')})")
-    return f"{run.label} buckets — " + "; ".join(shown)
+        said = f"{label}{sizes}: {p.total_s:.2f} s predicted ({counted(p.compiles, 'compile')})"
+        if name == "auto" and run.stream is not None and p.total_s > 0:
+            # how far the probe's price held: the measured pass over the same stream
+            said += (f", {run.stream.total_s:.2f} s measured "
+                     f"({(run.stream.total_s / p.total_s - 1) * 100:+.0f} %)")
+        shown.append(said)
+    line = f"{run.label} buckets — " + "; ".join(shown)
+    wall = info.compile_wall_s_each
+    if wall is not None and wall > DIVERGE * info.compile_s_each + 0.1:
+        line += (f"; the probe's compiles waited for the machine: {wall:.2f} s each at wall, "
+                 f"charged {info.compile_s_each:.2f} s (min of wall and CPU, as the stream's)")
+    return line
 
 
 def graphs_line(run: RunResult) -> str | None:

@@ -62,6 +62,12 @@ def test_chosen_buckets_are_measured_and_beat_pow2_and_no_padding(auto: Any) -> 
     assert pad.stream is not None and pad.stream.compiles == len(
         {v.padded_to.batch for v in pad.variations})
     assert "pad buckets — auto" in stdout
+    # the probe's compiles are charged as the stream's are, min(wall, CPU), with their wall
+    # kept beside; the measured pass is set beside the probe's prediction (round 35)
+    assert info.compile_wall_s_each is not None
+    assert info.compile_s_each <= info.compile_wall_s_each + 1e-9
+    assert f"{plans['auto'].total_s:.2f} s predicted" in stdout
+    assert f"{pad.stream.total_s:.2f} s measured (" in stdout
 
 
 def test_emitted_plans_compile_as_predicted(auto: Any, tmp_path: Path) -> None:

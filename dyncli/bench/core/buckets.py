@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dyncli.bench.core import fields as f
+from dyncli.bench.core.cpu_time import CompileCost
 
 # Distinct sizes the optimizer takes: O(n²) numpy work, ~0.1 s at this many.
 MAX_DISTINCT = 4096
@@ -224,11 +225,18 @@ def from_probe(probe: Any, sizes: Sequence[int], bucket_of_variation: Mapping[in
     ``probe`` is that pass's :class:`~dyncli.bench.core.result.RunResult`; ``sizes`` the
     stream's padded dim per request; ``bucket_of_variation`` the bucket each measured
     variation ran at. Latency per bucket is the mean of its compiled samples (the cost model's
-    estimator); a bucket's compile costs the median of the probe's compiles (their first call
-    minus a steady-state call). Returns ``{"chosen", "max_buckets", "plans", "probe"}``.
+    estimator); a bucket's compile costs the median of the probe's compiles, each charged as
+    the stream's cost charges one: ``min(wall, CPU)`` of its first call, less a steady-state
+    call (:mod:`~dyncli.bench.core.cpu_time`). Round 34 priced them at wall: on a busy machine
+    (load 0.7-5.2) the probe's DistilBERT plan read 126.5 s against the 90.9 s its measured
+    pass cost, the time the compiles waited for a core charged by one and not the other.
+    Returns ``{"chosen", "max_buckets", "compile_s_each", "compile_wall_s_each", "plans",
+    "probe"}``; ``compile_wall_s_each`` is the same median at wall, to say how far the
+    machine stretched it.
     """
     per_bucket: dict[int, list[float]] = {}
     compiles: list[float] = []
+    walls: list[float] = []
     for v in probe.variations:
         b = bucket_of_variation.get(v.index)
         if b is None or not v.compiled_samples:
@@ -236,7 +244,9 @@ def from_probe(probe: Any, sizes: Sequence[int], bucket_of_variation: Mapping[in
         mean_s = sum(v.compiled_samples) / len(v.compiled_samples) / 1000.0
         per_bucket.setdefault(b, []).append(mean_s)
         if v.compiles and v.first_call_s == v.first_call_s:
-            compiles.append(max(0.0, v.first_call_s - mean_s))
+            cost = CompileCost(v.first_call_s, v.first_call_cpu_s or 0.0)
+            compiles.append(max(0.0, cost.charged_s - mean_s))
+            walls.append(max(0.0, v.first_call_s - mean_s))
     if not per_bucket:
         raise ValueError("the probe pass measured no bucket")
     latency = interpolate({b: sum(xs) / len(xs) for b, xs in per_bucket.items()})
@@ -244,6 +254,7 @@ def from_probe(probe: Any, sizes: Sequence[int], bucket_of_variation: Mapping[in
     plans = compare(list(sizes), latency, lambda _b: compile_each, max_buckets)
     return {"chosen": list(plans["auto"].buckets), "max_buckets": max_buckets,
             "compile_s_each": compile_each,
+            "compile_wall_s_each": statistics.median(walls) if walls else None,
             "measured_latency_s": {str(b): latency(b) for b in sorted(per_bucket)},
             "plans": {k: p.as_dict() for k, p in plans.items()},
             "probe": {"buckets": "pow2", "compiles": probe.compiles,

@@ -186,16 +186,18 @@ class BucketChoice:
 
     chosen: tuple[int, ...]
     max_buckets: int | None
-    compile_s_each: float  # what one compile costs, from the probe pass
+    compile_s_each: float  # what one compile costs, from the probe pass: min(wall, CPU)
     measured_latency_s: dict[str, float]  # per pow2 bucket the probe measured
     plans: dict[str, BucketPlan]  # auto, pow2 and none
     probe_compiles: int = 0
     probe_compile_time_s: float = 0.0
+    compile_wall_s_each: float | None = None  # the same median at wall (None: not recorded)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``runs[].buckets`` object."""
         return {"chosen": list(self.chosen), "max_buckets": self.max_buckets,
                 "compile_s_each": self.compile_s_each,
+                "compile_wall_s_each": self.compile_wall_s_each,
                 "measured_latency_s": dict(self.measured_latency_s),
                 "plans": {k: p.as_dict() for k, p in self.plans.items()},
                 "probe": {"buckets": "pow2", "compiles": self.probe_compiles,
@@ -213,7 +215,8 @@ class BucketChoice:
                    plans={str(k): BucketPlan.from_dict(v) for k, v in f.obj(d.get("plans")).items()
                           if isinstance(v, dict)},
                    probe_compiles=f.integer(probe.get("compiles")),
-                   probe_compile_time_s=f.num(probe.get("compile_time_s"), 0.0))
+                   probe_compile_time_s=f.num(probe.get("compile_time_s"), 0.0),
+                   compile_wall_s_each=f.opt_num(d.get("compile_wall_s_each")))
 
 
 @dataclass(frozen=True)
