@@ -279,10 +279,17 @@ def _random_in_training(key: str) -> bool:
 
 def _main_input(cls: Any, cls_name: str, params: Mapping[str, inspect.Parameter]) -> str:
     """The input bench builds for an hf model: its class's ``main_input_name`` (what
-    transformers' own pipelines feed it) where its forward takes that by name, else
-    ``input_ids`` or ``pixel_values`` where it takes one of those. One error otherwise."""
+    transformers' own pipelines feed it) where its forward takes that by name or through
+    ``**kwargs`` with nothing else required (a class that does not set it inherits
+    ``input_ids``, which a vision tower's ``forward(hidden_states, grid_thw, **kwargs)`` would
+    swallow), else ``input_ids`` or ``pixel_values`` where it names one of those. One error
+    otherwise."""
     main = getattr(cls, "main_input_name", None)
-    if isinstance(main, str) and main in params:
+    kwargs = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
+    required = [n for n, p in params.items() if n != "self" and p.default is p.empty
+                and p.kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                   inspect.Parameter.VAR_KEYWORD)]
+    if isinstance(main, str) and (main in params or (kwargs and not required)):
         if main in HF_INPUTS:
             return main
         raise _cannot(cls_name, main, "bench builds " + ", ".join(HF_INPUTS) + " only")
