@@ -46,14 +46,24 @@ def test_the_main_input_is_taken_by_name_or_through_kwargs() -> None:
     assert _main_input(KwargsOnly, "KwargsOnly", _params(KwargsOnly)) == "input_features"
 
 
-@pytest.mark.parametrize(("cls", "said"), [
-    (VisionTower, "hf:VisionTower: bench cannot build its input input_ids: its forward takes "
-                  "hidden_states, not its main input input_ids"),
-    (TimeSeries, "hf:TimeSeries: bench cannot build its input past_values: bench builds "
-                 "input_ids, pixel_values, input_values, input_features only"),
-])
-def test_an_input_bench_cannot_build_is_one_error_naming_model_and_input(cls: type,
-                                                                        said: str) -> None:
+@pytest.mark.parametrize(
+    ("cls", "said"),
+    [
+        (
+            VisionTower,
+            "hf:VisionTower: bench cannot build its input input_ids: its forward takes "
+            "hidden_states, not its main input input_ids",
+        ),
+        (
+            TimeSeries,
+            "hf:TimeSeries: bench cannot build its input past_values: bench builds "
+            "input_ids, pixel_values, input_values, input_features only",
+        ),
+    ],
+)
+def test_an_input_bench_cannot_build_is_one_error_naming_model_and_input(
+    cls: type, said: str
+) -> None:
     with pytest.raises(ModelError) as e:
         _main_input(cls, cls.__name__, _params(cls))
     assert str(e.value) == said

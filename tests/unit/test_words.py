@@ -34,7 +34,16 @@ def test_the_buckets_line_says_1_compile() -> None:
 
 def test_the_restart_line_counts_each_process_compiles() -> None:
     run = RunResult("m", "automatic", "inference")
-    run.start = WarmStart(Status.PASS, None, cold_compiles=1, cold_compile_time_s=2.0,
-                          compiles=0, compile_time_s=0.1, fx_cache_hits=1)
-    assert start_line(run) == ("automatic restart: cold process 1 compile 2.0 s; warm process "
-                               "0 compiles 0.1 s (1 FX cache hit)")
+    run.start = WarmStart(
+        Status.PASS,
+        None,
+        cold_compiles=1,
+        cold_compile_time_s=2.0,
+        compiles=0,
+        compile_time_s=0.1,
+        fx_cache_hits=1,
+    )
+    assert start_line(run) == (
+        "automatic restart: cold process 1 compile 2.0 s; warm process "
+        "0 compiles 0.1 s (1 FX cache hit)"
+    )
