@@ -136,7 +136,7 @@ def stream_table(result: BenchResult) -> Table:
     ``pad waste`` is shown only when a strategy padded, ``replay`` only with ``--replay``; a
     strategy with no cost (it failed, or did not apply) shows its status under ``total s``.
     """
-    t = FitTable(title=f"request stream · {counted(result.requests, 'request')} from {result.shapes_source}",
+    t = FitTable(title=f"request stream · {counted(result.requests or 0, 'request')} from {result.shapes_source}",
                  title_justify="left", box=box.SIMPLE_HEAD)
     show_pad = any(r.stream is not None and r.stream.pad_waste is not None for r in result.runs)
     eager = result.eager_stream

@@ -180,7 +180,7 @@ def _cumulative(ax: Any, result: BenchResult) -> None:
         if run.stream is not None:
             ax.plot(xs, run.stream.curve, label=f"{run.label} ({run.stream.total_s:.1f} s)")
     ax.plot(xs, eager.curve, color="black", linestyle="--", label=f"eager ({eager.total_s:.1f} s)")
-    ax.set_title(f"{counted(result.requests, 'request')} from {result.shapes_source}: cumulative time",
+    ax.set_title(f"{counted(result.requests or 0, 'request')} from {result.shapes_source}: cumulative time",
                  fontsize=10)
     ax.set_xlabel("requests served")
     ax.set_ylabel("cumulative time (s), compiles included")
