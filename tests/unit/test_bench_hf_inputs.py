@@ -13,7 +13,7 @@ from dyncli.bench.models import _main_input
 from dyncli.errors import ModelError
 
 
-def _params(cls: type) -> dict[str, inspect.Parameter]:
+def _params(cls: Any) -> dict[str, inspect.Parameter]:
     return dict(inspect.signature(cls.forward.__get__(object())).parameters)
 
 
