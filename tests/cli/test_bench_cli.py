@@ -408,7 +408,8 @@ def test_an_emitted_toml_for_eager_measures_the_same_traffic_again(
                                            apply=Plan("eager").as_dict())
     seen = fake_core(monkeypatch, result)
     args = ["--strategy", "static,dynamic", "--sizes", "1,3,8,8,16", "--requests", "50",
-            "--mode", "training", "--dtype", "bfloat16", "--device", "cpu", "--repeat", "3"]
+            "--mode", "training", "--dtype", "bfloat16", "--device", "cpu", "--repeat", "3",
+            "--hf-config", "num_hidden_layers=1,hidden_act=gelu", "--matmul-precision", "high"]
     r = runner.invoke(app, ["bench", "m.py:build", *args, "--emit", "toml",
                             "--emit-file", "plan.toml"], env=ENV)
     assert r.exit_code == 0, r.output
@@ -417,7 +418,8 @@ def test_an_emitted_toml_for_eager_measures_the_same_traffic_again(
     r = runner.invoke(app, ["bench", "m.py:build", "--config", "plan.toml"], env=ENV)
     assert r.exit_code == 0, r.output
     first, again = seen[0][1], seen[1][1]
-    for key in ("strategy", "sizes", "requests", "mode", "dtype", "device", "repeat"):
+    for key in ("strategy", "sizes", "requests", "mode", "dtype", "device", "repeat",
+                "hf_config", "matmul_precision"):  # round 35: hf_config was left out
         assert getattr(again, key) == getattr(first, key), key
 
 

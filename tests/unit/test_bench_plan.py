@@ -135,7 +135,8 @@ def test_toml_for_eager_says_so_and_carries_the_traffic(tmp_path: Path) -> None:
     assert "strategy line is what it was chosen over" in text
     assert tomllib.loads(text)["bench"] == {
         "strategy": ["static", "automatic"], "sizes": [1, 3, 8, 8, 16], "requests": 200,
-        "mode": "training", "dtype": "bfloat16", "device": "cpu", "warmup": 1, "repeat": 3}
+        "mode": "training", "dtype": "bfloat16", "device": "cpu", "hf_config": {"n": 1},
+        "warmup": 1, "repeat": 3}
     # a --shapes file is written absolute (bench reads it from the working directory); the
     # seeded plan's keys only when no stream file or sizes say the traffic
     shaped = tomllib.loads(emit(plan_mod.Plan("automatic"), "toml",
@@ -156,3 +157,25 @@ def test_toml_says_a_setting_it_cannot_write_instead_of_raising() -> None:
     assert "shapes" not in doc and doc["mode"] == "training"
     assert "# shapes: not written (TOML cannot hold it: a name that is not UTF-8); give " \
            "--shapes again" in text
+
+
+def test_toml_carries_the_hf_config_and_matmul_precision_the_run_measured() -> None:
+    """Round 35: the toml left out ``hf_config`` ("give it again"), so ``dyncli bench
+    hf:Qwen2Model --config plan.toml`` of a one-layer run measured transformers' default
+    Qwen2 config (32 layers, hidden size 4096) without a word; and ``matmul_precision``,
+    which changes every float32 matmul."""
+    hf = {"num_hidden_layers": 1, "hidden_act": "gelu", "layer_norm_eps": 1e-06, "tie": True,
+          "odd.key": 2, 'q"uote': "a\nb"}
+    settings = {"strategy": ["automatic"], "sizes": [1, 2], "hf_config": hf,
+                "matmul_precision": "high"}
+    text = emit(plan_mod.Plan("dynamic"), "toml", settings)
+    bench = tomllib.loads(text)["bench"]
+    assert bench["hf_config"] == hf and bench["matmul_precision"] == "high"
+    assert "hf_config = {num_hidden_layers = 1, " in text  # bare keys where TOML allows them
+    # what TOML cannot hold (a null from --hf-config pad_token_id=null) is said, not dropped
+    text = emit(plan_mod.Plan("dynamic"), "toml", {**settings, "hf_config": {"pad_token_id": None}})
+    assert "hf_config" not in tomllib.loads(text)["bench"]
+    assert "# hf_config: not written (TOML cannot hold one of its values); give --hf-config " \
+        "again" in text.splitlines()
+    # unset: nothing written
+    assert "hf_config" not in emit(plan_mod.Plan("dynamic"), "toml", {**settings, "hf_config": {}})

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import pprint
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -105,8 +106,10 @@ def env_lines(plan: Plan) -> str:
 # (a --shapes file, --sizes, --requests), else the seeded plan --requests cycles; then the run.
 STREAM_KEYS = ("shapes", "sizes", "requests")
 SEEDED_KEYS = ("variations", "spread", "seed", "vary")
-RUN_KEYS = ("mode", "dtype", "device", "batch_size", "batch_dim", "seq_len", "start",
-            "requests_per_start", "warmup", "repeat")
+RUN_KEYS = ("mode", "dtype", "device", "batch_size", "batch_dim", "seq_len", "hf_config",
+            "matmul_precision", "start", "requests_per_start", "warmup", "repeat")
+# A key TOML takes unquoted; any other is written as a basic string.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # With eager recommended, the strategies it was chosen over are measured again as they were.
 STRATEGY_KEYS = ("compile_mode", "dynamic_sources", "buckets", "max_buckets", "capture_sizes",
                  "rerecord_limit", "memory_budget")
@@ -164,7 +167,7 @@ def _settings(settings: Mapping[str, Any], keys: tuple[str, ...],
     out = []
     for key in keys:
         value = settings.get(key)
-        if value is None or value == [] or defaults.get(key, object()) == value:
+        if value is None or value in ([], {}) or defaults.get(key, object()) == value:
             continue
         if key == "shapes" and isinstance(value, str):
             value = str(Path(value).expanduser().resolve())
@@ -174,13 +177,17 @@ def _settings(settings: Mapping[str, Any], keys: tuple[str, ...],
             out.append(toml_comment(f"{key}: not written (TOML cannot hold it: a name that is "
                                     f"not UTF-8); give --{key.replace('_', '-')} again"))
             continue
-        if text is not None:
+        if text is None:  # a null in --hf-config, a NaN: said, never dropped without a word
+            out.append(toml_comment(f"{key}: not written (TOML cannot hold one of its "
+                                    f"values); give --{key.replace('_', '-')} again"))
+        else:
             out.append(f"{key} = {text}")
     return out
 
 
 def _toml_value(value: Any) -> str | None:
-    """A TOML value for a setting (str, bool, int, float or a list of them); None otherwise."""
+    """A TOML value for a setting (str, bool, int, float, a list of them, or a table of them
+    written inline: ``hf_config``); None when TOML cannot hold it (a null, a NaN)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -191,4 +198,10 @@ def _toml_value(value: Any) -> str | None:
         items = [_toml_value(v) for v in value]
         return None if any(i is None for i in items) else "[" + ", ".join(
             i for i in items if i is not None) + "]"
+    if isinstance(value, Mapping):
+        pairs = [(str(k), _toml_value(v)) for k, v in value.items()]
+        if any(v is None for _, v in pairs):
+            return None
+        return "{" + ", ".join(f"{k if _BARE_KEY.fullmatch(k) else toml_str(k)} = {v}"
+                               for k, v in pairs) + "}"
     return None
