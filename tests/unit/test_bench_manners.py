@@ -190,3 +190,40 @@ def test_a_strategy_past_its_implied_compiles_says_why_in_torchs_words() -> None
     line = excess.excess(table.find("automatic"), 3, 1, {}, ["size mismatch"],
                          "automatic@max-autotune-no-cudagraphs")
     assert line is not None and line.startswith("automatic@max-autotune-no-cudagraphs compiled 3")
+
+
+def test_the_excess_warning_quotes_the_reason_its_bound_did_not_count() -> None:
+    """Round 35, torch 2.4.1, a one-layer GPT-2 (n_embd 64) over (batch, seq) (1, 17), (2, 33),
+    (4, 16), (4, 16), (1, 9), (2, 17): plain torch.compile in a fresh process compiles 3 graphs
+    under dynamic=True and 4 under automatic, as bench did; the extra graph is the dynamic
+    graph's guard on batch*seq against the hidden size (4 x 16 = 64). The warning quoted the
+    last reason, a static entry's size mismatch that the bound counts."""
+    from dyncli.bench.core import excess
+    from dyncli.bench.core import strategy as table
+
+    shapes = [(1, 17), (2, 33), (4, 16), (1, 9), (2, 17)]
+    heads = ("Ne(L['self'].h[0].attn.num_heads*((64//L['self'].h[0].attn.num_heads)), "
+             "L['input_ids'].size()[0]*L['input_ids'].size()[1])  # _dynamo/output_graph.py:452"
+             " in init_ambient_guards")
+    dynamic = ["tensor 'L['input_ids']' size mismatch at index 0. expected 1, actual 2",
+               heads, "tensor 'L['input_ids']' size mismatch at index 0. expected 1, actual 4"]
+    line = excess.excess(table.find("dynamic"), 3, 1, {}, dynamic, shapes=shapes)
+    assert line is not None and "at most 2 (1 frame(s) x 2 on this stream: sizes 0 and 1 " \
+        "specialized)" in line
+    assert line.endswith(f"torch says '{excess.first_line(heads)}'")
+    at = "  # _dynamo/output_graph.py:452 in init_ambient_guards"
+    ratio = "Ne(L['input_ids'].size()[1], 4*L['input_ids'].size()[0])    " + at
+    equal = "L['input_ids'].size()[1] == 4*L['input_ids'].size()[0]      " + at
+    lower = "2 <= L['input_ids'].size()[0]                               " + at
+    automatic = ["tensor 'L['input_ids']' size mismatch at index 0. expected 1, actual 2",
+                 ratio, "tensor 'L['input_ids']' size mismatch at index 0. expected 1, actual 4",
+                 equal, lower, "tensor 'L['input_ids']' stride mismatch at index 0. expected "
+                 "17, actual 9"]
+    line = excess.excess(table.find("automatic"), 4, 1, {}, automatic, shapes=shapes)
+    assert line is not None and "at most 3" in line
+    assert line.endswith(f"torch says '{excess.first_line(ratio)}'; '{excess.first_line(equal)}'")
+    # the bound's own reasons only: the last is quoted, as before
+    assert excess.telling([*automatic[:1], lower]) == [lower]
+    assert excess.telling(["- 0/1: 2 <= L['x'].size()[0]", "tensor 'x' size mismatch"]) == [
+        "tensor 'x' size mismatch"]
+    assert excess.telling([]) == []
