@@ -373,7 +373,8 @@ def print_result(result: BenchResult, out: Output | None = None) -> None:
     elif result.requests and not stream_given(result) and any(r.stream for r in result.runs):
         out.text(payback_line(result))
     if result.interrupted:
-        Output.warn("interrupted: the results above are what was measured before Ctrl-C")
+        Output.warn("interrupted (Ctrl-C or SIGTERM): the results above are what was measured "
+                    "before it")
 
 
 def print_listing(tv: list[str], timm_count: int, hf_examples: tuple[str, ...]) -> None:
