@@ -149,6 +149,11 @@ def window_pass(h: Harness, plan: StreamPlan, r: Window, result: BenchResult,
     for sid, n in timing.timed_recordings.items():
         warn(f"{n} CUDA graph recording(s) inside the timed rounds of {shape_words(plan, sid)}: "
              "that shape's samples include them (not counted to a strategy)")
+    skew = machine.skew_warning([(f"{label}, {shape_words(plan, i)}", list(samples))
+                                 for i, window in sorted(timing.windows.items())
+                                 for label, samples in window.columns.items()])
+    if skew:
+        warn(skew)
     sid = reference_shape(plan.ids)
     ref = timing.windows.get(sid)
     if ref is not None:
