@@ -512,7 +512,7 @@ _DDE_WHAT = {"guard": "could not decide", "int": "needed a concrete integer for"
              "evaluate": "failed evaluating", "symbol": "could not decide an expression over"}
 # what tells torch a value's range: torch._check (2.1-2.15); torch stopped suggesting
 # torch._check_is_size (pytorch#164664), so a size is torch._check(n >= 0) too
-_CHECK = ("torch._check(...) what you know of it (an index: torch._check(i >= 0), "
+CHECK_VALUE = ("torch._check(...) what you know of it (an index: torch._check(i >= 0), "
           "torch._check(i < x.size(0)); a size: torch._check(n >= 0))")
 
 
@@ -546,7 +546,7 @@ def _data_dependent(diag: Diagnosis) -> list[Advice]:
                "is in the frame above it, your code's or a library's)" if hooked else "")
             if x.culprit else "")
         during = f" while compiling [{x.compile_id}]" if x.compile_id else ""
-        check = _CHECK
+        check = CHECK_VALUE
         # the line that needs the value: the user's, where torch's message names one, else
         # the frame that asked where it is not torch's own (non-strict export runs user code)
         at = (f"your code at {user.file}:{user.line}"

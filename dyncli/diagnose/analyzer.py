@@ -39,6 +39,7 @@ from dyncli.diagnose.autograd import MissAccumulator, autograd_findings
 from dyncli.diagnose.conclude import RegistryLoader, conclude, no_registry
 from dyncli.diagnose.cudagraph_advice import cudagraph_advice
 from dyncli.diagnose.cudagraphs import CudagraphAccumulator
+from dyncli.diagnose.dde_facts import DdeFacts
 from dyncli.diagnose.entries import whole_source
 from dyncli.diagnose.model import (
     CompileCrashReport,
@@ -63,8 +64,6 @@ from dyncli.diagnose.model import (
     rank_key,
 )
 from dyncli.diagnose.notes import (
-    DURING_OTHER,
-    DURING_UNKNOWN,
     SHAPE_ENV,
     NoteAccumulator,
     torch_note_findings,
@@ -72,7 +71,6 @@ from dyncli.diagnose.notes import (
 from dyncli.diagnose.reasons import is_resume
 from dyncli.logparse import cudagraph_events as cg
 from dyncli.logparse import events as ev
-from dyncli.logparse import textdde as dde
 from dyncli.logparse import trace_events as te
 from dyncli.logparse.guardtext import Checked, GuardKind, checked, classify
 from dyncli.logparse.textbreaks import SPECULATED
@@ -176,111 +174,6 @@ class _Compile:
 
 _MAX_ERRORS = 200  # compiles whose data-dependent errors, and guard errors, are kept
 _MAX_VERSIONS = 8  # distinct torch versions kept (a trace states one)
-_DDE_EXPRS = 8  # expressions kept per compile
-# of two facts of one expression, the more telling is kept: the message's guard or int over
-# torch's logs of the failure, symbolic_shapes' warning over recording.py's record
-_TELLING = {"evaluate": 1, "during": 2}
-_DURING_DDE_UNTIL = 7  # 2.x: the last release whose "failed during evaluate_expr" is one's too
-
-
-@dataclass
-class _DdeFacts:
-    """The data-dependent facts of one compile (``textdde``): its expressions in order (a more
-    telling reading of one replaces a vaguer: ``guard`` or ``int`` over ``evaluate``), the
-    operator whose meta asked, and torch's ``Caused by`` frame."""
-
-    exprs: list[tuple[str, str, int]] = field(default_factory=list)  # (what, expr, line)
-    op: str = ""
-    culprit: str = ""
-    user: ev.UserLoc | None = None
-    made: ev.UserLoc | None = None  # where a symbol of it was made (its allocation stack)
-    hint: str = ""  # torch's own answer in the message (guard_size_oblivious, guard_or_false…)
-    checks: list[str] = field(default_factory=list)  # export's own torch._check suggestions
-    linked: int = 0  # the line of the exportdb link that proves one whose expression is cut
-    # the innermost user frame of dynamo's ``from user code:`` stack under the error (the
-    # line that needed the value), where torch's own Caused by names no user line
-    stack: ev.UserLoc | None = None
-    # a fact not from torch's log of a failed ShapeEnv call that it re-raises (the error's
-    # own message or traceback, dynamo's or export's report): the error left torch's ShapeEnv
-    shown: bool = False
-    first: int = 0  # the line of its first fact
-    forms: set[str] = field(default_factory=set)  # recording.py's record's (textdde)
-
-    def add(self, e: ev.DataDependentError) -> None:
-        self.shown = self.shown or not e.logged
-        self.first = self.first or e.line
-        if e.form and len(self.forms) < 2:
-            self.forms.add(e.form)
-        if e.what == "op":
-            self.op = self.op or e.value
-        elif e.what == "hint":
-            self.hint = self.hint or e.value
-        elif e.what == "linked":
-            self.linked = self.linked or e.line
-        elif e.what == "check":
-            if e.value not in self.checks and len(self.checks) < 4:
-                self.checks.append(e.value)
-        elif e.what == "culprit":
-            self.culprit = self.culprit or e.value
-            self.user = self.user or e.user
-        elif e.what == "stack":  # (the stack's frames in order: the innermost is the last)
-            self.stack = e.user
-        elif e.what == "symbol":  # an expression over it: the expression, where a line names it
-            self.made = self.made or e.user
-            if not any(e.value in symbols_in(expr) for _, expr, _ in self.exprs) \
-                    and len(self.exprs) < _DDE_EXPRS:
-                self.exprs.append((e.what, e.value, e.line))
-        else:
-            # a symbol's fact gives way to the expression that names it
-            self.exprs = [x for x in self.exprs
-                          if x[0] != "symbol" or x[1] not in symbols_in(e.value)]
-            for i, (what, expr, line) in enumerate(self.exprs):
-                if dde.same(expr, e.value):
-                    # (the message's guard or int over torch's logs of the failure; the
-                    # warning over recording.py's record, as it tells what the record does not)
-                    if _TELLING.get(e.what, 3) > _TELLING.get(what, 3):
-                        self.exprs[i] = (e.what, expr, line)
-                    return
-            if len(self.exprs) < _DDE_EXPRS:
-                self.exprs.append((e.what, e.value, e.line))
-
-    def during_is_dde(self, known: torch_releases.Releases | None) -> bool | None:
-        """Whether symbolic_shapes' ``failed during evaluate_expr`` warnings of this compile
-        are a data-dependent error's lines: True where the log shows a release up to 2.7 (that
-        writes it for any error, a data-dependent one too), False from 2.8 (only for another
-        error), None where it shows neither (the line alone proves no data-dependent error).
-        recording.py's record beside it tells first (its form: ``textdde.RECORDED_FORMS``),
-        then the releases the whole log tells."""
-        if len(self.forms) == 1:
-            return "old" in self.forms
-        if known is None or known.conflicts:
-            return None
-        if known.high is not None and known.high <= _DURING_DDE_UNTIL:
-            return True
-        return False if known.low > _DURING_DDE_UNTIL else None
-
-    def reports(self, rank: int | None, cid: str, raised: bool,
-                during: bool | None = True) -> list[DataDependentReport]:
-        """Its reports; ``raised`` where the log shows the error leave torch (a fact of its
-        own, or a Python traceback after it: ``Analyzer._dde_raised``); ``during``: whether
-        the warnings are a data-dependent error's (``during_is_dde``): read as ``evaluate``,
-        or left out (``failures``)."""
-        # (an operator or a culprit alone proves no data-dependent error: no report)
-        exprs = [("evaluate" if what == "during" else what, expr, line)
-                 for what, expr, line in self.exprs if what != "during" or during]
-        return [DataDependentReport(rank=rank, compile_id=cid, expr=expr, what=what, op=self.op,
-                                    culprit=self.culprit, user=self.user or self.stack,
-                                    made=self.made, raised=raised,
-                                    line=line, hint=self.hint, checks=tuple(self.checks))
-                for what, expr, line in (exprs or (
-                    [("unnamed", "", self.linked)] if self.linked else []))]
-
-    def failures(self, during: bool | None) -> list[tuple[str, int]]:
-        """(expression, line) of each warning that is no data-dependent error's line."""
-        return [] if during else [(expr, line) for what, expr, line in self.exprs
-                                  if what == "during"]
-
-
 @functools.lru_cache(maxsize=1024)
 def _bare_id(text: str) -> ev.CompileId | None:
     """``CompileId.parse`` of a failed cache entry's id (``0/0``): the same few, again and again."""
@@ -339,7 +232,7 @@ class Analyzer:
         self._zero_one: dict[tuple[int | None, str], tuple[int, str]] = {}
         self._data_dependent = 0
         # (rank, compile id) -> the facts of its data-dependent errors (textdde), joined there
-        self._dde: dict[tuple[int | None, str], _DdeFacts] = {}
+        self._dde: dict[tuple[int | None, str], DdeFacts] = {}
         self._guard_errors: list[tuple[int | None, str, str, int]] = []
         self._ranges: dict[tuple[int | None, str, str], RangeViolationReport] = {}
         self._suggested: list[tuple[str, str]] = []
@@ -885,7 +778,7 @@ class Analyzer:
                 compile_id=self._last_cid, cudagraph_run=e.cudagraph_run, graph_run=e.graph_run,
                 went_on=e.went_on, begun=e.begun, headless=e.headless, line=e.line)
 
-    def _dde_raised(self, facts: _DdeFacts, inputs: tuple[str, ...]) -> bool:
+    def _dde_raised(self, facts: DdeFacts, inputs: tuple[str, ...]) -> bool:
         """Whether the log shows a data-dependent error leave torch: a fact of the error's own
         (its message, a traceback of it, dynamo's or export's report), or a Python traceback
         after torch's log of it (one input: the lines of several do not say which came
@@ -895,21 +788,20 @@ class Analyzer:
             len(inputs) > 1 or self._traceback > facts.first))
 
     def _evaluate_failures(self, during: dict[tuple[int | None, str], bool | None]) -> None:
-        """symbolic_shapes' ``failed during evaluate_expr`` warnings that are no data-dependent
-        error's line (``_DdeFacts.during_is_dde``): notes of a ShapeEnv call that raised, as
-        recording.py's records of other calls are (``notes.SHAPE_ENV``), saying which."""
+        """torch's logs of a failed evaluate_expr (recording.py's record, symbolic_shapes'
+        warning) that the compile's facts do not prove a data-dependent error's
+        (``DdeFacts.failures``): notes of a ShapeEnv call that raised, as recording.py's
+        records of other calls are (``notes.SHAPE_ENV``), saying what the log shows of it."""
         for (rank, cid), facts in self._dde.items():
-            for expr, line in facts.failures(during[(rank, cid)]):
-                self._notes.feed(ev.TorchNote(
-                    kind=SHAPE_ENV, what="evaluate_expr", line=line, rank=rank,
-                    text=f"evaluate_expr({expr}), " + (
-                        DURING_OTHER if during[(rank, cid)] is False else DURING_UNKNOWN)))
+            for expr, line, said in facts.failures(during[(rank, cid)]):
+                self._notes.feed(ev.TorchNote(kind=SHAPE_ENV, what="evaluate_expr", line=line,
+                                              rank=rank, text=f"evaluate_expr({expr}), {said}"))
 
-    def _crashes_told(self) -> tuple[CompileCrashReport, ...]:
+    def _crashes_told(self, dde: bool) -> tuple[CompileCrashReport, ...]:
         """The crashes; a traceback the paste cut before its exception only where no other
-        record reads the compile's failure (pytorch#150613's data-dependent error, then its
-        traceback cut short)."""
-        failed = bool(self._dde or self._data_dependent or self._guard_errors or self._raised
+        record reads the compile's failure (``dde``: a data-dependent error is read; a
+        GuardOnDataDependentSymNode's message, then its traceback cut short)."""
+        failed = bool(dde or self._data_dependent or self._guard_errors or self._raised
                       or self._self_checks or self._not_converted or self._no_frames)
         return tuple(x for x in self._crashes.values() if x.error or not failed)
 
@@ -948,7 +840,7 @@ class Analyzer:
         if facts is None:
             if len(self._dde) >= _MAX_ERRORS:
                 return
-            facts = self._dde[key] = _DdeFacts()
+            facts = self._dde[key] = DdeFacts()
         facts.add(e)
 
     # ------------------------------------------------------------ result
@@ -1035,6 +927,10 @@ class Analyzer:
                                         self._versions.items(), trace=self._trace)
         during = {key: facts.during_is_dde(releases) for key, facts in self._dde.items()}
         self._evaluate_failures(during)
+        dde_reports = tuple(dataclasses.replace(x, user=resolve(x.user)) for x in _joined_symbols(
+            [x for (rank, cid), facts in self._dde.items()
+             for x in facts.reports(rank, cid, self._dde_raised(facts, inputs),
+                                    during[(rank, cid)])]))
         diag = Diagnosis(
             inputs=tuple(inputs), frames=frames, recompiles=recompiles,
             specializations=specs, graph_breaks=breaks,
@@ -1063,18 +959,13 @@ class Analyzer:
             loop_skips=tuple(self._loop_skips.values()),
             no_compiled_frames=tuple(self._no_frames.values()),
             guard_self_checks=tuple(self._self_checks.values()),
-            compile_crashes=self._crashes_told(),
+            compile_crashes=self._crashes_told(bool(dde_reports)),
             compile_metrics=tuple(sorted(self._metrics.values(), key=lambda x: rank_key(x.rank))),
             explain_counts=tuple(sorted(self._explained.values(), key=lambda x: rank_key(x.rank))),
             range_violations=tuple(dataclasses.replace(x, user=resolve(x.user))
                                    for x in self._ranges.values()),
             suggested_fixes=tuple(self._suggested),
-            data_dependent_errors=tuple(dataclasses.replace(x, user=resolve(x.user))
-                                        for x in _joined_symbols(
-                                            [x for (rank, cid), facts in self._dde.items()
-                                             for x in facts.reports(
-                                                 rank, cid, self._dde_raised(facts, inputs),
-                                                 during[(rank, cid)])])),
+            data_dependent_errors=dde_reports,
             ranks=tuple(sorted({f.rank for f in frames}, key=rank_key)),
             stats=stats or ev.ParseStats(), log_level=level, richer_log=richer(level, releases),
             marked_static=tuple((rank, src, tuple(sorted(dims)))

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from dyncli.diagnose.advice import CHECK_VALUE
+from dyncli.diagnose.dde_facts import OVER_DATA
 from dyncli.diagnose.findings import Advice, AdviceKind
 from dyncli.diagnose.model import Diagnosis, RecompileLimitReport, TorchNoteReport, rank_key
 from dyncli.diagnose.reasons import cite
@@ -220,19 +222,12 @@ def _backward_deferred(x: TorchNoteReport) -> Advice:
         evidence=_evidence(x))
 
 
-# symbolic_shapes' "failed during evaluate_expr(EXPR, hint=…" warning where it is no
-# data-dependent error's line (analyzer: _DdeFacts.during_is_dde): what the log shows of it
-DURING_OTHER = ("an error that is not data-dependent (symbolic_shapes' warning: torch 2.8 on "
-                "writes it for no other)")
-DURING_UNKNOWN = ("an error the log does not name (symbolic_shapes' warning: up to torch 2.7 "
-                  "for any error, a data-dependent one too, from 2.8 only for one that is not; "
-                  "the log does not show its release)")
-
-
 def _shape_env_failed(x: TorchNoteReport) -> Advice:
-    # recording.py (record_shapeenv_event): the call is logged, its error re-raised; up to
-    # 2.7 or so also where the caller catches it (pytorch#134421), so the record alone proves
-    # no failed compile. symbolic_shapes' evaluate_expr warning likewise logs and re-raises
+    # recording.py (record_shapeenv_event): the call is logged, its error re-raised; 2.1-2.7
+    # any failure of a recorded call, also where the caller catches it (pytorch#134421), 2.8
+    # on only under translation validation (2.8.0 recording.py:312, 2.15.0 :349), so the
+    # record alone proves no failed compile. symbolic_shapes' evaluate_expr warning likewise
+    # logs and re-raises (dyncli.diagnose.dde_facts: when it is a data-dependent error's)
     calls = "; ".join(text for _, text in x.lines)
     return Advice(
         kind=AdviceKind.SHAPE_ENV_FAILED, note=True, rank=_rank(x), key=x.kind,
@@ -240,14 +235,18 @@ def _shape_env_failed(x: TorchNoteReport) -> Advice:
                  f"time(s), running {calls}. torch logs such a call (recording.py's record; "
                  "evaluate_expr's own warning) and re-raises its error to the step of the "
                  "compile that made it, which may "
-                 "catch it and go on: up to torch 2.7 or so every such failure is logged, also "
+                 "catch it and go on: up to torch 2.7 every such failure is logged, also "
                  "those torch then handles (pytorch#134421: export trying an operator's "
-                 "overloads), and from 2.11 only under translation validation. The record "
-                 "alone does not say that a compile failed; where one did, its error follows "
-                 "in the log."),
+                 "overloads), and from 2.8 only under translation validation. The record "
+                 "alone does not say that a compile failed, nor which error it was; where a "
+                 "compile failed, its error follows in the log."),
         fix=("nothing, where the run went on. Where it stopped, the error after this record "
              "is the one to read; TORCH_LOGS=\"dynamic\" puts the call's traceback under the "
-             "record."),
+             "record." + (
+                 " Where that error is GuardOnDataDependentSymNode (\"Could not guard on "
+                 "data-dependent expression …\"), tell torch what the value allows where your "
+                 f"code reads it: {CHECK_VALUE}, or keep the computation on tensors"
+                 if any(OVER_DATA in text for _, text in x.lines) else "")),
         evidence=_evidence(x))
 
 

@@ -679,8 +679,10 @@ class DataDependentError(Event):
     at:``: an expression over that symbol), ``hint`` (torch's own answer for the code that
     asked: guard_size_oblivious, guard_or_false…), ``check`` (one of the torch._check lines
     non-strict export suggests), ``linked`` (dynamo's exportdb link for one, its message cut)
-    or ``stack`` (a user frame of dynamo's ``from user code:`` stack under it, in ``user``);
-    ``value`` is that text. ``logged``: the line is torch's log of a ShapeEnv call that
+    or ``stack`` (a user frame of dynamo's ``from user code:`` stack under it, in ``user``),
+    or ``raised`` (the exception recording.py's record's traceback ends in, what the failed
+    call raised: ``dyncli.diagnose.dde_facts`` reads a failure logged so as a data-dependent
+    error only where the error's own words prove one); ``value`` is that text. ``logged``: the line is torch's log of a ShapeEnv call that
     failed, which torch writes and re-raises to the code that asked (recording.py's record
     and its traceback, symbolic_shapes' ``failed during evaluate_expr`` warning): it does not
     show that the error left torch, which up to 2.7 or so logs failures it catches too.

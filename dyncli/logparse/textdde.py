@@ -42,7 +42,11 @@ _GUARD_RE = re.compile(
 # a data-dependent error's line (2.1-2.7) or never one (2.8 on)
 _RECORDED_NEW_RE = re.compile(r"failed while running evaluate_expr\(\*\((?P<expr>.+)"
                               r"(?:, [^,()]{1,40}){6}\), \*\*\{\}")
-_RECORDED_RE = re.compile(r"failed while running evaluate_expr\(\*\((?P<expr>.+), [^,()]*\), \*\*")
+# (2.1-2.7 print the arguments the caller passed: ``*(EXPR, None), **{'fx_node': …}`` from a
+# SymNode, ``*(EXPR,), **{}`` where the caller passed the expression alone, 2.4.1's record of
+# tests/data/programs/shape_env_failed.py)
+_RECORDED_RE = re.compile(r"failed while running evaluate_expr\(\*\((?P<expr>.+)(?:, [^,()]*|,)\), "
+                          r"\*\*")
 # symbolic_shapes.py: "failed during evaluate_expr((u0//3), hint=None, size_oblivious=False, …"
 # (its log.warning in evaluate_expr's except, 2.3-2.15). Up to 2.7 it is written for any error
 # there, a GuardOnDataDependentSymNode too (2.7.0 :6678 ``except Exception:``); 2.8 on only

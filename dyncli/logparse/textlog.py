@@ -482,6 +482,10 @@ class TextLogParser(ForeignLines):
                 self.stats.recognized += 1
                 self._dde_owned(rec.common, lineno)
                 return found
+            error = notes.recorded_error(rec.prefix, message, rec.common, lineno)
+            if error is not None:  # (recording.py's traceback's exception: what raised)
+                self.stats.recognized += 1
+                return (error,)
             self.stats.unrecognized += 1
             return _NO_EVENTS
         self.stats.recognized += 1
@@ -593,7 +597,8 @@ class TextLogParser(ForeignLines):
                 self.stats.partial += 1
                 self.stats.recognized += 1
                 self._open[key] = _Record(prefix, b"?", UNKNOWN, None, common, message)
-                return _NO_EVENTS
+                error = notes.recorded_error(prefix, message, common, lineno)
+                return _NO_EVENTS if error is None else (error,)
             elif (orphan := orphans.orphan(prefix, message)) is not None:
                 # a line from inside a record whose first line the paste left out
                 self.stats.partial += 1

@@ -149,6 +149,21 @@ def in_recording(prefix: bytes) -> bool:
     return any(x in prefix for x in _RECORDING_LOGGERS)
 
 
+def recorded_error(prefix: bytes, message: bytes, common: dict[str, Any],
+                   lineno: int) -> ev.DataDependentError | None:
+    """The exception a line of recording.py's record states, where the line is the record's
+    traceback's last (an exception at the margin: ``AssertionError: 3 != 4``), as the fact
+    ``raised`` of the failed call (``dyncli.diagnose.dde_facts``: what its error was, where no
+    words of a data-dependent one are in it); None for any other line."""
+    if not in_recording(prefix) or message[:1] in (b" ", b"\t"):
+        return None
+    text = message.decode("utf-8", "replace").strip()[:_ARG_CHARS]
+    if not _EXCEPTION_RE.match(text):
+        return None
+    return ev.DataDependentError(what="raised", value=text, logged=True,
+                                 **{**common, "line": lineno})
+
+
 def in_shape_env_failed(prefix: bytes, message: bytes) -> bool:
     """Whether a glog line is of recording.py's record of a failed ShapeEnv call though it is
     not the record's head: a line of its traceback, the head before the paste."""

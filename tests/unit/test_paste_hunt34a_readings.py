@@ -56,10 +56,13 @@ def test_from_2_8_the_warning_is_another_error_than_a_data_dependent_one(tmp_pat
     assert not diag.causes
 
 
-def test_up_to_2_7_it_stays_a_data_dependent_errors_line(tmp_path: Path) -> None:
+def test_up_to_2_7_the_warning_alone_is_any_errors(tmp_path: Path) -> None:
+    """Up to 2.7 torch writes it for any error, a data-dependent one too: alone it proves the
+    failed call (round 35; round 34 read a data-dependent error here)."""
     diag = diagnose_text(tmp_path, "PyTorch version: 2.7.1+cu126\n" + _W147096 + "\n")
-    assert _read(diag) == ([("Ne(u0, 589824)", "evaluate")], ["data-dependent-error"])
-    assert diag.data_dependent_errors[0].raised is False
+    assert _read(diag) == ([], ["shape-env-failed"])
+    assert "evaluate_expr(Ne(u0, 589824)), an error the log does not name" in diag.notes[0].message
+    assert "over values read from a tensor's data (u0)" in diag.notes[0].message
 
 
 def test_where_the_release_is_not_shown_the_line_proves_no_data_dependent_error(
@@ -68,22 +71,24 @@ def test_where_the_release_is_not_shown_the_line_proves_no_data_dependent_error(
         diag = diagnose_text(tmp_path, line + "\n")
         assert diag.releases is None
         assert _read(diag) == ([], ["shape-env-failed"]), line
-        assert "the log does not show its release" in diag.notes[0].message
+        assert "up to torch 2.7 for any error, from 2.8 only for one that is not" in \
+            diag.notes[0].message
 
 
 def test_a_nightly_between_2_7_and_2_8_is_not_read_as_either(tmp_path: Path) -> None:
     """A 2.8 nightly may write either form (stated_range: 2.7-2.8)."""
     diag = diagnose_text(tmp_path, "PyTorch version: 2.8.0.dev20250420+cu126\n" + _W215 + "\n")
     assert _read(diag) == ([], ["shape-env-failed"])
-    assert "the log does not show its release" in diag.notes[0].message
+    assert "an error the log does not name" in diag.notes[0].message
 
 
 def test_recording_py_beside_it_tells_the_release(tmp_path: Path) -> None:
-    """2.1-2.7's record (``*(EXPR, None), **{'fx_node': …}``) makes the warning a
-    data-dependent error's line; 2.8's (seven arguments, ``**{}``) makes it another error's."""
+    """2.1-2.7's record (``*(EXPR, None), **{'fx_node': …}``) leaves the warning any error's
+    (round 35: no data-dependent error without its own words); 2.8's (seven arguments,
+    ``**{}``) makes it another error's."""
     diag = diagnose_logs([PASTED / "pytorch-147096.log"])  # (the 2.7 nightly's, as pasted)
-    assert [(x.expr, x.what) for x in diag.data_dependent_errors] == [("Ne(u0, 589824)",
-                                                                       "evaluate")]
+    assert _read(diag) == ([], ["shape-env-failed"])
+    assert "an error the log does not name" in diag.notes[0].message
     diag = diagnose_text(tmp_path, _W147096 + "\n" + _R28 + "\n")
     assert _read(diag) == ([], ["shape-env-failed"])
     assert "not data-dependent" in diag.notes[0].message
