@@ -138,6 +138,10 @@ def said_without_prefix(raw: bytes) -> tuple[Any, str] | None:
         return breaks.explained_breaks, line.strip().decode("utf-8", "replace")
     if line.startswith(b"Torchdynamo Profiler Report") and profiler.is_head(line):
         return profiler.report, line.strip().decode("utf-8", "replace")
+    if line.startswith(recompiles.GUARD_FAIL.encode()) \
+            and recompiles.is_guard_fail(text := line.strip().decode("utf-8", "replace")):
+        # a user's print of the GuardFail torch gives a guard_fail_fn (pytorch#105279)
+        return recompiles.guard_fail, text
     if _STANCE in line[:200]:
         text = line.strip().decode("utf-8", "replace")
         if recompiles.STANCE_RE.match(text) is not None:
@@ -162,6 +166,7 @@ CONTINUES: dict[Any, tuple[tuple[bytes, ...], int]] = {
     breaks.cut_break: _UNSUPPORTED_PARTS,  # (the same message, its type line cut)
     recompiles.recompiling: ((), 1),
     recompiles.recompile_error: ((), 1),
+    recompiles.guard_fail: ((recompiles.GUARD_FAIL.encode(),), 0),  # (the next entry's print)
     old.old_recompile_error: ((), 0),  # (one line: the tuple)
     # (and its precompiled entries' guard trees and GuardDebugInfo, at the margin)
     guards.bare_tree: ((b"+- ", b"| "), 0),  # (a tree's lines, at the margin)

@@ -260,3 +260,101 @@ def literal(text: str) -> object:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
+
+
+# torch._dynamo.optimize(…, guard_fail_fn=F) calls F with a GuardFail(reason, orig_code) for
+# each cache entry whose guards failed as torch recompiles the frame (types.py's NamedTuple,
+# 2.0-2.15; 2.4.1 guards.py get_and_maybe_log_recompilation_reason, 2.15.0 :6313): a user's
+# print of it is its repr, ``GuardFail(reason="tensor 'L['input']' size mismatch at index 0.
+# expected 146, actual 149", orig_code=<code object RNNScript at 0x2758840, file "t.py", line
+# 12>)`` (pytorch#105279, its code object cut to "…"). Its reason is the recompile reason
+# TORCH_LOGS="recompiles" writes (2.5 on behind the entry's compile id, "0/0: …")
+GUARD_FAIL = "GuardFail(reason="
+_CODE_OBJECT_RE = re.compile(r", orig_code=<code object (?P<fn>[^\s<>,]{1,200}|<[\w.]{1,200}>) "
+                             r"at 0x[0-9a-fA-F]{1,16}(?:, file \"(?P<file>[^\"]{1,1024})\", "
+                             r"line (?P<line>\d{1,9}))?")
+_REASON_CHARS = 4096  # of a printed reason read
+
+
+def guard_fail(lines: list[str], common: dict[str, Any]) -> list[ev.Event]:
+    """The recompiles that a run of printed ``GuardFail(reason=…, orig_code=<code object F …>)``
+    lines proves, their failures the reasons printed, their function the code object's. At a
+    recompile torch calls the hook for each cache entry, newest first: from 2.5 each reason
+    names its entry (``0/1: …``, then ``0/0: …``; pytorch#130043), so an entry as new as the
+    one before it, or another function, begins the next recompile, whose compile is one past
+    its newest entry (2.15.0's print of three calls of sizes 3, 4, 5: ``0/0`` | ``0/1``,
+    ``0/0``); 2.1-2.4's reasons name none, and a run of one function is one recompile after one
+    entry, at least (2.4.1's print of the same three lines)."""
+    parsed: list[tuple[int, str, ev.CompileId | None, str, str, int | None]] = []
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if not text.startswith(GUARD_FAIL):
+            continue
+        reason, rest = _string_at(text, len(GUARD_FAIL))
+        if reason is None:
+            continue
+        m = _CODE_OBJECT_RE.match(rest)
+        entry, _ = split_failed(reason)
+        parsed.append((i, reason, ev.CompileId.parse(entry) if entry else None,
+                       m["fn"] if m else "", (m["file"] or "") if m else "",
+                       int(m["line"]) if m and m["line"] else None))
+    if not parsed:
+        raise ValueError("no GuardFail reason")
+    groups: list[list[tuple[int, str, ev.CompileId | None, str, str, int | None]]] = []
+    for item in parsed:
+        last = groups[-1][-1] if groups else None
+        if last is None or item[3] != last[3] or _newer(item[2], last[2]):
+            groups.append([item])
+        else:
+            groups[-1].append(item)
+    out: list[ev.Event] = []
+    for group in groups:
+        failures, _, _ = recompile_body([f"- {reason}" for _, reason, *_ in group])
+        _, _, _, function, file, first = group[0]
+        ids = [cid for _, _, cid, *_ in group]
+        cid = common.get("compile_id")
+        known = [x for x in ids if x is not None and x.frame is not None and x.compile is not None
+                 and x.autograd is None]
+        numbered = bool(known) and len(known) == len(ids) and len({x.frame for x in known}) == 1
+        if numbered:
+            cid = ev.CompileId(known[0].frame, max(x.compile or 0 for x in known) + 1)
+        # (reasons without entry ids: one recompile's entries or several recompiles' look
+        # alike, so the run proves one entry before it, at least: entries=1)
+        out.append(ev.Recompile(function=function or "?", file=file, first_line=first,
+                                failures=failures, entries=0 if numbered or len(group) == 1 else 1,
+                                **{**common, "compile_id": cid,
+                                                      "line": common.get("line", 0) + group[0][0]}))
+    return out
+
+
+def _newer(entry: ev.CompileId | None, before: ev.CompileId | None) -> bool:
+    """Whether a cache entry printed after ``before`` begins another recompile: of one frame,
+    numbered as high or higher (torch lists one recompile's entries newest first)."""
+    if entry is None or before is None or entry.frame != before.frame \
+            or entry.compile is None or before.compile is None:
+        return False
+    return entry.compile >= before.compile
+
+
+def is_guard_fail(text: str) -> bool:
+    """Whether ``text`` is a printed GuardFail whose reason is whole (a string literal)."""
+    return text.startswith(GUARD_FAIL) and _string_at(text, len(GUARD_FAIL))[0] is not None
+
+
+def _string_at(text: str, start: int) -> tuple[str | None, str]:
+    """The Python string literal (a repr: '…' or "…", backslash escapes) at ``start`` and the
+    text after it; (None, "") where none ends within ``_REASON_CHARS``."""
+    quote = text[start:start + 1]
+    if quote not in ("'", '"'):
+        return None, ""
+    i, end = start + 1, min(len(text), start + 1 + _REASON_CHARS)
+    while i < end:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == quote:
+            value = literal(text[start:i + 1])
+            return (value, text[i + 1:]) if isinstance(value, str) else (None, "")
+        i += 1
+    return None, ""
