@@ -50,7 +50,7 @@ def test_the_model_rows_name_the_model_and_each_row_is_judged_at_its_stage() -> 
         "bench.hf_config = num_hidden_layers=2: for hf: models; m.py:build is not one, so it "
         "was not used",
         "bench.seq_len = 8: for models with a sequence dim; m.py:build has none (only hf: "
-        "text models do), so it was not used"]
+        "text and audio models do), so it was not used"]
     assert {r.stage for r in TABLE} == {RUN, COMMAND}
     assert [r.key for r in TABLE if r.stage == COMMAND] == ["resume", "timeout", "emit_file"]
     assert all(hasattr(BenchConfig(), r.key) for r in TABLE)
