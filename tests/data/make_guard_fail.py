@@ -9,32 +9,11 @@ print of each GuardFail) is the log. 2.15.0's reasons name their cache entry ("0
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-import torch
-
-HERE = Path(__file__).resolve().parent
+from record_program import record
 
 
 def main() -> int:
-    out = HERE / torch.__version__.split("+")[0] / "guard_fail"
-    out.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH")}
-    env.update(OMP_NUM_THREADS="1")
-    with (out / "run.log").open("wb") as log:
-        subprocess.run(
-            [sys.executable, str(HERE / "programs" / "guard_fail_print.py")],
-            env=env,
-            cwd=HERE.parents[1],
-            stdout=log,
-            stderr=subprocess.DEVNULL,
-            check=True,
-            timeout=600,
-        )
-    print(out / "run.log")
+    record("guard_fail_print.py", "guard_fail", "run.log", None, stream="stdout")
     return 0
 
 

@@ -9,26 +9,11 @@ later call (the function never compiles); 2.14.1 and 2.15 compile it once the mo
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-import torch
-
-HERE = Path(__file__).resolve().parent
+from record_program import record
 
 
 def main() -> int:
-    out = HERE / torch.__version__.split("+")[0] / "mode_skip"
-    out.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH")}
-    env.update(TORCH_LOGS="+dynamo", OMP_NUM_THREADS="1")
-    with (out / "under_a_mode.log").open("wb") as err:
-        subprocess.run([sys.executable, str(HERE / "programs" / "under_a_mode.py")], env=env,
-                       cwd=HERE.parents[1], stdout=subprocess.DEVNULL, stderr=err, check=True,
-                       timeout=600)
-    print(out / "under_a_mode.log")
+    record("under_a_mode.py", "mode_skip", "under_a_mode.log", "+dynamo")
     return 0
 
 

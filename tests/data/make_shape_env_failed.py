@@ -11,26 +11,11 @@ tests/unit/test_recorded_failures.py reads (recorded under 2.4.1 and 2.15.0).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-import torch
-
-HERE = Path(__file__).resolve().parent
+from record_program import record
 
 
 def main() -> int:
-    out = HERE / torch.__version__.split("+")[0] / "shape_env_failed"
-    out.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH")}
-    env.update(TORCH_LOGS="dynamic", OMP_NUM_THREADS="1")
-    with (out / "run.log").open("wb") as err:
-        subprocess.run([sys.executable, str(HERE / "programs" / "shape_env_failed.py")], env=env,
-                       cwd=HERE.parents[1], stdout=subprocess.DEVNULL, stderr=err, check=True,
-                       timeout=600)
-    print(out / "run.log")
+    record("shape_env_failed.py", "shape_env_failed", "run.log", "dynamic")
     return 0
 
 
