@@ -17,8 +17,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def record(program: str, folder: str, name: str, torch_logs: str | None,
-           stream: str = "stderr") -> Path:
+def record(
+    program: str, folder: str, name: str, torch_logs: str | None, stream: str = "stderr"
+) -> Path:
     """The path of the log written; raises CalledProcessError where the program failed."""
     import torch
 
@@ -31,8 +32,14 @@ def record(program: str, folder: str, name: str, torch_logs: str | None,
     with (out / name).open("wb") as log:
         kept, dropped = (log, subprocess.DEVNULL)
         stdout, stderr = (kept, dropped) if stream == "stdout" else (dropped, kept)
-        subprocess.run([sys.executable, str(HERE / "programs" / program)], env=env,
-                       cwd=HERE.parents[1], stdout=stdout, stderr=stderr, check=True,
-                       timeout=600)
+        subprocess.run(
+            [sys.executable, str(HERE / "programs" / program)],
+            env=env,
+            cwd=HERE.parents[1],
+            stdout=stdout,
+            stderr=stderr,
+            check=True,
+            timeout=600,
+        )
     print(out / name)
     return out / name
