@@ -25,7 +25,7 @@ from dyncli.compare.result import Change, Comparison, Driver, Pair, pct, row_nam
 from dyncli.config import CompareConfig, config_or_options
 from dyncli.errors import InputError, UsageError
 from dyncli.install import pip_extra
-from dyncli.words import counted
+from dyncli.words import counted, noun
 
 __all__ = ["Change", "Comparison", "Driver", "Pair", "run"]
 
@@ -154,7 +154,7 @@ def _compare(rb: Record, rn: Record, threshold: float, alpha: float, b: Side, n:
                if not rec.has_samples]
     if missing:
         pair.notes.append(f"no p-value: {' and '.join(missing)} "
-                          f"{'has' if len(missing) == 1 else 'have'} no raw samples")
+                          f"{noun(len(missing), 'has', 'have')} no raw samples")
     _verdicts(pair, threshold, alpha, state)
     return pair
 

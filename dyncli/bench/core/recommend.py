@@ -21,6 +21,7 @@ from dyncli.bench.core.cost import Candidate, CompileEvent, Recommendation, Stre
 from dyncli.bench.core.result import BenchResult, RunResult, VariationResult
 from dyncli.bench.core.run_parts import Replay
 from dyncli.bench.core.status import Status
+from dyncli.words import noun
 
 EAGER = table.EAGER
 
@@ -344,7 +345,7 @@ def no_plan(result: BenchResult) -> str | None:
         if missing:
             said = ", ".join(missing)
             return (f"no plan written: the run was interrupted (Ctrl-C) before {said} "
-                    f"{'was' if len(missing) == 1 else 'were'} measured, and a plan is the best "
+                    f"{noun(len(missing), 'was', 'were')} measured, and a plan is the best "
                     "of every strategy asked for; run it to the end to write one")
     rec = result.recommendation
     if rec is not None and rec.apply is not None:
