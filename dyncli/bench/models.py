@@ -317,7 +317,7 @@ def _hf_pixels(name: str, cls_name: str, model: Any, config: Any, batch: int) ->
 
     size = getattr(config, "image_size", None)
     hw = tuple(size) if isinstance(size, (list, tuple)) else (size, size)
-    if len(hw) != 2 or not all(isinstance(x, int) and x > 0 for x in hw):
+    if len(hw) != 2 or _ints(hw) is None:
         raise _cannot(cls_name, "pixel_values", f"its config's image_size is {size!r}, not a "
                       "size or a (height, width)")
     channels = int(getattr(config, "num_channels", 3) or 3)
